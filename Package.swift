@@ -1,0 +1,58 @@
+// swift-tools-version: 6.0
+// Tonearm — Apple's media-playback system, in Swift, for Linux.
+// SPDX-License-Identifier: GPL-3.0-or-later
+import PackageDescription
+
+let package = Package(
+    name: "Tonearm",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Tonearm", targets: ["Tonearm"]),
+        .library(name: "TonearmCore", targets: ["TonearmCore"]),
+        .executable(name: "tonearm", targets: ["TonearmCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // Layer 0: formats, PCM buffers, time, errors, lock-free rings. No C dependency.
+        .target(name: "TonearmCore"),
+
+        // Layer 1: system libraries, each with a small shim for the macros Swift cannot import.
+        .systemLibrary(
+            name: "CFFmpeg",
+            pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]
+        ),
+        .systemLibrary(
+            name: "CPulse",
+            pkgConfig: "libpulse",
+            providers: [.apt(["libpulse-dev"])]
+        ),
+
+        // Layer 2: plugin families over the core.
+        .target(name: "TonearmCodecs", dependencies: ["TonearmCore", "CFFmpeg"]),
+        .target(name: "TonearmOutput", dependencies: ["TonearmCore", "CPulse"]),
+
+        // Layer 3: players (the one render path every player shares).
+        .target(name: "TonearmPlayback", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmOutput"]),
+
+        // Umbrella: `import Tonearm` gives the whole public API.
+        .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmOutput", "TonearmPlayback"]),
+
+        // The command-line player, last.
+        .executableTarget(
+            name: "TonearmCLI",
+            dependencies: ["Tonearm", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+
+        .testTarget(name: "TonearmCoreTests", dependencies: ["TonearmCore"]),
+        .testTarget(name: "TonearmCodecsTests", dependencies: ["TonearmCodecs", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmOutputTests", dependencies: ["TonearmOutput", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmCLITests", dependencies: ["TonearmTestSupport"]),
+        // Shared by the tests: fixture generation, the private PulseAudio server, recording.
+        .target(name: "TonearmTestSupport", dependencies: ["TonearmCore"], path: "Tests/TonearmTestSupport"),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+/// Every error Tonearm throws. Each case names the file (or device) concerned and says what is
+/// wrong, so that `String(describing: error)` is a message a user can act on — never a bare
+/// status code like the OSStatus 1685348671 / 2003334207 that iOS gives.
+public enum TonearmError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Nothing exists at the path.
+    case fileNotFound(path: String)
+    /// The path exists but the process may not read it (or reading failed).
+    case notReadable(path: String, reason: String)
+    /// The path is a directory where a file was expected.
+    case isDirectory(path: String)
+    /// The file has no bytes.
+    case emptyFile(path: String)
+    /// The bytes are not a media container or stream that FFmpeg recognises.
+    case notMediaFile(path: String, detail: String)
+    /// The container holds no audio stream (for example a video without sound, or an image).
+    case noAudioTrack(path: String)
+    /// The audio codec cannot be decoded by this build.
+    case unsupportedCodec(path: String, codec: String)
+    /// The stream cannot be decoded at all (every packet failed, or the decoder could not start).
+    case decodeFailed(path: String, detail: String)
+    /// A URL that is not a local file or is otherwise malformed.
+    case invalidURL(String)
+    /// An argument out of its range; the text says which and why.
+    case invalidArgument(String)
+    /// An output driver could not be opened or failed while running.
+    case outputUnavailable(driver: String, reason: String)
+    /// Writing a file failed (disk full, permission, …).
+    case writeFailed(path: String, reason: String)
+    /// The operation needs a state the object is not in (for example reading a closed file).
+    case invalidState(String)
+
+    public var description: String {
+        switch self {
+        case .fileNotFound(let p): "\(p): file not found"
+        case .notReadable(let p, let r): "\(p): cannot be read (\(r))"
+        case .isDirectory(let p): "\(p): is a directory, not a media file"
+        case .emptyFile(let p): "\(p): the file is empty (0 bytes)"
+        case .notMediaFile(let p, let d): "\(p): not a media file (\(d))"
+        case .noAudioTrack(let p): "\(p): has no audio track"
+        case .unsupportedCodec(let p, let c): "\(p): the codec '\(c)' is not supported by this build"
+        case .decodeFailed(let p, let d): "\(p): cannot be decoded (\(d))"
+        case .invalidURL(let u): "\(u): not a usable URL"
+        case .invalidArgument(let s): "invalid argument: \(s)"
+        case .outputUnavailable(let d, let r): "output '\(d)' unavailable: \(r)"
+        case .writeFailed(let p, let r): "\(p): cannot be written (\(r))"
+        case .invalidState(let s): "invalid state: \(s)"
+        }
+    }
+}
+
+extension TonearmError {
+    /// The file path the error is about, when there is one.
+    public var path: String? {
+        switch self {
+        case .fileNotFound(let p), .notReadable(let p, _), .isDirectory(let p), .emptyFile(let p),
+             .notMediaFile(let p, _), .noAudioTrack(let p), .unsupportedCodec(let p, _),
+             .decodeFailed(let p, _), .writeFailed(let p, _):
+            p
+        default: nil
+        }
+    }
+}
+
+/// Something wrong that did not stop decoding: reported, and playback goes on
+/// (the counterpart of `audioPlayerDecodeErrorDidOccur` and of a mislabeled file's warning).
+public enum AudioWarning: Sendable, Hashable, CustomStringConvertible {
+    /// The file's extension names one format but its content is another (played anyway).
+    case extensionMismatch(path: String, extension: String, actualFormat: String)
+    /// A packet could not be decoded and was skipped. `packetIndex` counts audio packets from 0;
+    /// `framePosition` is where the gap is in the decoded stream.
+    case corruptPacket(path: String, packetIndex: Int, framePosition: AudioFramePosition, detail: String)
+    /// The stream ended before its header said it would (a truncated file).
+    case truncated(path: String, expectedFrames: AudioFramePosition, actualFrames: AudioFramePosition)
+
+    public var description: String {
+        switch self {
+        case .extensionMismatch(let p, let e, let a):
+            "\(p): named .\(e) but the content is \(a); playing it as \(a)"
+        case .corruptPacket(let p, let i, let f, let d):
+            "\(p): corrupt audio at packet \(i) (frame \(f)): \(d); skipped"
+        case .truncated(let p, let e, let a):
+            "\(p): truncated: expected \(e) frames, decoded \(a)"
+        }
+    }
+}

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import TonearmCore
+
+/// How a render source is being driven.
+public enum RenderTiming: Sendable {
+    /// A device clock drives rendering (PulseAudio, null): the source must never wait; when its
+    /// data is late it renders silence and counts an underrun.
+    case realtime
+    /// Rendering runs as fast as possible (the file driver, offline rendering): the source may
+    /// wait for its decoder, so that nothing is lost and the result is deterministic.
+    case offline
+}
+
+/// What one render call produced.
+public struct RenderResult: Sendable, Equatable {
+    /// Frames of the buffer that hold real audio (the rest is silence).
+    public var framesRendered: Int
+    /// True once the source has nothing more to play (and will only render silence).
+    public var ended: Bool
+
+    public init(framesRendered: Int, ended: Bool) {
+        self.framesRendered = framesRendered
+        self.ended = ended
+    }
+}
+
+/// The one thing an output driver pulls audio from: in Tonearm, the engine's render path.
+///
+/// Threading: `render` is called only on the driver's render thread, one call at a time. With
+/// `.realtime` timing it must not allocate, lock a lock that another thread can hold, do I/O or
+/// wait.
+public protocol AudioRenderSource: AnyObject, Sendable {
+    /// Fills `buffer` with `frameCount` frames of interleaved Float32 audio in the driver's
+    /// format (`frameCount × channelCount` samples). Every sample must be written; silence where
+    /// there is no audio.
+    func render(into buffer: UnsafeMutablePointer<Float>, frameCount: Int, timing: RenderTiming) -> RenderResult
+}
+
+/// Things an output driver reports to its owner (delivered on a non-realtime thread).
+public enum AudioOutputEvent: Sendable, Equatable {
+    /// The server asks the stream to pause because a more important stream started
+    /// (PulseAudio's `request-cork`, e.g. a phone call with `module-role-cork`).
+    case corkRequested
+    /// The reason for `corkRequested` is gone (`request-uncork`).
+    case uncorkRequested
+    /// The device or server went away; the driver has stopped.
+    case deviceLost(reason: String)
+    /// Offline drivers: the source ended and everything was written.
+    case drained
+    /// The stream was moved to another device.
+    case moved(deviceName: String)
+}
+
+/// The contract between the engine and an output (the counterpart of mpv's `ao_driver` or MPD's
+/// `AudioOutput`). Drivers are pull-based: once started, the driver's own render thread calls
+/// ``AudioRenderSource/render(into:frameCount:timing:)`` whenever the device wants audio.
+///
+/// Threading: `open`, `start`, `pause`, `resume`, `stop`, `close` and `setVolume` are called from
+/// the control plane (any one thread at a time — the owner serialises them). `stop()` returns only
+/// when the render thread will not call the source again. `latency`, `framesPlayed` and
+/// `underrunCount` may be read from any thread. Events arrive on `events` from a non-realtime
+/// thread.
+public protocol AudioOutputDriver: AnyObject, Sendable {
+    /// A short name for messages: `pulse`, `null`, `file:/path.wav`.
+    var name: String { get }
+    /// The interleaved Float32 format the driver was opened with (valid after `open`).
+    var format: AudioFormat { get }
+    /// Whether audio pulled by this driver is heard (false for null and file).
+    var isAudible: Bool { get }
+
+    /// Prepares the device for `format` (interleaved Float32). Throws
+    /// ``TonearmError/outputUnavailable(driver:reason:)`` when it cannot.
+    func open(format: AudioFormat) throws
+    /// Begins pulling from `source` on the driver's render thread.
+    func start(source: any AudioRenderSource) throws
+    /// Stops pulling without losing the device (PulseAudio: cork).
+    func pause()
+    /// Resumes pulling after `pause()` (PulseAudio: uncork).
+    func resume()
+    /// Stops pulling and discards buffered audio; returns once the render thread is done with the source.
+    func stop()
+    /// Releases the device. The driver may be opened again.
+    func close()
+
+    /// Volume of this stream on the device (0...1, linear), where the device supports it.
+    func setVolume(_ volume: Float)
+
+    /// Seconds between a frame being rendered and it being heard (device + server buffering).
+    var latency: Double { get }
+    /// Frames the device has consumed since `start` (for a clock-accurate `deviceCurrentTime`).
+    var framesPlayed: Int64 { get }
+    /// Times the device wanted audio and the source had none ready (counted by the driver for
+    /// device-side underruns, and by the source for late data).
+    var underrunCount: Int { get }
+
+    /// Events from the device. One stream per driver; finishes when the driver is closed.
+    var events: AsyncStream<AudioOutputEvent> { get }
+}
