@@ -1,0 +1,5 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+@_exported import TonearmCore
+@_exported import TonearmCodecs
+@_exported import TonearmOutput
+@_exported import TonearmPlayback
