@@ -24,11 +24,9 @@ let package = Package(
             pkgConfig: "libavformat",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]
         ),
-        .systemLibrary(
-            name: "CPulse",
-            pkgConfig: "libpulse",
-            providers: [.apt(["libpulse-dev"])]
-        ),
+        // No pkgConfig: libpulse.pc adds `-D_REENTRANT -pthread`, which SwiftPM warns about;
+        // the headers are on the default path and the module map links libpulse.
+        .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
 
         // Layer 2: plugin families over the core.
         .target(name: "TonearmCodecs", dependencies: ["TonearmCore", "CFFmpeg"]),
