@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import CFFmpeg
+import Glibc
+import TonearmCore
+
+/// Reads a media file's tags into an `AudioMetadata`.
+///
+/// Sources, in priority order (the first source that has a field wins):
+/// 1. the container's tags as FFmpeg exposes them — ID3v2.3/2.4 (MP3, AIFF, WAV), Vorbis
+///    comments (FLAC, Ogg Vorbis, Opus: the Ogg ones live on the audio stream), MP4/M4A atoms,
+///    APE tags in APE/WavPack, RIFF INFO, and ID3v1 when FFmpeg read it (MP3 without ID3v2);
+/// 2. with a `path`, an APEv2 tag at the end of the file (FFmpeg ignores it in MP3);
+/// 3. with a `path`, the ID3v1 tag in the file's last 128 bytes, read directly (FFmpeg skips it
+///    when an ID3v2 tag is present).
+///
+/// Every string goes through `TagText`, so GBK, Big5 and Latin-1 text — whether FFmpeg passed
+/// it through as raw bytes or misdecoded it as Latin-1 — comes out as readable Unicode.
+/// `rawTags` holds every key from every source, lower-cased (first source wins on duplicates).
+/// Artwork: the front cover among the attached-picture streams (else the first), else a
+/// `METADATA_BLOCK_PICTURE`/`COVERART` Vorbis comment FFmpeg left as text, else an APE cover.
+public enum MetadataReader {
+    /// Opens the file at `path` with FFmpeg, reads its tags and closes it.
+    ///
+    /// - Throws: `TonearmError.fileNotFound`, `.isDirectory`, `.emptyFile`, `.notReadable`,
+    ///   `.notMediaFile` (FFmpeg cannot open or probe it), `.noAudioTrack` (media without
+    ///   sound, such as an image); each names `path`.
+    public static func readMetadata(path: String) throws -> AudioMetadata {
+        var st = stat()
+        if stat(path, &st) != 0 {
+            let e = errno
+            if e == ENOENT || e == ENOTDIR { throw TonearmError.fileNotFound(path: path) }
+            throw TonearmError.notReadable(path: path, reason: String(cString: strerror(e)))
+        }
+        if (st.st_mode & S_IFMT) == S_IFDIR { throw TonearmError.isDirectory(path: path) }
+        if (st.st_mode & S_IFMT) == S_IFREG && st.st_size == 0 { throw TonearmError.emptyFile(path: path) }
+        if access(path, R_OK) != 0 {
+            throw TonearmError.notReadable(path: path, reason: String(cString: strerror(errno)))
+        }
+
+        var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
+        let openResult = avformat_open_input(&ctx, path, nil, nil)
+        guard openResult >= 0, let fc = ctx else {
+            if openResult == tonearm_averror(EACCES) {
+                throw TonearmError.notReadable(path: path, reason: ffmpegMessage(openResult))
+            }
+            throw TonearmError.notMediaFile(path: path, detail: ffmpegMessage(openResult))
+        }
+        defer { avformat_close_input(&ctx) }
+        let infoResult = avformat_find_stream_info(fc, nil)
+        guard infoResult >= 0 else {
+            throw TonearmError.notMediaFile(path: path, detail: ffmpegMessage(infoResult))
+        }
+        let audio = av_find_best_stream(fc, AVMEDIA_TYPE_AUDIO, -1, -1, nil, 0)
+        guard audio >= 0 else { throw TonearmError.noAudioTrack(path: path) }
+        return read(formatContext: fc, audioStreamIndex: audio, path: path)
+    }
+
+    /// Reads the tags of an opened input (`avformat_open_input` done; stream info optional).
+    /// Does not seek or read packets through FFmpeg; with a `path`, reads the end of that file
+    /// directly for APEv2/ID3v1. `audioStreamIndex` may be negative (no stream tags then).
+    static func read(formatContext fc: UnsafeMutablePointer<AVFormatContext>, audioStreamIndex: Int32,
+                     path: String?) -> AudioMetadata {
+        var tags = TagSet()
+        tags.add(dictionary: fc.pointee.metadata)
+        let streamCount = Int(fc.pointee.nb_streams)
+        if audioStreamIndex >= 0, Int(audioStreamIndex) < streamCount,
+           let st = fc.pointee.streams[Int(audioStreamIndex)] {
+            tags.add(dictionary: st.pointee.metadata)
+        }
+
+        var apeCovers: [(key: String, data: [UInt8])] = []
+        if let path, let file = TagFileReader(path: path) {
+            if let ape = APETag.read(file) {
+                for (k, v) in ape.items { tags.add(key: k, value: v) }
+                apeCovers = ape.covers
+            }
+            if let v1 = ID3v1Tag.read(file) {
+                tags.add(key: "title", value: v1.title)
+                tags.add(key: "artist", value: v1.artist)
+                tags.add(key: "album", value: v1.album)
+                tags.add(key: "date", value: v1.year)
+                tags.add(key: "comment", value: v1.comment)
+                tags.add(key: "track", value: v1.track.map(String.init))
+                tags.add(key: "genre", value: v1.genre)
+            }
+        }
+
+        var m = build(from: tags)
+        m.artwork = attachedPicture(fc)
+            ?? pictureFromComments(tags)
+            ?? apeArtwork(apeCovers)
+        return m
+    }
+
+    // MARK: - Fields
+
+    /// Maps normalised tags onto the named fields.
+    static func build(from tags: TagSet) -> AudioMetadata {
+        var m = AudioMetadata()
+        m.rawTags = tags.values
+        m.title = tags.first("title", "tit2", "©nam")
+        m.artist = tags.first("artist", "tpe1", "©art", "author")
+        m.album = tags.first("album", "talb", "©alb")
+        m.albumArtist = tags.first("album_artist", "albumartist", "album artist", "album-artist",
+                                   "tpe2", "aart")
+        m.composer = tags.first("composer", "tcom", "©wrt")
+        m.genre = tags.first("genre", "tcon", "©gen")
+        m.date = tags.first("date", "year", "tdrc", "tyer", "©day", "originaldate", "original_date")
+        m.comment = tags.first("comment", "description", "©cmt")
+
+        let track = tags.first("track", "tracknumber", "trck", "trkn").map(parseNumberPair)
+        m.trackNumber = track?.0
+        m.trackCount = track?.1
+            ?? tags.first("tracktotal", "totaltracks", "track_total", "total_tracks").flatMap { parseNumberPair($0).0 }
+        let disc = tags.first("disc", "discnumber", "disk", "tpos").map(parseNumberPair)
+        m.discNumber = disc?.0
+        m.discCount = disc?.1
+            ?? tags.first("disctotal", "totaldiscs", "disc_total", "total_discs").flatMap { parseNumberPair($0).0 }
+
+        m.lyrics = tags.first("lyrics", "unsyncedlyrics", "unsynced lyrics", "unsynced_lyrics", "©lyr", "uslt")
+            ?? tags.values.keys.filter { $0.hasPrefix("lyrics-") }.sorted().lazy
+                .compactMap { tags.first($0) }.first
+        m.isCompilation = tags.first("compilation", "tcmp", "cpil", "itunescompilation").flatMap(parseBool)
+
+        var rg = ReplayGain()
+        rg.trackGain = tags.first("replaygain_track_gain").flatMap(parseDecibels)
+        rg.trackPeak = tags.first("replaygain_track_peak").flatMap(parseDecibels)
+        rg.albumGain = tags.first("replaygain_album_gain").flatMap(parseDecibels)
+        rg.albumPeak = tags.first("replaygain_album_peak").flatMap(parseDecibels)
+        // Opus R128 gains: Q7.8 dB relative to −23 LUFS; ReplayGain's reference is 5 dB louder.
+        if rg.trackGain == nil, let q = tags.first("r128_track_gain").flatMap({ Int($0) }) {
+            rg.trackGain = Double(q) / 256 + 5
+        }
+        if rg.albumGain == nil, let q = tags.first("r128_album_gain").flatMap({ Int($0) }) {
+            rg.albumGain = Double(q) / 256 + 5
+        }
+        m.replayGain = rg
+        return m
+    }
+
+    /// "3/12" → (3, 12); "03" → (3, nil); " 3 of 12 " → (3, 12); "A1" → (nil, nil).
+    static func parseNumberPair(_ s: String) -> (Int?, Int?) {
+        let trimmed = s.trimmingWhitespace()
+        let words = trimmed.lowercased().split(separator: " ")
+        let normalized = words.count == 3 && words[1] == "of" ? "\(words[0])/\(words[2])" : trimmed
+        let parts = normalized.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+        func int(_ p: Substring) -> Int? {
+            let t = String(p).trimmingWhitespace()
+            guard !t.isEmpty, t.count <= 9, t.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+            return Int(t)
+        }
+        return (int(parts[0]), parts.count > 1 ? int(parts[1]) : nil)
+    }
+
+    /// A number from a gain/peak tag: "-6.50 dB", "+1.2 dB", "−3,1 dB", "0.988525" → Double.
+    /// The leading number is taken (sign, digits, one '.' or ',' decimal separator, optional
+    /// exponent); units and other trailing text are ignored. nil if there is no number.
+    static func parseDecibels(_ s: String) -> Double? {
+        var t = s.trimmingWhitespace()
+        t = t.replacingAll("\u{2212}", with: "-")   // U+2212 MINUS SIGN
+        var out = ""
+        var seenDigit = false, seenPoint = false, seenExp = false
+        for (i, c) in t.enumerated() {
+            if (c == "-" || c == "+") && (i == 0 || out.last == "e") { out.append(c); continue }
+            if c.isASCII && c.isNumber { out.append(c); seenDigit = true; continue }
+            if (c == "." || c == ","), !seenPoint, !seenExp { out.append("."); seenPoint = true; continue }
+            if (c == "e" || c == "E"), seenDigit, !seenExp { out.append("e"); seenExp = true; continue }
+            if c == " " && out.count == 1 && (out == "-" || out == "+") { continue }   // "- 6.5 dB"
+            break
+        }
+        while let last = out.last, last == "e" || last == "-" || last == "+" || last == "." { out.removeLast() }
+        guard seenDigit, let v = Double(out), v.isFinite else { return nil }
+        return v
+    }
+
+    /// "1", "true", "yes" → true; "0", "false", "no" → false; otherwise nil.
+    static func parseBool(_ s: String) -> Bool? {
+        switch s.trimmingWhitespace().lowercased() {
+        case "1", "true", "yes", "y": true
+        case "0", "false", "no", "n": false
+        default: Int(s.trimmingWhitespace()).map { $0 != 0 }
+        }
+    }
+
+    // MARK: - Artwork
+
+    /// The attached-picture streams' image: the one labelled as front cover, else the first.
+    private static func attachedPicture(_ fc: UnsafeMutablePointer<AVFormatContext>) -> Artwork? {
+        var first: Artwork? = nil
+        for i in 0..<Int(fc.pointee.nb_streams) {
+            guard let st = fc.pointee.streams[i],
+                  st.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0,
+                  let data = st.pointee.attached_pic.data, st.pointee.attached_pic.size > 0 else { continue }
+            let bytes = Array(UnsafeBufferPointer(start: data, count: Int(st.pointee.attached_pic.size)))
+            let codec = st.pointee.codecpar?.pointee.codec_id ?? AV_CODEC_ID_NONE
+            let art = Artwork(data: bytes, mimeType: mimeType(of: bytes, codec: codec))
+            let label = st.pointee.metadata.flatMap { av_dict_get($0, "comment", nil, 0) }
+                .flatMap { $0.pointee.value }.map { String(cString: $0).lowercased() } ?? ""
+            if label.contains("front") { return art }
+            if first == nil { first = art }
+        }
+        return first
+    }
+
+    /// A FLAC picture block or legacy COVERART left in the Vorbis comments as base64 text.
+    private static func pictureFromComments(_ tags: TagSet) -> Artwork? {
+        if let b64 = tags.first("metadata_block_picture"), let block = base64Decode(b64),
+           let art = parseFLACPicture(block) {
+            return art
+        }
+        if let b64 = tags.first("coverart"), let bytes = base64Decode(b64), !bytes.isEmpty {
+            return Artwork(data: bytes, mimeType: sniffMIME(bytes) ?? tags.first("coverartmime") ?? "application/octet-stream")
+        }
+        return nil
+    }
+
+    private static func apeArtwork(_ covers: [(key: String, data: [UInt8])]) -> Artwork? {
+        guard let c = covers.first(where: { $0.key.contains("front") }) ?? covers.first, !c.data.isEmpty
+        else { return nil }
+        return Artwork(data: c.data, mimeType: sniffMIME(c.data) ?? "application/octet-stream")
+    }
+
+    /// Parses a FLAC METADATA_BLOCK_PICTURE body (big-endian lengths).
+    static func parseFLACPicture(_ b: [UInt8]) -> Artwork? {
+        var p = 0
+        func u32() -> Int? {
+            guard p + 4 <= b.count else { return nil }
+            defer { p += 4 }
+            return Int(b[p]) << 24 | Int(b[p + 1]) << 16 | Int(b[p + 2]) << 8 | Int(b[p + 3])
+        }
+        guard u32() != nil, let mimeLen = u32(), p + mimeLen <= b.count else { return nil }
+        let mime = String(decoding: b[p..<(p + mimeLen)], as: UTF8.self)
+        p += mimeLen
+        guard let descLen = u32(), p + descLen <= b.count else { return nil }
+        p += descLen
+        for _ in 0..<4 { guard u32() != nil else { return nil } }
+        guard let len = u32(), len > 0, p + len <= b.count else { return nil }
+        let data = Array(b[p..<(p + len)])
+        return Artwork(data: data, mimeType: sniffMIME(data) ?? (mime.isEmpty ? "application/octet-stream" : mime))
+    }
+
+    /// The MIME type from the image's magic bytes, else from FFmpeg's codec id.
+    static func mimeType(of bytes: [UInt8], codec: AVCodecID) -> String {
+        if let m = sniffMIME(bytes) { return m }
+        switch codec {
+        case AV_CODEC_ID_MJPEG, AV_CODEC_ID_LJPEG, AV_CODEC_ID_JPEGLS: return "image/jpeg"
+        case AV_CODEC_ID_PNG: return "image/png"
+        case AV_CODEC_ID_GIF: return "image/gif"
+        case AV_CODEC_ID_BMP: return "image/bmp"
+        case AV_CODEC_ID_TIFF: return "image/tiff"
+        case AV_CODEC_ID_WEBP: return "image/webp"
+        default: return "application/octet-stream"
+        }
+    }
+
+    /// JPEG, PNG, GIF, BMP, WebP or TIFF by signature; nil for anything else.
+    public static func sniffMIME(_ b: [UInt8]) -> String? {
+        func starts(_ sig: [UInt8], at o: Int = 0) -> Bool {
+            b.count >= o + sig.count && Array(b[o..<(o + sig.count)]) == sig
+        }
+        if starts([0xFF, 0xD8, 0xFF]) { return "image/jpeg" }
+        if starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return "image/png" }
+        if starts(Array("GIF87a".utf8)) || starts(Array("GIF89a".utf8)) { return "image/gif" }
+        if starts(Array("RIFF".utf8)) && starts(Array("WEBP".utf8), at: 8) { return "image/webp" }
+        if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A]) { return "image/tiff" }
+        if starts(Array("BM".utf8)) && b.count > 14 { return "image/bmp" }
+        return nil
+    }
+
+    /// Standard or URL-safe base64, whitespace ignored, padding optional; nil on other bytes.
+    static func base64Decode(_ s: String) -> [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(s.utf8.count * 3 / 4)
+        var acc: UInt32 = 0, bits = 0
+        for c in s.utf8 {
+            let v: UInt32
+            switch c {
+            case 0x41...0x5A: v = UInt32(c - 0x41)
+            case 0x61...0x7A: v = UInt32(c - 0x61 + 26)
+            case 0x30...0x39: v = UInt32(c - 0x30 + 52)
+            case 0x2B, 0x2D: v = 62
+            case 0x2F, 0x5F: v = 63
+            case 0x3D, 0x20, 0x0A, 0x0D, 0x09: continue
+            default: return nil
+            }
+            acc = (acc << 6) | v
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8((acc >> UInt32(bits)) & 0xFF))
+            }
+        }
+        return out
+    }
+
+    private static func ffmpegMessage(_ code: Int32) -> String {
+        var buf = [CChar](repeating: 0, count: 256)
+        tonearm_av_strerror(code, &buf, buf.count)
+        return String(decoding: buf.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// Tags from several sources, keys lower-cased, values charset-repaired; the first value for a
+/// key wins (later sources only fill gaps). Empty values are ignored.
+struct TagSet {
+    private(set) var values: [String: String] = [:]
+
+    /// Adds every entry of an FFmpeg dictionary (values decoded with `TagText.decode`).
+    mutating func add(dictionary: OpaquePointer?) {
+        guard let dictionary else { return }
+        var e: UnsafeMutablePointer<AVDictionaryEntry>? = nil
+        while let entry = av_dict_get(dictionary, "", e, AV_DICT_IGNORE_SUFFIX) {
+            e = entry
+            guard let k = entry.pointee.key, let v = entry.pointee.value else { continue }
+            let key = TagText.decode(UnsafeRawBufferPointer(start: k, count: strlen(k)))
+            let value = TagText.decode(UnsafeRawBufferPointer(start: v, count: strlen(v)))
+            add(key: key, value: value)
+        }
+    }
+
+    mutating func add(key: String, value: String?) {
+        guard let value, !value.trimmingWhitespace().isEmpty else { return }
+        let k = key.lowercased()
+        if values[k] == nil { values[k] = value }
+    }
+
+    /// The first non-empty value among `keys` (lower-case), whitespace-trimmed.
+    func first(_ keys: String...) -> String? { first(keys) }
+
+    func first(_ keys: [String]) -> String? {
+        for k in keys { if let v = values[k] { return v.trimmingWhitespace() } }
+        return nil
+    }
+}
+
+extension String {
+    /// Without leading/trailing spaces, tabs, newlines and NULs.
+    fileprivate func trimmingWhitespace() -> String {
+        let isWS: (Character) -> Bool = { $0.isWhitespace || $0 == "\u{0}" }
+        guard let start = firstIndex(where: { !isWS($0) }) else { return "" }
+        let end = lastIndex(where: { !isWS($0) })!
+        return String(self[start...end])
+    }
+
+    fileprivate func replacingAll(_ target: Character, with replacement: String) -> String {
+        var out = ""
+        for c in self { if c == target { out += replacement } else { out.append(c) } }
+        return out
+    }
+}

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Glibc
+
+/// Charset detection and repair for tag text.
+///
+/// Tags are supposed to be UTF-8 (Vorbis, MP4, APEv2), UTF-16, or ISO-8859-1 (ID3). In practice a
+/// great many files — Chinese collections above all — carry GBK or Big5 bytes in fields declared
+/// as ISO-8859-1 (or in ID3v1, which has no charset at all). FFmpeg decodes such ID3v2 frames as
+/// Latin-1, which turns "青花瓷" into "Çà»¨´É", and hands ID3v1 and APE values over as raw bytes
+/// that are not valid UTF-8. `TagText` undoes both.
+///
+/// ## The heuristic
+///
+/// Only text that *could* be misdecoded is touched: a string whose scalars are all ≤ U+00FF and
+/// that has at least one scalar ≥ U+0080 (so it round-trips to the original bytes), or bytes that
+/// are not valid UTF-8. Everything else is returned unchanged.
+///
+/// 1. **UTF-8.** If the bytes are valid UTF-8 (and decode to no C1 control characters) they are
+///    UTF-8: Latin-1 prose essentially never forms valid multi-byte UTF-8 sequences, so this
+///    catches UTF-8 written into a "Latin-1" frame (and double-encoded text).
+/// 2. Otherwise three readings are scored and the highest wins, Latin-1 winning ties:
+///    - **Latin-1** (Windows-1252 where C1 bytes are its punctuation): an accented letter
+///      (À–ÿ except × ÷) standing alone between ASCII bytes scores +2 — that is how accents
+///      appear in "Beyoncé", "Motörhead", "Sigur Rós". Two high bytes in a row score +0.5
+///      each; letters in runs of three or more, and symbols (¤ ¨ ´ » …) next to other high
+///      bytes, score −1; C1 bytes −1 (cp1252 punctuation) or −3 (unassigned).
+///    - **GBK/GB18030** and **Big5 (CP950)**: the bytes must decode without error (iconv);
+///      then each double-byte character is scored by the region its bytes fall in: frequently
+///      used hanzi (GB2312 level 1, lead B0–D7; Big5 level 1, lead A4–C6) +2, less frequent hanzi
+///      +1, CJK punctuation/full-width forms +1, kana +0.5, GBK extension areas 0, symbol
+///      extension areas −1, user-defined/reserved areas and GB18030 four-byte sequences −3.
+///      A character whose trail byte is an ASCII letter, or whose lead byte follows an ASCII
+///      letter, loses 1 per case — Chinese text rarely glues hanzi to Latin letters, whereas
+///      a Latin-1 word like "Ágætis" read as Big5 does exactly that.
+///    A CJK reading must score above zero *and* above the Latin-1 reading to be chosen.
+///
+/// Real Latin-1 text usually fails the CJK readings outright (an accented letter followed by a
+/// space, punctuation or the end of the string is not a valid double-byte character), and when
+/// it does decode, the isolated-letter bonus and the letter-adjacency penalty keep it Latin-1.
+/// GBK text read as Latin-1, by contrast, is long runs of high bytes full of symbols.
+public enum TagText {
+    /// The text of tag bytes in an unknown charset: UTF-8 when valid (then repaired with
+    /// `repair(_:)` if it looks like Latin-1 mojibake), otherwise the best of GBK, Big5 and
+    /// Latin-1 per the heuristic above. Never fails; the result never contains U+FFFD unless the
+    /// input did.
+    public static func decode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+        let array = Array(bytes)
+        if let s = String(validating: array, as: UTF8.self) { return repair(s) }
+        return detect(array)
+    }
+
+    /// Repairs a string that a decoder produced by reading non-Latin-1 bytes as Latin-1.
+    /// Strings with any scalar above U+00FF, and pure-ASCII strings, are returned unchanged;
+    /// real Latin-1 text ("Beyoncé", "Motörhead") is returned unchanged.
+    public static func repair(_ s: String) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(s.unicodeScalars.count)
+        var high = false
+        for u in s.unicodeScalars {
+            guard u.value <= 0xFF else { return s }
+            if u.value >= 0x80 { high = true }
+            bytes.append(UInt8(u.value))
+        }
+        guard high else { return s }
+        return detect(bytes, latin1: s)
+    }
+
+    /// Converts `bytes` from `charset` (an iconv name such as "GB18030") to a string, or nil if
+    /// the charset is unknown or the bytes are not valid in it.
+    public static func convert(_ bytes: [UInt8], from charset: String) -> String? {
+        if bytes.isEmpty { return "" }
+        guard let cd = iconv_open("UTF-8", charset), Int(bitPattern: cd) != -1 else { return nil }
+        defer { iconv_close(cd) }
+        var input = bytes.map { CChar(bitPattern: $0) }
+        var output = [UInt8](repeating: 0, count: bytes.count * 4 + 16)
+        let written: Int? = input.withUnsafeMutableBufferPointer { inBuf in
+            output.withUnsafeMutableBytes { outRaw -> Int? in
+                let outBuf = outRaw.bindMemory(to: CChar.self)
+                var inPtr = inBuf.baseAddress
+                var inLeft = inBuf.count
+                var outPtr = outBuf.baseAddress
+                var outLeft = outBuf.count
+                let r = iconv(cd, &inPtr, &inLeft, &outPtr, &outLeft)
+                if r == -1 || inLeft != 0 { return nil }
+                return outBuf.count - outLeft
+            }
+        }
+        guard let n = written else { return nil }
+        return String(validating: output[0..<n], as: UTF8.self)
+    }
+
+    // MARK: - Detection
+
+    private static func detect(_ bytes: [UInt8], latin1: String? = nil) -> String {
+        if let u = String(validating: bytes, as: UTF8.self),
+           !u.unicodeScalars.contains(where: { (0x80...0x9F).contains($0.value) }) {
+            return u
+        }
+        let latinScore = scoreLatin1(bytes)
+        var best: (score: Double, text: String)? = nil
+        if let s = scoreDoubleByte(bytes, gb18030: true, classify: classifyGBK), s > 0, s > latinScore,
+           let t = convert(bytes, from: "GB18030") {
+            best = (s, t)
+        }
+        if let s = scoreDoubleByte(bytes, gb18030: false, classify: classifyBig5), s > 0, s > latinScore,
+           s > (best?.score ?? -.infinity),
+           let t = convert(bytes, from: "CP950") ?? convert(bytes, from: "BIG5") {
+            best = (s, t)
+        }
+        if let best { return best.text }
+        return latin1Text(bytes, known: latin1)
+    }
+
+    /// Latin-1, except that C1 bytes are read as Windows-1252 (curly quotes, dashes, €) when
+    /// that charset assigns them — Windows taggers write cp1252 into "Latin-1" frames.
+    private static func latin1Text(_ bytes: [UInt8], known: String?) -> String {
+        if bytes.contains(where: { (0x80...0x9F).contains($0) }),
+           let t = convert(bytes, from: "CP1252") {
+            return t
+        }
+        if let known { return known }
+        var s = String.UnicodeScalarView()
+        for b in bytes { s.append(Unicode.Scalar(b)) }
+        return String(s)
+    }
+
+    private static func isASCIILetter(_ b: UInt8) -> Bool {
+        (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b)
+    }
+
+    private static func scoreLatin1(_ b: [UInt8]) -> Double {
+        var score = 0.0
+        var i = 0
+        while i < b.count {
+            guard b[i] >= 0x80 else { i += 1; continue }
+            var j = i
+            while j < b.count, b[j] >= 0x80 { j += 1 }
+            let run = j - i
+            for k in i..<j {
+                let c = b[k]
+                let letter = c >= 0xC0 && c != 0xD7 && c != 0xF7
+                if c < 0xA0 {
+                    score -= [0x80, 0x85, 0x91, 0x92, 0x93, 0x94, 0x96, 0x97].contains(c) ? 1 : 3
+                } else if letter {
+                    score += run == 1 ? 2 : (run == 2 ? 0.5 : -1)
+                } else {
+                    score += run == 1 ? 0 : -1
+                }
+            }
+            i = j
+        }
+        return score
+    }
+
+    /// Scores a double-byte reading; nil when the bytes are not structurally valid in it.
+    /// `classify` scores one character from its lead and trail bytes (nil: invalid pair).
+    private static func scoreDoubleByte(_ b: [UInt8], gb18030: Bool,
+                                        classify: (UInt8, UInt8) -> Double?) -> Double? {
+        var score = 0.0
+        var i = 0
+        while i < b.count {
+            let lead = b[i]
+            guard lead >= 0x80 else { i += 1; continue }
+            guard i + 1 < b.count else { return nil }
+            let trail = b[i + 1]
+            // GB18030 four-byte sequence: lead, digit, lead, digit. Valid but rare in tags.
+            if gb18030, (0x30...0x39).contains(trail) {
+                guard i + 3 < b.count, (0x81...0xFE).contains(b[i + 2]), (0x30...0x39).contains(b[i + 3])
+                else { return nil }
+                score -= 3
+                i += 4
+                continue
+            }
+            guard let s = classify(lead, trail) else { return nil }
+            score += s
+            if isASCIILetter(trail) { score -= 1 }
+            if i > 0, isASCIILetter(b[i - 1]) { score -= 1 }
+            i += 2
+        }
+        return score
+    }
+
+    private static func classifyGBK(_ lead: UInt8, _ trail: UInt8) -> Double? {
+        guard (0x81...0xFE).contains(lead), (0x40...0xFE).contains(trail), trail != 0x7F else { return nil }
+        if trail >= 0xA1 {
+            switch lead {
+            case 0xB0...0xD7: return 2      // GB2312 level 1: the 3755 most frequent hanzi
+            case 0xD8...0xF7: return 1      // GB2312 level 2
+            case 0xA1, 0xA3: return 1       // CJK punctuation, full-width ASCII
+            case 0xA4, 0xA5: return 0.5     // hiragana, katakana
+            case 0xA2, 0xA6...0xA9: return 0 // numerals, Greek, Cyrillic, pinyin, box drawing
+            case 0x81...0xA0: return 0      // GBK/3 extension hanzi
+            default: return -3              // user-defined areas AA–AF, F8–FE
+            }
+        }
+        switch lead {
+        case 0xA1...0xA7: return -3         // user-defined area
+        case 0xA8, 0xA9: return -1          // GBK/5 symbols
+        default: return 0                   // GBK/3, GBK/4 extension hanzi
+        }
+    }
+
+    private static func classifyBig5(_ lead: UInt8, _ trail: UInt8) -> Double? {
+        guard (0x81...0xFE).contains(lead),
+              (0x40...0x7E).contains(trail) || (0xA1...0xFE).contains(trail) else { return nil }
+        switch lead {
+        case 0xA4...0xC5: return 2          // level 1: frequently used hanzi
+        case 0xC6 where trail <= 0x7E: return 2
+        case 0xC9...0xF9: return 1          // level 2: less frequently used hanzi
+        case 0xA1...0xA3: return 1          // punctuation and symbols
+        default: return -3                  // reserved / user-defined
+        }
+    }
+}
