@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Small pieces the drivers share: a monotonic clock, a condition variable on that clock,
+// a joinable thread, and the event channel.
+import Glibc
+import Synchronization
+import TonearmCore
+
+/// Nanoseconds on `CLOCK_MONOTONIC`.
+@inline(__always)
+func monotonicNanoseconds() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
+}
+
+/// `errno` as text.
+func errnoDescription(_ code: Int32) -> String {
+    guard let s = strerror(code) else { return "errno \(code)" }
+    return String(cString: s)
+}
+
+/// A pthread mutex with a condition variable whose timed waits use `CLOCK_MONOTONIC`, so that
+/// absolute deadlines do not move when the wall clock is set.
+///
+/// Thread-safety: usable from any thread; `wait` must be called with the lock held.
+final class DriverCondition: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let cond: UnsafeMutablePointer<pthread_cond_t>
+
+    init() {
+        mutex = .allocate(capacity: 1)
+        cond = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+        var attr = pthread_condattr_t()
+        pthread_condattr_init(&attr)
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
+        pthread_cond_init(cond, &attr)
+        pthread_condattr_destroy(&attr)
+    }
+
+    deinit {
+        pthread_cond_destroy(cond)
+        pthread_mutex_destroy(mutex)
+        cond.deallocate()
+        mutex.deallocate()
+    }
+
+    func lock() { pthread_mutex_lock(mutex) }
+    func unlock() { pthread_mutex_unlock(mutex) }
+    func broadcast() { pthread_cond_broadcast(cond) }
+    /// Waits for a broadcast (or a spurious wake-up). Lock held.
+    func wait() { pthread_cond_wait(cond, mutex) }
+    /// Waits for a broadcast or until `deadline` (monotonic nanoseconds). Lock held.
+    func wait(untilNanoseconds deadline: UInt64) {
+        var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        pthread_cond_timedwait(cond, mutex, &ts)
+    }
+
+    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+}
+
+/// A joinable POSIX thread running one closure.
+///
+/// Thread-safety: `join` is called once, by the thread that started it (the control plane).
+final class DriverThread: @unchecked Sendable {
+    private var tid = pthread_t()
+    private var joined = false
+
+    private final class Body {
+        let run: () -> Void
+        init(run: @escaping () -> Void) { self.run = run }
+    }
+
+    /// Starts `body` on a new thread; `name` (the driver's) is used in error messages.
+    init(name: String, body: @escaping @Sendable () -> Void) throws {
+        let box = Unmanaged.passRetained(Body(run: body)).toOpaque()
+        let rc = pthread_create(&tid, nil, { arg in
+            let b = Unmanaged<Body>.fromOpaque(arg!).takeRetainedValue()
+            b.run()
+            return nil
+        }, box)
+        if rc != 0 {
+            Unmanaged<Body>.fromOpaque(box).release()
+            throw TonearmError.outputUnavailable(driver: name, reason: "cannot start a thread (\(errnoDescription(rc)))")
+        }
+    }
+
+    /// Whether the caller is this thread.
+    var isCurrent: Bool { pthread_equal(tid, pthread_self()) != 0 }
+
+    /// Waits for the thread to end. Does nothing when called on the thread itself (it cannot
+    /// wait for itself) or a second time.
+    func join() {
+        if joined || isCurrent { return }
+        joined = true
+        pthread_join(tid, nil)
+    }
+}
+
+/// The `events` stream of a driver. `finish()` ends the current stream (when the driver is
+/// closed) and prepares a fresh one for the next `open`.
+///
+/// Thread-safety: all members may be used from any thread (never from a realtime render path:
+/// `yield` allocates).
+final class OutputEventChannel: Sendable {
+    private struct Pair: Sendable {
+        var stream: AsyncStream<AudioOutputEvent>
+        var continuation: AsyncStream<AudioOutputEvent>.Continuation
+        init() { (stream, continuation) = AsyncStream.makeStream(of: AudioOutputEvent.self) }
+    }
+    private let pair = Mutex(Pair())
+
+    deinit { pair.withLock { $0.continuation }.finish() }
+
+    var stream: AsyncStream<AudioOutputEvent> { pair.withLock { $0.stream } }
+
+    func yield(_ event: AudioOutputEvent) {
+        let c = pair.withLock { $0.continuation }
+        c.yield(event)
+    }
+
+    func finish() {
+        let old = pair.withLock { p -> AsyncStream<AudioOutputEvent>.Continuation in
+            let c = p.continuation
+            p = Pair()
+            return c
+        }
+        old.finish()
+    }
+}

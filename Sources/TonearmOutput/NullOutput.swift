@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Glibc
+import Synchronization
+import TonearmCore
+
+/// A silent output that consumes audio in real time: a stand-in for a device clock on machines
+/// without a sound device (the counterpart of mpv's `--ao=null`).
+///
+/// Its own thread pulls one period at a time with `.realtime` timing and paces the periods
+/// against absolute deadlines on the monotonic clock (`start + frames / rate`), so the rate does
+/// not drift however long the source takes (as long as it is faster than real time). After a
+/// stall of more than half a second the schedule restarts from "now" instead of bursting.
+/// With `untimed: true` it pulls as fast as it can (still with `.realtime` timing).
+///
+/// Threading: control-plane calls from one thread at a time; `stop()` joins the render thread
+/// (from inside the source's `render` it only asks it to end). `framesPlayed`, `latency`,
+/// `underrunCount` and `format` may be read from any thread. The render thread takes the
+/// driver's own lock between periods (never while the source renders).
+public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
+    /// The length of one period (one pull) in seconds.
+    public let periodDuration: Double
+    /// Whether periods are pulled back to back, without waiting for the clock.
+    public let untimed: Bool
+
+    public var name: String { "null" }
+    public var isAudible: Bool { false }
+    public var format: AudioFormat { cond.withLock { _format } }
+    public var events: AsyncStream<AudioOutputEvent> { eventChannel.stream }
+
+    private enum RunState { case idle, running, paused, stopping }
+
+    private let cond = DriverCondition()
+    private let eventChannel = OutputEventChannel()
+    private let played = Atomic<Int64>(0)
+    // Guarded by `cond`.
+    private var _format = AudioFormat.interleavedFloat(sampleRate: 48_000, channels: 2)
+    private var isOpen = false
+    private var runState = RunState.idle
+    // Control plane only.
+    private var thread: DriverThread?
+    private var scratch: UnsafeMutablePointer<Float>?
+    private var periodFrames = 960
+
+    /// Creates a null output pulling `periodDuration` seconds at a time (clamped to 1 ms…1 s).
+    public init(periodDuration: Double = 0.02, untimed: Bool = false) {
+        self.periodDuration = min(max(periodDuration, 0.001), 1)
+        self.untimed = untimed
+    }
+
+    deinit {
+        stop()
+        scratch?.deallocate()
+        eventChannel.finish()
+    }
+
+    /// Accepts any valid format and allocates the period buffer.
+    public func open(format requested: AudioFormat) throws {
+        guard requested.isValid else {
+            throw TonearmError.outputUnavailable(driver: name, reason: "unsupported format \(requested)")
+        }
+        stop()
+        var f = requested
+        f.commonFormat = .pcmFormatFloat32
+        f.isInterleaved = true
+        periodFrames = max(1, Int((periodDuration * f.sampleRate).rounded()))
+        scratch?.deallocate()
+        let count = periodFrames * f.channelCount
+        scratch = .allocate(capacity: count)
+        scratch!.initialize(repeating: 0, count: count)
+        cond.withLock {
+            _format = f
+            isOpen = true
+        }
+    }
+
+    /// Starts the render thread pulling from `source` (restarting when already started).
+    public func start(source: any AudioRenderSource) throws {
+        guard cond.withLock({ isOpen }), let buffer = scratch else {
+            throw TonearmError.invalidState("\(name): start before open")
+        }
+        stop()
+        played.store(0, ordering: .relaxed)
+        cond.withLock { runState = .running }
+        let frames = periodFrames
+        let rate = format.sampleRate
+        let box = UncheckedBuffer(pointer: buffer)
+        do {
+            thread = try DriverThread(name: "tonearm-null") { [self] in
+                renderLoop(source: source, buffer: box.pointer, frames: frames, rate: rate)
+            }
+        } catch {
+            cond.withLock { runState = .idle }
+            throw error
+        }
+    }
+
+    private func renderLoop(source: any AudioRenderSource, buffer: UnsafeMutablePointer<Float>,
+                            frames: Int, rate: Double) {
+        var origin = monotonicNanoseconds()
+        var framesSinceOrigin: Int64 = 0
+        while true {
+            cond.lock()
+            if runState == .paused {
+                while runState == .paused { cond.wait() }
+                origin = monotonicNanoseconds()
+                framesSinceOrigin = 0
+            }
+            let stopping = runState != .running
+            cond.unlock()
+            if stopping { return }
+
+            _ = source.render(into: buffer, frameCount: frames, timing: .realtime)
+            if untimed {
+                played.add(Int64(frames), ordering: .relaxed)
+                continue
+            }
+            framesSinceOrigin += Int64(frames)
+            let deadline = origin + UInt64(Double(framesSinceOrigin) * 1e9 / rate)
+            let now = monotonicNanoseconds()
+            if now > deadline + 500_000_000 {
+                origin = now
+                framesSinceOrigin = 0
+            }
+            cond.lock()
+            while runState == .running, monotonicNanoseconds() < deadline {
+                cond.wait(untilNanoseconds: deadline)
+            }
+            cond.unlock()
+            played.add(Int64(frames), ordering: .relaxed)
+        }
+    }
+
+    /// Stops pulling until ``resume()``; the render thread waits without spinning.
+    public func pause() {
+        cond.withLock {
+            if runState == .running { runState = .paused }
+            cond.broadcast()
+        }
+    }
+
+    /// Resumes pulling after ``pause()``; the clock restarts from now.
+    public func resume() {
+        cond.withLock {
+            if runState == .paused { runState = .running }
+            cond.broadcast()
+        }
+    }
+
+    /// Ends the render thread and waits for it: on return the source is not called again.
+    public func stop() {
+        guard let t = thread else { return }
+        cond.withLock {
+            runState = .stopping
+            cond.broadcast()
+        }
+        t.join()
+        if t.isCurrent { return }
+        thread = nil
+        cond.withLock { runState = .idle }
+    }
+
+    /// Stops and finishes the current `events` stream (a new one is ready for the next `open`).
+    public func close() {
+        stop()
+        cond.withLock { isOpen = false }
+        eventChannel.finish()
+    }
+
+    /// Ignored: nothing is heard.
+    public func setVolume(_ volume: Float) {}
+
+    /// One period.
+    public var latency: Double { untimed ? 0 : periodDuration }
+    /// Frames whose period has elapsed since `start`.
+    public var framesPlayed: Int64 { played.load(ordering: .relaxed) }
+    /// Always 0: a null device never starves (late data is counted by the source).
+    public var underrunCount: Int { 0 }
+}
+
+/// Hands a preallocated buffer to the render thread (which alone uses it while it runs).
+struct UncheckedBuffer<T>: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<T>
+}

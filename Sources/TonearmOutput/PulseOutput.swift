@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import CPulse
+import Glibc
+import Synchronization
+import TonearmCore
+
+/// Plays through PulseAudio (or PipeWire's PulseAudio server) with libpulse's asynchronous API:
+/// a `pa_threaded_mainloop`, one context per `open`, and one playback stream per `start`, whose
+/// write callback pulls from the ``AudioRenderSource`` with `.realtime` timing.
+///
+/// Format: the stream is `FLOAT32LE`, interleaved, at the rate and channel count given to
+/// ``open(format:)`` (up to 32 channels; PulseAudio's default channel map for that count).
+///
+/// Threading:
+/// - `open`, `start`, `pause`, `resume`, `stop`, `close`, `setVolume` are control-plane calls
+///   (one thread at a time; the owner serialises them). They take the mainloop lock, so they may
+///   also be called from an event handler, but not from inside the source's `render`.
+/// - The source's `render` runs on the PulseAudio mainloop thread, inside the write callback, with
+///   the mainloop lock held. The callback writes straight into libpulse's buffer
+///   (`pa_stream_begin_write`): it allocates nothing and takes no lock of ours.
+/// - `latency`, `framesPlayed`, `underrunCount`, `format` may be read from any thread (the first
+///   two briefly take the mainloop lock, except on the mainloop thread itself).
+/// - `stop()` returns only when the write callback will not call the source again.
+///
+/// Interruptions: when another stream (e.g. `media.role=phone` with `module-role-cork`) asks
+/// this one to pause, the driver publishes ``AudioOutputEvent/corkRequested``; when the reason is
+/// gone, ``AudioOutputEvent/uncorkRequested``. The driver does not cork by itself: **the owner
+/// (the player) must call ``pause()`` on `corkRequested`** (and may call ``resume()`` on
+/// `uncorkRequested`). PulseAudio mutes a stream that asked to be corked and sends
+/// `request-uncork` only to a stream that really corked, so an owner that ignores the request is
+/// silenced and never hears that the interruption ended.
+///
+/// Failures: a context or stream failure, or the removal of the sink with nowhere to move the
+/// stream, publishes ``AudioOutputEvent/deviceLost(reason:)``; the driver then pulls no more.
+public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
+    // MARK: Configuration
+
+    /// The server to connect to (`unix:/path`, `tcp:host`, …); nil for libpulse's default
+    /// (`PULSE_SERVER`, then the usual socket). The server is never autospawned.
+    public let server: String?
+    /// `application.name` of the client.
+    public let applicationName: String
+    /// `media.name` of the playback stream.
+    public let streamName: String
+    /// `media.role` of the stream (`music`, `video`, `game`, `phone`, …).
+    public let role: String
+    /// The sink to play to; nil for the server's default.
+    public let device: String?
+    /// The server-side buffering asked for, in seconds (`tlength`).
+    public let targetLatency: Double
+    /// How long `open` and `start` wait for the server before failing, in seconds.
+    public let connectTimeout: Double
+
+    public var name: String { device.map { "pulse:\($0)" } ?? "pulse" }
+    public var isAudible: Bool { true }
+    public var format: AudioFormat { formatBox.withLock { $0 } }
+    public var events: AsyncStream<AudioOutputEvent> { eventChannel.stream }
+
+    // MARK: State
+
+    private let formatBox = Mutex(AudioFormat.interleavedFloat(sampleRate: 48_000, channels: 2))
+    private let eventChannel = OutputEventChannel()
+    private let underruns = Atomic<Int>(0)
+    /// The last known `framesPlayed`, kept when the stream goes away.
+    private let lastFramesPlayed = Atomic<Int64>(0)
+    /// The last known latency in microseconds.
+    private let lastLatencyMicros = Atomic<Int64>(0)
+
+    // Guarded by the mainloop lock (written only by control-plane calls with the lock held, or by
+    // callbacks, which libpulse runs with the lock held).
+    private var mainloop: OpaquePointer?
+    private var context: OpaquePointer?
+    private var stream: OpaquePointer?
+    private var source: (any AudioRenderSource)?
+    private var sampleSpec = pa_sample_spec()
+    private var channelMap = pa_channel_map()
+    private var frameBytes = 8
+    private var volume: Float = 1
+    private var volumeWasSet = false
+    private var timedOut = false
+    private var lostReported = false
+    private var sinkFound = false
+    private var closing = false
+    private var starting = false
+
+    /// Creates a driver; nothing is connected until ``open(format:)``.
+    public init(server: String? = nil, applicationName: String = "Tonearm", streamName: String = "Playback",
+                role: String = "music", device: String? = nil, targetLatency: Double = 0.075,
+                connectTimeout: Double = 2) {
+        self.server = server
+        self.applicationName = applicationName
+        self.streamName = streamName
+        self.role = role
+        self.device = device
+        self.targetLatency = min(max(targetLatency, 0.005), 2)
+        self.connectTimeout = max(connectTimeout, 0.05)
+    }
+
+    deinit {
+        teardown()
+        eventChannel.finish()
+    }
+
+    private var userdata: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    private static func from(_ p: UnsafeMutableRawPointer?) -> PulseOutput {
+        Unmanaged<PulseOutput>.fromOpaque(p!).takeUnretainedValue()
+    }
+
+    private func unavailable(_ reason: String) -> TonearmError {
+        .outputUnavailable(driver: name, reason: reason)
+    }
+
+    private func contextError() -> String {
+        guard let context else { return "no connection" }
+        return String(cString: pa_strerror(pa_context_errno(context)))
+    }
+
+    /// Runs `body` with the mainloop lock held (or directly on the mainloop thread, which holds it).
+    private func locked<R>(_ body: () throws -> R) rethrows -> R {
+        guard let ml = mainloop, pa_threaded_mainloop_in_thread(ml) == 0 else { return try body() }
+        pa_threaded_mainloop_lock(ml)
+        defer { pa_threaded_mainloop_unlock(ml) }
+        return try body()
+    }
+
+    /// Arms a timer that sets `timedOut` and wakes waiters after `seconds`. Lock held.
+    private func armTimeout(_ seconds: Double) -> OpaquePointer? {
+        timedOut = false
+        guard let context else { return nil }
+        return pa_context_rttime_new(context, pa_rtclock_now() + pa_usec_t(seconds * 1e6), { _, _, _, ud in
+            let me = PulseOutput.from(ud)
+            me.timedOut = true
+            if let ml = me.mainloop { pa_threaded_mainloop_signal(ml, 0) }
+        }, userdata)
+    }
+
+    private func disarm(_ timer: OpaquePointer?) {
+        guard let timer, let ml = mainloop, let api = pa_threaded_mainloop_get_api(ml) else { return }
+        api.pointee.time_free(timer)
+    }
+
+    // MARK: Opening
+
+    /// Connects to the server and checks the format (and the sink, when one was named).
+    /// Throws ``TonearmError/outputUnavailable(driver:reason:)`` when the server does not answer
+    /// within `connectTimeout`, refuses the connection, or the sink does not exist. Opening an
+    /// open driver closes it first.
+    public func open(format requested: AudioFormat) throws {
+        if mainloop != nil { close() }
+        guard requested.isValid, requested.channelCount <= Int(PA_CHANNELS_MAX),
+              requested.sampleRate == requested.sampleRate.rounded(), requested.sampleRate <= Double(PA_RATE_MAX) else {
+            throw unavailable("unsupported format \(requested)")
+        }
+        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(requested.sampleRate),
+                                  channels: UInt8(requested.channelCount))
+        guard pa_sample_spec_valid(&spec) != 0 else { throw unavailable("unsupported format \(requested)") }
+        var map = pa_channel_map()
+        guard pa_channel_map_init_extend(&map, UInt32(requested.channelCount), PA_CHANNEL_MAP_DEFAULT) != nil else {
+            throw unavailable("no channel map for \(requested.channelCount) channels")
+        }
+
+        guard let ml = pa_threaded_mainloop_new() else { throw unavailable("cannot create the PulseAudio main loop") }
+        mainloop = ml
+        sampleSpec = spec
+        channelMap = map
+        frameBytes = 4 * requested.channelCount
+        lostReported = false
+        closing = false
+        var f = requested
+        f.commonFormat = .pcmFormatFloat32
+        f.isInterleaved = true
+        formatBox.withLock { $0 = f }
+
+        let props = pa_proplist_new()
+        pa_proplist_sets(props, tonearm_pa_prop_application_name(), applicationName)
+        context = pa_context_new_with_proplist(pa_threaded_mainloop_get_api(ml), applicationName, props)
+        pa_proplist_free(props)
+        guard let ctx = context else {
+            teardown()
+            throw unavailable("cannot create a PulseAudio context")
+        }
+        pa_context_set_state_callback(ctx, { c, ud in
+            PulseOutput.from(ud).contextStateChanged(c)
+        }, userdata)
+        if pa_context_connect(ctx, server, PA_CONTEXT_NOAUTOSPAWN, nil) < 0 {
+            let reason = contextError()
+            teardown()
+            throw unavailable("cannot connect to \(server ?? "the default server"): \(reason)")
+        }
+        if pa_threaded_mainloop_start(ml) < 0 {
+            teardown()
+            throw unavailable("cannot start the PulseAudio main loop")
+        }
+
+        var failure: String?
+        pa_threaded_mainloop_lock(ml)
+        let timer = armTimeout(connectTimeout)
+        while true {
+            let state = pa_context_get_state(ctx)
+            if state == PA_CONTEXT_READY { break }
+            if tonearm_pa_context_is_good(state) == 0 {
+                failure = "cannot connect to \(server ?? "the default server"): \(contextError())"
+                break
+            }
+            if timedOut {
+                failure = "\(server ?? "the default server") did not answer within \(connectTimeout) s"
+                break
+            }
+            pa_threaded_mainloop_wait(ml)
+        }
+        disarm(timer)
+        if failure == nil, let device {
+            sinkFound = false
+            if let op = pa_context_get_sink_info_by_name(ctx, device, { _, info, eol, ud in
+                let me = PulseOutput.from(ud)
+                if eol == 0, info != nil { me.sinkFound = true }
+                if let ml = me.mainloop { pa_threaded_mainloop_signal(ml, 0) }
+            }, userdata) {
+                waitFor(op)
+            }
+            if !sinkFound { failure = "no sink named '\(device)'" }
+        }
+        pa_threaded_mainloop_unlock(ml)
+        if let failure {
+            teardown()
+            throw unavailable(failure)
+        }
+    }
+
+    /// Waits for an operation to finish (or the connection to fail), then releases it. Lock held,
+    /// never on the mainloop thread.
+    private func waitFor(_ op: OpaquePointer) {
+        guard let ml = mainloop else { pa_operation_unref(op); return }
+        while pa_operation_get_state(op) == PA_OPERATION_RUNNING {
+            if let context, tonearm_pa_context_is_good(pa_context_get_state(context)) == 0 { break }
+            pa_threaded_mainloop_wait(ml)
+        }
+        pa_operation_unref(op)
+    }
+
+    // MARK: Running
+
+    /// Creates the playback stream and begins pulling from `source` on the mainloop thread.
+    /// Restarts (after an implicit ``stop()``) when already started. Throws
+    /// ``TonearmError/outputUnavailable(driver:reason:)`` when the driver is not open or the
+    /// server refuses the stream.
+    public func start(source newSource: any AudioRenderSource) throws {
+        guard let ml = mainloop, let ctx = context else { throw TonearmError.invalidState("\(name): start before open") }
+        stop()
+        var failure: String?
+        pa_threaded_mainloop_lock(ml)
+        defer { pa_threaded_mainloop_unlock(ml) }
+        guard pa_context_get_state(ctx) == PA_CONTEXT_READY else {
+            throw unavailable("the connection to the server is gone (\(contextError()))")
+        }
+        let props = pa_proplist_new()
+        pa_proplist_sets(props, tonearm_pa_prop_media_role(), role)
+        pa_proplist_sets(props, tonearm_pa_prop_media_name(), streamName)
+        let s = pa_stream_new_with_proplist(ctx, streamName, &sampleSpec, &channelMap, props)
+        pa_proplist_free(props)
+        guard let s else { throw unavailable("cannot create a stream: \(contextError())") }
+        stream = s
+        source = newSource
+        underruns.store(0, ordering: .relaxed)
+        lastFramesPlayed.store(0, ordering: .relaxed)
+        installCallbacks(on: s)
+
+        var attr = pa_buffer_attr(maxlength: UInt32.max,
+                                  tlength: UInt32(pa_usec_to_bytes(pa_usec_t(targetLatency * 1e6), &sampleSpec)),
+                                  prebuf: UInt32.max, minreq: UInt32.max, fragsize: UInt32.max)
+        let flags = pa_stream_flags_t(rawValue: PA_STREAM_ADJUST_LATENCY.rawValue
+                                      | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
+                                      | PA_STREAM_INTERPOLATE_TIMING.rawValue)
+        var cv = pa_cvolume()
+        pa_cvolume_set(&cv, UInt32(sampleSpec.channels), pa_sw_volume_from_linear(Double(volume)))
+        let rc = volumeWasSet
+            ? pa_stream_connect_playback(s, device, &attr, flags, &cv, nil)
+            : pa_stream_connect_playback(s, device, &attr, flags, nil, nil)
+        if rc < 0 {
+            failure = "cannot connect the stream: \(contextError())"
+        } else {
+            starting = true
+            defer { starting = false }
+            let timer = armTimeout(connectTimeout)
+            while true {
+                let state = pa_stream_get_state(s)
+                if state == PA_STREAM_READY { break }
+                if tonearm_pa_stream_is_good(state) == 0 {
+                    failure = "the server refused the stream: \(contextError())"
+                    break
+                }
+                if timedOut {
+                    failure = "the stream did not start within \(connectTimeout) s"
+                    break
+                }
+                pa_threaded_mainloop_wait(ml)
+            }
+            disarm(timer)
+        }
+        if let failure {
+            detachStream()
+            throw unavailable(failure)
+        }
+    }
+
+    private func installCallbacks(on s: OpaquePointer) {
+        pa_stream_set_state_callback(s, { s, ud in PulseOutput.from(ud).streamStateChanged(s) }, userdata)
+        pa_stream_set_write_callback(s, { s, nbytes, ud in PulseOutput.from(ud).write(to: s, bytes: nbytes) }, userdata)
+        pa_stream_set_underflow_callback(s, { _, ud in
+            PulseOutput.from(ud).underruns.add(1, ordering: .relaxed)
+        }, userdata)
+        pa_stream_set_event_callback(s, { _, name, _, ud in
+            guard let name else { return }
+            let me = PulseOutput.from(ud)
+            if strcmp(name, tonearm_pa_stream_event_request_cork()) == 0 {
+                me.eventChannel.yield(.corkRequested)
+            } else if strcmp(name, tonearm_pa_stream_event_request_uncork()) == 0 {
+                me.eventChannel.yield(.uncorkRequested)
+            }
+        }, userdata)
+        pa_stream_set_moved_callback(s, { s, ud in
+            let name = pa_stream_get_device_name(s).map { String(cString: $0) } ?? "?"
+            PulseOutput.from(ud).eventChannel.yield(.moved(deviceName: name))
+        }, userdata)
+        pa_stream_set_latency_update_callback(s, { s, ud in PulseOutput.from(ud).refreshTiming(s) }, userdata)
+    }
+
+    private func clearCallbacks(on s: OpaquePointer) {
+        pa_stream_set_state_callback(s, nil, nil)
+        pa_stream_set_write_callback(s, nil, nil)
+        pa_stream_set_underflow_callback(s, nil, nil)
+        pa_stream_set_event_callback(s, nil, nil)
+        pa_stream_set_moved_callback(s, nil, nil)
+        pa_stream_set_latency_update_callback(s, nil, nil)
+    }
+
+    /// The write callback (mainloop thread, lock held): renders straight into libpulse's buffer.
+    /// Allocates nothing and takes no lock.
+    private func write(to s: OpaquePointer?, bytes: Int) {
+        guard let s, let source else { return }
+        var remaining = bytes - bytes % frameBytes
+        let channels = Int(sampleSpec.channels)
+        while remaining > 0 {
+            var data: UnsafeMutableRawPointer?
+            var n = remaining
+            guard pa_stream_begin_write(s, &data, &n) == 0, let data else { return }
+            n = min(n, remaining)
+            n -= n % frameBytes
+            if n == 0 {
+                pa_stream_cancel_write(s)
+                return
+            }
+            let frames = n / frameBytes
+            let samples = data.bindMemory(to: Float.self, capacity: frames * channels)
+            _ = source.render(into: samples, frameCount: frames, timing: .realtime)
+            if pa_stream_write(s, data, n, nil, 0, PA_SEEK_RELATIVE) < 0 { return }
+            remaining -= n
+        }
+    }
+
+    /// Caches timing (mainloop thread, lock held).
+    private func refreshTiming(_ s: OpaquePointer?) {
+        guard let s else { return }
+        var usec: pa_usec_t = 0
+        if pa_stream_get_time(s, &usec) == 0 {
+            lastFramesPlayed.store(Int64(Double(usec) * Double(sampleSpec.rate) / 1e6), ordering: .relaxed)
+        }
+        var negative: Int32 = 0
+        if pa_stream_get_latency(s, &usec, &negative) == 0 {
+            lastLatencyMicros.store(negative != 0 ? 0 : Int64(usec), ordering: .relaxed)
+        }
+    }
+
+    private func streamStateChanged(_ s: OpaquePointer?) {
+        guard let s else { return }
+        let state = pa_stream_get_state(s)
+        if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED, s == stream {
+            // The write callback is not called on a dead stream; forget the source anyway.
+            source = nil
+            reportLost("the stream ended: \(contextError())")
+        }
+        if let ml = mainloop { pa_threaded_mainloop_signal(ml, 0) }
+    }
+
+    private func contextStateChanged(_ c: OpaquePointer?) {
+        guard let c else { return }
+        let state = pa_context_get_state(c)
+        if tonearm_pa_context_is_good(state) == 0, !closing {
+            source = nil
+            reportLost("the connection to the server was lost: \(String(cString: pa_strerror(pa_context_errno(c))))")
+        }
+        if let ml = mainloop { pa_threaded_mainloop_signal(ml, 0) }
+    }
+
+    /// Publishes `.deviceLost` once per open, unless the stream is in use by a start still waiting
+    /// (start reports that failure by throwing). Lock held.
+    private func reportLost(_ reason: String) {
+        guard !lostReported, !closing, !starting else { return }
+        lostReported = true
+        eventChannel.yield(.deviceLost(reason: reason))
+    }
+
+    /// Corks the stream: the server stops asking for audio and the clock stops.
+    public func pause() { cork(true) }
+
+    /// Uncorks the stream after ``pause()``.
+    public func resume() { cork(false) }
+
+    private func cork(_ on: Bool) {
+        locked {
+            guard let s = stream, pa_stream_get_state(s) == PA_STREAM_READY else { return }
+            if let op = pa_stream_cork(s, on ? 1 : 0, nil, nil) { pa_operation_unref(op) }
+        }
+    }
+
+    /// Stops pulling and drops what the server has buffered (the stream is disconnected). When it
+    /// returns, the write callback will not call the source again.
+    public func stop() {
+        locked { detachStream() }
+    }
+
+    /// Disconnects and releases the stream. Lock held.
+    private func detachStream() {
+        source = nil
+        guard let s = stream else { return }
+        refreshTiming(s)
+        clearCallbacks(on: s)
+        if tonearm_pa_stream_is_good(pa_stream_get_state(s)) != 0 { pa_stream_disconnect(s) }
+        pa_stream_unref(s)
+        stream = nil
+    }
+
+    /// Stops, disconnects from the server and finishes the current `events` stream (a new one is
+    /// ready for the next `open`).
+    public func close() {
+        teardown()
+        eventChannel.finish()
+    }
+
+    private func teardown() {
+        guard let ml = mainloop else { return }
+        locked {
+            closing = true
+            detachStream()
+            if let c = context {
+                pa_context_set_state_callback(c, nil, nil)
+                pa_context_disconnect(c)
+            }
+        }
+        if pa_threaded_mainloop_in_thread(ml) == 0 { pa_threaded_mainloop_stop(ml) }
+        if let c = context { pa_context_unref(c) }
+        context = nil
+        pa_threaded_mainloop_free(ml)
+        mainloop = nil
+    }
+
+    /// Sets the stream's volume on the server (`pa_context_set_sink_input_volume`, linear
+    /// amplitude 0...1). Before `start` the value is remembered and given to the new stream.
+    public func setVolume(_ newVolume: Float) {
+        let v = newVolume.isFinite ? min(max(newVolume, 0), 1) : 1
+        locked {
+            volume = v
+            volumeWasSet = true
+            guard let ctx = context, let s = stream, pa_stream_get_state(s) == PA_STREAM_READY else { return }
+            var cv = pa_cvolume()
+            pa_cvolume_set(&cv, UInt32(sampleSpec.channels), pa_sw_volume_from_linear(Double(v)))
+            if let op = pa_context_set_sink_input_volume(ctx, pa_stream_get_index(s), &cv, nil, nil) {
+                pa_operation_unref(op)
+            }
+        }
+    }
+
+    // MARK: Measurements
+
+    /// The stream's current latency (server and device buffering) in seconds, from
+    /// `pa_stream_get_latency` with automatic timing updates; the last known value without a stream.
+    public var latency: Double {
+        locked {
+            if let s = stream { refreshTiming(s) }
+        }
+        return Double(lastLatencyMicros.load(ordering: .relaxed)) / 1e6
+    }
+
+    /// Frames heard since `start` (from `pa_stream_get_time`, interpolated; it stands still while
+    /// corked). Keeps its last value after `stop`.
+    public var framesPlayed: Int64 {
+        locked {
+            if let s = stream { refreshTiming(s) }
+        }
+        return lastFramesPlayed.load(ordering: .relaxed)
+    }
+
+    /// Underflows the server reported for the current stream since `start`.
+    public var underrunCount: Int { underruns.load(ordering: .relaxed) }
+
+    // MARK: Probing
+
+    /// Whether a PulseAudio-compatible server answers at `server` (nil: the default server) within
+    /// `timeout` seconds. Never autospawns a server and never blocks longer than `timeout`
+    /// (plus a few milliseconds). Thread-safe; blocks the caller.
+    public static func isServerAvailable(server: String? = nil, timeout: Double = 1.5) -> Bool {
+        guard let ml = pa_mainloop_new() else { return false }
+        defer { pa_mainloop_free(ml) }
+        guard let ctx = pa_context_new(pa_mainloop_get_api(ml), "Tonearm probe") else { return false }
+        defer { pa_context_unref(ctx) }
+        guard pa_context_connect(ctx, server, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else { return false }
+        defer { pa_context_disconnect(ctx) }
+        let deadline = monotonicNanoseconds() + UInt64(max(timeout, 0) * 1e9)
+        while true {
+            let state = pa_context_get_state(ctx)
+            if state == PA_CONTEXT_READY { return true }
+            if tonearm_pa_context_is_good(state) == 0 { return false }
+            let now = monotonicNanoseconds()
+            if now >= deadline { return false }
+            let waitMicros = Int32(min((deadline - now) / 1000, 50_000))
+            if pa_mainloop_prepare(ml, waitMicros) < 0 || pa_mainloop_poll(ml) < 0 || pa_mainloop_dispatch(ml) < 0 {
+                return false
+            }
+        }
+    }
+}
