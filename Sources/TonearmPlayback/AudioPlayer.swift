@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Dispatch
+import Foundation
+import Synchronization
+import TonearmCore
+import TonearmOutput
+
+/// Plays one sound file or a block of encoded audio in memory: the counterpart of
+/// `AVAudioPlayer`, with the same vocabulary.
+///
+/// ```swift
+/// let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: "song.flac"))
+/// player.play()
+/// for await event in player.events { if case .didFinishPlaying = event { break } }
+/// ```
+///
+/// - A playing player keeps itself alive until it finishes or is stopped, so
+///   `try AudioPlayer(contentsOf: url).play()` on a temporary plays to the end (the iOS pitfall of a
+///   player that falls silent because nothing retained it does not exist here).
+/// - Every method may be called from any thread or task. Events are delivered on the player's
+///   event thread (never the render thread), in order, to the delegate and to every `events` stream.
+/// - Decoding runs on a thread of its own; the output's render thread only copies prepared audio.
+public final class AudioPlayer: Sendable {
+    /// The file played, when created from a URL.
+    public let url: URL?
+    /// The encoded bytes played, when created from data.
+    public let data: Data?
+    /// The PCM format of the audio (the file's own rate and channel count, Float32).
+    public let format: AudioFormat
+    /// Length of the audio in seconds (one pass, loops not counted).
+    public let duration: Double
+
+    private let source: any PlaybackSource
+    private let makeOutput: @Sendable () throws -> any AudioOutputDriver
+    private let control = Mutex(Control())
+    private let broadcaster = EventBroadcaster<AudioPlayerEvent>()
+    private let delegateBox = Mutex(WeakDelegate())
+
+    private struct WeakDelegate { weak var value: (any AudioPlayerDelegate)? }
+
+    private struct Control: @unchecked Sendable {
+        var machine = AudioPlayerStateMachine()
+        var runtime: PlayerRuntime?
+        var volume: Float = 1
+        var pan: Float = 0
+        var numberOfLoops = 0
+        var meteringEnabled = false
+        var averagePower: [Float] = []
+        var peakPower: [Float] = []
+        /// The source frame where the current generation starts (currentTime never reads before it).
+        var generationStart: AudioFramePosition = 0
+        /// Set while playing so that a player nobody holds plays to its end.
+        var keepAlive: AudioPlayer?
+    }
+
+    /// Creates a player for any ``PlaybackSource`` (generators, tests).
+    public init(source: any PlaybackSource, url: URL? = nil, data: Data? = nil,
+                output: @escaping @Sendable () throws -> any AudioOutputDriver) {
+        self.source = source
+        self.url = url
+        self.data = data
+        self.format = source.sourceFormat
+        self.duration = source.sourceFormat.duration(ofFrames: source.frameLength)
+        self.makeOutput = output
+        let n = source.sourceFormat.channelCount
+        control.withLock {
+            $0.averagePower = Array(repeating: -160, count: n)
+            $0.peakPower = Array(repeating: -160, count: n)
+        }
+    }
+
+    deinit {
+        let rt = control.withLock { c -> PlayerRuntime? in
+            let r = c.runtime
+            c.runtime = nil
+            return r
+        }
+        rt?.close()
+        broadcaster.finish()
+    }
+
+    // MARK: Observing
+
+    /// Every event from now on, as an async sequence. Each call makes a new independent stream.
+    public var events: AsyncStream<AudioPlayerEvent> { broadcaster.stream() }
+
+    /// The delegate, held weakly (called on the player's event thread).
+    public var delegate: (any AudioPlayerDelegate)? {
+        get { delegateBox.withLock { $0.value } }
+        set { delegateBox.withLock { $0.value = newValue } }
+    }
+
+    // MARK: Transport
+
+    /// Opens the output and fills the buffers so that `play()` starts at once. Returns false
+    /// (and reports a `decodeErrorDidOccur` event) when the output cannot be opened.
+    @discardableResult
+    public func prepareToPlay() -> Bool { handle(.prepare) }
+
+    /// Starts or resumes playback. Returns false when playback could not start.
+    @discardableResult
+    public func play() -> Bool { handle(.play(delayFrames: 0)) }
+
+    /// Starts playback at `time` on the ``deviceCurrentTime`` clock (for starting several players
+    /// together). A time in the past plays at once.
+    @discardableResult
+    public func play(atTime time: Double) -> Bool {
+        let delay = max(0, time - deviceCurrentTime)
+        return handle(.play(delayFrames: Int((delay * format.sampleRate).rounded())))
+    }
+
+    /// Pauses; `play()` resumes from the same frame.
+    public func pause() { handle(.pause) }
+
+    /// Stops playback and releases the output (undoes `prepareToPlay`). `currentTime` is kept,
+    /// as in AVAudioPlayer: set it to 0 to start over.
+    public func stop() {
+        let frame = currentFrame
+        control.withLock { $0.machine.noteStopPosition(frame) }
+        handle(.stop)
+    }
+
+    /// Whether the player is playing now.
+    public var isPlaying: Bool { control.withLock { $0.machine.isPlaying } }
+
+    /// The playback position in seconds within the audio. Setting it seeks, sample-accurately,
+    /// whether playing, paused or stopped. Values are clamped to 0...duration.
+    public var currentTime: Double {
+        get { format.duration(ofFrames: currentFrame) }
+        set {
+            let frame = max(0, min(source.frameLength, format.frames(forSeconds: newValue.isFinite ? newValue : 0)))
+            handle(.seek(frame: frame))
+        }
+    }
+
+    /// The position in frames of the audio being heard now.
+    public var currentFrame: AudioFramePosition {
+        control.withLock { c in
+            guard let rt = c.runtime else { return c.machine.resumeFrame }
+            if rt.renderer.positionGeneration.load(ordering: .acquiring) != c.machine.generation {
+                return c.machine.resumeFrame
+            }
+            let rendered = rt.renderer.positionFrame.load(ordering: .relaxed)
+            let latencyFrames = c.machine.isPlaying ? Int64(rt.driver.latency * format.sampleRate) : 0
+            var pos = rendered - latencyFrames
+            if pos < c.generationStart && rendered >= c.generationStart { pos = c.generationStart }
+            if pos < 0 { pos += source.frameLength }  // just looped: still hearing the previous pass
+            return max(0, min(pos, source.frameLength))
+        }
+    }
+
+    /// A clock for `play(atTime:)`: seconds on the process's monotonic clock, shared by every player.
+    public var deviceCurrentTime: Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+    /// The number of audio channels.
+    public var numberOfChannels: Int { format.channelCount }
+
+    /// How many times to play again after the first pass: 0 plays once, N plays N+1 times, -1
+    /// loops until stopped. The loop point is seamless (sample-exact). Takes effect at the next
+    /// `play()` from a stopped state or the next seek.
+    public var numberOfLoops: Int {
+        get { control.withLock { $0.numberOfLoops } }
+        set { control.withLock { $0.numberOfLoops = max(-1, newValue) } }
+    }
+
+    // MARK: Level
+
+    /// Playback gain, 0...1 (linear). Changes are ramped over a few milliseconds (no clicks).
+    public var volume: Float {
+        get { control.withLock { $0.volume } }
+        set { setVolume(newValue, fadeDuration: 0) }
+    }
+
+    /// Moves the volume to `volume` over `fadeDuration` seconds, smoothly.
+    public func setVolume(_ volume: Float, fadeDuration: Double) {
+        let v = max(0, min(1, volume.isFinite ? volume : 0))
+        let minimumRamp = Int(format.sampleRate * 0.005)
+        let frames = max(minimumRamp, Int(max(0, fadeDuration) * format.sampleRate))
+        control.withLock { c in
+            c.volume = v
+            c.runtime?.renderer.commands.push(.gain(target: v, frames: frames))
+        }
+    }
+
+    /// Stereo position, -1 (left) … 0 (centre) … +1 (right). Only stereo audio is panned.
+    public var pan: Float {
+        get { control.withLock { $0.pan } }
+        set {
+            let p = max(-1, min(1, newValue.isFinite ? newValue : 0))
+            control.withLock { c in
+                c.pan = p
+                c.runtime?.renderer.commands.push(.pan(p))
+            }
+        }
+    }
+
+    // MARK: Metering
+
+    /// Turns level metering on or off (off by default, as in AVAudioPlayer).
+    public var isMeteringEnabled: Bool {
+        get { control.withLock { $0.meteringEnabled } }
+        set {
+            control.withLock { c in
+                c.meteringEnabled = newValue
+                c.runtime?.renderer.meteringEnabled.store(newValue, ordering: .relaxed)
+            }
+        }
+    }
+
+    /// Refreshes the values `averagePower(forChannel:)` and `peakPower(forChannel:)` return,
+    /// from the audio rendered since the last call.
+    public func updateMeters() {
+        control.withLock { c in
+            guard c.meteringEnabled, let rt = c.runtime else { return }
+            let n = format.channelCount
+            var peak = [Float](repeating: 0, count: n)
+            var ms = [Float](repeating: 0, count: n)
+            var frames = 0
+            while var s = rt.renderer.meters.pop() {
+                withUnsafeBytes(of: &s.peak) { pr in
+                    withUnsafeBytes(of: &s.meanSquare) { mr in
+                        let p = pr.bindMemory(to: Float.self), m = mr.bindMemory(to: Float.self)
+                        for ch in 0..<min(n, MeterSnapshot.maxChannels) {
+                            peak[ch] = max(peak[ch], p[ch])
+                            ms[ch] += m[ch] * Float(s.frames)
+                        }
+                    }
+                }
+                frames += s.frames
+            }
+            for ch in 0..<n {
+                let src = min(ch, MeterSnapshot.maxChannels - 1)
+                let meanSquare = frames > 0 ? ms[src] / Float(frames) : 0
+                c.averagePower[ch] = Self.decibels(power: meanSquare)
+                c.peakPower[ch] = Self.decibels(amplitude: peak[src])
+            }
+        }
+    }
+
+    /// Average power of `channel` in dBFS (-160 … 0) as of the last `updateMeters()`.
+    public func averagePower(forChannel channel: Int) -> Float {
+        control.withLock { channel >= 0 && channel < $0.averagePower.count ? $0.averagePower[channel] : -160 }
+    }
+
+    /// Peak power of `channel` in dBFS (-160 … 0) as of the last `updateMeters()`.
+    public func peakPower(forChannel channel: Int) -> Float {
+        control.withLock { channel >= 0 && channel < $0.peakPower.count ? $0.peakPower[channel] : -160 }
+    }
+
+    static func decibels(power: Float) -> Float { power > 1e-16 ? max(-160, 10 * log10(power)) : -160 }
+    static func decibels(amplitude: Float) -> Float { amplitude > 1e-8 ? max(-160, 20 * log10(amplitude)) : -160 }
+
+    /// Underruns (late data rendered as silence) since the player was prepared.
+    public var underrunCount: Int {
+        control.withLock { $0.runtime.map { $0.renderer.underruns.load(ordering: .relaxed) + $0.driver.underrunCount } ?? 0 }
+    }
+
+    /// The output the player is using while prepared (for messages such as "playing to null").
+    public var outputName: String? { control.withLock { $0.runtime?.driver.name } }
+
+    // MARK: Carrying out the state machine
+
+    @discardableResult
+    private func handle(_ input: AudioPlayerStateMachine.Input) -> Bool {
+        var emitted: [AudioPlayerEvent] = []
+        var released: AudioPlayer?
+        var toClose: PlayerRuntime?
+        let ok: Bool = control.withLock { c in
+            let actions = c.machine.handle(input)
+            var ok = true
+            for a in actions {
+                switch a {
+                case .prepareOutput(let g, let f):
+                    do {
+                        let driver = try makeOutput()
+                        let rt = PlayerRuntime(
+                            source: source, driver: driver,
+                            onWarnings: { [weak self] ws in self?.deliver(ws.map { .decodeErrorDidOccur(.warning($0)) }) },
+                            onError: { [weak self] e in
+                                let te = (e as? TonearmError) ?? .decodeFailed(path: self?.url?.path ?? "data", detail: "\(e)")
+                                self?.deliver([.decodeErrorDidOccur(.error(te))])
+                            })
+                        rt.renderer.meteringEnabled.store(c.meteringEnabled, ordering: .relaxed)
+                        rt.renderer.commands.push(.gain(target: c.volume, frames: 0))
+                        rt.renderer.commands.push(.pan(c.pan))
+                        try rt.prepare(request: .init(generation: g, startFrame: f, loops: c.numberOfLoops, endFrame: nil))
+                        rt.startEventPump({ [weak self] e in self?.renderEvent(e) },
+                                          outputEvents: { [weak self] e in self?.outputEvent(e) })
+                        c.runtime = rt
+                        c.generationStart = f
+                    } catch {
+                        ok = false
+                        let te = (error as? TonearmError) ?? .outputUnavailable(driver: "output", reason: "\(error)")
+                        emitted.append(.decodeErrorDidOccur(.error(te)))
+                        // Back to idle: undo what the machine assumed.
+                        _ = c.machine.handle(.stop)
+                        return false
+                    }
+                case .restartDecoding(let g, let f):
+                    c.generationStart = f
+                    if let rt = c.runtime {
+                        rt.renderer.commands.push(.switchGeneration(g, startFrame: f))
+                        rt.decoder.schedule(.init(generation: g, startFrame: f, loops: c.numberOfLoops, endFrame: nil))
+                    }
+                case .startRendering(let delay):
+                    if delay > 0 { c.runtime?.renderer.commands.push(.delay(frames: delay)) }
+                    do { try c.runtime?.startRendering() } catch {
+                        ok = false
+                        let te = (error as? TonearmError) ?? .outputUnavailable(driver: "output", reason: "\(error)")
+                        emitted.append(.decodeErrorDidOccur(.error(te)))
+                    }
+                case .pauseRendering:
+                    c.runtime?.pauseRendering()
+                case .closeOutput:
+                    toClose = c.runtime
+                    c.runtime = nil
+                case .retainSelf:
+                    c.keepAlive = self
+                case .releaseSelf:
+                    released = c.keepAlive
+                    c.keepAlive = nil
+                case .emitFinished(let s):
+                    emitted.append(.didFinishPlaying(successfully: s))
+                case .emitInterruptionBegan:
+                    emitted.append(.interruptionBegan)
+                case .emitInterruptionEnded(let r):
+                    emitted.append(.interruptionEnded(shouldResume: r))
+                }
+            }
+            return ok
+        }
+        toClose?.close()
+        deliver(emitted)
+        _ = released  // dropped here, outside the lock: may be the last reference
+        return ok
+    }
+
+    private func renderEvent(_ e: RenderEvent) {
+        switch e {
+        case .ended(let g): handle(.reachedEnd(generation: g))
+        case .underrun: break
+        }
+    }
+
+    private func outputEvent(_ e: AudioOutputEvent) {
+        switch e {
+        case .corkRequested: handle(.interruptionBegan)
+        case .uncorkRequested: handle(.interruptionEnded(shouldResume: true))
+        case .deviceLost: handle(.outputLost)
+        case .drained, .moved: break
+        }
+    }
+
+    private func deliver(_ events: [AudioPlayerEvent]) {
+        guard !events.isEmpty else { return }
+        let d = delegate
+        for e in events {
+            broadcaster.yield(e)
+            guard let d else { continue }
+            switch e {
+            case .didFinishPlaying(let s): d.audioPlayerDidFinishPlaying(self, successfully: s)
+            case .decodeErrorDidOccur(let p): d.audioPlayerDecodeErrorDidOccur(self, error: p)
+            case .interruptionBegan: d.audioPlayerBeginInterruption(self)
+            case .interruptionEnded(let r): d.audioPlayerEndInterruption(self, shouldResume: r)
+            }
+        }
+    }
+}

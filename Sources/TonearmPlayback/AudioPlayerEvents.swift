@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import TonearmCore
+
+/// What an ``AudioPlayer`` reports, as an async sequence (``AudioPlayer/events``).
+public enum AudioPlayerEvent: Sendable, Equatable {
+    /// Playback ended: `successfully` is true when the end of the audio (after every loop) was
+    /// played, false when the output was lost or decoding failed for good.
+    case didFinishPlaying(successfully: Bool)
+    /// A problem that did not stop playback (a corrupt packet skipped, a truncated file), or one
+    /// that did (`.decodeFailed`), as `audioPlayerDecodeErrorDidOccur`.
+    case decodeErrorDidOccur(DecodeProblem)
+    /// Another stream (a phone call, another app's exclusive session) took the output; the player paused.
+    case interruptionBegan
+    /// The interruption is over; with `shouldResume` the player resumed if it had been playing.
+    case interruptionEnded(shouldResume: Bool)
+}
+
+/// A decoding problem reported by ``AudioPlayerEvent/decodeErrorDidOccur(_:)``.
+public enum DecodeProblem: Sendable, Equatable, CustomStringConvertible {
+    case warning(AudioWarning)
+    case error(TonearmError)
+
+    public var description: String {
+        switch self {
+        case .warning(let w): w.description
+        case .error(let e): e.description
+        }
+    }
+}
+
+/// For code ported from iOS: the `AVAudioPlayerDelegate` methods. Every method has a default
+/// that does nothing. They are called on the player's event thread (never the render thread),
+/// one at a time, in order. The player holds its delegate weakly.
+public protocol AudioPlayerDelegate: AnyObject, Sendable {
+    func audioPlayerDidFinishPlaying(_ player: AudioPlayer, successfully flag: Bool)
+    func audioPlayerDecodeErrorDidOccur(_ player: AudioPlayer, error: DecodeProblem)
+    func audioPlayerBeginInterruption(_ player: AudioPlayer)
+    func audioPlayerEndInterruption(_ player: AudioPlayer, shouldResume: Bool)
+}
+
+extension AudioPlayerDelegate {
+    public func audioPlayerDidFinishPlaying(_ player: AudioPlayer, successfully flag: Bool) {}
+    public func audioPlayerDecodeErrorDidOccur(_ player: AudioPlayer, error: DecodeProblem) {}
+    public func audioPlayerBeginInterruption(_ player: AudioPlayer) {}
+    public func audioPlayerEndInterruption(_ player: AudioPlayer, shouldResume: Bool) {}
+}

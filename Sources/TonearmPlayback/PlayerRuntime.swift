@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Dispatch
+import Foundation
+import Synchronization
+import TonearmCore
+import TonearmOutput
+
+/// Everything a prepared player runs: the ring, the decoder thread, the renderer, the output
+/// driver and the thread that drains the renderer's events. Built by `prepare`, torn down by
+/// `close`. Owned by one player, used under its lock.
+final class PlayerRuntime: @unchecked Sendable {
+    let ring: PCMBlockRing
+    let renderer: StreamRenderer
+    let decoder: StreamDecoder
+    let driver: any AudioOutputDriver
+    let format: AudioFormat
+    private(set) var driverStarted = false
+    private let eventThreadStop = Atomic<Bool>(false)
+    private var outputEventsTask: Task<Void, Never>?
+
+    /// Frames per ring block (about 21 ms at 48 kHz).
+    static let blockFrames = 1024
+
+    init(source: any PlaybackSource, driver: any AudioOutputDriver,
+         onWarnings: @escaping @Sendable ([AudioWarning]) -> Void,
+         onError: @escaping @Sendable (any Error) -> Void) {
+        let fmt = source.sourceFormat
+        format = fmt
+        // About 1.5 s of audio ahead, at least 8 blocks.
+        let blocks = max(8, Int(fmt.sampleRate * 1.5) / Self.blockFrames)
+        ring = PCMBlockRing(blockFrames: Self.blockFrames, channels: fmt.channelCount, blockCount: blocks)
+        let wake = DispatchSemaphore(value: 0)
+        let data = DispatchSemaphore(value: 0)
+        renderer = StreamRenderer(ring: ring, spaceSignal: wake, dataSignal: data)
+        decoder = StreamDecoder(source: source, ring: ring, wake: wake, dataSignal: data,
+                                onWarnings: onWarnings, onError: onError)
+        self.driver = driver
+    }
+
+    /// Opens the output, starts decoding and waits (at most `timeout` seconds) for the first
+    /// block, so that playback starts without an underrun.
+    func prepare(request: StreamDecoder.Request, timeout: Double = 2) throws {
+        try driver.open(format: .interleavedFloat(sampleRate: format.sampleRate, channels: format.channelCount))
+        renderer.commands.push(.switchGeneration(request.generation, startFrame: request.startFrame))
+        decoder.start(name: "tonearm.decoder")
+        decoder.schedule(request)
+        let deadline = DispatchTime.now() + timeout
+        while ring.availableBlocks == 0 {
+            if renderer.dataSignal.wait(timeout: deadline) == .timedOut { break }
+        }
+    }
+
+    /// Starts the thread that turns render events into calls of `handler` (never on the render thread).
+    func startEventPump(_ handler: @escaping @Sendable (RenderEvent) -> Void,
+                        outputEvents: @escaping @Sendable (AudioOutputEvent) -> Void) {
+        let t = Thread { [self] in
+            while !eventThreadStop.load(ordering: .acquiring) {
+                renderer.eventSignal.wait()
+                while let e = renderer.events.pop() {
+                    if eventThreadStop.load(ordering: .acquiring) { return }
+                    handler(e)
+                }
+            }
+        }
+        t.name = "tonearm.player-events"
+        t.start()
+        let stream = driver.events
+        outputEventsTask = Task.detached {
+            for await e in stream { outputEvents(e) }
+        }
+    }
+
+    func startRendering() throws {
+        renderer.commands.push(.running(true))
+        if driverStarted {
+            driver.resume()
+        } else {
+            try driver.start(source: renderer)
+            driverStarted = true
+        }
+    }
+
+    func pauseRendering() {
+        renderer.commands.push(.running(false))
+        if driverStarted { driver.pause() }
+    }
+
+    /// Stops everything. Safe to call from the event thread (it does not join it).
+    func close() {
+        driver.stop()
+        driver.close()
+        decoder.shutdown()
+        eventThreadStop.store(true, ordering: .releasing)
+        renderer.eventSignal.signal()
+        outputEventsTask?.cancel()
+    }
+}

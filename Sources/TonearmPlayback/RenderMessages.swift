@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import TonearmCore
+
+/// Messages from the control plane to a render thread. Plain values, sent through a preallocated
+/// ``SPSCQueue`` so that the render thread never locks.
+enum RenderCommand: Sendable, BitwiseCopyable {
+    /// Play blocks of `generation` from now on; drop older ones. `startFrame` is where the new
+    /// generation starts in the source (for position reporting until its first block arrives).
+    case switchGeneration(UInt64, startFrame: AudioFramePosition)
+    /// Ramp the gain to `target` over `frames` frames (0 = at once).
+    case gain(target: Float, frames: Int)
+    /// Set the stereo pan (-1 left … +1 right).
+    case pan(Float)
+    /// Render silence for `frames` frames before any audio (for `play(atTime:)`).
+    case delay(frames: Int)
+    /// Start (true) or stop (false) consuming audio; when stopped the renderer outputs silence.
+    case running(Bool)
+}
+
+/// Messages from a render thread to the control plane (fixed-size records).
+enum RenderEvent: Sendable, BitwiseCopyable {
+    /// The end-of-stream block of `generation` has been rendered.
+    case ended(generation: UInt64)
+    /// Data was late: silence was rendered where audio should have been.
+    case underrun
+}

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Dispatch
+import Foundation
+import Synchronization
+import TonearmCore
+
+/// The decoding half of a player: a thread of its own that reads a ``PlaybackSource`` ahead of
+/// playback and commits blocks to a ``PCMBlockRing`` for the render thread.
+///
+/// Threading: `schedule`, `shutdown` are called from the control plane (the owning player, under
+/// its lock). The decoder thread itself calls only the source and the ring's producer side. It
+/// sleeps on `wake` when the ring is full or the stream has ended; the render thread signals
+/// `wake` when it frees a block and the control plane when it schedules.
+final class StreamDecoder: @unchecked Sendable {
+    /// What the control plane asks the decoder to produce.
+    struct Request: Sendable {
+        var generation: UInt64
+        var startFrame: AudioFramePosition
+        /// Further passes after this one: 0 = play once, N, or -1 = forever.
+        var loops: Int
+        /// Optional end frame (exclusive) of the stream for this request.
+        var endFrame: AudioFramePosition?
+    }
+
+    private struct Shared {
+        var request: Request?
+        var shutdown = false
+    }
+
+    private let source: any PlaybackSource
+    private let ring: PCMBlockRing
+    let wake: DispatchSemaphore
+    private let dataSignal: DispatchSemaphore
+    private let shared = Mutex(Shared())
+    private let onWarnings: @Sendable ([AudioWarning]) -> Void
+    private let onError: @Sendable (any Error) -> Void
+    private var thread: Thread?
+    private let exited = DispatchSemaphore(value: 0)
+
+    init(source: any PlaybackSource, ring: PCMBlockRing, wake: DispatchSemaphore, dataSignal: DispatchSemaphore,
+         onWarnings: @escaping @Sendable ([AudioWarning]) -> Void,
+         onError: @escaping @Sendable (any Error) -> Void) {
+        self.source = source
+        self.ring = ring
+        self.wake = wake
+        self.dataSignal = dataSignal
+        self.onWarnings = onWarnings
+        self.onError = onError
+    }
+
+    /// Starts the decoder thread. Control plane, once.
+    func start(name: String) {
+        let t = Thread { [self] in self.loop() }
+        t.name = name
+        t.qualityOfService = .userInitiated
+        thread = t
+        t.start()
+    }
+
+    /// Asks for `request` to be decoded from now on (replacing any earlier one). Control plane.
+    func schedule(_ request: Request) {
+        shared.withLock { $0.request = request }
+        wake.signal()
+    }
+
+    /// Stops the thread and waits for it to exit. Control plane. Idempotent.
+    func shutdown() {
+        let wasRunning = shared.withLock { s -> Bool in
+            let r = !s.shutdown
+            s.shutdown = true
+            return r
+        }
+        guard wasRunning, thread != nil else { return }
+        wake.signal()
+        exited.wait()
+    }
+
+    // MARK: Decoder thread
+
+    private func loop() {
+        var producing: UInt64 = .max
+        var position: AudioFramePosition = 0
+        var loopsLeft = 0
+        var endFrame: AudioFramePosition? = nil
+        var startFrame: AudioFramePosition = 0
+        var finished = true
+        let length = source.frameLength
+        let blockFrames = ring.blockFrames
+        let ch = ring.channels
+        while true {
+            let (request, stop) = shared.withLock { ($0.request, $0.shutdown) }
+            if stop { break }
+            if let r = request, r.generation != producing {
+                producing = r.generation
+                startFrame = min(max(0, r.startFrame), length)
+                position = startFrame
+                loopsLeft = r.loops
+                endFrame = r.endFrame
+                finished = false
+                do { try source.seek(toFrame: position) } catch {
+                    onError(error)
+                    finished = true
+                    commitEnd(generation: producing, at: position)
+                    continue
+                }
+            }
+            if finished {
+                wake.wait()
+                continue
+            }
+            guard let block = ring.writableBlock() else {
+                _ = wake.wait(timeout: .now() + .milliseconds(500))
+                continue
+            }
+            // Fill one block, looping back to the start as many times as asked.
+            var filled = 0
+            var reachedEnd = false
+            var blockStart = position
+            while filled < blockFrames {
+                var want = blockFrames - filled
+                if let e = endFrame { want = Int(min(AudioFramePosition(want), max(0, e - position))) }
+                var got = 0
+                if want > 0 {
+                    do { got = try source.readInterleaved(into: block + filled * ch, frameCount: want) } catch {
+                        onError(error)
+                        got = 0
+                    }
+                }
+                filled += got
+                position += AudioFramePosition(got)
+                if got > 0 { continue }
+                // End of this pass.
+                if loopsLeft != 0 {
+                    if loopsLeft > 0 { loopsLeft -= 1 }
+                    if filled > 0 {
+                        // Publish what we have; the next block starts at the loop point.
+                        break
+                    }
+                    do { try source.seek(toFrame: 0) } catch { onError(error) }
+                    position = 0
+                    blockStart = 0
+                    if length == 0 { reachedEnd = true; break }
+                    continue
+                }
+                reachedEnd = true
+                break
+            }
+            let reachedLoopPoint = !reachedEnd && filled < blockFrames
+            ring.commit(PCMBlockInfo(generation: producing, sourceFrame: blockStart, frameCount: filled,
+                                     endOfStream: reachedEnd))
+            dataSignal.signal()
+            if reachedLoopPoint {
+                do { try source.seek(toFrame: 0) } catch { onError(error) }
+                position = 0
+            }
+            if reachedEnd { finished = true }
+            let warnings = source.takeWarnings()
+            if !warnings.isEmpty { onWarnings(warnings) }
+        }
+        exited.signal()
+    }
+
+    private func commitEnd(generation: UInt64, at position: AudioFramePosition) {
+        while ring.writableBlock() == nil {
+            if shared.withLock({ $0.shutdown }) { return }
+            _ = wake.wait(timeout: .now() + .milliseconds(100))
+        }
+        ring.commit(PCMBlockInfo(generation: generation, sourceFrame: position, frameCount: 0, endOfStream: true))
+        dataSignal.signal()
+    }
+}

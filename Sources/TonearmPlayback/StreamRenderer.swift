@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Dispatch
+import Synchronization
+import TonearmCore
+import TonearmOutput
+
+/// Peak and mean-square levels of one render call, first eight channels (for metering).
+struct MeterSnapshot: Sendable, BitwiseCopyable {
+    static let maxChannels = 8
+    var peak: (Float, Float, Float, Float, Float, Float, Float, Float) = (0, 0, 0, 0, 0, 0, 0, 0)
+    var meanSquare: (Float, Float, Float, Float, Float, Float, Float, Float) = (0, 0, 0, 0, 0, 0, 0, 0)
+    var frames: Int = 0
+}
+
+/// The realtime half of a player: it pulls blocks of decoded audio out of a ``PCMBlockRing``,
+/// applies gain (with ramps for fades) and pan, and writes the output. It is the
+/// ``AudioRenderSource`` an output driver calls.
+///
+/// Threading: `render` runs on the driver's render thread. It allocates nothing, takes no lock
+/// and never waits when timing is `.realtime` (with `.offline` timing it waits for the decoder).
+/// The control plane talks to it only through `commands` (one producer: the owning player, under
+/// its own lock) and reads `events`, `meters` and the atomic counters.
+final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
+    let ring: PCMBlockRing
+    let channels: Int
+    let commands = SPSCQueue<RenderCommand>(capacity: 128)
+    let events = SPSCQueue<RenderEvent>(capacity: 512)
+    let meters = SPSCQueue<MeterSnapshot>(capacity: 64)
+    /// Signalled after events are posted (the player's event thread waits on it).
+    let eventSignal = DispatchSemaphore(value: 0)
+    /// Signalled after a block is released (the decoder thread waits on it for space).
+    let spaceSignal: DispatchSemaphore
+    /// Signalled by the decoder after a block is committed (offline rendering waits on it).
+    let dataSignal: DispatchSemaphore
+
+    let meteringEnabled = Atomic<Bool>(false)
+    /// Source frame just after the last frame rendered, and the generation it belongs to.
+    let positionFrame = Atomic<Int64>(0)
+    let positionGeneration = Atomic<UInt64>(0)
+    /// Frames written to the output since creation (audio and silence).
+    let framesRendered = Atomic<Int64>(0)
+    let underruns = Atomic<Int>(0)
+
+    // Render-thread state.
+    private var generation: UInt64 = 0
+    private var running = false
+    private var ended = false
+    private var awaitingFirstBlock = true
+    private var gain: Float = 1
+    private var gainTarget: Float = 1
+    private var gainStep: Float = 0
+    private var rampLeft = 0
+    private var panLeft: Float = 1
+    private var panRight: Float = 1
+    private var delayLeft = 0
+
+    init(ring: PCMBlockRing, spaceSignal: DispatchSemaphore, dataSignal: DispatchSemaphore) {
+        self.ring = ring
+        self.channels = ring.channels
+        self.spaceSignal = spaceSignal
+        self.dataSignal = dataSignal
+    }
+
+    private func post(_ e: RenderEvent) {
+        events.push(e)
+        eventSignal.signal()
+    }
+
+    private func applyCommands() {
+        while let c = commands.pop() {
+            switch c {
+            case .switchGeneration(let g, let start):
+                generation = g
+                ended = false
+                awaitingFirstBlock = true
+                positionFrame.store(start, ordering: .relaxed)
+                positionGeneration.store(g, ordering: .releasing)
+            case .gain(let target, let frames):
+                gainTarget = target
+                if frames <= 0 {
+                    gain = target
+                    rampLeft = 0
+                } else {
+                    rampLeft = frames
+                    gainStep = (target - gain) / Float(frames)
+                }
+            case .pan(let p):
+                let pan = max(-1, min(1, p))
+                panLeft = pan > 0 ? 1 - pan : 1
+                panRight = pan < 0 ? 1 + pan : 1
+            case .delay(let frames):
+                delayLeft = max(0, frames)
+            case .running(let r):
+                running = r
+            }
+        }
+    }
+
+    func render(into buffer: UnsafeMutablePointer<Float>, frameCount: Int, timing: RenderTiming) -> RenderResult {
+        applyCommands()
+        let ch = channels
+        var written = 0
+        var audioFrames = 0
+        if !running || ended {
+            buffer.update(repeating: 0, count: frameCount * ch)
+            framesRendered.add(Int64(frameCount), ordering: .relaxed)
+            return RenderResult(framesRendered: 0, ended: ended)
+        }
+        if delayLeft > 0 {
+            let n = min(delayLeft, frameCount)
+            buffer.update(repeating: 0, count: n * ch)
+            delayLeft -= n
+            written = n
+        }
+        var snapshot = MeterSnapshot()
+        let metering = meteringEnabled.load(ordering: .relaxed)
+        while written < frameCount {
+            ring.dropBlocks(olderThan: generation)
+            guard let block = ring.readableBlock() else {
+                if timing == .offline {
+                    _ = dataSignal.wait(timeout: .now() + .milliseconds(200))
+                    continue
+                }
+                if !awaitingFirstBlock { underruns.add(1, ordering: .relaxed); post(.underrun) }
+                break
+            }
+            if block.info.generation > generation {
+                // Data for a generation whose switch command has not arrived yet: wait for it.
+                break
+            }
+            awaitingFirstBlock = false
+            let n = min(block.remaining, frameCount - written)
+            if n > 0 {
+                copy(from: block.samples, to: buffer + written * ch, frames: n,
+                     metering: metering, snapshot: &snapshot)
+                positionFrame.store(block.info.sourceFrame + Int64(block.offset + n), ordering: .relaxed)
+                written += n
+                audioFrames += n
+            }
+            let drained = n >= block.remaining
+            if drained && block.info.endOfStream {
+                ring.release()
+                spaceSignal.signal()
+                ended = true
+                post(.ended(generation: generation))
+                break
+            }
+            if drained {
+                ring.release()
+                spaceSignal.signal()
+            } else {
+                ring.consume(n)
+            }
+        }
+        if written < frameCount {
+            (buffer + written * ch).update(repeating: 0, count: (frameCount - written) * ch)
+        }
+        if metering && snapshot.frames > 0 { meters.push(snapshot) }
+        framesRendered.add(Int64(frameCount), ordering: .relaxed)
+        return RenderResult(framesRendered: audioFrames, ended: ended)
+    }
+
+    /// Copies `frames` interleaved frames applying gain ramp and pan; accumulates meter values.
+    private func copy(from src: UnsafePointer<Float>, to dst: UnsafeMutablePointer<Float>, frames: Int,
+                      metering: Bool, snapshot: inout MeterSnapshot) {
+        let ch = channels
+        let stereo = ch == 2
+        var i = 0
+        while i < frames {
+            // Constant-gain run: until the ramp ends or the block ends.
+            let run: Int
+            let g: Float
+            if rampLeft > 0 {
+                run = 1
+                gain += gainStep
+                rampLeft -= 1
+                if rampLeft == 0 { gain = gainTarget }
+                g = gain
+            } else {
+                run = frames - i
+                g = gain
+            }
+            let base = i * ch
+            if stereo {
+                let gl = g * panLeft, gr = g * panRight
+                for f in 0..<run {
+                    let o = base + f * 2
+                    dst[o] = src[o] * gl
+                    dst[o + 1] = src[o + 1] * gr
+                }
+            } else {
+                for s in base..<(base + run * ch) { dst[s] = src[s] * g }
+            }
+            i += run
+        }
+        if metering { accumulateMeters(dst, frames: frames, snapshot: &snapshot) }
+    }
+
+    private func accumulateMeters(_ p: UnsafePointer<Float>, frames: Int, snapshot: inout MeterSnapshot) {
+        let ch = channels
+        let metered = min(ch, MeterSnapshot.maxChannels)
+        withUnsafeMutableBytes(of: &snapshot.peak) { peakRaw in
+            withUnsafeMutableBytes(of: &snapshot.meanSquare) { msRaw in
+                let peaks = peakRaw.bindMemory(to: Float.self)
+                let ms = msRaw.bindMemory(to: Float.self)
+                let total = Float(snapshot.frames + frames)
+                for c in 0..<metered {
+                    var pk = peaks[c]
+                    var sum: Float = 0
+                    var idx = c
+                    for _ in 0..<frames {
+                        let v = p[idx]
+                        let a = abs(v)
+                        if a > pk { pk = a }
+                        sum += v * v
+                        idx += ch
+                    }
+                    peaks[c] = pk
+                    ms[c] = (ms[c] * Float(snapshot.frames) + sum) / total
+                }
+            }
+        }
+        snapshot.frames += frames
+    }
+}

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Dispatch
+import Testing
+import TonearmCore
+import TonearmOutput
+@testable import TonearmPlayback
+
+/// The decoder thread → block ring → renderer path, driven offline by the test itself acting as
+/// the output's render thread.
+@Suite struct RenderPathTests {
+    final class Rig: @unchecked Sendable {
+        let source: RampSource
+        let ring: PCMBlockRing
+        let renderer: StreamRenderer
+        let decoder: StreamDecoder
+        init(frames: AudioFramePosition, channels: Int = 2, blockCount: Int = 8) {
+            source = RampSource(frames: frames, channels: channels)
+            ring = PCMBlockRing(blockFrames: 1024, channels: channels, blockCount: blockCount)
+            let wake = DispatchSemaphore(value: 0), data = DispatchSemaphore(value: 0)
+            renderer = StreamRenderer(ring: ring, spaceSignal: wake, dataSignal: data)
+            decoder = StreamDecoder(source: source, ring: ring, wake: wake, dataSignal: data,
+                                    onWarnings: { _ in }, onError: { _ in })
+            decoder.start(name: "test.decoder")
+        }
+        func start(generation: UInt64, at frame: AudioFramePosition, loops: Int = 0) {
+            renderer.commands.push(.switchGeneration(generation, startFrame: frame))
+            renderer.commands.push(.running(true))
+            decoder.schedule(.init(generation: generation, startFrame: frame, loops: loops, endFrame: nil))
+        }
+        /// Renders offline until the end (or `limit` frames); returns the interleaved audio.
+        func renderAll(period: Int = 700, limit: Int = 10_000_000) -> [Float] {
+            let ch = ring.channels
+            var out: [Float] = []
+            let buf = UnsafeMutablePointer<Float>.allocate(capacity: period * ch)
+            defer { buf.deallocate() }
+            while out.count / ch < limit {
+                let r = renderer.render(into: buf, frameCount: period, timing: .offline)
+                out.append(contentsOf: UnsafeBufferPointer(start: buf, count: r.framesRendered * ch))
+                if r.ended { break }
+            }
+            return out
+        }
+        deinit { decoder.shutdown() }
+    }
+
+    static func expected(from start: AudioFramePosition, count: Int, channels: Int) -> [Float] {
+        var e: [Float] = []
+        e.reserveCapacity(count * channels)
+        for f in 0..<count {
+            for c in 0..<channels { e.append(RampSource.value(frame: start + AudioFramePosition(f), channel: c)) }
+        }
+        return e
+    }
+
+    @Test func everyFrameArrivesOnceInOrder() {
+        let rig = Rig(frames: 100_000)
+        rig.start(generation: 1, at: 0)
+        let out = rig.renderAll()
+        #expect(out.count == 200_000)
+        #expect(out == Self.expected(from: 0, count: 100_000, channels: 2))
+        #expect(rig.renderer.positionFrame.load(ordering: .relaxed) == 100_000)
+        var endedEvents = 0
+        while let e = rig.renderer.events.pop() { if case .ended(let g) = e, g == 1 { endedEvents += 1 } }
+        #expect(endedEvents == 1)
+    }
+
+    @Test func startingMidStreamIsSampleExact() {
+        let rig = Rig(frames: 50_000, channels: 3)
+        rig.start(generation: 1, at: 12_345)
+        let out = rig.renderAll()
+        #expect(out == Self.expected(from: 12_345, count: 50_000 - 12_345, channels: 3))
+    }
+
+    @Test func loopsAreSeamless() {
+        let rig = Rig(frames: 3000, channels: 1)
+        rig.start(generation: 1, at: 0, loops: 2)
+        let out = rig.renderAll()
+        let pass = Self.expected(from: 0, count: 3000, channels: 1)
+        #expect(out == pass + pass + pass)
+    }
+
+    @Test func aSeekDropsStaleAudioAndItsEnd() {
+        let rig = Rig(frames: 200_000, channels: 2, blockCount: 16)
+        rig.start(generation: 1, at: 0)
+        let ch = 2
+        let buf = UnsafeMutablePointer<Float>.allocate(capacity: 512 * ch)
+        defer { buf.deallocate() }
+        _ = rig.renderer.render(into: buf, frameCount: 512, timing: .offline)
+        // The ring now holds blocks of generation 1 ahead of playback; switch to generation 2.
+        rig.start(generation: 2, at: 150_000)
+        let out = rig.renderAll()
+        #expect(out == Self.expected(from: 150_000, count: 50_000, channels: 2))
+        var ends: [UInt64] = []
+        while let e = rig.renderer.events.pop() { if case .ended(let g) = e { ends.append(g) } }
+        #expect(ends == [2])
+    }
+
+    @Test func gainRampAndPanApply() {
+        let rig = Rig(frames: 4096, channels: 2)
+        rig.renderer.commands.push(.gain(target: 0.5, frames: 0))
+        rig.renderer.commands.push(.pan(1))  // hard right: left silent
+        rig.start(generation: 1, at: 0)
+        let out = rig.renderAll()
+        let e = Self.expected(from: 0, count: 4096, channels: 2)
+        #expect(out.count == e.count)
+        for i in stride(from: 0, to: e.count, by: 2) {
+            #expect(out[i] == 0)
+            #expect(out[i + 1] == e[i + 1] * 0.5)
+        }
+    }
+
+    @Test func realtimeRenderWithNoDataIsSilenceAndCountsUnderrun() {
+        let ring = PCMBlockRing(blockFrames: 256, channels: 2, blockCount: 4)
+        let r = StreamRenderer(ring: ring, spaceSignal: DispatchSemaphore(value: 0), dataSignal: DispatchSemaphore(value: 0))
+        r.commands.push(.switchGeneration(1, startFrame: 0))
+        r.commands.push(.running(true))
+        let buf = UnsafeMutablePointer<Float>.allocate(capacity: 512)
+        defer { buf.deallocate() }
+        buf.update(repeating: 9, count: 512)
+        // Before the first block, silence is not an underrun (the stream has not started).
+        var res = r.render(into: buf, frameCount: 256, timing: .realtime)
+        #expect(res.framesRendered == 0 && !res.ended)
+        #expect((0..<512).allSatisfy { buf[$0] == 0 })
+        #expect(r.underruns.load(ordering: .relaxed) == 0)
+        // One block arrives, is played, then data is late: an underrun is counted.
+        let w = ring.writableBlock()!
+        w.update(repeating: 0.25, count: 512)
+        ring.commit(PCMBlockInfo(generation: 1, sourceFrame: 0, frameCount: 256, endOfStream: false))
+        res = r.render(into: buf, frameCount: 256, timing: .realtime)
+        #expect(res.framesRendered == 256)
+        res = r.render(into: buf, frameCount: 256, timing: .realtime)
+        #expect(res.framesRendered == 0)
+        #expect(r.underruns.load(ordering: .relaxed) == 1)
+    }
+}
