@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import ArgumentParser
+
+@main
+struct TonearmCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tonearm",
+        abstract: "A music player for Linux: plays files, folders and playlists through PulseAudio/PipeWire.",
+        version: "0.1.0",
+        subcommands: [PlayCommand.self, InfoCommand.self],
+        defaultSubcommand: nil
+    )
+}

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import TonearmCore
+import TonearmCodecs
+import TonearmOutput
+
+extension AudioPlayer {
+    /// Creates a player for the audio file at `url` (any format FFmpeg decodes).
+    /// - Parameter output: makes the output driver when the player is prepared; by default
+    ///   ``OutputSelection/automatic`` (PulseAudio when a server answers, else the silent null output).
+    /// - Throws: ``TonearmError`` naming the file and what is wrong with it.
+    public convenience init(contentsOf url: URL,
+                            output: @escaping @Sendable () throws -> any AudioOutputDriver = AudioPlayer.defaultOutput) throws {
+        let file = try AudioFile(forReading: url)
+        self.init(source: file, url: url, data: nil, output: output)
+    }
+
+    /// Creates a player for an ``AudioFile`` already opened (its tags and format can then be
+    /// shown before playing). The player takes the file over: do not read from it afterwards.
+    public convenience init(file: AudioFile,
+                            output: @escaping @Sendable () throws -> any AudioOutputDriver = AudioPlayer.defaultOutput) {
+        self.init(source: file, url: file.url, data: nil, output: output)
+    }
+
+    /// Creates a player for encoded audio held in memory (a whole file's bytes).
+    /// - Throws: ``TonearmError`` when the bytes are not playable audio.
+    public convenience init(data: Data,
+                            output: @escaping @Sendable () throws -> any AudioOutputDriver = AudioPlayer.defaultOutput) throws {
+        let file = try AudioFile(data: [UInt8](data), nameHint: nil)
+        self.init(source: file, url: nil, data: data, output: output)
+    }
+
+    /// The output used when none is given: PulseAudio/PipeWire when a server answers, otherwise
+    /// the real-time null output.
+    ///
+    /// The server is probed once per process, the first time a player needs it; the choice (and
+    /// the notice to show when nothing will be heard) is ``automaticOutput``.
+    public static let defaultOutput: @Sendable () throws -> any AudioOutputDriver = {
+        automaticOutput.selection.makeDriver()
+    }
+
+    /// The output chosen for players created without one (see ``defaultOutput``).
+    public static var automaticOutput: OutputSelection.AutomaticChoice { AutomaticOutputProbe.choice }
+
+}
+
+/// Probes for a sound server once, on first use (an immutable, lazily initialised value).
+private enum AutomaticOutputProbe {
+    static let choice = OutputSelection.automatic()
+}
+
+extension AudioFile: PlaybackSource {
+    public var sourceFormat: AudioFormat { processingFormat }
+    public var frameLength: AudioFramePosition { length }
+}
