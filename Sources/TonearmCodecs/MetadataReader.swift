@@ -70,11 +70,22 @@ public enum MetadataReader {
 
         var apeCovers: [(key: String, data: [UInt8])] = []
         if let path, let file = TagFileReader(path: path) {
+            let v1 = ID3v1Tag.read(file)
+            if let v1 {
+                // FFmpeg reads ID3v1 itself when there is no ID3v2; such values rank below APE.
+                tags.remove(key: "title", ifValue: v1.title)
+                tags.remove(key: "artist", ifValue: v1.artist)
+                tags.remove(key: "album", ifValue: v1.album)
+                tags.remove(key: "date", ifValue: v1.year)
+                tags.remove(key: "comment", ifValue: v1.comment)
+                tags.remove(key: "track", ifValue: v1.track.map(String.init))
+                tags.remove(key: "genre", ifValue: v1.genre)
+            }
             if let ape = APETag.read(file) {
                 for (k, v) in ape.items { tags.add(key: k, value: v) }
                 apeCovers = ape.covers
             }
-            if let v1 = ID3v1Tag.read(file) {
+            if let v1 {
                 tags.add(key: "title", value: v1.title)
                 tags.add(key: "artist", value: v1.artist)
                 tags.add(key: "album", value: v1.album)
@@ -322,6 +333,12 @@ struct TagSet {
         guard let value, !value.trimmingWhitespace().isEmpty else { return }
         let k = key.lowercased()
         if values[k] == nil { values[k] = value }
+    }
+
+    /// Removes `key` if its value is `value` (nil `value`: does nothing).
+    mutating func remove(key: String, ifValue value: String?) {
+        guard let value, values[key] == value else { return }
+        values[key] = nil
     }
 
     /// The first non-empty value among `keys` (lower-case), whitespace-trimmed.

@@ -23,15 +23,16 @@ import Glibc
 ///      (À–ÿ except × ÷) standing alone between ASCII bytes scores +2 — that is how accents
 ///      appear in "Beyoncé", "Motörhead", "Sigur Rós". Two high bytes in a row score +0.5
 ///      each; letters in runs of three or more, and symbols (¤ ¨ ´ » …) next to other high
-///      bytes, score −1; C1 bytes −1 (cp1252 punctuation) or −3 (unassigned).
+///      bytes or glued to an ASCII letter, score −1; C1 bytes −1 (cp1252 punctuation) or −3
+///      (unassigned).
 ///    - **GBK/GB18030** and **Big5 (CP950)**: the bytes must decode without error (iconv);
 ///      then each double-byte character is scored by the region its bytes fall in: frequently
 ///      used hanzi (GB2312 level 1, lead B0–D7; Big5 level 1, lead A4–C6) +2, less frequent hanzi
 ///      +1, CJK punctuation/full-width forms +1, kana +0.5, GBK extension areas 0, symbol
 ///      extension areas −1, user-defined/reserved areas and GB18030 four-byte sequences −3.
-///      A character whose trail byte is an ASCII letter, or whose lead byte follows an ASCII
-///      letter, loses 1 per case — Chinese text rarely glues hanzi to Latin letters, whereas
-///      a Latin-1 word like "Ágætis" read as Big5 does exactly that.
+///      A character directly preceded or directly followed by an ASCII letter loses 1 per side —
+///      Chinese text rarely glues hanzi to Latin letters, whereas a Latin-1 word like "Ágætis"
+///      or "Ärzte" read as Big5 does exactly that.
 ///    A CJK reading must score above zero *and* above the Latin-1 reading to be chosen.
 ///
 /// Real Latin-1 text usually fails the CJK readings outright (an accented letter followed by a
@@ -144,7 +145,9 @@ public enum TagText {
                 } else if letter {
                     score += run == 1 ? 2 : (run == 2 ? 0.5 : -1)
                 } else {
-                    score += run == 1 ? 0 : -1
+                    // A lone symbol (© ½ ¿ «) is fine between spaces or digits, not glued to letters.
+                    let glued = (k > 0 && isASCIILetter(b[k - 1])) || (k + 1 < b.count && isASCIILetter(b[k + 1]))
+                    score += run == 1 && !glued ? 0 : -1
                 }
             }
             i = j
@@ -173,8 +176,8 @@ public enum TagText {
             }
             guard let s = classify(lead, trail) else { return nil }
             score += s
-            if isASCIILetter(trail) { score -= 1 }
             if i > 0, isASCIILetter(b[i - 1]) { score -= 1 }
+            if i + 2 < b.count, isASCIILetter(b[i + 2]) { score -= 1 }
             i += 2
         }
         return score
