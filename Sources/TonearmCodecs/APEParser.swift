@@ -19,7 +19,7 @@ struct APETag {
     private static let maxItems = 4096
 
     /// Reads the APE tag ending at the end of the file or just before its ID3v1 tag.
-    static func read(_ file: borrowing TagFileReader) -> APETag? {
+    static func read(_ file: some TagByteSource) -> APETag? {
         var ends = [file.size]
         if file.size >= 128, let t = file.read(at: file.size - 128, count: 3), t == Array("TAG".utf8) {
             ends.insert(file.size - 128, at: 0)

@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Glibc
 
-/// Random-access reads of a local file, for the tag blocks FFmpeg does not read itself
-/// (ID3v1 when an ID3v2 tag is present, APEv2 in MP3). Read-only; the descriptor is closed
-/// when the reader goes out of scope.
-struct TagFileReader: ~Copyable {
+/// Random access to the bytes of a file or of an in-memory copy of one, for the tag blocks
+/// FFmpeg does not read itself (ID3v1 when an ID3v2 tag is present, APEv2 in MP3).
+protocol TagByteSource {
+    /// The size in bytes.
+    var size: Int { get }
+    /// Exactly `count` bytes at `offset`, or nil if the range is outside or reading fails.
+    func read(at offset: Int, count: Int) -> [UInt8]?
+}
+
+/// A local file opened read-only; the descriptor is closed when the reader is released.
+final class TagFileReader: TagByteSource {
     private let fd: Int32
-    /// The file size in bytes.
     let size: Int
 
     /// Opens `path` for reading; nil if it cannot be opened or is not a regular file.
@@ -21,7 +27,6 @@ struct TagFileReader: ~Copyable {
 
     deinit { Glibc.close(fd) }
 
-    /// Exactly `count` bytes at `offset`, or nil if the range is outside the file or reading fails.
     func read(at offset: Int, count: Int) -> [UInt8]? {
         guard offset >= 0, count >= 0, offset + count <= size else { return nil }
         if count == 0 { return [] }
@@ -36,6 +41,16 @@ struct TagFileReader: ~Copyable {
             done += n
         }
         return buf
+    }
+}
+
+/// In-memory file bytes.
+struct TagMemorySource: TagByteSource {
+    let bytes: [UInt8]
+    var size: Int { bytes.count }
+    func read(at offset: Int, count: Int) -> [UInt8]? {
+        guard offset >= 0, count >= 0, offset + count <= size else { return nil }
+        return Array(bytes[offset..<(offset + count)])
     }
 }
 
@@ -83,7 +98,7 @@ struct ID3v1Tag: Equatable {
     }
 
     /// Reads the ID3v1 tag at the end of the file, if there is one.
-    static func read(_ file: borrowing TagFileReader) -> ID3v1Tag? {
+    static func read(_ file: some TagByteSource) -> ID3v1Tag? {
         guard file.size >= 128, let block = file.read(at: file.size - 128, count: 128) else { return nil }
         return ID3v1Tag(block: block)
     }

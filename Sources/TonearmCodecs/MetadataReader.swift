@@ -55,11 +55,21 @@ public enum MetadataReader {
         return read(formatContext: fc, audioStreamIndex: audio, path: path)
     }
 
+    /// The tags of an input `AudioFile` has opened: as `read(formatContext:audioStreamIndex:path:data:)`
+    /// with the best audio stream. `data` is the file's bytes when it was opened from memory
+    /// (then `path`, only a name hint, is not read).
+    static func read(formatContext fc: UnsafeMutablePointer<AVFormatContext>, path: String?,
+                     data: [UInt8]?) -> AudioMetadata {
+        let audio = av_find_best_stream(fc, AVMEDIA_TYPE_AUDIO, -1, -1, nil, 0)
+        return read(formatContext: fc, audioStreamIndex: audio, path: data == nil ? path : nil, data: data)
+    }
+
     /// Reads the tags of an opened input (`avformat_open_input` done; stream info optional).
-    /// Does not seek or read packets through FFmpeg; with a `path`, reads the end of that file
-    /// directly for APEv2/ID3v1. `audioStreamIndex` may be negative (no stream tags then).
+    /// Does no I/O through FFmpeg (its read position is untouched). With `data` (the whole file
+    /// in memory) or else a `path`, reads the end of the file directly for APEv2/ID3v1.
+    /// `audioStreamIndex` may be negative (no stream tags then).
     static func read(formatContext fc: UnsafeMutablePointer<AVFormatContext>, audioStreamIndex: Int32,
-                     path: String?) -> AudioMetadata {
+                     path: String?, data: [UInt8]? = nil) -> AudioMetadata {
         var tags = TagSet()
         tags.add(dictionary: fc.pointee.metadata)
         let streamCount = Int(fc.pointee.nb_streams)
@@ -69,7 +79,9 @@ public enum MetadataReader {
         }
 
         var apeCovers: [(key: String, data: [UInt8])] = []
-        if let path, let file = TagFileReader(path: path) {
+        let source: (any TagByteSource)? = if let data { TagMemorySource(bytes: data) }
+            else if let path { TagFileReader(path: path) } else { nil }
+        if let file = source {
             let v1 = ID3v1Tag.read(file)
             if let v1 {
                 // FFmpeg reads ID3v1 itself when there is no ID3v2; such values rank below APE.

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import CFFmpeg
 import Foundation
 import Testing
 @testable import TonearmCodecs
@@ -359,5 +360,26 @@ private typealias F = TagFixtures
         let png = dir.file("cover.png")
         try F.coverPNG(png)
         #expect(throws: TonearmError.noAudioTrack(path: png)) { try MetadataReader.readMetadata(path: png) }
+    }
+}
+
+/// The entry point `AudioFile` calls for an input opened from memory: tag blocks at the end of
+/// the file are read from the bytes, not from the name hint.
+@Suite struct MetadataInMemoryTests {
+    @Test func readsAPEAndID3v1FromData() throws {
+        let dir = try TempDir("meta")
+        defer { dir.remove() }
+        let out = dir.file("mem.mp3")
+        try F.plainMP3(out)
+        try F.wrap(out, suffix: F.apev2([("Title", Array("From APE".utf8), false)])
+                   + F.id3v1(title: Array("v1".utf8), artist: try F.encode("周杰伦", "GBK")))
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: out)))
+        var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
+        #expect(avformat_open_input(&ctx, out, nil, nil) >= 0)
+        defer { avformat_close_input(&ctx) }
+        let fc = try #require(ctx)
+        let m = MetadataReader.read(formatContext: fc, path: "/nonexistent/name-hint.mp3", data: bytes)
+        #expect(m.title == "From APE")
+        #expect(m.artist == "周杰伦")
     }
 }
