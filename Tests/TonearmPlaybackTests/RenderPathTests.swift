@@ -132,4 +132,27 @@ import TonearmOutput
         #expect(res.framesRendered == 0)
         #expect(r.underruns.load(ordering: .relaxed) == 1)
     }
+
+    @Test func metersMeasurePeakAndMeanSquarePerChannel() {
+        let ring = PCMBlockRing(blockFrames: 480, channels: 2, blockCount: 4)
+        let r = StreamRenderer(ring: ring, spaceSignal: DispatchSemaphore(value: 0), dataSignal: DispatchSemaphore(value: 0))
+        r.meteringEnabled.store(true, ordering: .relaxed)
+        r.commands.push(.switchGeneration(1, startFrame: 0))
+        r.commands.push(.running(true))
+        let w = ring.writableBlock()!
+        for f in 0..<480 {
+            w[f * 2] = 0.5 * sin(2 * .pi * 1000 * Float(f) / 48000)  // left: sine, amplitude 0.5
+            w[f * 2 + 1] = 0.25                                      // right: constant 0.25
+        }
+        ring.commit(PCMBlockInfo(generation: 1, sourceFrame: 0, frameCount: 480, endOfStream: true))
+        let buf = UnsafeMutablePointer<Float>.allocate(capacity: 960)
+        defer { buf.deallocate() }
+        _ = r.render(into: buf, frameCount: 480, timing: .realtime)
+        var s = r.meters.pop()!
+        #expect(s.frames == 480)
+        #expect(abs(s.peak.0 - 0.5) < 1e-3 && s.peak.1 == 0.25)
+        #expect(abs(s.meanSquare.0 - 0.125) < 1e-3)   // sine: A²/2
+        #expect(abs(s.meanSquare.1 - 0.0625) < 1e-6)
+        _ = withUnsafeMutableBytes(of: &s) { _ in 0 }
+    }
 }

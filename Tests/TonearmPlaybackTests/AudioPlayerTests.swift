@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TonearmCodecs
+import TonearmCore
+import TonearmOutput
+@testable import TonearmPlayback
+import TonearmTestSupport
+
+/// `AudioPlayer` end to end through real outputs: the file output (exact samples) and a private
+/// PulseAudio server (what is heard, interruptions).
+@Suite(.serialized) struct AudioPlayerTests {
+    let dir: TempDir
+    init() throws { dir = try TempDir("player") }
+
+    func decodeAll(_ path: String) throws -> [[Float]] {
+        let f = try AudioFile(path: path)
+        let buf = AudioPCMBuffer(format: f.processingFormat, frameCapacity: Int(f.length))!
+        try f.read(into: buf)
+        return buf.channelArrays()
+    }
+
+    /// Plays `player` to its end and returns its events.
+    func playToEnd(_ player: AudioPlayer) async throws -> [AudioPlayerEvent] {
+        let events = player.events
+        #expect(player.play())
+        var seen: [AudioPlayerEvent] = []
+        _ = try await waitForEvent(events, "didFinishPlaying") { e in
+            if case .didFinishPlaying = e { return true }
+            return false
+        }
+        seen.append(.didFinishPlaying(successfully: true))
+        return seen
+    }
+
+    @Test func playsAFileToTheFileOutputSampleForSample() async throws {
+        let src = dir.file("tone.flac")
+        try Fixtures.tone(path: src, codecArgs: ["-c:a", "flac"], seconds: 1.5, rate: 44100)
+        let out = dir.file("out.wav")
+        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: src), output: { FileOutput(path: out) })
+        #expect(player.duration == 1.5)
+        let events = player.events
+        #expect(player.play())
+        let e = try await waitForEvent(events) { if case .didFinishPlaying = $0 { true } else { false } }
+        #expect(e == .didFinishPlaying(successfully: true))
+        #expect(!player.isPlaying)
+        #expect(player.currentTime == 0)
+        let wav = try readWAV(out)
+        #expect(wav.sampleRate == 44100)
+        #expect(wav.channels == (try decodeAll(src)))
+    }
+
+    @Test func loopsRepeatSeamlessly() async throws {
+        let src = dir.file("loop.wav")
+        try Fixtures.tone(path: src, codecArgs: ["-c:a", "pcm_f32le"], seconds: 0.3, rate: 48000, channels: 1, freq: 1000)
+        let out = dir.file("loops.wav")
+        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: src), output: { FileOutput(path: out) })
+        player.numberOfLoops = 2
+        let events = player.events
+        player.play()
+        _ = try await waitForEvent(events) { $0 == .didFinishPlaying(successfully: true) }
+        let one = try decodeAll(src)[0]
+        #expect(try readWAV(out).channels[0] == one + one + one)
+    }
+
+    @Test func seekBeforePlayStartsAtTheExactFrame() async throws {
+        let src = dir.file("seek.mp3")
+        try Fixtures.tone(path: src, codecArgs: ["-c:a", "libmp3lame", "-b:a", "128k"], seconds: 2, rate: 48000)
+        let out = dir.file("seek.wav")
+        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: src), output: { FileOutput(path: out) })
+        player.currentTime = 0.75
+        #expect(player.currentFrame == 36000)
+        let events = player.events
+        player.play()
+        _ = try await waitForEvent(events) { $0 == .didFinishPlaying(successfully: true) }
+        let all = try decodeAll(src)
+        let wav = try readWAV(out)
+        #expect(wav.channels == all.map { Array($0[36000...]) })
+    }
+
+    @Test func stopKeepsTheTimeAndPlayResumesFromIt() async throws {
+        let src = dir.file("gen.wav")
+        try Fixtures.tone(path: src, codecArgs: ["-c:a", "pcm_s16le"], seconds: 1, rate: 48000)
+        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: src), output: { NullOutput(untimed: false) })
+        player.currentTime = 0.5
+        #expect(player.prepareToPlay())
+        player.stop()
+        #expect(abs(player.currentTime - 0.5) < 1e-9)
+    }
+
+    @Test func aTemporaryPlayerKeepsItselfAliveUntilItFinishes() async throws {
+        let out = dir.file("temp.wav")
+        weak var weakPlayer: AudioPlayer?
+        let events: AsyncStream<AudioPlayerEvent>
+        do {
+            let p = AudioPlayer(source: RampSource(frames: 48000), output: { FileOutput(path: out) })
+            events = p.events
+            weakPlayer = p
+            p.play()
+        }
+        // Nobody holds the player now, yet it plays to the end: the events stream delivers the
+        // finish and then ends, which happens only when the player is released.
+        let all = try await collectUntilFinished(events)
+        #expect(all.contains(.didFinishPlaying(successfully: true)))
+        #expect(weakPlayer == nil)
+        #expect(try readWAV(out).frameCount == 48000)
+    }
+
+    @Test func volumeAndPanShapeTheOutput() async throws {
+        let out = dir.file("vol.wav")
+        let p = AudioPlayer(source: RampSource(frames: 20000), output: { FileOutput(path: out) })
+        p.volume = 0.5
+        p.pan = -1
+        let events = p.events
+        p.play()
+        _ = try await waitForEvent(events) { $0 == .didFinishPlaying(successfully: true) }
+        let wav = try readWAV(out)
+        // After the 5 ms anti-click ramp the gain is exactly 0.5 on the left, 0 on the right.
+        for f in stride(from: 1000, to: 20000, by: 997) {
+            #expect(wav.channels[0][f] == RampSource.value(frame: Int64(f), channel: 0) * 0.5)
+            #expect(wav.channels[1][f] == 0)
+        }
+    }
+
+    @Test func badFilesThrowTypedErrors() throws {
+        #expect(throws: TonearmError.fileNotFound(path: dir.file("missing.flac"))) {
+            try AudioPlayer(contentsOf: URL(fileURLWithPath: dir.file("missing.flac")), output: { NullOutput() })
+        }
+        let text = dir.file("notes.mp3")
+        try "just some text\n".write(toFile: text, atomically: true, encoding: .utf8)
+        do {
+            _ = try AudioPlayer(contentsOf: URL(fileURLWithPath: text), output: { NullOutput() })
+            Issue.record("a text file was accepted")
+        } catch let e as TonearmError {
+            #expect(e.path == text)
+        }
+    }
+
+    @Test func anUnopenableOutputMakesPlayReturnFalseWithAnError() async throws {
+        let p = AudioPlayer(source: RampSource(frames: 1000), output: { FileOutput(path: "/nonexistent-dir/x.wav") })
+        let events = p.events
+        #expect(!p.play())
+        let e = try await waitForEvent(events) { if case .decodeErrorDidOccur = $0 { true } else { false } }
+        #expect("\(e)".contains("/nonexistent-dir/x.wav"))
+        #expect(!p.isPlaying)
+    }
+
+    @Test func meteringReportsTheLevelInDecibels() {
+        #expect(abs(AudioPlayer.decibels(amplitude: 0.5) + 6.0206) < 1e-3)
+        #expect(AudioPlayer.decibels(power: 0) == -160)
+        #expect(abs(AudioPlayer.decibels(power: 0.125) - Float(10 * log10(0.125))) < 1e-5)
+    }
+}

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import TonearmPlayback
+
+struct TimedOut: Error, CustomStringConvertible {
+    var what: String
+    var description: String { "timed out waiting for \(what)" }
+}
+
+/// Waits for the first event of `stream` that `match` accepts; throws after `timeout` seconds.
+func waitForEvent<E: Sendable>(_ stream: AsyncStream<E>, timeout: Double = 20, _ what: String = "event",
+                               where match: @escaping @Sendable (E) -> Bool) async throws -> E {
+    try await withThrowingTaskGroup(of: E?.self) { group in
+        group.addTask {
+            for await e in stream where match(e) { return e }
+            return nil
+        }
+        group.addTask {
+            try await Task.sleep(for: .seconds(timeout))  // a deadline, not synchronisation
+            throw TimedOut(what: what)
+        }
+        guard let first = try await group.next(), let e = first else {
+            group.cancelAll()
+            throw TimedOut(what: "\(what) (stream ended)")
+        }
+        group.cancelAll()
+        return e
+    }
+}
+
+/// Collects events of `stream` until it finishes or `timeout` passes.
+func collectUntilFinished<E: Sendable>(_ stream: AsyncStream<E>, timeout: Double = 20) async throws -> [E] {
+    try await withThrowingTaskGroup(of: [E].self) { group in
+        group.addTask {
+            var all: [E] = []
+            for await e in stream { all.append(e) }
+            return all
+        }
+        group.addTask {
+            try await Task.sleep(for: .seconds(timeout))
+            throw TimedOut(what: "the stream to finish")
+        }
+        let r = try await group.next()!
+        group.cancelAll()
+        return r
+    }
+}
