@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Dispatch
+import Foundation
 import Testing
 import TonearmCore
 import TonearmOutput
@@ -148,11 +149,10 @@ import TonearmOutput
         let buf = UnsafeMutablePointer<Float>.allocate(capacity: 960)
         defer { buf.deallocate() }
         _ = r.render(into: buf, frameCount: 480, timing: .realtime)
-        var s = r.meters.pop()!
+        let s = r.meters.pop()!
         #expect(s.frames == 480)
         #expect(abs(s.peak.0 - 0.5) < 1e-3 && s.peak.1 == 0.25)
         #expect(abs(s.meanSquare.0 - 0.125) < 1e-3)   // sine: A²/2
         #expect(abs(s.meanSquare.1 - 0.0625) < 1e-6)
-        _ = withUnsafeMutableBytes(of: &s) { _ in 0 }
     }
 }
