@@ -15,10 +15,13 @@ import Glibc
 /// that has at least one scalar ≥ U+0080 (so it round-trips to the original bytes), or bytes that
 /// are not valid UTF-8. Everything else is returned unchanged.
 ///
-/// 1. **UTF-8.** If the bytes are valid UTF-8 (and decode to no C1 control characters) they are
-///    UTF-8: Latin-1 prose essentially never forms valid multi-byte UTF-8 sequences, so this
-///    catches UTF-8 written into a "Latin-1" frame (and double-encoded text).
-/// 2. Otherwise three readings are scored and the highest wins, Latin-1 winning ties:
+/// Up to four readings are scored and the highest wins; ties go to UTF-8, then Latin-1:
+///    - **UTF-8**, if the bytes are valid UTF-8 without C1 controls: Latin-1 prose essentially
+///      never forms valid multi-byte sequences, so this catches UTF-8 written into a "Latin-1"
+///      frame (and double-encoded text); it always beats the Latin-1 reading. Short GBK
+///      strings, however, are often valid UTF-8 by accident ("状态" is D7B4 CCAC = "״̬"), so
+///      the decoded text is scored for plausibility (see `scoreUTF8`): coherent letters of one
+///      script score about +1 per byte, combining marks, IPA and other oddities −2 each.
 ///    - **Latin-1** (Windows-1252 where C1 bytes are its punctuation): an accented letter
 ///      (À–ÿ except × ÷) standing alone between ASCII bytes scores +2 — that is how accents
 ///      appear in "Beyoncé", "Motörhead", "Sigur Rós". Two high bytes in a row score +0.5
@@ -33,20 +36,28 @@ import Glibc
 ///      A character directly preceded or directly followed by an ASCII letter loses 1 per side —
 ///      Chinese text rarely glues hanzi to Latin letters, whereas a Latin-1 word like "Ágætis"
 ///      or "Ärzte" read as Big5 does exactly that.
-///    A CJK reading must score above zero *and* above the Latin-1 reading to be chosen.
+///    A CJK reading must score above zero, above the Latin-1 reading and above the UTF-8
+///    reading to be chosen. The one known ambiguity: a string that is both valid UTF-8 and
+///    valid GBK with equal scores (two Cyrillic letters such as "Сд" versus "小写") stays UTF-8.
 ///
 /// Real Latin-1 text usually fails the CJK readings outright (an accented letter followed by a
 /// space, punctuation or the end of the string is not a valid double-byte character), and when
 /// it does decode, the isolated-letter bonus and the letter-adjacency penalty keep it Latin-1.
 /// GBK text read as Latin-1, by contrast, is long runs of high bytes full of symbols.
 public enum TagText {
-    /// The text of tag bytes in an unknown charset: UTF-8 when valid (then repaired with
-    /// `repair(_:)` if it looks like Latin-1 mojibake), otherwise the best of GBK, Big5 and
-    /// Latin-1 per the heuristic above. Never fails; the result never contains U+FFFD unless the
-    /// input did.
+    /// The text of tag bytes in an unknown charset: the best of UTF-8, GBK, Big5 and Latin-1
+    /// per the heuristic above (valid UTF-8 that stays within U+00FF is then checked with
+    /// `repair(_:)`). Never fails; the result never contains U+FFFD unless the input did.
+    /// Known limit: a single Cyrillic/Greek/Hebrew letter in UTF-8 whose two bytes are also a
+    /// frequent GBK hanzi ("и" = D0 B8 = "懈") is read as GBK.
     public static func decode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
         let array = Array(bytes)
-        if let s = String(validating: array, as: UTF8.self) { return repair(s) }
+        if !array.contains(where: { $0 >= 0x80 }) { return String(decoding: array, as: UTF8.self) }
+        // Valid UTF-8 within U+00FF: the Latin-1 repair question. Beyond it: UTF-8 is scored
+        // against GBK/Big5, since short GBK strings are often valid UTF-8 by accident.
+        if let s = String(validating: array, as: UTF8.self), s.unicodeScalars.allSatisfy({ $0.value <= 0xFF }) {
+            return repair(s)
+        }
         return detect(array)
     }
 
@@ -93,23 +104,74 @@ public enum TagText {
     // MARK: - Detection
 
     private static func detect(_ bytes: [UInt8], latin1: String? = nil) -> String {
-        if let u = String(validating: bytes, as: UTF8.self),
-           !u.unicodeScalars.contains(where: { (0x80...0x9F).contains($0.value) }) {
-            return u
-        }
-        let latinScore = scoreLatin1(bytes)
+        var utf8 = String(validating: bytes, as: UTF8.self)
+        if let u = utf8, u.unicodeScalars.contains(where: { (0x80...0x9F).contains($0.value) }) { utf8 = nil }
+        // A CJK reading must beat zero, the Latin-1 reading and (if valid) the UTF-8 reading.
+        var floor = max(0, scoreLatin1(bytes))
+        if let u = utf8 { floor = max(floor, scoreUTF8(u)) }
         var best: (score: Double, text: String)? = nil
-        if let s = scoreDoubleByte(bytes, gb18030: true, classify: classifyGBK), s > 0, s > latinScore,
+        if let s = scoreDoubleByte(bytes, gb18030: true, classify: classifyGBK), s > floor,
            let t = convert(bytes, from: "GB18030") {
             best = (s, t)
         }
-        if let s = scoreDoubleByte(bytes, gb18030: false, classify: classifyBig5), s > 0, s > latinScore,
+        if let s = scoreDoubleByte(bytes, gb18030: false, classify: classifyBig5), s > floor,
            s > (best?.score ?? -.infinity),
            let t = convert(bytes, from: "CP950") ?? convert(bytes, from: "BIG5") {
             best = (s, t)
         }
         if let best { return best.text }
+        if let utf8 { return utf8 }
         return latin1Text(bytes, known: latin1)
+    }
+
+    private enum ScriptClass: Equatable { case latin, greek, cyrillic, hebrew, arabic, symbol, wide, odd }
+
+    private static func scriptClass(_ v: UInt32) -> ScriptClass {
+        switch v {
+        case 0xC0...0x17F where v != 0xD7 && v != 0xF7: .latin
+        case 0x386...0x3CE: .greek
+        case 0x400...0x45F: .cyrillic
+        case 0x5D0...0x5EA: .hebrew
+        case 0x621...0x64A: .arabic
+        case 0xA0...0xBF, 0xD7, 0xF7: .symbol
+        case 0x800...: .wide
+        default: .odd
+        }
+    }
+
+    /// Plausibility of valid UTF-8 text (same scale as the other readings: about +1 per byte
+    /// for ordinary text). Latin letters next to other letters +2 (alone +1); Greek, Cyrillic,
+    /// Hebrew, Arabic letters +2 when the string has two or more of that script (one alone
+    /// +1.5); characters from three-byte sequences (CJK…) +3, private use −3; symbols 0;
+    /// a modifier letter next to an ASCII letter +1; anything else in U+0080–U+07FF (combining
+    /// marks, IPA, other modifier letters, Armenian…) −2.
+    /// GBK bytes that happen to be valid UTF-8 mostly decode to those odd characters.
+    private static func scoreUTF8(_ u: String) -> Double {
+        let scalars = Array(u.unicodeScalars)
+        let classes = scalars.map { $0.value < 0x80 ? ScriptClass.symbol : scriptClass($0.value) }
+        func asciiLetter(_ i: Int) -> Bool {
+            i >= 0 && i < scalars.count && scalars[i].value < 0x80 && isASCIILetter(UInt8(scalars[i].value))
+        }
+        var score = 0.0
+        for (i, s) in scalars.enumerated() where s.value >= 0x80 {
+            switch classes[i] {
+            case .latin:
+                let near = asciiLetter(i - 1) || asciiLetter(i + 1)
+                    || (i > 0 && classes[i - 1] == .latin && scalars[i - 1].value >= 0x80)
+                    || (i + 1 < scalars.count && classes[i + 1] == .latin)
+                score += near ? 2 : 1
+            case .greek, .cyrillic, .hebrew, .arabic:
+                let c = classes[i]
+                score += classes.lazy.filter { $0 == c }.count >= 2 ? 2 : 1.5
+            case .symbol: break
+            case .wide: score += (0xE000...0xF8FF).contains(s.value) ? -3 : 3
+            case .odd:
+                // Modifier letters (ʻ ˈ ː) do occur inside Latin words ("ʻOkina").
+                let modifier = (0x2B0...0x2FF).contains(s.value) && (asciiLetter(i - 1) || asciiLetter(i + 1))
+                score += modifier ? 1 : -2
+            }
+        }
+        return score
     }
 
     /// Latin-1, except that C1 bytes are read as Windows-1252 (curly quotes, dashes, €) when

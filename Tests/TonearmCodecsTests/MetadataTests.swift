@@ -39,6 +39,16 @@ private typealias F = TagFixtures
         #expect(TagText.decode(try F.encode(text, "ISO-8859-1")) == text)
     }
 
+    /// GBK strings that are also valid UTF-8 by accident, and real UTF-8 that is also valid GBK.
+    @Test func utf8VersusGBKAmbiguity() throws {
+        for text in ["状态", "什么", "停止", "签页", "拼", "目", "谢", "注"] {
+            #expect(TagText.decode(try F.encode(text, "GBK")) == text)
+        }
+        for text in ["Привет", "да е", "Ελλάδα", "שלום", "Zażółć gęślą", "Café", "ʻOkina"] {
+            #expect(TagText.decode(Array(text.utf8)) == text)
+        }
+    }
+
     @Test func utf8InLatin1FrameAndWindows1252() throws {
         let utf8 = Array("Sigur Rós – 周杰伦".utf8)
         let mojibake = String(String.UnicodeScalarView(utf8.map { Unicode.Scalar($0) }))
