@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import CFFmpeg
+import Foundation
+import TonearmCore
+
+/// An audio file (or the audio track of a video) opened for reading: the counterpart of
+/// `AVAudioFile`. Any container and codec FFmpeg decodes is accepted; audio is handed out as
+/// Float32 at the file's own sample rate and channel count (``processingFormat``), with encoder
+/// delay and padding removed, so ``length`` is exactly the number of frames the encoder was given.
+///
+/// Seeking is sample-accurate for every format (VBR MP3 included): after `framePosition = n`, the
+/// next read returns exactly the samples a straight read from the start returns at frame `n`.
+///
+/// Errors: opening throws ``TonearmError`` naming the file (`fileNotFound`, `notReadable`,
+/// `isDirectory`, `emptyFile`, `notMediaFile`, `noAudioTrack`, `unsupportedCodec`,
+/// `decodeFailed`). A file whose content does not match its extension opens, with an
+/// ``AudioWarning/extensionMismatch(path:extension:actualFormat:)`` in ``warnings``. Corrupt or
+/// truncated data never throws from a read: bad packets are skipped and reported through
+/// ``takeWarnings()``; reads throw only when decoding cannot go on at all.
+///
+/// Threading: every method may be called from any thread; an internal lock serialises them (a
+/// playback decoder thread owns the file while playing; others may still ask for its position).
+/// ``takeWarnings()`` never waits for a read in progress.
+public final class AudioFile: @unchecked Sendable {
+    /// The file's URL (`file://`); for in-memory data, a URL made from the name hint.
+    public let url: URL
+    /// The path used in messages (the name hint, or `<memory>`, for in-memory data).
+    public let path: String
+    /// What the file stores: container, codec, rate, channels, bit depth, bit rate, layout.
+    public let fileFormat: SourceFormat
+    /// The format reads deliver: Float32, non-interleaved, the file's own rate and channels.
+    public let processingFormat: AudioFormat
+    /// Frames in the file, exactly (after removing encoder delay and padding).
+    public let length: AudioFramePosition
+    /// Problems found when opening that did not stop it (extension mismatch, truncation).
+    public let warnings: [AudioWarning]
+    /// Tags and cover art.
+    public internal(set) var metadata = AudioMetadata()
+
+    /// The in-memory bytes, for ``init(data:nameHint:)``.
+    internal let data: [UInt8]?
+    private let decoder: FFmpegDecoder
+    private let lock = NSLock()
+
+    /// The opened demuxer (for the metadata reader). Use only while holding no expectations of
+    /// its read position: reading packets from it disturbs decoding.
+    internal var formatContext: UnsafeMutablePointer<AVFormatContext> { decoder.fmt! }
+
+    /// Seconds of audio: `length / sampleRate`.
+    public var duration: Double { Double(length) / processingFormat.sampleRate }
+
+    /// The frame the next read starts at. Setting it seeks (sample-accurately); a failed seek
+    /// leaves the position unspecified and is reported by the next read. Use ``seek(toFrame:)``
+    /// to get the error.
+    public var framePosition: AudioFramePosition {
+        get { lock.lock(); defer { lock.unlock() }; return decoder.pos }
+        set { try? seek(toFrame: newValue) }
+    }
+
+    /// Opens the file at a `file://` URL.
+    public convenience init(forReading url: URL) throws(TonearmError) {
+        guard url.isFileURL else { throw .invalidURL(url.absoluteString) }
+        try self.init(path: url.path)
+    }
+
+    /// Opens the file at `path`.
+    public init(path: String) throws(TonearmError) {
+        tonearm_av_log_quiet()
+        self.path = path
+        url = URL(fileURLWithPath: path)
+        data = nil
+        try Self.checkFile(path)
+        var ctx: UnsafeMutablePointer<AVFormatContext>?
+        let r = avformat_open_input(&ctx, path, nil, nil)
+        if r < 0 {
+            if r == tonearm_averror(EACCES) { throw .notReadable(path: path, reason: "permission denied") }
+            throw .notMediaFile(path: path, detail: FFmpegDecoder.errorString(r))
+        }
+        decoder = try Self.makeDecoder(ctx!, name: path, memoryIO: nil)
+        (fileFormat, processingFormat, length) = Self.describe(decoder, path: path)
+        warnings = Self.extensionCheck(path: path, decoder: decoder) + decoder.takeWarnings()
+        metadata = MetadataReader.read(formatContext: formatContext, path: path, data: nil)  // METADATA HOOK
+    }
+
+    /// Opens audio held in memory (decoded through a custom AVIOContext). `nameHint` names it in
+    /// messages and its extension is checked against the content.
+    public init(data: [UInt8], nameHint: String? = nil) throws(TonearmError) {
+        tonearm_av_log_quiet()
+        let name = nameHint ?? "<memory>"
+        path = name
+        url = URL(fileURLWithPath: name)
+        self.data = data
+        if data.isEmpty { throw .emptyFile(path: name) }
+        guard let io = MemoryIO(bytes: data), var ctx = avformat_alloc_context() else {
+            throw .decodeFailed(path: name, detail: "out of memory")
+        }
+        ctx.pointee.pb = io.context
+        ctx.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        var opt: UnsafeMutablePointer<AVFormatContext>? = ctx
+        let r = avformat_open_input(&opt, name, nil, nil)
+        if r < 0 { throw .notMediaFile(path: name, detail: FFmpegDecoder.errorString(r)) }
+        ctx = opt!
+        decoder = try Self.makeDecoder(ctx, name: name, memoryIO: io)
+        (fileFormat, processingFormat, length) = Self.describe(decoder, path: name)
+        warnings = (nameHint == nil ? [] : Self.extensionCheck(path: name, decoder: decoder)) + decoder.takeWarnings()
+        metadata = MetadataReader.read(formatContext: formatContext, path: path, data: data)  // METADATA HOOK
+    }
+
+    // MARK: Reading
+
+    /// Moves the read position to `frame` (0...length), sample-accurately.
+    /// Throws `invalidArgument` for a frame outside the file, `decodeFailed` if the stream cannot be positioned.
+    public func seek(toFrame frame: AudioFramePosition) throws(TonearmError) {
+        guard frame >= 0 && frame <= length else {
+            throw .invalidArgument("\(path): frame \(frame) is outside 0...\(length)")
+        }
+        lock.lock(); defer { lock.unlock() }
+        try decoder.seek(to: frame)
+    }
+
+    /// Reads frames into `buffer` from ``framePosition``: up to `frameCount` (or the buffer's
+    /// capacity), sets `buffer.frameLength` to the frames read (0 at the end of the file) and
+    /// advances the position. Throws `invalidArgument` when the buffer's channel count differs
+    /// from the file's, `decodeFailed` when decoding cannot go on.
+    public func read(into buffer: AudioPCMBuffer, frameCount: AudioFrameCount? = nil) throws(TonearmError) {
+        guard buffer.channelCount == processingFormat.channelCount else {
+            throw .invalidArgument("\(path): buffer has \(buffer.channelCount) channels, the file \(processingFormat.channelCount)")
+        }
+        let want = min(frameCount ?? buffer.frameCapacity, buffer.frameCapacity)
+        lock.lock(); defer { lock.unlock() }
+        buffer.frameLength = try decoder.read(into: buffer.floatChannelData, offset: 0, count: max(0, want))
+    }
+
+    /// Reads up to `frameCount` frames as interleaved Float32 into `buffer` (which must hold
+    /// `frameCount * channelCount` floats); returns frames read, 0 at the end. Allocates nothing
+    /// in the steady state: the playback decoder thread calls it.
+    public func readInterleaved(into buffer: UnsafeMutablePointer<Float>, frameCount: Int) throws(TonearmError) -> Int {
+        lock.lock(); defer { lock.unlock() }
+        return try decoder.readInterleaved(into: buffer, count: max(0, frameCount))
+    }
+
+    /// Warnings found while decoding (corrupt packets skipped, truncation) since the last call.
+    public func takeWarnings() -> [AudioWarning] { decoder.takeWarnings() }
+
+    // MARK: Opening helpers
+
+    private static func checkFile(_ path: String) throws(TonearmError) {
+        var st = stat()
+        if stat(path, &st) != 0 {
+            if errno == EACCES { throw .notReadable(path: path, reason: String(cString: strerror(errno))) }
+            throw .fileNotFound(path: path)
+        }
+        if (st.st_mode & S_IFMT) == S_IFDIR { throw .isDirectory(path: path) }
+        if access(path, R_OK) != 0 { throw .notReadable(path: path, reason: String(cString: strerror(errno))) }
+        let fd = open(path, O_RDONLY)
+        if fd < 0 { throw .notReadable(path: path, reason: String(cString: strerror(errno))) }
+        close(fd)
+        if (st.st_mode & S_IFMT) == S_IFREG && st.st_size == 0 { throw .emptyFile(path: path) }
+    }
+
+    private static func makeDecoder(_ ctx: UnsafeMutablePointer<AVFormatContext>, name: String,
+                                    memoryIO: MemoryIO?) throws(TonearmError) -> FFmpegDecoder {
+        var ctx: UnsafeMutablePointer<AVFormatContext>? = ctx
+        let formatName = String(cString: ctx!.pointee.iformat.pointee.name)
+        if formatName == "tty" {
+            avformat_close_input(&ctx)
+            throw .notMediaFile(path: name, detail: "text, not audio or video")
+        }
+        let r = avformat_find_stream_info(ctx, nil)
+        if r < 0 {
+            avformat_close_input(&ctx)
+            throw .notMediaFile(path: name, detail: FFmpegDecoder.errorString(r))
+        }
+        // The decoder owns the context from here and closes it on failure.
+        return try FFmpegDecoder(name: name, fmt: ctx!, memoryIO: memoryIO)
+    }
+
+    private static func describe(_ d: FFmpegDecoder, path: String) -> (SourceFormat, AudioFormat, AudioFramePosition) {
+        let fmt = d.fmt!
+        let par = d.stream.pointee.codecpar!
+        let formatName = String(cString: fmt.pointee.iformat.pointee.name)
+        var layout = par.pointee.ch_layout
+        var buf = [CChar](repeating: 0, count: 128)
+        let described = av_channel_layout_describe(&layout, &buf, 128) >= 0 ? stringFromCBuffer(buf) : "\(d.channels) channels"
+        let codecName = String(cString: avcodec_get_name(d.codecID))
+        let lossless = codecName.hasPrefix("pcm_") || ["flac", "alac", "wavpack", "tta", "ape", "mlp", "truehd"].contains(codecName)
+        var bits: Int?
+        if lossless {
+            let raw = Int(par.pointee.bits_per_raw_sample), coded = Int(par.pointee.bits_per_coded_sample)
+            bits = raw > 0 ? raw : coded > 0 ? coded : nil
+        }
+        var rate = Int(par.pointee.bit_rate)
+        if rate <= 0 && fmt.pointee.nb_streams == 1 { rate = Int(fmt.pointee.bit_rate) }
+        let source = SourceFormat(
+            containerName: containerName(formatName, fmt: fmt, path: path), formatName: formatName,
+            codecName: codecName, sampleRate: Int(d.sampleRate), channelCount: d.channels,
+            bitsPerSample: bits, bitRate: rate > 0 ? rate : nil, channelLayout: described)
+        return (source, .standard(sampleRate: Double(d.sampleRate), channels: d.channels), d.length)
+    }
+
+    /// A readable name for FFmpeg's demuxer name.
+    static func containerName(_ name: String, fmt: UnsafeMutablePointer<AVFormatContext>, path: String) -> String {
+        let ext = (path as NSString).pathExtension.lowercased()
+        switch name {
+        case "wav": return "WAV"
+        case "w64": return "Wave64"
+        case "mp3": return "MP3"
+        case "flac": return "FLAC"
+        case "ogg": return "Ogg"
+        case "aac": return "ADTS"
+        case "caf": return "CAF"
+        case "aiff": return "AIFF"
+        case "matroska,webm":
+            if let e = av_dict_get(fmt.pointee.metadata, "DOCTYPE", nil, 0), String(cString: e.pointee.value) == "webm" { return "WebM" }
+            return ext == "webm" ? "WebM" : "Matroska"
+        case let n where n.hasPrefix("mov,"):
+            if let e = av_dict_get(fmt.pointee.metadata, "major_brand", nil, 0) {
+                let brand = String(cString: e.pointee.value).trimmingCharacters(in: .whitespaces)
+                if brand == "qt" { return "QuickTime" }
+                if brand.hasPrefix("M4A") { return "M4A" }
+            }
+            return "MP4"
+        default:
+            return name.split(separator: ",").first.map { $0.uppercased() } ?? name
+        }
+    }
+
+    /// Extensions that name a media format: the ones we check against the content.
+    private static let knownExtensions: [String: [String]] = [
+        "wav": ["wav"], "wave": ["wav"], "w64": ["w64"], "rf64": ["wav"], "mp3": ["mp3"], "flac": ["flac"],
+        "ogg": ["ogg"], "oga": ["ogg"], "opus": ["ogg"], "m4a": ["mov"], "m4b": ["mov"], "mp4": ["mov"],
+        "m4v": ["mov"], "mov": ["mov"], "aac": ["aac", "mov"], "caf": ["caf"], "aif": ["aiff"], "aiff": ["aiff"],
+        "aifc": ["aiff"], "mkv": ["matroska"], "mka": ["matroska"], "webm": ["matroska"], "wma": ["asf"],
+        "wv": ["wv"], "ape": ["ape"], "ac3": ["ac3"], "dts": ["dts"], "mp2": ["mp3"], "amr": ["amr"],
+    ]
+
+    private static func extensionCheck(path: String, decoder: FFmpegDecoder) -> [AudioWarning] {
+        let ext = (path as NSString).pathExtension.lowercased()
+        guard let expected = knownExtensions[ext], let fmt = decoder.fmt else { return [] }
+        let name = String(cString: fmt.pointee.iformat.pointee.name)
+        let demuxerFamily = name.split(separator: ",").first.map(String.init) ?? name
+        if expected.contains(where: { demuxerFamily.hasPrefix($0) }) { return [] }
+        let actual = containerName(name, fmt: fmt, path: "")
+        return [.extensionMismatch(path: path, extension: ext, actualFormat: actual)]
+    }
+}

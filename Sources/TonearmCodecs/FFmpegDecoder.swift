@@ -1,0 +1,640 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import CFFmpeg
+import Foundation
+import TonearmCore
+
+/// The FFmpeg state behind one ``AudioFile``: demuxer, decoder, the sample timeline and the
+/// trimming, seeking and conversion logic. Not thread-safe: `AudioFile` serialises every call.
+///
+/// Timeline: every decoded frame gets a timestamp in samples. Position 0 is the first sample a
+/// straight decode from the start yields (after the encoder delay the decoder removes), and
+/// `length` is where a straight decode ends (after padding; capped by the container's own
+/// duration, which cuts AAC end padding in MP4). Two ways to get exact timestamps:
+/// - *trusted* containers (PCM in any container, FLAC with a known length, MP4/MOV): the
+///   demuxer's timestamps are exact after a seek, so its seeks are used directly;
+/// - all others (MP3, ADTS, Ogg, Matroska/WebM, …): the file is scanned once at open (demux only,
+///   no decoding) into a packet index: byte position, exact sample timestamp from the summed packet
+///   durations, and the skip/discard side data. Every packet read later gets its timestamp and
+///   side data from the index, so decoding after a seek behaves exactly as a straight decode.
+final class FFmpegDecoder {
+    let name: String
+    var fmt: UnsafeMutablePointer<AVFormatContext>?
+    var codecCtx: UnsafeMutablePointer<AVCodecContext>?
+    let stream: UnsafeMutablePointer<AVStream>
+    let streamIndex: Int32
+    let packet: UnsafeMutablePointer<AVPacket>
+    let frame: UnsafeMutablePointer<AVFrame>
+    let memoryIO: MemoryIO?
+    let sampleRate: Int32
+    let channels: Int
+    let codecID: AVCodecID
+    let timeBase: AVRational
+
+    // Packet index (indexed mode only).
+    let indexed: Bool
+    private var ixPos: [Int64] = []
+    private var ixTs: [Int64] = []
+    private var ixDpts: [Int64] = []
+    private var ixSize: [Int32] = []
+    private var ixHash: [UInt32] = []
+    private var ixSide: [Int: (skip: UInt32, discard: UInt32)] = [:]
+    private let byteSeek: Bool
+
+    // Timeline.
+    private(set) var startTs: Int64 = 0
+    private(set) var length: Int64 = .max
+    private(set) var headerFrames: Int64?
+    private var firstDts: Int64 = 0
+
+    // Reading state.
+    private(set) var pos: Int64 = 0
+    private var pending: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    private var pendingCapacity = 0
+    private var pendingStart = 0
+    private var pendingCount = 0
+    private var inputEOF = false
+    private var decoderEOF = false
+    private var nextPacket = 0 // indexed mode: index of the next audio packet; -1 = to identify
+    private var packetCounter = 0
+    private var consecutiveErrors = 0
+    private var checkOvershoot = false
+    private var overshot = false
+    private var reportedTruncation = false
+
+    // Warnings, read from any thread.
+    private let warningLock = NSLock()
+    private var warningList: [AudioWarning] = []
+
+    private static let nopts = tonearm_av_nopts_value()
+    private static let eagain = tonearm_averror_eagain()
+    private static let eof = tonearm_averror_eof()
+
+    // MARK: Opening
+
+    init(name: String, fmt: UnsafeMutablePointer<AVFormatContext>, memoryIO: MemoryIO?) throws(TonearmError) {
+        self.name = name
+        self.fmt = fmt
+        self.memoryIO = memoryIO
+        packet = av_packet_alloc()
+        frame = av_frame_alloc()
+        pending = .allocate(capacity: 64)
+
+        var decoder: UnsafePointer<AVCodec>?
+        let best = av_find_best_stream(fmt, AVMEDIA_TYPE_AUDIO, -1, -1, &decoder, 0)
+        if best < 0 {
+            // Choose the first audio stream even without a decoder, to name its codec.
+            var audio: Int32 = -1
+            for i in 0..<Int(fmt.pointee.nb_streams) where fmt.pointee.streams[i]!.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO {
+                audio = Int32(i); break
+            }
+            streamIndex = audio
+        } else {
+            streamIndex = best
+        }
+        guard streamIndex >= 0 else {
+            stream = fmt.pointee.streams[0]!
+            sampleRate = 0; channels = 0; codecID = AV_CODEC_ID_NONE; timeBase = AVRational(num: 1, den: 1)
+            indexed = false; byteSeek = false
+            throw .noAudioTrack(path: name)
+        }
+        stream = fmt.pointee.streams[Int(streamIndex)]!
+        let par = stream.pointee.codecpar!
+        codecID = par.pointee.codec_id
+        sampleRate = par.pointee.sample_rate
+        channels = Int(par.pointee.ch_layout.nb_channels)
+        timeBase = stream.pointee.time_base
+        let formatName = String(cString: fmt.pointee.iformat.pointee.name)
+        let codecName = String(cString: avcodec_get_name(codecID))
+
+        let isPCM = codecName.hasPrefix("pcm_")
+        let trusted = (isPCM && stream.pointee.duration > 0)
+            || (codecID == AV_CODEC_ID_FLAC && stream.pointee.duration > 0 && formatName == "flac")
+            || formatName.hasPrefix("mov,")
+            || (formatName == "caf" && stream.pointee.duration > 0)
+        indexed = !trusted
+        byteSeek = ["mp3", "aac", "ac3", "eac3", "mp2", "dts"].contains(formatName)
+            && (fmt.pointee.iformat.pointee.flags & AVFMT_NO_BYTE_SEEK) == 0
+
+        // Prefer FFmpeg's float AAC decoder (the one the ffmpeg command uses) over aac_fixed.
+        if codecID == AV_CODEC_ID_AAC, let floatAAC = avcodec_find_decoder_by_name("aac") { decoder = floatAAC }
+        guard let codec = decoder ?? avcodec_find_decoder(codecID) else {
+            throw .unsupportedCodec(path: name, codec: codecName)
+        }
+        guard sampleRate > 0, (1...64).contains(channels) else {
+            throw .decodeFailed(path: name, detail: "invalid audio parameters (\(sampleRate) Hz, \(channels) channels)")
+        }
+        codecCtx = avcodec_alloc_context3(codec)
+        guard let cc = codecCtx, avcodec_parameters_to_context(cc, par) >= 0 else {
+            throw .decodeFailed(path: name, detail: "cannot configure the \(codecName) decoder")
+        }
+        cc.pointee.pkt_timebase = indexed ? AVRational(num: 1, den: sampleRate) : timeBase
+        cc.pointee.thread_count = 1
+        let openResult = avcodec_open2(cc, codec, nil)
+        if openResult < 0 {
+            throw .unsupportedCodec(path: name, codec: "\(codecName) (\(Self.errorString(openResult)))")
+        }
+        // Discard the other streams at the demuxer level.
+        for i in 0..<Int(fmt.pointee.nb_streams) where i != Int(streamIndex) {
+            fmt.pointee.streams[i]!.pointee.discard = AVDISCARD_ALL
+        }
+        if stream.pointee.duration > 0 {
+            headerFrames = av_rescale_q(stream.pointee.duration, timeBase, AVRational(num: 1, den: sampleRate))
+        }
+
+        if indexed {
+            try scan()
+        } else {
+            // The first audio packet's timestamp, to rewind to it exactly.
+            firstDts = Int64.min
+            while av_read_frame(fmt, packet) >= 0 {
+                defer { av_packet_unref(packet) }
+                if packet.pointee.stream_index == streamIndex {
+                    firstDts = packet.pointee.dts != Self.nopts ? packet.pointee.dts : packet.pointee.pts
+                    break
+                }
+            }
+            if firstDts == Self.nopts || firstDts == Int64.min { firstDts = stream.pointee.start_time != Self.nopts ? stream.pointee.start_time : 0 }
+        }
+        try establishTimeline()
+    }
+
+    deinit {
+        if codecCtx != nil { avcodec_free_context(&codecCtx) }
+        var p: UnsafeMutablePointer<AVPacket>? = packet
+        av_packet_free(&p)
+        var f: UnsafeMutablePointer<AVFrame>? = frame
+        av_frame_free(&f)
+        if fmt != nil { avformat_close_input(&fmt) }
+        memoryIO?.close()
+        for c in 0..<(pendingCapacity > 0 ? channels : 0) { pending[c].deallocate() }
+        pending.deallocate()
+    }
+
+    static func errorString(_ code: Int32) -> String {
+        var buf = [CChar](repeating: 0, count: 128)
+        tonearm_av_strerror(code, &buf, 128)
+        return stringFromCBuffer(buf)
+    }
+
+    private func toSamples(_ ts: Int64) -> Int64 {
+        av_rescale_q(ts, timeBase, AVRational(num: 1, den: sampleRate))
+    }
+
+    private func fromSamples(_ s: Int64) -> Int64 {
+        av_rescale_q(s, AVRational(num: 1, den: sampleRate), timeBase)
+    }
+
+    /// Reads every packet of the audio stream once (no decoding) and builds the packet index.
+    private func scan() throws(TonearmError) {
+        guard let fmt else { return }
+        // Containers with coarse timestamps (Matroska's milliseconds) need a parser for exact durations.
+        var parser: UnsafeMutablePointer<AVCodecParserContext>?
+        var parseCtx: UnsafeMutablePointer<AVCodecContext>?
+        if timeBase.num == 1 && timeBase.den < sampleRate {
+            parser = av_parser_init(Int32(codecID.rawValue))
+            if let parser {
+                parser.pointee.flags |= PARSER_FLAG_COMPLETE_FRAMES
+                parseCtx = avcodec_alloc_context3(nil)
+                if let parseCtx { avcodec_parameters_to_context(parseCtx, stream.pointee.codecpar) }
+            }
+        }
+        defer {
+            if parser != nil { av_parser_close(parser) }
+            if parseCtx != nil { avcodec_free_context(&parseCtx) }
+        }
+        var ts: Int64 = 0
+        var first = true
+        let fallbackDuration = Int64(max(0, codecCtx?.pointee.frame_size ?? 0))
+        while true {
+            let r = av_read_frame(fmt, packet)
+            if r < 0 { break }
+            defer { av_packet_unref(packet) }
+            guard packet.pointee.stream_index == streamIndex else { continue }
+            if first {
+                first = false
+                let p = packet.pointee.pts != Self.nopts ? packet.pointee.pts : packet.pointee.dts
+                ts = p != Self.nopts ? toSamples(p) : 0
+                firstDts = packet.pointee.dts != Self.nopts ? packet.pointee.dts : p
+            }
+            var duration = packet.pointee.duration > 0 ? toSamples(packet.pointee.duration) : fallbackDuration
+            if let parser, let parseCtx {
+                var out: UnsafeMutablePointer<UInt8>?
+                var outSize: Int32 = 0
+                av_parser_parse2(parser, parseCtx, &out, &outSize, packet.pointee.data, packet.pointee.size,
+                                 Self.nopts, Self.nopts, -1)
+                if parser.pointee.duration > 0 { duration = Int64(parser.pointee.duration) }
+            }
+            let i = ixTs.count
+            ixPos.append(packet.pointee.pos)
+            ixTs.append(ts)
+            ixDpts.append(packet.pointee.pts != Self.nopts ? packet.pointee.pts : packet.pointee.dts)
+            ixSize.append(packet.pointee.size)
+            ixHash.append(Self.hash(packet))
+            var sideSize = 0
+            if let side = av_packet_get_side_data(packet, AV_PKT_DATA_SKIP_SAMPLES, &sideSize), sideSize >= 10 {
+                let skip = UInt32(side[0]) | UInt32(side[1]) << 8 | UInt32(side[2]) << 16 | UInt32(side[3]) << 24
+                let discard = UInt32(side[4]) | UInt32(side[5]) << 8 | UInt32(side[6]) << 16 | UInt32(side[7]) << 24
+                if skip != 0 || discard != 0 { ixSide[i] = (skip, discard) }
+            }
+            ts += duration
+        }
+        ixTs.append(ts) // end sentinel: the timestamp after the last packet
+        if ixPos.isEmpty { throw .decodeFailed(path: name, detail: "the audio stream has no packets") }
+    }
+
+    /// Finds where the decoded stream starts and ends, and positions at the start.
+    private func establishTimeline() throws(TonearmError) {
+        // Start: the timestamp of the first decoded sample.
+        try rewind()
+        var firstTs: Int64?
+        var frames = 0
+        while let ts = try receiveFrameRaw() {
+            frames += 1
+            if frame.pointee.nb_samples > 0 { firstTs = ts; break }
+            if frames > 64 { break }
+        }
+        guard let firstTs else {
+            throw .decodeFailed(path: name, detail: "no audio could be decoded")
+        }
+        startTs = firstTs
+
+        // End: decode the tail; the container's own end caps it (AAC padding in MP4).
+        var cap: Int64 = .max
+        if indexed {
+            cap = ixTs[ixTs.count - 1]
+        } else if stream.pointee.duration > 0 {
+            let st = stream.pointee.start_time != Self.nopts ? stream.pointee.start_time : 0
+            cap = toSamples(st + stream.pointee.duration)
+        }
+        var end: Int64 = startTs
+        var margin = Int64(sampleRate)
+        while true {
+            let estimatedEnd = cap != .max ? cap : Int64.max
+            let from = estimatedEnd == .max ? startTs : max(startTs, estimatedEnd - margin)
+            end = startTs
+            if from <= startTs { try rewind() } else { try positionRaw(atTimestamp: from) }
+            var got = false
+            while let ts = try receiveFrameRaw() {
+                let n = Int64(frame.pointee.nb_samples)
+                if n > 0 { got = true; end = max(end, ts + n) }
+            }
+            if got || from <= startTs { break }
+            margin *= 4
+        }
+        length = max(0, min(end, cap) - startTs)
+
+        // iTunes gapless info (files without an edit list).
+        if let smpb = Self.iTunSMPB(fmt, stream), length > smpb.frames {
+            if length >= smpb.delay + smpb.frames {
+                startTs += smpb.delay
+            }
+            length = smpb.frames
+        }
+        if let h = headerFrames, !indexed, h > length + Int64(max(4096, codecCtx?.pointee.frame_size ?? 0)) {
+            addWarning(.truncated(path: name, expectedFrames: h, actualFrames: length))
+            reportedTruncation = true
+        }
+        try seek(to: 0)
+    }
+
+    /// Parses an `iTunSMPB` tag: encoder delay, padding and the original frame count.
+    static func iTunSMPB(_ fmt: UnsafeMutablePointer<AVFormatContext>?, _ stream: UnsafeMutablePointer<AVStream>)
+        -> (delay: Int64, frames: Int64)? {
+        var entry = av_dict_get(stream.pointee.metadata, "iTunSMPB", nil, 0)
+        if entry == nil, let fmt { entry = av_dict_get(fmt.pointee.metadata, "iTunSMPB", nil, 0) }
+        guard let entry, let value = entry.pointee.value else { return nil }
+        let fields = String(cString: value).split(separator: " ").compactMap { Int64($0, radix: 16) }
+        guard fields.count >= 4, fields[3] > 0 else { return nil }
+        return (fields[1], fields[3])
+    }
+
+    // MARK: Positioning (raw, before trimming)
+
+    private func resetDecoder() {
+        if let codecCtx { avcodec_flush_buffers(codecCtx) }
+        inputEOF = false
+        decoderEOF = false
+        pendingStart = 0
+        pendingCount = 0
+    }
+
+    /// Positions the demuxer at the first packet.
+    private func rewind() throws(TonearmError) {
+        resetDecoder()
+        if indexed {
+            try positionAt(packet: 0)
+        } else {
+            var r = av_seek_frame(fmt, streamIndex, firstDts, AVSEEK_FLAG_BACKWARD)
+            if r < 0 { r = avformat_seek_file(fmt, streamIndex, .min, .min, .max, 0) }
+            if r < 0 { r = av_seek_frame(fmt, -1, 0, AVSEEK_FLAG_BYTE) }
+            if r < 0 { throw .decodeFailed(path: name, detail: "cannot seek to the start (\(Self.errorString(r)))") }
+            packetCounter = 0
+        }
+    }
+
+    /// Indexed mode: positions the demuxer so that the next audio packet is `k` (or one before it).
+    private func positionAt(packet k: Int) throws(TonearmError) {
+        var r: Int32
+        if byteSeek || k == 0 && ixPos[0] >= 0 && byteSeek {
+            r = av_seek_frame(fmt, streamIndex, ixPos[k], AVSEEK_FLAG_BYTE)
+            nextPacket = k
+        } else {
+            if k == 0 {
+                r = av_seek_frame(fmt, streamIndex, firstDts, AVSEEK_FLAG_BACKWARD)
+                if r < 0 { r = avformat_seek_file(fmt, streamIndex, .min, .min, .max, 0) }
+                nextPacket = 0
+            } else {
+                r = av_seek_frame(fmt, streamIndex, ixDpts[k], AVSEEK_FLAG_BACKWARD)
+                nextPacket = -1
+            }
+        }
+        if r < 0 && k == 0 {
+            r = av_seek_frame(fmt, -1, 0, AVSEEK_FLAG_BYTE)
+            nextPacket = 0
+        }
+        if r < 0 { throw .decodeFailed(path: name, detail: "seek failed (\(Self.errorString(r)))") }
+    }
+
+    /// Positions for reading the stream from sample timestamp `ts` (raw; callers trim).
+    private func positionRaw(atTimestamp ts: Int64) throws(TonearmError) {
+        resetDecoder()
+        if indexed {
+            try positionAt(packet: packetIndex(containing: ts))
+        } else {
+            let r = av_seek_frame(fmt, streamIndex, fromSamples(ts), AVSEEK_FLAG_BACKWARD)
+            if r < 0 { try rewind() }
+            packetCounter = -1
+        }
+    }
+
+    /// The index of the last packet whose timestamp is ≤ `ts`.
+    private func packetIndex(containing ts: Int64) -> Int {
+        var lo = 0, hi = ixPos.count - 1
+        if ts <= ixTs[0] { return 0 }
+        while lo < hi {
+            let mid = (lo + hi + 1) / 2
+            if ixTs[mid] <= ts { lo = mid } else { hi = mid - 1 }
+        }
+        return lo
+    }
+
+    /// FNV-1a over a packet's bytes (tells apart packets sharing a byte position, as in Ogg pages).
+    private static func hash(_ p: UnsafeMutablePointer<AVPacket>) -> UInt32 {
+        guard let d = p.pointee.data else { return 0 }
+        var h: UInt32 = 2166136261
+        for i in 0..<Int(p.pointee.size) { h = (h ^ UInt32(d[i])) &* 16777619 }
+        return h
+    }
+
+    /// Indexed mode: which index entry the packet just read is (after a seek).
+    private func identify(_ p: UnsafeMutablePointer<AVPacket>) -> Int? {
+        let pos = p.pointee.pos
+        let pts = p.pointee.pts != Self.nopts ? p.pointee.pts : p.pointee.dts
+        if pos >= 0 {
+            // First entry with this byte position.
+            var lo = 0, hi = ixPos.count
+            while lo < hi { let mid = (lo + hi) / 2; if ixPos[mid] < pos { lo = mid + 1 } else { hi = mid } }
+            var candidates: [Int] = []
+            var i = lo
+            while i < ixPos.count && ixPos[i] == pos { candidates.append(i); i += 1 }
+            let h = Self.hash(p)
+            if let c = candidates.first(where: { ixSize[$0] == p.pointee.size && ixHash[$0] == h }) { return c }
+        }
+        if pts != Self.nopts, let k = ixDpts.firstIndex(of: pts), ixHash[k] == Self.hash(p) { return k }
+        return nil
+    }
+
+    /// Decodes the next frame into `frame`; returns its sample timestamp (nil at the end of the stream).
+    /// Bad packets are skipped and reported as warnings.
+    private func receiveFrameRaw() throws(TonearmError) -> Int64? {
+        guard let cc = codecCtx, let fmt else { return nil }
+        while true {
+            if decoderEOF { return nil }
+            let r = avcodec_receive_frame(cc, frame)
+            if r == 0 {
+                consecutiveErrors = 0
+                var ts = frame.pointee.pts
+                if ts == Self.nopts { ts = frame.pointee.best_effort_timestamp }
+                if ts == Self.nopts { return startTs + pos + Int64(pendingCount) }
+                return indexed ? ts : toSamples(ts)
+            }
+            if r == Self.eof { decoderEOF = true; return nil }
+            if r != Self.eagain {
+                try noteError(r)
+                continue
+            }
+            if inputEOF { decoderEOF = true; return nil }
+            let rr = av_read_frame(fmt, packet)
+            if rr < 0 {
+                inputEOF = true
+                avcodec_send_packet(cc, nil)
+                continue
+            }
+            defer { av_packet_unref(packet) }
+            guard packet.pointee.stream_index == streamIndex else { continue }
+            if indexed {
+                if nextPacket < 0 {
+                    guard let k = identify(packet) else {
+                        // Cannot place the packet: read from the start instead (always exact).
+                        av_packet_unref(packet)
+                        try positionAt(packet: 0)
+                        if let codecCtx { avcodec_flush_buffers(codecCtx) }
+                        continue
+                    }
+                    nextPacket = k
+                }
+                guard nextPacket < ixPos.count else { continue }
+                let k = nextPacket
+                nextPacket += 1
+                packetCounter = k
+                packet.pointee.pts = ixTs[k]
+                packet.pointee.dts = ixTs[k]
+                packet.pointee.duration = ixTs[k + 1] - ixTs[k]
+                av_packet_free_side_data(packet)
+                if let side = ixSide[k], let d = av_packet_new_side_data(packet, AV_PKT_DATA_SKIP_SAMPLES, 10) {
+                    for b in 0..<4 {
+                        d[b] = UInt8(truncatingIfNeeded: side.skip >> (8 * UInt32(b)))
+                        d[4 + b] = UInt8(truncatingIfNeeded: side.discard >> (8 * UInt32(b)))
+                    }
+                    d[8] = 0; d[9] = 0
+                }
+            } else if packetCounter >= 0 {
+                packetCounter += 1
+            }
+            let s = avcodec_send_packet(cc, packet)
+            if s < 0 && s != Self.eagain { try noteError(s) }
+        }
+    }
+
+    private func noteError(_ code: Int32) throws(TonearmError) {
+        consecutiveErrors += 1
+        addWarning(.corruptPacket(path: name, packetIndex: max(0, packetCounter), framePosition: pos,
+                                  detail: Self.errorString(code)))
+        if consecutiveErrors > 500 {
+            throw .decodeFailed(path: name, detail: "too many consecutive bad packets (\(Self.errorString(code)))")
+        }
+    }
+
+    func addWarning(_ w: AudioWarning) {
+        warningLock.lock()
+        if warningList.count < 1000 { warningList.append(w) }
+        warningLock.unlock()
+    }
+
+    func takeWarnings() -> [AudioWarning] {
+        warningLock.lock()
+        defer { warningLock.unlock() }
+        let w = warningList
+        warningList.removeAll()
+        return w
+    }
+
+    // MARK: Trimmed reading
+
+    private func ensurePending(_ frames: Int) {
+        if frames <= pendingCapacity { return }
+        let cap = max(frames, 4096)
+        for c in 0..<channels {
+            if pendingCapacity > 0 { pending[c].deallocate() }
+            pending[c] = .allocate(capacity: cap)
+        }
+        pendingCapacity = cap
+    }
+
+    /// Decodes until there are pending frames; false at the end of the stream.
+    private func fillPending() throws(TonearmError) -> Bool {
+        while pendingCount == 0 {
+            if pos >= length { return false }
+            guard let ts = try receiveFrameRaw() else {
+                if pos < length && !reportedTruncation {
+                    reportedTruncation = true
+                    addWarning(.truncated(path: name, expectedFrames: length, actualFrames: pos))
+                }
+                return false
+            }
+            let n = Int64(frame.pointee.nb_samples)
+            if n <= 0 { continue }
+            let fpos = ts - startTs
+            if checkOvershoot {
+                checkOvershoot = false
+                if fpos > pos { overshot = true; return false }
+            }
+            var drop: Int64 = 0, gap: Int64 = 0
+            if fpos < pos {
+                drop = pos - fpos
+                if drop >= n { continue }
+            } else if fpos > pos {
+                gap = fpos - pos
+                if gap > Int64(sampleRate) { pos = fpos; gap = 0 }
+            }
+            var take = n - drop
+            if pos + gap + take > length { take = max(0, length - pos - gap) }
+            if gap > length - pos { gap = length - pos }
+            let total = Int(gap + take)
+            if total == 0 { continue }
+            ensurePending(total)
+            if gap > 0 {
+                for c in 0..<channels { pending[c].update(repeating: 0, count: Int(gap)) }
+            }
+            if take > 0 && !convertFrame(frame, channels: channels, from: Int(drop), count: Int(take),
+                                         into: pending, offset: Int(gap)) {
+                throw .decodeFailed(path: name, detail: "unsupported sample format \(frame.pointee.format)")
+            }
+            pendingStart = 0
+            pendingCount = total
+        }
+        return true
+    }
+
+    /// Preroll before a seek target so the decoder's output there is warmed up (in samples, packets, bytes).
+    private var preroll: (samples: Int64, packets: Int, bytes: Int) {
+        switch codecID {
+        case AV_CODEC_ID_MP3, AV_CODEC_ID_MP2, AV_CODEC_ID_MP1: (0, 4, 2048)
+        case AV_CODEC_ID_AAC: (2048, 2, 0)
+        case AV_CODEC_ID_VORBIS: (4096, 2, 0)
+        case AV_CODEC_ID_OPUS: (Int64(sampleRate) / 10, 2, 0)
+        case AV_CODEC_ID_FLAC, AV_CODEC_ID_ALAC, AV_CODEC_ID_WAVPACK, AV_CODEC_ID_TTA, AV_CODEC_ID_APE: (0, 0, 0)
+        default: codecID.rawValue >= AV_CODEC_ID_PCM_S16LE.rawValue && codecID.rawValue < AV_CODEC_ID_ADPCM_IMA_QT.rawValue
+            ? (0, 0, 0) : (4096, 2, 0)
+        }
+    }
+
+    /// Moves to frame `target` (0...length) exactly.
+    func seek(to target: Int64) throws(TonearmError) {
+        let target = max(0, min(target, length))
+        if target == length {
+            resetDecoder()
+            pos = length
+            return
+        }
+        let p = preroll
+        for attempt in 0..<4 {
+            let scale = Int64(1) << (2 * attempt)
+            let goal = startTs + target
+            if indexed {
+                var k = packetIndex(containing: goal)
+                var packets = 0, bytes = 0
+                while k > 0 && (packets < p.packets * Int(scale) || bytes < p.bytes * Int(scale)
+                                || goal - ixTs[k] < p.samples * scale) {
+                    k -= 1; packets += 1; bytes += Int(ixSize[k])
+                }
+                resetDecoder()
+                try positionAt(packet: k)
+            } else {
+                let ts = goal - p.samples * scale
+                if ts <= startTs { try rewind() } else { try positionRaw(atTimestamp: ts) }
+            }
+            pos = target
+            overshot = false
+            checkOvershoot = true
+            _ = try fillPending()
+            checkOvershoot = false
+            if !overshot { return }
+        }
+        try rewind()
+        pos = target
+        _ = try fillPending()
+    }
+
+    /// Reads up to `count` frames into planar channel pointers at `offset`; returns frames read.
+    func read(into out: UnsafePointer<UnsafeMutablePointer<Float>>, offset: Int, count: Int) throws(TonearmError) -> Int {
+        var done = 0
+        while done < count {
+            if pendingCount == 0 { guard try fillPending() else { break } }
+            let n = min(pendingCount, count - done)
+            for c in 0..<channels {
+                (out[c] + offset + done).update(from: pending[c] + pendingStart, count: n)
+            }
+            pendingStart += n; pendingCount -= n; pos += Int64(n); done += n
+        }
+        return done
+    }
+
+    /// Reads up to `count` frames interleaved into `out`; returns frames read.
+    func readInterleaved(into out: UnsafeMutablePointer<Float>, count: Int) throws(TonearmError) -> Int {
+        var done = 0
+        let ch = channels
+        while done < count {
+            if pendingCount == 0 { guard try fillPending() else { break } }
+            let n = min(pendingCount, count - done)
+            let dst = out + done * ch
+            if ch == 2 {
+                let l = pending[0] + pendingStart, r = pending[1] + pendingStart
+                for i in 0..<n { dst[2 * i] = l[i]; dst[2 * i + 1] = r[i] }
+            } else {
+                for c in 0..<ch {
+                    let src = pending[c] + pendingStart
+                    for i in 0..<n { dst[i * ch + c] = src[i] }
+                }
+            }
+            pendingStart += n; pendingCount -= n; pos += Int64(n); done += n
+        }
+        return done
+    }
+}
+
+/// A Swift string from a NUL-terminated C buffer.
+func stringFromCBuffer(_ buf: [CChar]) -> String {
+    let bytes = buf.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }
+    return String(decoding: bytes, as: UTF8.self)
+}

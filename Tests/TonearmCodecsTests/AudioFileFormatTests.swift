@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TonearmCodecs
+import TonearmCore
+import TonearmTestSupport
+
+/// One generated fixture: how to encode it and what decoding it must give.
+struct FormatCase: Sendable, CustomTestStringConvertible {
+    var name: String
+    var ext: String
+    var args: [String]
+    var rate = 48000
+    var channels = 2
+    var video: [String]? = nil
+    /// The exact length the decoder must report (nil: the number of frames ffmpeg decodes).
+    var expectedLength: Int64? = nil
+    var codec: String
+    var container: String
+    var testDescription: String { name }
+}
+
+let seconds = 2.0
+
+let formatCases: [FormatCase] = [
+    FormatCase(name: "wav-s16", ext: "wav", args: ["-c:a", "pcm_s16le"], expectedLength: 96000, codec: "pcm_s16le", container: "WAV"),
+    FormatCase(name: "wav-u8-8k-mono", ext: "wav", args: ["-c:a", "pcm_u8"], rate: 8000, channels: 1, expectedLength: 16000, codec: "pcm_u8", container: "WAV"),
+    FormatCase(name: "wav-s24-44k", ext: "wav", args: ["-c:a", "pcm_s24le"], rate: 44100, expectedLength: 88200, codec: "pcm_s24le", container: "WAV"),
+    FormatCase(name: "wav-s32-96k", ext: "wav", args: ["-c:a", "pcm_s32le"], rate: 96000, expectedLength: 192000, codec: "pcm_s32le", container: "WAV"),
+    FormatCase(name: "wav-f32", ext: "wav", args: ["-c:a", "pcm_f32le"], expectedLength: 96000, codec: "pcm_f32le", container: "WAV"),
+    FormatCase(name: "wav-f64-192k-mono", ext: "wav", args: ["-c:a", "pcm_f64le"], rate: 192000, channels: 1, expectedLength: 384000, codec: "pcm_f64le", container: "WAV"),
+    FormatCase(name: "wav-extensible-5.1", ext: "wav", args: ["-c:a", "pcm_s16le"], channels: 6, expectedLength: 96000, codec: "pcm_s16le", container: "WAV"),
+    FormatCase(name: "rf64", ext: "wav", args: ["-c:a", "pcm_s16le", "-rf64", "always"], expectedLength: 96000, codec: "pcm_s16le", container: "WAV"),
+    FormatCase(name: "aiff", ext: "aiff", args: ["-c:a", "pcm_s16be"], rate: 44100, expectedLength: 88200, codec: "pcm_s16be", container: "AIFF"),
+    FormatCase(name: "aiff-c-float", ext: "aifc", args: ["-c:a", "pcm_f32be", "-f", "aiff"], expectedLength: 96000, codec: "pcm_f32be", container: "AIFF"),
+    FormatCase(name: "caf-lpcm", ext: "caf", args: ["-c:a", "pcm_s24le"], expectedLength: 96000, codec: "pcm_s24le", container: "CAF"),
+    FormatCase(name: "caf-alac", ext: "caf", args: ["-c:a", "alac"], rate: 44100, expectedLength: 88200, codec: "alac", container: "CAF"),
+    FormatCase(name: "flac-16", ext: "flac", args: ["-c:a", "flac"], rate: 44100, expectedLength: 88200, codec: "flac", container: "FLAC"),
+    FormatCase(name: "flac-24-96k-5.1", ext: "flac", args: ["-c:a", "flac", "-sample_fmt", "s32"], rate: 96000, channels: 6, expectedLength: 192000, codec: "flac", container: "FLAC"),
+    FormatCase(name: "mp3-vbr", ext: "mp3", args: ["-c:a", "libmp3lame", "-q:a", "4"], rate: 44100, expectedLength: 88200, codec: "mp3", container: "MP3"),
+    FormatCase(name: "mp3-cbr-mono-22k", ext: "mp3", args: ["-c:a", "libmp3lame", "-b:a", "32k"], rate: 22050, channels: 1, expectedLength: 44100, codec: "mp3", container: "MP3"),
+    FormatCase(name: "aac-m4a", ext: "m4a", args: ["-c:a", "aac"], expectedLength: 96000, codec: "aac", container: "M4A"),
+    FormatCase(name: "aac-m4a-5.1", ext: "m4a", args: ["-c:a", "aac"], rate: 44100, channels: 6, expectedLength: 88200, codec: "aac", container: "M4A"),
+    FormatCase(name: "aac-adts", ext: "aac", args: ["-c:a", "aac"], codec: "aac", container: "ADTS"),
+    FormatCase(name: "alac-m4a", ext: "m4a", args: ["-c:a", "alac"], rate: 44100, expectedLength: 88200, codec: "alac", container: "M4A"),
+    FormatCase(name: "vorbis-ogg", ext: "ogg", args: ["-c:a", "libvorbis"], rate: 44100, expectedLength: 88200, codec: "vorbis", container: "Ogg"),
+    FormatCase(name: "opus", ext: "opus", args: ["-c:a", "libopus"], expectedLength: 96000, codec: "opus", container: "Ogg"),
+    FormatCase(name: "opus-mono-low", ext: "opus", args: ["-c:a", "libopus", "-b:a", "16k"], channels: 1, expectedLength: 96000, codec: "opus", container: "Ogg"),
+    FormatCase(name: "mp4-video-aac", ext: "mp4", args: ["-c:a", "aac", "-shortest"], video: ["-c:v", "libx264", "-preset", "ultrafast"], expectedLength: 96000, codec: "aac", container: "MP4"),
+    FormatCase(name: "mkv-video-vorbis", ext: "mkv", args: ["-c:a", "libvorbis", "-shortest"], rate: 44100, video: ["-c:v", "mpeg4"], expectedLength: 88200, codec: "vorbis", container: "Matroska"),
+    FormatCase(name: "mkv-video-mp3", ext: "mkv", args: ["-c:a", "libmp3lame", "-shortest"], rate: 44100, video: ["-c:v", "mpeg4"], codec: "mp3", container: "Matroska"),
+    FormatCase(name: "webm-vp8-opus", ext: "webm", args: ["-c:a", "libopus", "-shortest"], video: ["-c:v", "libvpx", "-deadline", "realtime"], expectedLength: 96000, codec: "opus", container: "WebM"),
+    FormatCase(name: "webm-vp9-vorbis", ext: "webm", args: ["-c:a", "libvorbis", "-shortest"], rate: 44100, video: ["-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8"], expectedLength: 88200, codec: "vorbis", container: "WebM"),
+]
+
+/// Reads the whole file from the current position, planar.
+func readAll(_ file: AudioFile, chunk: Int = 4096) throws -> [[Float]] {
+    let ch = file.processingFormat.channelCount
+    var out = [[Float]](repeating: [], count: ch)
+    let buffer = AudioPCMBuffer(format: file.processingFormat, frameCapacity: chunk)!
+    while true {
+        try file.read(into: buffer)
+        if buffer.frameLength == 0 { break }
+        for c in 0..<ch { out[c] += buffer.channel(c) }
+    }
+    return out
+}
+
+/// Reads `count` frames interleaved from the current position.
+func readInterleaved(_ file: AudioFile, count: Int) throws -> [Float] {
+    let ch = file.processingFormat.channelCount
+    var out = [Float](repeating: .nan, count: count * ch)
+    var got = 0
+    try out.withUnsafeMutableBufferPointer { p in
+        while got < count {
+            let n = try file.readInterleaved(into: p.baseAddress! + got * ch, frameCount: min(1000, count - got))
+            if n == 0 { break }
+            got += n
+        }
+    }
+    return Array(out.prefix(got * ch))
+}
+
+/// Frequency of a sine by counting upward zero crossings.
+func frequency(_ x: ArraySlice<Float>, rate: Int) -> Double {
+    var crossings = 0
+    var first = -1, last = -1
+    for i in x.indices.dropFirst() where x[i - 1] < 0 && x[i] >= 0 {
+        if first < 0 { first = i }
+        last = i
+        crossings += 1
+    }
+    guard crossings > 1 else { return 0 }
+    return Double(crossings - 1) * Double(rate) / Double(last - first)
+}
+
+@Suite("AudioFile formats")
+struct AudioFileFormatTests {
+    @Test(arguments: formatCases)
+    func decodesExactlyAndSeeksSampleAccurately(_ fc: FormatCase) throws {
+        let dir = try TempDir("tonearm-codecs")
+        defer { dir.remove() }
+        let path = dir.file("\(fc.name).\(fc.ext)")
+        try Fixtures.tone(path: path, codecArgs: fc.args, seconds: seconds, rate: fc.rate, channels: fc.channels, video: fc.video)
+        let reference = try Fixtures.decodeWithFFmpeg(path)
+        let refFrames = reference.count / fc.channels
+
+        let file = try AudioFile(path: path)
+        #expect(file.warnings.isEmpty, "\(file.warnings)")
+        #expect(file.fileFormat.codecName == fc.codec)
+        #expect(file.fileFormat.containerName == fc.container)
+        #expect(file.fileFormat.sampleRate == fc.rate)
+        #expect(file.fileFormat.channelCount == fc.channels)
+        #expect(file.processingFormat == .standard(sampleRate: Double(fc.rate), channels: fc.channels))
+        if let expected = fc.expectedLength {
+            #expect(file.length == expected, "length \(file.length), expected \(expected)")
+        } else {
+            #expect(file.length == Int64(refFrames), "length \(file.length), ffmpeg decodes \(refFrames)")
+        }
+        #expect(abs(file.duration - Double(file.length) / Double(fc.rate)) < 1e-9)
+
+        // A straight read gives exactly `length` frames, the same samples ffmpeg decodes.
+        let full = try readAll(file)
+        #expect(full[0].count == Int(file.length))
+        #expect(file.framePosition == file.length)
+        let compared = min(full[0].count, refFrames)
+        #expect(compared >= Int(file.length) - 2048)
+        var mismatches = 0
+        for i in 0..<compared {
+            for c in 0..<fc.channels where full[c][i] != reference[i * fc.channels + c] { mismatches += 1 }
+        }
+        #expect(mismatches == 0, "\(mismatches) samples differ from ffmpeg's decoding")
+
+        // The content is the tone: 440 Hz on channel 0, 550 Hz on channel 1.
+        let mid = full[0].count / 4 ..< full[0].count * 3 / 4
+        #expect(abs(frequency(full[0][mid], rate: fc.rate) - 440) < 2)
+        if fc.channels > 1 { #expect(abs(frequency(full[1][mid], rate: fc.rate) - 550) < 2) }
+
+        // Seeking: bit-identical to the straight read at several positions, including the edges.
+        var rng = SystemRandomNumberGenerator()
+        var positions: [Int64] = [0, 1, 1151, 1152, 4095, file.length - 700, file.length - 1, file.length].filter { $0 >= 0 && $0 <= file.length }
+        for _ in 0..<6 where file.length > 0 { positions.append(Int64.random(in: 0..<file.length, using: &rng)) }
+        for p in positions.shuffled() {
+            file.framePosition = p
+            #expect(file.framePosition == p)
+            let got = try readInterleaved(file, count: 1500)
+            let expected = min(1500, Int(file.length - p))
+            #expect(got.count == expected * fc.channels, "at \(p)")
+            var bad = 0
+            for i in 0..<min(got.count / fc.channels, expected) {
+                for c in 0..<fc.channels where got[i * fc.channels + c] != full[c][Int(p) + i] { bad += 1 }
+            }
+            #expect(bad == 0, "\(bad) samples differ after seeking to \(p) of \(file.length)")
+        }
+        // After a seek, reading to the end gives the rest exactly.
+        file.framePosition = file.length / 3
+        let rest = try readAll(file, chunk: 777)
+        #expect(rest[0].count == Int(file.length - file.length / 3))
+        let restMatches = rest[0] == Array(full[0][Int(file.length / 3)...])
+        #expect(restMatches)
+        #expect(file.takeWarnings().isEmpty)
+    }
+
+    @Test func aacInM4AHasTheExactEncodedLength() throws {
+        let dir = try TempDir("tonearm-codecs")
+        defer { dir.remove() }
+        let path = dir.file("ten.m4a")
+        try Fixtures.tone(path: path, codecArgs: ["-c:a", "aac"], seconds: 10, rate: 48000, channels: 2)
+        let file = try AudioFile(forReading: URL(fileURLWithPath: path))
+        #expect(file.length == 480_000)
+        #expect(file.duration == 10)
+        let all = try readAll(file, chunk: 48000)
+        #expect(all[0].count == 480_000)
+    }
+
+    @Test func decodesFromMemoryLikeFromAFile() throws {
+        let dir = try TempDir("tonearm-codecs")
+        defer { dir.remove() }
+        let path = dir.file("mem.mp3")
+        try Fixtures.tone(path: path, codecArgs: ["-c:a", "libmp3lame"], seconds: 2, rate: 44100, channels: 2)
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let fromFile = try AudioFile(path: path)
+        let fromMemory = try AudioFile(data: bytes, nameHint: "mem.mp3")
+        #expect(fromMemory.length == 88200)
+        #expect(fromMemory.path == "mem.mp3")
+        #expect(fromMemory.fileFormat == fromFile.fileFormat)
+        let a = try readAll(fromFile), b = try readAll(fromMemory)
+        let same = a == b
+        #expect(same)
+        fromMemory.framePosition = 50_000
+        let tail = try readAll(fromMemory)
+        let tailSame = tail[1] == Array(a[1][50_000...])
+        #expect(tailSame)
+    }
+
+    @Test func readRespectsFrameCountAndCapacity() throws {
+        let dir = try TempDir("tonearm-codecs")
+        defer { dir.remove() }
+        let path = dir.file("short.wav")
+        try Fixtures.tone(path: path, codecArgs: ["-c:a", "pcm_s16le"], seconds: 0.1, rate: 8000, channels: 1)
+        let file = try AudioFile(path: path)
+        #expect(file.length == 800)
+        #expect(file.fileFormat.bitsPerSample == 16)
+        #expect(file.fileFormat.bitRate == 128_000)
+        #expect(file.fileFormat.channelLayout == "mono" || file.fileFormat.channelLayout == "1 channels")
+        let buffer = AudioPCMBuffer(format: file.processingFormat, frameCapacity: 500)!
+        try file.read(into: buffer, frameCount: 123)
+        #expect(buffer.frameLength == 123)
+        #expect(file.framePosition == 123)
+        try file.read(into: buffer, frameCount: 10_000)
+        #expect(buffer.frameLength == 500)
+        try file.read(into: buffer)
+        #expect(buffer.frameLength == 177)
+        try file.read(into: buffer)
+        #expect(buffer.frameLength == 0)
+        let stereo = AudioPCMBuffer(format: .standard(sampleRate: 8000, channels: 2), frameCapacity: 10)!
+        #expect(throws: TonearmError.self) { try file.read(into: stereo) }
+        #expect(throws: TonearmError.self) { try file.seek(toFrame: 801) }
+    }
+}
