@@ -129,7 +129,35 @@ public final class PrivatePulseServer: @unchecked Sendable {
             }
             Thread.sleep(forTimeInterval: 0.01)
         }
+        // A null sink that went running without a low-latency client renders up to 2 s ahead in
+        // one block, and new streams then wait for that block to elapse. parecord asks for 20 ms;
+        // wait until the sink runs with small blocks, so what is played next is heard at once.
+        try waitForSinkLatency(below: 0.1, timeout: max(timeout, 5))
         return Recording(process: p, path: path)
+    }
+
+    /// The latency `test_null` reports now, in seconds (how far ahead it has rendered).
+    public func sinkLatency() throws -> Double? {
+        var inSink = false
+        for line in try pactl("list", "sinks").stdout.split(separator: "\n") {
+            let t = line.trimmingCharacters(in: .whitespaces)
+            if t.hasPrefix("Name:") { inSink = t == "Name: \(sinkName)" }
+            if inSink, t.hasPrefix("Latency:"), let v = t.dropFirst("Latency:".count).split(separator: " ").first,
+               let usec = Double(v) {
+                return usec / 1e6
+            }
+        }
+        return nil
+    }
+
+    /// Waits (polling, bounded by `timeout`) until `test_null` reports less than `seconds` of latency.
+    public func waitForSinkLatency(below seconds: Double, timeout: Double = 5) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if let l = try sinkLatency(), l < seconds { return }
+            if Date() > deadline { throw TestSupportError("the null sink still renders far ahead after \(timeout) s") }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
     }
 
     /// Plays a WAV file with `paplay` and the given `media.role`, in the background.

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Testing
+import TonearmCore
+import TonearmOutput
+
+struct OutputSelectionTests {
+    @Test func parsesTheThreeForms() throws {
+        #expect(try OutputSelection(parsing: "pulse") == .pulse())
+        #expect(try OutputSelection(parsing: "NULL") == .null)
+        #expect(try OutputSelection(parsing: "file:/tmp/a b.wav") == .file(path: "/tmp/a b.wav"))
+        #expect(try OutputSelection(parsing: "file:Out.WAV") == .file(path: "Out.WAV"))
+        #expect(try OutputSelection(parsing: "file:out.wav").makeDriver().name == "file:out.wav")
+        #expect(try OutputSelection(parsing: "null").makeDriver() is NullOutput)
+        #expect(try OutputSelection(parsing: "pulse").makeDriver() is PulseOutput)
+    }
+
+    @Test(arguments: ["", "alsa", "pulse:", "file:", "file:out.mp3", "file:.wav", "nul"])
+    func rejectsEverythingElse(_ text: String) {
+        do {
+            _ = try OutputSelection(parsing: text)
+            Issue.record("accepted '\(text)'")
+        } catch let error as TonearmError {
+            guard case .invalidArgument(let message) = error else {
+                Issue.record("wrong error \(error)")
+                return
+            }
+            #expect(message.contains("wav") || message.contains("WAV"))
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+
+    @Test func noServerMeansNullWithANotice() {
+        let choice = OutputSelection.automatic(server: "unix:/nonexistent-tonearm/native", timeout: 1)
+        #expect(choice.selection == .null)
+        #expect(choice.notice == OutputSelection.noServerNotice)
+        #expect(OutputSelection.noServerNotice.contains("--output pulse|null|file:PATH.wav"))
+    }
+}

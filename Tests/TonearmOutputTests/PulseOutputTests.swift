@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TonearmCore
+import TonearmOutput
+import TonearmTestSupport
+
+/// Every test starts its own private PulseAudio server and passes `server:` explicitly.
+@Suite(.serialized)
+struct PulseOutputTests {
+    let format = AudioFormat.interleavedFloat(sampleRate: 48_000, channels: 2)
+
+    @Test func sineIsHeardWithTheRightFrequencyLevelAndLength() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let out = PulseOutput(server: server.serverString, applicationName: "TonearmTests", streamName: "sine")
+        try out.open(format: format)
+        defer { out.close() }
+        let recording = try server.startRecording(to: "\(server.directory)/rec.wav")
+        let source = SineSource(frequency: 440, amplitude: 0.5, seconds: 1.0)
+        try out.start(source: source)
+        // Played = the whole tone plus a little silence after it.
+        #expect(await waitUntil(timeout: 10) { source.hasEnded && out.framesPlayed >= 48_000 + 9_600 })
+        let latency = out.latency
+        recording.stop()
+        out.stop()
+        #expect(source.callsAfterStop.load(ordering: .relaxed) == 0)
+
+        let wav = try readWAV(recording.path)
+        #expect(wav.sampleRate == 48_000)
+        let mono = wav.mono
+        let span = try #require(nonSilentSpan(mono, sampleRate: 48_000, threshold: 0.02))
+        let length = Double(span.count) / 48_000
+        #expect(abs(length - 1.0) < 0.05, "heard \(length) s")
+        let middle = Array(mono[(span.lowerBound + 4_800)..<(span.upperBound - 4_800)])
+        let level = rms(middle)
+        #expect(abs(level - 0.5 / 2.0.squareRoot().float) < 0.02, "RMS \(level)")
+        let f = try #require(dominantFrequency(middle, sampleRate: 48_000))
+        #expect(abs(f - 440) < 1.5, "frequency \(f)")
+        #expect(latency > 0 && latency < 1, "latency \(latency)")
+    }
+
+    @Test func phoneStreamRequestsCorkThenUncork() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let out = PulseOutput(server: server.serverString, role: "music")
+        try out.open(format: format)
+        defer { out.close() }
+        let events = EventRecorder(out.events)
+        try out.start(source: SineSource(amplitude: 0.2))
+        #expect(await waitUntil { out.framesPlayed > 2_400 })
+
+        let phone = "\(server.directory)/phone.wav"
+        try writeWAV16(phone, channels: [sineWave(frequency: 880, amplitude: 0.3, seconds: 0.4, sampleRate: 48_000)],
+                       sampleRate: 48_000)
+        let paplay = try server.startPaplay(phone, role: "phone")
+        defer { paplay.terminate() }
+        #expect(await events.wait { $0 == .corkRequested })
+        // The owner's duty: cork on request (PulseAudio only sends request-uncork to a corked stream).
+        out.pause()
+        #expect(await waitUntil(timeout: 10) { !paplay.isRunning })
+        #expect(paplay.succeeded)
+        #expect(await events.wait { $0 == .uncorkRequested })
+        out.resume()
+        let resumedAt = out.framesPlayed
+        #expect(await waitUntil { out.framesPlayed > resumedAt + 2_400 })
+        #expect(!events.events.contains { if case .deviceLost = $0 { true } else { false } })
+    }
+
+    @Test func streamVolumeLowersTheRecordedLevel() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let out = PulseOutput(server: server.serverString)
+        try out.open(format: format)
+        defer { out.close() }
+        let recording = try server.startRecording(to: "\(server.directory)/rec.wav")
+        try out.start(source: SineSource(frequency: 1_000, amplitude: 0.5))
+        #expect(await waitUntil { out.framesPlayed >= 28_800 })
+        out.setVolume(0.25)
+        let mark = out.framesPlayed
+        #expect(await waitUntil { out.framesPlayed >= mark + 38_400 })
+        recording.stop()
+        out.stop()
+
+        let mono = try readWAV(recording.path).mono
+        let span = try #require(nonSilentSpan(mono, sampleRate: 48_000, threshold: 0.02))
+        let loud = rms(mono[(span.lowerBound + 2_400)..<(span.lowerBound + 16_800)])
+        let quiet = rms(mono[(span.upperBound - 21_600)..<(span.upperBound - 4_800)])
+        #expect(abs(loud - 0.3536) < 0.02, "full-volume RMS \(loud)")
+        #expect(quiet / loud > 0.2 && quiet / loud < 0.3, "volume 0.25 gave ratio \(quiet / loud)")
+    }
+
+    @Test func removingTheSinkReportsDeviceLost() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let out = PulseOutput(server: server.serverString)
+        try out.open(format: format)
+        defer { out.close() }
+        let events = EventRecorder(out.events)
+        let source = SineSource(amplitude: 0.1)
+        try out.start(source: source)
+        #expect(await waitUntil { out.framesPlayed > 0 })
+        let module = try #require(try server.nullSinkModuleIndex())
+        try server.pactl("unload-module", module)
+        #expect(await events.wait { if case .deviceLost = $0 { true } else { false } })
+        out.stop()
+    }
+
+    @Test func serverDeathReportsDeviceLost() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let out = PulseOutput(server: server.serverString)
+        try out.open(format: format)
+        defer { out.close() }
+        let events = EventRecorder(out.events)
+        try out.start(source: SineSource(amplitude: 0.1))
+        #expect(await waitUntil { out.framesPlayed > 0 })
+        server.stop()
+        #expect(await events.wait { if case .deviceLost = $0 { true } else { false } })
+        out.stop()
+        #expect(throws: TonearmError.self) { try out.start(source: SineSource()) }
+    }
+
+    @Test func stopEndsPullingAndStartAgainWorks() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let out = PulseOutput(server: server.serverString)
+        try out.open(format: format)
+        defer { out.close() }
+        let first = SineSource()
+        try out.start(source: first)
+        #expect(await waitUntil { first.renderCalls.load(ordering: .relaxed) > 3 })
+        out.stop()
+        first.markStopped()
+        let second = SineSource()
+        try out.start(source: second)
+        #expect(await waitUntil { out.framesPlayed > 4_800 })
+        out.stop()
+        #expect(first.callsAfterStop.load(ordering: .relaxed) == 0)
+        #expect(second.renderCalls.load(ordering: .relaxed) > 0)
+    }
+
+    @Test func probeAndOpenFailures() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        #expect(PulseOutput.isServerAvailable(server: server.serverString))
+        let choice = OutputSelection.automatic(server: server.serverString)
+        #expect(choice.selection == .pulse(server: server.serverString))
+        #expect(choice.notice == nil)
+
+        let missing = "unix:\(server.directory)/no-such-socket"
+        let t0 = ContinuousClock.now
+        #expect(!PulseOutput.isServerAvailable(server: missing, timeout: 1))
+        #expect(ContinuousClock.now - t0 < .seconds(2))
+        let none = OutputSelection.automatic(server: missing, timeout: 1)
+        #expect(none.selection == .null)
+        #expect(none.notice?.contains("nothing will be heard") == true)
+
+        #expect(throws: TonearmError.self) { try PulseOutput(server: missing).open(format: format) }
+        #expect(throws: TonearmError.self) {
+            try PulseOutput(server: server.serverString, device: "no_such_sink").open(format: format)
+        }
+    }
+}
+
+extension Double {
+    var float: Float { Float(self) }
+}
