@@ -39,7 +39,9 @@ public protocol AudioRenderSource: AnyObject, Sendable {
 /// Things an output driver reports to its owner (delivered on a non-realtime thread).
 public enum AudioOutputEvent: Sendable, Equatable {
     /// The server asks the stream to pause because a more important stream started
-    /// (PulseAudio's `request-cork`, e.g. a phone call with `module-role-cork`).
+    /// (PulseAudio's `request-cork`, e.g. a phone call with `module-role-cork`). Drivers do not
+    /// cork by themselves: the owner must call ``AudioOutputDriver/pause()`` (PulseAudio mutes the
+    /// stream meanwhile, and sends `request-uncork` only to a stream that really corked).
     case corkRequested
     /// The reason for `corkRequested` is gone (`request-uncork`).
     case uncorkRequested
@@ -93,6 +95,7 @@ public protocol AudioOutputDriver: AnyObject, Sendable {
     /// device-side underruns, and by the source for late data).
     var underrunCount: Int { get }
 
-    /// Events from the device. One stream per driver; finishes when the driver is closed.
+    /// Events from the device. One stream per driver; finishes when the driver is closed. A driver
+    /// opened again after `close()` publishes on a fresh stream: read `events` again after `open`.
     var events: AsyncStream<AudioOutputEvent> { get }
 }

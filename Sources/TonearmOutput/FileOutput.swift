@@ -23,6 +23,8 @@ import TonearmCore
 ///
 /// Threading: control-plane calls from one thread at a time; `stop()` joins the writer thread.
 /// `framesPlayed` (frames written), `latency`, `underrunCount`, `format` may be read from any thread.
+///
+/// Lifetime: the running thread keeps the driver alive; call `stop()` or `close()` to release it.
 public final class FileOutput: AudioOutputDriver, @unchecked Sendable {
     /// How samples are stored in the file.
     public enum SampleFormat: String, Sendable, Hashable {

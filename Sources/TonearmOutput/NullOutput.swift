@@ -16,6 +16,8 @@ import TonearmCore
 /// (from inside the source's `render` it only asks it to end). `framesPlayed`, `latency`,
 /// `underrunCount` and `format` may be read from any thread. The render thread takes the
 /// driver's own lock between periods (never while the source renders).
+///
+/// Lifetime: the running thread keeps the driver alive; call `stop()` or `close()` to release it.
 public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
     /// The length of one period (one pull) in seconds.
     public let periodDuration: Double
