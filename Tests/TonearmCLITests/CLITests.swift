@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TonearmTestSupport
+
+/// The `tonearm` binary built beside the tests.
+func tonearmBinary() throws -> String {
+    var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    for _ in 0..<4 {
+        let candidate = dir.appendingPathComponent("tonearm").path
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        dir = dir.deletingLastPathComponent()
+    }
+    let fromSource = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../.build/debug/tonearm").standardized.path
+    if FileManager.default.isExecutableFile(atPath: fromSource) { return fromSource }
+    throw TestSupportError("the tonearm binary was not found; build it with `swift build`")
+}
+
+/// `tonearm play` and `tonearm info` as a user runs them.
+@Suite(.serialized) struct CLITests {
+    let dir: TempDir
+    init() throws { dir = try TempDir("cli") }
+
+    @Test func playsAToneThroughPulseAudioAndItIsHeard() throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let tone = dir.file("tone.flac")
+        // 2 s of 440 Hz at amplitude 0.5 on both channels.
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.5*sin(2*PI*440*t)|0.5*sin(2*PI*440*t):s=44100:d=2",
+                             "-c:a", "flac", tone])
+        let rec = try server.startRecording(to: dir.file("heard.wav"))
+        let r = try run(try tonearmBinary(), ["play", "--output", "pulse", tone], environment: server.environment)
+        rec.stop()
+        #expect(r.status == 0, "stderr: \(r.stderr)")
+        #expect(r.stdout.contains("Playing 1/1"))
+        let heard = try readWAV(dir.file("heard.wav"))
+        let mono = heard.channels[0]
+        let span = try #require(nonSilentSpan(mono, sampleRate: heard.sampleRate))
+        let seconds = Double(span.count) / heard.sampleRate
+        #expect(abs(seconds - 2.0) < 0.06, "heard \(seconds) s of tone")
+        let body = Array(mono[(span.lowerBound + 4800)..<(span.upperBound - 4800)])
+        let f = try #require(dominantFrequency(body, sampleRate: heard.sampleRate))
+        #expect(abs(f - 440) < 2, "heard \(f) Hz")
+        let level = rms(body)
+        #expect(abs(Double(level) - 0.5 / 2.0.squareRoot()) < 0.02, "RMS \(level)")
+    }
+
+    @Test func playWithoutAServerFallsBackToNullAndSaysSo() throws {
+        let tone = dir.file("short.wav")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=0.3", tone])
+        let r = try run(try tonearmBinary(), ["play", tone],
+                        environment: ["PULSE_SERVER": "unix:\(dir.path)/no-such-socket"])
+        #expect(r.status == 0)
+        #expect(r.stderr.contains("nothing will be heard"))
+        #expect(r.stderr.contains("--output"))
+    }
+
+    @Test func aBadFileIsReportedAndPlaybackGoesOn() throws {
+        let good = dir.file("good.wav")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=0.3", good])
+        let bad = dir.file("bad.mp3")
+        try "not audio at all\n".write(toFile: bad, atomically: true, encoding: .utf8)
+        let missing = dir.file("missing.ogg")
+        let out = dir.file("all.wav")
+        let r = try run(try tonearmBinary(), ["play", "--output", "file:\(out)", bad, missing, good])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("\(bad): not a media file"))
+        #expect(r.stderr.contains("\(missing): file not found"))
+        #expect(r.stdout.contains("Playing 3/3"))
+        #expect(r.stdout.contains("1 played, 2 failed"))
+        #expect(try readWAV(out).frameCount == 13230)  // 0.3 s at 44.1 kHz, nothing else
+    }
+
+    @Test func fileOutputWritesWhatWouldBeHeard() throws {
+        let tone = dir.file("f.wav")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=1000:duration=0.5:sample_rate=48000", tone])
+        let out = dir.file("o.wav")
+        let r = try run(try tonearmBinary(), ["play", "--output", "file:\(out)", "--volume", "50", tone])
+        #expect(r.status == 0, "\(r.stderr)")
+        let w = try readWAV(out)
+        let src = try readWAV(tone)
+        #expect(w.frameCount == src.frameCount)
+        // Half volume, after the short anti-click ramp.
+        let i = 10_000
+        #expect(abs(w.channels[0][i] - src.channels[0][i] * 0.5) < 1e-4)
+    }
+
+    @Test func badOptionsAreRefusedClearly() throws {
+        let r = try run(try tonearmBinary(), ["play", "--output", "alsa", "x.wav"])
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("unknown output 'alsa'"))
+        let v = try run(try tonearmBinary(), ["play", "--volume", "150", "x.wav"])
+        #expect(v.status != 0)
+        #expect(v.stderr.contains("--volume must be between 0 and 100"))
+    }
+
+    @Test func infoPrintsFormatAndTagsAsTextAndJSON() throws {
+        let f = dir.file("tagged.flac")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=1:sample_rate=48000",
+                             "-metadata", "title=Song Title", "-metadata", "artist=Some Artist",
+                             "-metadata", "album=An Album", "-metadata", "track=3/9", "-c:a", "flac", f])
+        let t = try run(try tonearmBinary(), ["info", f])
+        #expect(t.status == 0)
+        #expect(t.stdout.contains("FLAC · 48 kHz"))
+        #expect(t.stdout.contains("48000 frames"))
+        let j = try run(try tonearmBinary(), ["info", "--json", f, dir.file("nope.wav")])
+        #expect(j.status == 1)
+        let arr = try #require(try JSONSerialization.jsonObject(with: Data(j.stdout.utf8)) as? [[String: Any]])
+        #expect(arr.count == 2)
+        #expect(arr[0]["frames"] as? Int == 48000)
+        #expect(arr[0]["sampleRate"] as? Int == 48000)
+        #expect((arr[0]["tags"] as? [String: String])?["title"] == "Song Title")
+        #expect((arr[0]["tags"] as? [String: String])?["track"] == "3/9")
+        #expect((arr[1]["error"] as? String)?.contains("file not found") == true)
+    }
+}
