@@ -84,6 +84,10 @@ public protocol AudioOutputDriver: AnyObject, Sendable {
     /// Releases the device. The driver may be opened again.
     func close()
 
+    /// After the source reported its end: waits until everything rendered has been played (so a
+    /// natural end is not cut short by `stop()`), or `timeout` seconds. Control plane.
+    func drain(timeout: Double)
+
     /// Volume of this stream on the device (0...1, linear), where the device supports it.
     func setVolume(_ volume: Float)
 
@@ -98,4 +102,9 @@ public protocol AudioOutputDriver: AnyObject, Sendable {
     /// Events from the device. One stream per driver; finishes when the driver is closed. A driver
     /// opened again after `close()` publishes on a fresh stream: read `events` again after `open`.
     var events: AsyncStream<AudioOutputEvent> { get }
+}
+
+extension AudioOutputDriver {
+    /// Drivers that buffer nothing after a render call have nothing to wait for.
+    public func drain(timeout: Double) {}
 }

@@ -82,6 +82,9 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     private var sinkFound = false
     private var closing = false
     private var starting = false
+    /// Set by the write callback once the source reported its end: nothing more is written, so
+    /// that the server's buffer can empty and `drain` completes. Mainloop thread only.
+    private var sourceEnded = false
 
     /// Creates a driver; nothing is connected until ``open(format:)``.
     public init(server: String? = nil, applicationName: String = "Tonearm", streamName: String = "Playback",
@@ -251,6 +254,7 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
         var failure: String?
         pa_threaded_mainloop_lock(ml)
         defer { pa_threaded_mainloop_unlock(ml) }
+        sourceEnded = false
         guard pa_context_get_state(ctx) == PA_CONTEXT_READY else {
             throw unavailable("the connection to the server is gone (\(contextError()))")
         }
@@ -308,7 +312,8 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
         pa_stream_set_state_callback(s, { s, ud in PulseOutput.from(ud).streamStateChanged(s) }, userdata)
         pa_stream_set_write_callback(s, { s, nbytes, ud in PulseOutput.from(ud).write(to: s, bytes: nbytes) }, userdata)
         pa_stream_set_underflow_callback(s, { _, ud in
-            PulseOutput.from(ud).underruns.add(1, ordering: .relaxed)
+            let me = PulseOutput.from(ud)
+            if !me.sourceEnded { me.underruns.add(1, ordering: .relaxed) }
         }, userdata)
         pa_stream_set_event_callback(s, { _, name, _, ud in
             guard let name else { return }
@@ -338,7 +343,7 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     /// The write callback (mainloop thread, lock held): renders straight into libpulse's buffer.
     /// Allocates nothing and takes no lock.
     private func write(to s: OpaquePointer?, bytes: Int) {
-        guard let s, let source else { return }
+        guard let s, let source, !sourceEnded else { return }
         var remaining = bytes - bytes % frameBytes
         let channels = Int(sampleSpec.channels)
         while remaining > 0 {
@@ -353,7 +358,18 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
             }
             let frames = n / frameBytes
             let samples = data.bindMemory(to: Float.self, capacity: frames * channels)
-            _ = source.render(into: samples, frameCount: frames, timing: .realtime)
+            let result = source.render(into: samples, frameCount: frames, timing: .realtime)
+            if result.ended {
+                // Write the last real frames only; from now on the stream is left to drain.
+                sourceEnded = true
+                let last = max(0, min(result.framesRendered, frames)) * frameBytes
+                if last == 0 {
+                    pa_stream_cancel_write(s)
+                    return
+                }
+                _ = pa_stream_write(s, data, last, nil, 0, PA_SEEK_RELATIVE)
+                return
+            }
             if pa_stream_write(s, data, n, nil, 0, PA_SEEK_RELATIVE) < 0 { return }
             remaining -= n
         }
@@ -399,6 +415,26 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
         guard !lostReported, !closing, !starting else { return }
         lostReported = true
         eventChannel.yield(.deviceLost(reason: reason))
+    }
+
+    /// Waits until the server has played everything written so far (after the source reported
+    /// its end), or `timeout` seconds. Control plane; never on the mainloop thread.
+    public func drain(timeout: Double) {
+        guard let ml = mainloop, pa_threaded_mainloop_in_thread(ml) == 0 else { return }
+        locked {
+            guard let s = stream, pa_stream_get_state(s) == PA_STREAM_READY else { return }
+            guard let op = pa_stream_drain(s, { _, _, ud in
+                let me = PulseOutput.from(ud)
+                if let ml = me.mainloop { pa_threaded_mainloop_signal(ml, 0) }
+            }, userdata) else { return }
+            let timer = armTimeout(timeout)
+            while pa_operation_get_state(op) == PA_OPERATION_RUNNING && !timedOut {
+                if let context, tonearm_pa_context_is_good(pa_context_get_state(context)) == 0 { break }
+                pa_threaded_mainloop_wait(ml)
+            }
+            disarm(timer)
+            pa_operation_unref(op)
+        }
     }
 
     /// Corks the stream: the server stops asking for audio and the clock stops.

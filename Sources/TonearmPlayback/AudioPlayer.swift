@@ -265,6 +265,7 @@ public final class AudioPlayer: Sendable {
         var emitted: [AudioPlayerEvent] = []
         var released: AudioPlayer?
         var toClose: PlayerRuntime?
+        var drainFirst = false
         let ok: Bool = control.withLock { c in
             let actions = c.machine.handle(input)
             var ok = true
@@ -311,7 +312,8 @@ public final class AudioPlayer: Sendable {
                     }
                 case .pauseRendering:
                     c.runtime?.pauseRendering()
-                case .closeOutput:
+                case .closeOutput, .drainAndCloseOutput:
+                    if a == .drainAndCloseOutput { drainFirst = true }
                     toClose = c.runtime
                     c.runtime = nil
                 case .retainSelf:
@@ -329,7 +331,10 @@ public final class AudioPlayer: Sendable {
             }
             return ok
         }
-        toClose?.close()
+        if let rt = toClose {
+            if drainFirst { rt.driver.drain(timeout: rt.driver.latency + 1) }
+            rt.close()
+        }
         deliver(emitted)
         _ = released  // dropped here, outside the lock: may be the last reference
         return ok

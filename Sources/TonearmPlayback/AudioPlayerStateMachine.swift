@@ -46,6 +46,8 @@ struct AudioPlayerStateMachine: Sendable {
         case pauseRendering
         /// Stop rendering, close the output and stop decoding.
         case closeOutput
+        /// Like `closeOutput`, after letting the output play what it has buffered (a natural end).
+        case drainAndCloseOutput
         /// Keep the player alive while it plays (released by `releaseSelf`).
         case retainSelf
         case releaseSelf
@@ -114,7 +116,7 @@ struct AudioPlayerStateMachine: Sendable {
             state = .idle
             resumeFrame = 0
             generation += 1
-            return [.closeOutput, .emitFinished(successfully: true)] + release()
+            return [.drainAndCloseOutput, .emitFinished(successfully: true)] + release()
         case (_, .reachedEnd):
             // A stale end (from before a seek or stop): ignored by design.
             return []

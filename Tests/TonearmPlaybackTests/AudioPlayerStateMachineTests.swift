@@ -15,7 +15,7 @@ import Testing
         var m = AudioPlayerStateMachine()
         _ = m.handle(.play(delayFrames: 0))
         let a = m.handle(.reachedEnd(generation: 1))
-        #expect(a == [.closeOutput, .emitFinished(successfully: true), .releaseSelf])
+        #expect(a == [.drainAndCloseOutput, .emitFinished(successfully: true), .releaseSelf])
         #expect(m.state == .idle)
         #expect(m.resumeFrame == 0)
     }
