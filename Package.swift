@@ -27,16 +27,19 @@ let package = Package(
         // No pkgConfig: libpulse.pc adds `-D_REENTRANT -pthread`, which SwiftPM warns about;
         // the headers are on the default path and the module map links libpulse.
         .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
+        .systemLibrary(name: "CRubberBand", providers: [.apt(["librubberband-dev"])]),
 
         // Layer 2: plugin families over the core.
         .target(name: "TonearmCodecs", dependencies: ["TonearmCore", "CFFmpeg"]),
         .target(name: "TonearmOutput", dependencies: ["TonearmCore", "CPulse"]),
+        // DSP kernels as plain types (time-stretching now; EQ, mixer, effects to come).
+        .target(name: "TonearmDSP", dependencies: ["TonearmCore", "CRubberBand"]),
 
         // Layer 3: players (the one render path every player shares).
-        .target(name: "TonearmPlayback", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmOutput"]),
+        .target(name: "TonearmPlayback", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmOutput"]),
 
         // Umbrella: `import Tonearm` gives the whole public API.
-        .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmOutput", "TonearmPlayback"]),
+        .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmOutput", "TonearmPlayback"]),
 
         // The command-line player, last.
         .executableTarget(

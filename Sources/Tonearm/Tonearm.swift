@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 @_exported import TonearmCore
 @_exported import TonearmCodecs
+@_exported import TonearmDSP
 @_exported import TonearmOutput
 @_exported import TonearmPlayback

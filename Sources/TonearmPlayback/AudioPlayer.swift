@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import TonearmCore
+import TonearmDSP
 import TonearmOutput
 
 /// Plays one sound file or a block of encoded audio in memory: the counterpart of
@@ -44,6 +45,8 @@ public final class AudioPlayer: Sendable {
         var volume: Float = 1
         var pan: Float = 0
         var numberOfLoops = 0
+        var enableRate = false
+        var rate: Float = 1
         var meteringEnabled = false
         var averagePower: [Float] = []
         var peakPower: [Float] = []
@@ -51,6 +54,8 @@ public final class AudioPlayer: Sendable {
         var generationStart: AudioFramePosition = 0
         /// Set while playing so that a player nobody holds plays to its end.
         var keepAlive: AudioPlayer?
+
+        var effectiveRate: Double { enableRate ? Double(rate) : 1 }
     }
 
     /// Creates a player for any ``PlaybackSource`` (generators, tests).
@@ -161,6 +166,31 @@ public final class AudioPlayer: Sendable {
     public var numberOfLoops: Int {
         get { control.withLock { $0.numberOfLoops } }
         set { control.withLock { $0.numberOfLoops = max(-1, newValue) } }
+    }
+
+    // MARK: Rate
+
+    /// Allows ``rate`` to change the speed (as in AVAudioPlayer, set it before `prepareToPlay`/`play`).
+    public var enableRate: Bool {
+        get { control.withLock { $0.enableRate } }
+        set { control.withLock { $0.enableRate = newValue } }
+    }
+
+    /// Playback speed, 0.5 … 2.0, with the pitch kept (librubberband). Takes effect at once while
+    /// playing (the audio ahead is re-rendered from the current position). Ignored unless
+    /// ``enableRate`` is true. Values outside the range are clamped.
+    public var rate: Float {
+        get { control.withLock { $0.rate } }
+        set {
+            let r = Float(min(max(Double(newValue.isFinite ? newValue : 1), TimeStretcher.rateRange.lowerBound),
+                              TimeStretcher.rateRange.upperBound))
+            let restart = control.withLock { c -> Bool in
+                let changed = c.enableRate && c.rate != r
+                c.rate = r
+                return changed && c.runtime != nil
+            }
+            if restart { handle(.seek(frame: currentFrame)) }
+        }
     }
 
     // MARK: Level
@@ -284,7 +314,8 @@ public final class AudioPlayer: Sendable {
                         rt.renderer.meteringEnabled.store(c.meteringEnabled, ordering: .relaxed)
                         rt.renderer.commands.push(.gain(target: c.volume, frames: 0))
                         rt.renderer.commands.push(.pan(c.pan))
-                        try rt.prepare(request: .init(generation: g, startFrame: f, loops: c.numberOfLoops, endFrame: nil))
+                        try rt.prepare(request: .init(generation: g, startFrame: f, loops: c.numberOfLoops, endFrame: nil,
+                                                      rate: c.effectiveRate))
                         rt.startEventPump({ [weak self] e in self?.renderEvent(e) },
                                           outputEvents: { [weak self] e in self?.outputEvent(e) })
                         c.runtime = rt
@@ -301,7 +332,8 @@ public final class AudioPlayer: Sendable {
                     c.generationStart = f
                     if let rt = c.runtime {
                         rt.renderer.commands.push(.switchGeneration(g, startFrame: f))
-                        rt.decoder.schedule(.init(generation: g, startFrame: f, loops: c.numberOfLoops, endFrame: nil))
+                        rt.decoder.schedule(.init(generation: g, startFrame: f, loops: c.numberOfLoops, endFrame: nil,
+                                                  rate: c.effectiveRate))
                     }
                 case .startRendering(let delay):
                     if delay > 0 { c.runtime?.renderer.commands.push(.delay(frames: delay)) }

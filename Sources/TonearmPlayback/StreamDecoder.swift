@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import TonearmCore
+import TonearmDSP
 
 /// The decoding half of a player: a thread of its own that reads a ``PlaybackSource`` ahead of
 /// playback and commits blocks to a ``PCMBlockRing`` for the render thread.
@@ -20,6 +21,8 @@ final class StreamDecoder: @unchecked Sendable {
         var loops: Int
         /// Optional end frame (exclusive) of the stream for this request.
         var endFrame: AudioFramePosition?
+        /// Playback rate with pitch kept (1 = as recorded). Other rates go through a ``TimeStretcher``.
+        var rate: Double = 1
     }
 
     private struct Shared {
@@ -84,6 +87,8 @@ final class StreamDecoder: @unchecked Sendable {
         var endFrame: AudioFramePosition? = nil
         var startFrame: AudioFramePosition = 0
         var finished = true
+        var rate = 1.0
+        var stretcher: TimeStretcher?
         let length = source.frameLength
         let blockFrames = ring.blockFrames
         let ch = ring.channels
@@ -96,7 +101,15 @@ final class StreamDecoder: @unchecked Sendable {
                 position = startFrame
                 loopsLeft = r.loops
                 endFrame = r.endFrame
+                rate = r.rate
                 finished = false
+                if rate != 1 {
+                    if stretcher == nil {
+                        stretcher = TimeStretcher(sampleRate: source.sourceFormat.sampleRate,
+                                                  channels: ch, maxFrames: blockFrames)
+                    }
+                    stretcher?.reset(rate: rate)
+                }
                 do { try source.seek(toFrame: position) } catch {
                     onError(error)
                     finished = true
@@ -110,6 +123,33 @@ final class StreamDecoder: @unchecked Sendable {
             }
             guard let block = ring.writableBlock() else {
                 _ = wake.wait(timeout: .now() + .milliseconds(500))
+                continue
+            }
+            if rate != 1, let st = stretcher {
+                // Time-stretched: positions are mapped back to the source through the rate.
+                let before = st.framesProduced
+                let produced = st.render(into: block, frameCount: blockFrames) { buf, want in
+                    var n = want
+                    if let e = endFrame { n = Int(min(AudioFramePosition(n), max(0, e - position))) }
+                    var got = n > 0 ? ((try? source.readInterleaved(into: buf, frameCount: n)) ?? 0) : 0
+                    if got == 0 && loopsLeft != 0 && length > 0 {
+                        if loopsLeft > 0 { loopsLeft -= 1 }
+                        try? source.seek(toFrame: 0)
+                        position = 0
+                        got = (try? source.readInterleaved(into: buf, frameCount: want)) ?? 0
+                    }
+                    position += AudioFramePosition(got)
+                    return got
+                }
+                let mapped = startFrame + AudioFramePosition((Double(before) * rate).rounded())
+                let blockStart = length > 0 ? mapped % length : 0
+                let ended = produced < blockFrames
+                ring.commit(PCMBlockInfo(generation: producing, sourceFrame: blockStart, frameCount: produced,
+                                         endOfStream: ended))
+                dataSignal.signal()
+                if ended { finished = true }
+                let warnings = source.takeWarnings()
+                if !warnings.isEmpty { onWarnings(warnings) }
                 continue
             }
             // Fill one block, looping back to the start as many times as asked.

@@ -145,6 +145,34 @@ import TonearmTestSupport
         #expect(!p.isPlaying)
     }
 
+    @Test(arguments: [2.0, 0.5])
+    func rateChangesSpeedButKeepsPitch(rate: Double) async throws {
+        let src = dir.file("rate.wav")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.5*sin(2*PI*440*t):s=48000:d=2", "-c:a", "pcm_f32le", src])
+        let out = dir.file("rate-\(rate).wav")
+        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: src), output: { FileOutput(path: out) })
+        player.enableRate = true
+        player.rate = Float(rate)
+        let events = player.events
+        player.play()
+        _ = try await waitForEvent(events) { $0 == .didFinishPlaying(successfully: true) }
+        let wav = try readWAV(out)
+        let expected = 2.0 / rate
+        #expect(abs(wav.duration - expected) < 0.001, "rendered \(wav.duration) s, expected \(expected) s")
+        let body = Array(wav.channels[0][Int(0.2 * 48000)..<Int((expected - 0.2) * 48000)])
+        let f = try #require(dominantFrequency(body, sampleRate: 48000))
+        #expect(abs(f - 440) < 3, "pitch moved to \(f) Hz")
+        #expect(abs(Double(rms(body)) - 0.5 / 2.0.squareRoot()) < 0.05)
+    }
+
+    @Test func rateIsIgnoredUnlessEnabled() {
+        let p = AudioPlayer(source: RampSource(frames: 1000), output: { NullOutput() })
+        p.rate = 1.5
+        #expect(p.rate == 1.5)
+        p.rate = 9
+        #expect(p.rate == 2)   // clamped to AVAudioPlayer's range
+    }
+
     @Test func meteringReportsTheLevelInDecibels() {
         #expect(abs(AudioPlayer.decibels(amplitude: 0.5) + 6.0206) < 1e-3)
         #expect(AudioPlayer.decibels(power: 0) == -160)
