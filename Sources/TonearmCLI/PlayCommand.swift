@@ -86,7 +86,7 @@ final class PlaySession: @unchecked Sendable {
     private let events: AsyncStream<SessionEvent>
     private let continuation: AsyncStream<SessionEvent>.Continuation
     /// One file output shared by every track, so `file:` records the whole session.
-    private let sharedFileOutput: FileOutput?
+    private let sharedFileOutput: SessionOutput?
 
     init(files: [String], selection: OutputSelection, notice: String?, volume: Float, loopMode: LoopMode, interactive: Bool) {
         queue = PlayQueue(entries: files, loopMode: loopMode)
@@ -95,7 +95,11 @@ final class PlaySession: @unchecked Sendable {
         self.volume = volume
         self.interactive = interactive
         (events, continuation) = AsyncStream<SessionEvent>.makeStream()
-        if case .file(let path) = selection { sharedFileOutput = FileOutput(path: path) } else { sharedFileOutput = nil }
+        if case .file(let path) = selection {
+            sharedFileOutput = SessionOutput(FileOutput(path: path))
+        } else {
+            sharedFileOutput = nil
+        }
         screen.entries = files.map { ($0 as NSString).lastPathComponent }
         screen.output = selection.description
         screen.notice = notice
@@ -174,6 +178,7 @@ final class PlaySession: @unchecked Sendable {
             break
         }
         stopPlayer()
+        sharedFileOutput?.finish()
         if !interactive { Terminal.write("Done: \(queue.entries.count - queue.failed.count) played, \(queue.failed.count) failed\n") }
         return !queue.failed.isEmpty
     }
@@ -246,6 +251,13 @@ final class PlaySession: @unchecked Sendable {
         let cont = continuation
         Task { for await e in stream { cont.yield(.player(e, token: t)) } }
         player = p
+        do {
+            try p.prepare()
+        } catch {
+            report("\(path): cannot play on output '\(selection)': \(error)")
+            player = nil
+            return false
+        }
         guard p.play() else {
             report("\(path): cannot start playback on output '\(selection)'")
             player = nil

@@ -52,6 +52,8 @@ public final class AudioPlayer: Sendable {
         var peakPower: [Float] = []
         /// The source frame where the current generation starts (currentTime never reads before it).
         var generationStart: AudioFramePosition = 0
+        /// Why the last prepare or play failed.
+        var lastFailure: TonearmError?
         /// Set while playing so that a player nobody holds plays to its end.
         var keepAlive: AudioPlayer?
 
@@ -101,6 +103,14 @@ public final class AudioPlayer: Sendable {
     /// (and reports a `decodeErrorDidOccur` event) when the output cannot be opened.
     @discardableResult
     public func prepareToPlay() -> Bool { handle(.prepare) }
+
+    /// Like `prepareToPlay()`, but throws the reason when the output cannot be opened (for
+    /// callers that want the error, not just `false`).
+    /// - Throws: ``TonearmError`` (usually ``TonearmError/outputUnavailable(driver:reason:)``).
+    public func prepare() throws {
+        if handle(.prepare) { return }
+        throw control.withLock { $0.lastFailure } ?? TonearmError.invalidState("the player could not be prepared")
+    }
 
     /// Starts or resumes playback. Returns false when playback could not start.
     @discardableResult
@@ -323,6 +333,7 @@ public final class AudioPlayer: Sendable {
                     } catch {
                         ok = false
                         let te = (error as? TonearmError) ?? .outputUnavailable(driver: "output", reason: "\(error)")
+                        c.lastFailure = te
                         emitted.append(.decodeErrorDidOccur(.error(te)))
                         // Back to idle: undo what the machine assumed.
                         _ = c.machine.handle(.stop)
@@ -340,6 +351,7 @@ public final class AudioPlayer: Sendable {
                     do { try c.runtime?.startRendering() } catch {
                         ok = false
                         let te = (error as? TonearmError) ?? .outputUnavailable(driver: "output", reason: "\(error)")
+                        c.lastFailure = te
                         emitted.append(.decodeErrorDidOccur(.error(te)))
                     }
                 case .pauseRendering:

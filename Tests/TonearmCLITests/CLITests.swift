@@ -86,6 +86,20 @@ func tonearmBinary() throws -> String {
         #expect(abs(w.channels[0][i] - src.channels[0][i] * 0.5) < 1e-4)
     }
 
+    @Test func fileOutputHoldsTheWholeSession() throws {
+        let a = dir.file("a.wav"), b = dir.file("b.wav"), other = dir.file("c.wav")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=0.5:sample_rate=48000", "-ac", "2", "-c:a", "pcm_f32le", a])
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=660:duration=0.25:sample_rate=48000", "-ac", "2", "-c:a", "pcm_f32le", b])
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=660:duration=0.25:sample_rate=22050", "-ac", "2", other])
+        let out = dir.file("session.wav")
+        let r = try run(try tonearmBinary(), ["play", "--output", "file:\(out)", a, other, b])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("22050 Hz"))
+        let w = try readWAV(out)
+        #expect(w.frameCount == 24000 + 12000)
+        #expect(w.channels[0] == (try readWAV(a)).channels[0] + (try readWAV(b)).channels[0])
+    }
+
     @Test func badOptionsAreRefusedClearly() throws {
         let r = try run(try tonearmBinary(), ["play", "--output", "alsa", "x.wav"])
         #expect(r.status != 0)
