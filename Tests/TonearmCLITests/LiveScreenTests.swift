@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TonearmTestSupport
+
+/// The live screen in a real pseudo-terminal (util-linux `script`): it draws, obeys keys, and
+/// gives the terminal back.
+@Suite struct LiveScreenTests {
+    /// Reads the child's output until `marker` has appeared (after `from`), or throws after `timeout`.
+    final class Screen: @unchecked Sendable {
+        let process = Process()
+        let input = Pipe(), output = Pipe()
+        private let lock = NSCondition()
+        private var text = ""
+        private var ended = false
+
+        init(_ command: String) throws {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+            process.arguments = ["-qfec", command, "/dev/null"]
+            var env = ProcessInfo.processInfo.environment
+            env["TERM"] = "xterm-256color"
+            env["PULSE_SERVER"] = "unix:/nonexistent"
+            process.environment = env
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = output
+            output.fileHandleForReading.readabilityHandler = { [weak self] h in
+                guard let self else { return }
+                let d = h.availableData
+                self.lock.lock()
+                if d.isEmpty { self.ended = true } else { self.text += String(decoding: d, as: UTF8.self) }
+                self.lock.broadcast()
+                self.lock.unlock()
+            }
+            try process.run()
+        }
+
+        /// Waits until the output contains `marker` at least `count` times.
+        func waitFor(_ marker: String, count: Int = 1, timeout: Double = 15) throws {
+            let deadline = Date().addingTimeInterval(timeout)
+            lock.lock()
+            defer { lock.unlock() }
+            while text.components(separatedBy: marker).count - 1 < count {
+                if ended { throw TestSupportError("output ended before '\(marker)' appeared:\n\(text.suffix(500))") }
+                if !lock.wait(until: deadline) { throw TestSupportError("'\(marker)' did not appear in \(timeout) s") }
+            }
+        }
+
+        func type(_ s: String) { input.fileHandleForWriting.write(Data(s.utf8)) }
+        var all: String { lock.lock(); defer { lock.unlock() }; return text }
+    }
+
+    @Test func drawsObeysKeysAndRestoresTheTerminal() throws {
+        let dir = try TempDir("tui")
+        defer { dir.remove() }
+        let a = dir.file("first.flac"), b = dir.file("second.wav")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=30", "-metadata", "title=First Song",
+                             "-metadata", "artist=The Testers", a])
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=660:duration=30", b])
+        let screen = try Screen("\(try tonearmBinary()) play --output null '\(a)' '\(b)'")
+        try screen.waitFor("First Song")
+        try screen.waitFor("The Testers")
+        try screen.waitFor("▶ Playing")
+        #expect(screen.all.contains("\u{1B}[?1049h"))  // alternate screen entered
+        screen.type(" ")
+        try screen.waitFor("⏸ Paused")
+        screen.type("\u{1B}[B")  // ↓: volume 95 %
+        try screen.waitFor("95%")
+        screen.type("l")
+        try screen.waitFor("Loop: one")
+        screen.type("n")
+        try screen.waitFor("second.wav")
+        try screen.waitFor("▶ 2. second.wav")
+        screen.type("q")
+        screen.process.waitUntilExit()
+        #expect(screen.process.terminationStatus == 0)
+        let out = screen.all
+        // The terminal is handed back: alternate screen left and cursor shown, after the last frame.
+        let restore = try #require(out.range(of: "\u{1B}[?25h\u{1B}[?1049l", options: .backwards))
+        #expect(out[restore.upperBound...].contains("Tonearm") == false)
+    }
+}
