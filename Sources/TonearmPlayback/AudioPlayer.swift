@@ -404,14 +404,16 @@ public final class AudioPlayer: Sendable {
         guard !events.isEmpty else { return }
         let d = delegate
         for e in events {
-            broadcaster.yield(e)
-            guard let d else { continue }
-            switch e {
-            case .didFinishPlaying(let s): d.audioPlayerDidFinishPlaying(self, successfully: s)
-            case .decodeErrorDidOccur(let p): d.audioPlayerDecodeErrorDidOccur(self, error: p)
-            case .interruptionBegan: d.audioPlayerBeginInterruption(self)
-            case .interruptionEnded(let r): d.audioPlayerEndInterruption(self, shouldResume: r)
+            // The delegate first, then the streams: a stream consumer sees the delegate's effects.
+            if let d {
+                switch e {
+                case .didFinishPlaying(let s): d.audioPlayerDidFinishPlaying(self, successfully: s)
+                case .decodeErrorDidOccur(let p): d.audioPlayerDecodeErrorDidOccur(self, error: p)
+                case .interruptionBegan: d.audioPlayerBeginInterruption(self)
+                case .interruptionEnded(let r): d.audioPlayerEndInterruption(self, shouldResume: r)
+                }
             }
+            broadcaster.yield(e)
         }
     }
 }

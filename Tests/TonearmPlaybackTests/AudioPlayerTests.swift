@@ -173,6 +173,85 @@ import TonearmTestSupport
         #expect(p.rate == 2)   // clamped to AVAudioPlayer's range
     }
 
+    @Test func playAtTimeStartsAfterTheGivenDelay() async throws {
+        let out = dir.file("attime.wav")
+        let p = AudioPlayer(source: RampSource(frames: 4800), output: { FileOutput(path: out) })
+        let events = p.events
+        #expect(p.play(atTime: p.deviceCurrentTime + 0.5))
+        _ = try await waitForEvent(events) { $0 == .didFinishPlaying(successfully: true) }
+        let w = try readWAV(out)
+        let silent = w.channels[1].prefix { $0 == 0 }.count
+        #expect(abs(silent - 24000) < 480, "started after \(silent) frames")
+        #expect(w.frameCount == silent + 4800)
+    }
+
+    @Test func fadeRampsTheGainSmoothly() async throws {
+        let out = dir.file("fade.wav")
+        let p = AudioPlayer(source: RampSource(frames: 48000, channels: 1), output: { FileOutput(path: out) })
+        p.volume = 0
+        #expect(p.prepareToPlay())
+        p.setVolume(1, fadeDuration: 0.5)
+        let events = p.events
+        p.play()
+        _ = try await waitForEvent(events) { $0 == .didFinishPlaying(successfully: true) }
+        let w = try readWAV(out).channels[0]
+        for f in [6000, 12000, 18000] {
+            let gain = w[f] / RampSource.value(frame: Int64(f), channel: 0)
+            #expect(abs(gain - Float(f) / 24000) < 0.001, "gain \(gain) at frame \(f)")
+        }
+        #expect(w[30000] == RampSource.value(frame: 30000, channel: 0))
+    }
+
+    @Test func seekingWhilePlayingMovesAtOnceAndPauseHoldsThePosition() async throws {
+        let p = AudioPlayer(source: RampSource(frames: 48000 * 30), output: { NullOutput() })
+        #expect(p.play())
+        p.currentTime = 20
+        let t = p.currentTime
+        #expect(t >= 20 && t < 20.5, "currentTime \(t) after seeking to 20")
+        p.pause()
+        #expect(!p.isPlaying)
+        let paused = p.currentTime
+        #expect(paused >= 20 && paused < 20.5)
+        #expect(p.currentTime == paused)
+        p.currentTime = 3
+        #expect(p.currentTime == 3)
+        #expect(p.play())
+        #expect(p.currentTime >= 3)
+        p.stop()
+        #expect(!p.isPlaying)
+    }
+
+    @Test func playsFromMemory() async throws {
+        let src = dir.file("mem.ogg")
+        try Fixtures.tone(path: src, codecArgs: ["-c:a", "libvorbis"], seconds: 1, rate: 48000)
+        let out = dir.file("mem.wav")
+        let p = try AudioPlayer(data: try Data(contentsOf: URL(fileURLWithPath: src)), output: { FileOutput(path: out) })
+        #expect(p.url == nil && p.data != nil)
+        let events = p.events
+        p.play()
+        _ = try await waitForEvent(events) { $0 == .didFinishPlaying(successfully: true) }
+        #expect(try readWAV(out).channels == (try decodeAll(src)))
+    }
+
+    final class Recorder: AudioPlayerDelegate, @unchecked Sendable {
+        let lock = NSLock()
+        var finished: [Bool] = []
+        func audioPlayerDidFinishPlaying(_ player: AudioPlayer, successfully flag: Bool) {
+            lock.lock(); finished.append(flag); lock.unlock()
+        }
+    }
+
+    @Test func theDelegateHearsTheFinish() async throws {
+        let rec = Recorder()
+        let p = AudioPlayer(source: RampSource(frames: 2000), output: { FileOutput(path: dir.file("d.wav")) })
+        p.delegate = rec
+        let events = p.events
+        p.play()
+        _ = try await waitForEvent(events) { $0 == .didFinishPlaying(successfully: true) }
+        // Delegate calls happen before the stream sees the event (same thread, in order).
+        #expect(rec.lock.withLock { rec.finished } == [true])
+    }
+
     @Test func meteringReportsTheLevelInDecibels() {
         #expect(abs(AudioPlayer.decibels(amplitude: 0.5) + 6.0206) < 1e-3)
         #expect(AudioPlayer.decibels(power: 0) == -160)
