@@ -74,9 +74,9 @@ public final class AudioFile: @unchecked Sendable {
         let r = avformat_open_input(&ctx, path, nil, nil)
         if r < 0 {
             if r == tonearm_averror(EACCES) { throw .notReadable(path: path, reason: "permission denied") }
-            throw .notMediaFile(path: path, detail: FFmpegDecoder.errorString(r))
+            throw .notMediaFile(path: path, detail: Self.openFailure(r, head: Self.head(path: path)))
         }
-        decoder = try Self.makeDecoder(ctx!, name: path, memoryIO: nil)
+        decoder = try Self.makeDecoder(ctx!, name: path, memoryIO: nil, head: Self.head(path: path))
         (fileFormat, processingFormat, length) = Self.describe(decoder, path: path)
         warnings = Self.extensionCheck(path: path, decoder: decoder) + decoder.takeWarnings()
         metadata = MetadataReader.read(formatContext: formatContext, path: path, data: nil)  // METADATA HOOK
@@ -98,9 +98,9 @@ public final class AudioFile: @unchecked Sendable {
         ctx.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
         var opt: UnsafeMutablePointer<AVFormatContext>? = ctx
         let r = avformat_open_input(&opt, name, nil, nil)
-        if r < 0 { throw .notMediaFile(path: name, detail: FFmpegDecoder.errorString(r)) }
+        if r < 0 { throw .notMediaFile(path: name, detail: Self.openFailure(r, head: Array(data.prefix(4096)))) }
         ctx = opt!
-        decoder = try Self.makeDecoder(ctx, name: name, memoryIO: io)
+        decoder = try Self.makeDecoder(ctx, name: name, memoryIO: io, head: Array(data.prefix(4096)))
         (fileFormat, processingFormat, length) = Self.describe(decoder, path: name)
         warnings = (nameHint == nil ? [] : Self.extensionCheck(path: name, decoder: decoder)) + decoder.takeWarnings()
         metadata = MetadataReader.read(formatContext: formatContext, path: path, data: data)  // METADATA HOOK
@@ -158,21 +158,64 @@ public final class AudioFile: @unchecked Sendable {
         if (st.st_mode & S_IFMT) == S_IFREG && st.st_size == 0 { throw .emptyFile(path: path) }
     }
 
+    /// The first bytes of a file (empty if it cannot be read).
+    private static func head(path: String) -> [UInt8] {
+        guard let h = FileHandle(forReadingAtPath: path) else { return [] }
+        defer { try? h.close() }
+        return (try? h.read(upToCount: 4096)).map { [UInt8]($0) } ?? []
+    }
+
+    /// What to say when FFmpeg cannot open the bytes as media.
+    static func openFailure(_ code: Int32, head: [UInt8]) -> String {
+        if looksLikeText(head) { return "the content looks like text" }
+        if [tonearm_averror_invaliddata(), tonearm_averror(EINVAL), tonearm_averror(ENOSYS), tonearm_averror_eof()].contains(code) {
+            return "FFmpeg found no known container format"
+        }
+        return FFmpegDecoder.errorString(code)
+    }
+
+    /// True when the bytes are UTF-8 (or UTF-16 with a byte order mark) text without control
+    /// characters other than tab, newlines and form feed.
+    static func looksLikeText(_ bytes: [UInt8]) -> Bool {
+        if bytes.isEmpty { return false }
+        if bytes.count >= 2 && (bytes[0] == 0xFF && bytes[1] == 0xFE || bytes[0] == 0xFE && bytes[1] == 0xFF) {
+            return bytes.count % 2 == 0 || bytes.count == 4096
+        }
+        var body = bytes[...]
+        if body.count == 4096 {
+            // Do not judge a UTF-8 sequence cut at the end of the sample.
+            var cut = 0
+            while cut < 3, let last = body.last, last & 0xC0 == 0x80 || last >= 0xC0 { body = body.dropLast(); cut += 1 }
+        }
+        if body.contains(where: { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D && $0 != 0x0C || $0 == 0x7F }) {
+            return false
+        }
+        return String(validating: body, as: UTF8.self) != nil
+    }
+
     private static func makeDecoder(_ ctx: UnsafeMutablePointer<AVFormatContext>, name: String,
-                                    memoryIO: MemoryIO?) throws(TonearmError) -> FFmpegDecoder {
+                                    memoryIO: MemoryIO?, head: [UInt8]) throws(TonearmError) -> FFmpegDecoder {
         var ctx: UnsafeMutablePointer<AVFormatContext>? = ctx
         let formatName = String(cString: ctx!.pointee.iformat.pointee.name)
         if formatName == "tty" {
             avformat_close_input(&ctx)
-            throw .notMediaFile(path: name, detail: "text, not audio or video")
+            throw .notMediaFile(path: name, detail: "the content looks like text")
         }
         let r = avformat_find_stream_info(ctx, nil)
         if r < 0 {
             avformat_close_input(&ctx)
-            throw .notMediaFile(path: name, detail: FFmpegDecoder.errorString(r))
+            throw .notMediaFile(path: name, detail: openFailure(r, head: head))
         }
+        // A demuxer that guessed from weak evidence (random bytes, text) and found no audio:
+        // not a media file rather than a media file without sound.
+        // The text-art demuxers (ANSI/BIN/XBIN/ADF/IDF) accept any bytes by the file extension.
+        let weakGuess = ctx!.pointee.probe_score <= 25 || ["tty", "bin", "xbin", "adf", "idf"].contains(formatName)
         // The decoder owns the context from here and closes it on failure.
-        return try FFmpegDecoder(name: name, fmt: ctx!, memoryIO: memoryIO)
+        do {
+            return try FFmpegDecoder(name: name, fmt: ctx!, memoryIO: memoryIO)
+        } catch .noAudioTrack(let p) where weakGuess {
+            throw .notMediaFile(path: p, detail: looksLikeText(head) ? "the content looks like text" : "FFmpeg found no known container format")
+        }
     }
 
     private static func describe(_ d: FFmpegDecoder, path: String) -> (SourceFormat, AudioFormat, AudioFramePosition) {

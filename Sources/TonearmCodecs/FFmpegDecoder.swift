@@ -29,6 +29,7 @@ final class FFmpegDecoder {
     let channels: Int
     let codecID: AVCodecID
     let timeBase: AVRational
+    private var codec: UnsafePointer<AVCodec>?
 
     // Packet index (indexed mode only).
     let indexed: Bool
@@ -123,13 +124,11 @@ final class FFmpegDecoder {
         guard sampleRate > 0, (1...64).contains(channels) else {
             throw .decodeFailed(path: name, detail: "invalid audio parameters (\(sampleRate) Hz, \(channels) channels)")
         }
-        codecCtx = avcodec_alloc_context3(codec)
-        guard let cc = codecCtx, avcodec_parameters_to_context(cc, par) >= 0 else {
+        self.codec = codec
+        let openResult = openCodec()
+        if openResult == Self.configFailed {
             throw .decodeFailed(path: name, detail: "cannot configure the \(codecName) decoder")
         }
-        cc.pointee.pkt_timebase = indexed ? AVRational(num: 1, den: sampleRate) : timeBase
-        cc.pointee.thread_count = 1
-        let openResult = avcodec_open2(cc, codec, nil)
         if openResult < 0 {
             throw .unsupportedCodec(path: name, codec: "\(codecName) (\(Self.errorString(openResult)))")
         }
@@ -156,6 +155,21 @@ final class FFmpegDecoder {
             if firstDts == Self.nopts || firstDts == Int64.min { firstDts = stream.pointee.start_time != Self.nopts ? stream.pointee.start_time : 0 }
         }
         try establishTimeline()
+    }
+
+    private static let configFailed: Int32 = -0x7fff_fff0
+
+    /// (Re)creates and opens the decoder context: a fresh decoder, as at the start of a straight
+    /// read. A flush is not enough for bit-exactness: FFmpeg's AAC decoder keeps its noise
+    /// generator (PNS) state across `avcodec_flush_buffers`.
+    private func openCodec() -> Int32 {
+        if codecCtx != nil { avcodec_free_context(&codecCtx) }
+        guard let codec, let cc = avcodec_alloc_context3(codec) else { return Self.configFailed }
+        codecCtx = cc
+        if avcodec_parameters_to_context(cc, stream.pointee.codecpar) < 0 { return Self.configFailed }
+        cc.pointee.pkt_timebase = indexed ? AVRational(num: 1, den: sampleRate) : timeBase
+        cc.pointee.thread_count = 1
+        return avcodec_open2(cc, codec, nil)
     }
 
     deinit {
@@ -318,9 +332,11 @@ final class FFmpegDecoder {
         pendingCount = 0
     }
 
-    /// Positions the demuxer at the first packet.
+    /// Positions the demuxer at the first packet, with a fresh decoder.
     private func rewind() throws(TonearmError) {
         resetDecoder()
+        let r = openCodec()
+        if r < 0 { throw .decodeFailed(path: name, detail: "cannot reopen the decoder (\(Self.errorString(r)))") }
         if indexed {
             try positionAt(packet: 0)
         } else {
@@ -552,7 +568,11 @@ final class FFmpegDecoder {
         case AV_CODEC_ID_MP3, AV_CODEC_ID_MP2, AV_CODEC_ID_MP1: (0, 4, 2048)
         case AV_CODEC_ID_AAC: (2048, 2, 0)
         case AV_CODEC_ID_VORBIS: (4096, 2, 0)
-        case AV_CODEC_ID_OPUS: (Int64(sampleRate) / 10, 2, 0)
+        // FFmpeg's CELT decoder keeps float energy predictions that converge to the bits of a
+        // straight read only after about a second (80 ms, the spec's preroll, leaves errors of
+        // 1e-2); 2 s made every measured CELT seek bit-identical. Its SILK (low bit rate) LPC
+        // state is float and never converges exactly: differences stay near 2e-6.
+        case AV_CODEC_ID_OPUS: (Int64(sampleRate) * 2, 2, 0)
         case AV_CODEC_ID_FLAC, AV_CODEC_ID_ALAC, AV_CODEC_ID_WAVPACK, AV_CODEC_ID_TTA, AV_CODEC_ID_APE: (0, 0, 0)
         default: codecID.rawValue >= AV_CODEC_ID_PCM_S16LE.rawValue && codecID.rawValue < AV_CODEC_ID_ADPCM_IMA_QT.rawValue
             ? (0, 0, 0) : (4096, 2, 0)
@@ -578,8 +598,7 @@ final class FFmpegDecoder {
                                 || goal - ixTs[k] < p.samples * scale) {
                     k -= 1; packets += 1; bytes += Int(ixSize[k])
                 }
-                resetDecoder()
-                try positionAt(packet: k)
+                if k == 0 { try rewind() } else { resetDecoder(); try positionAt(packet: k) }
             } else {
                 let ts = goal - p.samples * scale
                 if ts <= startTs { try rewind() } else { try positionRaw(atTimestamp: ts) }

@@ -47,4 +47,42 @@ public enum Fixtures {
         try? FileManager.default.removeItem(atPath: out)
         return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
     }
+
+    /// Writes the audio of an `aevalsrc` expression list (`expr|expr` per channel) to `path`
+    /// encoded with `codecArgs`, and returns the source itself as interleaved Float32 (what
+    /// the encoder was given), for alignment checks against the decoded audio.
+    public static func signal(path: String, expressions: String, codecArgs: [String], seconds: Double,
+                              rate: Int) throws -> [Float] {
+        let source = "aevalsrc=exprs=\(expressions):s=\(rate):d=\(seconds)"
+        try ffmpeg(["-f", "lavfi", "-i", source] + codecArgs + [path])
+        let raw = path + ".source.f32"
+        try ffmpeg(["-f", "lavfi", "-i", source, "-f", "f32le", "-c:a", "pcm_f32le", raw])
+        let data = try Data(contentsOf: URL(fileURLWithPath: raw))
+        try? FileManager.default.removeItem(atPath: raw)
+        return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    }
+
+    /// An M4A whose audio track FFmpeg demuxes but cannot decode: an AAC file whose sample
+    /// entry is relabelled MPEG-H 3D Audio (`mhm1`, no decoder in FFmpeg 5.1) and whose `esds`
+    /// box is turned into a `free` box (so the demuxer does not take the codec from it).
+    public static func undecodableM4A(path: String) throws {
+        let aac = path + ".aac.m4a"
+        try tone(path: aac, codecArgs: ["-c:a", "aac"], seconds: 0.5, rate: 48000, channels: 2)
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: aac)))
+        try? FileManager.default.removeItem(atPath: aac)
+        func find(_ tag: String, from: Int) throws -> Int {
+            let t = Array(tag.utf8)
+            var i = from
+            while i + 4 <= bytes.count {
+                if Array(bytes[i..<i + 4]) == t { return i }
+                i += 1
+            }
+            throw TestSupportError("no '\(tag)' box in the AAC fixture")
+        }
+        let entry = try find("mp4a", from: 0)
+        bytes.replaceSubrange(entry..<entry + 4, with: Array("mhm1".utf8))
+        let esds = try find("esds", from: entry)
+        bytes.replaceSubrange(esds..<esds + 4, with: Array("free".utf8))
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
 }
