@@ -243,7 +243,7 @@ final class FFmpegDecoder {
             ixTs.append(ts)
             ixDpts.append(packet.pointee.pts != Self.nopts ? packet.pointee.pts : packet.pointee.dts)
             ixSize.append(packet.pointee.size)
-            ixHash.append(Self.hash(packet))
+            ixHash.append(byteSeek ? 0 : Self.hash(packet)) // byte seeks land on known packets
             var sideSize = 0
             if let side = av_packet_get_side_data(packet, AV_PKT_DATA_SKIP_SAMPLES, &sideSize), sideSize >= 10 {
                 let skip = UInt32(side[0]) | UInt32(side[1]) << 8 | UInt32(side[2]) << 16 | UInt32(side[3]) << 24
@@ -394,11 +394,14 @@ final class FFmpegDecoder {
         return lo
     }
 
-    /// FNV-1a over a packet's bytes (tells apart packets sharing a byte position, as in Ogg pages).
+    /// FNV-1a over a packet's first and last 128 bytes (tells apart packets sharing a byte
+    /// position, as in Ogg pages; the ends differ as surely as the whole and cost far less).
     private static func hash(_ p: UnsafeMutablePointer<AVPacket>) -> UInt32 {
         guard let d = p.pointee.data else { return 0 }
+        let size = Int(p.pointee.size)
         var h: UInt32 = 2166136261
-        for i in 0..<Int(p.pointee.size) { h = (h ^ UInt32(d[i])) &* 16777619 }
+        for i in 0..<min(size, 128) { h = (h ^ UInt32(d[i])) &* 16777619 }
+        for i in max(128, size - 128)..<max(128, size) { h = (h ^ UInt32(d[i])) &* 16777619 }
         return h
     }
 
