@@ -434,6 +434,14 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
             }
             disarm(timer)
             pa_operation_unref(op)
+            // Fetch fresh timing, so framesPlayed and latency describe the drained stream.
+            if let t = pa_stream_update_timing_info(s, { _, _, ud in
+                let me = PulseOutput.from(ud)
+                if let ml = me.mainloop { pa_threaded_mainloop_signal(ml, 0) }
+            }, userdata) {
+                waitFor(t)
+            }
+            refreshTiming(s)
         }
     }
 
