@@ -10,7 +10,12 @@ import TonearmCore
 /// against absolute deadlines on the monotonic clock (`start + frames / rate`), so the rate does
 /// not drift however long the source takes (as long as it is faster than real time). After a
 /// stall of more than half a second the schedule restarts from "now" instead of bursting.
-/// With `untimed: true` it pulls as fast as it can (still with `.realtime` timing).
+/// With `untimed: true` it pulls as fast as the source can deliver, with `.offline` timing: the
+/// source may wait for its decoder, so nothing is replaced by silence (with `.realtime` timing a
+/// decoder that is merely slower than the pulls would yield silence and underruns instead of the
+/// audio). This measures decoding speed without writing anything. A period without audio (the
+/// source ended, is not running or is switching) is paced as in real time, so an idle untimed
+/// output does not spin.
 ///
 /// Threading: control-plane calls from one thread at a time; `stop()` joins the render thread
 /// (from inside the source's `render` it only asks it to end). `framesPlayed`, `latency`,
@@ -21,7 +26,7 @@ import TonearmCore
 public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
     /// The length of one period (one pull) in seconds.
     public let periodDuration: Double
-    /// Whether periods are pulled back to back, without waiting for the clock.
+    /// Whether periods are pulled back to back with `.offline` timing, without waiting for the clock.
     public let untimed: Bool
 
     public var name: String { "null" }
@@ -100,6 +105,7 @@ public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
                             frames: Int, rate: Double) {
         var origin = monotonicNanoseconds()
         var framesSinceOrigin: Int64 = 0
+        var pacing = !untimed
         while true {
             cond.lock()
             if runState == .paused {
@@ -111,10 +117,21 @@ public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
             cond.unlock()
             if stopping { return }
 
-            _ = source.render(into: buffer, frameCount: frames, timing: .realtime)
             if untimed {
-                played.add(Int64(frames), ordering: .relaxed)
-                continue
+                let result = source.render(into: buffer, frameCount: frames, timing: .offline)
+                if result.framesRendered > 0 {
+                    pacing = false
+                    played.add(Int64(frames), ordering: .relaxed)
+                    continue
+                }
+                if !pacing {
+                    // Nothing to play: wait for the clock from now on instead of spinning.
+                    pacing = true
+                    origin = monotonicNanoseconds()
+                    framesSinceOrigin = 0
+                }
+            } else {
+                _ = source.render(into: buffer, frameCount: frames, timing: .realtime)
             }
             framesSinceOrigin += Int64(frames)
             let deadline = origin + UInt64(Double(framesSinceOrigin) * 1e9 / rate)
