@@ -1,21 +1,24 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import TonearmCore
 
-/// Which output to play to, as chosen on the command line (`--output pulse|null|file:PATH.wav`),
-/// and a factory for its driver.
+/// Which output to play to, as chosen on the command line
+/// (`--output pulse|null|null:untimed|file:PATH.wav`), and a factory for its driver.
 public enum OutputSelection: Sendable, Hashable, CustomStringConvertible {
     /// PulseAudio (or PipeWire's PulseAudio server). `server` nil: the default server.
     case pulse(server: String? = nil)
     /// The silent real-time null output.
     case null
+    /// The silent null output pulling as fast as the source can deliver (benchmarks: decoding
+    /// speed without writing anything).
+    case nullUntimed
     /// A WAV file of what would be heard.
     case file(path: String)
 
     /// The forms ``init(parsing:)`` accepts, for help texts.
-    public static let syntax = "pulse|null|file:PATH.wav"
+    public static let syntax = "pulse|null|null:untimed|file:PATH.wav"
 
-    /// Parses `pulse`, `null` or `file:PATH.wav` (names are case-insensitive; the path is kept as
-    /// written and must end in `.wav`). Throws ``TonearmError/invalidArgument(_:)`` with a message
+    /// Parses `pulse`, `null`, `null:untimed` (or its synonym `null:fast`) or `file:PATH.wav`
+    /// (names are case-insensitive; the path is kept as written and must end in `.wav`). Throws ``TonearmError/invalidArgument(_:)`` with a message
     /// naming the accepted forms for anything else.
     public init(parsing text: String) throws {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
@@ -24,6 +27,8 @@ public enum OutputSelection: Sendable, Hashable, CustomStringConvertible {
             self = .pulse()
         } else if lower == "null" {
             self = .null
+        } else if lower == "null:untimed" || lower == "null:fast" {
+            self = .nullUntimed
         } else if lower.hasPrefix("file:") {
             let path = String(trimmed.dropFirst("file:".count))
             guard !path.isEmpty else {
@@ -38,11 +43,12 @@ public enum OutputSelection: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// `pulse`, `null` or `file:PATH`.
+    /// `pulse`, `null`, `null:untimed` or `file:PATH`.
     public var description: String {
         switch self {
         case .pulse: "pulse"
         case .null: "null"
+        case .nullUntimed: "null:untimed"
         case .file(let p): "file:\(p)"
         }
     }
@@ -55,6 +61,8 @@ public enum OutputSelection: Sendable, Hashable, CustomStringConvertible {
             PulseOutput(server: server, applicationName: applicationName, streamName: streamName, role: role)
         case .null:
             NullOutput()
+        case .nullUntimed:
+            NullOutput(untimed: true)
         case .file(let path):
             FileOutput(path: path)
         }

@@ -4,17 +4,23 @@ import TonearmCore
 import TonearmOutput
 
 struct OutputSelectionTests {
-    @Test func parsesTheThreeForms() throws {
+    @Test func parsesEveryForm() throws {
         #expect(try OutputSelection(parsing: "pulse") == .pulse())
         #expect(try OutputSelection(parsing: "NULL") == .null)
+        #expect(try OutputSelection(parsing: "null:untimed") == .nullUntimed)
+        #expect(try OutputSelection(parsing: " Null:Fast ") == .nullUntimed)
+        #expect(OutputSelection.nullUntimed.description == "null:untimed")
         #expect(try OutputSelection(parsing: "file:/tmp/a b.wav") == .file(path: "/tmp/a b.wav"))
         #expect(try OutputSelection(parsing: "file:Out.WAV") == .file(path: "Out.WAV"))
         #expect(try OutputSelection(parsing: "file:out.wav").makeDriver().name == "file:out.wav")
-        #expect(try OutputSelection(parsing: "null").makeDriver() is NullOutput)
+        let timed = try #require(try OutputSelection(parsing: "null").makeDriver() as? NullOutput)
+        #expect(!timed.untimed)
+        let untimed = try #require(try OutputSelection(parsing: "null:untimed").makeDriver() as? NullOutput)
+        #expect(untimed.untimed)
         #expect(try OutputSelection(parsing: "pulse").makeDriver() is PulseOutput)
     }
 
-    @Test(arguments: ["", "alsa", "pulse:", "file:", "file:out.mp3", "file:.wav", "nul"])
+    @Test(arguments: ["", "alsa", "pulse:", "file:", "file:out.mp3", "file:.wav", "nul", "null:", "null:slow"])
     func rejectsEverythingElse(_ text: String) {
         do {
             _ = try OutputSelection(parsing: text)
@@ -34,6 +40,6 @@ struct OutputSelectionTests {
         let choice = OutputSelection.automatic(server: "unix:/nonexistent-tonearm/native", timeout: 1)
         #expect(choice.selection == .null)
         #expect(choice.notice == OutputSelection.noServerNotice)
-        #expect(OutputSelection.noServerNotice.contains("--output pulse|null|file:PATH.wav"))
+        #expect(OutputSelection.noServerNotice.contains("--output pulse|null|null:untimed|file:PATH.wav"))
     }
 }
