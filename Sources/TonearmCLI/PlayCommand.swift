@@ -116,9 +116,10 @@ final class PlaySession: @unchecked Sendable {
             terminal.enter()
             keyThread = startKeyReader()
         }
+        let refresh: Duration = interactive ? .milliseconds(200) : .seconds(1)
         let ticker = Task { [continuation] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(200))  // screen refresh only
+                try? await Task.sleep(for: refresh)  // screen refresh only
                 continuation.yield(.tick)
             }
         }

@@ -49,7 +49,7 @@ public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
     private var periodFrames = 960
 
     /// Creates a null output pulling `periodDuration` seconds at a time (clamped to 1 ms…1 s).
-    public init(periodDuration: Double = 0.02, untimed: Bool = false) {
+    public init(periodDuration: Double = 0.05, untimed: Bool = false) {
         self.periodDuration = min(max(periodDuration, 0.001), 1)
         self.untimed = untimed
     }

@@ -387,7 +387,6 @@ public final class AudioPlayer: Sendable {
     private func renderEvent(_ e: RenderEvent) {
         switch e {
         case .ended(let g): handle(.reachedEnd(generation: g))
-        case .underrun: break
         }
     }
 

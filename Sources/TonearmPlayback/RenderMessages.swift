@@ -19,8 +19,7 @@ enum RenderCommand: Sendable, BitwiseCopyable {
 
 /// Messages from a render thread to the control plane (fixed-size records).
 enum RenderEvent: Sendable, BitwiseCopyable {
-    /// The end-of-stream block of `generation` has been rendered.
+    /// The end-of-stream block of `generation` has been rendered. (Underruns are not events: they
+    /// are counted in the renderer's atomic counter, so that nothing can crowd this one out.)
     case ended(generation: UInt64)
-    /// Data was late: silence was rendered where audio should have been.
-    case underrun
 }

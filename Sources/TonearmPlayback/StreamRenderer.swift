@@ -115,13 +115,15 @@ final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
         var snapshot = MeterSnapshot()
         let metering = meteringEnabled.load(ordering: .relaxed)
         while written < frameCount {
-            ring.dropBlocks(olderThan: generation)
+            if ring.dropBlocks(olderThan: generation) > 0 { spaceSignal.signal() }
             guard let block = ring.readableBlock() else {
                 if timing == .offline {
                     _ = dataSignal.wait(timeout: .now() + .milliseconds(200))
                     continue
                 }
-                if !awaitingFirstBlock { underruns.add(1, ordering: .relaxed); post(.underrun) }
+                // Counted only (no event per underrun): the event queue must never fill up and
+                // crowd out the end-of-stream event.
+                if !awaitingFirstBlock { underruns.add(1, ordering: .relaxed) }
                 break
             }
             if block.info.generation > generation {
@@ -139,15 +141,13 @@ final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
             }
             let drained = n >= block.remaining
             if drained && block.info.endOfStream {
-                ring.release()
-                spaceSignal.signal()
+                releaseBlock()
                 ended = true
                 post(.ended(generation: generation))
                 break
             }
             if drained {
-                ring.release()
-                spaceSignal.signal()
+                releaseBlock()
             } else {
                 ring.consume(n)
             }
@@ -158,6 +158,13 @@ final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
         if metering && snapshot.frames > 0 { meters.push(snapshot) }
         framesRendered.add(Int64(frameCount), ordering: .relaxed)
         return RenderResult(framesRendered: audioFrames, ended: ended)
+    }
+
+    /// Releases the oldest block and wakes the decoder when the ring has drained to half: the
+    /// decoder then refills in one burst instead of waking for every block.
+    private func releaseBlock() {
+        ring.release()
+        if ring.availableBlocks == ring.blockCount / 2 || ring.availableBlocks == 0 { spaceSignal.signal() }
     }
 
     /// Copies `frames` interleaved frames applying gain ramp and pan; accumulates meter values.
