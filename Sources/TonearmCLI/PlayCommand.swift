@@ -58,6 +58,7 @@ struct PlayCommand: AsyncParsableCommand {
                                   volume: Float(volume) / 100, loopMode: LoopMode(rawValue: loop) ?? .off,
                                   interactive: interactive)
         let anyFailed = await session.run()
+        if let sig = session.interruptedBy { throw ExitCode(128 + sig) }  // the shell convention (130 for Ctrl-C)
         if anyFailed { throw ExitCode(1) }
     }
 }
@@ -68,6 +69,8 @@ enum SessionEvent: Sendable {
     case player(AudioPlayerEvent, token: Int)
     case tick
     case quit
+    /// A signal asked to quit (SIGINT, SIGTERM, SIGHUP).
+    case signalled(Int32)
 }
 
 /// Runs `tonearm play`: one ``AudioPlayer`` per file, a ``PlayQueue`` deciding what comes next,
@@ -83,6 +86,8 @@ final class PlaySession: @unchecked Sendable {
     private var player: AudioPlayer?
     private var token = 0
     private var lastPlainSecond = -1
+    /// The signal that ended the session, if one did.
+    private(set) var interruptedBy: Int32?
     private let events: AsyncStream<SessionEvent>
     private let continuation: AsyncStream<SessionEvent>.Continuation
     /// One file output shared by every track, so `file:` records the whole session.
@@ -141,6 +146,10 @@ final class PlaySession: @unchecked Sendable {
                 case .tick:
                     draw()
                 case .quit:
+                    stopPlayer()
+                    break outer
+                case .signalled(let sig):
+                    interruptedBy = sig
                     stopPlayer()
                     break outer
                 case .player(let e, let t):
@@ -309,7 +318,7 @@ final class PlaySession: @unchecked Sendable {
             signal(sig, SIG_IGN)
             let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             let cont = continuation
-            s.setEventHandler { cont.yield(.quit) }
+            s.setEventHandler { cont.yield(.signalled(sig)) }
             s.resume()
             return s
         }

@@ -171,11 +171,17 @@ public final class AudioPlayer: Sendable {
     public var numberOfChannels: Int { format.channelCount }
 
     /// How many times to play again after the first pass: 0 plays once, N plays N+1 times, -1
-    /// loops until stopped. The loop point is seamless (sample-exact). Takes effect at the next
-    /// `play()` from a stopped state or the next seek.
+    /// loops until stopped. The loop point is seamless (sample-exact). Set while playing, it
+    /// counts the passes after the current one (unless the end of the last pass is already
+    /// decoded, about a second ahead).
     public var numberOfLoops: Int {
         get { control.withLock { $0.numberOfLoops } }
-        set { control.withLock { $0.numberOfLoops = max(-1, newValue) } }
+        set {
+            control.withLock { c in
+                c.numberOfLoops = max(-1, newValue)
+                c.runtime?.decoder.updateLoops(c.numberOfLoops)
+            }
+        }
     }
 
     // MARK: Rate

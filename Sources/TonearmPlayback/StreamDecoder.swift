@@ -27,6 +27,8 @@ final class StreamDecoder: @unchecked Sendable {
 
     private struct Shared {
         var request: Request?
+        /// A new count of further passes for the request being decoded (set while playing).
+        var loopsUpdate: Int?
         var shutdown = false
     }
 
@@ -66,6 +68,16 @@ final class StreamDecoder: @unchecked Sendable {
         wake.signal()
     }
 
+    /// Changes how many further passes follow the current one, for the request being decoded.
+    /// Control plane.
+    func updateLoops(_ loops: Int) {
+        shared.withLock {
+            $0.loopsUpdate = loops
+            $0.request?.loops = loops  // for a request the thread has not picked up yet
+        }
+        wake.signal()
+    }
+
     /// Stops the thread and waits for it to exit. Control plane. Idempotent.
     func shutdown() {
         let wasRunning = shared.withLock { s -> Bool in
@@ -93,8 +105,16 @@ final class StreamDecoder: @unchecked Sendable {
         let blockFrames = ring.blockFrames
         let ch = ring.channels
         while true {
-            let (request, stop) = shared.withLock { ($0.request, $0.shutdown) }
+            let (request, stop, loopsUpdate) = shared.withLock { s in
+                let u = s.loopsUpdate
+                s.loopsUpdate = nil
+                return (s.request, s.shutdown, u)
+            }
             if stop { break }
+            if let l = loopsUpdate, request?.generation == producing {
+                loopsLeft = l
+                // A stream that had ended may go on: only when its end has not been committed yet.
+            }
             if let r = request, r.generation != producing {
                 producing = r.generation
                 startFrame = min(max(0, r.startFrame), length)

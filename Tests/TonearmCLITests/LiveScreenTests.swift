@@ -79,4 +79,17 @@ import TonearmTestSupport
         let restore = try #require(out.range(of: "\u{1B}[?25h\u{1B}[?1049l", options: .backwards))
         #expect(out[restore.upperBound...].contains("Tonearm") == false)
     }
+
+    @Test func ctrlCQuitsWithStatus130AndRestoresTheTerminal() throws {
+        let dir = try TempDir("tui-int")
+        defer { dir.remove() }
+        let a = dir.file("long.wav")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=30", a])
+        let screen = try Screen("\(try tonearmBinary()) play --output null '\(a)'")
+        try screen.waitFor("▶ Playing")
+        screen.type("\u{03}")  // Ctrl-C through the terminal: SIGINT to the player
+        screen.process.waitUntilExit()
+        #expect(screen.process.terminationStatus == 130)
+        #expect(screen.all.contains("\u{1B}[?25h\u{1B}[?1049l"))
+    }
 }
