@@ -20,7 +20,8 @@ public final class PrivatePulseServer: @unchecked Sendable {
     private let lock = NSLock()
     private var stopped = false
 
-    /// Starts the server and waits (up to `timeout` seconds) until `pactl info` answers.
+    /// Starts the server and waits (up to `timeout` seconds) until it reports ready (then checks
+    /// that `pactl info` answers).
     public init(timeout: Double = 10) throws {
         let dir = try TempDir("tonearm-pulse")
         directory = dir.path
@@ -47,24 +48,38 @@ public final class PrivatePulseServer: @unchecked Sendable {
         """
         try config.write(toFile: "\(dir.path)/test.pa", atomically: true, encoding: .utf8)
 
-        server = try ChildProcess(["pulseaudio", "-n", "-F", "\(dir.path)/test.pa", "--daemonize=no", "--system=false",
-                         "--exit-idle-time=-1", "--disallow-exit", "--use-pid-file=no", "--realtime=false",
-                         "--high-priority=false", "--log-target=file:\(dir.path)/pulse.log"], environment: environment)
-
-        // Readiness probe: poll `pactl info` with small waits, bounded by the deadline.
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
-            if !isRunning {
-                let log = (try? String(contentsOfFile: "\(dir.path)/pulse.log", encoding: .utf8)) ?? ""
-                dir.remove()
-                throw TestSupportError("pulseaudio exited at start: \(log.suffix(2000))")
-            }
-            if let r = try? run("pactl", ["info"], environment: environment), r.status == 0 { break }
-            if Date() > deadline {
+        // Readiness is an event: pulseaudio sends systemd's `READY=1` to $NOTIFY_SOCKET once its
+        // start-up script has run, just before its main loop serves clients.
+        let notify = try NotifySocket(path: "\(dir.path)/notify")
+        enum Startup: Sendable { case starting, ready, exited }
+        let startup = Watched(Startup.starting)
+        do {
+            server = try ChildProcess(["pulseaudio", "-n", "-F", "\(dir.path)/test.pa", "--daemonize=no", "--system=false",
+                             "--exit-idle-time=-1", "--disallow-exit", "--use-pid-file=no", "--realtime=false",
+                             "--high-priority=false", "--log-target=file:\(dir.path)/pulse.log"],
+                                      environment: environment.merging(["NOTIFY_SOCKET": notify.path]) { $1 },
+                                      onExit: { _ in startup.update { if $0 == .starting { $0 = .exited } } })
+        } catch {
+            notify.close()
+            dir.remove()
+            throw error
+        }
+        notify.receive(until: "READY=1", timeout: timeout) { startup.update { if $0 == .starting { $0 = .ready } } }
+        _ = startup.waitBlocking(timeout: timeout) { $0 != .starting }
+        switch startup.value {
+        case .ready:
+            let info = try? run("pactl", ["info"], environment: environment)
+            guard let info, info.status == 0 else {
                 stop()
-                throw TestSupportError("the private pulseaudio did not answer within \(timeout) s")
+                throw TestSupportError("the private pulseaudio was ready but `pactl info` failed: \(info?.stderr ?? "")")
             }
-            Thread.sleep(forTimeInterval: 0.02)
+        case .exited:
+            let log = (try? String(contentsOfFile: "\(dir.path)/pulse.log", encoding: .utf8)) ?? ""
+            dir.remove()
+            throw TestSupportError("pulseaudio exited at start: \(log.suffix(2000))")
+        case .starting:
+            stop()
+            throw TestSupportError("the private pulseaudio did not report ready within \(timeout) s")
         }
     }
 
@@ -117,17 +132,16 @@ public final class PrivatePulseServer: @unchecked Sendable {
     /// Starts recording the null sink's monitor to a 16-bit 48 kHz stereo WAV at `path`, and
     /// waits until the recording stream is connected.
     public func startRecording(to path: String, timeout: Double = 5) throws -> Recording {
-        let before = try sourceOutputCount()
-        let p = try ChildProcess(["parecord", "-d", "\(sinkName).monitor", "--latency-msec=20", "--format=s16le",
-                                  "--rate=48000", "--channels=2", "--file-format=wav", path], environment: environment)
-        let deadline = Date().addingTimeInterval(timeout)
-        while try sourceOutputCount() <= before {
-            if !p.isRunning { throw TestSupportError("parecord exited at start") }
-            if Date() > deadline {
-                p.terminate(SIGINT)
-                throw TestSupportError("parecord did not connect within \(timeout) s")
-            }
-            Thread.sleep(forTimeInterval: 0.01)
+        // `-v` makes parecord print "Stream successfully created." when its stream is ready (the
+        // server has created the source output): that line is the event waited for.
+        let p = try ChildProcess(["parecord", "-v", "-d", "\(sinkName).monitor", "--latency-msec=20", "--format=s16le",
+                                  "--rate=48000", "--channels=2", "--file-format=wav", path],
+                                 environment: environment.merging(["LC_ALL": "C"]) { $1 }, captureStandardError: true)
+        guard p.waitForStandardError(containing: "Stream successfully created.", timeout: timeout) else {
+            let running = p.isRunning
+            p.terminate(SIGINT)
+            throw TestSupportError(running ? "parecord did not connect within \(timeout) s"
+                                           : "parecord exited at start: \(p.standardErrorText.suffix(2000))")
         }
         // A null sink that went running without a low-latency client renders up to 2 s ahead in
         // one block, and new streams then wait for that block to elapse. parecord asks for 20 ms;
@@ -151,6 +165,13 @@ public final class PrivatePulseServer: @unchecked Sendable {
     }
 
     /// Waits (polling, bounded by `timeout`) until `test_null` reports less than `seconds` of latency.
+    ///
+    /// This is the one polled wait here, because nothing signals it: the latency is a live
+    /// measurement (`pactl list sinks` asks the sink's thread how far ahead it has rendered), and
+    /// PulseAudio publishes no subscription event when it changes (`pactl subscribe` reports
+    /// objects appearing, disappearing and changing their properties, volume or state, never
+    /// their latency). The null sink only shortens its blocks after the long block it already
+    /// rendered has elapsed in real time, so the fall comes from the passing of time itself.
     public func waitForSinkLatency(below seconds: Double, timeout: Double = 5) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
@@ -186,23 +207,56 @@ public final class PrivatePulseServer: @unchecked Sendable {
 /// manage here: it starts children with the calling thread's signal mask (a dispatch thread blocks
 /// SIGINT and SIGTERM, so `parecord` never sees its SIGINT), and it takes pulseaudio's closing of
 /// inherited descriptors for an exit and then blocks in `waitpid` for ever. Children start with
-/// an empty signal mask, default signal actions and standard streams on /dev/null.
+/// an empty signal mask, default signal actions and standard streams on /dev/null (standard
+/// error may be captured instead).
+///
+/// The end of the child is an event: a reaper thread per child blocks in `waitpid` and publishes
+/// the status, so ``wait(timeout:)`` and ``waitForExit(timeout:)`` are woken by it (the timeout is
+/// only a deadline).
 ///
 /// Thread-safety: all members may be used from any thread.
 public final class ChildProcess: @unchecked Sendable {
     public let pid: pid_t
-    private let lock = NSLock()
-    private var exitStatus: Int32?
+    /// The exit status (as from `waitpid`; -1 when another waiter reaped the child), nil while it runs.
+    private let exitStatus = Watched<Int32?>(nil)
+    /// Standard error so far, when captured.
+    private let standardError = Watched(CapturedOutput())
+
+    /// Text a child wrote, whether the stream has ended (closed by the child), and whether the
+    /// child has ended.
+    public struct CapturedOutput: Sendable {
+        public var text = ""
+        public var ended = false
+        public var childEnded = false
+    }
 
     /// Starts `arguments[0]` (looked up in PATH) with this process's environment plus `environment`.
-    public init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    /// With `captureStandardError`, a reader thread collects the child's standard error (see
+    /// ``waitForStandardError(containing:timeout:)``). `onExit` is called with the status on the
+    /// reaper thread when the child ends.
+    public init(_ arguments: [String], environment: [String: String] = [:], captureStandardError: Bool = false,
+                onExit: (@Sendable (Int32) -> Void)? = nil) throws {
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
+        // Both ends close on exec (pipe2 is not imported; another thread spawning between pipe
+        // and fcntl could inherit an end, which only delays the end of the capture); dup2 gives
+        // the child a plain descriptor 2.
+        var errPipe: [Int32] = [-1, -1]
+        if captureStandardError {
+            guard pipe(&errPipe) == 0 else {
+                throw TestSupportError("cannot create a pipe: \(String(cString: strerror(errno)))")
+            }
+            for fd in errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        }
         for fd in Int32(0)...2 {
-            posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
+            if fd == 2 && captureStandardError {
+                posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+            } else {
+                posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
+            }
         }
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
@@ -223,58 +277,147 @@ public final class ChildProcess: @unchecked Sendable {
         }
         var child: pid_t = 0
         let rc = posix_spawnp(&child, arguments[0], &actions, &attr, argv, envp)
-        guard rc == 0 else { throw TestSupportError("cannot start \(arguments[0]): \(String(cString: strerror(rc)))") }
+        if captureStandardError { close(errPipe[1]) }
+        guard rc == 0 else {
+            if captureStandardError { close(errPipe[0]) }
+            throw TestSupportError("cannot start \(arguments[0]): \(String(cString: strerror(rc)))")
+        }
         pid = child
+
+        let exitStatus = exitStatus, output = standardError, spawned = child
+        Thread {
+            var st: Int32 = 0
+            var r: pid_t
+            repeat { r = waitpid(spawned, &st, 0) } while r < 0 && errno == EINTR
+            let status = r == spawned ? st : -1
+            exitStatus.update { $0 = status }
+            output.update { $0.childEnded = true }
+            onExit?(status)
+        }.start()
+
+        if captureStandardError {
+            let fd = errPipe[0]
+            Thread {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    let n = read(fd, &buffer, buffer.count)
+                    if n < 0 && errno == EINTR { continue }
+                    if n <= 0 { break }
+                    let chunk = String(decoding: buffer[0..<n], as: UTF8.self)
+                    output.update { o in
+                        o.text += chunk
+                        // Chatty children (parecord -v reports its latency 20 times a second):
+                        // keep the start, where the messages that tests wait for are, and the end.
+                        if o.text.utf8.count > 65_536 { o.text = String(o.text.prefix(16_384)) + "\n…\n" + String(o.text.suffix(16_384)) }
+                    }
+                }
+                close(fd)
+                output.update { $0.ended = true }
+            }.start()
+        }
     }
 
     deinit { terminate(SIGKILL) }
 
-    /// Whether the child still runs (reaps it when it has ended).
-    public var isRunning: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return poll(block: false)
-    }
+    /// Whether the child still runs.
+    public var isRunning: Bool { exitStatus.value == nil }
 
     /// The exit status (as from `waitpid`) once the child has ended.
-    public var status: Int32? {
-        lock.lock()
-        defer { lock.unlock() }
-        _ = poll(block: false)
-        return exitStatus
-    }
+    public var status: Int32? { exitStatus.value }
 
     /// Whether it ended with exit code 0.
     public var succeeded: Bool { status.map { $0 & 0x7f == 0 && ($0 >> 8) & 0xff == 0 } ?? false }
 
-    private func poll(block: Bool) -> Bool {
-        if exitStatus != nil { return false }
-        var st: Int32 = 0
-        let r = waitpid(pid, &st, block ? 0 : WNOHANG)
-        if r == pid { exitStatus = st } else if r < 0 && errno == ECHILD { exitStatus = -1 }
-        return exitStatus == nil
+    /// Standard error so far (empty unless captured).
+    public var standardErrorText: String { standardError.value.text }
+
+    /// Blocks until the captured standard error contains `text` (true), or it or the child ends
+    /// or `timeout` seconds pass without it (false). Woken by each chunk the child writes.
+    public func waitForStandardError(containing text: String, timeout: Double) -> Bool {
+        _ = standardError.waitBlocking(timeout: timeout) { $0.text.contains(text) || $0.ended || $0.childEnded }
+        return standardError.value.text.contains(text)
     }
 
-    /// Waits up to `timeout` seconds for the child to end by itself; returns whether it ended.
+    /// Blocks up to `timeout` seconds (nil: no limit) for the child to end by itself; returns
+    /// whether it ended. Woken by the child's end, not by polling.
     @discardableResult
-    public func wait(timeout: Double) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while isRunning {
-            if Date() > deadline { return false }
-            Thread.sleep(forTimeInterval: 0.005)
-        }
-        return true
+    public func wait(timeout: Double?) -> Bool {
+        exitStatus.waitBlocking(timeout: timeout) { $0 != nil }
     }
 
-    /// Sends `signal`, waits up to 5 s for the child to end, then kills it. Idempotent.
+    /// Suspends (blocking no thread) up to `timeout` seconds for the child to end by itself;
+    /// returns whether it ended.
+    public func waitForExit(timeout: Double) async -> Bool {
+        await exitStatus.wait(timeout: timeout) { $0 != nil }
+    }
+
+    /// Sends `signal`, waits up to 5 s for the child to end, then kills it and waits. Idempotent.
     public func terminate(_ signal: Int32 = SIGTERM) {
         guard isRunning else { return }
         kill(pid, signal)
         if !wait(timeout: 5) {
             kill(pid, SIGKILL)
-            lock.lock()
-            _ = poll(block: true)
-            lock.unlock()
+            wait(timeout: nil)
         }
+    }
+}
+
+/// A datagram socket for systemd's readiness protocol: a child given `NOTIFY_SOCKET=path` sends
+/// `READY=1` there when it is ready (pulseaudio does, through `sd_notify`).
+final class NotifySocket: @unchecked Sendable {
+    let path: String
+    private var fd: Int32
+
+    init(path: String) throws {
+        self.path = path
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw TestSupportError("cannot create a socket: \(String(cString: strerror(errno)))") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            Glibc.close(fd)
+            throw TestSupportError("socket path too long: \(path)")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, b) in bytes.enumerated() { raw[i] = b }
+        }
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard rc == 0 else {
+            let reason = String(cString: strerror(errno))
+            Glibc.close(fd)
+            throw TestSupportError("cannot bind \(path): \(reason)")
+        }
+    }
+
+    /// On a thread of its own, receives datagrams (each blocking read bounded by `timeout`
+    /// seconds) until one contains `text`, then calls `onMatch`; closes the socket either way.
+    func receive(until text: String, timeout: Double, onMatch: @escaping @Sendable () -> Void) {
+        var limit = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1e6))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        let fd = fd
+        self.fd = -1
+        Thread {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = recv(fd, &buffer, buffer.count, 0)
+                if n < 0 && errno == EINTR { continue }
+                if n < 0 { break } // the deadline passed (EAGAIN) or the socket failed
+                let message = String(decoding: buffer[0..<n], as: UTF8.self)
+                if message.split(separator: "\n").contains(where: { $0 == text }) {
+                    onMatch()
+                    break
+                }
+            }
+            Glibc.close(fd)
+        }.start()
+    }
+
+    /// Closes the socket when ``receive(until:timeout:onMatch:)`` was not called.
+    func close() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
     }
 }
