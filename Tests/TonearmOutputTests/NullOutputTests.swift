@@ -13,15 +13,17 @@ struct NullOutputTests {
         defer { out.close() }
         let source = SineSource()
         try out.start(source: source)
-        #expect(await waitUntil { source.renderCalls.load(ordering: .relaxed) > 0 })
-        let f0 = source.renderedFrames.load(ordering: .relaxed)
+        #expect(await source.waitFor(renderCallsAbove: 0))
+        let f0 = source.renderedFrames
         let t0 = ContinuousClock.now
         try await Task.sleep(for: .milliseconds(500)) // the measurement window, not synchronisation
-        let frames = source.renderedFrames.load(ordering: .relaxed) - f0
+        let frames = source.renderedFrames - f0
         let elapsed = (ContinuousClock.now - t0) / .seconds(1)
         out.stop()
+        // Paced by the clock: about as much audio as the window lasted (measured, so a late
+        // wake-up of this test cannot fail it), never more than a period ahead of it.
         let seconds = Double(frames) / 48_000
-        #expect(seconds > 0.3 && seconds < 0.8, "pulled \(seconds) s of audio in 0.5 s")
+        #expect(seconds > 0.6 * elapsed, "pulled \(seconds) s of audio in \(elapsed) s")
         #expect(seconds <= elapsed + 0.05, "pulled \(seconds) s in \(elapsed) s")
         #expect(source.offlineCalls.load(ordering: .relaxed) == 0)
         #expect(out.latency == 0.01)
@@ -30,21 +32,32 @@ struct NullOutputTests {
     }
 
     @Test func untimedRunsFasterThanRealTime() async throws {
-        let out = NullOutput(periodDuration: 0.01, untimed: true)
-        try out.open(format: format)
-        defer { out.close() }
+        // An untimed and a paced output pull side by side; the paced one is the clock. While it
+        // delivers 0.5 s of audio, the untimed one delivers many times more: no fixed time limit,
+        // so a slow or busy machine slows both alike.
+        let untimed = NullOutput(periodDuration: 0.01, untimed: true)
+        let paced = NullOutput(periodDuration: 0.01)
+        try untimed.open(format: format)
+        defer { untimed.close() }
+        try paced.open(format: format)
+        defer { paced.close() }
         let source = SineSource()
-        try out.start(source: source)
-        // 2 s of audio arrives well before 2 s pass when nothing paces the pulls.
-        let t0 = ContinuousClock.now
-        #expect(await waitUntil(timeout: 10) { source.renderedFrames.load(ordering: .relaxed) >= 96_000 })
-        let elapsed = ContinuousClock.now - t0
-        out.stop()
-        #expect(elapsed < .milliseconds(1_900))
+        let clock = SineSource()
+        try untimed.start(source: source)
+        try paced.start(source: clock)
+        #expect(await clock.waitFor(renderCallsAbove: 0))
+        let (u0, p0) = (source.renderedFrames, clock.renderedFrames)
+        #expect(await clock.waitFor(renderedFramesAtLeast: p0 + 24_000))
+        let (u1, p1) = (source.renderedFrames, clock.renderedFrames)
+        untimed.stop()
+        paced.stop()
+        let ratio = Double(u1 - u0) / Double(p1 - p0)
+        #expect(ratio > 4, "untimed pulled \(u1 - u0) frames while paced pulled \(p1 - p0)")
         // Offline timing: the source may wait for its decoder instead of rendering silence.
-        #expect(source.offlineCalls.load(ordering: .relaxed) == source.renderCalls.load(ordering: .relaxed))
-        #expect(out.framesPlayed >= 96_000)
-        #expect(out.latency == 0)
+        #expect(source.offlineCalls.load(ordering: .relaxed) == source.renderCalls)
+        #expect(clock.offlineCalls.load(ordering: .relaxed) == 0)
+        #expect(untimed.framesPlayed == Int64(source.renderedFrames))
+        #expect(untimed.latency == 0)
     }
 
     @Test func untimedPacesOnceTheSourceHasNothingToPlay() async throws {
@@ -53,13 +66,18 @@ struct NullOutputTests {
         defer { out.close() }
         let source = SineSource(seconds: 0.5)
         try out.start(source: source)
-        #expect(await waitUntil { source.hasEnded })
-        let calls = source.renderCalls.load(ordering: .relaxed)
+        #expect(await source.waitUntilEnded())
+        let calls = source.renderCalls
+        let t0 = ContinuousClock.now
         try await Task.sleep(for: .milliseconds(300)) // an observation window
-        let idleCalls = source.renderCalls.load(ordering: .relaxed) - calls
+        let idleCalls = source.renderCalls - calls
+        let elapsed = (ContinuousClock.now - t0) / .seconds(1)
         out.stop()
-        // About 30 periods of 10 ms in real time, not a spinning loop.
-        #expect(idleCalls > 5 && idleCalls < 60, "\(idleCalls) pulls of an ended source in 0.3 s")
+        // About one pull per 10 ms period of the (measured) window, not a spinning loop, and
+        // still pulling (the source may get something to play again).
+        let periods = elapsed / 0.01
+        #expect(Double(idleCalls) > 0.3 * periods && Double(idleCalls) < 2 * periods + 2,
+                "\(idleCalls) pulls of an ended source in \(elapsed) s")
     }
 
     @Test func pauseHoldsAndResumeContinues() async throws {
@@ -68,18 +86,18 @@ struct NullOutputTests {
         defer { out.close() }
         let source = SineSource()
         try out.start(source: source)
-        #expect(await waitUntil { source.renderCalls.load(ordering: .relaxed) > 2 })
+        #expect(await source.waitFor(renderCallsAbove: 2))
         out.pause()
-        // At most the period in progress finishes after pause().
-        #expect(await waitUntil {
-            let a = source.renderCalls.load(ordering: .relaxed)
-            return a > 0 && out.framesPlayed == Int64(source.renderedFrames.load(ordering: .relaxed))
-        })
-        let held = source.renderCalls.load(ordering: .relaxed)
-        try await Task.sleep(for: .milliseconds(100)) // an observation window
-        #expect(source.renderCalls.load(ordering: .relaxed) == held)
+        let atPause = source.renderCalls
+        try await Task.sleep(for: .milliseconds(100)) // an observation window: ten periods
+        // At most the period in progress when pause() was called completes after it.
+        let held = source.renderCalls
+        #expect(held <= atPause + 1, "\(held - atPause) pulls after pause()")
         out.resume()
-        #expect(await waitUntil { source.renderCalls.load(ordering: .relaxed) > held + 2 })
+        #expect(await source.waitFor(renderCallsAbove: held + 2))
+        out.stop()
+        // Every pulled period was counted as played, the one in progress at pause() included.
+        #expect(out.framesPlayed == Int64(source.renderedFrames))
     }
 
     @Test func stopReturnsAfterTheLastPull() async throws {
@@ -88,7 +106,7 @@ struct NullOutputTests {
         defer { out.close() }
         let source = SineSource()
         try out.start(source: source)
-        #expect(await waitUntil { source.renderCalls.load(ordering: .relaxed) > 2 })
+        #expect(await source.waitFor(renderCallsAbove: 2))
         out.stop()
         source.markStopped()
         try await Task.sleep(for: .milliseconds(50)) // an observation window
@@ -96,7 +114,7 @@ struct NullOutputTests {
         // Restart with a new source.
         let next = SineSource()
         try out.start(source: next)
-        #expect(await waitUntil { next.renderCalls.load(ordering: .relaxed) > 0 })
+        #expect(await next.waitFor(renderCallsAbove: 0))
         out.stop()
     }
 

@@ -21,7 +21,7 @@ struct PulseOutputTests {
         try out.start(source: source)
         // Once the source has ended the driver writes nothing more; drain waits until the server
         // has played what it holds.
-        #expect(await waitUntil(timeout: 10) { source.hasEnded })
+        #expect(await source.waitUntilEnded(timeout: 10))
         let latency = out.latency
         out.drain(timeout: 5)
         // Drained: all but what sits in the sink's own short buffer (a few ms) has been played.
@@ -51,8 +51,9 @@ struct PulseOutputTests {
         try out.open(format: format)
         defer { out.close() }
         let events = EventRecorder(out.events)
-        try out.start(source: SineSource(amplitude: 0.2))
-        #expect(await waitUntil { out.framesPlayed > 2_400 })
+        let source = SineSource(amplitude: 0.2)
+        try out.start(source: source)
+        #expect(await waitUntilPlayed(out, atLeast: 2_401, pulling: source))
 
         let phone = "\(server.directory)/phone.wav"
         try writeWAV16(phone, channels: [sineWave(frequency: 880, amplitude: 0.3, seconds: 0.4, sampleRate: 48_000)],
@@ -62,12 +63,12 @@ struct PulseOutputTests {
         #expect(await events.wait { $0 == .corkRequested })
         // The owner's duty: cork on request (PulseAudio only sends request-uncork to a corked stream).
         out.pause()
-        #expect(await waitUntil(timeout: 10) { !paplay.isRunning })
+        #expect(await paplay.waitForExit(timeout: 10))
         #expect(paplay.succeeded)
         #expect(await events.wait { $0 == .uncorkRequested })
         out.resume()
         let resumedAt = out.framesPlayed
-        #expect(await waitUntil { out.framesPlayed > resumedAt + 2_400 })
+        #expect(await waitUntilPlayed(out, atLeast: resumedAt + 2_401, pulling: source))
         #expect(!events.events.contains { if case .deviceLost = $0 { true } else { false } })
     }
 
@@ -78,11 +79,12 @@ struct PulseOutputTests {
         try out.open(format: format)
         defer { out.close() }
         let recording = try server.startRecording(to: "\(server.directory)/rec.wav")
-        try out.start(source: SineSource(frequency: 1_000, amplitude: 0.5))
-        #expect(await waitUntil { out.framesPlayed >= 28_800 })
+        let source = SineSource(frequency: 1_000, amplitude: 0.5)
+        try out.start(source: source)
+        #expect(await waitUntilPlayed(out, atLeast: 28_800, pulling: source))
         out.setVolume(0.25)
         let mark = out.framesPlayed
-        #expect(await waitUntil { out.framesPlayed >= mark + 38_400 })
+        #expect(await waitUntilPlayed(out, atLeast: mark + 38_400, pulling: source))
         recording.stop()
         out.stop()
 
@@ -103,7 +105,7 @@ struct PulseOutputTests {
         let events = EventRecorder(out.events)
         let source = SineSource(amplitude: 0.1)
         try out.start(source: source)
-        #expect(await waitUntil { out.framesPlayed > 0 })
+        #expect(await waitUntilPlayed(out, atLeast: 1, pulling: source))
         let module = try #require(try server.nullSinkModuleIndex())
         try server.pactl("unload-module", module)
         #expect(await events.wait { if case .deviceLost = $0 { true } else { false } })
@@ -117,8 +119,9 @@ struct PulseOutputTests {
         try out.open(format: format)
         defer { out.close() }
         let events = EventRecorder(out.events)
-        try out.start(source: SineSource(amplitude: 0.1))
-        #expect(await waitUntil { out.framesPlayed > 0 })
+        let source = SineSource(amplitude: 0.1)
+        try out.start(source: source)
+        #expect(await waitUntilPlayed(out, atLeast: 1, pulling: source))
         server.stop()
         #expect(await events.wait { if case .deviceLost = $0 { true } else { false } })
         out.stop()
@@ -133,15 +136,15 @@ struct PulseOutputTests {
         defer { out.close() }
         let first = SineSource()
         try out.start(source: first)
-        #expect(await waitUntil { first.renderCalls.load(ordering: .relaxed) > 3 })
+        #expect(await first.waitFor(renderCallsAbove: 3, timeout: 10)) // the first requests can be 2 s apart
         out.stop()
         first.markStopped()
         let second = SineSource()
         try out.start(source: second)
-        #expect(await waitUntil { out.framesPlayed > 4_800 })
+        #expect(await waitUntilPlayed(out, atLeast: 4_801, pulling: second))
         out.stop()
         #expect(first.callsAfterStop.load(ordering: .relaxed) == 0)
-        #expect(second.renderCalls.load(ordering: .relaxed) > 0)
+        #expect(second.renderCalls > 0)
     }
 
     @Test func probeAndOpenFailures() async throws {

@@ -3,18 +3,30 @@ import Foundation
 import Synchronization
 import TonearmCore
 import TonearmOutput
+import TonearmTestSupport
 
 /// A sine on every channel, optionally ending after `totalFrames`. Counts what it rendered and
 /// notes any render that arrives after `markStopped()` (a driver breaking its stop contract).
+/// Tests wait on its ``progress`` (``waitFor(renderCallsAbove:timeout:)`` and the like), which
+/// every render updates: a signal, not a poll.
 final class SineSource: AudioRenderSource, @unchecked Sendable {
+    /// What the source has rendered so far.
+    struct Progress: Sendable {
+        var renderCalls = 0
+        var renderedFrames = 0
+        var ended = false
+    }
+
     let frequency: Double
     let amplitude: Float
     let channels: Int
     let sampleRate: Double
     let totalFrames: Int?
     private var frame = 0 // render thread only
-    let renderedFrames = Atomic<Int>(0)
-    let renderCalls = Atomic<Int>(0)
+    /// Updated at the end of every render. Its lock is taken in `render`, which the product's
+    /// realtime contract forbids; this is test code, where waking the test matters more, and
+    /// the lock is only ever held for a few instructions.
+    let progress = Watched(Progress())
     let offlineCalls = Atomic<Int>(0)
     let callsAfterStop = Atomic<Int>(0)
     private let stopped = Atomic<Bool>(false)
@@ -29,11 +41,27 @@ final class SineSource: AudioRenderSource, @unchecked Sendable {
     }
 
     func markStopped() { stopped.store(true, ordering: .sequentiallyConsistent) }
-    var hasEnded: Bool { totalFrames.map { renderedFrames.load(ordering: .relaxed) >= $0 } ?? false }
+    var renderCalls: Int { progress.value.renderCalls }
+    var renderedFrames: Int { progress.value.renderedFrames }
+    var hasEnded: Bool { progress.value.ended }
+
+    /// Waits until more than `calls` renders have completed; false after `timeout` seconds.
+    func waitFor(renderCallsAbove calls: Int, timeout: Double = 5) async -> Bool {
+        await progress.wait(timeout: timeout) { $0.renderCalls > calls }
+    }
+
+    /// Waits until at least `frames` frames of audio have been rendered; false after `timeout` seconds.
+    func waitFor(renderedFramesAtLeast frames: Int, timeout: Double = 5) async -> Bool {
+        await progress.wait(timeout: timeout) { $0.renderedFrames >= frames }
+    }
+
+    /// Waits until the source has rendered its last frame; false after `timeout` seconds.
+    func waitUntilEnded(timeout: Double = 5) async -> Bool {
+        await progress.wait(timeout: timeout) { $0.ended }
+    }
 
     func render(into buffer: UnsafeMutablePointer<Float>, frameCount: Int, timing: RenderTiming) -> RenderResult {
         if stopped.load(ordering: .sequentiallyConsistent) { callsAfterStop.add(1, ordering: .relaxed) }
-        renderCalls.add(1, ordering: .relaxed)
         if timing == .offline { offlineCalls.add(1, ordering: .relaxed) }
         let n = totalFrames.map { max(0, min(frameCount, $0 - frame)) } ?? frameCount
         let w = 2 * Double.pi * frequency / sampleRate
@@ -42,8 +70,33 @@ final class SineSource: AudioRenderSource, @unchecked Sendable {
             for c in 0..<channels { buffer[i * channels + c] = v }
         }
         frame += n
-        renderedFrames.add(n, ordering: .relaxed)
-        return RenderResult(framesRendered: n, ended: totalFrames.map { frame >= $0 } ?? false)
+        let ended = totalFrames.map { frame >= $0 } ?? false
+        progress.update {
+            $0.renderCalls += 1
+            $0.renderedFrames += n
+            $0.ended = ended
+        }
+        return RenderResult(framesRendered: n, ended: ended)
+    }
+}
+
+/// Waits until `out.framesPlayed` reaches `frames`, for at most `timeout` seconds. A device's
+/// play position has no callback, but a device asks for audio as it plays: every render of
+/// `source` (which the driver must be pulling from) is the signal to read the position again.
+/// No sleeping between looks; the timeout is only a deadline.
+///
+/// The position is therefore seen up to one request interval late. Right after a stream starts
+/// on the private server's idle null sink, that interval is about 2 s (the sink renders one long
+/// block before it adopts the stream's latency), hence the default timeout of 10 s.
+func waitUntilPlayed(_ out: some AudioOutputDriver, atLeast frames: Int64, pulling source: SineSource,
+                     timeout: Double = 10) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(timeout)
+    while true {
+        let calls = source.renderCalls // before the look, so a render in between is not missed
+        if out.framesPlayed >= frames { return true }
+        let left = (deadline - ContinuousClock.now) / .seconds(1)
+        if left <= 0 { return false }
+        _ = await source.waitFor(renderCallsAbove: calls, timeout: left)
     }
 }
 
@@ -85,75 +138,19 @@ final class NoiseSource: AudioRenderSource, @unchecked Sendable {
 /// Collects a driver's events; `wait(for:)` returns true as soon as a matching event has arrived
 /// (before or after the call), false after the timeout.
 final class EventRecorder: Sendable {
-    private final class Box: Sendable {
-        struct Waiter {
-            let id: Int
-            let match: @Sendable (AudioOutputEvent) -> Bool
-            let continuation: CheckedContinuation<Bool, Never>
-        }
-        struct State {
-            var events: [AudioOutputEvent] = []
-            var waiters: [Waiter] = []
-            var nextID = 0
-        }
-        let state = Mutex(State())
-
-        func add(_ e: AudioOutputEvent) {
-            let ready = state.withLock { s -> [Waiter] in
-                s.events.append(e)
-                let r = s.waiters.filter { $0.match(e) }
-                s.waiters.removeAll { $0.match(e) }
-                return r
-            }
-            for w in ready { w.continuation.resume(returning: true) }
-        }
-
-        func expire(_ id: Int) {
-            let w = state.withLock { s -> Waiter? in
-                guard let i = s.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return s.waiters.remove(at: i)
-            }
-            w?.continuation.resume(returning: false)
-        }
-    }
-
-    private let box = Box()
+    private let received = Watched<[AudioOutputEvent]>([])
     private let task: Task<Void, Never>
 
     init(_ stream: AsyncStream<AudioOutputEvent>) {
-        let b = box
-        task = Task { for await e in stream { b.add(e) } }
+        let r = received
+        task = Task { for await e in stream { r.update { $0.append(e) } } }
     }
 
     deinit { task.cancel() }
 
-    var events: [AudioOutputEvent] { box.state.withLock { $0.events } }
+    var events: [AudioOutputEvent] { received.value }
 
     func wait(timeout: Double = 5, for match: @escaping @Sendable (AudioOutputEvent) -> Bool) async -> Bool {
-        let b = box
-        return await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
-            let id = b.state.withLock { s -> Int? in
-                if s.events.contains(where: match) { return nil }
-                s.nextID += 1
-                s.waiters.append(.init(id: s.nextID, match: match, continuation: c))
-                return s.nextID
-            }
-            guard let id else { c.resume(returning: true); return }
-            Task {
-                try? await Task.sleep(for: .seconds(timeout))
-                b.expire(id)
-            }
-        }
+        await received.wait(timeout: timeout) { $0.contains(where: match) }
     }
-}
-
-/// Waits until `condition` holds, checking every few milliseconds, for at most `timeout` seconds.
-/// Returns whether it held.
-func waitUntil(timeout: Double = 5, _ condition: () throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + .seconds(timeout)
-    while ContinuousClock.now < deadline {
-        if try condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return try condition()
 }
