@@ -35,11 +35,14 @@ let package = Package(
         // DSP kernels as plain types (time-stretching now; EQ, mixer, effects to come).
         .target(name: "TonearmDSP", dependencies: ["TonearmCore", "CRubberBand"]),
 
-        // Layer 3: players (the one render path every player shares).
-        .target(name: "TonearmPlayback", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmOutput"]),
+        // Layer 3: the engine — the one render path (decoder threads → lock-free rings → node graph →
+        // output) that every player shares.
+        .target(name: "TonearmEngine", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmOutput"]),
+        // Layer 4: players built on the engine's render path.
+        .target(name: "TonearmPlayback", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmOutput"]),
 
         // Umbrella: `import Tonearm` gives the whole public API.
-        .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmOutput", "TonearmPlayback"]),
+        .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmOutput", "TonearmPlayback"]),
 
         // The command-line player, last.
         .executableTarget(
@@ -50,7 +53,8 @@ let package = Package(
         .testTarget(name: "TonearmCoreTests", dependencies: ["TonearmCore"]),
         .testTarget(name: "TonearmCodecsTests", dependencies: ["TonearmCodecs", "TonearmTestSupport"]),
         .testTarget(name: "TonearmOutputTests", dependencies: ["TonearmOutput", "TonearmTestSupport"]),
-        .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmEngineTests", dependencies: ["TonearmEngine", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmEngine", "TonearmTestSupport"]),
         .testTarget(name: "TonearmCLITests", dependencies: ["TonearmTestSupport"]),
         // Shared by the tests: fixture generation, the private PulseAudio server, recording.
         .target(name: "TonearmTestSupport", dependencies: ["TonearmCore"], path: "Tests/TonearmTestSupport"),

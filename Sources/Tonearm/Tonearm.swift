@@ -2,5 +2,6 @@
 @_exported import TonearmCore
 @_exported import TonearmCodecs
 @_exported import TonearmDSP
+@_exported import TonearmEngine
 @_exported import TonearmOutput
 @_exported import TonearmPlayback

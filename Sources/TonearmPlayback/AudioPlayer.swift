@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import TonearmCore
+import TonearmEngine
 import TonearmDSP
 import TonearmOutput
 

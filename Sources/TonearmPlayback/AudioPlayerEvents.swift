@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import TonearmCore
+import TonearmEngine
 
 /// What an ``AudioPlayer`` reports, as an async sequence (``AudioPlayer/events``).
 public enum AudioPlayerEvent: Sendable, Equatable {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import TonearmCore
+import TonearmEngine
 
 /// The logic of ``AudioPlayer`` as a state machine that takes inputs and returns actions, in the
 /// style of swift-nio's state machines: it owns no threads, no devices and no sound, so every

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import TonearmCore
+import TonearmEngine
 import TonearmOutput
 
 /// Everything a prepared player runs: the ring, the decoder thread, the renderer, the output

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TonearmCodecs
 import TonearmCore
+import TonearmEngine
 import TonearmOutput
 @testable import TonearmPlayback
 import TonearmTestSupport

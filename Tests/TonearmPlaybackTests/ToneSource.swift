@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import TonearmCore
+import TonearmEngine
 import TonearmPlayback
 
 /// A generated source for render-path tests: frame n of channel c holds a value computed from

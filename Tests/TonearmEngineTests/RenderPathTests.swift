@@ -4,7 +4,7 @@ import Foundation
 import Testing
 import TonearmCore
 import TonearmOutput
-@testable import TonearmPlayback
+@testable import TonearmEngine
 
 /// The decoder thread → block ring → renderer path, driven offline by the test itself acting as
 /// the output's render thread.

@@ -12,17 +12,26 @@ import TonearmDSP
 /// its lock). The decoder thread itself calls only the source and the ring's producer side. It
 /// sleeps on `wake` when the ring is full or the stream has ended; the render thread signals
 /// `wake` when it frees a block and the control plane when it schedules.
-final class StreamDecoder: @unchecked Sendable {
+package final class StreamDecoder: @unchecked Sendable {
     /// What the control plane asks the decoder to produce.
-    struct Request: Sendable {
-        var generation: UInt64
-        var startFrame: AudioFramePosition
+    package struct Request: Sendable {
+        package var generation: UInt64
+        package var startFrame: AudioFramePosition
         /// Further passes after this one: 0 = play once, N, or -1 = forever.
-        var loops: Int
+        package var loops: Int
         /// Optional end frame (exclusive) of the stream for this request.
-        var endFrame: AudioFramePosition?
+        package var endFrame: AudioFramePosition?
         /// Playback rate with pitch kept (1 = as recorded). Other rates go through a ``TimeStretcher``.
-        var rate: Double = 1
+        package var rate: Double = 1
+
+        package init(generation: UInt64, startFrame: AudioFramePosition, loops: Int,
+                     endFrame: AudioFramePosition?, rate: Double = 1) {
+            self.generation = generation
+            self.startFrame = startFrame
+            self.loops = loops
+            self.endFrame = endFrame
+            self.rate = rate
+        }
     }
 
     private struct Shared {
@@ -34,7 +43,7 @@ final class StreamDecoder: @unchecked Sendable {
 
     private let source: any PlaybackSource
     private let ring: PCMBlockRing
-    let wake: DispatchSemaphore
+    package let wake: DispatchSemaphore
     private let dataSignal: DispatchSemaphore
     private let shared = Mutex(Shared())
     private let onWarnings: @Sendable ([AudioWarning]) -> Void
@@ -42,7 +51,7 @@ final class StreamDecoder: @unchecked Sendable {
     private var thread: Thread?
     private let exited = DispatchSemaphore(value: 0)
 
-    init(source: any PlaybackSource, ring: PCMBlockRing, wake: DispatchSemaphore, dataSignal: DispatchSemaphore,
+    package init(source: any PlaybackSource, ring: PCMBlockRing, wake: DispatchSemaphore, dataSignal: DispatchSemaphore,
          onWarnings: @escaping @Sendable ([AudioWarning]) -> Void,
          onError: @escaping @Sendable (any Error) -> Void) {
         self.source = source
@@ -54,7 +63,7 @@ final class StreamDecoder: @unchecked Sendable {
     }
 
     /// Starts the decoder thread. Control plane, once.
-    func start(name: String) {
+    package func start(name: String) {
         let t = Thread { [self] in self.loop() }
         t.name = name
         t.qualityOfService = .userInitiated
@@ -63,14 +72,14 @@ final class StreamDecoder: @unchecked Sendable {
     }
 
     /// Asks for `request` to be decoded from now on (replacing any earlier one). Control plane.
-    func schedule(_ request: Request) {
+    package func schedule(_ request: Request) {
         shared.withLock { $0.request = request }
         wake.signal()
     }
 
     /// Changes how many further passes follow the current one, for the request being decoded.
     /// Control plane.
-    func updateLoops(_ loops: Int) {
+    package func updateLoops(_ loops: Int) {
         shared.withLock {
             $0.loopsUpdate = loops
             $0.request?.loops = loops  // for a request the thread has not picked up yet
@@ -79,7 +88,7 @@ final class StreamDecoder: @unchecked Sendable {
     }
 
     /// Stops the thread and waits for it to exit. Control plane. Idempotent.
-    func shutdown() {
+    package func shutdown() {
         let wasRunning = shared.withLock { s -> Bool in
             let r = !s.shutdown
             s.shutdown = true

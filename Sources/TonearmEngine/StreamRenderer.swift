@@ -5,11 +5,11 @@ import TonearmCore
 import TonearmOutput
 
 /// Peak and mean-square levels of one render call, first eight channels (for metering).
-struct MeterSnapshot: Sendable, BitwiseCopyable {
-    static let maxChannels = 8
-    var peak: (Float, Float, Float, Float, Float, Float, Float, Float) = (0, 0, 0, 0, 0, 0, 0, 0)
-    var meanSquare: (Float, Float, Float, Float, Float, Float, Float, Float) = (0, 0, 0, 0, 0, 0, 0, 0)
-    var frames: Int = 0
+package struct MeterSnapshot: Sendable, BitwiseCopyable {
+    package static let maxChannels = 8
+    package var peak: (Float, Float, Float, Float, Float, Float, Float, Float) = (0, 0, 0, 0, 0, 0, 0, 0)
+    package var meanSquare: (Float, Float, Float, Float, Float, Float, Float, Float) = (0, 0, 0, 0, 0, 0, 0, 0)
+    package var frames: Int = 0
 }
 
 /// The realtime half of a player: it pulls blocks of decoded audio out of a ``PCMBlockRing``,
@@ -20,26 +20,26 @@ struct MeterSnapshot: Sendable, BitwiseCopyable {
 /// and never waits when timing is `.realtime` (with `.offline` timing it waits for the decoder).
 /// The control plane talks to it only through `commands` (one producer: the owning player, under
 /// its own lock) and reads `events`, `meters` and the atomic counters.
-final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
-    let ring: PCMBlockRing
-    let channels: Int
-    let commands = SPSCQueue<RenderCommand>(capacity: 128)
-    let events = SPSCQueue<RenderEvent>(capacity: 512)
-    let meters = SPSCQueue<MeterSnapshot>(capacity: 64)
+package final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
+    package let ring: PCMBlockRing
+    package let channels: Int
+    package let commands = SPSCQueue<RenderCommand>(capacity: 128)
+    package let events = SPSCQueue<RenderEvent>(capacity: 512)
+    package let meters = SPSCQueue<MeterSnapshot>(capacity: 64)
     /// Signalled after events are posted (the player's event thread waits on it).
-    let eventSignal = DispatchSemaphore(value: 0)
+    package let eventSignal = DispatchSemaphore(value: 0)
     /// Signalled after a block is released (the decoder thread waits on it for space).
-    let spaceSignal: DispatchSemaphore
+    package let spaceSignal: DispatchSemaphore
     /// Signalled by the decoder after a block is committed (offline rendering waits on it).
-    let dataSignal: DispatchSemaphore
+    package let dataSignal: DispatchSemaphore
 
-    let meteringEnabled = Atomic<Bool>(false)
+    package let meteringEnabled = Atomic<Bool>(false)
     /// Source frame just after the last frame rendered, and the generation it belongs to.
-    let positionFrame = Atomic<Int64>(0)
-    let positionGeneration = Atomic<UInt64>(0)
+    package let positionFrame = Atomic<Int64>(0)
+    package let positionGeneration = Atomic<UInt64>(0)
     /// Frames written to the output since creation (audio and silence).
-    let framesRendered = Atomic<Int64>(0)
-    let underruns = Atomic<Int>(0)
+    package let framesRendered = Atomic<Int64>(0)
+    package let underruns = Atomic<Int>(0)
 
     // Render-thread state.
     private var generation: UInt64 = 0
@@ -54,7 +54,7 @@ final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
     private var panRight: Float = 1
     private var delayLeft = 0
 
-    init(ring: PCMBlockRing, spaceSignal: DispatchSemaphore, dataSignal: DispatchSemaphore) {
+    package init(ring: PCMBlockRing, spaceSignal: DispatchSemaphore, dataSignal: DispatchSemaphore) {
         self.ring = ring
         self.channels = ring.channels
         self.spaceSignal = spaceSignal
@@ -96,7 +96,7 @@ final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
         }
     }
 
-    func render(into buffer: UnsafeMutablePointer<Float>, frameCount: Int, timing: RenderTiming) -> RenderResult {
+    package func render(into buffer: UnsafeMutablePointer<Float>, frameCount: Int, timing: RenderTiming) -> RenderResult {
         applyCommands()
         let ch = channels
         var written = 0

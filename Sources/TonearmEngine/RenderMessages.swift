@@ -3,7 +3,7 @@ import TonearmCore
 
 /// Messages from the control plane to a render thread. Plain values, sent through a preallocated
 /// ``SPSCQueue`` so that the render thread never locks.
-enum RenderCommand: Sendable, BitwiseCopyable {
+package enum RenderCommand: Sendable, BitwiseCopyable {
     /// Play blocks of `generation` from now on; drop older ones. `startFrame` is where the new
     /// generation starts in the source (for position reporting until its first block arrives).
     case switchGeneration(UInt64, startFrame: AudioFramePosition)
@@ -18,7 +18,7 @@ enum RenderCommand: Sendable, BitwiseCopyable {
 }
 
 /// Messages from a render thread to the control plane (fixed-size records).
-enum RenderEvent: Sendable, BitwiseCopyable {
+package enum RenderEvent: Sendable, BitwiseCopyable {
     /// The end-of-stream block of `generation` has been rendered. (Underruns are not events: they
     /// are counted in the renderer's atomic counter, so that nothing can crowd this one out.)
     case ended(generation: UInt64)
