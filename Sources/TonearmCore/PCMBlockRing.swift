@@ -12,14 +12,19 @@ public struct PCMBlockInfo: Sendable, BitwiseCopyable {
     public var sourceFrame: AudioFramePosition
     /// Valid frames in the block (0...blockFrames). 0 is allowed for a pure end marker.
     public var frameCount: Int
-    /// True on the last block of a generation's stream: after it, the source has ended.
+    /// True on the last block of a generation's stream (or, for a player node, of one scheduled
+    /// item): after it, that source has ended.
     public var endOfStream: Bool
+    /// Which scheduled item the block belongs to (player nodes number their schedules; 0 otherwise).
+    public var sequence: UInt64
 
-    public init(generation: UInt64, sourceFrame: AudioFramePosition, frameCount: Int, endOfStream: Bool) {
+    public init(generation: UInt64, sourceFrame: AudioFramePosition, frameCount: Int, endOfStream: Bool,
+                sequence: UInt64 = 0) {
         self.generation = generation
         self.sourceFrame = sourceFrame
         self.frameCount = frameCount
         self.endOfStream = endOfStream
+        self.sequence = sequence
     }
 }
 

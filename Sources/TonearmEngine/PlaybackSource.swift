@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import TonearmCodecs
 import TonearmCore
 
 /// What a player's decoder thread reads from: a seekable stream of Float32 PCM frames.
@@ -16,4 +17,10 @@ public protocol PlaybackSource: AnyObject, Sendable {
     func readInterleaved(into buffer: UnsafeMutablePointer<Float>, frameCount: Int) throws -> Int
     /// Warnings (corrupt packets, truncation) since the last call.
     func takeWarnings() -> [AudioWarning]
+}
+
+/// A file is the usual source: its processing format, exact length, sample-accurate seek.
+extension AudioFile: PlaybackSource {
+    public var sourceFormat: AudioFormat { processingFormat }
+    public var frameLength: AudioFramePosition { length }
 }

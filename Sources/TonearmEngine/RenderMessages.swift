@@ -22,4 +22,6 @@ package enum RenderEvent: Sendable, BitwiseCopyable {
     /// The end-of-stream block of `generation` has been rendered. (Underruns are not events: they
     /// are counted in the renderer's atomic counter, so that nothing can crowd this one out.)
     case ended(generation: UInt64)
+    /// A player node rendered the last frame of scheduled item `sequence` of `generation`.
+    case itemEnded(generation: UInt64, sequence: UInt64)
 }

@@ -40,6 +40,13 @@ package final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
     /// Frames written to the output since creation (audio and silence).
     package let framesRendered = Atomic<Int64>(0)
     package let underruns = Atomic<Int>(0)
+    /// Player-node mode: set by the decoder while it has nothing scheduled (offline rendering then
+    /// renders silence instead of waiting for data that will not come).
+    package let idle = Atomic<Bool>(true)
+
+    /// Player-node mode: the end of one item is not the end of the stream; the renderer reports
+    /// it and goes on with the next item (silence, without counting underruns, while idle).
+    package let continuesAfterItems: Bool
 
     // Render-thread state.
     private var generation: UInt64 = 0
@@ -54,7 +61,9 @@ package final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
     private var panRight: Float = 1
     private var delayLeft = 0
 
-    package init(ring: PCMBlockRing, spaceSignal: DispatchSemaphore, dataSignal: DispatchSemaphore) {
+    package init(ring: PCMBlockRing, spaceSignal: DispatchSemaphore, dataSignal: DispatchSemaphore,
+                 continuesAfterItems: Bool = false) {
+        self.continuesAfterItems = continuesAfterItems
         self.ring = ring
         self.channels = ring.channels
         self.spaceSignal = spaceSignal
@@ -117,7 +126,7 @@ package final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
         while written < frameCount {
             if ring.dropBlocks(olderThan: generation) > 0 { spaceSignal.signal() }
             guard let block = ring.readableBlock() else {
-                if timing == .offline {
+                if timing == .offline && !(continuesAfterItems && idle.load(ordering: .acquiring)) {
                     _ = dataSignal.wait(timeout: .now() + .milliseconds(200))
                     continue
                 }
@@ -142,6 +151,11 @@ package final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
             let drained = n >= block.remaining
             if drained && block.info.endOfStream {
                 releaseBlock()
+                if continuesAfterItems {
+                    awaitingFirstBlock = true
+                    post(.itemEnded(generation: generation, sequence: block.info.sequence))
+                    continue
+                }
                 ended = true
                 post(.ended(generation: generation))
                 break

@@ -49,8 +49,3 @@ extension AudioPlayer {
 private enum AutomaticOutputProbe {
     static let choice = OutputSelection.automatic()
 }
-
-extension AudioFile: PlaybackSource {
-    public var sourceFormat: AudioFormat { processingFormat }
-    public var frameLength: AudioFramePosition { length }
-}

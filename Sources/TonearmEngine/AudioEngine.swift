@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Synchronization
+import TonearmCore
+import TonearmOutput
+
+/// How an engine in manual rendering mode is driven (`AVAudioEngineManualRenderingMode`).
+public enum ManualRenderingMode: Sendable {
+    /// The caller pulls as fast as it likes; sources wait for their decoders (nothing is lost, and
+    /// the result is the same on every run).
+    case offline
+}
+
+/// What ``AudioEngine/renderOffline(_:to:)`` did.
+public enum ManualRenderingStatus: Sendable, Equatable {
+    case success
+    /// The engine is not in manual rendering mode or not running.
+    case cannotDoInCurrentContext
+    case error
+}
+
+/// What an engine reports.
+public enum AudioEngineEvent: Sendable, Equatable {
+    /// The output device or its format changed; the engine goes on rendering.
+    case configurationChange
+    /// The output was lost; the engine has stopped.
+    case outputLost(reason: String)
+}
+
+/// A graph of audio nodes rendered in real time to an output, or offline on demand (the
+/// counterpart of `AVAudioEngine`).
+///
+/// ```swift
+/// let engine = AudioEngine()
+/// let player = AudioPlayerNode()
+/// engine.attach(player)
+/// engine.connect(player, to: engine.mainMixerNode, format: nil)
+/// try engine.start()
+/// try player.scheduleFile(AudioFile(path: "song.flac"), at: nil)
+/// player.play()
+/// ```
+///
+/// Threading: the graph methods (`attach`, `connect`, `start`, …) may be called from any thread;
+/// they are serialised by the engine's lock, which the render thread never takes. Each change
+/// compiles a new immutable ``RenderPlan`` that the render thread swaps in between two cycles
+/// through a lock-free queue, so nodes can be attached, connected and disconnected while the
+/// engine runs without a click and without the render thread waiting.
+public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
+    /// The engine's own mixer, connected to the output (created with the engine).
+    public let mainMixerNode: AudioMixerNode
+    /// The end of the graph.
+    public let outputNode: AudioOutputNode
+
+    private struct Connection: Equatable {
+        var source: ObjectIdentifier
+        var destination: ObjectIdentifier
+        var bus: Int
+    }
+
+    private struct Graph {
+        var nodes: [ObjectIdentifier: AudioNode] = [:]
+        var connections: [Connection] = []
+        var generation: UInt64 = 0
+    }
+
+    private let lock = NSLock()
+    private var graph = Graph()
+    private var format: AudioFormat
+    private var maximumFrames: Int
+    private let makeOutput: @Sendable () throws -> any AudioOutputDriver
+    private var driver: (any AudioOutputDriver)?
+    private var driverEvents: Task<Void, Never>?
+    private var manualMode: ManualRenderingMode?
+    private var manualScratch: UnsafeMutablePointer<Float>?
+    private let runningFlag = Atomic<Bool>(false)
+    private var prepared = false
+    private let events = EventBroadcaster<AudioEngineEvent>()
+
+    // Plan handoff: control → render (new plans), render → control (plans to release).
+    private let mailbox = SPSCQueue<UnsafeMutableRawPointer>(capacity: 32)
+    private let retired = SPSCQueue<UnsafeMutableRawPointer>(capacity: 64)
+    /// The plan the render thread uses (render thread only while running; control plane otherwise).
+    private var current: Unmanaged<RenderPlan>?
+    /// Frames rendered since the engine started (the engine's sample clock).
+    private let sampleTimeCounter = Atomic<Int64>(0)
+
+    /// Creates an engine that renders `outputFormat` (channels and rate; samples are Float32) to
+    /// the output `output` makes when it starts (by default PulseAudio when a server answers,
+    /// otherwise the silent real-time null output).
+    public init(outputFormat: AudioFormat = .interleavedFloat(sampleRate: 48_000, channels: 2),
+                output: @escaping @Sendable () throws -> any AudioOutputDriver = AudioEngine.automaticOutput) {
+        var f = outputFormat
+        f.isInterleaved = true
+        f.commonFormat = .pcmFormatFloat32
+        format = f
+        maximumFrames = 4096
+        makeOutput = output
+        mainMixerNode = AudioMixerNode()
+        outputNode = AudioOutputNode()
+        attach(outputNode)
+        attach(mainMixerNode)
+        connect(mainMixerNode, to: outputNode, format: nil)
+    }
+
+    deinit {
+        stop()
+        lock.lock()
+        drainHandoff()
+        current?.release()
+        current = nil
+        lock.unlock()
+        manualScratch?.deallocate()
+    }
+
+    /// PulseAudio when a server answers, otherwise the real-time null output.
+    public static let automaticOutput: @Sendable () throws -> any AudioOutputDriver = {
+        OutputSelection.automatic().selection.makeDriver(streamName: "Engine")
+    }
+
+    // MARK: Graph
+
+    /// The format every node renders in (interleaved Float32).
+    public var outputFormat: AudioFormat { lock.withLock { format } }
+
+    /// Events: configuration changes, a lost output. A new stream per call.
+    public var eventStream: AsyncStream<AudioEngineEvent> { events.stream() }
+
+    /// Adds `node` to the graph (not yet connected). Attaching an attached node does nothing.
+    public func attach(_ node: AudioNode) {
+        lock.withLock {
+            graph.nodes[ObjectIdentifier(node)] = node
+            node.engine = self
+        }
+    }
+
+    /// Removes `node` and every connection to and from it.
+    public func detach(_ node: AudioNode) {
+        lock.withLock {
+            let id = ObjectIdentifier(node)
+            graph.connections.removeAll { $0.source == id || $0.destination == id }
+            graph.nodes[id] = nil
+            node.engine = nil
+            publishLocked()
+        }
+    }
+
+    /// The nodes attached, in no particular order.
+    public var attachedNodes: [AudioNode] { lock.withLock { Array(graph.nodes.values) } }
+
+    /// Connects `source`'s output to `destination`'s next free input bus (a mixer takes any number;
+    /// other nodes one). A source connects to one destination: an earlier connection from it is
+    /// replaced. `format` may be nil; when given, its channel count and rate must be the engine's
+    /// (sources convert their own audio to the engine's format).
+    /// - Precondition: both nodes are attached; the connection does not make a cycle.
+    public func connect(_ source: AudioNode, to destination: AudioNode, format: AudioFormat?) {
+        lock.withLock {
+            let s = ObjectIdentifier(source), d = ObjectIdentifier(destination)
+            precondition(graph.nodes[s] != nil && graph.nodes[d] != nil, "connect: attach both nodes first")
+            precondition(source.numberOfOutputs > 0, "connect: the output node has no output")
+            precondition(!reaches(from: d, to: s), "connect: this connection would make a cycle")
+            graph.connections.removeAll { $0.source == s }
+            if destination.numberOfInputs == 1 { graph.connections.removeAll { $0.destination == d } }
+            let used = Set(graph.connections.filter { $0.destination == d }.map(\.bus))
+            let bus = (0...).first { !used.contains($0) }!
+            graph.connections.append(Connection(source: s, destination: d, bus: bus))
+            publishLocked()
+        }
+    }
+
+    /// Removes whatever feeds `node`'s input `bus` (every input when `bus` is nil).
+    public func disconnectNodeInput(_ node: AudioNode, bus: Int? = nil) {
+        lock.withLock {
+            let d = ObjectIdentifier(node)
+            graph.connections.removeAll { $0.destination == d && (bus == nil || $0.bus == bus) }
+            publishLocked()
+        }
+    }
+
+    /// Removes the connection from `node`'s output.
+    public func disconnectNodeOutput(_ node: AudioNode) {
+        lock.withLock {
+            let s = ObjectIdentifier(node)
+            graph.connections.removeAll { $0.source == s }
+            publishLocked()
+        }
+    }
+
+    /// The nodes feeding `node`, in bus order.
+    public func inputs(of node: AudioNode) -> [AudioNode] {
+        lock.withLock { inputsLocked(of: ObjectIdentifier(node)) }
+    }
+
+    private func inputsLocked(of id: ObjectIdentifier) -> [AudioNode] {
+        graph.connections.filter { $0.destination == id }.sorted { $0.bus < $1.bus }
+            .compactMap { graph.nodes[$0.source] }
+    }
+
+    private func reaches(from start: ObjectIdentifier, to target: ObjectIdentifier) -> Bool {
+        // Does `target` feed `start`, directly or not? (Walk the inputs of `start`.)
+        if start == target { return true }
+        var stack = [start]
+        var seen: Set<ObjectIdentifier> = []
+        while let n = stack.popLast() {
+            if n == target { return true }
+            guard seen.insert(n).inserted else { continue }
+            stack += graph.connections.filter { $0.destination == n }.map(\.source)
+        }
+        // And the other direction: does `start` feed `target`?
+        stack = [target]
+        seen = []
+        while let n = stack.popLast() {
+            if n == start { return true }
+            guard seen.insert(n).inserted else { continue }
+            stack += graph.connections.filter { $0.destination == n }.map(\.source)
+        }
+        return false
+    }
+
+    // MARK: Plans
+
+    /// Builds a plan from the graph and hands it to the render thread. Lock held.
+    private func publishLocked() {
+        graph.generation += 1
+        guard prepared else { return }
+        drainRetired()
+        // Render order: each node after its inputs, starting from the output node.
+        var order: [AudioNode] = []
+        var state: [ObjectIdentifier: Int] = [:]  // 1 visiting, 2 done
+        var inputsOf: [ObjectIdentifier: [AudioNode]] = [:]
+        func visit(_ id: ObjectIdentifier) {
+            if state[id] != nil { return }
+            state[id] = 1
+            let ins = inputsLocked(of: id)
+            inputsOf[id] = ins
+            for i in ins { visit(ObjectIdentifier(i)) }
+            state[id] = 2
+            if let n = graph.nodes[id] { order.append(n) }
+        }
+        visit(ObjectIdentifier(outputNode))
+        for n in order { n.engineWillRender(format: format, maximumFrames: maximumFrames) }
+        let plan = RenderPlan(order: order, inputsOf: inputsOf, final: outputNode, channels: format.channelCount,
+                              maximumFrames: maximumFrames, generation: graph.generation)
+        let p = Unmanaged.passRetained(plan)
+        if runningFlag.load(ordering: .acquiring) && driver != nil {
+            if !mailbox.push(p.toOpaque()) { p.release() }  // 32 plans unconsumed: the render thread is stuck
+        } else {
+            // Nobody renders now (or the caller renders manually on this side): install directly.
+            drainHandoff()
+            current?.release()
+            current = p
+        }
+    }
+
+    private func drainRetired() {
+        while let r = retired.pop() { Unmanaged<RenderPlan>.fromOpaque(r).release() }
+    }
+
+    /// Control plane, when no render thread runs: takes over both queues.
+    private func drainHandoff() {
+        while let m = mailbox.pop() {
+            current?.release()
+            current = Unmanaged<RenderPlan>.fromOpaque(m)
+        }
+        drainRetired()
+    }
+
+    // MARK: Running
+
+    /// Builds the first plan and prepares the nodes, so that `start()` is quick.
+    public func prepare() {
+        lock.withLock {
+            if prepared { return }
+            prepared = true
+            publishLocked()
+        }
+    }
+
+    /// Whether the engine is rendering.
+    public var isRunning: Bool { runningFlag.load(ordering: .acquiring) }
+
+    /// Starts rendering: opens the output (unless in manual rendering mode) and pulls the graph.
+    /// - Throws: ``TonearmError/outputUnavailable(driver:reason:)`` when the output cannot be opened.
+    public func start() throws {
+        prepare()
+        try lock.withLock {
+            if runningFlag.load(ordering: .acquiring) { return }
+            if manualMode != nil {
+                runningFlag.store(true, ordering: .releasing)
+                return
+            }
+            let d = try driver ?? makeOutput()
+            if driver == nil {
+                try d.open(format: format)
+                driver = d
+                let stream = d.events
+                let box = events
+                driverEvents = Task.detached { [weak self] in
+                    for await e in stream {
+                        switch e {
+                        case .moved: box.yield(.configurationChange)
+                        case .deviceLost(let r):
+                            box.yield(.outputLost(reason: r))
+                            self?.stop()
+                        default: break
+                        }
+                    }
+                }
+            }
+            runningFlag.store(true, ordering: .releasing)
+            try d.start(source: self)
+        }
+    }
+
+    /// Pauses rendering; the output stays open and `start()` resumes.
+    public func pause() {
+        lock.withLock {
+            runningFlag.store(false, ordering: .releasing)
+            driver?.stop()
+            drainHandoff()
+        }
+    }
+
+    /// Stops rendering and closes the output.
+    public func stop() {
+        lock.withLock {
+            runningFlag.store(false, ordering: .releasing)
+            if let d = driver {
+                d.stop()
+                d.close()
+            }
+            driver = nil
+            driverEvents?.cancel()
+            driverEvents = nil
+            drainHandoff()
+        }
+    }
+
+    /// Resets the engine's sample clock (nodes keep their schedules).
+    public func reset() { sampleTimeCounter.store(0, ordering: .relaxed) }
+
+    /// The engine's sample clock: frames rendered since it started.
+    public var sampleTime: AudioFramePosition { sampleTimeCounter.load(ordering: .relaxed) }
+
+    /// Seconds between rendering and hearing (the output's latency; 0 offline).
+    public var outputLatency: Double { lock.withLock { driver?.latency ?? 0 } }
+
+    // MARK: Manual rendering
+
+    /// Switches to manual rendering: no device; the caller pulls audio with
+    /// ``renderOffline(_:to:)``. The engine must be stopped.
+    /// - Throws: ``TonearmError/invalidState(_:)`` while running, ``TonearmError/invalidArgument(_:)``
+    ///   for an invalid format or frame count.
+    public func enableManualRenderingMode(_ mode: ManualRenderingMode, format newFormat: AudioFormat,
+                                          maximumFrameCount: Int) throws {
+        guard newFormat.isValid else { throw TonearmError.invalidArgument("manual rendering format \(newFormat) is not valid") }
+        guard (1...1_048_576).contains(maximumFrameCount) else {
+            throw TonearmError.invalidArgument("maximumFrameCount \(maximumFrameCount) is outside 1…1048576")
+        }
+        try lock.withLock {
+            guard !runningFlag.load(ordering: .acquiring) else {
+                throw TonearmError.invalidState("enableManualRenderingMode: stop the engine first")
+            }
+            var f = newFormat
+            f.isInterleaved = true
+            f.commonFormat = .pcmFormatFloat32
+            format = f
+            maximumFrames = maximumFrameCount
+            manualMode = mode
+            manualScratch?.deallocate()
+            manualScratch = .allocate(capacity: maximumFrameCount * f.channelCount)
+            publishLocked()
+        }
+    }
+
+    /// Whether the engine is in manual rendering mode.
+    public var isInManualRenderingMode: Bool { lock.withLock { manualMode != nil } }
+
+    /// Renders `frameCount` frames of the graph into `buffer` (manual rendering mode, running).
+    /// As fast as the CPU allows; sources wait for their decoders, so the result is identical run
+    /// after run.
+    /// - Throws: ``TonearmError/invalidArgument(_:)`` when `frameCount` exceeds the maximum or
+    ///   the buffer's capacity, or the buffer's channel count is not the engine's.
+    public func renderOffline(_ frameCount: Int, to buffer: AudioPCMBuffer) throws -> ManualRenderingStatus {
+        let (scratch, channels, maxFrames) = lock.withLock { (manualScratch, format.channelCount, maximumFrames) }
+        guard let scratch, isRunning else { return .cannotDoInCurrentContext }
+        guard frameCount >= 0, frameCount <= maxFrames, frameCount <= buffer.frameCapacity else {
+            throw TonearmError.invalidArgument("renderOffline: \(frameCount) frames exceeds the maximum (\(maxFrames)) or the buffer's capacity (\(buffer.frameCapacity))")
+        }
+        guard buffer.channelCount == channels else {
+            throw TonearmError.invalidArgument("renderOffline: the buffer has \(buffer.channelCount) channels, the engine renders \(channels)")
+        }
+        _ = render(into: scratch, frameCount: frameCount, timing: .offline)
+        buffer.frameLength = frameCount
+        for c in 0..<channels {
+            let dst = buffer.floatChannelData[c]
+            for f in 0..<frameCount { dst[f] = scratch[f * channels + c] }
+        }
+        return .success
+    }
+
+    // MARK: Render thread
+
+    /// The output driver's render callback (or `renderOffline`'s): installs the newest plan, runs
+    /// it in chunks of at most the plan's maximum, and advances the sample clock.
+    public func render(into buffer: UnsafeMutablePointer<Float>, frameCount: Int, timing: RenderTiming) -> RenderResult {
+        while let next = mailbox.pop() {
+            if let old = current, !retired.push(old.toOpaque()) {
+                _ = old  // the control plane is not draining: keep the old plan rather than free it here
+            }
+            current = Unmanaged<RenderPlan>.fromOpaque(next)
+        }
+        guard runningFlag.load(ordering: .acquiring), let plan = current?.takeUnretainedValue() else {
+            buffer.update(repeating: 0, count: frameCount * format.channelCount)
+            return RenderResult(framesRendered: 0, ended: false)
+        }
+        var done = 0
+        let ch = plan.channels
+        while done < frameCount {
+            let n = min(plan.maximumFrames, frameCount - done)
+            plan.run(into: buffer + done * ch, frames: n, timing: timing)
+            done += n
+        }
+        sampleTimeCounter.add(Int64(frameCount), ordering: .relaxed)
+        return RenderResult(framesRendered: frameCount, ended: false)
+    }
+}
+

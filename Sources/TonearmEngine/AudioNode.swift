@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Synchronization
+import TonearmCore
+import TonearmOutput
+
+/// What a node does on the render thread. Every node of a graph has one; the engine calls it
+/// once per render cycle, after the kernels of the node's inputs.
+///
+/// Threading: `render` runs on the engine's render thread only and must not allocate, lock a lock
+/// another thread holds, or wait (except that with `.offline` timing a source may wait for its
+/// decoder). `prepare` runs on the control plane while the node is not being rendered.
+package protocol NodeKernel: AnyObject, Sendable {
+    /// Renders `frames` interleaved frames of `channels` channels into `output`, from `inputs`
+    /// (one per connected input bus, each already rendered this cycle, same layout).
+    func render(inputs: UnsafeBufferPointer<NodeInput>, output: UnsafeMutablePointer<Float>,
+                frames: Int, channels: Int, timing: RenderTiming)
+}
+
+/// One input of a kernel in a render plan: the buffer the source rendered into, the source's
+/// mixing settings, and a small per-connection state slot (the mixer keeps its gain ramps there).
+/// All of it belongs to the plan, which keeps the source nodes alive.
+package struct NodeInput {
+    package let buffer: UnsafeMutablePointer<Float>
+    package let mix: Unmanaged<MixSettings>
+    package let state: UnsafeMutablePointer<SIMD2<Float>>
+}
+
+/// The mixing settings a node carries into the mixer it is connected to (`AVAudioMixing`):
+/// written by the control plane, read by the mixer's kernel.
+package final class MixSettings: Sendable {
+    private let volumeBits = Atomic<UInt32>(Float(1).bitPattern)
+    private let panBits = Atomic<UInt32>(Float(0).bitPattern)
+    package init() {}
+    package var volume: Float {
+        get { Float(bitPattern: volumeBits.load(ordering: .relaxed)) }
+        set { volumeBits.store(newValue.bitPattern, ordering: .relaxed) }
+    }
+    package var pan: Float {
+        get { Float(bitPattern: panBits.load(ordering: .relaxed)) }
+        set { panBits.store(newValue.bitPattern, ordering: .relaxed) }
+    }
+}
+
+/// A node of an ``AudioEngine`` graph (the counterpart of `AVAudioNode`): a source (a player), an
+/// effect (an equalizer), a mixer, or the output. Nodes are attached to one engine at a time and
+/// connected output → input.
+///
+/// Every node also has the `AVAudioMixing` settings ``volume`` and ``pan``, which apply where the
+/// node feeds a mixer.
+public class AudioNode: @unchecked Sendable {
+    package let kernel: any NodeKernel
+    /// How many input buses the node has (`Int.max` for a mixer).
+    public let numberOfInputs: Int
+    /// How many output buses the node has (0 for the output node).
+    public let numberOfOutputs: Int
+    package let mix = MixSettings()
+    /// The engine the node is attached to (held weakly).
+    public internal(set) weak var engine: AudioEngine?
+
+    package init(kernel: any NodeKernel, inputs: Int, outputs: Int) {
+        self.kernel = kernel
+        numberOfInputs = inputs
+        numberOfOutputs = outputs
+    }
+
+    /// Gain applied where this node feeds a mixer, 0…1 (linear). Changes are ramped.
+    public var volume: Float {
+        get { mix.volume }
+        set { mix.volume = max(0, min(1, newValue.isFinite ? newValue : 0)) }
+    }
+
+    /// Stereo position where this node feeds a mixer, -1 … +1.
+    public var pan: Float {
+        get { mix.pan }
+        set { mix.pan = max(-1, min(1, newValue.isFinite ? newValue : 0)) }
+    }
+
+    /// Called by the engine on the control plane when it starts or its format changes.
+    package func engineWillRender(format: AudioFormat, maximumFrames: Int) {}
+}

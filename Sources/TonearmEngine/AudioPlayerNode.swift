@@ -1,0 +1,464 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Dispatch
+import Foundation
+import Synchronization
+import TonearmCodecs
+import TonearmCore
+import TonearmOutput
+
+/// A time on a node's or a player's sample clock (the counterpart of `AVAudioTime`).
+public struct AudioTime: Sendable, Hashable {
+    public var sampleTime: AudioFramePosition
+    public var sampleRate: Double
+    public init(sampleTime: AudioFramePosition, atRate sampleRate: Double) {
+        self.sampleTime = sampleTime
+        self.sampleRate = sampleRate
+    }
+    public var seconds: Double { Double(sampleTime) / sampleRate }
+}
+
+/// When a player node's completion handler is called (`AVAudioPlayerNodeCompletionCallbackType`).
+public enum AudioPlayerNodeCompletionCallbackType: Sendable, Hashable {
+    /// The data has been read from the file or buffer (it may not have been heard yet).
+    case dataConsumed
+    /// The last frame has been rendered by the engine.
+    case dataRendered
+    /// The last frame has been played by the output (rendered + the output's latency).
+    case dataPlayedBack
+}
+
+/// Options for ``AudioPlayerNode/scheduleBuffer(_:at:options:completionCallbackType:completionHandler:)``.
+public struct AudioPlayerNodeBufferOptions: OptionSet, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    /// Play the buffer again and again until another schedule interrupts it or the node stops.
+    public static let loops = AudioPlayerNodeBufferOptions(rawValue: 1)
+    /// Replace whatever is playing or scheduled, at once.
+    public static let interrupts = AudioPlayerNodeBufferOptions(rawValue: 2)
+    /// Replace a looping buffer at the end of its current pass.
+    public static let interruptsAtLoop = AudioPlayerNodeBufferOptions(rawValue: 4)
+}
+
+/// Plays scheduled files, file segments and buffers into an engine graph (the counterpart of
+/// `AVAudioPlayerNode`). A thread of the node's own reads and converts what is scheduled — any
+/// sample rate and channel count, into the engine's format — ahead of the render thread.
+///
+/// Completion handlers carry the schedule's generation: `stop()` (or an interrupting buffer)
+/// starts a new generation, and handlers of what it discarded are never called — no stale
+/// completion after a seek made of `stop()` + `scheduleSegment` + `play()` (AudioKit #2683/#2996).
+/// Handlers run on the node's decoder thread (`dataConsumed`) or its event thread (the others),
+/// never on the render thread.
+public final class AudioPlayerNode: AudioNode, @unchecked Sendable {
+    public typealias CompletionHandler = @Sendable (AudioPlayerNodeCompletionCallbackType) -> Void
+
+    private let playerKernel: PlayerNodeKernel
+
+    public init() {
+        let k = PlayerNodeKernel()
+        playerKernel = k
+        super.init(kernel: k, inputs: 0, outputs: 1)
+    }
+
+    deinit { playerKernel.shutdown() }
+
+    override package func engineWillRender(format: AudioFormat, maximumFrames: Int) {
+        playerKernel.configure(format: format)
+    }
+
+    /// Schedules a whole file after whatever is scheduled.
+    /// - Throws: ``TonearmError/invalidState(_:)`` when the node is not attached to an engine.
+    public func scheduleFile(_ file: some PlaybackSource, at when: AudioTime? = nil,
+                             completionCallbackType: AudioPlayerNodeCompletionCallbackType = .dataRendered,
+                             completionHandler: CompletionHandler? = nil) throws {
+        try scheduleSegment(file, startingFrame: 0, frameCount: AudioFrameCount(file.frameLength), at: when,
+                            completionCallbackType: completionCallbackType, completionHandler: completionHandler)
+    }
+
+    /// Schedules `frameCount` frames of `file` from `startingFrame`, sample-exact.
+    /// - Throws: ``TonearmError/invalidArgument(_:)`` for a range outside the file.
+    public func scheduleSegment(_ file: some PlaybackSource, startingFrame: AudioFramePosition, frameCount: AudioFrameCount,
+                                at when: AudioTime? = nil,
+                                completionCallbackType: AudioPlayerNodeCompletionCallbackType = .dataRendered,
+                                completionHandler: CompletionHandler? = nil) throws {
+        guard startingFrame >= 0, frameCount >= 0, startingFrame + AudioFramePosition(frameCount) <= file.frameLength else {
+            throw TonearmError.invalidArgument("scheduleSegment: frames \(startingFrame)..<\(startingFrame + AudioFramePosition(frameCount)) are outside the file's 0..<\(file.frameLength)")
+        }
+        playerKernel.enqueue(.file(file, start: startingFrame, count: AudioFramePosition(frameCount)), options: [],
+                             delay: delayFrames(when), type: completionCallbackType, handler: completionHandler)
+    }
+
+    /// Schedules a buffer (with `.loops`, `.interrupts`, `.interruptsAtLoop`).
+    public func scheduleBuffer(_ buffer: AudioPCMBuffer, at when: AudioTime? = nil,
+                               options: AudioPlayerNodeBufferOptions = [],
+                               completionCallbackType: AudioPlayerNodeCompletionCallbackType = .dataRendered,
+                               completionHandler: CompletionHandler? = nil) {
+        playerKernel.enqueue(.buffer(buffer, loops: options.contains(.loops)), options: options,
+                             delay: delayFrames(when), type: completionCallbackType, handler: completionHandler)
+    }
+
+    private func delayFrames(_ when: AudioTime?) -> Int {
+        guard let when, let t = playerTime else { return 0 }
+        return max(0, Int(when.sampleTime - t.sampleTime))
+    }
+
+    /// Starts (or resumes) playing what is scheduled.
+    public func play() { playerKernel.setPlaying(true) }
+
+    /// Starts at `when` on the player's timeline (frames of silence first).
+    public func play(at when: AudioTime?) {
+        if let when, let now = playerTime { playerKernel.delay(frames: Int(max(0, when.sampleTime - now.sampleTime))) }
+        playerKernel.setPlaying(true)
+    }
+
+    /// Pauses; `play()` resumes exactly where it stopped.
+    public func pause() { playerKernel.setPlaying(false) }
+
+    /// Stops, discards everything scheduled (their completion handlers are not called) and
+    /// resets the player's timeline to 0.
+    public func stop() { playerKernel.stop() }
+
+    /// Whether the node is playing.
+    public var isPlaying: Bool { playerKernel.playing.load(ordering: .acquiring) }
+
+    /// The node's render time: frames rendered by the node since it was configured.
+    public var lastRenderTime: AudioTime? {
+        guard let f = playerKernel.format else { return nil }
+        return AudioTime(sampleTime: playerKernel.nodeFrames.load(ordering: .relaxed), atRate: f.sampleRate)
+    }
+
+    /// The player's timeline: frames played since `play()` after the last `stop()`.
+    public var playerTime: AudioTime? {
+        guard let f = playerKernel.format else { return nil }
+        return AudioTime(sampleTime: playerKernel.playerFrames.load(ordering: .relaxed), atRate: f.sampleRate)
+    }
+
+    /// Converts a node time to the player's timeline (nil when the node has not played).
+    public func playerTime(forNodeTime nodeTime: AudioTime) -> AudioTime? {
+        guard let f = playerKernel.format, isPlaying || playerKernel.playerFrames.load(ordering: .relaxed) > 0 else { return nil }
+        let node = playerKernel.nodeFrames.load(ordering: .relaxed)
+        let player = playerKernel.playerFrames.load(ordering: .relaxed)
+        return AudioTime(sampleTime: player + (nodeTime.sampleTime - node), atRate: f.sampleRate)
+    }
+}
+
+/// What a player node can have scheduled.
+enum ScheduledContent: @unchecked Sendable {
+    case file(any PlaybackSource, start: AudioFramePosition, count: AudioFramePosition)
+    case buffer(AudioPCMBuffer, loops: Bool)
+}
+
+/// The player node's machinery: a decoder thread that turns scheduled items into blocks of the
+/// engine's format in a lock-free ring, the ``StreamRenderer`` that plays them, and an event thread
+/// that calls completion handlers.
+final class PlayerNodeKernel: NodeKernel, @unchecked Sendable {
+    struct Item {
+        var content: ScheduledContent
+        var sequence: UInt64
+        var generation: UInt64
+        var delay: Int
+        var type: AudioPlayerNodeCompletionCallbackType
+        var handler: AudioPlayerNode.CompletionHandler?
+        var interruptsAtLoop: Bool
+    }
+
+    private struct Shared {
+        var queue: [Item] = []
+        var generation: UInt64 = 1
+        var nextSequence: UInt64 = 1
+        var shutdown = false
+        /// Handlers waiting for the render thread (dataRendered / dataPlayedBack), by sequence.
+        var pending: [UInt64: (UInt64, AudioPlayerNodeCompletionCallbackType, AudioPlayerNode.CompletionHandler)] = [:]
+    }
+
+    private let shared = Mutex(Shared())
+    private(set) var format: AudioFormat?
+    private var renderer: StreamRenderer?
+    private var ring: PCMBlockRing?
+    private let wake = DispatchSemaphore(value: 0)
+    private let dataSignal = DispatchSemaphore(value: 0)
+    private var decoderThread: Thread?
+    private var eventThread: Thread?
+    private let decoderExited = DispatchSemaphore(value: 0)
+    let playing = Atomic<Bool>(false)
+    /// Frames rendered by the node (node time) and frames played since the last stop (player time).
+    let nodeFrames = Atomic<Int64>(0)
+    let playerFrames = Atomic<Int64>(0)
+    /// The output latency, for `dataPlayedBack` (set by the engine's owner when known).
+    let latencySeconds = Atomic<UInt64>(0)
+
+    /// Control plane, while the node is not rendered: (re)creates the ring for `format`.
+    func configure(format f: AudioFormat) {
+        if let old = format, old.sampleRate == f.sampleRate, old.channelCount == f.channelCount { return }
+        shutdownThreads()
+        format = f
+        let r = PCMBlockRing(blockFrames: 1024, channels: f.channelCount, blockCount: max(8, Int(f.sampleRate) / 1024))
+        ring = r
+        let rr = StreamRenderer(ring: r, spaceSignal: wake, dataSignal: dataSignal, continuesAfterItems: true)
+        let gen = shared.withLock { $0.generation }
+        rr.commands.push(.switchGeneration(gen, startFrame: 0))
+        rr.commands.push(.running(playing.load(ordering: .acquiring)))
+        renderer = rr
+        shared.withLock { $0.shutdown = false }
+        let t = Thread { [self] in decodeLoop(ring: r, renderer: rr, format: f) }
+        t.name = "tonearm.player-node"
+        decoderThread = t
+        t.start()
+        let e = Thread { [self] in eventLoop(renderer: rr) }
+        e.name = "tonearm.player-node-events"
+        eventThread = e
+        e.start()
+    }
+
+    func render(inputs: UnsafeBufferPointer<NodeInput>, output: UnsafeMutablePointer<Float>,
+                frames: Int, channels: Int, timing: RenderTiming) {
+        guard let renderer else {
+            output.update(repeating: 0, count: frames * channels)
+            return
+        }
+        let r = renderer.render(into: output, frameCount: frames, timing: timing)
+        _ = r
+        nodeFrames.add(Int64(frames), ordering: .relaxed)
+        if playing.load(ordering: .relaxed) { playerFrames.add(Int64(frames), ordering: .relaxed) }
+    }
+
+    // MARK: Control plane
+
+    func enqueue(_ content: ScheduledContent, options: AudioPlayerNodeBufferOptions, delay: Int,
+                 type: AudioPlayerNodeCompletionCallbackType, handler: AudioPlayerNode.CompletionHandler?) {
+        let newGeneration: UInt64? = shared.withLock { s in
+            var bumped: UInt64?
+            if options.contains(.interrupts) {
+                s.generation += 1
+                s.queue.removeAll()
+                s.pending.removeAll()
+                bumped = s.generation
+            }
+            let item = Item(content: content, sequence: s.nextSequence, generation: s.generation, delay: delay,
+                            type: type, handler: handler, interruptsAtLoop: options.contains(.interruptsAtLoop))
+            s.nextSequence += 1
+            s.queue.append(item)
+            // Registered now, before any of its audio can be rendered, so the render thread's
+            // end-of-item event always finds it.
+            if let h = handler, type != .dataConsumed { s.pending[item.sequence] = (item.generation, type, h) }
+            renderer?.idle.store(false, ordering: .releasing)
+            return bumped
+        }
+        if let g = newGeneration { renderer?.commands.push(.switchGeneration(g, startFrame: 0)) }
+        wake.signal()
+    }
+
+    func setPlaying(_ on: Bool) {
+        playing.store(on, ordering: .releasing)
+        renderer?.commands.push(.running(on))
+    }
+
+    func delay(frames: Int) { renderer?.commands.push(.delay(frames: frames)) }
+
+    func stop() {
+        playing.store(false, ordering: .releasing)
+        let g = shared.withLock { s -> UInt64 in
+            s.generation += 1
+            s.queue.removeAll()
+            s.pending.removeAll()
+            return s.generation
+        }
+        renderer?.commands.push(.running(false))
+        renderer?.commands.push(.switchGeneration(g, startFrame: 0))
+        playerFrames.store(0, ordering: .relaxed)
+        wake.signal()
+    }
+
+    func shutdown() { shutdownThreads() }
+
+    private func shutdownThreads() {
+        guard decoderThread != nil else { return }
+        shared.withLock { $0.shutdown = true }
+        wake.signal()
+        decoderExited.wait()
+        renderer?.eventSignal.signal()
+        decoderThread = nil
+        eventThread = nil
+    }
+
+    // MARK: Decoder thread
+
+    private func decodeLoop(ring: PCMBlockRing, renderer: StreamRenderer, format: AudioFormat) {
+        let ch = format.channelCount
+        let scratchFrames = 8192
+        let scratch = UnsafeMutablePointer<Float>.allocate(capacity: scratchFrames * 64)
+        defer {
+            scratch.deallocate()
+            decoderExited.signal()
+        }
+        var converter: FormatConverter?
+        while true {
+            let (item, stop) = shared.withLock { s -> (Item?, Bool) in
+                s.queue.removeAll { $0.generation != s.generation }
+                // Idle is set and cleared under the lock that guards the queue, so an enqueue can
+                // never be overtaken by a stale "idle".
+                if s.queue.isEmpty { renderer.idle.store(true, ordering: .releasing) }
+                return (s.queue.first, s.shutdown)
+            }
+            if stop { return }
+            guard let item else {
+                dataSignal.signal()
+                wake.wait()
+                continue
+            }
+            let stillCurrent = { self.shared.withLock { $0.generation == item.generation && !$0.shutdown } }
+            // Produce the item's blocks.
+            var produced: AudioFramePosition = 0
+            var pendingDelay = item.delay
+            var finishedNormally = true
+            let srcFormat: AudioFormat
+            switch item.content {
+            case .file(let src, let start, _):
+                srcFormat = src.sourceFormat
+                try? src.seek(toFrame: start)
+            case .buffer(let b, _):
+                srcFormat = b.format
+            }
+            let needsConversion = srcFormat.sampleRate != format.sampleRate
+            if needsConversion {
+                if converter == nil || converter!.input.sampleRate != srcFormat.sampleRate
+                    || converter!.input.channelCount != srcFormat.channelCount {
+                    converter = try? FormatConverter(from: .interleavedFloat(sampleRate: srcFormat.sampleRate, channels: srcFormat.channelCount),
+                                                     to: .interleavedFloat(sampleRate: format.sampleRate, channels: ch))
+                } else {
+                    converter?.reset()
+                }
+            }
+            var bufferPosition = 0
+            var sourceDone = false
+            var flushed = false
+            // Pending converted frames not yet placed into a block.
+            var carry = 0
+            let carryBuffer = UnsafeMutablePointer<Float>.allocate(capacity: (scratchFrames * 8 + 64) * ch)
+            defer { carryBuffer.deallocate() }
+            blocks: while true {
+                if !stillCurrent() { finishedNormally = false; break }
+                guard let block = ring.writableBlock() else {
+                    _ = wake.wait(timeout: .now() + .milliseconds(200))
+                    continue
+                }
+                var filled = 0
+                // Leading silence for a delayed start.
+                if pendingDelay > 0 {
+                    let n = min(pendingDelay, ring.blockFrames)
+                    block.update(repeating: 0, count: n * ch)
+                    filled = n
+                    pendingDelay -= n
+                }
+                while filled < ring.blockFrames {
+                    if carry > 0 {
+                        let n = min(carry, ring.blockFrames - filled)
+                        (block + filled * ch).update(from: carryBuffer, count: n * ch)
+                        carryBuffer.update(from: carryBuffer + n * ch, count: (carry - n) * ch)
+                        carry -= n
+                        filled += n
+                        continue
+                    }
+                    if sourceDone {
+                        if needsConversion && !flushed, let conv = converter {
+                            flushed = true
+                            carry = conv.convert(nil, frames: 0, into: carryBuffer, capacity: scratchFrames * 8)
+                            continue
+                        }
+                        break
+                    }
+                    // Read source frames (source channels) into scratch.
+                    let want = needsConversion ? 1024 : ring.blockFrames - filled
+                    var got = 0
+                    switch item.content {
+                    case .file(let src, _, let count):
+                        let left = Int(min(AudioFramePosition(want), count - produced))
+                        got = left > 0 ? ((try? src.readInterleaved(into: scratch, frameCount: left)) ?? 0) : 0
+                    case .buffer(let b, let loops):
+                        if bufferPosition >= b.frameLength {
+                            let interrupted = shared.withLock { s in
+                                s.queue.count > 1 && s.queue[1].interruptsAtLoop && s.queue[1].generation == s.generation
+                            }
+                            if loops && b.frameLength > 0 && !interrupted { bufferPosition = 0 }
+                        }
+                        let n = min(want, b.frameLength - bufferPosition)
+                        let bc = b.channelCount
+                        for f in 0..<max(0, n) {
+                            for c in 0..<bc { scratch[f * bc + c] = b.floatChannelData[c][bufferPosition + f] }
+                        }
+                        bufferPosition += max(0, n)
+                        got = max(0, n)
+                    }
+                    if got == 0 {
+                        sourceDone = true
+                        continue
+                    }
+                    produced += AudioFramePosition(got)
+                    if needsConversion, let conv = converter {
+                        carry = conv.convert(scratch, frames: got, into: carryBuffer, capacity: scratchFrames * 8)
+                    } else {
+                        Self.remap(scratch, channels: srcFormat.channelCount, into: block + filled * ch, channels: ch, frames: got)
+                        filled += got
+                    }
+                }
+                let last = sourceDone && carry == 0 && (!needsConversion || flushed)
+                ring.commit(PCMBlockInfo(generation: item.generation, sourceFrame: produced, frameCount: filled,
+                                         endOfStream: last, sequence: item.sequence))
+                dataSignal.signal()
+                if last { break blocks }
+            }
+            // The item is done (or discarded).
+            let handlerNow: (AudioPlayerNode.CompletionHandler, AudioPlayerNodeCompletionCallbackType)? = shared.withLock { s in
+                if let i = s.queue.firstIndex(where: { $0.sequence == item.sequence }) { s.queue.remove(at: i) }
+                if !finishedNormally { s.pending[item.sequence] = nil }
+                guard finishedNormally, item.generation == s.generation, let h = item.handler,
+                      item.type == .dataConsumed else { return nil }
+                return (h, .dataConsumed)
+            }
+            if let (h, t) = handlerNow { h(t) }
+        }
+    }
+
+    /// Copies `frames` frames converting the channel count: equal → copy; mono → all channels;
+    /// many → mono by averaging; otherwise the common channels, silence in the rest.
+    static func remap(_ src: UnsafePointer<Float>, channels sc: Int, into dst: UnsafeMutablePointer<Float>,
+                      channels dc: Int, frames: Int) {
+        if sc == dc {
+            dst.update(from: src, count: frames * dc)
+        } else if sc == 1 {
+            for f in 0..<frames { for c in 0..<dc { dst[f * dc + c] = src[f] } }
+        } else if dc == 1 {
+            let inv = 1 / Float(sc)
+            for f in 0..<frames {
+                var sum: Float = 0
+                for c in 0..<sc { sum += src[f * sc + c] }
+                dst[f] = sum * inv
+            }
+        } else {
+            for f in 0..<frames {
+                for c in 0..<dc { dst[f * dc + c] = c < sc ? src[f * sc + c] : 0 }
+            }
+        }
+    }
+
+    // MARK: Event thread
+
+    private func eventLoop(renderer: StreamRenderer) {
+        while true {
+            renderer.eventSignal.wait()
+            if shared.withLock({ $0.shutdown }) { return }
+            while let e = renderer.events.pop() {
+                guard case .itemEnded(let generation, let sequence) = e else { continue }
+                let h = shared.withLock { s -> (AudioPlayerNodeCompletionCallbackType, AudioPlayerNode.CompletionHandler)? in
+                    guard let p = s.pending.removeValue(forKey: sequence), p.0 == generation, generation == s.generation else { return nil }
+                    return (p.1, p.2)
+                }
+                guard let (type, handler) = h else { continue }
+                if type == .dataPlayedBack {
+                    let latency = Double(bitPattern: latencySeconds.load(ordering: .relaxed))
+                    if latency > 0 { Thread.sleep(forTimeInterval: latency) }  // until the output has played it
+                }
+                handler(type)
+            }
+        }
+    }
+}

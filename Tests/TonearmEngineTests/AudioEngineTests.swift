@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Synchronization
+import Testing
+import TonearmCodecs
+import TonearmCore
+@testable import TonearmEngine
+import TonearmTestSupport
+
+/// The engine graph rendered offline (manual rendering): exact, repeatable results.
+@Suite struct AudioEngineTests {
+    let dir: TempDir
+    init() throws { dir = try TempDir("engine") }
+
+    func makeEngine(rate: Double = 48000, channels: Int = 2, maxFrames: Int = 4096) throws -> AudioEngine {
+        let e = AudioEngine()
+        try e.enableManualRenderingMode(.offline, format: .standard(sampleRate: rate, channels: channels),
+                                        maximumFrameCount: maxFrames)
+        return e
+    }
+
+    /// Renders `frames` frames in chunks of `chunk`; returns the channels.
+    func render(_ e: AudioEngine, frames: Int, chunk: Int = 1000) throws -> [[Float]] {
+        let ch = e.outputFormat.channelCount
+        let buf = AudioPCMBuffer(format: .standard(sampleRate: e.outputFormat.sampleRate, channels: ch), frameCapacity: chunk)!
+        var out = [[Float]](repeating: [], count: ch)
+        var done = 0
+        while done < frames {
+            let n = min(chunk, frames - done)
+            #expect(try e.renderOffline(n, to: buf) == .success)
+            for c in 0..<ch { out[c] += buf.channel(c) }
+            done += n
+        }
+        return out
+    }
+
+    func decodeAll(_ path: String) throws -> [[Float]] {
+        let f = try AudioFile(path: path)
+        let b = AudioPCMBuffer(format: f.processingFormat, frameCapacity: Int(f.length))!
+        try f.read(into: b)
+        return b.channelArrays()
+    }
+
+    func same(_ a: [Float], _ b: [Float], tolerance: Float = 0) -> Bool {
+        guard a.count == b.count else { print("lengths \(a.count) vs \(b.count)"); return false }
+        if let i = a.indices.first(where: { abs(a[$0] - b[$0]) > tolerance }) {
+            print("first difference at \(i): \(a[i]) vs \(b[i])")
+            return false
+        }
+        return true
+    }
+
+    @Test func aScheduledFilePlaysThroughTheMixerSampleForSample() throws {
+        let path = dir.file("tone.flac")
+        try Fixtures.tone(path: path, codecArgs: ["-c:a", "flac"], seconds: 1, rate: 48000)
+        let e = try makeEngine()
+        let p = AudioPlayerNode()
+        e.attach(p)
+        e.connect(p, to: e.mainMixerNode, format: nil)
+        try e.start()
+        try p.scheduleFile(try AudioFile(path: path))
+        p.play()
+        let out = try render(e, frames: 50_000)
+        let src = try decodeAll(path)
+        for c in 0..<2 {
+            #expect(same(Array(out[c][..<48000]), src[c]))
+            #expect(out[c][48000...].allSatisfy { $0 == 0 })
+        }
+    }
+
+    @Test func offlineRendersAreBitIdenticalAcrossRuns() throws {
+        let path = dir.file("noise.ogg")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "anoisesrc=d=1:c=pink:r=44100:a=0.3", "-ac", "2", "-c:a", "libvorbis", path])
+        func once() throws -> [[Float]] {
+            let e = try makeEngine()   // 48 kHz: the 44.1 kHz file is resampled on the node's thread
+            let p = AudioPlayerNode()
+            e.attach(p)
+            e.connect(p, to: e.mainMixerNode, format: nil)
+            p.volume = 0.7
+            p.pan = 0.3
+            try e.start()
+            try p.scheduleFile(try AudioFile(path: path))
+            p.play()
+            return try render(e, frames: 50_000, chunk: 777)
+        }
+        let a = try once(), b = try once()
+        #expect(same(a[0], b[0]) && same(a[1], b[1]))
+        #expect(a[0].contains { $0 != 0 })
+    }
+
+    @Test func theMixerSumsAndPans() throws {
+        let e = try makeEngine(maxFrames: 512)
+        let a = AudioPlayerNode(), b = AudioPlayerNode()
+        for n in [a, b] { e.attach(n); e.connect(n, to: e.mainMixerNode, format: nil) }
+        let fmt = AudioFormat.standard(sampleRate: 48000, channels: 2)
+        let ba = AudioPCMBuffer(format: fmt, frameCapacity: 2000)!, bb = AudioPCMBuffer(format: fmt, frameCapacity: 2000)!
+        ba.frameLength = 2000; bb.frameLength = 2000
+        for f in 0..<2000 {
+            ba.floatChannelData[0][f] = 0.25; ba.floatChannelData[1][f] = 0.25
+            bb.floatChannelData[0][f] = 0.125; bb.floatChannelData[1][f] = -0.5
+        }
+        a.pan = -1          // a: left only
+        b.volume = 0.5      // b: half
+        try e.start()
+        a.scheduleBuffer(ba)
+        b.scheduleBuffer(bb)
+        a.play(); b.play()
+        let out = try render(e, frames: 2000, chunk: 500)
+        #expect(out[0].allSatisfy { $0 == 0.25 + 0.0625 })
+        #expect(out[1].allSatisfy { $0 == 0 - 0.25 })
+    }
+
+    @Test func aSegmentStartsAndEndsOnTheExactFrame() throws {
+        let path = dir.file("seg.wav")
+        try Fixtures.tone(path: path, codecArgs: ["-c:a", "pcm_f32le"], seconds: 1, rate: 48000, channels: 1)
+        let e = try makeEngine(channels: 1)
+        let p = AudioPlayerNode()
+        e.attach(p)
+        e.connect(p, to: e.mainMixerNode, format: nil)
+        try e.start()
+        try p.scheduleSegment(try AudioFile(path: path), startingFrame: 12_345, frameCount: 10_000)
+        p.play()
+        let out = try render(e, frames: 12_000)
+        let src = try decodeAll(path)[0]
+        #expect(same(Array(out[0][..<10_000]), Array(src[12_345..<22_345])))
+        #expect(out[0][10_000...].allSatisfy { $0 == 0 })
+        #expect(throws: TonearmError.self) {
+            try p.scheduleSegment(try AudioFile(path: path), startingFrame: 47_000, frameCount: 5_000)
+        }
+    }
+
+    @Test func completionsFireOnceAndNeverStaleAfterStop() throws {
+        let e = try makeEngine(channels: 1, maxFrames: 1024)
+        let p = AudioPlayerNode()
+        e.attach(p)
+        e.connect(p, to: e.mainMixerNode, format: nil)
+        try e.start()
+        let fmt = AudioFormat.standard(sampleRate: 48000, channels: 1)
+        let buf = AudioPCMBuffer(format: fmt, frameCapacity: 4800)!
+        buf.frameLength = 4800
+        let fired = Mutex<[String]>([])
+        let done = DispatchSemaphore(value: 0)
+        p.scheduleBuffer(buf, completionHandler: { _ in fired.withLock { $0.append("stale") } })
+        p.play()
+        _ = try render(e, frames: 1024)       // part of the first buffer is rendered
+        p.stop()                              // a "seek": stop, schedule again, play
+        p.scheduleBuffer(buf, completionCallbackType: .dataRendered, completionHandler: { t in
+            fired.withLock { $0.append("fresh \(t)") }
+            done.signal()
+        })
+        p.play()
+        _ = try render(e, frames: 10_000)
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(fired.withLock { $0 } == ["fresh dataRendered"])
+    }
+
+    @Test func aGraphChangedWhileRenderingDropsAndRepeatsNothing() throws {
+        let e = try makeEngine(channels: 1, maxFrames: 256)
+        let p = AudioPlayerNode()
+        e.attach(p)
+        e.connect(p, to: e.mainMixerNode, format: nil)
+        try e.start()
+        let n = 20_000
+        let buf = AudioPCMBuffer(format: .standard(sampleRate: 48000, channels: 1), frameCapacity: n)!
+        buf.frameLength = n
+        for f in 0..<n { buf.floatChannelData[0][f] = Float(f) / Float(n) }
+        p.scheduleBuffer(buf)
+        p.play()
+        var out = try render(e, frames: 5_000, chunk: 256)[0]
+        // Attach and connect a second (silent) player, and re-route through a new mixer, mid-stream.
+        let q = AudioPlayerNode()
+        e.attach(q)
+        e.connect(q, to: e.mainMixerNode, format: nil)
+        out += try render(e, frames: 5_000, chunk: 256)[0]
+        let m = AudioMixerNode()
+        e.attach(m)
+        e.connect(p, to: m, format: nil)
+        e.connect(m, to: e.mainMixerNode, format: nil)
+        out += try render(e, frames: 10_000, chunk: 256)[0]
+        let expected = (0..<n).map { Float($0) / Float(n) }
+        #expect(same(out, expected))
+    }
+
+    @Test func fileAtAnotherRateAndChannelCountIsConverted() throws {
+        let path = dir.file("mono441.wav")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=1000:duration=1:sample_rate=44100", "-c:a", "pcm_f32le", path])
+        let e = try makeEngine()
+        let p = AudioPlayerNode()
+        e.attach(p)
+        e.connect(p, to: e.mainMixerNode, format: nil)
+        try e.start()
+        try p.scheduleFile(try AudioFile(path: path))
+        p.play()
+        let out = try render(e, frames: 52_000)
+        let span = try #require(nonSilentSpan(out[0], sampleRate: 48000))
+        #expect(abs(span.count - 48_000) < 64, "\(span.count) frames")
+        #expect(same(out[0], out[1]))  // mono duplicated into both channels
+        let f = try #require(dominantFrequency(Array(out[0][4800..<43200]), sampleRate: 48000))
+        #expect(abs(f - 1000) < 2)
+    }
+
+    @Test func renderOfflineRefusesWhatItCannotDo() throws {
+        let e = AudioEngine()
+        let b = AudioPCMBuffer(format: .standard(sampleRate: 48000, channels: 2), frameCapacity: 100)!
+        #expect(try e.renderOffline(10, to: b) == .cannotDoInCurrentContext)
+        try e.enableManualRenderingMode(.offline, format: .standard(sampleRate: 48000, channels: 2), maximumFrameCount: 64)
+        try e.start()
+        #expect(throws: TonearmError.self) { try e.renderOffline(65, to: b) }
+        #expect(throws: TonearmError.self) {
+            try e.enableManualRenderingMode(.offline, format: .standard(sampleRate: 48000, channels: 2), maximumFrameCount: 0)
+        }
+    }
+}
