@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import TonearmCodecs
 import TonearmCore
+import TonearmOutput
 @testable import TonearmEngine
 import TonearmTestSupport
 
@@ -209,5 +210,28 @@ import TonearmTestSupport
         #expect(throws: TonearmError.self) {
             try e.enableManualRenderingMode(.offline, format: .standard(sampleRate: 48000, channels: 2), maximumFrameCount: 0)
         }
+    }
+}
+
+/// The engine driven by a real-time output (the null device clock).
+@Suite struct AudioEngineRealtimeTests {
+    @Test func playsInRealTimeAndReportsPlayback() async throws {
+        let e = AudioEngine(output: { NullOutput() })
+        let p = AudioPlayerNode()
+        e.attach(p)
+        e.connect(p, to: e.mainMixerNode, format: nil)
+        try e.start()
+        #expect(e.isRunning)
+        let buf = AudioPCMBuffer(format: .standard(sampleRate: 48000, channels: 2), frameCapacity: 4800)!
+        buf.frameLength = 4800
+        let played: AudioPlayerNodeCompletionCallbackType = try await withCheckedThrowingContinuation { c in
+            p.scheduleBuffer(buf, completionCallbackType: .dataPlayedBack) { t in c.resume(returning: t) }
+            p.play()
+        }
+        #expect(played == .dataPlayedBack)
+        #expect(e.sampleTime >= 4800)
+        #expect((p.playerTime?.sampleTime ?? 0) >= 4800)
+        e.stop()
+        #expect(!e.isRunning)
     }
 }
