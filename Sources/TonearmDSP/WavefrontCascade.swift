@@ -29,7 +29,8 @@ let maxStageRegisters = 8
 let denormalGuard: Float = 1e-20
 
 /// The coefficients and state of one stage, in a flat array of SIMD4<Float> registers:
-/// `[current 6R][delta 6R][target 6R][state 2R]`, coefficients ordered b0, b1, b2, −a1, −a2, dc.
+/// `[current 6R][delta 6R][target 6R][state 2R]`, coefficients ordered b0, b1 − a1·b0,
+/// b2 − a2·b0, −a1, −a2, dc (see ``WavefrontLanes/step(_:_:stereo:)``).
 struct CascadeStage: Sendable {
     /// Interleaved channels this pass processes together: 1 (mono lanes) or 2 (stereo lanes).
     let laneChannels: Int
@@ -70,7 +71,8 @@ struct CascadeStage: Sendable {
     mutating func setTarget(band: Int, _ c: BiquadCoefficients, identity: Bool) {
         let e = padBands + (band - bands.lowerBound)
         let coefficients: (Float, Float, Float, Float, Float, Float) =
-            (Float(c.b0), Float(c.b1), Float(c.b2), Float(-c.a1), Float(-c.a2), identity ? 0 : denormalGuard)
+            (Float(c.b0), Float(c.b1 - c.a1 * c.b0), Float(c.b2 - c.a2 * c.b0), Float(-c.a1), Float(-c.a2),
+             identity ? 0 : denormalGuard)
         for ch in 0..<laneChannels {
             let lane = e * laneChannels + ch
             let r = lane / 4, k = lane % 4
@@ -184,15 +186,17 @@ struct WavefrontLanes<let R: Int> {
         return x
     }
 
-    /// One step of every lane (transposed direct form II).
+    /// One step of every lane: transposed direct form II with the output substituted into the
+    /// state updates (`b1`, `b2` hold b1 − a1·b0 and b2 − a2·b0), so that a state depends on the
+    /// previous state rather than on this step's output — a shorter loop-carried chain.
     @inline(__always)
     mutating func step(_ i0: Float, _ i1: Float, stereo: Bool) {
         let x = shiftedInputs(i0, i1, stereo: stereo)
         for r in 0..<R {
-            let yr = b0[r] * x[r] + s1[r]
-            s1[r] = b1[r] * x[r] + s2[r] + na1[r] * yr
-            s2[r] = b2[r] * x[r] + na2[r] * yr + dc[r]
-            y[r] = yr
+            let old1 = s1[r]
+            y[r] = b0[r] * x[r] + old1
+            s1[r] = b1[r] * x[r] + s2[r] + na1[r] * old1
+            s2[r] = b2[r] * x[r] + dc[r] + na2[r] * old1
         }
     }
 
@@ -203,13 +207,39 @@ struct WavefrontLanes<let R: Int> {
         let x = shiftedInputs(i0, i1, stereo: stereo)
         for r in 0..<R {
             let valid = (bandOfLane[r] .<= SIMD4(repeating: high)) .& (bandOfLane[r] .> SIMD4(repeating: low))
-            let yr = b0[r] * x[r] + s1[r]
-            let n1 = b1[r] * x[r] + s2[r] + na1[r] * yr
-            let n2 = b2[r] * x[r] + na2[r] * yr + dc[r]
+            let old1 = s1[r]
+            y[r] = b0[r] * x[r] + old1
+            let n1 = b1[r] * x[r] + s2[r] + na1[r] * old1
+            let n2 = b2[r] * x[r] + dc[r] + na2[r] * old1
             s1[r].replace(with: n1, where: valid)
             s2[r].replace(with: n2, where: valid)
-            y[r] = yr
         }
+    }
+
+    @inline(__always)
+    mutating func advanceRamp(_ ramp: inout Int, _ deltas: UnsafePointer<SIMD4<Float>>,
+                              _ targets: UnsafePointer<SIMD4<Float>>) {
+        if ramp > 0 {
+            ramp -= 1
+            if ramp == 0 { loadCoefficients(targets) } else { addDeltas(deltas) }
+        }
+    }
+
+    /// A fill or drain step at step `t` of a block (lanes outside the block keep their state).
+    @inline(__always)
+    mutating func masked(_ t: Int, _ io: UnsafeMutablePointer<Float>, _ frames: Int, _ stride: Int,
+                         _ stereo: Bool, _ delay: Int, _ bandOfLane: Bank, _ ramp: inout Int,
+                         _ deltas: UnsafePointer<SIMD4<Float>>, _ targets: UnsafePointer<SIMD4<Float>>) {
+        let inside = t < frames
+        let i0 = inside ? io[t * stride] : 0
+        let i1 = inside && stereo ? io[t * stride + 1] : 0
+        maskedStep(i0, i1, stereo: stereo, bandOfLane: bandOfLane, low: Float(t - frames), high: Float(t))
+        if t >= delay {
+            let o = (t - delay) * stride
+            io[o] = y[R - 1][stereo ? 2 : 3]
+            if stereo { io[o + 1] = y[R - 1][3] }
+        }
+        advanceRamp(&ramp, deltas, targets)
     }
 
     /// Processes one block in place. `p` is the stage memory; `ramp` the steps left in the
@@ -231,66 +261,55 @@ struct WavefrontLanes<let R: Int> {
         }
         let delay = 4 * R / laneChannels - 1
         let total = frames + delay
-        let outLane = stereo ? 2 : 3
         let wasRamping = ramp > 0
-
-        @inline(__always)
-        func advanceRamp() {
-            if ramp > 0 {
-                ramp -= 1
-                if ramp == 0 { lanes.loadCoefficients(targets) } else { lanes.addDeltas(deltas) }
-            }
-        }
-        @inline(__always)
-        func masked(_ t: Int) {
-            let inside = t < frames
-            let i0 = inside ? io[t * stride] : 0
-            let i1 = inside && stereo ? io[t * stride + 1] : 0
-            lanes.maskedStep(i0, i1, stereo: stereo, bandOfLane: bandOfLane,
-                             low: Float(t - frames), high: Float(t))
-            if t >= delay {
-                let o = (t - delay) * stride
-                io[o] = lanes.y[R - 1][outLane]
-                if stereo { io[o + 1] = lanes.y[R - 1][3] }
-            }
-            advanceRamp()
-        }
 
         // Fill: the first bands start on the block while the later ones wait.
         let fillEnd = min(delay, frames)
         var t = 0
-        while t < fillEnd { masked(t); t += 1 }
+        while t < fillEnd {
+            lanes.masked(t, io, frames, stride, stereo, delay, bandOfLane, &ramp, deltas, targets)
+            t &+= 1
+        }
         // Steady state: every lane works on a sample of this block.
         if stereo {
             while t < frames && ramp > 0 {
-                lanes.step(io[t * stride], io[t * stride + 1], stereo: true)
-                let o = (t - delay) * stride
-                io[o] = lanes.y[R - 1][2]; io[o + 1] = lanes.y[R - 1][3]
-                advanceRamp()
-                t += 1
+                let i = t &* stride
+                lanes.step(io[i], io[i &+ 1], stereo: true)
+                let o = (t &- delay) &* stride
+                io[o] = lanes.y[R - 1][2]; io[o &+ 1] = lanes.y[R - 1][3]
+                lanes.advanceRamp(&ramp, deltas, targets)
+                t &+= 1
             }
+            var i = t &* stride
+            var o = (t &- delay) &* stride
             while t < frames {
-                lanes.step(io[t * stride], io[t * stride + 1], stereo: true)
-                let o = (t - delay) * stride
-                io[o] = lanes.y[R - 1][2]; io[o + 1] = lanes.y[R - 1][3]
-                t += 1
+                lanes.step(io[i], io[i &+ 1], stereo: true)
+                io[o] = lanes.y[R - 1][2]; io[o &+ 1] = lanes.y[R - 1][3]
+                i &+= stride; o &+= stride
+                t &+= 1
             }
         } else {
             while t < frames && ramp > 0 {
-                lanes.step(io[t * stride], 0, stereo: false)
-                io[(t - delay) * stride] = lanes.y[R - 1][3]
-                advanceRamp()
-                t += 1
+                lanes.step(io[t &* stride], 0, stereo: false)
+                io[(t &- delay) &* stride] = lanes.y[R - 1][3]
+                lanes.advanceRamp(&ramp, deltas, targets)
+                t &+= 1
             }
+            var i = t &* stride
+            var o = (t &- delay) &* stride
             while t < frames {
-                lanes.step(io[t * stride], 0, stereo: false)
-                io[(t - delay) * stride] = lanes.y[R - 1][3]
-                t += 1
+                lanes.step(io[i], 0, stereo: false)
+                io[o] = lanes.y[R - 1][3]
+                i &+= stride; o &+= stride
+                t &+= 1
             }
         }
         // Drain: the later bands finish the block while the first ones wait.
         t = max(t, fillEnd)
-        while t < total { masked(t); t += 1 }
+        while t < total {
+            lanes.masked(t, io, frames, stride, stereo, delay, bandOfLane, &ramp, deltas, targets)
+            t &+= 1
+        }
 
         store(lanes.s1, state)
         store(lanes.s2, state + R)
