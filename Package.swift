@@ -56,6 +56,7 @@ let package = Package(
         .testTarget(name: "TonearmEngineTests", dependencies: ["TonearmEngine", "TonearmTestSupport"]),
         .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmEngine", "TonearmTestSupport"]),
         .testTarget(name: "TonearmCLITests", dependencies: ["TonearmTestSupport"]),
+        .testTarget(name: "TonearmDSPTests", dependencies: ["TonearmDSP", "TonearmCore"]),
         // Shared by the tests: fixture generation, the private PulseAudio server, recording.
         .target(name: "TonearmTestSupport", dependencies: ["TonearmCore"], path: "Tests/TonearmTestSupport"),
     ],
