@@ -10,6 +10,11 @@ import TonearmCore
 ///
 /// Seeking is sample-accurate for every format (VBR MP3 included): after `framePosition = n`, the
 /// next read returns exactly the samples a straight read from the start returns at frame `n`.
+/// Decoders whose state a seek cannot rebuild exactly (AAC, whose PNS noise generator runs on
+/// from the start; Opus with SILK, whose float state never converges) are restarted with a short
+/// preroll at fixed segment boundaries on straight reads too (every 256 AAC packets, every 20 s of
+/// Opus), so seeks give the same bits; such reads differ from a continuous decode only in PNS
+/// noise bands and by SILK's float noise (below 1e-5).
 ///
 /// Errors: opening throws ``TonearmError`` naming the file (`fileNotFound`, `notReadable`,
 /// `isDirectory`, `emptyFile`, `notMediaFile`, `noAudioTrack`, `unsupportedCodec`,

@@ -16,6 +16,15 @@ import TonearmCore
 ///   no decoding) into a packet index: byte position, exact sample timestamp from the summed packet
 ///   durations, and the skip/discard side data. Every packet read later gets its timestamp and
 ///   side data from the index, so decoding after a seek behaves exactly as a straight decode.
+///
+/// Canonical decoding (AAC, and Opus streams with SILK or hybrid packets): some decoders keep
+/// state that a seek cannot rebuild exactly (AAC's PNS noise generator survives a flush and runs
+/// on from the start of the stream; SILK's float LPC state never converges after a preroll). For
+/// them the output is defined per *segment*: the stream is cut at raw timestamps
+/// `segmentBase + s × segmentSamples`, and the packets of segment `s` are decoded by a fresh
+/// decoder started `segmentPreroll` samples of packets before the segment (that output is
+/// discarded). A straight read restarts the decoder that way at every boundary, and a seek starts
+/// it for the segment holding the target, so both run the same computation and give the same bits.
 final class FFmpegDecoder {
     let name: String
     var fmt: UnsafeMutablePointer<AVFormatContext>?
@@ -61,6 +70,18 @@ final class FFmpegDecoder {
     private var checkOvershoot = false
     private var overshot = false
     private var reportedTruncation = false
+
+    // Canonical decoding (segmentSamples == 0: off; see the type's documentation).
+    private var segmentSamples: Int64 = 0
+    private var segmentPreroll: Int64 = 0
+    private var segmentBase: Int64 = 0
+    private var sawSILK = false
+    private var segment = -1                // the segment being decoded; -1: not tracking boundaries
+    private var nextBoundary: Int64 = .max  // raw timestamp where the next segment starts
+    private var skipBefore: Int64 = .min    // packets before this raw timestamp are read but not decoded
+    private var discardBefore: Int64 = .min // decoded frames before this raw timestamp are preroll
+    private var checkFirstPacket = false    // the next packet is the first after positioning a segment
+    private var segmentSeekTarget: Int64 = 0 // trusted mode: the demuxer timestamp sought for it
 
     // Warnings, read from any thread.
     private let warningLock = NSLock()
@@ -154,10 +175,75 @@ final class FFmpegDecoder {
             }
             if firstDts == Self.nopts || firstDts == Int64.min { firstDts = stream.pointee.start_time != Self.nopts ? stream.pointee.start_time : 0 }
         }
+        configureSegments()
         try establishTimeline()
     }
 
     private static let configFailed: Int32 = -0x7fff_fff0
+
+    /// Segment length and preroll for the codecs decoded canonically.
+    private func configureSegments() {
+        let frameSize = Int64(stream.pointee.codecpar.pointee.frame_size > 0 ? stream.pointee.codecpar.pointee.frame_size : 1024)
+        switch codecID {
+        case AV_CODEC_ID_AAC:
+            // Without PNS the decoder's only memory is the MDCT overlap (one frame) and the
+            // previous window shape: two packets of preroll give the bits of a continuous decode.
+            segmentSamples = 256 * frameSize
+            segmentPreroll = 2 * frameSize
+        case AV_CODEC_ID_OPUS where sawSILK || !indexed:
+            // Two seconds bring SILK's float state within about 1e-5 of a continuous decode
+            // (CELT's energy predictions converge to the same bits); 20 s segments keep that
+            // preroll at a tenth of the decoding work.
+            segmentSamples = 20 * Int64(sampleRate)
+            segmentPreroll = 2 * Int64(sampleRate)
+        default:
+            return
+        }
+        segmentBase = indexed ? ixTs[0] : toSamples(firstDts)
+    }
+
+    /// The segment holding raw timestamp `ts`.
+    private func segmentOf(_ ts: Int64) -> Int {
+        ts < segmentBase + segmentSamples ? 0 : Int((ts - segmentBase) / segmentSamples)
+    }
+
+    /// Starts decoding segment `s` canonically: a fresh decoder, positioned `segmentPreroll`
+    /// before the segment's first packet, whose output before the segment is discarded.
+    private func startSegment(_ s: Int) throws(TonearmError) {
+        if s == 0 { try rewind(); return }
+        resetDecoder()
+        let r = openCodec()
+        if r < 0 { throw .decodeFailed(path: name, detail: "cannot reopen the decoder (\(Self.errorString(r)))") }
+        let start = segmentBase + Int64(s) * segmentSamples
+        segment = s
+        nextBoundary = start + segmentSamples
+        discardBefore = start
+        skipBefore = start - segmentPreroll
+        checkFirstPacket = true
+        if indexed {
+            try positionAt(packet: firstPacket(atOrAfter: skipBefore))
+        } else {
+            segmentSeekTarget = fromSamples(skipBefore) - 1
+            if av_seek_frame(fmt, streamIndex, segmentSeekTarget, AVSEEK_FLAG_BACKWARD) < 0 { try seekToFirstPacket() }
+            packetCounter = -1
+        }
+    }
+
+    /// Trusted mode: positions the demuxer at the first audio packet.
+    private func seekToFirstPacket() throws(TonearmError) {
+        var r = av_seek_frame(fmt, streamIndex, firstDts, AVSEEK_FLAG_BACKWARD)
+        if r < 0 { r = avformat_seek_file(fmt, streamIndex, .min, .min, .max, 0) }
+        if r < 0 { r = av_seek_frame(fmt, -1, 0, AVSEEK_FLAG_BYTE) }
+        if r < 0 { throw .decodeFailed(path: name, detail: "cannot seek to the start (\(Self.errorString(r)))") }
+        segmentSeekTarget = .max
+    }
+
+    /// Indexed mode: the first packet whose timestamp is ≥ `ts` (the packet count if none).
+    private func firstPacket(atOrAfter ts: Int64) -> Int {
+        var lo = 0, hi = ixPos.count
+        while lo < hi { let mid = (lo + hi) / 2; if ixTs[mid] < ts { lo = mid + 1 } else { hi = mid } }
+        return lo
+    }
 
     /// (Re)creates and opens the decoder context: a fresh decoder, as at the start of a straight
     /// read. A flush is not enough for bit-exactness: FFmpeg's AAC decoder keeps its noise
@@ -244,6 +330,10 @@ final class FFmpegDecoder {
             ixDpts.append(packet.pointee.pts != Self.nopts ? packet.pointee.pts : packet.pointee.dts)
             ixSize.append(packet.pointee.size)
             ixHash.append(byteSeek ? 0 : Self.hash(packet)) // byte seeks land on known packets
+            // Opus TOC byte: configurations 0–15 are SILK-only or hybrid (SILK plus CELT).
+            if codecID == AV_CODEC_ID_OPUS && !sawSILK && packet.pointee.size > 0, let d = packet.pointee.data, d[0] >> 3 < 16 {
+                sawSILK = true
+            }
             var sideSize = 0
             if let side = av_packet_get_side_data(packet, AV_PKT_DATA_SKIP_SAMPLES, &sideSize), sideSize >= 10 {
                 let skip = UInt32(side[0]) | UInt32(side[1]) << 8 | UInt32(side[2]) << 16 | UInt32(side[3]) << 24
@@ -326,6 +416,11 @@ final class FFmpegDecoder {
 
     private func resetDecoder() {
         if let codecCtx { avcodec_flush_buffers(codecCtx) }
+        segment = -1
+        nextBoundary = .max
+        skipBefore = .min
+        discardBefore = .min
+        checkFirstPacket = false
         inputEOF = false
         decoderEOF = false
         pendingStart = 0
@@ -340,11 +435,12 @@ final class FFmpegDecoder {
         if indexed {
             try positionAt(packet: 0)
         } else {
-            var r = av_seek_frame(fmt, streamIndex, firstDts, AVSEEK_FLAG_BACKWARD)
-            if r < 0 { r = avformat_seek_file(fmt, streamIndex, .min, .min, .max, 0) }
-            if r < 0 { r = av_seek_frame(fmt, -1, 0, AVSEEK_FLAG_BYTE) }
-            if r < 0 { throw .decodeFailed(path: name, detail: "cannot seek to the start (\(Self.errorString(r)))") }
+            try seekToFirstPacket()
             packetCounter = 0
+        }
+        if segmentSamples > 0 {
+            segment = 0
+            nextBoundary = segmentBase + segmentSamples
         }
     }
 
@@ -426,8 +522,10 @@ final class FFmpegDecoder {
     /// Decodes the next frame into `frame`; returns its sample timestamp (nil at the end of the stream).
     /// Bad packets are skipped and reported as warnings.
     private func receiveFrameRaw() throws(TonearmError) -> Int64? {
-        guard let cc = codecCtx, let fmt else { return nil }
+        guard let fmt else { return nil }
         while true {
+            // Re-read each time: a canonical segment boundary replaces the decoder.
+            guard let cc = codecCtx else { return nil }
             if decoderEOF { return nil }
             let r = avcodec_receive_frame(cc, frame)
             if r == 0 {
@@ -435,7 +533,9 @@ final class FFmpegDecoder {
                 var ts = frame.pointee.pts
                 if ts == Self.nopts { ts = frame.pointee.best_effort_timestamp }
                 if ts == Self.nopts { return startTs + pos + Int64(pendingCount) }
-                return indexed ? ts : toSamples(ts)
+                if !indexed { ts = toSamples(ts) }
+                if ts < discardBefore { continue } // canonical preroll
+                return ts
             }
             if r == Self.eof { decoderEOF = true; return nil }
             if r != Self.eagain {
@@ -465,6 +565,21 @@ final class FFmpegDecoder {
                 guard nextPacket < ixPos.count else { continue }
                 let k = nextPacket
                 nextPacket += 1
+                if checkFirstPacket {
+                    checkFirstPacket = false
+                    if k > firstPacket(atOrAfter: skipBefore) {
+                        // Landed past the preroll: read from the start, skipping up to it.
+                        av_packet_unref(packet)
+                        try positionAt(packet: 0)
+                        continue
+                    }
+                }
+                if ixTs[k] < skipBefore { continue }
+                if segment >= 0 && ixTs[k] >= nextBoundary {
+                    av_packet_unref(packet)
+                    try startSegment(segmentOf(ixTs[k]))
+                    continue
+                }
                 packetCounter = k
                 packet.pointee.pts = ixTs[k]
                 packet.pointee.dts = ixTs[k]
@@ -477,8 +592,29 @@ final class FFmpegDecoder {
                     }
                     d[8] = 0; d[9] = 0
                 }
-            } else if packetCounter >= 0 {
-                packetCounter += 1
+            } else {
+                if packetCounter >= 0 { packetCounter += 1 }
+                if segmentSamples > 0 {
+                    let p = packet.pointee.pts != Self.nopts ? packet.pointee.pts : packet.pointee.dts
+                    if p != Self.nopts {
+                        if checkFirstPacket {
+                            checkFirstPacket = false
+                            if p > segmentSeekTarget {
+                                // Landed past the preroll: read from the start, skipping up to it.
+                                av_packet_unref(packet)
+                                try seekToFirstPacket()
+                                continue
+                            }
+                        }
+                        let ts = toSamples(p)
+                        if ts < skipBefore { continue }
+                        if segment >= 0 && ts >= nextBoundary {
+                            av_packet_unref(packet)
+                            try startSegment(segmentOf(ts))
+                            continue
+                        }
+                    }
+                }
             }
             let s = avcodec_send_packet(cc, packet)
             if s < 0 && s != Self.eagain { try noteError(s) }
@@ -589,6 +725,21 @@ final class FFmpegDecoder {
             resetDecoder()
             pos = length
             return
+        }
+        if segmentSamples > 0 {
+            // Canonical: decode the segment whose packets hold the target, as a straight read does.
+            let goal = startTs + target
+            var s = indexed ? segmentOf(ixTs[packetIndex(containing: goal)]) : segmentOf(goal)
+            while true {
+                try startSegment(s)
+                pos = target
+                overshot = false
+                checkOvershoot = true
+                _ = try fillPending()
+                checkOvershoot = false
+                if !overshot || s == 0 { return }
+                s -= 1 // the target is in the last frame of the previous segment
+            }
         }
         let p = preroll
         for attempt in 0..<4 {
