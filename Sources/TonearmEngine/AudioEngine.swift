@@ -9,6 +9,9 @@ public enum ManualRenderingMode: Sendable {
     /// The caller pulls as fast as it likes; sources wait for their decoders (nothing is lost, and
     /// the result is the same on every run).
     case offline
+    /// The caller's real-time thread pulls (for example an output driver the caller owns, calling
+    /// the engine as its ``AudioRenderSource``). Stop that thread before stopping the engine.
+    case realtime
 }
 
 /// What ``AudioEngine/renderOffline(_:to:)`` did.
@@ -83,6 +86,9 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
     private var current: Unmanaged<RenderPlan>?
     /// Frames rendered since the engine started (the engine's sample clock).
     private let sampleTimeCounter = Atomic<Int64>(0)
+    /// When set (before `start`), the engine reports the end of its output once this source has
+    /// ended, so that an output driver can stop and drain (a player built on an engine).
+    package var endsWith: StreamSourceNode?
 
     /// Creates an engine that renders `outputFormat` (channels and rate; samples are Float32) to
     /// the output `output` makes when it starts (by default PulseAudio when a server answers,
@@ -241,10 +247,10 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
         let plan = RenderPlan(order: order, inputsOf: inputsOf, final: outputNode, channels: format.channelCount,
                               maximumFrames: maximumFrames, generation: graph.generation)
         let p = Unmanaged.passRetained(plan)
-        if runningFlag.load(ordering: .acquiring) && driver != nil {
+        if runningFlag.load(ordering: .acquiring) {
             if !mailbox.push(p.toOpaque()) { p.release() }  // 32 plans unconsumed: the render thread is stuck
         } else {
-            // Nobody renders now (or the caller renders manually on this side): install directly.
+            // Nobody renders now: install directly.
             drainHandoff()
             current?.release()
             current = p
@@ -403,25 +409,43 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
     /// The output driver's render callback (or `renderOffline`'s): installs the newest plan, runs
     /// it in chunks of at most the plan's maximum, and advances the sample clock.
     public func render(into buffer: UnsafeMutablePointer<Float>, frameCount: Int, timing: RenderTiming) -> RenderResult {
+        // While stopped the control plane owns the plan handoff; touch nothing.
+        guard runningFlag.load(ordering: .acquiring) else {
+            buffer.update(repeating: 0, count: frameCount * format.channelCount)
+            return RenderResult(framesRendered: 0, ended: false)
+        }
         while let next = mailbox.pop() {
             if let old = current, !retired.push(old.toOpaque()) {
                 _ = old  // the control plane is not draining: keep the old plan rather than free it here
             }
             current = Unmanaged<RenderPlan>.fromOpaque(next)
         }
-        guard runningFlag.load(ordering: .acquiring), let plan = current?.takeUnretainedValue() else {
+        guard let plan = current?.takeUnretainedValue() else {
             buffer.update(repeating: 0, count: frameCount * format.channelCount)
             return RenderResult(framesRendered: 0, ended: false)
         }
         var done = 0
         let ch = plan.channels
+        let primary = endsWith?.streamKernel
         while done < frameCount {
             let n = min(plan.maximumFrames, frameCount - done)
             plan.run(into: buffer + done * ch, frames: n, timing: timing)
+            if let primary, primary.endedInLastCall {
+                // The primary source ended in this chunk: what follows it is silence.
+                let real = done + primary.framesInLastCall
+                (buffer + real * ch).update(repeating: 0, count: (frameCount - real) * ch)
+                sampleTimeCounter.add(Int64(real), ordering: .relaxed)
+                return RenderResult(framesRendered: real, ended: true)
+            }
             done += n
         }
         sampleTimeCounter.add(Int64(frameCount), ordering: .relaxed)
         return RenderResult(framesRendered: frameCount, ended: false)
     }
+
+    // MARK: Hosting (a player that owns its output driver)
+
+    /// The output driver, for owners that cork, drain or watch it (the engine's own driver).
+    package var outputDriver: (any AudioOutputDriver)? { lock.withLock { driver } }
 }
 

@@ -32,6 +32,10 @@ public final class AudioPlayer: Sendable {
     /// Length of the audio in seconds (one pass, loops not counted).
     public let duration: Double
 
+    /// The player's equaliser (10 graphic bands, flat — and bit-transparent — until changed).
+    /// Changes apply while playing, smoothly: `player.eq.apply(.rock)`, `player.eq.bands[3].gain = 2`.
+    public let eq = AudioUnitEQ(preset: .flat)
+
     private let source: any PlaybackSource
     private let makeOutput: @Sendable () throws -> any AudioOutputDriver
     private let control = Mutex(Control())
@@ -322,7 +326,7 @@ public final class AudioPlayer: Sendable {
                     do {
                         let driver = try makeOutput()
                         let rt = PlayerRuntime(
-                            source: source, driver: driver,
+                            source: source, driver: driver, eq: eq,
                             onWarnings: { [weak self] ws in self?.deliver(ws.map { .decodeErrorDidOccur(.warning($0)) }) },
                             onError: { [weak self] e in
                                 let te = (e as? TonearmError) ?? .decodeFailed(path: self?.url?.path ?? "data", detail: "\(e)")

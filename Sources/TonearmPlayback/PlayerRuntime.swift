@@ -6,14 +6,19 @@ import TonearmCore
 import TonearmEngine
 import TonearmOutput
 
-/// Everything a prepared player runs: the ring, the decoder thread, the renderer, the output
-/// driver and the thread that drains the renderer's events. Built by `prepare`, torn down by
-/// `close`. Owned by one player, used under its lock.
+/// Everything a prepared player runs: the ring, the decoder thread, the renderer, an engine graph
+/// (stream → equaliser → mixer → output) that the output driver pulls, and the thread that drains
+/// the renderer's events. Built by `prepare`, torn down by `close`. Owned by one player, used under
+/// its lock.
 final class PlayerRuntime: @unchecked Sendable {
     let ring: PCMBlockRing
     let renderer: StreamRenderer
     let decoder: StreamDecoder
     let driver: any AudioOutputDriver
+    /// The graph the driver pulls: the player's stream through its equaliser.
+    let engine: AudioEngine
+    private let sourceNode: StreamSourceNode
+    private let eq: AudioUnitEQ
     let format: AudioFormat
     private(set) var driverStarted = false
     private let eventThreadStop = Atomic<Bool>(false)
@@ -22,7 +27,7 @@ final class PlayerRuntime: @unchecked Sendable {
     /// Frames per ring block (about 21 ms at 48 kHz).
     static let blockFrames = 1024
 
-    init(source: any PlaybackSource, driver: any AudioOutputDriver,
+    init(source: any PlaybackSource, driver: any AudioOutputDriver, eq: AudioUnitEQ,
          onWarnings: @escaping @Sendable ([AudioWarning]) -> Void,
          onError: @escaping @Sendable (any Error) -> Void) {
         let fmt = source.sourceFormat
@@ -36,6 +41,18 @@ final class PlayerRuntime: @unchecked Sendable {
         decoder = StreamDecoder(source: source, ring: ring, wake: wake, dataSignal: data,
                                 onWarnings: onWarnings, onError: onError)
         self.driver = driver
+        self.eq = eq
+        let outFormat = AudioFormat.interleavedFloat(sampleRate: fmt.sampleRate, channels: fmt.channelCount)
+        engine = AudioEngine(outputFormat: outFormat, output: {
+            throw TonearmError.invalidState("a player's engine is driven by the player's output")
+        })
+        sourceNode = StreamSourceNode(renderer: renderer)
+        try? engine.enableManualRenderingMode(.realtime, format: outFormat, maximumFrameCount: 4096)
+        engine.attach(sourceNode)
+        engine.attach(eq)
+        engine.connect(sourceNode, to: eq, format: nil)
+        engine.connect(eq, to: engine.mainMixerNode, format: nil)
+        engine.endsWith = sourceNode
     }
 
     /// Opens the output, starts decoding and waits (at most `timeout` seconds) for the first
@@ -43,6 +60,7 @@ final class PlayerRuntime: @unchecked Sendable {
     func prepare(request: StreamDecoder.Request, timeout: Double = 2) throws {
         try driver.open(format: .interleavedFloat(sampleRate: format.sampleRate, channels: format.channelCount))
         renderer.commands.push(.switchGeneration(request.generation, startFrame: request.startFrame))
+        try engine.start()
         decoder.start(name: "tonearm.decoder")
         decoder.schedule(request)
         let deadline = DispatchTime.now() + timeout
@@ -76,7 +94,7 @@ final class PlayerRuntime: @unchecked Sendable {
         if driverStarted {
             driver.resume()
         } else {
-            try driver.start(source: renderer)
+            try driver.start(source: engine)
             driverStarted = true
         }
     }
@@ -90,6 +108,8 @@ final class PlayerRuntime: @unchecked Sendable {
     func close() {
         driver.stop()
         driver.close()
+        engine.stop()
+        engine.detach(eq)  // the equaliser moves on to the player's next engine
         decoder.shutdown()
         eventThreadStop.store(true, ordering: .releasing)
         renderer.eventSignal.signal()

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import TonearmCore
+import TonearmOutput
+
+/// A source node that plays one ``StreamRenderer`` (a decoder thread's ring): how
+/// `AudioPlayer` puts its stream into an engine graph, so that a player and an engine share one
+/// render path.
+package final class StreamSourceNode: AudioNode, @unchecked Sendable {
+    package let streamKernel: StreamKernel
+
+    package init(renderer: StreamRenderer) {
+        let k = StreamKernel(renderer: renderer)
+        streamKernel = k
+        super.init(kernel: k, inputs: 0, outputs: 1)
+    }
+}
+
+/// Renders the stream and remembers, for the engine on the same render thread, whether the
+/// stream ended in the last call and how many real frames that call had.
+package final class StreamKernel: NodeKernel, @unchecked Sendable {
+    let renderer: StreamRenderer
+    /// Render thread only.
+    package private(set) var endedInLastCall = false
+    package private(set) var framesInLastCall = 0
+    private var reportedEnd = false
+
+    init(renderer: StreamRenderer) { self.renderer = renderer }
+
+    package func render(inputs: UnsafeBufferPointer<NodeInput>, output: UnsafeMutablePointer<Float>,
+                        frames: Int, channels: Int, timing: RenderTiming) {
+        let r = renderer.render(into: output, frameCount: frames, timing: timing)
+        // After the end, every call reports it again with no real frames.
+        framesInLastCall = reportedEnd ? 0 : r.framesRendered
+        endedInLastCall = r.ended
+        if r.ended { reportedEnd = true }
+    }
+}
