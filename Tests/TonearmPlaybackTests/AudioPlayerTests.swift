@@ -253,6 +253,21 @@ import TonearmTestSupport
         #expect(rec.lock.withLock { rec.finished } == [true])
     }
 
+    @Test func thePlayersEqualizerShapesWhatIsPlayed() async throws {
+        let src = dir.file("eq.wav")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.25*sin(2*PI*1000*t):s=48000:d=1", "-c:a", "pcm_f32le", src])
+        let out = dir.file("eq-out.wav")
+        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: src), output: { FileOutput(path: out) })
+        player.eq.bands[5].gain = -6        // the 1 kHz band of the graphic EQ
+        let events = player.events
+        player.play()
+        _ = try await waitForEvent(events) { $0 == .didFinishPlaying(successfully: true) }
+        let w = try readWAV(out)
+        #expect(w.frameCount == 48000)
+        let db = 20 * log10(Double(rms(w.channels[0][4800..<43200])) / (0.25 / 2.0.squareRoot()))
+        #expect(abs(db + 6) < 0.15, "measured \(db) dB")
+    }
+
     @Test func meteringReportsTheLevelInDecibels() {
         #expect(abs(AudioPlayer.decibels(amplitude: 0.5) + 6.0206) < 1e-3)
         #expect(AudioPlayer.decibels(power: 0) == -160)
