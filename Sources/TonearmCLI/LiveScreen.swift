@@ -12,6 +12,7 @@ struct ScreenState: Sendable {
     var duration: Double = 0
     var volume: Float = 1
     var loopMode: LoopMode = .off
+    var eq: String = "flat"
     var output: String = ""
     var notice: String?
     var message: String?
@@ -23,7 +24,7 @@ struct ScreenState: Sendable {
 /// Draws the live screen of `tonearm play` into a string of terminal text: a pure function of
 /// the state and the width, so that it is tested without a terminal.
 enum LiveScreen {
-    static let help = "space pause · ←/→ seek 5 s · ↑/↓ volume · n/p next/prev · l loop · q quit"
+    static let help = "space pause · ←/→ seek 5 s · ↑/↓ volume · n/p next/prev · l loop · e EQ · q quit"
 
     static func render(_ s: ScreenState, width: Int, height: Int = 40) -> String {
         let w = max(40, width)
@@ -40,7 +41,7 @@ enum LiveScreen {
         let barWidth = max(10, w - times.count - 4)
         lines.append(" " + bar(fraction: s.duration > 0 ? s.elapsed / s.duration : 0, width: barWidth) + times)
         let vol = Int((s.volume * 100).rounded())
-        lines.append(" Volume  " + bar(fraction: Double(s.volume), width: 20) + " \(vol)%   Loop: \(s.loopMode.rawValue)")
+        lines.append(" Volume  " + bar(fraction: Double(s.volume), width: 20) + " \(vol)%   Loop: \(s.loopMode.rawValue)   EQ: \(s.eq)")
         lines.append("")
         if let m = s.message { lines.append(clip(" \(m)", w)); lines.append("") }
         lines.append(" Queue (\(s.entries.count)):")

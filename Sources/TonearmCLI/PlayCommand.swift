@@ -30,6 +30,9 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Repeat: off, one (the current file) or all (the list).")
     var loop: String = "off"
 
+    @Option(name: .long, help: "Equalizer: a preset (\(EQPreset.all.map(\.name).joined(separator: ", "))) or bands as FREQ:GAIN,… (e.g. 31:+3,62:+2,1k:-1).")
+    var eq: String?
+
     @Flag(name: .long, help: "Plain progress lines even in a terminal.")
     var plain = false
 
@@ -38,6 +41,9 @@ struct PlayCommand: AsyncParsableCommand {
         guard LoopMode(rawValue: loop) != nil else { throw ValidationError("--loop must be off, one or all, not '\(loop)'") }
         if let o = output {
             do { _ = try OutputSelection(parsing: o) } catch { throw ValidationError("\(error)") }
+        }
+        if let e = eq {
+            do { _ = try EQChoice(parsing: e) } catch { throw ValidationError("\(error)") }
         }
     }
 
@@ -56,6 +62,7 @@ struct PlayCommand: AsyncParsableCommand {
         let interactive = !plain && Terminal.isInteractive
         let session = PlaySession(files: files, selection: selection, notice: notice,
                                   volume: Float(volume) / 100, loopMode: LoopMode(rawValue: loop) ?? .off,
+                                  eq: try eq.map { try EQChoice(parsing: $0) } ?? .preset(.flat),
                                   interactive: interactive)
         let anyFailed = await session.run()
         if let sig = session.interruptedBy { throw ExitCode(128 + sig) }  // the shell convention (130 for Ctrl-C)
@@ -93,7 +100,11 @@ final class PlaySession: @unchecked Sendable {
     /// One file output shared by every track, so `file:` records the whole session.
     private let sharedFileOutput: SessionOutput?
 
-    init(files: [String], selection: OutputSelection, notice: String?, volume: Float, loopMode: LoopMode, interactive: Bool) {
+    private var eqChoice: EQChoice
+
+    init(files: [String], selection: OutputSelection, notice: String?, volume: Float, loopMode: LoopMode,
+         eq: EQChoice, interactive: Bool) {
+        eqChoice = eq
         queue = PlayQueue(entries: files, loopMode: loopMode)
         self.selection = selection
         self.notice = notice
@@ -110,6 +121,7 @@ final class PlaySession: @unchecked Sendable {
         screen.notice = notice
         screen.loopMode = loopMode
         screen.volume = volume
+        screen.eq = eq.description
     }
 
     /// Plays the list; returns whether any file failed.
@@ -213,6 +225,18 @@ final class PlaySession: @unchecked Sendable {
         case .char("l"):
             queue.loopMode = queue.loopMode.next
             screen.loopMode = queue.loopMode
+        case .char("e"):
+            // The next preset (from a custom spec: the first preset).
+            let all = EQPreset.all
+            let next: EQPreset
+            if case .preset(let cur) = eqChoice, let i = all.firstIndex(of: cur) {
+                next = all[(i + 1) % all.count]
+            } else {
+                next = all[0]
+            }
+            eqChoice = .preset(next)
+            eqChoice.apply(to: p.eq)
+            screen.eq = next.name
         case .char("q"), .char("Q"): return .quit
         default: break
         }
@@ -255,6 +279,7 @@ final class PlaySession: @unchecked Sendable {
             return selection.makeDriver(streamName: streamName)
         })
         p.volume = volume
+        eqChoice.apply(to: p.eq)
         token += 1
         let t = token
         let stream = p.events

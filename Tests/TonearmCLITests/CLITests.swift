@@ -100,6 +100,24 @@ func tonearmBinary() throws -> String {
         #expect(w.channels[0] == (try readWAV(a)).channels[0] + (try readWAV(b)).channels[0])
     }
 
+    @Test func eqOptionShapesTheOutput() throws {
+        let tone = dir.file("eq-tone.wav")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.25*sin(2*PI*1000*t):s=48000:d=1", "-c:a", "pcm_f32le", tone])
+        let out = dir.file("eq-out.wav")
+        let r = try run(try tonearmBinary(), ["play", "--output", "file:\(out)", "--eq", "1k:-6", tone])
+        #expect(r.status == 0, "\(r.stderr)")
+        let w = try readWAV(out)
+        let db = 20 * log10(Double(rms(w.channels[0][4800..<43200])) / (0.25 / 2.0.squareRoot()))
+        #expect(abs(db + 6) < 0.15, "measured \(db) dB")
+        let bad = try run(try tonearmBinary(), ["play", "--eq", "loudest", tone])
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("unknown EQ preset 'loudest'"))
+        #expect(bad.stderr.contains("rock"))
+        let badBand = try run(try tonearmBinary(), ["play", "--eq", "1k:+99", tone])
+        #expect(badBand.status != 0)
+        #expect(badBand.stderr.contains("+99"))
+    }
+
     @Test func badOptionsAreRefusedClearly() throws {
         let r = try run(try tonearmBinary(), ["play", "--output", "alsa", "x.wav"])
         #expect(r.status != 0)

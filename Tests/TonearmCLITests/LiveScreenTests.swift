@@ -68,6 +68,8 @@ import TonearmTestSupport
         try screen.waitFor("95%")
         screen.type("l")
         try screen.waitFor("Loop: one")
+        screen.type("e")
+        try screen.waitFor("EQ: bass-boost")
         screen.type("n")
         try screen.waitFor("second.wav")
         try screen.waitFor("▶ 2. second.wav")
