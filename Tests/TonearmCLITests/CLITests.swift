@@ -118,6 +118,28 @@ func tonearmBinary() throws -> String {
         #expect(badBand.stderr.contains("+99"))
     }
 
+    @Test func renderWritesTheProcessedFileAndRefusesToClobber() throws {
+        let src = dir.file("r-src.wav")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.25*sin(2*PI*1000*t):s=48000:d=1", "-c:a", "pcm_f32le", src])
+        let out = dir.file("r-out.wav")
+        var r = try run(try tonearmBinary(), ["render", src, "-o", out])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try readWAV(out).channels == (try readWAV(src)).channels)   // no options: the same samples
+        r = try run(try tonearmBinary(), ["render", src, "-o", out, "--eq", "1k:-6", "--rate", "2"])
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("exists; use --force"))
+        r = try run(try tonearmBinary(), ["render", src, "-o", out, "--eq", "1k:-6", "--rate", "2", "--force"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let w = try readWAV(out)
+        #expect(w.frameCount == 24000)
+        let db = 20 * log10(Double(rms(w.channels[0][2400..<21600])) / (0.25 / 2.0.squareRoot()))
+        #expect(abs(db + 6) < 0.2, "measured \(db) dB")
+        r = try run(try tonearmBinary(), ["render", dir.file("none.flac"), "-o", dir.file("none.wav")])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("file not found"))
+        #expect(!FileManager.default.fileExists(atPath: dir.file("none.wav")))
+    }
+
     @Test func badOptionsAreRefusedClearly() throws {
         let r = try run(try tonearmBinary(), ["play", "--output", "alsa", "x.wav"])
         #expect(r.status != 0)
