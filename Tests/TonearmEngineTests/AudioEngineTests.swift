@@ -235,3 +235,43 @@ import TonearmTestSupport
         #expect(!e.isRunning)
     }
 }
+
+/// The engine on a private PulseAudio server: moving its stream to another sink is a
+/// configuration change, after which it goes on rendering.
+@Suite(.serialized) struct AudioEnginePulseTests {
+    @Test func movingTheStreamIsAConfigurationChangeAndTheEngineGoesOn() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let serverString = server.serverString
+        let e = AudioEngine(output: { PulseOutput(server: serverString, streamName: "engine") })
+        let p = AudioPlayerNode()
+        e.attach(p)
+        e.connect(p, to: e.mainMixerNode, format: nil)
+        let events = e.eventStream
+        try e.start()
+        let buf = AudioPCMBuffer(format: .standard(sampleRate: 48000, channels: 2), frameCapacity: 4800)!
+        buf.frameLength = 4800
+        p.scheduleBuffer(buf, options: .loops)
+        p.play()
+        #expect(try server.pactl("load-module", "module-null-sink", "sink_name=second").status == 0)
+        let inputs = try server.pactl("list", "short", "sink-inputs").stdout
+        let index = try #require(inputs.split(separator: "\n").first?.split(separator: "\t").first)
+        #expect(try server.pactl("move-sink-input", String(index), "second").status == 0)
+        var sawChange = false
+        for await ev in events {
+            if ev == .configurationChange { sawChange = true; break }
+        }
+        #expect(sawChange)
+        #expect(e.isRunning)
+        let before = e.sampleTime
+        // Still rendering after the move: the node's own completion of a fresh buffer arrives.
+        let again = AudioPCMBuffer(format: .standard(sampleRate: 48000, channels: 2), frameCapacity: 480)!
+        again.frameLength = 480
+        let done: AudioPlayerNodeCompletionCallbackType = try await withCheckedThrowingContinuation { c in
+            p.scheduleBuffer(again, options: .interrupts) { t in c.resume(returning: t) }
+        }
+        #expect(done == .dataRendered)
+        #expect(e.sampleTime > before)
+        e.stop()
+    }
+}
