@@ -33,6 +33,9 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Equalizer: a preset (\(EQPreset.all.map(\.name).joined(separator: ", "))) or bands as FREQ:GAIN,… (e.g. 31:+3,62:+2,1k:-1).")
     var eq: String?
 
+    @Option(name: .long, help: "Speed, 0.5–2.0, pitch kept.")
+    var rate: Double = 1
+
     @Flag(name: .long, help: "Plain progress lines even in a terminal.")
     var plain = false
 
@@ -45,6 +48,7 @@ struct PlayCommand: AsyncParsableCommand {
         if let e = eq {
             do { _ = try EQChoice(parsing: e) } catch { throw ValidationError("\(error)") }
         }
+        guard TimeStretcher.rateRange.contains(rate) else { throw ValidationError("--rate must be between 0.5 and 2.0, not \(rate)") }
     }
 
     func run() async throws {
@@ -63,7 +67,7 @@ struct PlayCommand: AsyncParsableCommand {
         let session = PlaySession(files: files, selection: selection, notice: notice,
                                   volume: Float(volume) / 100, loopMode: LoopMode(rawValue: loop) ?? .off,
                                   eq: try eq.map { try EQChoice(parsing: $0) } ?? .preset(.flat),
-                                  interactive: interactive)
+                                  rate: Float(rate), interactive: interactive)
         let anyFailed = await session.run()
         if let sig = session.interruptedBy { throw ExitCode(128 + sig) }  // the shell convention (130 for Ctrl-C)
         if anyFailed { throw ExitCode(1) }
@@ -101,10 +105,12 @@ final class PlaySession: @unchecked Sendable {
     private let sharedFileOutput: SessionOutput?
 
     private var eqChoice: EQChoice
+    private var rate: Float
 
     init(files: [String], selection: OutputSelection, notice: String?, volume: Float, loopMode: LoopMode,
-         eq: EQChoice, interactive: Bool) {
+         eq: EQChoice, rate: Float, interactive: Bool) {
         eqChoice = eq
+        self.rate = rate
         queue = PlayQueue(entries: files, loopMode: loopMode)
         self.selection = selection
         self.notice = notice
@@ -122,6 +128,7 @@ final class PlaySession: @unchecked Sendable {
         screen.loopMode = loopMode
         screen.volume = volume
         screen.eq = eq.description
+        screen.rate = rate
     }
 
     /// Plays the list; returns whether any file failed.
@@ -225,6 +232,12 @@ final class PlaySession: @unchecked Sendable {
         case .char("l"):
             queue.loopMode = queue.loopMode.next
             screen.loopMode = queue.loopMode
+        case .char("]"), .char("["):
+            // Speed in steps of 0.1 (pitch kept).
+            let step: Float = key == .char("]") ? 0.1 : -0.1
+            rate = min(2, max(0.5, ((rate + step) * 10).rounded() / 10))
+            p.rate = rate
+            screen.rate = rate
         case .char("e"):
             // The next preset (from a custom spec: the first preset).
             let all = EQPreset.all
@@ -280,6 +293,8 @@ final class PlaySession: @unchecked Sendable {
         })
         p.volume = volume
         eqChoice.apply(to: p.eq)
+        p.enableRate = true
+        p.rate = rate
         token += 1
         let t = token
         let stream = p.events

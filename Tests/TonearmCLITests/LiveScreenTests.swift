@@ -70,6 +70,8 @@ import TonearmTestSupport
         try screen.waitFor("Loop: one")
         screen.type("e")
         try screen.waitFor("EQ: bass-boost")
+        screen.type("]")
+        try screen.waitFor("Speed: 1.1×")
         screen.type("n")
         try screen.waitFor("second.wav")
         try screen.waitFor("▶ 2. second.wav")
