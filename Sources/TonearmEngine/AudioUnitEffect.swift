@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Synchronization
+import TonearmCore
+import TonearmOutput
+
+/// An effect node whose parameters are described as data (the counterpart of
+/// `AVAudioUnitEffect`): ``AudioUnitReverb``, ``AudioUnitDelay``, ``AudioUnitTimePitch``,
+/// ``AudioUnitVarispeed``. One input, one output; N frames in, N frames out.
+///
+/// Threading: the properties, ``setValue(_:forParameter:)`` and ``value(forParameter:)`` may be
+/// called from any thread. A change is stored under a lock, then sent to the render thread through
+/// a lock-free queue; the render thread applies queued changes at the start of each cycle, without
+/// allocating or locking. The kernel is built for the engine's format on the control plane when
+/// the engine starts (`engineWillRender`), which is where delay lines are allocated.
+public class AudioUnitEffect: AudioNode, @unchecked Sendable {
+    /// The node's parameters: identifier, name, range, unit, default.
+    public let parameterDescriptors: [ParameterDescriptor]
+    private let values: Mutex<(values: [Double], bypass: Bool)>
+    private let effectKernel: any EffectKernelProtocol
+
+    package init(kernel: any EffectKernelProtocol, descriptors: [ParameterDescriptor]) {
+        parameterDescriptors = descriptors
+        values = Mutex((descriptors.map(\.defaultValue), false))
+        effectKernel = kernel
+        super.init(kernel: kernel, inputs: 1, outputs: 1)
+    }
+
+    /// When true, the input passes through untouched (the effect's state is kept).
+    public var bypass: Bool {
+        get { values.withLock { $0.bypass } }
+        set {
+            values.withLock { $0.bypass = newValue }
+            effectKernel.post(ParameterMessage(index: -1, value: newValue ? 1 : 0))
+        }
+    }
+
+    /// The current value of the parameter `identifier`, or nil when the node has no such parameter.
+    public func value(forParameter identifier: String) -> Double? {
+        guard let i = parameterDescriptors.firstIndex(where: { $0.identifier == identifier }) else { return nil }
+        return self[parameter: i]
+    }
+
+    /// Sets the parameter `identifier`. Throws `invalidArgument` for an unknown identifier or a
+    /// value outside the parameter's range (nothing changes then).
+    public func setValue(_ value: Double, forParameter identifier: String) throws(TonearmError) {
+        guard let i = parameterDescriptors.firstIndex(where: { $0.identifier == identifier }) else {
+            throw .invalidArgument("\(type(of: self)) has no parameter '\(identifier)' (it has \(parameterDescriptors.map(\.identifier).joined(separator: ", ")))")
+        }
+        let d = parameterDescriptors[i]
+        guard d.accepts(value) else {
+            throw .invalidArgument("\(identifier) = \(value) is outside \(d.range.lowerBound)...\(d.range.upperBound) \(d.unit.rawValue)")
+        }
+        self[parameter: i] = value
+    }
+
+    /// Parameter `index` of ``parameterDescriptors``; setting clamps into its range and sends it.
+    package subscript(parameter index: Int) -> Double {
+        get { values.withLock { $0.values[index] } }
+        set {
+            let v = parameterDescriptors[index].clamped(newValue)
+            values.withLock { $0.values[index] = v }
+            effectKernel.post(ParameterMessage(index: Int32(index), value: v))
+        }
+    }
+
+    override package func engineWillRender(format: AudioFormat, maximumFrames: Int) {
+        let (v, b) = values.withLock { ($0.values, $0.bypass) }
+        effectKernel.configure(format: format, maximumFrames: maximumFrames, values: v, bypass: b)
+    }
+}
+
+/// A parameter change on its way to the render thread (index −1: bypass).
+package struct ParameterMessage: Sendable, BitwiseCopyable {
+    var index: Int32
+    var value: Double
+}
+
+/// The DSP an ``EffectKernel`` runs: built on the control plane, then used by the render thread.
+package protocol EffectDSP {
+    /// Control plane: allocates everything the DSP will need (`values` in descriptor order).
+    init(sampleRate: Double, channels: Int, maximumFrames: Int, values: [Double])
+    /// Render thread: applies a parameter change without allocating.
+    mutating func setParameter(_ index: Int, _ value: Double)
+    /// Render thread: processes interleaved frames in place without allocating.
+    mutating func process(_ buffer: UnsafeMutablePointer<Float>, frames: Int, channels: Int)
+}
+
+package protocol EffectKernelProtocol: NodeKernel {
+    func post(_ m: ParameterMessage)
+    func configure(format: AudioFormat, maximumFrames: Int, values: [Double], bypass: Bool)
+}
+
+/// The render half of an effect node: applies queued parameter changes, then runs its DSP on a
+/// copy of the input.
+package final class EffectKernel<DSP: EffectDSP>: EffectKernelProtocol, @unchecked Sendable {
+    private var dsp: DSP?                    // render thread (set by configure while not rendering)
+    private var bypassed = false             // render thread
+    private var configured: (sampleRate: Double, channels: Int, maximumFrames: Int)?
+    private let messages = SPSCQueue<ParameterMessage>(capacity: 1024)
+    private let producer = Mutex(())         // several control threads may post; one pushes at a time
+
+    package init() {}
+
+    package func configure(format: AudioFormat, maximumFrames: Int, values: [Double], bypass: Bool) {
+        if let c = configured, c.sampleRate == format.sampleRate, c.channels == format.channelCount,
+           c.maximumFrames >= maximumFrames { return }
+        while messages.pop() != nil {}
+        dsp = DSP(sampleRate: format.sampleRate, channels: format.channelCount, maximumFrames: maximumFrames, values: values)
+        bypassed = bypass
+        configured = (format.sampleRate, format.channelCount, maximumFrames)
+    }
+
+    package func post(_ m: ParameterMessage) {
+        producer.withLock { _ in _ = messages.push(m) }
+    }
+
+    package func render(inputs: UnsafeBufferPointer<NodeInput>, output: UnsafeMutablePointer<Float>,
+                        frames: Int, channels: Int, timing: RenderTiming) {
+        if let first = inputs.first {
+            output.update(from: first.buffer, count: frames * channels)
+        } else {
+            output.update(repeating: 0, count: frames * channels)
+        }
+        guard dsp != nil else { return }
+        while let m = messages.pop() {
+            if m.index < 0 { bypassed = m.value != 0 } else { dsp!.setParameter(Int(m.index), m.value) }
+        }
+        if !bypassed { dsp!.process(output, frames: frames, channels: channels) }
+    }
+}
