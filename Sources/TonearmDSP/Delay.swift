@@ -26,7 +26,7 @@ public struct Delay: @unchecked Sendable {
     public let sampleRate: Double
     public let channels: Int
     /// Seconds between the input and its first repeat (0 … 2). Glides.
-    public var delayTime: Double { didSet { delayTime = Self.delayTimeRange.clamp(delayTime); targetDelay = delayTime * sampleRate } }
+    public var delayTime: Double { didSet { delayTime = Self.delayTimeRange.clamp(delayTime); targetDelay = Self.frames(delayTime, sampleRate) } }
     /// Percent of each repeat fed back (−100 … 100).
     public var feedback: Double { didSet { feedback = Self.feedbackRange.clamp(feedback) } }
     /// Cutoff of the loop's low-pass, in Hz (10 … Nyquist; at or above Nyquist the filter is off).
@@ -65,13 +65,19 @@ public struct Delay: @unchecked Sendable {
         self.wetDryMix = (0...100).clamp(wetDryMix)
         capacity = Int((Self.maximumDelayTime * sampleRate).rounded(.up)) + 4
         storage = Storage(count: capacity * channels, channels: channels)
-        currentDelay = self.delayTime * sampleRate
+        currentDelay = Self.frames(self.delayTime, sampleRate)
         targetDelay = currentDelay
         glide = 1 - exp(-1 / (0.04 * sampleRate))
         smoothingFrames = max(1, Int(0.015 * sampleRate))
         mixTarget = Float(self.wetDryMix / 100)
         mixCurrent = mixTarget
         designFilter()
+    }
+
+    /// `seconds` in frames, snapped to a whole frame when within 1e-6 of one (0.01 s · 48 kHz is 480.00000000000006).
+    static func frames(_ seconds: Double, _ sampleRate: Double) -> Double {
+        let f = seconds * sampleRate
+        return abs(f - f.rounded()) < 1e-6 ? f.rounded() : f
     }
 
     /// Clears the line and the filters and ends any glide (call on seek).
