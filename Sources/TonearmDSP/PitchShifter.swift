@@ -7,7 +7,8 @@ import TonearmCore
 /// time ratio 1): N frames in, N frames out — the kernel of the time-pitch node inside a graph.
 ///
 /// The output lags the input by ``latency`` frames (rubberband's analysis delay plus a reserve of
-/// two blocks, output as silence at the start), so that each block can always be served in full.
+/// two blocks, at most 2048 frames, output as silence at the start), so that each block can
+/// always be served in full. About 100 ms at 48 kHz with 1024-frame blocks.
 ///
 /// Threading: one thread at a time (a render thread). Buffers are allocated at creation for
 /// blocks of up to `maxFrames`; ``pitchScale`` may change between blocks (rubberband supports
@@ -78,8 +79,9 @@ public final class PitchShifter: @unchecked Sendable {
             let inputs = UnsafeRawPointer(pointers).assumingMemoryBound(to: UnsafePointer<Float>?.self)
             rubberband_process(state, inputs, UInt32(n), 0)
             let available = Int(rubberband_available(state))
-            if !primed && available >= n + 2 * maxFrames {
-                // Start with a reserve of two blocks, so later blocks are always served in full.
+            if !primed && available >= n + min(2 * maxFrames, 2048) {
+                // Start with a reserve (two blocks, at most 2048 frames), so later blocks are
+                // always served in full.
                 primed = true
                 latency = silentFrames + (n - min(n, available)) + Int(rubberband_get_start_delay(state))
             }

@@ -168,14 +168,15 @@ public struct Reverb: @unchecked Sendable {
             var feedback: Float = 0
             var inputGain: Float = 0
         }
-        var combs: [[Line]] = [[], []]
-        var allpasses: [[Line]] = [[], []]
+        var combs: [[Line]]
+        var allpasses: [[Line]]
         var pre: Line
-        private var blocks: [UnsafeMutablePointer<Float>] = []
+        private let blocks: [UnsafeMutablePointer<Float>]
         var damp: Float = 0
 
         init(sampleRate: Double) {
             let scale = sampleRate / 48000
+            var blocks: [UnsafeMutablePointer<Float>] = []
             func line(_ n: Int) -> Line {
                 let cap = max(1, n)
                 let p = UnsafeMutablePointer<Float>.allocate(capacity: cap)
@@ -183,15 +184,16 @@ public struct Reverb: @unchecked Sendable {
                 blocks.append(p)
                 return Line(base: p, capacity: cap, length: cap)
             }
-            pre = Line(base: .allocate(capacity: 1), capacity: 1, length: 1)
-            pre.base.initialize(to: 0)
-            blocks.append(pre.base)
             pre = line(Int((Reverb.maximumPreDelay * sampleRate).rounded(.up)) + 1)
+            var combs: [[Line]] = [], allpasses: [[Line]] = []
             for side in 0..<2 {
                 let extra = side * Reverb.stereoSpread
-                combs[side] = Reverb.combLengths.map { line(Int((Double($0 + extra) * scale).rounded(.up)) + 1) }
-                allpasses[side] = Reverb.allpassLengths.map { line(Int((Double($0 + extra) * scale).rounded(.up)) + 1) }
+                combs.append(Reverb.combLengths.map { line(Int((Double($0 + extra) * scale).rounded(.up)) + 1) })
+                allpasses.append(Reverb.allpassLengths.map { line(Int((Double($0 + extra) * scale).rounded(.up)) + 1) })
             }
+            self.combs = combs
+            self.allpasses = allpasses
+            self.blocks = blocks
         }
 
         deinit { for b in blocks { b.deallocate() } }

@@ -155,13 +155,21 @@ import TonearmTestSupport
 
     // MARK: Time-pitch and varispeed
 
-    @Test func plusAnOctaveDoublesTheFrequencyAndKeepsTheDuration() throws {
+    func span(_ x: [Float]) -> Range<Int>? { nonSilentSpan(x, sampleRate: 48000, threshold: 0.02) }
+
+    @Test(arguments: [128, 1024, 4096])
+    func plusAnOctaveDoublesTheFrequencyAndKeepsTheDuration(block: Int) throws {
         let tone = Self.sine(440, frames: 96_000)
         let tp = AudioUnitTimePitch()
         tp.pitch = 1200
-        let out = try run(tp, signal: tone, extra: 24_000).left
+        let out = try run(tp, signal: tone, extra: 24_000, block: block).left
+        // No dropouts once sounding: every 10 ms block of the steady part carries the tone.
+        let steady = (span(out)?.lowerBound ?? 0) + 4800
+        for b in stride(from: steady, to: steady + 80_000, by: 480) {
+            #expect(rms(out[b..<(b + 480)]) > 0.1, "dropout at frame \(b) (block \(block))")
+        }
         let span = try #require(nonSilentSpan(out, sampleRate: 48000, threshold: 0.02))
-        #expect(span.lowerBound < 12_000, "latency \(span.lowerBound) frames")
+        #expect(span.lowerBound < 8000 + block, "latency \(span.lowerBound) frames")
         #expect(abs(span.count - tone.count) <= 1920, "sounding \(span.count) frames for \(tone.count) in")
         let middle = Array(out[(span.lowerBound + 9600)..<(span.upperBound - 9600)])
         let f = try #require(dominantFrequency(middle, sampleRate: 48000))
