@@ -14,10 +14,9 @@ import TonearmDSP
 ///   decoder thread). `AudioPlayerNode` has no rate yet.
 /// - `overlap` (3 … 32, default 8) is accepted for compatibility and stored; rubberband chooses
 ///   its own windows, so it has no audible effect.
-/// - The output lags the input by rubberband's analysis delay plus two render blocks, at most
-///   2048 frames (silence at
-///   the start, see ``PitchShifter/latency``; about 100 ms with 1024-frame blocks), and is not
-///   bit-transparent even at 0 cents.
+/// - The output lags the input by rubberband's analysis delay plus a reserve of two render
+///   blocks, at most 2048 frames (silence at the start, see ``PitchShifter/latency``; about
+///   100 ms with 1024-frame blocks), and is not bit-transparent even at 0 cents.
 ///
 /// Threading: as every ``AudioUnitEffect`` — set from any thread; changes reach the render
 /// thread through a lock-free queue; rubberband and its buffers are created when the engine
