@@ -149,13 +149,19 @@ public struct Equalizer: Sendable {
             if c == designed[i] { continue }
             designed[i] = c
             for s in stages.indices where stages[s].bands.contains(i) {
-                stages[s].setTarget(band: i, c, identity: c.isIdentity)
                 stages[s].rampSteps = -1 // mark: ramp to start below
             }
         }
         for s in stages.indices where stages[s].rampSteps == -1 {
             var identity = true
-            for b in stages[s].bands where !designed[b].isIdentity { identity = false }
+            var fitsPeaking = true
+            for b in stages[s].bands {
+                if !designed[b].isIdentity { identity = false }
+                if !CascadeStage.fitsPeakingForm(designed[b]) { fitsPeaking = false }
+            }
+            // A peaking-form stage given another type of band continues in the general form.
+            if stages[s].peaking && !fitsPeaking { stages[s].convertToGeneralForm() }
+            for b in stages[s].bands { stages[s].setTarget(band: b, designed[b], identity: designed[b].isIdentity) }
             stages[s].rampSteps = 0
             stages[s].beginRamp(steps: smoothingFrames, targetIsIdentity: identity)
         }
@@ -176,6 +182,7 @@ public struct Equalizer: Sendable {
                 for k in 0..<stageCount {
                     let n = (count - start) / (stageCount - k)
                     var stage = CascadeStage(laneChannels: laneChannels, channelOffset: ch, bands: start..<(start + n))
+                    stage.choosePeakingForm(stage.bands.allSatisfy { CascadeStage.fitsPeakingForm(designed[$0]) })
                     for b in stage.bands { stage.setTarget(band: b, designed[b], identity: designed[b].isIdentity) }
                     stage.beginRamp(steps: 0, targetIsIdentity: stage.bands.allSatisfy { designed[$0].isIdentity })
                     newStages.append(stage)
