@@ -36,6 +36,12 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Speed, 0.5–2.0, pitch kept.")
     var rate: Double = 1
 
+    @Option(name: .long, help: "Reverb: PRESET[:WET%] (\(EffectOptions.presetNames); wet mix 30 % unless given).")
+    var reverb: String?
+
+    @Option(name: .long, parsing: .unconditional, help: "Pitch shift in cents, -2400…2400 (speed unchanged).")
+    var pitch: Double?
+
     @Flag(name: .long, help: "Plain progress lines even in a terminal.")
     var plain = false
 
@@ -49,6 +55,7 @@ struct PlayCommand: AsyncParsableCommand {
             do { _ = try EQChoice(parsing: e) } catch { throw ValidationError("\(error)") }
         }
         guard TimeStretcher.rateRange.contains(rate) else { throw ValidationError("--rate must be between 0.5 and 2.0, not \(rate)") }
+        do { _ = try EffectOptions(reverb: reverb, pitch: pitch) } catch { throw ValidationError("\(error)") }
     }
 
     func run() async throws {
@@ -67,7 +74,8 @@ struct PlayCommand: AsyncParsableCommand {
         let session = PlaySession(files: files, selection: selection, notice: notice,
                                   volume: Float(volume) / 100, loopMode: LoopMode(rawValue: loop) ?? .off,
                                   eq: try eq.map { try EQChoice(parsing: $0) } ?? .preset(.flat),
-                                  rate: Float(rate), interactive: interactive)
+                                  rate: Float(rate), effects: try EffectOptions(reverb: reverb, pitch: pitch),
+                                  interactive: interactive)
         let anyFailed = await session.run()
         if let sig = session.interruptedBy { throw ExitCode(128 + sig) }  // the shell convention (130 for Ctrl-C)
         if anyFailed { throw ExitCode(1) }
@@ -106,9 +114,11 @@ final class PlaySession: @unchecked Sendable {
 
     private var eqChoice: EQChoice
     private var rate: Float
+    private let effectOptions: EffectOptions
 
     init(files: [String], selection: OutputSelection, notice: String?, volume: Float, loopMode: LoopMode,
-         eq: EQChoice, rate: Float, interactive: Bool) {
+         eq: EQChoice, rate: Float, effects: EffectOptions, interactive: Bool) {
+        effectOptions = effects
         eqChoice = eq
         self.rate = rate
         queue = PlayQueue(entries: files, loopMode: loopMode)
@@ -295,6 +305,7 @@ final class PlaySession: @unchecked Sendable {
         eqChoice.apply(to: p.eq)
         p.enableRate = true
         p.rate = rate
+        p.effects = effectOptions.makeNodes()
         token += 1
         let t = token
         let stream = p.events

@@ -21,6 +21,12 @@ struct RenderCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Speed, 0.5–2.0, pitch kept.")
     var rate: Double = 1
 
+    @Option(name: .long, help: "Reverb: PRESET[:WET%] (\(EffectOptions.presetNames); wet mix 30 % unless given).")
+    var reverb: String?
+
+    @Option(name: .long, parsing: .unconditional, help: "Pitch shift in cents, -2400…2400 (speed unchanged).")
+    var pitch: Double?
+
     @Flag(name: .long, help: "Overwrite the output if it exists.")
     var force = false
 
@@ -28,6 +34,7 @@ struct RenderCommand: AsyncParsableCommand {
         guard output.lowercased().hasSuffix(".wav") else { throw ValidationError("-o: the output must be a .wav file, not '\(output)'") }
         guard TimeStretcher.rateRange.contains(rate) else { throw ValidationError("--rate must be between 0.5 and 2.0, not \(rate)") }
         if let e = eq { do { _ = try EQChoice(parsing: e) } catch { throw ValidationError("\(error)") } }
+        do { _ = try EffectOptions(reverb: reverb, pitch: pitch) } catch { throw ValidationError("\(error)") }
         if !force && FileManager.default.fileExists(atPath: output) {
             throw ValidationError("\(output) exists; use --force to overwrite it")
         }
@@ -46,6 +53,7 @@ struct RenderCommand: AsyncParsableCommand {
             : (output as NSString).deletingLastPathComponent + "/.\((output as NSString).lastPathComponent).partial.wav"
         let player = AudioPlayer(file: file, output: { FileOutput(path: partial) })
         if let e = eq { try EQChoice(parsing: e).apply(to: player.eq) }
+        player.effects = try EffectOptions(reverb: reverb, pitch: pitch).makeNodes()
         if rate != 1 {
             player.enableRate = true
             player.rate = Float(rate)

@@ -59,6 +59,7 @@ public final class AudioPlayer: Sendable {
         var generationStart: AudioFramePosition = 0
         /// Why the last prepare or play failed.
         var lastFailure: TonearmError?
+        var effects: [AudioNode] = []
         /// Set while playing so that a player nobody holds plays to its end.
         var keepAlive: AudioPlayer?
 
@@ -185,6 +186,21 @@ public final class AudioPlayer: Sendable {
             control.withLock { c in
                 c.numberOfLoops = max(-1, newValue)
                 c.runtime?.decoder.updateLoops(c.numberOfLoops)
+            }
+        }
+    }
+
+    // MARK: Effects
+
+    /// Effect nodes played after the equaliser, in order (for example an ``AudioUnitReverb`` and an
+    /// ``AudioUnitTimePitch``). Each node must have one input and one output and belong to no other
+    /// engine. Setting this while playing re-wires the graph live, without a gap.
+    public var effects: [AudioNode] {
+        get { control.withLock { $0.effects } }
+        set {
+            control.withLock { c in
+                c.effects = newValue
+                c.runtime?.setEffects(newValue)
             }
         }
     }
@@ -332,6 +348,7 @@ public final class AudioPlayer: Sendable {
                                 let te = (e as? TonearmError) ?? .decodeFailed(path: self?.url?.path ?? "data", detail: "\(e)")
                                 self?.deliver([.decodeErrorDidOccur(.error(te))])
                             })
+                        rt.setEffects(c.effects)
                         rt.renderer.meteringEnabled.store(c.meteringEnabled, ordering: .relaxed)
                         rt.renderer.commands.push(.gain(target: c.volume, frames: 0))
                         rt.renderer.commands.push(.pan(c.pan))

@@ -19,6 +19,7 @@ final class PlayerRuntime: @unchecked Sendable {
     let engine: AudioEngine
     private let sourceNode: StreamSourceNode
     private let eq: AudioUnitEQ
+    private var effects: [AudioNode] = []
     let format: AudioFormat
     private(set) var driverStarted = false
     private let eventThreadStop = Atomic<Bool>(false)
@@ -53,6 +54,20 @@ final class PlayerRuntime: @unchecked Sendable {
         engine.connect(sourceNode, to: eq, format: nil)
         engine.connect(eq, to: engine.mainMixerNode, format: nil)
         engine.endsWith = sourceNode
+    }
+
+    /// Puts `chain` between the equaliser and the mixer (live: the engine swaps in the new graph
+    /// between two render cycles). Control plane, under the player's lock.
+    func setEffects(_ chain: [AudioNode]) {
+        for old in effects where !chain.contains(where: { $0 === old }) { engine.detach(old) }
+        for n in chain { engine.attach(n) }
+        var previous: AudioNode = eq
+        for n in chain {
+            engine.connect(previous, to: n, format: nil)
+            previous = n
+        }
+        engine.connect(previous, to: engine.mainMixerNode, format: nil)
+        effects = chain
     }
 
     /// Opens the output, starts decoding and waits (at most `timeout` seconds) for the first
@@ -109,7 +124,8 @@ final class PlayerRuntime: @unchecked Sendable {
         driver.stop()
         driver.close()
         engine.stop()
-        engine.detach(eq)  // the equaliser moves on to the player's next engine
+        engine.detach(eq)  // the equaliser and effects move on to the player's next engine
+        for n in effects { engine.detach(n) }
         decoder.shutdown()
         eventThreadStop.store(true, ordering: .releasing)
         renderer.eventSignal.signal()

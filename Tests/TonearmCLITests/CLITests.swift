@@ -144,6 +144,31 @@ func tonearmBinary() throws -> String {
         #expect(!FileManager.default.fileExists(atPath: dir.file("none.wav")))
     }
 
+    @Test func renderAppliesPitchAndReverb() throws {
+        let src = dir.file("fx-src.wav")
+        // 0.5 s of 440 Hz, then 1 s of silence (where a reverb tail must appear).
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.25*sin(2*PI*440*t)*lt(t\\,0.5):s=48000:d=1.5",
+                             "-c:a", "pcm_f32le", src])
+        let pitched = dir.file("fx-pitch.wav")
+        var r = try run(try tonearmBinary(), ["render", src, "-o", pitched, "--pitch", "1200"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let p = try readWAV(pitched)
+        #expect(p.frameCount == 72000)
+        let span = try #require(nonSilentSpan(p.channels[0], sampleRate: 48000))
+        let f = try #require(dominantFrequency(Array(p.channels[0][(span.lowerBound + 4800)..<(span.lowerBound + 19200)]), sampleRate: 48000))
+        #expect(abs(f - 880) < 6, "pitched to \(f) Hz")
+        let wet = dir.file("fx-reverb.wav")
+        r = try run(try tonearmBinary(), ["render", src, "-o", wet, "--reverb", "large-hall:50"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let w = try readWAV(wet)
+        #expect(rms(w.channels[0][36000..<48000]) > 0.001)   // the tail rings on after the tone
+        #expect(rms((try readWAV(src)).channels[0][36000..<48000]) == 0)
+        r = try run(try tonearmBinary(), ["render", src, "-o", dir.file("x.wav"), "--reverb", "garage"])
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("unknown preset 'garage'"))
+        #expect(r.stderr.contains("cathedral"))
+    }
+
     @Test func badOptionsAreRefusedClearly() throws {
         let r = try run(try tonearmBinary(), ["play", "--output", "alsa", "x.wav"])
         #expect(r.status != 0)

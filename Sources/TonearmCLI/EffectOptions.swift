@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Tonearm
+
+/// `--reverb PRESET[:WET]` and `--pitch CENTS`, shared by `play` and `render`.
+struct EffectOptions: Sendable {
+    var reverb: (preset: ReverbPreset, wet: Float)?
+    var pitch: Float?
+
+    /// The CLI name of a preset: `large-hall` for `.largeHall`, `medium-hall-2` for `.mediumHall2`.
+    static func name(_ p: ReverbPreset) -> String {
+        var out = ""
+        for ch in "\(p)" {
+            if ch.isUppercase || (ch.isNumber && !(out.last?.isNumber ?? false)) { out += "-" }
+            out += ch.lowercased()
+        }
+        return out
+    }
+
+    static var presetNames: String { ReverbPreset.allCases.map(name).joined(separator: ", ") }
+
+    /// Parses the options; the error says which value is wrong and what is accepted.
+    init(reverb: String?, pitch: Double?) throws {
+        if let r = reverb {
+            let parts = r.split(separator: ":", maxSplits: 1).map(String.init)
+            guard let preset = ReverbPreset.allCases.first(where: { Self.name($0) == parts[0].lowercased() }) else {
+                throw TonearmError.invalidArgument("--reverb: unknown preset '\(parts[0])'; presets: \(Self.presetNames)")
+            }
+            var wet: Float = 30
+            if parts.count == 2 {
+                guard let w = Float(parts[1].replacingOccurrences(of: "%", with: "")), (0...100).contains(w) else {
+                    throw TonearmError.invalidArgument("--reverb: the wet mix '\(parts[1])' must be a percentage 0–100")
+                }
+                wet = w
+            }
+            self.reverb = (preset, wet)
+        }
+        if let p = pitch {
+            guard (-2400...2400).contains(p) else {
+                throw TonearmError.invalidArgument("--pitch must be between -2400 and +2400 cents, not \(p)")
+            }
+            self.pitch = Float(p)
+        }
+    }
+
+    /// Fresh effect nodes for one player.
+    func makeNodes() -> [AudioNode] {
+        var nodes: [AudioNode] = []
+        if let p = pitch, p != 0 {
+            let tp = AudioUnitTimePitch()
+            tp.pitch = p
+            nodes.append(tp)
+        }
+        if let r = reverb {
+            let rv = AudioUnitReverb()
+            rv.loadFactoryPreset(r.preset)
+            rv.wetDryMix = r.wet
+            nodes.append(rv)
+        }
+        return nodes
+    }
+}
