@@ -4,7 +4,8 @@ import Testing
 import TonearmCore
 @testable import TonearmDSP
 
-/// The peaking form of the wavefront (graphic-equaliser stages: peaking, notch, identity).
+/// The peaking form of the wavefront (graphic-equaliser stages: peaking, notch, identity; the
+/// denormal guard at the stage input).
 @Suite struct PeakingFormTests {
     @Test func graphicStagesRunInThePeakingForm() {
         let eq = Equalizer(preset: .rock, sampleRate: 44_100, channels: 2)
