@@ -37,7 +37,7 @@ public enum AudioEngineEvent: Sendable, Equatable {
 /// let engine = AudioEngine()
 /// let player = AudioPlayerNode()
 /// engine.attach(player)
-/// engine.connect(player, to: engine.mainMixerNode, format: nil)
+/// try engine.connect(player, to: engine.mainMixerNode, format: nil)
 /// try engine.start()
 /// try player.scheduleFile(AudioFile(path: "song.flac"), at: nil)
 /// player.play()
@@ -105,7 +105,7 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
         outputNode = AudioOutputNode()
         attach(outputNode)
         attach(mainMixerNode)
-        connect(mainMixerNode, to: outputNode, format: nil)
+        try! connect(mainMixerNode, to: outputNode, format: nil)  // both attached, no loop: cannot fail
     }
 
     deinit {
@@ -157,13 +157,27 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
     /// other nodes one). A source connects to one destination: an earlier connection from it is
     /// replaced. `format` may be nil; when given, its channel count and rate must be the engine's
     /// (sources convert their own audio to the engine's format).
-    /// - Precondition: both nodes are attached; the connection does not make a cycle.
-    public func connect(_ source: AudioNode, to destination: AudioNode, format: AudioFormat?) {
-        lock.withLock {
+    /// - Throws: ``TonearmError/invalidArgument(_:)`` when a node is not attached to this engine,
+    ///   the source is the output node, `format` differs from the engine's, or the connection
+    ///   would make a loop.
+    public func connect(_ source: AudioNode, to destination: AudioNode, format: AudioFormat?) throws {
+        try lock.withLock {
             let s = ObjectIdentifier(source), d = ObjectIdentifier(destination)
-            precondition(graph.nodes[s] != nil && graph.nodes[d] != nil, "connect: attach both nodes first")
-            precondition(source.numberOfOutputs > 0, "connect: the output node has no output")
-            precondition(!reaches(from: d, to: s), "connect: this connection would make a cycle")
+            guard graph.nodes[s] != nil, graph.nodes[d] != nil else {
+                throw TonearmError.invalidArgument("connect: attach both nodes to this engine first")
+            }
+            guard source.numberOfOutputs > 0 else {
+                throw TonearmError.invalidArgument("connect: the output node has no output to connect")
+            }
+            guard destination.numberOfInputs > 0 else {
+                throw TonearmError.invalidArgument("connect: the destination has no input")
+            }
+            if let f = format, f.sampleRate != self.format.sampleRate || f.channelCount != self.format.channelCount {
+                throw TonearmError.invalidArgument("connect: format \(f) differs from the engine's \(self.format)")
+            }
+            guard !makesCycle(source: s, destination: d) else {
+                throw TonearmError.invalidArgument("connect: this connection would make a loop in the graph")
+            }
             graph.connections.removeAll { $0.source == s }
             if destination.numberOfInputs == 1 { graph.connections.removeAll { $0.destination == d } }
             let used = Set(graph.connections.filter { $0.destination == d }.map(\.bus))
@@ -201,21 +215,13 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
             .compactMap { graph.nodes[$0.source] }
     }
 
-    private func reaches(from start: ObjectIdentifier, to target: ObjectIdentifier) -> Bool {
-        // Does `target` feed `start`, directly or not? (Walk the inputs of `start`.)
-        if start == target { return true }
-        var stack = [start]
+    /// Whether connecting `source` → `destination` would close a loop: true when `destination`
+    /// already feeds `source` (directly or through other nodes), or they are the same node.
+    private func makesCycle(source: ObjectIdentifier, destination: ObjectIdentifier) -> Bool {
+        var stack = [source]
         var seen: Set<ObjectIdentifier> = []
         while let n = stack.popLast() {
-            if n == target { return true }
-            guard seen.insert(n).inserted else { continue }
-            stack += graph.connections.filter { $0.destination == n }.map(\.source)
-        }
-        // And the other direction: does `start` feed `target`?
-        stack = [target]
-        seen = []
-        while let n = stack.popLast() {
-            if n == start { return true }
+            if n == destination { return true }
             guard seen.insert(n).inserted else { continue }
             stack += graph.connections.filter { $0.destination == n }.map(\.source)
         }

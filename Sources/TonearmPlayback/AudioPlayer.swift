@@ -194,14 +194,19 @@ public final class AudioPlayer: Sendable {
 
     /// Effect nodes played after the equaliser, in order (for example an ``AudioUnitReverb`` and an
     /// ``AudioUnitTimePitch``). Each node must have one input and one output and belong to no other
-    /// engine. Setting this while playing re-wires the graph live, without a gap.
+    /// engine. Setting this while playing re-wires the graph live, without a gap. A node that
+    /// cannot be connected is reported as a `decodeErrorDidOccur` event and the chain is left out.
     public var effects: [AudioNode] {
         get { control.withLock { $0.effects } }
         set {
-            control.withLock { c in
+            let failure: TonearmError? = control.withLock { c in
                 c.effects = newValue
-                c.runtime?.setEffects(newValue)
+                do { try c.runtime?.setEffects(newValue) } catch {
+                    return (error as? TonearmError) ?? .invalidArgument("\(error)")
+                }
+                return nil
             }
+            if let failure { deliver([.decodeErrorDidOccur(.error(failure))]) }
         }
     }
 
@@ -348,7 +353,9 @@ public final class AudioPlayer: Sendable {
                                 let te = (e as? TonearmError) ?? .decodeFailed(path: self?.url?.path ?? "data", detail: "\(e)")
                                 self?.deliver([.decodeErrorDidOccur(.error(te))])
                             })
-                        rt.setEffects(c.effects)
+                        do { try rt.setEffects(c.effects) } catch {
+                            emitted.append(.decodeErrorDidOccur(.error((error as? TonearmError) ?? .invalidArgument("\(error)"))))
+                        }
                         rt.renderer.meteringEnabled.store(c.meteringEnabled, ordering: .relaxed)
                         rt.renderer.commands.push(.gain(target: c.volume, frames: 0))
                         rt.renderer.commands.push(.pan(c.pan))

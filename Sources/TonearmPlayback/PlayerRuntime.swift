@@ -51,23 +51,33 @@ final class PlayerRuntime: @unchecked Sendable {
         try? engine.enableManualRenderingMode(.realtime, format: outFormat, maximumFrameCount: 4096)
         engine.attach(sourceNode)
         engine.attach(eq)
-        engine.connect(sourceNode, to: eq, format: nil)
-        engine.connect(eq, to: engine.mainMixerNode, format: nil)
+        // All attached to this fresh engine, no loop: these cannot fail.
+        try? engine.connect(sourceNode, to: eq, format: nil)
+        try? engine.connect(eq, to: engine.mainMixerNode, format: nil)
         engine.endsWith = sourceNode
     }
 
     /// Puts `chain` between the equaliser and the mixer (live: the engine swaps in the new graph
     /// between two render cycles). Control plane, under the player's lock.
-    func setEffects(_ chain: [AudioNode]) {
+    /// Throws when a node cannot be connected (it has no input or output); the graph then plays
+    /// without the effects.
+    func setEffects(_ chain: [AudioNode]) throws {
         for old in effects where !chain.contains(where: { $0 === old }) { engine.detach(old) }
         for n in chain { engine.attach(n) }
         var previous: AudioNode = eq
-        for n in chain {
-            engine.connect(previous, to: n, format: nil)
-            previous = n
+        do {
+            for n in chain {
+                try engine.connect(previous, to: n, format: nil)
+                previous = n
+            }
+            try engine.connect(previous, to: engine.mainMixerNode, format: nil)
+            effects = chain
+        } catch {
+            for n in chain { engine.detach(n) }
+            try? engine.connect(eq, to: engine.mainMixerNode, format: nil)
+            effects = []
+            throw error
         }
-        engine.connect(previous, to: engine.mainMixerNode, format: nil)
-        effects = chain
     }
 
     /// Opens the output, starts decoding and waits (at most `timeout` seconds) for the first

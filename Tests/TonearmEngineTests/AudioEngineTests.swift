@@ -57,7 +57,7 @@ import TonearmTestSupport
         let e = try makeEngine()
         let p = AudioPlayerNode()
         e.attach(p)
-        e.connect(p, to: e.mainMixerNode, format: nil)
+        try e.connect(p, to: e.mainMixerNode, format: nil)
         try e.start()
         try p.scheduleFile(try AudioFile(path: path))
         p.play()
@@ -76,7 +76,7 @@ import TonearmTestSupport
             let e = try makeEngine()   // 48 kHz: the 44.1 kHz file is resampled on the node's thread
             let p = AudioPlayerNode()
             e.attach(p)
-            e.connect(p, to: e.mainMixerNode, format: nil)
+            try e.connect(p, to: e.mainMixerNode, format: nil)
             p.volume = 0.7
             p.pan = 0.3
             try e.start()
@@ -92,7 +92,7 @@ import TonearmTestSupport
     @Test func theMixerSumsAndPans() throws {
         let e = try makeEngine(maxFrames: 512)
         let a = AudioPlayerNode(), b = AudioPlayerNode()
-        for n in [a, b] { e.attach(n); e.connect(n, to: e.mainMixerNode, format: nil) }
+        for n in [a, b] { e.attach(n); try e.connect(n, to: e.mainMixerNode, format: nil) }
         let fmt = AudioFormat.standard(sampleRate: 48000, channels: 2)
         let ba = AudioPCMBuffer(format: fmt, frameCapacity: 2000)!, bb = AudioPCMBuffer(format: fmt, frameCapacity: 2000)!
         ba.frameLength = 2000; bb.frameLength = 2000
@@ -117,7 +117,7 @@ import TonearmTestSupport
         let e = try makeEngine(channels: 1)
         let p = AudioPlayerNode()
         e.attach(p)
-        e.connect(p, to: e.mainMixerNode, format: nil)
+        try e.connect(p, to: e.mainMixerNode, format: nil)
         try e.start()
         try p.scheduleSegment(try AudioFile(path: path), startingFrame: 12_345, frameCount: 10_000)
         p.play()
@@ -134,7 +134,7 @@ import TonearmTestSupport
         let e = try makeEngine(channels: 1, maxFrames: 1024)
         let p = AudioPlayerNode()
         e.attach(p)
-        e.connect(p, to: e.mainMixerNode, format: nil)
+        try e.connect(p, to: e.mainMixerNode, format: nil)
         try e.start()
         let fmt = AudioFormat.standard(sampleRate: 48000, channels: 1)
         let buf = AudioPCMBuffer(format: fmt, frameCapacity: 4800)!
@@ -159,7 +159,7 @@ import TonearmTestSupport
         let e = try makeEngine(channels: 1, maxFrames: 256)
         let p = AudioPlayerNode()
         e.attach(p)
-        e.connect(p, to: e.mainMixerNode, format: nil)
+        try e.connect(p, to: e.mainMixerNode, format: nil)
         try e.start()
         let n = 20_000
         let buf = AudioPCMBuffer(format: .standard(sampleRate: 48000, channels: 1), frameCapacity: n)!
@@ -171,12 +171,12 @@ import TonearmTestSupport
         // Attach and connect a second (silent) player, and re-route through a new mixer, mid-stream.
         let q = AudioPlayerNode()
         e.attach(q)
-        e.connect(q, to: e.mainMixerNode, format: nil)
+        try e.connect(q, to: e.mainMixerNode, format: nil)
         out += try render(e, frames: 5_000, chunk: 256)[0]
         let m = AudioMixerNode()
         e.attach(m)
-        e.connect(p, to: m, format: nil)
-        e.connect(m, to: e.mainMixerNode, format: nil)
+        try e.connect(p, to: m, format: nil)
+        try e.connect(m, to: e.mainMixerNode, format: nil)
         out += try render(e, frames: 10_000, chunk: 256)[0]
         let expected = (0..<n).map { Float($0) / Float(n) }
         #expect(same(out, expected))
@@ -188,7 +188,7 @@ import TonearmTestSupport
         let e = try makeEngine()
         let p = AudioPlayerNode()
         e.attach(p)
-        e.connect(p, to: e.mainMixerNode, format: nil)
+        try e.connect(p, to: e.mainMixerNode, format: nil)
         try e.start()
         try p.scheduleFile(try AudioFile(path: path))
         p.play()
@@ -198,6 +198,23 @@ import TonearmTestSupport
         #expect(same(out[0], out[1]))  // mono duplicated into both channels
         let f = try #require(dominantFrequency(Array(out[0][4800..<43200]), sampleRate: 48000))
         #expect(abs(f - 1000) < 2)
+    }
+
+    @Test func connectRefusesLoopsAndStrangersButAcceptsReconnecting() throws {
+        let e = AudioEngine()
+        let a = AudioMixerNode(), b = AudioMixerNode()
+        e.attach(a)
+        e.attach(b)
+        try e.connect(a, to: b, format: nil)
+        try e.connect(a, to: b, format: nil)            // the same connection again: fine
+        try e.connect(b, to: e.mainMixerNode, format: nil)
+        #expect(throws: TonearmError.self) { try e.connect(b, to: a, format: nil) }              // a loop
+        #expect(throws: TonearmError.self) { try e.connect(AudioPlayerNode(), to: a, format: nil) } // not attached
+        #expect(throws: TonearmError.self) { try e.connect(e.outputNode, to: a, format: nil) }      // no output
+        #expect(throws: TonearmError.self) {
+            try e.connect(a, to: b, format: .standard(sampleRate: 44100, channels: 2))            // not the engine's format
+        }
+        #expect(e.inputs(of: b).count == 1)
     }
 
     @Test func renderOfflineRefusesWhatItCannotDo() throws {
@@ -219,7 +236,7 @@ import TonearmTestSupport
         let e = AudioEngine(output: { NullOutput() })
         let p = AudioPlayerNode()
         e.attach(p)
-        e.connect(p, to: e.mainMixerNode, format: nil)
+        try e.connect(p, to: e.mainMixerNode, format: nil)
         try e.start()
         #expect(e.isRunning)
         let buf = AudioPCMBuffer(format: .standard(sampleRate: 48000, channels: 2), frameCapacity: 4800)!
@@ -246,7 +263,7 @@ import TonearmTestSupport
         let e = AudioEngine(output: { PulseOutput(server: serverString, streamName: "engine") })
         let p = AudioPlayerNode()
         e.attach(p)
-        e.connect(p, to: e.mainMixerNode, format: nil)
+        try e.connect(p, to: e.mainMixerNode, format: nil)
         let events = e.eventStream
         try e.start()
         let buf = AudioPCMBuffer(format: .standard(sampleRate: 48000, channels: 2), frameCapacity: 4800)!

@@ -15,8 +15,8 @@ import TonearmTestSupport
         let p = AudioPlayerNode()
         e.attach(p)
         e.attach(eq)
-        e.connect(p, to: eq, format: nil)
-        e.connect(eq, to: e.mainMixerNode, format: nil)
+        try e.connect(p, to: eq, format: nil)
+        try e.connect(eq, to: e.mainMixerNode, format: nil)
         try e.start()
         let buf = AudioPCMBuffer(format: .standard(sampleRate: 48000, channels: 2), frameCapacity: signal.count)!
         buf.frameLength = signal.count

@@ -17,8 +17,8 @@ import TonearmTestSupport
         let p = AudioPlayerNode()
         e.attach(p)
         e.attach(node)
-        e.connect(p, to: node, format: nil)
-        e.connect(node, to: e.mainMixerNode, format: nil)
+        try e.connect(p, to: node, format: nil)
+        try e.connect(node, to: e.mainMixerNode, format: nil)
         try e.start()
         let buf = AudioPCMBuffer(format: format, frameCapacity: signal.count)!
         buf.frameLength = signal.count
@@ -127,8 +127,8 @@ import TonearmTestSupport
         try eng.enableManualRenderingMode(.offline, format: format, maximumFrameCount: 1024)
         let p = AudioPlayerNode()
         eng.attach(p); eng.attach(d2)
-        eng.connect(p, to: d2, format: nil)
-        eng.connect(d2, to: eng.mainMixerNode, format: nil)
+        try eng.connect(p, to: d2, format: nil)
+        try eng.connect(d2, to: eng.mainMixerNode, format: nil)
         try eng.start()
         let buf = AudioPCMBuffer(format: format, frameCapacity: input.count)!
         buf.frameLength = input.count
