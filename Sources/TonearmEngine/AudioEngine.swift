@@ -89,6 +89,8 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
     /// When set (before `start`), the engine reports the end of its output once this source has
     /// ended, so that an output driver can stop and drain (a player built on an engine).
     package var endsWith: StreamSourceNode?
+    /// Render thread: frames of tail still to render after the primary source ended (-1: not ending).
+    private var tailLeft = -1
 
     /// Creates an engine that renders `outputFormat` (channels and rate; samples are Float32) to
     /// the output `output` makes when it starts (by default PulseAudio when a server answers,
@@ -250,8 +252,10 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
         }
         visit(ObjectIdentifier(outputNode))
         for n in order { n.engineWillRender(format: format, maximumFrames: maximumFrames) }
+        let tail = order.reduce(0.0) { $0 + max(0, $1.tailTime) }
         let plan = RenderPlan(order: order, inputsOf: inputsOf, final: outputNode, channels: format.channelCount,
-                              maximumFrames: maximumFrames, generation: graph.generation)
+                              maximumFrames: maximumFrames, generation: graph.generation,
+                              tailFrames: Int((tail * format.sampleRate).rounded(.up)))
         let p = Unmanaged.passRetained(plan)
         if runningFlag.load(ordering: .acquiring) {
             if !mailbox.push(p.toOpaque()) { p.release() }  // 32 plans unconsumed: the render thread is stuck
@@ -437,11 +441,19 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
             let n = min(plan.maximumFrames, frameCount - done)
             plan.run(into: buffer + done * ch, frames: n, timing: timing)
             if let primary, primary.endedInLastCall {
-                // The primary source ended in this chunk: what follows it is silence.
-                let real = done + primary.framesInLastCall
-                (buffer + real * ch).update(repeating: 0, count: (frameCount - real) * ch)
-                sampleTimeCounter.add(Int64(real), ordering: .relaxed)
-                return RenderResult(framesRendered: real, ended: true)
+                // The primary source has ended: render the effects' tail, then report the end.
+                if tailLeft < 0 {
+                    tailLeft = plan.tailFrames - (n - primary.framesInLastCall)
+                    if plan.tailFrames == 0 { tailLeft = -(n - primary.framesInLastCall) }
+                } else {
+                    tailLeft -= n
+                }
+                if tailLeft <= 0 {
+                    let real = done + n + tailLeft
+                    (buffer + real * ch).update(repeating: 0, count: (frameCount - real) * ch)
+                    sampleTimeCounter.add(Int64(real), ordering: .relaxed)
+                    return RenderResult(framesRendered: real, ended: true)
+                }
             }
             done += n
         }
@@ -450,6 +462,9 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
     }
 
     // MARK: Hosting (a player that owns its output driver)
+
+    /// Seconds of tail the attached nodes produce after their input ends (see ``AudioNode/tailTime``).
+    package var tailTime: Double { lock.withLock { graph.nodes.values.reduce(0) { $0 + max(0, $1.tailTime) } } }
 
     /// The output driver, for owners that cork, drain or watch it (the engine's own driver).
     package var outputDriver: (any AudioOutputDriver)? { lock.withLock { driver } }

@@ -75,6 +75,11 @@ public class AudioNode: @unchecked Sendable {
         set { mix.pan = max(-1, min(1, newValue.isFinite ? newValue : 0)) }
     }
 
+    /// Seconds of sound the node goes on producing after its input falls silent (a reverb's decay,
+    /// a delay's repeats). An engine that ends with its source (a player's) renders this long
+    /// after the source's last frame, so the tail is heard. Read on the control plane.
+    public var tailTime: Double { 0 }
+
     /// Called by the engine on the control plane when it starts or its format changes.
     package func engineWillRender(format: AudioFormat, maximumFrames: Int) {}
 }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
 import TonearmCore
 import TonearmDSP
 
@@ -25,6 +26,14 @@ public final class AudioUnitDelay: AudioUnitEffect, @unchecked Sendable {
     }
 
     /// Seconds to the first repeat (0 … 2).
+    /// Until the repeats have fallen by 60 dB (at most 10 s); nothing when fully dry.
+    override public var tailTime: Double {
+        guard wetDryMix > 0 else { return 0 }
+        let fb = Double(abs(feedback)) / 100
+        let repeats = fb <= 0.001 ? 1 : min(1000, (log(0.001) / log(fb)).rounded(.up) + 1)
+        return min(10, delayTime * repeats)
+    }
+
     public var delayTime: Double {
         get { self[parameter: 0] }
         set { self[parameter: 0] = newValue }

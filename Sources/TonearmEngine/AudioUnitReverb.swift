@@ -29,6 +29,11 @@ public final class AudioUnitReverb: AudioUnitEffect, @unchecked Sendable {
         set { self[parameter: 0] = Double(newValue) }
     }
 
+    /// The decay to −60 dB plus the pre-delay (nothing when fully dry).
+    override public var tailTime: Double {
+        wetDryMix <= 0 ? 0 : preset.settings.decayTime + preset.settings.preDelay
+    }
+
     /// The room last loaded.
     public var preset: ReverbPreset { ReverbPreset(rawValue: Int(self[parameter: 1])) ?? .mediumHall }
 

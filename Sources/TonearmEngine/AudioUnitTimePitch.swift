@@ -34,6 +34,9 @@ public final class AudioUnitTimePitch: AudioUnitEffect, @unchecked Sendable {
 
     /// Always 1 inside a graph (see the type's documentation).
     public var rate: Float { 1 }
+
+    /// The shifter's latency: what is still inside it when the input ends.
+    override public var tailTime: Double { 0.25 }
     /// The pitch change in cents (100 to a semitone, ±2400).
     public var pitch: Float {
         get { Float(self[parameter: 1]) }

@@ -30,12 +30,15 @@ final class RenderPlan: @unchecked Sendable {
     private let finalBuffer: UnsafeMutablePointer<Float>?
     /// The generation of the graph this plan was built from.
     let generation: UInt64
+    /// Frames of tail to render after the primary source ends (the nodes' tail times, summed).
+    let tailFrames: Int
 
     /// Builds the plan. `order` lists the nodes to render, each after its inputs; `inputsOf`
     /// gives, per node, the nodes feeding its input buses in bus order; `final` is the node whose
     /// output the engine plays.
     init(order: [AudioNode], inputsOf: [ObjectIdentifier: [AudioNode]], final: AudioNode?,
-         channels: Int, maximumFrames: Int, generation: UInt64) {
+         channels: Int, maximumFrames: Int, generation: UInt64, tailFrames: Int = 0) {
+        self.tailFrames = tailFrames
         self.channels = channels
         self.maximumFrames = maximumFrames
         self.generation = generation

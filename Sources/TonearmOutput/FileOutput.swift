@@ -150,7 +150,10 @@ public final class FileOutput: AudioOutputDriver, @unchecked Sendable {
                     fail(error)
                     return
                 }
-                cond.withLock { runState = .idle }
+                cond.withLock {
+                    runState = .idle
+                    cond.broadcast()
+                }
                 eventChannel.yield(.drained)
                 return
             }
@@ -247,6 +250,19 @@ public final class FileOutput: AudioOutputDriver, @unchecked Sendable {
         if isRegularFile { unlink(path) }
         cond.withLock { runState = .idle }
         eventChannel.yield(.deviceLost(reason: TonearmError.writeFailed(path: path, reason: reason).description))
+    }
+
+    /// Waits (at most `timeout` seconds) until the writer has written everything the source
+    /// rendered up to its end (the source reported `ended`), so a caller that stops afterwards
+    /// loses nothing — an effect's tail rendered after the music included. Control plane.
+    public func drain(timeout: Double) {
+        guard thread != nil else { return }
+        let deadline = monotonicNanoseconds() + UInt64(max(0, timeout) * 1e9)
+        cond.lock()
+        while runState == .running && monotonicNanoseconds() < deadline {
+            cond.wait(untilNanoseconds: deadline)
+        }
+        cond.unlock()
     }
 
     /// Holds the writer thread until ``resume()``.

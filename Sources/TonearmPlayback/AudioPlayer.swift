@@ -411,7 +411,7 @@ public final class AudioPlayer: Sendable {
             return ok
         }
         if let rt = toClose {
-            if drainFirst { rt.driver.drain(timeout: rt.driver.latency + 1) }
+            if drainFirst { rt.driver.drain(timeout: rt.driver.latency + rt.engine.tailTime + 1) }
             rt.close()
         }
         deliver(emitted)

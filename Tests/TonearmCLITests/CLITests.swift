@@ -153,7 +153,7 @@ func tonearmBinary() throws -> String {
         var r = try run(try tonearmBinary(), ["render", src, "-o", pitched, "--pitch", "1200"])
         #expect(r.status == 0, "\(r.stderr)")
         let p = try readWAV(pitched)
-        #expect(p.frameCount == 72000)
+        #expect(p.frameCount == 72000 + 12000)   // + the pitch shifter's 0.25 s tail
         let span = try #require(nonSilentSpan(p.channels[0], sampleRate: 48000))
         let f = try #require(dominantFrequency(Array(p.channels[0][(span.lowerBound + 4800)..<(span.lowerBound + 19200)]), sampleRate: 48000))
         #expect(abs(f - 880) < 6, "pitched to \(f) Hz")
@@ -162,6 +162,9 @@ func tonearmBinary() throws -> String {
         #expect(r.status == 0, "\(r.stderr)")
         let w = try readWAV(wet)
         #expect(rms(w.channels[0][36000..<48000]) > 0.001)   // the tail rings on after the tone
+        // ... and past the end of the file, for the large hall's decay (2.4 s) and pre-delay (25 ms).
+        #expect(w.frameCount == 72000 + 116_400)
+        #expect(rms(w.channels[0][72000..<96000]) > 0.0001)
         #expect(rms((try readWAV(src)).channels[0][36000..<48000]) == 0)
         r = try run(try tonearmBinary(), ["render", src, "-o", dir.file("x.wav"), "--reverb", "garage"])
         #expect(r.status != 0)
