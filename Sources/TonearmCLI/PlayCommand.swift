@@ -30,17 +30,7 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Repeat: off, one (the current file) or all (the list).")
     var loop: String = "off"
 
-    @Option(name: .long, help: "Equalizer: a preset (\(EQPreset.all.map(\.name).joined(separator: ", "))) or bands as FREQ:GAIN,… (e.g. 31:+3,62:+2,1k:-1).")
-    var eq: String?
-
-    @Option(name: .long, help: "Speed, 0.5–2.0, pitch kept.")
-    var rate: Double = 1
-
-    @Option(name: .long, help: "Reverb: PRESET[:WET%] (\(EffectOptions.presetNames); wet mix 30 % unless given).")
-    var reverb: String?
-
-    @Option(name: .long, parsing: .unconditional, help: "Pitch shift in cents, -2400…2400 (speed unchanged).")
-    var pitch: Double?
+    @OptionGroup var sound: SoundOptions
 
     @Flag(name: .long, help: "Plain progress lines even in a terminal.")
     var plain = false
@@ -51,11 +41,6 @@ struct PlayCommand: AsyncParsableCommand {
         if let o = output {
             do { _ = try OutputSelection(parsing: o) } catch { throw ValidationError("\(error)") }
         }
-        if let e = eq {
-            do { _ = try EQChoice(parsing: e) } catch { throw ValidationError("\(error)") }
-        }
-        guard TimeStretcher.rateRange.contains(rate) else { throw ValidationError("--rate must be between 0.5 and 2.0, not \(rate)") }
-        do { _ = try EffectOptions(reverb: reverb, pitch: pitch) } catch { throw ValidationError("\(error)") }
     }
 
     func run() async throws {
@@ -73,8 +58,7 @@ struct PlayCommand: AsyncParsableCommand {
         let interactive = !plain && Terminal.isInteractive
         let session = PlaySession(files: files, selection: selection, notice: notice,
                                   volume: Float(volume) / 100, loopMode: LoopMode(rawValue: loop) ?? .off,
-                                  eq: try eq.map { try EQChoice(parsing: $0) } ?? .preset(.flat),
-                                  rate: Float(rate), effects: try EffectOptions(reverb: reverb, pitch: pitch),
+                                  eq: try sound.eqChoice(), rate: Float(sound.rate), effects: try sound.effects(),
                                   interactive: interactive)
         let anyFailed = await session.run()
         if let sig = session.interruptedBy { throw ExitCode(128 + sig) }  // the shell convention (130 for Ctrl-C)

@@ -15,26 +15,13 @@ struct RenderCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "The output file (.wav, 32-bit float).")
     var output: String
 
-    @Option(name: .long, help: "Equalizer: a preset or FREQ:GAIN,… (as in `tonearm play --eq`).")
-    var eq: String?
-
-    @Option(name: .long, help: "Speed, 0.5–2.0, pitch kept.")
-    var rate: Double = 1
-
-    @Option(name: .long, help: "Reverb: PRESET[:WET%] (\(EffectOptions.presetNames); wet mix 30 % unless given).")
-    var reverb: String?
-
-    @Option(name: .long, parsing: .unconditional, help: "Pitch shift in cents, -2400…2400 (speed unchanged).")
-    var pitch: Double?
+    @OptionGroup var sound: SoundOptions
 
     @Flag(name: .long, help: "Overwrite the output if it exists.")
     var force = false
 
     func validate() throws {
         guard output.lowercased().hasSuffix(".wav") else { throw ValidationError("-o: the output must be a .wav file, not '\(output)'") }
-        guard TimeStretcher.rateRange.contains(rate) else { throw ValidationError("--rate must be between 0.5 and 2.0, not \(rate)") }
-        if let e = eq { do { _ = try EQChoice(parsing: e) } catch { throw ValidationError("\(error)") } }
-        do { _ = try EffectOptions(reverb: reverb, pitch: pitch) } catch { throw ValidationError("\(error)") }
         if !force && FileManager.default.fileExists(atPath: output) {
             throw ValidationError("\(output) exists; use --force to overwrite it")
         }
@@ -52,14 +39,14 @@ struct RenderCommand: AsyncParsableCommand {
             ? ".\((output as NSString).lastPathComponent).partial.wav"
             : (output as NSString).deletingLastPathComponent + "/.\((output as NSString).lastPathComponent).partial.wav"
         let player = AudioPlayer(file: file, output: { FileOutput(path: partial) })
-        if let e = eq { try EQChoice(parsing: e).apply(to: player.eq) }
-        player.effects = try EffectOptions(reverb: reverb, pitch: pitch).makeNodes()
-        if rate != 1 {
+        try sound.eqChoice().apply(to: player.eq)
+        player.effects = try sound.effects().makeNodes()
+        if sound.rate != 1 {
             player.enableRate = true
-            player.rate = Float(rate)
+            player.rate = Float(sound.rate)
         }
         let events = player.events
-        let duration = file.duration / rate
+        let duration = file.duration / sound.rate
         let interactive = Terminal.isInteractive
         do { try player.prepare() } catch {
             Terminal.writeError("\(error)")
