@@ -58,7 +58,7 @@ let package = Package(
         .testTarget(name: "TonearmCLITests", dependencies: ["TonearmTestSupport"]),
         .testTarget(name: "TonearmDSPTests", dependencies: ["TonearmDSP", "TonearmCore"]),
         // Shared by the tests: fixture generation, the private PulseAudio server, recording.
-        .target(name: "TonearmTestSupport", dependencies: ["TonearmCore"], path: "Tests/TonearmTestSupport"),
+        .target(name: "TonearmTestSupport", dependencies: ["TonearmCore", "TonearmEngine"], path: "Tests/TonearmTestSupport"),
     ],
     swiftLanguageModes: [.v6]
 )

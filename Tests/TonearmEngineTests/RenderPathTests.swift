@@ -5,6 +5,7 @@ import Testing
 import TonearmCore
 import TonearmOutput
 @testable import TonearmEngine
+import TonearmTestSupport
 
 /// The decoder thread → block ring → renderer path, driven offline by the test itself acting as
 /// the output's render thread.

@@ -5,23 +5,23 @@ import TonearmEngine
 
 /// A generated source for render-path tests: frame n of channel c holds a value computed from
 /// n and c, so any dropped, repeated or misplaced frame is visible.
-final class RampSource: PlaybackSource, @unchecked Sendable {
-    let sourceFormat: AudioFormat
-    let frameLength: AudioFramePosition
+public final class RampSource: PlaybackSource, @unchecked Sendable {
+    public let sourceFormat: AudioFormat
+    public let frameLength: AudioFramePosition
     private var position: AudioFramePosition = 0
 
-    init(frames: AudioFramePosition, channels: Int = 2, sampleRate: Double = 48000) {
+    public init(frames: AudioFramePosition, channels: Int = 2, sampleRate: Double = 48000) {
         sourceFormat = .standard(sampleRate: sampleRate, channels: channels)
         frameLength = frames
     }
 
-    static func value(frame: AudioFramePosition, channel: Int) -> Float {
+    public static func value(frame: AudioFramePosition, channel: Int) -> Float {
         Float(frame % 100_000) / 100_000 + Float(channel) * 0.000_001
     }
 
-    func seek(toFrame frame: AudioFramePosition) throws { position = max(0, min(frame, frameLength)) }
+    public func seek(toFrame frame: AudioFramePosition) throws { position = max(0, min(frame, frameLength)) }
 
-    func readInterleaved(into buffer: UnsafeMutablePointer<Float>, frameCount: Int) throws -> Int {
+    public func readInterleaved(into buffer: UnsafeMutablePointer<Float>, frameCount: Int) throws -> Int {
         let n = Int(min(AudioFramePosition(frameCount), frameLength - position))
         let ch = sourceFormat.channelCount
         for f in 0..<n {
@@ -31,5 +31,5 @@ final class RampSource: PlaybackSource, @unchecked Sendable {
         return n
     }
 
-    func takeWarnings() -> [AudioWarning] { [] }
+    public func takeWarnings() -> [AudioWarning] { [] }
 }
