@@ -132,3 +132,47 @@ final class OutputEventChannel: Sendable {
         old.finish()
     }
 }
+
+/// Where a driver that pulls on a thread of its own (null, file) is: running, paused (the thread
+/// waits on the condition), stopping, or idle.
+enum PullRunState { case idle, running, paused, stopping }
+
+/// The run state and thread of a driver that pulls on a thread of its own, with the pause /
+/// resume / stop transitions they share. `state` is guarded by `cond`, which the driver also uses
+/// for its own fields; `thread` belongs to the control plane.
+final class PullThreadControl: @unchecked Sendable {
+    let cond = DriverCondition()
+    /// Guarded by `cond`.
+    var state = PullRunState.idle
+    /// Control plane only.
+    var thread: DriverThread?
+
+    /// Holds the thread (it waits on `cond`) until `resume()`.
+    func pause() {
+        cond.withLock {
+            if state == .running { state = .paused }
+            cond.broadcast()
+        }
+    }
+
+    /// Lets a paused thread go on.
+    func resume() {
+        cond.withLock {
+            if state == .paused { state = .running }
+            cond.broadcast()
+        }
+    }
+
+    /// Ends the thread and waits for it (returns at once when called on the thread itself).
+    func stop() {
+        guard let t = thread else { return }
+        cond.withLock {
+            if state != .idle { state = .stopping }
+            cond.broadcast()
+        }
+        t.join()
+        if t.isCurrent { return }
+        thread = nil
+        cond.withLock { state = .idle }
+    }
+}

@@ -46,20 +46,18 @@ public final class FileOutput: AudioOutputDriver, @unchecked Sendable {
     public var format: AudioFormat { cond.withLock { _format } }
     public var events: AsyncStream<AudioOutputEvent> { eventChannel.stream }
 
-    private enum RunState { case idle, running, paused, stopping }
 
-    private let cond = DriverCondition()
+    private let pull = PullThreadControl()
+    private var cond: DriverCondition { pull.cond }
     private let eventChannel = OutputEventChannel()
     private let written = Atomic<Int64>(0)
     // Guarded by `cond`.
     private var _format = AudioFormat.interleavedFloat(sampleRate: 48_000, channels: 2)
-    private var runState = RunState.idle
     // Control plane; handed to the writer thread while it runs (start/stop give the ordering).
     private var fd: Int32 = -1
     private var isRegularFile = false
     private var headerWritten = false
     private var dataBytes: UInt64 = 0
-    private var thread: DriverThread?
     private var scratch: UnsafeMutablePointer<Float>?
     private var pcm16: UnsafeMutablePointer<Int16>?
 
@@ -115,13 +113,13 @@ public final class FileOutput: AudioOutputDriver, @unchecked Sendable {
         guard fd >= 0 else { throw TonearmError.invalidState("\(name): start before open (or after a write failure)") }
         stop()
         guard fd >= 0 else { throw TonearmError.invalidState("\(name): the file was closed by a write failure") }
-        cond.withLock { runState = .running }
+        cond.withLock { pull.state = .running }
         do {
-            thread = try DriverThread(name: "tonearm-file") { [self] in
+            pull.thread = try DriverThread(name: "tonearm-file") { [self] in
                 writeLoop(source: source)
             }
         } catch {
-            cond.withLock { runState = .idle }
+            cond.withLock { pull.state = .idle }
             throw error
         }
     }
@@ -131,8 +129,8 @@ public final class FileOutput: AudioOutputDriver, @unchecked Sendable {
         let channels = format.channelCount
         while true {
             cond.lock()
-            while runState == .paused { cond.wait() }
-            let stopping = runState != .running
+            while pull.state == .paused { cond.wait() }
+            let stopping = pull.state != .running
             cond.unlock()
             if stopping { break }
 
@@ -151,7 +149,7 @@ public final class FileOutput: AudioOutputDriver, @unchecked Sendable {
                     return
                 }
                 cond.withLock {
-                    runState = .idle
+                    pull.state = .idle
                     cond.broadcast()
                 }
                 eventChannel.yield(.drained)
@@ -248,7 +246,7 @@ public final class FileOutput: AudioOutputDriver, @unchecked Sendable {
         if fd >= 0 { Glibc.close(fd) }
         fd = -1
         if isRegularFile { unlink(path) }
-        cond.withLock { runState = .idle }
+        cond.withLock { pull.state = .idle }
         eventChannel.yield(.deviceLost(reason: TonearmError.writeFailed(path: path, reason: reason).description))
     }
 
@@ -256,10 +254,10 @@ public final class FileOutput: AudioOutputDriver, @unchecked Sendable {
     /// rendered up to its end (the source reported `ended`), so a caller that stops afterwards
     /// loses nothing — an effect's tail rendered after the music included. Control plane.
     public func drain(timeout: Double) {
-        guard thread != nil else { return }
+        guard pull.thread != nil else { return }
         let deadline = monotonicNanoseconds() + UInt64(max(0, timeout) * 1e9)
         cond.lock()
-        while runState == .running && monotonicNanoseconds() < deadline {
+        while pull.state == .running && monotonicNanoseconds() < deadline {
             cond.wait(untilNanoseconds: deadline)
         }
         cond.unlock()
@@ -267,31 +265,17 @@ public final class FileOutput: AudioOutputDriver, @unchecked Sendable {
 
     /// Holds the writer thread until ``resume()``.
     public func pause() {
-        cond.withLock {
-            if runState == .running { runState = .paused }
-            cond.broadcast()
-        }
+        pull.pause()
     }
 
     /// Continues writing after ``pause()``.
     public func resume() {
-        cond.withLock {
-            if runState == .paused { runState = .running }
-            cond.broadcast()
-        }
+        pull.resume()
     }
 
     /// Ends the writer thread and waits for it; the file is left valid with what was written.
     public func stop() {
-        guard let t = thread else { return }
-        cond.withLock {
-            if runState != .idle { runState = .stopping }
-            cond.broadcast()
-        }
-        t.join()
-        if t.isCurrent { return }
-        thread = nil
-        cond.withLock { runState = .idle }
+        pull.stop()
     }
 
     /// Stops, completes the header when nothing was started, closes the file, and finishes the

@@ -34,17 +34,15 @@ public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
     public var format: AudioFormat { cond.withLock { _format } }
     public var events: AsyncStream<AudioOutputEvent> { eventChannel.stream }
 
-    private enum RunState { case idle, running, paused, stopping }
 
-    private let cond = DriverCondition()
+    private let pull = PullThreadControl()
+    private var cond: DriverCondition { pull.cond }
     private let eventChannel = OutputEventChannel()
     private let played = Atomic<Int64>(0)
     // Guarded by `cond`.
     private var _format = AudioFormat.interleavedFloat(sampleRate: 48_000, channels: 2)
     private var isOpen = false
-    private var runState = RunState.idle
     // Control plane only.
-    private var thread: DriverThread?
     private var scratch: UnsafeMutablePointer<Float>?
     private var periodFrames = 960
 
@@ -87,16 +85,16 @@ public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
         }
         stop()
         played.store(0, ordering: .relaxed)
-        cond.withLock { runState = .running }
+        cond.withLock { pull.state = .running }
         let frames = periodFrames
         let rate = format.sampleRate
         let box = UncheckedBuffer(pointer: buffer)
         do {
-            thread = try DriverThread(name: "tonearm-null") { [self] in
+            pull.thread = try DriverThread(name: "tonearm-null") { [self] in
                 renderLoop(source: source, buffer: box.pointer, frames: frames, rate: rate)
             }
         } catch {
-            cond.withLock { runState = .idle }
+            cond.withLock { pull.state = .idle }
             throw error
         }
     }
@@ -108,12 +106,12 @@ public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
         var pacing = !untimed
         while true {
             cond.lock()
-            if runState == .paused {
-                while runState == .paused { cond.wait() }
+            if pull.state == .paused {
+                while pull.state == .paused { cond.wait() }
                 origin = monotonicNanoseconds()
                 framesSinceOrigin = 0
             }
-            let stopping = runState != .running
+            let stopping = pull.state != .running
             cond.unlock()
             if stopping { return }
 
@@ -141,7 +139,7 @@ public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
                 framesSinceOrigin = 0
             }
             cond.lock()
-            while runState == .running, monotonicNanoseconds() < deadline {
+            while pull.state == .running, monotonicNanoseconds() < deadline {
                 cond.wait(untilNanoseconds: deadline)
             }
             cond.unlock()
@@ -151,31 +149,17 @@ public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
 
     /// Stops pulling until ``resume()``; the render thread waits without spinning.
     public func pause() {
-        cond.withLock {
-            if runState == .running { runState = .paused }
-            cond.broadcast()
-        }
+        pull.pause()
     }
 
     /// Resumes pulling after ``pause()``; the clock restarts from now.
     public func resume() {
-        cond.withLock {
-            if runState == .paused { runState = .running }
-            cond.broadcast()
-        }
+        pull.resume()
     }
 
     /// Ends the render thread and waits for it: on return the source is not called again.
     public func stop() {
-        guard let t = thread else { return }
-        cond.withLock {
-            runState = .stopping
-            cond.broadcast()
-        }
-        t.join()
-        if t.isCurrent { return }
-        thread = nil
-        cond.withLock { runState = .idle }
+        pull.stop()
     }
 
     /// Stops and finishes the current `events` stream (a new one is ready for the next `open`).
