@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import CRubberBand
+import Foundation
 import TonearmCore
 
-/// Changes the speed of audio without changing its pitch (librubberband, real-time mode): the
-/// kernel behind `AudioPlayer.rate` and, later, the engine's time-pitch node.
+/// Changes the speed of audio without changing its pitch, and its pitch without changing its
+/// speed (librubberband, real-time mode): the kernel behind `AudioPlayer.rate` (on a player's
+/// decoder thread) and the engine's time-pitch node (on the render thread).
 ///
-/// Threading: one thread at a time (a player's decoder thread). Buffers are allocated at creation
-/// for blocks of up to `maxFrames`; processing allocates nothing of ours.
+/// Output frame 0 is input frame 0: the start is padded and rubberband's delay dropped, so the
+/// first call pulls more input than it returns.
+///
+/// Threading: one thread at a time. Buffers are allocated at creation for blocks of up to
+/// `maxFrames`; ``render(into:frameCount:pull:)``, ``setRate(_:)`` and ``pitch`` allocate nothing
+/// of ours (rubberband's real-time mode is made for a render thread).
 public final class TimeStretcher: @unchecked Sendable {
     public let channels: Int
     public let sampleRate: Double
@@ -26,10 +32,27 @@ public final class TimeStretcher: @unchecked Sendable {
     public private(set) var framesConsumed: Int64 = 0
     public private(set) var framesProduced: Int64 = 0
 
-    /// The rates accepted (as AVAudioPlayer: 0.5 … 2.0).
+    /// The rates `AudioPlayer` accepts (as AVAudioPlayer: 0.5 … 2.0).
     public static let rateRange: ClosedRange<Double> = 0.5...2.0
+    /// The rates the time-pitch node accepts (as AVAudioUnitTimePitch: 1/32 … 32).
+    public static let nodeRateRange: ClosedRange<Double> = (1.0 / 32)...32
+    /// The rates this stretcher accepts; others are clamped into it.
+    public let rateLimits: ClosedRange<Double>
 
-    public init(sampleRate: Double, channels: Int, maxFrames: Int = 4096) {
+    /// The pitch changes accepted, in cents (two octaves either way).
+    public static let centsRange: ClosedRange<Double> = -2400...2400
+
+    /// The pitch change in cents (100 to a semitone, −2400 … 2400); may change between calls.
+    public var pitch: Double = 0 {
+        didSet {
+            pitch = min(max(pitch.isNaN ? 0 : pitch, Self.centsRange.lowerBound), Self.centsRange.upperBound)
+            rubberband_set_pitch_scale(state, pow(2, pitch / 1200))
+        }
+    }
+
+    public init(sampleRate: Double, channels: Int, maxFrames: Int = 4096,
+                rateLimits: ClosedRange<Double> = TimeStretcher.rateRange) {
+        self.rateLimits = rateLimits
         self.channels = channels
         self.sampleRate = sampleRate
         self.maxFrames = maxFrames
@@ -66,8 +89,9 @@ public final class TimeStretcher: @unchecked Sendable {
     /// Forgets all buffered audio and starts a new stretch at `rate` (clamped to ``rateRange``).
     /// Call on every seek, so the output is aligned with the new position.
     public func reset(rate newRate: Double) {
-        rate = min(max(newRate, Self.rateRange.lowerBound), Self.rateRange.upperBound)
+        rate = min(max(newRate.isNaN ? 1 : newRate, rateLimits.lowerBound), rateLimits.upperBound)
         rubberband_reset(state)
+        rubberband_set_pitch_scale(state, pow(2, pitch / 1200))
         rubberband_set_time_ratio(state, 1 / rate)
         inputEnded = false
         framesConsumed = 0
@@ -81,6 +105,15 @@ public final class TimeStretcher: @unchecked Sendable {
             pad -= n
         }
         toDrop = Int(rubberband_get_start_delay(state))
+    }
+
+    /// Changes the rate from the next call on without a reset (the audio already inside the
+    /// stretcher keeps the old rate). Clamped to ``rateLimits``.
+    public func setRate(_ newRate: Double) {
+        let r = min(max(newRate.isNaN ? 1 : newRate, rateLimits.lowerBound), rateLimits.upperBound)
+        guard r != rate else { return }
+        rate = r
+        rubberband_set_time_ratio(state, 1 / r)
     }
 
     /// Fills up to `frameCount` interleaved frames of stretched audio into `output`, pulling

@@ -83,3 +83,34 @@ public class AudioNode: @unchecked Sendable {
     /// Called by the engine on the control plane when it starts or its format changes.
     package func engineWillRender(format: AudioFormat, maximumFrames: Int) {}
 }
+
+/// A kernel that consumes its input at another speed than it produces output (a time-pitch node
+/// with a rate, a varispeed): instead of receiving its input already rendered, it pulls as many
+/// input frames as it needs through ``InputPuller``, which renders the subtree feeding it on
+/// demand. Every node has one destination, so the subtree is the node's alone.
+///
+/// Threading: the render thread only, under the same rules as ``NodeKernel``.
+package protocol VariableRateKernel: NodeKernel {
+    /// Renders `frames` interleaved frames into `output`, pulling input through `input`.
+    func render(input: InputPuller, output: UnsafeMutablePointer<Float>, frames: Int, channels: Int,
+                timing: RenderTiming)
+}
+
+/// What a ``VariableRateKernel`` pulls its input through: renders the subtree that feeds the
+/// node, in chunks of at most the plan's maximum, into a buffer the kernel owns. Render thread
+/// only; allocates nothing.
+package struct InputPuller {
+    let list: Unmanaged<StepList>?
+    let channels: Int
+    let timing: RenderTiming
+
+    /// Fills `buffer` with the next `frames` interleaved frames of the node's input (silence when
+    /// nothing is connected). Any count.
+    package func pull(into buffer: UnsafeMutablePointer<Float>, frames: Int) {
+        guard let list else {
+            buffer.update(repeating: 0, count: frames * channels)
+            return
+        }
+        list.takeUnretainedValue().render(into: buffer, frames: frames, timing: timing)
+    }
+}

@@ -5,7 +5,8 @@ import TonearmOutput
 
 /// An effect node whose parameters are described as data (the counterpart of
 /// `AVAudioUnitEffect`): ``AudioUnitReverb``, ``AudioUnitDelay``, ``AudioUnitTimePitch``,
-/// ``AudioUnitVarispeed``. One input, one output; N frames in, N frames out.
+/// ``AudioUnitVarispeed``. One input, one output; N frames in, N frames out, except for the
+/// time-pitch node's rate and the varispeed, which read their input at another speed.
 ///
 /// Threading: the properties, ``setValue(_:forParameter:)`` and ``value(forParameter:)`` may be
 /// called from any thread. A change is stored under a lock, then sent to the render thread through
@@ -126,5 +127,66 @@ package final class EffectKernel<DSP: EffectDSP>: EffectKernelProtocol, @uncheck
             if m.index < 0 { bypassed = m.value != 0 } else { dsp!.setParameter(Int(m.index), m.value) }
         }
         if !bypassed { dsp!.process(output, frames: frames, channels: channels) }
+    }
+}
+
+/// The DSP of an effect that reads its input at another speed than it writes its output (see
+/// ``VariableRateKernel``): built on the control plane, then used by the render thread.
+package protocol VariableRateDSP {
+    /// Control plane: allocates everything the DSP will need (`values` in descriptor order).
+    init(sampleRate: Double, channels: Int, maximumFrames: Int, values: [Double])
+    /// Render thread: applies a parameter change without allocating.
+    mutating func setParameter(_ index: Int, _ value: Double)
+    /// Render thread: writes `frames` interleaved frames into `output`, reading input with
+    /// `pull(buffer, count)`, which always delivers `count` frames (at most `maximumFrames`).
+    mutating func render(into output: UnsafeMutablePointer<Float>, frames: Int,
+                         pull: (UnsafeMutablePointer<Float>, Int) -> Void)
+}
+
+/// The render half of a variable-rate effect node: applies queued parameter changes, then lets
+/// its DSP pull as much input as it needs. Bypassed, it passes its input through frame for frame.
+package final class VariableRateEffectKernel<DSP: VariableRateDSP>: EffectKernelProtocol, VariableRateKernel, @unchecked Sendable {
+    private var dsp: DSP?                    // render thread (set by configure while not rendering)
+    private var bypassed = false             // render thread
+    private var configured: (sampleRate: Double, channels: Int, maximumFrames: Int)?
+    private let messages = SPSCQueue<ParameterMessage>(capacity: 1024)
+    private let producer = Mutex(())
+
+    package init() {}
+
+    package func configure(format: AudioFormat, maximumFrames: Int, values: [Double], bypass: Bool) {
+        if let c = configured, c.sampleRate == format.sampleRate, c.channels == format.channelCount,
+           c.maximumFrames >= maximumFrames { return }
+        while messages.pop() != nil {}
+        dsp = DSP(sampleRate: format.sampleRate, channels: format.channelCount, maximumFrames: maximumFrames, values: values)
+        bypassed = bypass
+        configured = (format.sampleRate, format.channelCount, maximumFrames)
+    }
+
+    package func post(_ m: ParameterMessage) {
+        producer.withLock { _ in _ = messages.push(m) }
+    }
+
+    /// Not used: a plan always calls the pulling form for a variable-rate kernel. Passes the
+    /// input through.
+    package func render(inputs: UnsafeBufferPointer<NodeInput>, output: UnsafeMutablePointer<Float>,
+                        frames: Int, channels: Int, timing: RenderTiming) {
+        if let first = inputs.first {
+            output.update(from: first.buffer, count: frames * channels)
+        } else {
+            output.update(repeating: 0, count: frames * channels)
+        }
+    }
+
+    package func render(input: InputPuller, output: UnsafeMutablePointer<Float>, frames: Int, channels: Int,
+                        timing: RenderTiming) {
+        while let m = messages.pop() {
+            if m.index < 0 { bypassed = m.value != 0 } else { dsp?.setParameter(Int(m.index), m.value) }
+        }
+        guard dsp != nil, !bypassed else {
+            input.pull(into: output, frames: frames)
+            return
+        }
+        dsp!.render(into: output, frames: frames) { buffer, count in input.pull(into: buffer, frames: count) }
     }
 }

@@ -3,40 +3,46 @@ import Foundation
 import TonearmCore
 import TonearmDSP
 
-/// A pitch-shifting node (the counterpart of `AVAudioUnitTimePitch`): librubberband through
-/// ``PitchShifter``, duration unchanged.
+/// A time-stretching and pitch-shifting node (the counterpart of `AVAudioUnitTimePitch`):
+/// librubberband through ``TimeStretcher``.
 ///
-/// Parameters: `pitch` (−2400 … 2400 cents, default 0), `rate` and `overlap`.
+/// Parameters: `rate` (1/32 … 32, default 1: 2 plays twice as fast with the pitch kept), `pitch`
+/// (−2400 … 2400 cents, default 0, the speed kept) and `overlap`.
 ///
-/// - `rate` is fixed at 1 inside a graph (its descriptor's range is 1…1): this engine pulls N
-///   output frames from N input frames, so a node cannot consume its input at another speed.
-///   Change speed with pitch kept through `AudioPlayer.rate` (a ``TimeStretcher`` on the player's
-///   decoder thread). `AudioPlayerNode` has no rate yet.
+/// - The node reads its input at `rate` input frames per output frame: it pulls what feeds it on
+///   demand (see ``VariableRateKernel``), so a player node upstream is played faster or slower.
+///   A player node's own times (``AudioPlayerNode/playerTime(forNodeTime:)``) count the frames it
+///   rendered, i.e. source time.
+/// - Output frame 0 is input frame 0 (no silence at the start): the first cycle pulls
+///   rubberband's start delay in addition. Rate and pitch may change while it plays.
 /// - `overlap` (3 … 32, default 8) is accepted for compatibility and stored; rubberband chooses
 ///   its own windows, so it has no audible effect.
-/// - The output lags the input by rubberband's analysis delay plus a reserve of two render
-///   blocks, at most 2048 frames (silence at the start, see ``PitchShifter/latency``; about
-///   100 ms with 1024-frame blocks), and is not bit-transparent even at 0 cents.
+/// - Not bit-transparent, even at rate 1 and 0 cents (bypass it for that).
 ///
 /// Threading: as every ``AudioUnitEffect`` — set from any thread; changes reach the render
 /// thread through a lock-free queue; rubberband and its buffers are created when the engine
 /// starts; the render thread only calls rubberband's real-time processing.
 public final class AudioUnitTimePitch: AudioUnitEffect, @unchecked Sendable {
     public static let descriptors: [ParameterDescriptor] = [
-        ParameterDescriptor(identifier: "rate", name: "Rate (fixed at 1 in a graph)", range: 1...1, unit: .ratio, defaultValue: 1),
-        ParameterDescriptor(identifier: "pitch", name: "Pitch", range: PitchShifter.centsRange, unit: .cents, defaultValue: 0),
+        ParameterDescriptor(identifier: "rate", name: "Rate", range: TimeStretcher.nodeRateRange, unit: .ratio, defaultValue: 1),
+        ParameterDescriptor(identifier: "pitch", name: "Pitch", range: TimeStretcher.centsRange, unit: .cents, defaultValue: 0),
         ParameterDescriptor(identifier: "overlap", name: "Overlap (no effect)", range: 3...32, unit: .ratio, defaultValue: 8),
     ]
 
     public init() {
-        super.init(kernel: EffectKernel<PitchDSP>(), descriptors: Self.descriptors)
+        super.init(kernel: VariableRateEffectKernel<TimePitchDSP>(), descriptors: Self.descriptors)
     }
 
-    /// Always 1 inside a graph (see the type's documentation).
-    public var rate: Float { 1 }
+    /// The playback rate, 1/32 … 32 (pitch kept).
+    public var rate: Float {
+        get { Float(self[parameter: 0]) }
+        set { self[parameter: 0] = Double(newValue) }
+    }
 
-    /// The shifter's latency: what is still inside it when the input ends.
-    override public var tailTime: Double { 0.25 }
+    /// What is still inside the stretcher when the input ends: its analysis window, at the
+    /// slowest the rate allows it to come out.
+    override public var tailTime: Double { 0.25 / min(1, max(Double(rate), TimeStretcher.nodeRateRange.lowerBound)) }
+
     /// The pitch change in cents (100 to a semitone, ±2400).
     public var pitch: Float {
         get { Float(self[parameter: 1]) }
@@ -49,13 +55,11 @@ public final class AudioUnitTimePitch: AudioUnitEffect, @unchecked Sendable {
     }
 }
 
-/// A varispeed node (the counterpart of `AVAudioUnitVarispeed`): `rate` 0.25 … 4 (default 1).
-///
-/// Inside a graph a node renders N frames from N frames, so the speed half of varispeed cannot
-/// happen here: the node applies the pitch half — a shift of 1200·log₂(rate) cents (rate 2 = an
-/// octave up) with the duration unchanged, through ``PitchShifter``. For true varispeed (speed and
-/// pitch together, the length changing) use the ``Varispeed`` resampler where the source is read,
-/// on a decoder thread; neither `AudioPlayer` nor `AudioPlayerNode` exposes it yet.
+/// A varispeed node (the counterpart of `AVAudioUnitVarispeed`): `rate` 0.25 … 4 (default 1)
+/// plays faster or slower with the pitch following, as a tape does (rate 2: twice as fast, an
+/// octave up). The node reads its input at `rate` input frames per output frame (see
+/// ``VariableRateKernel``) through the ``Varispeed`` resampler (cubic interpolation; above rate 1
+/// no anti-alias filter is applied). The rate may change while it plays.
 ///
 /// Threading: as every ``AudioUnitEffect``.
 public final class AudioUnitVarispeed: AudioUnitEffect, @unchecked Sendable {
@@ -64,40 +68,67 @@ public final class AudioUnitVarispeed: AudioUnitEffect, @unchecked Sendable {
     ]
 
     public init() {
-        super.init(kernel: EffectKernel<VarispeedPitchDSP>(), descriptors: Self.descriptors)
+        super.init(kernel: VariableRateEffectKernel<VarispeedDSP>(), descriptors: Self.descriptors)
     }
 
-    /// The playback rate, 0.25 … 4 (applied as its pitch change, see above).
+    /// The playback rate, 0.25 … 4 (pitch follows).
     public var rate: Float {
         get { Float(self[parameter: 0]) }
         set { self[parameter: 0] = Double(newValue) }
     }
 }
 
-struct PitchDSP: EffectDSP {
-    let shifter: PitchShifter
+struct TimePitchDSP: VariableRateDSP {
+    let stretcher: TimeStretcher
+
     init(sampleRate: Double, channels: Int, maximumFrames: Int, values: [Double]) {
-        shifter = PitchShifter(sampleRate: sampleRate, channels: channels, maxFrames: maximumFrames, pitch: values[1])
+        stretcher = TimeStretcher(sampleRate: sampleRate, channels: channels, maxFrames: maximumFrames,
+                                  rateLimits: TimeStretcher.nodeRateRange)
+        stretcher.pitch = values[1]
+        stretcher.reset(rate: values[0])
     }
+
     mutating func setParameter(_ index: Int, _ value: Double) {
-        if index == 1 && shifter.pitch != value { shifter.pitch = value }
+        switch index {
+        case 0: stretcher.setRate(value)
+        case 1: if stretcher.pitch != value { stretcher.pitch = value }
+        default: break
+        }
     }
-    mutating func process(_ buffer: UnsafeMutablePointer<Float>, frames: Int, channels: Int) {
-        shifter.process(buffer, frames: frames)
+
+    mutating func render(into output: UnsafeMutablePointer<Float>, frames: Int,
+                         pull: (UnsafeMutablePointer<Float>, Int) -> Void) {
+        var done = 0
+        while done < frames {
+            // The graph's input never ends (silence after its sources), so the stretcher always fills.
+            let got = stretcher.render(into: output + done * stretcher.channels, frameCount: frames - done) { buffer, count in
+                pull(buffer, count)
+                return count
+            }
+            if got == 0 { break }
+            done += got
+        }
+        if done < frames { (output + done * stretcher.channels).update(repeating: 0, count: (frames - done) * stretcher.channels) }
     }
 }
 
-struct VarispeedPitchDSP: EffectDSP {
-    let shifter: PitchShifter
+struct VarispeedDSP: VariableRateDSP {
+    let resampler: Varispeed
+
     init(sampleRate: Double, channels: Int, maximumFrames: Int, values: [Double]) {
-        shifter = PitchShifter(sampleRate: sampleRate, channels: channels, maxFrames: maximumFrames,
-                               pitch: 1200 * log2(values[0]))
+        resampler = Varispeed(channels: channels, rate: values[0], maxFrames: maximumFrames)
     }
+
     mutating func setParameter(_ index: Int, _ value: Double) {
-        let cents = 1200 * log2(value)
-        if shifter.pitch != cents { shifter.pitch = cents }
+        if index == 0 { resampler.rate = value }
     }
-    mutating func process(_ buffer: UnsafeMutablePointer<Float>, frames: Int, channels: Int) {
-        shifter.process(buffer, frames: frames)
+
+    mutating func render(into output: UnsafeMutablePointer<Float>, frames: Int,
+                         pull: (UnsafeMutablePointer<Float>, Int) -> Void) {
+        let got = resampler.render(into: output, frameCount: frames) { buffer, count in
+            pull(buffer, count)
+            return count
+        }
+        if got < frames { (output + got * resampler.channels).update(repeating: 0, count: (frames - got) * resampler.channels) }
     }
 }

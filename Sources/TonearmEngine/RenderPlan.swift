@@ -8,26 +8,22 @@ import TonearmOutput
 /// it in between two render cycles; the render thread never sees a graph half-changed and never
 /// takes a lock to read it.
 ///
+/// The graph is a tree (each node feeds one destination), rooted at the output node. Most nodes
+/// render N frames from N frames of input, so one list of steps runs once per cycle. A
+/// ``VariableRateKernel`` (time-pitch with a rate, varispeed) reads its input at another speed:
+/// the subtree feeding it becomes a nested ``StepList`` that the kernel runs on demand, as many
+/// frames as it needs.
+///
 /// All memory is allocated when the plan is built; `run` allocates nothing.
 final class RenderPlan: @unchecked Sendable {
-    struct Step {
-        let kernel: any NodeKernel
-        /// Index of this step's output buffer.
-        let output: Int
-        /// The inputs (preallocated), and how many.
-        let inputs: UnsafeMutablePointer<NodeInput>
-        let inputCount: Int
-        let states: UnsafeMutablePointer<SIMD2<Float>>
-    }
-
     let channels: Int
     let maximumFrames: Int
-    private let steps: [Step]
+    private let root: StepList
+    /// Every step of every list, for deallocation.
+    private let allSteps: [StepList.Step]
     private let buffers: [UnsafeMutablePointer<Float>]
     /// Keeps every node (and so its kernel and mixing settings) alive while the plan exists.
     private let nodes: [AudioNode]
-    /// The buffer the output node reads, or nil when nothing feeds it.
-    private let finalBuffer: UnsafeMutablePointer<Float>?
     /// The generation of the graph this plan was built from.
     let generation: UInt64
     /// Frames of tail to render after the primary source ends (the nodes' tail times, summed).
@@ -50,8 +46,10 @@ final class RenderPlan: @unchecked Sendable {
             index[ObjectIdentifier(n)] = buffers.count
             buffers.append(b)
         }
-        var steps: [Step] = []
-        for n in order {
+        var all: [StepList.Step] = []
+        var compiled: Set<ObjectIdentifier> = []
+
+        func step(for n: AudioNode, upstream: StepList?) -> StepList.Step {
             let ins = inputsOf[ObjectIdentifier(n)] ?? []
             let table = UnsafeMutablePointer<NodeInput>.allocate(capacity: max(1, ins.count))
             let states = UnsafeMutablePointer<SIMD2<Float>>.allocate(capacity: max(1, ins.count))
@@ -60,17 +58,38 @@ final class RenderPlan: @unchecked Sendable {
                 (table + i).initialize(to: NodeInput(buffer: buffers[index[ObjectIdentifier(src)]!],
                                                      mix: Unmanaged.passUnretained(src.mix), state: states + i))
             }
-            steps.append(Step(kernel: n.kernel, output: index[ObjectIdentifier(n)]!, inputs: table,
-                              inputCount: ins.count, states: states))
+            let s = StepList.Step(kernel: n.kernel, variable: n.kernel as? any VariableRateKernel, upstream: upstream,
+                                  output: buffers[index[ObjectIdentifier(n)]!], inputs: table,
+                                  inputCount: ins.count, states: states)
+            all.append(s)
+            return s
         }
-        self.steps = steps
+        /// Appends the steps of `n`'s subtree to `steps`, each after its inputs.
+        func compile(_ n: AudioNode, into steps: inout [StepList.Step]) {
+            guard compiled.insert(ObjectIdentifier(n)).inserted, index[ObjectIdentifier(n)] != nil else { return }
+            let ins = inputsOf[ObjectIdentifier(n)] ?? []
+            if n.kernel is any VariableRateKernel {
+                var sub: [StepList.Step] = []
+                for i in ins { compile(i, into: &sub) }
+                let source = ins.first.flatMap { index[ObjectIdentifier($0)] }.map { buffers[$0] }
+                let list = StepList(steps: sub, source: source, channels: channels, maximumFrames: maximumFrames)
+                steps.append(step(for: n, upstream: list))
+            } else {
+                for i in ins { compile(i, into: &steps) }
+                steps.append(step(for: n, upstream: nil))
+            }
+        }
+        var top: [StepList.Step] = []
+        if let final { compile(final, into: &top) }
+        root = StepList(steps: top, source: final.flatMap { index[ObjectIdentifier($0)] }.map { buffers[$0] },
+                        channels: channels, maximumFrames: maximumFrames)
+        allSteps = all
         self.nodes = order
         self.buffers = buffers
-        finalBuffer = final.flatMap { index[ObjectIdentifier($0)] }.map { buffers[$0] }
     }
 
     deinit {
-        for s in steps {
+        for s in allSteps {
             s.inputs.deallocate()
             s.states.deallocate()
         }
@@ -79,14 +98,59 @@ final class RenderPlan: @unchecked Sendable {
 
     /// Renders up to `maximumFrames` frames into `output` (interleaved). Render thread.
     func run(into output: UnsafeMutablePointer<Float>, frames: Int, timing: RenderTiming) {
-        for s in steps {
-            s.kernel.render(inputs: UnsafeBufferPointer(start: s.inputs, count: s.inputCount),
-                            output: buffers[s.output], frames: frames, channels: channels, timing: timing)
-        }
-        if let f = finalBuffer {
-            output.update(from: f, count: frames * channels)
-        } else {
+        root.render(into: output, frames: frames, timing: timing)
+    }
+}
+
+/// Steps run in order to render one subtree of a plan: the whole graph (the plan's root list),
+/// or what feeds a variable-rate node. Immutable; owned by its plan. Render thread.
+final class StepList: @unchecked Sendable {
+    struct Step {
+        let kernel: any NodeKernel
+        /// Set when the kernel pulls its input itself (its subtree is `upstream`).
+        let variable: (any VariableRateKernel)?
+        let upstream: StepList?
+        let output: UnsafeMutablePointer<Float>
+        /// The inputs (preallocated), and how many.
+        let inputs: UnsafeMutablePointer<NodeInput>
+        let inputCount: Int
+        let states: UnsafeMutablePointer<SIMD2<Float>>
+    }
+
+    private let steps: [Step]
+    /// The buffer the subtree's top node renders into (nil: nothing connected, silence).
+    private let source: UnsafeMutablePointer<Float>?
+    private let channels: Int
+    private let maximumFrames: Int
+
+    init(steps: [Step], source: UnsafeMutablePointer<Float>?, channels: Int, maximumFrames: Int) {
+        self.steps = steps
+        self.source = source
+        self.channels = channels
+        self.maximumFrames = maximumFrames
+    }
+
+    /// Renders `frames` frames (any count, in chunks of at most the plan's maximum) into `output`.
+    func render(into output: UnsafeMutablePointer<Float>, frames: Int, timing: RenderTiming) {
+        guard let source else {
             output.update(repeating: 0, count: frames * channels)
+            return
+        }
+        var done = 0
+        while done < frames {
+            let n = min(maximumFrames, frames - done)
+            for s in steps {
+                if let v = s.variable {
+                    let puller = InputPuller(list: s.upstream.map { Unmanaged.passUnretained($0) },
+                                             channels: channels, timing: timing)
+                    v.render(input: puller, output: s.output, frames: n, channels: channels, timing: timing)
+                } else {
+                    s.kernel.render(inputs: UnsafeBufferPointer(start: s.inputs, count: s.inputCount),
+                                    output: s.output, frames: n, channels: channels, timing: timing)
+                }
+            }
+            (output + done * channels).update(from: source, count: n * channels)
+            done += n
         }
     }
 }

@@ -169,20 +169,90 @@ import TonearmTestSupport
             #expect(rms(out[b..<(b + 480)]) > 0.1, "dropout at frame \(b) (block \(block))")
         }
         let span = try #require(nonSilentSpan(out, sampleRate: 48000, threshold: 0.02))
-        #expect(span.lowerBound < 8000 + block, "latency \(span.lowerBound) frames")
+        #expect(span.lowerBound < 480, "output frame 0 is input frame 0: starts at \(span.lowerBound)")
         #expect(abs(span.count - tone.count) <= 1920, "sounding \(span.count) frames for \(tone.count) in")
         let middle = Array(out[(span.lowerBound + 9600)..<(span.upperBound - 9600)])
         let f = try #require(dominantFrequency(middle, sampleRate: 48000))
         #expect(abs(f - 880) < 5, "dominant \(f) Hz")
     }
 
-    @Test func varispeedRateRaisesThePitchInsideAGraph() throws {
+    @Test(arguments: [(1.5, 128), (1.5, 4096), (0.5, 1024), (3.0, 1024)])
+    func varispeedChangesSpeedAndPitchTogether(rate: Double, block: Int) throws {
         let tone = Self.sine(440, frames: 72_000)
         let v = AudioUnitVarispeed()
-        v.rate = 1.5
-        let out = try run(v, signal: tone).left
-        let f = try #require(dominantFrequency(Array(out[24_000..<66_000]), sampleRate: 48000))
-        #expect(abs(f - 660) < 4, "dominant \(f) Hz")
+        v.rate = Float(rate)
+        let out = try run(v, signal: tone, extra: 72_000, block: block).left
+        // The tone is read `rate` times as fast: it lasts 72 000 / rate frames at 440 × rate Hz.
+        let s = try #require(span(out))
+        let expected = Int((72_000 / rate).rounded())
+        #expect(s.lowerBound == 0)
+        #expect(abs(s.count - expected) <= 4, "sounding \(s.count) frames, expected \(expected)")
+        let middle = Array(out[(s.count / 4)..<(s.count * 3 / 4)])
+        let f = try #require(dominantFrequency(middle, sampleRate: 48000))
+        #expect(abs(f - 440 * rate) < 4, "dominant \(f) Hz at rate \(rate)")
+    }
+
+    @Test(arguments: [(2.0, 1024), (2.0, 128), (0.5, 1024), (8.0, 4096), (1.0 / 4, 512)])
+    func timePitchRateChangesTheLengthAndKeepsThePitch(rate: Double, block: Int) throws {
+        let tone = Self.sine(440, frames: 48_000)
+        let tp = AudioUnitTimePitch()
+        tp.rate = Float(rate)
+        let expected = Int((48_000 / rate).rounded())
+        let out = try run(tp, signal: tone, extra: expected + 24_000 - 48_000 + 24_000, block: block).left
+        let s = try #require(span(out))
+        #expect(s.lowerBound < 480, "starts at \(s.lowerBound)")
+        #expect(abs(s.count - expected) <= max(960, expected / 50), "sounding \(s.count) frames, expected \(expected)")
+        let middle = Array(out[(s.lowerBound + s.count / 4)..<(s.lowerBound + s.count * 3 / 4)])
+        let f = try #require(dominantFrequency(middle, sampleRate: 48000))
+        #expect(abs(f - 440) < 5, "dominant \(f) Hz at rate \(rate)")
+    }
+
+    @Test func timePitchRateAndPitchTogether() throws {
+        let tone = Self.sine(440, frames: 48_000)
+        let tp = AudioUnitTimePitch()
+        tp.rate = 2
+        tp.pitch = -1200
+        let out = try run(tp, signal: tone, extra: 24_000).left
+        let s = try #require(span(out))
+        #expect(abs(s.count - 24_000) <= 960, "sounding \(s.count) frames")
+        let f = try #require(dominantFrequency(Array(out[6_000..<18_000]), sampleRate: 48000))
+        #expect(abs(f - 220) < 4, "dominant \(f) Hz")
+    }
+
+    /// The rate changes while the graph runs: the part before the change at the old speed, the
+    /// rest at the new one, nothing dropped or repeated beyond the stretcher's smoothing.
+    @Test func timePitchRateChangesWhilePlaying() throws {
+        let e = AudioEngine()
+        let format = AudioFormat.standard(sampleRate: 48000, channels: 2)
+        try e.enableManualRenderingMode(.offline, format: format, maximumFrameCount: 1024)
+        let p = AudioPlayerNode()
+        let tp = AudioUnitTimePitch()
+        e.attach(p)
+        e.attach(tp)
+        try e.connect(p, to: tp, format: nil)
+        try e.connect(tp, to: e.mainMixerNode, format: nil)
+        try e.start()
+        let buf = AudioPCMBuffer(format: format, frameCapacity: 96_000)!
+        buf.frameLength = 96_000
+        for i in 0..<96_000 { buf.floatChannelData[0][i] = 0.25; buf.floatChannelData[1][i] = 0.25 }
+        p.scheduleBuffer(buf)
+        p.play()
+        let out = AudioPCMBuffer(format: format, frameCapacity: 1024)!
+        var rendered = 0
+        var sounding = 0
+        while rendered < 150_000 {
+            if rendered == 24_576 { tp.rate = 2 }
+            _ = try e.renderOffline(1024, to: out)
+            sounding += out.channel(0).filter { abs($0) > 0.1 }.count
+            rendered += 1024
+        }
+        // 24 576 frames at rate 1, then the remaining ≈ 71 424 input frames at rate 2.
+        let expected = 24_576 + (96_000 - 24_576) / 2
+        #expect(abs(sounding - expected) <= 2400, "sounding \(sounding) frames, expected about \(expected)")
+        // The player node has consumed its whole buffer (its time counts source frames).
+        let last = try #require(p.lastRenderTime)
+        let t = try #require(p.playerTime(forNodeTime: last))
+        #expect(t.sampleTime >= 96_000)
     }
 
     // MARK: Parameters as data
@@ -213,7 +283,9 @@ import TonearmTestSupport
         #expect(throws: TonearmError.self) { try r.setValue(2.5, forParameter: "preset") }  // indexed: whole only
         #expect(r.parameterDescriptors[1].valueNames.count == 13)
         let tp = AudioUnitTimePitch()
-        #expect(throws: TonearmError.self) { try tp.setValue(2, forParameter: "rate") }    // fixed at 1 in a graph
+        try tp.setValue(2, forParameter: "rate")
+        #expect(tp.rate == 2)
+        #expect(throws: TonearmError.self) { try tp.setValue(33, forParameter: "rate") }
         try tp.setValue(-700, forParameter: "pitch")
         #expect(tp.pitch == -700)
         let v = AudioUnitVarispeed()
