@@ -55,7 +55,7 @@ let package = Package(
         .testTarget(name: "TonearmOutputTests", dependencies: ["TonearmOutput", "TonearmTestSupport"]),
         .testTarget(name: "TonearmEngineTests", dependencies: ["TonearmEngine", "TonearmTestSupport"]),
         .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmEngine", "TonearmTestSupport"]),
-        .testTarget(name: "TonearmCLITests", dependencies: ["TonearmTestSupport"]),
+        .testTarget(name: "TonearmCLITests", dependencies: ["TonearmTestSupport", "TonearmCore"]),
         .testTarget(name: "TonearmDSPTests", dependencies: ["TonearmDSP", "TonearmCore"]),
         // Shared by the tests: fixture generation, the private PulseAudio server, recording.
         .target(name: "TonearmTestSupport", dependencies: ["TonearmCore", "TonearmEngine"], path: "Tests/TonearmTestSupport"),

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Tonearm
 
-/// `--reverb PRESET[:WET]` and `--pitch CENTS`, shared by `play` and `render`.
+/// `--reverb PRESET[:WET]`, `--pitch CENTS` and `--effect NAME[:ID=VALUE,…]`, shared by `play`
+/// and `render`.
 struct EffectOptions: Sendable {
     var reverb: (preset: ReverbPreset, wet: Float)?
     var pitch: Float?
+    /// The `--effect` specs, in the order given (after the pitch and reverb in the chain).
+    var specs: [EffectSpec] = []
 
     /// The CLI name of a preset: `large-hall` for `.largeHall`, `medium-hall-2` for `.mediumHall2`.
     static func name(_ p: ReverbPreset) -> String {
@@ -19,7 +22,8 @@ struct EffectOptions: Sendable {
     static var presetNames: String { ReverbPreset.allCases.map(name).joined(separator: ", ") }
 
     /// Parses the options; the error says which value is wrong and what is accepted.
-    init(reverb: String?, pitch: Double?) throws {
+    init(reverb: String?, pitch: Double?, effects: [String] = []) throws {
+        specs = try effects.map { try EffectSpec(parsing: $0) }
         if let r = reverb {
             let parts = r.split(separator: ":", maxSplits: 1).map(String.init)
             guard let preset = ReverbPreset.allCases.first(where: { Self.name($0) == parts[0].lowercased() }) else {
@@ -56,6 +60,12 @@ struct EffectOptions: Sendable {
             rv.wetDryMix = r.wet
             nodes.append(rv)
         }
+        nodes += specs.compactMap { $0.makeNode() }
         return nodes
+    }
+
+    /// Applies the `--effect eq:…` settings to a player's equalizer (after its preset).
+    func applyEQSettings(to eq: AudioUnitEQ) {
+        for s in specs where s.name == "eq" { s.apply(to: eq) }
     }
 }

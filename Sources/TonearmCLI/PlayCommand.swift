@@ -243,6 +243,7 @@ final class PlaySession: @unchecked Sendable {
             }
             eqChoice = .preset(next)
             eqChoice.apply(to: p.eq)
+        effectOptions.applyEQSettings(to: p.eq)
             screen.eq = next.name
         case .char("q"), .char("Q"): return .quit
         default: break
@@ -287,6 +288,7 @@ final class PlaySession: @unchecked Sendable {
         })
         p.volume = volume
         eqChoice.apply(to: p.eq)
+        effectOptions.applyEQSettings(to: p.eq)
         p.enableRate = true
         p.rate = rate
         p.effects = effectOptions.makeNodes()

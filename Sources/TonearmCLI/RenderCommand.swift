@@ -39,7 +39,7 @@ struct RenderCommand: AsyncParsableCommand {
             ? ".\((output as NSString).lastPathComponent).partial.wav"
             : (output as NSString).deletingLastPathComponent + "/.\((output as NSString).lastPathComponent).partial.wav"
         let player = AudioPlayer(file: file, output: { FileOutput(path: partial) })
-        try sound.eqChoice().apply(to: player.eq)
+        try sound.applyEQ(to: player.eq)
         player.effects = try sound.effects().makeNodes()
         if sound.rate != 1 {
             player.enableRate = true

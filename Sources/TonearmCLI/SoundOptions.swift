@@ -17,6 +17,11 @@ struct SoundOptions: ParsableArguments {
     @Option(name: .long, parsing: .unconditional, help: "Pitch shift in cents, -2400…2400 (speed unchanged).")
     var pitch: Double?
 
+    @Option(name: .customLong("effect"), parsing: .unconditionalSingleValue,
+            help: ArgumentHelp("An effect and its parameters: NAME[:ID=VALUE,…] (repeatable; chained in order). `tonearm effects` lists them.",
+                               valueName: "effect"))
+    var effect: [String] = []
+
     func validate() throws {
         guard TimeStretcher.rateRange.contains(rate) else { throw ValidationError("--rate must be between 0.5 and 2.0, not \(rate)") }
         do {
@@ -29,5 +34,11 @@ struct SoundOptions: ParsableArguments {
     func eqChoice() throws -> EQChoice { try eq.map { try EQChoice(parsing: $0) } ?? .preset(.flat) }
 
     /// The effects asked for.
-    func effects() throws -> EffectOptions { try EffectOptions(reverb: reverb, pitch: pitch) }
+    func effects() throws -> EffectOptions { try EffectOptions(reverb: reverb, pitch: pitch, effects: effect) }
+
+    /// Sets the player's equalizer: the `--eq` choice, then any `--effect eq:…` settings.
+    func applyEQ(to eq: AudioUnitEQ) throws {
+        try eqChoice().apply(to: eq)
+        try effects().applyEQSettings(to: eq)
+    }
 }

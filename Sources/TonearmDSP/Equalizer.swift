@@ -274,7 +274,8 @@ extension Equalizer {
         }
     }
 
-    private static func bandParameter(_ identifier: String, bandCount: Int) -> (Int, String)? {
+    /// Splits `band3.gain` into (3, "gain") when band 3 exists.
+    public static func bandParameter(_ identifier: String, bandCount: Int) -> (Int, String)? {
         guard identifier.hasPrefix("band"), let dot = identifier.firstIndex(of: ".") else { return nil }
         let digits = identifier[identifier.index(identifier.startIndex, offsetBy: 4)..<dot]
         guard let i = Int(digits), i >= 0, i < bandCount else { return nil }

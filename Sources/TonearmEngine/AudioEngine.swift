@@ -255,7 +255,7 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
         let tail = order.reduce(0.0) { $0 + max(0, $1.tailTime) }
         let plan = RenderPlan(order: order, inputsOf: inputsOf, final: outputNode, channels: format.channelCount,
                               maximumFrames: maximumFrames, generation: graph.generation,
-                              tailFrames: Int((tail * format.sampleRate).rounded(.up)))
+                              tailFrames: Int((tail * format.sampleRate).rounded(.up)), primary: endsWith)
         let p = Unmanaged.passRetained(plan)
         if runningFlag.load(ordering: .acquiring) {
             if !mailbox.push(p.toOpaque()) { p.release() }  // 32 plans unconsumed: the render thread is stuck
@@ -443,8 +443,13 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
             if let primary, primary.endedInLastCall {
                 // The primary source has ended: render the effects' tail, then report the end.
                 if tailLeft < 0 {
-                    tailLeft = plan.tailFrames - (n - primary.framesInLastCall)
-                    if plan.tailFrames == 0 { tailLeft = -(n - primary.framesInLastCall) }
+                    if plan.primaryIsPulled {
+                        // Read ahead by a variable-rate node: what it holds still has to come out.
+                        tailLeft = max(1, plan.tailFrames)
+                    } else {
+                        tailLeft = plan.tailFrames - (n - primary.framesInLastCall)
+                        if plan.tailFrames == 0 { tailLeft = -(n - primary.framesInLastCall) }
+                    }
                 } else {
                     tailLeft -= n
                 }

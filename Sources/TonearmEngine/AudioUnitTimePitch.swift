@@ -39,8 +39,10 @@ public final class AudioUnitTimePitch: AudioUnitEffect, @unchecked Sendable {
         set { self[parameter: 0] = Double(newValue) }
     }
 
-    /// What is still inside the stretcher when the input ends: its analysis window, at the
-    /// slowest the rate allows it to come out.
+    /// What is still inside the stretcher when the input ends (it reads ahead by its start
+    /// delay, about 0.15 s), at the slowest the rate lets it out. An engine that ends with its
+    /// source renders this after the cycle in which the source ended, so a render through this
+    /// node ends with up to this much silence.
     override public var tailTime: Double { 0.25 / min(1, max(Double(rate), TimeStretcher.nodeRateRange.lowerBound)) }
 
     /// The pitch change in cents (100 to a semitone, ±2400).
@@ -76,6 +78,10 @@ public final class AudioUnitVarispeed: AudioUnitEffect, @unchecked Sendable {
         get { Float(self[parameter: 0]) }
         set { self[parameter: 0] = Double(newValue) }
     }
+
+    /// What the resampler has read ahead when its input ends (up to a 4096-frame window), at
+    /// the slowest the rate lets it out.
+    override public var tailTime: Double { 0.1 / min(1, max(Double(rate), Varispeed.rateRange.lowerBound)) }
 }
 
 struct TimePitchDSP: VariableRateDSP {

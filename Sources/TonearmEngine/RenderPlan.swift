@@ -28,12 +28,16 @@ final class RenderPlan: @unchecked Sendable {
     let generation: UInt64
     /// Frames of tail to render after the primary source ends (the nodes' tail times, summed).
     let tailFrames: Int
+    /// Whether the primary source (see `AudioEngine.endsWith`) is pulled by a variable-rate node,
+    /// which reads ahead of what it outputs: the frame where the source ended then says nothing
+    /// exact about the output, and the whole tail is rendered after the cycle in which it ended.
+    let primaryIsPulled: Bool
 
     /// Builds the plan. `order` lists the nodes to render, each after its inputs; `inputsOf`
     /// gives, per node, the nodes feeding its input buses in bus order; `final` is the node whose
     /// output the engine plays.
     init(order: [AudioNode], inputsOf: [ObjectIdentifier: [AudioNode]], final: AudioNode?,
-         channels: Int, maximumFrames: Int, generation: UInt64, tailFrames: Int = 0) {
+         channels: Int, maximumFrames: Int, generation: UInt64, tailFrames: Int = 0, primary: AudioNode? = nil) {
         self.tailFrames = tailFrames
         self.channels = channels
         self.maximumFrames = maximumFrames
@@ -48,6 +52,7 @@ final class RenderPlan: @unchecked Sendable {
         }
         var all: [StepList.Step] = []
         var compiled: Set<ObjectIdentifier> = []
+        var pulled = false
 
         func step(for n: AudioNode, upstream: StepList?) -> StepList.Step {
             let ins = inputsOf[ObjectIdentifier(n)] ?? []
@@ -65,22 +70,24 @@ final class RenderPlan: @unchecked Sendable {
             return s
         }
         /// Appends the steps of `n`'s subtree to `steps`, each after its inputs.
-        func compile(_ n: AudioNode, into steps: inout [StepList.Step]) {
+        func compile(_ n: AudioNode, into steps: inout [StepList.Step], underVariable: Bool) {
             guard compiled.insert(ObjectIdentifier(n)).inserted, index[ObjectIdentifier(n)] != nil else { return }
+            if underVariable, let primary, primary === n { pulled = true }
             let ins = inputsOf[ObjectIdentifier(n)] ?? []
             if n.kernel is any VariableRateKernel {
                 var sub: [StepList.Step] = []
-                for i in ins { compile(i, into: &sub) }
+                for i in ins { compile(i, into: &sub, underVariable: true) }
                 let source = ins.first.flatMap { index[ObjectIdentifier($0)] }.map { buffers[$0] }
                 let list = StepList(steps: sub, source: source, channels: channels, maximumFrames: maximumFrames)
                 steps.append(step(for: n, upstream: list))
             } else {
-                for i in ins { compile(i, into: &steps) }
+                for i in ins { compile(i, into: &steps, underVariable: underVariable) }
                 steps.append(step(for: n, upstream: nil))
             }
         }
         var top: [StepList.Step] = []
-        if let final { compile(final, into: &top) }
+        if let final { compile(final, into: &top, underVariable: false) }
+        primaryIsPulled = pulled
         root = StepList(steps: top, source: final.flatMap { index[ObjectIdentifier($0)] }.map { buffers[$0] },
                         channels: channels, maximumFrames: maximumFrames)
         allSteps = all
