@@ -212,8 +212,9 @@ extension Playlist {
             throw .invalidPlaylist(path: name, line: problem.line, reason: problem.reason)
         }
         if !ok || parser.parserError != nil {
-            let detail = parser.parserError.map { ($0 as NSError).localizedDescription } ?? "parse failed"
-            throw .invalidPlaylist(path: name, line: max(1, parser.lineNumber), reason: "malformed XML: \(detail)")
+            let code = reader.xmlError?.code ?? (parser.parserError as NSError?)?.code ?? 0
+            let line = reader.xmlError?.line ?? parser.lineNumber
+            throw .invalidPlaylist(path: name, line: max(1, line), reason: "malformed XML: \(xmlErrorText(code))")
         }
         guard reader.sawRoot else {
             throw .invalidPlaylist(path: name, line: nil, reason: "no <playlist> element")
@@ -232,6 +233,26 @@ extension Playlist {
     }
 }
 
+/// What an `XMLParser` error code means, in words. On Linux the codes are libxml2's
+/// `xmlParserErrors` values, which Apple's `XMLParser.ErrorCode` numbering follows.
+private func xmlErrorText(_ code: Int) -> String {
+    let text: String? = switch code {
+    case 4: "the document is empty"
+    case 5: "content after the root element, or the document ends early"
+    case 9: "a character XML does not allow"
+    case 22, 68: "a bare '&' or '<' (write &amp; or &lt;)"
+    case 23: "an entity reference without its ';'"
+    case 26, 27: "an undefined entity such as &nbsp;"
+    case 73: "a tag is not closed with '>'"
+    case 76: "a closing tag does not match its opening tag"
+    case 77: "an element is not closed (truncated?)"
+    case 85: "elements not closed in order"
+    case 86: "content after the root element"
+    default: nil
+    }
+    return text.map { "\($0), XML error \(code)" } ?? "XML error \(code)"
+}
+
 /// Collects an XSPF document's playlist title and tracks (used on one thread, for one parse).
 private final class XSPFReader: NSObject, XMLParserDelegate {
     struct Track {
@@ -246,6 +267,8 @@ private final class XSPFReader: NSObject, XMLParserDelegate {
     var tracks: [Track] = []
     var sawRoot = false
     var problem: (line: Int, reason: String)?
+    /// The first XML error and the line the parser was on when it found it.
+    var xmlError: (line: Int, code: Int)?
 
     private var stack: [String] = []
     private var text = ""
@@ -265,6 +288,10 @@ private final class XSPFReader: NSObject, XMLParserDelegate {
         if name == "track", stack.count == 3, stack[1] == "trackList" {
             track = Track(line: parser.lineNumber)
         }
+    }
+
+    func parser(_ parser: XMLParser, parseErrorOccurred error: any Error) {
+        if xmlError == nil { xmlError = (parser.lineNumber, (error as NSError).code) }
     }
 
     func parser(_ parser: XMLParser, foundCharacters string: String) {

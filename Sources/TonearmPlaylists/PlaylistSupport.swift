@@ -183,13 +183,14 @@ enum PlaylistPaths {
             // here; the entry is kept and will be reported missing).
             path = path.replacingOccurrences(of: "\\", with: "/")
         }
-        if path.hasPrefix("/") || path == "~" || path.hasPrefix("~/") {
-            return .file(path: absolute(path))
-        }
         if let base, !base.isFileURL {
+            // A playlist from the network: its relative (and host-absolute) entries are on that server.
             let ref = isURIReference ? s : percentEncode(path)
             guard let u = URL(string: ref, relativeTo: base)?.absoluteURL else { return nil }
             return .remote(u)
+        }
+        if path.hasPrefix("/") || path == "~" || path.hasPrefix("~/") {
+            return .file(path: absolute(path))
         }
         let basePath = base.map { absolute($0.path) }
         return .file(path: absolute(path, base: basePath))
