@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .library(name: "Tonearm", targets: ["Tonearm"]),
         .library(name: "TonearmCore", targets: ["TonearmCore"]),
+        .library(name: "TonearmPlaylists", targets: ["TonearmPlaylists"]),
         .executable(name: "tonearm", targets: ["TonearmCLI"]),
     ],
     dependencies: [
@@ -29,6 +30,9 @@ let package = Package(
         .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
         .systemLibrary(name: "CRubberBand", providers: [.apt(["librubberband-dev"])]),
 
+        // Playlists (M3U / M3U8, PLS, XSPF) read and written: Foundation only, no C.
+        .target(name: "TonearmPlaylists", dependencies: ["TonearmCore"]),
+
         // Layer 2: plugin families over the core.
         .target(name: "TonearmCodecs", dependencies: ["TonearmCore", "CFFmpeg"]),
         .target(name: "TonearmOutput", dependencies: ["TonearmCore", "CPulse"]),
@@ -42,7 +46,7 @@ let package = Package(
         .target(name: "TonearmPlayback", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmOutput"]),
 
         // Umbrella: `import Tonearm` gives the whole public API.
-        .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmOutput", "TonearmPlayback"]),
+        .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmOutput", "TonearmPlayback", "TonearmPlaylists"]),
 
         // The command-line player, last.
         .executableTarget(
@@ -57,6 +61,7 @@ let package = Package(
         .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmEngine", "TonearmTestSupport"]),
         .testTarget(name: "TonearmCLITests", dependencies: ["TonearmTestSupport", "TonearmCore"]),
         .testTarget(name: "TonearmDSPTests", dependencies: ["TonearmDSP", "TonearmCore"]),
+        .testTarget(name: "TonearmPlaylistsTests", dependencies: ["TonearmPlaylists", "TonearmTestSupport"]),
         // Shared by the tests: fixture generation, the private PulseAudio server, recording.
         .target(name: "TonearmTestSupport", dependencies: ["TonearmCore", "TonearmEngine"], path: "Tests/TonearmTestSupport"),
     ],

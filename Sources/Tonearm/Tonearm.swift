@@ -5,3 +5,4 @@
 @_exported import TonearmEngine
 @_exported import TonearmOutput
 @_exported import TonearmPlayback
+@_exported import TonearmPlaylists

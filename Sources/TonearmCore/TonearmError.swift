@@ -30,6 +30,9 @@ public enum TonearmError: Error, Sendable, Hashable, CustomStringConvertible {
     case writeFailed(path: String, reason: String)
     /// The operation needs a state the object is not in (for example reading a closed file).
     case invalidState(String)
+    /// The file is not a playlist, or not a well-formed one: `line` (1-based) is where the
+    /// problem is, when it has one (malformed XML, a PLS entry with a bad number, binary data).
+    case invalidPlaylist(path: String, line: Int?, reason: String)
 
     public var description: String {
         switch self {
@@ -46,6 +49,8 @@ public enum TonearmError: Error, Sendable, Hashable, CustomStringConvertible {
         case .outputUnavailable(let d, let r): "output '\(d)' unavailable: \(r)"
         case .writeFailed(let p, let r): "\(p): cannot be written (\(r))"
         case .invalidState(let s): "invalid state: \(s)"
+        case .invalidPlaylist(let p, let l?, let r): "\(p), line \(l): not a valid playlist (\(r))"
+        case .invalidPlaylist(let p, nil, let r): "\(p): not a valid playlist (\(r))"
         }
     }
 }
@@ -56,7 +61,7 @@ extension TonearmError {
         switch self {
         case .fileNotFound(let p), .notReadable(let p, _), .isDirectory(let p), .emptyFile(let p),
              .notMediaFile(let p, _), .noAudioTrack(let p), .unsupportedCodec(let p, _),
-             .decodeFailed(let p, _), .writeFailed(let p, _):
+             .decodeFailed(let p, _), .writeFailed(let p, _), .invalidPlaylist(let p, _, _):
             p
         default: nil
         }
