@@ -27,6 +27,8 @@ import TonearmCore
 /// it for the segment holding the target, so both run the same computation and give the same bits.
 final class FFmpegDecoder {
     let name: String
+    /// The demuxer's name (`mov,mp4,m4a,3gp,3g2,mj2`, `flac`, …).
+    private let formatName: String
     var fmt: UnsafeMutablePointer<AVFormatContext>?
     var codecCtx: UnsafeMutablePointer<AVCodecContext>?
     let stream: UnsafeMutablePointer<AVStream>
@@ -76,6 +78,8 @@ final class FFmpegDecoder {
     private var segmentPreroll: Int64 = 0
     private var segmentBase: Int64 = 0
     private var sawSILK = false
+    /// The largest end timestamp (pts + duration, stream time base) of a packet read so far.
+    private var lastPacketEnd: Int64 = .min
     private var segment = -1                // the segment being decoded; -1: not tracking boundaries
     private var nextBoundary: Int64 = .max  // raw timestamp where the next segment starts
     private var skipBefore: Int64 = .min    // packets before this raw timestamp are read but not decoded
@@ -125,7 +129,7 @@ final class FFmpegDecoder {
         sampleRate = par.pointee.sample_rate
         channels = Int(par.pointee.ch_layout.nb_channels)
         timeBase = stream.pointee.time_base
-        let formatName = String(cString: fmt.pointee.iformat.pointee.name)
+        formatName = String(cString: fmt.pointee.iformat.pointee.name)
         let codecName = String(cString: avcodec_get_name(codecID))
 
         let isPCM = codecName.hasPrefix("pcm_")
@@ -385,6 +389,19 @@ final class FFmpegDecoder {
             if got || from <= startTs { break }
             margin *= 4
         }
+        // MP4 written with a 1/1000 s movie timescale (FFmpeg's default) states the edit list's
+        // duration rounded to the millisecond, while the last packet's duration in the sample
+        // table is exact: trust the packets when the two differ by less than a millisecond.
+        // MP4 written with a 1/1000 s movie timescale (FFmpeg's default) states the edit list's
+        // duration rounded to the millisecond, and FFmpeg cuts the last packet to it; the track's
+        // own duration (its sample table) is exact. Trust the track when the two differ by less
+        // than a millisecond.
+        if formatName.hasPrefix("mov,"), cap != .max, memoryIO == nil, firstDts < 0,
+           let f = fmt, let raw = Self.trackDurationIgnoringEditList(f, streamIndex: streamIndex) {
+            let exactEnd = toSamples(raw + firstDts)
+            let tick = Int64((Double(sampleRate) / 1000).rounded(.up)) + 1
+            if exactEnd > cap, exactEnd - cap <= tick, exactEnd <= end { cap = exactEnd }
+        }
         length = max(0, min(end, cap) - startTs)
 
         // iTunes gapless info (files without an edit list).
@@ -399,6 +416,21 @@ final class FFmpegDecoder {
             reportedTruncation = true
         }
         try seek(to: 0)
+    }
+
+    /// The duration of audio stream `streamIndex` as its sample table states it (the file opened
+    /// again with FFmpeg's `ignore_editlist`), in the stream's time base; nil when unknown.
+    static func trackDurationIgnoringEditList(_ fmt: UnsafeMutablePointer<AVFormatContext>, streamIndex: Int32) -> Int64? {
+        guard let url = fmt.pointee.url else { return nil }
+        var ctx: UnsafeMutablePointer<AVFormatContext>?
+        var options: OpaquePointer?
+        av_dict_set(&options, "ignore_editlist", "1", 0)
+        defer { av_dict_free(&options) }
+        guard avformat_open_input(&ctx, url, fmt.pointee.iformat, &options) >= 0, let c = ctx else { return nil }
+        defer { avformat_close_input(&ctx) }
+        guard Int(streamIndex) < Int(c.pointee.nb_streams), let st = c.pointee.streams[Int(streamIndex)],
+              st.pointee.duration > 0 else { return nil }
+        return st.pointee.duration
     }
 
     /// Parses an `iTunSMPB` tag: encoder delay, padding and the original frame count.
@@ -551,6 +583,9 @@ final class FFmpegDecoder {
             }
             defer { av_packet_unref(packet) }
             guard packet.pointee.stream_index == streamIndex else { continue }
+            if packet.pointee.pts != Self.nopts && packet.pointee.duration > 0 {
+                lastPacketEnd = max(lastPacketEnd, packet.pointee.pts + packet.pointee.duration)
+            }
             if indexed {
                 if nextPacket < 0 {
                     guard let k = identify(packet) else {

@@ -87,8 +87,13 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
     /// Frames rendered since the engine started (the engine's sample clock).
     private let sampleTimeCounter = Atomic<Int64>(0)
     /// When set (before `start`), the engine reports the end of its output once this source has
-    /// ended, so that an output driver can stop and drain (a player built on an engine).
-    package var endsWith: StreamSourceNode?
+    /// ended, so that an output driver can stop and drain (a player built on an engine: its
+    /// stream node, or a queue's player node once its last scheduled item has played).
+    package var endsWith: AudioNode? {
+        didSet { endingKernel = endsWith?.kernel as? any EndingSource }
+    }
+    /// The kernel of `endsWith`, cast once (render thread reads it).
+    private var endingKernel: (any EndingSource)?
     /// Render thread: frames of tail still to render after the primary source ended (-1: not ending).
     private var tailLeft = -1
 
@@ -436,7 +441,7 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
         }
         var done = 0
         let ch = plan.channels
-        let primary = endsWith?.streamKernel
+        let primary = endingKernel
         while done < frameCount {
             let n = min(plan.maximumFrames, frameCount - done)
             plan.run(into: buffer + done * ch, frames: n, timing: timing)

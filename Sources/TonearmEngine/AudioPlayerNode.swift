@@ -87,6 +87,26 @@ public final class AudioPlayerNode: AudioNode, @unchecked Sendable {
                              delay: delayFrames(when), type: completionCallbackType, handler: completionHandler)
     }
 
+    /// Schedules a segment for a queue: played at a fixed linear `gain` (applied on the node's
+    /// decoder thread, sample-exact from the segment's first frame to its last: ReplayGain), with
+    /// two handlers — `consumed` on the decoder thread as soon as the segment has been read (the
+    /// moment to schedule what follows, so that it follows without a gap), `rendered` on the event
+    /// thread once its last frame has been rendered. Neither is called after `stop()`.
+    /// - Throws: ``TonearmError/invalidArgument(_:)`` for a range outside the file.
+    package func scheduleSegment(_ file: some PlaybackSource, startingFrame: AudioFramePosition, frameCount: AudioFrameCount,
+                                 gain: Float, consumed: CompletionHandler?, rendered: CompletionHandler?) throws {
+        guard startingFrame >= 0, frameCount >= 0, startingFrame + AudioFramePosition(frameCount) <= file.frameLength else {
+            throw TonearmError.invalidArgument("scheduleSegment: frames \(startingFrame)..<\(startingFrame + AudioFramePosition(frameCount)) are outside the file's 0..<\(file.frameLength)")
+        }
+        playerKernel.enqueue(.file(file, start: startingFrame, count: AudioFramePosition(frameCount)), options: [],
+                             delay: 0, type: .dataRendered, handler: rendered, gain: gain, consumed: consumed)
+    }
+
+    /// Sets the output latency used for `dataPlayedBack` completions (the owner of the output).
+    package func setOutputLatency(_ seconds: Double) {
+        playerKernel.latencySeconds.store(max(0, seconds).bitPattern, ordering: .relaxed)
+    }
+
     /// Schedules a buffer (with `.loops`, `.interrupts`, `.interruptsAtLoop`).
     public func scheduleBuffer(_ buffer: AudioPCMBuffer, at when: AudioTime? = nil,
                                options: AudioPlayerNodeBufferOptions = [],
@@ -150,7 +170,7 @@ enum ScheduledContent: @unchecked Sendable {
 /// The player node's machinery: a decoder thread that turns scheduled items into blocks of the
 /// engine's format in a lock-free ring, the ``StreamRenderer`` that plays them, and an event thread
 /// that calls completion handlers.
-final class PlayerNodeKernel: NodeKernel, @unchecked Sendable {
+final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
     struct Item {
         var content: ScheduledContent
         var sequence: UInt64
@@ -159,6 +179,8 @@ final class PlayerNodeKernel: NodeKernel, @unchecked Sendable {
         var type: AudioPlayerNodeCompletionCallbackType
         var handler: AudioPlayerNode.CompletionHandler?
         var interruptsAtLoop: Bool
+        var gain: Float = 1
+        var consumed: AudioPlayerNode.CompletionHandler?
     }
 
     private struct Shared {
@@ -183,6 +205,9 @@ final class PlayerNodeKernel: NodeKernel, @unchecked Sendable {
     /// Frames rendered by the node (node time) and frames played since the last stop (player time).
     let nodeFrames = Atomic<Int64>(0)
     let playerFrames = Atomic<Int64>(0)
+    /// Render thread: whether everything scheduled has played (see ``EndingSource``).
+    private(set) var endedInLastCall = false
+    private(set) var framesInLastCall = 0
     /// The output latency, for `dataPlayedBack` (set by the engine's owner when known).
     let latencySeconds = Atomic<UInt64>(0)
 
@@ -216,7 +241,13 @@ final class PlayerNodeKernel: NodeKernel, @unchecked Sendable {
             return
         }
         let r = renderer.render(into: output, frameCount: frames, timing: timing)
-        _ = r
+        // The end of everything scheduled, for an engine that ends with this node (a queue).
+        if r.ended { endedInLastCall = true; framesInLastCall = r.framesRendered } else if endedInLastCall {
+            framesInLastCall = 0
+            if r.framesRendered > 0 { endedInLastCall = false; framesInLastCall = r.framesRendered }
+        } else {
+            framesInLastCall = r.framesRendered
+        }
         nodeFrames.add(Int64(frames), ordering: .relaxed)
         if playing.load(ordering: .relaxed) { playerFrames.add(Int64(frames), ordering: .relaxed) }
     }
@@ -224,7 +255,8 @@ final class PlayerNodeKernel: NodeKernel, @unchecked Sendable {
     // MARK: Control plane
 
     func enqueue(_ content: ScheduledContent, options: AudioPlayerNodeBufferOptions, delay: Int,
-                 type: AudioPlayerNodeCompletionCallbackType, handler: AudioPlayerNode.CompletionHandler?) {
+                 type: AudioPlayerNodeCompletionCallbackType, handler: AudioPlayerNode.CompletionHandler?,
+                 gain: Float = 1, consumed: AudioPlayerNode.CompletionHandler? = nil) {
         let newGeneration: UInt64? = shared.withLock { s in
             var bumped: UInt64?
             if options.contains(.interrupts) {
@@ -234,7 +266,8 @@ final class PlayerNodeKernel: NodeKernel, @unchecked Sendable {
                 bumped = s.generation
             }
             let item = Item(content: content, sequence: s.nextSequence, generation: s.generation, delay: delay,
-                            type: type, handler: handler, interruptsAtLoop: options.contains(.interruptsAtLoop))
+                            type: type, handler: handler, interruptsAtLoop: options.contains(.interruptsAtLoop), gain: gain,
+                            consumed: consumed)
             s.nextSequence += 1
             s.queue.append(item)
             // Registered now, before any of its audio can be rendered, so the render thread's
@@ -401,6 +434,15 @@ final class PlayerNodeKernel: NodeKernel, @unchecked Sendable {
                     }
                 }
                 let last = sourceDone && carry == 0 && (!needsConversion || flushed)
+                if item.gain != 1 {
+                    let g = item.gain
+                    for i in 0..<(filled * ch) { block[i] *= g }
+                }
+                if last, let consumed = item.consumed, stillCurrent() {
+                    // A queue's handler schedules what follows before this item's last frame can
+                    // be rendered: the render thread never sees a moment with nothing scheduled.
+                    consumed(.dataConsumed)
+                }
                 ring.commit(PCMBlockInfo(generation: item.generation, sourceFrame: produced, frameCount: filled,
                                          endOfStream: last, sequence: item.sequence))
                 dataSignal.signal()

@@ -47,6 +47,11 @@ package final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
     /// Player-node mode: the end of one item is not the end of the stream; the renderer reports
     /// it and goes on with the next item (silence, without counting underruns, while idle).
     package let continuesAfterItems: Bool
+    /// Player-node mode, render thread: the last call played the end of the last item scheduled.
+    package private(set) var allItemsEnded = false
+    /// Render thread: an item ended and nothing followed it yet (the end of everything, once
+    /// the decoder is idle).
+    private var itemEndPending = false
 
     // Render-thread state.
     private var generation: UInt64 = 0
@@ -107,6 +112,7 @@ package final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
 
     package func render(into buffer: UnsafeMutablePointer<Float>, frameCount: Int, timing: RenderTiming) -> RenderResult {
         applyCommands()
+        allItemsEnded = false
         let ch = channels
         var written = 0
         var audioFrames = 0
@@ -140,6 +146,7 @@ package final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
                 break
             }
             awaitingFirstBlock = false
+            itemEndPending = false
             let n = min(block.remaining, frameCount - written)
             if n > 0 {
                 copy(from: block.samples, to: buffer + written * ch, frames: n,
@@ -154,6 +161,16 @@ package final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
                 if continuesAfterItems {
                     awaitingFirstBlock = true
                     post(.itemEnded(generation: generation, sequence: block.info.sequence))
+                    // Nothing more scheduled and nothing left in the ring: everything scheduled
+                    // has played (reported once; a later schedule plays on). The decoder may
+                    // not have marked itself idle yet: then this is checked again below and in
+                    // the next calls.
+                    itemEndPending = true
+                    if idle.load(ordering: .acquiring) && ring.readableBlock() == nil {
+                        allItemsEnded = true
+                        itemEndPending = false
+                        break
+                    }
                     continue
                 }
                 ended = true
@@ -166,12 +183,16 @@ package final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
                 ring.consume(n)
             }
         }
+        if itemEndPending && !allItemsEnded && idle.load(ordering: .acquiring) && ring.readableBlock() == nil {
+            allItemsEnded = true
+            itemEndPending = false
+        }
         if written < frameCount {
             (buffer + written * ch).update(repeating: 0, count: (frameCount - written) * ch)
         }
         if metering && snapshot.frames > 0 { meters.push(snapshot) }
         framesRendered.add(Int64(frameCount), ordering: .relaxed)
-        return RenderResult(framesRendered: audioFrames, ended: ended)
+        return RenderResult(framesRendered: audioFrames, ended: ended || allItemsEnded)
     }
 
     /// Releases the oldest block and wakes the decoder when the ring has drained to half: the

@@ -15,9 +15,18 @@ package final class StreamSourceNode: AudioNode, @unchecked Sendable {
     }
 }
 
+/// A source kernel that can tell the engine (on the render thread, right after rendering) that
+/// its audio has ended: see `AudioEngine.endsWith`.
+package protocol EndingSource: NodeKernel {
+    /// Whether the source's audio ended in the last render call (and every call after).
+    var endedInLastCall: Bool { get }
+    /// Real frames (before the end) in the last render call.
+    var framesInLastCall: Int { get }
+}
+
 /// Renders the stream and remembers, for the engine on the same render thread, whether the
 /// stream ended in the last call and how many real frames that call had.
-package final class StreamKernel: NodeKernel, @unchecked Sendable {
+package final class StreamKernel: EndingSource, @unchecked Sendable {
     let renderer: StreamRenderer
     /// Render thread only.
     package private(set) var endedInLastCall = false

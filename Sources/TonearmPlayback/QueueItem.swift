@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import TonearmCore
+
+/// One entry of a ``QueuePlayer`` or ``MusicPlayer`` queue: a local audio file and its
+/// persistent ID (a number, never a string — MPMediaItem's persistentID is a UInt64 too, and the
+/// seeds show the bugs string IDs cause).
+public struct QueueItem: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The file (a `file://` URL).
+    public var url: URL
+    /// A stable number for the item: the library's ID when it comes from the library, otherwise
+    /// derived from the file's path (the same path always gives the same ID).
+    public var persistentID: UInt64
+
+    public init(url: URL, persistentID: UInt64? = nil) {
+        self.url = url.standardizedFileURL
+        self.persistentID = persistentID ?? QueueItem.persistentID(forPath: url.standardizedFileURL.path)
+    }
+
+    public init(path: String, persistentID: UInt64? = nil) {
+        self.init(url: URL(fileURLWithPath: path), persistentID: persistentID)
+    }
+
+    /// The file's path.
+    public var path: String { url.path }
+
+    public var description: String { url.lastPathComponent }
+
+    /// FNV-1a (64-bit) of the path's UTF-8 bytes, never 0.
+    public static func persistentID(forPath path: String) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in path.utf8 {
+            h ^= UInt64(b)
+            h = h &* 0x0000_0100_0000_01B3
+        }
+        return h == 0 ? 1 : h
+    }
+}
+
+/// Where a queue's volume-levelling comes from (ReplayGain tags).
+public enum ReplayGainMode: String, Sendable, Codable, CaseIterable {
+    case off
+    /// Each track at its own gain.
+    case track
+    /// Each album at its album gain (tracks keep their relative levels); falls back to the
+    /// track gain when a file has no album gain.
+    case album
+
+    /// The linear gain for `tags` with `preamp` dB added, limited so that the tagged peak does
+    /// not clip (the clipping guard); 1 when the mode is off or the file has no gain tag.
+    public func linearGain(for tags: ReplayGain, preamp: Double) -> Float {
+        let gain: Double?
+        let peak: Double?
+        switch self {
+        case .off: return 1
+        case .track: gain = tags.trackGain; peak = tags.trackPeak
+        case .album:
+            gain = tags.albumGain ?? tags.trackGain
+            peak = tags.albumGain != nil ? (tags.albumPeak ?? tags.trackPeak) : tags.trackPeak
+        }
+        guard let g = gain else { return 1 }
+        var linear = pow(10, (g + preamp) / 20)
+        if let p = peak, p > 0 { linear = min(linear, 1 / p) }
+        return Float(linear)
+    }
+}
