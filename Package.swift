@@ -9,6 +9,8 @@ let package = Package(
     products: [
         .library(name: "Tonearm", targets: ["Tonearm"]),
         .library(name: "TonearmCore", targets: ["TonearmCore"]),
+        .library(name: "TonearmNowPlaying", targets: ["TonearmNowPlaying"]),
+        .library(name: "TonearmMPRIS", targets: ["TonearmMPRIS"]),
         .executable(name: "tonearm", targets: ["TonearmCLI"]),
     ],
     dependencies: [
@@ -28,12 +30,19 @@ let package = Package(
         // the headers are on the default path and the module map links libpulse.
         .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
         .systemLibrary(name: "CRubberBand", providers: [.apt(["librubberband-dev"])]),
+        // pkgConfig for the include paths (/usr/include/dbus-1.0 and the arch-specific one);
+        // dbus-1.pc adds no flags that SwiftPM warns about.
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
 
         // Layer 2: plugin families over the core.
         .target(name: "TonearmCodecs", dependencies: ["TonearmCore", "CFFmpeg"]),
         .target(name: "TonearmOutput", dependencies: ["TonearmCore", "CPulse"]),
         // DSP kernels as plain types (time-stretching now; EQ, mixer, effects to come).
         .target(name: "TonearmDSP", dependencies: ["TonearmCore", "CRubberBand"]),
+        // Now Playing and remote commands (MPNowPlayingInfoCenter, MPRemoteCommandCenter): pure Swift.
+        .target(name: "TonearmNowPlaying", dependencies: ["TonearmCore"]),
+        // Both published as MPRIS2 on the session bus; the only module that needs D-Bus.
+        .target(name: "TonearmMPRIS", dependencies: ["TonearmNowPlaying", "CDBus"]),
 
         // Layer 3: the engine — the one render path (decoder threads → lock-free rings → node graph →
         // output) that every player shares.
@@ -42,7 +51,8 @@ let package = Package(
         .target(name: "TonearmPlayback", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmOutput"]),
 
         // Umbrella: `import Tonearm` gives the whole public API.
-        .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmOutput", "TonearmPlayback"]),
+        .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmOutput", "TonearmPlayback",
+                                                "TonearmNowPlaying", "TonearmMPRIS"]),
 
         // The command-line player, last.
         .executableTarget(
@@ -57,6 +67,8 @@ let package = Package(
         .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmEngine", "TonearmTestSupport"]),
         .testTarget(name: "TonearmCLITests", dependencies: ["TonearmTestSupport"]),
         .testTarget(name: "TonearmDSPTests", dependencies: ["TonearmDSP", "TonearmCore"]),
+        .testTarget(name: "TonearmNowPlayingTests", dependencies: ["TonearmNowPlaying"]),
+        .testTarget(name: "TonearmMPRISTests", dependencies: ["TonearmMPRIS", "TonearmNowPlaying", "TonearmTestSupport"]),
         // Shared by the tests: fixture generation, the private PulseAudio server, recording.
         .target(name: "TonearmTestSupport", dependencies: ["TonearmCore", "TonearmEngine"], path: "Tests/TonearmTestSupport"),
     ],

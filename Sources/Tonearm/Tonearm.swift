@@ -5,3 +5,5 @@
 @_exported import TonearmEngine
 @_exported import TonearmOutput
 @_exported import TonearmPlayback
+@_exported import TonearmNowPlaying
+@_exported import TonearmMPRIS
