@@ -22,18 +22,25 @@ public final class PrivateDBus: Sendable {
     /// when this returns the bus accepts connections.
     public init() throws {
         let dir = try TempDir("tonearm-dbus")
-        let result: RunResult
+        // Started through ChildProcess, which reaps it with waitpid: Foundation's Process never
+        // sees the end of a parent that forks a daemon and exits.
+        let daemon: ChildProcess
         do {
-            result = try run("dbus-daemon", ["--session", "--fork", "--nopidfile", "--address=unix:path=\(dir.path)/bus.sock",
-                                             "--print-address=1", "--print-pid=1"])
+            daemon = try ChildProcess(["dbus-daemon", "--session", "--fork", "--nopidfile",
+                                       "--address=unix:path=\(dir.path)/bus.sock", "--print-address=1", "--print-pid=1"],
+                                      captureStandardOutput: true)
         } catch {
             dir.remove()
             throw error
         }
-        let lines = result.stdout.split(separator: "\n").map(String.init)
-        guard result.status == 0, lines.count >= 2, let pid = pid_t(lines[1].trimmingCharacters(in: .whitespaces)) else {
+        // The parent exits once the daemon listens; the address and pid are printed before.
+        let exited = daemon.wait(timeout: 10)
+        let output = daemon.waitForStandardOutputBlocking(timeout: 10) { $0.text.split(separator: "\n").count >= 2 || $0.ended }
+        let lines = output.text.split(separator: "\n").map(String.init)
+        guard exited, daemon.succeeded, lines.count >= 2, let pid = pid_t(lines[1].trimmingCharacters(in: .whitespaces)) else {
+            daemon.terminate(SIGKILL)
             dir.remove()
-            throw TestSupportError("dbus-daemon did not start (status \(result.status)): \(result.stdout) \(result.stderr)")
+            throw TestSupportError("dbus-daemon did not start (status \(daemon.status.map(String.init) ?? "running")): \(output.text)")
         }
         directory = dir.path
         address = lines[0]

@@ -354,6 +354,14 @@ public final class ChildProcess: @unchecked Sendable {
         await standardOutput.wait(timeout: timeout, until: condition)
     }
 
+    /// Blocks until `condition` holds for the captured standard output, or `timeout` seconds
+    /// pass; returns the output then.
+    public func waitForStandardOutputBlocking(timeout: Double,
+                                              until condition: @escaping @Sendable (CapturedOutput) -> Bool) -> CapturedOutput {
+        _ = standardOutput.waitBlocking(timeout: timeout, until: condition)
+        return standardOutput.value
+    }
+
     /// Blocks until the captured standard error contains `text` (true), or it or the child ends
     /// or `timeout` seconds pass without it (false). Woken by each chunk the child writes.
     public func waitForStandardError(containing text: String, timeout: Double) -> Bool {
