@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "Tonearm", targets: ["Tonearm"]),
         .library(name: "TonearmCore", targets: ["TonearmCore"]),
         .library(name: "TonearmPlaylists", targets: ["TonearmPlaylists"]),
+        .library(name: "TonearmNowPlaying", targets: ["TonearmNowPlaying"]),
+        .library(name: "TonearmMPRIS", targets: ["TonearmMPRIS"]),
         .executable(name: "tonearm", targets: ["TonearmCLI"]),
     ],
     dependencies: [
@@ -29,6 +31,9 @@ let package = Package(
         // the headers are on the default path and the module map links libpulse.
         .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
         .systemLibrary(name: "CRubberBand", providers: [.apt(["librubberband-dev"])]),
+        // pkgConfig for the include paths (/usr/include/dbus-1.0 and the arch-specific one);
+        // dbus-1.pc adds no flags that SwiftPM warns about.
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
 
         // Playlists (M3U / M3U8, PLS, XSPF) read and written: Foundation only, no C.
         .target(name: "TonearmPlaylists", dependencies: ["TonearmCore"]),
@@ -38,6 +43,10 @@ let package = Package(
         .target(name: "TonearmOutput", dependencies: ["TonearmCore", "CPulse"]),
         // DSP kernels as plain types (time-stretching now; EQ, mixer, effects to come).
         .target(name: "TonearmDSP", dependencies: ["TonearmCore", "CRubberBand"]),
+        // Now Playing and remote commands (MPNowPlayingInfoCenter, MPRemoteCommandCenter): pure Swift.
+        .target(name: "TonearmNowPlaying", dependencies: ["TonearmCore"]),
+        // Both published as MPRIS2 on the session bus; the only module that needs D-Bus.
+        .target(name: "TonearmMPRIS", dependencies: ["TonearmNowPlaying", "CDBus"]),
 
         // Layer 3: the engine — the one render path (decoder threads → lock-free rings → node graph →
         // output) that every player shares.
@@ -46,7 +55,8 @@ let package = Package(
         .target(name: "TonearmPlayback", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmOutput"]),
 
         // Umbrella: `import Tonearm` gives the whole public API.
-        .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmOutput", "TonearmPlayback", "TonearmPlaylists"]),
+        .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmOutput", "TonearmPlayback",
+                                                "TonearmPlaylists", "TonearmNowPlaying", "TonearmMPRIS"]),
 
         // The command-line player, last.
         .executableTarget(
@@ -62,6 +72,8 @@ let package = Package(
         .testTarget(name: "TonearmCLITests", dependencies: ["TonearmTestSupport", "TonearmCore"]),
         .testTarget(name: "TonearmDSPTests", dependencies: ["TonearmDSP", "TonearmCore"]),
         .testTarget(name: "TonearmPlaylistsTests", dependencies: ["TonearmPlaylists", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmNowPlayingTests", dependencies: ["TonearmNowPlaying"]),
+        .testTarget(name: "TonearmMPRISTests", dependencies: ["TonearmMPRIS", "TonearmNowPlaying", "TonearmTestSupport"]),
         // Shared by the tests: fixture generation, the private PulseAudio server, recording.
         .target(name: "TonearmTestSupport", dependencies: ["TonearmCore", "TonearmEngine"], path: "Tests/TonearmTestSupport"),
     ],

@@ -6,3 +6,5 @@
 @_exported import TonearmOutput
 @_exported import TonearmPlayback
 @_exported import TonearmPlaylists
+@_exported import TonearmNowPlaying
+@_exported import TonearmMPRIS

@@ -221,6 +221,8 @@ public final class ChildProcess: @unchecked Sendable {
     private let exitStatus = Watched<Int32?>(nil)
     /// Standard error so far, when captured.
     private let standardError = Watched(CapturedOutput())
+    /// Standard output so far, when captured.
+    private let standardOutput = Watched(CapturedOutput())
 
     /// Text a child wrote, whether the stream has ended (closed by the child), and whether the
     /// child has ended.
@@ -232,10 +234,11 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Starts `arguments[0]` (looked up in PATH) with this process's environment plus `environment`.
     /// With `captureStandardError`, a reader thread collects the child's standard error (see
-    /// ``waitForStandardError(containing:timeout:)``). `onExit` is called with the status on the
+    /// ``waitForStandardError(containing:timeout:)``); `captureStandardOutput` does the same for
+    /// standard output (see ``waitForStandardOutput(timeout:until:)``). `onExit` is called with the status on the
     /// reaper thread when the child ends.
     public init(_ arguments: [String], environment: [String: String] = [:], captureStandardError: Bool = false,
-                onExit: (@Sendable (Int32) -> Void)? = nil) throws {
+                captureStandardOutput: Bool = false, onExit: (@Sendable (Int32) -> Void)? = nil) throws {
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
         var actions = posix_spawn_file_actions_t()
@@ -245,15 +248,21 @@ public final class ChildProcess: @unchecked Sendable {
         // and fcntl could inherit an end, which only delays the end of the capture); dup2 gives
         // the child a plain descriptor 2.
         var errPipe: [Int32] = [-1, -1]
-        if captureStandardError {
-            guard pipe(&errPipe) == 0 else {
+        var outPipe: [Int32] = [-1, -1]
+        for (capture, index) in [(captureStandardError, 0), (captureStandardOutput, 1)] where capture {
+            var fds: [Int32] = [-1, -1]
+            guard pipe(&fds) == 0 else {
+                for fd in errPipe + outPipe where fd >= 0 { close(fd) }
                 throw TestSupportError("cannot create a pipe: \(String(cString: strerror(errno)))")
             }
-            for fd in errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            if index == 0 { errPipe = fds } else { outPipe = fds }
         }
         for fd in Int32(0)...2 {
             if fd == 2 && captureStandardError {
                 posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+            } else if fd == 1 && captureStandardOutput {
+                posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
             } else {
                 posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
             }
@@ -278,13 +287,15 @@ public final class ChildProcess: @unchecked Sendable {
         var child: pid_t = 0
         let rc = posix_spawnp(&child, arguments[0], &actions, &attr, argv, envp)
         if captureStandardError { close(errPipe[1]) }
+        if captureStandardOutput { close(outPipe[1]) }
         guard rc == 0 else {
             if captureStandardError { close(errPipe[0]) }
+            if captureStandardOutput { close(outPipe[0]) }
             throw TestSupportError("cannot start \(arguments[0]): \(String(cString: strerror(rc)))")
         }
         pid = child
 
-        let exitStatus = exitStatus, output = standardError, spawned = child
+        let exitStatus = exitStatus, output = standardError, stdoutOutput = standardOutput, spawned = child
         Thread {
             var st: Int32 = 0
             var r: pid_t
@@ -292,11 +303,12 @@ public final class ChildProcess: @unchecked Sendable {
             let status = r == spawned ? st : -1
             exitStatus.update { $0 = status }
             output.update { $0.childEnded = true }
+            stdoutOutput.update { $0.childEnded = true }
             onExit?(status)
         }.start()
 
-        if captureStandardError {
-            let fd = errPipe[0]
+        for (capture, fd, output) in [(captureStandardError, errPipe[0], output), (captureStandardOutput, outPipe[0], stdoutOutput)]
+            where capture {
             Thread {
                 var buffer = [UInt8](repeating: 0, count: 4096)
                 while true {
@@ -330,6 +342,25 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Standard error so far (empty unless captured).
     public var standardErrorText: String { standardError.value.text }
+
+    /// Standard output so far (empty unless captured).
+    public var standardOutputText: String { standardOutput.value.text }
+
+    /// Suspends (blocking no thread) until `condition` holds for the captured standard output
+    /// (true), or `timeout` seconds pass (false). Woken by each chunk the child writes and by
+    /// the end of the stream or child.
+    public func waitForStandardOutput(timeout: Double,
+                                      until condition: @escaping @Sendable (CapturedOutput) -> Bool) async -> Bool {
+        await standardOutput.wait(timeout: timeout, until: condition)
+    }
+
+    /// Blocks until `condition` holds for the captured standard output, or `timeout` seconds
+    /// pass; returns the output then.
+    public func waitForStandardOutputBlocking(timeout: Double,
+                                              until condition: @escaping @Sendable (CapturedOutput) -> Bool) -> CapturedOutput {
+        _ = standardOutput.waitBlocking(timeout: timeout, until: condition)
+        return standardOutput.value
+    }
 
     /// Blocks until the captured standard error contains `text` (true), or it or the child ends
     /// or `timeout` seconds pass without it (false). Woken by each chunk the child writes.

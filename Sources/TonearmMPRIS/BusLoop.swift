@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import CDBus
+import Foundation
+import TonearmCore
+import TonearmNowPlaying
+
+/// The D-Bus thread's side of the service: the connection and everything only that thread
+/// touches. Created, used and dropped on the D-Bus thread (it is deliberately not Sendable).
+final class BusLoop {
+    private let core: ServiceCore
+    private var connection: OpaquePointer?
+    /// The player properties last published (without `Position`, which is never signalled).
+    private var published: [String: DBusValue] = [:]
+    private let artwork: ArtworkCache
+
+    /// The reply to a method call.
+    private enum Reply: Sendable {
+        case values([DBusValue])
+        case error(String, String)
+
+        static let ok = Reply.values([])
+        static func invalidArgs(_ m: String) -> Reply { .error("org.freedesktop.DBus.Error.InvalidArgs", m) }
+    }
+
+    init(core: ServiceCore) {
+        self.core = core
+        artwork = ArtworkCache(directory: core.configuration.artworkDirectory)
+    }
+
+    // MARK: Connection
+
+    /// Connects, exports the object (before owning the name, so that no client sees the name
+    /// without the object), and owns the name. Returns the name owned.
+    func connect() -> Result<String, MPRISError> {
+        _ = dbus_threads_init_default()
+        var error = DBusError()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+        let configuration = core.configuration
+        if let address = configuration.busAddress {
+            guard let conn = dbus_connection_open_private(address, &error) else {
+                return .failure(.noSessionBus(Self.message(error, "cannot connect to \(address)")))
+            }
+            connection = conn
+            dbus_connection_set_exit_on_disconnect(conn, 0)
+            guard dbus_bus_register(conn, &error) != 0 else {
+                return .failure(.noSessionBus(Self.message(error, "the bus at \(address) did not answer")))
+            }
+        } else {
+            guard let conn = dbus_bus_get_private(DBUS_BUS_SESSION, &error) else {
+                return .failure(.noSessionBus(Self.message(error, "cannot connect to the session bus")))
+            }
+            connection = conn
+            dbus_connection_set_exit_on_disconnect(conn, 0)
+        }
+        guard let conn = connection else { return .failure(.noSessionBus("no connection")) }
+
+        var vtable = DBusObjectPathVTable()
+        vtable.message_function = { _, message, data in
+            guard let message, let data else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
+            return Unmanaged<BusLoop>.fromOpaque(data).takeUnretainedValue().handle(message)
+        }
+        guard dbus_connection_try_register_object_path(conn, MPRIS.objectPath, &vtable,
+                                                       Unmanaged.passUnretained(self).toOpaque(), &error) != 0 else {
+            return .failure(.setupFailed(Self.message(error, "cannot export \(MPRIS.objectPath)")))
+        }
+        published = currentPlayerProperties()
+        published.removeValue(forKey: "Position")
+
+        let base = "org.mpris.MediaPlayer2." + configuration.suffix
+        guard dbus_validate_bus_name(base, nil) != 0 else {
+            return .failure(.nameUnavailable("\(base) is not a valid bus name"))
+        }
+        for name in [base, base + ".instance\(getpid())"] {
+            let reply = dbus_bus_request_name(conn, name, CDBUS_NAME_FLAG_DO_NOT_QUEUE, &error)
+            if dbus_error_is_set(&error) != 0 {
+                return .failure(.nameUnavailable(Self.message(error, "cannot request \(name)")))
+            }
+            if reply == CDBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER { return .success(name) }
+        }
+        return .failure(.nameUnavailable("\(base) and its instance name are owned by other connections"))
+    }
+
+    /// Closes the connection (which also gives up the name).
+    func disconnect() {
+        guard let conn = connection else { return }
+        connection = nil
+        _ = dbus_connection_unregister_object_path(conn, MPRIS.objectPath)
+        dbus_connection_close(conn)
+        dbus_connection_unref(conn)
+    }
+
+    /// Serves the connection until ``ServiceCore/stop()`` or the bus goes away: polls the
+    /// connection's socket and the wake-up eventfd, without a timeout.
+    func run() {
+        guard let conn = connection else { return }
+        var socket: Int32 = -1
+        guard dbus_connection_get_socket(conn, &socket) != 0 else { return }
+        let wake = core.wakeFD
+        while true {
+            while dbus_connection_dispatch(conn) == DBUS_DISPATCH_DATA_REMAINS {}
+            let pending = core.takePending()
+            if pending.stop { return }
+            if pending.propertiesDirty { publishChanges() }
+            for position in pending.seeks {
+                sendSignal(interface: MPRIS.playerInterface, member: "Seeked",
+                           [.int64(PlayerProperties.microseconds(position))])
+            }
+            guard dbus_connection_get_is_connected(conn) != 0 else { return }
+            let wantWrite = dbus_connection_has_messages_to_send(conn) != 0
+            var fds = [pollfd(fd: socket, events: Int16(POLLIN) | (wantWrite ? Int16(POLLOUT) : 0), revents: 0),
+                       pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+            let n = poll(&fds, 2, -1)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            if fds[1].revents != 0 {
+                var counter: UInt64 = 0
+                _ = read(wake, &counter, 8)
+            }
+            if fds[0].revents != 0, dbus_connection_read_write(conn, 0) == 0 {
+                return // disconnected
+            }
+        }
+    }
+
+    // MARK: Properties
+
+    private func currentPlayerProperties() -> [String: DBusValue] {
+        PlayerProperties(snapshot: core.infoCenter.snapshot(), commands: core.commandCenter, now: .now,
+                         artURL: { self.artwork.url(for: $0) }).values
+    }
+
+    private var rootProperties: [String: DBusValue] {
+        let c = core.configuration
+        return [
+            "CanQuit": .bool(false),
+            "CanRaise": .bool(false),
+            "HasTrackList": .bool(false),
+            "Identity": .string(c.identity),
+            "DesktopEntry": .string(c.desktopEntry),
+            "SupportedUriSchemes": .strings(c.uriSchemes),
+            "SupportedMimeTypes": .strings(c.mimeTypes),
+        ]
+    }
+
+    /// Sends `PropertiesChanged` with the player properties whose value changed since the last time.
+    private func publishChanges() {
+        var now = currentPlayerProperties()
+        now.removeValue(forKey: "Position")
+        let changed = now.filter { published[$0.key] != $0.value }
+        published = now
+        guard !changed.isEmpty else { return }
+        sendSignal(interface: MPRIS.propertiesInterface, member: "PropertiesChanged",
+                   [.string(MPRIS.playerInterface), .vardict(changed), .strings([])])
+    }
+
+    private func sendSignal(interface: String, member: String, _ values: [DBusValue]) {
+        guard let conn = connection, let signal = dbus_message_new_signal(MPRIS.objectPath, interface, member) else { return }
+        defer { dbus_message_unref(signal) }
+        var iter = DBusMessageIter()
+        dbus_message_iter_init_append(signal, &iter)
+        guard values.allSatisfy({ $0.append(to: &iter) }) else { return }
+        _ = dbus_connection_send(conn, signal, nil)
+    }
+
+    // MARK: Calls
+
+    /// Answers one method call to the object (called by libdbus during dispatch, on the D-Bus thread).
+    private func handle(_ message: OpaquePointer) -> DBusHandlerResult {
+        guard dbus_message_get_type(message) == CDBUS_MESSAGE_TYPE_METHOD_CALL else {
+            return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+        }
+        let interface = dbus_message_get_interface(message).map { String(cString: $0) }
+        let member = dbus_message_get_member(message).map { String(cString: $0) } ?? ""
+        let reply: Reply
+        if let args = DBusValue.arguments(of: message) {
+            reply = call(interface: interface ?? Self.interface(of: member), member: member, args)
+        } else {
+            reply = .invalidArgs("unsupported argument types")
+        }
+        send(reply, to: message)
+        return DBUS_HANDLER_RESULT_HANDLED
+    }
+
+    /// The interface of a method called without one.
+    private static func interface(of member: String) -> String {
+        switch member {
+        case "Introspect": MPRIS.introspectableInterface
+        case "Get", "GetAll", "Set": MPRIS.propertiesInterface
+        case "Raise", "Quit": MPRIS.rootInterface
+        default: MPRIS.playerInterface
+        }
+    }
+
+    private func call(interface: String, member: String, _ args: [DBusValue]) -> Reply {
+        let unknown = Reply.error("org.freedesktop.DBus.Error.UnknownMethod",
+                                  "no method \(member) in interface \(interface) of \(MPRIS.objectPath)")
+        switch interface {
+        case MPRIS.introspectableInterface:
+            guard member == "Introspect" else { return unknown }
+            guard args.isEmpty else { return .invalidArgs("Introspect takes no arguments") }
+            return .values([.string(MPRIS.introspectionXML)])
+        case MPRIS.propertiesInterface:
+            return properties(member, args) ?? unknown
+        case MPRIS.rootInterface:
+            guard member == "Raise" || member == "Quit" else { return unknown }
+            guard args.isEmpty else { return .invalidArgs("\(member) takes no arguments") }
+            return .error("org.freedesktop.DBus.Error.NotSupported", "\(member) is not supported (Can\(member) is false)")
+        case MPRIS.playerInterface:
+            return player(member, args) ?? unknown
+        default:
+            return .error("org.freedesktop.DBus.Error.UnknownInterface", "no interface \(interface) on \(MPRIS.objectPath)")
+        }
+    }
+
+    private func properties(_ member: String, _ args: [DBusValue]) -> Reply? {
+        switch member {
+        case "Get":
+            guard args.count == 2, case .string(let interface) = args[0], case .string(let name) = args[1] else {
+                return .invalidArgs("Get takes (ss)")
+            }
+            if interface == MPRIS.rootInterface || (interface.isEmpty && rootProperties[name] != nil) {
+                guard let v = rootProperties[name] else { return unknownProperty(name, interface) }
+                return .values([.variant(v)])
+            }
+            if interface == MPRIS.playerInterface || interface.isEmpty {
+                guard let v = currentPlayerProperties()[name] else { return unknownProperty(name, interface) }
+                return .values([.variant(v)])
+            }
+            return unknownInterface(interface)
+        case "GetAll":
+            guard args.count == 1, case .string(let interface) = args[0] else { return .invalidArgs("GetAll takes (s)") }
+            switch interface {
+            case MPRIS.rootInterface: return .values([.vardict(rootProperties)])
+            case MPRIS.playerInterface: return .values([.vardict(currentPlayerProperties())])
+            case MPRIS.propertiesInterface, MPRIS.introspectableInterface: return .values([.vardict([:])])
+            default: return unknownInterface(interface)
+            }
+        case "Set":
+            guard args.count == 3, case .string(let interface) = args[0], case .string(let name) = args[1],
+                  case .variant(let value) = args[2] else {
+                return .invalidArgs("Set takes (ssv)")
+            }
+            return set(interface: interface, name: name, value)
+        default:
+            return nil
+        }
+    }
+
+    private func unknownProperty(_ name: String, _ interface: String) -> Reply {
+        .error("org.freedesktop.DBus.Error.UnknownProperty", "no property \(name) in interface \(interface)")
+    }
+
+    private func unknownInterface(_ interface: String) -> Reply {
+        .error("org.freedesktop.DBus.Error.UnknownInterface", "no interface \(interface) on \(MPRIS.objectPath)")
+    }
+
+    private func set(interface: String, name: String, _ value: DBusValue) -> Reply {
+        let readOnly = Reply.error("org.freedesktop.DBus.Error.PropertyReadOnly", "property \(name) is read-only")
+        if interface == MPRIS.rootInterface || (interface.isEmpty && rootProperties[name] != nil) {
+            return rootProperties[name] == nil ? unknownProperty(name, interface) : readOnly
+        }
+        guard interface == MPRIS.playerInterface || interface.isEmpty else { return unknownInterface(interface) }
+        let commands = core.commandCenter
+        switch (name, value) {
+        case ("LoopStatus", .string(let s)):
+            guard let r = MPRIS.repeatType(loopStatus: s) else {
+                return .invalidArgs("LoopStatus must be None, Track or Playlist, not \(s)")
+            }
+            return reply(commands.dispatch(commands.changeRepeatMode, ChangeRepeatModeCommandEvent(repeatType: r)))
+        case ("Shuffle", .bool(let on)):
+            return reply(commands.dispatch(commands.changeShuffleMode,
+                                           ChangeShuffleModeCommandEvent(shuffleType: on ? .songs : .off)))
+        case ("Volume", .double(let v)):
+            guard v.isFinite else { return .invalidArgs("Volume must be a finite number") }
+            return reply(commands.dispatch(commands.changeVolume, ChangeVolumeCommandEvent(volume: min(1, max(0, v)))))
+        case ("Rate", .double(let r)):
+            guard r.isFinite else { return .invalidArgs("Rate must be a finite number") }
+            if r == 0 { return reply(commands.dispatch(commands.pause)) }
+            let props = currentPlayerProperties()
+            guard case .double(let lo) = props["MinimumRate"], case .double(let hi) = props["MaximumRate"],
+                  r >= lo, r <= hi else {
+                return .invalidArgs("Rate \(r) is outside MinimumRate…MaximumRate")
+            }
+            return reply(commands.dispatch(commands.changePlaybackRate, ChangePlaybackRateCommandEvent(playbackRate: r)))
+        case ("LoopStatus", _), ("Shuffle", _), ("Volume", _), ("Rate", _):
+            return .invalidArgs("property \(name) has type \(published[name]?.signature ?? "?"), not \(value.signature)")
+        default:
+            return currentPlayerProperties()[name] == nil ? unknownProperty(name, interface) : readOnly
+        }
+    }
+
+    private func player(_ member: String, _ args: [DBusValue]) -> Reply? {
+        let commands = core.commandCenter
+        let noArgs: Set<String> = ["Next", "Previous", "Pause", "PlayPause", "Stop", "Play"]
+        if noArgs.contains(member), !args.isEmpty { return .invalidArgs("\(member) takes no arguments") }
+        switch member {
+        case "Next": return reply(commands.dispatch(commands.nextTrack))
+        case "Previous": return reply(commands.dispatch(commands.previousTrack))
+        case "Pause": return reply(commands.dispatch(commands.pause))
+        case "Play": return reply(commands.dispatch(commands.play))
+        case "Stop": return reply(commands.dispatch(commands.stop))
+        case "PlayPause":
+            if commands.togglePlayPause.isAvailable { return reply(commands.dispatch(commands.togglePlayPause)) }
+            let playing = core.infoCenter.playbackState == .playing
+            return reply(commands.dispatch(playing ? commands.pause : commands.play))
+        case "Seek":
+            guard args.count == 1, case .int64(let offset) = args[0] else { return .invalidArgs("Seek takes (x)") }
+            let snapshot = core.infoCenter.snapshot()
+            guard let info = snapshot.nowPlayingInfo, let now = snapshot.elapsedTime(at: .now) else {
+                return reply(.noActionableNowPlayingItem)
+            }
+            let target = max(0, now + Double(offset) / 1e6)
+            if let d = info.duration, target > d { return reply(commands.dispatch(commands.nextTrack)) }
+            return reply(commands.dispatch(commands.changePlaybackPosition,
+                                           ChangePlaybackPositionCommandEvent(positionTime: target)))
+        case "SetPosition":
+            guard args.count == 2, case .objectPath(let track) = args[0], case .int64(let position) = args[1] else {
+                return .invalidArgs("SetPosition takes (ox)")
+            }
+            guard let info = core.infoCenter.nowPlayingInfo else { return reply(.noActionableNowPlayingItem) }
+            guard track == MPRIS.trackID(info.persistentID) else {
+                return .invalidArgs("stale track id \(track): the current track is \(MPRIS.trackID(info.persistentID))")
+            }
+            let seconds = Double(position) / 1e6
+            guard position >= 0, info.duration.map({ seconds <= $0 }) ?? true else {
+                return .invalidArgs("position \(position) µs is outside the track")
+            }
+            return reply(commands.dispatch(commands.changePlaybackPosition,
+                                           ChangePlaybackPositionCommandEvent(positionTime: seconds)))
+        case "OpenUri":
+            guard args.count == 1, case .string = args[0] else { return .invalidArgs("OpenUri takes (s)") }
+            return .error("org.freedesktop.DBus.Error.NotSupported", "OpenUri is not supported")
+        default:
+            return nil
+        }
+    }
+
+    /// The reply for a command's status: nothing on success, an error otherwise.
+    private func reply(_ status: RemoteCommandHandlerStatus) -> Reply {
+        switch status {
+        case .success: .ok
+        case .noSuchContent: .error("org.tonearm.Error.NoSuchContent", "there is no such content")
+        case .noActionableNowPlayingItem:
+            .error("org.tonearm.Error.NoActionableNowPlayingItem", "nothing is playing that the command could act on")
+        case .commandFailed: .error("org.tonearm.Error.CommandFailed", "the command is disabled or failed")
+        }
+    }
+
+    private func send(_ reply: Reply, to call: OpaquePointer) {
+        guard let conn = connection, dbus_message_get_no_reply(call) == 0 else { return }
+        var message: OpaquePointer?
+        switch reply {
+        case .values(let values):
+            message = dbus_message_new_method_return(call)
+            if let m = message {
+                var iter = DBusMessageIter()
+                dbus_message_iter_init_append(m, &iter)
+                if !values.allSatisfy({ $0.append(to: &iter) }) {
+                    dbus_message_unref(m)
+                    message = dbus_message_new_error(call, "org.freedesktop.DBus.Error.Failed", "cannot build the reply")
+                }
+            }
+        case .error(let name, let text):
+            message = dbus_message_new_error(call, name, text)
+        }
+        guard let message else { return }
+        _ = dbus_connection_send(conn, message, nil)
+        dbus_message_unref(message)
+    }
+
+    private static func message(_ error: DBusError, _ fallback: String) -> String {
+        error.message.map { String(cString: $0) } ?? fallback
+    }
+}
