@@ -131,8 +131,9 @@ public struct PlayOrder: Sendable, Codable, Equatable {
     private mutating func reshuffle(avoidingFirst previous: Int) {
         var o = shuffled(first: nil)
         if o.count > 1, o[0] == previous {
-            if shuffleMode == .albums, let i = o.firstIndex(where: { albums[$0] != albums[previous] }) {
-                // Rotate to the next album boundary.
+            if shuffleMode == .albums {
+                // Rotate to the next album boundary (by one item when there is only one album).
+                let i = o.firstIndex(where: { albums[$0] != albums[previous] }) ?? 1
                 o = Array(o[i...] + o[..<i])
             } else if shuffleMode == .songs {
                 o.swapAt(0, 1 + Int(rng.next() % UInt64(o.count - 1)))

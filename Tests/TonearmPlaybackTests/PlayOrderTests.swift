@@ -337,6 +337,20 @@ import Testing
         }
     }
 
+    @Test func albumShuffleOfASingleAlbumDoesNotRepeatTheLastItemFirst() {
+        // One album (no album keys given): started at item 1, the first pass is 1, 2, 0 and ends
+        // on the album's first item; the next pass must not play it again straight away.
+        var o = PlayOrder(count: 3, start: 1, repeatMode: .all, shuffleMode: .albums)
+        let played = Self.play(&o, steps: 3 * 4 - 1)
+        #expect(Array(played.prefix(3)) == [1, 2, 0])
+        for k in 1..<played.count {
+            #expect(played[k] != played[k - 1], "\(played)")
+        }
+        for p in 0..<4 {
+            #expect(Self.isPermutation(Array(played[(p * 3)..<((p + 1) * 3)]), of: 3), "\(played)")
+        }
+    }
+
     @Test func switchingFromSongsToAlbumsKeepsTheCurrentItem() {
         var o = PlayOrder(count: 9, albums: Self.albumKeys, start: 5, shuffleMode: .songs, seed: 8)
         o.setShuffle(.albums)
