@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Tonearm
 
 /// What the live screen shows, as a plain value.
 struct ScreenState: Sendable {
@@ -8,11 +9,14 @@ struct ScreenState: Sendable {
     var title: String = ""
     var artist: String?
     var album: String?
+    var albumArtist: String?
+    var artwork: Artwork?
     var format: String = ""
     var elapsed: Double = 0
     var duration: Double = 0
     var volume: Float = 1
-    var loopMode: LoopMode = .off
+    var repeatMode: RepeatMode = .none
+    var shuffleMode: ShuffleMode = .off
     var eq: String = "flat"
     var rate: Float = 1
     var output: String = ""
@@ -26,7 +30,7 @@ struct ScreenState: Sendable {
 /// Draws the live screen of `tonearm play` into a string of terminal text: a pure function of
 /// the state and the width, so that it is tested without a terminal.
 enum LiveScreen {
-    static let help = "space pause · ←/→ seek 5 s · ↑/↓ volume · n/p next/prev · l loop · e EQ · [/] speed · q quit"
+    static let help = "space pause · ←/→ seek 5 s · ↑/↓ volume · n/p next/prev · r repeat · s shuffle · e EQ · [/] speed · q quit"
 
     static func render(_ s: ScreenState, width: Int, height: Int = 40) -> String {
         let w = max(40, width)
@@ -43,7 +47,7 @@ enum LiveScreen {
         let barWidth = max(10, w - times.count - 4)
         lines.append(" " + bar(fraction: s.duration > 0 ? s.elapsed / s.duration : 0, width: barWidth) + times)
         let vol = Int((s.volume * 100).rounded())
-        lines.append(" Volume  " + bar(fraction: Double(s.volume), width: 20) + " \(vol)%   Loop: \(s.loopMode.rawValue)   EQ: \(s.eq)   Speed: \(String(format: "%.1f", s.rate))×")
+        lines.append(" Volume  " + bar(fraction: Double(s.volume), width: 20) + " \(vol)%   Repeat: \(s.repeatMode.rawValue)   Shuffle: \(s.shuffleMode.rawValue)   EQ: \(s.eq)   Speed: \(String(format: "%.1f", s.rate))×")
         lines.append("")
         if let m = s.message { lines.append(clip(" \(m)", w)); lines.append("") }
         lines.append(" Queue (\(s.entries.count)):")

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Tonearm
 
 /// Turns the command line's FILE and DIR arguments into a list of files to play.
 enum MediaPaths {
@@ -28,6 +29,38 @@ enum MediaPaths {
                 out += found.sorted { $0.localizedStandardCompare($1) == .orderedAscending }
             } else {
                 out.append(path)
+            }
+        }
+        return out
+    }
+}
+
+extension MediaPaths {
+    /// Playlist extensions whose entries are played in their place.
+    static let playlistExtensions: Set<String> = ["m3u", "m3u8", "pls", "xspf"]
+
+    /// As ``expand(_:)``, with playlists replaced by their entries. Missing entries, entries that
+    /// are URLs (not played yet) and unreadable playlists are described in `problems` and skipped.
+    static func expandWithPlaylists(_ arguments: [String], problems: inout [String]) -> [String] {
+        var out: [String] = []
+        for path in expand(arguments) {
+            guard playlistExtensions.contains((path as NSString).pathExtension.lowercased()) else {
+                out.append(path)
+                continue
+            }
+            do {
+                let list = try Playlist.read(from: URL(fileURLWithPath: path))
+                let checked = list.entriesCheckingFiles()
+                for m in checked.missing { problems.append("\(path): \(m)") }
+                for e in checked.playable {
+                    if e.location.isRemote {
+                        problems.append("\(path): \(e.location.url.absoluteString): network streams are not played yet; skipped")
+                    } else if let p = e.location.path {
+                        out.append(p)
+                    }
+                }
+            } catch {
+                problems.append("\(error)")
             }
         }
         return out

@@ -269,7 +269,7 @@ public final class QueuePlayer: @unchecked Sendable {
             let v = max(0, min(1, newValue.isFinite ? newValue : 0))
             lock.withLock { s in
                 s.volume = v
-                s.runtime?.node.volume = v
+                s.runtime?.engine.mainMixerNode.outputVolume = v
             }
             broadcaster.yield(.volumeChanged(v))
         }
@@ -447,7 +447,6 @@ public final class QueuePlayer: @unchecked Sendable {
             }
         }
         for (i, item, e) in failures { broadcaster.yield(.itemFailed(index: i, item: item, error: e)) }
-        if !failures.isEmpty { emitCurrent() }
         guard let (file, _) = opened else {
             lock.withLock { $0.lastError = failures.last?.2 }
             finishQueue()
@@ -469,10 +468,11 @@ public final class QueuePlayer: @unchecked Sendable {
             s.state = .playing
             s.lastError = nil
             s.keepAlive = self
-            rt.node.volume = s.volume
+            rt.engine.mainMixerNode.outputVolume = s.volume
             schedule(file: file, at: s.pendingPosition, in: &s, runtime: rt)
         }
         do { try rt.startRendering() } catch { fail(error); return }
+        emitCurrent()  // the item that now plays
         broadcaster.yield(.stateChanged(.playing))
     }
 
@@ -605,8 +605,8 @@ public final class QueuePlayer: @unchecked Sendable {
                 return k
             }
             broadcaster.yield(.stateChanged(.stopped))
-            emitCurrent()
             broadcaster.yield(.finished)
+            emitCurrent()  // back at the start of the play order
             _ = keep
         }
         if drain {

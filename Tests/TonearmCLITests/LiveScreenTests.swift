@@ -57,7 +57,7 @@ import TonearmTestSupport
         try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=30", "-metadata", "title=First Song",
                              "-metadata", "artist=The Testers", a])
         try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=660:duration=30", b])
-        let screen = try Screen("\(try tonearmBinary()) play --output null '\(a)' '\(b)'")
+        let screen = try Screen("XDG_STATE_HOME='\(dir.file("state"))' \(try tonearmBinary()) play --output null '\(a)' '\(b)'")
         try screen.waitFor("First Song")
         try screen.waitFor("The Testers")
         try screen.waitFor("▶ Playing")
@@ -66,8 +66,12 @@ import TonearmTestSupport
         try screen.waitFor("⏸ Paused")
         screen.type("\u{1B}[B")  // ↓: volume 95 %
         try screen.waitFor("95%")
-        screen.type("l")
-        try screen.waitFor("Loop: one")
+        screen.type("r")
+        try screen.waitFor("Repeat: one")
+        screen.type("s")
+        try screen.waitFor("Shuffle: songs")
+        screen.type("s")
+        try screen.waitFor("Shuffle: off")
         screen.type("e")
         try screen.waitFor("EQ: bass-boost")
         screen.type("]")
@@ -89,7 +93,7 @@ import TonearmTestSupport
         defer { dir.remove() }
         let a = dir.file("long.wav")
         try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=30", a])
-        let screen = try Screen("\(try tonearmBinary()) play --output null '\(a)'")
+        let screen = try Screen("XDG_STATE_HOME='\(dir.file("state"))' \(try tonearmBinary()) play --output null '\(a)'")
         try screen.waitFor("▶ Playing")
         screen.type("\u{03}")  // Ctrl-C through the terminal: SIGINT to the player
         screen.process.waitUntilExit()

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Dispatch
+import Foundation
+import Synchronization
+import TonearmCore
+import TonearmOutput
+
+/// A music player with a queue (the counterpart of `MPMusicPlayerController`), built on a
+/// gapless ``QueuePlayer``: `setQueue(with:)`, `play()`, `pause()`, `stop()`, skipping (previous
+/// restarts the item when more than 3 s in, as on iOS), audible fast scan, repeat and shuffle,
+/// and async sequences of its state, now-playing item and volume.
+///
+/// With a ``QueueStateStore`` the queue, position, repeat and shuffle are saved on every change
+/// and once a second while playing, so ``restore()`` picks up where it was — also after the
+/// process was killed (at most a second lost).
+///
+/// Threading: every member may be called from any thread; the sequences deliver on a
+/// non-realtime thread.
+public final class MusicPlayer: Sendable {
+    /// The gapless queue underneath (its equaliser, effects and ReplayGain setting).
+    public let queue: QueuePlayer
+    private let store: QueueStateStore?
+    private let broadcaster = EventBroadcaster<QueuePlayerEvent>()
+    private let seeking = Mutex<(any DispatchSourceTimer)?>(nil)
+    private let saver = Mutex<(any DispatchSourceTimer)?>(nil)
+    private let pump: Task<Void, Never>
+
+    /// A player whose output is made by `output` when playback starts; `store` (optional) keeps
+    /// the queue between runs.
+    public init(output: @escaping @Sendable () throws -> any AudioOutputDriver = QueuePlayer.automaticOutput,
+                store: QueueStateStore? = nil) {
+        let q = QueuePlayer(output: output)
+        queue = q
+        self.store = store
+        let b = broadcaster
+        let events = q.events
+        pump = Task.detached { [store, q] in
+            for await e in events {
+                switch e {
+                case .currentItemChanged, .queueChanged, .repeatModeChanged, .shuffleModeChanged, .seeked,
+                     .stateChanged, .finished, .volumeChanged:
+                    if let store { try? store.save(MusicPlayer.snapshot(of: q)) }
+                default: break
+                }
+                b.yield(e)
+            }
+        }
+    }
+
+    deinit {
+        pump.cancel()
+        seeking.withLock { $0?.cancel() }
+        saver.withLock { $0?.cancel() }
+    }
+
+    // MARK: Queue
+
+    /// Replaces the queue with `items` (playback stops; the first item becomes current).
+    public func setQueue(with items: [QueueItem]) { queue.setQueue(items) }
+
+    /// Replaces the queue with the files at `paths`.
+    public func setQueue(withPaths paths: [String]) { queue.setQueue(paths.map { QueueItem(path: $0) }) }
+
+    /// Restores the queue saved in the store (stopped, at the saved position). False when there
+    /// is no store or nothing saved.
+    /// - Throws: ``TonearmError/notReadable(path:reason:)`` for a damaged state file.
+    @discardableResult
+    public func restore() throws(TonearmError) -> Bool {
+        guard let store, let saved = try store.load() else { return false }
+        queue.setQueue(saved.items, order: saved.order, startingAt: saved.position)
+        queue.volume = saved.volume
+        return true
+    }
+
+    static func snapshot(of q: QueuePlayer) -> SavedQueue {
+        SavedQueue(items: q.items(), order: q.playOrder, position: q.currentTime, volume: q.volume)
+    }
+
+    /// Saves now (a no-op without a store).
+    public func save() {
+        if let store { try? store.save(Self.snapshot(of: queue)) }
+    }
+
+    // MARK: Transport
+
+    public func play() {
+        queue.play()
+        startSaving()
+    }
+
+    public func pause() {
+        endSeeking()
+        queue.pause()
+    }
+
+    public func stop() {
+        endSeeking()
+        queue.stop()
+    }
+
+    /// Next item in play order.
+    public func skipToNextItem() { queue.advanceToNextItem() }
+
+    /// More than 3 s into the item: back to its start; otherwise the previous item.
+    public func skipToPreviousItem() {
+        if queue.currentTime > 3 { queue.seek(to: 0) } else { queue.skipToPreviousItem() }
+    }
+
+    public func skipToBeginning() { queue.seek(to: 0) }
+
+    /// Plays ahead in 0.25 s snippets, 1 s apart (4× speed, audible) until ``endSeeking()``.
+    public func beginSeekingForward() { beginSeeking(step: 1.0) }
+
+    /// Plays backwards in 0.25 s snippets (each 1.25 s earlier) until ``endSeeking()``.
+    public func beginSeekingBackward() { beginSeeking(step: -1.25) }
+
+    public func endSeeking() {
+        seeking.withLock { t in
+            t?.cancel()
+            t = nil
+        }
+    }
+
+    private func beginSeeking(step: Double) {
+        endSeeking()
+        let q = queue
+        seeking.withLock { t in
+            let timer = DispatchSource.makeTimerSource(queue: .global())
+            timer.schedule(deadline: .now() + 0.25, repeating: 0.25)
+            timer.setEventHandler {
+                let d = q.currentDuration ?? .infinity
+                q.seek(to: min(max(0, q.currentTime + step), max(0, d - 0.5)))
+            }
+            t = timer
+            timer.resume()
+        }
+    }
+
+    /// While playing, the position is saved once a second (what a SIGKILL can lose).
+    private func startSaving() {
+        guard store != nil else { return }
+        saver.withLock { t in
+            if t != nil { return }
+            let timer = DispatchSource.makeTimerSource(queue: .global())
+            timer.schedule(deadline: .now() + 1, repeating: 1)
+            timer.setEventHandler { [weak self] in
+                guard let self, self.queue.playbackState == .playing else { return }
+                self.save()
+            }
+            t = timer
+            timer.resume()
+        }
+    }
+
+    // MARK: State
+
+    public var playbackState: PlaybackState { queue.playbackState }
+    public var nowPlayingItem: QueueItem? { queue.currentItem }
+    public var indexOfNowPlayingItem: Int? { queue.currentIndex }
+
+    /// Seconds into the now-playing item; setting it seeks.
+    public var currentPlaybackTime: Double {
+        get { queue.currentTime }
+        set { queue.seek(to: newValue) }
+    }
+
+    /// 1 while playing normally, 4 / −5 while seeking forward / backward, 0 when not playing.
+    public var currentPlaybackRate: Float {
+        guard queue.playbackState == .playing else { return 0 }
+        return seeking.withLock { $0 } == nil ? 1 : 4
+    }
+
+    public var repeatMode: RepeatMode {
+        get { queue.repeatMode }
+        set { queue.repeatMode = newValue }
+    }
+
+    public var shuffleMode: ShuffleMode {
+        get { queue.shuffleMode }
+        set { queue.shuffleMode = newValue }
+    }
+
+    public var volume: Float {
+        get { queue.volume }
+        set { queue.volume = newValue }
+    }
+
+    /// Every event of the queue.
+    public var events: AsyncStream<QueuePlayerEvent> { broadcaster.stream(bufferingNewest: 1024) }
+
+    /// Playback state changes.
+    public var playbackStateChanges: AsyncStream<PlaybackState> {
+        let source = events
+        return AsyncStream { c in
+            let t = Task { for await e in source { if case .stateChanged(let s) = e { c.yield(s) } }; c.finish() }
+            c.onTermination = { _ in t.cancel() }
+        }
+    }
+
+    /// Now-playing item changes (nil when the queue is empty).
+    public var nowPlayingItemChanges: AsyncStream<QueueItem?> {
+        let source = events
+        return AsyncStream { c in
+            let t = Task { for await e in source { if case .currentItemChanged(_, let item) = e { c.yield(item) } }; c.finish() }
+            c.onTermination = { _ in t.cancel() }
+        }
+    }
+
+    /// Volume changes.
+    public var volumeChanges: AsyncStream<Float> {
+        let source = events
+        return AsyncStream { c in
+            let t = Task { for await e in source { if case .volumeChanged(let v) = e { c.yield(v) } }; c.finish() }
+            c.onTermination = { _ in t.cancel() }
+        }
+    }
+}
