@@ -35,6 +35,9 @@ struct PlayCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Shuffle the queue (every item once, the first one first).")
     var shuffle = false
 
+    @Option(name: .long, help: "Crossfade between items, in seconds (0: gapless; consecutive tracks of one album always stay gapless).")
+    var crossfade: Double = 0
+
     @Option(name: .long, help: "ReplayGain: off, track or album (album falls back to track).")
     var replaygain: String = "off"
 
@@ -53,6 +56,7 @@ struct PlayCommand: AsyncParsableCommand {
         if let v = volume, !(0...100).contains(v) { throw ValidationError("--volume must be between 0 and 100, not \(v)") }
         if let r = repeatMode, Self.repeatValue(r) == nil { throw ValidationError("--repeat must be off, one or all, not '\(r)'") }
         guard ReplayGainMode(rawValue: replaygain) != nil else { throw ValidationError("--replaygain must be off, track or album, not '\(replaygain)'") }
+        guard (0...30).contains(crossfade) else { throw ValidationError("--crossfade must be between 0 and 30 seconds, not \(crossfade)") }
         guard (-20...20).contains(preamp) else { throw ValidationError("--preamp must be between -20 and +20 dB, not \(preamp)") }
         if let o = output {
             do { _ = try OutputSelection(parsing: o) } catch { throw ValidationError("\(error)") }
@@ -88,7 +92,7 @@ struct PlayCommand: AsyncParsableCommand {
         let interactive = !plain && Terminal.isInteractive
         let settings = PlaySession.Settings(
             volume: volume.map { Float($0) / 100 }, repeatMode: repeatMode.flatMap(Self.repeatValue), shuffle: shuffle,
-            replayGain: ReplayGainMode(rawValue: replaygain) ?? .off, preamp: preamp, resume: resume,
+            replayGain: ReplayGainMode(rawValue: replaygain) ?? .off, preamp: preamp, crossfade: crossfade, resume: resume,
             eq: try sound.eqChoice(), rate: Float(sound.rate), effects: try sound.effects())
         let session = PlaySession(files: files, problems: problems, selection: selection, notice: notice,
                                   settings: settings, interactive: interactive)

@@ -24,6 +24,7 @@ final class PlaySession: @unchecked Sendable {
         var shuffle: Bool
         var replayGain: ReplayGainMode
         var preamp: Double
+        var crossfade: Double
         var resume: Bool
         var eq: EQChoice
         var rate: Float
@@ -150,6 +151,7 @@ final class PlaySession: @unchecked Sendable {
         if let r = settings.repeatMode { player.repeatMode = r }
         if settings.shuffle && player.shuffleMode == .off { player.shuffleMode = .songs }
         player.queue.setReplayGain(settings.replayGain, preamp: settings.preamp)
+        player.queue.crossfadeDuration = settings.crossfade
         settings.eq.apply(to: player.queue.eq)
         settings.effects.applyEQSettings(to: player.queue.eq)
         applyEffects()

@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import TonearmCore
 import TonearmOutput
+import TonearmPlaylists
 
 /// A music player with a queue (the counterpart of `MPMusicPlayerController`), built on a
 /// gapless ``QueuePlayer``: `setQueue(with:)`, `play()`, `pause()`, `stop()`, skipping (previous
@@ -57,6 +58,16 @@ public final class MusicPlayer: Sendable {
 
     /// Replaces the queue with `items` (playback stops; the first item becomes current).
     public func setQueue(with items: [QueueItem]) { queue.setQueue(items) }
+
+    /// Replaces the queue with a playlist's entries; entries that are missing (or network
+    /// streams, not played yet) are skipped and returned with the reason.
+    @discardableResult
+    public func setQueue(with playlist: Playlist) -> [MissingPlaylistEntry] {
+        let checked = playlist.entriesCheckingFiles()
+        let local = checked.playable.compactMap { $0.location.isRemote ? nil : $0.location.path }
+        queue.setQueue(local.map { QueueItem(path: $0) })
+        return checked.missing
+    }
 
     /// Replaces the queue with the files at `paths`.
     public func setQueue(withPaths paths: [String]) { queue.setQueue(paths.map { QueueItem(path: $0) }) }

@@ -61,6 +61,28 @@ public final class QueuePlayer: @unchecked Sendable {
         var frames: AudioFramePosition
         var sourceRate: Double
         var order: PlayOrder
+        /// What to schedule once this segment has been read.
+        var then: Continuation
+    }
+
+    /// What follows a scheduled segment.
+    private enum Continuation {
+        /// The next item in play order, from its start.
+        case next
+        /// The crossfade into `partner`: the overlap, then the partner from `frames` on.
+        case crossfade(Partner)
+        /// The rest of the entry `key` (item `index`) from `frame`, after its crossfade overlap.
+        case rest(key: UInt64, index: Int, order: PlayOrder, frame: AudioFramePosition)
+    }
+
+    /// The item a crossfade goes into, decided when the outgoing item is scheduled.
+    private struct Partner {
+        var key: UInt64
+        var index: Int
+        var order: PlayOrder
+        var outgoingPath: String
+        var outGain: Float
+        var frames: AudioFramePosition
     }
 
     private struct State {
@@ -79,6 +101,7 @@ public final class QueuePlayer: @unchecked Sendable {
         var volume: Float = 1
         var replayGain: ReplayGainMode = .off
         var preamp: Double = 0
+        var crossfade: Double = 0
         var effects: [AudioNode] = []
         var keepAlive: QueuePlayer?
         var interrupted = false
@@ -260,6 +283,14 @@ public final class QueuePlayer: @unchecked Sendable {
             return s.runtime != nil
         }
         if playing { restartCurrent() }
+    }
+
+    /// Seconds of crossfade between items (0, the default: gapless). Never between consecutive
+    /// tracks of the same album played in order (they stay gapless), nor between items of
+    /// different sample rates or channel counts. Applies from the next item scheduled.
+    public var crossfadeDuration: Double {
+        get { lock.withLock { $0.crossfade } }
+        set { lock.withLock { $0.crossfade = max(0, min(30, newValue.isFinite ? newValue : 0)) } }
     }
 
     /// Volume 0…1 (ramped, no click).
@@ -513,19 +544,53 @@ public final class QueuePlayer: @unchecked Sendable {
         s.epoch += 1
         let start = min(file.length, max(0, AudioFramePosition((seconds * file.processingFormat.sampleRate).rounded())))
         s.segmentStartPlayerFrame = rt.node.playerTime?.sampleTime ?? 0
-        enqueue(file: file, key: s.entries[cur].key, start: start, order: s.order, in: &s, runtime: rt)
+        scheduleItem(file: file, index: cur, start: start, order: s.order, in: &s, runtime: rt)
+    }
+
+    /// Schedules item `index` (opened as `file`) from `start`: to its end, or — when a crossfade
+    /// into the next item applies — to where the overlap begins. Lock held.
+    private func scheduleItem(file: AudioFile, index: Int, start: AudioFramePosition, order: PlayOrder,
+                              in s: inout State, runtime rt: QueueRuntime) {
+        let key = s.entries[index].key
+        if let p = crossfadePartner(after: file, index: index, order: order, in: s), start < file.length - p.frames {
+            enqueue(file: file, key: key, start: start, end: file.length - p.frames, order: order, then: .crossfade(p),
+                    in: &s, runtime: rt)
+        } else {
+            enqueue(file: file, key: key, start: start, end: file.length, order: order, then: .next, in: &s, runtime: rt)
+        }
+    }
+
+    /// Whether the item after `index` is crossfaded into, and how: only with a crossfade set,
+    /// when the next item is another one (not repeat-one), has the same rate and channels, and is
+    /// not the next track of the same album played in order (those stay gapless). Lock held.
+    private func crossfadePartner(after file: AudioFile, index: Int, order: PlayOrder, in s: State) -> Partner? {
+        guard s.crossfade > 0 else { return nil }
+        var nextOrder = order
+        guard nextOrder.advanceOnEnd(), let next = nextOrder.current, next != index,
+              s.entries.indices.contains(next), case .success(let other) = Self.open(s.entries[next].item) else { return nil }
+        let f = file.processingFormat, g = other.processingFormat
+        guard f.sampleRate == g.sampleRate, f.channelCount == g.channelCount else { return nil }
+        if next == index + 1, let album = file.metadata.album, album == other.metadata.album,
+           (file.metadata.albumArtist ?? file.metadata.artist) == (other.metadata.albumArtist ?? other.metadata.artist) {
+            return nil
+        }
+        let frames = min(AudioFramePosition(s.crossfade * f.sampleRate), file.length / 2, other.length / 2)
+        guard frames > 0 else { return nil }
+        return Partner(key: s.entries[next].key, index: next, order: nextOrder, outgoingPath: s.entries[index].item.path,
+                       outGain: s.replayGain.linearGain(for: file.metadata.replayGain, preamp: s.preamp), frames: frames)
     }
 
     /// Puts one segment on the node with its handlers. Lock held.
-    private func enqueue(file: AudioFile, key: UInt64, start: AudioFramePosition, order: PlayOrder,
+    private func enqueue(file: any PlaybackSource, key: UInt64, start: AudioFramePosition, end: AudioFramePosition,
+                         order: PlayOrder, then: Continuation, gain fixedGain: Float? = nil,
                          in s: inout State, runtime rt: QueueRuntime) {
         let token = s.nextToken
         s.nextToken += 1
         let epoch = s.epoch
-        let gain = s.replayGain.linearGain(for: file.metadata.replayGain, preamp: s.preamp)
-        let frames = file.length - start
+        let gain = fixedGain ?? (file as? AudioFile).map { s.replayGain.linearGain(for: $0.metadata.replayGain, preamp: s.preamp) } ?? 1
+        let frames = max(0, end - start)
         s.scheduled.append(Scheduled(key: key, token: token, startFrame: start, frames: frames,
-                                     sourceRate: file.processingFormat.sampleRate, order: order))
+                                     sourceRate: file.sourceFormat.sampleRate, order: order, then: then))
         do {
             try rt.node.scheduleSegment(file, startingFrame: start, frameCount: AudioFrameCount(frames), gain: gain,
                                         consumed: { [weak self] _ in self?.consumed(token: token, epoch: epoch) },
@@ -541,6 +606,26 @@ public final class QueuePlayer: @unchecked Sendable {
         var failures: [(Int, QueueItem, TonearmError)] = []
         lock.withLock { s in
             guard s.epoch == epoch, let rt = s.runtime, let last = s.scheduled.last, last.token == token else { return }
+            switch last.then {
+            case .crossfade(let p):
+                // The overlap: both files opened afresh for the mixing source.
+                let incomingItem = s.entries.indices.contains(p.index) ? s.entries[p.index].item : nil
+                guard let incomingItem, case .success(let outFile) = Self.open(QueueItem(path: p.outgoingPath)),
+                      case .success(let inFile) = Self.open(incomingItem) else { return }
+                let inGain = s.replayGain.linearGain(for: inFile.metadata.replayGain, preamp: s.preamp)
+                let mix = CrossfadeSource(outgoing: outFile, outGain: p.outGain, incoming: inFile, inGain: inGain, frames: p.frames)
+                enqueue(file: mix, key: p.key, start: 0, end: mix.frameLength, order: p.order,
+                        then: .rest(key: p.key, index: p.index, order: p.order, frame: mix.frameLength), gain: 1,
+                        in: &s, runtime: rt)
+                return
+            case .rest(let key, let index, let order, let frame):
+                guard s.entries.indices.contains(index), s.entries[index].key == key,
+                      case .success(let file) = Self.open(s.entries[index].item) else { return }
+                scheduleItem(file: file, index: index, start: frame, order: order, in: &s, runtime: rt)
+                return
+            case .next:
+                break
+            }
             var order = last.order
             // The item after this one in play order, skipping files that cannot be opened.
             for _ in 0...s.entries.count {
@@ -549,7 +634,7 @@ public final class QueuePlayer: @unchecked Sendable {
                 switch Self.open(item) {
                 case .success(let file):
                     for warning in file.takeWarnings() { broadcaster.yield(.decodeWarning(warning)) }
-                    enqueue(file: file, key: s.entries[next].key, start: 0, order: order, in: &s, runtime: rt)
+                    scheduleItem(file: file, index: next, start: 0, order: order, in: &s, runtime: rt)
                     return
                 case .failure(let error):
                     failures.append((next, item, error))
@@ -572,7 +657,8 @@ public final class QueuePlayer: @unchecked Sendable {
             s.pendingPosition = 0
             guard let next = s.scheduled.first else { return .finished }
             s.order = next.order
-            return .advanced
+            // A crossfade's overlap and the rest of the item are one item.
+            return next.key == head.key ? .ignore : .advanced
         }
         switch outcome {
         case .advanced: emitCurrent()

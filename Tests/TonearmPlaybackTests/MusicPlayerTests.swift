@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TonearmCore
+import TonearmOutput
+@testable import TonearmPlayback
+import TonearmPlaylists
+import TonearmTestSupport
+
+/// `MusicPlayer`'s rules (MPMusicPlayerController's), on the silent real-time output.
+@Suite struct MusicPlayerTests {
+    let dir: TempDir
+    init() throws { dir = try TempDir("music") }
+
+    func tones(_ n: Int, seconds: Double = 20) throws -> [String] {
+        try (0..<n).map { i in
+            let p = dir.file("t\(i).flac")
+            try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=\(440 + 110 * i):duration=\(seconds)", p])
+            return p
+        }
+    }
+
+    @Test func previousRestartsAfterThreeSecondsAndOtherwiseGoesBack() async throws {
+        let paths = try tones(3)
+        let music = MusicPlayer(output: { NullOutput() })
+        defer { music.stop() }
+        let items = music.nowPlayingItemChanges
+        music.setQueue(withPaths: paths)
+        let states = music.playbackStateChanges
+        music.play()
+        var stateIterator = states.makeAsyncIterator()
+        #expect(await stateIterator.next() == .playing)
+        music.skipToNextItem()
+        #expect(music.indexOfNowPlayingItem == 1)
+        music.pause()
+        music.currentPlaybackTime = 10
+        #expect(abs(music.currentPlaybackTime - 10) < 0.2)
+        // More than 3 s in: back to the start of the same item.
+        music.skipToPreviousItem()
+        #expect(music.indexOfNowPlayingItem == 1)
+        #expect(music.currentPlaybackTime < 0.2)
+        // At the start: the previous item.
+        music.skipToPreviousItem()
+        #expect(music.indexOfNowPlayingItem == 0)
+        #expect(music.nowPlayingItem?.path == paths[0])
+        // The item sequence saw 0 → 1 → 0 (after the queue was set).
+        var seen: [String] = []
+        for await item in items {
+            seen.append(item.map { ($0.path as NSString).lastPathComponent } ?? "-")
+            if seen.suffix(3) == ["t0.flac", "t1.flac", "t0.flac"] { break }
+        }
+        #expect(seen.suffix(3) == ["t0.flac", "t1.flac", "t0.flac"])
+    }
+
+    @Test func aPlaylistBecomesTheQueueAndMissingEntriesAreReported() throws {
+        let paths = try tones(2, seconds: 1)
+        let list = Playlist(title: "Mix", entries: (paths + [dir.file("gone.flac")]).map { PlaylistEntry(location: .file(path: $0)) })
+        let music = MusicPlayer(output: { NullOutput() })
+        let missing = music.setQueue(with: list)
+        #expect(music.queue.items().map(\.path) == paths)
+        #expect(missing.count == 1)
+        #expect(missing.first?.path == dir.file("gone.flac"))
+    }
+
+    @Test func theQueueIsSavedAndRestored() throws {
+        let paths = try tones(3, seconds: 1)
+        let store = QueueStateStore(path: dir.file("state/queue.json"))
+        let music = MusicPlayer(output: { NullOutput() }, store: store)
+        music.setQueue(withPaths: paths)
+        music.repeatMode = .all
+        music.shuffleMode = .songs
+        music.queue.skipToItem(at: 2)
+        music.save()
+        let again = MusicPlayer(output: { NullOutput() }, store: store)
+        #expect(try again.restore())
+        #expect(again.queue.items().map(\.path) == paths)
+        #expect(again.repeatMode == .all)
+        #expect(again.shuffleMode == .songs)
+        #expect(again.indexOfNowPlayingItem == 2)
+        #expect(again.queue.playOrder == music.queue.playOrder)
+        // A damaged file is a typed error, not a crash.
+        try Data("{".utf8).write(to: URL(fileURLWithPath: store.path))
+        #expect(throws: TonearmError.self) { try again.restore() }
+    }
+}
