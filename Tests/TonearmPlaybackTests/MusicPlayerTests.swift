@@ -52,6 +52,32 @@ import TonearmTestSupport
         #expect(seen.suffix(3) == ["t0.flac", "t1.flac", "t0.flac"])
     }
 
+    @Test func seekingForwardScansAudiblyAndEndSeekingStops() async throws {
+        let paths = try tones(1, seconds: 30)
+        let music = MusicPlayer(output: { NullOutput() })
+        defer { music.stop() }
+        music.setQueue(withPaths: paths)
+        let events = music.events
+        music.play()
+        music.beginSeekingForward()
+        #expect(music.currentPlaybackRate == 4)
+        // Jumps of 1 s every 0.25 s: a seek past 2 s comes well before 2 s of real time.
+        let e = try await waitForEvent(events, timeout: 10, "a scan step past 2 s") {
+            if case .seeked(let t) = $0 { return t >= 2 }
+            return false
+        }
+        guard case .seeked(let t) = e else { return }
+        music.endSeeking()
+        #expect(music.currentPlaybackRate == 1)
+        #expect(music.currentPlaybackTime >= t)
+        music.beginSeekingBackward()
+        _ = try await waitForEvent(events, timeout: 10, "a backward scan step") {
+            if case .seeked(let b) = $0 { return b < t }
+            return false
+        }
+        music.endSeeking()
+    }
+
     @Test func aPlaylistBecomesTheQueueAndMissingEntriesAreReported() throws {
         let paths = try tones(2, seconds: 1)
         let list = Playlist(title: "Mix", entries: (paths + [dir.file("gone.flac")]).map { PlaylistEntry(location: .file(path: $0)) })
