@@ -133,6 +133,22 @@ import TonearmTestSupport
         }
     }
 
+    /// Across formats: the first half FLAC, the second MP3 (and the other way round).
+    @Test func acrossFormatsTheJoinStaysUnbroken() async throws {
+        let flac = try split(ext: "flac", codecArgs: ["-c:a", "flac", "-sample_fmt", "s32"], join: 77_777)
+        let mp3 = try split(ext: "mp3", codecArgs: ["-c:a", "libmp3lame", "-b:a", "256k"], join: 77_777)
+        for (first, second, name) in [(flac.first, mp3.second, "flac-mp3"), (mp3.first, flac.second, "mp3-flac")] {
+            let halves = [try decode(first), try decode(second)]
+            let out = try await playQueue([first, second], name: name)
+            #expect(out[0].count == flac.original[0].count, "\(name): \(out[0].count) frames")
+            for c in 0..<2 {
+                #expect(out[c] == halves[0][c] + halves[1][c], "\(name): channel \(c)")
+                #expect(bestLag(out[c], flac.original[c], (77_777 + 2048)..<(77_777 + 20_000)) == 0, "\(name) is shifted")
+                #expect(errorDB(out[c], flac.original[c], (77_777 - 2048)..<(77_777 + 2048)) < -20, "\(name): click at the join")
+            }
+        }
+    }
+
     /// The measure above notices a single missing sample.
     @Test func theJoinMeasureNoticesOneMissingSample() {
         let x = (0..<20_000).map { Float(0.3 * sin(2 * Double.pi * 440 * Double($0) / 44100)) }
