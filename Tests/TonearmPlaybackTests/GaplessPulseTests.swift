@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Synchronization
+import Testing
+import TonearmCodecs
+import TonearmCore
+import TonearmOutput
+@testable import TonearmPlayback
+import TonearmTestSupport
+
+/// Gapless playback heard for real: one continuous recording split at an arbitrary sample, each
+/// half encoded on its own, played by a ``QueuePlayer`` through a private PulseAudio server's null
+/// sink while its monitor is recorded. The recording must be the unbroken original: lined up
+/// with it the same way after the join and at the end as before (a gap or an overlap at the join
+/// would shift everything after it), ending where it ends (the tail is not cut), with no click at
+/// the join, and sounding throughout (no dropout).
+///
+/// The test loads a 44.1 kHz null sink (the queue's rate) and records its monitor at 44.1 kHz, so
+/// nothing is resampled: the recording is compared with the decoded halves back to back (to
+/// 16-bit precision, about −88 dB), and lags are measured to a fraction of a sample; a gap or
+/// overlap of one sample shifts the lag by 1, the checks allow 0.5.
+///
+/// Real time: each format plays for 4 s. Underruns reported by PulseAudio are counted and fail
+/// the test by name, so that a starved stream is not mistaken for a gapless bug (or hidden).
+@Suite(.serialized) struct GaplessPulseTests {
+    static let recordingRate = 44100.0
+    /// A null sink of the queue's own rate, loaded for this test.
+    static let sinkName = "gapless44"
+    static let sourceRate = 44100
+    static let seconds = 4.0
+    static let join = 100_003
+    /// How late the recorded sound may start. PulseAudio's monitor loses the first milliseconds
+    /// of a stream that joins a running sink (the sink rewinds what it had rendered ahead to mix
+    /// the new stream in, and the silence already passed to the recorder stays): in this set-up
+    /// `paplay` of a 1 s tone was heard 11 to 19 ms short at the start, its end intact; the loss
+    /// is at most what the sink renders ahead, its 20 ms latency set by the recorder. So the start
+    /// is only bounded here (by that latency and 10 ms more); the end, the lag across the join and
+    /// the lag at the end are exact.
+    static let monitorStartLoss = 0.030
+    /// Where sound starts and ends: the first and last sample above this (the tones peak at 0.4).
+    static let threshold: Float = 0.02
+
+    static let formats: [(ext: String, args: [String])] = [
+        ("flac", ["-c:a", "flac", "-sample_fmt", "s32"]),
+        ("mp3", ["-c:a", "libmp3lame", "-b:a", "256k"]),
+    ]
+
+    final class Counter: Sendable {
+        let count = Mutex(0)
+        func add() { count.withLock { $0 += 1 } }
+        var value: Int { count.withLock { $0 } }
+    }
+
+    /// The driver the queue made, kept to read its underrun count afterwards.
+    final class DriverBox: Sendable {
+        let driver = Mutex<PulseOutput?>(nil)
+    }
+
+    @Test(arguments: formats.indices)
+    func twoHalvesAreHeardAsTheUnbrokenOriginal(_ index: Int) async throws {
+        let format = Self.formats[index]
+        let ext = format.ext
+        let dir = try TempDir("gapless-pulse")
+        defer { dir.remove() }
+
+        // The recording, its halves, and the reference at the sink's rate.
+        let whole = dir.file("whole.wav")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i",
+                             "aevalsrc=exprs=\(GaplessTests.expressions):s=\(Self.sourceRate):d=\(Self.seconds)",
+                             "-c:a", "pcm_f32le", whole])
+        let first = dir.file("a.\(ext)"), second = dir.file("b.\(ext)")
+        try Fixtures.ffmpeg(["-i", whole, "-af", "atrim=end_sample=\(Self.join)"] + format.args + [first])
+        try Fixtures.ffmpeg(["-i", whole, "-af", "atrim=start_sample=\(Self.join),asetpts=N/SR/TB"] + format.args + [second])
+        // What the queue should play: the decoded halves back to back (for FLAC the original
+        // itself; for MP3 the codec's error near the join would hide a click), as long as the
+        // original.
+        let halves = [try decode(first), try decode(second)]
+        let originalFrames = try readWAV(whole).frameCount
+        #expect(halves[0][0].count == Self.join && halves[0][0].count + halves[1][0].count == originalFrames,
+                "\(ext): the halves decode to \(halves[0][0].count) + \(halves[1][0].count) frames, not \(Self.join) + \(originalFrames - Self.join)")
+        let reference = (channels: [halves[0][0] + halves[1][0], halves[0][1] + halves[1][1]], sampleRate: Double(Self.sourceRate))
+
+        // Play the queue through the private server while recording its monitor.
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let heardPath = dir.file("heard.wav")
+        // The server's own sink runs at 48 kHz; a 44.1 kHz stream made PulseAudio either resample
+        // it or (now and then) switch that sink to 44.1 kHz, and then the 48 kHz recording was
+        // resampled with an arbitrary phase. A sink at the queue's rate, recorded at that rate,
+        // involves no resampling at all: the recording is the played samples to 16 bits.
+        try server.pactl("load-module", "module-null-sink", "sink_name=\(Self.sinkName)", "format=float32le",
+                         "rate=\(Self.sourceRate)", "channels=2")
+        let recorder = try ChildProcess(["parecord", "-v", "-d", "\(Self.sinkName).monitor", "--latency-msec=20",
+                                         "--format=s16le", "--rate=\(Self.sourceRate)", "--channels=2",
+                                         "--file-format=wav", heardPath],
+                                        environment: server.environment.merging(["LC_ALL": "C"]) { $1 },
+                                        captureStandardError: true)
+        defer { recorder.terminate(SIGINT) }
+        try #require(recorder.waitForStandardError(containing: "Stream successfully created.", timeout: 5),
+                     "\(ext): parecord did not connect: \(recorder.standardErrorText.suffix(2000))")
+        // A null sink with a new recorder first renders one long block (nothing reaches the
+        // recorder meanwhile); a stream that started then would lose its start in the recording.
+        // The recorder receiving 200 ms of silence shows that the sink runs with small blocks.
+        let flowing = try waitForRecording(heardPath, atLeast: Int(0.2 * Self.recordingRate),
+                                           endingInSilence: Int(0.1 * Self.recordingRate), timeout: 5)
+        try #require(flowing, "\(ext): the recorder received no audio from the monitor within 5 s")
+        let serverString = server.serverString
+        let box = DriverBox()
+        let q = QueuePlayer(items: [first, second].map { QueueItem(path: $0) }, output: {
+            let d = PulseOutput(server: serverString, streamName: "gapless-\(ext)", device: Self.sinkName)
+            box.driver.withLock { $0 = d }
+            return d
+        })
+        defer { q.stop() }
+        let events = q.events
+        let collector = Task { () -> [QueuePlayerEvent] in
+            var seen: [QueuePlayerEvent] = []
+            for await e in events {
+                seen.append(e)
+                if e == .finished { break }
+            }
+            return seen
+        }
+        let clock = ContinuousClock()
+        let started = clock.now
+        q.play()
+        // The sink's format while the stream plays (the stream is connected when play returns).
+        let sinkSpec = (try? server.pactl("list", "short", "sinks").stdout)?
+            .split(separator: "\n").first { $0.contains(Self.sinkName) }?
+            .split(separator: "\t").dropFirst(3).first.map(String.init) ?? "?"
+        _ = try await waitForEvent(q.events, timeout: Self.seconds + 20, "the queue to finish") { $0 == .finished }
+        let playTime = clock.now - started
+        let seen = await collector.value
+        let underruns = box.driver.withLock { $0?.underrunCount } ?? -1
+
+        // `.finished` comes once the stream has drained; the monitor's last fragment reaches the
+        // recorder a little later. Wait (woken by each write to the file) until the recording holds
+        // at least the whole sound and then 100 ms of silence, so that its end is not cut here.
+        let settled = try waitForRecording(heardPath, atLeast: Int(Self.seconds * Self.recordingRate),
+                                           endingInSilence: Int(0.1 * Self.recordingRate), timeout: 5)
+        recorder.terminate(SIGINT)
+        #expect(settled, "\(ext): the recording did not end in silence within 5 s of .finished")
+
+        let problems = seen.filter {
+            switch $0 {
+            case .itemFailed, .outputLost: true
+            default: false
+            }
+        }
+        #expect(problems.isEmpty, "\(ext): \(problems)")
+        #expect(underruns == 0, "\(ext): PulseAudio reported \(underruns) underrun(s) — the stream was starved (a loaded machine?), so dropouts and shifts below are not the queue's")
+
+        let heard = try readWAV(heardPath)
+        let issues = Counter()
+        /// `#expect`, counting failures (to keep the recording for a look).
+        func check(_ ok: Bool, _ message: @autoclosure () -> String, sourceLocation: SourceLocation = #_sourceLocation) {
+            if !ok {
+                issues.add()
+                Issue.record(Comment(rawValue: message()), sourceLocation: sourceLocation)
+            }
+        }
+        #expect(heard.sampleRate == Self.recordingRate && heard.channelCount == 2)
+        let rate = heard.sampleRate
+        #expect(sinkSpec.contains("\(Self.sourceRate)Hz"), "\(ext): the sink ran at \(sinkSpec)")
+        var report = "\(ext): sink \(sinkSpec) while playing, played in \(playTime), underruns \(underruns)"
+
+        for c in 0..<2 {
+            let rec = heard.channels[c], ref = reference.channels[c]
+            guard let recSpan = soundingSpan(rec), let refSpan = soundingSpan(ref) else {
+                Issue.record("\(ext) channel \(c): nothing was heard")
+                return
+            }
+            let recSeconds = Double(recSpan.count) / rate, refSeconds = Double(refSpan.count) / rate
+            // (2) Alignment: where the recording lines up with the original (found over the
+            // whole first 0.5 s, so that a cut start does not mislead it), refined early in the
+            // tone, right after the join and at the end: the lag must hold.
+            let coarse = coarseLag(heard.channels, reference.channels, at: recSpan.lowerBound + 4800)
+            let early = (refSpan.lowerBound + 2000)..<(refSpan.lowerBound + 22_000)
+            let afterJoin = (Self.join + 2048)..<(Self.join + 20_000)
+            let late = (refSpan.upperBound - 22_000)..<(refSpan.upperBound - 2000)
+            let before = bestLag(rec, ref, early, around: coarse)
+            let after = bestLag(rec, ref, afterJoin, around: coarse)
+            let end = bestLag(rec, ref, late, around: coarse)
+            // Where the original's first and last sounding samples should be heard at that lag.
+            let startMissing = Double(recSpan.lowerBound - refSpan.lowerBound) - before
+            let endMissing = before - Double(recSpan.upperBound - refSpan.upperBound)
+            // (1) Length. The end is heard exactly where the original's end falls at that lag
+            // (the tail is not cut, nothing is added). The start may be late by up to
+            // ``monitorStartLoss``: the monitor recording itself loses the first milliseconds of
+            // a stream that joins a running sink (see there); it must never be early.
+            check(abs(endMissing) < 0.002 * rate,
+                    "\(ext) channel \(c): the sound ends \(endMissing / rate * 1000) ms before the original's end (lag \(before))")
+            check(startMissing > -0.002 * rate && startMissing < Self.monitorStartLoss * rate,
+                    "\(ext) channel \(c): the sound starts \(startMissing / rate * 1000) ms after the original's start (lag \(before))")
+            check(recSeconds > refSeconds - Self.monitorStartLoss - 0.002 && recSeconds < refSeconds + 0.002,
+                    "\(ext) channel \(c): heard \(recSeconds) s, the original is \(refSeconds) s (\(originalFrames) frames at 44.1 kHz)")
+            check(abs(after - before) < 0.5,
+                    "\(ext) channel \(c): lag \(before) before the join, \(after) after it (a gap or overlap of \((after - before) * 44100 / rate) samples at 44.1 kHz)")
+            check(abs(end - before) < 0.5, "\(ext) channel \(c): lag \(before) early, \(end) at the end")
+
+            // No click at the join: a one-sample gap or repeat gives about −24 dB here; without
+            // one, what is left is the recording's 16-bit rounding (about −88 dB).
+            let lag = Int(before.rounded())
+            let j = Self.join
+            let atJoin = errorDB(rec, ref, (j - 2048)..<(j + 2048), lag: lag)
+            let elsewhere = errorDB(rec, ref, (j - 40_000)..<(j - 35_904), lag: lag)
+            check(atJoin < -40, "\(ext) channel \(c): error \(atJoin) dB at the join, \(elsewhere) dB elsewhere")
+
+            // (3) No dropout: every 10 ms block of the sounding span is at least half as loud as
+            // the original.
+            let expected = rms(ref[refSpan])
+            let block = Int(rate / 100)
+            var quiet: [(seconds: Double, rms: Float)] = []
+            var i = recSpan.lowerBound
+            while i + block <= recSpan.upperBound {
+                let level = rms(rec[i..<(i + block)])
+                if level < expected / 2 { quiet.append((Double(i - recSpan.lowerBound) / rate, level)) }
+                i += block
+            }
+            check(quiet.isEmpty, "\(ext) channel \(c): \(quiet.count) blocks below half the level \(expected), first at \(quiet.prefix(5)) s into the sound; underruns \(underruns)")
+
+            report += String(format: "\n  channel %ld: heard %.5f s (original %.5f s, %+.2f ms), start %+.1f samples late, end %+.1f samples early; lag %.3f before the join, %.3f after, %.3f at the end; error at the join %.1f dB, elsewhere %.1f dB",
+                             c, recSeconds, refSeconds, (recSeconds - refSeconds) * 1000, startMissing, endMissing, before, after, end, atJoin, elsewhere)
+        }
+        print(report)
+        if issues.value > 0 {
+            let kept = FileManager.default.temporaryDirectory.appendingPathComponent("gapless-pulse-\(ext)-heard.wav").path
+            try? FileManager.default.removeItem(atPath: kept)
+            try? FileManager.default.copyItem(atPath: heardPath, toPath: kept)
+            print("\(ext): the recording is kept at \(kept) (expected: the decoded halves back to back)")
+        }
+    }
+
+    // MARK: Measures
+
+    func decode(_ path: String) throws -> [[Float]] {
+        let f = try AudioFile(path: path)
+        let buf = AudioPCMBuffer(format: f.processingFormat, frameCapacity: Int(f.length))!
+        try f.read(into: buf)
+        return buf.channelArrays()
+    }
+
+    /// From the first to the last sample whose magnitude exceeds ``threshold``.
+    func soundingSpan(_ x: [Float]) -> Range<Int>? {
+        guard let a = x.firstIndex(where: { abs($0) > Self.threshold }),
+              let b = x.lastIndex(where: { abs($0) > Self.threshold }) else { return nil }
+        return a..<(b + 1)
+    }
+
+    /// The lag (recording index minus reference index, within `around ± maxLag`) at which `rec`
+    /// best matches `ref` over `range` (reference indices), refined to a fraction of a sample by
+    /// a parabola through the squared errors at the best whole lag and its neighbours.
+    func bestLag(_ rec: [Float], _ ref: [Float], _ range: Range<Int>, around: Int, maxLag: Int = 8) -> Double {
+        func error(_ lag: Int) -> Double {
+            var e = 0.0
+            for i in range {
+                let k = i + lag
+                let r: Float = k >= 0 && k < rec.count ? rec[k] : 0
+                let d = Double(r - ref[i])
+                e += d * d
+            }
+            return e
+        }
+        let lags = (around - maxLag)...(around + maxLag)
+        let errors = lags.map(error)
+        let m = errors.indices.min { errors[$0] < errors[$1] }!
+        guard m > 0, m < errors.count - 1 else { return Double(lags.lowerBound + m) }
+        let (l, c, r) = (errors[m - 1], errors[m], errors[m + 1])
+        let curvature = l - 2 * c + r
+        let delta = curvature > 0 ? (l - r) / (2 * curvature) : 0
+        return Double(lags.lowerBound + m) + delta
+    }
+
+    /// The whole lag (recording index minus reference index) at which the 4096 recorded frames
+    /// from `at` best match the reference (both channels), searched over the reference's first
+    /// 0.45 s. The right tones repeat every 0.5 s; within that, the best false match (both
+    /// channels) is about −24 dB, the true one about −88 dB.
+    func coarseLag(_ rec: [[Float]], _ ref: [[Float]], at start: Int, window: Int = 4096) -> Int {
+        let span = min(Int(0.45 * Self.recordingRate), ref[0].count - window)
+        guard start + window <= rec[0].count, span > 0 else { return 0 }
+        var errors = [Float](repeating: 0, count: span)
+        for c in 0..<2 {
+            rec[c].withUnsafeBufferPointer { r in
+                ref[c].withUnsafeBufferPointer { o in
+                    for offset in 0..<span {
+                        var e: Float = 0
+                        for i in 0..<window {
+                            let d = r[start + i] - o[offset + i]
+                            e += d * d
+                        }
+                        errors[offset] += e
+                    }
+                }
+            }
+        }
+        let best = errors.indices.min { errors[$0] < errors[$1] }!
+        return start - best
+    }
+
+    /// RMS of `rec[i + lag] − ref[i]` over `range`, relative to the RMS of `ref` there, in dB.
+    func errorDB(_ rec: [Float], _ ref: [Float], _ range: Range<Int>, lag: Int) -> Double {
+        var e = 0.0, s = 0.0
+        for i in range {
+            let k = i + lag
+            let r: Float = k >= 0 && k < rec.count ? rec[k] : 0
+            e += Double(r - ref[i]) * Double(r - ref[i])
+            s += Double(ref[i]) * Double(ref[i])
+        }
+        return 10 * log10(max(e, 1e-30) / max(s, 1e-30))
+    }
+
+    // MARK: Waiting for the recorder
+
+    /// Waits until the 16-bit stereo WAV that `parecord` is writing at `path` holds at least
+    /// `frames` frames and its last `silence` frames are silent. Woken by inotify on each write
+    /// to the file; `timeout` is only a deadline. Returns whether the condition was met.
+    func waitForRecording(_ path: String, atLeast frames: Int, endingInSilence silence: Int, timeout: Double) throws -> Bool {
+        let fd = inotify_init1(Int32(O_CLOEXEC))
+        guard fd >= 0 else { throw TestSupportError("inotify_init1: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        guard inotify_add_watch(fd, path, UInt32(IN_MODIFY)) >= 0 else {
+            throw TestSupportError("inotify_add_watch \(path): \(String(cString: strerror(errno)))")
+        }
+        let deadline = Date().addingTimeInterval(timeout)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            if try recordingEndsInSilence(path, atLeast: frames, silence: silence) { return true }
+            let left = deadline.timeIntervalSinceNow
+            if left <= 0 { return false }
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let n = poll(&pfd, 1, Int32(min(left * 1000 + 1, 60_000)))
+            if n < 0 && errno != EINTR { throw TestSupportError("poll: \(String(cString: strerror(errno)))") }
+            if n > 0 { _ = read(fd, &buffer, buffer.count) }  // consume the events
+        }
+    }
+
+    /// Whether the 16-bit stereo WAV being written at `path` has at least `frames` frames of data
+    /// and its last `silence` frames are all below ``threshold``.
+    func recordingEndsInSilence(_ path: String, atLeast frames: Int, silence: Int) throws -> Bool {
+        guard let h = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? h.close() }
+        let size = Int(try h.seekToEnd())
+        try h.seek(toOffset: 0)
+        let head = [UInt8](try h.read(upToCount: 4096) ?? Data())
+        // The data chunk's start (its size field is not final while parecord writes).
+        var offset = 12, dataStart: Int?
+        while offset + 8 <= head.count {
+            let id = String(decoding: head[offset..<offset + 4], as: UTF8.self)
+            if id == "data" { dataStart = offset + 8; break }
+            let chunk = Int(head[offset + 4]) | Int(head[offset + 5]) << 8 | Int(head[offset + 6]) << 16 | Int(head[offset + 7]) << 24
+            offset += 8 + chunk + (chunk & 1)
+        }
+        guard let dataStart else { return false }
+        let available = (size - dataStart) / 4
+        guard available >= frames, available >= silence else { return false }
+        try h.seek(toOffset: UInt64(dataStart + (available - silence) * 4))
+        let tail = [UInt8](try h.read(upToCount: silence * 4) ?? Data())
+        guard tail.count == silence * 4 else { return false }
+        let limit = Int(Self.threshold * 32768)
+        for k in stride(from: 0, to: tail.count, by: 2) {
+            let v = Int(Int16(bitPattern: UInt16(tail[k]) | UInt16(tail[k + 1]) << 8))
+            if abs(v) > limit { return false }
+        }
+        return true
+    }
+}
