@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "TonearmPlaylists", targets: ["TonearmPlaylists"]),
         .library(name: "TonearmNowPlaying", targets: ["TonearmNowPlaying"]),
         .library(name: "TonearmMPRIS", targets: ["TonearmMPRIS"]),
+        .library(name: "TonearmSession", targets: ["TonearmSession"]),
         .executable(name: "tonearm", targets: ["TonearmCLI"]),
     ],
     dependencies: [
@@ -47,6 +48,9 @@ let package = Package(
         .target(name: "TonearmNowPlaying", dependencies: ["TonearmCore"]),
         // Both published as MPRIS2 on the session bus; the only module that needs D-Bus.
         .target(name: "TonearmMPRIS", dependencies: ["TonearmNowPlaying", "CDBus"]),
+        // The sound server's outputs and system volume (AudioRoutes, SystemVolume): a PulseAudio
+        // control connection with subscription events.
+        .target(name: "TonearmSession", dependencies: ["TonearmCore", "TonearmOutput", "CPulse"]),
 
         // Layer 3: the engine — the one render path (decoder threads → lock-free rings → node graph →
         // output) that every player shares.
@@ -56,7 +60,7 @@ let package = Package(
 
         // Umbrella: `import Tonearm` gives the whole public API.
         .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmOutput", "TonearmPlayback",
-                                                "TonearmPlaylists", "TonearmNowPlaying", "TonearmMPRIS"]),
+                                                "TonearmPlaylists", "TonearmNowPlaying", "TonearmMPRIS", "TonearmSession"]),
 
         // The command-line player, last.
         .executableTarget(
@@ -73,6 +77,7 @@ let package = Package(
         .testTarget(name: "TonearmDSPTests", dependencies: ["TonearmDSP", "TonearmCore"]),
         .testTarget(name: "TonearmPlaylistsTests", dependencies: ["TonearmPlaylists", "TonearmTestSupport"]),
         .testTarget(name: "TonearmNowPlayingTests", dependencies: ["TonearmNowPlaying"]),
+        .testTarget(name: "TonearmSessionTests", dependencies: ["TonearmSession", "TonearmOutput", "TonearmTestSupport"]),
         .testTarget(name: "TonearmMPRISTests", dependencies: ["TonearmMPRIS", "TonearmNowPlaying", "TonearmTestSupport"]),
         // Shared by the tests: fixture generation, the private PulseAudio server, recording.
         .target(name: "TonearmTestSupport", dependencies: ["TonearmCore", "TonearmEngine"], path: "Tests/TonearmTestSupport"),

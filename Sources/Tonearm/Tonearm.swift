@@ -8,3 +8,4 @@
 @_exported import TonearmPlaylists
 @_exported import TonearmNowPlaying
 @_exported import TonearmMPRIS
+@_exported import TonearmSession

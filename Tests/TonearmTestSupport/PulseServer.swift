@@ -132,9 +132,16 @@ public final class PrivatePulseServer: @unchecked Sendable {
     /// Starts recording the null sink's monitor to a 16-bit 48 kHz stereo WAV at `path`, and
     /// waits until the recording stream is connected.
     public func startRecording(to path: String, timeout: Double = 5) throws -> Recording {
+        try startRecording(ofSink: sinkName, to: path, timeout: timeout)
+    }
+
+    /// Starts recording the monitor of the sink `sink` (another null sink loaded by a test) to a
+    /// 16-bit 48 kHz stereo WAV at `path`, and waits until the recording stream is connected and
+    /// the sink runs with small blocks.
+    public func startRecording(ofSink sink: String, to path: String, timeout: Double = 5) throws -> Recording {
         // `-v` makes parecord print "Stream successfully created." when its stream is ready (the
         // server has created the source output): that line is the event waited for.
-        let p = try ChildProcess(["parecord", "-v", "-d", "\(sinkName).monitor", "--latency-msec=20", "--format=s16le",
+        let p = try ChildProcess(["parecord", "-v", "-d", "\(sink).monitor", "--latency-msec=20", "--format=s16le",
                                   "--rate=48000", "--channels=2", "--file-format=wav", path],
                                  environment: environment.merging(["LC_ALL": "C"]) { $1 }, captureStandardError: true)
         guard p.waitForStandardError(containing: "Stream successfully created.", timeout: timeout) else {
@@ -146,16 +153,21 @@ public final class PrivatePulseServer: @unchecked Sendable {
         // A null sink that went running without a low-latency client renders up to 2 s ahead in
         // one block, and new streams then wait for that block to elapse. parecord asks for 20 ms;
         // wait until the sink runs with small blocks, so what is played next is heard at once.
-        try waitForSinkLatency(below: 0.1, timeout: max(timeout, 5))
+        try waitForSinkLatency(below: 0.1, of: sink, timeout: max(timeout, 5))
         return Recording(process: p, path: path)
     }
 
     /// The latency `test_null` reports now, in seconds (how far ahead it has rendered).
     public func sinkLatency() throws -> Double? {
+        try sinkLatency(of: sinkName)
+    }
+
+    /// The latency the sink `sink` reports now, in seconds.
+    public func sinkLatency(of sink: String) throws -> Double? {
         var inSink = false
         for line in try pactl("list", "sinks").stdout.split(separator: "\n") {
             let t = line.trimmingCharacters(in: .whitespaces)
-            if t.hasPrefix("Name:") { inSink = t == "Name: \(sinkName)" }
+            if t.hasPrefix("Name:") { inSink = t == "Name: \(sink)" }
             if inSink, t.hasPrefix("Latency:"), let v = t.dropFirst("Latency:".count).split(separator: " ").first,
                let usec = Double(v) {
                 return usec / 1e6
@@ -173,9 +185,14 @@ public final class PrivatePulseServer: @unchecked Sendable {
     /// their latency). The null sink only shortens its blocks after the long block it already
     /// rendered has elapsed in real time, so the fall comes from the passing of time itself.
     public func waitForSinkLatency(below seconds: Double, timeout: Double = 5) throws {
+        try waitForSinkLatency(below: seconds, of: sinkName, timeout: timeout)
+    }
+
+    /// ``waitForSinkLatency(below:timeout:)`` for the sink `sink`.
+    public func waitForSinkLatency(below seconds: Double, of sink: String, timeout: Double = 5) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
-            if let l = try sinkLatency(), l < seconds { return }
+            if let l = try sinkLatency(of: sink), l < seconds { return }
             if Date() > deadline { throw TestSupportError("the null sink still renders far ahead after \(timeout) s") }
             Thread.sleep(forTimeInterval: 0.02)
         }

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import ArgumentParser
+import Foundation
+import Tonearm
+
+/// `tonearm outputs [--json]` lists the sound server's outputs (the default one marked);
+/// `tonearm outputs --set NAME` makes one the default. Without a server: an error, exit 1.
+struct OutputsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "outputs",
+        abstract: "List the audio outputs (PulseAudio/PipeWire sinks), or choose the default one.")
+
+    @Flag(name: .long, help: "Print JSON: an object per output.")
+    var json = false
+
+    @Option(name: .long, help: ArgumentHelp("Make the output NAME the default (see the names in the list).", valueName: "NAME"))
+    var set: String?
+
+    func validate() throws {
+        if let set, set.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw ValidationError("--set needs the name of an output")
+        }
+    }
+
+    func run() throws {
+        let routes = AudioRoutes()
+        do {
+            if let set {
+                try routes.setDefaultOutput(named: set)
+                let now = try routes.currentOutput()
+                Terminal.write("Default output: \(now?.name ?? set)\(now.map { " (\($0.description))" } ?? "")\n")
+                return
+            }
+            let outputs = try routes.outputs()
+            if json {
+                let enc = JSONEncoder()
+                enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                Terminal.write(String(decoding: try enc.encode(outputs), as: UTF8.self) + "\n")
+                return
+            }
+            if outputs.isEmpty {
+                Terminal.write("No outputs.\n")
+                return
+            }
+            for o in outputs {
+                let rate = o.sampleRate == o.sampleRate.rounded() ? String(Int(o.sampleRate)) : String(o.sampleRate)
+                Terminal.write("\(o.isDefault ? "*" : " ") \(o.name)  \(o.description)  [\(o.portType.rawValue), \(rate) Hz, \(o.channelCount) ch]\n")
+            }
+            Terminal.write("(* the default output; change it with `tonearm outputs --set NAME`)\n")
+        } catch TonearmError.invalidArgument(let message) {
+            throw ValidationError(message) // an unknown output name: exit status 64
+        } catch let error as TonearmError {
+            Terminal.writeError("tonearm outputs: \(error)")
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// `tonearm volume [0-100|+N|-N|mute|unmute|toggle] [--device NAME]`: prints or changes the
+/// system volume (the default output's, or a named output's) and prints the new value.
+struct VolumeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "volume",
+        abstract: "Print or change the system volume (the output's, not a player's).",
+        discussion: "With no value, prints the volume. 0-100 sets it, +N / -N changes it by N points, mute / unmute / toggle the mute.")
+
+    /// What the command is asked to do.
+    enum Change: Equatable {
+        case show
+        case set(Int)
+        case by(Int)
+        case mute(Bool)
+        case toggleMute
+
+        init(parsing text: String?) throws {
+            guard let text else { self = .show; return }
+            let t = text.trimmingCharacters(in: .whitespaces).lowercased()
+            switch t {
+            case "mute": self = .mute(true)
+            case "unmute": self = .mute(false)
+            case "toggle": self = .toggleMute
+            default:
+                if let sign = t.first, sign == "+" || sign == "-", let n = Int(t.dropFirst()), n >= 0, n <= 100,
+                   t.dropFirst().allSatisfy(\.isNumber) {
+                    self = .by(sign == "+" ? n : -n)
+                } else if let n = Int(t), t.allSatisfy(\.isNumber), (0...100).contains(n) {
+                    self = .set(n)
+                } else {
+                    throw ValidationError("'\(text)' is not a volume: give 0-100, +N or -N (N up to 100), mute, unmute or toggle")
+                }
+            }
+        }
+    }
+
+    // `.allUnrecognized`, so that `-5` is taken as a value and not as an unknown option.
+    @Argument(parsing: .allUnrecognized,
+              help: ArgumentHelp("0-100, +N, -N, mute, unmute or toggle; none to print the volume.", valueName: "VALUE"))
+    var values: [String] = []
+
+    var value: String? { values.first }
+
+    @Option(name: .long, help: ArgumentHelp("The output (sink) whose volume to use; the default output when omitted.", valueName: "NAME"))
+    var device: String?
+
+    func validate() throws {
+        if values.count > 1 { throw ValidationError("give one volume value, not \(values.count): \(values.joined(separator: " "))") }
+        _ = try Change(parsing: value)
+    }
+
+    static func percent(_ v: Float) -> Int { Int((Double(v) * 100).rounded()) }
+
+    func run() throws {
+        let system = SystemVolume(output: device)
+        do {
+            switch try Change(parsing: value) {
+            case .show: break
+            case .set(let n): try system.setVolume(Float(n) / 100)
+            case .by(let n):
+                let now = Self.percent(try system.volume())
+                try system.setVolume(Float(min(max(now + n, 0), 100)) / 100)
+            case .mute(let on): try system.setMuted(on)
+            case .toggleMute: try system.setMuted(!(try system.isMuted()))
+            }
+            let s = try system.state()
+            Terminal.write("\(Self.percent(s.volume))%\(s.isMuted ? " (muted)" : "")  \(s.outputName)\n")
+        } catch let error as TonearmError {
+            Terminal.writeError("tonearm volume: \(error)")
+            throw ExitCode(1)
+        }
+    }
+}
