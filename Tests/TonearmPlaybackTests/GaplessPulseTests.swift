@@ -40,9 +40,14 @@ import TonearmTestSupport
     /// Where sound starts and ends: the first and last sample above this (the tones peak at 0.4).
     static let threshold: Float = 0.02
 
+    /// Every format of the offline test that can hold 44.1 kHz (Opus always decodes at 48 kHz,
+    /// which this 44.1 kHz sink would resample; its joins are checked offline).
     static let formats: [(ext: String, args: [String])] = [
         ("flac", ["-c:a", "flac", "-sample_fmt", "s32"]),
         ("mp3", ["-c:a", "libmp3lame", "-b:a", "256k"]),
+        ("wav", ["-c:a", "pcm_f32le"]),
+        ("m4a", ["-c:a", "aac", "-b:a", "256k"]),
+        ("ogg", ["-c:a", "libvorbis", "-q:a", "8"]),
     ]
 
     final class Counter: Sendable {

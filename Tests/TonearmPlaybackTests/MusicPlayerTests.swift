@@ -66,7 +66,7 @@ import TonearmTestSupport
         music.beginSeekingForward()
         #expect(music.currentPlaybackRate == 4)
         // Jumps of 1 s every 0.25 s: a seek past 2 s comes well before 2 s of real time.
-        let e = try await waitForEvent(events, timeout: 10, "a scan step past 2 s") {
+        let e = try await waitForEvent(events, timeout: 60, "a scan step past 2 s") {
             if case .seeked(let t) = $0 { return t >= 2 }
             return false
         }
@@ -75,7 +75,7 @@ import TonearmTestSupport
         #expect(music.currentPlaybackRate == 1)
         #expect(music.currentPlaybackTime >= t)
         music.beginSeekingBackward()
-        _ = try await waitForEvent(events, timeout: 10, "a backward scan step") {
+        _ = try await waitForEvent(events, timeout: 60, "a backward scan step") {
             if case .seeked(let b) = $0 { return b < t }
             return false
         }
