@@ -26,6 +26,9 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Where to play: \(OutputSelection.syntax). Default: PulseAudio/PipeWire if a server answers, else null.")
     var output: String?
 
+    @Option(name: .long, help: "The PulseAudio output (sink) to play to, by name (`tonearm outputs` lists them). Default: the system's default output.")
+    var device: String?
+
     @Option(name: .long, help: "Initial volume, 0–100.")
     var volume: Int?
 
@@ -61,6 +64,12 @@ struct PlayCommand: AsyncParsableCommand {
         if let o = output {
             do { _ = try OutputSelection(parsing: o) } catch { throw ValidationError("\(error)") }
         }
+        if let d = device {
+            guard !d.trimmingCharacters(in: .whitespaces).isEmpty else { throw ValidationError("--device needs an output name (see tonearm outputs)") }
+            if let o = output, (try? OutputSelection(parsing: o)).map({ if case .pulse = $0 { return false } else { return true } }) == true {
+                throw ValidationError("--device chooses a PulseAudio output; it does not apply to --output \(o)")
+            }
+        }
         if paths.isEmpty && !resume { throw ValidationError("give files, folders or playlists to play, or --resume") }
     }
 
@@ -94,7 +103,10 @@ struct PlayCommand: AsyncParsableCommand {
             volume: volume.map { Float($0) / 100 }, repeatMode: repeatMode.flatMap(Self.repeatValue), shuffle: shuffle,
             replayGain: ReplayGainMode(rawValue: replaygain) ?? .off, preamp: preamp, crossfade: crossfade, resume: resume,
             eq: try sound.eqChoice(), rate: Float(sound.rate), effects: try sound.effects())
-        let session = PlaySession(files: files, problems: problems, selection: selection, notice: notice,
+        if device != nil, case .pulse = selection {} else if device != nil {
+            Terminal.writeError("--device \(device!) is ignored: no sound server answered")
+        }
+        let session = PlaySession(files: files, problems: problems, selection: selection, device: device, notice: notice,
                                   settings: settings, interactive: interactive)
         let anyFailed = await session.run()
         if let sig = session.interruptedBy { throw ExitCode(128 + sig) }  // the shell convention (130 for Ctrl-C)

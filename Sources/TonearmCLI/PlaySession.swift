@@ -56,7 +56,7 @@ final class PlaySession: @unchecked Sendable {
     /// One file output for the whole session, so `file:` records everything.
     private let sharedFileOutput: SessionOutput?
 
-    init(files: [String], problems: [String], selection: OutputSelection, notice: String?, settings: Settings,
+    init(files: [String], problems: [String], selection: OutputSelection, device: String? = nil, notice: String?, settings: Settings,
          interactive: Bool) {
         self.files = files
         self.problems = problems
@@ -71,10 +71,10 @@ final class PlaySession: @unchecked Sendable {
         let store = QueueStateStore(path: QueueStateStore.defaultPath())
         player = MusicPlayer(output: {
             if let shared { return shared }
-            return selection.makeDriver(streamName: "Tonearm")
+            return selection.makeDriver(streamName: "Tonearm", device: device)
         }, store: store)
         remote = RemoteBridge(player: player)
-        screen.output = selection.description
+        screen.output = device.map { "\(selection.description):\($0)" } ?? selection.description
         screen.notice = notice
         screen.eq = settings.eq.description
         screen.rate = settings.rate

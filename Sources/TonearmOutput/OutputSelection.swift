@@ -53,12 +53,13 @@ public enum OutputSelection: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Makes a new, unopened driver for the selection.
+    /// Makes a new, unopened driver for the selection. `device` names the PulseAudio sink to
+    /// play to (nil: the server's default); the other outputs ignore it.
     public func makeDriver(applicationName: String = "Tonearm", streamName: String = "Playback",
-                           role: String = "music") -> any AudioOutputDriver {
+                           role: String = "music", device: String? = nil) -> any AudioOutputDriver {
         switch self {
         case .pulse(let server):
-            PulseOutput(server: server, applicationName: applicationName, streamName: streamName, role: role)
+            PulseOutput(server: server, applicationName: applicationName, streamName: streamName, role: role, device: device)
         case .null:
             NullOutput()
         case .nullUntimed:

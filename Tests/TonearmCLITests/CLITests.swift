@@ -51,6 +51,31 @@ func tonearmBinary() throws -> String {
         #expect(abs(Double(level) - 0.5 / 2.0.squareRoot()) < 0.02, "RMS \(level)")
     }
 
+    @Test func deviceChoosesTheOutputItPlaysTo() throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        try server.pactl("load-module", "module-null-sink", "sink_name=second", "rate=48000")
+        let tone = dir.file("device-tone.wav")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.5*sin(2*PI*440*t)|0.5*sin(2*PI*440*t):s=48000:d=1", tone])
+        let onSecond = try server.startRecording(ofSink: "second", to: dir.file("second.wav"))
+        let onDefault = try server.startRecording(to: dir.file("default.wav"))
+        let r = try run(try tonearmBinary(), ["play", "--output", "pulse", "--device", "second", tone], environment: server.environment)
+        onSecond.stop()
+        onDefault.stop()
+        #expect(r.status == 0, "\(r.stderr)")
+        let heard = try readWAV(dir.file("second.wav")).channels[0]
+        let span = try #require(nonSilentSpan(heard, sampleRate: 48000))
+        #expect(abs(Double(span.count) / 48000 - 1) < 0.06, "second sink heard \(span.count) frames")
+        #expect(nonSilentSpan(try readWAV(dir.file("default.wav")).channels[0], sampleRate: 48000) == nil)
+        // An output that does not exist is reported, not played elsewhere.
+        let bad = try run(try tonearmBinary(), ["play", "--output", "pulse", "--device", "no-such-sink", tone],
+                          environment: server.environment)
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("no-such-sink") || bad.stderr.lowercased().contains("no such entity"), "\(bad.stderr)")
+        let misplaced = try run(try tonearmBinary(), ["play", "--output", "null", "--device", "second", tone])
+        #expect(misplaced.status == 64)
+    }
+
     @Test func playWithoutAServerFallsBackToNullAndSaysSo() throws {
         let tone = dir.file("short.wav")
         try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=0.3", tone])
