@@ -200,9 +200,11 @@ final class PlaySession: @unchecked Sendable {
         case .finished:
             return true
         case .outputLost(let reason):
-            report("playback stopped: \(reason)")
-            failed += 1
-            return true
+            report("the output was lost (\(reason)); paused — press space to go on")
+            if !interactive { failed += 1; return true }
+        case .outputRemoved(let previous):
+            report(interactive ? "the output \(previous) went away; paused — press space to go on on the new one"
+                               : "the output \(previous) went away; paused (`playerctl -p tonearm play` goes on)")
         case .volumeChanged(let v):
             screen.volume = v
         case .repeatModeChanged(let r):

@@ -318,7 +318,7 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
                 driverEvents = Task.detached { [weak self] in
                     for await e in stream {
                         switch e {
-                        case .moved: box.yield(.configurationChange)
+                        case .moved, .deviceRemoved: box.yield(.configurationChange)
                         case .deviceLost(let r):
                             box.yield(.outputLost(reason: r))
                             self?.stop()

@@ -51,6 +51,10 @@ public enum AudioOutputEvent: Sendable, Equatable {
     case drained
     /// The stream was moved to another device.
     case moved(deviceName: String)
+    /// The device the stream played to went away (headphones unplugged, a USB or Bluetooth
+    /// device gone) and the server moved the stream to `current`. Players pause on it — the
+    /// unplugged-headphones rule — rather than go on out of the speakers.
+    case deviceRemoved(previous: String, current: String)
 }
 
 /// The contract between the engine and an output (the counterpart of mpv's `ao_driver` or MPD's

@@ -70,6 +70,8 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     // callbacks, which libpulse runs with the lock held).
     private var mainloop: OpaquePointer?
     private var context: OpaquePointer?
+    /// The device the stream plays to (mainloop thread, or under the mainloop lock).
+    private var currentDevice: String?
     private var stream: OpaquePointer?
     private var source: (any AudioRenderSource)?
     private var sampleSpec = pa_sample_spec()
@@ -289,7 +291,10 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
             let timer = armTimeout(connectTimeout)
             while true {
                 let state = pa_stream_get_state(s)
-                if state == PA_STREAM_READY { break }
+                if state == PA_STREAM_READY {
+                    currentDevice = pa_stream_get_device_name(s).map { String(cString: $0) }
+                    break
+                }
                 if tonearm_pa_stream_is_good(state) == 0 {
                     failure = "the server refused the stream: \(contextError())"
                     break
@@ -324,10 +329,7 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
                 me.eventChannel.yield(.uncorkRequested)
             }
         }, userdata)
-        pa_stream_set_moved_callback(s, { s, ud in
-            let name = pa_stream_get_device_name(s).map { String(cString: $0) } ?? "?"
-            PulseOutput.from(ud).eventChannel.yield(.moved(deviceName: name))
-        }, userdata)
+        pa_stream_set_moved_callback(s, { s, ud in PulseOutput.from(ud).streamMoved(s) }, userdata)
         pa_stream_set_latency_update_callback(s, { s, ud in PulseOutput.from(ud).refreshTiming(s) }, userdata)
     }
 
@@ -338,6 +340,33 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
         pa_stream_set_event_callback(s, nil, nil)
         pa_stream_set_moved_callback(s, nil, nil)
         pa_stream_set_latency_update_callback(s, nil, nil)
+    }
+
+    /// The moved callback (mainloop thread): reports the move, then asks the server whether the
+    /// previous device still exists — when it does not, the server rescued the stream from a
+    /// device that went away (`deviceRemoved`); otherwise someone moved it (only `moved`).
+    private func streamMoved(_ s: OpaquePointer?) {
+        let new = pa_stream_get_device_name(s).map { String(cString: $0) } ?? "?"
+        let old = currentDevice
+        currentDevice = new
+        eventChannel.yield(.moved(deviceName: new))
+        guard let old, old != new, let ctx = context else { return }
+        let check = Unmanaged.passRetained(RemovalCheck(owner: self, previous: old, current: new)).toOpaque()
+        let op = pa_context_get_sink_info_by_name(ctx, old, { _, info, eol, ud in
+            guard let ud else { return }
+            if info != nil {
+                Unmanaged<RemovalCheck>.fromOpaque(ud).takeUnretainedValue().found = true
+                return
+            }
+            guard eol != 0 else { return }
+            let c = Unmanaged<RemovalCheck>.fromOpaque(ud).takeRetainedValue()  // the last call
+            if !c.found { c.owner.deviceWentAway(previous: c.previous, current: c.current) }
+        }, check)
+        if let op { pa_operation_unref(op) } else { Unmanaged<RemovalCheck>.fromOpaque(check).release() }
+    }
+
+    fileprivate func deviceWentAway(previous: String, current: String) {
+        eventChannel.yield(.deviceRemoved(previous: previous, current: current))
     }
 
     /// The write callback (mainloop thread, lock held): renders straight into libpulse's buffer.
@@ -562,5 +591,19 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
                 return false
             }
         }
+    }
+}
+
+/// One question "does the sink the stream was on still exist?" in flight (see
+/// `PulseOutput.streamMoved`); retained by the request until its last callback.
+private final class RemovalCheck: @unchecked Sendable {
+    let owner: PulseOutput
+    let previous: String
+    let current: String
+    var found = false
+    init(owner: PulseOutput, previous: String, current: String) {
+        self.owner = owner
+        self.previous = previous
+        self.current = current
     }
 }

@@ -431,6 +431,7 @@ public final class AudioPlayer: Sendable {
         case .corkRequested: handle(.interruptionBegan)
         case .uncorkRequested: handle(.interruptionEnded(shouldResume: true))
         case .deviceLost: handle(.outputLost)
+        case .deviceRemoved: handle(.pause)  // the unplugged-headphones rule: not on out of the speakers
         case .drained, .moved: break
         }
     }

@@ -30,8 +30,12 @@ public enum QueuePlayerEvent: Sendable, Equatable {
     case decodeWarning(AudioWarning)
     /// The whole queue has been played (the state is now stopped).
     case finished
-    /// The output was lost (the state is now stopped).
+    /// The output was lost (the stream failed); the queue paused at its place, and `play()`
+    /// goes on from there on whatever output there is then.
     case outputLost(reason: String)
+    /// The device the queue played to went away and the server moved the stream elsewhere; the
+    /// queue paused (the unplugged-headphones rule).
+    case outputRemoved(previous: String)
 }
 
 /// Plays a queue of files one after another, sample-exact gapless (the counterpart of
@@ -744,14 +748,22 @@ public final class QueuePlayer: @unchecked Sendable {
                 lock.withLock { $0.state = .paused }
                 play()
             }
+        case .deviceRemoved(let previous, _):
+            // The unplugged-headphones rule: pause rather than go on out of the speakers.
+            pause()
+            broadcaster.yield(.outputRemoved(previous: previous))
         case .deviceLost(let reason):
+            // The stream is gone: keep the place, so that play() resumes on the output there is.
+            let position = currentTime
+            let was = lock.withLock { $0.state }
             closeRuntime()
             lock.withLock { s in
-                s.state = .stopped
+                s.pendingPosition = position
+                s.state = was == .stopped ? .stopped : .paused
                 s.keepAlive = nil
             }
             broadcaster.yield(.outputLost(reason: reason))
-            broadcaster.yield(.stateChanged(.stopped))
+            if was != .stopped { broadcaster.yield(.stateChanged(.paused)) }
         case .drained, .moved:
             break
         }
