@@ -15,6 +15,8 @@ struct ScreenState: Sendable {
     var elapsed: Double = 0
     var duration: Double = 0
     var volume: Float = 1
+    /// The volume of the output in use (the system's), when known.
+    var systemVolume: SystemVolumeState?
     var repeatMode: RepeatMode = .none
     var shuffleMode: ShuffleMode = .off
     var eq: String = "flat"
@@ -48,6 +50,10 @@ enum LiveScreen {
         lines.append(" " + bar(fraction: s.duration > 0 ? s.elapsed / s.duration : 0, width: barWidth) + times)
         let vol = Int((s.volume * 100).rounded())
         lines.append(" Volume  " + bar(fraction: Double(s.volume), width: 20) + " \(vol)%   Repeat: \(s.repeatMode.rawValue)   Shuffle: \(s.shuffleMode.rawValue)   EQ: \(s.eq)   Speed: \(String(format: "%.1f", s.rate))×")
+        if let sv = s.systemVolume {
+            let pct = Int((sv.volume * 100).rounded())
+            lines.append(clip(" System  " + bar(fraction: Double(min(1, sv.volume)), width: 20) + " \(pct)%\(sv.isMuted ? " (muted)" : "")   \(sv.outputName)", w))
+        }
         lines.append("")
         if let m = s.message { lines.append(clip(" \(m)", w)); lines.append("") }
         lines.append(" Queue (\(s.entries.count)):")

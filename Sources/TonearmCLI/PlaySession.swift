@@ -11,6 +11,8 @@ enum SessionEvent: Sendable {
     case key(Key)
     case queue(QueuePlayerEvent)
     case tick
+    /// The system volume of the output in use changed.
+    case systemVolume(SystemVolumeState)
     /// A signal asked to quit (SIGINT, SIGTERM, SIGHUP).
     case signalled(Int32)
 }
@@ -55,12 +57,14 @@ final class PlaySession: @unchecked Sendable {
     private let continuation: AsyncStream<SessionEvent>.Continuation
     /// One file output for the whole session, so `file:` records everything.
     private let sharedFileOutput: SessionOutput?
+    private let device: String?
 
     init(files: [String], problems: [String], selection: OutputSelection, device: String? = nil, notice: String?, settings: Settings,
          interactive: Bool) {
         self.files = files
         self.problems = problems
         self.selection = selection
+        self.device = device
         self.notice = notice
         self.settings = settings
         self.interactive = interactive
@@ -102,7 +106,17 @@ final class PlaySession: @unchecked Sendable {
             }
         }
         _ = remote.start()  // without a session bus the player simply is not published
+        // The system volume of the output in use, for the live screen (PulseAudio only).
+        var volumeTask: Task<Void, Never>?
+        if interactive, case .pulse(let server) = selection {
+            let system = SystemVolume(server: server, output: device)
+            if let now = try? system.state() { screen.systemVolume = now }
+            if let changes = try? system.changes {
+                volumeTask = Task { for await v in changes { cont.yield(.systemVolume(v)) } }
+            }
+        }
         defer {
+            volumeTask?.cancel()
             ticker.cancel()
             pump.cancel()
             signals.forEach { $0.cancel() }
@@ -123,6 +137,9 @@ final class PlaySession: @unchecked Sendable {
             case .signalled(let sig):
                 interruptedBy = sig
                 break loop
+            case .systemVolume(let v):
+                screen.systemVolume = v
+                draw()
             case .queue(let e):
                 if handle(e) { break loop }
                 draw()

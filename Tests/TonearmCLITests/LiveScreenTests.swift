@@ -88,6 +88,28 @@ import TonearmTestSupport
         #expect(out[restore.upperBound...].contains("Tonearm") == false)
     }
 
+    @Test func showsAndFollowsTheSystemVolume() throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let dir = try TempDir("tui-volume")
+        defer { dir.remove() }
+        let a = dir.file("long.wav")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=30", a])
+        try server.pactl("set-sink-volume", "test_null", "70%")
+        let env = server.environment.map { "\($0.key)='\($0.value)'" }.sorted().joined(separator: " ")
+        let screen = try Screen("\(env) XDG_STATE_HOME='\(dir.file("state"))' \(try tonearmBinary()) play --output pulse '\(a)'")
+        try screen.waitFor("▶ Playing")
+        try screen.waitFor("70%   test_null")
+        // Changed by someone else: the screen follows (from the server's events).
+        try server.pactl("set-sink-volume", "test_null", "40%")
+        try screen.waitFor("40%   test_null")
+        try server.pactl("set-sink-mute", "test_null", "1")
+        try screen.waitFor("40% (muted)")
+        screen.type("q")
+        screen.process.waitUntilExit()
+        #expect(screen.process.terminationStatus == 0)
+    }
+
     @Test func ctrlCQuitsWithStatus130AndRestoresTheTerminal() throws {
         let dir = try TempDir("tui-int")
         defer { dir.remove() }
