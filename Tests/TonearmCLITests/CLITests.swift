@@ -76,6 +76,28 @@ func tonearmBinary() throws -> String {
         #expect(misplaced.status == 64)
     }
 
+    @Test func soundPlaysShortFilesAsSystemSounds() throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let a = dir.file("ding.wav"), b = dir.file("dong.wav")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.3*sin(2*PI*880*t)|0.3*sin(2*PI*880*t):s=48000:d=0.3", a])
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.3*sin(2*PI*1320*t)|0.3*sin(2*PI*1320*t):s=48000:d=0.3", b])
+        let rec = try server.startRecording(to: dir.file("sounds.wav"))
+        let r = try run(try tonearmBinary(), ["sound", "--together", a, b], environment: server.environment)
+        rec.stop()
+        #expect(r.status == 0, "\(r.stderr)")
+        let heard = try readWAV(dir.file("sounds.wav"))
+        let span = try #require(nonSilentSpan(heard.channels[0], sampleRate: heard.sampleRate))
+        let body = heard.channels[0][(span.lowerBound + 2400)..<(span.lowerBound + 9600)]
+        #expect(goertzelPower(body, frequency: 880, sampleRate: heard.sampleRate) > 100 * goertzelPower(body, frequency: 1000, sampleRate: heard.sampleRate))
+        #expect(goertzelPower(body, frequency: 1320, sampleRate: heard.sampleRate) > 100 * goertzelPower(body, frequency: 1000, sampleRate: heard.sampleRate))
+        let long = dir.file("long-sound.flac")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=31", long])
+        let bad = try run(try tonearmBinary(), ["sound", long], environment: server.environment)
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("at most 30 s"))
+    }
+
     @Test func playWithoutAServerFallsBackToNullAndSaysSo() throws {
         let tone = dir.file("short.wav")
         try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=0.3", tone])
