@@ -162,6 +162,27 @@ import TonearmTestSupport
         #expect(await events.wait { $0 == .ended(shouldResume: false) })
     }
 
+    /// Another process on the bus: `dbus-send` sees the session's name, and its `Activated`
+    /// signal interrupts the session; as it exits right after, the interruption ends without resume.
+    @Test func anotherProcessSpeaksTheProtocol() async throws {
+        let bus = try PrivateDBus()
+        defer { bus.stop() }
+        let a = session("A", bus)
+        try a.setCategory(.playback)
+        let events = Collected(a.interruptions)
+        try a.setActive(true)
+        let owner = try bus.client("dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                                 "org.freedesktop.DBus.NameHasOwner", "string:org.tonearm.AudioSession.sA"])
+        #expect(owner.status == 0 && owner.stdout.contains("boolean true"), "\(owner.stdout) \(owner.stderr)")
+        let sent = try bus.client("dbus-send", ["--session", "--type=signal", "/org/tonearm/AudioSession",
+                                                "org.tonearm.AudioSession.Activated", "string:other-process", "string:playback",
+                                                "string:default", "uint32:0", "double:0.2", "uint64:18446744073709551615"])
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(await events.wait { $0 == .began })
+        #expect(await events.wait { $0 == .ended(shouldResume: false) })
+        #expect(!a.isActive)
+    }
+
     @Test func withoutABusEverythingWorksLocally() async throws {
         for s in [Session(identifier: "local", bus: .none),
                   Session(identifier: "unreachable", bus: .address("unix:path=/nonexistent/tonearm-bus"))] {
