@@ -152,7 +152,8 @@ public final class AudioSession: Sendable {
 
     /// Which D-Bus bus the sessions meet on.
     public enum Bus: Sendable, Hashable {
-        /// The user's session bus (`DBUS_SESSION_BUS_ADDRESS`).
+        /// The user's session bus: `DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`;
+        /// with neither, no bus (never X11 autolaunch).
         case session
         /// The bus at this address (tests use a private bus).
         case address(String)

@@ -94,7 +94,10 @@ final class SessionCore: Sendable {
                 case .connecting(let sem): return .wait(sem)
                 case .idle:
                     if s.stopRequested { s.link = .unavailable; return .done(false) }
-                    if bus == .none { s.link = .unavailable; return .done(false) }
+                    if bus == .none || (bus == .session && !Self.sessionBusConfigured) {
+                        s.link = .unavailable
+                        return .done(false)
+                    }
                     let fd = cdbus_eventfd()
                     guard fd >= 0 else { s.link = .unavailable; return .done(false) }
                     let sem = DispatchSemaphore(value: 0)
@@ -160,6 +163,15 @@ final class SessionCore: Sendable {
             defer { s.outgoing = [] }
             return (s.stopRequested, s.outgoing)
         }
+    }
+
+    /// Whether a session bus is configured: `DBUS_SESSION_BUS_ADDRESS`, or the socket
+    /// `$XDG_RUNTIME_DIR/bus`. Without either, libdbus would try X11 autolaunch (starting a
+    /// bus of its own); the session stays local instead.
+    static var sessionBusConfigured: Bool {
+        if let a = getenv("DBUS_SESSION_BUS_ADDRESS"), a.pointee != 0 { return true }
+        guard let dir = getenv("XDG_RUNTIME_DIR") else { return false }
+        return FileManager.default.fileExists(atPath: String(cString: dir) + "/bus")
     }
 
     /// The system-wide monotonic clock (`CLOCK_MONOTONIC`, the same in every process), in ns.

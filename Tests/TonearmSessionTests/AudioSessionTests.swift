@@ -130,6 +130,7 @@ import TonearmTestSupport
         try b.setCategory(.playback)
         #expect(await events.wait { $0 == .began })
         #expect(await ducking.wait { $0 == .duckEnded })
+        #expect(!a.isActive && b.isActive)
     }
 
     @Test func interruptSpokenAudioInterruptsOnlySpokenAudio() async throws {
@@ -146,6 +147,7 @@ import TonearmTestSupport
         #expect(await aEvents.wait { $0 == .began })
         try await barrier(b, seenBy: cDucking)
         #expect(cEvents.all.isEmpty && c.isActive)
+        #expect(!a.isActive)
     }
 
     @Test func aSessionThatGoesAwayEndsItsInterruption() async throws {
@@ -160,6 +162,7 @@ import TonearmTestSupport
         #expect(await events.wait { $0 == .began })
         b = nil // closes its connection without a Deactivated signal
         #expect(await events.wait { $0 == .ended(shouldResume: false) })
+        #expect(!a.isActive)
     }
 
     /// Another process on the bus: `dbus-send` sees the session's name, and its `Activated`
