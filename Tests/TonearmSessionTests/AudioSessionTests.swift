@@ -235,6 +235,8 @@ import TonearmTestSupport
             #expect((p["filter.want"] == "echo-cancel") == (mode == .voiceChat || mode == .videoChat))
             #expect(p == Session.streamProperties(category: category, mode: mode))
         }
+        // The shared session is named by the process id (read without connecting to any bus).
+        #expect(Session.shared.identifier == String(getpid()) && Session.shared.bus == .session)
         #expect(Set(Session.Mode.allCases.map { Session.streamProperties(category: .playAndRecord, mode: $0)["media.role"]! })
             == ["music", "video", "phone", "game", "production"])
     }
