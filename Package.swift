@@ -46,11 +46,12 @@ let package = Package(
         .target(name: "TonearmDSP", dependencies: ["TonearmCore", "CRubberBand"]),
         // Now Playing and remote commands (MPNowPlayingInfoCenter, MPRemoteCommandCenter): pure Swift.
         .target(name: "TonearmNowPlaying", dependencies: ["TonearmCore"]),
-        // Both published as MPRIS2 on the session bus; the only module that needs D-Bus.
+        // Both published as MPRIS2 on the session bus.
         .target(name: "TonearmMPRIS", dependencies: ["TonearmNowPlaying", "CDBus"]),
         // The sound server's outputs and system volume (AudioRoutes, SystemVolume): a PulseAudio
-        // control connection with subscription events.
-        .target(name: "TonearmSession", dependencies: ["TonearmCore", "TonearmOutput", "CPulse"]),
+        // control connection with subscription events. AudioSession: categories, and interruptions
+        // and ducking between Tonearm sessions over the D-Bus session bus.
+        .target(name: "TonearmSession", dependencies: ["TonearmCore", "TonearmOutput", "CPulse", "CDBus"]),
 
         // Layer 3: the engine — the one render path (decoder threads → lock-free rings → node graph →
         // output) that every player shares.

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import TonearmCore
+
+/// The process's audio session: what kind of audio it makes (``Category``, ``Mode``,
+/// ``CategoryOptions``), whether it is active, and the interruptions and duck requests it gets
+/// from other Tonearm sessions — Tonearm's counterpart of `AVAudioSession.sharedInstance()`.
+///
+/// ## What the categories do on Linux
+/// - An **exclusive** session — ``Category/soloAmbient``, or ``Category/playback`` /
+///   ``Category/playAndRecord`` without ``CategoryOptions/mixWithOthers`` (nor an option that
+///   implies it) — interrupts the other Tonearm sessions that are active and not mixable when it
+///   becomes active (or changes category while active). They get ``Interruption/began`` and
+///   become inactive. When the exclusive session deactivates, they get
+///   ``Interruption/ended(shouldResume:)``, with `shouldResume` true only if it deactivated with
+///   ``SetActiveOptions/notifyOthersOnDeactivation``; if its process ends or it loses the bus,
+///   they get `.ended(shouldResume: false)`.
+/// - A **mixable** session — ``Category/ambient``, or any category with
+///   ``CategoryOptions/mixWithOthers``, ``CategoryOptions/duckOthers`` or
+///   ``CategoryOptions/interruptSpokenAudioAndMixWithOthers`` — is never interrupted by other
+///   Tonearm sessions, except that a session with
+///   ``CategoryOptions/interruptSpokenAudioAndMixWithOthers`` interrupts active sessions whose
+///   mode is ``Mode/spokenAudio`` (unless they are ambient).
+/// - ``CategoryOptions/duckOthers``: while such a session is active, every other Tonearm session
+///   (active or not) gets ``Ducking/duckRequested(level:)`` on ``ducking``, then
+///   ``Ducking/duckEnded`` when it deactivates: players lower their volume to `level` times its
+///   value and restore it exactly.
+/// - ``Category/record`` and ``Category/multiRoute`` interrupt nobody (they are interrupted like
+///   any non-mixable session).
+///
+/// Interruptions by the sound server itself (`module-role-cork` corking music for a phone
+/// stream) and route changes are not reported here yet.
+///
+/// ## Stream properties
+/// Every PulseAudio stream of the process should carry ``streamProperties``; the players add
+/// them to the streams they open. `media.role` follows the mode first, then the category:
+///
+/// | Category / mode                                            | `media.role` | extra                      |
+/// |------------------------------------------------------------|--------------|----------------------------|
+/// | ambient, soloAmbient, playback, record, playAndRecord, multiRoute with mode default | `music` | |
+/// | any category, mode spokenAudio                              | `music`      | `tonearm.mode=spokenAudio` |
+/// | mode moviePlayback or videoRecording                        | `video`      |                            |
+/// | mode voiceChat or videoChat                                 | `phone`      | `filter.want=echo-cancel`  |
+/// | mode gameChat                                               | `game`       |                            |
+/// | mode measurement                                            | `production` |                            |
+/// | system sounds (`SystemSound`, not a category)               | `event`      |                            |
+///
+/// Every set also holds `tonearm.category` and `tonearm.mode` (the raw values).
+///
+/// ## The bus
+/// Sessions find each other on the D-Bus session bus: each owns
+/// `org.tonearm.AudioSession.s<identifier>` (characters outside `[A-Za-z0-9_]` become `_`) and
+/// emits, from `/org/tonearm/AudioSession` on interface `org.tonearm.AudioSession`, the signals
+/// `Activated(s identifier, s category, s mode, u options, d duckLevel, t time)` whenever it
+/// becomes active or changes its category while active (`time`: `CLOCK_MONOTONIC` in ns, the
+/// same clock in every process; only an announcement later than a session's own interrupts it,
+/// so two sessions activating at once do not interrupt each other — the later one wins), and `Deactivated(s identifier, b notifyOthers)`
+/// when it deactivates or is interrupted. Without a session bus (none configured, or it does not
+/// answer) everything works locally: ``setActive(_:options:)`` succeeds, ``isActive`` and
+/// ``streamProperties`` are right, and no cross-session event is ever delivered
+/// (``isConnectedToBus`` is false).
+///
+/// Threading: every member may be used from any thread. The bus is connected on the first call
+/// of ``setActive(_:options:)``, ``setCategory(_:mode:options:)``, ``interruptions``,
+/// ``ducking`` or ``isConnectedToBus``, which then blocks until the bus has answered (libdbus's
+/// own timeout bounds it). A dedicated thread (`tonearm-session`) waits on the connection's
+/// socket — nothing polls — and yields the events of ``interruptions`` and ``ducking`` from
+/// there. Signals are sent by that thread, shortly after the call that caused them returns.
+public final class AudioSession: Sendable {
+    /// What the process's audio is for (`AVAudioSession.Category`).
+    public enum Category: String, Sendable, Hashable, CaseIterable, Codable {
+        /// Audio that mixes with others and is silenced by the ring/silent switch on iOS.
+        case ambient
+        /// The default: non-mixable playback, exclusive.
+        case soloAmbient
+        /// Playback that is central to the app; exclusive unless mixWithOthers.
+        case playback
+        /// Recording only; interrupts nobody.
+        case record
+        /// Recording and playback (voice chat); exclusive unless mixWithOthers.
+        case playAndRecord
+        /// Several outputs at once; interrupts nobody.
+        case multiRoute
+    }
+
+    /// A specialisation of the category (`AVAudioSession.Mode`).
+    public enum Mode: String, Sendable, Hashable, CaseIterable, Codable {
+        case `default`
+        /// Podcasts and audio books (playback).
+        case spokenAudio
+        /// Films (playback).
+        case moviePlayback
+        /// Voice over IP (playAndRecord).
+        case voiceChat
+        /// Video calls (playAndRecord).
+        case videoChat
+        /// Unprocessed input and output for measuring (any category).
+        case measurement
+        /// Game voice chat (playAndRecord).
+        case gameChat
+        /// Recording video (record, playAndRecord).
+        case videoRecording
+
+        /// The categories this mode may be used with.
+        var allowedCategories: Set<Category> {
+            switch self {
+            case .default, .measurement: Set(Category.allCases)
+            case .spokenAudio, .moviePlayback: [.playback]
+            case .voiceChat, .videoChat, .gameChat: [.playAndRecord]
+            case .videoRecording: [.record, .playAndRecord]
+            }
+        }
+    }
+
+    /// How the session behaves towards the others (`AVAudioSession.CategoryOptions`). Allowed
+    /// with ``Category/playback``, ``Category/playAndRecord`` and ``Category/multiRoute`` only.
+    public struct CategoryOptions: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+        /// Mix with the other sessions instead of interrupting them.
+        public static let mixWithOthers = CategoryOptions(rawValue: 1)
+        /// Lower the other sessions while active (implies mixWithOthers).
+        public static let duckOthers = CategoryOptions(rawValue: 2)
+        /// Interrupt spoken-audio sessions, mix with the rest (implies mixWithOthers).
+        public static let interruptSpokenAudioAndMixWithOthers = CategoryOptions(rawValue: 4)
+    }
+
+    /// Options of ``AudioSession/setActive(_:options:)``.
+    public struct SetActiveOptions: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+        /// On deactivation, tell the sessions this one interrupted that they may resume.
+        public static let notifyOthersOnDeactivation = SetActiveOptions(rawValue: 1)
+    }
+
+    /// An interruption by another session.
+    public enum Interruption: Sendable, Hashable {
+        /// Another session took over: this one is now inactive; players pause.
+        case began
+        /// The interruption is over; resume (after ``AudioSession/setActive(_:options:)``)
+        /// when `shouldResume`.
+        case ended(shouldResume: Bool)
+    }
+
+    /// A duck request by another session.
+    public enum Ducking: Sendable, Hashable {
+        /// Play at `level` (0...1) times the current volume.
+        case duckRequested(level: Float)
+        /// Restore the volume exactly as it was.
+        case duckEnded
+    }
+
+    /// Which D-Bus bus the sessions meet on.
+    public enum Bus: Sendable, Hashable {
+        /// The user's session bus: `DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`;
+        /// with neither, no bus (never X11 autolaunch).
+        case session
+        /// The bus at this address (tests use a private bus).
+        case address(String)
+        /// No bus: the session works locally and gets no cross-session events.
+        case none
+    }
+
+    /// The level ``CategoryOptions/duckOthers`` asks the other sessions to play at (about -14 dB).
+    public static let duckLevel: Float = 0.2
+
+    /// The process's session: identifier = the process id, the session bus, the default
+    /// PulseAudio server.
+    public static let shared = AudioSession()
+
+    /// Names the session on the bus; the process id unless given.
+    public let identifier: String
+    /// The bus the session uses.
+    public let bus: Bus
+    /// The PulseAudio server the process's streams use (nil: libpulse's default); the one
+    /// whose streams carry ``streamProperties``.
+    public let pulseServer: String?
+    private let core: SessionCore
+
+    /// A session. `identifier` names it on the bus instead of the process id — for tests, which
+    /// run several sessions in one process (two sessions with the same identifier on one bus do
+    /// not see each other). Connects to `bus` on first use, not here.
+    public init(identifier: String? = nil, bus: Bus = .session, pulseServer: String? = nil) {
+        let id = identifier ?? String(getpid())
+        self.identifier = id
+        self.bus = bus
+        self.pulseServer = pulseServer
+        core = SessionCore(identifier: id, bus: bus)
+    }
+
+    deinit { core.stop() }
+
+    /// The category (default ``Category/soloAmbient``).
+    public var category: Category { core.snapshot.category }
+    /// The mode (default ``Mode/default``).
+    public var mode: Mode { core.snapshot.mode }
+    /// The options (default none).
+    public var categoryOptions: CategoryOptions { core.snapshot.options }
+    /// Whether the session is active (false after an interruption began).
+    public var isActive: Bool { core.snapshot.active }
+    /// Whether the session reached the bus (connects if not done yet; blocks meanwhile).
+    public var isConnectedToBus: Bool { core.ensureBus() }
+
+    /// Sets the category, mode and options. While active, the session announces itself again:
+    /// an exclusive category now interrupts the others, duckOthers now ducks them (or stops).
+    ///
+    /// Throws ``TonearmError/invalidArgument(_:)`` when the mode or the options do not go with
+    /// the category (see ``Mode`` and ``CategoryOptions``); nothing changes then.
+    public func setCategory(_ category: Category, mode: Mode = .default, options: CategoryOptions = []) throws {
+        guard mode.allowedCategories.contains(category) else {
+            throw TonearmError.invalidArgument("mode \(mode.rawValue) cannot be used with category \(category.rawValue)")
+        }
+        if !options.isEmpty, ![Category.playback, .playAndRecord, .multiRoute].contains(category) {
+            throw TonearmError.invalidArgument("category options are allowed with playback, playAndRecord and multiRoute only, not \(category.rawValue)")
+        }
+        if options.rawValue & ~UInt32(7) != 0 {
+            throw TonearmError.invalidArgument("unknown category options \(options.rawValue)")
+        }
+        _ = core.ensureBus()
+        core.setCategory(category, mode: mode, options: options)
+    }
+
+    /// Activates or deactivates the session. Activating announces it (interrupting or ducking
+    /// the others as its category says) and ends a pending interruption of this session;
+    /// deactivating tells the others, which resume when `options` has
+    /// ``SetActiveOptions/notifyOthersOnDeactivation``. Activating an active session again, or
+    /// deactivating an inactive one, does nothing.
+    ///
+    /// Throws nothing today (without a bus it succeeds locally); `throws` is kept for
+    /// `AVAudioSession` compatibility and future checks against the sound server.
+    public func setActive(_ active: Bool, options: SetActiveOptions = []) throws {
+        _ = core.ensureBus()
+        core.setActive(active, notifyOthers: options.contains(.notifyOthersOnDeactivation))
+    }
+
+    /// Interruptions by other sessions, from now on. Each access returns a new stream; it ends
+    /// when the session is released. Connects to the bus first (blocks meanwhile).
+    public var interruptions: AsyncStream<Interruption> {
+        _ = core.ensureBus()
+        let (stream, continuation) = AsyncStream.makeStream(of: Interruption.self, bufferingPolicy: .unbounded)
+        core.subscribe(interruptions: continuation)
+        return stream
+    }
+
+    /// Duck requests by other sessions, from now on. Each access returns a new stream; it ends
+    /// when the session is released. Connects to the bus first (blocks meanwhile).
+    public var ducking: AsyncStream<Ducking> {
+        _ = core.ensureBus()
+        let (stream, continuation) = AsyncStream.makeStream(of: Ducking.self, bufferingPolicy: .unbounded)
+        core.subscribe(ducking: continuation)
+        return stream
+    }
+
+    /// The PulseAudio stream properties every stream of the process should carry now (see the
+    /// table in the type's documentation).
+    public var streamProperties: [String: String] {
+        let s = core.snapshot
+        return Self.streamProperties(category: s.category, mode: s.mode)
+    }
+
+    /// The stream properties for a category and mode (see the table in the type's documentation).
+    public static func streamProperties(category: Category, mode: Mode) -> [String: String] {
+        var p = ["tonearm.category": category.rawValue, "tonearm.mode": mode.rawValue]
+        switch mode {
+        case .default, .spokenAudio: p["media.role"] = "music"
+        case .moviePlayback, .videoRecording: p["media.role"] = "video"
+        case .voiceChat, .videoChat:
+            p["media.role"] = "phone"
+            p["filter.want"] = "echo-cancel"
+        case .gameChat: p["media.role"] = "game"
+        case .measurement: p["media.role"] = "production"
+        }
+        return p
+    }
+
+    /// Whether a session with these settings interrupts the others when it becomes active.
+    static func isExclusive(_ category: Category, _ options: CategoryOptions) -> Bool {
+        switch category {
+        case .soloAmbient: true
+        case .playback, .playAndRecord: !mixes(category, options)
+        case .ambient, .record, .multiRoute: false
+        }
+    }
+
+    /// Whether a session with these settings mixes with the others (is not interrupted by them).
+    static func mixes(_ category: Category, _ options: CategoryOptions) -> Bool {
+        category == .ambient || !options.isDisjoint(with: [.mixWithOthers, .duckOthers, .interruptSpokenAudioAndMixWithOthers])
+    }
+}
