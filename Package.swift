@@ -57,7 +57,7 @@ let package = Package(
         // output) that every player shares.
         .target(name: "TonearmEngine", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmOutput"]),
         // Layer 4: players built on the engine's render path.
-        .target(name: "TonearmPlayback", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmOutput", "TonearmPlaylists"]),
+        .target(name: "TonearmPlayback", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmOutput", "TonearmPlaylists", "TonearmSession"]),
 
         // Umbrella: `import Tonearm` gives the whole public API.
         .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmOutput", "TonearmPlayback",
@@ -73,7 +73,7 @@ let package = Package(
         .testTarget(name: "TonearmCodecsTests", dependencies: ["TonearmCodecs", "TonearmTestSupport"]),
         .testTarget(name: "TonearmOutputTests", dependencies: ["TonearmOutput", "TonearmTestSupport"]),
         .testTarget(name: "TonearmEngineTests", dependencies: ["TonearmEngine", "TonearmTestSupport"]),
-        .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmEngine", "TonearmPlaylists", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmEngine", "TonearmPlaylists", "TonearmSession", "TonearmTestSupport"]),
         .testTarget(name: "TonearmCLITests", dependencies: ["TonearmTestSupport", "TonearmCore"]),
         .testTarget(name: "TonearmDSPTests", dependencies: ["TonearmDSP", "TonearmCore"]),
         .testTarget(name: "TonearmPlaylistsTests", dependencies: ["TonearmPlaylists", "TonearmTestSupport"]),

@@ -47,6 +47,9 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "ReplayGain pre-amp in dB.")
     var preamp: Double = 0
 
+    @Flag(name: .long, help: "Mix with other Tonearm players (the audio session's mixWithOthers) instead of interrupting them.")
+    var mix = false
+
     @Flag(name: .long, help: "Resume the saved queue where it was (with any files given appended).")
     var resume = false
 
@@ -101,7 +104,7 @@ struct PlayCommand: AsyncParsableCommand {
         let interactive = !plain && Terminal.isInteractive
         let settings = PlaySession.Settings(
             volume: volume.map { Float($0) / 100 }, repeatMode: repeatMode.flatMap(Self.repeatValue), shuffle: shuffle,
-            replayGain: ReplayGainMode(rawValue: replaygain) ?? .off, preamp: preamp, crossfade: crossfade, resume: resume,
+            replayGain: ReplayGainMode(rawValue: replaygain) ?? .off, preamp: preamp, crossfade: crossfade, mix: mix, resume: resume,
             eq: try sound.eqChoice(), rate: Float(sound.rate), effects: try sound.effects())
         if device != nil, case .pulse = selection {} else if device != nil {
             Terminal.writeError("--device \(device!) is ignored: no sound server answered")

@@ -27,6 +27,7 @@ final class PlaySession: @unchecked Sendable {
         var replayGain: ReplayGainMode
         var preamp: Double
         var crossfade: Double
+        var mix: Bool
         var resume: Bool
         var eq: EQChoice
         var rate: Float
@@ -73,10 +74,15 @@ final class PlaySession: @unchecked Sendable {
         if case .file(let path) = selection { shared = SessionOutput(FileOutput(path: path)) } else { shared = nil }
         sharedFileOutput = shared
         let store = QueueStateStore(path: QueueStateStore.defaultPath())
+        // The process's audio session: playback, exclusive unless --mix (other Tonearm players
+        // pause while this one plays and resume after); its stream role goes on the output.
+        let session = AudioSession.shared
+        try? session.setCategory(.playback, options: settings.mix ? [.mixWithOthers] : [])
+        let role = session.streamProperties["media.role"] ?? "music"
         player = MusicPlayer(output: {
             if let shared { return shared }
-            return selection.makeDriver(streamName: "Tonearm", device: device)
-        }, store: store)
+            return selection.makeDriver(streamName: "Tonearm", role: role, device: device)
+        }, store: store, session: session)
         remote = RemoteBridge(player: player)
         screen.output = device.map { "\(selection.description):\($0)" } ?? selection.description
         screen.notice = notice
@@ -150,6 +156,7 @@ final class PlaySession: @unchecked Sendable {
         }
         player.save()
         player.stop()
+        try? player.session?.setActive(false, options: .notifyOthersOnDeactivation)
         sharedFileOutput?.finish()
         if !interactive { Terminal.write("Done: \(played.count) played, \(failed) failed\n") }
         return failed > 0
@@ -199,6 +206,8 @@ final class PlaySession: @unchecked Sendable {
             guard let item, let index else { return false }
             latest = (item, index)
             if started { announce(item, index: index) }
+        case .stateChanged(.interrupted):
+            report("interrupted by another player; paused until it is done")
         case .stateChanged(let state):
             // The first start: the item that plays (earlier item events came from setting the
             // queue; the queue may already have moved on, so the events say which, not the player).
@@ -224,6 +233,8 @@ final class PlaySession: @unchecked Sendable {
                                : "the output \(previous) went away; paused (`playerctl -p tonearm play` goes on)")
         case .volumeChanged(let v):
             screen.volume = v
+        case .ducked(let level):
+            screen.message = level < 1 ? "another player asked to be heard over this one (ducked)" : nil
         case .repeatModeChanged(let r):
             screen.repeatMode = r
         case .shuffleModeChanged(let s):

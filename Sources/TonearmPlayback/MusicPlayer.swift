@@ -5,6 +5,7 @@ import Synchronization
 import TonearmCore
 import TonearmOutput
 import TonearmPlaylists
+import TonearmSession
 
 /// A music player with a queue (the counterpart of `MPMusicPlayerController`), built on a
 /// gapless ``QueuePlayer``: `setQueue(with:)`, `play()`, `pause()`, `stop()`, skipping (previous
@@ -25,14 +26,57 @@ public final class MusicPlayer: Sendable {
     private let seeking = Mutex<(any DispatchSourceTimer)?>(nil)
     private let saver = Mutex<(any DispatchSourceTimer)?>(nil)
     private let pump: Task<Void, Never>
+    /// The audio session whose interruptions and ducking this player follows (nil: none).
+    public let session: AudioSession?
+    private let sessionTasks: [Task<Void, Never>]
 
     /// A player whose output is made by `output` when playback starts; `store` (optional) keeps
     /// the queue between runs.
+    ///
+    /// With a `session`, `play()` activates it, and the player follows it as an iOS app's player
+    /// follows its AVAudioSession: another session's interruption pauses it (state
+    /// `interrupted`) and the interruption's end with `shouldResume` plays on; a duck request
+    /// lowers it to the asked level and its end restores it exactly.
     public init(output: @escaping @Sendable () throws -> any AudioOutputDriver = QueuePlayer.automaticOutput,
-                store: QueueStateStore? = nil) {
+                store: QueueStateStore? = nil, session: AudioSession? = nil) {
         let q = QueuePlayer(output: output)
         queue = q
         self.store = store
+        self.session = session
+        if let session {
+            let interruptions = session.interruptions
+            let ducking = session.ducking
+            sessionTasks = [
+                Task.detached { [q] in
+                    var wasPlaying = false
+                    for await i in interruptions {
+                        switch i {
+                        case .began:
+                            wasPlaying = q.playbackState == .playing
+                            q.interrupt()
+                        case .ended(let shouldResume):
+                            if shouldResume && wasPlaying && q.playbackState == .interrupted {
+                                try? session.setActive(true)
+                                q.play()
+                            } else if q.playbackState == .interrupted {
+                                q.pause()
+                            }
+                            wasPlaying = false
+                        }
+                    }
+                },
+                Task.detached { [q] in
+                    for await d in ducking {
+                        switch d {
+                        case .duckRequested(let level): q.duckLevel = level
+                        case .duckEnded: q.duckLevel = 1
+                        }
+                    }
+                },
+            ]
+        } else {
+            sessionTasks = []
+        }
         let b = broadcaster
         let events = q.events
         pump = Task.detached { [store, q] in
@@ -49,6 +93,7 @@ public final class MusicPlayer: Sendable {
     }
 
     deinit {
+        sessionTasks.forEach { $0.cancel() }
         pump.cancel()
         seeking.withLock { $0?.cancel() }
         saver.withLock { $0?.cancel() }
@@ -94,7 +139,9 @@ public final class MusicPlayer: Sendable {
 
     // MARK: Transport
 
+    /// Plays (activating the session first, when there is one).
     public func play() {
+        try? session?.setActive(true)
         queue.play()
         startSaving()
     }

@@ -20,6 +20,8 @@ public enum QueuePlayerEvent: Sendable, Equatable {
     /// The position jumped (a seek): MPRIS's `Seeked`.
     case seeked(to: Double)
     case volumeChanged(Float)
+    /// Another audio session asked this one to duck to `level` (1: restored).
+    case ducked(level: Float)
     case repeatModeChanged(RepeatMode)
     case shuffleModeChanged(ShuffleMode)
     /// Items were inserted, removed or moved.
@@ -106,6 +108,8 @@ public final class QueuePlayer: @unchecked Sendable {
         var replayGain: ReplayGainMode = .off
         var preamp: Double = 0
         var crossfade: Double = 0
+        /// 1, or the level another session asked this one to duck to.
+        var duck: Float = 1
         var effects: [AudioNode] = []
         var keepAlive: QueuePlayer?
         var interrupted = false
@@ -304,10 +308,37 @@ public final class QueuePlayer: @unchecked Sendable {
             let v = max(0, min(1, newValue.isFinite ? newValue : 0))
             lock.withLock { s in
                 s.volume = v
-                s.runtime?.engine.mainMixerNode.outputVolume = v
+                s.runtime?.engine.mainMixerNode.outputVolume = v * s.duck
             }
             broadcaster.yield(.volumeChanged(v))
         }
+    }
+
+    /// Ducking: the output level is `volume × level` until set back to 1 (another audio
+    /// session asked this one to duck; ``volume`` itself is kept, and restored exactly).
+    public var duckLevel: Float {
+        get { lock.withLock { $0.duck } }
+        set {
+            let d = max(0, min(1, newValue.isFinite ? newValue : 1))
+            let changed = lock.withLock { s -> Bool in
+                defer { s.duck = d }
+                s.runtime?.engine.mainMixerNode.outputVolume = s.volume * d
+                return s.duck != d
+            }
+            if changed { broadcaster.yield(.ducked(level: d)) }
+        }
+    }
+
+    /// Pauses for an interruption: the state becomes `interrupted` (``play()`` resumes).
+    public func interrupt() {
+        let rt = lock.withLock { s -> QueueRuntime? in
+            guard s.state == .playing, let rt = s.runtime else { return nil }
+            s.state = .interrupted
+            return rt
+        }
+        guard let rt else { return }
+        rt.pauseRendering()
+        broadcaster.yield(.stateChanged(.interrupted))
     }
 
     /// Effect nodes after the equaliser, re-wired live.
@@ -503,7 +534,7 @@ public final class QueuePlayer: @unchecked Sendable {
             s.state = .playing
             s.lastError = nil
             s.keepAlive = self
-            rt.engine.mainMixerNode.outputVolume = s.volume
+            rt.engine.mainMixerNode.outputVolume = s.volume * s.duck
             schedule(file: file, at: s.pendingPosition, in: &s, runtime: rt)
         }
         do { try rt.startRendering() } catch { fail(error); return }
