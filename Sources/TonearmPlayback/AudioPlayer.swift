@@ -6,6 +6,7 @@ import TonearmCore
 import TonearmEngine
 import TonearmDSP
 import TonearmOutput
+import TonearmSession
 
 /// Plays one sound file or a block of encoded audio in memory: the counterpart of
 /// `AVAudioPlayer`, with the same vocabulary.
@@ -41,6 +42,13 @@ public final class AudioPlayer: Sendable {
     private let control = Mutex(Control())
     private let broadcaster = EventBroadcaster<AudioPlayerEvent>()
     private let delegateBox = Mutex(WeakDelegate())
+    private let sessionBox = Mutex(SessionBox())
+
+    private struct SessionBox: @unchecked Sendable {
+        var session: AudioSession?
+        var tasks: [Task<Void, Never>] = []
+        var duck: Float = 1
+    }
 
     private struct WeakDelegate { weak var value: (any AudioPlayerDelegate)? }
 
@@ -96,6 +104,51 @@ public final class AudioPlayer: Sendable {
 
     /// Every event from now on, as an async sequence. Each call makes a new independent stream.
     public var events: AsyncStream<AudioPlayerEvent> { broadcaster.stream() }
+
+    /// The audio session whose interruptions this player follows, as an AVAudioPlayer follows
+    /// the app's AVAudioSession: another Tonearm session's interruption pauses it
+    /// (`interruptionBegan`), its end with `shouldResume` plays on (`interruptionEnded`), and a
+    /// duck request scales its volume until the duck ends. Nil (the default): none. Set it from
+    /// any thread; the player holds the session.
+    public var audioSession: AudioSession? {
+        get { sessionBox.withLock { $0.session } }
+        set {
+            let old = sessionBox.withLock { b -> [Task<Void, Never>] in
+                let t = b.tasks
+                b.session = newValue
+                b.tasks = []
+                return t
+            }
+            old.forEach { $0.cancel() }
+            guard let session = newValue else { return }
+            let interruptions = session.interruptions
+            let ducking = session.ducking
+            let tasks = [
+                Task.detached { [weak self] in
+                    for await i in interruptions {
+                        guard let self else { return }
+                        switch i {
+                        case .began: self.handle(.interruptionBegan)
+                        case .ended(let resume):
+                            if resume { try? session.setActive(true) }
+                            self.handle(.interruptionEnded(shouldResume: resume))
+                        }
+                    }
+                },
+                Task.detached { [weak self] in
+                    for await d in ducking {
+                        guard let self else { return }
+                        switch d {
+                        case .duckRequested(let level): self.sessionBox.withLock { $0.duck = level }
+                        case .duckEnded: self.sessionBox.withLock { $0.duck = 1 }
+                        }
+                        self.volume = self.volume  // re-applies volume × duck
+                    }
+                },
+            ]
+            sessionBox.withLock { $0.tasks = tasks }
+        }
+    }
 
     /// The delegate, held weakly (called on the player's event thread).
     public var delegate: (any AudioPlayerDelegate)? {
@@ -248,9 +301,10 @@ public final class AudioPlayer: Sendable {
         let v = max(0, min(1, volume.isFinite ? volume : 0))
         let minimumRamp = Int(format.sampleRate * 0.005)
         let frames = max(minimumRamp, Int(max(0, fadeDuration) * format.sampleRate))
+        let duck = sessionBox.withLock { $0.duck }
         control.withLock { c in
             c.volume = v
-            c.runtime?.renderer.commands.push(.gain(target: v, frames: frames))
+            c.runtime?.renderer.commands.push(.gain(target: v * duck, frames: frames))
         }
     }
 
@@ -334,6 +388,7 @@ public final class AudioPlayer: Sendable {
 
     @discardableResult
     private func handle(_ input: AudioPlayerStateMachine.Input) -> Bool {
+        let duckLevel = sessionBox.withLock { $0.duck }
         var emitted: [AudioPlayerEvent] = []
         var released: AudioPlayer?
         var toClose: PlayerRuntime?
@@ -357,7 +412,7 @@ public final class AudioPlayer: Sendable {
                             emitted.append(.decodeErrorDidOccur(.error((error as? TonearmError) ?? .invalidArgument("\(error)"))))
                         }
                         rt.renderer.meteringEnabled.store(c.meteringEnabled, ordering: .relaxed)
-                        rt.renderer.commands.push(.gain(target: c.volume, frames: 0))
+                        rt.renderer.commands.push(.gain(target: c.volume * duckLevel, frames: 0))
                         rt.renderer.commands.push(.pan(c.pan))
                         try rt.prepare(request: .init(generation: g, startFrame: f, loops: c.numberOfLoops, endFrame: nil,
                                                       rate: c.effectiveRate))

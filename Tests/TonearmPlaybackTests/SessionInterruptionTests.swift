@@ -101,4 +101,29 @@ import TonearmTestSupport
         #expect(a.queue.duckLevel == 1)
         #expect(a.volume == 0.8)
     }
+
+    /// An `AudioPlayer` follows its session as AVAudioPlayer follows the app's: interrupted by
+    /// another exclusive session, resumed when it is done with notifyOthersOnDeactivation.
+    @Test func anAudioPlayerFollowsItsSession() async throws {
+        let bus = try PrivateDBus()
+        defer { bus.stop() }
+        let dir = try TempDir("player-session")
+        defer { dir.remove() }
+        let sessionA = AudioSession(identifier: "a", bus: .address(bus.address))
+        let sessionB = AudioSession(identifier: "b", bus: .address(bus.address))
+        try sessionA.setCategory(.playback)
+        try sessionB.setCategory(.playback)
+        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: try tone(dir, "p.wav", 440, 30)), output: { NullOutput() })
+        defer { player.stop() }
+        player.audioSession = sessionA
+        try sessionA.setActive(true)
+        let events = player.events
+        #expect(player.play())
+        try sessionB.setActive(true)
+        _ = try await waitForEvent(events, timeout: 10, "interruptionBegan") { $0 == .interruptionBegan }
+        #expect(!player.isPlaying)
+        try sessionB.setActive(false, options: .notifyOthersOnDeactivation)
+        _ = try await waitForEvent(events, timeout: 10, "interruptionEnded") { $0 == .interruptionEnded(shouldResume: true) }
+        #expect(player.isPlaying)
+    }
 }
