@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import CPulse
+import Dispatch
 import Glibc
 import Synchronization
 import TonearmCore
@@ -117,9 +118,14 @@ public final class AudioRoutes: Sendable {
                 throw error
             }
             watchers.withLock { $0[id] = watcher }
+            // Closed from another thread, never inside onTermination: a cancelled task runs it
+            // holding its status lock, which the mainloop thread may need for a yield in flight.
             continuation.onTermination = { [weak self] _ in
-                _ = self?.watchers.withLock { $0.removeValue(forKey: id) }
-                watcher.control.close()
+                let owner = self
+                DispatchQueue.global().async {
+                    _ = owner?.watchers.withLock { $0.removeValue(forKey: id) }
+                    watcher.control.close()
+                }
             }
             return stream
         }

@@ -5,7 +5,7 @@ import Synchronization
 
 /// The state of an ``AudioSession``, shared between its callers and its bus thread; decides
 /// what the other sessions' signals mean for this one. Thread-safe (one lock; continuations are
-/// yielded under it, which never blocks).
+/// yielded under it; subscribers are removed off the terminating thread, see `subscribe`).
 final class SessionCore: Sendable {
     typealias Category = AudioSession.Category
     typealias Mode = AudioSession.Mode
@@ -204,7 +204,13 @@ final class SessionCore: Sendable {
             return s.nextSubscriber
         }
         guard let id else { c.finish(); return }
-        c.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.interruptionSubscribers.removeValue(forKey: id) } }
+        // Removed from another thread, never inside onTermination itself: a cancelled task runs
+        // onTermination while holding its status lock, and a yield made under `state` needs that
+        // lock — taking `state` here would deadlock with it.
+        c.onTermination = { [weak self] _ in
+            guard let core = self else { return }
+            DispatchQueue.global().async { core.state.withLock { _ = $0.interruptionSubscribers.removeValue(forKey: id) } }
+        }
     }
 
     func subscribe(ducking c: AsyncStream<AudioSession.Ducking>.Continuation) {
@@ -215,7 +221,10 @@ final class SessionCore: Sendable {
             return s.nextSubscriber
         }
         guard let id else { c.finish(); return }
-        c.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.duckingSubscribers.removeValue(forKey: id) } }
+        c.onTermination = { [weak self] _ in
+            guard let core = self else { return }
+            DispatchQueue.global().async { core.state.withLock { _ = $0.duckingSubscribers.removeValue(forKey: id) } }
+        }
     }
 
     private static func emit(_ e: AudioSession.Interruption, _ s: State) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import CPulse
+import Dispatch
 import TonearmCore
 
 /// The volume and mute of an output, as one value.
@@ -130,7 +131,8 @@ public final class SystemVolume: Sendable {
                 c.close()
                 throw error
             }
-            continuation.onTermination = { _ in watcher.control.close() }
+            // Closed from another thread (see AudioRoutes.changes): never inside onTermination.
+            continuation.onTermination = { _ in DispatchQueue.global().async { watcher.control.close() } }
             return stream
         }
     }
