@@ -473,6 +473,29 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
 
     // MARK: Hosting (a player that owns its output driver)
 
+    /// Replaces the effect chain between `source` and the main mixer: detaches the nodes of
+    /// `old` that are not in `chain`, attaches and connects `source → chain… → mainMixerNode`.
+    /// Returns the chain now in place: `chain`, or `[]` when a node could not be connected (the
+    /// graph then plays `source` straight into the mixer, and the error is thrown). Control
+    /// plane; live (the render thread swaps in the new plan between two cycles).
+    package func replaceChain(after source: AudioNode, old: [AudioNode], with chain: [AudioNode]) throws -> [AudioNode] {
+        for n in old where !chain.contains(where: { $0 === n }) { detach(n) }
+        for n in chain { attach(n) }
+        var previous = source
+        do {
+            for n in chain {
+                try connect(previous, to: n, format: nil)
+                previous = n
+            }
+            try connect(previous, to: mainMixerNode, format: nil)
+            return chain
+        } catch {
+            for n in chain { detach(n) }
+            try? connect(source, to: mainMixerNode, format: nil)
+            throw error
+        }
+    }
+
     /// Seconds of tail the attached nodes produce after their input ends (see ``AudioNode/tailTime``).
     package var tailTime: Double { lock.withLock { graph.nodes.values.reduce(0) { $0 + max(0, $1.tailTime) } } }
 

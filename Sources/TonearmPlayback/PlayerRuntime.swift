@@ -62,19 +62,9 @@ final class PlayerRuntime: @unchecked Sendable {
     /// Throws when a node cannot be connected (it has no input or output); the graph then plays
     /// without the effects.
     func setEffects(_ chain: [AudioNode]) throws {
-        for old in effects where !chain.contains(where: { $0 === old }) { engine.detach(old) }
-        for n in chain { engine.attach(n) }
-        var previous: AudioNode = eq
         do {
-            for n in chain {
-                try engine.connect(previous, to: n, format: nil)
-                previous = n
-            }
-            try engine.connect(previous, to: engine.mainMixerNode, format: nil)
-            effects = chain
+            effects = try engine.replaceChain(after: eq, old: effects, with: chain)
         } catch {
-            for n in chain { engine.detach(n) }
-            try? engine.connect(eq, to: engine.mainMixerNode, format: nil)
             effects = []
             throw error
         }

@@ -42,19 +42,9 @@ final class QueueRuntime: @unchecked Sendable {
 
     /// Puts `chain` between the equaliser and the mixer, live.
     func setEffects(_ chain: [AudioNode]) throws {
-        for old in effects where !chain.contains(where: { $0 === old }) { engine.detach(old) }
-        for n in chain { engine.attach(n) }
-        var previous: AudioNode = eq
         do {
-            for n in chain {
-                try engine.connect(previous, to: n, format: nil)
-                previous = n
-            }
-            try engine.connect(previous, to: engine.mainMixerNode, format: nil)
-            effects = chain
+            effects = try engine.replaceChain(after: eq, old: effects, with: chain)
         } catch {
-            for n in chain { engine.detach(n) }
-            try? engine.connect(eq, to: engine.mainMixerNode, format: nil)
             effects = []
             throw error
         }
