@@ -482,9 +482,14 @@ public final class AudioPlayer: Sendable {
     }
 
     private func outputEvent(_ e: AudioOutputEvent) {
+        // With a session, the server's requests become the session's interruptions, which every
+        // player following it (this one included) acts on.
+        let session = audioSession
         switch e {
-        case .corkRequested: handle(.interruptionBegan)
-        case .uncorkRequested: handle(.interruptionEnded(shouldResume: true))
+        case .corkRequested:
+            if let session { session.reportServerInterruption(began: true) } else { handle(.interruptionBegan) }
+        case .uncorkRequested:
+            if let session { session.reportServerInterruption(began: false) } else { handle(.interruptionEnded(shouldResume: true)) }
         case .deviceLost: handle(.outputLost)
         case .deviceRemoved: handle(.pause)  // the unplugged-headphones rule: not on out of the speakers
         case .drained, .moved: break

@@ -44,6 +44,7 @@ public final class MusicPlayer: Sendable {
         self.store = store
         self.session = session
         if let session {
+            q.corkRequestHandler = { session.reportServerInterruption(began: $0) }
             let interruptions = session.interruptions
             let ducking = session.ducking
             sessionTasks = [

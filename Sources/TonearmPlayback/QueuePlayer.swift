@@ -114,6 +114,7 @@ public final class QueuePlayer: @unchecked Sendable {
         var keepAlive: QueuePlayer?
         var interrupted = false
         var lastError: TonearmError?
+        var corkRequestHandler: (@Sendable (Bool) -> Void)?
     }
 
     private let lock = Mutex(State())
@@ -330,6 +331,16 @@ public final class QueuePlayer: @unchecked Sendable {
     }
 
     /// Pauses for an interruption: the state becomes `interrupted` (``play()`` resumes).
+    /// Where the sound server's requests to stop and go on (PulseAudio `request-cork` /
+    /// `request-uncork`) go instead of interrupting this queue directly: a player that follows an
+    /// ``AudioSession`` passes them to it (``AudioSession/reportServerInterruption(began:)``) and
+    /// acts on the session's interruptions. Nil (the default): the queue handles them itself.
+    /// Called on the output's event thread.
+    package var corkRequestHandler: (@Sendable (Bool) -> Void)? {
+        get { lock.withLock { $0.corkRequestHandler } }
+        set { lock.withLock { $0.corkRequestHandler = newValue } }
+    }
+
     public func interrupt() {
         let rt = lock.withLock { s -> QueueRuntime? in
             guard s.state == .playing, let rt = s.runtime else { return nil }
@@ -762,6 +773,8 @@ public final class QueuePlayer: @unchecked Sendable {
     }
 
     private func outputEvent(_ e: AudioOutputEvent) {
+        if case .corkRequested = e, let forward = corkRequestHandler { forward(true); return }
+        if case .uncorkRequested = e, let forward = corkRequestHandler { forward(false); return }
         switch e {
         case .corkRequested:
             let rt = lock.withLock { s -> QueueRuntime? in

@@ -28,8 +28,18 @@ import TonearmCore
 /// - ``Category/record`` and ``Category/multiRoute`` interrupt nobody (they are interrupted like
 ///   any non-mixable session).
 ///
-/// Interruptions by the sound server itself (`module-role-cork` corking music for a phone
-/// stream) and route changes are not reported here yet.
+/// ## Interruptions by the sound server
+/// PulseAudio (and PipeWire's PulseAudio server) interrupts streams itself: with
+/// `module-role-cork`, a `phone` stream starting sends `request-cork` to the `music` and `video`
+/// streams, and `request-uncork` when it ends. Only the connection that owns a stream hears these,
+/// so the players pass them on: a player that follows a session calls
+/// ``reportServerInterruption(began:)``, and the session reports ``Interruption/began`` (it
+/// becomes inactive) and then ``Interruption/ended(shouldResume:)`` with `shouldResume` true,
+/// like an interruption by another session. Every player following the session pauses — and
+/// corks its stream, which the server requires before it sends `request-uncork` — and plays on
+/// after. Several streams asked at once make one interruption; it ends at the first
+/// `request-uncork`. A server interruption and interruptions by other sessions add up: the
+/// session hears `ended` only when the last of them is over.
 ///
 /// ## Stream properties
 /// Every PulseAudio stream of the process should carry ``streamProperties``; the players add
@@ -176,6 +186,7 @@ public final class AudioSession: Sendable {
     /// whose streams carry ``streamProperties``.
     public let pulseServer: String?
     private let core: SessionCore
+    private let routes: AudioRoutes
 
     /// A session. `identifier` names it on the bus instead of the process id — for tests, which
     /// run several sessions in one process (two sessions with the same identifier on one bus do
@@ -186,6 +197,7 @@ public final class AudioSession: Sendable {
         self.bus = bus
         self.pulseServer = pulseServer
         core = SessionCore(identifier: id, bus: bus)
+        routes = AudioRoutes(server: pulseServer)
     }
 
     deinit { core.stop() }
@@ -249,6 +261,78 @@ public final class AudioSession: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: Ducking.self, bufferingPolicy: .unbounded)
         core.subscribe(ducking: continuation)
         return stream
+    }
+
+    /// The output the process's audio goes to now (`AVAudioSession.currentRoute`): the server's
+    /// default output, with its port type; nil when the server has no output at all. Blocks while
+    /// it asks the server. Throws ``TonearmError/outputUnavailable(driver:reason:)`` without a
+    /// server.
+    public var currentRoute: AudioOutputRoute? {
+        get throws { try routes.currentOutput() }
+    }
+
+    /// Route changes from now on (`AVAudioSession.routeChangeNotification`): everything
+    /// ``AudioRoutes/changes`` reports for the session's server — outputs appearing and going
+    /// away, headphones plugged in and out, the default output changing — and
+    /// ``AudioRouteChange/Reason/categoryChange`` when ``setCategory(_:mode:options:)`` changes the
+    /// category or the mode (with ``currentRoute`` as both `route` and `previousRoute`: on Linux a
+    /// category does not choose the output).
+    ///
+    /// Each access makes a new stream, subscribed before the getter returns; it ends when the
+    /// server connection is lost or the session is released, and stops its work when dropped.
+    /// Events come from the route connection's thread and from the caller of `setCategory`
+    /// through a task of the stream's own. Throws ``TonearmError/outputUnavailable(driver:reason:)``
+    /// without a server; blocks while it connects.
+    public var routeChanges: AsyncStream<AudioRouteChange> {
+        get throws {
+            enum Feed: Sendable { case route(AudioRouteChange), category, done }
+            let server = try routes.changes
+            let (feed, feedIn) = AsyncStream.makeStream(of: Feed.self, bufferingPolicy: .bufferingNewest(256))
+            guard let id = core.subscribe(categoryChanges: { ended in feedIn.yield(ended ? .done : .category) }) else {
+                return AsyncStream { $0.finish() }
+            }
+            let (stream, out) = AsyncStream.makeStream(of: AudioRouteChange.self, bufferingPolicy: .bufferingNewest(256))
+            let forward = Task.detached {
+                for await change in server { feedIn.yield(.route(change)) }
+                feedIn.yield(.done)
+            }
+            let routes = self.routes
+            let relay = Task.detached {
+                for await item in feed {
+                    switch item {
+                    case .route(let change): out.yield(change)
+                    case .category:
+                        let route = try? routes.currentOutput()
+                        out.yield(AudioRouteChange(reason: .categoryChange, route: route, previousRoute: route))
+                    case .done:
+                        out.finish()
+                        return
+                    }
+                }
+                out.finish()
+            }
+            let core = self.core
+            // Cleanup off the terminating thread (see SessionCore.subscribe).
+            out.onTermination = { _ in
+                DispatchQueue.global().async {
+                    core.unsubscribe(category: id)
+                    forward.cancel()
+                    relay.cancel()
+                    feedIn.finish()
+                }
+            }
+            return stream
+        }
+    }
+
+    /// Reports that the sound server asked one of the process's streams to stop for another
+    /// (`began`: PulseAudio's `request-cork`) or that it may go on (`request-uncork`). The session
+    /// then reports ``Interruption/began`` (becoming inactive and telling the other sessions) or
+    /// ``Interruption/ended(shouldResume:)`` with `shouldResume` true. Players that follow the
+    /// session call it from their output's event thread; an app with an output of its own may
+    /// too. Any thread; never blocks (it does not connect to the bus).
+    public func reportServerInterruption(began: Bool) {
+        core.serverInterruption(began: began)
     }
 
     /// The PulseAudio stream properties every stream of the process should carry now (see the

@@ -53,6 +53,7 @@ final class SessionCore: Sendable {
         var senders: [String: String] = [:]
         var interruptionSubscribers: [Int: AsyncStream<AudioSession.Interruption>.Continuation] = [:]
         var duckingSubscribers: [Int: AsyncStream<AudioSession.Ducking>.Continuation] = [:]
+        var categorySubscribers: [Int: @Sendable (_ sessionEnded: Bool) -> Void] = [:]
         var nextSubscriber = 0
         var link = Link.idle
         var outgoing: [Announcement] = []
@@ -143,14 +144,16 @@ final class SessionCore: Sendable {
 
     /// Ends the bus thread (waiting for it) and the event streams. Idempotent.
     func stop() {
-        let (finished, subscribers) = state.withLock { s -> (DispatchSemaphore?, ([AsyncStream<AudioSession.Interruption>.Continuation], [AsyncStream<AudioSession.Ducking>.Continuation])) in
+        let (finished, subscribers, categories) = state.withLock { s -> (DispatchSemaphore?, ([AsyncStream<AudioSession.Interruption>.Continuation], [AsyncStream<AudioSession.Ducking>.Continuation]), [@Sendable (Bool) -> Void]) in
             s.stopRequested = true
             Self.wake(s.wakeFD)
-            defer { s.interruptionSubscribers = [:]; s.duckingSubscribers = [:] }
-            return (s.finished, (Array(s.interruptionSubscribers.values), Array(s.duckingSubscribers.values)))
+            defer { s.interruptionSubscribers = [:]; s.duckingSubscribers = [:]; s.categorySubscribers = [:] }
+            return (s.finished, (Array(s.interruptionSubscribers.values), Array(s.duckingSubscribers.values)),
+                    Array(s.categorySubscribers.values))
         }
         for c in subscribers.0 { c.finish() }
         for c in subscribers.1 { c.finish() }
+        for c in categories { c(true) }
         if let finished {
             finished.wait()
             finished.signal()
@@ -227,6 +230,22 @@ final class SessionCore: Sendable {
         }
     }
 
+    /// Calls `changed(false)` (under the lock: it must only hand the news on) whenever the
+    /// category or mode changes, until `unsubscribe(category:)`, and `changed(true)` once when the
+    /// session stops. Returns the subscription's id (nil once stopped).
+    func subscribe(categoryChanges changed: @escaping @Sendable (_ sessionEnded: Bool) -> Void) -> Int? {
+        state.withLock { s -> Int? in
+            guard !s.stopRequested else { return nil }
+            s.nextSubscriber += 1
+            s.categorySubscribers[s.nextSubscriber] = changed
+            return s.nextSubscriber
+        }
+    }
+
+    func unsubscribe(category id: Int) {
+        state.withLock { _ = $0.categorySubscribers.removeValue(forKey: id) }
+    }
+
     private static func emit(_ e: AudioSession.Interruption, _ s: State) {
         for c in s.interruptionSubscribers.values { c.yield(e) }
     }
@@ -239,9 +258,11 @@ final class SessionCore: Sendable {
 
     func setCategory(_ category: Category, mode: Mode, options: Options) {
         state.withLock { s in
+            let changed = s.session.category != category || s.session.mode != mode
             s.session.category = category
             s.session.mode = mode
             s.session.options = options
+            if changed { for c in s.categorySubscribers.values { c(false) } }
             if s.session.active {
                 s.activatedAt = Self.now()
                 Self.announce(.activated(category, mode, options, at: s.activatedAt), &s)
@@ -260,6 +281,28 @@ final class SessionCore: Sendable {
                 Self.announce(.activated(s.session.category, s.session.mode, s.session.options, at: s.activatedAt), &s)
             } else {
                 Self.announce(.deactivated(notifyOthers: notifyOthers), &s)
+            }
+        }
+    }
+
+    /// The key under which the sound server's interruption is kept among the sessions'.
+    static let serverKey = "\u{0}server"
+
+    /// The sound server asked a stream of this process to stop for another (`began`), or let it
+    /// go on. Any thread.
+    func serverInterruption(began: Bool) {
+        state.withLock { s in
+            if began {
+                let first = s.interruptedBy.isEmpty
+                s.interruptedBy.insert(Self.serverKey)
+                guard first else { return }
+                if s.session.active {
+                    s.session.active = false
+                    Self.announce(.deactivated(notifyOthers: false), &s)
+                }
+                Self.emit(.began, s)
+            } else {
+                Self.end(Self.serverKey, shouldResume: true, &s)
             }
         }
     }

@@ -156,6 +156,43 @@ import TonearmTestSupport
         #expect(!changes.all.contains { $0.reason == .categoryChange })
     }
 
+    /// The session's route changes: the server's, and `categoryChange` when the category or mode
+    /// changes (not when it is set to what it is); `currentRoute` is the default output.
+    @Test func aSessionReportsCategoryChangesAmongItsRouteChanges() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        try server.loadNullSink("phones", description: "Phones", properties: "device.form_factor=headphones")
+        try server.pactl("set-default-sink", "phones")
+        let session = AudioSession(identifier: "routes", bus: .none, pulseServer: server.serverString)
+        #expect(try session.currentRoute?.name == "phones")
+        #expect(try session.currentRoute?.portType == .headphones)
+        let changes = Collected(try session.routeChanges)
+
+        try session.setCategory(.playback)
+        #expect(await changes.wait { $0.reason == .categoryChange })
+        let change = try #require(changes.all.first)
+        #expect(change.route?.name == "phones" && change.previousRoute?.name == "phones")
+        #expect(change.route?.portType == .headphones)
+
+        try session.setCategory(.playback) // the same again: no change
+        try session.setCategory(.playback, mode: .spokenAudio)
+        #expect(await changes.wait(count: 2))
+        // The server's own changes come through the same stream, after the session's.
+        let module = try server.loadNullSink("hot_plug", description: "HotPlug")
+        #expect(await changes.wait { $0.reason == .newDeviceAvailable && $0.route?.name == "hot_plug" })
+        try server.pactl("unload-module", module)
+        #expect(await changes.wait { $0.reason == .oldDeviceUnavailable && $0.previousRoute?.name == "hot_plug" })
+        #expect(changes.all.map(\.reason) == [.categoryChange, .categoryChange, .newDeviceAvailable, .oldDeviceUnavailable])
+    }
+
+    @Test func aSessionWithoutAServerSaysSo() throws {
+        let session = AudioSession(identifier: "nowhere", bus: .none, pulseServer: "unix:/nonexistent/native")
+        #expect(throws: TonearmError.self) { _ = try session.currentRoute }
+        #expect(throws: TonearmError.self) { _ = try session.routeChanges }
+        try session.setCategory(.playback) // the session itself works without a server
+        #expect(session.category == .playback)
+    }
+
     @Test func removingTheDefaultOutputReportsItAndTheNewDefault() async throws {
         let server = try PrivatePulseServer()
         defer { server.stop() }

@@ -69,6 +69,11 @@ final class Collected<Element: Sendable>: Sendable {
     func wait(timeout: Double = 5, for match: @escaping @Sendable (Element) -> Bool) async -> Bool {
         await received.wait(timeout: timeout) { $0.contains(where: match) }
     }
+
+    /// Waits until `count` elements have arrived (false after the timeout).
+    func wait(timeout: Double = 5, count: Int) async -> Bool {
+        await received.wait(timeout: timeout) { $0.count >= count }
+    }
 }
 
 /// The `tonearm` binary built beside the tests.
