@@ -52,8 +52,10 @@ public enum AudioOutputEvent: Sendable, Equatable {
     /// The stream was moved to another device.
     case moved(deviceName: String)
     /// The device the stream played to went away (headphones unplugged, a USB or Bluetooth
-    /// device gone) and the server moved the stream to `current`. Players pause on it — the
-    /// unplugged-headphones rule — rather than go on out of the speakers.
+    /// device gone) and the server moved the stream to `current`; or headphones were unplugged
+    /// from the sink it plays to (its active port is no longer headphones), and then `previous`
+    /// and `current` are both that sink. Players pause on it — the unplugged-headphones rule —
+    /// rather than go on out of the speakers.
     case deviceRemoved(previous: String, current: String)
 }
 

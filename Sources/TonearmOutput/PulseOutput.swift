@@ -72,6 +72,10 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     private var context: OpaquePointer?
     /// The device the stream plays to (mainloop thread, or under the mainloop lock).
     private var currentDevice: String?
+    /// Whether the sink the stream plays to is headphones (nil: not known yet). Mainloop lock.
+    private var onHeadphones: Bool?
+    /// Whether the context is subscribed to sink changes. Mainloop lock.
+    private var watchingSinks = false
     private var stream: OpaquePointer?
     private var source: (any AudioRenderSource)?
     private var sampleSpec = pa_sample_spec()
@@ -171,6 +175,7 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
         channelMap = map
         frameBytes = 4 * requested.channelCount
         lostReported = false
+        watchingSinks = false
         closing = false
         var f = requested
         f.commonFormat = .pcmFormatFloat32
@@ -293,6 +298,9 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
                 let state = pa_stream_get_state(s)
                 if state == PA_STREAM_READY {
                     currentDevice = pa_stream_get_device_name(s).map { String(cString: $0) }
+                    watchSinks(ctx)
+                    onHeadphones = nil
+                    checkSink(of: s)
                     break
                 }
                 if tonearm_pa_stream_is_good(state) == 0 {
@@ -350,6 +358,8 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
         let old = currentDevice
         currentDevice = new
         eventChannel.yield(.moved(deviceName: new))
+        onHeadphones = nil
+        checkSink(of: s)
         guard let old, old != new, let ctx = context else { return }
         let check = Unmanaged.passRetained(RemovalCheck(owner: self, previous: old, current: new)).toOpaque()
         let op = pa_context_get_sink_info_by_name(ctx, old, { _, info, eol, ud in
@@ -363,6 +373,55 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
             if !c.found { c.owner.deviceWentAway(previous: c.previous, current: c.current) }
         }, check)
         if let op { pa_operation_unref(op) } else { Unmanaged<RemovalCheck>.fromOpaque(check).release() }
+    }
+
+    /// Subscribes the context to sink changes, once (lock held). A change of the sink the stream
+    /// plays to is looked at by ``checkSink(of:)``.
+    private func watchSinks(_ ctx: OpaquePointer) {
+        guard !watchingSinks else { return }
+        watchingSinks = true
+        pa_context_set_subscribe_callback(ctx, { _, type, index, ud in
+            let me = PulseOutput.from(ud)
+            let facility = type.rawValue & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue
+            let kind = type.rawValue & PA_SUBSCRIPTION_EVENT_TYPE_MASK.rawValue
+            guard facility == PA_SUBSCRIPTION_EVENT_SINK.rawValue, kind == PA_SUBSCRIPTION_EVENT_CHANGE.rawValue,
+                  let s = me.stream, pa_stream_get_device_index(s) == index else { return }
+            me.checkSink(of: s)
+        }, userdata)
+        if let op = pa_context_subscribe(ctx, PA_SUBSCRIPTION_MASK_SINK, nil, nil) { pa_operation_unref(op) }
+    }
+
+    /// Reads the sink the stream plays to and notes whether it is headphones; when it was and is
+    /// no more — headphones unplugged from the sink's jack, its port switched to the speakers —
+    /// reports `deviceRemoved` with the sink as both previous and current device. Lock held,
+    /// mainloop thread or the caller of `start`; the answer comes on the mainloop thread.
+    private func checkSink(of s: OpaquePointer?) {
+        guard let s, let ctx = context else { return }
+        let index = pa_stream_get_device_index(s)
+        guard index != UInt32.max else { return }  // PA_INVALID_INDEX
+        let check = Unmanaged.passRetained(SinkCheck(owner: self, index: index)).toOpaque()
+        let op = pa_context_get_sink_info_by_index(ctx, index, { _, info, eol, ud in
+            guard let ud else { return }
+            if let info {
+                let c = Unmanaged<SinkCheck>.fromOpaque(ud).takeUnretainedValue()
+                let name = info.pointee.name.map { String(cString: $0) } ?? "?"
+                c.owner?.sinkSeen(index: c.index, name: name, headphones: AudioOutputPortType.classify(info.pointee) == .headphones)
+                return
+            }
+            guard eol != 0 else { return }
+            Unmanaged<SinkCheck>.fromOpaque(ud).release()  // the last call
+        }, check)
+        if let op { pa_operation_unref(op) } else { Unmanaged<SinkCheck>.fromOpaque(check).release() }
+    }
+
+    /// A sink's state, read by ``checkSink(of:)`` (mainloop thread, lock held).
+    fileprivate func sinkSeen(index: UInt32, name: String, headphones: Bool) {
+        guard let s = stream, pa_stream_get_device_index(s) == index else { return }
+        let was = onHeadphones
+        onHeadphones = headphones
+        if was == true && !headphones {
+            eventChannel.yield(.deviceRemoved(previous: name, current: name))
+        }
     }
 
     fileprivate func deviceWentAway(previous: String, current: String) {
@@ -518,6 +577,7 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
             detachStream()
             if let c = context {
                 pa_context_set_state_callback(c, nil, nil)
+                pa_context_set_subscribe_callback(c, nil, nil)
                 pa_context_disconnect(c)
             }
         }
@@ -596,6 +656,16 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
 
 /// One question "does the sink the stream was on still exist?" in flight (see
 /// `PulseOutput.streamMoved`); retained by the request until its last callback.
+/// One pending read of the stream's sink (``PulseOutput/checkSink(of:)``); holds its owner weakly.
+private final class SinkCheck: @unchecked Sendable {
+    weak var owner: PulseOutput?
+    let index: UInt32
+    init(owner: PulseOutput, index: UInt32) {
+        self.owner = owner
+        self.index = index
+    }
+}
+
 private final class RemovalCheck: @unchecked Sendable {
     let owner: PulseOutput
     let previous: String

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import CPulse
+import TonearmOutput
 import Dispatch
 import Glibc
 import TonearmCore
@@ -470,17 +471,7 @@ final class PulseControl: @unchecked Sendable {
     // MARK: Helpers
 
     /// A proplist as a dictionary (string values only).
-    static func dictionary(_ list: OpaquePointer?) -> [String: String] {
-        guard let list else { return [:] }
-        var result: [String: String] = [:]
-        var state: UnsafeMutableRawPointer?
-        while let key = pa_proplist_iterate(list, &state) {
-            if let value = pa_proplist_gets(list, key) {
-                result[String(cString: key)] = String(cString: value)
-            }
-        }
-        return result
-    }
+    static func dictionary(_ list: OpaquePointer?) -> [String: String] { pulseProperties(list) }
 
     /// The channel volumes of `v`.
     static func volumes(_ v: pa_cvolume) -> [UInt32] {

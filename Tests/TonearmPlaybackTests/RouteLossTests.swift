@@ -52,6 +52,35 @@ import TonearmTestSupport
         #expect(abs(q.currentTime - position) < 1, "resumed at \(q.currentTime) s, paused at \(position) s")
     }
 
+    /// Headphones unplugged from the jack of the sink in use (its `device.form_factor` changes
+    /// from headphones to speaker, as when the active port switches): the stream stays on the
+    /// sink, the queue pauses all the same.
+    @Test func unpluggingHeadphonesFromTheSinkInUsePausesTheQueue() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let dir = try TempDir("unplug")
+        defer { dir.remove() }
+        try server.pactl("load-module", "module-null-sink", "sink_name=jack", "rate=48000",
+                         "sink_properties=\"device.description=Jack device.form_factor=headphones\"")
+        let serverString = server.serverString
+        let q = QueuePlayer(items: [QueueItem(path: try tone(dir))], output: {
+            PulseOutput(server: serverString, streamName: "unplug", device: "jack")
+        })
+        defer { q.stop() }
+        let events = q.events
+        q.play()
+        #expect(try await waitForStreamOn("jack", server))
+        try server.cli("update-sink-proplist jack device.form_factor=speaker")
+        let e = try await waitForEvent(events, timeout: 10, "the queue to notice") {
+            if case .outputRemoved = $0 { return true }
+            if case .outputLost = $0 { return true }
+            return false
+        }
+        #expect(e == .outputRemoved(previous: "jack"))
+        #expect(q.playbackState == .paused)
+        #expect(try await waitForStreamOn("jack", server), "the stream left the sink")
+    }
+
     /// Waits (bounded, by asking the server on each new sink input event rather than sleeping)
     /// until a stream plays to `sink`.
     func waitForStreamOn(_ sink: String, _ server: PrivatePulseServer) async throws -> Bool {

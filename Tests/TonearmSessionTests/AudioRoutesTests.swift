@@ -185,6 +185,24 @@ import TonearmTestSupport
         #expect(changes.all.map(\.reason) == [.categoryChange, .categoryChange, .newDeviceAvailable, .oldDeviceUnavailable])
     }
 
+    /// Headphones unplugged from a sink's jack (the sink stays, its kind changes) are an
+    /// `oldDeviceUnavailable` whose previous route is the headphones and whose route is the same
+    /// sink as speakers; plugged in again, a `newDeviceAvailable`.
+    @Test func unpluggingHeadphonesFromASinkIsAnOldDeviceUnavailable() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        try server.loadNullSink("jack", description: "Jack", properties: "device.form_factor=headphones")
+        let changes = Collected(try AudioRoutes(server: server.serverString).changes)
+        try server.cli("update-sink-proplist jack device.form_factor=speaker")
+        #expect(await changes.wait { $0.reason == .oldDeviceUnavailable })
+        let unplug = try #require(changes.all.first)
+        #expect(unplug.previousRoute?.name == "jack" && unplug.previousRoute?.portType == .headphones)
+        #expect(unplug.route?.name == "jack" && unplug.route?.portType == .speaker)
+        try server.cli("update-sink-proplist jack device.form_factor=headphones")
+        #expect(await changes.wait { $0.reason == .newDeviceAvailable && $0.route?.portType == .headphones })
+        #expect(changes.all.map(\.reason) == [.oldDeviceUnavailable, .newDeviceAvailable])
+    }
+
     @Test func aSessionWithoutAServerSaysSo() throws {
         let session = AudioSession(identifier: "nowhere", bus: .none, pulseServer: "unix:/nonexistent/native")
         #expect(throws: TonearmError.self) { _ = try session.currentRoute }

@@ -41,6 +41,7 @@ public final class PrivatePulseServer: @unchecked Sendable {
         ]
         let config = """
         load-module module-native-protocol-unix auth-anonymous=1 socket=\(dir.path)/native
+        load-module module-cli-protocol-unix socket=\(dir.path)/cli
         load-module module-null-sink sink_name=test_null format=float32le rate=48000 channels=2 sink_properties=device.description=TestNull
         set-default-sink test_null
         load-module module-role-cork trigger_roles=phone cork_roles=music,video
@@ -100,6 +101,44 @@ public final class PrivatePulseServer: @unchecked Sendable {
         if already { return }
         server.terminate(SIGTERM)
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Runs one command of PulseAudio's command-line interface (`pacmd`'s language, e.g.
+    /// `update-sink-proplist NAME key=value`, which `pactl` cannot do) through the server's CLI
+    /// socket, and returns what the server answered (the server's greeting at most). Throws when the socket
+    /// cannot be reached or the server reports an error.
+    @discardableResult
+    public func cli(_ command: String) throws -> String {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestSupportError("socket: errno \(errno)") }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let path = Array("\(directory)/cli".utf8CString)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, c) in path.prefix(raw.count - 1).enumerated() { raw[i] = UInt8(bitPattern: c) }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else { throw TestSupportError("cannot reach the CLI socket: errno \(errno)") }
+        let bytes = Array((command + "\n").utf8)
+        guard write(fd, bytes, bytes.count) == bytes.count else { throw TestSupportError("cannot write to the CLI socket") }
+        shutdown(fd, Int32(SHUT_WR))
+        var answer = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = read(fd, &chunk, chunk.count)
+            if n <= 0 { break }
+            answer += chunk[0..<n]
+        }
+        // The interactive prompt and the welcome text are not answers.
+        let text = String(decoding: answer, as: UTF8.self)
+            .replacingOccurrences(of: ">>> ", with: "")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let meaningful = text.split(separator: "\n").filter { !$0.hasPrefix("Welcome to PulseAudio") && !$0.hasPrefix("Use \"help\"") }
+        if !meaningful.isEmpty { throw TestSupportError("\(command): \(meaningful.joined(separator: "; "))") }
+        return text
     }
 
     /// Runs `pactl` against this server.
