@@ -35,6 +35,7 @@ let package = Package(
         // pkgConfig for the include paths (/usr/include/dbus-1.0 and the arch-specific one);
         // dbus-1.pc adds no flags that SwiftPM warns about.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
 
         // Playlists (M3U / M3U8, PLS, XSPF) read and written: Foundation only, no C.
         .target(name: "TonearmPlaylists", dependencies: ["TonearmCore"]),
@@ -46,6 +47,8 @@ let package = Package(
         .target(name: "TonearmDSP", dependencies: ["TonearmCore", "CRubberBand"]),
         // Now Playing and remote commands (MPNowPlayingInfoCenter, MPRemoteCommandCenter): pure Swift.
         .target(name: "TonearmNowPlaying", dependencies: ["TonearmCore"]),
+        // Network sources: HTTP(S) with resumption, ICY metadata, HLS; no decoding here.
+        .target(name: "TonearmNetwork", dependencies: ["TonearmCore", "COpenSSL"]),
         // Both published as MPRIS2 on the session bus.
         .target(name: "TonearmMPRIS", dependencies: ["TonearmNowPlaying", "CDBus"]),
         // The sound server's outputs and system volume (AudioRoutes, SystemVolume): a PulseAudio
@@ -78,6 +81,7 @@ let package = Package(
         .testTarget(name: "TonearmDSPTests", dependencies: ["TonearmDSP", "TonearmCore"]),
         .testTarget(name: "TonearmPlaylistsTests", dependencies: ["TonearmPlaylists", "TonearmTestSupport"]),
         .testTarget(name: "TonearmNowPlayingTests", dependencies: ["TonearmNowPlaying"]),
+        .testTarget(name: "TonearmNetworkTests", dependencies: ["TonearmNetwork", "TonearmTestSupport"]),
         .testTarget(name: "TonearmSessionTests", dependencies: ["TonearmSession", "TonearmOutput", "TonearmTestSupport"]),
         .testTarget(name: "TonearmMPRISTests", dependencies: ["TonearmMPRIS", "TonearmNowPlaying", "TonearmTestSupport"]),
         // Shared by the tests: fixture generation, the private PulseAudio server, recording.

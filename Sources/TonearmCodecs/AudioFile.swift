@@ -111,6 +111,40 @@ public final class AudioFile: @unchecked Sendable {
         metadata = MetadataReader.read(formatContext: formatContext, path: path, data: data)  // METADATA HOOK
     }
 
+    /// Opens audio read from `source` (a network stream, say) through a custom AVIOContext;
+    /// `name` (the URL) names it in messages. Blocks while the demuxer reads the start (and, for
+    /// formats without exact timestamps — MP3, ADTS, Ogg —, scans the whole stream: use it for
+    /// sources of a known length). A failure of the source is thrown as it is
+    /// (``TonearmError/network(url:failure:)``), not as "not a media file".
+    public init(byteSource source: any ByteSource, name: String) throws(TonearmError) {
+        tonearm_av_log_quiet()
+        path = name
+        url = URL(string: name) ?? URL(fileURLWithPath: name)
+        data = nil
+        guard let io = ByteSourceIO(source: source), var ctx = avformat_alloc_context() else {
+            throw .decodeFailed(path: name, detail: "out of memory")
+        }
+        ctx.pointee.pb = io.context
+        ctx.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        var opt: UnsafeMutablePointer<AVFormatContext>? = ctx
+        let r = avformat_open_input(&opt, nil, nil, nil)
+        if r < 0 {
+            if let f = io.failure { throw f }
+            throw .notMediaFile(path: name, detail: Self.openFailure(r, head: []))
+        }
+        ctx = opt!
+        do {
+            decoder = try Self.makeDecoder(ctx, name: name, memoryIO: nil, head: [], byteIO: io)
+        } catch {
+            if let f = io.failure { throw f }
+            throw error
+        }
+        if let f = io.failure { throw f }
+        (fileFormat, processingFormat, length) = Self.describe(decoder, path: name)
+        warnings = decoder.takeWarnings()
+        metadata = MetadataReader.read(formatContext: formatContext, path: path, data: nil)
+    }
+
     // MARK: Reading
 
     /// Moves the read position to `frame` (0...length), sample-accurately.
@@ -199,7 +233,7 @@ public final class AudioFile: @unchecked Sendable {
     }
 
     private static func makeDecoder(_ ctx: UnsafeMutablePointer<AVFormatContext>, name: String,
-                                    memoryIO: MemoryIO?, head: [UInt8]) throws(TonearmError) -> FFmpegDecoder {
+                                    memoryIO: MemoryIO?, head: [UInt8], byteIO: ByteSourceIO? = nil) throws(TonearmError) -> FFmpegDecoder {
         var ctx: UnsafeMutablePointer<AVFormatContext>? = ctx
         let formatName = String(cString: ctx!.pointee.iformat.pointee.name)
         if formatName == "tty" {
@@ -217,7 +251,7 @@ public final class AudioFile: @unchecked Sendable {
         let weakGuess = ctx!.pointee.probe_score <= 25 || ["tty", "bin", "xbin", "adf", "idf"].contains(formatName)
         // The decoder owns the context from here and closes it on failure.
         do {
-            return try FFmpegDecoder(name: name, fmt: ctx!, memoryIO: memoryIO)
+            return try FFmpegDecoder(name: name, fmt: ctx!, memoryIO: memoryIO, byteIO: byteIO)
         } catch .noAudioTrack(let p) where weakGuess {
             throw .notMediaFile(path: p, detail: looksLikeText(head) ? "the content looks like text" : "FFmpeg found no known container format")
         }

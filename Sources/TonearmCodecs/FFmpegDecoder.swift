@@ -36,6 +36,8 @@ final class FFmpegDecoder {
     let packet: UnsafeMutablePointer<AVPacket>
     let frame: UnsafeMutablePointer<AVFrame>
     let memoryIO: MemoryIO?
+    /// The custom I/O over a byte source (a network stream), kept alive while the demuxer reads.
+    let byteIO: ByteSourceIO?
     let sampleRate: Int32
     let channels: Int
     let codecID: AVCodecID
@@ -97,10 +99,11 @@ final class FFmpegDecoder {
 
     // MARK: Opening
 
-    init(name: String, fmt: UnsafeMutablePointer<AVFormatContext>, memoryIO: MemoryIO?) throws(TonearmError) {
+    init(name: String, fmt: UnsafeMutablePointer<AVFormatContext>, memoryIO: MemoryIO?, byteIO: ByteSourceIO? = nil) throws(TonearmError) {
         self.name = name
         self.fmt = fmt
         self.memoryIO = memoryIO
+        self.byteIO = byteIO
         packet = av_packet_alloc()
         frame = av_frame_alloc()
         pending = .allocate(capacity: 64)
@@ -270,6 +273,7 @@ final class FFmpegDecoder {
         av_frame_free(&f)
         if fmt != nil { avformat_close_input(&fmt) }
         memoryIO?.close()
+        byteIO?.close()
         for c in 0..<(pendingCapacity > 0 ? channels : 0) { pending[c].deallocate() }
         pending.deallocate()
     }
@@ -396,7 +400,7 @@ final class FFmpegDecoder {
         // duration rounded to the millisecond, and FFmpeg cuts the last packet to it; the track's
         // own duration (its sample table) is exact. Trust the track when the two differ by less
         // than a millisecond.
-        if formatName.hasPrefix("mov,"), cap != .max, memoryIO == nil, firstDts < 0,
+        if formatName.hasPrefix("mov,"), cap != .max, memoryIO == nil, byteIO == nil, firstDts < 0,
            let f = fmt, let raw = Self.trackDurationIgnoringEditList(f, streamIndex: streamIndex) {
             let exactEnd = toSamples(raw + firstDts)
             let tick = Int64((Double(sampleRate) / 1000).rounded(.up)) + 1

@@ -33,6 +33,9 @@ public enum TonearmError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The file is not a playlist, or not a well-formed one: `line` (1-based) is where the
     /// problem is, when it has one (malformed XML, a PLS entry with a bad number, binary data).
     case invalidPlaylist(path: String, line: Int?, reason: String)
+    /// A network source failed: `url` is the address asked for (before redirects), `failure`
+    /// says what went wrong and where.
+    case network(url: String, failure: NetworkFailure)
 
     public var description: String {
         switch self {
@@ -51,6 +54,7 @@ public enum TonearmError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidState(let s): "invalid state: \(s)"
         case .invalidPlaylist(let p, let l?, let r): "\(p), line \(l): not a valid playlist (\(r))"
         case .invalidPlaylist(let p, nil, let r): "\(p): not a valid playlist (\(r))"
+        case .network(let u, let f): "\(u): \(f)"
         }
     }
 }

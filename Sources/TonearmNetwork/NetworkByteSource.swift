@@ -1,0 +1,504 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import TonearmCore
+
+/// One entry of a source's access log (the counterpart of `AVPlayerItemAccessLogEvent`): one
+/// request and what it brought.
+public struct NetworkAccessLogEntry: Sendable, Hashable {
+    /// The address asked for, and the one that answered (after redirects).
+    public var url: String
+    public var finalURL: String
+    /// The status of the response (200, 206).
+    public var status: Int
+    /// Where the request started (`Range: bytes=N-`), nil for the whole resource.
+    public var rangeStart: Int64?
+    /// Body bytes received on this request so far.
+    public var bytesTransferred: Int64
+    /// Seconds spent receiving them.
+    public var transferDuration: Double
+    /// Whether this request resumed after a dropped connection.
+    public var isReconnect: Bool
+}
+
+/// One entry of a source's error log (the counterpart of `AVPlayerItemErrorLogEvent`).
+public struct NetworkErrorLogEntry: Sendable, Hashable {
+    public var url: String
+    public var failure: NetworkFailure
+    /// What was done about it: "retrying in 0.5 s", "gave up".
+    public var action: String
+}
+
+/// What a ``NetworkByteSource`` reports while it works, on its fetch thread.
+public enum NetworkSourceEvent: Sendable, Hashable {
+    /// The first response came: its content type, length (nil when unknown or endless) and
+    /// whether the source can seek (ranges accepted).
+    case opened(contentType: String?, length: Int64?, seekable: Bool)
+    /// Metadata from an ICY stream: its fields (`StreamTitle`, `StreamUrl`).
+    case metadata([String: String])
+    /// More bytes arrived (the loaded ranges changed).
+    case loaded
+    /// The connection dropped or failed; retrying after `delay` seconds (attempt n).
+    case retrying(attempt: Int, delay: Double, failure: NetworkFailure)
+    /// A new request is made at `offset` (a resumption or a seek outside what is loaded).
+    case requested(offset: Int64, reconnect: Bool)
+    /// Everything there is has arrived.
+    case finished
+    /// The source failed for good.
+    case failed(TonearmError)
+}
+
+/// The bytes of a network resource (`http`, `https`), fetched ahead of the reader on a thread of
+/// their own and kept in memory, for a demuxer to read and seek in as in a file.
+///
+/// - A dropped connection is resumed where it stopped with a Range request (after 0.25 s, then
+///   doubling up to ``Options/maximumBackoff``, at most ``Options/reconnectAttempts`` times in
+///   a row); a server that ignores ranges is read again from the start and the known part skipped.
+///   An endless stream (radio) is joined again.
+/// - A seek outside what has arrived (and beyond ``Options/seekAheadWindow`` of it) starts a
+///   new Range request there; what was loaded stays (``loadedRanges``).
+/// - ICY streams (`icy-metaint`) are asked for metadata; it is taken out of the audio and
+///   reported (``NetworkSourceEvent/metadata(_:)``).
+/// - Failures are typed (``TonearmError/network(url:failure:)``): the first request's failure
+///   ends the source at once; later ones after the retries.
+///
+/// Threading: ``read(into:)`` and ``seek(to:)`` are for one reader thread (a demuxer's), which
+/// they block until bytes arrive, the end, a failure or ``cancel()`` — never longer than the
+/// network limits and retries allow. Everything else may be called from any thread. Events are
+/// delivered on the fetch thread (`tonearm-net`); keep the handler short.
+public final class NetworkByteSource: @unchecked Sendable {
+    public struct Options: Sendable {
+        public var limits = NetworkLimits()
+        /// Retries in a row after a drop before giving up.
+        public var reconnectAttempts = 6
+        /// The longest wait between retries, in seconds.
+        public var maximumBackoff = 4.0
+        /// Ask ICY servers for metadata.
+        public var icyMetadata = true
+        /// Bytes read ahead of the reader at most (the rest is fetched as it is read).
+        public var maximumAhead: Int64 = 64 << 20
+        /// For an endless stream: bytes kept behind the reader.
+        public var keptBehind: Int64 = 1 << 20
+        /// A seek at most this far ahead of what is arriving waits for it instead of a new request.
+        public var seekAheadWindow: Int64 = 256 << 10
+        public init() {}
+    }
+
+    /// The address asked for.
+    public let url: URL
+    public let options: Options
+
+    private struct Chunk {
+        var start: Int64
+        var bytes: [UInt8]
+        var end: Int64 { start + Int64(bytes.count) }
+    }
+
+    private struct State {
+        var chunks: [Chunk] = []
+        var readPosition: Int64 = 0
+        var length: Int64?
+        var contentType: String?
+        var seekable = false
+        var opened = false
+        var finished = false
+        var failure: TonearmError?
+        var cancelled = false
+        /// Where the fetcher should go next (a seek outside what is coming).
+        var restartAt: Int64?
+        /// Where the fetcher is writing now, when it is.
+        var fetchPosition: Int64?
+        var channel: ByteChannel?
+        var access: [NetworkAccessLogEntry] = []
+        var errors: [NetworkErrorLogEntry] = []
+        var title: [String: String] = [:]
+    }
+
+    private let condition = NSCondition()
+    private var state = State()
+    private let onEvent: @Sendable (NetworkSourceEvent) -> Void
+    private var thread: Thread?
+    private let connector: HTTPClient.Connector
+
+    /// A source for `url`; nothing is fetched until ``start()``. `onEvent` is called on the fetch
+    /// thread.
+    public init(url: URL, options: Options = Options(), onEvent: @escaping @Sendable (NetworkSourceEvent) -> Void = { _ in }) {
+        self.url = url
+        self.options = options
+        self.onEvent = onEvent
+        connector = HTTPClient.standardConnector
+    }
+
+    deinit { cancel() }
+
+    /// Starts fetching. Idempotent.
+    public func start() {
+        condition.lock()
+        defer { condition.unlock() }
+        guard thread == nil else { return }
+        let t = Thread { [self] in run() }
+        t.name = "tonearm-net"
+        t.stackSize = 1 << 20
+        thread = t
+        t.start()
+    }
+
+    /// Stops fetching and wakes the reader (which then throws). Any thread; idempotent.
+    public func cancel() {
+        condition.lock()
+        state.cancelled = true
+        let ch = state.channel
+        condition.broadcast()
+        condition.unlock()
+        ch?.cancel()
+    }
+
+    /// Waits until the first response has come (true) or the source failed or was cancelled
+    /// (false; see ``failure``), at most `timeout` seconds.
+    public func waitUntilOpen(timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !state.opened && state.failure == nil && !state.cancelled {
+            if !condition.wait(until: deadline) { break }
+        }
+        return state.opened
+    }
+
+    // MARK: What is known
+
+    /// The resource's length in bytes, when the server said (nil for endless streams).
+    public var length: Int64? { condition.withLock { state.length } }
+    /// Whether the server accepts ranges (a seek far ahead does not need the bytes before it).
+    public var isSeekable: Bool { condition.withLock { state.seekable } }
+    /// The content type the server gave.
+    public var contentType: String? { condition.withLock { state.contentType } }
+    /// The failure that ended the source, if it failed.
+    public var failure: TonearmError? { condition.withLock { state.failure } }
+    /// Whether everything there is has arrived.
+    public var isFinished: Bool { condition.withLock { state.finished } }
+    /// The byte ranges in memory, in order.
+    public var loadedRanges: [Range<Int64>] { condition.withLock { state.chunks.map { $0.start..<$0.end } } }
+    /// The requests made so far.
+    public var accessLog: [NetworkAccessLogEntry] { condition.withLock { state.access } }
+    /// The failures met so far (also those a retry overcame).
+    public var errorLog: [NetworkErrorLogEntry] { condition.withLock { state.errors } }
+    /// The latest ICY metadata fields.
+    public var icyMetadata: [String: String] { condition.withLock { state.title } }
+    /// Bytes available at the read position without waiting.
+    public var bytesAhead: Int64 {
+        condition.withLock {
+            let p = state.readPosition
+            return state.chunks.first { $0.start <= p && p < $0.end }.map { $0.end - p } ?? 0
+        }
+    }
+
+    // MARK: Reading (one reader thread)
+
+    /// Reads up to `buffer.count` bytes at the read position, waiting for them when they have
+    /// not arrived. Returns 0 at the end. Throws the source's failure, or
+    /// ``TonearmError/invalidState(_:)`` after ``cancel()``.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(TonearmError) -> Int {
+        guard !buffer.isEmpty else { return 0 }
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            let p = state.readPosition
+            if let i = state.chunks.firstIndex(where: { $0.start <= p && p < $0.end }) {
+                let c = state.chunks[i]
+                let offset = Int(p - c.start)
+                let n = min(buffer.count, c.bytes.count - offset)
+                c.bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + offset, byteCount: n) }
+                state.readPosition += Int64(n)
+                condition.broadcast()  // the fetcher may wait for room ahead
+                return n
+            }
+            if let l = state.length, p >= l { return 0 }
+            if state.finished, state.fetchPosition.map({ p >= $0 }) ?? true { return 0 }
+            if state.cancelled { throw .invalidState("\(url.absoluteString): the network source was cancelled") }
+            if let f = state.failure { throw f }
+            // Not coming soon where the fetcher is: send it here.
+            let coming = state.fetchPosition.map { p >= $0 && p - $0 <= options.seekAheadWindow } ?? false
+            if !coming && state.restartAt != p && state.opened {
+                state.restartAt = p
+                state.channel?.cancel()
+            }
+            condition.wait()
+        }
+    }
+
+    /// Moves the read position (the bytes are fetched when read). Returns false for a position
+    /// before 0 or past the end.
+    @discardableResult
+    public func seek(to offset: Int64) -> Bool {
+        condition.withLock {
+            guard offset >= 0, state.length.map({ offset <= $0 }) ?? true else { return false }
+            state.readPosition = offset
+            return true
+        }
+    }
+
+    /// The read position.
+    public var position: Int64 { condition.withLock { state.readPosition } }
+
+    // MARK: Fetching (the fetch thread)
+
+    private func run() {
+        var position: Int64 = 0
+        var attempt = 0
+        var reconnect = false
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let restart = condition.withLock { () -> Int64?? in
+                if state.cancelled { return .some(nil) }
+                defer { state.restartAt = nil }
+                return .some(state.restartAt)
+            }
+            guard case .some(let target) = restart else { return }
+            if condition.withLock({ state.cancelled }) { return }
+            if let target { position = target; reconnect = false; attempt = 0 }
+            // Requesting (a resumption of a seekable resource, a seek, or a fresh join).
+            let seekable = condition.withLock { state.seekable }
+            let ask: Int64? = position > 0 && seekable ? position : nil
+            if position > 0 { onEvent(.requested(offset: position, reconnect: reconnect)) }
+            let response: HTTPResponse
+            do {
+                response = try HTTPClient.get(url, rangeStart: ask, headers: options.icyMetadata ? [("Icy-MetaData", "1")] : [],
+                                              limits: options.limits, connector: connector,
+                                              onChannel: { [self] ch in register(ch) })
+            } catch {
+                if condition.withLock({ state.cancelled }) { return }
+                if condition.withLock({ state.restartAt != nil }) { continue }
+                guard case .network(_, let failure) = error, canRetry(failure, opened: condition.withLock { state.opened }),
+                      attempt < options.reconnectAttempts else {
+                    fail(error)
+                    return
+                }
+                attempt += 1
+                if !backoff(attempt: attempt, failure: failure) { return }
+                reconnect = true
+                continue
+            }
+            // What the body holds.
+            var skip: Int64 = 0
+            var start = position
+            let firstResponse = !condition.withLock { state.opened }
+            if let ask, response.status == 200 {
+                // The server ignored the range: the body starts at 0.
+                skip = ask
+                start = 0
+                condition.withLock { state.seekable = false }
+            } else if let range = response.contentRange {
+                start = range.start
+            } else if ask == nil {
+                start = 0
+            }
+            if firstResponse {
+                let type = response.header("content-type")
+                if let t = type?.lowercased(), t.hasPrefix("text/html") || t.hasPrefix("text/plain") {
+                    fail(.network(url: url.absoluteString, failure: .notMedia(contentType: type, detail: "the server sent a \(t.split(separator: ";").first ?? "") page")))
+                    return
+                }
+                let total: Int64? = response.contentRange?.total ?? (response.status == 200 ? response.contentLength : nil)
+                let seekable = total != nil && (response.status == 206 || response.header("accept-ranges")?.lowercased() == "bytes")
+                condition.withLock {
+                    state.length = total
+                    state.contentType = type
+                    state.seekable = seekable
+                    state.opened = true
+                    condition.broadcast()
+                }
+                onEvent(.opened(contentType: type, length: total, seekable: seekable))
+            }
+            var icy = response.header("icy-metaint").flatMap { Int($0) }.flatMap { $0 > 0 ? ICYDemuxer(metaint: $0) : nil }
+            let logIndex = condition.withLock { () -> Int in
+                state.access.append(NetworkAccessLogEntry(url: url.absoluteString, finalURL: response.url.absoluteString,
+                                                          status: response.status, rangeStart: ask, bytesTransferred: 0,
+                                                          transferDuration: 0, isReconnect: reconnect))
+                return state.access.count - 1
+            }
+            let began = Date()
+            position = start
+            condition.withLock { state.fetchPosition = position }
+            // Receiving.
+            var ended = false
+            var audio: [UInt8] = []
+            while true {
+                if !waitForRoom(position) { return }
+                if condition.withLock({ state.restartAt != nil || state.cancelled }) { break }
+                var n = 0
+                var readFailure: NetworkFailure?
+                buffer.withUnsafeMutableBytes { raw in
+                    do throws(NetworkFailure) { n = try response.read(into: raw) } catch { readFailure = error }
+                }
+                if let error = readFailure {
+                    if condition.withLock({ state.cancelled }) { return }
+                    if condition.withLock({ state.restartAt != nil }) { break }
+                    logFailure(error, action: "resuming")
+                    break
+                }
+                if n == 0 { ended = true; break }
+                attempt = 0
+                condition.withLock {
+                    state.access[logIndex].bytesTransferred += Int64(n)
+                    state.access[logIndex].transferDuration = Date().timeIntervalSince(began)
+                }
+                var payload = buffer[0..<n]
+                if skip > 0 {
+                    let s = Int(min(skip, Int64(n)))
+                    skip -= Int64(s)
+                    payload = payload.dropFirst(s)
+                    if payload.isEmpty { continue }
+                }
+                if icy != nil {
+                    audio.removeAll(keepingCapacity: true)
+                    let blocks = payload.withUnsafeBytes { icy!.feed($0, audio: &audio) }
+                    store(audio[...], at: position)
+                    position += Int64(audio.count)
+                    for b in blocks where !b.isEmpty {
+                        condition.withLock { state.title = b }
+                        onEvent(.metadata(b))
+                    }
+                } else {
+                    store(payload, at: position)
+                    position += Int64(payload.count)
+                }
+                onEvent(.loaded)
+            }
+            _ = response
+            if ended {
+                let (length, endless) = condition.withLock { (state.length, state.length == nil && icy != nil) }
+                if let length, position < length {
+                    // Closed early without an error: a drop.
+                    logFailure(.connectionDropped(afterBytes: position, detail: "the server closed the connection"), action: "resuming")
+                } else if !endless {
+                    condition.withLock {
+                        state.finished = true
+                        if state.length == nil { state.length = position }
+                        state.fetchPosition = nil
+                        condition.broadcast()
+                    }
+                    onEvent(.finished)
+                    // Stay for seeks back into what was evicted (endless streams evict nothing they can seek).
+                    if !waitForRestart() { return }
+                    continue
+                }
+            }
+            if condition.withLock({ state.restartAt != nil }) { continue }
+            // A drop: resume with backoff.
+            attempt += 1
+            if attempt > options.reconnectAttempts {
+                fail(.network(url: url.absoluteString, failure: .connectionDropped(afterBytes: position, detail: "\(options.reconnectAttempts) attempts to resume failed")))
+                return
+            }
+            if !backoff(attempt: attempt, failure: .connectionDropped(afterBytes: position, detail: "resuming")) { return }
+            reconnect = true
+        }
+    }
+
+    private func register(_ channel: ByteChannel) {
+        condition.withLock {
+            state.channel = channel
+            if state.cancelled || state.restartAt != nil { channel.cancel() }
+        }
+    }
+
+    /// Whether a failure is worth retrying: network trouble after the source opened (not a
+    /// status, a refused scheme, a TLS failure or bad content).
+    private func canRetry(_ f: NetworkFailure, opened: Bool) -> Bool {
+        guard opened else { return false }
+        switch f {
+        case .connectionFailed, .connectionDropped, .timedOut, .connectionRefused: return true
+        case .httpStatus(let code, _): return code >= 500 || code == 408
+        default: return false
+        }
+    }
+
+    private func logFailure(_ f: NetworkFailure, action: String) {
+        condition.withLock { state.errors.append(NetworkErrorLogEntry(url: url.absoluteString, failure: f, action: action)) }
+    }
+
+    /// Waits before retry `attempt`; false when cancelled meanwhile. A seek wakes it early.
+    private func backoff(attempt: Int, failure: NetworkFailure) -> Bool {
+        let delay = min(options.maximumBackoff, 0.25 * pow(2, Double(attempt - 1)))
+        logFailure(failure, action: "retrying in \(delay) s")
+        onEvent(.retrying(attempt: attempt, delay: delay, failure: failure))
+        let deadline = Date().addingTimeInterval(delay)
+        condition.lock()
+        defer { condition.unlock() }
+        while !state.cancelled && state.restartAt == nil {
+            if !condition.wait(until: deadline) { break }
+        }
+        return !state.cancelled
+    }
+
+    private func fail(_ error: TonearmError) {
+        condition.withLock {
+            if state.failure == nil { state.failure = error }
+            state.fetchPosition = nil
+            if case .network(_, let f) = error { state.errors.append(NetworkErrorLogEntry(url: url.absoluteString, failure: f, action: "gave up")) }
+            condition.broadcast()
+        }
+        onEvent(.failed(error))
+    }
+
+    /// After the end: waits until a read asks for bytes that are not here (true) or cancel (false).
+    private func waitForRestart() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while !state.cancelled && state.restartAt == nil { condition.wait() }
+        if state.restartAt != nil { state.finished = false }
+        return !state.cancelled
+    }
+
+    /// Waits while the fetcher is far enough ahead of the reader; false when cancelled.
+    private func waitForRoom(_ position: Int64) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while !state.cancelled && state.restartAt == nil && position - state.readPosition > options.maximumAhead {
+            condition.wait()
+        }
+        return !state.cancelled
+    }
+
+    /// Stores bytes that start at `position` (fetch thread), merging with the chunk they extend;
+    /// for an endless stream, drops what lies far behind the reader.
+    private func store(_ bytes: ArraySlice<UInt8>, at position: Int64) {
+        guard !bytes.isEmpty else { return }
+        condition.lock()
+        defer { condition.unlock() }
+        let end = position + Int64(bytes.count)
+        if let i = state.chunks.firstIndex(where: { $0.end == position }) {
+            state.chunks[i].bytes.append(contentsOf: bytes)
+        } else if let i = state.chunks.firstIndex(where: { $0.start <= position && position < $0.end }) {
+            // Overlap (a resumption from an earlier point): keep what is new.
+            let have = state.chunks[i].end
+            if end > have { state.chunks[i].bytes.append(contentsOf: bytes.suffix(Int(end - have))) }
+        } else {
+            state.chunks.append(Chunk(start: position, bytes: Array(bytes)))
+            state.chunks.sort { $0.start < $1.start }
+        }
+        // Merge a chunk that now reaches the next one.
+        var k = 0
+        while k + 1 < state.chunks.count {
+            if state.chunks[k].end >= state.chunks[k + 1].start {
+                let next = state.chunks.remove(at: k + 1)
+                if next.end > state.chunks[k].end {
+                    state.chunks[k].bytes.append(contentsOf: next.bytes.suffix(Int(next.end - state.chunks[k].end)))
+                }
+            } else {
+                k += 1
+            }
+        }
+        if state.length == nil, let i = state.chunks.firstIndex(where: { $0.start <= state.readPosition && state.readPosition <= $0.end }) {
+            let drop = state.readPosition - options.keptBehind - state.chunks[i].start
+            if drop > 256 << 10 {
+                state.chunks[i].bytes.removeFirst(Int(drop))
+                state.chunks[i].start += drop
+            }
+        }
+        state.fetchPosition = end
+        condition.broadcast()
+    }
+}
+
+extension NetworkByteSource: ByteSource {}
