@@ -96,10 +96,18 @@ public final class NotificationServer: @unchecked Sendable {
 
     /// Stops dunst and Xvfb (waiting for both) and removes the folder.
     public func stop() {
+        thaw()
         dunst.terminate()
         xvfb.terminate()
         directory.remove()
     }
+
+    /// Freezes dunst (SIGSTOP): it keeps its name but answers nothing — a hung server — until
+    /// ``thaw()`` or ``stop()``.
+    public func freeze() { if dunst.isRunning { kill(dunst.pid, SIGSTOP) } }
+
+    /// Lets a frozen dunst run again (SIGCONT); it then answers the calls that waited.
+    public func thaw() { if dunst.isRunning { kill(dunst.pid, SIGCONT) } }
 
     /// Whether dunst still runs.
     public var isRunning: Bool { dunst.isRunning }
