@@ -82,7 +82,7 @@ let package = Package(
         .testTarget(name: "TonearmPlaylistsTests", dependencies: ["TonearmPlaylists", "TonearmTestSupport"]),
         .testTarget(name: "TonearmNowPlayingTests", dependencies: ["TonearmNowPlaying"]),
         .testTarget(name: "TonearmNetworkTests", dependencies: ["TonearmNetwork", "TonearmTestSupport"]),
-        .testTarget(name: "TonearmSessionTests", dependencies: ["TonearmSession", "TonearmOutput", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmSessionTests", dependencies: ["TonearmSession", "TonearmOutput", "TonearmTestSupport", "CDBus"]),
         .testTarget(name: "TonearmMPRISTests", dependencies: ["TonearmMPRIS", "TonearmNowPlaying", "TonearmTestSupport"]),
         // Shared by the tests: fixture generation, the private PulseAudio server, recording.
         .target(name: "TonearmTestSupport", dependencies: ["TonearmCore", "TonearmEngine"], path: "Tests/TonearmTestSupport"),

@@ -5,6 +5,7 @@ import TonearmCodecs
 import TonearmCore
 import TonearmEngine
 import TonearmOutput
+import TonearmSession
 
 /// A short sound played at once, many times over itself if asked (the counterpart of System Sound
 /// Services' `AudioServicesCreateSystemSoundID` / `AudioServicesPlaySystemSound`): a click, a
@@ -16,6 +17,10 @@ import TonearmOutput
 /// engine graph, so `play()` reaches the server within one short period. Everything is released
 /// when the sound goes away.
 ///
+/// ``playAlert(completion:)`` (`AudioServicesPlayAlertSound`) adds a desktop notification —
+/// through `org.freedesktop.Notifications` on ``notificationBus`` — where a bus and a notification
+/// server exist, and the terminal bell where not.
+///
 /// Threading: every method may be called from any thread; completions run on a player node's
 /// event thread.
 public final class SystemSound: Sendable {
@@ -23,9 +28,26 @@ public final class SystemSound: Sendable {
     public static let maximumDuration = 30.0
     /// How many plays can overlap (a further play takes over the voice that started first).
     public static let voices = 6
+    /// How long ``playAlert(completion:)`` waits for the notification server, in seconds, before
+    /// it rings the bell instead.
+    public static let alertNotificationTimeout = 1.0
 
+    /// How an alert reached the user besides its sound.
+    public enum AlertDelivery: Sendable, Hashable {
+        /// A desktop notification was shown; the server's id for it.
+        case notification(id: UInt32)
+        /// No notification could be shown, for the reason given; the terminal bell was rung
+        /// instead (on standard error, when that is a terminal).
+        case bell(DesktopNotification.Failure)
+    }
+
+    /// The sound's file.
+    public let url: URL
     /// Length in seconds.
     public let duration: Double
+    /// The bus ``playAlert(completion:)`` sends its notification on.
+    public let notificationBus: AudioSession.Bus
+    private let alertText: Mutex<(title: String, body: String)>
     private let buffer: AudioPCMBuffer
     private let engine: AudioEngine
     private let nodes: [AudioPlayerNode]
@@ -33,10 +55,13 @@ public final class SystemSound: Sendable {
 
     /// Loads and decodes `url`, and opens the warm output stream `output` makes (by default
     /// PulseAudio with the `event` role when a server answers, otherwise the silent null output).
+    /// Alerts notify on `notificationBus` (by default the session bus; ``AudioSession/Bus/none``
+    /// for the bell only). Does not touch the bus.
     /// - Throws: the file's ``TonearmError`` (not found, not media, …), `invalidArgument` for a
     ///   sound longer than ``maximumDuration``, `outputUnavailable` when the output cannot open.
     public init(contentsOf url: URL,
-                output: @escaping @Sendable () throws -> any AudioOutputDriver = SystemSound.automaticOutput) throws {
+                output: @escaping @Sendable () throws -> any AudioOutputDriver = SystemSound.automaticOutput,
+                notificationBus: AudioSession.Bus = .session) throws {
         let file = try AudioFile(forReading: url)
         guard file.duration <= Self.maximumDuration else {
             throw TonearmError.invalidArgument("\(url.path): a system sound may last at most \(Int(Self.maximumDuration)) s; this one lasts \(String(format: "%.1f", file.duration)) s (play it with AudioPlayer)")
@@ -47,7 +72,10 @@ public final class SystemSound: Sendable {
         }
         try file.read(into: b)
         buffer = b
+        self.url = url
         duration = file.duration
+        self.notificationBus = notificationBus
+        alertText = Mutex((title: url.deletingPathExtension().lastPathComponent, body: ""))
         engine = AudioEngine(outputFormat: .interleavedFloat(sampleRate: f.sampleRate, channels: f.channelCount), output: output)
         nodes = (0..<Self.voices).map { _ in AudioPlayerNode() }
         for n in nodes {
@@ -83,10 +111,55 @@ public final class SystemSound: Sendable {
         }
     }
 
-    /// Plays the sound as an alert: the sound, and the terminal bell on standard error when it is
-    /// a terminal (a desktop notification is not sent yet).
-    public func playAlert(completion: (@Sendable () -> Void)? = nil) {
-        if isatty(2) == 1 { FileHandle.standardError.write(Data([7])) }
+    /// The summary of the notification ``playAlert(completion:)`` sends; by default the file's
+    /// name without its extension (`"complete"` for `complete.oga`).
+    public var alertTitle: String {
+        get { alertText.withLock { $0.title } }
+        set { alertText.withLock { $0.title = newValue } }
+    }
+
+    /// The body of the notification ``playAlert(completion:)`` sends; empty by default. Plain
+    /// text for most servers (see ``DesktopNotification/body``).
+    public var alertBody: String {
+        get { alertText.withLock { $0.body } }
+        set { alertText.withLock { $0.body = newValue } }
+    }
+
+    /// Plays the sound as an alert (`AudioServicesPlayAlertSound`): the sound at once, as
+    /// ``play(completion:)`` does, and a desktop notification — ``alertTitle`` and ``alertBody``,
+    /// with the `sound-file` hint naming ``url`` and `suppress-sound` (the sound is played here) —
+    /// sent on ``notificationBus``. Where there is no bus, no notification server, or the server
+    /// does not answer within ``alertNotificationTimeout``, the terminal bell rings instead, on
+    /// standard error when it is a terminal.
+    ///
+    /// Threading: returns at once; the notification is sent on a background thread, never on the
+    /// caller's. `completion`, as for ``play(completion:)``, runs once this play has been heard to
+    /// its end, whatever became of the notification.
+    /// - Returns: a task whose value tells how the alert was delivered, known as soon as the
+    ///   server answered or the bell rang (at most ``alertNotificationTimeout`` and the time to
+    ///   start a thread). Discard it to fire and forget.
+    @discardableResult
+    public func playAlert(completion: (@Sendable () -> Void)? = nil) -> Task<AlertDelivery, Never> {
         play(completion: completion)
+        let (title, body) = alertText.withLock { ($0.title, $0.body) }
+        let notification = DesktopNotification(summary: title, body: body, soundFile: url.path, suppressSound: true)
+        let bus = notificationBus
+        return Task.detached {
+            await withCheckedContinuation { (done: CheckedContinuation<AlertDelivery, Never>) in
+                DispatchQueue.global(qos: .userInitiated).async {
+                    done.resume(returning: Self.deliver(notification, on: bus))
+                }
+            }
+        }
+    }
+
+    /// Sends `notification` on `bus`, or rings the bell; blocks up to ``alertNotificationTimeout``.
+    private static func deliver(_ notification: DesktopNotification, on bus: AudioSession.Bus) -> AlertDelivery {
+        do {
+            return .notification(id: try notification.send(on: bus, timeout: alertNotificationTimeout))
+        } catch {
+            if isatty(2) == 1 { FileHandle.standardError.write(Data([7])) }
+            return .bell(error)
+        }
     }
 }

@@ -98,6 +98,38 @@ func tonearmBinary() throws -> String {
         #expect(bad.stderr.contains("at most 30 s"))
     }
 
+    /// `tonearm sound --alert` in a terminal (util-linux `script`): with a notification server
+    /// (dunst on a private bus and its own Xvfb display) the notification shows and no bell
+    /// rings; without a bus the bell (BEL) rings instead.
+    @Test func soundAlertNotifiesOrRingsTheBell() throws {
+        let bus = try PrivateDBus()
+        defer { bus.stop() }
+        let server = try NotificationServer(bus: bus)
+        defer { server.stop() }
+        let ding = dir.file("ding.wav")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=880:duration=0.3", ding])
+        let tonearm = try tonearmBinary()
+        let quiet = ["PULSE_SERVER": "unix:\(dir.path)/no-such-socket"]
+
+        let shown = try run("script", ["-qec", "'\(tonearm)' sound --alert '\(ding)'", "/dev/null"],
+                            environment: quiet.merging(bus.environment) { $1 })
+        #expect(shown.status == 0, "\(shown.stdout)")
+        #expect(!shown.stdout.contains("\u{07}"))
+        let titled = try run("script", ["-qec", "'\(tonearm)' sound --alert --title 'Tea timer' --body 'The tea is ready.' '\(ding)'",
+                                        "/dev/null"], environment: quiet.merging(bus.environment) { $1 })
+        #expect(titled.status == 0, "\(titled.stdout)")
+        #expect(try server.notifications().map { [$0.summary, $0.body] } == [["ding", ""], ["Tea timer", "The tea is ready."]])
+
+        let noBus = quiet.merging(["DBUS_SESSION_BUS_ADDRESS": "", "XDG_RUNTIME_DIR": dir.path]) { $1 }
+        let bell = try run("script", ["-qec", "'\(tonearm)' sound --alert '\(ding)'", "/dev/null"], environment: noBus)
+        #expect(bell.status == 0, "\(bell.stdout)")
+        #expect(bell.stdout.contains("\u{07}"))
+        #expect(try server.notifications().count == 2)
+
+        let misplaced = try run(tonearm, ["sound", "--title", "x", ding], environment: quiet)
+        #expect(misplaced.status == 64 && misplaced.stderr.contains("--title and --body go with --alert"))
+    }
+
     @Test func playWithoutAServerFallsBackToNullAndSaysSo() throws {
         let tone = dir.file("short.wav")
         try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=0.3", tone])
