@@ -40,12 +40,16 @@ final class RemoteBridge: Sendable {
         }
         c.skipForward.addTarget { e in player.currentPlaybackTime += e.interval; return .success }
         c.skipBackward.addTarget { e in player.currentPlaybackTime = max(0, player.currentPlaybackTime - e.interval); return .success }
+        // Settings are published at once as well as by the next update, so that a client reading
+        // the property right after setting it sees the new value.
+        let center = info
         c.changeRepeatMode.addTarget { e in
             switch e.repeatType {
             case .none: player.repeatMode = .none
             case .one: player.repeatMode = .one
             case .all: player.repeatMode = .all
             }
+            center.repeatType = e.repeatType
             return .success
         }
         c.changeShuffleMode.addTarget { e in
@@ -54,9 +58,14 @@ final class RemoteBridge: Sendable {
             case .songs: player.shuffleMode = .songs
             case .albums: player.shuffleMode = .albums
             }
+            center.shuffleType = e.shuffleType
             return .success
         }
-        c.changeVolume.addTarget { e in player.volume = Float(e.volume); return .success }
+        c.changeVolume.addTarget { e in
+            player.volume = Float(e.volume)
+            center.volume = Double(player.volume)
+            return .success
+        }
         c.changePlaybackRate.isEnabled = false
         c.seekForward.isEnabled = false
         c.seekBackward.isEnabled = false
