@@ -277,6 +277,7 @@ class Body:
         self.stall_seconds = stall or 0
         self.key = handler.record["path"]
         self.origin = None  # (time, bytes sent, rate) the pacing counts from
+        handler.record["rate"] = self.rate()
 
     def rate(self):
         return self.rate_param if self.rate_param is not None else STATE.rate
@@ -658,7 +659,7 @@ class Handler(BaseHTTPRequestHandler):
             lines += [f"#EXTINF:{duration:.3f},", uri if absolute else prefix + uri]
         if self.query.get("end") == "1" and revealed == len(segments):
             lines.append("#EXT-X-ENDLIST")
-        self.simple(200, "\n".join(lines) + "\n", content_type(".m3u8"), headers=[("Cache-Control", "no-cache")])
+        self.simple(200, "\n".join(lines) + "\n", content_type("live.m3u8"), headers=[("Cache-Control", "no-cache")])
 
 
 class Server(ThreadingHTTPServer):
