@@ -84,8 +84,10 @@ let package = Package(
         .testTarget(name: "TonearmNetworkTests", dependencies: ["TonearmNetwork", "TonearmTestSupport"]),
         .testTarget(name: "TonearmSessionTests", dependencies: ["TonearmSession", "TonearmOutput", "TonearmTestSupport", "CDBus"]),
         .testTarget(name: "TonearmMPRISTests", dependencies: ["TonearmMPRIS", "TonearmNowPlaying", "TonearmTestSupport"]),
-        // Shared by the tests: fixture generation, the private PulseAudio server, recording.
-        .target(name: "TonearmTestSupport", dependencies: ["TonearmCore", "TonearmEngine"], path: "Tests/TonearmTestSupport"),
+        // Shared by the tests: fixture generation, the private PulseAudio server, recording, the
+        // test HTTP server (httpd.py, run with python3 from its source path).
+        .target(name: "TonearmTestSupport", dependencies: ["TonearmCore", "TonearmEngine"], path: "Tests/TonearmTestSupport",
+                exclude: ["httpd.py"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -292,9 +292,12 @@ public final class ChildProcess: @unchecked Sendable {
     /// With `captureStandardError`, a reader thread collects the child's standard error (see
     /// ``waitForStandardError(containing:timeout:)``); `captureStandardOutput` does the same for
     /// standard output (see ``waitForStandardOutput(timeout:until:)``). `onExit` is called with the status on the
-    /// reaper thread when the child ends.
+    /// reaper thread when the child ends. `onStandardOutput` (with `captureStandardOutput`) is called on the
+    /// reader thread with every chunk of standard output as it is read, all of it (``standardOutputText`` keeps
+    /// only the start and the end of a long output).
     public init(_ arguments: [String], environment: [String: String] = [:], captureStandardError: Bool = false,
-                captureStandardOutput: Bool = false, onExit: (@Sendable (Int32) -> Void)? = nil) throws {
+                captureStandardOutput: Bool = false, onStandardOutput: (@Sendable ([UInt8]) -> Void)? = nil,
+                onExit: (@Sendable (Int32) -> Void)? = nil) throws {
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
         var actions = posix_spawn_file_actions_t()
@@ -363,14 +366,16 @@ public final class ChildProcess: @unchecked Sendable {
             onExit?(status)
         }.start()
 
-        for (capture, fd, output) in [(captureStandardError, errPipe[0], output), (captureStandardOutput, outPipe[0], stdoutOutput)]
-            where capture {
+        let readers: [(Bool, Int32, Watched<CapturedOutput>, (@Sendable ([UInt8]) -> Void)?)] =
+            [(captureStandardError, errPipe[0], output, nil), (captureStandardOutput, outPipe[0], stdoutOutput, onStandardOutput)]
+        for (capture, fd, output, onChunk) in readers where capture {
             Thread {
                 var buffer = [UInt8](repeating: 0, count: 4096)
                 while true {
                     let n = read(fd, &buffer, buffer.count)
                     if n < 0 && errno == EINTR { continue }
                     if n <= 0 { break }
+                    onChunk?(Array(buffer[0..<n]))
                     let chunk = String(decoding: buffer[0..<n], as: UTF8.self)
                     output.update { o in
                         o.text += chunk
