@@ -42,7 +42,6 @@ final class ByteSourceIO {
             return io.source.seek(to: base + offset) ? base + offset : -1
         })
         if context == nil { av_free(buffer); return nil }
-        if !source.isSeekable && source.length == nil { context!.pointee.seekable = 0 }
     }
 
     /// Frees the context and its buffer (after `avformat_close_input`).

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TonearmCodecs
+import TonearmCore
+@testable import TonearmNetwork
+import TonearmTestSupport
+
+/// `NetworkByteSource` and `AudioFile(byteSource:)` against a real HTTP server on 127.0.0.1
+/// (Tests/TonearmTestSupport/httpd.py) that injects faults on request: bytes arrive whole, a
+/// dropped connection is resumed with a Range request, a server without ranges is read again, a
+/// far seek asks for a range, decoded audio is the local file's, and every failure is typed.
+@Suite(.serialized) struct HTTPSourceTests {
+    /// A folder with media and a server on it.
+    final class Site: @unchecked Sendable {
+        let dir: TempDir
+        let server: PrivateHTTPServer
+        init(tls: Bool = false) throws {
+            dir = try TempDir("http-site")
+            try Fixtures.tone(path: dir.file("tone.flac"), codecArgs: ["-c:a", "flac"], seconds: 6)
+            try Fixtures.tone(path: dir.file("tone.mp3"), codecArgs: ["-c:a", "libmp3lame", "-b:a", "128k"], seconds: 6)
+            try Fixtures.tone(path: dir.file("tone.m4a"), codecArgs: ["-c:a", "aac", "-b:a", "128k"], seconds: 6)
+            try Fixtures.tone(path: dir.file("tone.opus"), codecArgs: ["-c:a", "libopus", "-b:a", "96k"], seconds: 6)
+            server = try PrivateHTTPServer(root: dir.path, tls: tls)
+        }
+        func bytes(_ name: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: dir.file(name)))) }
+        deinit {
+            server.stop()
+            dir.remove()
+        }
+    }
+
+    func readAll(_ source: NetworkByteSource) throws -> [UInt8] {
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 10_000)
+        while true {
+            let n = try chunk.withUnsafeMutableBytes { try source.read(into: $0) }
+            if n == 0 { return out }
+            out += chunk[0..<n]
+        }
+    }
+
+    func failure(_ url: URL, limits: NetworkLimits = NetworkLimits(connectTimeout: 5, readTimeout: 5)) -> NetworkFailure? {
+        var options = NetworkByteSource.Options()
+        options.limits = limits
+        let source = NetworkByteSource(url: url, options: options)
+        source.start()
+        defer { source.cancel() }
+        #expect(!source.waitUntilOpen(timeout: 20))
+        guard case .network(_, let f)? = source.failure else { return nil }
+        return f
+    }
+
+    @Test func aFileArrivesWhole() throws {
+        let site = try Site()
+        let source = NetworkByteSource(url: site.server.url("/tone.flac"))
+        source.start()
+        #expect(source.waitUntilOpen(timeout: 20))
+        #expect(source.length == Int64(try site.bytes("tone.flac").count))
+        #expect(source.isSeekable)
+        #expect(try readAll(source) == site.bytes("tone.flac"))
+        #expect(source.accessLog.count == 1)
+        #expect(source.accessLog.first?.status == 200)
+    }
+
+    @Test func aDroppedConnectionIsResumedWithARange() throws {
+        let site = try Site()
+        let source = NetworkByteSource(url: site.server.url("/tone.mp3", query: ["drop": "30000"]))
+        source.start()
+        #expect(source.waitUntilOpen(timeout: 20))
+        #expect(try readAll(source) == site.bytes("tone.mp3"))
+        let requests = site.server.requests(path: "/tone.mp3")
+        #expect(requests.count == 2)
+        #expect(requests.first?.dropped == true)
+        #expect(requests.last?.rangeStart == 30000)
+        #expect(source.errorLog.contains { if case .connectionDropped = $0.failure { true } else { false } })
+        #expect(source.accessLog.last?.isReconnect == true)
+    }
+
+    @Test func aServerThatIgnoresRangesIsReadAgainFromTheStart() throws {
+        let site = try Site()
+        let source = NetworkByteSource(url: site.server.url("/tone.mp3", query: ["drop": "30000", "norange": "1"]))
+        source.start()
+        #expect(source.waitUntilOpen(timeout: 20))
+        #expect(try readAll(source) == site.bytes("tone.mp3"))
+        #expect(site.server.requests(path: "/tone.mp3").map(\.status) == [200, 200])
+    }
+
+    @Test(arguments: ["tone.flac", "tone.mp3", "tone.m4a", "tone.opus"])
+    func decodedAudioIsTheLocalFiles(_ name: String) throws {
+        let site = try Site()
+        let source = NetworkByteSource(url: site.server.url("/" + name))
+        source.start()
+        let remote = try AudioFile(byteSource: source, name: site.server.url("/" + name).absoluteString)
+        let local = try AudioFile(path: site.dir.file(name))
+        #expect(remote.length == local.length)
+        #expect(remote.processingFormat == local.processingFormat)
+        let a = try #require(AudioPCMBuffer(format: local.processingFormat, frameCapacity: Int(local.length)))
+        let b = try #require(AudioPCMBuffer(format: local.processingFormat, frameCapacity: Int(local.length)))
+        try remote.read(into: a)
+        try local.read(into: b)
+        #expect(a.frameLength == b.frameLength)
+        for c in 0..<local.processingFormat.channelCount {
+            #expect(Array(a.channel(c)) == Array(b.channel(c)), "channel \(c) differs")
+        }
+    }
+
+    /// A seek far ahead of what has arrived (the server sends 16 kB/s) asks for a range there and
+    /// lands exactly where a local read does. MP4 with its index first: the demuxer knows where
+    /// every packet is. (FLAC without a seek table is sought by FFmpeg reading forward, so it
+    /// gets no range request.)
+    @Test(.disabled("open bug (issue 6): the range request is made, but the MP4 read after the far seek returns no frames"))
+    func aFarSeekAsksForARangeAndLandsExactly() throws {
+        let site = try Site()
+        try Fixtures.tone(path: site.dir.file("fast.m4a"), codecArgs: ["-c:a", "aac", "-b:a", "128k", "-movflags", "+faststart"], seconds: 20)
+        let url = site.server.url("/fast.m4a", query: ["rate": "16384"])
+        let source = NetworkByteSource(url: url)
+        source.start()
+        let remote = try AudioFile(byteSource: source, name: url.absoluteString)
+        let local = try AudioFile(path: site.dir.file("fast.m4a"))
+        let target = remote.length * 9 / 10
+        try remote.seek(toFrame: target)
+        try local.seek(toFrame: target)
+        let frames = 4096
+        let a = try #require(AudioPCMBuffer(format: local.processingFormat, frameCapacity: frames))
+        let b = try #require(AudioPCMBuffer(format: local.processingFormat, frameCapacity: frames))
+        try remote.read(into: a)
+        try local.read(into: b)
+        #expect(a.frameLength == frames)
+        #expect(Array(a.channel(0)) == Array(b.channel(0)))
+        let ranged = site.server.requests(path: "/fast.m4a").compactMap(\.rangeStart)
+        let size = try site.bytes("fast.m4a").count
+        #expect(ranged.contains { $0 > size / 2 }, "no range request far ahead: \(ranged)")
+        source.cancel()
+    }
+
+    @Test func failuresAreTypedAndSayWhich() throws {
+        let site = try Site()
+        let s = site.server
+        #expect(failure(s.url("/missing.mp3")) == .httpStatus(code: 404, reason: "Not Found"))
+        #expect({ if case .httpStatus(500, _)? = failure(s.url("/status/500")) { true } else { false } }())
+        #expect(failure(s.url("/redirectloop")) == .tooManyRedirects(limit: 8))
+        #expect(failure(s.url("/redirectloop/a")) == .tooManyRedirects(limit: 8))
+        #expect(failure(s.url("/redirect", query: ["to": "file:///etc/passwd"])) == .schemeNotAllowed("file"))
+        guard case .notMedia(let type, _)? = failure(s.url("/html")) else {
+            Issue.record("an HTML page is not media")
+            return
+        }
+        #expect(type?.hasPrefix("text/html") == true)
+        #expect(failure(s.url("/hang"), limits: NetworkLimits(connectTimeout: 5, readTimeout: 0.5))
+                == .timedOut(phase: "waiting for data", seconds: 0.5))
+        #expect(failure(s.url("/bigheader", query: ["bytes": "100000"])).map { if case .limitExceeded = $0 { true } else { false } } == true)
+        // A redirect followed to the file works.
+        let redirected = NetworkByteSource(url: s.url("/redirect", query: ["to": "/tone.mp3", "hops": "3"]))
+        redirected.start()
+        #expect(try readAll(redirected) == site.bytes("tone.mp3"))
+        #expect(redirected.accessLog.first?.finalURL.hasSuffix("/tone.mp3") == true)
+    }
+
+    @Test func tlsIsVerified() throws {
+        let site = try Site(tls: true)
+        let url = site.server.url("/tone.mp3")
+        guard case .tlsFailed(let detail)? = failure(url) else {
+            Issue.record("an untrusted certificate must fail")
+            return
+        }
+        #expect(detail.contains("certificate"), "\(detail)")
+        var options = NetworkByteSource.Options()
+        options.limits.additionalTrustedCertificates = site.server.certificatePath
+        let trusted = NetworkByteSource(url: url, options: options)
+        trusted.start()
+        #expect(try readAll(trusted) == site.bytes("tone.mp3"))
+    }
+
+    @Test func icyMetadataIsReportedAndLeftOutOfTheAudio() async throws {
+        let site = try Site()
+        let (events, sink) = AsyncStream.makeStream(of: NetworkSourceEvent.self)
+        let url = site.server.url("/radio", query: ["file": "tone.mp3", "metaint": "8000", "titles": "First Song|Second Song",
+                                                   "every": "40000", "icy": "1", "length": "120000"])
+        let source = NetworkByteSource(url: url, onEvent: { sink.yield($0) })
+        source.start()
+        var titles: [String] = []
+        for await e in events {
+            if case .metadata(let fields) = e, let t = fields["StreamTitle"], titles.last != t { titles.append(t) }
+            if titles.count == 2 { break }
+        }
+        #expect(titles == ["First Song", "Second Song"])
+        // The audio is the file, looped, with no metadata in it.
+        let file = try site.bytes("tone.mp3")
+        var chunk = [UInt8](repeating: 0, count: 50_000)
+        var got: [UInt8] = []
+        while got.count < 50_000 {
+            let n = try chunk.withUnsafeMutableBytes { try source.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<(50_000 - got.count)])) }
+            if n == 0 { break }
+            got += chunk[0..<n]
+        }
+        #expect(got.count == 50_000)
+        #expect(got == Array(file.prefix(50_000)))
+        #expect(site.server.requests(path: "/radio").first?.icyMetaData == "1")
+        source.cancel()
+    }
+}
