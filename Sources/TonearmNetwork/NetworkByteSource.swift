@@ -279,6 +279,7 @@ public final class NetworkByteSource: @unchecked Sendable {
                 continue
             }
             // What the body holds.
+            condition.withLock { state.fetchPosition = ask ?? 0 }
             var skip: Int64 = 0
             var start = position
             let firstResponse = !condition.withLock { state.opened }
@@ -304,6 +305,7 @@ public final class NetworkByteSource: @unchecked Sendable {
                     state.length = total
                     state.contentType = type
                     state.seekable = seekable
+                    state.fetchPosition = start  // before `opened`: a reader must see it coming
                     state.opened = true
                     condition.broadcast()
                 }
