@@ -47,6 +47,24 @@ public enum NetworkSourceEvent: Sendable, Hashable {
     case failed(TonearmError)
 }
 
+/// How a ``NetworkByteSource`` fetches: limits, retries, how far ahead it reads.
+public struct NetworkSourceOptions: Sendable {
+    public var limits = NetworkLimits()
+    /// Retries in a row after a drop before giving up.
+    public var reconnectAttempts = 6
+    /// The longest wait between retries, in seconds.
+    public var maximumBackoff = 4.0
+    /// Ask ICY servers for metadata.
+    public var icyMetadata = true
+    /// Bytes read ahead of the reader at most (the rest is fetched as it is read).
+    public var maximumAhead: Int64 = 64 << 20
+    /// For an endless stream: bytes kept behind the reader.
+    public var keptBehind: Int64 = 1 << 20
+    /// A seek at most this far ahead of what is arriving waits for it instead of a new request.
+    public var seekAheadWindow: Int64 = 256 << 10
+    public init() {}
+}
+
 /// The bytes of a network resource (`http`, `https`), fetched ahead of the reader on a thread of
 /// their own and kept in memory, for a demuxer to read and seek in as in a file.
 ///
@@ -65,23 +83,65 @@ public enum NetworkSourceEvent: Sendable, Hashable {
 /// they block until bytes arrive, the end, a failure or ``cancel()`` — never longer than the
 /// network limits and retries allow. Everything else may be called from any thread. Events are
 /// delivered on the fetch thread (`tonearm-net`); keep the handler short.
-public final class NetworkByteSource: @unchecked Sendable {
-    public struct Options: Sendable {
-        public var limits = NetworkLimits()
-        /// Retries in a row after a drop before giving up.
-        public var reconnectAttempts = 6
-        /// The longest wait between retries, in seconds.
-        public var maximumBackoff = 4.0
-        /// Ask ICY servers for metadata.
-        public var icyMetadata = true
-        /// Bytes read ahead of the reader at most (the rest is fetched as it is read).
-        public var maximumAhead: Int64 = 64 << 20
-        /// For an endless stream: bytes kept behind the reader.
-        public var keptBehind: Int64 = 1 << 20
-        /// A seek at most this far ahead of what is arriving waits for it instead of a new request.
-        public var seekAheadWindow: Int64 = 256 << 10
-        public init() {}
+public final class NetworkByteSource: ByteSource, Sendable {
+    public typealias Options = NetworkSourceOptions
+    private let fetcher: NetworkFetcher
+
+    /// A source for `url`; nothing is fetched until ``start()``. `onEvent` is called on the fetch
+    /// thread.
+    public init(url: URL, options: Options = Options(), onEvent: @escaping @Sendable (NetworkSourceEvent) -> Void = { _ in }) {
+        fetcher = NetworkFetcher(url: url, options: options, onEvent: onEvent)
     }
+
+    /// Releasing the source stops its fetching.
+    deinit { fetcher.cancel() }
+
+    /// The address asked for.
+    public var url: URL { fetcher.url }
+    public var options: Options { fetcher.options }
+    /// Starts fetching. Idempotent.
+    public func start() { fetcher.start() }
+    /// Stops fetching and wakes the reader (which then throws). Any thread; idempotent.
+    public func cancel() { fetcher.cancel() }
+    /// Waits until the first response has come (true) or the source failed or was cancelled
+    /// (false; see ``failure``), at most `timeout` seconds.
+    public func waitUntilOpen(timeout: Double) -> Bool { fetcher.waitUntilOpen(timeout: timeout) }
+    /// The resource's length in bytes, when the server said (nil for endless streams).
+    public var length: Int64? { fetcher.length }
+    /// Whether the server accepts ranges (a seek far ahead does not need the bytes before it).
+    public var isSeekable: Bool { fetcher.isSeekable }
+    /// The content type the server gave.
+    public var contentType: String? { fetcher.contentType }
+    /// The failure that ended the source, if it failed.
+    public var failure: TonearmError? { fetcher.failure }
+    /// Whether everything there is has arrived.
+    public var isFinished: Bool { fetcher.isFinished }
+    /// The byte ranges in memory, in order.
+    public var loadedRanges: [Range<Int64>] { fetcher.loadedRanges }
+    /// The requests made so far.
+    public var accessLog: [NetworkAccessLogEntry] { fetcher.accessLog }
+    /// The failures met so far (also those a retry overcame).
+    public var errorLog: [NetworkErrorLogEntry] { fetcher.errorLog }
+    /// The latest ICY metadata fields.
+    public var icyMetadata: [String: String] { fetcher.icyMetadata }
+    /// Bytes available at the read position without waiting.
+    public var bytesAhead: Int64 { fetcher.bytesAhead }
+    /// Reads up to `buffer.count` bytes at the read position, waiting for them when they have
+    /// not arrived. Returns 0 at the end. Throws the source's failure, or
+    /// ``TonearmError/invalidState(_:)`` after ``cancel()``.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(TonearmError) -> Int { try fetcher.read(into: buffer) }
+    /// Moves the read position (the bytes are fetched when read). Returns false for a position
+    /// before 0 or past the end.
+    @discardableResult
+    public func seek(to offset: Int64) -> Bool { fetcher.seek(to: offset) }
+    /// The read position.
+    public var position: Int64 { fetcher.position }
+}
+
+/// The fetching behind a ``NetworkByteSource``: its state, its thread (which holds it), and the
+/// reader's side. Ends when the source that owns it goes away (``cancel()``).
+final class NetworkFetcher: @unchecked Sendable {
+    typealias Options = NetworkSourceOptions
 
     /// The address asked for.
     public let url: URL
@@ -127,8 +187,6 @@ public final class NetworkByteSource: @unchecked Sendable {
         self.onEvent = onEvent
         connector = HTTPClient.standardConnector
     }
-
-    deinit { cancel() }
 
     /// Starts fetching. Idempotent.
     public func start() {
@@ -213,14 +271,16 @@ public final class NetworkByteSource: @unchecked Sendable {
                 return n
             }
             if let l = state.length, p >= l { return 0 }
-            if state.finished, state.fetchPosition.map({ p >= $0 }) ?? true { return 0 }
+            if state.length == nil, state.finished, p >= state.chunks.last?.end ?? 0 { return 0 }
             if state.cancelled { throw .invalidState("\(url.absoluteString): the network source was cancelled") }
             if let f = state.failure { throw f }
-            // Not coming soon where the fetcher is: send it here.
-            let coming = state.fetchPosition.map { p >= $0 && p - $0 <= options.seekAheadWindow } ?? false
+            // Not coming soon where the fetcher is (or it has finished, and these bytes lie in a
+            // gap a far seek left): send it here.
+            let coming = !state.finished && (state.fetchPosition.map { p >= $0 && p - $0 <= options.seekAheadWindow } ?? false)
             if !coming && state.restartAt != p && state.opened {
                 state.restartAt = p
-                state.channel?.cancel()
+                state.channel?.cancel()  // wakes a fetcher reading the network
+                condition.broadcast()    // and one waiting (backoff, room ahead, after the end)
             }
             condition.wait()
         }
@@ -503,4 +563,3 @@ public final class NetworkByteSource: @unchecked Sendable {
     }
 }
 
-extension NetworkByteSource: ByteSource {}

@@ -154,7 +154,7 @@ public final class PrivateHTTPServer: Sendable {
         do {
             process = try ChildProcess(arguments, captureStandardError: true, captureStandardOutput: true,
                                        onStandardOutput: { chunk in log.update { $0.take(chunk) } },
-                                       onExit: { _ in log.update { $0.ended = true } })
+                                       lifeline: true, onExit: { _ in log.update { $0.ended = true } })
         } catch {
             certificates?.remove()
             throw error

@@ -273,6 +273,8 @@ public final class PrivatePulseServer: @unchecked Sendable {
 /// Thread-safety: all members may be used from any thread.
 public final class ChildProcess: @unchecked Sendable {
     public let pid: pid_t
+    /// The write end of the child's standard input, when it is a lifeline (closed on deinit).
+    private let lifelineFD: Int32
     /// The exit status (as from `waitpid`; -1 when another waiter reaped the child), nil while it runs.
     private let exitStatus = Watched<Int32?>(nil)
     /// Standard error so far, when captured.
@@ -294,10 +296,13 @@ public final class ChildProcess: @unchecked Sendable {
     /// standard output (see ``waitForStandardOutput(timeout:until:)``). `onExit` is called with the status on the
     /// reaper thread when the child ends. `onStandardOutput` (with `captureStandardOutput`) is called on the
     /// reader thread with every chunk of standard output as it is read, all of it (``standardOutputText`` keeps
-    /// only the start and the end of a long output).
+    /// only the start and the end of a long output). With `lifeline`, the child's standard input is
+    /// a pipe this object holds open and never writes to: the child reads end-of-file when the
+    /// object goes away or this process dies, whichever comes first — a way for a helper server
+    /// to end itself with the test run.
     public init(_ arguments: [String], environment: [String: String] = [:], captureStandardError: Bool = false,
                 captureStandardOutput: Bool = false, onStandardOutput: (@Sendable ([UInt8]) -> Void)? = nil,
-                onExit: (@Sendable (Int32) -> Void)? = nil) throws {
+                lifeline: Bool = false, onExit: (@Sendable (Int32) -> Void)? = nil) throws {
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
         var actions = posix_spawn_file_actions_t()
@@ -317,8 +322,18 @@ public final class ChildProcess: @unchecked Sendable {
             for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
             if index == 0 { errPipe = fds } else { outPipe = fds }
         }
+        var inPipe: [Int32] = [-1, -1]
+        if lifeline {
+            guard pipe(&inPipe) == 0 else {
+                for fd in errPipe + outPipe where fd >= 0 { close(fd) }
+                throw TestSupportError("cannot create a pipe: \(String(cString: strerror(errno)))")
+            }
+            for fd in inPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        }
         for fd in Int32(0)...2 {
-            if fd == 2 && captureStandardError {
+            if fd == 0 && lifeline {
+                posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0)
+            } else if fd == 2 && captureStandardError {
                 posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
             } else if fd == 1 && captureStandardOutput {
                 posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
@@ -347,7 +362,10 @@ public final class ChildProcess: @unchecked Sendable {
         let rc = posix_spawnp(&child, arguments[0], &actions, &attr, argv, envp)
         if captureStandardError { close(errPipe[1]) }
         if captureStandardOutput { close(outPipe[1]) }
+        if lifeline { close(inPipe[0]) }
+        lifelineFD = inPipe[1]
         guard rc == 0 else {
+            if lifelineFD >= 0 { close(lifelineFD) }
             if captureStandardError { close(errPipe[0]) }
             if captureStandardOutput { close(outPipe[0]) }
             throw TestSupportError("cannot start \(arguments[0]): \(String(cString: strerror(rc)))")
@@ -390,7 +408,10 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
-    deinit { terminate(SIGKILL) }
+    deinit {
+        terminate(SIGKILL)
+        if lifelineFD >= 0 { close(lifelineFD) }
+    }
 
     /// Whether the child still runs.
     public var isRunning: Bool { exitStatus.value == nil }

@@ -6,7 +6,7 @@ Usage: httpd.py ROOT [--tls CERT KEY]
 
 Binds 127.0.0.1 on an ephemeral port, serves the files under ROOT, and injects faults chosen per
 request by query parameters, so one instance serves every case of a test. It exits when its
-parent process goes away (it is reparented), so a crashed test run leaves nothing behind.
+standard input (a pipe the test process holds) ends, so a crashed test run leaves nothing behind.
 
 Standard output
 ---------------
@@ -716,8 +716,6 @@ def main():
     root = os.path.realpath(args.root)
     if not os.path.isdir(root):
         parser.error(f"{args.root} is not a directory")
-    parent = os.getppid()
-
     servers = []
     if args.tls:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -729,9 +727,10 @@ def main():
     ports = [s.server_address[1] for s in servers]
     emit(f"PORT {ports[0]} PLAIN {ports[1]}" if args.tls else f"PORT {ports[0]}")
 
-    # No pipe or signal tells a child that its parent died: when it is reparented, end.
-    while os.getppid() == parent:
-        time.sleep(0.5)
+    # Standard input is the test process's lifeline (a pipe it never writes to): its end — the
+    # test stopped the server, or died — ends the server. Run by hand, close it with Ctrl-D.
+    while sys.stdin.buffer.read(4096):
+        pass
     os._exit(0)
 
 
