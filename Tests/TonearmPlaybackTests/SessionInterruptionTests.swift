@@ -251,9 +251,13 @@ import TonearmTestSupport
         #expect(aOn.count == lastA - firstA + 1, "A's tone has gaps")
         let level = median(Array(a[(firstA + 2)...(firstB - 2)]))
         #expect(abs(dB(level / 0.3)) < 0.5, "A's level \(level)")
-        // While B sounds, both are there at full level.
-        let both = ((firstB + 1)...(lastB - 1)).filter { abs(dB(a[$0] / level)) < 0.5 && abs(dB(b[$0] / 0.3)) < 0.5 }
-        #expect(both.count == lastB - firstB - 1, "both at full level in only \(both.count) of \(lastB - firstB - 1) windows")
+        // While B sounds, both are there at full level. B's first two windows are left out: when a
+        // stream joins a running null sink, the server rewinds what it had rendered ahead and
+        // renders it again with the new stream, but the monitor has already delivered the first
+        // rendering — so up to the sink's render-ahead (tens of ms) of A alone is recorded after
+        // B's first samples (seen: B at -12 dB, then -2.9 dB, then full).
+        let both = ((firstB + 2)...(lastB - 1)).filter { abs(dB(a[$0] / level)) < 0.5 && abs(dB(b[$0] / 0.3)) < 0.5 }
+        #expect(both.count == lastB - firstB - 2, "both at full level in only \(both.count) of \(lastB - firstB - 2) windows")
         #expect(both.count >= 16)
     }
 
