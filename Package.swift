@@ -50,11 +50,13 @@ let package = Package(
         // Network sources: HTTP(S) with resumption, ICY metadata, HLS; no decoding here.
         .target(name: "TonearmNetwork", dependencies: ["TonearmCore", "COpenSSL"]),
         // Both published as MPRIS2 on the session bus.
-        .target(name: "TonearmMPRIS", dependencies: ["TonearmNowPlaying", "CDBus"]),
+        // What the D-Bus clients share: finding the session bus, connecting, the serving loop.
+        .target(name: "TonearmDBus", dependencies: ["CDBus"]),
+        .target(name: "TonearmMPRIS", dependencies: ["TonearmNowPlaying", "TonearmDBus", "CDBus"]),
         // The sound server's outputs and system volume (AudioRoutes, SystemVolume): a PulseAudio
         // control connection with subscription events. AudioSession: categories, and interruptions
         // and ducking between Tonearm sessions over the D-Bus session bus.
-        .target(name: "TonearmSession", dependencies: ["TonearmCore", "TonearmOutput", "CPulse", "CDBus"]),
+        .target(name: "TonearmSession", dependencies: ["TonearmCore", "TonearmOutput", "TonearmDBus", "CPulse", "CDBus"]),
 
         // Layer 3: the engine — the one render path (decoder threads → lock-free rings → node graph →
         // output) that every player shares.

@@ -2,6 +2,7 @@
 import CDBus
 import Foundation
 import TonearmCore
+import TonearmDBus
 import TonearmNowPlaying
 
 /// The D-Bus thread's side of the service: the connection and everything only that thread
@@ -32,28 +33,18 @@ final class BusLoop {
     /// Connects, exports the object (before owning the name, so that no client sees the name
     /// without the object), and owns the name. Returns the name owned.
     func connect() -> Result<String, MPRISError> {
-        _ = dbus_threads_init_default()
+        let conn: OpaquePointer
+        do {
+            conn = try DBusSupport.connect(address: core.configuration.busAddress)
+        } catch {
+            return .failure(.noSessionBus(error.message))
+        }
+        connection = conn
         var error = DBusError()
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
         let configuration = core.configuration
-        if let address = configuration.busAddress {
-            guard let conn = dbus_connection_open_private(address, &error) else {
-                return .failure(.noSessionBus(Self.message(error, "cannot connect to \(address)")))
-            }
-            connection = conn
-            dbus_connection_set_exit_on_disconnect(conn, 0)
-            guard dbus_bus_register(conn, &error) != 0 else {
-                return .failure(.noSessionBus(Self.message(error, "the bus at \(address) did not answer")))
-            }
-        } else {
-            guard let conn = dbus_bus_get_private(DBUS_BUS_SESSION, &error) else {
-                return .failure(.noSessionBus(Self.message(error, "cannot connect to the session bus")))
-            }
-            connection = conn
-            dbus_connection_set_exit_on_disconnect(conn, 0)
-        }
-        guard let conn = connection else { return .failure(.noSessionBus("no connection")) }
+
 
         var vtable = DBusObjectPathVTable()
         vtable.message_function = { _, message, data in
@@ -86,42 +77,22 @@ final class BusLoop {
         guard let conn = connection else { return }
         connection = nil
         _ = dbus_connection_unregister_object_path(conn, MPRIS.objectPath)
-        dbus_connection_close(conn)
-        dbus_connection_unref(conn)
+        DBusSupport.close(conn)
     }
 
-    /// Serves the connection until ``ServiceCore/stop()`` or the bus goes away: polls the
-    /// connection's socket and the wake-up eventfd, without a timeout.
+    /// Serves the connection until ``ServiceCore/stop()`` or the bus goes away (see
+    /// `DBusSupport.serve`): publishes property changes and `Seeked` as they are queued.
     func run() {
         guard let conn = connection else { return }
-        var socket: Int32 = -1
-        guard dbus_connection_get_socket(conn, &socket) != 0 else { return }
-        let wake = core.wakeFD
-        while true {
-            while dbus_connection_dispatch(conn) == DBUS_DISPATCH_DATA_REMAINS {}
+        DBusSupport.serve(conn, wakeFD: core.wakeFD) {
             let pending = core.takePending()
-            if pending.stop { return }
+            if pending.stop { return true }
             if pending.propertiesDirty { publishChanges() }
             for position in pending.seeks {
                 sendSignal(interface: MPRIS.playerInterface, member: "Seeked",
                            [.int64(PlayerProperties.microseconds(position))])
             }
-            guard dbus_connection_get_is_connected(conn) != 0 else { return }
-            let wantWrite = dbus_connection_has_messages_to_send(conn) != 0
-            var fds = [pollfd(fd: socket, events: Int16(POLLIN) | (wantWrite ? Int16(POLLOUT) : 0), revents: 0),
-                       pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
-            let n = poll(&fds, 2, -1)
-            if n < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            if fds[1].revents != 0 {
-                var counter: UInt64 = 0
-                _ = read(wake, &counter, 8)
-            }
-            if fds[0].revents != 0, dbus_connection_read_write(conn, 0) == 0 {
-                return // disconnected
-            }
+            return false
         }
     }
 
@@ -371,7 +342,5 @@ final class BusLoop {
         dbus_message_unref(message)
     }
 
-    private static func message(_ error: DBusError, _ fallback: String) -> String {
-        error.message.map { String(cString: $0) } ?? fallback
-    }
+    private static func message(_ error: DBusError, _ fallback: String) -> String { DBusSupport.text(error, fallback) }
 }

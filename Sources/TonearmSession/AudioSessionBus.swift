@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import CDBus
 import Foundation
+import TonearmDBus
 
 /// The names of the audio-session protocol on the bus.
 enum SessionBusNames {
@@ -24,21 +25,11 @@ final class SessionBusLoop {
     /// identifier has it — is not an error: the signals carry the identifier). False when the
     /// bus cannot be reached.
     func connect(address: String?, nameElement: String) -> Bool {
-        _ = dbus_threads_init_default()
+        guard let conn = try? DBusSupport.connect(address: address) else { return false }
+        connection = conn
         var error = DBusError()
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
-        if let address {
-            guard let conn = dbus_connection_open_private(address, &error) else { return false }
-            connection = conn
-            dbus_connection_set_exit_on_disconnect(conn, 0)
-            guard dbus_bus_register(conn, &error) != 0 else { return false }
-        } else {
-            guard let conn = dbus_bus_get_private(DBUS_BUS_SESSION, &error) else { return false }
-            connection = conn
-            dbus_connection_set_exit_on_disconnect(conn, 0)
-        }
-        guard let conn = connection else { return false }
         let filter: DBusHandleMessageFunction = { _, message, data in
             guard let message, let data else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
             Unmanaged<SessionBusLoop>.fromOpaque(data).takeUnretainedValue().handle(message)
@@ -64,40 +55,17 @@ final class SessionBusLoop {
     func disconnect() {
         guard let conn = connection else { return }
         connection = nil
-        dbus_connection_close(conn)
-        dbus_connection_unref(conn)
+        DBusSupport.close(conn)
     }
 
-    /// Serves the connection until the session stops or the bus goes away: waits on the
-    /// connection's socket and the wake-up eventfd, without a timeout.
+    /// Serves the connection until the session stops or the bus goes away (see
+    /// `DBusSupport.serve`), sending the announcements as they are queued.
     func run(wakeFD: Int32) {
         guard let conn = connection else { return }
-        var socket: Int32 = -1
-        guard dbus_connection_get_socket(conn, &socket) != 0 else { return }
-        while true {
-            while dbus_connection_dispatch(conn) == DBUS_DISPATCH_DATA_REMAINS {}
+        DBusSupport.serve(conn, wakeFD: wakeFD) {
             let (stop, announcements) = core.takeOutgoing()
             for a in announcements { send(a) }
-            if stop {
-                dbus_connection_flush(conn)
-                return
-            }
-            guard dbus_connection_get_is_connected(conn) != 0 else { return }
-            let wantWrite = dbus_connection_has_messages_to_send(conn) != 0
-            var fds = [pollfd(fd: socket, events: Int16(POLLIN) | (wantWrite ? Int16(POLLOUT) : 0), revents: 0),
-                       pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
-            let n = poll(&fds, 2, -1)
-            if n < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            if fds[1].revents != 0 {
-                var counter: UInt64 = 0
-                _ = read(wakeFD, &counter, 8)
-            }
-            if fds[0].revents != 0, dbus_connection_read_write(conn, 0) == 0 {
-                return // disconnected
-            }
+            return stop
         }
     }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import CDBus
 import Foundation
+import TonearmDBus
 import Synchronization
 
 /// The state of an ``AudioSession``, shared between its callers and its bus thread; decides
@@ -168,14 +169,9 @@ final class SessionCore: Sendable {
         }
     }
 
-    /// Whether a session bus is configured: `DBUS_SESSION_BUS_ADDRESS`, or the socket
-    /// `$XDG_RUNTIME_DIR/bus`. Without either, libdbus would try X11 autolaunch (starting a
-    /// bus of its own); the session stays local instead.
-    static var sessionBusConfigured: Bool {
-        if let a = getenv("DBUS_SESSION_BUS_ADDRESS"), a.pointee != 0 { return true }
-        guard let dir = getenv("XDG_RUNTIME_DIR") else { return false }
-        return FileManager.default.fileExists(atPath: String(cString: dir) + "/bus")
-    }
+    /// Whether a session bus is configured (`DBusSupport.sessionBusAddress`); without one the
+    /// session stays local instead of letting libdbus autolaunch a bus.
+    static var sessionBusConfigured: Bool { DBusSupport.sessionBusAddress() != nil }
 
     /// The system-wide monotonic clock (`CLOCK_MONOTONIC`, the same in every process), in ns.
     static func now() -> UInt64 {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import CDBus
 import Foundation
+import TonearmDBus
 
 /// A desktop notification, sent to the notification server of the desktop (GNOME Shell, KDE
 /// Plasma, dunst, mako, …) through `org.freedesktop.Notifications` on the D-Bus session bus —
@@ -138,15 +139,9 @@ public struct DesktopNotification: Sendable, Hashable {
     static let service = "org.freedesktop.Notifications"
     static let path = "/org/freedesktop/Notifications"
 
-    /// The session bus's address from `environment`: `DBUS_SESSION_BUS_ADDRESS` when set and not
-    /// empty, else `unix:path=$XDG_RUNTIME_DIR/bus` when that socket exists, else nil.
+    /// The session bus's address from `environment` (see `DBusSupport.sessionBusAddress`).
     static func sessionBusAddress(environment: [String: String]) -> String? {
-        if let a = environment["DBUS_SESSION_BUS_ADDRESS"], !a.isEmpty { return a }
-        guard let dir = environment["XDG_RUNTIME_DIR"], !dir.isEmpty else { return nil }
-        let socket = dir + "/bus"
-        guard FileManager.default.fileExists(atPath: socket), let escaped = dbus_address_escape_value(socket) else { return nil }
-        defer { dbus_free(escaped) }
-        return "unix:path=" + String(cString: escaped)
+        DBusSupport.sessionBusAddress(environment: environment)
     }
 
     /// Appends `Notify`'s arguments: (app_name s, replaces_id u, app_icon s, summary s, body s,
