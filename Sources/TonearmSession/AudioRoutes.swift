@@ -107,27 +107,16 @@ public final class AudioRoutes: Sendable {
     /// while it connects and reads the initial state (at most a few `timeout`s).
     public var changes: AsyncStream<AudioRouteChange> {
         get throws {
-            let (stream, continuation) = AsyncStream<AudioRouteChange>.makeStream(bufferingPolicy: .bufferingNewest(256))
-            let c = try PulseControl(server: server, clientName: "Tonearm route events", timeout: timeout)
-            let watcher = RouteWatcher(control: c, continuation: continuation)
-            let id = ObjectIdentifier(watcher)
-            do {
+            let key = WatcherKey()
+            return try PulseControl.changeStream(server: server, clientName: "Tonearm route events", timeout: timeout,
+                                                 bufferingNewest: 256, start: { control, continuation in
+                let watcher = RouteWatcher(control: control, continuation: continuation)
                 try watcher.start()
-            } catch {
-                c.close()
-                throw error
-            }
-            watchers.withLock { $0[id] = watcher }
-            // Closed from another thread, never inside onTermination: a cancelled task runs it
-            // holding its status lock, which the mainloop thread may need for a yield in flight.
-            continuation.onTermination = { [weak self] _ in
-                let owner = self
-                DispatchQueue.global().async {
-                    _ = owner?.watchers.withLock { $0.removeValue(forKey: id) }
-                    watcher.control.close()
-                }
-            }
-            return stream
+                key.id.withLock { $0 = ObjectIdentifier(watcher) }
+                watchers.withLock { $0[ObjectIdentifier(watcher)] = watcher }
+            }, onEnd: { [weak self] in
+                if let id = key.id.withLock({ $0 }) { _ = self?.watchers.withLock { $0.removeValue(forKey: id) } }
+            })
         }
     }
 
@@ -135,6 +124,11 @@ public final class AudioRoutes: Sendable {
         let known = sinks.map(\.name)
         return .invalidArgument("no output named '\(name)'; outputs: \(known.isEmpty ? "none" : known.joined(separator: ", "))")
     }
+}
+
+/// Which watcher a change stream has, for removing it when the stream ends.
+private final class WatcherKey: Sendable {
+    let id = Mutex<ObjectIdentifier?>(nil)
 }
 
 /// Keeps the state one change stream compares against: the sinks and the default sink's name as
@@ -145,7 +139,6 @@ final class RouteWatcher: @unchecked Sendable {
     private let continuation: AsyncStream<AudioRouteChange>.Continuation
     private var sinks: [UInt32: SinkSnapshot] = [:]
     private var defaultName: String?
-    private var early = EarlyEvents()
     /// Default-output names this process asked for that have not been seen yet.
     private var expectedOverrides: [String] = []
 
@@ -155,26 +148,17 @@ final class RouteWatcher: @unchecked Sendable {
     }
 
     /// Subscribes, reads the initial state, then replays what arrived meanwhile. Caller's thread.
+    /// The connection holds the watcher from here on.
     func start() throws {
-        control.withLock {
-            // A strong reference: the connection's teardown (when the stream ends) drops the handler.
-            control.onEvent = { facility, kind, index in
-                if self.early.ready { self.handle(facility, kind, index) } else { self.early.held.append((facility, kind, index)) }
-            }
-            control.onFailure = { [continuation] _ in continuation.finish() }
-        }
         let mask = pa_subscription_mask_t(rawValue: PA_SUBSCRIPTION_MASK_SINK.rawValue | PA_SUBSCRIPTION_MASK_SERVER.rawValue)
-        try control.subscribe(mask)
-        let name = try control.defaultSinkName()
-        let all = try control.sinks()
-        control.withLock {
-            defaultName = name
-            for s in all { sinks[s.index] = s }
-            early.ready = true
-            let held = early.held
-            early.held = []
-            for (f, k, i) in held { handle(f, k, i) }
-        }
+        try control.follow(mask, finishing: continuation, initial: {
+            let name = try control.defaultSinkName()
+            let all = try control.sinks()
+            return {
+                self.defaultName = name
+                for s in all { self.sinks[s.index] = s }
+            }
+        }, handle: handle)
     }
 
     /// Notes that this process is making `name` the default (caller's thread).
@@ -185,9 +169,10 @@ final class RouteWatcher: @unchecked Sendable {
     private func route(_ s: SinkSnapshot) -> AudioOutputRoute { AudioOutputRoute(s, defaultName: defaultName) }
 
     /// One subscription event. Mainloop thread, lock held.
-    private func handle(_ facility: pa_subscription_event_type_t, _ kind: pa_subscription_event_type_t, _ index: UInt32) {
-        if facility == PA_SUBSCRIPTION_EVENT_SINK {
-            if kind == PA_SUBSCRIPTION_EVENT_REMOVE {
+    private func handle(_ e: PulseEvent) {
+        let index = e.index
+        if e.facility == PA_SUBSCRIPTION_EVENT_SINK {
+            if e.kind == PA_SUBSCRIPTION_EVENT_REMOVE {
                 guard let old = sinks.removeValue(forKey: index) else { return }
                 continuation.yield(AudioRouteChange(reason: .oldDeviceUnavailable, route: nil, previousRoute: route(old)))
             } else {
@@ -195,7 +180,7 @@ final class RouteWatcher: @unchecked Sendable {
                     if let s { self?.sinkSeen(s) }
                 }
             }
-        } else if facility == PA_SUBSCRIPTION_EVENT_SERVER {
+        } else if e.facility == PA_SUBSCRIPTION_EVENT_SERVER {
             control.requestDefaultSinkName { [weak self] name in self?.defaultSeen(name) }
         }
     }

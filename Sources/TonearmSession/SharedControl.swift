@@ -34,10 +34,3 @@ final class SharedControl: Sendable {
     }
 }
 
-/// What event handlers receive before their initial state is known: the events are held back
-/// and replayed once it is (so that none is lost and none is judged against an empty state).
-/// Mainloop lock held.
-struct EarlyEvents {
-    var ready = false
-    var held: [(pa_subscription_event_type_t, pa_subscription_event_type_t, UInt32)] = []
-}

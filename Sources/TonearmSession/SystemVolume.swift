@@ -122,18 +122,10 @@ public final class SystemVolume: Sendable {
     /// server. Blocks the caller while it connects.
     public var changes: AsyncStream<SystemVolumeState> {
         get throws {
-            let (stream, continuation) = AsyncStream<SystemVolumeState>.makeStream(bufferingPolicy: .bufferingNewest(64))
-            let c = try PulseControl(server: server, clientName: "Tonearm volume events", timeout: timeout)
-            let watcher = VolumeWatcher(control: c, target: target, continuation: continuation)
-            do {
-                try watcher.start()
-            } catch {
-                c.close()
-                throw error
+            try PulseControl.changeStream(server: server, clientName: "Tonearm volume events", timeout: timeout,
+                                          bufferingNewest: 64) { control, continuation in
+                try VolumeWatcher(control: control, target: target, continuation: continuation).start()
             }
-            // Closed from another thread (see AudioRoutes.changes): never inside onTermination.
-            continuation.onTermination = { _ in DispatchQueue.global().async { watcher.control.close() } }
-            return stream
         }
     }
 }
@@ -146,7 +138,6 @@ final class VolumeWatcher: @unchecked Sendable {
     private let continuation: AsyncStream<SystemVolumeState>.Continuation
     private var last: SystemVolumeState?
     private var lastIndex: UInt32?
-    private var early = EarlyEvents()
 
     init(control: PulseControl, target: String, continuation: AsyncStream<SystemVolumeState>.Continuation) {
         self.control = control
@@ -155,32 +146,23 @@ final class VolumeWatcher: @unchecked Sendable {
     }
 
     /// Subscribes and reads the initial state (caller's thread); events that arrived meanwhile
-    /// lead to one more read.
+    /// lead to more reads. The connection holds the watcher from here on.
     func start() throws {
-        control.withLock {
-            // A strong reference: the connection's teardown (when the stream ends) drops the handler.
-            control.onEvent = { facility, kind, index in
-                if self.early.ready { self.handle(facility, kind, index) } else { self.early.held.append((facility, kind, index)) }
-            }
-            control.onFailure = { [continuation] _ in continuation.finish() }
-        }
         let mask = pa_subscription_mask_t(rawValue: PA_SUBSCRIPTION_MASK_SINK.rawValue | PA_SUBSCRIPTION_MASK_SERVER.rawValue)
-        try control.subscribe(mask)
-        let s = try control.sink(named: target)
-        control.withLock {
-            last = s.map(SystemVolumeState.init)
-            lastIndex = s?.index
-            early.ready = true
-            if !early.held.isEmpty { refresh() }
-            early.held = []
-        }
+        try control.follow(mask, finishing: continuation, initial: {
+            let s = try control.sink(named: target)
+            return {
+                self.last = s.map(SystemVolumeState.init)
+                self.lastIndex = s?.index
+            }
+        }, handle: handle)
     }
 
     /// Mainloop thread, lock held.
-    private func handle(_ facility: pa_subscription_event_type_t, _ kind: pa_subscription_event_type_t, _ index: UInt32) {
+    private func handle(_ e: PulseEvent) {
         // Changes of other sinks do not matter; new and removed sinks, and the server (a new
         // default), may.
-        if facility == PA_SUBSCRIPTION_EVENT_SINK, kind == PA_SUBSCRIPTION_EVENT_CHANGE, index != lastIndex { return }
+        if e.facility == PA_SUBSCRIPTION_EVENT_SINK, e.kind == PA_SUBSCRIPTION_EVENT_CHANGE, e.index != lastIndex { return }
         refresh()
     }
 
