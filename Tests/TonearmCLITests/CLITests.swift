@@ -4,20 +4,6 @@ import Testing
 import TonearmCore
 import TonearmTestSupport
 
-/// The `tonearm` binary built beside the tests.
-func tonearmBinary() throws -> String {
-    var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    for _ in 0..<4 {
-        let candidate = dir.appendingPathComponent("tonearm").path
-        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        dir = dir.deletingLastPathComponent()
-    }
-    let fromSource = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../.build/debug/tonearm").standardized.path
-    if FileManager.default.isExecutableFile(atPath: fromSource) { return fromSource }
-    throw TestSupportError("the tonearm binary was not found; build it with `swift build`")
-}
-
 /// `tonearm play` and `tonearm info` as a user runs them.
 @Suite(.serialized) struct CLITests {
     let dir: TempDir

@@ -74,3 +74,17 @@ public struct TempDir: Sendable {
     public func file(_ name: String) -> String { "\(path)/\(name)" }
     public func remove() { try? FileManager.default.removeItem(atPath: path) }
 }
+
+/// The `tonearm` binary built beside the tests.
+public func tonearmBinary() throws -> String {
+    var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    for _ in 0..<4 {
+        let candidate = dir.appendingPathComponent("tonearm").path
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        dir = dir.deletingLastPathComponent()
+    }
+    let fromSource = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../.build/debug/tonearm").standardized.path
+    if FileManager.default.isExecutableFile(atPath: fromSource) { return fromSource }
+    throw TestSupportError("the tonearm binary was not found; build it with `swift build`")
+}
