@@ -45,3 +45,15 @@ func collectUntilFinished<E: Sendable>(_ stream: AsyncStream<E>, timeout: Double
         return r
     }
 }
+
+/// Starts collecting a queue's events, up to and including `.finished` (await `value`).
+func eventsUntilFinished(_ events: AsyncStream<QueuePlayerEvent>) -> Task<[QueuePlayerEvent], Never> {
+    Task {
+        var seen: [QueuePlayerEvent] = []
+        for await e in events {
+            seen.append(e)
+            if e == .finished { break }
+        }
+        return seen
+    }
+}

@@ -118,14 +118,7 @@ import TonearmTestSupport
         })
         defer { q.stop() }
         let events = q.events
-        let collector = Task { () -> [QueuePlayerEvent] in
-            var seen: [QueuePlayerEvent] = []
-            for await e in events {
-                seen.append(e)
-                if e == .finished { break }
-            }
-            return seen
-        }
+        let collector = eventsUntilFinished(events)
         let clock = ContinuousClock()
         let started = clock.now
         q.play()

@@ -53,14 +53,7 @@ import TonearmTestSupport
         let q = QueuePlayer(items: paths.map { QueueItem(path: $0) }, output: { FileOutput(path: out) })
         defer { q.stop() }  // also when the wait fails: a runaway file output must not go on
         let events = q.events
-        let collector = Task { () -> [QueuePlayerEvent] in
-            var seen: [QueuePlayerEvent] = []
-            for await e in events {
-                seen.append(e)
-                if e == .finished { break }
-            }
-            return seen
-        }
+        let collector = eventsUntilFinished(events)
         q.play()
         _ = try await waitForEvent(q.events, timeout: 60, "the queue to finish") { $0 == .finished }
         let seen = await collector.value
@@ -187,14 +180,7 @@ import TonearmTestSupport
         let q = QueuePlayer(items: [a, bad, b].map { QueueItem(path: $0) }, output: { FileOutput(path: out) })
         defer { q.stop() }
         let events = q.events
-        let collector = Task { () -> [QueuePlayerEvent] in
-            var seen: [QueuePlayerEvent] = []
-            for await e in events {
-                seen.append(e)
-                if e == .finished { break }
-            }
-            return seen
-        }
+        let collector = eventsUntilFinished(events)
         q.play()
         _ = try await waitForEvent(q.events, timeout: 30, "finished") { $0 == .finished }
         let seen = await collector.value
