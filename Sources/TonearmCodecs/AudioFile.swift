@@ -51,6 +51,10 @@ public final class AudioFile: @unchecked Sendable {
     /// its read position: reading packets from it disturbs decoding.
     internal var formatContext: UnsafeMutablePointer<AVFormatContext> { decoder.fmt! }
 
+    /// Whether ``length`` is known (false only for a stream opened with `streaming` whose
+    /// container states no length: an endless radio stream, say).
+    public var isLengthKnown: Bool { length != .max }
+
     /// Seconds of audio: `length / sampleRate`.
     public var duration: Double { Double(length) / processingFormat.sampleRate }
 
@@ -112,11 +116,16 @@ public final class AudioFile: @unchecked Sendable {
     }
 
     /// Opens audio read from `source` (a network stream, say) through a custom AVIOContext;
-    /// `name` (the URL) names it in messages. Blocks while the demuxer reads the start (and, for
-    /// formats without exact timestamps — MP3, ADTS, Ogg —, scans the whole stream: use it for
-    /// sources of a known length). A failure of the source is thrown as it is
+    /// `name` (the URL) names it in messages. A failure of the source is thrown as it is
     /// (``TonearmError/network(url:failure:)``), not as "not a media file".
-    public init(byteSource source: any ByteSource, name: String) throws(TonearmError) {
+    ///
+    /// Without `streaming`, it is opened as a file is: formats without exact timestamps (MP3,
+    /// ADTS, Ogg) are scanned to the end at open (the whole body arrives first), and seeks are
+    /// sample-exact. With `streaming` (the default for a source of unknown length: radio), only
+    /// the start is read: ``length`` is what the container states, or `Int64.max` when it states
+    /// nothing (``isLengthKnown`` is false), reads go on as long as bytes come, and seeks are the
+    /// demuxer's own, not sample-exact.
+    public init(byteSource source: any ByteSource, name: String, streaming: Bool? = nil) throws(TonearmError) {
         tonearm_av_log_quiet()
         path = name
         url = URL(string: name) ?? URL(fileURLWithPath: name)
@@ -134,7 +143,8 @@ public final class AudioFile: @unchecked Sendable {
         }
         ctx = opt!
         do {
-            decoder = try Self.makeDecoder(ctx, name: name, memoryIO: nil, head: [], byteIO: io)
+            decoder = try Self.makeDecoder(ctx, name: name, memoryIO: nil, head: [], byteIO: io,
+                                           streaming: streaming ?? (source.length == nil))
         } catch {
             if let f = io.failure { throw f }
             throw error
@@ -233,7 +243,8 @@ public final class AudioFile: @unchecked Sendable {
     }
 
     private static func makeDecoder(_ ctx: UnsafeMutablePointer<AVFormatContext>, name: String,
-                                    memoryIO: MemoryIO?, head: [UInt8], byteIO: ByteSourceIO? = nil) throws(TonearmError) -> FFmpegDecoder {
+                                    memoryIO: MemoryIO?, head: [UInt8], byteIO: ByteSourceIO? = nil,
+                                    streaming: Bool = false) throws(TonearmError) -> FFmpegDecoder {
         var ctx: UnsafeMutablePointer<AVFormatContext>? = ctx
         let formatName = String(cString: ctx!.pointee.iformat.pointee.name)
         if formatName == "tty" {
@@ -251,7 +262,7 @@ public final class AudioFile: @unchecked Sendable {
         let weakGuess = ctx!.pointee.probe_score <= 25 || ["tty", "bin", "xbin", "adf", "idf"].contains(formatName)
         // The decoder owns the context from here and closes it on failure.
         do {
-            return try FFmpegDecoder(name: name, fmt: ctx!, memoryIO: memoryIO, byteIO: byteIO)
+            return try FFmpegDecoder(name: name, fmt: ctx!, memoryIO: memoryIO, byteIO: byteIO, streaming: streaming)
         } catch .noAudioTrack(let p) where weakGuess {
             throw .notMediaFile(path: p, detail: looksLikeText(head) ? "the content looks like text" : "FFmpeg found no known container format")
         }

@@ -46,6 +46,10 @@ final class FFmpegDecoder {
 
     // Packet index (indexed mode only).
     let indexed: Bool
+    /// Streaming mode: no scan and no look at the end (the stream may be endless or still
+    /// arriving); `length` is the container's own when it states one, else `Int64.max`; seeks are
+    /// the demuxer's own (not sample-exact).
+    let streaming: Bool
     private var ixPos: [Int64] = []
     private var ixTs: [Int64] = []
     private var ixDpts: [Int64] = []
@@ -99,8 +103,10 @@ final class FFmpegDecoder {
 
     // MARK: Opening
 
-    init(name: String, fmt: UnsafeMutablePointer<AVFormatContext>, memoryIO: MemoryIO?, byteIO: ByteSourceIO? = nil) throws(TonearmError) {
+    init(name: String, fmt: UnsafeMutablePointer<AVFormatContext>, memoryIO: MemoryIO?, byteIO: ByteSourceIO? = nil,
+         streaming: Bool = false) throws(TonearmError) {
         self.name = name
+        self.streaming = streaming
         self.fmt = fmt
         self.memoryIO = memoryIO
         self.byteIO = byteIO
@@ -140,7 +146,7 @@ final class FFmpegDecoder {
             || (codecID == AV_CODEC_ID_FLAC && stream.pointee.duration > 0 && formatName == "flac")
             || formatName.hasPrefix("mov,")
             || (formatName == "caf" && stream.pointee.duration > 0)
-        indexed = !trusted
+        indexed = !trusted && !streaming
         byteSeek = ["mp3", "aac", "ac3", "eac3", "mp2", "dts"].contains(formatName)
             && (fmt.pointee.iformat.pointee.flags & AVFMT_NO_BYTE_SEEK) == 0
 
@@ -369,6 +375,14 @@ final class FFmpegDecoder {
             throw .decodeFailed(path: name, detail: "no audio could be decoded")
         }
         startTs = firstTs
+
+        if streaming {
+            // The end is not looked for: the container's length when it states one.
+            length = headerFrames ?? .max
+            reportedTruncation = true  // an unknown or estimated length is no truncation
+            try seek(to: 0)
+            return
+        }
 
         // End: decode the tail; the container's own end caps it (AAC padding in MP4).
         var cap: Int64 = .max

@@ -209,4 +209,59 @@ import TonearmTestSupport
         #expect(site.server.requests(path: "/radio").first?.icyMetaData == "1")
         source.cancel()
     }
+
+    /// An endless radio stream opens in streaming mode (the length unknown) and decodes for as
+    /// long as it is read: the tone, without the metadata, well past the file's own end (the
+    /// server loops it).
+    @Test func anEndlessRadioStreamDecodes() throws {
+        let site = try Site()
+        let url = site.server.url("/radio", query: ["file": "tone.mp3", "metaint": "8000", "titles": "Live"])
+        let source = NetworkByteSource(url: url)
+        source.start()
+        defer { source.cancel() }
+        let radio = try AudioFile(byteSource: source, name: url.absoluteString)
+        #expect(!radio.isLengthKnown)
+        #expect(radio.processingFormat.sampleRate == 48_000)
+        // 10 s: longer than the 6 s file, so the loop is decoded too.
+        let frames = 480_000
+        let buffer = try #require(AudioPCMBuffer(format: radio.processingFormat, frameCapacity: frames))
+        try radio.read(into: buffer)
+        #expect(buffer.frameLength == frames)
+        let left = Array(buffer.channel(0))
+        // Second 6 holds the loop's seam (the file's end padding and the start of its next
+        // round), which is not a clean tone.
+        for second in [0, 1, 2, 3, 4, 7, 8, 9] {
+            let slice = Array(left[(second * 48_000)..<(second * 48_000 + 48_000)])
+            let f = zeroCrossingFrequency(slice, sampleRate: 48_000) ?? 0
+            #expect(abs(f - 440) < 2, "second \(second): \(f) Hz")
+        }
+        #expect(source.icyMetadata["StreamTitle"] == "Live")
+    }
+
+    /// Streaming mode opens without waiting for the whole body (the server sends 16 kB/s of a
+    /// 6 s MP3 of about 96 kB) and then decodes exactly what the local file decodes. Its length
+    /// is the one the MP3's header states, which may count the encoder's end padding (at most one
+    /// 1152-sample frame more than the exact length a scan finds).
+    @Test func aStreamingOpenDoesNotWaitForTheWholeFile() throws {
+        let site = try Site()
+        let url = site.server.url("/tone.mp3", query: ["rate": "16384"])
+        let source = NetworkByteSource(url: url)
+        source.start()
+        defer { source.cancel() }
+        let remote = try AudioFile(byteSource: source, name: url.absoluteString, streaming: true)
+        let loaded = source.loadedRanges.reduce(Int64(0)) { $0 + ($1.upperBound - $1.lowerBound) }
+        let size = Int64(try site.bytes("tone.mp3").count)
+        #expect(loaded < size / 2, "opened only after \(loaded) of \(size) bytes")
+        let local = try AudioFile(path: site.dir.file("tone.mp3"))
+        #expect(remote.isLengthKnown)
+        #expect(remote.length >= local.length && remote.length <= local.length + 1152, "\(remote.length) vs \(local.length)")
+        let a = try #require(AudioPCMBuffer(format: local.processingFormat, frameCapacity: Int(local.length)))
+        let b = try #require(AudioPCMBuffer(format: local.processingFormat, frameCapacity: Int(local.length)))
+        try remote.read(into: a)
+        try local.read(into: b)
+        #expect(a.frameLength == b.frameLength)
+        let x = Array(a.channel(0)), y = Array(b.channel(0))
+        let same = x == y
+        #expect(same, "differs first at frame \(zip(x, y).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(x.count, y.count))")
+    }
 }
