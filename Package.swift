@@ -62,11 +62,11 @@ let package = Package(
         // output) that every player shares.
         .target(name: "TonearmEngine", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmOutput"]),
         // Layer 4: players built on the engine's render path.
-        .target(name: "TonearmPlayback", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmOutput", "TonearmPlaylists", "TonearmSession"]),
+        .target(name: "TonearmPlayback", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmOutput", "TonearmPlaylists", "TonearmSession", "TonearmNetwork"]),
 
         // Umbrella: `import Tonearm` gives the whole public API.
         .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmOutput", "TonearmPlayback",
-                                                "TonearmPlaylists", "TonearmNowPlaying", "TonearmMPRIS", "TonearmSession"]),
+                                                "TonearmPlaylists", "TonearmNowPlaying", "TonearmMPRIS", "TonearmSession", "TonearmNetwork"]),
 
         // The command-line player, last.
         .executableTarget(

@@ -9,3 +9,4 @@
 @_exported import TonearmNowPlaying
 @_exported import TonearmMPRIS
 @_exported import TonearmSession
+@_exported import TonearmNetwork

@@ -16,6 +16,10 @@ enum MediaPaths {
         var out: [String] = []
         let fm = FileManager.default
         for a in arguments {
+            if QueueItem(pathOrURL: a).isRemote {
+                out.append(a)  // a network stream, played as it is
+                continue
+            }
             let path = a.hasPrefix("file://") ? (URL(string: a)?.path ?? a) : a
             var isDir: ObjCBool = false
             if fm.fileExists(atPath: path, isDirectory: &isDir), isDir.boolValue {
@@ -39,8 +43,9 @@ extension MediaPaths {
     /// Playlist extensions whose entries are played in their place.
     static let playlistExtensions: Set<String> = ["m3u", "m3u8", "pls", "xspf"]
 
-    /// As ``expand(_:)``, with playlists replaced by their entries. Missing entries, entries that
-    /// are URLs (not played yet) and unreadable playlists are described in `problems` and skipped.
+    /// As ``expand(_:)``, with playlists replaced by their entries (`http(s)` entries as network
+    /// streams). Missing entries, entries with other schemes and unreadable playlists are
+    /// described in `problems` and skipped.
     static func expandWithPlaylists(_ arguments: [String], problems: inout [String]) -> [String] {
         var out: [String] = []
         for path in expand(arguments) {
@@ -54,7 +59,12 @@ extension MediaPaths {
                 for m in checked.missing { problems.append("\(path): \(m)") }
                 for e in checked.playable {
                     if e.location.isRemote {
-                        problems.append("\(path): \(e.location.url.absoluteString): network streams are not played yet; skipped")
+                        let item = QueueItem(url: e.location.url)
+                        if item.isRemote {
+                            out.append(e.location.url.absoluteString)
+                        } else {
+                            problems.append("\(path): \(e.location.url.absoluteString): only http and https streams are played; skipped")
+                        }
                     } else if let p = e.location.path {
                         out.append(p)
                     }

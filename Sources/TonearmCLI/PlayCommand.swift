@@ -20,7 +20,7 @@ struct PlayCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "Files, folders or playlists (.m3u, .m3u8, .pls, .xspf) to play.")
+    @Argument(help: "Files, folders, playlists (.m3u, .m3u8, .pls, .xspf) or http(s):// streams to play.")
     var paths: [String] = []
 
     @Option(name: .long, help: "Where to play: \(OutputSelection.syntax). Default: PulseAudio/PipeWire if a server answers, else null.")

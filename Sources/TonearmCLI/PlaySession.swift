@@ -168,7 +168,7 @@ final class PlaySession: @unchecked Sendable {
         if settings.resume {
             do { restored = try player.restore() } catch { report("\(error); starting a new queue") }
             if !restored && files.isEmpty { report("no saved queue to resume") }
-            if restored { for f in files { player.queue.append(QueueItem(path: f)) } }
+            if restored { for f in files { player.queue.append(QueueItem(pathOrURL: f)) } }
         }
         if !restored { player.setQueue(withPaths: files) }
         if let v = settings.volume { player.volume = v }
@@ -253,7 +253,15 @@ final class PlaySession: @unchecked Sendable {
         played.insert(item.persistentID)
         screen.message = nil
         screen.index = index
-        if let file = try? AudioFile(path: item.path) {
+        if item.isRemote {
+            screen.title = item.url.lastPathComponent.isEmpty ? (item.url.host ?? item.path) : item.url.lastPathComponent
+            screen.artist = nil
+            screen.album = nil
+            screen.albumArtist = nil
+            screen.artwork = nil
+            screen.format = "network stream"
+            screen.duration = 0
+        } else if let file = try? AudioFile(path: item.path) {
             let md = file.metadata
             let f = file.fileFormat
             screen.title = md.title ?? item.url.lastPathComponent

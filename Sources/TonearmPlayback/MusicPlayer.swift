@@ -105,18 +105,24 @@ public final class MusicPlayer: Sendable {
     /// Replaces the queue with `items` (playback stops; the first item becomes current).
     public func setQueue(with items: [QueueItem]) { queue.setQueue(items) }
 
-    /// Replaces the queue with a playlist's entries; entries that are missing (or network
-    /// streams, not played yet) are skipped and returned with the reason.
+    /// Replaces the queue with a playlist's entries (files, and `http(s)` streams); entries that
+    /// are missing are skipped and returned with the reason, entries with other schemes skipped.
     @discardableResult
     public func setQueue(with playlist: Playlist) -> [MissingPlaylistEntry] {
         let checked = playlist.entriesCheckingFiles()
-        let local = checked.playable.compactMap { $0.location.isRemote ? nil : $0.location.path }
-        queue.setQueue(local.map { QueueItem(path: $0) })
+        let items = checked.playable.compactMap { e -> QueueItem? in
+            if e.location.isRemote {
+                let item = QueueItem(url: e.location.url)
+                return item.isRemote ? item : nil
+            }
+            return e.location.path.map { QueueItem(path: $0) }
+        }
+        queue.setQueue(items)
         return checked.missing
     }
 
-    /// Replaces the queue with the files at `paths`.
-    public func setQueue(withPaths paths: [String]) { queue.setQueue(paths.map { QueueItem(path: $0) }) }
+    /// Replaces the queue with the files at `paths` (`http(s)://` addresses play as streams).
+    public func setQueue(withPaths paths: [String]) { queue.setQueue(paths.map { QueueItem(pathOrURL: $0) }) }
 
     /// Restores the queue saved in the store (stopped, at the saved position). False when there
     /// is no store or nothing saved.

@@ -2,27 +2,51 @@
 import Foundation
 import TonearmCore
 
-/// One entry of a ``QueuePlayer`` or ``MusicPlayer`` queue: a local audio file and its
-/// persistent ID (a number, never a string — MPMediaItem's persistentID is a UInt64 too, and the
+/// One entry of a ``QueuePlayer`` or ``MusicPlayer`` queue: a local audio file (or an
+/// `http(s)` address, played as a network stream) and its persistent ID (a number, never a string — MPMediaItem's persistentID is a UInt64 too, and the
 /// seeds show the bugs string IDs cause).
 public struct QueueItem: Sendable, Hashable, Codable, CustomStringConvertible {
-    /// The file (a `file://` URL).
+    /// The file (a `file://` URL), or the network address.
     public var url: URL
     /// A stable number for the item: the library's ID when it comes from the library, otherwise
     /// derived from the file's path (the same path always gives the same ID).
     public var persistentID: UInt64
 
     public init(url: URL, persistentID: UInt64? = nil) {
-        self.url = url.standardizedFileURL
-        self.persistentID = persistentID ?? QueueItem.persistentID(forPath: url.standardizedFileURL.path)
+        if Self.isNetwork(url) {
+            self.url = url
+            self.persistentID = persistentID ?? QueueItem.persistentID(forPath: url.absoluteString)
+        } else {
+            self.url = url.standardizedFileURL
+            self.persistentID = persistentID ?? QueueItem.persistentID(forPath: url.standardizedFileURL.path)
+        }
+    }
+
+    /// An item for a command-line argument or a playlist entry: an `http://` or `https://`
+    /// address is a network stream, anything else a file path.
+    public init(pathOrURL text: String, persistentID: UInt64? = nil) {
+        let lower = text.lowercased()
+        if lower.hasPrefix("http://") || lower.hasPrefix("https://"), let url = URL(string: text) {
+            self.init(url: url, persistentID: persistentID)
+        } else {
+            self.init(path: text, persistentID: persistentID)
+        }
+    }
+
+    /// Whether the item is a network stream (`http` or `https`).
+    public var isRemote: Bool { Self.isNetwork(url) }
+
+    private static func isNetwork(_ url: URL) -> Bool {
+        let scheme = url.scheme?.lowercased()
+        return scheme == "http" || scheme == "https"
     }
 
     public init(path: String, persistentID: UInt64? = nil) {
         self.init(url: URL(fileURLWithPath: path), persistentID: persistentID)
     }
 
-    /// The file's path.
-    public var path: String { url.path }
+    /// The file's path (for a network stream, the address).
+    public var path: String { isRemote ? url.absoluteString : url.path }
 
     public var description: String { url.lastPathComponent }
 

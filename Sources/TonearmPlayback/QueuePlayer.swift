@@ -5,6 +5,7 @@ import Synchronization
 import TonearmCodecs
 import TonearmCore
 import TonearmEngine
+import TonearmNetwork
 import TonearmOutput
 
 /// Whether a queue is playing (`MPMusicPlaybackState`).
@@ -277,7 +278,7 @@ public final class QueuePlayer: @unchecked Sendable {
     }
 
     private static func albumKey(_ item: QueueItem) -> String {
-        guard let f = try? AudioFile(path: item.path) else { return item.url.deletingLastPathComponent().path }
+        guard !item.isRemote, let f = try? AudioFile(path: item.path) else { return item.url.deletingLastPathComponent().path }
         let m = f.metadata
         guard let album = m.album else { return item.url.deletingLastPathComponent().path }
         return (m.albumArtist ?? m.artist ?? "") + "\u{1F}" + album
@@ -481,8 +482,20 @@ public final class QueuePlayer: @unchecked Sendable {
 
     // MARK: Internals
 
+    /// Opens an item: a file, or a network stream (fetched by a ``NetworkByteSource`` that the
+    /// file keeps, decoded in streaming mode so that playback starts before the whole body has
+    /// come). Blocks the calling thread while it connects (bounded by the network limits).
     private static func open(_ item: QueueItem) -> Result<AudioFile, TonearmError> {
-        do { return .success(try AudioFile(path: item.path)) } catch { return .failure(error) }
+        do {
+            if item.isRemote {
+                let source = NetworkByteSource(url: item.url)
+                source.start()
+                return .success(try AudioFile(byteSource: source, name: item.url.absoluteString, streaming: true))
+            }
+            return .success(try AudioFile(path: item.path))
+        } catch {
+            return .failure(error)
+        }
     }
 
     private func jumped() {
