@@ -76,12 +76,52 @@ package struct ParameterMessage: Sendable, BitwiseCopyable {
     var value: Double
 }
 
-/// The DSP an ``EffectKernel`` runs: built on the control plane, then used by the render thread.
-package protocol EffectDSP {
+/// A DSP with parameters: built on the control plane, then used by the render thread.
+package protocol ParameterizedDSP {
     /// Control plane: allocates everything the DSP will need (`values` in descriptor order).
     init(sampleRate: Double, channels: Int, maximumFrames: Int, values: [Double])
     /// Render thread: applies a parameter change without allocating.
     mutating func setParameter(_ index: Int, _ value: Double)
+}
+
+/// What both effect kernels keep: their DSP (built by ``configure(format:maximumFrames:values:bypass:)``
+/// on the control plane while the graph does not render), the bypass flag, and the parameter
+/// changes queued for the render thread. ``post(_:)`` may be called from any control thread;
+/// ``applyPending()`` and the DSP belong to the render thread (no lock, no allocation).
+package final class DSPSlot<DSP: ParameterizedDSP>: @unchecked Sendable {
+    package var dsp: DSP?                    // render thread (set by configure while not rendering)
+    package private(set) var bypassed = false // render thread
+    private var configured: (sampleRate: Double, channels: Int, maximumFrames: Int)?
+    private let messages = SPSCQueue<ParameterMessage>(capacity: 1024)
+    private let producer = Mutex(())         // several control threads may post; one pushes at a time
+
+    package init() {}
+
+    /// Control plane: builds the DSP for `format` unless the one built fits.
+    package func configure(format: AudioFormat, maximumFrames: Int, values: [Double], bypass: Bool) {
+        if let c = configured, c.sampleRate == format.sampleRate, c.channels == format.channelCount,
+           c.maximumFrames >= maximumFrames { return }
+        while messages.pop() != nil {}
+        dsp = DSP(sampleRate: format.sampleRate, channels: format.channelCount, maximumFrames: maximumFrames, values: values)
+        bypassed = bypass
+        configured = (format.sampleRate, format.channelCount, maximumFrames)
+    }
+
+    /// Any control thread: queues a parameter change (index −1: bypass).
+    package func post(_ m: ParameterMessage) {
+        producer.withLock { _ in _ = messages.push(m) }
+    }
+
+    /// Render thread: applies the queued changes.
+    package func applyPending() {
+        while let m = messages.pop() {
+            if m.index < 0 { bypassed = m.value != 0 } else { dsp?.setParameter(Int(m.index), m.value) }
+        }
+    }
+}
+
+/// The DSP an ``EffectKernel`` runs: built on the control plane, then used by the render thread.
+package protocol EffectDSP: ParameterizedDSP {
     /// Render thread: processes interleaved frames in place without allocating.
     mutating func process(_ buffer: UnsafeMutablePointer<Float>, frames: Int, channels: Int)
 }
@@ -94,26 +134,15 @@ package protocol EffectKernelProtocol: NodeKernel {
 /// The render half of an effect node: applies queued parameter changes, then runs its DSP on a
 /// copy of the input.
 package final class EffectKernel<DSP: EffectDSP>: EffectKernelProtocol, @unchecked Sendable {
-    private var dsp: DSP?                    // render thread (set by configure while not rendering)
-    private var bypassed = false             // render thread
-    private var configured: (sampleRate: Double, channels: Int, maximumFrames: Int)?
-    private let messages = SPSCQueue<ParameterMessage>(capacity: 1024)
-    private let producer = Mutex(())         // several control threads may post; one pushes at a time
+    private let slot = DSPSlot<DSP>()
 
     package init() {}
 
     package func configure(format: AudioFormat, maximumFrames: Int, values: [Double], bypass: Bool) {
-        if let c = configured, c.sampleRate == format.sampleRate, c.channels == format.channelCount,
-           c.maximumFrames >= maximumFrames { return }
-        while messages.pop() != nil {}
-        dsp = DSP(sampleRate: format.sampleRate, channels: format.channelCount, maximumFrames: maximumFrames, values: values)
-        bypassed = bypass
-        configured = (format.sampleRate, format.channelCount, maximumFrames)
+        slot.configure(format: format, maximumFrames: maximumFrames, values: values, bypass: bypass)
     }
 
-    package func post(_ m: ParameterMessage) {
-        producer.withLock { _ in _ = messages.push(m) }
-    }
+    package func post(_ m: ParameterMessage) { slot.post(m) }
 
     package func render(inputs: UnsafeBufferPointer<NodeInput>, output: UnsafeMutablePointer<Float>,
                         frames: Int, channels: Int, timing: RenderTiming) {
@@ -122,21 +151,15 @@ package final class EffectKernel<DSP: EffectDSP>: EffectKernelProtocol, @uncheck
         } else {
             output.update(repeating: 0, count: frames * channels)
         }
-        guard dsp != nil else { return }
-        while let m = messages.pop() {
-            if m.index < 0 { bypassed = m.value != 0 } else { dsp!.setParameter(Int(m.index), m.value) }
-        }
-        if !bypassed { dsp!.process(output, frames: frames, channels: channels) }
+        guard slot.dsp != nil else { return }
+        slot.applyPending()
+        if !slot.bypassed { slot.dsp!.process(output, frames: frames, channels: channels) }
     }
 }
 
 /// The DSP of an effect that reads its input at another speed than it writes its output (see
 /// ``VariableRateKernel``): built on the control plane, then used by the render thread.
-package protocol VariableRateDSP {
-    /// Control plane: allocates everything the DSP will need (`values` in descriptor order).
-    init(sampleRate: Double, channels: Int, maximumFrames: Int, values: [Double])
-    /// Render thread: applies a parameter change without allocating.
-    mutating func setParameter(_ index: Int, _ value: Double)
+package protocol VariableRateDSP: ParameterizedDSP {
     /// Render thread: writes `frames` interleaved frames into `output`, reading input with
     /// `pull(buffer, count)`, which always delivers `count` frames (at most `maximumFrames`).
     mutating func render(into output: UnsafeMutablePointer<Float>, frames: Int,
@@ -146,26 +169,15 @@ package protocol VariableRateDSP {
 /// The render half of a variable-rate effect node: applies queued parameter changes, then lets
 /// its DSP pull as much input as it needs. Bypassed, it passes its input through frame for frame.
 package final class VariableRateEffectKernel<DSP: VariableRateDSP>: EffectKernelProtocol, VariableRateKernel, @unchecked Sendable {
-    private var dsp: DSP?                    // render thread (set by configure while not rendering)
-    private var bypassed = false             // render thread
-    private var configured: (sampleRate: Double, channels: Int, maximumFrames: Int)?
-    private let messages = SPSCQueue<ParameterMessage>(capacity: 1024)
-    private let producer = Mutex(())
+    private let slot = DSPSlot<DSP>()
 
     package init() {}
 
     package func configure(format: AudioFormat, maximumFrames: Int, values: [Double], bypass: Bool) {
-        if let c = configured, c.sampleRate == format.sampleRate, c.channels == format.channelCount,
-           c.maximumFrames >= maximumFrames { return }
-        while messages.pop() != nil {}
-        dsp = DSP(sampleRate: format.sampleRate, channels: format.channelCount, maximumFrames: maximumFrames, values: values)
-        bypassed = bypass
-        configured = (format.sampleRate, format.channelCount, maximumFrames)
+        slot.configure(format: format, maximumFrames: maximumFrames, values: values, bypass: bypass)
     }
 
-    package func post(_ m: ParameterMessage) {
-        producer.withLock { _ in _ = messages.push(m) }
-    }
+    package func post(_ m: ParameterMessage) { slot.post(m) }
 
     /// Not used: a plan always calls the pulling form for a variable-rate kernel. Passes the
     /// input through.
@@ -180,13 +192,11 @@ package final class VariableRateEffectKernel<DSP: VariableRateDSP>: EffectKernel
 
     package func render(input: InputPuller, output: UnsafeMutablePointer<Float>, frames: Int, channels: Int,
                         timing: RenderTiming) {
-        while let m = messages.pop() {
-            if m.index < 0 { bypassed = m.value != 0 } else { dsp?.setParameter(Int(m.index), m.value) }
-        }
-        guard dsp != nil, !bypassed else {
+        slot.applyPending()
+        guard slot.dsp != nil, !slot.bypassed else {
             input.pull(into: output, frames: frames)
             return
         }
-        dsp!.render(into: output, frames: frames) { buffer, count in input.pull(into: buffer, frames: count) }
+        slot.dsp!.render(into: output, frames: frames) { buffer, count in input.pull(into: buffer, frames: count) }
     }
 }
