@@ -135,6 +135,13 @@ public final class AudioFile: @unchecked Sendable {
         }
         ctx.pointee.pb = io.context
         ctx.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        let streams = streaming ?? (source.length == nil)
+        if streams {
+            // Start playing after a little of the stream, not after FFmpeg's default 5 MB or
+            // 5 s of analysis: over a radio connection those take seconds to arrive.
+            ctx.pointee.probesize = 64 * 1024
+            ctx.pointee.max_analyze_duration = Int64(AV_TIME_BASE / 2)
+        }
         var opt: UnsafeMutablePointer<AVFormatContext>? = ctx
         let r = avformat_open_input(&opt, nil, nil, nil)
         if r < 0 {
@@ -144,7 +151,7 @@ public final class AudioFile: @unchecked Sendable {
         ctx = opt!
         do {
             decoder = try Self.makeDecoder(ctx, name: name, memoryIO: nil, head: [], byteIO: io,
-                                           streaming: streaming ?? (source.length == nil))
+                                           streaming: streams)
         } catch {
             if let f = io.failure { throw f }
             throw error

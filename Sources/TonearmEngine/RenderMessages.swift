@@ -24,4 +24,8 @@ package enum RenderEvent: Sendable, BitwiseCopyable {
     case ended(generation: UInt64)
     /// A player node rendered the last frame of scheduled item `sequence` of `generation`.
     case itemEnded(generation: UInt64, sequence: UInt64)
+    /// The ring ran dry while playing `generation` (after its first block, before its end): the
+    /// decoder is late. Posted once per starvation (again only after audio flowed in between),
+    /// so that it cannot flood the queue. Not posted by player nodes, which are idle between items.
+    case starved(generation: UInt64)
 }

@@ -48,12 +48,17 @@ package final class StreamDecoder: @unchecked Sendable {
     private let shared = Mutex(Shared())
     private let onWarnings: @Sendable ([AudioWarning]) -> Void
     private let onError: @Sendable (any Error) -> Void
+    private let onFirstBlock: (@Sendable (UInt64) -> Void)?
     private var thread: Thread?
     private let exited = DispatchSemaphore(value: 0)
 
+    /// `onFirstBlock` is called on the decoder thread when the first block of a request's
+    /// generation has been committed (where a seek has landed and its audio is ready).
     package init(source: any PlaybackSource, ring: PCMBlockRing, wake: DispatchSemaphore, dataSignal: DispatchSemaphore,
          onWarnings: @escaping @Sendable ([AudioWarning]) -> Void,
-         onError: @escaping @Sendable (any Error) -> Void) {
+         onError: @escaping @Sendable (any Error) -> Void,
+         onFirstBlock: (@Sendable (UInt64) -> Void)? = nil) {
+        self.onFirstBlock = onFirstBlock
         self.source = source
         self.ring = ring
         self.wake = wake
@@ -109,6 +114,7 @@ package final class StreamDecoder: @unchecked Sendable {
         var startFrame: AudioFramePosition = 0
         var finished = true
         var rate = 1.0
+        var announced: UInt64 = .max
         var stretcher: TimeStretcher?
         let length = source.frameLength
         let blockFrames = ring.blockFrames
@@ -143,6 +149,7 @@ package final class StreamDecoder: @unchecked Sendable {
                     onError(error)
                     finished = true
                     commitEnd(generation: producing, at: position)
+                    if announced != producing { announced = producing; onFirstBlock?(producing) }
                     continue
                 }
             }
@@ -176,6 +183,7 @@ package final class StreamDecoder: @unchecked Sendable {
                 ring.commit(PCMBlockInfo(generation: producing, sourceFrame: blockStart, frameCount: produced,
                                          endOfStream: ended))
                 dataSignal.signal()
+                if announced != producing { announced = producing; onFirstBlock?(producing) }
                 if ended { finished = true }
                 let warnings = source.takeWarnings()
                 if !warnings.isEmpty { onWarnings(warnings) }
@@ -218,6 +226,7 @@ package final class StreamDecoder: @unchecked Sendable {
             ring.commit(PCMBlockInfo(generation: producing, sourceFrame: blockStart, frameCount: filled,
                                      endOfStream: reachedEnd))
             dataSignal.signal()
+            if announced != producing { announced = producing; onFirstBlock?(producing) }
             if reachedLoopPoint {
                 do { try source.seek(toFrame: 0) } catch { onError(error) }
                 position = 0

@@ -58,6 +58,8 @@ package final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
     private var running = false
     private var ended = false
     private var awaitingFirstBlock = true
+    /// A starvation has been reported and no audio has flowed since.
+    private var starvedReported = false
     private var gain: Float = 1
     private var gainTarget: Float = 1
     private var gainStep: Float = 0
@@ -87,6 +89,7 @@ package final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
                 generation = g
                 ended = false
                 awaitingFirstBlock = true
+                starvedReported = false
                 positionFrame.store(start, ordering: .relaxed)
                 positionGeneration.store(g, ordering: .releasing)
             case .gain(let target, let frames):
@@ -138,7 +141,13 @@ package final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
                 }
                 // Counted only (no event per underrun): the event queue must never fill up and
                 // crowd out the end-of-stream event.
-                if !awaitingFirstBlock { underruns.add(1, ordering: .relaxed) }
+                if !awaitingFirstBlock {
+                    underruns.add(1, ordering: .relaxed)
+                    if !continuesAfterItems && !starvedReported {
+                        starvedReported = true
+                        post(.starved(generation: generation))
+                    }
+                }
                 break
             }
             if block.info.generation > generation {
@@ -146,6 +155,7 @@ package final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
                 break
             }
             awaitingFirstBlock = false
+            starvedReported = false
             itemEndPending = false
             let n = min(block.remaining, frameCount - written)
             if n > 0 {

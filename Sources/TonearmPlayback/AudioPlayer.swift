@@ -477,7 +477,7 @@ public final class AudioPlayer: Sendable {
     private func renderEvent(_ e: RenderEvent) {
         switch e {
         case .ended(let g): handle(.reachedEnd(generation: g))
-        case .itemEnded: break
+        case .itemEnded, .starved: break
         }
     }
 

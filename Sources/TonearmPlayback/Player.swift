@@ -1,0 +1,537 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Dispatch
+import Foundation
+import Synchronization
+import TonearmCodecs
+import TonearmCore
+import TonearmDSP
+import TonearmEngine
+import TonearmNetwork
+import TonearmOutput
+
+/// Plays one ``PlayerItem`` at a time — a local file, a progressive HTTP(S) file or an internet
+/// radio stream — with buffering that waits rather than stutters (the counterpart of `AVPlayer`).
+///
+/// - ``play()`` sets the rate; the player plays as soon as the item is likely to keep up, and
+///   reports ``TimeControlStatus/waitingToPlayAtSpecifiedRate(_:)`` with the reason until then.
+///   When the audio runs out before the end (the network is late) it reports
+///   ``PlayerEvent/playbackStalled``, waits — the position stays where the audio stopped — and
+///   goes on once ``PlayerItem/isPlaybackLikelyToKeepUp``.
+/// - ``seek(to:toleranceBefore:toleranceAfter:)`` returns true once the audio at the target is
+///   ready, false when a later seek or a new item superseded it: completions are never stale.
+/// - A player with a rate keeps itself alive (there is no "player must be retained" pitfall);
+///   a paused player that nobody holds goes away and stops its output.
+///
+/// The item's audio goes decoder thread → lock-free ring → render thread → equaliser → mixer →
+/// output, the same render path as every other player. A video output would be a second sink of
+/// the item next to the audio runtime, sharing this state machine and clock.
+///
+/// Threading: every member may be called from any thread. Actions run in order on the player's
+/// control queue; events come from there, never from the render thread.
+public final class Player: @unchecked Sendable {
+    /// The equaliser (10 graphic bands, flat and bit-transparent until changed).
+    public let eq = AudioUnitEQ(preset: .flat)
+
+    private struct PendingSeek {
+        /// Completed by the first audio of this generation or a later one.
+        var generation: UInt64
+        var target: Double
+        var completion: @Sendable (Bool) -> Void
+    }
+
+    private struct State {
+        var machine = PlayerStateMachine()
+        var item: PlayerItem?
+        var runtime: PlayerRuntime?
+        var sampleRate: Double = 48_000
+        /// The generation the runtime decodes, and the time it starts at.
+        var decodingGeneration: UInt64 = 0
+        var generationStart: Double = 0
+        /// The last time reported for the decoding generation (time does not run backwards).
+        var lastTime: Double = 0
+        var volume: Float = 1
+        var muted = false
+        var keepAlive: Player?
+        var seeks: [PendingSeek] = []
+        var decodeError: TonearmError?
+        var lastError: TonearmError?
+        /// Bumped when the item is replaced: metadata scheduled for the old one is dropped.
+        var itemEpoch: UInt64 = 0
+    }
+
+    private let lock = Mutex(State())
+    private let queue = DispatchQueue(label: "tonearm.player")
+    private let broadcaster = EventBroadcaster<PlayerEvent>()
+    private let makeOutput: @Sendable () throws -> any AudioOutputDriver
+    private let observers: PlayerTimeObservers
+
+    /// A player with no item, playing through the output `output` makes when an item is ready
+    /// (by default PulseAudio when a server answers, otherwise the silent real-time null output).
+    public init(output: @escaping @Sendable () throws -> any AudioOutputDriver = QueuePlayer.automaticOutput) {
+        makeOutput = output
+        let box = WeakPlayer()
+        observers = PlayerTimeObservers(now: { box.player?.currentTime() ?? 0 })
+        box.player = self
+    }
+
+    /// A player for `item` (loading starts at once).
+    public convenience init(playerItem item: PlayerItem?,
+                            output: @escaping @Sendable () throws -> any AudioOutputDriver = QueuePlayer.automaticOutput) {
+        self.init(output: output)
+        replaceCurrentItem(with: item)
+    }
+
+    /// A player for a new item for `url` (a `file:` URL or `http`/`https`).
+    public convenience init(url: URL, output: @escaping @Sendable () throws -> any AudioOutputDriver = QueuePlayer.automaticOutput) {
+        self.init(playerItem: PlayerItem(url: url), output: output)
+    }
+
+    deinit {
+        let (rt, item) = lock.withLock { s in (s.runtime, s.item) }
+        item?.detach()
+        rt?.close()
+        for seek in lock.withLock({ $0.seeks }) { seek.completion(false) }
+    }
+
+    /// Events, from the moment of the call: the player's and its current item's. A new stream per call.
+    public var events: AsyncStream<PlayerEvent> { broadcaster.stream(bufferingNewest: 1024) }
+
+    // MARK: Item
+
+    /// The item being played.
+    public var currentItem: PlayerItem? { lock.withLock { $0.item } }
+
+    /// Plays `item` instead of the current one (nil: none). The current item's fetching stops;
+    /// pending seeks complete with false. The rate stays: a playing player plays the new item
+    /// once it is ready.
+    public func replaceCurrentItem(with item: PlayerItem?) {
+        let (old, seeks) = lock.withLock { s -> (PlayerItem?, [PendingSeek]) in
+            let old = s.item
+            s.item = item
+            s.itemEpoch += 1
+            s.decodeError = nil
+            let seeks = s.seeks
+            s.seeks.removeAll()
+            enqueue(s.machine.handle(.itemReplaced(loading: item != nil)), in: &s)
+            return (old, seeks)
+        }
+        for seek in seeks { seek.completion(false) }
+        queue.async { [self] in
+            if let old, old !== item { old.detach() }
+            broadcaster.yield(.currentItemChanged)
+            guard let item else { return }
+            let epoch = lock.withLock { $0.itemEpoch }
+            item.attach(PlayerItem.Attachment(
+                signal: { [weak self] signal in self?.itemSignal(signal, epoch: epoch) },
+                currentTime: { [weak self] in self?.currentTime() ?? 0 }))
+        }
+    }
+
+    // MARK: Transport
+
+    /// Plays at ``defaultRate`` (after the end: from the start).
+    public func play() { handle(.play) }
+
+    /// Pauses (the rate becomes 0).
+    public func pause() { handle(.pause) }
+
+    /// The playback rate: 0 is paused, 1 normal; other rates change the speed and keep the
+    /// pitch (0.25…4). Setting a rate other than 0 plays.
+    public var rate: Float {
+        get { lock.withLock { $0.machine.rate } }
+        set { handle(.setRate(newValue == 0 ? 0 : Self.clampRate(newValue))) }
+    }
+
+    /// The rate ``play()`` uses (1 unless changed).
+    public var defaultRate: Float {
+        get { lock.withLock { $0.machine.defaultRate } }
+        set { lock.withLock { $0.machine.defaultRate = Self.clampRate(newValue) } }
+    }
+
+    private static func clampRate(_ r: Float) -> Float {
+        let range = TimeStretcher.rateRange
+        guard r.isFinite else { return 1 }
+        return Float(min(max(Double(r), range.lowerBound), range.upperBound))
+    }
+
+    /// Whether the player is playing, paused, or waiting, and why.
+    public var timeControlStatus: TimeControlStatus { lock.withLock { $0.machine.status } }
+
+    /// Why the player waits (nil when it does not).
+    public var reasonForWaitingToPlay: WaitingReason? {
+        if case .waitingToPlayAtSpecifiedRate(let r) = timeControlStatus { return r }
+        return nil
+    }
+
+    /// The last error of the output (it could not be opened, or went away), if any.
+    public var lastError: TonearmError? { lock.withLock { $0.lastError } }
+
+    /// Volume 0…1 of this player (ramped, no click).
+    public var volume: Float {
+        get { lock.withLock { $0.volume } }
+        set {
+            lock.withLock { s in
+                s.volume = max(0, min(1, newValue.isFinite ? newValue : 0))
+                applyGain(s)
+            }
+        }
+    }
+
+    /// Silences the player without changing ``volume``.
+    public var isMuted: Bool {
+        get { lock.withLock { $0.muted } }
+        set {
+            lock.withLock { s in
+                s.muted = newValue
+                applyGain(s)
+            }
+        }
+    }
+
+    /// Lock held.
+    private func applyGain(_ s: State) {
+        s.runtime?.renderer.commands.push(.gain(target: s.muted ? 0 : s.volume, frames: 480))
+    }
+
+    /// Render underruns since the item's output opened (the decoder or the network was late).
+    public var underrunCount: Int { lock.withLock { $0.runtime?.renderer.underruns.load(ordering: .relaxed) ?? 0 } }
+
+    /// The name of the output in use (nil while none is open).
+    public var outputName: String? { lock.withLock { $0.runtime?.driver.name } }
+
+    /// Where playback is in the current item, in seconds: the audio being heard now (what was
+    /// rendered, less what the output still holds). It never goes back except by a seek.
+    public func currentTime() -> Double {
+        lock.withLock { s in
+            guard let rt = s.runtime, s.machine.runtimeOpen,
+                  rt.renderer.positionGeneration.load(ordering: .acquiring) == s.decodingGeneration else {
+                return s.generationStart
+            }
+            let rendered = Double(rt.renderer.positionFrame.load(ordering: .relaxed)) / s.sampleRate
+            let heard = max(s.generationStart, rendered - rt.driver.latency * Double(s.machine.decodingRate), s.lastTime)
+            s.lastTime = heard
+            return heard
+        }
+    }
+
+    /// Moves to `seconds` in the current item. The landing is exact whatever the tolerances
+    /// (they are accepted for AVPlayer's signature). Returns true once the audio there is ready,
+    /// false when the item cannot seek (a live stream), has failed, or a later seek or another
+    /// item came first. A playing player goes on from there.
+    @discardableResult
+    public func seek(to seconds: Double, toleranceBefore: Double = .infinity, toleranceAfter: Double = .infinity) async -> Bool {
+        await withCheckedContinuation { c in
+            seek(to: seconds, toleranceBefore: toleranceBefore, toleranceAfter: toleranceAfter) { c.resume(returning: $0) }
+        }
+    }
+
+    /// The completion-handler form of ``seek(to:toleranceBefore:toleranceAfter:)``; the handler
+    /// runs on the player's control queue or the caller's thread (when it fails at once).
+    public func seek(to seconds: Double, toleranceBefore: Double = .infinity, toleranceAfter: Double = .infinity,
+                     completionHandler: @escaping @Sendable (Bool) -> Void) {
+        let item = currentItem
+        var duration = 0.0
+        if let item {
+            guard item.status == .readyToPlay || item.status == .unknown else { return completionHandler(false) }
+            if item.status == .readyToPlay {
+                guard let range = item.seekableTimeRanges.first else { return completionHandler(false) }
+                duration = range.end
+            } else {
+                duration = .infinity
+            }
+        } else {
+            return completionHandler(false)
+        }
+        let target = max(0, min(seconds.isFinite ? seconds : 0, duration))
+        let superseded = lock.withLock { s -> [PendingSeek] in
+            let old = s.seeks
+            s.seeks.removeAll()
+            enqueue(s.machine.handle(.seek(seconds: target)), in: &s)
+            s.seeks.append(PendingSeek(generation: s.machine.generation, target: target, completion: completionHandler))
+            return old
+        }
+        for seek in superseded { seek.completion(false) }
+    }
+
+    // MARK: Time observers
+
+    /// Calls `block` with the current time every `interval` seconds of playback, and whenever
+    /// playback starts, stops or jumps. On `queue` (a private serial queue when nil).
+    public func addPeriodicTimeObserver(forInterval interval: Double, queue: DispatchQueue? = nil,
+                                        using block: @escaping @Sendable (Double) -> Void) -> TimeObserverToken {
+        let token = observers.addPeriodic(interval: interval, queue: queue, block: block)
+        syncObservers()
+        return token
+    }
+
+    /// Calls `block` with the time crossed each time playback crosses one of `times` (seconds).
+    /// Seeking over a time does not call it. On `queue` (a private serial queue when nil).
+    public func addBoundaryTimeObserver(forTimes times: [Double], queue: DispatchQueue? = nil,
+                                        using block: @escaping @Sendable (Double) -> Void) -> TimeObserverToken {
+        let token = observers.addBoundary(times: times, queue: queue, block: block)
+        syncObservers()
+        return token
+    }
+
+    /// Stops an observer.
+    public func removeTimeObserver(_ token: TimeObserverToken) { observers.remove(token) }
+
+    /// ``addPeriodicTimeObserver(forInterval:queue:using:)`` as an async sequence; the observer
+    /// goes away when the iteration ends.
+    public func periodicTimes(interval: Double) -> AsyncStream<Double> {
+        let (stream, c) = AsyncStream<Double>.makeStream(bufferingPolicy: .bufferingNewest(64))
+        let token = addPeriodicTimeObserver(forInterval: interval) { c.yield($0) }
+        c.onTermination = { [weak self] _ in self?.removeTimeObserver(token) }
+        return stream
+    }
+
+    /// ``addBoundaryTimeObserver(forTimes:queue:using:)`` as an async sequence of the times crossed.
+    public func boundaryCrossings(_ times: [Double]) -> AsyncStream<Double> {
+        let (stream, c) = AsyncStream<Double>.makeStream(bufferingPolicy: .bufferingNewest(64))
+        let token = addBoundaryTimeObserver(forTimes: times) { c.yield($0) }
+        c.onTermination = { [weak self] _ in self?.removeTimeObserver(token) }
+        return stream
+    }
+
+    private func syncObservers() {
+        let (status, rate) = lock.withLock { ($0.machine.status, $0.machine.rate) }
+        observers.update(playing: status == .playing, rate: rate)
+    }
+
+    // MARK: Machine
+
+    private func handle(_ input: PlayerStateMachine.Input) {
+        lock.withLock { s in enqueue(s.machine.handle(input), in: &s) }
+    }
+
+    /// Queues `actions` on the control queue. Lock held: batches run in the machine's order.
+    private func enqueue(_ actions: [PlayerStateMachine.Action], in s: inout State) {
+        guard !actions.isEmpty else { return }
+        queue.async { [self] in for a in actions { perform(a) } }
+    }
+
+    /// Control queue: carries out one action.
+    private func perform(_ action: PlayerStateMachine.Action) {
+        switch action {
+        case .openRuntime(let g, let seconds, let rate):
+            openRuntime(generation: g, seconds: seconds, rate: rate)
+        case .restartDecoding(let g, let seconds, let rate):
+            let at = seconds ?? currentTime()
+            lock.withLock { s in
+                guard let rt = s.runtime else { return }
+                let frame = AudioFramePosition((at * s.sampleRate).rounded())
+                s.decodingGeneration = g
+                s.generationStart = at
+                s.lastTime = at
+                rt.renderer.commands.push(.switchGeneration(g, startFrame: frame))
+                rt.decoder.schedule(.init(generation: g, startFrame: frame, loops: 0, endFrame: nil, rate: Double(rate)))
+            }
+        case .startRendering:
+            let failure: TonearmError? = lock.withLock { s in
+                guard let rt = s.runtime else { return nil }
+                do { try rt.startRendering() } catch {
+                    return (error as? TonearmError) ?? .outputUnavailable(driver: rt.driver.name, reason: "\(error)")
+                }
+                return nil
+            }
+            if let failure { outputFailed(failure) }
+        case .pauseRendering:
+            lock.withLock { $0.runtime?.pauseRendering() }
+        case .drainOutput:
+            if let rt = lock.withLock({ $0.runtime }) {
+                rt.driver.drain(timeout: rt.driver.latency + rt.engine.tailTime + 1)
+            }
+        case .closeRuntime:
+            let rt = lock.withLock { s -> PlayerRuntime? in
+                defer { s.runtime = nil }
+                return s.runtime
+            }
+            rt?.close()
+        case .emitStatus(let status):
+            broadcaster.yield(.timeControlStatusChanged(status))
+            syncObservers()
+        case .emitRate(let r):
+            broadcaster.yield(.rateChanged(r))
+            syncObservers()
+        case .emitStalled:
+            emitItemEvent(.playbackStalled)
+        case .emitPlayedToEnd:
+            emitItemEvent(.didPlayToEndTime)
+        case .emitFailedToPlayToEnd:
+            let e = lock.withLock { $0.decodeError } ?? .invalidState("the stream ended before its end")
+            emitItemEvent(.failedToPlayToEndTime(e))
+        case .markItemFailed:
+            let (item, e) = lock.withLock { s in (s.item, s.decodeError ?? .invalidState("the stream ended before its end")) }
+            item?.markFailed(e)
+            failPendingSeeks()
+            emitItemEvent(.itemStatusChanged(.failed(e)))
+        case .evaluateBuffer:
+            evaluateBuffer()
+        case .retainSelf:
+            lock.withLock { $0.keepAlive = self }
+        case .releaseSelf:
+            // Dropped on the control queue, outside the lock: it may be the last reference.
+            let keep = lock.withLock { s -> Player? in
+                defer { s.keepAlive = nil }
+                return s.keepAlive
+            }
+            queue.async { _ = keep }
+        }
+    }
+
+    private func openRuntime(generation g: UInt64, seconds: Double, rate: Float) {
+        guard let item = currentItem, let file = item.file else {
+            handle(.outputLost(at: seconds))
+            return
+        }
+        let sampleRate = file.processingFormat.sampleRate
+        let frame = AudioFramePosition((seconds * sampleRate).rounded())
+        do {
+            let driver = try makeOutput()
+            let rt = PlayerRuntime(
+                source: file, driver: driver, eq: eq,
+                onWarnings: { [weak self] ws in
+                    guard let self else { return }
+                    queue.async { for w in ws { self.emitItemEvent(.decodeWarning(w)) } }
+                },
+                onError: { [weak self] e in
+                    let te = (e as? TonearmError) ?? .decodeFailed(path: file.path, detail: "\(e)")
+                    self?.lock.withLock { s in
+                        s.decodeError = te
+                        _ = s.machine.handle(.decodeFailed)
+                    }
+                },
+                onFirstBlock: { [weak self] g in
+                    guard let self else { return }
+                    queue.async { self.firstAudio(generation: g) }
+                })
+            try lock.withLock { s in
+                s.sampleRate = sampleRate
+                s.decodingGeneration = g
+                s.generationStart = seconds
+                s.lastTime = seconds
+                s.runtime = rt
+                rt.renderer.commands.push(.gain(target: s.muted ? 0 : s.volume, frames: 0))
+                try rt.prepare(request: .init(generation: g, startFrame: frame, loops: 0, endFrame: nil, rate: Double(rate)),
+                               timeout: 0)
+            }
+            rt.startEventPump({ [weak self] e in self?.renderEvent(e) },
+                              outputEvents: { [weak self] e in self?.outputEvent(e) })
+        } catch {
+            let rt = lock.withLock { s -> PlayerRuntime? in
+                defer { s.runtime = nil }
+                return s.runtime
+            }
+            rt?.close()
+            outputFailed((error as? TonearmError) ?? .outputUnavailable(driver: "output", reason: "\(error)"))
+        }
+    }
+
+    private func outputFailed(_ error: TonearmError) {
+        let at = currentTime()
+        lock.withLock { s in
+            s.lastError = error
+            enqueue(s.machine.handle(.outputLost(at: at)), in: &s)
+        }
+        failPendingSeeks()
+    }
+
+    /// Seeks that can no longer land complete with false.
+    private func failPendingSeeks() {
+        let seeks = lock.withLock { s -> [PendingSeek] in
+            defer { s.seeks.removeAll() }
+            return s.seeks
+        }
+        for seek in seeks { seek.completion(false) }
+    }
+
+    /// Decoder thread → control queue: the audio of generation `g` is ready (a seek landed).
+    private func firstAudio(generation g: UInt64) {
+        let (done, keep) = lock.withLock { s -> ([PendingSeek], Bool) in
+            let done = s.seeks.filter { $0.generation <= g }
+            s.seeks.removeAll { $0.generation <= g }
+            return (done, g == s.decodingGeneration)
+        }
+        guard keep || !done.isEmpty else { return }
+        for seek in done {
+            broadcaster.yield(.seeked(to: seek.target))
+            seek.completion(true)
+        }
+        if !done.isEmpty { observers.jumped() }
+    }
+
+    private func emitItemEvent(_ e: PlayerEvent) {
+        currentItem?.broadcast(e)
+        broadcaster.yield(e)
+    }
+
+    // MARK: Signals
+
+    private func renderEvent(_ e: RenderEvent) {
+        switch e {
+        case .ended(let g): handle(.reachedEnd(generation: g))
+        case .starved(let g): handle(.starved(generation: g))
+        case .itemEnded: break
+        }
+    }
+
+    private func outputEvent(_ e: AudioOutputEvent) {
+        switch e {
+        case .corkRequested, .deviceRemoved:
+            // Another stream took the output, or the headphones went away: pause, do not go on
+            // out of the speakers.
+            handle(.pause)
+        case .uncorkRequested:
+            break
+        case .deviceLost(let reason):
+            outputFailed(.outputUnavailable(driver: outputName ?? "output", reason: reason))
+        case .drained, .moved:
+            break
+        }
+    }
+
+    /// Fetch or loader thread: something happened to the item.
+    private func itemSignal(_ signal: PlayerItem.Signal, epoch: UInt64) {
+        guard lock.withLock({ $0.itemEpoch == epoch }) else { return }
+        switch signal {
+        case .ready:
+            // The status event first, then what the machine does about it (in one lock, so a
+            // buffer evaluation cannot slip in between).
+            lock.withLock { s in
+                queue.async { [self] in emitItemEvent(.itemStatusChanged(.readyToPlay)) }
+                enqueue(s.machine.handle(.itemReady), in: &s)
+            }
+        case .failed(let e):
+            lock.withLock { s in
+                queue.async { [self] in emitItemEvent(.itemStatusChanged(.failed(e))) }
+                enqueue(s.machine.handle(.itemFailed), in: &s)
+            }
+            failPendingSeeks()
+        case .loaded:
+            if lock.withLock({ $0.machine.needsBufferEvaluation }) { evaluateBuffer() }
+        case .metadata(let fields):
+            // Heard when the audio that came with it plays: after what is buffered ahead.
+            let delay = min(30, max(0, (currentItem?.bufferedSecondsAhead ?? 0) / Double(max(0.25, rate == 0 ? 1 : rate))))
+            queue.asyncAfter(deadline: .now() + (delay.isFinite ? delay : 0)) { [weak self] in
+                guard let self, lock.withLock({ $0.itemEpoch == epoch }) else { return }
+                currentItem?.setTimedMetadata(fields)
+                emitItemEvent(.timedMetadata(fields))
+            }
+        case .accessEntry(let entry):
+            queue.async { [self] in emitItemEvent(.newAccessLogEntry(entry)) }
+        case .errorEntry(let entry):
+            queue.async { [self] in emitItemEvent(.newErrorLogEntry(entry)) }
+        }
+    }
+
+    /// Measures the buffer and tells the machine whether playback is likely to keep up.
+    private func evaluateBuffer() {
+        guard let item = currentItem else { return }
+        handle(.bufferEvaluated(keepsUp: item.isPlaybackLikelyToKeepUp))
+    }
+}
+
+/// A weak reference for closures made before `self` exists.
+private final class WeakPlayer: @unchecked Sendable {
+    weak var player: Player?
+}

@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Synchronization
+import TonearmCodecs
+import TonearmCore
+import TonearmNetwork
+
+/// One thing a ``Player`` plays (the counterpart of `AVPlayerItem`): a local file, or an
+/// `http`/`https` resource fetched ahead of playback — a progressive file (seeking with Range
+/// requests) or an endless radio stream (ICY metadata becomes ``timedMetadata``).
+///
+/// An item starts loading when a player takes it: ``status`` becomes ``Status/readyToPlay`` once
+/// its header has been read, or ``Status/failed(_:)`` with a typed error that says what is wrong
+/// (the server's status, a timeout, a body that is not audio). An item belongs to one player at
+/// a time; when the player lets go of it (``Player/replaceCurrentItem(with:)``), its fetching
+/// stops and a later player loads it again.
+///
+/// Threading: every member may be used from any thread. Events come on the owning player's
+/// control queue.
+public final class PlayerItem: @unchecked Sendable {
+    /// Whether the item can be played (`AVPlayerItem.Status`).
+    public enum Status: Sendable, Hashable, CustomStringConvertible {
+        /// Not loaded yet (or no longer, after its player let it go).
+        case unknown
+        case readyToPlay
+        /// It cannot be played, for this reason.
+        case failed(TonearmError)
+
+        public var description: String {
+            switch self {
+            case .unknown: "unknown"
+            case .readyToPlay: "ready to play"
+            case .failed(let e): "failed: \(e.description)"
+            }
+        }
+    }
+
+    /// How long the item is (`CMTime`, with its indefinite value).
+    public enum Duration: Sendable, Hashable {
+        /// Not known yet (the item has not loaded).
+        case unknown
+        /// A live stream or radio: it has no end.
+        case indefinite
+        case seconds(Double)
+
+        /// The length in seconds, when it has one.
+        public var seconds: Double? {
+            if case .seconds(let s) = self { return s }
+            return nil
+        }
+    }
+
+    /// The address of the item: a `file:` URL or an `http`/`https` one.
+    public let url: URL
+    /// How the network part fetches (limits, retries, read-ahead); ignored for local files.
+    public let networkOptions: NetworkSourceOptions
+
+    /// What the player gets from the item: its signals, on the fetch or loader thread.
+    enum Signal: Sendable {
+        case ready
+        case failed(TonearmError)
+        /// Bytes arrived (or everything has): the buffer may now be long enough.
+        case loaded
+        case metadata([String: String])
+        case accessEntry(NetworkAccessLogEntry)
+        case errorEntry(NetworkErrorLogEntry)
+    }
+
+    /// What the owning player lends the item to answer questions about the buffer.
+    struct Attachment: Sendable {
+        var signal: @Sendable (Signal) -> Void
+        /// Where playback is.
+        var currentTime: @Sendable () -> Double
+    }
+
+    private struct State {
+        var status: Status = .unknown
+        var file: AudioFile?
+        var network: NetworkByteSource?
+        var duration: Duration = .unknown
+        var timedMetadata: [String: String] = [:]
+        var preferredForwardBufferDuration: Double = 0
+        var attachment: Attachment?
+        /// Bumped on every attach, so a loader of an earlier attachment reports nothing.
+        var epoch: UInt64 = 0
+        var accessReported = 0
+        var errorsReported = 0
+    }
+
+    private let state = Mutex(State())
+    private let broadcaster = EventBroadcaster<PlayerEvent>()
+
+    /// An item for `url`: a `file:` URL, or `http`/`https`.
+    public init(url: URL, networkOptions: NetworkSourceOptions = NetworkSourceOptions()) {
+        self.url = url
+        self.networkOptions = networkOptions
+    }
+
+    /// An item for a path or an `http(s)://` address.
+    public convenience init(pathOrURL: String, networkOptions: NetworkSourceOptions = NetworkSourceOptions()) {
+        let isURL = pathOrURL.contains("://")
+        self.init(url: isURL ? (URL(string: pathOrURL) ?? URL(fileURLWithPath: pathOrURL)) : URL(fileURLWithPath: pathOrURL),
+                  networkOptions: networkOptions)
+    }
+
+    /// The item's notifications (status, end, stalls, logs, timed metadata), from the moment of
+    /// the call; the same ones also come on the owning player's ``Player/events``.
+    public var events: AsyncStream<PlayerEvent> { broadcaster.stream(bufferingNewest: 1024) }
+
+    public var status: Status { state.withLock { $0.status } }
+    /// The error that made the item fail, if it did.
+    public var error: TonearmError? {
+        if case .failed(let e) = status { return e }
+        return nil
+    }
+    public var duration: Duration { state.withLock { $0.duration } }
+    /// The tags of the item (title, artist, … ; empty before it has loaded).
+    public var metadata: AudioMetadata { state.withLock { $0.file?.metadata ?? AudioMetadata() } }
+    /// The format of the item as stored (codec, rate, channels, bit rate), once loaded.
+    public var format: SourceFormat? { state.withLock { $0.file?.fileFormat } }
+    /// The latest timed metadata heard: a radio stream's `StreamTitle` and `StreamUrl`.
+    public var timedMetadata: [String: String] { state.withLock { $0.timedMetadata } }
+    /// Whether the item is fetched from the network.
+    public var isRemote: Bool { !url.isFileURL }
+
+    /// Seconds of audio the player wants ahead of the playhead before it starts or resumes after
+    /// a stall. 0 (the default) lets the player choose: 2 s, or 1 s for a live stream.
+    public var preferredForwardBufferDuration: Double {
+        get { state.withLock { $0.preferredForwardBufferDuration } }
+        set { state.withLock { $0.preferredForwardBufferDuration = max(0, newValue.isFinite ? newValue : 0) } }
+    }
+
+    /// The forward buffer the player waits for.
+    var forwardBufferGoal: Double {
+        state.withLock { s in
+            if s.preferredForwardBufferDuration > 0 { return s.preferredForwardBufferDuration }
+            return s.duration == .indefinite ? 1 : 2
+        }
+    }
+
+    // MARK: Buffer
+
+    /// The requests made so far (`AVPlayerItemAccessLog`): empty for a local file.
+    public var accessLog: [NetworkAccessLogEntry] { network?.accessLog ?? [] }
+    /// The network problems met so far, also those overcome (`AVPlayerItemErrorLog`).
+    public var errorLog: [NetworkErrorLogEntry] { network?.errorLog ?? [] }
+
+    /// The parts of the timeline that are in memory (estimated from the bytes, as every
+    /// streaming player does): the whole item for a local file; for an endless stream, from
+    /// the playhead to as far as has arrived.
+    public var loadedTimeRanges: [TimeRange] {
+        guard let (file, net, attachment) = loaded() else { return [] }
+        guard let net else { return [TimeRange(start: 0, duration: file.duration)] }
+        let now = attachment?.currentTime() ?? 0
+        if let length = net.length, file.isLengthKnown, length > 0 {
+            let d = file.duration
+            return net.loadedRanges.map {
+                TimeRange(start: Double($0.lowerBound) / Double(length) * d, end: Double($0.upperBound) / Double(length) * d)
+            }
+        }
+        return [TimeRange(start: now, duration: secondsAhead(file: file, net: net, attachment: attachment))]
+    }
+
+    /// The parts of the timeline a seek can go to: all of it when the length is known; none for
+    /// an endless stream.
+    public var seekableTimeRanges: [TimeRange] {
+        guard let (file, net, _) = loaded(), file.isLengthKnown else { return [] }
+        if let net, net.length == nil { return [] }
+        return [TimeRange(start: 0, duration: file.duration)]
+    }
+
+    /// Seconds of audio ahead of the playhead, decoded or not (infinite for a local file or a
+    /// download that has finished).
+    public var bufferedSecondsAhead: Double {
+        guard let (file, net, attachment) = loaded() else { return 0 }
+        guard let net, !net.isFinished else { return .infinity }
+        return secondsAhead(file: file, net: net, attachment: attachment)
+    }
+
+    /// Whether playback can go on from here without stalling: everything has arrived, or the
+    /// buffer ahead covers ``preferredForwardBufferDuration``.
+    public var isPlaybackLikelyToKeepUp: Bool {
+        guard status == .readyToPlay else { return false }
+        return bufferedSecondsAhead >= forwardBufferGoal
+    }
+
+    /// Whether the buffer has run dry (nothing ahead of the playhead, more to come).
+    public var isPlaybackBufferEmpty: Bool {
+        guard status == .readyToPlay else { return true }
+        return bufferedSecondsAhead < 0.05
+    }
+
+    /// Whether the buffer is as full as it gets: everything has arrived, or the read-ahead
+    /// limit (``NetworkSourceOptions/maximumAhead``) is reached.
+    public var isPlaybackBufferFull: Bool {
+        guard status == .readyToPlay, let (_, net, _) = loaded() else { return false }
+        guard let net else { return true }
+        return net.isFinished || net.bytesAhead >= networkOptions.maximumAhead
+    }
+
+    private var network: NetworkByteSource? { state.withLock { $0.network } }
+
+    private func loaded() -> (AudioFile, NetworkByteSource?, Attachment?)? {
+        state.withLock { s in s.file.map { ($0, s.network, s.attachment) } }
+    }
+
+    /// Bytes per second of the stored audio: from the length and duration, or the stated bit
+    /// rate, or 128 kb/s.
+    private func bytesPerSecond(file: AudioFile, net: NetworkByteSource) -> Double {
+        if let length = net.length, file.isLengthKnown, file.duration > 0 { return Double(length) / file.duration }
+        if let bits = file.fileFormat.bitRate, bits > 0 { return Double(bits) / 8 }
+        return 16_000
+    }
+
+    /// Seconds from the playhead to the end of what has arrived contiguously from the read
+    /// position (a byte's time taken in proportion, as for ``loadedTimeRanges``). Bytes the
+    /// demuxer has read ahead into its own buffers are counted, as they should be.
+    private func secondsAhead(file: AudioFile, net: NetworkByteSource, attachment: Attachment?) -> Double {
+        let position = net.position
+        let end = net.loadedRanges.first { $0.lowerBound <= position && position <= $0.upperBound }?.upperBound ?? position
+        let now = attachment?.currentTime() ?? 0
+        return max(0, Double(end) / bytesPerSecond(file: file, net: net) - now)
+    }
+
+    // MARK: Player side
+
+    /// The player takes the item: loading starts (on a thread of its own) unless it has loaded.
+    /// Player's control plane.
+    func attach(_ attachment: Attachment) {
+        let (epoch, needsLoad) = state.withLock { s -> (UInt64, Bool) in
+            s.epoch += 1
+            s.attachment = attachment
+            s.accessReported = 0
+            s.errorsReported = 0
+            return (s.epoch, s.file == nil)
+        }
+        if needsLoad {
+            let t = Thread { [self] in load(epoch: epoch) }
+            t.name = "tonearm.item-loader"
+            t.start()
+        } else {
+            attachment.signal(.ready)
+        }
+    }
+
+    /// The player lets go: fetching stops (a reader blocked on the network wakes and fails), and
+    /// the item is unloaded. Player's control plane.
+    func detach() {
+        let net = state.withLock { s -> NetworkByteSource? in
+            s.epoch += 1
+            s.attachment = nil
+            let n = s.network
+            if n != nil {
+                s.network = nil
+                s.file = nil
+                s.duration = .unknown
+                if s.status == .readyToPlay { s.status = .unknown }
+            }
+            return n
+        }
+        net?.cancel()
+    }
+
+    /// The audio file the player decodes (nil before it is ready).
+    var file: AudioFile? { state.withLock { $0.file } }
+
+    /// Marks the item failed (a failure during playback). Returns whether it changed.
+    func markFailed(_ error: TonearmError) {
+        state.withLock { $0.status = .failed(error) }
+    }
+
+    /// Records timed metadata as it is heard.
+    func setTimedMetadata(_ fields: [String: String]) {
+        state.withLock { $0.timedMetadata.merge(fields) { _, new in new } }
+    }
+
+    /// Delivers one of the item's notifications to its own subscribers.
+    func broadcast(_ event: PlayerEvent) { broadcaster.yield(event) }
+
+    // MARK: Loading
+
+    private func load(epoch: UInt64) {
+        let result: Result<(AudioFile, NetworkByteSource?), TonearmError>
+        if url.isFileURL {
+            do { result = .success((try AudioFile(path: url.path), nil)) } catch { result = .failure(error) }
+        } else if let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" {
+            let source = NetworkByteSource(url: url, options: networkOptions) { [weak self] e in
+                self?.networkEvent(e, epoch: epoch)
+            }
+            let current = state.withLock { s -> Bool in
+                guard s.epoch == epoch else { return false }
+                s.network = source
+                return true
+            }
+            guard current else { return }
+            source.start()
+            do {
+                result = .success((try AudioFile(byteSource: source, name: url.absoluteString, streaming: true), source))
+            } catch {
+                result = .failure(error)
+            }
+        } else {
+            result = .failure(.network(url: url.absoluteString, failure: .schemeNotAllowed(url.scheme ?? "")))
+        }
+        let attachment = state.withLock { s -> Attachment? in
+            guard s.epoch == epoch else { return nil }
+            switch result {
+            case .success(let (file, _)):
+                s.file = file
+                s.duration = file.isLengthKnown ? .seconds(file.duration) : .indefinite
+                s.status = .readyToPlay
+            case .failure(let e):
+                s.status = .failed(e)
+                s.network = nil
+            }
+            return s.attachment
+        }
+        guard let attachment else {
+            if case .success(let (_, net?)) = result { net.cancel() }
+            return
+        }
+        reportLogs(attachment, epoch: epoch)
+        switch result {
+        case .success: attachment.signal(.ready)
+        case .failure(let e): attachment.signal(.failed(e))
+        }
+    }
+
+    /// Fetch thread: turns the source's events into signals for the player.
+    private func networkEvent(_ e: NetworkSourceEvent, epoch: UInt64) {
+        guard let attachment = state.withLock({ s in s.epoch == epoch ? s.attachment : nil }) else { return }
+        switch e {
+        case .loaded, .finished:
+            attachment.signal(.loaded)
+            if case .finished = e { reportLogs(attachment, epoch: epoch) }
+        case .metadata(let fields):
+            attachment.signal(.metadata(fields))
+        case .opened, .requested, .retrying, .failed:
+            reportLogs(attachment, epoch: epoch)
+        }
+    }
+
+    /// Signals the log entries not reported yet.
+    private func reportLogs(_ attachment: Attachment, epoch: UInt64) {
+        guard let net = network else { return }
+        let access = net.accessLog, errors = net.errorLog
+        let (newAccess, newErrors) = state.withLock { s -> ([NetworkAccessLogEntry], [NetworkErrorLogEntry]) in
+            guard s.epoch == epoch else { return ([], []) }
+            let a = Array(access.dropFirst(s.accessReported))
+            let e = Array(errors.dropFirst(s.errorsReported))
+            s.accessReported = max(s.accessReported, access.count)
+            s.errorsReported = max(s.errorsReported, errors.count)
+            return (a, e)
+        }
+        for a in newAccess { attachment.signal(.accessEntry(a)) }
+        for e in newErrors { attachment.signal(.errorEntry(e)) }
+    }
+}
