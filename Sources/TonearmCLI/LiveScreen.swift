@@ -4,7 +4,11 @@ import Tonearm
 
 /// What the live screen shows, as a plain value.
 struct ScreenState: Sendable {
-    enum Status: String, Sendable { case playing = "▶ Playing", paused = "⏸ Paused", loading = "… Loading", stopped = "■ Stopped" }
+    enum Status: String, Sendable {
+        case playing = "▶ Playing", paused = "⏸ Paused", loading = "… Loading", stopped = "■ Stopped"
+        /// Waiting for the network (a stream's buffer ran dry or has not filled yet).
+        case buffering = "⧗ Buffering"
+    }
     var status: Status = .loading
     var title: String = ""
     var artist: String?
@@ -27,6 +31,14 @@ struct ScreenState: Sendable {
     var entries: [String] = []
     var index: Int = 0
     var failed: Set<Int> = []
+    /// A stream's parts in memory, in seconds (drawn on the progress bar).
+    var loaded: [ClosedRange<Double>] = []
+    /// A live stream (radio): no duration; the bar shows the buffer instead.
+    var isLive = false
+    /// Seconds buffered ahead of the playhead (streams).
+    var bufferedAhead: Double?
+    /// The keys line, when not the queue's.
+    var help: String?
 }
 
 /// Draws the live screen of `tonearm play` into a string of terminal text: a pure function of
@@ -45,9 +57,14 @@ enum LiveScreen {
         lines.append(clip(" Album   \(s.album ?? "—")", w))
         lines.append(clip(" Format  \(s.format)", w))
         lines.append("")
-        let times = " \(formatTime(s.elapsed)) / \(formatTime(s.duration))"
-        let barWidth = max(10, w - times.count - 4)
-        lines.append(" " + bar(fraction: s.duration > 0 ? s.elapsed / s.duration : 0, width: barWidth) + times)
+        if s.isLive {
+            let ahead = s.bufferedAhead.map { String(format: " · %.1f s buffered", $0) } ?? ""
+            lines.append(clip(" ● LIVE  \(formatTime(s.elapsed)) played\(ahead)", w))
+        } else {
+            let times = " \(formatTime(s.elapsed)) / \(formatTime(s.duration))"
+            let barWidth = max(10, w - times.count - 4)
+            lines.append(" " + progressBar(elapsed: s.elapsed, duration: s.duration, loaded: s.loaded, width: barWidth) + times)
+        }
         let vol = Int((s.volume * 100).rounded())
         lines.append(" Volume  " + bar(fraction: Double(s.volume), width: 20) + " \(vol)%   Repeat: \(s.repeatMode.rawValue)   Shuffle: \(s.shuffleMode.rawValue)   EQ: \(s.eq)   Speed: \(String(format: "%.1f", s.rate))×")
         if let sv = s.systemVolume {
@@ -56,16 +73,37 @@ enum LiveScreen {
         }
         lines.append("")
         if let m = s.message { lines.append(clip(" \(m)", w)); lines.append("") }
-        lines.append(" Queue (\(s.entries.count)):")
-        let room = max(3, height - lines.count - 3)
-        let start = max(0, min(s.index - room / 2, s.entries.count - room))
-        for i in start..<min(s.entries.count, start + room) {
-            let mark = i == s.index ? "▶" : (s.failed.contains(i) ? "✗" : " ")
-            lines.append(clip(" \(mark) \(i + 1). \(s.entries[i])", w))
+        if !s.entries.isEmpty {
+            lines.append(" Queue (\(s.entries.count)):")
+            let room = max(3, height - lines.count - 3)
+            let start = max(0, min(s.index - room / 2, s.entries.count - room))
+            for i in start..<min(s.entries.count, start + room) {
+                let mark = i == s.index ? "▶" : (s.failed.contains(i) ? "✗" : " ")
+                lines.append(clip(" \(mark) \(i + 1). \(s.entries[i])", w))
+            }
+            lines.append("")
         }
-        lines.append("")
-        lines.append(clip(" " + help, w))
+        lines.append(clip(" " + (s.help ?? help), w))
         return lines.joined(separator: "\n")
+    }
+
+    /// The progress bar of a stream: played cells `█`, cells in memory but not played `▒`, the
+    /// rest `░` (without loaded ranges: the plain bar).
+    static func progressBar(elapsed: Double, duration: Double, loaded: [ClosedRange<Double>], width: Int) -> String {
+        guard !loaded.isEmpty, duration > 0 else { return bar(fraction: duration > 0 ? elapsed / duration : 0, width: width) }
+        var cells = ""
+        for i in 0..<width {
+            let start = Double(i) / Double(width) * duration
+            let end = Double(i + 1) / Double(width) * duration
+            if end <= elapsed + duration / Double(width) / 2 && start < elapsed {
+                cells += "█"
+            } else if loaded.contains(where: { $0.lowerBound <= start + 1e-9 && $0.upperBound >= end - 1e-9 }) {
+                cells += "▒"
+            } else {
+                cells += "░"
+            }
+        }
+        return "[" + cells + "]"
     }
 
     /// `[█████░░░░░]` with `width` cells inside the brackets.

@@ -76,6 +76,14 @@ struct PlayCommand: AsyncParsableCommand {
         if paths.isEmpty && !resume { throw ValidationError("give files, folders or playlists to play, or --resume") }
     }
 
+    /// The URL of an `http(s)` argument that is not a playlist, else nil.
+    static func streamURL(_ argument: String) -> URL? {
+        guard let url = URL(userText: argument), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              url.host != nil else { return nil }
+        let ext = url.pathExtension.lowercased()
+        return ["m3u", "pls", "xspf"].contains(ext) ? nil : url
+    }
+
     static func repeatValue(_ s: String) -> RepeatMode? {
         switch s.lowercased() {
         case "off", "none": return RepeatMode.none
@@ -95,12 +103,6 @@ struct PlayCommand: AsyncParsableCommand {
             selection = auto.selection
             notice = auto.notice
         }
-        var problems: [String] = []
-        let files = MediaPaths.expandWithPlaylists(paths, problems: &problems)
-        if files.isEmpty && !resume {
-            for p in problems { Terminal.writeError(p) }
-            throw ValidationError("no playable files found in \(paths.joined(separator: ", "))")
-        }
         let interactive = !plain && Terminal.isInteractive
         let settings = PlaySession.Settings(
             volume: volume.map { Float($0) / 100 }, repeatMode: repeatMode.flatMap(Self.repeatValue), shuffle: shuffle,
@@ -108,6 +110,21 @@ struct PlayCommand: AsyncParsableCommand {
             eq: try sound.eqChoice(), rate: Float(sound.rate), effects: try sound.effects())
         if device != nil, case .pulse = selection {} else if device != nil {
             Terminal.writeError("--device \(device!) is ignored: no sound server answered")
+        }
+        // One network stream: the streaming player (buffering, stalls, radio titles).
+        if paths.count == 1, !resume, let url = Self.streamURL(paths[0]) {
+            let session = StreamSession(url: url, selection: selection, device: device, notice: notice, settings: settings,
+                                        interactive: interactive)
+            let failed = await session.run()
+            if let sig = session.interruptedBy { throw ExitCode(128 + sig) }
+            if failed { throw ExitCode(1) }
+            return
+        }
+        var problems: [String] = []
+        let files = MediaPaths.expandWithPlaylists(paths, problems: &problems)
+        if files.isEmpty && !resume {
+            for p in problems { Terminal.writeError(p) }
+            throw ValidationError("no playable files found in \(paths.joined(separator: ", "))")
         }
         let session = PlaySession(files: files, problems: problems, selection: selection, device: device, notice: notice,
                                   settings: settings, interactive: interactive)

@@ -6,17 +6,6 @@ import Tonearm
 import Glibc
 #endif
 
-/// Events the play loop reacts to.
-enum SessionEvent: Sendable {
-    case key(Key)
-    case queue(QueuePlayerEvent)
-    case tick
-    /// The system volume of the output in use changed.
-    case systemVolume(SystemVolumeState)
-    /// A signal asked to quit (SIGINT, SIGTERM, SIGHUP).
-    case signalled(Int32)
-}
-
 /// Runs `tonearm play`: one gapless ``MusicPlayer`` for the whole queue (saved as it plays),
 /// published over MPRIS, with either the live screen or plain progress lines.
 final class PlaySession: @unchecked Sendable {
@@ -95,22 +84,17 @@ final class PlaySession: @unchecked Sendable {
         if let n = notice, !interactive { Terminal.writeError(n) }
         for p in problems { report(p) }
         failed += problems.count
-        let signals = installSignalHandlers()
+        let signals = SessionInput.installSignalHandlers(continuation)
         var keyThread: Thread?
         if interactive {
             terminal.enter()
-            keyThread = startKeyReader()
+            keyThread = SessionInput.startKeyReader(continuation)
         }
         let playerEvents = player.events
         let cont = continuation
         let pump = Task { for await e in playerEvents { cont.yield(.queue(e)) } }
         let refresh: Duration = interactive ? .milliseconds(200) : .seconds(1)
-        let ticker = Task { [continuation] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: refresh)  // screen refresh only
-                continuation.yield(.tick)
-            }
-        }
+        let ticker = SessionInput.startTicker(continuation, every: refresh)
         _ = remote.start()  // without a session bus the player simply is not published
         // The system volume of the output in use, for the live screen (PulseAudio only).
         var volumeTask: Task<Void, Never>?
@@ -149,6 +133,8 @@ final class PlaySession: @unchecked Sendable {
             case .queue(let e):
                 if handle(e) { break loop }
                 draw()
+            case .player:
+                break
             case .key(let k):
                 if handle(key: k) { break loop }
                 draw()
@@ -376,30 +362,5 @@ final class PlaySession: @unchecked Sendable {
                 Terminal.write("  \(formatTime(screen.elapsed)) / \(formatTime(screen.duration))\n")
             }
         }
-    }
-
-    private func installSignalHandlers() -> [any DispatchSourceSignal] {
-        [SIGINT, SIGTERM, SIGHUP].map { sig in
-            signal(sig, SIG_IGN)
-            let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            let cont = continuation
-            s.setEventHandler { cont.yield(.signalled(sig)) }
-            s.resume()
-            return s
-        }
-    }
-
-    private func startKeyReader() -> Thread {
-        let cont = continuation
-        let t = Thread {
-            var decoder = KeyDecoder()
-            var byte: UInt8 = 0
-            while read(0, &byte, 1) == 1 {
-                if let k = decoder.feed(byte) { cont.yield(.key(k)) }
-            }
-        }
-        t.name = "tonearm.keys"
-        t.start()
-        return t
     }
 }

@@ -143,7 +143,12 @@ public final class AudioFile: @unchecked Sendable {
             ctx.pointee.max_analyze_duration = Int64(AV_TIME_BASE / 2)
         }
         var opt: UnsafeMutablePointer<AVFormatContext>? = ctx
-        let r = avformat_open_input(&opt, nil, nil, nil)
+        // Bytes from elsewhere may name other resources (a playlist demuxer, `concat`): FFmpeg
+        // must open none of them itself — no protocol is allowed (the name matches none).
+        var options: OpaquePointer?
+        av_dict_set(&options, "protocol_whitelist", "tonearm-none", 0)
+        let r = avformat_open_input(&opt, nil, nil, &options)
+        av_dict_free(&options)
         if r < 0 {
             if let f = io.failure { throw f }
             throw .notMediaFile(path: name, detail: Self.openFailure(r, head: []))

@@ -44,7 +44,7 @@ public enum NetworkFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case .tooManyRedirects(let l): "too many redirects (more than \(l), or a loop)"
         case .badRedirect(let d): "a bad redirect (\(d))"
         case .badResponse(let d): "not a valid HTTP response (\(d))"
-        case .connectionDropped(let n, let d): "the connection dropped after \(n) bytes and could not be resumed (\(d))"
+        case .connectionDropped(let n, let d): "the connection dropped after \(n) bytes (\(d))"
         case .notMedia(let t, let d): "not audio\(t.map { " (the server says \($0))" } ?? "") (\(d))"
         case .limitExceeded(let d): "a limit was exceeded (\(d))"
         }

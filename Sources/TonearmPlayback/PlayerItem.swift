@@ -99,7 +99,7 @@ public final class PlayerItem: @unchecked Sendable {
     /// An item for a path or an `http(s)://` address.
     public convenience init(pathOrURL: String, networkOptions: NetworkSourceOptions = NetworkSourceOptions()) {
         let isURL = pathOrURL.contains("://")
-        self.init(url: isURL ? (URL(string: pathOrURL) ?? URL(fileURLWithPath: pathOrURL)) : URL(fileURLWithPath: pathOrURL),
+        self.init(url: isURL ? (URL(userText: pathOrURL) ?? URL(fileURLWithPath: pathOrURL)) : URL(fileURLWithPath: pathOrURL),
                   networkOptions: networkOptions)
     }
 

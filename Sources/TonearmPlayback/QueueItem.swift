@@ -26,7 +26,7 @@ public struct QueueItem: Sendable, Hashable, Codable, CustomStringConvertible {
     /// address is a network stream, anything else a file path.
     public init(pathOrURL text: String, persistentID: UInt64? = nil) {
         let lower = text.lowercased()
-        if lower.hasPrefix("http://") || lower.hasPrefix("https://"), let url = URL(string: text) {
+        if lower.hasPrefix("http://") || lower.hasPrefix("https://"), let url = URL(userText: text) {
             self.init(url: url, persistentID: persistentID)
         } else {
             self.init(path: text, persistentID: persistentID)

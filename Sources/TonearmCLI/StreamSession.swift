@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Dispatch
+import Foundation
+import Tonearm
+
+/// Runs `tonearm play URL` for one network stream through a ``Player``: it waits for the buffer
+/// rather than stutter, shows what is in memory on the progress bar, says when the network
+/// stalls and when it comes back, and shows a radio station's current title (also in Now
+/// Playing, over MPRIS).
+final class StreamSession: @unchecked Sendable {
+    static let help = "space pause · ←/→ seek 5 s · ↑/↓ volume · q quit"
+
+    private let url: URL
+    private let selection: OutputSelection
+    private let device: String?
+    private let notice: String?
+    private let settings: PlaySession.Settings
+    private let interactive: Bool
+    private let terminal = Terminal()
+    private var screen = ScreenState()
+    private let player: Player
+    private let item: PlayerItem
+    private let info = NowPlayingInfoCenter()
+    private let commands = RemoteCommandCenter()
+    private let mpris: MPRISService
+    private var failure: String?
+    private var stalledSince: Date?
+    private var lastPlainSecond = -1
+    private var announced = false
+    private(set) var interruptedBy: Int32?
+    private let events: AsyncStream<SessionEvent>
+    private let continuation: AsyncStream<SessionEvent>.Continuation
+
+    init(url: URL, selection: OutputSelection, device: String?, notice: String?, settings: PlaySession.Settings,
+         interactive: Bool) {
+        self.url = url
+        self.selection = selection
+        self.device = device
+        self.notice = notice
+        self.settings = settings
+        self.interactive = interactive
+        (events, continuation) = AsyncStream<SessionEvent>.makeStream()
+        let session = AudioSession.shared
+        try? session.setCategory(.playback, options: settings.mix ? [.mixWithOthers] : [])
+        let role = session.streamProperties["media.role"] ?? "music"
+        item = PlayerItem(url: url)
+        player = Player(output: { selection.makeDriver(streamName: "Tonearm", role: role, device: device) })
+        mpris = MPRISService(busName: "tonearm", identity: "Tonearm", infoCenter: info, commandCenter: commands)
+        screen.output = device.map { "\(selection.description):\($0)" } ?? selection.description
+        screen.notice = notice
+        screen.eq = settings.eq.description
+        screen.rate = settings.rate
+        screen.title = url.lastPathComponent.isEmpty ? (url.host ?? url.absoluteString) : url.lastPathComponent
+        screen.format = "connecting to \(url.host ?? url.absoluteString)…"
+        screen.help = Self.help
+        wireCommands()
+    }
+
+    /// Plays the stream; returns whether it failed.
+    func run() async -> Bool {
+        if let n = notice, !interactive { Terminal.writeError(n) }
+        let signals = SessionInput.installSignalHandlers(continuation)
+        var keyThread: Thread?
+        if interactive {
+            terminal.enter()
+            keyThread = SessionInput.startKeyReader(continuation)
+        }
+        let playerEvents = player.events
+        let cont = continuation
+        let pump = Task { for await e in playerEvents { cont.yield(.player(e)) } }
+        let ticker = SessionInput.startTicker(continuation, every: interactive ? .milliseconds(200) : .seconds(1))
+        _ = try? mpris.start()  // without a session bus the player is simply not published
+        defer {
+            ticker.cancel()
+            pump.cancel()
+            signals.forEach { $0.cancel() }
+            mpris.stop()
+            terminal.restore()
+            _ = keyThread
+        }
+        if let v = settings.volume { player.volume = v }
+        settings.eq.apply(to: player.eq)
+        settings.effects.applyEQSettings(to: player.eq)
+        if settings.rate != 1 { player.defaultRate = settings.rate }
+        if !settings.effects.makeNodes().isEmpty { report("effects other than the equaliser are not applied to streams yet") }
+        screen.volume = player.volume
+        player.replaceCurrentItem(with: item)
+        player.play()
+        if !interactive { Terminal.write("Connecting to \(url.absoluteString)\n") }
+        loop: for await event in events {
+            switch event {
+            case .tick:
+                draw()
+            case .signalled(let sig):
+                interruptedBy = sig
+                break loop
+            case .player(let e):
+                if handle(e) { break loop }
+                draw()
+            case .key(let k):
+                if handle(key: k) { break loop }
+                draw()
+            case .queue, .systemVolume:
+                break
+            }
+        }
+        player.pause()
+        player.replaceCurrentItem(with: nil)
+        try? AudioSession.shared.setActive(false, options: .notifyOthersOnDeactivation)
+        if let failure {
+            Terminal.writeError(failure)
+        } else if !interactive {
+            Terminal.write("Done: 1 played, 0 failed\n")
+        }
+        return failure != nil
+    }
+
+    /// Reacts to a player event; true when the session is over.
+    private func handle(_ e: PlayerEvent) -> Bool {
+        switch e {
+        case .itemStatusChanged(.readyToPlay):
+            announce()
+        case .itemStatusChanged(.failed(let error)):
+            failure = "\(error)"
+            return true
+        case .failedToPlayToEndTime(let error):
+            failure = "the stream broke off: \(error)"
+            return true
+        case .didPlayToEndTime:
+            return true
+        case .playbackStalled:
+            stalledSince = Date()
+            report("the network is late: waiting for the buffer to fill")
+        case .timeControlStatusChanged(.playing):
+            if let since = stalledSince {
+                report(String(format: "playing again after %.1f s", Date().timeIntervalSince(since)))
+                stalledSince = nil
+            } else if interactive {
+                screen.message = nil
+            }
+        case .timedMetadata(let fields):
+            if let title = fields["StreamTitle"], !title.isEmpty {
+                screen.title = title
+                if !interactive { Terminal.write("Now: \(title)\n") }
+            }
+        case .newErrorLogEntry(let entry):
+            // Retries only: a failure that ends the stream is reported once, as the failure.
+            if entry.action.hasPrefix("retrying") { report("\(entry.failure) — \(entry.action)") }
+        case .decodeWarning(let w):
+            report(w.description)
+        default:
+            break
+        }
+        publish()
+        return false
+    }
+
+    /// Shows what the stream is, once it has opened.
+    private func announce() {
+        guard !announced else { return }
+        announced = true
+        let md = item.metadata
+        if let t = md.title { screen.title = t }
+        screen.artist = md.artist
+        screen.album = md.album
+        if let f = item.format {
+            screen.format = describeFormat(codec: f.codecName, sampleRate: f.sampleRate, bits: f.bitsPerSample,
+                                           channelLayout: f.channelLayout, bitRate: f.bitRate) + " · network stream"
+        }
+        screen.isLive = item.duration == .indefinite
+        screen.duration = item.duration.seconds ?? 0
+        if !interactive {
+            let length = screen.isLive ? "live" : formatTime(screen.duration)
+            Terminal.write("Playing \(screen.title) [\(screen.format), \(length)]\n")
+        }
+    }
+
+    private func publish() {
+        let playing = player.timeControlStatus == .playing
+        info.nowPlayingInfo = NowPlayingInfo(title: screen.title, artist: screen.artist, album: screen.album,
+                                             duration: screen.isLive || screen.duration == 0 ? nil : screen.duration,
+                                             elapsedTime: player.currentTime(), playbackRate: playing ? 1 : 0, trackURL: url)
+        info.playbackState = player.rate == 0 ? .paused : .playing
+        info.volume = Double(player.volume)
+    }
+
+    private func wireCommands() {
+        let player = self.player
+        let c = commands
+        c.play.addTarget { _ in player.play(); return .success }
+        c.pause.addTarget { _ in player.pause(); return .success }
+        c.togglePlayPause.addTarget { _ in
+            if player.rate == 0 { player.play() } else { player.pause() }
+            return .success
+        }
+        c.stop.addTarget { _ in player.pause(); return .success }
+        c.changePlaybackPosition.addTarget { e in
+            player.seek(to: e.positionTime) { _ in }
+            return .success
+        }
+        let center = info
+        c.changeVolume.addTarget { e in
+            player.volume = Float(e.volume)
+            center.volume = Double(player.volume)
+            return .success
+        }
+        c.nextTrack.isEnabled = false
+        c.previousTrack.isEnabled = false
+        c.changeRepeatMode.isEnabled = false
+        c.changeShuffleMode.isEnabled = false
+        c.changePlaybackRate.isEnabled = false
+        c.seekForward.isEnabled = false
+        c.seekBackward.isEnabled = false
+    }
+
+    /// Carries out a key; true to quit.
+    private func handle(key: Key) -> Bool {
+        switch key {
+        case .space:
+            if player.rate == 0 { player.play() } else { player.pause() }
+        case .left: player.seek(to: max(0, player.currentTime() - 5)) { _ in }
+        case .right: player.seek(to: player.currentTime() + 5) { _ in }
+        case .up: setVolume(player.volume + 0.05)
+        case .down: setVolume(player.volume - 0.05)
+        case .char("q"), .char("Q"): return true
+        default: break
+        }
+        return false
+    }
+
+    private func setVolume(_ v: Float) {
+        player.volume = max(0, min(1, (v * 20).rounded() / 20))
+        screen.volume = player.volume
+    }
+
+    private func report(_ message: String) {
+        if interactive {
+            screen.message = message
+        } else {
+            Terminal.write("  \(message)\n")
+        }
+    }
+
+    private func draw() {
+        screen.elapsed = player.currentTime()
+        switch player.timeControlStatus {
+        case .playing: screen.status = .playing
+        case .paused: screen.status = .paused
+        case .waitingToPlayAtSpecifiedRate(.evaluatingBufferingRate): screen.status = .loading
+        case .waitingToPlayAtSpecifiedRate: screen.status = .buffering
+        }
+        screen.loaded = item.loadedTimeRanges.map { $0.start...$0.end }
+        let ahead = item.bufferedSecondsAhead
+        screen.bufferedAhead = ahead.isFinite ? ahead : nil
+        if interactive {
+            Terminal.write("\u{1B}[H\u{1B}[J" + LiveScreen.render(screen, width: Terminal.width))
+        } else if screen.status == .playing && announced {
+            let sec = Int(screen.elapsed)
+            if sec / 5 != lastPlainSecond / 5 || lastPlainSecond < 0 {
+                lastPlainSecond = sec
+                let buffered = screen.bufferedAhead.map { String(format: ", %.1f s buffered", $0) } ?? ""
+                let total = screen.isLive ? "live" : formatTime(screen.duration)
+                Terminal.write("  \(formatTime(screen.elapsed)) / \(total)\(buffered)\n")
+            }
+        }
+        publish()
+    }
+}
