@@ -354,6 +354,7 @@ public final class Player: @unchecked Sendable {
             broadcaster.yield(.rateChanged(r))
             syncObservers()
         case .emitStalled:
+            currentItem?.noteStall()
             emitItemEvent(.playbackStalled)
         case .emitPlayedToEnd:
             emitItemEvent(.didPlayToEndTime)

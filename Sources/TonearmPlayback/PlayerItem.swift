@@ -85,6 +85,7 @@ public final class PlayerItem: @unchecked Sendable {
         var epoch: UInt64 = 0
         var accessReported = 0
         var errorsReported = 0
+        var stalls = 0
     }
 
     private let state = Mutex(State())
@@ -142,6 +143,9 @@ public final class PlayerItem: @unchecked Sendable {
 
     /// The requests made so far (`AVPlayerItemAccessLog`): empty for a local file.
     public var accessLog: [NetworkAccessLogEntry] { network?.accessLog ?? [] }
+    /// How many times playback stalled because the audio ran out before the end
+    /// (`AVPlayerItemAccessLogEvent.numberOfStalls`).
+    public var numberOfStalls: Int { state.withLock { $0.stalls } }
     /// The network problems met so far, also those overcome (`AVPlayerItemErrorLog`).
     public var errorLog: [NetworkErrorLogEntry] { network?.errorLog ?? [] }
 
@@ -268,6 +272,9 @@ public final class PlayerItem: @unchecked Sendable {
     func markFailed(_ error: TonearmError) {
         state.withLock { $0.status = .failed(error) }
     }
+
+    /// Counts a stall. Player's control queue.
+    func noteStall() { state.withLock { $0.stalls += 1 } }
 
     /// Records timed metadata as it is heard.
     func setTimedMetadata(_ fields: [String: String]) {

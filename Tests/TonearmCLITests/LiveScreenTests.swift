@@ -110,6 +110,33 @@ import TonearmTestSupport
         #expect(screen.process.terminationStatus == 0)
     }
 
+    @Test func aStreamShowsWhatIsInMemoryAndARadioItsTitle() throws {
+        let dir = try TempDir("tui-stream")
+        defer { dir.remove() }
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=60", "-c:a", "libmp3lame", "-b:a", "128k",
+                             dir.file("long.mp3")])
+        let server = try PrivateHTTPServer(root: dir.path)
+        defer { server.stop() }
+        // Four times real time: the part in memory runs ahead of the playhead on the bar.
+        let file = server.url("/long.mp3", query: ["rate": "64000"]).absoluteString
+        let screen = try Screen("XDG_STATE_HOME='\(dir.file("state"))' \(try tonearmBinary()) play --output null '\(file)'")
+        try screen.waitFor("▶ Playing")
+        try screen.waitFor("1:00")
+        try screen.waitFor("█▒")
+        screen.type("q")
+        screen.process.waitUntilExit()
+        #expect(screen.process.terminationStatus == 0)
+
+        let radio = server.url("/radio", query: ["file": "long.mp3", "metaint": "8000", "titles": "On Air Now",
+                                                 "rate": "20000"]).absoluteString
+        let live = try Screen("XDG_STATE_HOME='\(dir.file("state"))' \(try tonearmBinary()) play --output null '\(radio)'")
+        try live.waitFor("● LIVE")
+        try live.waitFor("Title   On Air Now")
+        live.type("q")
+        live.process.waitUntilExit()
+        #expect(live.process.terminationStatus == 0)
+    }
+
     @Test func ctrlCQuitsWithStatus130AndRestoresTheTerminal() throws {
         let dir = try TempDir("tui-int")
         defer { dir.remove() }

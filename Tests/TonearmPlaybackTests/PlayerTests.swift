@@ -234,6 +234,7 @@ func sameSamples(_ a: [Float], _ b: [Float]) -> Bool {
                     "\(statuses)")
         }
         let at = stalledAt.withLock { $0 }
+        #expect(item.numberOfStalls == at.count && item.numberOfStalls >= 1)
         #expect(at.contains { $0 > 3 && $0 < 5.5 }, "the server's stall is met where it is, before the end: \(at)")
         #expect(server.requests(path: "/a.mp3").count == 1, "a 10 s stall is waited out on the same connection")
     }
