@@ -246,7 +246,9 @@ final class PlaySession: @unchecked Sendable {
             screen.albumArtist = nil
             screen.artwork = nil
             screen.format = "network stream"
-            screen.duration = 0
+            // What the stream's header states, once the queue has opened it (radio: none).
+            let d = player.queue.currentDuration ?? 0
+            screen.duration = d.isFinite && d < 1e7 ? d : 0
         } else if let file = try? AudioFile(path: item.path) {
             let md = file.metadata
             let f = file.fileFormat

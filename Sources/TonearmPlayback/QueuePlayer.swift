@@ -116,6 +116,9 @@ public final class QueuePlayer: @unchecked Sendable {
         var interrupted = false
         var lastError: TonearmError?
         var corkRequestHandler: (@Sendable (Bool) -> Void)?
+        /// The start under way (a network item may be connecting on another thread): its number.
+        var starting: UInt64?
+        var nextStart: UInt64 = 1
     }
 
     private let lock = Mutex(State())
@@ -374,14 +377,23 @@ public final class QueuePlayer: @unchecked Sendable {
     /// Plays from the current position. Items that cannot be opened are reported
     /// (``QueuePlayerEvent/itemFailed(index:item:error:)``) and skipped.
     public func play() {
-        enum Step { case resume(QueueRuntime), start, nothing }
+        enum Step { case resume(QueueRuntime), start(UInt64, remote: Bool), nothing }
         let step = lock.withLock { s -> Step in
-            if s.state == .playing { return .nothing }
+            if s.state == .playing || s.starting != nil { return .nothing }
             if let rt = s.runtime { return .resume(rt) }
-            return s.order.current == nil ? .nothing : .start
+            guard let cur = s.order.current else { return .nothing }
+            let token = s.nextStart
+            s.nextStart += 1
+            s.starting = token
+            return .start(token, remote: s.entries[cur].item.isRemote)
         }
         switch step {
         case .nothing: return
+        case .start(let token, remote: true):
+            // Connecting may take a while (bounded by the network limits): not on the caller's thread.
+            Thread.detachNewThread { [self] in startFromCurrent(token: token) }
+        case .start(let token, remote: false):
+            startFromCurrent(token: token)
         case .resume(let rt):
             lock.withLock { s in
                 s.state = .playing
@@ -390,8 +402,6 @@ public final class QueuePlayer: @unchecked Sendable {
             }
             do { try rt.startRendering() } catch { fail(error) ; return }
             broadcaster.yield(.stateChanged(.playing))
-        case .start:
-            startFromCurrent()
         }
     }
 
@@ -414,6 +424,7 @@ public final class QueuePlayer: @unchecked Sendable {
             s.state = .stopped
             s.pendingPosition = 0
             s.keepAlive = nil
+            s.starting = nil
         }
         if was != .stopped { broadcaster.yield(.stateChanged(.stopped)) }
     }
@@ -518,12 +529,16 @@ public final class QueuePlayer: @unchecked Sendable {
     }
 
     /// Opens the current item (skipping those that fail), builds the runtime for its format,
-    /// schedules it from the pending position and starts the output.
-    private func startFromCurrent() {
+    /// schedules it from the pending position and starts the output — unless `stop()` (or
+    /// another start) came first: start `token` is then no longer the one under way.
+    private func startFromCurrent(token: UInt64) {
         var failures: [(Int, QueueItem, TonearmError)] = []
         var opened: (AudioFile, Int)?
         opening: while opened == nil {
-            guard let (index, item) = lock.withLock({ s in s.order.current.map { ($0, s.entries[$0].item) } }) else { break }
+            // A stop() while connecting ends the start.
+            guard let (index, item) = lock.withLock({ s in
+                s.starting == token ? s.order.current.map { ($0, s.entries[$0].item) } : nil
+            }) else { break }
             switch Self.open(item) {
             case .success(let f):
                 opened = (f, index)
@@ -538,28 +553,47 @@ public final class QueuePlayer: @unchecked Sendable {
         }
         for (i, item, e) in failures { broadcaster.yield(.itemFailed(index: i, item: item, error: e)) }
         guard let (file, _) = opened else {
-            lock.withLock { $0.lastError = failures.last?.2 }
-            finishQueue()
+            let stillStarting = lock.withLock { s -> Bool in
+                guard s.starting == token else { return false }
+                s.starting = nil
+                s.lastError = failures.last?.2
+                return true
+            }
+            if stillStarting { finishQueue() }
             return
         }
+        guard lock.withLock({ $0.starting == token }) else { return }  // stopped while connecting
         let rt: QueueRuntime
         do {
             let driver = try makeOutput()
             rt = try QueueRuntime(format: file.processingFormat, driver: driver, eq: eq)
         } catch {
-            fail(error)
+            let current = lock.withLock { s -> Bool in
+                guard s.starting == token else { return false }
+                s.starting = nil
+                return true
+            }
+            if current { fail(error) }
             return
         }
         let effects = lock.withLock { $0.effects }
         try? rt.setEffects(effects)
         rt.watchOutput { [weak self] e in self?.outputEvent(e) }
-        lock.withLock { s in
+        let started = lock.withLock { s -> Bool in
+            guard s.starting == token else { return false }
+            s.starting = nil
             s.runtime = rt
             s.state = .playing
             s.lastError = nil
             s.keepAlive = self
             rt.engine.mainMixerNode.outputVolume = s.volume * s.duck
             schedule(file: file, at: s.pendingPosition, in: &s, runtime: rt)
+            return true
+        }
+        guard started else {
+            // Stopped while connecting.
+            rt.close()
+            return
         }
         do { try rt.startRendering() } catch { fail(error); return }
         emitCurrent()  // the item that now plays
@@ -567,33 +601,30 @@ public final class QueuePlayer: @unchecked Sendable {
     }
 
     /// Re-schedules the current item from `seconds` (the current position when nil), and what
-    /// follows it, on the running node.
+    /// follows it, on the running node. The item is opened outside the lock (a network item
+    /// connects); if another item became current meanwhile, this restart gives way to it.
     private func restartCurrent(at seconds: Double? = nil) {
         let position = seconds ?? currentTime
-        var failed: (Int, QueueItem, TonearmError)?
-        let ok = lock.withLock { s -> Bool in
-            guard let rt = s.runtime, let cur = s.order.current else { return true }
-            let item = s.entries[cur].item
-            let file: AudioFile
-            switch Self.open(item) {
-            case .success(let f): file = f
-            case .failure(let error):
-                failed = (cur, item, error)
-                return false
-            }
+        guard let (cur, key, item) = lock.withLock({ s -> (Int, UInt64, QueueItem)? in
+            guard s.runtime != nil, let cur = s.order.current, s.entries.indices.contains(cur) else { return nil }
+            return (cur, s.entries[cur].key, s.entries[cur].item)
+        }) else { return }
+        let file: AudioFile
+        switch Self.open(item) {
+        case .success(let f): file = f
+        case .failure(let error):
+            broadcaster.yield(.itemFailed(index: cur, item: item, error: error))
+            advanceToNextItem()
+            return
+        }
+        lock.withLock { s in
+            guard let rt = s.runtime, s.order.current == cur, s.entries.indices.contains(cur), s.entries[cur].key == key else { return }
             let playing = s.state == .playing
             rt.node.stop()
             s.scheduled.removeAll()
             s.pendingPosition = position
             schedule(file: file, at: position, in: &s, runtime: rt)
             if playing { rt.node.play() }
-            return true
-        }
-        if let (i, item, e) = failed {
-            broadcaster.yield(.itemFailed(index: i, item: item, error: e))
-            advanceToNextItem()
-        } else if !ok {
-            stop()
         }
     }
 
@@ -623,10 +654,12 @@ public final class QueuePlayer: @unchecked Sendable {
     /// when the next item is another one (not repeat-one), has the same rate and channels, and is
     /// not the next track of the same album played in order (those stay gapless). Lock held.
     private func crossfadePartner(after file: AudioFile, index: Int, order: PlayOrder, in s: State) -> Partner? {
-        guard s.crossfade > 0 else { return nil }
+        guard s.crossfade > 0, !s.entries[index].item.isRemote else { return nil }
         var nextOrder = order
+        // Network items are never crossfaded: opening one here would wait for the network under the lock.
         guard nextOrder.advanceOnEnd(), let next = nextOrder.current, next != index,
-              s.entries.indices.contains(next), case .success(let other) = Self.open(s.entries[next].item) else { return nil }
+              s.entries.indices.contains(next), !s.entries[next].item.isRemote,
+              case .success(let other) = Self.open(s.entries[next].item) else { return nil }
         let f = file.processingFormat, g = other.processingFormat
         guard f.sampleRate == g.sampleRate, f.channelCount == g.channelCount else { return nil }
         if next == index + 1, let album = file.metadata.album, album == other.metadata.album,
@@ -662,46 +695,55 @@ public final class QueuePlayer: @unchecked Sendable {
     /// Node decoder thread: segment `token` has been read; schedule what follows it now, so the
     /// node goes straight on with it (gapless).
     private func consumed(token: UInt64, epoch: UInt64) {
-        var failures: [(Int, QueueItem, TonearmError)] = []
-        lock.withLock { s in
-            guard s.epoch == epoch, let rt = s.runtime, let last = s.scheduled.last, last.token == token else { return }
+        // Crossfades (local items only) are scheduled under the lock; the next item in play order
+        // is opened outside it (a network item connects), then scheduled if nothing changed.
+        let nextFrom: PlayOrder? = lock.withLock { s in
+            guard s.epoch == epoch, let rt = s.runtime, let last = s.scheduled.last, last.token == token else { return nil }
             switch last.then {
             case .crossfade(let p):
                 // The overlap: both files opened afresh for the mixing source.
                 let incomingItem = s.entries.indices.contains(p.index) ? s.entries[p.index].item : nil
                 guard let incomingItem, case .success(let outFile) = Self.open(QueueItem(path: p.outgoingPath)),
-                      case .success(let inFile) = Self.open(incomingItem) else { return }
+                      case .success(let inFile) = Self.open(incomingItem) else { return nil }
                 let inGain = s.replayGain.linearGain(for: inFile.metadata.replayGain, preamp: s.preamp)
                 let mix = CrossfadeSource(outgoing: outFile, outGain: p.outGain, incoming: inFile, inGain: inGain, frames: p.frames)
                 enqueue(file: mix, key: p.key, start: 0, end: mix.frameLength, order: p.order,
                         then: .rest(key: p.key, index: p.index, order: p.order, frame: mix.frameLength), gain: 1,
                         in: &s, runtime: rt)
-                return
+                return nil
             case .rest(let key, let index, let order, let frame):
                 guard s.entries.indices.contains(index), s.entries[index].key == key,
-                      case .success(let file) = Self.open(s.entries[index].item) else { return }
+                      case .success(let file) = Self.open(s.entries[index].item) else { return nil }
                 scheduleItem(file: file, index: index, start: frame, order: order, in: &s, runtime: rt)
-                return
+                return nil
             case .next:
-                break
-            }
-            var order = last.order
-            // The item after this one in play order, skipping files that cannot be opened.
-            for _ in 0...s.entries.count {
-                guard order.advanceOnEnd(), let next = order.current, s.entries.indices.contains(next) else { return }
-                let item = s.entries[next].item
-                switch Self.open(item) {
-                case .success(let file):
-                    for warning in file.takeWarnings() { broadcaster.yield(.decodeWarning(warning)) }
-                    scheduleItem(file: file, index: next, start: 0, order: order, in: &s, runtime: rt)
-                    return
-                case .failure(let error):
-                    failures.append((next, item, error))
-                    if order.repeatMode == .one { return }
-                }
+                return last.order
             }
         }
-        for (i, item, e) in failures { broadcaster.yield(.itemFailed(index: i, item: item, error: e)) }
+        guard var order = nextFrom else { return }
+        var failures: [(Int, QueueItem, TonearmError)] = []
+        defer { for (i, item, e) in failures { broadcaster.yield(.itemFailed(index: i, item: item, error: e)) } }
+        // The item after this one in play order, skipping those that cannot be opened.
+        for _ in 0...lock.withLock({ $0.entries.count }) {
+            guard let (next, key, item) = lock.withLock({ s -> (Int, UInt64, QueueItem)? in
+                guard order.advanceOnEnd(), let next = order.current, s.entries.indices.contains(next) else { return nil }
+                return (next, s.entries[next].key, s.entries[next].item)
+            }) else { return }
+            switch Self.open(item) {
+            case .success(let file):
+                for warning in file.takeWarnings() { broadcaster.yield(.decodeWarning(warning)) }
+                lock.withLock { s in
+                    // Still the same schedule and the same item there: go on with it.
+                    guard s.epoch == epoch, let rt = s.runtime, s.scheduled.last?.token == token,
+                          s.entries.indices.contains(next), s.entries[next].key == key else { return }
+                    scheduleItem(file: file, index: next, start: 0, order: order, in: &s, runtime: rt)
+                }
+                return
+            case .failure(let error):
+                failures.append((next, item, error))
+                if order.repeatMode == .one { return }
+            }
+        }
     }
 
     /// Node event thread: segment `token` has been rendered to its last frame. The next one (if

@@ -45,4 +45,31 @@ import TonearmTestSupport
         let same = heard.count == expected.count && zip(heard, expected).allSatisfy { abs($0 - $1) < 1e-6 }
         #expect(same, "the stream's audio differs from the file's")
     }
+
+    @Test func playDoesNotWaitForTheNetworkAndStopCancelsTheStart() async throws {
+        let dir = try TempDir("net-queue-start")
+        defer { dir.remove() }
+        try Fixtures.tone(path: dir.file("song.flac"), codecArgs: ["-c:a", "flac"], seconds: 1)
+        let server = try PrivateHTTPServer(root: dir.path)
+        defer { server.stop() }
+        let out = dir.file("out.wav")
+        // The first response stalls 3 s after its headers (once per path); later ones do not.
+        let song = QueueItem(pathOrURL: server.url("/song.flac", query: ["stall": "3", "at": "0"]).absoluteString)
+        let q = QueuePlayer(items: [song], output: { FileOutput(path: out) })
+        defer { q.stop() }
+        q.play()
+        #expect(q.playbackState == .stopped, "play() returned while the stream was still connecting")
+        let stalled = await server.waitForRequest(timeout: 10) { $0.path == "/song.flac" && $0.stalled }
+        #expect(stalled != nil)
+        q.stop()
+        // Started again: this start plays; the first, still waiting for its stalled response,
+        // must never start a second output.
+        let collector = eventsUntilFinished(q.events)
+        q.play()
+        let events = await collector.value
+        #expect(events.filter { $0 == .stateChanged(.playing) }.count == 1)
+        let heard = try readWAV(out).channels[0]
+        let local = try AudioFile(path: dir.file("song.flac"))
+        #expect(heard.count == Int(local.length))
+    }
 }
