@@ -516,10 +516,12 @@ final class HLSFetcher: @unchecked Sendable {
                     }
                 }
                 seconds += Date().timeIntervalSince(began)
+                unregister()
                 return (data, response.url, seconds)
             } catch {
                 failure = error
             }
+            unregister()
             seconds += Date().timeIntervalSince(began)
             if isCancelled { throw cancelledError }
             guard attempt < retries, canRetry(failure), case .network(_, let f) = failure else { throw failure }
@@ -527,6 +529,11 @@ final class HLSFetcher: @unchecked Sendable {
             guard backoff(attempt: attempt, url: url, failure: f) else { throw cancelledError }
             reconnect = true
         }
+    }
+
+    /// Forgets the channel of a request that is over (``cancel()`` then has nothing to wake).
+    private func unregister() {
+        condition.withLock { state.channel = nil }
     }
 
     private func register(_ channel: ByteChannel) {

@@ -168,16 +168,57 @@ import TonearmTestSupport
         #expect(source.errorLog.isEmpty)
     }
 
+    /// The bytes are the segments' own, in order; seeks work within what is kept (behind the
+    /// reader and ahead of it) and fail before it or past the end.
+    @Test func theStreamIsTheSegmentsInOrderAndSeeksStayInMemory() throws {
+        let site = try Site()
+        let events = Watched<[HLSSourceEvent]>([])
+        var options = HLSSourceOptions()
+        options.maximumSegmentsAhead = 100
+        options.keptBehind = 20_000
+        let source = HLSByteSource(url: site.server.url("/clear/index.m3u8"), options: options, onEvent: { e in events.update { $0.append(e) } })
+        source.start()
+        #expect(source.waitUntilFinished(timeout: 30))
+        let segments = try site.segments("clear")
+        let total = segments.reduce(0) { $0 + $1.duration }
+        #expect(events.value.first == .opened(isLive: false, duration: total))
+        #expect(events.waitBlocking(timeout: 10) { $0.last == .finished })  // delivered after the state changes
+        let loaded = events.value.compactMap { if case .segmentLoaded(let n, _, let b) = $0 { (n, b) } else { nil } }
+        #expect(loaded.map(\.0) == Array(0..<segments.count))
+        #expect(loaded.map(\.1) == (try segments.map { try site.bytes("clear/\($0.name)").count }))
+        // Everything is in and nothing read: all of it is buffered.
+        #expect(abs(source.bufferedDuration - total) < 1e-6)
+        func read(_ count: Int) throws -> [UInt8] {
+            var out: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while out.count < count {
+                let n = try chunk.withUnsafeMutableBytes { try source.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<min(4096, count - out.count)])) }
+                if n == 0 { break }
+                out += chunk[0..<n]
+            }
+            return out
+        }
+        let start = try read(30_000)
+        #expect(source.bufferedDuration < total)
+        #expect(source.seek(to: 0))  // still kept: the first segment ends after 30 000 - 20 000
+        #expect(try read(30_000) == start)
+        let all = try start + read(Int.max)
+        #expect(all == (try site.concatenated("clear")))
+        #expect(source.position == Int64(all.count))
+        #expect(source.bufferedDuration == 0)
+        #expect(!source.seek(to: 0))  // long forgotten
+        #expect(source.seek(to: Int64(all.count - 1000)))
+        #expect(try read(2000) == Array(all.suffix(1000)))
+        #expect(!source.seek(to: Int64(all.count + 1)))  // past the end
+    }
+
     // MARK: Variants
 
-    /// Two variants: the source starts on the low one, switches up while the server is fast,
-    /// and down once the server is throttled below the high one's BANDWIDTH; the audio goes on
-    /// without a gap through both switches.
-    @Test func aMasterPlaylistSwitchesVariantsByMeasuredBandwidth() throws {
-        let site = try Site()
+    /// `master.m3u8`: 20 s as `low/` (32 kb/s, BANDWIDTH 48000) and `high/` (128 kb/s,
+    /// BANDWIDTH 160000), listed high first (the source sorts them).
+    func variants(_ site: Site) throws {
         try site.hls("low", bitrate: "32k", seconds: 20, segmentSeconds: 2)
         try site.hls("high", bitrate: "128k", seconds: 20, segmentSeconds: 2)
-        // Listed high first: the source sorts them.
         try site.write("master.m3u8", """
         #EXTM3U
         #EXT-X-VERSION:3
@@ -187,6 +228,32 @@ import TonearmTestSupport
         low/index.m3u8
 
         """)
+    }
+
+    /// Under a preferred peak bit rate the first variant is the highest below it, and the
+    /// source never goes above it however fast the server is.
+    @Test func aPreferredPeakBitRateCapsTheVariants() throws {
+        let site = try Site()
+        try variants(site)
+        for (peak, expected) in [(200_000.0, 160_000), (100_000.0, 48_000)] {
+            var options = HLSSourceOptions()
+            options.preferredPeakBitRate = peak
+            options.maximumSegmentsAhead = 100  // nothing reads: all of it is fetched ahead
+            let source = HLSByteSource(url: site.server.url("/master.m3u8"), options: options)
+            source.start()
+            #expect(source.waitUntilFinished(timeout: 30))
+            let rates = Set(source.accessLog.filter { $0.kind == .media }.compactMap(\.indicatedBitrate).map(Int.init))
+            #expect(rates == [expected], "peak \(peak): \(rates)")
+            #expect(source.currentVariantBandwidth == expected)
+        }
+    }
+
+    /// Two variants: the source starts on the low one, switches up while the server is fast,
+    /// and down once the server is throttled below the high one's BANDWIDTH; the audio goes on
+    /// without a gap through both switches.
+    @Test func aMasterPlaylistSwitchesVariantsByMeasuredBandwidth() throws {
+        let site = try Site()
+        try variants(site)
         let events = Watched<[HLSSourceEvent]>([])
         var options = HLSSourceOptions()
         options.maximumSegmentsAhead = 2
@@ -252,7 +319,7 @@ import TonearmTestSupport
         let reloads = events.value.compactMap { if case .playlistReloaded(let n) = $0 { n } else { nil } }
         #expect(reloads.count >= segments.count - 3, "\(reloads)")
         #expect(reloads.reduce(0, +) == segments.count - 3)
-        #expect(events.value.last == .finished)
+        #expect(events.waitBlocking(timeout: 10) { $0.last == .finished })  // delivered after the state changes
         let server = site.server.requests(path: "/live/onair.m3u8").count
         #expect(server == source.accessLog.filter { $0.kind == .playlist }.count)
         // The audio is what the segments decode to.
@@ -419,6 +486,28 @@ import TonearmTestSupport
         } catch {
             #expect(error as? TonearmError == .network(url: segmentURL, failure: .httpStatus(code: 404, reason: "Not Found")), "\(error)")
         }
+    }
+
+    /// A segment whose server never answers times out after the retries: the reader is never
+    /// left waiting without bound.
+    @Test func aSegmentThatNeverComesTimesOut() throws {
+        let site = try Site()
+        try site.write("stuck.m3u8", "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\n/hang?seconds=10\n#EXT-X-ENDLIST\n")
+        var options = HLSSourceOptions()
+        options.limits = NetworkLimits(connectTimeout: 2, readTimeout: 0.5)
+        options.retryAttempts = 1
+        options.maximumBackoff = 0.25
+        let url = site.server.url("/stuck.m3u8")
+        let source = HLSByteSource(url: url, options: options)
+        source.start()
+        do {
+            _ = try AudioFile(byteSource: source, name: url.absoluteString, streaming: true)
+            Issue.record("a segment that never came opened")
+        } catch {
+            #expect(error == .network(url: site.server.url("/hang", query: ["seconds": "10"]).absoluteString,
+                                      failure: .timedOut(phase: "waiting for data", seconds: 0.5)), "\(error)")
+        }
+        #expect(site.server.requests(path: "/hang").count == 2)
     }
 
     /// The server drops the connection in the middle of a segment: the segment is resumed with a
