@@ -66,10 +66,12 @@ public struct HLSSourceOptions: Sendable {
 ///
 /// - A master playlist's variants are sorted by `BANDWIDTH`; the first is the lowest (or the
 ///   highest under ``HLSSourceOptions/preferredPeakBitRate``). The bandwidth is measured over
-///   the last segments (bytes / transfer time); before each segment the source switches up to
-///   the highest variant whose `BANDWIDTH` × ``HLSSourceOptions/switchUpFactor`` it measures,
-///   and down when the measured bandwidth, or the last segment's, falls below the current
-///   variant's. A switch continues at the next media sequence number, so the audio goes on.
+///   the last segments (bytes / transfer time); before each segment, taking the lower of that
+///   and the last segment's own, the source switches up to the highest variant whose
+///   `BANDWIDTH` × ``HLSSourceOptions/switchUpFactor`` it reaches, or down (to the highest
+///   variant at or below it) when it falls below the current variant's — at most once per
+///   segment boundary. A switch continues at the next media sequence number, so the audio goes
+///   on.
 /// - A live playlist (no `#EXT-X-ENDLIST`) starts ``HLSSourceOptions/liveStartTargetDurations``
 ///   target durations before its end, is reloaded every target duration (half of it after an
 ///   unchanged reload), and is followed by media sequence number; the stream ends once

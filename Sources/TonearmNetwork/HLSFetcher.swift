@@ -230,6 +230,8 @@ final class HLSFetcher: @unchecked Sendable {
         // Media playlists of finished (VOD) variants, kept for switching back.
         var ended: [Int: HLSMediaPlaylist] = [:]
         if !variants.isEmpty && !live { ended[current] = media }
+        // The sequence number before which the variant last changed.
+        var switchedBefore: Int?
         let stallTimeout = options.liveStallTimeout ?? max(4 * media.targetDuration, options.limits.readTimeout)
 
         while true {
@@ -237,7 +239,7 @@ final class HLSFetcher: @unchecked Sendable {
             if let segment = media.segment(sequence: next) {
                 guard waitForRoom() else { throw cancelledError }
                 // At a segment boundary: the variant the bandwidth asks for.
-                if variants.count > 1 && options.adaptiveSwitching {
+                if variants.count > 1 && options.adaptiveSwitching && switchedBefore != next {
                     let target = chooseVariant(variants, current: current)
                     if target != current {
                         let started = Date()
@@ -255,6 +257,7 @@ final class HLSFetcher: @unchecked Sendable {
                         media = replacement
                         loadStarted = started
                         if next < media.mediaSequence { next = media.mediaSequence }
+                        switchedBefore = next  // one switch per segment boundary
                         condition.withLock { state.currentVariant = current }
                         onEvent(.variantSwitched(from: from, to: to, sequence: next))
                         continue
@@ -326,17 +329,19 @@ final class HLSFetcher: @unchecked Sendable {
     /// segment's) falls below the current one's.
     private func chooseVariant(_ variants: [HLSVariant], current: Int) -> Int {
         guard let measured = condition.withLock({ state.measured }), let last = samples.last else { return current }
+        // The lower of the window's and the last segment's: quick to go down, slow to go up.
+        // Up needs factor × the higher BANDWIDTH, down happens below the current one: after a
+        // switch either way the same estimate never asks for the way back.
+        let estimate = min(measured, 8 * Double(last.bytes) / max(last.seconds, 1e-4))
         let cap = options.preferredPeakBitRate > 0 ? options.preferredPeakBitRate : .infinity
         var up = current
         for i in (current + 1)..<variants.count {
             let b = Double(variants[i].bandwidth)
-            if b * options.switchUpFactor <= measured && b <= cap { up = i }
+            if b * options.switchUpFactor <= estimate && b <= cap { up = i }
         }
         if up != current { return up }
-        let lastRate = 8 * Double(last.bytes) / max(last.seconds, 1e-4)
-        let low = min(measured, lastRate)
-        if low < Double(variants[current].bandwidth) && current > 0 {
-            return (0..<current).last { Double(variants[$0].bandwidth) <= low } ?? 0
+        if estimate < Double(variants[current].bandwidth) && current > 0 {
+            return (0..<current).last { Double(variants[$0].bandwidth) <= estimate } ?? 0
         }
         return current
     }
