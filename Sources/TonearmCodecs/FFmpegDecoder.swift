@@ -595,6 +595,9 @@ final class FFmpegDecoder {
             if inputEOF { decoderEOF = true; return nil }
             let rr = av_read_frame(fmt, packet)
             if rr < 0 {
+                // A byte source that failed (a network source after its retries) is an error,
+                // not the end of the stream.
+                if let f = byteIO?.failure { throw f }
                 inputEOF = true
                 avcodec_send_packet(cc, nil)
                 continue

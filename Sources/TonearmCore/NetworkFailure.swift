@@ -31,6 +31,9 @@ public enum NetworkFailure: Error, Sendable, Hashable, CustomStringConvertible {
     case notMedia(contentType: String?, detail: String)
     /// A limit on what a source may use was reached (playlist size, header size, …).
     case limitExceeded(String)
+    /// Encrypted content could not be decrypted (an HLS AES-128 segment with a wrong key or IV,
+    /// a key that is not 16 bytes).
+    case decryptionFailed(detail: String)
 
     public var description: String {
         switch self {
@@ -47,6 +50,7 @@ public enum NetworkFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case .connectionDropped(let n, let d): "the connection dropped after \(n) bytes (\(d))"
         case .notMedia(let t, let d): "not audio\(t.map { " (the server says \($0))" } ?? "") (\(d))"
         case .limitExceeded(let d): "a limit was exceeded (\(d))"
+        case .decryptionFailed(let d): "could not be decrypted (\(d))"
         }
     }
 }

@@ -126,15 +126,23 @@ package final class TCPChannel: ByteChannel, @unchecked Sendable {
     /// Whether ``cancel()`` was called.
     package var isCancelled: Bool { cancelled.isSet }
 
+    /// Any thread. After ``close()`` it does nothing: the descriptor number may already belong
+    /// to another connection.
     package func cancel() {
         cancelled.set()
-        shutdown(fd, Int32(SHUT_RDWR))
+        closingLock.withLock {
+            if !closed.isSet { shutdown(fd, Int32(SHUT_RDWR)) }
+        }
     }
 
     package func close() {
-        guard closed.setIfClear() else { return }
-        Glibc.close(fd)
+        closingLock.withLock {
+            guard closed.setIfClear() else { return }
+            Glibc.close(fd)
+        }
     }
+    /// Orders ``cancel()``'s shutdown against ``close()``.
+    private let closingLock = NSLock()
 }
 
 /// A flag set once, read from any thread.

@@ -18,6 +18,24 @@ public struct NetworkAccessLogEntry: Sendable, Hashable {
     public var transferDuration: Double
     /// Whether this request resumed after a dropped connection.
     public var isReconnect: Bool
+    /// What was asked for: ``NetworkRequestKind/media`` for a plain source; an HLS source also
+    /// asks for playlists and keys.
+    public var kind: NetworkRequestKind = .media
+    /// HLS: the media sequence number of the segment asked for (nil for playlists and keys).
+    public var mediaSequence: Int? = nil
+    /// HLS: the `BANDWIDTH` of the variant the request belongs to (bits/s), when the stream came
+    /// from a master playlist (the counterpart of `indicatedBitrate`).
+    public var indicatedBitrate: Double? = nil
+}
+
+/// What a request of a network source was for.
+public enum NetworkRequestKind: Sendable, Hashable {
+    /// Media bytes: the resource of a plain source, or one HLS segment.
+    case media
+    /// An HLS playlist (master or media; a first load, a reload, or a variant's after a switch).
+    case playlist
+    /// An HLS decryption key.
+    case key
 }
 
 /// One entry of a source's error log (the counterpart of `AVPlayerItemErrorLogEvent`).

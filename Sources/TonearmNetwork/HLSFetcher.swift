@@ -1,0 +1,563 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import TonearmCore
+
+/// The fetching behind an ``HLSByteSource``: its state (under one `NSCondition`), its thread
+/// (`tonearm-hls`, which holds it until it ends), and the reader's side. Ends when the source
+/// that owns it goes away (``cancel()``).
+final class HLSFetcher: @unchecked Sendable {
+    typealias Options = HLSSourceOptions
+
+    let url: URL
+    let options: Options
+
+    /// One segment's bytes (decrypted) at their place in the stream.
+    private struct Piece {
+        var sequence: Int
+        var duration: Double
+        var start: Int64
+        var bytes: [UInt8]
+        var end: Int64 { start + Int64(bytes.count) }
+    }
+
+    private struct State {
+        var pieces: [Piece] = []
+        var readPosition: Int64 = 0
+        /// The end of what has arrived.
+        var fetchedEnd: Int64 = 0
+        var opened = false
+        var finished = false
+        var cancelled = false
+        var failure: TonearmError?
+        var isLive = false
+        var duration: Double?
+        var variants: [Int] = []
+        var currentVariant: Int?
+        var measured: Double?
+        var channel: ByteChannel?
+        var access: [NetworkAccessLogEntry] = []
+        var errors: [NetworkErrorLogEntry] = []
+        /// Counts every sign of progress (bytes, responses, reloads, backoffs): a reader waits
+        /// ``stallLimit`` from the last one.
+        var activity = 0
+        /// How long a reader waits without any progress before it fails.
+        var stallLimit: Double
+    }
+
+    private let condition = NSCondition()
+    private var state: State
+    private let onEvent: @Sendable (HLSSourceEvent) -> Void
+    private var thread: Thread?
+
+    /// The fetch thread's own: the measurements (bytes, seconds) of the last segments.
+    private var samples: [(bytes: Int, seconds: Double)] = []
+    /// The fetch thread's own: keys by URI.
+    private var keys: [URL: [UInt8]] = [:]
+
+    init(url: URL, options: Options, onEvent: @escaping @Sendable (HLSSourceEvent) -> Void) {
+        self.url = url
+        self.options = options
+        self.onEvent = onEvent
+        state = State(stallLimit: Self.stallLimit(options, targetDuration: 10))
+    }
+
+    /// The longest a single step of the fetcher may take without progress: a connection and a
+    /// read, a backoff, a reload interval.
+    private static func stallLimit(_ o: Options, targetDuration: Double) -> Double {
+        o.limits.connectTimeout + o.limits.readTimeout + o.maximumBackoff + 2 * targetDuration + 1
+    }
+
+    func start() {
+        condition.lock()
+        defer { condition.unlock() }
+        guard thread == nil else { return }
+        let t = Thread { [self] in run() }
+        t.name = "tonearm-hls"
+        t.stackSize = 1 << 20
+        thread = t
+        t.start()
+    }
+
+    func cancel() {
+        condition.lock()
+        state.cancelled = true
+        let ch = state.channel
+        condition.broadcast()
+        condition.unlock()
+        ch?.cancel()
+    }
+
+    func waitUntilOpen(timeout: Double) -> Bool {
+        waitFor(timeout: timeout) { $0.opened } && condition.withLock { state.opened }
+    }
+
+    func waitUntilFinished(timeout: Double) -> Bool {
+        waitFor(timeout: timeout) { $0.finished } && condition.withLock { state.finished }
+    }
+
+    /// Waits until `done` holds, or the source failed or was cancelled; false after `timeout`.
+    private func waitFor(timeout: Double, _ done: (State) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !done(state) && state.failure == nil && !state.cancelled {
+            if !condition.wait(until: deadline) { return false }
+        }
+        return true
+    }
+
+    // MARK: What is known
+
+    var failure: TonearmError? { condition.withLock { state.failure } }
+    var isLive: Bool { condition.withLock { state.isLive } }
+    var duration: Double? { condition.withLock { state.duration } }
+    var isFinished: Bool { condition.withLock { state.finished } }
+    var variants: [Int] { condition.withLock { state.variants } }
+    var currentVariantBandwidth: Int? { condition.withLock { state.currentVariant.map { state.variants[$0] } } }
+    var measuredBandwidth: Double? { condition.withLock { state.measured } }
+    var accessLog: [NetworkAccessLogEntry] { condition.withLock { state.access } }
+    var errorLog: [NetworkErrorLogEntry] { condition.withLock { state.errors } }
+    var position: Int64 { condition.withLock { state.readPosition } }
+    var bufferedDuration: Double {
+        condition.withLock {
+            let p = state.readPosition
+            return state.pieces.reduce(0) { sum, piece in
+                guard piece.end > p, !piece.bytes.isEmpty else { return sum }
+                let unread = Double(piece.end - max(p, piece.start)) / Double(piece.bytes.count)
+                return sum + piece.duration * unread
+            }
+        }
+    }
+
+    // MARK: Reading (one reader thread)
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(TonearmError) -> Int {
+        guard !buffer.isEmpty else { return 0 }
+        condition.lock()
+        defer { condition.unlock() }
+        var seen = state.activity
+        var deadline = Date().addingTimeInterval(state.stallLimit)
+        while true {
+            let p = state.readPosition
+            if let piece = state.pieces.last(where: { $0.start <= p && p < $0.end }) {
+                let offset = Int(p - piece.start)
+                let n = min(buffer.count, piece.bytes.count - offset)
+                piece.bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + offset, byteCount: n) }
+                state.readPosition += Int64(n)
+                // Forget what lies far enough behind.
+                let keep = state.readPosition - options.keptBehind
+                while let first = state.pieces.first, first.end <= keep { state.pieces.removeFirst() }
+                condition.broadcast()  // the fetcher may wait for room
+                return n
+            }
+            if state.finished && p >= state.fetchedEnd { return 0 }
+            if state.cancelled { throw .invalidState("\(url.absoluteString): the HLS source was cancelled") }
+            if let f = state.failure { throw f }
+            if !condition.wait(until: deadline) {
+                if state.activity != seen {
+                    seen = state.activity
+                    deadline = Date().addingTimeInterval(state.stallLimit)
+                } else {
+                    throw .network(url: url.absoluteString, failure: .timedOut(phase: "waiting for the next segment", seconds: state.stallLimit))
+                }
+            }
+        }
+    }
+
+    func seek(to offset: Int64) -> Bool {
+        condition.withLock {
+            let earliest = state.pieces.first?.start ?? state.fetchedEnd
+            guard offset >= 0, offset >= earliest else { return false }
+            if state.finished && offset > state.fetchedEnd { return false }
+            state.readPosition = offset
+            condition.broadcast()
+            return true
+        }
+    }
+
+    // MARK: Fetching (the fetch thread)
+
+    private var cancelledError: TonearmError { .invalidState("\(url.absoluteString): the HLS source was cancelled") }
+    private var isCancelled: Bool { condition.withLock { state.cancelled } }
+
+    private func run() {
+        do throws(TonearmError) {
+            try play()
+        } catch {
+            if isCancelled { return }
+            fail(error)
+        }
+    }
+
+    /// Loads the playlist(s), then fetches segment after segment until the end.
+    private func play() throws(TonearmError) {
+        // The first playlist: master or media. Fails at once.
+        let first = try loadPlaylist(url, retries: 0, indicated: nil)
+        var variants: [HLSVariant] = []
+        var current = 0
+        var media: HLSMediaPlaylist
+        var mediaURL = url
+        switch first {
+        case .master(let master):
+            variants = master.variants.enumerated().sorted { ($0.element.bandwidth, $0.offset) < ($1.element.bandwidth, $1.offset) }.map(\.element)
+            if options.preferredPeakBitRate > 0 {
+                current = variants.lastIndex { Double($0.bandwidth) <= options.preferredPeakBitRate } ?? 0
+            }
+            condition.withLock {
+                state.variants = variants.map(\.bandwidth)
+                state.currentVariant = current
+            }
+            mediaURL = variants[current].url
+            media = try loadMedia(mediaURL, retries: 0, indicated: Double(variants[current].bandwidth))
+        case .media(let m):
+            media = m
+        }
+        let live = media.isLive
+        var next = live ? liveStart(media) : media.mediaSequence
+        condition.withLock {
+            state.isLive = live
+            state.duration = live ? nil : media.duration
+            state.stallLimit = Self.stallLimit(options, targetDuration: media.targetDuration)
+            state.opened = true
+            state.activity += 1
+            condition.broadcast()
+        }
+        onEvent(.opened(isLive: live, duration: live ? nil : media.duration))
+
+        var loadStarted = Date()
+        var lastChange = Date()
+        var lastReloadChanged = true
+        // Media playlists of finished (VOD) variants, kept for switching back.
+        var ended: [Int: HLSMediaPlaylist] = [:]
+        if !variants.isEmpty && !live { ended[current] = media }
+        // The sequence number before which the variant last changed.
+        var switchedBefore: Int?
+        let stallTimeout = options.liveStallTimeout ?? max(4 * media.targetDuration, options.limits.readTimeout)
+
+        while true {
+            if isCancelled { throw cancelledError }
+            if let segment = media.segment(sequence: next) {
+                guard waitForRoom() else { throw cancelledError }
+                // At a segment boundary: the variant the bandwidth asks for.
+                if variants.count > 1 && options.adaptiveSwitching && switchedBefore != next {
+                    let target = chooseVariant(variants, current: current)
+                    if target != current {
+                        let started = Date()
+                        let replacement: HLSMediaPlaylist
+                        if let known = ended[target] {
+                            replacement = known
+                        } else {
+                            replacement = try loadMedia(variants[target].url, retries: options.retryAttempts,
+                                                        indicated: Double(variants[target].bandwidth))
+                        }
+                        if !replacement.isLive { ended[target] = replacement }
+                        let from = variants[current].bandwidth, to = variants[target].bandwidth
+                        current = target
+                        mediaURL = variants[target].url
+                        media = replacement
+                        loadStarted = started
+                        if next < media.mediaSequence { next = media.mediaSequence }
+                        switchedBefore = next  // one switch per segment boundary
+                        condition.withLock { state.currentVariant = current }
+                        onEvent(.variantSwitched(from: from, to: to, sequence: next))
+                        continue
+                    }
+                }
+                let indicated = variants.isEmpty ? nil : Double(variants[current].bandwidth)
+                let bytes = try fetchSegment(segment, indicated: indicated)
+                store(bytes, segment: segment)
+                onEvent(.segmentLoaded(sequence: segment.sequence, duration: segment.duration, bytes: bytes.count))
+                next += 1
+                continue
+            }
+            if next < media.mediaSequence {
+                // The reader fell behind a live window: go on from its start.
+                condition.withLock {
+                    state.errors.append(NetworkErrorLogEntry(url: media.url.absoluteString,
+                                                             failure: .limitExceeded("segments \(next)..<\(media.mediaSequence) left the live window before they were fetched"),
+                                                             action: "skipping to segment \(media.mediaSequence)"))
+                }
+                next = media.mediaSequence
+                continue
+            }
+            if media.hasEndList {
+                condition.withLock {
+                    state.finished = true
+                    state.activity += 1
+                    condition.broadcast()
+                }
+                onEvent(.finished)
+                return
+            }
+            // Live: reload after a target duration (half of one after an unchanged reload).
+            let interval = lastReloadChanged ? media.targetDuration : media.targetDuration / 2
+            guard sleep(until: loadStarted.addingTimeInterval(interval)) else { throw cancelledError }
+            loadStarted = Date()
+            let reloaded = try loadMedia(mediaURL, retries: options.retryAttempts,
+                                         indicated: variants.isEmpty ? nil : Double(variants[current].bandwidth))
+            let added = max(0, reloaded.endSequence - media.endSequence)
+            lastReloadChanged = reloaded.endSequence != media.endSequence || reloaded.hasEndList != media.hasEndList
+            media = reloaded
+            condition.withLock {
+                state.activity += 1
+                condition.broadcast()
+            }
+            onEvent(.playlistReloaded(newSegments: added))
+            if lastReloadChanged {
+                lastChange = Date()
+            } else if Date().timeIntervalSince(lastChange) > stallTimeout {
+                throw .network(url: mediaURL.absoluteString, failure: .timedOut(phase: "waiting for the live playlist to grow", seconds: stallTimeout))
+            }
+        }
+    }
+
+    /// Where a live playlist starts: the last segment from which at least
+    /// ``HLSSourceOptions/liveStartTargetDurations`` target durations remain (the first one when
+    /// the playlist is shorter).
+    private func liveStart(_ media: HLSMediaPlaylist) -> Int {
+        let wanted = options.liveStartTargetDurations * media.targetDuration
+        var total = 0.0
+        for (i, s) in media.segments.enumerated().reversed() {
+            total += s.duration
+            if total >= wanted - 1e-9 { return media.mediaSequence + i }
+        }
+        return media.mediaSequence
+    }
+
+    /// The variant to fetch the next segment from (see ``HLSByteSource``): up to the highest
+    /// whose bandwidth × the factor is measured, down when the measurement (or the last
+    /// segment's) falls below the current one's.
+    private func chooseVariant(_ variants: [HLSVariant], current: Int) -> Int {
+        guard let measured = condition.withLock({ state.measured }), let last = samples.last else { return current }
+        // The lower of the window's and the last segment's: quick to go down, slow to go up.
+        // Up needs factor × the higher BANDWIDTH, down happens below the current one: after a
+        // switch either way the same estimate never asks for the way back.
+        let estimate = min(measured, 8 * Double(last.bytes) / max(last.seconds, 1e-4))
+        let cap = options.preferredPeakBitRate > 0 ? options.preferredPeakBitRate : .infinity
+        var up = current
+        for i in (current + 1)..<variants.count {
+            let b = Double(variants[i].bandwidth)
+            if b * options.switchUpFactor <= estimate && b <= cap { up = i }
+        }
+        if up != current { return up }
+        if estimate < Double(variants[current].bandwidth) && current > 0 {
+            return (0..<current).last { Double(variants[$0].bandwidth) <= estimate } ?? 0
+        }
+        return current
+    }
+
+    /// Waits until `deadline` (true) or cancel (false).
+    private func sleep(until deadline: Date) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while !state.cancelled {
+            if !condition.wait(until: deadline) { break }
+        }
+        return !state.cancelled
+    }
+
+    /// Waits while enough is ahead of the reader; false when cancelled.
+    private func waitForRoom() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while !state.cancelled {
+            let p = state.readPosition
+            let ahead = state.pieces.filter { $0.end > p }.count
+            if ahead < options.maximumSegmentsAhead && state.fetchedEnd - p < options.maximumBytesAhead { break }
+            condition.wait()
+        }
+        return !state.cancelled
+    }
+
+    private func store(_ bytes: [UInt8], segment: HLSSegment) {
+        condition.withLock {
+            state.pieces.append(Piece(sequence: segment.sequence, duration: segment.duration, start: state.fetchedEnd, bytes: bytes))
+            state.fetchedEnd += Int64(bytes.count)
+            state.activity += 1
+            condition.broadcast()
+        }
+    }
+
+    private func fail(_ error: TonearmError) {
+        condition.withLock {
+            if state.failure == nil { state.failure = error }
+            if case .network(let u, let f) = error { state.errors.append(NetworkErrorLogEntry(url: u, failure: f, action: "gave up")) }
+            condition.broadcast()
+        }
+        onEvent(.failed(error))
+    }
+
+    // MARK: Requests
+
+    /// A playlist, parsed (against the address that answered, after redirects).
+    private func loadPlaylist(_ url: URL, retries: Int, indicated: Double?) throws(TonearmError) -> HLSPlaylist {
+        let (bytes, finalURL, _) = try download(url, kind: .playlist, sequence: nil, indicated: indicated,
+                                                maximumBytes: options.playlistLimits.maximumBytes, retries: retries, resume: false)
+        return try HLSPlaylist.parse(bytes, url: finalURL, limits: options.playlistLimits)
+    }
+
+    /// A variant's playlist, which must be a media playlist.
+    private func loadMedia(_ url: URL, retries: Int, indicated: Double?) throws(TonearmError) -> HLSMediaPlaylist {
+        switch try loadPlaylist(url, retries: retries, indicated: indicated) {
+        case .media(let m): return m
+        case .master:
+            throw .invalidPlaylist(path: url.absoluteString, line: nil, reason: "a variant's playlist is itself a master playlist")
+        }
+    }
+
+    /// A segment's bytes, decrypted; measured for the bandwidth.
+    private func fetchSegment(_ segment: HLSSegment, indicated: Double?) throws(TonearmError) -> [UInt8] {
+        var key: [UInt8]?
+        if let k = segment.key, k.method == .aes128, let keyURL = k.url {
+            key = try fetchKey(keyURL)
+        }
+        let (bytes, _, seconds) = try download(segment.url, kind: .media, sequence: segment.sequence, indicated: indicated,
+                                               maximumBytes: options.maximumSegmentBytes, retries: options.retryAttempts, resume: true)
+        samples.append((bytes.count, seconds))
+        if samples.count > max(1, options.bandwidthWindow) { samples.removeFirst(samples.count - max(1, options.bandwidthWindow)) }
+        let measured = 8 * Double(samples.reduce(0) { $0 + $1.bytes }) / max(samples.reduce(0) { $0 + $1.seconds }, 1e-4)
+        condition.withLock { state.measured = measured }
+        guard let key, let k = segment.key else { return bytes }
+        let clear: [UInt8]
+        do throws(NetworkFailure) {
+            clear = try AES128.decryptCBC(bytes, key: key, iv: k.iv(forSequence: segment.sequence))
+        } catch {
+            throw .network(url: segment.url.absoluteString, failure: error)
+        }
+        if segment.url.pathExtension.lowercased() == "ts", clear.first != 0x47 {
+            throw .network(url: segment.url.absoluteString,
+                           failure: .decryptionFailed(detail: "the decrypted segment is not MPEG-TS: a wrong key or IV"))
+        }
+        return clear
+    }
+
+    /// The 16-byte key at `url`, fetched once.
+    private func fetchKey(_ url: URL) throws(TonearmError) -> [UInt8] {
+        if let k = keys[url] { return k }
+        let (bytes, _, _) = try download(url, kind: .key, sequence: nil, indicated: nil, maximumBytes: 1024,
+                                         retries: options.retryAttempts, resume: false)
+        guard bytes.count == 16 else {
+            throw .network(url: url.absoluteString, failure: .decryptionFailed(detail: "the key has \(bytes.count) bytes, not 16"))
+        }
+        keys[url] = bytes
+        return bytes
+    }
+
+    /// Whether a failure of a segment, key or reload is worth retrying: network trouble and
+    /// error statuses (a live edge may answer 404 for a moment), not a refused scheme, TLS,
+    /// bad content or a limit.
+    private func canRetry(_ error: TonearmError) -> Bool {
+        guard case .network(_, let f) = error else { return false }
+        switch f {
+        case .connectionFailed, .connectionDropped, .timedOut, .connectionRefused, .httpStatus: return true
+        default: return false
+        }
+    }
+
+    /// GETs `url` whole (at most `maximumBytes`), retrying `retries` times with backoff. With
+    /// `resume`, a dropped body continues with a Range request where it stopped (a server that
+    /// ignores ranges is read again and the known part skipped); without, it starts over.
+    /// Returns the bytes, the address that answered, and the seconds spent receiving.
+    private func download(_ url: URL, kind: NetworkRequestKind, sequence: Int?, indicated: Double?, maximumBytes: Int,
+                          retries: Int, resume: Bool) throws(TonearmError) -> (bytes: [UInt8], finalURL: URL, seconds: Double) {
+        var data: [UInt8] = []
+        var attempt = 0
+        var seconds = 0.0
+        var reconnect = false
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        let what = kind == .playlist ? "the playlist" : kind == .key ? "the key" : "the segment"
+        while true {
+            if isCancelled { throw cancelledError }
+            if !resume { data.removeAll(keepingCapacity: true) }
+            let ask: Int64? = data.isEmpty ? nil : Int64(data.count)
+            let began = Date()
+            var failure: TonearmError
+            do throws(TonearmError) {
+                let response = try HTTPClient.get(url, rangeStart: ask, limits: options.limits, onChannel: { [self] ch in register(ch) })
+                let index = condition.withLock { () -> Int in
+                    state.access.append(NetworkAccessLogEntry(url: url.absoluteString, finalURL: response.url.absoluteString,
+                                                              status: response.status, rangeStart: ask, bytesTransferred: 0,
+                                                              transferDuration: 0, isReconnect: reconnect, kind: kind,
+                                                              mediaSequence: sequence, indicatedBitrate: indicated))
+                    state.activity += 1
+                    condition.broadcast()
+                    return state.access.count - 1
+                }
+                if let type = response.header("content-type"), type.lowercased().hasPrefix("text/html") {
+                    throw .network(url: url.absoluteString, failure: .notMedia(contentType: type, detail: "the server sent an HTML page instead of \(what)"))
+                }
+                var skip: Int64 = 0
+                if let ask {
+                    if let range = response.contentRange, range.start <= ask {
+                        skip = ask - range.start
+                    } else if response.status == 200 {
+                        skip = ask  // the server ignored the range: the body starts at 0
+                    } else {
+                        throw .network(url: url.absoluteString, failure: .badResponse(detail: "a resumption at \(ask) answered without a usable Content-Range"))
+                    }
+                }
+                while true {
+                    var n = 0
+                    var readFailure: NetworkFailure?
+                    buffer.withUnsafeMutableBytes { raw in
+                        do throws(NetworkFailure) { n = try response.read(into: raw) } catch { readFailure = error }
+                    }
+                    if let readFailure { throw .network(url: url.absoluteString, failure: readFailure) }
+                    if n == 0 { break }
+                    var piece = buffer[0..<n]
+                    if skip > 0 {
+                        let s = Int(min(skip, Int64(n)))
+                        skip -= Int64(s)
+                        piece = piece.dropFirst(s)
+                    }
+                    data += piece
+                    if data.count > maximumBytes {
+                        throw .network(url: url.absoluteString, failure: .limitExceeded("\(what) is larger than \(maximumBytes) bytes"))
+                    }
+                    condition.withLock {
+                        state.access[index].bytesTransferred += Int64(n)
+                        state.access[index].transferDuration = Date().timeIntervalSince(began)
+                        state.activity += 1
+                    }
+                }
+                seconds += Date().timeIntervalSince(began)
+                unregister()
+                return (data, response.url, seconds)
+            } catch {
+                failure = error
+            }
+            unregister()
+            seconds += Date().timeIntervalSince(began)
+            if isCancelled { throw cancelledError }
+            guard attempt < retries, canRetry(failure), case .network(_, let f) = failure else { throw failure }
+            attempt += 1
+            guard backoff(attempt: attempt, url: url, failure: f) else { throw cancelledError }
+            reconnect = true
+        }
+    }
+
+    /// Forgets the channel of a request that is over (``cancel()`` then has nothing to wake).
+    private func unregister() {
+        condition.withLock { state.channel = nil }
+    }
+
+    private func register(_ channel: ByteChannel) {
+        condition.withLock {
+            state.channel = channel
+            if state.cancelled { channel.cancel() }
+        }
+    }
+
+    /// Waits before retry `attempt`; false when cancelled meanwhile.
+    private func backoff(attempt: Int, url: URL, failure: NetworkFailure) -> Bool {
+        let delay = min(options.maximumBackoff, 0.25 * pow(2, Double(attempt - 1)))
+        condition.withLock {
+            state.errors.append(NetworkErrorLogEntry(url: url.absoluteString, failure: failure, action: "retrying in \(delay) s"))
+            state.activity += 1
+        }
+        onEvent(.retrying(attempt: attempt, delay: delay, failure: failure))
+        let ok = sleep(until: Date().addingTimeInterval(delay))
+        condition.withLock { state.activity += 1 }
+        return ok
+    }
+}
