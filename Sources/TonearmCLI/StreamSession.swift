@@ -95,6 +95,7 @@ final class StreamSession: @unchecked Sendable {
                 interruptedBy = sig
                 break loop
             case .player(let e):
+                if ProcessInfo.processInfo.environment["TONEARM_DEBUG_EVENTS"] != nil { Terminal.writeError("event: \(e)") }
                 if handle(e) { break loop }
                 draw()
             case .key(let k):

@@ -471,7 +471,7 @@ public final class Player: @unchecked Sendable {
     private func renderEvent(_ e: RenderEvent) {
         switch e {
         case .ended(let g): handle(.reachedEnd(generation: g))
-        case .starved(let g): handle(.starved(generation: g))
+        case .starved(let g): handle(.starved(generation: g, keepsUp: currentItem?.isPlaybackLikelyToKeepUp ?? false))
         case .itemEnded: break
         }
     }

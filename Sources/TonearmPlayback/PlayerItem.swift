@@ -76,7 +76,7 @@ public final class PlayerItem: @unchecked Sendable {
     private struct State {
         var status: Status = .unknown
         var file: AudioFile?
-        var network: NetworkByteSource?
+        var network: ItemFetch?
         var duration: Duration = .unknown
         var timedMetadata: [String: String] = [:]
         var preferredForwardBufferDuration: Double = 0
@@ -150,26 +150,19 @@ public final class PlayerItem: @unchecked Sendable {
     public var errorLog: [NetworkErrorLogEntry] { network?.errorLog ?? [] }
 
     /// The parts of the timeline that are in memory (estimated from the bytes, as every
-    /// streaming player does): the whole item for a local file; for an endless stream, from
-    /// the playhead to as far as has arrived.
+    /// streaming player does): the whole item for a local file; for an endless or HLS stream,
+    /// from the playhead to as far as has arrived.
     public var loadedTimeRanges: [TimeRange] {
         guard let (file, net, attachment) = loaded() else { return [] }
         guard let net else { return [TimeRange(start: 0, duration: file.duration)] }
-        let now = attachment?.currentTime() ?? 0
-        if let length = net.length, file.isLengthKnown, length > 0 {
-            let d = file.duration
-            return net.loadedRanges.map {
-                TimeRange(start: Double($0.lowerBound) / Double(length) * d, end: Double($0.upperBound) / Double(length) * d)
-            }
-        }
-        return [TimeRange(start: now, duration: secondsAhead(file: file, net: net, attachment: attachment))]
+        return net.loadedTimeRanges(now: attachment?.currentTime() ?? 0, file: file)
     }
 
-    /// The parts of the timeline a seek can go to: all of it when the length is known; none for
-    /// an endless stream.
+    /// The parts of the timeline a seek can go to: all of a local file or of a progressive
+    /// download of known length; none of a radio or HLS stream.
     public var seekableTimeRanges: [TimeRange] {
         guard let (file, net, _) = loaded(), file.isLengthKnown else { return [] }
-        if let net, net.length == nil { return [] }
+        if let net, !net.isSeekable(file: file) { return [] }
         return [TimeRange(start: 0, duration: file.duration)]
     }
 
@@ -178,7 +171,7 @@ public final class PlayerItem: @unchecked Sendable {
     public var bufferedSecondsAhead: Double {
         guard let (file, net, attachment) = loaded() else { return 0 }
         guard let net, !net.isFinished else { return .infinity }
-        return secondsAhead(file: file, net: net, attachment: attachment)
+        return net.secondsAhead(now: attachment?.currentTime() ?? 0, file: file)
     }
 
     /// Whether playback can go on from here without stalling: everything has arrived, or the
@@ -199,31 +192,13 @@ public final class PlayerItem: @unchecked Sendable {
     public var isPlaybackBufferFull: Bool {
         guard status == .readyToPlay, let (_, net, _) = loaded() else { return false }
         guard let net else { return true }
-        return net.isFinished || net.bytesAhead >= networkOptions.maximumAhead
+        return net.isFull(options: networkOptions)
     }
 
-    private var network: NetworkByteSource? { state.withLock { $0.network } }
+    private var network: ItemFetch? { state.withLock { $0.network } }
 
-    private func loaded() -> (AudioFile, NetworkByteSource?, Attachment?)? {
+    private func loaded() -> (AudioFile, ItemFetch?, Attachment?)? {
         state.withLock { s in s.file.map { ($0, s.network, s.attachment) } }
-    }
-
-    /// Bytes per second of the stored audio: from the length and duration, or the stated bit
-    /// rate, or 128 kb/s.
-    private func bytesPerSecond(file: AudioFile, net: NetworkByteSource) -> Double {
-        if let length = net.length, file.isLengthKnown, file.duration > 0 { return Double(length) / file.duration }
-        if let bits = file.fileFormat.bitRate, bits > 0 { return Double(bits) / 8 }
-        return 16_000
-    }
-
-    /// Seconds from the playhead to the end of what has arrived contiguously from the read
-    /// position (a byte's time taken in proportion, as for ``loadedTimeRanges``). Bytes the
-    /// demuxer has read ahead into its own buffers are counted, as they should be.
-    private func secondsAhead(file: AudioFile, net: NetworkByteSource, attachment: Attachment?) -> Double {
-        let position = net.position
-        let end = net.loadedRanges.first { $0.lowerBound <= position && position <= $0.upperBound }?.upperBound ?? position
-        let now = attachment?.currentTime() ?? 0
-        return max(0, Double(end) / bytesPerSecond(file: file, net: net) - now)
     }
 
     // MARK: Player side
@@ -250,7 +225,7 @@ public final class PlayerItem: @unchecked Sendable {
     /// The player lets go: fetching stops (a reader blocked on the network wakes and fails), and
     /// the item is unloaded. Player's control plane.
     func detach() {
-        let net = state.withLock { s -> NetworkByteSource? in
+        let net = state.withLock { s -> ItemFetch? in
             s.epoch += 1
             s.attachment = nil
             let n = s.network
@@ -287,22 +262,23 @@ public final class PlayerItem: @unchecked Sendable {
     // MARK: Loading
 
     private func load(epoch: UInt64) {
-        let result: Result<(AudioFile, NetworkByteSource?), TonearmError>
+        let result: Result<(AudioFile, ItemFetch?), TonearmError>
         if url.isFileURL {
             do { result = .success((try AudioFile(path: url.path), nil)) } catch { result = .failure(error) }
         } else if let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" {
-            let source = NetworkByteSource(url: url, options: networkOptions) { [weak self] e in
-                self?.networkEvent(e, epoch: epoch)
-            }
+            let fetch = makeFetch(epoch: epoch)
             let current = state.withLock { s -> Bool in
                 guard s.epoch == epoch else { return false }
-                s.network = source
+                s.network = fetch
                 return true
             }
             guard current else { return }
-            source.start()
+            switch fetch {
+            case .progressive(let s): s.start()
+            case .hls(let s, _): s.start()
+            }
             do {
-                result = .success((try AudioFile(byteSource: source, name: url.absoluteString, streaming: true), source))
+                result = .success((try AudioFile(byteSource: fetch.source, name: url.absoluteString, streaming: true), fetch))
             } catch {
                 result = .failure(error)
             }
@@ -312,28 +288,45 @@ public final class PlayerItem: @unchecked Sendable {
         let attachment = state.withLock { s -> Attachment? in
             guard s.epoch == epoch else { return nil }
             switch result {
-            case .success(let (file, _)):
+            case .success(let (file, fetch)):
                 s.file = file
-                s.duration = file.isLengthKnown ? .seconds(file.duration) : .indefinite
+                s.duration = fetch?.duration(file: file) ?? .seconds(file.duration)
                 s.status = .readyToPlay
             case .failure(let e):
                 s.status = .failed(e)
-                s.network = nil
             }
             return s.attachment
         }
         guard let attachment else {
-            if case .success(let (_, net?)) = result { net.cancel() }
+            if case .success(let (_, fetch?)) = result { fetch.cancel() }
             return
         }
         reportLogs(attachment, epoch: epoch)
+        if case .failure = result { state.withLock { if $0.epoch == epoch { $0.network = nil } } }
         switch result {
         case .success: attachment.signal(.ready)
         case .failure(let e): attachment.signal(.failed(e))
         }
     }
 
-    /// Fetch thread: turns the source's events into signals for the player.
+    /// The fetching for an `http(s)` URL: HLS for an `.m3u8` playlist, else a progressive download.
+    private func makeFetch(epoch: UInt64) -> ItemFetch {
+        if ItemFetch.isHLS(url) {
+            var options = HLSSourceOptions()
+            options.limits = networkOptions.limits
+            let arrived = HLSArrival()
+            let source = HLSByteSource(url: url, options: options) { [weak self] e in
+                if case .segmentLoaded(_, let duration, _) = e { arrived.add(duration) }
+                self?.hlsEvent(e, epoch: epoch)
+            }
+            return .hls(source, arrived: arrived)
+        }
+        return .progressive(NetworkByteSource(url: url, options: networkOptions) { [weak self] e in
+            self?.networkEvent(e, epoch: epoch)
+        })
+    }
+
+    /// Fetch thread: turns a progressive source's events into signals for the player.
     private func networkEvent(_ e: NetworkSourceEvent, epoch: UInt64) {
         guard let attachment = state.withLock({ s in s.epoch == epoch ? s.attachment : nil }) else { return }
         switch e {
@@ -343,6 +336,18 @@ public final class PlayerItem: @unchecked Sendable {
         case .metadata(let fields):
             attachment.signal(.metadata(fields))
         case .opened, .requested, .retrying, .failed:
+            reportLogs(attachment, epoch: epoch)
+        }
+    }
+
+    /// Fetch thread: turns an HLS source's events into signals for the player.
+    private func hlsEvent(_ e: HLSSourceEvent, epoch: UInt64) {
+        guard let attachment = state.withLock({ s in s.epoch == epoch ? s.attachment : nil }) else { return }
+        switch e {
+        case .segmentLoaded, .finished:
+            reportLogs(attachment, epoch: epoch)
+            attachment.signal(.loaded)
+        case .opened, .variantSwitched, .playlistReloaded, .retrying, .failed:
             reportLogs(attachment, epoch: epoch)
         }
     }

@@ -33,8 +33,10 @@ struct PlayerStateMachine: Sendable {
         case itemFailed
         /// The player measured the buffer: whether playback is likely to keep up from here.
         case bufferEvaluated(keepsUp: Bool)
-        /// The render thread ran out of audio while playing `generation`.
-        case starved(generation: UInt64)
+        /// The render thread ran out of audio while playing `generation`; `keepsUp` says whether
+        /// the buffer ahead (the network's) still covers the goal — then it was the decoder that
+        /// was late for a moment, not the network, and it is no stall.
+        case starved(generation: UInt64, keepsUp: Bool)
         /// The render thread rendered the end of `generation`.
         case reachedEnd(generation: UInt64)
         /// The decoder failed for good on the current generation (its end follows).
@@ -134,8 +136,8 @@ struct PlayerStateMachine: Sendable {
         case .bufferEvaluated(let k):
             guard item == .ready, !rendering else { return [] }
             keepsUp = k
-        case .starved(let g):
-            guard g == generation, rendering, item == .ready else { return [] }
+        case .starved(let g, let bufferKeepsUp):
+            guard g == generation, rendering, item == .ready, !bufferKeepsUp else { return [] }
             keepsUp = false
             actions.append(.emitStalled)
             actions += settle()
