@@ -42,11 +42,12 @@ enum ItemFetch: Sendable {
         }
     }
 
-    /// Whether everything there is has arrived.
+    /// Whether nothing more will arrive: everything there is has, or the fetching failed for
+    /// good (what has arrived is played, then the failure is met).
     var isFinished: Bool {
         switch self {
-        case .progressive(let s): s.isFinished
-        case .hls(let s, _): s.isFinished
+        case .progressive(let s): s.isFinished || s.failure != nil
+        case .hls(let s, _): s.isFinished || s.failure != nil
         }
     }
 

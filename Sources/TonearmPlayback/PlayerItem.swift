@@ -330,12 +330,15 @@ public final class PlayerItem: @unchecked Sendable {
     private func networkEvent(_ e: NetworkSourceEvent, epoch: UInt64) {
         guard let attachment = state.withLock({ s in s.epoch == epoch ? s.attachment : nil }) else { return }
         switch e {
-        case .loaded, .finished:
+        case .loaded:
             attachment.signal(.loaded)
-            if case .finished = e { reportLogs(attachment, epoch: epoch) }
+        case .finished, .failed:
+            // Nothing more will come: what has arrived is all the buffer there will be.
+            reportLogs(attachment, epoch: epoch)
+            attachment.signal(.loaded)
         case .metadata(let fields):
             attachment.signal(.metadata(fields))
-        case .opened, .requested, .retrying, .failed:
+        case .opened, .requested, .retrying:
             reportLogs(attachment, epoch: epoch)
         }
     }
@@ -344,10 +347,10 @@ public final class PlayerItem: @unchecked Sendable {
     private func hlsEvent(_ e: HLSSourceEvent, epoch: UInt64) {
         guard let attachment = state.withLock({ s in s.epoch == epoch ? s.attachment : nil }) else { return }
         switch e {
-        case .segmentLoaded, .finished:
+        case .segmentLoaded, .finished, .failed:
             reportLogs(attachment, epoch: epoch)
             attachment.signal(.loaded)
-        case .opened, .variantSwitched, .playlistReloaded, .retrying, .failed:
+        case .opened, .variantSwitched, .playlistReloaded, .retrying:
             reportLogs(attachment, epoch: epoch)
         }
     }

@@ -197,6 +197,32 @@ func sameSamples(_ a: [Float], _ b: [Float]) -> Bool {
         }
     }
 
+    @Test func aStreamThatBreaksOffFailsToPlayToItsEnd() async throws {
+        let dir = try TempDir("player-breaks")
+        defer { dir.remove() }
+        try Fixtures.tone(path: dir.file("a.mp3"), codecArgs: ["-c:a", "libmp3lame", "-b:a", "128k"], seconds: 3)
+        let server = try PrivateHTTPServer(root: dir.path)
+        defer { server.stop() }
+        var options = NetworkSourceOptions()
+        options.reconnectAttempts = 0  // the drop is final
+        let item = PlayerItem(url: server.url("/a.mp3", query: ["drop": "24000"]), networkOptions: options)
+        let player = Player(playerItem: item, output: { FileOutput(path: dir.file("out.wav")) })
+        let events = collectPlayerEvents(player) {
+            if case .failedToPlayToEndTime = $0 { return true }
+            return $0 == .didPlayToEndTime
+        }
+        player.play()
+        let seen = try await events.value
+        guard case .failedToPlayToEndTime(.network(_, .connectionDropped))? = seen.last else {
+            Issue.record("expected a failure to play to the end, got \(seen.suffix(3))")
+            return
+        }
+        #expect(seen.contains(.itemStatusChanged(.failed(item.error ?? .invalidState("none")))))
+        #expect(player.rate == 0 && player.timeControlStatus == .paused)
+        let heard = try readWAV(dir.file("out.wav")).channels[0].count
+        #expect(heard > 0 && heard < 3 * 44100, "what arrived before the break was played: \(heard) frames")
+    }
+
     @Test func aTenSecondStallIsWaitedOutWithTheEventsInOrder() async throws {
         let dir = try TempDir("player-stall")
         defer { dir.remove() }
