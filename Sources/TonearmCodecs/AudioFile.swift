@@ -135,8 +135,7 @@ public final class AudioFile: @unchecked Sendable {
         }
         ctx.pointee.pb = io.context
         ctx.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
-        let streams = streaming ?? (source.length == nil)
-        if streams {
+        if streaming == true {
             // Start playing after a little of the stream, not after FFmpeg's default 5 MB or
             // 5 s of analysis: over a radio connection those take seconds to arrive.
             ctx.pointee.probesize = 64 * 1024
@@ -155,8 +154,9 @@ public final class AudioFile: @unchecked Sendable {
         }
         ctx = opt!
         do {
+            // Decided after the open: by then the source knows whether it has a length.
             decoder = try Self.makeDecoder(ctx, name: name, memoryIO: nil, head: [], byteIO: io,
-                                           streaming: streams)
+                                           streaming: streaming ?? (source.length == nil))
         } catch {
             if let f = io.failure { throw f }
             throw error

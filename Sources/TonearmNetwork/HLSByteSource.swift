@@ -52,6 +52,9 @@ public struct HLSSourceOptions: Sendable {
     public var bandwidthWindow = 3
     /// A live playlist starts this many target durations before its end.
     public var liveStartTargetDurations = 3.0
+    /// A VOD playlist starts with the segment that holds this time (seconds; 0: the first
+    /// segment). ``HLSByteSource/startOffset`` says where that segment starts.
+    public var startTime: Double = 0
     /// A live playlist that has not grown for this many seconds fails the source
     /// (``NetworkFailure/timedOut(phase:seconds:)``); nil: four target durations, and at least
     /// the read timeout.
@@ -126,6 +129,9 @@ public final class HLSByteSource: ByteSource, Sendable {
     public var failure: TonearmError? { fetcher.failure }
     /// Whether the media playlist is live (had no `#EXT-X-ENDLIST` when opened).
     public var isLive: Bool { fetcher.isLive }
+    /// Where the first segment fetched starts in the VOD playlist (seconds; see
+    /// ``HLSSourceOptions/startTime``); 0 for a live one.
+    public var startOffset: Double { fetcher.startOffset }
     /// The sum of the segments' durations of a VOD playlist; nil for a live one (or before open).
     public var duration: Double? { fetcher.duration }
     /// Whether every segment has arrived.

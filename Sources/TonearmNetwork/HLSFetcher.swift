@@ -31,6 +31,7 @@ final class HLSFetcher: @unchecked Sendable {
         var failure: TonearmError?
         var isLive = false
         var duration: Double?
+        var startOffset = 0.0
         var variants: [Int] = []
         var currentVariant: Int?
         var measured: Double?
@@ -111,6 +112,7 @@ final class HLSFetcher: @unchecked Sendable {
     var failure: TonearmError? { condition.withLock { state.failure } }
     var isLive: Bool { condition.withLock { state.isLive } }
     var duration: Double? { condition.withLock { state.duration } }
+    var startOffset: Double { condition.withLock { state.startOffset } }
     var isFinished: Bool { condition.withLock { state.finished } }
     var variants: [Int] { condition.withLock { state.variants } }
     var currentVariantBandwidth: Int? { condition.withLock { state.currentVariant.map { state.variants[$0] } } }
@@ -213,8 +215,10 @@ final class HLSFetcher: @unchecked Sendable {
             media = m
         }
         let live = media.isLive
-        var next = live ? liveStart(media) : media.mediaSequence
+        let (vodStart, vodOffset) = Self.vodStart(media, at: options.startTime)
+        var next = live ? liveStart(media) : vodStart
         condition.withLock {
+            state.startOffset = live ? 0 : vodOffset
             state.isLive = live
             state.duration = live ? nil : media.duration
             state.stallLimit = Self.stallLimit(options, targetDuration: media.targetDuration)
@@ -309,6 +313,17 @@ final class HLSFetcher: @unchecked Sendable {
                 throw .network(url: mediaURL.absoluteString, failure: .timedOut(phase: "waiting for the live playlist to grow", seconds: stallTimeout))
             }
         }
+    }
+
+    /// Where a VOD playlist starts for `time`: the sequence number of the segment that holds it
+    /// (the last one past the end) and the time that segment starts at.
+    static func vodStart(_ media: HLSMediaPlaylist, at time: Double) -> (sequence: Int, offset: Double) {
+        var start = 0.0
+        for (i, s) in media.segments.enumerated() {
+            if time < start + s.duration || i == media.segments.count - 1 { return (media.mediaSequence + i, start) }
+            start += s.duration
+        }
+        return (media.mediaSequence, 0)
     }
 
     /// Where a live playlist starts: the last segment from which at least

@@ -67,12 +67,12 @@ enum ItemFetch: Sendable {
         }
     }
 
-    /// Whether a seek can go anywhere: a progressive file of known length (HLS seeks are not
-    /// supported yet; radio and live streams have nowhere to go).
+    /// Whether a seek can go anywhere: a progressive file of known length, or a VOD HLS stream
+    /// (radio and live streams have nowhere to go).
     func isSeekable(file: AudioFile) -> Bool {
         switch self {
         case .progressive(let s): s.length != nil && file.isLengthKnown
-        case .hls: false
+        case .hls(let s, _): s.duration != nil
         }
     }
 
@@ -85,8 +85,8 @@ enum ItemFetch: Sendable {
             let position = net.position
             let end = net.loadedRanges.first { $0.lowerBound <= position && position <= $0.upperBound }?.upperBound ?? position
             return max(0, Double(end) / Self.bytesPerSecond(file: file, net: net) - now)
-        case .hls(_, let arrived):
-            return max(0, arrived.seconds - now)
+        case .hls(let s, let arrived):
+            return max(0, s.startOffset + arrived.seconds - now)
         }
     }
 

@@ -381,22 +381,23 @@ public final class Player: @unchecked Sendable {
     }
 
     private func openRuntime(generation g: UInt64, seconds: Double, rate: Float) {
-        guard let item = currentItem, let file = item.file else {
+        guard let item = currentItem, let source = item.playbackSource else {
             handle(.outputLost(at: seconds))
             return
         }
-        let sampleRate = file.processingFormat.sampleRate
+        let sampleRate = source.sourceFormat.sampleRate
+        let name = item.url.absoluteString
         let frame = AudioFramePosition((seconds * sampleRate).rounded())
         do {
             let driver = try makeOutput()
             let rt = PlayerRuntime(
-                source: file, driver: driver, eq: eq,
+                source: source, driver: driver, eq: eq,
                 onWarnings: { [weak self] ws in
                     guard let self else { return }
                     queue.async { for w in ws { self.emitItemEvent(.decodeWarning(w)) } }
                 },
                 onError: { [weak self] e in
-                    let te = (e as? TonearmError) ?? .decodeFailed(path: file.path, detail: "\(e)")
+                    let te = (e as? TonearmError) ?? .decodeFailed(path: name, detail: "\(e)")
                     self?.lock.withLock { s in
                         s.decodeError = te
                         _ = s.machine.handle(.decodeFailed)

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import TonearmCodecs
 import TonearmCore
+import TonearmEngine
 import TonearmNetwork
 
 /// One thing a ``Player`` plays (the counterpart of `AVPlayerItem`): a local file, or an
@@ -76,6 +77,8 @@ public final class PlayerItem: @unchecked Sendable {
     private struct State {
         var status: Status = .unknown
         var file: AudioFile?
+        /// What the player decodes: the file, or for a VOD HLS stream the seekable wrapper.
+        var playback: (any PlaybackSource)?
         var network: ItemFetch?
         var duration: Duration = .unknown
         var timedMetadata: [String: String] = [:]
@@ -158,12 +161,15 @@ public final class PlayerItem: @unchecked Sendable {
         return net.loadedTimeRanges(now: attachment?.currentTime() ?? 0, file: file)
     }
 
-    /// The parts of the timeline a seek can go to: all of a local file or of a progressive
-    /// download of known length; none of a radio or HLS stream.
+    /// The parts of the timeline a seek can go to: all of a local file, of a progressive
+    /// download of known length or of a VOD HLS stream; none of a radio or live stream.
     public var seekableTimeRanges: [TimeRange] {
-        guard let (file, net, _) = loaded(), file.isLengthKnown else { return [] }
-        if let net, !net.isSeekable(file: file) { return [] }
-        return [TimeRange(start: 0, duration: file.duration)]
+        guard let (file, net, _) = loaded() else { return [] }
+        if let net {
+            guard net.isSeekable(file: file), let d = duration.seconds else { return [] }
+            return [TimeRange(start: 0, duration: d)]
+        }
+        return file.isLengthKnown ? [TimeRange(start: 0, duration: file.duration)] : []
     }
 
     /// Seconds of audio ahead of the playhead, decoded or not (infinite for a local file or a
@@ -232,6 +238,7 @@ public final class PlayerItem: @unchecked Sendable {
             if n != nil {
                 s.network = nil
                 s.file = nil
+                s.playback = nil
                 s.duration = .unknown
                 if s.status == .readyToPlay { s.status = .unknown }
             }
@@ -240,8 +247,11 @@ public final class PlayerItem: @unchecked Sendable {
         net?.cancel()
     }
 
-    /// The audio file the player decodes (nil before it is ready).
+    /// The audio file of the item (nil before it is ready).
     var file: AudioFile? { state.withLock { $0.file } }
+    /// What the player decodes (nil before the item is ready): the file, or a VOD HLS stream
+    /// that seeks by opening the stream again at the segment of the target.
+    var playbackSource: (any PlaybackSource)? { state.withLock { $0.playback } }
 
     /// Marks the item failed (a failure during playback). Returns whether it changed.
     func markFailed(_ error: TonearmError) {
@@ -291,6 +301,19 @@ public final class PlayerItem: @unchecked Sendable {
             case .success(let (file, fetch)):
                 s.file = file
                 s.duration = fetch?.duration(file: file) ?? .seconds(file.duration)
+                s.playback = file
+                if case .hls(let source, _)? = fetch, let d = source.duration {
+                    s.playback = HLSPlayback(
+                        url: url, options: source.options, file: file, source: source, duration: d,
+                        makeEvents: { [weak self] arrived in
+                            let item = WeakItem(self)
+                            return { e in
+                                if case .segmentLoaded(_, let duration, _) = e { arrived.add(duration) }
+                                item.item?.hlsEvent(e, epoch: epoch)
+                            }
+                        },
+                        onReopen: { [weak self] next, arrived in self?.reopened(next, arrived: arrived, epoch: epoch) })
+                }
                 s.status = .readyToPlay
             case .failure(let e):
                 s.status = .failed(e)
@@ -324,6 +347,21 @@ public final class PlayerItem: @unchecked Sendable {
         return .progressive(NetworkByteSource(url: url, options: networkOptions) { [weak self] e in
             self?.networkEvent(e, epoch: epoch)
         })
+    }
+
+    /// Decoder thread: a seek opened the HLS stream again on `next`; the logs and the buffer
+    /// follow it from now on.
+    private func reopened(_ next: HLSByteSource, arrived: HLSArrival, epoch: UInt64) {
+        let old = state.withLock { s -> ItemFetch? in
+            guard s.epoch == epoch else { return nil }
+            defer {
+                s.network = .hls(next, arrived: arrived)
+                s.accessReported = 0
+                s.errorsReported = 0
+            }
+            return s.network
+        }
+        old?.cancel()
     }
 
     /// Fetch thread: turns a progressive source's events into signals for the player.
@@ -370,4 +408,10 @@ public final class PlayerItem: @unchecked Sendable {
         for a in newAccess { attachment.signal(.accessEntry(a)) }
         for e in newErrors { attachment.signal(.errorEntry(e)) }
     }
+}
+
+/// A weak reference to an item, for event handlers made inside other handlers.
+private final class WeakItem: @unchecked Sendable {
+    weak var item: PlayerItem?
+    init(_ item: PlayerItem?) { self.item = item }
 }

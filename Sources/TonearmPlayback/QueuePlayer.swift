@@ -493,11 +493,17 @@ public final class QueuePlayer: @unchecked Sendable {
 
     // MARK: Internals
 
-    /// Opens an item: a file, or a network stream (fetched by a ``NetworkByteSource`` that the
-    /// file keeps, decoded in streaming mode so that playback starts before the whole body has
-    /// come). Blocks the calling thread while it connects (bounded by the network limits).
+    /// Opens an item: a file, or a network stream — fetched by a ``NetworkByteSource`` (an
+    /// ``HLSByteSource`` for an `.m3u8` playlist) that the file keeps, decoded in streaming mode
+    /// so that playback starts before the whole body has come. Blocks the calling thread while
+    /// it connects (bounded by the network limits).
     private static func open(_ item: QueueItem) -> Result<AudioFile, TonearmError> {
         do {
+            if item.isRemote && ItemFetch.isHLS(item.url) {
+                let source = HLSByteSource(url: item.url)
+                source.start()
+                return .success(try AudioFile(byteSource: source, name: item.url.absoluteString, streaming: true))
+            }
             if item.isRemote {
                 let source = NetworkByteSource(url: item.url)
                 source.start()
