@@ -48,17 +48,19 @@ package final class StreamDecoder: @unchecked Sendable {
     private let shared = Mutex(Shared())
     private let onWarnings: @Sendable ([AudioWarning]) -> Void
     private let onError: @Sendable (any Error) -> Void
-    private let onFirstBlock: (@Sendable (UInt64) -> Void)?
+    private let onPositioned: (@Sendable (UInt64) -> Void)?
     private var thread: Thread?
     private let exited = DispatchSemaphore(value: 0)
 
-    /// `onFirstBlock` is called on the decoder thread when the first block of a request's
-    /// generation has been committed (where a seek has landed and its audio is ready).
+    /// `onPositioned` is called on the decoder thread when a request's generation has been
+    /// positioned in the source (where a seek has landed; its audio follows), or has failed to be
+    /// (its end follows). Not when its first block is committed: while the renderer is paused
+    /// the ring may still be full of the previous generation's blocks.
     package init(source: any PlaybackSource, ring: PCMBlockRing, wake: DispatchSemaphore, dataSignal: DispatchSemaphore,
          onWarnings: @escaping @Sendable ([AudioWarning]) -> Void,
          onError: @escaping @Sendable (any Error) -> Void,
-         onFirstBlock: (@Sendable (UInt64) -> Void)? = nil) {
-        self.onFirstBlock = onFirstBlock
+         onPositioned: (@Sendable (UInt64) -> Void)? = nil) {
+        self.onPositioned = onPositioned
         self.source = source
         self.ring = ring
         self.wake = wake
@@ -114,7 +116,6 @@ package final class StreamDecoder: @unchecked Sendable {
         var startFrame: AudioFramePosition = 0
         var finished = true
         var rate = 1.0
-        var announced: UInt64 = .max
         var stretcher: TimeStretcher?
         let length = source.frameLength
         let blockFrames = ring.blockFrames
@@ -148,10 +149,11 @@ package final class StreamDecoder: @unchecked Sendable {
                 do { try source.seek(toFrame: position) } catch {
                     onError(error)
                     finished = true
+                    onPositioned?(producing)
                     commitEnd(generation: producing, at: position)
-                    if announced != producing { announced = producing; onFirstBlock?(producing) }
                     continue
                 }
+                onPositioned?(producing)
             }
             if finished {
                 wake.wait()
@@ -183,7 +185,6 @@ package final class StreamDecoder: @unchecked Sendable {
                 ring.commit(PCMBlockInfo(generation: producing, sourceFrame: blockStart, frameCount: produced,
                                          endOfStream: ended))
                 dataSignal.signal()
-                if announced != producing { announced = producing; onFirstBlock?(producing) }
                 if ended { finished = true }
                 let warnings = source.takeWarnings()
                 if !warnings.isEmpty { onWarnings(warnings) }
@@ -226,7 +227,6 @@ package final class StreamDecoder: @unchecked Sendable {
             ring.commit(PCMBlockInfo(generation: producing, sourceFrame: blockStart, frameCount: filled,
                                      endOfStream: reachedEnd))
             dataSignal.signal()
-            if announced != producing { announced = producing; onFirstBlock?(producing) }
             if reachedLoopPoint {
                 do { try source.seek(toFrame: 0) } catch { onError(error) }
                 position = 0

@@ -215,7 +215,8 @@ public final class Player: @unchecked Sendable {
     }
 
     /// Moves to `seconds` in the current item. The landing is exact whatever the tolerances
-    /// (they are accepted for AVPlayer's signature). Returns true once the audio there is ready,
+    /// (they are accepted for AVPlayer's signature). Returns true once the decoder stands there
+    /// (the network request for it answered; the audio follows),
     /// false when the item cannot seek (a live stream), has failed, or a later seek or another
     /// item came first. A playing player goes on from there.
     @discardableResult
@@ -403,9 +404,9 @@ public final class Player: @unchecked Sendable {
                         _ = s.machine.handle(.decodeFailed)
                     }
                 },
-                onFirstBlock: { [weak self] g in
+                onPositioned: { [weak self] g in
                     guard let self else { return }
-                    queue.async { self.firstAudio(generation: g) }
+                    queue.async { self.positioned(generation: g) }
                 })
             try lock.withLock { s in
                 s.sampleRate = sampleRate
@@ -447,8 +448,8 @@ public final class Player: @unchecked Sendable {
         for seek in seeks { seek.completion(false) }
     }
 
-    /// Decoder thread → control queue: the audio of generation `g` is ready (a seek landed).
-    private func firstAudio(generation g: UInt64) {
+    /// Decoder thread → control queue: generation `g` is positioned in the source (a seek landed).
+    private func positioned(generation g: UInt64) {
         let (done, keep) = lock.withLock { s -> ([PendingSeek], Bool) in
             let done = s.seeks.filter { $0.generation <= g }
             s.seeks.removeAll { $0.generation <= g }

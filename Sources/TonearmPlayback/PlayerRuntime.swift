@@ -31,7 +31,7 @@ final class PlayerRuntime: @unchecked Sendable {
     init(source: any PlaybackSource, driver: any AudioOutputDriver, eq: AudioUnitEQ,
          onWarnings: @escaping @Sendable ([AudioWarning]) -> Void,
          onError: @escaping @Sendable (any Error) -> Void,
-         onFirstBlock: (@Sendable (UInt64) -> Void)? = nil) {
+         onPositioned: (@Sendable (UInt64) -> Void)? = nil) {
         let fmt = source.sourceFormat
         format = fmt
         // About 1.5 s of audio ahead, at least 8 blocks.
@@ -41,7 +41,7 @@ final class PlayerRuntime: @unchecked Sendable {
         let data = DispatchSemaphore(value: 0)
         renderer = StreamRenderer(ring: ring, spaceSignal: wake, dataSignal: data)
         decoder = StreamDecoder(source: source, ring: ring, wake: wake, dataSignal: data,
-                                onWarnings: onWarnings, onError: onError, onFirstBlock: onFirstBlock)
+                                onWarnings: onWarnings, onError: onError, onPositioned: onPositioned)
         self.driver = driver
         self.eq = eq
         let outFormat = AudioFormat.interleavedFloat(sampleRate: fmt.sampleRate, channels: fmt.channelCount)

@@ -66,7 +66,7 @@ public enum PlayerEvent: Sendable, Hashable {
     /// The audio ran out before the end: playback waits until the buffer refills
     /// (`AVPlayerItemPlaybackStalled`).
     case playbackStalled
-    /// A seek has landed at `to` seconds and its audio is ready.
+    /// A seek has landed at `to` seconds (the decoder stands there; the audio follows).
     case seeked(to: Double)
     /// A request was made (`AVPlayerItemNewAccessLogEntry`).
     case newAccessLogEntry(NetworkAccessLogEntry)
