@@ -240,6 +240,10 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
             output.update(repeating: 0, count: frames * channels)
             return
         }
+        // The clocks move before the render: its end-of-item event may be handled on the event
+        // thread before this call returns, and a handler must see the frames it waited for.
+        nodeFrames.add(Int64(frames), ordering: .relaxed)
+        if playing.load(ordering: .relaxed) { playerFrames.add(Int64(frames), ordering: .relaxed) }
         let r = renderer.render(into: output, frameCount: frames, timing: timing)
         // The end of everything scheduled, for an engine that ends with this node (a queue).
         if r.ended { endedInLastCall = true; framesInLastCall = r.framesRendered } else if endedInLastCall {
@@ -248,8 +252,6 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
         } else {
             framesInLastCall = r.framesRendered
         }
-        nodeFrames.add(Int64(frames), ordering: .relaxed)
-        if playing.load(ordering: .relaxed) { playerFrames.add(Int64(frames), ordering: .relaxed) }
     }
 
     // MARK: Control plane
