@@ -10,7 +10,7 @@ import TonearmCore
 /// Threading: a `MediaLibrary` is Sendable and every method may be called from any thread or
 /// task; reads run concurrently, writes one at a time (the database is in WAL mode, so several
 /// processes may also open the same file). Methods block the caller for the time of their SQL;
-/// ``scan(folders:readerThreads:)`` does its work on threads of its own.
+/// ``scan(folders:readerThreads:batchSize:)`` does its work on threads of its own.
 ///
 /// Errors: every method throws ``TonearmError``: `.library(path:reason:)` for the database
 /// (cannot be created, not a library, disk full), the file errors for folders to scan, and
@@ -19,6 +19,9 @@ public final class MediaLibrary: Sendable {
     /// The database file.
     public let path: String
     let pool: DatabasePool
+    /// Held by a scan's coordinator thread for the whole scan: scans of one library run one
+    /// after the other.
+    let scanLock = NSLock()
 
     /// `$XDG_DATA_HOME/tonearm/library.sqlite`, else `~/.local/share/tonearm/library.sqlite`.
     public static var defaultPath: String {
@@ -64,7 +67,9 @@ public final class MediaLibrary: Sendable {
     /// - Throws: at once, `TonearmError.fileNotFound` for a folder that does not exist,
     ///   `.invalidArgument` for a path that is not a folder, `.notReadable` for one that cannot
     ///   be listed.
-    public func scan(folders: [String], readerThreads: Int = 2) throws(TonearmError) -> AsyncThrowingStream<ScanEvent, any Error> {
+    /// Results are written in transactions of `batchSize` files. A scan started while another
+    /// of this library runs waits for it to end before it walks the folders.
+    public func scan(folders: [String], readerThreads: Int = 2, batchSize: Int = 200) throws(TonearmError) -> AsyncThrowingStream<ScanEvent, any Error> {
         for folder in folders {
             var st = stat()
             guard stat(folder, &st) == 0 else {
@@ -78,12 +83,12 @@ public final class MediaLibrary: Sendable {
         }
         let (stream, continuation) = AsyncThrowingStream<ScanEvent, any Error>.makeStream()
         Scanner(pool: pool, databasePath: path, folders: folders, readerThreads: readerThreads,
-                continuation: continuation).start()
+                batchSize: max(1, batchSize), lock: scanLock, continuation: continuation).start()
         return stream
     }
 
     /// Scans `folders` to the end, calling `progress` for each progress event (on the caller's
-    /// task), and returns the summary. Throws as ``scan(folders:readerThreads:)`` and its stream.
+    /// task), and returns the summary. Throws as ``scan(folders:readerThreads:batchSize:)`` and its stream.
     @discardableResult
     public func scanToEnd(folders: [String], readerThreads: Int = 2,
                           progress: (ScanProgress) -> Void = { _ in }) async throws(TonearmError) -> ScanSummary {

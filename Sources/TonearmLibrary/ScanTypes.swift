@@ -7,6 +7,12 @@ public struct ScanProgress: Sendable, Hashable {
     public var filesDone: Int
     public var filesTotal: Int
     public var currentFile: String?
+
+    public init(filesDone: Int, filesTotal: Int, currentFile: String?) {
+        self.filesDone = filesDone
+        self.filesTotal = filesTotal
+        self.currentFile = currentFile
+    }
 }
 
 /// A file the scan did not add, and why ("a text file, not media", "not a media file (…)",

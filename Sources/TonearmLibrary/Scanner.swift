@@ -6,15 +6,16 @@ import TonearmCore
 
 /// One scan of some folders into the database: walks them, compares with the rows, reads what
 /// is new or changed on `readerCount` reader threads, and writes the results in transactions
-/// of `batchSize` rows from its own coordinator thread. Removals come in a last transaction.
+/// of `batchSize` rows from its own coordinator thread, which holds `lock` for the whole scan.
+/// Removals come in a last transaction.
 ///
 /// Every transaction leaves the database consistent: a scan killed at any point loses at most
 /// the batch in progress, and the next scan finds those files new (or changed) and completes it.
 /// Moves: a file new at its path whose content hash is that of a row whose file is gone takes
 /// that row (its persistentID, play count, rating) instead of a new one.
 final class Scanner: @unchecked Sendable {
-    static let batchSize = 200
-
+    private let batchSize: Int
+    private let lock: NSLock
     private let pool: DatabasePool
     private let databasePath: String
     private let folders: [String]
@@ -23,12 +24,14 @@ final class Scanner: @unchecked Sendable {
     private let cancelled = Flag()
 
     init(pool: DatabasePool, databasePath: String, folders: [String], readerThreads: Int,
-         continuation: AsyncThrowingStream<ScanEvent, any Error>.Continuation) {
+         batchSize: Int, lock: NSLock, continuation: AsyncThrowingStream<ScanEvent, any Error>.Continuation) {
         self.pool = pool
         self.databasePath = databasePath
         self.folders = folders
         self.readerCount = max(1, readerThreads)
         self.continuation = continuation
+        self.batchSize = batchSize
+        self.lock = lock
     }
 
     /// Starts the coordinator thread; ending the stream's iteration cancels the scan (readers
@@ -36,6 +39,8 @@ final class Scanner: @unchecked Sendable {
     func start() {
         continuation.onTermination = { [cancelled] _ in cancelled.set() }
         let thread = Thread { [self] in
+            lock.lock()
+            defer { lock.unlock() }
             do {
                 let summary = try run()
                 continuation.yield(.finished(summary))
@@ -140,7 +145,7 @@ final class Scanner: @unchecked Sendable {
             }
             done += 1
             continuation.yield(.progress(ScanProgress(filesDone: done, filesTotal: found.count, currentFile: work[i].0.path)))
-            if batch.count >= Self.batchSize {
+            if batch.count >= batchSize {
                 try flush(batch)
                 batch.removeAll(keepingCapacity: true)
             }
