@@ -40,8 +40,8 @@ public final class MediaLibrary: Sendable {
         self.path = path
         let folder = (path as NSString).deletingLastPathComponent
         if !folder.isEmpty {
-            do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
-                throw .library(path: path, reason: "cannot create the folder \(folder) (\(Self.underlying(error)))")
+            if let failure = Self.makeFolders(folder) {
+                throw .library(path: path, reason: "cannot create the folder \(folder) (\(failure))")
             }
             if access(folder, W_OK) != 0 {
                 throw .library(path: path, reason: "the folder \(folder) is not writable (\(String(cString: strerror(errno))))")
@@ -224,6 +224,16 @@ public final class MediaLibrary: Sendable {
 
     func write<T>(_ body: (Database) throws -> T) throws(TonearmError) -> T {
         do { return try pool.write(body) } catch { throw .library(path: path, reason: Self.underlying(error)) }
+    }
+
+    /// Creates `folder` and its parents (`mkdir -p`); nil on success, else the system's reason.
+    private static func makeFolders(_ folder: String) -> String? {
+        var prefix = folder.hasPrefix("/") ? "" : "."
+        for part in folder.split(separator: "/") {
+            prefix += "/" + part
+            if mkdir(prefix, 0o755) != 0 && errno != EEXIST { return String(cString: strerror(errno)) }
+        }
+        return nil
     }
 
     static func underlying(_ error: any Error) -> String {
