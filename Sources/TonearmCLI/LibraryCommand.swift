@@ -42,13 +42,20 @@ struct LibraryScanCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print no progress, only the summary.")
     var quiet = false
 
+    @Option(name: .long, help: ArgumentHelp("Files written per transaction.", visibility: .hidden))
+    var batchSize = 200
+
+    func validate() throws {
+        if batchSize < 1 { throw ValidationError("--batch-size must be at least 1") }
+    }
+
     func run() async throws {
         let library = try database.open(command: "scan")
         let live = isatty(2) == 1 && !quiet
         var lastTenth = -1
         do {
             let start = Date()
-            let summary = try await library.scanToEnd(folders: folders) { p in
+            let summary = try await library.scanToEnd(folders: folders, batchSize: batchSize) { p in
                 guard !quiet, p.filesTotal > 0 else { return }
                 let line = "Scanning: \(p.filesDone)/\(p.filesTotal)"
                 if live {

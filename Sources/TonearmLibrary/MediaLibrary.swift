@@ -90,9 +90,9 @@ public final class MediaLibrary: Sendable {
     /// Scans `folders` to the end, calling `progress` for each progress event (on the caller's
     /// task), and returns the summary. Throws as ``scan(folders:readerThreads:batchSize:)`` and its stream.
     @discardableResult
-    public func scanToEnd(folders: [String], readerThreads: Int = 2,
+    public func scanToEnd(folders: [String], readerThreads: Int = 2, batchSize: Int = 200,
                           progress: (ScanProgress) -> Void = { _ in }) async throws(TonearmError) -> ScanSummary {
-        let stream = try scan(folders: folders, readerThreads: readerThreads)
+        let stream = try scan(folders: folders, readerThreads: readerThreads, batchSize: batchSize)
         do {
             for try await event in stream {
                 switch event {

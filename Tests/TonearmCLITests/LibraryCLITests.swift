@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Glibc
 import Testing
 import TonearmTestSupport
 
@@ -55,6 +56,46 @@ import TonearmTestSupport
         #expect(stats.stdout.contains("podcasts: 2, audiobooks: 2 (\(LibraryFixtures.mediaCount) items)"), "\(stats.stdout)")
         #expect(stats.stdout.contains("Albums: 7"))
         #expect(!FileManager.default.fileExists(atPath: dir.file("data")), "--db given: the default library is not created")
+    }
+
+    @Test func aScanKilledMidwayIsCompletedByTheNext() throws {
+        let dir = try TempDir("library-cli-kill")
+        defer { dir.remove() }
+        let music = dir.file("Music"), db = dir.file("library.sqlite")
+        try LibraryFixtures.make(at: music)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: try tonearmBinary())
+        p.arguments = ["library", "scan", music, "--db", db, "--batch-size", "2"]
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        // Kill it as soon as it reports 20 files done (some batches committed, the rest not).
+        var seen = ""
+        while true {
+            let chunk = err.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += String(decoding: chunk, as: UTF8.self)
+            let done = seen.split(separator: "\n").compactMap { line -> Int? in
+                guard line.hasPrefix("Scanning: ") else { return nil }
+                return Int(line.dropFirst(10).prefix { $0.isNumber })
+            }.max() ?? 0
+            if done >= 20 { kill(p.processIdentifier, SIGKILL); break }
+        }
+        p.waitUntilExit()
+        let rescan = try run(try tonearmBinary(), ["library", "scan", music, "--db", db, "--quiet"])
+        #expect(rescan.status == 0, "\(rescan.stderr)")
+        let summary = rescan.stdout.split(separator: "\n").first.map(String.init) ?? ""
+        let counts = summary.split(separator: ":").last.map(String.init) ?? ""
+        let numbers = counts.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces).prefix { $0.isNumber }) }
+        #expect(numbers.count == 6, "\(rescan.stdout)")
+        if numbers.count == 6 {
+            // added + unchanged covers every media file; nothing moved, removed or duplicated.
+            #expect(numbers[0] + numbers[4] == LibraryFixtures.mediaCount, "\(rescan.stdout)")
+            #expect(numbers[2] == 0 && numbers[3] == 0)
+        }
+        let stats = try run(try tonearmBinary(), ["library", "stats", "--db", db])
+        #expect(stats.stdout.contains("(\(LibraryFixtures.mediaCount) items)"), "\(stats.stdout)")
     }
 
     @Test func errorsNameWhatIsWrong() throws {
