@@ -13,10 +13,13 @@ let package = Package(
         .library(name: "TonearmNowPlaying", targets: ["TonearmNowPlaying"]),
         .library(name: "TonearmMPRIS", targets: ["TonearmMPRIS"]),
         .library(name: "TonearmSession", targets: ["TonearmSession"]),
+        .library(name: "TonearmLibrary", targets: ["TonearmLibrary"]),
         .executable(name: "tonearm", targets: ["TonearmCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // The media library's database: SQLite (the system's libsqlite3) with migrations and FTS5.
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
     ],
     targets: [
         // Layer 0: formats, PCM buffers, time, errors, lock-free rings. No C dependency.
@@ -61,12 +64,16 @@ let package = Package(
         // Layer 3: the engine — the one render path (decoder threads → lock-free rings → node graph →
         // output) that every player shares.
         .target(name: "TonearmEngine", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmOutput"]),
+        // The media library (MPMediaLibrary, MPMediaQuery, MPMediaItem): a scanner reading tags
+        // through TonearmCodecs into one SQLite file through GRDB.
+        .target(name: "TonearmLibrary", dependencies: ["TonearmCore", "TonearmCodecs", .product(name: "GRDB", package: "GRDB.swift")]),
         // Layer 4: players built on the engine's render path.
         .target(name: "TonearmPlayback", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmOutput", "TonearmPlaylists", "TonearmSession", "TonearmNetwork"]),
 
         // Umbrella: `import Tonearm` gives the whole public API.
         .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmOutput", "TonearmPlayback",
-                                                "TonearmPlaylists", "TonearmNowPlaying", "TonearmMPRIS", "TonearmSession", "TonearmNetwork"]),
+                                                "TonearmPlaylists", "TonearmNowPlaying", "TonearmMPRIS", "TonearmSession", "TonearmNetwork",
+                                                "TonearmLibrary"]),
 
         // The command-line player, last.
         .executableTarget(
@@ -80,6 +87,7 @@ let package = Package(
         .testTarget(name: "TonearmEngineTests", dependencies: ["TonearmEngine", "TonearmTestSupport"]),
         .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmEngine", "TonearmPlaylists", "TonearmSession", "TonearmTestSupport"]),
         .testTarget(name: "TonearmCLITests", dependencies: ["TonearmTestSupport", "TonearmCore"]),
+        .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TonearmCodecs", "TonearmTestSupport"]),
         .testTarget(name: "TonearmDSPTests", dependencies: ["TonearmDSP", "TonearmCore"]),
         .testTarget(name: "TonearmPlaylistsTests", dependencies: ["TonearmPlaylists", "TonearmTestSupport"]),
         .testTarget(name: "TonearmNowPlayingTests", dependencies: ["TonearmNowPlaying"]),

@@ -10,3 +10,4 @@
 @_exported import TonearmMPRIS
 @_exported import TonearmSession
 @_exported import TonearmNetwork
+@_exported import TonearmLibrary

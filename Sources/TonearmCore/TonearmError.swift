@@ -36,6 +36,9 @@ public enum TonearmError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A network source failed: `url` is the address asked for (before redirects), `failure`
     /// says what went wrong and where.
     case network(url: String, failure: NetworkFailure)
+    /// The media library's database at `path` cannot be created, opened, read or written
+    /// (an unwritable directory, a file that is not a library, a full disk); `reason` says which.
+    case library(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -55,6 +58,7 @@ public enum TonearmError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidPlaylist(let p, let l?, let r): "\(p), line \(l): not a valid playlist (\(r))"
         case .invalidPlaylist(let p, nil, let r): "\(p): not a valid playlist (\(r))"
         case .network(let u, let f): "\(u): \(f)"
+        case .library(let p, let r): "\(p): media library: \(r)"
         }
     }
 }
@@ -65,7 +69,7 @@ extension TonearmError {
         switch self {
         case .fileNotFound(let p), .notReadable(let p, _), .isDirectory(let p), .emptyFile(let p),
              .notMediaFile(let p, _), .noAudioTrack(let p), .unsupportedCodec(let p, _),
-             .decodeFailed(let p, _), .writeFailed(let p, _), .invalidPlaylist(let p, _, _):
+             .decodeFailed(let p, _), .writeFailed(let p, _), .invalidPlaylist(let p, _, _), .library(let p, _):
             p
         default: nil
         }

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import ArgumentParser
+import Foundation
+import Glibc
+import Tonearm
+
+/// `tonearm library …`: the media library (scan folders into it, list what it holds, counts).
+struct LibraryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "library",
+        abstract: "Scan folders into the media library and list its songs, albums, artists and genres.",
+        subcommands: [LibraryScanCommand.self, LibraryListCommand.self, LibraryStatsCommand.self])
+}
+
+/// The database option every library command takes.
+struct LibraryDatabaseOption: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The library database (default: $XDG_DATA_HOME/tonearm/library.sqlite).", valueName: "PATH"))
+    var db: String?
+
+    /// Opens the library, or prints the error and exits with status 1.
+    func open(command: String) throws -> MediaLibrary {
+        do { return try MediaLibrary(path: db) } catch {
+            Terminal.writeError("tonearm library \(command): \(error)")
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// `tonearm library scan DIR… [--db PATH]`: scans, with a progress line (rewritten in place on a
+/// terminal, a line every 10% otherwise), then the summary and the skipped files with reasons.
+/// A folder that does not exist or a database that cannot be opened: an error, exit status 1.
+struct LibraryScanCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scan",
+        abstract: "Scan folders (recursively) into the library: new, changed, moved and deleted files.")
+
+    @Argument(help: ArgumentHelp("Folders to scan.", valueName: "DIR"))
+    var folders: [String]
+
+    @OptionGroup var database: LibraryDatabaseOption
+
+    @Flag(name: .long, help: "Print no progress, only the summary.")
+    var quiet = false
+
+    @Option(name: .long, help: ArgumentHelp("Files written per transaction.", visibility: .hidden))
+    var batchSize = 200
+
+    func validate() throws {
+        if batchSize < 1 { throw ValidationError("--batch-size must be at least 1") }
+    }
+
+    func run() async throws {
+        let library = try database.open(command: "scan")
+        let live = isatty(2) == 1 && !quiet
+        var lastTenth = -1
+        do {
+            let start = Date()
+            let summary = try await library.scanToEnd(folders: folders, batchSize: batchSize) { p in
+                guard !quiet, p.filesTotal > 0 else { return }
+                let line = "Scanning: \(p.filesDone)/\(p.filesTotal)"
+                if live {
+                    let name = p.currentFile.map { "  " + ($0 as NSString).lastPathComponent } ?? ""
+                    let text = String((line + name).prefix(max(20, Terminal.width - 1)))
+                    FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
+                } else {
+                    let tenth = p.filesDone * 10 / p.filesTotal
+                    if tenth != lastTenth {
+                        lastTenth = tenth
+                        Terminal.writeError(line)
+                    }
+                }
+            }
+            if live { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+            let seconds = Date().timeIntervalSince(start)
+            Terminal.write("Scanned in \(String(format: "%.2f", seconds)) s: \(summary.added) added, \(summary.updated) updated, "
+                           + "\(summary.moved) moved, \(summary.removed) removed, \(summary.unchanged) unchanged, "
+                           + "\(summary.skipped.count) skipped\n")
+            for s in summary.skipped { Terminal.write("  skipped \(s.path): \(s.reason)\n") }
+        } catch {
+            if live { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+            Terminal.writeError("tonearm library scan: \(error)")
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// `tonearm library songs|albums|artists|genres|composers|podcasts|audiobooks [filters] [--json]`.
+struct LibraryListCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List songs, albums, artists, genres, composers, podcasts or audiobooks.",
+        aliases: ["songs", "albums", "artists", "genres", "composers", "podcasts", "audiobooks"])
+
+    @Option(name: .long, help: "Only items whose artist is this (case and accents ignored).")
+    var artist: String?
+    @Option(name: .long, help: "Only items whose album is this.")
+    var album: String?
+    @Option(name: .long, help: "Only items whose genre is this.")
+    var genre: String?
+    @Option(name: .long, help: "Full-text search in titles, artists and albums.")
+    var search: String?
+    @Flag(name: .long, help: "Print JSON.")
+    var json = false
+    @OptionGroup var database: LibraryDatabaseOption
+
+    /// The kind asked for: the alias the command was called by (`list` alone lists songs).
+    static func kind(arguments: [String]) -> String {
+        let kinds = ["songs", "albums", "artists", "genres", "composers", "podcasts", "audiobooks"]
+        guard let i = arguments.firstIndex(of: "library"), i + 1 < arguments.count,
+              kinds.contains(arguments[i + 1]) else { return "songs" }
+        return arguments[i + 1]
+    }
+
+    func run() throws {
+        let kind = Self.kind(arguments: CommandLine.arguments)
+        let library = try database.open(command: kind)
+        var query: MediaQuery = switch kind {
+        case "albums": .albums()
+        case "artists": .artists()
+        case "genres": .genres()
+        case "composers": .composers()
+        case "podcasts": .podcasts()
+        case "audiobooks": .audiobooks()
+        default: .songs()
+        }
+        if let artist { query = query.filtered(by: .artist(artist)) }
+        if let album { query = query.filtered(by: .albumTitle(album)) }
+        if let genre { query = query.filtered(by: .genre(genre)) }
+        if let search { query = query.searching(search) }
+        do {
+            if kind == "songs" || kind == "podcasts" || kind == "audiobooks" {
+                try printItems(try query.items(in: library))
+            } else {
+                try printCollections(try query.collections(in: library), kind: kind)
+            }
+        } catch let error as TonearmError {
+            Terminal.writeError("tonearm library \(kind): \(error)")
+            throw ExitCode(1)
+        }
+    }
+
+    private func printItems(_ items: [MediaItem]) throws {
+        if json { return try printJSON(items.map(ItemJSON.init)) }
+        for i in items {
+            let where_ = [i.artist, i.albumTitle].compactMap { $0 }.joined(separator: " — ")
+            Terminal.write("\(i.title)\(where_.isEmpty ? "" : "  (\(where_))")  \(formatTime(i.duration))\n")
+        }
+    }
+
+    private func printCollections(_ collections: [MediaItemCollection], kind: String) throws {
+        if json { return try printJSON(collections.map(CollectionJSON.init)) }
+        for c in collections {
+            let name = c.name ?? "(unknown)"
+            switch kind {
+            case "albums":
+                let year = c.representativeItem.year.map { ", \($0)" } ?? ""
+                Terminal.write("\(name) — \(c.albumArtist ?? "(unknown)")\(year)  [\(tracks(c.count)), \(formatTime(c.duration))]\n")
+            case "artists":
+                Terminal.write("\(name)  [\(c.albumTitles.count == 1 ? "1 album" : "\(c.albumTitles.count) albums"), \(tracks(c.count))]\n")
+            default:
+                Terminal.write("\(name)  [\(tracks(c.count))]\n")
+            }
+        }
+    }
+
+    private func tracks(_ n: Int) -> String { n == 1 ? "1 track" : "\(n) tracks" }
+
+    private func printJSON<T: Encodable>(_ value: T) throws {
+        let enc = JSONEncoder()
+        enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        Terminal.write(String(decoding: try enc.encode(value), as: UTF8.self) + "\n")
+    }
+
+    /// An item as `--json` prints it.
+    struct ItemJSON: Encodable {
+        var persistentID: String
+        var path, title: String
+        var artist, album, albumArtist, genre: String?
+        var trackNumber, discNumber, year: Int?
+        var duration: Double
+        var mediaType: String
+        var codec: String
+        var playCount, rating: Int
+
+        init(_ i: MediaItem) {
+            persistentID = String(i.persistentID)
+            path = i.path; title = i.title; artist = i.artist; album = i.albumTitle; albumArtist = i.albumArtist
+            genre = i.genre; trackNumber = i.trackNumber; discNumber = i.discNumber; year = i.year
+            duration = i.duration; mediaType = i.mediaType.rawValue; codec = i.format.codec
+            playCount = i.playCount; rating = i.rating
+        }
+    }
+
+    /// An album, artist, genre or composer as `--json` prints it.
+    struct CollectionJSON: Encodable {
+        var name: String?
+        var albumArtist: String?
+        var year: Int?
+        var trackCount: Int
+        var duration: Double
+        var tracks: [ItemJSON]
+
+        init(_ c: MediaItemCollection) {
+            name = c.name
+            albumArtist = c.grouping == .album ? c.albumArtist : nil
+            year = c.representativeItem.year
+            trackCount = c.count
+            duration = c.duration
+            tracks = c.items.map(ItemJSON.init)
+        }
+    }
+}
+
+/// `tonearm library stats [--json]`: counts of items, albums, artists, genres; total time and size.
+struct LibraryStatsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "stats", abstract: "Print what the library holds.")
+
+    @Flag(name: .long, help: "Print JSON.")
+    var json = false
+    @OptionGroup var database: LibraryDatabaseOption
+
+    func run() throws {
+        let library = try database.open(command: "stats")
+        do {
+            let s = try library.statistics()
+            if json {
+                let enc = JSONEncoder()
+                enc.outputFormatting = [.prettyPrinted, .sortedKeys]
+                Terminal.write(String(decoding: try enc.encode(s), as: UTF8.self) + "\n")
+                return
+            }
+            Terminal.write("""
+                Library: \(library.path)
+                Songs: \(s.songs), podcasts: \(s.podcasts), audiobooks: \(s.audiobooks) (\(s.items) items)
+                Albums: \(s.albums), artists: \(s.artists), genres: \(s.genres), covers: \(s.artworks)
+                Total: \(formatTime(s.totalDuration)), \(String(format: "%.1f", Double(s.totalSize) / 1_048_576)) MiB
+
+                """)
+        } catch let error as TonearmError {
+            Terminal.writeError("tonearm library stats: \(error)")
+            throw ExitCode(1)
+        }
+    }
+}

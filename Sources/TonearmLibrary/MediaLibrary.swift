@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Glibc
+import GRDB
+import TonearmCore
+
+/// The media library (MPMediaLibrary): one SQLite file of items scanned from folders, with
+/// queries (``MediaQuery``), play counts and ratings.
+///
+/// Threading: a `MediaLibrary` is Sendable and every method may be called from any thread or
+/// task; reads run concurrently, writes one at a time (the database is in WAL mode, so several
+/// processes may also open the same file). Methods block the caller for the time of their SQL;
+/// ``scan(folders:readerThreads:batchSize:)`` does its work on threads of its own.
+///
+/// Errors: every method throws ``TonearmError``: `.library(path:reason:)` for the database
+/// (cannot be created, not a library, disk full), the file errors for folders to scan, and
+/// `.invalidArgument` for values out of range or unknown items.
+public final class MediaLibrary: Sendable {
+    /// The database file.
+    public let path: String
+    let pool: DatabasePool
+    /// Held by a scan's coordinator thread for the whole scan: scans of one library run one
+    /// after the other.
+    let scanLock = NSLock()
+
+    /// `$XDG_DATA_HOME/tonearm/library.sqlite`, else `~/.local/share/tonearm/library.sqlite`.
+    public static var defaultPath: String {
+        let env = ProcessInfo.processInfo.environment
+        if let xdg = env["XDG_DATA_HOME"], xdg.hasPrefix("/") { return xdg + "/tonearm/library.sqlite" }
+        let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return home + "/.local/share/tonearm/library.sqlite"
+    }
+
+    /// Opens the library at `path` (``defaultPath`` when nil), creating the file and its folder
+    /// if needed, and brings its schema up to date.
+    /// - Throws: `TonearmError.library(path:reason:)` when the folder cannot be created or
+    ///   written, or the file is not a SQLite database.
+    public init(path: String? = nil) throws(TonearmError) {
+        let path = path ?? Self.defaultPath
+        self.path = path
+        let folder = (path as NSString).deletingLastPathComponent
+        if !folder.isEmpty {
+            if let failure = Self.makeFolders(folder) {
+                throw .library(path: path, reason: "cannot create the folder \(folder) (\(failure))")
+            }
+            if access(folder, W_OK) != 0 {
+                throw .library(path: path, reason: "the folder \(folder) is not writable (\(String(cString: strerror(errno))))")
+            }
+        }
+        var config = Configuration()
+        config.busyMode = .timeout(10)
+        do {
+            pool = try DatabasePool(path: path, configuration: config)
+            try Schema.migrator.migrate(pool)
+        } catch {
+            throw .library(path: path, reason: Self.underlying(error))
+        }
+    }
+
+    // MARK: Scanning
+
+    /// Scans `folders` (recursively) into the library and reports progress, then a summary, on
+    /// the returned stream; the work runs on a coordinator thread and `readerThreads` reader
+    /// threads, whether or not the stream is iterated, until it is done or the stream's iteration
+    /// is cancelled. See ``ScanSummary`` for what is counted. The stream throws
+    /// `TonearmError.library` if the database fails midway (rows written before stay).
+    /// - Throws: at once, `TonearmError.fileNotFound` for a folder that does not exist,
+    ///   `.invalidArgument` for a path that is not a folder, `.notReadable` for one that cannot
+    ///   be listed.
+    /// Results are written in transactions of `batchSize` files. A scan started while another
+    /// of this library runs waits for it to end before it walks the folders.
+    public func scan(folders: [String], readerThreads: Int = 2, batchSize: Int = 200) throws(TonearmError) -> AsyncThrowingStream<ScanEvent, any Error> {
+        for folder in folders {
+            var st = stat()
+            guard stat(folder, &st) == 0 else {
+                if errno == ENOENT || errno == ENOTDIR { throw .fileNotFound(path: folder) }
+                throw .notReadable(path: folder, reason: String(cString: strerror(errno)))
+            }
+            guard (st.st_mode & S_IFMT) == S_IFDIR else { throw .invalidArgument("\(folder): not a folder") }
+            guard access(folder, R_OK | X_OK) == 0 else {
+                throw .notReadable(path: folder, reason: String(cString: strerror(errno)))
+            }
+        }
+        let (stream, continuation) = AsyncThrowingStream<ScanEvent, any Error>.makeStream()
+        Scanner(pool: pool, databasePath: path, folders: folders, readerThreads: readerThreads,
+                batchSize: max(1, batchSize), lock: scanLock, continuation: continuation).start()
+        return stream
+    }
+
+    /// Scans `folders` to the end, calling `progress` for each progress event (on the caller's
+    /// task), and returns the summary. Throws as ``scan(folders:readerThreads:batchSize:)`` and its stream.
+    @discardableResult
+    public func scanToEnd(folders: [String], readerThreads: Int = 2, batchSize: Int = 200,
+                          progress: (ScanProgress) -> Void = { _ in }) async throws(TonearmError) -> ScanSummary {
+        let stream = try scan(folders: folders, readerThreads: readerThreads, batchSize: batchSize)
+        do {
+            for try await event in stream {
+                switch event {
+                case .progress(let p): progress(p)
+                case .finished(let s): return s
+                }
+            }
+        } catch let e as TonearmError {
+            throw e
+        } catch {
+            throw .library(path: path, reason: Self.underlying(error))
+        }
+        throw .library(path: path, reason: "the scan ended without a summary")
+    }
+
+    // MARK: Items
+
+    /// The item with `persistentID`, or nil.
+    public func item(persistentID: UInt64) throws(TonearmError) -> MediaItem? {
+        try read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM item WHERE id = ?", arguments: [Int64(bitPattern: persistentID)])
+                .map(MediaItem.init(row:))
+        }
+    }
+
+    /// The cover art of `item`, or nil when it has none.
+    public func artwork(for item: MediaItem) throws(TonearmError) -> Artwork? {
+        guard let id = item.artworkID else { return nil }
+        return try read { db in
+            try Row.fetchOne(db, sql: "SELECT mimeType, data FROM artwork WHERE hash = ?", arguments: [Int64(bitPattern: id)])
+                .map { Artwork(data: [UInt8]($0["data"] as Data), mimeType: $0["mimeType"]) }
+        }
+    }
+
+    // MARK: Play counts and ratings
+
+    /// What ``recordPlay(of:playedSeconds:at:)`` counted.
+    public enum PlayRecord: Sendable, Hashable {
+        case played
+        case skipped
+    }
+
+    /// Records that the item was played for `playedSeconds`: a play (play count + 1, last played
+    /// date = `date`) when that is at least half its duration or 4 minutes, whichever is less;
+    /// otherwise a skip (skip count + 1). Called by a player when it leaves an item.
+    /// - Throws: `TonearmError.invalidArgument` for an unknown item or a negative time.
+    @discardableResult
+    public func recordPlay(of persistentID: UInt64, playedSeconds: Double, at date: Date = Date()) throws(TonearmError) -> PlayRecord {
+        guard playedSeconds >= 0, playedSeconds.isFinite else {
+            throw .invalidArgument("playedSeconds must be 0 or more, not \(playedSeconds)")
+        }
+        let id = Int64(bitPattern: persistentID)
+        let result: PlayRecord? = try write { db in
+            guard let duration = try Double.fetchOne(db, sql: "SELECT duration FROM item WHERE id = ?", arguments: [id]) else {
+                return nil
+            }
+            if playedSeconds >= min(duration / 2, 240) {
+                try db.execute(sql: "UPDATE item SET playCount = playCount + 1, lastPlayedDate = ? WHERE id = ?",
+                               arguments: [date.timeIntervalSince1970, id])
+                return .played
+            }
+            try db.execute(sql: "UPDATE item SET skipCount = skipCount + 1 WHERE id = ?", arguments: [id])
+            return .skipped
+        }
+        guard let result else { throw .invalidArgument("no item with persistentID \(persistentID) in \(path)") }
+        return result
+    }
+
+    /// Sets the item's rating, 0 (none) to 5.
+    /// - Throws: `TonearmError.invalidArgument` for a rating out of range or an unknown item.
+    public func setRating(_ rating: Int, of persistentID: UInt64) throws(TonearmError) {
+        guard (0...5).contains(rating) else { throw .invalidArgument("a rating is 0 to 5, not \(rating)") }
+        let changed = try write { db in
+            try db.execute(sql: "UPDATE item SET rating = ? WHERE id = ?", arguments: [rating, Int64(bitPattern: persistentID)])
+            return db.changesCount
+        }
+        if changed == 0 { throw .invalidArgument("no item with persistentID \(persistentID) in \(path)") }
+    }
+
+    // MARK: Statistics
+
+    /// Counts over the whole library.
+    public struct Statistics: Sendable, Hashable, Codable {
+        public var items = 0
+        public var songs = 0
+        public var podcasts = 0
+        public var audiobooks = 0
+        public var albums = 0
+        public var artists = 0
+        public var genres = 0
+        public var artworks = 0
+        /// Seconds of audio.
+        public var totalDuration: Double = 0
+        /// Bytes of files.
+        public var totalSize: Int64 = 0
+    }
+
+    /// Counts of items by type, albums, artists, genres and covers; total duration and size.
+    public func statistics() throws(TonearmError) -> Statistics {
+        try read { db in
+            var s = Statistics()
+            let row = try Row.fetchOne(db, sql: """
+                SELECT count(*) AS n, total(duration) AS d, total(size) AS z,
+                       sum(mediaType = 'music') AS m, sum(mediaType = 'podcast') AS p, sum(mediaType = 'audiobook') AS a
+                FROM item
+                """)!
+            s.items = row["n"]
+            s.totalDuration = row["d"]
+            s.totalSize = Int64((row["z"] as Double).rounded())
+            s.songs = row["m"] ?? 0
+            s.podcasts = row["p"] ?? 0
+            s.audiobooks = row["a"] ?? 0
+            s.albums = try Int.fetchOne(db, sql: """
+                SELECT count(*) FROM (SELECT DISTINCT albumKey, \(MediaQuery.albumIdentity) FROM item
+                WHERE albumKey != '' AND mediaType = 'music')
+                """) ?? 0
+            s.artists = try Int.fetchOne(db, sql: "SELECT count(DISTINCT artistKey) FROM item WHERE artistKey != '' AND mediaType = 'music'") ?? 0
+            s.genres = try Int.fetchOne(db, sql: "SELECT count(DISTINCT genreKey) FROM item WHERE genreKey != ''") ?? 0
+            s.artworks = try Int.fetchOne(db, sql: "SELECT count(*) FROM artwork") ?? 0
+            return s
+        }
+    }
+
+    // MARK: Database access
+
+    func read<T>(_ body: (Database) throws -> T) throws(TonearmError) -> T {
+        do { return try pool.read(body) } catch { throw .library(path: path, reason: Self.underlying(error)) }
+    }
+
+    func write<T>(_ body: (Database) throws -> T) throws(TonearmError) -> T {
+        do { return try pool.write(body) } catch { throw .library(path: path, reason: Self.underlying(error)) }
+    }
+
+    /// Creates `folder` and its parents (`mkdir -p`); nil on success, else the system's reason.
+    private static func makeFolders(_ folder: String) -> String? {
+        var prefix = folder.hasPrefix("/") ? "" : "."
+        for part in folder.split(separator: "/") {
+            prefix += "/" + part
+            if mkdir(prefix, 0o755) != 0 && errno != EEXIST { return String(cString: strerror(errno)) }
+        }
+        return nil
+    }
+
+    static func underlying(_ error: any Error) -> String {
+        if let e = error as? DatabaseError { return e.message ?? e.description }
+        if let e = error as? CocoaError, let u = e.userInfo[NSUnderlyingErrorKey] as? NSError {
+            return u.localizedDescription
+        }
+        return (error as NSError).localizedDescription
+    }
+}

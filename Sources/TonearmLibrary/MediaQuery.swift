@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import GRDB
+import TonearmCore
+
+/// A property of ``MediaItem`` a predicate can test.
+public enum MediaItemProperty: String, Sendable, Hashable, Codable, CaseIterable {
+    case title, artist, albumTitle, albumArtist, composer, genre
+    case persistentID, year, mediaType, isCompilation
+
+    /// The text properties, compared folded (case- and accent-insensitive).
+    var keyColumn: String? {
+        switch self {
+        case .title: "titleKey"
+        case .artist: "artistKey"
+        case .albumTitle: "albumKey"
+        case .albumArtist: "albumArtistKey"
+        case .composer: "composerKey"
+        case .genre: "genreKey"
+        default: nil
+        }
+    }
+}
+
+/// A filter on one property (MPMediaPropertyPredicate). Text is compared folded: "beyonce"
+/// equals "Beyoncé", "ONCE" is contained in it. `persistentID`, `year`, `mediaType` and
+/// `isCompilation` compare for equality only (`contains` means equality for them).
+public struct MediaPropertyPredicate: Sendable, Hashable {
+    public enum Comparison: Sendable, Hashable {
+        case equalTo
+        case contains
+    }
+
+    public var property: MediaItemProperty
+    public var value: String
+    public var comparison: Comparison
+
+    /// `value` as text: a name, a number for `persistentID` and `year`, a ``MediaType`` raw
+    /// value, or "true"/"false" for `isCompilation`.
+    public init(value: String, forProperty property: MediaItemProperty, comparisonType: Comparison = .equalTo) {
+        self.property = property
+        self.value = value
+        self.comparison = comparisonType
+    }
+
+    public static func artist(_ name: String, _ c: Comparison = .equalTo) -> Self { .init(value: name, forProperty: .artist, comparisonType: c) }
+    public static func albumTitle(_ name: String, _ c: Comparison = .equalTo) -> Self { .init(value: name, forProperty: .albumTitle, comparisonType: c) }
+    public static func title(_ name: String, _ c: Comparison = .equalTo) -> Self { .init(value: name, forProperty: .title, comparisonType: c) }
+    public static func genre(_ name: String, _ c: Comparison = .equalTo) -> Self { .init(value: name, forProperty: .genre, comparisonType: c) }
+    public static func persistentID(_ id: UInt64) -> Self { .init(value: String(id), forProperty: .persistentID) }
+
+    /// The SQL condition and its arguments.
+    func sql() -> (String, [any DatabaseValueConvertible]) {
+        if let column = property.keyColumn {
+            let key = SearchKey.fold(value)
+            switch comparison {
+            case .equalTo: return ("\(column) = ?", [key])
+            case .contains: return ("instr(\(column), ?) > 0", [key])
+            }
+        }
+        switch property {
+        case .persistentID: return ("id = ?", [Int64(bitPattern: UInt64(value) ?? 0)])
+        case .year: return ("year = ?", [Int(value) ?? Int.min])
+        case .mediaType: return ("mediaType = ?", [value])
+        case .isCompilation: return ("isCompilation = ?", [["true", "1", "yes"].contains(value.lowercased())])
+        default: return ("0", [])
+        }
+    }
+}
+
+/// How a query's items are grouped into collections (MPMediaGrouping).
+public enum MediaGrouping: String, Sendable, Hashable, Codable {
+    /// Each item its own collection; items by title.
+    case title
+    /// By album (title and album artist; a compilation by title alone), items in disc/track order.
+    case album
+    /// By artist, each artist's items by year, album, disc, track.
+    case artist
+    /// By album artist (the artist when none is tagged), likewise.
+    case albumArtist
+    case genre
+    case composer
+}
+
+/// An order for a query's items that replaces the grouping's order.
+public enum MediaSortOrder: String, Sendable, Hashable, Codable {
+    case title, artist, album, year, duration, dateAdded, playCount, lastPlayedDate, rating
+
+    var sql: String {
+        switch self {
+        case .title: "titleKey"
+        case .artist: "artistKey"
+        case .album: "albumKey"
+        case .year: "year"
+        case .duration: "duration"
+        case .dateAdded: "dateAdded"
+        case .playCount: "playCount"
+        case .lastPlayedDate: "lastPlayedDate"
+        case .rating: "rating"
+        }
+    }
+}
+
+/// A description of items to fetch (MPMediaQuery): a kind (its media type and grouping), filter
+/// predicates (all must hold), an optional full-text search and an optional sort order. A value;
+/// run it with ``items(in:)`` or ``collections(in:)`` from any thread.
+public struct MediaQuery: Sendable, Hashable {
+    public var filterPredicates: [MediaPropertyPredicate] = []
+    public var groupingType: MediaGrouping
+    /// Only items of this type (nil: all).
+    public var mediaType: MediaType?
+    /// Only compilations.
+    public var compilationsOnly = false
+    /// Full-text search over title, artist and album: every word must start a word of one of
+    /// them (folded, so accents and case do not matter).
+    public var searchText: String?
+    /// Replaces the grouping's order of ``items(in:)`` (collections keep theirs).
+    public var sortOrder: MediaSortOrder?
+    public var ascending = true
+
+    public init(filterPredicates: [MediaPropertyPredicate] = [], groupingType: MediaGrouping = .title,
+                mediaType: MediaType? = .music) {
+        self.filterPredicates = filterPredicates
+        self.groupingType = groupingType
+        self.mediaType = mediaType
+    }
+
+    public static func songs() -> MediaQuery { MediaQuery(groupingType: .title) }
+    public static func albums() -> MediaQuery { MediaQuery(groupingType: .album) }
+    public static func artists() -> MediaQuery { MediaQuery(groupingType: .artist) }
+    public static func albumArtists() -> MediaQuery { MediaQuery(groupingType: .albumArtist) }
+    public static func genres() -> MediaQuery { MediaQuery(groupingType: .genre) }
+    public static func composers() -> MediaQuery { MediaQuery(groupingType: .composer) }
+    public static func compilations() -> MediaQuery {
+        var q = MediaQuery(groupingType: .album)
+        q.compilationsOnly = true
+        return q
+    }
+    public static func podcasts() -> MediaQuery { MediaQuery(groupingType: .album, mediaType: .podcast) }
+    public static func audiobooks() -> MediaQuery { MediaQuery(groupingType: .album, mediaType: .audiobook) }
+    /// Every item of every type, by title, matching `text` in full-text search.
+    public static func search(_ text: String) -> MediaQuery {
+        var q = MediaQuery(groupingType: .title, mediaType: nil)
+        q.searchText = text
+        return q
+    }
+
+    /// This query with one more predicate.
+    public func filtered(by predicate: MediaPropertyPredicate) -> MediaQuery {
+        var q = self
+        q.filterPredicates.append(predicate)
+        return q
+    }
+
+    /// This query also restricted to a full-text search.
+    public func searching(_ text: String) -> MediaQuery {
+        var q = self
+        q.searchText = text
+        return q
+    }
+
+    /// This query sorted by `order`.
+    public func sorted(by order: MediaSortOrder, ascending: Bool = true) -> MediaQuery {
+        var q = self
+        q.sortOrder = order
+        q.ascending = ascending
+        return q
+    }
+
+    /// The matching items, in the grouping's order (or ``sortOrder``).
+    /// - Throws: `TonearmError.library` when the database cannot be read.
+    public func items(in library: MediaLibrary) throws(TonearmError) -> [MediaItem] {
+        try fetch(in: library, order: sortOrder.map { ["\($0.sql) \(ascending ? "ASC" : "DESC")", "titleKey"] } ?? groupOrder)
+    }
+
+    /// The matching items grouped by ``groupingType``: albums in album-title order with their
+    /// items in disc/track order, artists in name order with their items by year, album, track.
+    /// - Throws: `TonearmError.library` when the database cannot be read.
+    public func collections(in library: MediaLibrary) throws(TonearmError) -> [MediaItemCollection] {
+        let items = try fetch(in: library, order: groupOrder)
+        var result: [MediaItemCollection] = []
+        var current: [MediaItem] = []
+        var currentKey: String?
+        for item in items {
+            let key = groupKey(item)
+            if key != currentKey, !current.isEmpty {
+                result.append(MediaItemCollection(items: current, grouping: groupingType))
+                current.removeAll()
+            }
+            currentKey = key
+            current.append(item)
+        }
+        if !current.isEmpty { result.append(MediaItemCollection(items: current, grouping: groupingType)) }
+        return result
+    }
+
+    /// The identity of an item's album beside its title: "" for a compilation, else the album artist.
+    static let albumIdentity = "CASE WHEN isCompilation THEN '' ELSE albumArtistKey END"
+
+    private var groupOrder: [String] {
+        let track = ["COALESCE(discNumber, 1)", "COALESCE(trackNumber, 0)", "titleKey"]
+        switch groupingType {
+        case .title: return ["titleKey", "artistKey", "albumKey"]
+        case .album: return ["albumKey", Self.albumIdentity] + track
+        case .artist: return ["artistKey", "COALESCE(year, 0)", "albumKey"] + track
+        case .albumArtist: return ["albumArtistKey", "COALESCE(year, 0)", "albumKey"] + track
+        case .genre: return ["genreKey", "artistKey", "albumKey"] + track
+        case .composer: return ["composerKey", "titleKey"]
+        }
+    }
+
+    /// The key of the collection an item belongs to (items arrive ordered by it).
+    private func groupKey(_ item: MediaItem) -> String {
+        switch groupingType {
+        case .title: String(item.persistentID)
+        case .album: SearchKey.fold(item.albumTitle) + "\u{1}" + (item.isCompilation ? "" : SearchKey.fold(item.albumArtistOrArtist))
+        case .artist: SearchKey.fold(item.artist)
+        case .albumArtist: SearchKey.fold(item.albumArtistOrArtist)
+        case .genre: SearchKey.fold(item.genre)
+        case .composer: SearchKey.fold(item.composer)
+        }
+    }
+
+    private func fetch(in library: MediaLibrary, order: [String]) throws(TonearmError) -> [MediaItem] {
+        var conditions: [String] = []
+        var arguments: [any DatabaseValueConvertible] = []
+        if let mediaType {
+            conditions.append("mediaType = ?")
+            arguments.append(mediaType.rawValue)
+        }
+        if compilationsOnly { conditions.append("isCompilation") }
+        for p in filterPredicates {
+            let (sql, args) = p.sql()
+            conditions.append(sql)
+            arguments += args
+        }
+        if let searchText {
+            guard let match = Self.ftsQuery(searchText) else { return [] }
+            conditions.append("id IN (SELECT rowid FROM itemSearch WHERE itemSearch MATCH ?)")
+            arguments.append(match)
+        }
+        let sql = "SELECT * FROM item" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
+            + " ORDER BY " + order.joined(separator: ", ")
+        return try library.read { db in
+            try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map(MediaItem.init(row:))
+        }
+    }
+
+    /// An FTS5 query for user text: each folded word quoted as a prefix, all required; nil for
+    /// text with no words.
+    static func ftsQuery(_ text: String) -> String? {
+        let words = SearchKey.fold(text).split(whereSeparator: { !$0.isLetter && !$0.isNumber })
+        guard !words.isEmpty else { return nil }
+        return words.map { "\"\($0)\"*" }.joined(separator: " AND ")
+    }
+}

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import GRDB
+
+/// The library database's schema, as GRDB migrations (applied in order, each once, in a
+/// transaction, when a ``MediaLibrary`` opens the file).
+///
+/// - `item`: one row per playable file. `id` is the item's persistentID (as a signed 64-bit
+///   integer, the SQLite rowid): first derived from the file's content hash, then kept for the
+///   row's life, so a moved or re-tagged file keeps it with its play count and rating.
+///   `contentHash` is the current content hash (a re-tagged file gets a new one); `path` is
+///   unique. The `…Key` columns hold the text folded for case- and accent-insensitive matching
+///   (see ``SearchKey``).
+/// - `artwork`: cover images by content hash, stored once however many items carry them.
+/// - `itemSearch`: an FTS5 index over the folded title, artist and album, kept by triggers.
+enum Schema {
+    static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1: items, artwork, full-text index") { db in
+            try db.execute(sql: """
+                CREATE TABLE artwork (
+                    hash INTEGER PRIMARY KEY,
+                    mimeType TEXT NOT NULL,
+                    data BLOB NOT NULL
+                );
+                CREATE TABLE item (
+                    id INTEGER PRIMARY KEY,
+                    contentHash INTEGER NOT NULL,
+                    path TEXT NOT NULL UNIQUE,
+                    size INTEGER NOT NULL,
+                    mtime INTEGER NOT NULL,
+                    title TEXT NOT NULL,
+                    artist TEXT,
+                    album TEXT,
+                    albumArtist TEXT,
+                    composer TEXT,
+                    genre TEXT,
+                    trackNumber INTEGER,
+                    trackCount INTEGER,
+                    discNumber INTEGER,
+                    discCount INTEGER,
+                    year INTEGER,
+                    releaseDate TEXT,
+                    duration REAL NOT NULL,
+                    container TEXT NOT NULL,
+                    codec TEXT NOT NULL,
+                    sampleRate INTEGER NOT NULL,
+                    channels INTEGER NOT NULL,
+                    bitsPerSample INTEGER,
+                    bitRate INTEGER,
+                    mediaType TEXT NOT NULL,
+                    isCompilation INTEGER NOT NULL,
+                    bpm INTEGER,
+                    lyrics TEXT,
+                    trackGain REAL, trackPeak REAL, albumGain REAL, albumPeak REAL,
+                    artworkHash INTEGER REFERENCES artwork(hash),
+                    playCount INTEGER NOT NULL DEFAULT 0,
+                    skipCount INTEGER NOT NULL DEFAULT 0,
+                    lastPlayedDate REAL,
+                    rating INTEGER NOT NULL DEFAULT 0,
+                    dateAdded REAL NOT NULL,
+                    titleKey TEXT NOT NULL,
+                    artistKey TEXT NOT NULL,
+                    albumKey TEXT NOT NULL,
+                    albumArtistKey TEXT NOT NULL,
+                    composerKey TEXT NOT NULL,
+                    genreKey TEXT NOT NULL
+                );
+                CREATE INDEX item_contentHash ON item(contentHash);
+                CREATE INDEX item_artist ON item(artistKey, year, albumKey, discNumber, trackNumber);
+                CREATE INDEX item_album ON item(albumKey, albumArtistKey, discNumber, trackNumber);
+                CREATE INDEX item_albumArtist ON item(albumArtistKey);
+                CREATE INDEX item_genre ON item(genreKey);
+                CREATE INDEX item_composer ON item(composerKey);
+                CREATE INDEX item_title ON item(titleKey);
+                CREATE INDEX item_mediaType ON item(mediaType);
+                CREATE VIRTUAL TABLE itemSearch USING fts5(
+                    titleKey, artistKey, albumKey,
+                    content='item', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+                );
+                CREATE TRIGGER item_ai AFTER INSERT ON item BEGIN
+                    INSERT INTO itemSearch(rowid, titleKey, artistKey, albumKey)
+                    VALUES (new.id, new.titleKey, new.artistKey, new.albumKey);
+                END;
+                CREATE TRIGGER item_ad AFTER DELETE ON item BEGIN
+                    INSERT INTO itemSearch(itemSearch, rowid, titleKey, artistKey, albumKey)
+                    VALUES ('delete', old.id, old.titleKey, old.artistKey, old.albumKey);
+                END;
+                CREATE TRIGGER item_au AFTER UPDATE OF titleKey, artistKey, albumKey ON item BEGIN
+                    INSERT INTO itemSearch(itemSearch, rowid, titleKey, artistKey, albumKey)
+                    VALUES ('delete', old.id, old.titleKey, old.artistKey, old.albumKey);
+                    INSERT INTO itemSearch(rowid, titleKey, artistKey, albumKey)
+                    VALUES (new.id, new.titleKey, new.artistKey, new.albumKey);
+                END;
+                """)
+        }
+        return m
+    }
+}

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TonearmCore
+import TonearmLibrary
+import TonearmTestSupport
+
+/// A generated library (LibraryFixtures) scanned into a fresh database per test.
+struct LibraryFixture {
+    let dir: TempDir
+    let root: String
+    let library: MediaLibrary
+
+    init() throws {
+        dir = try TempDir("library")
+        root = dir.file("Music")
+        try LibraryFixtures.make(at: root)
+        library = try MediaLibrary(path: dir.file("db/library.sqlite"))
+    }
+
+    func path(_ relative: String) -> String { root + "/" + relative }
+
+    func item(at relative: String) throws -> MediaItem? {
+        try MediaQuery(mediaType: nil).items(in: library).first { $0.path == path(relative) }
+    }
+}
+
+@Suite struct ScanAndQueryTests {
+    @Test func scanAddsEveryMediaFileAndListsTheRestWithReasons() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        var events: [ScanProgress] = []
+        let s = try await f.library.scanToEnd(folders: [f.root]) { events.append($0) }
+        #expect(s.added == LibraryFixtures.mediaCount)
+        #expect(s.updated == 0 && s.moved == 0 && s.removed == 0 && s.unchanged == 0)
+        #expect(s.filesRead == LibraryFixtures.mediaCount)
+        let total = LibraryFixtures.mediaCount + LibraryFixtures.junk.count
+        #expect(events.last == ScanProgress(filesDone: total, filesTotal: total, currentFile: events.last?.currentFile))
+        #expect(events.map(\.filesDone) == events.map(\.filesDone).sorted())
+        #expect(s.skipped.map(\.path) == LibraryFixtures.junk.keys.map(f.path).sorted())
+        for skipped in s.skipped {
+            #expect(!skipped.reason.isEmpty)
+            #expect(!skipped.reason.hasPrefix(skipped.path))
+        }
+        let text = try #require(s.skipped.first { $0.path.hasSuffix("notes.txt") })
+        #expect(text.reason == "a text file, not media")
+
+        let stats = try f.library.statistics()
+        #expect(stats.items == LibraryFixtures.mediaCount)
+        #expect(stats.podcasts == 2 && stats.audiobooks == 2)
+        #expect(stats.songs == LibraryFixtures.mediaCount - 4)
+        #expect(stats.albums == 7, "albums: \(stats.albums)")
+        #expect(stats.artworks == 1, "one cover stored for the ten tracks that carry it")
+    }
+
+    @Test func queriesOfEveryKind() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        try await f.library.scanToEnd(folders: [f.root])
+        let lib = f.library
+
+        let songs = try MediaQuery.songs().items(in: lib)
+        #expect(songs.count == LibraryFixtures.mediaCount - 4)
+        #expect(songs.allSatisfy { $0.mediaType == .music })
+        #expect(songs.map(\.title) == songs.map(\.title).sorted { SearchKey.fold($0) < SearchKey.fold($1) })
+
+        let albums = try MediaQuery.albums().collections(in: lib)
+        #expect(albums.compactMap(\.name).sorted() == ["Album One", "Album Two", "Hits 2020", "Lemonade", "叶惠美", "我很忙", "Ágætis byrjun"].sorted())
+        let agaetis = try #require(albums.first { $0.name == "Ágætis byrjun" })
+        #expect(agaetis.items.map(\.discNumber) == [1, 1, 1, 1, 2, 2, 2, 2])
+        #expect(agaetis.items.map(\.trackNumber) == [1, 2, 3, 4, 1, 2, 3, 4])
+        #expect(agaetis.albumArtist == "Sigur Rós")
+        let lemonade = try #require(albums.first { $0.name == "Lemonade" })
+        #expect(lemonade.items.map(\.trackNumber) == Array(1...10))
+        #expect(lemonade.representativeItem.trackCount == 10)
+        #expect(lemonade.representativeItem.composer == "Beyoncé Knowles")
+        let cover = try #require(try lib.artwork(for: lemonade.representativeItem))
+        #expect(cover.mimeType == "image/png" && cover.data.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+        #expect(lemonade.items.allSatisfy { $0.artworkID == lemonade.representativeItem.artworkID })
+
+        let artists = try MediaQuery.artists().collections(in: lib)
+        let band = try #require(artists.first { $0.name == "The Band" })
+        #expect(band.albumTitles == ["Album Two", "Album One", "Hits 2020"], "an artist's albums by year (1999, 2001, 2020)")
+        #expect(band.count == 17, "16 album tracks and one on the compilation")
+        #expect(artists.contains { $0.name == "周杰伦" && $0.count == 7 }, "six UTF-16 tags and the GBK one")
+
+        let albumArtists = try MediaQuery.albumArtists().collections(in: lib)
+        #expect(albumArtists.contains { $0.name == "Various Artists" && $0.count == 6 })
+        #expect(albumArtists.contains { $0.name == "The Band" && $0.count == 16 })
+
+        let compilations = try MediaQuery.compilations().collections(in: lib)
+        #expect(compilations.count == 1)
+        #expect(compilations.first?.name == "Hits 2020" && compilations.first?.albumArtist == "Various Artists")
+        #expect(compilations.first?.items.map(\.trackNumber) == Array(1...6))
+
+        let genres = try MediaQuery.genres().collections(in: lib)
+        #expect(genres.first { $0.name == "Pop" }?.count == 17, "Lemonade, the compilation, the ID3v1 genre 13")
+        #expect(genres.first { $0.name == "Rock" }?.count == 16)
+        #expect(genres.first { $0.name == "Mandopop" }?.count == 6)
+
+        let composers = try MediaQuery.composers().collections(in: lib)
+        #expect(composers.first { $0.name == "周杰伦" }?.count == 6)
+        #expect(composers.first { $0.name == "Beyoncé Knowles" }?.count == 10)
+
+        let podcasts = try MediaQuery.podcasts().items(in: lib)
+        #expect(podcasts.map(\.title) == ["Episode 1", "Episode 2"])
+        #expect(podcasts.allSatisfy { $0.mediaType == .podcast })
+        let books = try MediaQuery.audiobooks().items(in: lib)
+        #expect(books.map(\.title) == ["Chapter 1", "Chapter 2"], "the Audiobooks folder rule")
+        #expect(books.first?.format.codec == "flac")
+
+        let gbk = try #require(try f.item(at: LibraryFixtures.gbkPath))
+        #expect(gbk.title == "青花瓷" && gbk.artist == "周杰伦" && gbk.albumTitle == "我很忙" && gbk.year == 2007)
+        let one = try #require(lemonade.items.first)
+        #expect(one.format.codec == "mp3" && one.format.sampleRate > 0 && one.format.channelCount == 1)
+        #expect(abs(one.duration - 0.2) < 0.05, "duration \(one.duration)")
+        #expect(one.year == 2016 && one.genre == "Pop" && one.playCount == 0 && one.rating == 0)
+    }
+
+    @Test func predicatesAreCaseAndAccentInsensitive() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        try await f.library.scanToEnd(folders: [f.root])
+        let lib = f.library
+        #expect(try MediaQuery.songs().filtered(by: .artist("beyonce")).items(in: lib).count == 11)
+        #expect(try MediaQuery.songs().filtered(by: .artist("BEYONCÉ")).items(in: lib).count == 11)
+        #expect(try MediaQuery.songs().filtered(by: .artist("ONCE", .contains)).items(in: lib).count == 11)
+        #expect(try MediaQuery.songs().filtered(by: .artist("Sigur Ros")).items(in: lib).count == 8)
+        #expect(try MediaQuery.songs().filtered(by: .albumTitle("agætis byrjun")).items(in: lib).count == 8)
+        #expect(try MediaQuery.songs().filtered(by: .artist("周杰伦")).items(in: lib).count == 7)
+        #expect(try MediaQuery.songs().filtered(by: .title("晴天", .contains)).items(in: lib).count == 6)
+        let both = MediaQuery.songs().filtered(by: .artist("the band")).filtered(by: .albumTitle("album two"))
+        #expect(try both.items(in: lib).map(\.trackNumber) == [1, 2, 3, 4, 5, 6, 7, 8])
+        #expect(try MediaQuery.songs().filtered(by: .genre("rock")).items(in: lib).count == 16)
+        #expect(try MediaQuery.songs().filtered(by: .artist("Nobody")).items(in: lib).isEmpty)
+        let byYear = try MediaQuery.songs().sorted(by: .year, ascending: false).items(in: lib)
+        #expect(byYear.first?.year == 2020 && byYear.last?.year == 1999)
+        let id = try #require(byYear.first?.persistentID)
+        #expect(try MediaQuery.songs().filtered(by: .persistentID(id)).items(in: lib).map(\.persistentID) == [id])
+    }
+
+    @Test func fullTextSearch() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        try await f.library.scanToEnd(folders: [f.root])
+        let lib = f.library
+        #expect(try MediaQuery.search("beyonce lemon").items(in: lib).count == 10)
+        #expect(try MediaQuery.search("Beyoncé").items(in: lib).count == 11)
+        #expect(try MediaQuery.search("sigur").items(in: lib).count == 8)
+        #expect(try MediaQuery.search("sæglópur").items(in: lib).count == 8)
+        #expect(try MediaQuery.search("hit 3").items(in: lib).map(\.title) == ["Hit 3"])
+        #expect(try MediaQuery.search("晴天").items(in: lib).count == 6)
+        #expect(try MediaQuery.search("tech talk").items(in: lib).count == 2, "search covers podcasts too")
+        #expect(try MediaQuery.search("  ").items(in: lib).isEmpty)
+        #expect(try MediaQuery.songs().searching("album").filtered(by: .artist("the band")).items(in: lib).count == 16)
+    }
+}
+
+@Suite struct IncrementalScanTests {
+    @Test func rescansFindAddedChangedMovedAndDeletedFiles() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        try await f.library.scanToEnd(folders: [f.root])
+
+        // Nothing changed: nothing read again.
+        let again = try await f.library.scanToEnd(folders: [f.root])
+        #expect(again.unchanged == LibraryFixtures.mediaCount)
+        #expect(again.filesRead == 0 && again.added == 0 && again.updated == 0 && again.moved == 0 && again.removed == 0)
+        #expect(again.skipped.count == LibraryFixtures.junk.count)
+
+        let movedFrom = "Beyoncé/Lemonade/01 Song 1.mp3", movedTo = "Elsewhere/renamed.mp3"
+        let changed = "The Band/Album One/1.mp3", deleted = "The Band/Album Two/8.mp3"
+        let song = try #require(try f.item(at: movedFrom))
+        #expect(try f.library.recordPlay(of: song.persistentID, playedSeconds: 0.15) == .played)
+        try f.library.setRating(4, of: song.persistentID)
+        let before = try #require(try f.item(at: changed))
+        let gone = try #require(try f.item(at: deleted))
+
+        try FileManager.default.createDirectory(atPath: f.path("Elsewhere"), withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: f.path(movedFrom), toPath: f.path(movedTo))
+        try FileManager.default.removeItem(atPath: f.path(deleted))
+        let base = try LibraryFixtures.baseMP3(in: f.dir.file("tmp"))
+        var retagged = try #require(LibraryFixtures.tracks.first { $0.path == changed })
+        retagged.title = "Album One Track 1 (Remastered)"
+        try LibraryFixtures.write(retagged, base: base, png: [], root: f.root)
+        let added = LibraryFixtures.Track(path: "New Artist/New Album/1.mp3", title: "Brand New", artist: "New Artist",
+                                          album: "New Album", genre: "Jazz", track: 1, trackCount: 1, year: 2025)
+        try LibraryFixtures.write(added, base: base, png: [], root: f.root)
+
+        let s = try await f.library.scanToEnd(folders: [f.root])
+        #expect(s.added == 1 && s.updated == 1 && s.moved == 1 && s.removed == 1)
+        #expect(s.unchanged == LibraryFixtures.mediaCount - 3)
+        #expect(s.filesRead == 2, "the new and the changed file; the moved one is only hashed")
+
+        let moved = try #require(try f.item(at: movedTo))
+        #expect(moved.persistentID == song.persistentID)
+        #expect(moved.playCount == 1 && moved.rating == 4 && moved.lastPlayedDate != nil)
+        #expect(moved.title == "Lemonade Song 1")
+        #expect(try f.item(at: movedFrom) == nil)
+
+        let after = try #require(try f.item(at: changed))
+        #expect(after.persistentID == before.persistentID)
+        #expect(after.title == "Album One Track 1 (Remastered)")
+        #expect(try MediaQuery.search("remastered").items(in: f.library).map(\.persistentID) == [before.persistentID])
+        #expect(try MediaQuery.search("album one track 1").items(in: f.library).count == 1)
+
+        #expect(try f.library.item(persistentID: gone.persistentID) == nil)
+        #expect(try MediaQuery.songs().filtered(by: .artist("new artist")).items(in: f.library).map(\.title) == ["Brand New"])
+        #expect(try f.library.statistics().items == LibraryFixtures.mediaCount)
+    }
+
+    @Test func aDuplicateFileGetsItsOwnIdentity() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        try FileManager.default.copyItem(atPath: f.path("Sigur Rós/Ágætis byrjun/1-1.mp3"), toPath: f.path("copy.mp3"))
+        let s = try await f.library.scanToEnd(folders: [f.root])
+        #expect(s.added == LibraryFixtures.mediaCount + 1)
+        let a = try #require(try f.item(at: "Sigur Rós/Ágætis byrjun/1-1.mp3"))
+        let b = try #require(try f.item(at: "copy.mp3"))
+        #expect(a.persistentID != b.persistentID)
+    }
+
+    @Test func anInterruptedScanIsCompletedByTheNext() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        // Stop iterating after 20 files: with batches of 5, at least 15 rows were committed.
+        for try await event in try f.library.scan(folders: [f.root], batchSize: 5) {
+            if case .progress(let p) = event, p.filesDone >= 20 { break }
+        }
+        let reopened = try MediaLibrary(path: f.library.path)
+        let s = try await reopened.scanToEnd(folders: [f.root])
+        #expect(s.unchanged >= 15)
+        #expect(s.added + s.unchanged == LibraryFixtures.mediaCount)
+        #expect(s.removed == 0 && s.moved == 0)
+        #expect(try reopened.statistics().items == LibraryFixtures.mediaCount)
+    }
+}
+
+@Suite struct PlayCountAndErrorTests {
+    @Test func playsAndSkipsFollowTheHalfOrFourMinutesRule() async throws {
+        let dir = try TempDir("library-plays")
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: dir.file("m"), withIntermediateDirectories: true)
+        try TagFixtures.plainMP3(dir.file("m/short.mp3"))
+        // Ten minutes of silence: four minutes count as a play, short of half its length.
+        try TagFixtures.ffmpeg(["-f", "lavfi", "-i", "anullsrc=r=8000:cl=mono", "-t", "600", "-c:a", "flac", dir.file("m/long.flac")])
+        let lib = try MediaLibrary(path: dir.file("library.sqlite"))
+        try await lib.scanToEnd(folders: [dir.file("m")])
+        let items = try MediaQuery.songs().items(in: lib)
+        let short = try #require(items.first { $0.title == "short" }), long = try #require(items.first { $0.title == "long" })
+        #expect(abs(long.duration - 600) < 0.01)
+
+        let when = Date(timeIntervalSince1970: 1_700_000_000)
+        #expect(try lib.recordPlay(of: short.persistentID, playedSeconds: 0.05, at: when) == .skipped)
+        var s = try #require(try lib.item(persistentID: short.persistentID))
+        #expect(s.skipCount == 1 && s.playCount == 0 && s.lastPlayedDate == nil)
+        #expect(try lib.recordPlay(of: short.persistentID, playedSeconds: short.duration / 2, at: when) == .played)
+        s = try #require(try lib.item(persistentID: short.persistentID))
+        #expect(s.skipCount == 1 && s.playCount == 1 && s.lastPlayedDate == when)
+
+        #expect(try lib.recordPlay(of: long.persistentID, playedSeconds: 239, at: when) == .skipped)
+        #expect(try lib.recordPlay(of: long.persistentID, playedSeconds: 240, at: when) == .played)
+        let l = try #require(try lib.item(persistentID: long.persistentID))
+        #expect(l.playCount == 1 && l.skipCount == 1)
+
+        try lib.setRating(5, of: long.persistentID)
+        #expect(try lib.item(persistentID: long.persistentID)?.rating == 5)
+        #expect(try MediaQuery.songs().sorted(by: .rating, ascending: false).items(in: lib).first?.persistentID == long.persistentID)
+        #expect(throws: TonearmError.invalidArgument("a rating is 0 to 5, not 6")) { try lib.setRating(6, of: long.persistentID) }
+        #expect(throws: TonearmError.self) { try lib.recordPlay(of: 42, playedSeconds: 10) }
+        #expect(throws: TonearmError.self) { try lib.setRating(3, of: 42) }
+    }
+
+    @Test func errorsAreTypedAndClear() throws {
+        let dir = try TempDir("library-errors")
+        defer { dir.remove() }
+        let lib = try MediaLibrary(path: dir.file("library.sqlite"))
+        #expect(throws: TonearmError.fileNotFound(path: dir.file("missing"))) { try lib.scan(folders: [dir.file("missing")]) }
+        try Data("x".utf8).write(to: URL(fileURLWithPath: dir.file("plain")))
+        #expect(throws: TonearmError.invalidArgument("\(dir.file("plain")): not a folder")) { try lib.scan(folders: [dir.file("plain")]) }
+
+        do {
+            _ = try MediaLibrary(path: "/proc/tonearm-test/library.sqlite")
+            Issue.record("a library under /proc opened")
+        } catch {
+            guard case .library(let path, let reason) = error else { Issue.record("\(error)"); return }
+            #expect(path == "/proc/tonearm-test/library.sqlite")
+            #expect(reason.contains("/proc/tonearm-test"), "\(reason)")
+        }
+        try Data(String(repeating: "not a database\n", count: 100).utf8).write(to: URL(fileURLWithPath: dir.file("text.sqlite")))
+        do {
+            _ = try MediaLibrary(path: dir.file("text.sqlite"))
+            Issue.record("a text file opened as a library")
+        } catch {
+            guard case .library(_, let reason) = error else { Issue.record("\(error)"); return }
+            #expect(reason.contains("not a database"), "\(reason)")
+        }
+    }
+
+    @Test func theDefaultPathFollowsXDG() {
+        // Only reads the environment; the path is not opened.
+        let path = MediaLibrary.defaultPath
+        if let xdg = ProcessInfo.processInfo.environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
+            #expect(path == xdg + "/tonearm/library.sqlite")
+        } else {
+            #expect(path.hasSuffix("/.local/share/tonearm/library.sqlite"))
+        }
+    }
+
+    @Test func mediaTypeRules() async throws {
+        let dir = try TempDir("library-types")
+        defer { dir.remove() }
+        let base = try LibraryFixtures.baseMP3(in: dir.file("tmp"))
+        func track(_ path: String, genre: String) -> LibraryFixtures.Track {
+            .init(path: path, title: path, artist: "A", album: "B", genre: genre, track: 1, trackCount: 1, year: 2000)
+        }
+        for t in [track("podcasts/x.mp3", genre: "Talk"), track("y.mp3", genre: "Audiobook"), track("z.mp3", genre: "Comedy Podcast"),
+                  track("w.mp3", genre: "Jazz")] {
+            try LibraryFixtures.write(t, base: base, png: [], root: dir.file("m"))
+        }
+        let lib = try MediaLibrary(path: dir.file("library.sqlite"))
+        try await lib.scanToEnd(folders: [dir.file("m")])
+        let all = try MediaQuery(mediaType: nil).items(in: lib)
+        let types = Dictionary(uniqueKeysWithValues: all.map { ($0.url.lastPathComponent, $0.mediaType) })
+        #expect(types == ["x.mp3": .podcast, "y.mp3": .audiobook, "z.mp3": .podcast, "w.mp3": .music])
+    }
+}
