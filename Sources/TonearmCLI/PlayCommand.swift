@@ -53,6 +53,21 @@ struct PlayCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Resume the saved queue where it was (with any files given appended).")
     var resume = false
 
+    @Option(name: .long, help: "Play the library's albums by this artist (case and accents ignored), in album order.")
+    var artist: String?
+
+    @Option(name: .long, help: "Play this album from the library, in disc and track order.")
+    var album: String?
+
+    @Option(name: .long, help: "Play the library's songs of this genre.")
+    var genre: String?
+
+    @Option(name: .long, help: "Play what a full-text search of the library finds (titles, artists, albums).")
+    var search: String?
+
+    @Option(name: .long, help: "The media library database (default: $XDG_DATA_HOME/tonearm/library.sqlite).")
+    var db: String?
+
     @OptionGroup var sound: SoundOptions
 
     @Flag(name: .long, help: "Plain progress lines even in a terminal.")
@@ -73,7 +88,30 @@ struct PlayCommand: AsyncParsableCommand {
                 throw ValidationError("--device chooses a PulseAudio output; it does not apply to --output \(o)")
             }
         }
-        if paths.isEmpty && !resume { throw ValidationError("give files, folders or playlists to play, or --resume") }
+        if paths.isEmpty && !resume && !usesLibrary {
+            throw ValidationError("give files, folders or playlists to play, --resume, or --artist/--album/--genre/--search")
+        }
+    }
+
+    /// Whether the queue comes (also) from the media library.
+    var usesLibrary: Bool { artist != nil || album != nil || genre != nil || search != nil }
+
+    /// The paths of what the library finds for the filters, albums in disc and track order.
+    func libraryPaths() throws -> [String] {
+        let library = try MediaLibrary(path: db)
+        var query = MediaQuery.albums()
+        if let a = artist { query = query.filtered(by: .artist(a, .contains)) }
+        if let a = album { query = query.filtered(by: .albumTitle(a, .contains)) }
+        if let g = genre { query = query.filtered(by: .genre(g)) }
+        if let s = search { query = query.searching(s) }
+        let paths = try query.collections(in: library).flatMap(\.items).map(\.path)
+        if paths.isEmpty { throw ValidationError("the library has nothing for \(libraryFilterDescription) (scan with `tonearm library scan DIR`)") }
+        return paths
+    }
+
+    private var libraryFilterDescription: String {
+        [artist.map { "artist '\($0)'" }, album.map { "album '\($0)'" }, genre.map { "genre '\($0)'" },
+         search.map { "search '\($0)'" }].compactMap { $0 }.joined(separator: ", ")
     }
 
     /// The URL of an `http(s)` argument that is not a playlist, else nil.
@@ -112,7 +150,7 @@ struct PlayCommand: AsyncParsableCommand {
             Terminal.writeError("--device \(device!) is ignored: no sound server answered")
         }
         // One network stream: the streaming player (buffering, stalls, radio titles).
-        if paths.count == 1, !resume, let url = Self.streamURL(paths[0]) {
+        if paths.count == 1, !resume, !usesLibrary, let url = Self.streamURL(paths[0]) {
             let session = StreamSession(url: url, selection: selection, device: device, notice: notice, settings: settings,
                                         interactive: interactive)
             let failed = await session.run()
@@ -121,7 +159,8 @@ struct PlayCommand: AsyncParsableCommand {
             return
         }
         var problems: [String] = []
-        let files = MediaPaths.expandWithPlaylists(paths, problems: &problems)
+        let fromLibrary = usesLibrary ? try libraryPaths() : []
+        let files = fromLibrary + MediaPaths.expandWithPlaylists(paths, problems: &problems)
         if files.isEmpty && !resume {
             for p in problems { Terminal.writeError(p) }
             throw ValidationError("no playable files found in \(paths.joined(separator: ", "))")

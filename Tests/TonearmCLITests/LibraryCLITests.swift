@@ -6,6 +6,31 @@ import TonearmTestSupport
 
 /// `tonearm library …` as a user runs it, on a generated library.
 @Suite struct LibraryCLITests {
+    @Test func playsAnAlbumFromTheLibraryInDiscAndTrackOrder() throws {
+        let dir = try TempDir("library-play")
+        defer { dir.remove() }
+        let music = dir.file("Music"), db = dir.file("library.sqlite")
+        try LibraryFixtures.make(at: music)
+        let env = ["XDG_DATA_HOME": dir.file("data"), "XDG_STATE_HOME": dir.file("state")]
+        let bin = try tonearmBinary()
+        #expect(try run(bin, ["library", "scan", music, "--db", db, "--quiet"], environment: env).status == 0)
+        struct Album: Decodable { var name: String?; var tracks: [Track] }
+        struct Track: Decodable { var title: String }
+        let albums = try run(bin, ["library", "albums", "--json", "--db", db], environment: env)
+        let order = try #require(try JSONDecoder().decode([Album].self, from: Data(albums.stdout.utf8))
+            .first { $0.name == "Ágætis byrjun" }).tracks.map(\.title)
+        // Case and accents ignored ("æ" is a letter of its own, not an accented "a").
+        let r = try run(bin, ["play", "--output", "null:untimed", "--plain", "--album", "AGÆTIS", "--db", db], environment: env)
+        #expect(r.status == 0, "stderr: \(r.stderr)")
+        let played = r.stdout.split(separator: "\n").filter { $0.hasPrefix("Playing ") }.map { line in
+            String(line.split(separator: ": ", maxSplits: 1).last ?? "").components(separatedBy: " [").first ?? ""
+        }
+        #expect(played.count == 8 && order.count == 8, "\(r.stdout)")
+        #expect(zip(played, order).allSatisfy { $0.hasPrefix($1) }, "played \(played), album order \(order)")
+        let none = try run(bin, ["play", "--output", "null", "--artist", "nobody at all", "--db", db], environment: env)
+        #expect(none.status != 0 && none.stderr.contains("the library has nothing for artist 'nobody at all'"), "\(none.stderr)")
+    }
+
     @Test func scansAFolderAndListsAlbumsAsJSON() throws {
         let dir = try TempDir("library-cli")
         defer { dir.remove() }
