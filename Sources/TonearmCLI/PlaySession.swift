@@ -336,7 +336,7 @@ final class PlaySession: @unchecked Sendable {
     }
 
     private func setVolume(_ v: Float) {
-        player.volume = max(0, min(1, (v * 20).rounded() / 20))
+        player.volume = volumeStep(v)
         screen.volume = player.volume
     }
 

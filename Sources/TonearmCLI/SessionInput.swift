@@ -55,3 +55,6 @@ enum SessionInput {
         }
     }
 }
+
+/// A volume set from a key: clamped to 0…1 and kept on the 5 % steps the keys move by.
+func volumeStep(_ v: Float) -> Float { max(0, min(1, (v * 20).rounded() / 20)) }

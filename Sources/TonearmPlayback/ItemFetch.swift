@@ -20,6 +20,46 @@ enum ItemFetch: Sendable {
         url.pathExtension.lowercased() == "m3u8"
     }
 
+    /// The fetching for an `http(s)` `url`: an HLS stream for an `.m3u8` playlist, else a
+    /// progressive download. Nothing is fetched until ``start()``. Events come on the fetch
+    /// thread; an HLS stream's segment arrivals are counted before `onHLSEvent` hears of them.
+    static func make(url: URL, options: NetworkSourceOptions = NetworkSourceOptions(),
+                     onNetworkEvent: @escaping @Sendable (NetworkSourceEvent) -> Void = { _ in },
+                     onHLSEvent: @escaping @Sendable (HLSSourceEvent) -> Void = { _ in }) -> ItemFetch {
+        if isHLS(url) {
+            var hls = HLSSourceOptions()
+            hls.limits = options.limits
+            let arrived = HLSArrival()
+            return .hls(HLSByteSource(url: url, options: hls, onEvent: countingArrivals(arrived, then: onHLSEvent)),
+                        arrived: arrived)
+        }
+        return .progressive(NetworkByteSource(url: url, options: options, onEvent: onNetworkEvent))
+    }
+
+    /// An HLS event handler that adds each segment's duration to `arrived`, then calls `forward`.
+    static func countingArrivals(_ arrived: HLSArrival,
+                                 then forward: @escaping @Sendable (HLSSourceEvent) -> Void) -> @Sendable (HLSSourceEvent) -> Void {
+        { e in
+            if case .segmentLoaded(_, let duration, _) = e { arrived.add(duration) }
+            forward(e)
+        }
+    }
+
+    /// Starts fetching. Idempotent.
+    func start() {
+        switch self {
+        case .progressive(let s): s.start()
+        case .hls(let s, _): s.start()
+        }
+    }
+
+    /// Starts fetching and opens the audio on it in streaming mode (playback starts before the
+    /// whole body has come). Blocks while it connects, bounded by the network limits.
+    func openFile(name: String) throws(TonearmError) -> AudioFile {
+        start()
+        return try AudioFile(byteSource: source, name: name, streaming: true)
+    }
+
     /// The bytes the demuxer reads.
     var source: any ByteSource {
         switch self {

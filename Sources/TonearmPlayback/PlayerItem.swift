@@ -283,12 +283,8 @@ public final class PlayerItem: @unchecked Sendable {
                 return true
             }
             guard current else { return }
-            switch fetch {
-            case .progressive(let s): s.start()
-            case .hls(let s, _): s.start()
-            }
             do {
-                result = .success((try AudioFile(byteSource: fetch.source, name: url.absoluteString, streaming: true), fetch))
+                result = .success((try fetch.openFile(name: url.absoluteString), fetch))
             } catch {
                 result = .failure(error)
             }
@@ -307,10 +303,7 @@ public final class PlayerItem: @unchecked Sendable {
                         url: url, options: source.options, file: file, source: source, duration: d,
                         makeEvents: { [weak self] arrived in
                             let item = WeakItem(self)
-                            return { e in
-                                if case .segmentLoaded(_, let duration, _) = e { arrived.add(duration) }
-                                item.item?.hlsEvent(e, epoch: epoch)
-                            }
+                            return ItemFetch.countingArrivals(arrived) { e in item.item?.hlsEvent(e, epoch: epoch) }
                         },
                         onReopen: { [weak self] next, arrived in self?.reopened(next, arrived: arrived, epoch: epoch) })
                 }
@@ -334,19 +327,9 @@ public final class PlayerItem: @unchecked Sendable {
 
     /// The fetching for an `http(s)` URL: HLS for an `.m3u8` playlist, else a progressive download.
     private func makeFetch(epoch: UInt64) -> ItemFetch {
-        if ItemFetch.isHLS(url) {
-            var options = HLSSourceOptions()
-            options.limits = networkOptions.limits
-            let arrived = HLSArrival()
-            let source = HLSByteSource(url: url, options: options) { [weak self] e in
-                if case .segmentLoaded(_, let duration, _) = e { arrived.add(duration) }
-                self?.hlsEvent(e, epoch: epoch)
-            }
-            return .hls(source, arrived: arrived)
-        }
-        return .progressive(NetworkByteSource(url: url, options: networkOptions) { [weak self] e in
-            self?.networkEvent(e, epoch: epoch)
-        })
+        ItemFetch.make(url: url, options: networkOptions,
+                       onNetworkEvent: { [weak self] e in self?.networkEvent(e, epoch: epoch) },
+                       onHLSEvent: { [weak self] e in self?.hlsEvent(e, epoch: epoch) })
     }
 
     /// Decoder thread: a seek opened the HLS stream again on `next`; the logs and the buffer

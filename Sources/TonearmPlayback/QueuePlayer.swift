@@ -499,15 +499,8 @@ public final class QueuePlayer: @unchecked Sendable {
     /// it connects (bounded by the network limits).
     private static func open(_ item: QueueItem) -> Result<AudioFile, TonearmError> {
         do {
-            if item.isRemote && ItemFetch.isHLS(item.url) {
-                let source = HLSByteSource(url: item.url)
-                source.start()
-                return .success(try AudioFile(byteSource: source, name: item.url.absoluteString, streaming: true))
-            }
             if item.isRemote {
-                let source = NetworkByteSource(url: item.url)
-                source.start()
-                return .success(try AudioFile(byteSource: source, name: item.url.absoluteString, streaming: true))
+                return .success(try ItemFetch.make(url: item.url).openFile(name: item.url.absoluteString))
             }
             return .success(try AudioFile(path: item.path))
         } catch {
