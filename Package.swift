@@ -66,7 +66,7 @@ let package = Package(
         .target(name: "TonearmEngine", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmOutput"]),
         // The media library (MPMediaLibrary, MPMediaQuery, MPMediaItem): a scanner reading tags
         // through TonearmCodecs into one SQLite file through GRDB.
-        .target(name: "TonearmLibrary", dependencies: ["TonearmCore", "TonearmCodecs", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "TonearmLibrary", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmPlaylists", .product(name: "GRDB", package: "GRDB.swift")]),
         // Layer 4: players built on the engine's render path.
         .target(name: "TonearmPlayback", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmOutput", "TonearmPlaylists", "TonearmSession", "TonearmNetwork"]),
 
@@ -88,7 +88,7 @@ let package = Package(
         .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmEngine", "TonearmPlaylists", "TonearmSession", "TonearmTestSupport"]),
         .testTarget(name: "TonearmCLITests", dependencies: ["TonearmTestSupport", "TonearmCore"]),
         .testTarget(name: "TonearmTests", dependencies: ["Tonearm", "TonearmTestSupport"]),
-        .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TonearmCodecs", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TonearmCodecs", "TonearmPlaylists", "TonearmTestSupport"]),
         .testTarget(name: "TonearmDSPTests", dependencies: ["TonearmDSP", "TonearmCore"]),
         .testTarget(name: "TonearmPlaylistsTests", dependencies: ["TonearmPlaylists", "TonearmTestSupport"]),
         .testTarget(name: "TonearmNowPlayingTests", dependencies: ["TonearmNowPlaying"]),

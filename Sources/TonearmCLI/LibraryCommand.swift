@@ -8,8 +8,9 @@ import Tonearm
 struct LibraryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "library",
-        abstract: "Scan folders into the media library and list its songs, albums, artists and genres.",
-        subcommands: [LibraryScanCommand.self, LibraryListCommand.self, LibraryStatsCommand.self])
+        abstract: "Scan folders into the media library, list its songs, albums, artists and genres, and keep playlists.",
+        subcommands: [LibraryScanCommand.self, LibraryListCommand.self, LibraryStatsCommand.self,
+                      LibraryPlaylistsCommand.self, LibraryPlaylistCommand.self])
 }
 
 /// The database option every library command takes.

@@ -39,6 +39,10 @@ public enum TonearmError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The media library's database at `path` cannot be created, opened, read or written
     /// (an unwritable directory, a file that is not a library, a full disk); `reason` says which.
     case library(path: String, reason: String)
+    /// The media library has no playlist named `name` (names compare exactly).
+    case playlistNotFound(name: String)
+    /// The media library already has a playlist named `name`: names are unique.
+    case playlistExists(name: String)
 
     public var description: String {
         switch self {
@@ -59,6 +63,8 @@ public enum TonearmError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidPlaylist(let p, nil, let r): "\(p): not a valid playlist (\(r))"
         case .network(let u, let f): "\(u): \(f)"
         case .library(let p, let r): "\(p): media library: \(r)"
+        case .playlistNotFound(let n): "no playlist named '\(n)' in the media library"
+        case .playlistExists(let n): "the media library already has a playlist named '\(n)'"
         }
     }
 }

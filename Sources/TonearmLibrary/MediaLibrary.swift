@@ -218,12 +218,20 @@ public final class MediaLibrary: Sendable {
 
     // MARK: Database access
 
+    /// Runs `body` in a read transaction. A `TonearmError` thrown by `body` passes through as it
+    /// is; any other error becomes `.library`.
     func read<T>(_ body: (Database) throws -> T) throws(TonearmError) -> T {
-        do { return try pool.read(body) } catch { throw .library(path: path, reason: Self.underlying(error)) }
+        do { return try pool.read(body) } catch let e as TonearmError { throw e } catch {
+            throw .library(path: path, reason: Self.underlying(error))
+        }
     }
 
+    /// Runs `body` in a write transaction (rolled back if it throws). A `TonearmError` thrown by
+    /// `body` passes through as it is; any other error becomes `.library`.
     func write<T>(_ body: (Database) throws -> T) throws(TonearmError) -> T {
-        do { return try pool.write(body) } catch { throw .library(path: path, reason: Self.underlying(error)) }
+        do { return try pool.write(body) } catch let e as TonearmError { throw e } catch {
+            throw .library(path: path, reason: Self.underlying(error))
+        }
     }
 
     /// Creates `folder` and its parents (`mkdir -p`); nil on success, else the system's reason.

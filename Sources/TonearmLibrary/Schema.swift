@@ -12,6 +12,12 @@ import GRDB
 ///   (see ``SearchKey``).
 /// - `artwork`: cover images by content hash, stored once however many items carry them.
 /// - `itemSearch`: an FTS5 index over the folded title, artist and album, kept by triggers.
+/// - `playlist` (v2): one row per playlist; `persistentID` is random when it is made and kept
+///   through renames; `name` is unique (compared exactly); dates are seconds since 1970.
+/// - `playlistItem` (v2): the items of a playlist, in `position` order (0-based, no gaps after a
+///   change made through ``MediaLibrary``). Both foreign keys cascade: deleting a playlist deletes
+///   its rows, and an item removed from the library (a rescan that finds its file gone) leaves
+///   every playlist that held it, the others keeping their order.
 enum Schema {
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -91,6 +97,24 @@ enum Schema {
                     INSERT INTO itemSearch(rowid, titleKey, artistKey, albumKey)
                     VALUES (new.id, new.titleKey, new.artistKey, new.albumKey);
                 END;
+                """)
+        }
+        m.registerMigration("v2: playlists") { db in
+            try db.execute(sql: """
+                CREATE TABLE playlist (
+                    id INTEGER PRIMARY KEY,
+                    persistentID INTEGER NOT NULL UNIQUE,
+                    name TEXT NOT NULL UNIQUE,
+                    dateCreated REAL NOT NULL,
+                    dateModified REAL NOT NULL
+                );
+                CREATE TABLE playlistItem (
+                    playlistID INTEGER NOT NULL REFERENCES playlist(id) ON DELETE CASCADE,
+                    position INTEGER NOT NULL,
+                    itemID INTEGER NOT NULL REFERENCES item(id) ON DELETE CASCADE,
+                    PRIMARY KEY (playlistID, position)
+                );
+                CREATE INDEX playlistItem_item ON playlistItem(itemID);
                 """)
         }
         return m

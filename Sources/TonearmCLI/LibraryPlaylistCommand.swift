@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import ArgumentParser
+import Foundation
+import Tonearm
+
+/// Runs `body`, printing a `TonearmError` as `tonearm library <command>: <error>` and exiting
+/// with status 1.
+private func reportingErrors(_ command: String, _ body: () throws -> Void) throws {
+    do { try body() } catch let error as TonearmError {
+        Terminal.writeError("tonearm library \(command): \(error)")
+        throw ExitCode(1)
+    }
+}
+
+private func printPlaylistJSON<T: Encodable>(_ value: T) throws {
+    let enc = JSONEncoder()
+    enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    enc.dateEncodingStrategy = .iso8601
+    Terminal.write(String(decoding: try enc.encode(value), as: UTF8.self) + "\n")
+}
+
+private func tracks(_ n: Int) -> String { n == 1 ? "1 track" : "\(n) tracks" }
+
+/// A playlist as `--json` prints it (persistentID as text: JSON numbers lose 64-bit precision).
+private struct PlaylistJSON: Encodable {
+    var persistentID: String
+    var name: String
+    var count: Int
+    var dateCreated, dateModified: Date
+    var tracks: [LibraryListCommand.ItemJSON]?
+
+    init(_ p: MediaPlaylist, items: [MediaItem]? = nil) {
+        persistentID = String(p.persistentID)
+        name = p.name; count = p.count; dateCreated = p.dateCreated; dateModified = p.dateModified
+        tracks = items?.map(LibraryListCommand.ItemJSON.init)
+    }
+}
+
+/// `tonearm library playlists [--json]`: every playlist, by name, with its number of tracks.
+struct LibraryPlaylistsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "playlists", abstract: "List the library's playlists.")
+
+    @Flag(name: .long, help: "Print JSON.")
+    var json = false
+    @OptionGroup var database: LibraryDatabaseOption
+
+    func run() throws {
+        let library = try database.open(command: "playlists")
+        try reportingErrors("playlists") {
+            let all = try library.playlists()
+            if json { return try printPlaylistJSON(all.map { PlaylistJSON($0) }) }
+            for p in all { Terminal.write("\(p.name)  [\(tracks(p.count))]\n") }
+        }
+    }
+}
+
+/// `tonearm library playlist create|add|show|export|import|delete …`: one playlist.
+struct LibraryPlaylistCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "playlist",
+        abstract: "Create, fill, show, export, import or delete a playlist.",
+        subcommands: [Create.self, Add.self, Show.self, Export.self, Import.self, Delete.self])
+
+    /// `create NAME`: an empty playlist; a name already taken is an error.
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create an empty playlist.")
+        @Argument(help: "The playlist's name (unique).") var name: String
+        @OptionGroup var database: LibraryDatabaseOption
+
+        func run() throws {
+            let library = try database.open(command: "playlist create")
+            try reportingErrors("playlist create") {
+                let p = try library.createPlaylist(named: name)
+                Terminal.write("Created playlist '\(p.name)'\n")
+            }
+        }
+    }
+
+    /// `add NAME [--search TEXT] [--artist X] [--album Y]`: appends the matching items (every
+    /// media type), an album's in track order, an artist's by year, album and track.
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Append the items that match to a playlist.")
+        @Argument(help: "The playlist's name.") var name: String
+        @Option(name: .long, help: "Full-text search in titles, artists and albums.") var search: String?
+        @Option(name: .long, help: "Items whose artist is this (case and accents ignored).") var artist: String?
+        @Option(name: .long, help: "Items whose album is this.") var album: String?
+        @OptionGroup var database: LibraryDatabaseOption
+
+        func validate() throws {
+            if search == nil && artist == nil && album == nil {
+                throw ValidationError("give --search, --artist or --album")
+            }
+        }
+
+        func run() throws {
+            let library = try database.open(command: "playlist add")
+            var query = MediaQuery(groupingType: album != nil ? .album : artist != nil ? .artist : .title, mediaType: nil)
+            if let artist { query = query.filtered(by: .artist(artist)) }
+            if let album { query = query.filtered(by: .albumTitle(album)) }
+            if let search { query = query.searching(search) }
+            try reportingErrors("playlist add") {
+                let items = try query.items(in: library)
+                let p = try library.addItems(items.map(\.persistentID), to: name)
+                Terminal.write("Added \(tracks(items.count)) to '\(p.name)' (\(tracks(p.count)) in all)\n")
+            }
+        }
+    }
+
+    /// `show NAME [--json]`: the playlist's items, numbered from 1, in order.
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List a playlist's items in order.")
+        @Argument(help: "The playlist's name.") var name: String
+        @Flag(name: .long, help: "Print JSON.") var json = false
+        @OptionGroup var database: LibraryDatabaseOption
+
+        func run() throws {
+            let library = try database.open(command: "playlist show")
+            try reportingErrors("playlist show") {
+                let items = try library.items(in: name)
+                guard let p = try library.playlist(named: name) else { throw TonearmError.playlistNotFound(name: name) }
+                if json { return try printPlaylistJSON(PlaylistJSON(p, items: items)) }
+                Terminal.write("\(p.name)  [\(tracks(p.count)), \(formatTime(items.reduce(0) { $0 + $1.duration }))]\n")
+                for (n, i) in items.enumerated() {
+                    let where_ = [i.artist, i.albumTitle].compactMap { $0 }.joined(separator: " — ")
+                    Terminal.write("\(n + 1). \(i.title)\(where_.isEmpty ? "" : "  (\(where_))")  \(formatTime(i.duration))\n")
+                }
+            }
+        }
+    }
+
+    /// `export NAME FILE [--format F]`: writes M3U8, PLS or XSPF (from FILE's extension, or `--format`).
+    struct Export: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Write a playlist to an M3U8, PLS or XSPF file.")
+        @Argument(help: "The playlist's name.") var name: String
+        @Argument(help: ArgumentHelp("The file to write (.m3u8, .m3u, .pls, .xspf).", valueName: "FILE")) var file: String
+        @Option(name: .long, help: "m3u, m3u8, pls or xspf (default: from the file's extension).") var format: String?
+        @OptionGroup var database: LibraryDatabaseOption
+
+        func validate() throws {
+            if let format, PlaylistFormat(fileExtension: format) == nil {
+                throw ValidationError("--format is m3u, m3u8, pls or xspf, not '\(format)'")
+            }
+        }
+
+        func run() throws {
+            let library = try database.open(command: "playlist export")
+            try reportingErrors("playlist export") {
+                try library.exportPlaylist(name, to: URL(fileURLWithPath: file), format: format.flatMap { PlaylistFormat(fileExtension: $0) })
+                Terminal.write("Exported '\(name)' to \(file)\n")
+            }
+        }
+    }
+
+    /// `import FILE [--name NAME]`: a new playlist of the file's entries that are library items;
+    /// the others are listed ("not in the library: …").
+    struct Import: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a playlist from an M3U, PLS or XSPF file.")
+        @Argument(help: ArgumentHelp("The playlist file.", valueName: "FILE")) var file: String
+        @Option(name: .long, help: "The new playlist's name (default: the file's title, else its name).") var name: String?
+        @OptionGroup var database: LibraryDatabaseOption
+
+        func run() throws {
+            let library = try database.open(command: "playlist import")
+            try reportingErrors("playlist import") {
+                let result = try library.importPlaylist(from: URL(fileURLWithPath: file), named: name)
+                Terminal.write("Imported \(tracks(result.playlist.count)) into '\(result.playlist.name)'"
+                               + (result.unmatched.isEmpty ? "\n" : ", \(result.unmatched.count) not in the library\n"))
+                for e in result.unmatched { Terminal.write("  not in the library: \(e.location)\n") }
+            }
+        }
+    }
+
+    /// `delete NAME`: deletes the playlist (not its items).
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a playlist (its items stay in the library).")
+        @Argument(help: "The playlist's name.") var name: String
+        @OptionGroup var database: LibraryDatabaseOption
+
+        func run() throws {
+            let library = try database.open(command: "playlist delete")
+            try reportingErrors("playlist delete") {
+                try library.deletePlaylist(named: name)
+                Terminal.write("Deleted playlist '\(name)'\n")
+            }
+        }
+    }
+}

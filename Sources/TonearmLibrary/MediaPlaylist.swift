@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import GRDB
+import TonearmCore
+import TonearmPlaylists
+
+/// A playlist stored in the library (MPMediaPlaylist): a name and an ordered list of items, the
+/// same item possibly more than once. A value: it does not change when the database does; fetch
+/// it again (``MediaLibrary/playlist(named:)``) for fresh counts, and ``MediaLibrary/items(in:)``
+/// for its items.
+public struct MediaPlaylist: Sendable, Hashable, Codable, Identifiable {
+    /// Stable identity: random when the playlist is made, kept through renames and changes.
+    public var persistentID: UInt64
+    public var id: UInt64 { persistentID }
+    /// Unique in the library (compared exactly, case and accents included).
+    public var name: String
+    /// The number of entries.
+    public var count: Int
+    public var dateCreated: Date
+    /// The last change made through ``MediaLibrary`` (items removed from the library by a scan
+    /// do not change it).
+    public var dateModified: Date
+
+    init(row: Row) {
+        persistentID = UInt64(bitPattern: row["persistentID"])
+        name = row["name"]
+        count = row["count"]
+        dateCreated = Date(timeIntervalSince1970: row["dateCreated"])
+        dateModified = Date(timeIntervalSince1970: row["dateModified"])
+    }
+}
+
+/// A computed playlist (iTunes' smart playlists): not stored, evaluated over the library's music
+/// each time it is asked for.
+public enum SmartPlaylist: Sendable, Hashable, Codable {
+    /// Items added within the last `days` days (nil: any time), newest first.
+    case recentlyAdded(days: Int?)
+    /// Items played at least once, most played first (then the most recently played).
+    case mostPlayed
+    /// Items rated 1 to 5, best first (then by title).
+    case topRated
+    /// Items never played, by title.
+    case neverPlayed
+}
+
+/// What ``MediaLibrary/importPlaylist(from:named:)`` made.
+public struct PlaylistImport: Sendable, Hashable {
+    /// The new playlist, holding the matched entries in the file's order.
+    public var playlist: MediaPlaylist
+    /// The entries that match no library item (a network URL, or a file not in the library), in
+    /// the file's order.
+    public var unmatched: [PlaylistEntry]
+}
+
+extension MediaLibrary {
+    // MARK: Playlists
+
+    /// Every playlist, by name.
+    /// - Throws: `TonearmError.library` when the database cannot be read.
+    public func playlists() throws(TonearmError) -> [MediaPlaylist] {
+        try read { db in try Row.fetchAll(db, sql: Self.playlistSelect + " ORDER BY name").map(MediaPlaylist.init(row:)) }
+    }
+
+    /// The playlist named `name`, or nil.
+    /// - Throws: `TonearmError.library` when the database cannot be read.
+    public func playlist(named name: String) throws(TonearmError) -> MediaPlaylist? {
+        try read { db in try Self.fetchPlaylist(db, name: name) }
+    }
+
+    /// Makes an empty playlist named `name` (surrounding spaces removed).
+    /// - Throws: `TonearmError.invalidArgument` for an empty name, `.playlistExists` when the
+    ///   name is taken, `.library` when the database cannot be written.
+    @discardableResult
+    public func createPlaylist(named name: String) throws(TonearmError) -> MediaPlaylist {
+        let name = try Self.validName(name)
+        return try write { db in
+            _ = try Self.insertPlaylist(db, name: name)
+            return try Self.fetchPlaylist(db, name: name)!
+        }
+    }
+
+    /// Renames the playlist `name` to `newName` (surrounding spaces removed); its items, dates of
+    /// creation and persistentID stay.
+    /// - Throws: `.playlistNotFound`, `.playlistExists` when `newName` is another playlist's,
+    ///   `.invalidArgument` for an empty name, `.library`.
+    @discardableResult
+    public func renamePlaylist(_ name: String, to newName: String) throws(TonearmError) -> MediaPlaylist {
+        let newName = try Self.validName(newName)
+        return try write { db in
+            let id = try Self.requirePlaylist(db, name: name)
+            if let other = try Self.playlistRowID(db, name: newName), other != id {
+                throw TonearmError.playlistExists(name: newName)
+            }
+            try db.execute(sql: "UPDATE playlist SET name = ?, dateModified = ? WHERE id = ?",
+                           arguments: [newName, Date().timeIntervalSince1970, id])
+            return try Self.fetchPlaylist(db, name: newName)!
+        }
+    }
+
+    /// Deletes the playlist `name` (its items stay in the library).
+    /// - Throws: `.playlistNotFound`, `.library`.
+    public func deletePlaylist(named name: String) throws(TonearmError) {
+        try write { db in
+            let id = try Self.requirePlaylist(db, name: name)
+            try db.execute(sql: "DELETE FROM playlist WHERE id = ?", arguments: [id])
+        }
+    }
+
+    /// Appends the items to the playlist `name`, in the order given (an item may appear more than
+    /// once). All or nothing.
+    /// - Throws: `.playlistNotFound`; `.invalidArgument` naming the first persistentID that is
+    ///   not in the library; `.library`.
+    @discardableResult
+    public func addItems(_ persistentIDs: [UInt64], to name: String) throws(TonearmError) -> MediaPlaylist {
+        try changeItems(of: name) { db, ids in
+            for pid in persistentIDs {
+                let id = Int64(bitPattern: pid)
+                guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM item WHERE id = ?)", arguments: [id]) == true else {
+                    throw TonearmError.invalidArgument("no item with persistentID \(pid) in \(self.path)")
+                }
+                ids.append(id)
+            }
+        }
+    }
+
+    /// Removes the entry at `index` (0-based) of the playlist `name`; the later ones move up.
+    /// - Throws: `.playlistNotFound`; `.invalidArgument` for an index out of range; `.library`.
+    @discardableResult
+    public func removeItem(at index: Int, from name: String) throws(TonearmError) -> MediaPlaylist {
+        try changeItems(of: name) { _, ids in
+            guard ids.indices.contains(index) else {
+                throw TonearmError.invalidArgument("index \(index) is not in playlist '\(name)' (\(ids.count) items)")
+            }
+            ids.remove(at: index)
+        }
+    }
+
+    /// Moves the entry at `from` so that it ends at `to` (both 0-based indices of the playlist
+    /// `name`, `to` counted after the removal: the entry's final index).
+    /// - Throws: `.playlistNotFound`; `.invalidArgument` for an index out of range; `.library`.
+    @discardableResult
+    public func moveItem(from: Int, to: Int, in name: String) throws(TonearmError) -> MediaPlaylist {
+        try changeItems(of: name) { _, ids in
+            guard ids.indices.contains(from), ids.indices.contains(to) else {
+                throw TonearmError.invalidArgument("cannot move \(from) to \(to) in playlist '\(name)' (\(ids.count) items)")
+            }
+            ids.insert(ids.remove(at: from), at: to)
+        }
+    }
+
+    /// The items of the playlist `name`, in its order.
+    /// - Throws: `.playlistNotFound`, `.library`.
+    public func items(in name: String) throws(TonearmError) -> [MediaItem] {
+        try read { db in
+            let id = try Self.requirePlaylist(db, name: name)
+            return try Row.fetchAll(db, sql: """
+                SELECT item.* FROM playlistItem JOIN item ON item.id = playlistItem.itemID
+                WHERE playlistItem.playlistID = ? ORDER BY playlistItem.position
+                """, arguments: [id]).map(MediaItem.init(row:))
+        }
+    }
+
+    // MARK: Smart playlists
+
+    /// The music items of a smart playlist, at most `limit` of them, computed now.
+    /// - Throws: `.invalidArgument` for a `limit` below 1 or negative days; `.library`.
+    public func smartPlaylist(_ kind: SmartPlaylist, limit: Int = 25, now: Date = Date()) throws(TonearmError) -> [MediaItem] {
+        guard limit >= 1 else { throw .invalidArgument("a smart playlist's limit is 1 or more, not \(limit)") }
+        var conditions = ["mediaType = 'music'"]
+        var arguments: [any DatabaseValueConvertible] = []
+        let order: String
+        switch kind {
+        case .recentlyAdded(let days):
+            if let days {
+                guard days >= 0 else { throw .invalidArgument("days must be 0 or more, not \(days)") }
+                conditions.append("dateAdded >= ?")
+                arguments.append(now.timeIntervalSince1970 - Double(days) * 86_400)
+            }
+            order = "dateAdded DESC, titleKey"
+        case .mostPlayed:
+            conditions.append("playCount > 0")
+            order = "playCount DESC, lastPlayedDate DESC, titleKey"
+        case .topRated:
+            conditions.append("rating > 0")
+            order = "rating DESC, titleKey"
+        case .neverPlayed:
+            conditions.append("playCount = 0")
+            order = "titleKey, artistKey, albumKey"
+        }
+        arguments.append(limit)
+        let sql = "SELECT * FROM item WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(order) LIMIT ?"
+        return try read { db in
+            try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map(MediaItem.init(row:))
+        }
+    }
+
+    // MARK: Import and export
+
+    /// Reads the playlist file at `url` (M3U, M3U8, PLS or XSPF, see `Playlist.read(from:)`) into
+    /// a new playlist named `name` (nil: the file's own title, else the file name without its
+    /// extension). Entries are matched to library items by path (as written, else with symbolic
+    /// links resolved); those that match nothing are returned, not added.
+    /// - Throws: the errors of `Playlist.read(from:)`; `.playlistExists`; `.invalidArgument` for
+    ///   an empty name; `.library`.
+    public func importPlaylist(from url: URL, named name: String? = nil) throws(TonearmError) -> PlaylistImport {
+        let file = try Playlist.read(from: url)
+        let fallback = url.deletingPathExtension().lastPathComponent
+        let name = try Self.validName(name ?? file.title.flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 } ?? fallback)
+        var unmatched: [PlaylistEntry] = []
+        let playlist: MediaPlaylist = try write { db in
+            let playlistID = try Self.insertPlaylist(db, name: name)
+            var ids: [Int64] = []
+            for entry in file.entries {
+                guard let path = entry.location.path else { unmatched.append(entry); continue }
+                var id = try Int64.fetchOne(db, sql: "SELECT id FROM item WHERE path = ?", arguments: [path])
+                if id == nil {
+                    let resolved = (path as NSString).resolvingSymlinksInPath
+                    if resolved != path {
+                        id = try Int64.fetchOne(db, sql: "SELECT id FROM item WHERE path = ?", arguments: [resolved])
+                    }
+                }
+                if let id { ids.append(id) } else { unmatched.append(entry) }
+            }
+            try Self.storeItems(db, playlist: playlistID, items: ids)
+            return try Self.fetchPlaylist(db, name: name)!
+        }
+        return PlaylistImport(playlist: playlist, unmatched: unmatched)
+    }
+
+    /// Writes the playlist `name` to the file at `url` (replacing it atomically) in `format` (nil:
+    /// from the extension): each item as a local path relative to the file's folder when inside it,
+    /// with its title, duration and (XSPF) artist and album; the playlist's name as the title. The
+    /// order is kept, so importing the file back gives the same items.
+    /// - Throws: `.playlistNotFound`; the errors of `Playlist.write(to:format:relativeTo:)`
+    ///   (`.invalidArgument` for an extension that names no format, `.writeFailed`, …); `.library`.
+    public func exportPlaylist(_ name: String, to url: URL, format: PlaylistFormat? = nil) throws(TonearmError) {
+        let items = try items(in: name)
+        let entries = items.map {
+            PlaylistEntry(location: .file(path: $0.path), title: $0.title, duration: $0.duration,
+                          artist: $0.artist, album: $0.albumTitle)
+        }
+        try Playlist(title: name, entries: entries).write(to: url, format: format)
+    }
+
+    // MARK: Helpers
+
+    static let playlistSelect = """
+        SELECT persistentID, name, dateCreated, dateModified,
+               (SELECT count(*) FROM playlistItem WHERE playlistID = playlist.id) AS count
+        FROM playlist
+        """
+
+    static func fetchPlaylist(_ db: Database, name: String) throws -> MediaPlaylist? {
+        try Row.fetchOne(db, sql: playlistSelect + " WHERE name = ?", arguments: [name]).map(MediaPlaylist.init(row:))
+    }
+
+    static func playlistRowID(_ db: Database, name: String) throws -> Int64? {
+        try Int64.fetchOne(db, sql: "SELECT id FROM playlist WHERE name = ?", arguments: [name])
+    }
+
+    static func requirePlaylist(_ db: Database, name: String) throws -> Int64 {
+        guard let id = try playlistRowID(db, name: name) else { throw TonearmError.playlistNotFound(name: name) }
+        return id
+    }
+
+    /// Inserts an empty playlist named `name` with a fresh random persistentID; its row id.
+    /// Throws `.playlistExists` when the name is taken.
+    static func insertPlaylist(_ db: Database, name: String) throws -> Int64 {
+        if try playlistRowID(db, name: name) != nil { throw TonearmError.playlistExists(name: name) }
+        var pid: Int64
+        repeat {
+            pid = Int64.random(in: 1...Int64.max)
+        } while try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM playlist WHERE persistentID = ?)", arguments: [pid]) == true
+        let now = Date().timeIntervalSince1970
+        try db.execute(sql: "INSERT INTO playlist (persistentID, name, dateCreated, dateModified) VALUES (?, ?, ?, ?)",
+                       arguments: [pid, name, now, now])
+        return db.lastInsertedRowID
+    }
+
+    static func validName(_ name: String) throws(TonearmError) -> String {
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw .invalidArgument("a playlist's name cannot be empty") }
+        return trimmed
+    }
+
+    /// Reads the playlist's item ids in order, lets `change` edit them, and writes them back
+    /// numbered from 0, in one transaction; returns the playlist after the change.
+    private func changeItems(of name: String, _ change: (Database, inout [Int64]) throws -> Void) throws(TonearmError) -> MediaPlaylist {
+        try write { db in
+            let id = try Self.requirePlaylist(db, name: name)
+            var ids = try Int64.fetchAll(db, sql: "SELECT itemID FROM playlistItem WHERE playlistID = ? ORDER BY position", arguments: [id])
+            try change(db, &ids)
+            try Self.storeItems(db, playlist: id, items: ids)
+            try db.execute(sql: "UPDATE playlist SET dateModified = ? WHERE id = ?", arguments: [Date().timeIntervalSince1970, id])
+            return try Self.fetchPlaylist(db, name: name)!
+        }
+    }
+
+    static func storeItems(_ db: Database, playlist id: Int64, items: [Int64]) throws {
+        try db.execute(sql: "DELETE FROM playlistItem WHERE playlistID = ?", arguments: [id])
+        let insert = try db.cachedStatement(sql: "INSERT INTO playlistItem (playlistID, position, itemID) VALUES (?, ?, ?)")
+        for (position, item) in items.enumerated() {
+            try insert.execute(arguments: [id, position, item])
+        }
+    }
+}

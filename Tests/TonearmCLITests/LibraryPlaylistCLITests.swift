@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TonearmTestSupport
+
+/// `tonearm library playlist …` and `tonearm library playlists` as a user runs them.
+@Suite struct LibraryPlaylistCLITests {
+    @Test func createAddShowExportImportDelete() throws {
+        let dir = try TempDir("library-playlist-cli")
+        defer { dir.remove() }
+        let music = dir.file("Music"), db = dir.file("library.sqlite")
+        try LibraryFixtures.make(at: music)
+        let bin = try tonearmBinary()
+        func tonearm(_ args: String...) throws -> (status: Int32, stdout: String, stderr: String) {
+            let r = try run(bin, ["library"] + args + ["--db", db])
+            return (r.status, r.stdout, r.stderr)
+        }
+        #expect(try tonearm("scan", music, "--quiet").status == 0)
+
+        var r = try tonearm("playlist", "create", "Mix")
+        #expect(r.status == 0 && r.stdout == "Created playlist 'Mix'\n", "\(r.stderr)")
+        r = try tonearm("playlist", "create", "Mix")
+        #expect(r.status == 1 && r.stderr.contains("already has a playlist named 'Mix'"))
+
+        r = try tonearm("playlist", "add", "Mix", "--album", "ágætis BYRJUN")
+        #expect(r.status == 0 && r.stdout == "Added 8 tracks to 'Mix' (8 tracks in all)\n", "\(r.stdout) \(r.stderr)")
+        r = try tonearm("playlist", "add", "Mix", "--search", "lemonade song 10")
+        #expect(r.stdout == "Added 1 track to 'Mix' (9 tracks in all)\n", "\(r.stdout)")
+
+        r = try tonearm("playlist", "show", "Mix")
+        let lines = r.stdout.split(separator: "\n")
+        #expect(lines.count == 10, "\(r.stdout)")
+        #expect(lines.first?.hasPrefix("Mix  [9 tracks, ") == true)
+        #expect(lines[1].hasPrefix("1. Sæglópur 1-1  (Sigur Rós — Ágætis byrjun)"))
+        #expect(lines[9].hasPrefix("9. Lemonade Song 10  (Beyoncé — Lemonade)"))
+
+        struct Playlist: Decodable { var name: String; var count: Int; var tracks: [Track]? }
+        struct Track: Decodable { var title: String }
+        r = try tonearm("playlist", "show", "Mix", "--json")
+        let shown = try JSONDecoder().decode(Playlist.self, from: Data(r.stdout.utf8))
+        #expect(shown.count == 9 && shown.tracks?.last?.title == "Lemonade Song 10")
+
+        let file = dir.file("mix.xspf")
+        r = try tonearm("playlist", "export", "Mix", file)
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try tonearm("playlist", "import", file, "--name", "Copy")
+        #expect(r.stdout == "Imported 9 tracks into 'Copy'\n", "\(r.stdout) \(r.stderr)")
+        r = try tonearm("playlist", "show", "Copy", "--json")
+        #expect(try JSONDecoder().decode(Playlist.self, from: Data(r.stdout.utf8)).tracks?.map(\.title) == shown.tracks?.map(\.title))
+
+        r = try tonearm("playlists", "--json")
+        #expect(try JSONDecoder().decode([Playlist].self, from: Data(r.stdout.utf8)).map(\.name) == ["Copy", "Mix"])
+        r = try tonearm("playlist", "delete", "Copy")
+        #expect(r.status == 0)
+        r = try tonearm("playlists")
+        #expect(r.stdout == "Mix  [9 tracks]\n")
+        r = try tonearm("playlist", "show", "Copy")
+        #expect(r.status == 1 && r.stderr == "tonearm library playlist show: no playlist named 'Copy' in the media library\n", "\(r.stderr)")
+    }
+}
