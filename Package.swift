@@ -88,7 +88,7 @@ let package = Package(
         .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmEngine", "TonearmPlaylists", "TonearmSession", "TonearmTestSupport"]),
         .testTarget(name: "TonearmCLITests", dependencies: ["TonearmTestSupport", "TonearmCore"]),
         .testTarget(name: "TonearmTests", dependencies: ["Tonearm", "TonearmTestSupport"]),
-        .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TonearmCodecs", "TonearmPlaylists", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TonearmCodecs", "TonearmPlaylists", "TonearmTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "TonearmDSPTests", dependencies: ["TonearmDSP", "TonearmCore"]),
         .testTarget(name: "TonearmPlaylistsTests", dependencies: ["TonearmPlaylists", "TonearmTestSupport"]),
         .testTarget(name: "TonearmNowPlayingTests", dependencies: ["TonearmNowPlaying"]),

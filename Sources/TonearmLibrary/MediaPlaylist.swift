@@ -176,16 +176,16 @@ extension MediaLibrary {
                 conditions.append("dateAdded >= ?")
                 arguments.append(now.timeIntervalSince1970 - Double(days) * 86_400)
             }
-            order = "dateAdded DESC, titleKey"
+            order = "dateAdded DESC, titleSort"
         case .mostPlayed:
             conditions.append("playCount > 0")
-            order = "playCount DESC, lastPlayedDate DESC, titleKey"
+            order = "playCount DESC, lastPlayedDate DESC, titleSort"
         case .topRated:
             conditions.append("rating > 0")
-            order = "rating DESC, titleKey"
+            order = "rating DESC, titleSort"
         case .neverPlayed:
             conditions.append("playCount = 0")
-            order = "titleKey, artistKey, albumKey"
+            order = "titleSort, artistSort, albumSort"
         }
         arguments.append(limit)
         let sql = "SELECT * FROM item WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(order) LIMIT ?"

@@ -88,9 +88,9 @@ public enum MediaSortOrder: String, Sendable, Hashable, Codable {
 
     var sql: String {
         switch self {
-        case .title: "titleKey"
-        case .artist: "artistKey"
-        case .album: "albumKey"
+        case .title: "titleSort"
+        case .artist: "artistSort"
+        case .album: "albumSort"
         case .year: "year"
         case .duration: "duration"
         case .dateAdded: "dateAdded"
@@ -170,7 +170,7 @@ public struct MediaQuery: Sendable, Hashable {
     /// The matching items, in the grouping's order (or ``sortOrder``).
     /// - Throws: `TonearmError.library` when the database cannot be read.
     public func items(in library: MediaLibrary) throws(TonearmError) -> [MediaItem] {
-        try fetch(in: library, order: sortOrder.map { ["\($0.sql) \(ascending ? "ASC" : "DESC")", "titleKey"] } ?? groupOrder)
+        try fetch(in: library, order: sortOrder.map { ["\($0.sql) \(ascending ? "ASC" : "DESC")", "titleSort", "titleKey"] } ?? groupOrder)
     }
 
     /// The matching items grouped by ``groupingType``: albums in album-title order with their
@@ -198,14 +198,17 @@ public struct MediaQuery: Sendable, Hashable {
     static let albumIdentity = "CASE WHEN isCompilation THEN '' ELSE albumArtistKey END"
 
     private var groupOrder: [String] {
-        let track = ["COALESCE(discNumber, 1)", "COALESCE(trackNumber, 0)", "titleKey"]
+        // Names in ``SortKey`` order; the folded key after each sort key keeps a group together
+        // when two names sort alike ("The Band" and "Band").
+        let track = ["COALESCE(discNumber, 1)", "COALESCE(trackNumber, 0)", "titleSort"]
+        let album = ["albumSort", "albumKey"]
         switch groupingType {
-        case .title: return ["titleKey", "artistKey", "albumKey"]
-        case .album: return ["albumKey", Self.albumIdentity] + track
-        case .artist: return ["artistKey", "COALESCE(year, 0)", "albumKey"] + track
-        case .albumArtist: return ["albumArtistKey", "COALESCE(year, 0)", "albumKey"] + track
-        case .genre: return ["genreKey", "artistKey", "albumKey"] + track
-        case .composer: return ["composerKey", "titleKey"]
+        case .title: return ["titleSort", "titleKey", "artistSort", "albumSort"]
+        case .album: return album + [Self.albumIdentity] + track
+        case .artist: return ["artistSort", "artistKey", "COALESCE(year, 0)"] + album + track
+        case .albumArtist: return ["albumArtistSort", "albumArtistKey", "COALESCE(year, 0)"] + album + track
+        case .genre: return ["genreSort", "genreKey", "artistSort"] + album + track
+        case .composer: return ["composerSort", "composerKey", "titleSort"]
         }
     }
 

@@ -253,11 +253,12 @@ final class Scanner: @unchecked Sendable {
         "discNumber", "discCount", "year", "releaseDate", "duration", "container", "codec", "sampleRate",
         "channels", "bitsPerSample", "bitRate", "mediaType", "isCompilation", "bpm", "lyrics",
         "trackGain", "trackPeak", "albumGain", "albumPeak", "artworkHash",
-        "titleKey", "artistKey", "albumKey", "albumArtistKey", "composerKey", "genreKey",
-    ]
+    ] + Schema.keyColumns + Schema.sortColumns
 
     private static func arguments(_ file: FoundFile, hash: UInt64, _ f: ItemFields) -> [String: (any DatabaseValueConvertible)?] {
-        [
+        let derived = Schema.derivedTexts(title: f.title, artist: f.artist, album: f.album, albumArtist: f.albumArtist,
+                                          composer: f.composer, genre: f.genre)
+        var args: [String: (any DatabaseValueConvertible)?] = [
             "contentHash": Int64(bitPattern: hash), "path": file.path, "size": file.size, "mtime": file.mtime,
             "title": f.title, "artist": f.artist, "album": f.album, "albumArtist": f.albumArtist,
             "composer": f.composer, "genre": f.genre, "trackNumber": f.trackNumber, "trackCount": f.trackCount,
@@ -269,10 +270,9 @@ final class Scanner: @unchecked Sendable {
             "trackGain": f.replayGain.trackGain, "trackPeak": f.replayGain.trackPeak,
             "albumGain": f.replayGain.albumGain, "albumPeak": f.replayGain.albumPeak,
             "artworkHash": f.artworkHash.map { Int64(bitPattern: $0) },
-            "titleKey": SearchKey.fold(f.title), "artistKey": SearchKey.fold(f.artist),
-            "albumKey": SearchKey.fold(f.album), "albumArtistKey": SearchKey.fold(f.albumArtist ?? f.artist),
-            "composerKey": SearchKey.fold(f.composer), "genreKey": SearchKey.fold(f.genre),
         ]
+        for (column, value) in zip(Schema.keyColumns + Schema.sortColumns, derived) { args[column] = value }
+        return args
     }
 }
 

@@ -18,6 +18,11 @@ import GRDB
 ///   change made through ``MediaLibrary``). Both foreign keys cascade: deleting a playlist deletes
 ///   its rows, and an item removed from the library (a rescan that finds its file gone) leaves
 ///   every playlist that held it, the others keeping their order.
+/// - v3 recomputes every `…Key` column with ``SearchKey`` version 2 (which spells out "æ", "ø",
+///   "ł"…), so a library made before finds "Ágætis" from "agaetis" without a rescan (the FTS
+///   index follows through its update trigger), and adds the `…Sort` columns: the ``SortKey``
+///   of each name, which listings are ordered by (pinyin for Chinese, articles skipped…) and
+///   sections are made from.
 enum Schema {
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -117,6 +122,47 @@ enum Schema {
                 CREATE INDEX playlistItem_item ON playlistItem(itemID);
                 """)
         }
+        m.registerMigration("v3: search keys spell out æ, ø, ł…; sort keys") { db in
+            for column in sortColumns {
+                try db.execute(sql: "ALTER TABLE item ADD COLUMN \(column) TEXT NOT NULL DEFAULT ''")
+            }
+            try recomputeKeys(db)
+            try db.execute(sql: """
+                CREATE INDEX item_titleSort ON item(titleSort);
+                CREATE INDEX item_artistSort ON item(artistSort);
+                CREATE INDEX item_albumSort ON item(albumSort);
+                CREATE INDEX item_albumArtistSort ON item(albumArtistSort);
+                """)
+        }
         return m
+    }
+
+    /// The folded-key and sort-key columns, in the order of ``derivedTexts(title:artist:album:albumArtist:composer:genre:)``.
+    static let keyColumns = ["titleKey", "artistKey", "albumKey", "albumArtistKey", "composerKey", "genreKey"]
+    static let sortColumns = ["titleSort", "artistSort", "albumSort", "albumArtistSort", "composerSort", "genreSort"]
+
+    /// The values of ``keyColumns`` then ``sortColumns`` for an item's names (the album
+    /// artist's falls back to the artist).
+    static func derivedTexts(title: String?, artist: String?, album: String?, albumArtist: String?,
+                             composer: String?, genre: String?) -> [String] {
+        let texts = [title, artist, album, albumArtist ?? artist, composer, genre]
+        return texts.map { SearchKey.fold($0) } + texts.map { SortKey.make($0) }
+    }
+
+    /// Sets every item's ``keyColumns`` and ``sortColumns`` from its names.
+    static func recomputeKeys(_ db: Database) throws {
+        let rows = try Row.fetchCursor(db, sql: "SELECT id, title, artist, album, albumArtist, composer, genre FROM item")
+        let sets = (keyColumns + sortColumns).map { "\($0) = ?" }.joined(separator: ", ")
+        let update = try db.makeStatement(sql: "UPDATE item SET \(sets) WHERE id = ?")
+        var changes: [(Int64, [String])] = []
+        while let row = try rows.next() {
+            changes.append((row["id"], derivedTexts(title: row["title"], artist: row["artist"], album: row["album"],
+                                                    albumArtist: row["albumArtist"], composer: row["composer"], genre: row["genre"])))
+        }
+        for (id, keys) in changes {
+            var arguments = StatementArguments(keys)
+            arguments += [id]
+            try update.execute(arguments: arguments)
+        }
     }
 }

@@ -4,12 +4,42 @@ import Foundation
 /// Text folded for matching: case, accents and width removed, so "Beyoncé", "BEYONCE" and
 /// "beyonce" have one key. The library stores a key beside every searchable field and folds
 /// each query the same way. Pure; any thread.
+///
+/// Besides Foundation's case, diacritic and width folding (which already makes "ß" "ss" and
+/// "ﬁ" "fi"), letters that are not a base letter with a mark are spelt the way an English
+/// keyboard types them: "æ" → "ae", "œ" → "oe", "ø" → "o", "ł" → "l", "đ"/"ð" → "d",
+/// "þ" → "th", "ı" → "i", "ĳ" → "ij", "ŋ" → "n", "ǆ" → "dz"…, so "agaetis" finds "Ágætis
+/// byrjun" and "lodz" finds "Łódź".
+///
+/// Changing the fold changes the stored keys: a schema migration recomputes them (see
+/// ``Schema``), and ``version`` names the fold the keys were made with.
 public enum SearchKey {
-    /// `text` folded (case-, diacritic- and width-insensitive), with runs of white space made
-    /// one space and the ends trimmed; "" for nil.
+    /// Bumped whenever ``fold(_:)`` changes; recorded by the migration that recomputes keys.
+    public static let version = 2
+
+    /// `text` folded (case-, diacritic- and width-insensitive, the letters above spelt out),
+    /// with runs of white space made one space and the ends trimmed; "" for nil.
     public static func fold(_ text: String?) -> String {
         guard let text, !text.isEmpty else { return "" }
         let folded = text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
-        return folded.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+        var out = String.UnicodeScalarView()
+        var pendingSpace = false
+        for scalar in folded.unicodeScalars {
+            if scalar.properties.isWhitespace {
+                pendingSpace = !out.isEmpty
+                continue
+            }
+            if pendingSpace { out.append(" "); pendingSpace = false }
+            if let spelt = spelling[scalar] { out.append(contentsOf: spelt.unicodeScalars) } else { out.append(scalar) }
+        }
+        return String(out)
     }
+
+    /// Letters Foundation's diacritic folding keeps (they are letters of their own, not a base
+    /// letter with a combining mark), as lower case after case folding.
+    private static let spelling: [Unicode.Scalar: String] = [
+        "æ": "ae", "œ": "oe", "ø": "o", "ł": "l", "đ": "d", "ð": "d", "þ": "th", "ı": "i",
+        "ĳ": "ij", "ŋ": "n", "ħ": "h", "ŧ": "t", "ƒ": "f", "ĸ": "k", "ŀ": "l",
+        "ǆ": "dz", "ǉ": "lj", "ǌ": "nj", "ǳ": "dz", "ß": "ss", "ẞ": "ss",
+    ]
 }

@@ -19,8 +19,8 @@ import TonearmTestSupport
         let albums = try run(bin, ["library", "albums", "--json", "--db", db], environment: env)
         let order = try #require(try JSONDecoder().decode([Album].self, from: Data(albums.stdout.utf8))
             .first { $0.name == "Ágætis byrjun" }).tracks.map(\.title)
-        // Case and accents ignored ("æ" is a letter of its own, not an accented "a").
-        let r = try run(bin, ["play", "--output", "null:untimed", "--plain", "--album", "AGÆTIS", "--db", db], environment: env)
+        // Case and accents ignored, "æ" spelt "ae" too.
+        let r = try run(bin, ["play", "--output", "null:untimed", "--plain", "--album", "AGAETIS", "--db", db], environment: env)
         #expect(r.status == 0, "stderr: \(r.stderr)")
         let played = r.stdout.split(separator: "\n").filter { $0.hasPrefix("Playing ") }.map { line in
             String(line.split(separator: ": ", maxSplits: 1).last ?? "").components(separatedBy: " [").first ?? ""

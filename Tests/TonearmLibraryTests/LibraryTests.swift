@@ -62,7 +62,10 @@ struct LibraryFixture {
         let songs = try MediaQuery.songs().items(in: lib)
         #expect(songs.count == LibraryFixtures.mediaCount - 4)
         #expect(songs.allSatisfy { $0.mediaType == .music })
-        #expect(songs.map(\.title) == songs.map(\.title).sorted { SearchKey.fold($0) < SearchKey.fold($1) })
+        let titleOrder = songs.map(\.title) == songs.map(\.title).sorted { SortKey.make($0) < SortKey.make($1) }
+        #expect(titleOrder, "songs in SortKey order (Chinese by pinyin among the Latin titles)")
+        let q = songs.map(\.title).firstIndex(of: "青花瓷") ?? -1, s = songs.map(\.title).firstIndex(of: "Sæglópur 1-1") ?? -1
+        #expect(q >= 0 && q < s, "qīng huā cí before Sæglópur")
 
         let albums = try MediaQuery.albums().collections(in: lib)
         #expect(albums.compactMap(\.name).sorted() == ["Album One", "Album Two", "Hits 2020", "Lemonade", "叶惠美", "我很忙", "Ágætis byrjun"].sorted())

@@ -105,6 +105,47 @@ public enum LibraryFixtures {
         try Data(png).write(to: URL(fileURLWithPath: root + "/Beyoncé/Lemonade/folder.png"))
     }
 
+    /// The artists of the large library, named in many scripts and styles: English articles,
+    /// accented and special Latin letters, Chinese, Japanese kana, Korean, Cyrillic, Greek, and
+    /// digits. Each has ``largeAlbumsPerArtist`` albums of ``largeTracksPerAlbum`` tracks.
+    public static let largeArtists = [
+        "The Lanterns", "A Quiet Engine", "Édith Nova", "Øystein Berg", "Łucja Mazur", "Ásgeir Tónn",
+        "Zebra Kings", "zulu Static", "Brass Foundry", "Cellar Door", "Marrow", "Nightjar",
+        "王菲", "陈奕迅", "张学友", "林俊杰", "邓丽君",
+        "かぜのうた", "スピカ", "별빛", "하늘", "Кино Лето", "Звёзды", "Ωμέγα", "99 Rivers",
+    ]
+    public static let largeAlbumsPerArtist = 3
+    public static let largeTracksPerAlbum = 4
+
+    /// The tracks the large library adds to the standard one (300), in Artist/Album folders
+    /// under "More/".
+    public static let largeTracks: [Track] = {
+        var t: [Track] = []
+        let genres = ["Jazz", "Folk", "Électro", "Ambient", "Cantopop"]
+        for (a, artist) in largeArtists.enumerated() {
+            for album in 1...largeAlbumsPerArtist {
+                let albumTitle = "\(artist) \(["I", "II", "III"][album - 1])"
+                for n in 1...largeTracksPerAlbum {
+                    t.append(Track(path: "More/\(artist)/\(albumTitle)/\(n).mp3", title: "\(artist) — \(album).\(n)",
+                                   artist: artist, album: albumTitle, genre: genres[a % genres.count], track: n,
+                                   trackCount: largeTracksPerAlbum, year: 2010 - album * 3 + a % 2))
+                }
+            }
+        }
+        return t
+    }()
+
+    /// Media files in the large library.
+    public static var largeMediaCount: Int { mediaCount + largeTracks.count }
+
+    /// Writes the standard library and the ``largeTracks`` under `root` (hundreds of files).
+    public static func makeLarge(at root: String) throws {
+        try make(at: root)
+        let base = try baseMP3(in: root)
+        let png = try TagFixtures.coverPNG(root + "/.cover.png")
+        for t in largeTracks { try write(t, base: base, png: png, root: root) }
+    }
+
     /// Writes one track: an ID3v2.3 tag in front of `base`.
     public static func write(_ t: Track, base: [UInt8], png: [UInt8], root: String) throws {
         var frames = [

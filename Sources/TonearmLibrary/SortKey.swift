@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+
+/// The order of names in listings, and the alphabetical section each name falls in (the index
+/// letters of MPMediaQuery's sections). Pure; any thread.
+///
+/// The rule:
+/// - Leading punctuation and spaces are skipped, and an English article ("The", "A", "An")
+///   before another word: "The Band" sorts as "Band", "(What's the Story)" under W.
+/// - Latin script, folded like ``SearchKey`` ("Élan" and "elan" together): sections A–Z.
+/// - Chinese characters are read in pinyin and sorted with the Latin names under the letter of
+///   their pinyin: 周杰伦 (zhōu jié lún) under Z, between "Zebra" and "Zulu", as the Chinese
+///   music apps do. Japanese kanji get their Mandarin reading too (there is no reading of kanji
+///   without a dictionary); kana do not.
+/// - Other alphabets (Cyrillic, Greek, Hebrew, Arabic…) after Z, each letter its own section
+///   ("Д", "Ω").
+/// - Japanese kana after those, in the rows of the kana table (あ か さ た な は ま や ら わ);
+///   katakana as hiragana, voiced kana with their row (が under か).
+/// - Korean after kana, under the initial consonant of the first syllable (ㄱ ㄴ ㄷ … ㅎ; a
+///   doubled consonant with its single one).
+/// - Digits, symbols and names with no letters last, under "#".
+///
+/// A sort key is a class digit (1–5 in the order above) and the folded reading, compared
+/// byte-wise (SQLite's BINARY collation), so sorting by it in SQL gives this order and every
+/// section's names are contiguous.
+public enum SortKey {
+    /// The sort key of `text` ("5" for nil or empty).
+    public static func make(_ text: String?) -> String {
+        guard let text else { return "5" }
+        let trimmed = dropLeadingArticle(skipLeadingPunctuation(text))
+        guard !trimmed.isEmpty else { return "5" + SearchKey.fold(text) }
+        // Chinese characters anywhere are read in pinyin (ICU's Han-Latin), so "周杰伦 Live"
+        // and "Live 周杰伦" sort by their sound.
+        let reading = containsHan(trimmed)
+            ? SearchKey.fold(String(trimmed).applyingTransform(.mandarinToLatin, reverse: false) ?? String(trimmed))
+            : SearchKey.fold(String(trimmed))
+        guard let lead = reading.unicodeScalars.first else { return "5" }
+        switch lead.value {
+        case 0x61...0x7A: return "1" + reading
+        case 0x30...0x39: return "5" + reading
+        case 0x3041...0x3096, 0x30A1...0x30FA: return "3" + hiragana(reading)
+        case 0xAC00...0xD7A3: return "4" + reading
+        default:
+            return lead.properties.isAlphabetic ? "2" + reading : "5" + reading
+        }
+    }
+
+    /// The section title of a sort key made by ``make(_:)``: "A"–"Z", a letter of another
+    /// alphabet, a kana row, a Korean initial consonant, or "#".
+    public static func section(ofKey key: String) -> String {
+        var scalars = key.unicodeScalars.makeIterator()
+        guard let kind = scalars.next(), let lead = scalars.next() else { return "#" }
+        switch kind {
+        case "1": return String(lead).uppercased()
+        case "2": return String(lead).uppercased()
+        case "3": return kanaRow(lead)
+        case "4": return hangulInitial(lead)
+        default: return "#"
+        }
+    }
+
+    /// The section `text` falls in.
+    public static func section(of text: String?) -> String { section(ofKey: make(text)) }
+
+    // MARK: The pieces
+
+    private static func skipLeadingPunctuation(_ text: String) -> Substring {
+        text.drop { c in !c.isLetter && !c.isNumber }
+    }
+
+    /// "The Band" → "Band"; an article alone stays.
+    private static func dropLeadingArticle(_ text: Substring) -> Substring {
+        for article in ["the ", "a ", "an "] where text.count > article.count {
+            let head = text.prefix(article.count)
+            if head.lowercased() == article {
+                let rest = skipLeadingPunctuation(String(text.dropFirst(article.count)))
+                if !rest.isEmpty { return rest }
+            }
+        }
+        return text
+    }
+
+    private static func isHan(_ s: Unicode.Scalar) -> Bool {
+        switch s.value {
+        case 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xF900...0xFAFF, 0x20000...0x3134F: true
+        default: false
+        }
+    }
+
+    private static func containsHan(_ text: Substring) -> Bool { text.unicodeScalars.contains(where: isHan) }
+
+    /// Katakana made hiragana (the same kana, 0x60 lower).
+    private static func hiragana(_ text: String) -> String {
+        var out = String.UnicodeScalarView()
+        for s in text.unicodeScalars {
+            if (0x30A1...0x30F6).contains(s.value), let h = Unicode.Scalar(s.value - 0x60) { out.append(h) } else { out.append(s) }
+        }
+        return String(out)
+    }
+
+    /// The kana-table row of a (folded, hiragana) kana.
+    private static func kanaRow(_ s: Unicode.Scalar) -> String {
+        let rows: [(ClosedRange<UInt32>, String)] = [
+            (0x3041...0x304A, "あ"), (0x304B...0x3054, "か"), (0x3055...0x305E, "さ"), (0x305F...0x3069, "た"),
+            (0x306A...0x306E, "な"), (0x306F...0x307D, "は"), (0x307E...0x3082, "ま"), (0x3083...0x3088, "や"),
+            (0x3089...0x308D, "ら"), (0x308E...0x3093, "わ"), (0x3094...0x3094, "あ"), (0x3095...0x3096, "か"),
+        ]
+        return rows.first { $0.0.contains(s.value) }?.1 ?? "#"
+    }
+
+    /// The initial consonant of a Hangul syllable, doubled ones as single.
+    private static func hangulInitial(_ s: Unicode.Scalar) -> String {
+        let initials = ["ㄱ", "ㄱ", "ㄴ", "ㄷ", "ㄷ", "ㄹ", "ㅁ", "ㅂ", "ㅂ", "ㅅ", "ㅅ", "ㅇ", "ㅈ", "ㅈ", "ㅊ", "ㅋ", "ㅌ", "ㅍ", "ㅎ"]
+        guard (0xAC00...0xD7A3).contains(s.value) else { return "#" }
+        return initials[Int(s.value - 0xAC00) / 588]
+    }
+}

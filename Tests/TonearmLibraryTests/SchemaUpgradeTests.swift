@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import GRDB
+import Testing
+@testable import TonearmLibrary
+import TonearmTestSupport
+
+/// A library file made by an older Tonearm opens in this one: the migrations after v1 add the
+/// playlists and recompute the search and sort keys, keeping every row and its counts.
+@Suite struct SchemaUpgradeTests {
+    @Test func aVersion1LibraryIsUpgradedInPlace() throws {
+        let dir = try TempDir("upgrade")
+        defer { dir.remove() }
+        let path = dir.file("library.sqlite")
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try Schema.migrator.migrate(queue, upTo: "v1: items, artwork, full-text index")
+            // A row as version 1 wrote it: the key kept "æ" (the fold of that version).
+            try queue.write { db in
+                try db.execute(sql: """
+                    INSERT INTO item (id, contentHash, path, size, mtime, title, artist, album, duration, container,
+                        codec, sampleRate, channels, mediaType, isCompilation, playCount, rating, dateAdded,
+                        titleKey, artistKey, albumKey, albumArtistKey, composerKey, genreKey)
+                    VALUES (42, 7, '/music/1.mp3', 100, 1, 'Svefn-g-englar', 'Sigur Rós', 'Ágætis byrjun', 60, 'mp3',
+                        'mp3', 44100, 2, 'music', 0, 3, 4, 0,
+                        'svefn-g-englar', 'sigur ros', 'agætis byrjun', 'sigur ros', '', '')
+                    """)
+            }
+            #expect(try MediaLibraryProbe.tables(queue).contains("playlist") == false)
+        }
+
+        let library = try MediaLibrary(path: path)
+        let found = try MediaQuery.songs().filtered(by: .albumTitle("agaetis byrjun")).items(in: library)
+        #expect(found.map(\.persistentID) == [42], "the key was recomputed with the new fold")
+        #expect(try MediaQuery.search("agaetis").items(in: library).map(\.persistentID) == [42], "and the full-text index")
+        let item = try #require(found.first)
+        #expect(item.playCount == 3 && item.rating == 4 && item.path == "/music/1.mp3")
+        #expect(try MediaQuery.albums().collectionSections(in: library).map(\.title) == ["A"], "sort keys filled")
+        // v2's tables are there.
+        _ = try library.createPlaylist(named: "Old favourites")
+        let list = try library.addItems([42], to: "Old favourites")
+        #expect(list.count == 1)
+        // Opening again migrates nothing more and keeps everything.
+        let again = try MediaLibrary(path: path)
+        #expect(try again.items(in: "Old favourites").map(\.persistentID) == [42])
+    }
+}
+
+enum MediaLibraryProbe {
+    static func tables(_ queue: DatabaseQueue) throws -> [String] {
+        try queue.read { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") }
+    }
+}
