@@ -102,6 +102,8 @@ struct LibraryListCommand: ParsableCommand {
     var search: String?
     @Flag(name: .long, help: "Print JSON.")
     var json = false
+    @Flag(name: .long, help: "Group the list under index letters (A–Z, pinyin letters for Chinese, kana rows, Korean initials, #); with --json, an array of {title, items}.")
+    var sections = false
     @OptionGroup var database: LibraryDatabaseOption
 
     /// The kind asked for: the alias the command was called by (`list` alone lists songs).
@@ -130,9 +132,23 @@ struct LibraryListCommand: ParsableCommand {
         if let search { query = query.searching(search) }
         do {
             if kind == "songs" || kind == "podcasts" || kind == "audiobooks" {
-                try printItems(try query.items(in: library))
+                let items = try query.items(in: library)
+                if !sections { return try printItems(items[...]) }
+                let parts = query.sections(ofItems: items)
+                if json { return try printJSON(parts.map { SectionJSON(title: $0.title, items: items[$0.range].map(ItemJSON.init)) }) }
+                for part in parts {
+                    Terminal.write("[\(part.title)]\n")
+                    try printItems(items[part.range])
+                }
             } else {
-                try printCollections(try query.collections(in: library), kind: kind)
+                let collections = try query.collections(in: library)
+                if !sections { return try printCollections(collections[...], kind: kind) }
+                let parts = query.sections(ofCollections: collections)
+                if json { return try printJSON(parts.map { SectionJSON(title: $0.title, items: collections[$0.range].map(CollectionJSON.init)) }) }
+                for part in parts {
+                    Terminal.write("[\(part.title)]\n")
+                    try printCollections(collections[part.range], kind: kind)
+                }
             }
         } catch let error as TonearmError {
             Terminal.writeError("tonearm library \(kind): \(error)")
@@ -140,7 +156,7 @@ struct LibraryListCommand: ParsableCommand {
         }
     }
 
-    private func printItems(_ items: [MediaItem]) throws {
+    private func printItems(_ items: ArraySlice<MediaItem>) throws {
         if json { return try printJSON(items.map(ItemJSON.init)) }
         for i in items {
             let where_ = [i.artist, i.albumTitle].compactMap { $0 }.joined(separator: " — ")
@@ -148,7 +164,7 @@ struct LibraryListCommand: ParsableCommand {
         }
     }
 
-    private func printCollections(_ collections: [MediaItemCollection], kind: String) throws {
+    private func printCollections(_ collections: ArraySlice<MediaItemCollection>, kind: String) throws {
         if json { return try printJSON(collections.map(CollectionJSON.init)) }
         for c in collections {
             let name = c.name ?? "(unknown)"
@@ -170,6 +186,12 @@ struct LibraryListCommand: ParsableCommand {
         let enc = JSONEncoder()
         enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         Terminal.write(String(decoding: try enc.encode(value), as: UTF8.self) + "\n")
+    }
+
+    /// A section as `--sections --json` prints it.
+    struct SectionJSON<Element: Encodable>: Encodable {
+        var title: String
+        var items: [Element]
     }
 
     /// An item as `--json` prints it.

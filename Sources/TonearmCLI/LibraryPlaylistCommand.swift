@@ -58,8 +58,8 @@ struct LibraryPlaylistsCommand: ParsableCommand {
 struct LibraryPlaylistCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "playlist",
-        abstract: "Create, fill, show, export, import or delete a playlist.",
-        subcommands: [Create.self, Add.self, Show.self, Export.self, Import.self, Delete.self])
+        abstract: "Create, fill, show, rename, reorder, export, import or delete a playlist.",
+        subcommands: [Create.self, Add.self, Show.self, Rename.self, Remove.self, Move.self, Export.self, Import.self, Delete.self])
 
     /// `create NAME`: an empty playlist; a name already taken is an error.
     struct Create: ParsableCommand {
@@ -124,6 +124,65 @@ struct LibraryPlaylistCommand: ParsableCommand {
                     let where_ = [i.artist, i.albumTitle].compactMap { $0 }.joined(separator: " — ")
                     Terminal.write("\(n + 1). \(i.title)\(where_.isEmpty ? "" : "  (\(where_))")  \(formatTime(i.duration))\n")
                 }
+            }
+        }
+    }
+
+    /// `rename NAME NEW-NAME`: keeps the playlist's persistentID and items.
+    struct Rename: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Rename a playlist (its items and identity stay).")
+        @Argument(help: "The playlist's name.") var name: String
+        @Argument(help: "Its new name (unique).") var newName: String
+        @OptionGroup var database: LibraryDatabaseOption
+
+        func run() throws {
+            let library = try database.open(command: "playlist rename")
+            try reportingErrors("playlist rename") {
+                let p = try library.renamePlaylist(name, to: newName)
+                Terminal.write("Renamed '\(name)' to '\(p.name)'\n")
+            }
+        }
+    }
+
+    /// `remove NAME POSITION`: removes the item at a position as `show` numbers them (from 1).
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove the item at a position (as 'show' numbers them) from a playlist.")
+        @Argument(help: "The playlist's name.") var name: String
+        @Argument(help: "The position, from 1.") var position: Int
+        @OptionGroup var database: LibraryDatabaseOption
+
+        func run() throws {
+            let library = try database.open(command: "playlist remove")
+            try reportingErrors("playlist remove") {
+                let items = try library.items(in: name)
+                guard items.indices.contains(position - 1) else {
+                    throw TonearmError.invalidArgument(
+                        "position \(position) is not in playlist '\(name)', which has \(tracks(items.count))")
+                }
+                let p = try library.removeItem(at: position - 1, from: name)
+                Terminal.write("Removed \(position). \(items[position - 1].title) from '\(p.name)' (\(tracks(p.count)) left)\n")
+            }
+        }
+    }
+
+    /// `move NAME FROM TO`: moves an item from one position to another (both from 1).
+    struct Move: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Move a playlist's item from one position to another (from 1).")
+        @Argument(help: "The playlist's name.") var name: String
+        @Argument(help: "The item's position now.") var from: Int
+        @Argument(help: "Its new position.") var to: Int
+        @OptionGroup var database: LibraryDatabaseOption
+
+        func run() throws {
+            let library = try database.open(command: "playlist move")
+            try reportingErrors("playlist move") {
+                let items = try library.items(in: name)
+                for n in [from, to] where !items.indices.contains(n - 1) {
+                    throw TonearmError.invalidArgument(
+                        "position \(n) is not in playlist '\(name)', which has \(tracks(items.count))")
+                }
+                _ = try library.moveItem(from: from - 1, to: to - 1, in: name)
+                Terminal.write("Moved \(items[from - 1].title) to position \(to) in '\(name)'\n")
             }
         }
     }

@@ -65,6 +65,9 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Play what a full-text search of the library finds (titles, artists, albums).")
     var search: String?
 
+    @Option(name: .long, help: "Play this playlist of the media library, in its order (see tonearm library playlists).")
+    var playlist: String?
+
     @Option(name: .long, help: "The media library database (default: $XDG_DATA_HOME/tonearm/library.sqlite).")
     var db: String?
 
@@ -89,16 +92,22 @@ struct PlayCommand: AsyncParsableCommand {
             }
         }
         if paths.isEmpty && !resume && !usesLibrary {
-            throw ValidationError("give files, folders or playlists to play, --resume, or --artist/--album/--genre/--search")
+            throw ValidationError("give files, folders or playlists to play, --resume, or --artist/--album/--genre/--search/--playlist")
         }
     }
 
     /// Whether the queue comes (also) from the media library.
-    var usesLibrary: Bool { artist != nil || album != nil || genre != nil || search != nil }
+    var usesLibrary: Bool { artist != nil || album != nil || genre != nil || search != nil || playlist != nil }
 
     /// The paths of what the library finds for the filters, albums in disc and track order.
     func libraryPaths() throws -> [String] {
         let library = try MediaLibrary(path: db)
+        if let playlist {
+            // A playlist is played as it is; the filters do not narrow it.
+            let paths = try library.items(in: playlist).map(\.path)
+            if paths.isEmpty { throw ValidationError("the playlist '\(playlist)' is empty") }
+            return paths
+        }
         var query = MediaQuery.albums()
         if let a = artist { query = query.filtered(by: .artist(a, .contains)) }
         if let a = album { query = query.filtered(by: .albumTitle(a, .contains)) }

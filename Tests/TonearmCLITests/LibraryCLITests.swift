@@ -72,6 +72,16 @@ import TonearmTestSupport
         #expect(found.stdout.split(separator: "\n").count == 8, "\(found.stdout)")
         let artists = try run(bin, ["library", "artists", "--genre", "rock", "--db", db], environment: env)
         #expect(artists.stdout == "The Band  [2 albums, 16 tracks]\n")
+        // Index letters: The Band under B (the article skipped), 周杰伦 under Z (pinyin), after Sigur Rós.
+        let indexed = try run(bin, ["library", "artists", "--sections", "--db", db], environment: env)
+        let heads = indexed.stdout.split(separator: "\n").filter { $0.hasPrefix("[") }
+        #expect(heads == ["[A]", "[B]", "[S]", "[Z]"], "\(indexed.stdout)")
+        #expect(indexed.stdout.contains("[B]\nThe Band  [3 albums, 17 tracks]\nBeyoncé  [2 albums, 11 tracks]\n"), "\(indexed.stdout)")
+        struct Section: Decodable { var title: String; var items: [Track] }
+        let sectioned = try run(bin, ["library", "songs", "--sections", "--json", "--db", db], environment: env)
+        let parts = try JSONDecoder().decode([Section].self, from: Data(sectioned.stdout.utf8))
+        #expect(parts.reduce(0) { $0 + $1.items.count } == LibraryFixtures.mediaCount - 4)
+        #expect(parts.first { $0.title == "Q" }?.items.map(\.title) == ["青花瓷", "晴天 1", "晴天 2", "晴天 3", "晴天 4", "晴天 5", "晴天 6"])
 
         let rescan = try run(bin, ["library", "scan", music, "--db", db, "--quiet"], environment: env)
         #expect(rescan.stdout.contains("0 added, 0 updated, 0 moved, 0 removed, \(LibraryFixtures.mediaCount) unchanged"))

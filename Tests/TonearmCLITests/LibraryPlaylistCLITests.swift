@@ -57,4 +57,51 @@ import TonearmTestSupport
         r = try tonearm("playlist", "show", "Copy")
         #expect(r.status == 1 && r.stderr == "tonearm library playlist show: no playlist named 'Copy' in the media library\n", "\(r.stderr)")
     }
+
+    @Test func renameRemoveMoveThenPlayThePlaylist() throws {
+        let dir = try TempDir("library-playlist-edit")
+        defer { dir.remove() }
+        let music = dir.file("Music"), db = dir.file("library.sqlite")
+        try LibraryFixtures.make(at: music)
+        let bin = try tonearmBinary()
+        func tonearm(_ args: String...) throws -> (status: Int32, stdout: String, stderr: String) {
+            let r = try run(bin, ["library"] + args + ["--db", db])
+            return (r.status, r.stdout, r.stderr)
+        }
+        #expect(try tonearm("scan", music, "--quiet").status == 0)
+        _ = try tonearm("playlist", "create", "Mix")
+        var r = try tonearm("playlist", "add", "Mix", "--album", "album one")
+        #expect(r.stdout == "Added 8 tracks to 'Mix' (8 tracks in all)\n", "\(r.stdout) \(r.stderr)")
+
+        r = try tonearm("playlist", "move", "Mix", "8", "1")
+        #expect(r.status == 0 && r.stdout == "Moved Album One Track 8 to position 1 in 'Mix'\n", "\(r.stdout) \(r.stderr)")
+        r = try tonearm("playlist", "remove", "Mix", "2")
+        #expect(r.status == 0 && r.stdout == "Removed 2. Album One Track 1 from 'Mix' (7 tracks left)\n", "\(r.stdout) \(r.stderr)")
+        r = try tonearm("playlist", "remove", "Mix", "9")
+        #expect(r.status == 1 && r.stderr.contains("position 9 is not in playlist 'Mix', which has 7 tracks"), "\(r.stderr)")
+        r = try tonearm("playlist", "move", "Mix", "0", "1")
+        #expect(r.status == 1 && r.stderr.contains("position 0 is not in playlist 'Mix'"), "\(r.stderr)")
+        r = try tonearm("playlist", "rename", "Mix", "Evening")
+        #expect(r.status == 0 && r.stdout == "Renamed 'Mix' to 'Evening'\n")
+        r = try tonearm("playlist", "rename", "Nope", "Other")
+        #expect(r.status == 1 && r.stderr.contains("no playlist named 'Nope'"))
+
+        struct Playlist: Decodable { var tracks: [Track] }
+        struct Track: Decodable { var title: String }
+        r = try tonearm("playlist", "show", "Evening", "--json")
+        let order = try JSONDecoder().decode(Playlist.self, from: Data(r.stdout.utf8)).tracks.map(\.title)
+        let expected = ["Album One Track 8"] + (2...7).map { "Album One Track \($0)" }
+        #expect(order == expected)
+
+        // tonearm play --playlist plays it in that order.
+        let env = ["XDG_DATA_HOME": dir.file("data"), "XDG_STATE_HOME": dir.file("state")]
+        let played = try run(bin, ["play", "--output", "null:untimed", "--plain", "--playlist", "Evening", "--db", db], environment: env)
+        #expect(played.status == 0, "\(played.stderr)")
+        let titles = played.stdout.split(separator: "\n").filter { $0.hasPrefix("Playing ") }.map { line in
+            String(line.split(separator: ": ", maxSplits: 1).last?.split(separator: " — ").first ?? "")
+        }
+        #expect(titles == expected, "\(played.stdout)")
+        let missing = try run(bin, ["play", "--output", "null:untimed", "--plain", "--playlist", "Nope", "--db", db], environment: env)
+        #expect(missing.status != 0 && missing.stderr.contains("no playlist named 'Nope'"))
+    }
 }
