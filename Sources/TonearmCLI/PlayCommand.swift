@@ -99,23 +99,24 @@ struct PlayCommand: AsyncParsableCommand {
     /// Whether the queue comes (also) from the media library.
     var usesLibrary: Bool { artist != nil || album != nil || genre != nil || search != nil || playlist != nil }
 
-    /// The paths of what the library finds for the filters, albums in disc and track order.
-    func libraryPaths() throws -> [String] {
+    /// What the library finds for the filters (albums in disc and track order) or the
+    /// playlist (in its order), and the library.
+    func libraryItems() throws -> (MediaLibrary, [MediaItem]) {
         let library = try MediaLibrary(path: db)
         if let playlist {
             // A playlist is played as it is; the filters do not narrow it.
-            let paths = try library.items(in: playlist).map(\.path)
-            if paths.isEmpty { throw ValidationError("the playlist '\(playlist)' is empty") }
-            return paths
+            let items = try library.items(in: playlist)
+            if items.isEmpty { throw ValidationError("the playlist '\(playlist)' is empty") }
+            return (library, items)
         }
         var query = MediaQuery.albums()
         if let a = artist { query = query.filtered(by: .artist(a, .contains)) }
         if let a = album { query = query.filtered(by: .albumTitle(a, .contains)) }
         if let g = genre { query = query.filtered(by: .genre(g)) }
         if let s = search { query = query.searching(s) }
-        let paths = try query.collections(in: library).flatMap(\.items).map(\.path)
-        if paths.isEmpty { throw ValidationError("the library has nothing for \(libraryFilterDescription) (scan with `tonearm library scan DIR`)") }
-        return paths
+        let items = try query.collections(in: library).flatMap(\.items)
+        if items.isEmpty { throw ValidationError("the library has nothing for \(libraryFilterDescription) (scan with `tonearm library scan DIR`)") }
+        return (library, items)
     }
 
     private var libraryFilterDescription: String {
@@ -168,14 +169,16 @@ struct PlayCommand: AsyncParsableCommand {
             return
         }
         var problems: [String] = []
-        let fromLibrary = usesLibrary ? try libraryPaths() : []
-        let files = fromLibrary + MediaPaths.expandWithPlaylists(paths, problems: &problems)
+        let (library, fromLibrary) = usesLibrary ? try libraryItems() : (nil, [])
+        let files = fromLibrary.map(\.path) + MediaPaths.expandWithPlaylists(paths, problems: &problems)
         if files.isEmpty && !resume {
             for p in problems { Terminal.writeError(p) }
             throw ValidationError("no playable files found in \(paths.joined(separator: ", "))")
         }
+        // Plays and skips of the library's items are counted in the library.
+        let ids = Dictionary(fromLibrary.map { ($0.path, $0.persistentID) }, uniquingKeysWith: { a, _ in a })
         let session = PlaySession(files: files, problems: problems, selection: selection, device: device, notice: notice,
-                                  settings: settings, interactive: interactive)
+                                  settings: settings, interactive: interactive, library: library, libraryIDs: ids)
         let anyFailed = await session.run()
         if let sig = session.interruptedBy { throw ExitCode(128 + sig) }  // the shell convention (130 for Ctrl-C)
         if anyFailed { throw ExitCode(1) }

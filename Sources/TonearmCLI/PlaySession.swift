@@ -48,10 +48,16 @@ final class PlaySession: @unchecked Sendable {
     /// One file output for the whole session, so `file:` records everything.
     private let sharedFileOutput: SessionOutput?
     private let device: String?
+    /// The media library the queue came from: its items' plays and skips are counted there.
+    private let library: MediaLibrary?
+    /// The library's persistentIDs of the files that are its items.
+    private let libraryIDs: [String: UInt64]
 
     init(files: [String], problems: [String], selection: OutputSelection, device: String? = nil, notice: String?, settings: Settings,
-         interactive: Bool) {
+         interactive: Bool, library: MediaLibrary? = nil, libraryIDs: [String: UInt64] = [:]) {
         self.files = files
+        self.library = library
+        self.libraryIDs = libraryIDs
         self.problems = problems
         self.selection = selection
         self.device = device
@@ -115,6 +121,7 @@ final class PlaySession: @unchecked Sendable {
             _ = keyThread
         }
         configurePlayer()
+        let recorder = library.map { LibraryPlayRecorder(player: player, library: $0) }
         player.play()
         if player.nowPlayingItem == nil {
             report("nothing to play")
@@ -141,6 +148,7 @@ final class PlaySession: @unchecked Sendable {
             }
         }
         player.save()
+        await recorder?.finish()
         player.stop()
         try? player.session?.setActive(false, options: .notifyOthersOnDeactivation)
         sharedFileOutput?.finish()
@@ -156,7 +164,7 @@ final class PlaySession: @unchecked Sendable {
             if !restored && files.isEmpty { report("no saved queue to resume") }
             if restored { for f in files { player.queue.append(QueueItem(pathOrURL: f)) } }
         }
-        if !restored { player.setQueue(withPaths: files) }
+        if !restored { player.setQueue(with: files.map { QueueItem(pathOrURL: $0, persistentID: libraryIDs[$0]) }) }
         if let v = settings.volume { player.volume = v }
         if let r = settings.repeatMode { player.repeatMode = r }
         if settings.shuffle && player.shuffleMode == .off { player.shuffleMode = .songs }
@@ -228,6 +236,8 @@ final class PlaySession: @unchecked Sendable {
             refreshQueueScreen()
         case .queueChanged:
             refreshQueueScreen()
+        case .itemPlayedToEnd:
+            break
         }
         publish()
         return false

@@ -133,14 +133,19 @@ public final class MediaLibrary: Sendable {
     public enum PlayRecord: Sendable, Hashable {
         case played
         case skipped
+        /// Too short for a play, and left by stopping rather than skipping: nothing counted.
+        case notCounted
     }
 
     /// Records that the item was played for `playedSeconds`: a play (play count + 1, last played
     /// date = `date`) when that is at least half its duration or 4 minutes, whichever is less;
-    /// otherwise a skip (skip count + 1). Called by a player when it leaves an item.
+    /// otherwise a skip (skip count + 1) when `skipped` (the listener went to another item),
+    /// nothing when not (playback stopped or the program ended). Called by a player when it
+    /// leaves an item (``LibraryPlayRecorder`` in the Tonearm module does it for a MusicPlayer).
     /// - Throws: `TonearmError.invalidArgument` for an unknown item or a negative time.
     @discardableResult
-    public func recordPlay(of persistentID: UInt64, playedSeconds: Double, at date: Date = Date()) throws(TonearmError) -> PlayRecord {
+    public func recordPlay(of persistentID: UInt64, playedSeconds: Double, at date: Date = Date(),
+                           skipped: Bool = true) throws(TonearmError) -> PlayRecord {
         guard playedSeconds >= 0, playedSeconds.isFinite else {
             throw .invalidArgument("playedSeconds must be 0 or more, not \(playedSeconds)")
         }
@@ -154,6 +159,7 @@ public final class MediaLibrary: Sendable {
                                arguments: [date.timeIntervalSince1970, id])
                 return .played
             }
+            guard skipped else { return .notCounted }
             try db.execute(sql: "UPDATE item SET skipCount = skipCount + 1 WHERE id = ?", arguments: [id])
             return .skipped
         }

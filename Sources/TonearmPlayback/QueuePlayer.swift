@@ -17,6 +17,9 @@ public enum PlaybackState: String, Sendable, Codable {
 public enum QueuePlayerEvent: Sendable, Equatable {
     /// Another item became current (by itself at the end of the previous one, or by a skip).
     case currentItemChanged(index: Int?, item: QueueItem?)
+    /// An item was played to its last frame (AVPlayerItemDidPlayToEndTime), just before the
+    /// next one becomes current or the queue finishes. Not sent for an item left by a skip.
+    case itemPlayedToEnd(index: Int, item: QueueItem)
     case stateChanged(PlaybackState)
     /// The position jumped (a seek): MPRIS's `Seeked`.
     case seeked(to: Double)
@@ -749,17 +752,19 @@ public final class QueuePlayer: @unchecked Sendable {
     /// any) is already playing: make it current.
     private func rendered(token: UInt64, epoch: UInt64) {
         enum Outcome { case advanced, finished, ignore }
-        let outcome = lock.withLock { s -> Outcome in
-            guard s.epoch == epoch, let head = s.scheduled.first, head.token == token, let rt = s.runtime else { return .ignore }
+        let (outcome, ended) = lock.withLock { s -> (Outcome, (Int, QueueItem)?) in
+            guard s.epoch == epoch, let head = s.scheduled.first, head.token == token, let rt = s.runtime else { return (.ignore, nil) }
             s.scheduled.removeFirst()
             let engineFrames = Int64((Double(head.frames) * rt.format.sampleRate / head.sourceRate).rounded())
             s.segmentStartPlayerFrame += engineFrames
             s.pendingPosition = 0
-            guard let next = s.scheduled.first else { return .finished }
+            let ended = s.entries.firstIndex { $0.key == head.key }.map { ($0, s.entries[$0].item) }
+            guard let next = s.scheduled.first else { return (.finished, ended) }
             s.order = next.order
             // A crossfade's overlap and the rest of the item are one item.
-            return next.key == head.key ? .ignore : .advanced
+            return next.key == head.key ? (.ignore, nil) : (.advanced, ended)
         }
+        if let (index, item) = ended { broadcaster.yield(.itemPlayedToEnd(index: index, item: item)) }
         switch outcome {
         case .advanced: emitCurrent()
         case .finished: finishQueue(drain: true)

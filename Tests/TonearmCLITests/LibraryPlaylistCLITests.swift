@@ -101,6 +101,12 @@ import TonearmTestSupport
             String(line.split(separator: ": ", maxSplits: 1).last?.split(separator: " — ").first ?? "")
         }
         #expect(titles == expected, "\(played.stdout)")
+        // Each played to its end counts as a play in the library (the one removed was not played).
+        struct Counted: Decodable { var title: String; var playCount: Int }
+        r = try tonearm("songs", "--album", "album one", "--json")
+        let counts = try JSONDecoder().decode([Counted].self, from: Data(r.stdout.utf8))
+        #expect(counts.filter { $0.playCount == 1 }.count == 7 && counts.first { $0.title == "Album One Track 1" }?.playCount == 0,
+                "\(counts)")
         let missing = try run(bin, ["play", "--output", "null:untimed", "--plain", "--playlist", "Nope", "--db", db], environment: env)
         #expect(missing.status != 0 && missing.stderr.contains("no playlist named 'Nope'"))
     }
