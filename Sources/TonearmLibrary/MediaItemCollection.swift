@@ -7,6 +7,8 @@ import Foundation
 public struct MediaItemCollection: Sendable, Hashable, Codable {
     public var items: [MediaItem]
     public var grouping: MediaGrouping
+    /// The playlist, for a collection of ``MediaQuery/playlists()``.
+    public var playlist: MediaPlaylist?
 
     public init(items: [MediaItem], grouping: MediaGrouping) {
         precondition(!items.isEmpty, "a MediaItemCollection holds at least one item")
@@ -29,6 +31,7 @@ public struct MediaItemCollection: Sendable, Hashable, Codable {
         case .albumArtist: return r.albumArtistOrArtist
         case .genre: return r.genre
         case .composer: return r.composer
+        case .playlist: return playlist?.name
         }
     }
 

@@ -80,6 +80,9 @@ public enum MediaGrouping: String, Sendable, Hashable, Codable {
     case albumArtist
     case genre
     case composer
+    /// By playlist of the library (``MediaQuery/playlists()``): each playlist's items in its
+    /// order; playlists by name.
+    case playlist
 }
 
 /// An order for a query's items that replaces the grouping's order.
@@ -136,6 +139,10 @@ public struct MediaQuery: Sendable, Hashable {
         q.compilationsOnly = true
         return q
     }
+    /// The library's playlists (MPMediaQuery.playlists()): ``collections(in:)`` gives one
+    /// collection per playlist that has items (matching the predicates), by name, each with its
+    /// ``MediaItemCollection/playlist``.
+    public static func playlists() -> MediaQuery { MediaQuery(groupingType: .playlist, mediaType: nil) }
     public static func podcasts() -> MediaQuery { MediaQuery(groupingType: .album, mediaType: .podcast) }
     public static func audiobooks() -> MediaQuery { MediaQuery(groupingType: .album, mediaType: .audiobook) }
     /// Every item of every type, by title, matching `text` in full-text search.
@@ -170,13 +177,15 @@ public struct MediaQuery: Sendable, Hashable {
     /// The matching items, in the grouping's order (or ``sortOrder``).
     /// - Throws: `TonearmError.library` when the database cannot be read.
     public func items(in library: MediaLibrary) throws(TonearmError) -> [MediaItem] {
-        try fetch(in: library, order: sortOrder.map { ["\($0.sql) \(ascending ? "ASC" : "DESC")", "titleSort", "titleKey"] } ?? groupOrder)
+        if groupingType == .playlist && sortOrder == nil { return try collections(in: library).flatMap(\.items) }
+        return try fetch(in: library, order: sortOrder.map { ["\($0.sql) \(ascending ? "ASC" : "DESC")", "titleSort", "titleKey"] } ?? groupOrder)
     }
 
     /// The matching items grouped by ``groupingType``: albums in album-title order with their
     /// items in disc/track order, artists in name order with their items by year, album, track.
     /// - Throws: `TonearmError.library` when the database cannot be read.
     public func collections(in library: MediaLibrary) throws(TonearmError) -> [MediaItemCollection] {
+        if groupingType == .playlist { return try playlistCollections(in: library) }
         let items = try fetch(in: library, order: groupOrder)
         var result: [MediaItemCollection] = []
         var current: [MediaItem] = []
@@ -209,6 +218,7 @@ public struct MediaQuery: Sendable, Hashable {
         case .albumArtist: return ["albumArtistSort", "albumArtistKey", "COALESCE(year, 0)"] + album + track
         case .genre: return ["genreSort", "genreKey", "artistSort"] + album + track
         case .composer: return ["composerSort", "composerKey", "titleSort"]
+        case .playlist: return ["titleSort", "titleKey"]
         }
     }
 
@@ -221,10 +231,32 @@ public struct MediaQuery: Sendable, Hashable {
         case .albumArtist: SearchKey.fold(item.albumArtistOrArtist)
         case .genre: SearchKey.fold(item.genre)
         case .composer: SearchKey.fold(item.composer)
+        case .playlist: ""
         }
     }
 
-    private func fetch(in library: MediaLibrary, order: [String]) throws(TonearmError) -> [MediaItem] {
+    /// Each playlist with the items that match, in its order.
+    private func playlistCollections(in library: MediaLibrary) throws(TonearmError) -> [MediaItemCollection] {
+        guard let (conditions, arguments) = whereClause() else { return [] }
+        let lists = try library.playlists()
+        return try library.read { db in
+            try lists.compactMap { list -> MediaItemCollection? in
+                let sql = "SELECT item.* FROM playlistItem JOIN item ON item.id = playlistItem.itemID"
+                    + " WHERE playlistItem.playlistID = (SELECT id FROM playlist WHERE persistentID = ?)"
+                    + conditions.map { " AND " + $0 }.joined() + " ORDER BY playlistItem.position"
+                let items = try Row.fetchAll(db, sql: sql, arguments: StatementArguments([Int64(bitPattern: list.persistentID)] + arguments))
+                    .map(MediaItem.init(row:))
+                guard !items.isEmpty else { return nil }
+                var c = MediaItemCollection(items: items, grouping: .playlist)
+                c.playlist = list
+                return c
+            }
+        }
+    }
+
+    /// The conditions of the predicates, media type and search, and their arguments; nil when
+    /// nothing can match (a search with no words).
+    private func whereClause() -> ([String], [any DatabaseValueConvertible])? {
         var conditions: [String] = []
         var arguments: [any DatabaseValueConvertible] = []
         if let mediaType {
@@ -238,10 +270,15 @@ public struct MediaQuery: Sendable, Hashable {
             arguments += args
         }
         if let searchText {
-            guard let match = Self.ftsQuery(searchText) else { return [] }
-            conditions.append("id IN (SELECT rowid FROM itemSearch WHERE itemSearch MATCH ?)")
+            guard let match = Self.ftsQuery(searchText) else { return nil }
+            conditions.append("item.id IN (SELECT rowid FROM itemSearch WHERE itemSearch MATCH ?)")
             arguments.append(match)
         }
+        return (conditions, arguments)
+    }
+
+    private func fetch(in library: MediaLibrary, order: [String]) throws(TonearmError) -> [MediaItem] {
+        guard let (conditions, arguments) = whereClause() else { return [] }
         let sql = "SELECT * FROM item" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
             + " ORDER BY " + order.joined(separator: ", ")
         return try library.read { db in

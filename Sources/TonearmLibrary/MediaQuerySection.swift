@@ -38,7 +38,7 @@ extension MediaQuery {
 
     /// The sections of collections this query made. Pure.
     public func sections(ofCollections collections: [MediaItemCollection]) -> [MediaQuerySection] {
-        Self.sections(ofNames: collections.map { $0.grouping == .title ? $0.representativeItem.title : $0.name })
+        Self.sections(ofNames: collections.map { $0.name })
     }
 
     /// The name items are listed by: the sort order's, else the grouping's; nil for an order
@@ -57,6 +57,7 @@ extension MediaQuery {
             case .albumArtist: return { $0.albumArtistOrArtist }
             case .genre: return { $0.genre }
             case .composer: return { $0.composer }
+            case .playlist: return nil
             }
         }
     }

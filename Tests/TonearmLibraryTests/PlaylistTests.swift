@@ -19,6 +19,31 @@ import TonearmTestSupport
         return (f, lemonade)
     }
 
+    @Test func thePlaylistsQueryGivesEachPlaylistAsACollection() async throws {
+        let (f, songs) = try await scanned()
+        defer { f.dir.remove() }
+        let lib = f.library
+        let ids = songs.map(\.persistentID)
+        _ = try lib.createPlaylist(named: "Zed")
+        _ = try lib.createPlaylist(named: "Empty")
+        _ = try lib.createPlaylist(named: "Alpha")
+        try lib.addItems([ids[3], ids[1], ids[3]], to: "Zed")
+        let band = try MediaQuery.songs().filtered(by: .artist("the band")).items(in: lib).prefix(2).map(\.persistentID)
+        try lib.addItems(band + [ids[0]], to: "Alpha")
+
+        let lists = try MediaQuery.playlists().collections(in: lib)
+        #expect(lists.map(\.name) == ["Alpha", "Zed"], "by name; an empty playlist has no collection")
+        #expect(lists.map { $0.playlist?.name } == ["Alpha", "Zed"])
+        #expect(lists[1].items.map(\.persistentID) == [ids[3], ids[1], ids[3]], "in the playlist's order, repeats kept")
+        #expect(try MediaQuery.playlists().items(in: lib).count == 6)
+        // Predicates narrow each playlist's items.
+        let beyonce = try MediaQuery.playlists().filtered(by: .artist("beyonce")).collections(in: lib)
+        #expect(beyonce.map(\.name) == ["Alpha", "Zed"] && beyonce[0].items.map(\.persistentID) == [ids[0]])
+        let searched = try MediaQuery.playlists().searching("album").collections(in: lib)
+        #expect(searched.map(\.name) == ["Alpha"] && searched[0].count == 2)
+        #expect(try MediaQuery.playlists().collectionSections(in: lib).map(\.title) == ["A", "Z"])
+    }
+
     @Test func createRenameAddRemoveMoveDelete() async throws {
         let (f, songs) = try await scanned()
         defer { f.dir.remove() }
