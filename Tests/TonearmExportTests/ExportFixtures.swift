@@ -35,8 +35,10 @@ enum ExportFixtures {
 
     /// The audio packets of stream `map` ("0:a:0") as ffmpeg's framemd5 lists them: one
     /// "size,md5" entry per packet (timestamps left out: containers count time differently).
+    /// ADTS files (`.aac`) go through `aac_adtstoasc`, which strips the 7-byte frame headers.
     static func packetDigests(_ path: String, map: String = "0:a:0") throws -> [String] {
-        let r = try run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", map, "-c", "copy", "-f", "framemd5", "-"])
+        let bsf = path.hasSuffix(".aac") ? ["-bsf:a", "aac_adtstoasc"] : []
+        let r = try run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", map, "-c", "copy"] + bsf + ["-f", "framemd5", "-"])
         if r.status != 0 { throw TestSupportError("framemd5 of \(path) failed: \(r.stderr)") }
         return r.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { line in
             let f = line.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import TonearmCore
+
+/// Turns a session's settings into the work to run, checking everything that can be checked
+/// before a byte is written.
+enum ExportPlanner {
+    struct Plan: Sendable {
+        var outputPath: String
+        var job: any ExportJob
+    }
+
+    /// The audio track to export: `trackID` when given (it must exist and be audio), else the
+    /// first audio track marked default, else the first audio track.
+    static func audioTrack(of asset: Asset, trackID: Int?) async throws(TonearmError) -> AssetTrack {
+        let tracks = try await asset.tracks
+        if let trackID {
+            guard let t = tracks.first(where: { $0.trackID == trackID }) else {
+                throw .noSuchTrack(path: asset.path, track: trackID, detail: "the file has \(tracks.count) tracks, numbered 0…\(max(0, tracks.count - 1))")
+            }
+            guard t.mediaType == .audio else {
+                let audio = tracks.filter { $0.mediaType == .audio }.map { "#\($0.trackID)" }
+                throw .noSuchTrack(path: asset.path, track: trackID, detail: "it is a \(t.mediaType) track; audio tracks: "
+                                   + (audio.isEmpty ? "none" : audio.joined(separator: ", ")))
+            }
+            return t
+        }
+        let audio = tracks.filter { $0.mediaType == .audio }
+        guard let first = audio.first(where: \.isDefault) ?? audio.first else { throw .noAudioTrack(path: asset.path) }
+        return first
+    }
+
+    /// The file types `preset` can write for audio in `codec`.
+    static func compatibleTypes(preset: ExportPreset, codec: String) -> [ExportFileType] {
+        if preset == .passthrough { return ExportFileType.passthroughTypes(for: codec) }
+        return preset.supportedFileTypes.filter { EncoderChoice.choose(preset: preset, fileType: $0, sourceBits: nil) != nil }
+    }
+
+    static func plan(asset: Asset, preset: ExportPreset, settings s: AssetExportSession.Settings) async throws(TonearmError) -> Plan {
+        guard let url = s.outputURL else { throw .invalidArgument("the export has no output URL") }
+        guard url.isFileURL else { throw .invalidURL(url.absoluteString) }
+        let path = url.path
+        guard let fileType = s.outputFileType ?? ExportFileType(pathExtension: url.pathExtension) else {
+            throw .invalidArgument("\(path): cannot tell the file type from the extension '\(url.pathExtension)'; "
+                                   + "known: \(ExportFileType.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let contents = try await asset.load()
+        let track = try await audioTrack(of: asset, trackID: s.audioTrackID)
+        let compatible = compatibleTypes(preset: preset, codec: track.codecName)
+        if !compatible.contains(fileType) {
+            if preset == .passthrough {
+                throw .incompatibleFileType(path: path, codec: track.codecName, fileType: fileType.rawValue,
+                                            compatible: compatible.map(\.rawValue))
+            }
+            throw .invalidArgument("\(path): the \(preset) preset cannot write \(fileType) files; it writes "
+                                   + compatible.map(\.rawValue).joined(separator: ", "))
+        }
+        if let r = s.timeRange {
+            let available = track.timeRange.duration > 0 ? track.timeRange.end : contents.duration
+            if r.duration <= 0 { throw .invalidArgument("\(path): the time range \(r) is empty") }
+            if r.start >= available {
+                throw .invalidArgument("\(path): the time range \(r) starts after the end of \(asset.path) (\(Int((available * 1000).rounded())) ms)")
+            }
+        }
+        let tags = s.metadata.map { ExportTags(metadata: $0) }
+            ?? ExportTags(metadata: contents.metadata.common, formatSpecific: contents.metadata.formatSpecific)
+        if preset == .passthrough {
+            return Plan(outputPath: path, job: Remuxer(sourcePath: asset.path, trackID: track.trackID, fileType: fileType,
+                                                      timeRange: s.timeRange, tags: tags, language: track.language))
+        }
+        throw .invalidArgument("\(path): the \(preset) preset is not available yet")
+    }
+}
