@@ -109,7 +109,7 @@ public final class AssetExportSession: Sendable {
     /// 0.5 %, ending when the export completes, fails or is cancelled. Subscribe before or during
     /// the export; subscribing after it ended gives the final value and an ended stream.
     public func progressUpdates() -> AsyncStream<Double> {
-        let (stream, continuation) = AsyncStream<Double>.makeStream(bufferingPolicy: .bufferingNewest(64))
+        let (stream, continuation) = AsyncStream<Double>.makeStream(bufferingPolicy: .unbounded)  // at most ~200 values: steps of 0.5 %
         let id = UUID()
         let ended = state.withLock { s -> Bool in
             continuation.yield(s.machine.progress)

@@ -27,15 +27,23 @@ struct Remuxer: ExportJob {
         let codecName = String(cString: avcodec_get_name(par.pointee.codec_id))
         let inTB = inStream.pointee.time_base
 
-        let out = try MuxerOutput(fileType: fileType, target: target)
-        if avcodec_parameters_copy(out.stream.pointee.codecpar, par) < 0 {
-            throw .writeFailed(path: target.path, reason: "cannot copy the codec parameters")
+        let sink: PacketSink
+        if fileType == .caf && par.pointee.codec_id == AV_CODEC_ID_AAC {
+            let asc = par.pointee.extradata.map { Array(UnsafeBufferPointer(start: $0, count: Int(par.pointee.extradata_size))) } ?? []
+            sink = .caf(try CAFAACWriter(target: target, sampleRate: Int(par.pointee.sample_rate),
+                                         channels: Int(par.pointee.ch_layout.nb_channels), audioSpecificConfig: asc, tags: tags))
+        } else {
+            let out = try MuxerOutput(fileType: fileType, target: target)
+            if avcodec_parameters_copy(out.stream.pointee.codecpar, par) < 0 {
+                throw .writeFailed(path: target.path, reason: "cannot copy the codec parameters")
+            }
+            // The source container's tag (mp4a, A_AAC…) means nothing in another container.
+            out.stream.pointee.codecpar.pointee.codec_tag = 0
+            out.stream.pointee.time_base = inTB
+            try out.writeHeader(tags: tags, language: language, codecName: codecName)
+            sink = .muxer(out)
         }
-        // The source container's tag (mp4a, A_AAC…) means nothing in another container.
-        out.stream.pointee.codecpar.pointee.codec_tag = 0
-        out.stream.pointee.time_base = inTB
-        try out.writeHeader(tags: tags, language: language, codecName: codecName)
-        let outTB = out.stream.pointee.time_base
+        let outTB = sink.timeBase(rate: par.pointee.sample_rate)
 
         let nopts = tonearm_av_nopts_value()
         let rate = Int64(max(1, par.pointee.sample_rate))
@@ -58,6 +66,8 @@ struct Remuxer: ExportJob {
         // starting at minus the encoder delay when the first timestamp is that, rounded.
         let coarse = Int64(inTB.num) * rate > Int64(inTB.den)
         var clock: Int64?
+        var priming: Int64 = Int64(par.pointee.initial_padding)
+        var firstPacket = true
 
         guard let packet = av_packet_alloc() else { throw .writeFailed(path: target.path, reason: "out of memory") }
         var pkt: UnsafeMutablePointer<AVPacket>? = packet
@@ -77,6 +87,8 @@ struct Remuxer: ExportJob {
                 if at >= range.start + range.count { break }
                 if shift == nil { shift = ts }
             }
+            if firstPacket, range == nil, let at, at < 0 { priming = -at }
+            firstPacket = false
             if let s = shift {
                 if packet.pointee.pts != nopts { packet.pointee.pts -= s }
                 if packet.pointee.dts != nopts { packet.pointee.dts -= s }
@@ -104,9 +116,11 @@ struct Remuxer: ExportJob {
             }
             packet.pointee.stream_index = 0
             packet.pointee.pos = -1
-            try out.write(packet)
+            try sink.write(packet)
         }
-        try out.finish()
+        let valid: Int64? = range == nil && inStream.pointee.duration != nopts && inStream.pointee.duration > 0
+            ? av_rescale_q(inStream.pointee.duration, inTB, toSamples) : nil
+        try sink.finish(priming: priming, validFrames: valid)
     }
 
     /// The samples a packet's skip side data says to drop at its end (0 when none).

@@ -31,9 +31,10 @@ import TonearmTestSupport
         let a = try AudioFile(path: src), b = try AudioFile(path: out)
         #expect(b.fileFormat.codecName == "aac")
         switch ext {
-        case "aac", "mka":
-            // Neither ADTS nor FFmpeg 5.1's Matroska muxer can state AAC's encoder delay: the
-            // output decodes to the 1024 priming samples, then exactly the source's samples.
+        case "aac", "mka", "caf":
+            // Neither ADTS nor FFmpeg 5.1's Matroska muxer can state AAC's encoder delay, and
+            // FFmpeg's CAF reader ignores the one the packet table states: decoded by FFmpeg,
+            // the output gives the 1024 priming samples, then exactly the source's samples.
             let ref = try ExportFixtures.decode(src), got = try ExportFixtures.decode(out)
             #expect(got.count >= ref.count + 2048)
             #expect(Array(got[2048..<(2048 + ref.count)]) == ref)
@@ -42,6 +43,21 @@ import TonearmTestSupport
             #expect(try samples(b) == samples(a))
         }
         #expect(ExportFixtures.listing(dir.path).filter { $0.hasPrefix(".") }.isEmpty, "temporary files left")
+    }
+
+    @Test func aacInCAFStatesTheEncoderDelayAndLength() async throws {
+        let src = dir.file("aac.mp4"), out = dir.file("out.caf")
+        try ExportFixtures.mp4WithAAC(src)
+        _ = try await export(src, to: out)
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: out)))
+        func be(_ o: Int, _ n: Int) -> Int { (0..<n).reduce(0) { $0 << 8 | Int(bytes[o + $1]) } }
+        let pakt = try #require((0..<(bytes.count - 4)).first { bytes[$0..<$0 + 4].elementsEqual("pakt".utf8) })
+        let body = pakt + 12
+        #expect(be(body, 8) == 95)           // packets: (96000 + 1024) / 1024 rounded up
+        #expect(be(body + 8, 8) == 96000)    // valid frames: the source's length
+        #expect(be(body + 16, 4) == 1024)    // priming frames
+        #expect(be(body + 20, 4) == 95 * 1024 - 96000 - 1024)
+        #expect(try await Asset(url: URL(fileURLWithPath: out)).metadata.common.title == "Clip Title")
     }
 
     @Test(arguments: ["opus", "ogg", "mka"])

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TonearmCore
+import TonearmTestSupport
+
+/// `tonearm extract-audio`, `tonearm convert` and the track list of `tonearm info`, as a user runs them.
+@Suite struct ExportCLITests {
+    let dir: TempDir
+    init() throws { dir = try TempDir("export-cli") }
+
+    func twoTrackVideo() throws -> String {
+        let f = dir.file("two.mp4")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "testsrc=size=64x64:rate=10:d=2",
+                             "-f", "lavfi", "-i", "sine=frequency=440:duration=2:sample_rate=48000",
+                             "-f", "lavfi", "-i", "sine=frequency=660:duration=2:sample_rate=44100",
+                             "-map", "0:v", "-map", "1:a", "-map", "2:a", "-c:v", "mpeg4", "-c:a", "aac",
+                             "-metadata", "title=Two Tracks", "-metadata:s:a:0", "language=eng", "-metadata:s:a:1", "language=fra", f])
+        return f
+    }
+
+    @Test func infoListsEveryTrack() throws {
+        let f = try twoTrackVideo()
+        let r = try run(try tonearmBinary(), ["info", f])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("#0  video    mpeg4 · 64×64"), "\(r.stdout)")
+        #expect(r.stdout.contains("#1  audio    aac · 48 kHz · mono"))
+        #expect(r.stdout.contains("#2  audio    aac · 44.1 kHz · mono"))
+        #expect(r.stdout.contains("fra"))
+        let j = try run(try tonearmBinary(), ["info", "--json", f])
+        let arr = try #require(try JSONSerialization.jsonObject(with: Data(j.stdout.utf8)) as? [[String: Any]])
+        let tracks = try #require(arr[0]["tracks"] as? [[String: Any]])
+        #expect(tracks.map { $0["mediaType"] as? String } == ["video", "audio", "audio"])
+        // A video without sound is described, not refused.
+        let silent = dir.file("silent.mp4")
+        try Fixtures.videoOnly(path: silent)
+        let s = try run(try tonearmBinary(), ["info", silent])
+        #expect(s.status == 0)
+        #expect(s.stdout.contains("none (no audio track)"))
+        #expect(s.stdout.contains("#0  video"))
+    }
+
+    @Test func extractAudioCopiesTheChosenTrack() throws {
+        let f = try twoTrackVideo()
+        let out = dir.file("second.mka")
+        let r = try run(try tonearmBinary(), ["extract-audio", f, "-o", out, "--track", "2"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("progress 100%"), "\(r.stdout)")
+        #expect(r.stdout.contains("Wrote \(out): aac, 44100 Hz"))
+        let probe = try run("ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,sample_rate", "-of", "csv=p=0", out])
+        #expect(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "aac,44100")
+        // Again: the file exists.
+        let again = try run(try tonearmBinary(), ["extract-audio", f, "-o", out, "--track", "2"])
+        #expect(again.status == 1)
+        #expect(again.stderr.contains("already exists"))
+        let forced = try run(try tonearmBinary(), ["extract-audio", f, "-o", out, "--track", "1", "--force"])
+        #expect(forced.status == 0, "\(forced.stderr)")
+    }
+
+    @Test func extractAudioErrorsAreClear() throws {
+        let f = try twoTrackVideo()
+        let wav = try run(try tonearmBinary(), ["extract-audio", f, "-o", dir.file("out.wav")])
+        #expect(wav.status == 1)
+        #expect(wav.stderr.contains("aac audio cannot be written to a wav file without re-encoding; compatible file types: m4a, mp4, caf, mka, aac"), "\(wav.stderr)")
+        let silent = dir.file("silent.mp4")
+        try Fixtures.videoOnly(path: silent)
+        let none = try run(try tonearmBinary(), ["extract-audio", silent, "-o", dir.file("out.m4a")])
+        #expect(none.status == 1)
+        #expect(none.stderr.contains("\(silent): has no audio track"))
+        let video = try run(try tonearmBinary(), ["extract-audio", f, "-o", dir.file("v.m4a"), "--track", "0"])
+        #expect(video.stderr.contains("no usable track 0 (it is a video track; audio tracks: #1, #2)"), "\(video.stderr)")
+        let preset = try run(try tonearmBinary(), ["extract-audio", f, "-o", dir.file("p.m4a"), "--preset", "best"])
+        #expect(preset.status != 0)
+        #expect(preset.stderr.contains("--preset must be one of passthrough, appleM4A"))
+        #expect(ExportFixturesCLI.hidden(dir.path).isEmpty)
+    }
+}
+
+enum ExportFixturesCLI {
+    /// Hidden (temporary) files left in a directory.
+    static func hidden(_ dir: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasPrefix(".") }
+    }
+}
