@@ -68,6 +68,10 @@ enum ExportPlanner {
             return Plan(outputPath: path, job: Remuxer(sourcePath: asset.path, trackID: track.trackID, fileType: fileType,
                                                       timeRange: s.timeRange, tags: tags, language: track.language))
         }
-        throw .invalidArgument("\(path): the \(preset) preset is not available yet")
+        guard let choice = EncoderChoice.choose(preset: preset, fileType: fileType, sourceBits: track.formatDescription.bitsPerSample) else {
+            throw .invalidArgument("\(path): the \(preset) preset cannot write \(fileType) files")
+        }
+        return Plan(outputPath: path, job: Transcoder(sourcePath: asset.path, trackID: track.trackID, fileType: fileType, choice: choice,
+                                                     timeRange: s.timeRange, tags: tags, language: track.language))
     }
 }

@@ -31,6 +31,12 @@ final class MuxerOutput {
         stream = st
     }
 
+    /// Whether the container wants codec configuration out of band (MP4, Matroska).
+    var needsGlobalHeader: Bool {
+        guard let ctx else { return false }
+        return (ctx.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER) != 0
+    }
+
     deinit {
         if let ctx {
             if !closed, ctx.pointee.pb != nil { avio_closep(&ctx.pointee.pb) }
@@ -46,7 +52,11 @@ final class MuxerOutput {
         if let language { av_dict_set(&stream.pointee.metadata, "language", language, 0) }
         let r = avio_open(&ctx.pointee.pb, target.temporaryPath, AVIO_FLAG_WRITE)
         if r < 0 { throw .writeFailed(path: target.path, reason: FFmpegSupport.message(r)) }
-        let h = avformat_write_header(ctx, nil)
+        var options: OpaquePointer?
+        // AIFF carries only title, author and comment in its own chunks: full tags need ID3v2.
+        if fileType == .aiff { av_dict_set(&options, "write_id3v2", "1", 0) }
+        let h = avformat_write_header(ctx, &options)
+        av_dict_free(&options)
         if h < 0 {
             if h == tonearm_averror(ENOSPC) || h == tonearm_averror(EIO) || h == tonearm_averror(EROFS) {
                 throw .writeFailed(path: target.path, reason: FFmpegSupport.message(h))

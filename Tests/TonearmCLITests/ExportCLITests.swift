@@ -76,6 +76,42 @@ import TonearmTestSupport
     }
 }
 
+extension ExportCLITests {
+    @Test func convertTrimsToTheSampleAndKeepsTags() throws {
+        let src = dir.file("song.wav")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.5*sin(2*PI*440*t)|0.5*sin(2*PI*550*t):s=44100:d=200",
+                             "-metadata", "title=Long Song", "-metadata", "artist=Some Artist", "-c:a", "pcm_s16le", src])
+        let out = dir.file("cut.flac")
+        let r = try run(try tonearmBinary(), ["convert", src, "-o", out, "--start", "1:30", "--end", "2:45"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("progress 50%"))
+        #expect(r.stdout.contains("Wrote \(out): flac, 44100 Hz, stereo, 1:15 (75.000 s)"), "\(r.stdout)")
+        // Exactly the frames from 1:30 to 2:45, and exactly the source's samples there.
+        let cut = try Fixtures.decodeWithFFmpeg(out)
+        let whole = try Fixtures.decodeWithFFmpeg(src)
+        #expect(cut.count == 75 * 44100 * 2)
+        #expect(Array(whole[(90 * 44100 * 2)..<(165 * 44100 * 2)]) == cut)
+        let tags = try run("ffprobe", ["-v", "error", "-show_entries", "format_tags=title,artist", "-of", "csv=p=0", out])
+        #expect(tags.stdout.contains("Long Song"))
+        let m4a = try run(try tonearmBinary(), ["convert", src, "-o", dir.file("cut.m4a"), "--preset", "appleM4A", "--end", "10"])
+        #expect(m4a.status == 0, "\(m4a.stderr)")
+        #expect(m4a.stdout.contains("aac, 44100 Hz, stereo, 0:10 (10.000 s)"), "\(m4a.stdout)")
+    }
+
+    @Test func convertRejectsBadTimesAndPresets() throws {
+        let bad = try run(try tonearmBinary(), ["convert", "x.wav", "-o", dir.file("y.flac"), "--start", "1:75"])
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("--start must be seconds, m:ss or h:mm:ss, not '1:75'"))
+        let order = try run(try tonearmBinary(), ["convert", "x.wav", "-o", dir.file("y.flac"), "--start", "20", "--end", "0:10"])
+        #expect(order.stderr.contains("--end (0:10) must be after --start (20)"))
+        let src = dir.file("s.wav")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=d=1", src])
+        let wrong = try run(try tonearmBinary(), ["convert", src, "-o", dir.file("y.mp3"), "--preset", "lossless"])
+        #expect(wrong.status == 1)
+        #expect(wrong.stderr.contains("the lossless preset cannot write mp3 files; it writes flac, m4a, mp4, caf, mka, ogg"), "\(wrong.stderr)")
+    }
+}
+
 enum ExportFixturesCLI {
     /// Hidden (temporary) files left in a directory.
     static func hidden(_ dir: String) -> [String] {

@@ -171,6 +171,27 @@ struct ExportFileSystemTests {
         }
     }
 
+    @Test func aFullDiskDuringAReEncodeIsAClearError() async throws {
+        let src = dir.file("long.wav")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=5:sample_rate=48000", "-c:a", "pcm_s16le", src])
+        let small = try mount("size=64k")
+        defer { unmount(small) }
+        for (preset, ext) in [(ExportPreset.lossless, "flac"), (.pcm, "wav"), (.appleM4A, "caf")] {
+            let out = "\(small)/out.\(ext)"
+            let s = AssetExportSession(asset: Asset(url: URL(fileURLWithPath: src)), presetName: preset)
+            s.outputURL = URL(fileURLWithPath: out)
+            do {
+                try await s.export()
+                Issue.record("\(ext): wrote more than 64 kB onto a 64 kB disk")
+            } catch {
+                guard case .writeFailed(let p, let reason) = error else { Issue.record("\(ext): got \(error)"); continue }
+                #expect(p == out)
+                #expect(reason.contains("No space left on device"), "\(ext): \(reason)")
+            }
+            #expect(ExportFixtures.listing(small).isEmpty, "\(ext): left \(ExportFixtures.listing(small))")
+        }
+    }
+
     @Test func aReadOnlyFolderIsAClearError() async throws {
         let src = dir.file("a.mp4")
         try ExportFixtures.mp4WithAAC(src)
