@@ -31,7 +31,10 @@ public final class AssetExportSession: Sendable {
         var subscribers: [UUID: AsyncStream<Double>.Continuation] = [:]
     }
 
-    public let asset: Asset
+    /// The asset exported (nil for a composition).
+    public let asset: Asset?
+    /// The composition exported (nil for an asset).
+    public let composition: Composition?
     public let presetName: ExportPreset
     private let settings = Mutex(Settings())
     private let state = Mutex(State())
@@ -41,6 +44,15 @@ public final class AssetExportSession: Sendable {
     /// ``compatibleFileTypes()``.
     public init(asset: Asset, presetName: ExportPreset) {
         self.asset = asset
+        composition = nil
+        self.presetName = presetName
+    }
+
+    /// A session exporting `composition` (its segments in order) with a re-encoding preset;
+    /// the tags default to those of the first segment's file.
+    public init(composition: Composition, presetName: ExportPreset) {
+        asset = nil
+        self.composition = composition
         self.presetName = presetName
     }
 
@@ -101,6 +113,9 @@ public final class AssetExportSession: Sendable {
     /// not wav); for re-encoding presets, the supported types whose encoder this FFmpeg has.
     /// Throws the asset's loading errors, `noAudioTrack`, `noSuchTrack`.
     public func compatibleFileTypes() async throws(TonearmError) -> [ExportFileType] {
+        guard let asset else {
+            return presetName == .passthrough ? [] : ExportPlanner.compatibleTypes(preset: presetName, codec: "")
+        }
         let track = try await ExportPlanner.audioTrack(of: asset, trackID: audioTrackID)
         return ExportPlanner.compatibleTypes(preset: presetName, codec: track.codecName)
     }
@@ -140,7 +155,11 @@ public final class AssetExportSession: Sendable {
         try state.withLock { st throws(TonearmError) in try st.machine.start(path: displayPath) }
         var target: OutputTarget?
         do throws(TonearmError) {
-            let plan = try await ExportPlanner.plan(asset: asset, preset: presetName, settings: s)
+            let plan = if let asset {
+                try await ExportPlanner.plan(asset: asset, preset: presetName, settings: s)
+            } else {
+                try await ExportPlanner.plan(composition: composition ?? Composition(), preset: presetName, settings: s)
+            }
             target = try OutputTarget.prepare(path: plan.outputPath, overwrite: s.overwritesExistingFile)
             try await run(plan.job, target: target!)
             if cancelFlag.isSet { throw TonearmError.exportCancelled(path: plan.outputPath) }

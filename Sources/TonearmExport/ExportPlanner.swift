@@ -36,14 +36,44 @@ enum ExportPlanner {
         return preset.supportedFileTypes.filter { EncoderChoice.choose(preset: preset, fileType: $0, sourceBits: nil) != nil }
     }
 
-    static func plan(asset: Asset, preset: ExportPreset, settings s: AssetExportSession.Settings) async throws(TonearmError) -> Plan {
+    /// The output path and file type the settings name. Throws `invalidArgument`, `invalidURL`.
+    static func output(_ s: AssetExportSession.Settings) throws(TonearmError) -> (String, ExportFileType) {
         guard let url = s.outputURL else { throw .invalidArgument("the export has no output URL") }
         guard url.isFileURL else { throw .invalidURL(url.absoluteString) }
-        let path = url.path
         guard let fileType = s.outputFileType ?? ExportFileType(pathExtension: url.pathExtension) else {
-            throw .invalidArgument("\(path): cannot tell the file type from the extension '\(url.pathExtension)'; "
+            throw .invalidArgument("\(url.path): cannot tell the file type from the extension '\(url.pathExtension)'; "
                                    + "known: \(ExportFileType.allCases.map(\.rawValue).joined(separator: ", "))")
         }
+        return (url.path, fileType)
+    }
+
+    /// A composition's export: its segments (inside the time range) re-encoded in order.
+    static func plan(composition: Composition, preset: ExportPreset, settings s: AssetExportSession.Settings) async throws(TonearmError) -> Plan {
+        let (path, fileType) = try output(s)
+        guard preset != .passthrough else {
+            throw .invalidArgument("\(path): a composition is exported by re-encoding; choose a preset other than passthrough")
+        }
+        let c = s.timeRange.map { composition.trimmed(to: $0) } ?? composition
+        guard let first = c.segments.first else { throw .invalidArgument("\(path): the composition is empty") }
+        guard let choice = EncoderChoice.choose(preset: preset, fileType: fileType, sourceBits: nil) else {
+            throw .invalidArgument("\(path): the \(preset) preset cannot write \(fileType) files; it writes "
+                                   + compatibleTypes(preset: preset, codec: "").map(\.rawValue).joined(separator: ", "))
+        }
+        let firstAsset = Asset(url: first.url)
+        let track = try await firstAsset.track(withTrackID: first.trackID)
+        let deepChoice = EncoderChoice.choose(preset: preset, fileType: fileType, sourceBits: track?.formatDescription.bitsPerSample) ?? choice
+        let tags: ExportTags
+        if let m = s.metadata { tags = ExportTags(metadata: m) } else {
+            let m = try await firstAsset.metadata
+            tags = ExportTags(metadata: m.common, formatSpecific: m.formatSpecific)
+        }
+        let segments = c.segments.map { Transcoder.Segment(path: $0.url.path, trackID: $0.trackID, range: $0.sourceRange) }
+        return Plan(outputPath: path, job: Transcoder(segments: segments, fileType: fileType, choice: deepChoice, tags: tags,
+                                                     language: track?.language))
+    }
+
+    static func plan(asset: Asset, preset: ExportPreset, settings s: AssetExportSession.Settings) async throws(TonearmError) -> Plan {
+        let (path, fileType) = try output(s)
         let contents = try await asset.load()
         let track = try await audioTrack(of: asset, trackID: s.audioTrackID)
         let compatible = compatibleTypes(preset: preset, codec: track.codecName)
@@ -71,7 +101,7 @@ enum ExportPlanner {
         guard let choice = EncoderChoice.choose(preset: preset, fileType: fileType, sourceBits: track.formatDescription.bitsPerSample) else {
             throw .invalidArgument("\(path): the \(preset) preset cannot write \(fileType) files")
         }
-        return Plan(outputPath: path, job: Transcoder(sourcePath: asset.path, trackID: track.trackID, fileType: fileType, choice: choice,
-                                                     timeRange: s.timeRange, tags: tags, language: track.language))
+        return Plan(outputPath: path, job: Transcoder(segments: [.init(path: asset.path, trackID: track.trackID, range: s.timeRange)],
+                                                     fileType: fileType, choice: choice, tags: tags, language: track.language))
     }
 }

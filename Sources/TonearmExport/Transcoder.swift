@@ -10,23 +10,37 @@ import TonearmCore
 /// therefore holds exactly those samples; lossy encoders add their own delay, which the
 /// container states (MP4 edit list, Ogg pre-skip, LAME header, CAF packet table).
 struct Transcoder: ExportJob {
-    let sourcePath: String
-    let trackID: Int
+    /// One stretch of source audio: the track's frames in `range` (nil: all of them).
+    struct Segment: Sendable {
+        var path: String
+        var trackID: Int
+        var range: AssetTimeRange?
+    }
+
+    /// The stretches to encode one after another (one for an asset; a composition's in order).
+    /// All have the first's sample rate and channel count (the planner checks it).
+    let segments: [Segment]
     let fileType: ExportFileType
     let choice: EncoderChoice
-    let timeRange: AssetTimeRange?
     let tags: ExportTags
     let language: String?
 
     func run(target: OutputTarget, cancel: CancelFlag, progress: (Double) -> Void) throws(TonearmError) {
-        let file = try AudioFile(path: sourcePath, audioStream: trackID)
-        let rate = Int(file.processingFormat.sampleRate), channels = file.processingFormat.channelCount
-        var start: Int64 = 0, count = file.length
-        if let r = timeRange?.frames(sampleRate: rate) {
-            start = min(r.start, file.length)
-            count = min(r.count, file.length - start)
+        guard let firstSegment = segments.first else { throw .invalidArgument("\(target.path): nothing to export") }
+        let first = try AudioFile(path: firstSegment.path, audioStream: firstSegment.trackID)
+        let format = first.processingFormat
+        let rate = Int(format.sampleRate), channels = format.channelCount
+        // The frames of each segment, known before encoding so that progress is exact.
+        var planned: [(file: AudioFile?, start: Int64, count: Int64)] = []
+        for (i, seg) in segments.enumerated() {
+            let file = i == 0 ? first : nil
+            if let r = seg.range?.frames(sampleRate: rate) {
+                planned.append((file, r.start, r.count))
+            } else {
+                planned.append((file, 0, i == 0 ? first.length : -1))
+            }
         }
-        if start > 0 { try file.seek(toFrame: start) }
+        let expected = planned.reduce(Int64(0)) { $0 + max(0, $1.count) }
 
         let cafAAC = fileType == .caf && choice.encoderName == "aac"
         let muxer = cafAAC ? nil : try MuxerOutput(fileType: fileType, target: target)
@@ -64,18 +78,31 @@ struct Transcoder: ExportJob {
         }
 
         let chunk = 4096
-        guard let buffer = AudioPCMBuffer(format: file.processingFormat, frameCapacity: chunk) else {
+        guard let buffer = AudioPCMBuffer(format: format, frameCapacity: chunk) else {
             throw .writeFailed(path: target.path, reason: "out of memory")
         }
         var done: Int64 = 0
-        while done < count {
-            if cancel.isSet { throw .exportCancelled(path: target.path) }
-            try file.read(into: buffer, frameCount: Int(min(Int64(chunk), count - done)))
-            let n = buffer.frameLength
-            if n == 0 { break }
-            try encoder.encode(buffer.floatChannelData, count: n, emit: write)
-            done += Int64(n)
-            progress(Double(done) / Double(max(1, count)))
+        for (i, seg) in segments.enumerated() {
+            let file: AudioFile
+            if let opened = planned[i].file { file = opened } else { file = try AudioFile(path: seg.path, audioStream: seg.trackID) }
+            if file.processingFormat != format {
+                throw .invalidArgument("\(seg.path): \(Int(file.processingFormat.sampleRate)) Hz, \(file.processingFormat.channelCount) channels "
+                                       + "differs from the first segment's \(rate) Hz, \(channels) channels")
+            }
+            let start = min(planned[i].start, file.length)
+            let count = planned[i].count < 0 ? file.length : min(planned[i].count, file.length - start)
+            if start > 0 { try file.seek(toFrame: start) }
+            var segmentDone: Int64 = 0
+            while segmentDone < count {
+                if cancel.isSet { throw .exportCancelled(path: target.path) }
+                try file.read(into: buffer, frameCount: Int(min(Int64(chunk), count - segmentDone)))
+                let n = buffer.frameLength
+                if n == 0 { break }
+                try encoder.encode(buffer.floatChannelData, count: n, emit: write)
+                segmentDone += Int64(n)
+                done += Int64(n)
+                progress(Double(done) / Double(max(1, expected)))
+            }
         }
         let produced = (done * Int64(encoder.outputRate) + Int64(rate) / 2) / Int64(rate)
         endAt = produced
