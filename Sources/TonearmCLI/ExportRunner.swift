@@ -11,7 +11,7 @@ enum ExportRunner {
         let interactive = Terminal.isInteractive
         let updates = session.progressUpdates()
         let display = Task {
-            var lastStep = -1
+            var lastStep = 0  // plain lines from 10 %: nothing printed for an export that fails at once
             for await p in updates {
                 if interactive {
                     Terminal.write("\r" + LiveScreen.bar(fraction: p, width: 40) + " \(Int(p * 100))% ")

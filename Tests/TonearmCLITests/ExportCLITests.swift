@@ -112,6 +112,36 @@ extension ExportCLITests {
     }
 }
 
+extension ExportCLITests {
+    @Test func ctrlCStopsAConversionAndLeavesNothing() throws {
+        let src = dir.file("long.wav")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=900:sample_rate=48000", "-ac", "2", "-c:a", "pcm_s16le", src])
+        let out = dir.file("long.flac")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: try tonearmBinary())
+        p.arguments = ["convert", src, "-o", out]
+        let stdout = Pipe(), stderr = Pipe()
+        p.standardOutput = stdout
+        p.standardError = stderr
+        try p.run()
+        // Wait (by reading, not sleeping) until the conversion reports progress, then interrupt it.
+        var seen = ""
+        while !seen.contains("progress 10%") {
+            let chunk = stdout.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += String(decoding: chunk, as: UTF8.self)
+        }
+        #expect(seen.contains("progress 10%"), "\(seen)")
+        kill(p.processIdentifier, SIGINT)
+        let err = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 1)
+        #expect(err.contains("\(out): export cancelled; no file written"), "\(err)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+        #expect(ExportFixturesCLI.hidden(dir.path).isEmpty)
+    }
+}
+
 enum ExportFixturesCLI {
     /// Hidden (temporary) files left in a directory.
     static func hidden(_ dir: String) -> [String] {

@@ -89,6 +89,21 @@ import TonearmTestSupport
         }
     }
 
+    @Test func aPassthroughTrimKeepsThePacketsOverlappingTheRange() async throws {
+        let src = dir.file("trim.mp4"), out = dir.file("trim.m4a")
+        try ExportFixtures.mp4WithAAC(src, seconds: 4)
+        let session = AssetExportSession(asset: Asset(url: URL(fileURLWithPath: src)), presetName: .passthrough)
+        session.outputURL = URL(fileURLWithPath: out)
+        session.timeRange = AssetTimeRange(start: 1, end: 2.5)
+        try await session.export()
+        let all = try ExportFixtures.packetDigests(src), kept = try ExportFixtures.packetDigests(out)
+        // AAC packets are 1024 frames; the source's first starts at -1024 (the encoder delay).
+        // Packets overlapping 48000 ..< 120000: those starting at 47104 … 119808.
+        let first = (47104 + 1024) / 1024, last = (119808 + 1024) / 1024
+        #expect(kept == Array(all[first...last]))
+        #expect(abs(try await Asset(url: URL(fileURLWithPath: out)).duration - Double(kept.count * 1024) / 48000) < 0.03)
+    }
+
     @Test func tagsAndLanguageAreCarriedOver() async throws {
         let src = dir.file("tagged.mp4"), out = dir.file("tagged.mka")
         try ExportFixtures.mp4WithAAC(src)
