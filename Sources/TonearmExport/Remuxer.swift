@@ -101,9 +101,13 @@ struct Remuxer: ExportJob {
             let discard = fileType == .ogg || fileType == .opus ? Self.discardAtEnd(packet) : 0
             if coarse, let at {
                 let durationSamples = av_rescale_q(packet.pointee.duration, inTB, toSamples)
-                var now = clock ?? at
+                var now = clock ?? (at - (shift.map { av_rescale_q($0, inTB, toSamples) } ?? 0))
                 if clock == nil, shift == nil, par.pointee.initial_padding > 0,
                    abs(at + Int64(par.pointee.initial_padding)) * Int64(inTB.den) <= Int64(inTB.num) * rate {
+                    now = -Int64(par.pointee.initial_padding)
+                } else if clock == nil, shift != nil, fileType == .ogg || fileType == .opus {
+                    // A trimmed Ogg stream keeps the header's pre-skip: its first packet starts
+                    // that much before 0, so that what the decoder discards is the warm-up.
                     now = -Int64(par.pointee.initial_padding)
                 }
                 clock = now + durationSamples

@@ -104,6 +104,24 @@ import TonearmTestSupport
         #expect(abs(try await Asset(url: URL(fileURLWithPath: out)).duration - Double(kept.count * 1024) / 48000) < 0.03)
     }
 
+    @Test(arguments: ["opus", "mka"])
+    func aTrimmedOpusPassthroughStartsAtZero(ext: String) async throws {
+        let src = dir.file("opus-trim-\(ext).mkv"), out = dir.file("trim.\(ext)")
+        try ExportFixtures.mkvWithOpus(src, seconds: 3)
+        let session = AssetExportSession(asset: Asset(url: URL(fileURLWithPath: src)), presetName: .passthrough)
+        session.outputURL = URL(fileURLWithPath: out)
+        session.timeRange = AssetTimeRange(start: 1, end: 2)
+        try await session.export()
+        let track = try #require(try await Asset(url: URL(fileURLWithPath: out)).tracks(withMediaType: .audio).first)
+        #expect(track.timeRange.start < 0.001, "starts at \(track.timeRange.start) s")
+        // 20 ms packets overlapping the second: 50 of them, or 51 when the range cuts one.
+        let kept = try ExportFixtures.packetDigests(out)
+        #expect((50...51).contains(kept.count), "\(kept.count) packets")
+        let all = try ExportFixtures.packetDigests(src)
+        let at = try #require(all.firstIndex(of: kept[0]))
+        #expect(Array(all[at..<(at + kept.count)]) == kept)
+    }
+
     @Test func tagsAndLanguageAreCarriedOver() async throws {
         let src = dir.file("tagged.mp4"), out = dir.file("tagged.mka")
         try ExportFixtures.mp4WithAAC(src)
