@@ -13,11 +13,13 @@ final class AudioEncoder {
     private let frame: UnsafeMutablePointer<AVFrame>
     private let packet: UnsafeMutablePointer<AVPacket>
     private let frameSize: Int
-    private let inputRate: Int
-    private let channels: Int
+    private var inputRate: Int
+    private var channels: Int
     private var nextPTS: Int64 = 0
-    /// Frames given to ``encode(_:count:emit:)``, at the input rate.
-    private(set) var framesIn: Int64 = 0
+    /// The output frames the input given so far amounts to (each input's frames × output rate
+    /// ÷ its rate): where the encoded stream must end.
+    private var framesOutExact = 0.0
+    var framesOut: Int64 { Int64(framesOutExact.rounded()) }
     private let path: String
 
     var timeBase: AVRational { context.pointee.time_base }
@@ -69,12 +71,29 @@ final class AudioEncoder {
         let variable = (codec.pointee.capabilities & AV_CODEC_CAP_VARIABLE_FRAME_SIZE) != 0
         frameSize = ctx.pointee.frame_size > 0 && !variable ? Int(ctx.pointee.frame_size) : 4096
 
-        var inLayout = tonearm_layout_default(Int32(channels))
-        let r = swr_alloc_set_opts2(&swr, &ctx.pointee.ch_layout, ctx.pointee.sample_fmt, ctx.pointee.sample_rate,
-                                    &inLayout, AV_SAMPLE_FMT_FLTP, Int32(sampleRate), 0, nil)
-        av_channel_layout_uninit(&inLayout)
         av_channel_layout_uninit(&layout)
+        try makeResampler()
+    }
+
+    /// (Re)creates the converter from planar Float32 at ``inputRate`` × ``channels`` to the encoder's input.
+    private func makeResampler() throws(TonearmError) {
+        swr_free(&swr)
+        var inLayout = tonearm_layout_default(Int32(channels))
+        defer { av_channel_layout_uninit(&inLayout) }
+        let r = swr_alloc_set_opts2(&swr, &context.pointee.ch_layout, context.pointee.sample_fmt, context.pointee.sample_rate,
+                                    &inLayout, AV_SAMPLE_FMT_FLTP, Int32(inputRate), 0, nil)
         if r < 0 || swr_init(swr) < 0 { throw .writeFailed(path: path, reason: "cannot set up the sample conversion") }
+    }
+
+    /// Changes the input's rate and channel count (the next segment of a composition): the
+    /// audio converted so far is flushed through the old converter first, so nothing is lost.
+    func changeInput(sampleRate: Int, channels newChannels: Int) throws(TonearmError) {
+        guard sampleRate != inputRate || newChannels != channels else { return }
+        var none: [UnsafeMutablePointer<UInt8>?] = []
+        try convert(&none, count: 0)
+        inputRate = sampleRate
+        channels = newChannels
+        try makeResampler()
     }
 
     deinit {
@@ -91,7 +110,7 @@ final class AudioEncoder {
     /// Converts and encodes `count` frames of planar Float32 (`channels` pointers).
     func encode(_ planes: UnsafePointer<UnsafeMutablePointer<Float>>, count: Int,
                 emit: (UnsafeMutablePointer<AVPacket>) throws(TonearmError) -> Void) throws(TonearmError) {
-        framesIn += Int64(count)
+        framesOutExact += Double(count) * Double(context.pointee.sample_rate) / Double(inputRate)
         var input = (0..<channels).map { UnsafeMutableRawPointer(planes[$0]).assumingMemoryBound(to: UInt8.self) as UnsafeMutablePointer<UInt8>? }
         try convert(&input, count: count)
         try drain(final: false, emit: emit)

@@ -6,9 +6,10 @@ import TonearmCore
 /// `AVMutableComposition`, for one audio track): enough to cut, join and reorder audio. Export
 /// it with ``AssetExportSession/init(composition:presetName:)`` and a re-encoding preset.
 ///
-/// A plain value: copy it, change the copy. Every segment must have the sample rate and channel
-/// count of the first (no resampling or remixing between segments); times are seconds, turned
-/// into frames at export by rounding to the nearest sample.
+/// A plain value: copy it, change the copy. The export has the first segment's sample rate and
+/// channel count; segments at another rate or channel count are resampled or remixed to it
+/// (then only those segments are not sample-exact). Times are seconds, turned into frames at
+/// export by rounding to the nearest sample at each segment's own rate.
 public struct Composition: Sendable, Hashable {
     /// One stretch of the composition: `sourceRange` of track `trackID` of the file at `url`.
     public struct Segment: Sendable, Hashable {
@@ -33,8 +34,7 @@ public struct Composition: Sendable, Hashable {
     /// of the track is cut at the end.
     ///
     /// Throws the asset's loading errors, `noAudioTrack`, `noSuchTrack`, and `invalidArgument`
-    /// when `time` is outside `0…duration`, the range is empty or starts after the track's end,
-    /// or the track's rate or channel count differs from the composition's.
+    /// when `time` is outside `0…duration` or the range is empty or starts after the track's end.
     public mutating func insertTimeRange(_ range: AssetTimeRange, of asset: Asset, at time: Double,
                                          trackID: Int? = nil) async throws(TonearmError) {
         let track = try await ExportPlanner.audioTrack(of: asset, trackID: trackID)
@@ -48,10 +48,6 @@ public struct Composition: Sendable, Hashable {
             throw .invalidArgument("\(asset.path): the time range \(range) starts after the end of the track (\(Int((available * 1000).rounded())) ms)")
         }
         let rate = track.formatDescription.sampleRate ?? 0, channels = track.formatDescription.channelCount ?? 0
-        if let first = segments.first, first.sampleRate != rate || first.channelCount != channels {
-            throw .invalidArgument("\(asset.path): \(rate) Hz, \(channels) channels differs from the composition's "
-                                   + "\(first.sampleRate) Hz, \(first.channelCount) channels")
-        }
         let segment = Segment(url: asset.url, trackID: track.trackID, sourceRange: range.clamped(to: AssetTimeRange(start: 0, end: available)),
                               sampleRate: rate, channelCount: channels)
         let index = split(at: time)

@@ -18,7 +18,7 @@ struct Transcoder: ExportJob {
     }
 
     /// The stretches to encode one after another (one for an asset; a composition's in order).
-    /// All have the first's sample rate and channel count (the planner checks it).
+    /// The output has the first's sample rate and channel count; later ones are converted.
     let segments: [Segment]
     let fileType: ExportFileType
     let choice: EncoderChoice
@@ -85,26 +85,30 @@ struct Transcoder: ExportJob {
         for (i, seg) in segments.enumerated() {
             let file: AudioFile
             if let opened = planned[i].file { file = opened } else { file = try AudioFile(path: seg.path, audioStream: seg.trackID) }
-            if file.processingFormat != format {
-                throw .invalidArgument("\(seg.path): \(Int(file.processingFormat.sampleRate)) Hz, \(file.processingFormat.channelCount) channels "
-                                       + "differs from the first segment's \(rate) Hz, \(channels) channels")
+            // A segment at another rate or channel count is converted to the first's.
+            let segRate = Int(file.processingFormat.sampleRate)
+            try encoder.changeInput(sampleRate: segRate, channels: file.processingFormat.channelCount)
+            guard let segBuffer = file.processingFormat == format ? buffer : AudioPCMBuffer(format: file.processingFormat, frameCapacity: chunk) else {
+                throw .writeFailed(path: target.path, reason: "out of memory")
             }
-            let start = min(planned[i].start, file.length)
-            let count = planned[i].count < 0 ? file.length : min(planned[i].count, file.length - start)
+            var start = planned[i].start, count = planned[i].count
+            if segRate != rate, let r = seg.range?.frames(sampleRate: segRate) { (start, count) = r }
+            start = min(start, file.length)
+            count = count < 0 ? file.length : min(count, file.length - start)
             if start > 0 { try file.seek(toFrame: start) }
             var segmentDone: Int64 = 0
             while segmentDone < count {
                 if cancel.isSet { throw .exportCancelled(path: target.path) }
-                try file.read(into: buffer, frameCount: Int(min(Int64(chunk), count - segmentDone)))
-                let n = buffer.frameLength
+                try file.read(into: segBuffer, frameCount: Int(min(Int64(chunk), count - segmentDone)))
+                let n = segBuffer.frameLength
                 if n == 0 { break }
-                try encoder.encode(buffer.floatChannelData, count: n, emit: write)
+                try encoder.encode(segBuffer.floatChannelData, count: n, emit: write)
                 segmentDone += Int64(n)
                 done += Int64(n)
                 progress(Double(done) / Double(max(1, expected)))
             }
         }
-        let produced = (done * Int64(encoder.outputRate) + Int64(rate) / 2) / Int64(rate)
+        let produced = encoder.framesOut
         endAt = produced
         try encoder.finish(emit: write)
         try sink.finish(priming: Int64(enc.pointee.initial_padding), validFrames: produced)
