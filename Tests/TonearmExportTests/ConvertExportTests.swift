@@ -143,6 +143,25 @@ let convertTargets: [ConvertTarget] = [
         }
     }
 
+    @Test func metadataGivenReplacesTheSourceTags() async throws {
+        let src = try makeSource(convertSources[0])
+        var m = AudioMetadata()
+        m.title = "New Title"
+        m.album = "New Album"
+        for ext in ["flac", "m4a", "mp3"] {
+            let out = dir.file("retagged.\(ext)")
+            let preset: ExportPreset = ext == "flac" ? .lossless : .highestQuality
+            let session = AssetExportSession(asset: Asset(url: URL(fileURLWithPath: src)), presetName: preset)
+            session.outputURL = URL(fileURLWithPath: out)
+            session.metadata = m
+            try await session.export()
+            let tags = try AudioFile(path: out).metadata
+            #expect(tags.title == "New Title", "\(ext)")
+            #expect(tags.album == "New Album", "\(ext)")
+            #expect(tags.artist == nil, "\(ext): the source's artist was not asked for")
+        }
+    }
+
     @Test func aTimeRangeOutsideTheAssetIsRefused() async throws {
         let src = try makeSource(convertSources[0])
         let out = dir.file("late.wav")
