@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "TonearmMPRIS", targets: ["TonearmMPRIS"]),
         .library(name: "TonearmSession", targets: ["TonearmSession"]),
         .library(name: "TonearmLibrary", targets: ["TonearmLibrary"]),
+        .library(name: "TonearmExport", targets: ["TonearmExport"]),
         .executable(name: "tonearm", targets: ["TonearmCLI"]),
     ],
     dependencies: [
@@ -61,6 +62,10 @@ let package = Package(
         // and ducking between Tonearm sessions over the D-Bus session bus.
         .target(name: "TonearmSession", dependencies: ["TonearmCore", "TonearmOutput", "TonearmDBus", "CPulse", "CDBus"]),
 
+        // Export (AVAsset, AVAssetExportSession, AVMutableComposition): track listing, remuxing
+        // without re-encoding, conversion and trimming, written through FFmpeg's muxers.
+        .target(name: "TonearmExport", dependencies: ["TonearmCore", "TonearmCodecs", "CFFmpeg"]),
+
         // Layer 3: the engine — the one render path (decoder threads → lock-free rings → node graph →
         // output) that every player shares.
         .target(name: "TonearmEngine", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmOutput"]),
@@ -73,7 +78,7 @@ let package = Package(
         // Umbrella: `import Tonearm` gives the whole public API.
         .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmOutput", "TonearmPlayback",
                                                 "TonearmPlaylists", "TonearmNowPlaying", "TonearmMPRIS", "TonearmSession", "TonearmNetwork",
-                                                "TonearmLibrary"]),
+                                                "TonearmLibrary", "TonearmExport"]),
 
         // The command-line player, last.
         .executableTarget(
@@ -89,6 +94,7 @@ let package = Package(
         .testTarget(name: "TonearmCLITests", dependencies: ["TonearmTestSupport", "TonearmCore"]),
         .testTarget(name: "TonearmTests", dependencies: ["Tonearm", "TonearmTestSupport"]),
         .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TonearmCodecs", "TonearmPlaylists", "TonearmTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "TonearmExportTests", dependencies: ["TonearmExport", "TonearmCodecs", "TonearmTestSupport"]),
         .testTarget(name: "TonearmDSPTests", dependencies: ["TonearmDSP", "TonearmCore"]),
         .testTarget(name: "TonearmPlaylistsTests", dependencies: ["TonearmPlaylists", "TonearmTestSupport"]),
         .testTarget(name: "TonearmNowPlayingTests", dependencies: ["TonearmNowPlaying"]),

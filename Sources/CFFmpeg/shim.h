@@ -14,6 +14,7 @@
 #include <libavutil/samplefmt.h>
 #include <libavutil/log.h>
 #include <libswresample/swresample.h>
+#include <libavutil/audio_fifo.h>
 
 static inline int tonearm_averror(int e) { return AVERROR(e); }
 static inline int tonearm_averror_eof(void) { return AVERROR_EOF; }

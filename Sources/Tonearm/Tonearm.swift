@@ -11,3 +11,4 @@
 @_exported import TonearmSession
 @_exported import TonearmNetwork
 @_exported import TonearmLibrary
+@_exported import TonearmExport

@@ -3,10 +3,11 @@ import ArgumentParser
 import Foundation
 import Tonearm
 
-struct InfoCommand: ParsableCommand {
+struct InfoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
-        abstract: "Print the format and tags of media files.")
+        abstract: "Print the format, tags and tracks of media files.",
+        discussion: "Every track (audio, video, subtitles, …) is listed with its number, which `extract-audio --track` takes.")
 
     @Argument(help: "Files to describe.")
     var files: [String]
@@ -14,14 +15,23 @@ struct InfoCommand: ParsableCommand {
     @Flag(name: .long, help: "Print JSON (an array, one object per file).")
     var json = false
 
-    func run() throws {
+    func run() async throws {
         var reports: [FileReport] = []
         var failed = false
         for path in files {
+            let local = path.hasPrefix("file://") ? (URL(string: path)?.path ?? path) : path
+            let asset = Asset(url: URL(fileURLWithPath: local))
             do {
-                let f = try AudioFile(path: path.hasPrefix("file://") ? (URL(string: path)?.path ?? path) : path)
-                reports.append(FileReport(file: f, requestedPath: path))
+                let f = try AudioFile(path: local)
+                var report = FileReport(file: f, requestedPath: path)
+                report.tracks = try? await asset.tracks
+                reports.append(report)
             } catch {
+                if case TonearmError.noAudioTrack = error, let contents = try? await asset.load() {
+                    // A video without sound is still media: list what it holds.
+                    reports.append(FileReport(contents: contents, requestedPath: path))
+                    continue
+                }
                 failed = true
                 if json {
                     reports.append(FileReport(error: "\(error)", path: path))
@@ -61,12 +71,24 @@ struct FileReport: Encodable {
     var warnings: [String]?
     var tags: [String: String]?
     var artwork: ArtworkInfo?
+    /// Every track of the container (audio, video, subtitles, …).
+    var tracks: [AssetTrack]?
+    /// Set when the file holds no audio track.
+    var note: String?
 
     struct ArtworkInfo: Encodable { var mimeType: String; var bytes: Int }
 
     init(error: String, path: String) {
         self.path = path
         self.error = error
+    }
+
+    init(contents c: AssetContents, requestedPath: String) {
+        path = requestedPath
+        container = c.formatLongName.isEmpty ? c.formatName : c.formatLongName
+        duration = c.duration
+        tracks = c.tracks
+        note = "no audio track"
     }
 
     init(file f: AudioFile, requestedPath: String) {
@@ -103,6 +125,13 @@ struct FileReport: Encodable {
     func text() -> String {
         var lines = ["\(path)"]
         if let e = error { return "\(path): \(e)\n" }
+        if let n = note {
+            lines.append("  Container  \(container ?? "?")")
+            lines.append("  Length     \(formatTime(duration ?? 0)) (\(String(format: "%.3f", duration ?? 0)) s)")
+            lines.append("  Audio      none (\(n))")
+            lines += trackLines()
+            return lines.joined(separator: "\n") + "\n"
+        }
         let fmt = describeFormat(codec: codec ?? "?", sampleRate: sampleRate ?? 0, bits: bitsPerSample,
                                  channelLayout: channelLayout ?? "", bitRate: bitRate)
         lines.append("  Container  \(container ?? "?")")
@@ -114,6 +143,31 @@ struct FileReport: Encodable {
                      "replayGainAlbumGain", "replayGainAlbumPeak"]
         for k in order { if let v = tags?[k] { lines.append("  \(k.padding(toLength: 10, withPad: " ", startingAt: 0)) \(v.replacingOccurrences(of: "\n", with: " ⏎ "))") } }
         if let a = artwork { lines.append("  Artwork    \(a.mimeType), \(a.bytes) bytes") }
+        lines += trackLines()
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `  Track 0  audio  aac · 48 kHz · stereo · 128 kb/s · eng · default · 0:00–0:02`, one per track.
+    private func trackLines() -> [String] {
+        guard let tracks, !tracks.isEmpty else { return [] }
+        var out = ["  Tracks"]
+        for t in tracks {
+            let f = t.formatDescription
+            var parts = [f.codecName]
+            if let r = f.sampleRate, r > 0 {
+                let khz = Double(r) / 1000
+                parts.append(khz == khz.rounded() ? "\(Int(khz)) kHz" : "\((khz * 10).rounded() / 10) kHz")
+            }
+            if let l = f.channelLayout { parts.append(l) }
+            if let b = f.bitsPerSample, b > 0 { parts.append("\(b)-bit") }
+            if let w = f.width, let h = f.height, w > 0 { parts.append("\(w)×\(h)") }
+            if let b = f.bitRate, b > 0 { parts.append("\(b / 1000) kb/s") }
+            if let l = t.language { parts.append(l) }
+            if let title = t.title { parts.append("“\(title)”") }
+            if t.isDefault { parts.append("default") }
+            parts.append("\(formatTime(t.timeRange.start))–\(formatTime(t.timeRange.end))")
+            out.append("    #\(t.trackID)  \(t.mediaType.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(parts.joined(separator: " · "))")
+        }
+        return out
     }
 }

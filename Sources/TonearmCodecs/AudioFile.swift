@@ -72,8 +72,15 @@ public final class AudioFile: @unchecked Sendable {
         try self.init(path: url.path)
     }
 
-    /// Opens the file at `path`.
-    public init(path: String) throws(TonearmError) {
+    /// Opens the file at `path`, decoding its best audio stream.
+    public convenience init(path: String) throws(TonearmError) {
+        try self.init(path: path, audioStream: nil)
+    }
+
+    /// Opens the file at `path`, decoding the audio stream at index `audioStream` (a stream number
+    /// as `tonearm info` lists them; nil: the best audio stream). Throws `noSuchTrack` when that
+    /// stream does not exist or is not audio, and the errors of ``init(path:)``.
+    public init(path: String, audioStream: Int?) throws(TonearmError) {
         tonearm_av_log_quiet()
         self.path = path
         url = URL(fileURLWithPath: path)
@@ -85,7 +92,18 @@ public final class AudioFile: @unchecked Sendable {
             if r == tonearm_averror(EACCES) { throw .notReadable(path: path, reason: "permission denied") }
             throw .notMediaFile(path: path, detail: Self.openFailure(r, head: Self.head(path: path)))
         }
-        decoder = try Self.makeDecoder(ctx!, name: path, memoryIO: nil, head: Self.head(path: path))
+        if let audioStream {
+            let fc = ctx!
+            let count = Int(fc.pointee.nb_streams)
+            if audioStream < 0 || audioStream >= count
+                || fc.pointee.streams[audioStream]!.pointee.codecpar.pointee.codec_type != AVMEDIA_TYPE_AUDIO {
+                avformat_close_input(&ctx)
+                throw .noSuchTrack(path: path, track: audioStream,
+                                   detail: audioStream >= 0 && audioStream < count ? "it is not an audio track" : "the file has \(count) tracks")
+            }
+        }
+        decoder = try Self.makeDecoder(ctx!, name: path, memoryIO: nil, head: Self.head(path: path),
+                                       audioStream: Int32(audioStream ?? -1))
         (fileFormat, processingFormat, length) = Self.describe(decoder, path: path)
         warnings = Self.extensionCheck(path: path, decoder: decoder) + decoder.takeWarnings()
         metadata = MetadataReader.read(formatContext: formatContext, path: path, data: nil)  // METADATA HOOK
@@ -256,7 +274,7 @@ public final class AudioFile: @unchecked Sendable {
 
     private static func makeDecoder(_ ctx: UnsafeMutablePointer<AVFormatContext>, name: String,
                                     memoryIO: MemoryIO?, head: [UInt8], byteIO: ByteSourceIO? = nil,
-                                    streaming: Bool = false) throws(TonearmError) -> FFmpegDecoder {
+                                    streaming: Bool = false, audioStream: Int32 = -1) throws(TonearmError) -> FFmpegDecoder {
         var ctx: UnsafeMutablePointer<AVFormatContext>? = ctx
         let formatName = String(cString: ctx!.pointee.iformat.pointee.name)
         if formatName == "tty" {
@@ -274,7 +292,8 @@ public final class AudioFile: @unchecked Sendable {
         let weakGuess = ctx!.pointee.probe_score <= 25 || ["tty", "bin", "xbin", "adf", "idf"].contains(formatName)
         // The decoder owns the context from here and closes it on failure.
         do {
-            return try FFmpegDecoder(name: name, fmt: ctx!, memoryIO: memoryIO, byteIO: byteIO, streaming: streaming)
+            return try FFmpegDecoder(name: name, fmt: ctx!, memoryIO: memoryIO, byteIO: byteIO, streaming: streaming,
+                                     audioStream: audioStream)
         } catch .noAudioTrack(let p) where weakGuess {
             throw .notMediaFile(path: p, detail: looksLikeText(head) ? "the content looks like text" : "FFmpeg found no known container format")
         }

@@ -104,7 +104,7 @@ final class FFmpegDecoder {
     // MARK: Opening
 
     init(name: String, fmt: UnsafeMutablePointer<AVFormatContext>, memoryIO: MemoryIO?, byteIO: ByteSourceIO? = nil,
-         streaming: Bool = false) throws(TonearmError) {
+         streaming: Bool = false, audioStream: Int32 = -1) throws(TonearmError) {
         self.name = name
         self.streaming = streaming
         self.fmt = fmt
@@ -115,7 +115,8 @@ final class FFmpegDecoder {
         pending = .allocate(capacity: 64)
 
         var decoder: UnsafePointer<AVCodec>?
-        let best = av_find_best_stream(fmt, AVMEDIA_TYPE_AUDIO, -1, -1, &decoder, 0)
+        // `audioStream` ≥ 0: that stream (the caller checked it is audio); else the best one.
+        let best = av_find_best_stream(fmt, AVMEDIA_TYPE_AUDIO, audioStream, -1, &decoder, 0)
         if best < 0 {
             // Choose the first audio stream even without a decoder, to name its codec.
             var audio: Int32 = -1

@@ -43,6 +43,17 @@ public enum TonearmError: Error, Sendable, Hashable, CustomStringConvertible {
     case playlistNotFound(name: String)
     /// The media library already has a playlist named `name`: names are unique.
     case playlistExists(name: String)
+    /// An export without re-encoding (passthrough) cannot put `codec` audio into a `fileType`
+    /// file at `path`; `compatible` lists the file types that can hold it (may be empty).
+    case incompatibleFileType(path: String, codec: String, fileType: String, compatible: [String])
+    /// The output `path` exists and the export was not allowed to overwrite it.
+    case fileExists(path: String)
+    /// The export to `path` was cancelled; nothing was left at `path`.
+    case exportCancelled(path: String)
+    /// This build of FFmpeg has no `encoder` for the export to `path`.
+    case encoderUnavailable(path: String, encoder: String)
+    /// The file at `path` has no track `track` usable here; `detail` says why (out of range, not audio).
+    case noSuchTrack(path: String, track: Int, detail: String)
 
     public var description: String {
         switch self {
@@ -65,6 +76,13 @@ public enum TonearmError: Error, Sendable, Hashable, CustomStringConvertible {
         case .library(let p, let r): "\(p): media library: \(r)"
         case .playlistNotFound(let n): "no playlist named '\(n)' in the media library"
         case .playlistExists(let n): "the media library already has a playlist named '\(n)'"
+        case .incompatibleFileType(let p, let c, let t, let ok):
+            "\(p): \(c) audio cannot be written to a \(t) file without re-encoding; "
+                + (ok.isEmpty ? "no file type can hold it unchanged" : "compatible file types: \(ok.joined(separator: ", "))")
+        case .fileExists(let p): "\(p): already exists (not overwritten; allow overwriting to replace it)"
+        case .exportCancelled(let p): "\(p): export cancelled; no file written"
+        case .encoderUnavailable(let p, let e): "\(p): this FFmpeg build has no '\(e)' encoder"
+        case .noSuchTrack(let p, let t, let d): "\(p): no usable track \(t) (\(d))"
         }
     }
 }
@@ -75,7 +93,9 @@ extension TonearmError {
         switch self {
         case .fileNotFound(let p), .notReadable(let p, _), .isDirectory(let p), .emptyFile(let p),
              .notMediaFile(let p, _), .noAudioTrack(let p), .unsupportedCodec(let p, _),
-             .decodeFailed(let p, _), .writeFailed(let p, _), .invalidPlaylist(let p, _, _), .library(let p, _):
+             .decodeFailed(let p, _), .writeFailed(let p, _), .invalidPlaylist(let p, _, _), .library(let p, _),
+             .incompatibleFileType(let p, _, _, _), .fileExists(let p), .exportCancelled(let p),
+             .encoderUnavailable(let p, _), .noSuchTrack(let p, _, _):
             p
         default: nil
         }

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import ArgumentParser
+import Foundation
+import Tonearm
+
+struct ConvertCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "convert",
+        abstract: "Convert a file to another format, whole or trimmed, keeping its tags.",
+        discussion: """
+            The output's extension picks the container; --preset the encoding (default by type: \
+            .wav/.aiff → pcm, .flac → lossless, .mp3 → mp3, .opus/.ogg → opus, others → appleM4A). \
+            --start/--end (90, 1:30, 1:02:03.5) trim to the exact sample for PCM and lossless output.
+            """)
+
+    @Argument(help: "The input: any format Tonearm plays.")
+    var input: String
+
+    @Option(name: .shortAndLong, help: "The output file; its extension picks the container.")
+    var output: String
+
+    @Option(name: .long, help: "passthrough, appleM4A, lowQuality, mediumQuality, highestQuality, lossless, pcm, mp3, opus.")
+    var preset: String?
+
+    @Option(name: .long, help: "Where to start (seconds, m:ss or h:mm:ss, with decimals).")
+    var start: String?
+
+    @Option(name: .long, help: "Where to end (same forms as --start).")
+    var end: String?
+
+    @Option(name: .long, help: "The audio track to convert (its number in `tonearm info`).")
+    var track: Int?
+
+    @Flag(name: .long, help: "Overwrite the output if it exists.")
+    var force = false
+
+    func validate() throws {
+        if let p = preset { _ = try ExportRunner.preset(p) }
+        for (name, value) in [("--start", start), ("--end", end)] {
+            if let v = value, ExportRunner.parseTime(v) == nil {
+                throw ValidationError("\(name) must be seconds, m:ss or h:mm:ss, not '\(v)'")
+            }
+        }
+        if let s = start.flatMap(ExportRunner.parseTime), let e = end.flatMap(ExportRunner.parseTime), e <= s {
+            throw ValidationError("--end (\(end!)) must be after --start (\(start!))")
+        }
+    }
+
+    /// The preset a file type gets without --preset.
+    static func defaultPreset(for path: String) -> ExportPreset {
+        switch ExportFileType(pathExtension: (path as NSString).pathExtension) {
+        case .wav, .aiff: .pcm
+        case .flac: .lossless
+        case .mp3: .mp3
+        case .opus, .ogg: .opus
+        default: .appleM4A
+        }
+    }
+
+    func run() async throws {
+        let chosen = try preset.map(ExportRunner.preset) ?? Self.defaultPreset(for: output)
+        let session = AssetExportSession(asset: Asset(url: URL(fileURLWithPath: input)), presetName: chosen)
+        session.outputURL = URL(fileURLWithPath: output)
+        session.audioTrackID = track
+        session.overwritesExistingFile = force
+        if start != nil || end != nil {
+            let s = start.flatMap(ExportRunner.parseTime) ?? 0
+            let e = end.flatMap(ExportRunner.parseTime) ?? .greatestFiniteMagnitude
+            session.timeRange = AssetTimeRange(start: s, end: e)
+        }
+        try await ExportRunner.run(session, output: output)
+    }
+}

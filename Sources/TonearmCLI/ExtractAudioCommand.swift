@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import ArgumentParser
+import Foundation
+import Tonearm
+
+struct ExtractAudioCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "extract-audio",
+        abstract: "Extract the audio track of a video, unchanged by default.",
+        discussion: """
+            The packets are copied without re-encoding (the passthrough preset) into the output's \
+            container, chosen by its extension: .m4a, .caf, .mka, .mp4, .aac, .opus, .ogg, … \
+            `tonearm info VIDEO` lists the tracks; --track picks one by its number.
+            """)
+
+    @Argument(help: "The video (or any media file).")
+    var video: String
+
+    @Option(name: .shortAndLong, help: "The output file; its extension picks the container.")
+    var output: String
+
+    @Option(name: .long, help: "passthrough (default) or a re-encoding preset: appleM4A, lowQuality, mediumQuality, highestQuality, lossless, pcm, mp3, opus.")
+    var preset = "passthrough"
+
+    @Option(name: .long, help: "The audio track to extract (its number in `tonearm info`).")
+    var track: Int?
+
+    @Flag(name: .long, help: "Overwrite the output if it exists.")
+    var force = false
+
+    func validate() throws {
+        _ = try ExportRunner.preset(preset)
+    }
+
+    func run() async throws {
+        let session = AssetExportSession(asset: Asset(url: URL(fileURLWithPath: video)), presetName: try ExportRunner.preset(preset))
+        session.outputURL = URL(fileURLWithPath: output)
+        session.audioTrackID = track
+        session.overwritesExistingFile = force
+        try await ExportRunner.run(session, output: output)
+    }
+}

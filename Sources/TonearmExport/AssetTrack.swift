@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+/// One track (stream) of an ``Asset`` (the counterpart of `AVAssetTrack`): a plain value read
+/// when the asset loaded.
+public struct AssetTrack: Sendable, Hashable, Codable, Identifiable {
+    /// The stream's index in the container (0-based); what ``AssetExportSession/audioTrackID``
+    /// and `tonearm extract-audio --track` take.
+    public var trackID: Int
+    public var mediaType: AssetMediaType
+    /// The format as stored; `formatDescription.codecName` is the codec.
+    public var formatDescription: TrackFormatDescription
+    /// The ISO 639 language code the container gives ("eng", "fra", …), nil when unset or "und".
+    public var language: String?
+    /// The track's title, when the container names it.
+    public var title: String?
+    /// Where the track lies on the asset's timeline, in seconds.
+    public var timeRange: AssetTimeRange
+    /// Whether the container marks the track as the default of its type.
+    public var isDefault: Bool
+
+    public var id: Int { trackID }
+    /// Shorthand for `formatDescription.codecName`.
+    public var codecName: String { formatDescription.codecName }
+
+    public init(trackID: Int, mediaType: AssetMediaType, formatDescription: TrackFormatDescription,
+                language: String? = nil, title: String? = nil, timeRange: AssetTimeRange, isDefault: Bool = false) {
+        self.trackID = trackID
+        self.mediaType = mediaType
+        self.formatDescription = formatDescription
+        self.language = language
+        self.title = title
+        self.timeRange = timeRange
+        self.isDefault = isDefault
+    }
+}
