@@ -23,33 +23,6 @@ struct PlayCommand: AsyncParsableCommand {
     @Argument(help: "Files, folders, playlists (.m3u, .m3u8, .pls, .xspf) or http(s):// streams to play.")
     var paths: [String] = []
 
-    @Option(name: .long, help: "Where to play: \(OutputSelection.syntax). Default: PulseAudio/PipeWire if a server answers, else null.")
-    var output: String?
-
-    @Option(name: .long, help: "The PulseAudio output (sink) to play to, by name (`tonearm outputs` lists them). Default: the system's default output.")
-    var device: String?
-
-    @Option(name: .long, help: "Initial volume, 0–100.")
-    var volume: Int?
-
-    @Option(name: [.customLong("repeat"), .customLong("loop")], help: "Repeat: off, one (the current item) or all (the queue).")
-    var repeatMode: String?
-
-    @Flag(name: .long, help: "Shuffle the queue (every item once, the first one first).")
-    var shuffle = false
-
-    @Option(name: .long, help: "Crossfade between items, in seconds (0: gapless; consecutive tracks of one album always stay gapless).")
-    var crossfade: Double = 0
-
-    @Option(name: .long, help: "ReplayGain: off, track or album (album falls back to track).")
-    var replaygain: String = "off"
-
-    @Option(name: .long, help: "ReplayGain pre-amp in dB.")
-    var preamp: Double = 0
-
-    @Flag(name: .long, help: "Mix with other Tonearm players (the audio session's mixWithOthers) instead of interrupting them.")
-    var mix = false
-
     @Flag(name: .long, help: "Resume the saved queue where it was (with any files given appended).")
     var resume = false
 
@@ -71,26 +44,9 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The media library database (default: $XDG_DATA_HOME/tonearm/library.sqlite).")
     var db: String?
 
-    @OptionGroup var sound: SoundOptions
-
-    @Flag(name: .long, help: "Plain progress lines even in a terminal.")
-    var plain = false
+    @OptionGroup var playback: PlaybackOptions
 
     func validate() throws {
-        if let v = volume, !(0...100).contains(v) { throw ValidationError("--volume must be between 0 and 100, not \(v)") }
-        if let r = repeatMode, Self.repeatValue(r) == nil { throw ValidationError("--repeat must be off, one or all, not '\(r)'") }
-        guard ReplayGainMode(rawValue: replaygain) != nil else { throw ValidationError("--replaygain must be off, track or album, not '\(replaygain)'") }
-        guard (0...30).contains(crossfade) else { throw ValidationError("--crossfade must be between 0 and 30 seconds, not \(crossfade)") }
-        guard (-20...20).contains(preamp) else { throw ValidationError("--preamp must be between -20 and +20 dB, not \(preamp)") }
-        if let o = output {
-            do { _ = try OutputSelection(parsing: o) } catch { throw ValidationError("\(error)") }
-        }
-        if let d = device {
-            guard !d.trimmingCharacters(in: .whitespaces).isEmpty else { throw ValidationError("--device needs an output name (see tonearm outputs)") }
-            if let o = output, (try? OutputSelection(parsing: o)).map({ if case .pulse = $0 { return false } else { return true } }) == true {
-                throw ValidationError("--device chooses a PulseAudio output; it does not apply to --output \(o)")
-            }
-        }
         if paths.isEmpty && !resume && !usesLibrary {
             throw ValidationError("give files, folders or playlists to play, --resume, or --artist/--album/--genre/--search/--playlist")
         }
@@ -132,37 +88,12 @@ struct PlayCommand: AsyncParsableCommand {
         return ["m3u", "pls", "xspf"].contains(ext) ? nil : url
     }
 
-    static func repeatValue(_ s: String) -> RepeatMode? {
-        switch s.lowercased() {
-        case "off", "none": return RepeatMode.none
-        case "one", "track": return .one
-        case "all", "queue", "playlist": return .all
-        default: return nil
-        }
-    }
-
     func run() async throws {
-        let selection: OutputSelection
-        var notice: String?
-        if let o = output {
-            selection = try OutputSelection(parsing: o)
-        } else {
-            let auto = OutputSelection.automatic()
-            selection = auto.selection
-            notice = auto.notice
-        }
-        let interactive = !plain && Terminal.isInteractive
-        let settings = PlaySession.Settings(
-            volume: volume.map { Float($0) / 100 }, repeatMode: repeatMode.flatMap(Self.repeatValue), shuffle: shuffle,
-            replayGain: ReplayGainMode(rawValue: replaygain) ?? .off, preamp: preamp, crossfade: crossfade, mix: mix, resume: resume,
-            eq: try sound.eqChoice(), rate: Float(sound.rate), effects: try sound.effects())
-        if device != nil, case .pulse = selection {} else if device != nil {
-            Terminal.writeError("--device \(device!) is ignored: no sound server answered")
-        }
         // One network stream: the streaming player (buffering, stalls, radio titles).
         if paths.count == 1, !resume, !usesLibrary, let url = Self.streamURL(paths[0]) {
-            let session = StreamSession(url: url, selection: selection, device: device, notice: notice, settings: settings,
-                                        interactive: interactive)
+            let (selection, notice) = try playback.selection()
+            let session = StreamSession(url: url, selection: selection, device: playback.device, notice: notice,
+                                        settings: try playback.settings(resume: false), interactive: playback.interactive)
             let failed = await session.run()
             if let sig = session.interruptedBy { throw ExitCode(128 + sig) }
             if failed { throw ExitCode(1) }
@@ -177,11 +108,7 @@ struct PlayCommand: AsyncParsableCommand {
         }
         // Plays and skips of the library's items are counted in the library.
         let ids = Dictionary(fromLibrary.map { ($0.path, $0.persistentID) }, uniquingKeysWith: { a, _ in a })
-        let session = PlaySession(files: files, problems: problems, selection: selection, device: device, notice: notice,
-                                  settings: settings, interactive: interactive, library: library, libraryIDs: ids)
-        let anyFailed = await session.run()
-        if let sig = session.interruptedBy { throw ExitCode(128 + sig) }  // the shell convention (130 for Ctrl-C)
-        if anyFailed { throw ExitCode(1) }
+        try await playback.play(files: files, problems: problems, resume: resume, library: library, libraryIDs: ids)
     }
 }
 

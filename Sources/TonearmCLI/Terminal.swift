@@ -7,23 +7,38 @@ import Foundation
 /// The controlling terminal in "cbreak" mode for the live screen: keys arrive one at a time
 /// without echo; Ctrl-C still raises SIGINT. The original settings are restored by `restore()`,
 /// and also if the process dies from a fatal signal (SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE),
-/// so the user's shell is never left broken.
+/// so the user's shell is never left broken. Keys are read from standard input; the screen is
+/// drawn on standard output, or on another descriptor of the terminal (`tonearm pick` draws on
+/// /dev/tty when its output is captured).
 final class Terminal: @unchecked Sendable {
     /// Whether standard input and output are both terminals.
     static var isInteractive: Bool { isatty(0) == 1 && isatty(1) == 1 }
 
     /// Columns of the terminal (80 when unknown).
-    static var width: Int {
+    static var width: Int { size(of: 1).columns }
+
+    /// Columns and rows of the terminal open on `fd` (80 × 24 when unknown).
+    static func size(of fd: Int32) -> (columns: Int, rows: Int) {
         var ws = winsize()
-        if ioctl(1, UInt(TIOCGWINSZ), &ws) == 0, ws.ws_col > 0 { return Int(ws.ws_col) }
-        return 80
+        guard ioctl(fd, UInt(TIOCGWINSZ), &ws) == 0 else { return (80, 24) }
+        return (ws.ws_col > 0 ? Int(ws.ws_col) : 80, ws.ws_row > 0 ? Int(ws.ws_row) : 24)
     }
 
+    /// Where the screen is drawn: standard output unless given another terminal's descriptor.
+    let output: Int32
+    /// Whether pasted text is marked (bracketed paste), so that a newline in it is not Enter.
+    private let bracketedPaste: Bool
     private var active = false
+
+    init(output: Int32 = 1, bracketedPaste: Bool = false) {
+        self.output = output
+        self.bracketedPaste = bracketedPaste
+    }
 
     /// Enters cbreak mode and the alternate screen, hides the cursor.
     func enter() {
         guard !active, tcgetattr(0, savedTermios) == 0 else { return }
+        savedOutput.pointee = output
         savedValid.pointee = 1
         var raw = savedTermios.pointee
         raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
@@ -33,7 +48,7 @@ final class Terminal: @unchecked Sendable {
         }
         tcsetattr(0, TCSANOW, &raw)
         for s in [SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE] { signal(s, fatalSignalHandler) }
-        Terminal.write("\u{1B}[?1049h\u{1B}[?25l")
+        Terminal.write("\u{1B}[?1049h\u{1B}[?25l" + (bracketedPaste ? "\u{1B}[?2004h" : ""), to: output)
         active = true
     }
 
@@ -41,17 +56,21 @@ final class Terminal: @unchecked Sendable {
     func restore() {
         guard active else { return }
         active = false
-        Terminal.write("\u{1B}[?25h\u{1B}[?1049l")
+        Terminal.write((bracketedPaste ? "\u{1B}[?2004l" : "") + "\u{1B}[?25h\u{1B}[?1049l", to: output)
         tcsetattr(0, TCSANOW, savedTermios)
         savedValid.pointee = 0
     }
 
-    /// Writes text to standard output, unbuffered.
-    static func write(_ s: String) {
+    /// Draws on the screen (to ``output``).
+    func draw(_ s: String) { Terminal.write(s, to: output) }
+
+    /// Writes text to standard output (or `fd`), unbuffered.
+    static func write(_ s: String, to fd: Int32 = 1) {
         var bytes = Array(s.utf8)
         var off = 0
         while off < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.write(1, $0.baseAddress! + off, $0.count - off) }
+            let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + off, $0.count - off) }
+            if n < 0 && errno == EINTR { continue }
             if n <= 0 { break }
             off += n
         }
@@ -76,12 +95,18 @@ nonisolated(unsafe) private let savedValid: UnsafeMutablePointer<sig_atomic_t> =
     p.initialize(to: 0)
     return p
 }()
+/// The descriptor the screen is drawn on.
+nonisolated(unsafe) private let savedOutput: UnsafeMutablePointer<Int32> = {
+    let p = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+    p.initialize(to: 1)
+    return p
+}()
 
 /// Restores the terminal, then dies of the same signal (async-signal-safe calls only).
 private let fatalSignalHandler: @convention(c) (Int32) -> Void = { sig in
     if savedValid.pointee != 0 {
-        let seq: StaticString = "\u{1B}[?25h\u{1B}[?1049l"
-        _ = Glibc.write(1, seq.utf8Start, seq.utf8CodeUnitCount)
+        let seq: StaticString = "\u{1B}[?2004l\u{1B}[?25h\u{1B}[?1049l"
+        _ = Glibc.write(savedOutput.pointee, seq.utf8Start, seq.utf8CodeUnitCount)
         tcsetattr(0, TCSANOW, savedTermios)
     }
     signal(sig, SIG_DFL)
