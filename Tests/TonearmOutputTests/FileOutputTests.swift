@@ -81,15 +81,19 @@ struct FileOutputTests {
         let path = dir.file("stopped.wav")
         let out = FileOutput(path: path, blockFrames: 256)
         try out.open(format: .interleavedFloat(sampleRate: 48_000, channels: 2))
-        let source = SineSource() // never ends
+        // Never ends; holds the render that passes 10 000 frames until released, so the writer
+        // cannot race on to the 4 GiB WAV limit while this test waits for a turn on a busy machine.
+        let source = SineSource(holdAfterFrames: 10_001)
         try out.start(source: source)
         // The writer renders a block only after writing the one before, so once the source has
         // rendered more than 10 000 frames, all but the last block of them are in the file.
         #expect(await source.waitFor(renderedFramesAtLeast: 10_001))
-        out.stop()
+        out.pause()      // the held block is written, then the writer waits...
+        source.release()
+        out.stop()       // ...and stops without rendering more.
         let written = out.framesPlayed
         out.close()
-        #expect(written > 10_000 - 256, "wrote \(written) frames")
+        #expect(written > 10_000 - 256 && written <= 10_240, "wrote \(written) frames")
         let wav = try readWAV(path)
         #expect(Int64(wav.frameCount) == written)
     }

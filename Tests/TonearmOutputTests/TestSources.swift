@@ -31,14 +31,25 @@ final class SineSource: AudioRenderSource, @unchecked Sendable {
     let callsAfterStop = Atomic<Int>(0)
     private let stopped = Atomic<Bool>(false)
 
+    /// When set, the render that reaches this many frames blocks until ``release()``: an offline
+    /// driver pulling a never-ending source then cannot run ahead (to gigabytes) while a test on a
+    /// busy machine waits to be scheduled.
+    let holdAfterFrames: Int?
+    private let gate = DispatchSemaphore(value: 0)
+    private let held = Atomic<Bool>(false)
+
     init(frequency: Double = 440, amplitude: Float = 0.5, channels: Int = 2, sampleRate: Double = 48_000,
-         seconds: Double? = nil) {
+         seconds: Double? = nil, holdAfterFrames: Int? = nil) {
+        self.holdAfterFrames = holdAfterFrames
         self.frequency = frequency
         self.amplitude = amplitude
         self.channels = channels
         self.sampleRate = sampleRate
         totalFrames = seconds.map { Int($0 * sampleRate) }
     }
+
+    /// Lets a render held by `holdAfterFrames` return (at most once).
+    func release() { gate.signal() }
 
     func markStopped() { stopped.store(true, ordering: .sequentiallyConsistent) }
     var renderCalls: Int { progress.value.renderCalls }
@@ -75,6 +86,10 @@ final class SineSource: AudioRenderSource, @unchecked Sendable {
             $0.renderCalls += 1
             $0.renderedFrames += n
             $0.ended = ended
+        }
+        if let hold = holdAfterFrames, frame >= hold, !held.load(ordering: .relaxed) {
+            held.store(true, ordering: .relaxed)
+            gate.wait()
         }
         return RenderResult(framesRendered: n, ended: ended)
     }
