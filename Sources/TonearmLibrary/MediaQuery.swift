@@ -177,12 +177,17 @@ public struct MediaQuery: Sendable, Hashable {
     /// items in disc/track order, artists in name order with their items by year, album, track.
     /// - Throws: `TonearmError.library` when the database cannot be read.
     public func collections(in library: MediaLibrary) throws(TonearmError) -> [MediaItemCollection] {
-        let items = try fetch(in: library, order: groupOrder)
+        // Items arrive in the grouping's order; a new collection starts where the stored keys
+        // of the grouping change (no folding again here).
+        let sql = select("*, \(groupKeys.joined(separator: " || char(1) || ")) AS groupKey", order: groupOrder)
+        guard let (sql, arguments) = sql else { return [] }
+        let rows: [(MediaItem, String)] = try library.read { db in
+            try Row.fetchAll(db, sql: sql, arguments: arguments).map { (MediaItem(row: $0), $0["groupKey"]) }
+        }
         var result: [MediaItemCollection] = []
         var current: [MediaItem] = []
         var currentKey: String?
-        for item in items {
-            let key = groupKey(item)
+        for (item, key) in rows {
             if key != currentKey, !current.isEmpty {
                 result.append(MediaItemCollection(items: current, grouping: groupingType))
                 current.removeAll()
@@ -194,34 +199,88 @@ public struct MediaQuery: Sendable, Hashable {
         return result
     }
 
+    /// The collections ``collections(in:)`` returns, without their items: one row each from
+    /// the database (a listing of albums, artists or genres reads no item it does not show).
+    /// Names, album artist and year are those of each collection's representative item.
+    /// - Throws: `TonearmError.library` when the database cannot be read.
+    public func collectionSummaries(in library: MediaLibrary) throws(TonearmError) -> [MediaCollectionSummary] {
+        let keys = groupKeys
+        // The representative is the first item in the grouping's order: the row holding the
+        // smallest order key (SQLite takes the other columns from the row of a min()). For
+        // albums a number (disc, track) does it at half the cost of text: ties keep the first
+        // row read, and the rows come in item_albumOrder's order, by title.
+        let first = groupingType == .album
+            ? "min(COALESCE(discNumber, 1) * 4294967296 + COALESCE(trackNumber, 0))"
+            : "min(\(withinGroupOrder.joined(separator: " || char(1) || ")))"
+        // Albums: the album is part of the group's key, so an album counts one (none untitled).
+        let albumCount = groupingType == .album ? "albumKey != ''" : "count(DISTINCT NULLIF(albumKey, ''))"
+        let columns = """
+            count(*), total(duration), \(albumCount), \(first),
+            id, title, artist, album, albumArtist, genre, composer, isCompilation, year
+            """
+        guard let (sql, arguments) = select(columns, order: keys, groupBy: keys) else { return [] }
+        let grouping = groupingType
+        return try library.read { db in
+            // Columns by position: 10,000 rows read by name cost as much as the query.
+            try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+                let artist: String? = row[6], albumArtist: String? = row[8]
+                let isCompilation: Bool = row[11]
+                let name: String? = switch grouping {
+                case .title: row[5]
+                case .album: row[7]
+                case .artist: artist
+                case .albumArtist: albumArtist ?? artist
+                case .genre: row[9]
+                case .composer: row[10]
+                }
+                return MediaCollectionSummary(
+                    grouping: grouping, name: name,
+                    albumArtist: grouping != .album ? nil : isCompilation ? albumArtist ?? "Various Artists" : albumArtist ?? artist,
+                    year: row[12], count: row[0], albumCount: row[2], duration: row[1],
+                    representativeID: UInt64(bitPattern: row[4]))
+            }
+        }
+    }
+
     /// The identity of an item's album beside its title: "" for a compilation, else the album artist.
     static let albumIdentity = "CASE WHEN isCompilation THEN '' ELSE albumArtistKey END"
 
-    private var groupOrder: [String] {
-        let track = ["COALESCE(discNumber, 1)", "COALESCE(trackNumber, 0)", "titleKey"]
+    private static let trackOrder = ["COALESCE(discNumber, 1)", "COALESCE(trackNumber, 0)", "titleKey"]
+
+    private var groupOrder: [String] { groupKeys + withinGroupColumns }
+
+    /// What identifies a collection: the stored (folded) keys its items share.
+    private var groupKeys: [String] {
         switch groupingType {
-        case .title: return ["titleKey", "artistKey", "albumKey"]
-        case .album: return ["albumKey", Self.albumIdentity] + track
-        case .artist: return ["artistKey", "COALESCE(year, 0)", "albumKey"] + track
-        case .albumArtist: return ["albumArtistKey", "COALESCE(year, 0)", "albumKey"] + track
-        case .genre: return ["genreKey", "artistKey", "albumKey"] + track
-        case .composer: return ["composerKey", "titleKey"]
+        case .title: ["titleKey", "artistKey", "albumKey", "id"]
+        case .album: ["albumKey", Self.albumIdentity]
+        case .artist: ["artistKey"]
+        case .albumArtist: ["albumArtistKey"]
+        case .genre: ["genreKey"]
+        case .composer: ["composerKey"]
         }
     }
 
-    /// The key of the collection an item belongs to (items arrive ordered by it).
-    private func groupKey(_ item: MediaItem) -> String {
+    /// The order of the items within a collection.
+    private var withinGroupColumns: [String] {
         switch groupingType {
-        case .title: String(item.persistentID)
-        case .album: SearchKey.fold(item.albumTitle) + "\u{1}" + (item.isCompilation ? "" : SearchKey.fold(item.albumArtistOrArtist))
-        case .artist: SearchKey.fold(item.artist)
-        case .albumArtist: SearchKey.fold(item.albumArtistOrArtist)
-        case .genre: SearchKey.fold(item.genre)
-        case .composer: SearchKey.fold(item.composer)
+        case .title: []
+        case .album: Self.trackOrder
+        case .artist, .albumArtist: ["COALESCE(year, 0)", "albumKey"] + Self.trackOrder
+        case .genre: ["artistKey", "albumKey"] + Self.trackOrder
+        case .composer: ["titleKey"]
         }
     }
 
-    private func fetch(in library: MediaLibrary, order: [String]) throws(TonearmError) -> [MediaItem] {
+    /// ``withinGroupColumns`` as text that sorts the same way (numbers offset and zero-padded).
+    private var withinGroupOrder: [String] {
+        let columns = withinGroupColumns.isEmpty ? ["id"] : withinGroupColumns
+        return columns.map { $0.hasPrefix("COALESCE") || $0 == "id" ? "printf('%020d', \($0) + 5000000000)" : $0 }
+    }
+
+    /// The SQL and arguments of a query for `columns` of the matching items; nil when it can
+    /// match nothing (a search without words).
+    private func select(_ columns: String, order: [String], groupBy: [String] = []) -> (String, StatementArguments)? {
         var conditions: [String] = []
         var arguments: [any DatabaseValueConvertible] = []
         if let mediaType {
@@ -235,14 +294,20 @@ public struct MediaQuery: Sendable, Hashable {
             arguments += args
         }
         if let searchText {
-            guard let match = Self.ftsQuery(searchText) else { return [] }
+            guard let match = Self.ftsQuery(searchText) else { return nil }
             conditions.append("id IN (SELECT rowid FROM itemSearch WHERE itemSearch MATCH ?)")
             arguments.append(match)
         }
-        let sql = "SELECT * FROM item" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
+        let sql = "SELECT \(columns) FROM item" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
+            + (groupBy.isEmpty ? "" : " GROUP BY " + groupBy.joined(separator: ", "))
             + " ORDER BY " + order.joined(separator: ", ")
+        return (sql, StatementArguments(arguments))
+    }
+
+    private func fetch(in library: MediaLibrary, order: [String]) throws(TonearmError) -> [MediaItem] {
+        guard let (sql, arguments) = select("*", order: order) else { return [] }
         return try library.read { db in
-            try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map(MediaItem.init(row:))
+            try Row.fetchAll(db, sql: sql, arguments: arguments).map(MediaItem.init(row:))
         }
     }
 

@@ -18,6 +18,8 @@ import GRDB
 ///   change made through ``MediaLibrary``). Both foreign keys cascade: deleting a playlist deletes
 ///   its rows, and an item removed from the library (a rescan that finds its file gone) leaves
 ///   every playlist that held it, the others keeping their order.
+/// - v3 (listing indexes): `item_albumOrder` in the album grouping's order replaces
+///   `item_album`; `item_mediaType` is gone (it drew every query to a scan of the table).
 enum Schema {
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -115,6 +117,22 @@ enum Schema {
                     PRIMARY KEY (playlistID, position)
                 );
                 CREATE INDEX playlistItem_item ON playlistItem(itemID);
+                """)
+        }
+        m.registerMigration("v3-listing-indexes") { db in
+            // Without statistics SQLite takes any index matching an equality, and
+            // item_mediaType matched every query (`mediaType = 'music'`, nearly every row): a
+            // listing of one artist's songs read the whole table. item_albumOrder holds the
+            // album grouping's order (MediaQuery's album identity, then disc, track, title; the
+            // expressions must stay those of MediaQuery's ORDER BY to be used), so albums
+            // list and group without sorting, and an album's songs are found by its key;
+            // item_album (albumKey first) is redundant beside it.
+            try db.execute(sql: """
+                DROP INDEX item_mediaType;
+                DROP INDEX item_album;
+                CREATE INDEX item_albumOrder ON item(
+                    albumKey, (CASE WHEN isCompilation THEN '' ELSE albumArtistKey END),
+                    COALESCE(discNumber, 1), COALESCE(trackNumber, 0), titleKey);
                 """)
         }
         return m
