@@ -24,15 +24,25 @@ public enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
         }
         if raw["pcst"] != nil || raw["podcast"] == "1" || raw["itunespodcast"] != nil { return .podcast }
         let genre = genreKey ?? SearchKey.fold(metadata.genre)
-        // The standard library's search (`contains` would be Foundation's, through NSString).
-        if genre.firstRange(of: "podcast") != nil { return .podcast }
-        if ["audiobook", "audio book", "horbuch", "spoken word"].contains(where: { genre.firstRange(of: $0) != nil }) {
+        if contains(genre, "podcast") { return .podcast }
+        if ["audiobook", "audio book", "horbuch", "spoken word"].contains(where: { contains(genre, $0) }) {
             return .audiobook
         }
         for folder in path.split(separator: "/").dropLast() {
             if let type = folderType(folder) { return type }
         }
         return .music
+    }
+
+    /// Whether `word` occurs in `text`, byte for byte (both folded already). Foundation's
+    /// `contains` goes through NSString, the standard library's builds a search table per call.
+    private static func contains(_ text: String, _ word: String) -> Bool {
+        let t = Array(text.utf8), w = Array(word.utf8)
+        guard !w.isEmpty, t.count >= w.count else { return w.isEmpty }
+        for start in 0...(t.count - w.count) where t[start] == w[0] && t[start..<(start + w.count)].elementsEqual(w) {
+            return true
+        }
+        return false
     }
 
     /// The type a folder's name says (rule 3), folded as ``SearchKey/fold(_:)`` folds; ASCII
