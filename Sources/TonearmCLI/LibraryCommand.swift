@@ -44,10 +44,14 @@ struct LibraryScanCommand: AsyncParsableCommand {
     var quiet = false
 
     @Option(name: .long, help: ArgumentHelp("Files written per transaction.", visibility: .hidden))
-    var batchSize = 200
+    var batchSize = 500
+
+    @Option(name: .long, help: ArgumentHelp("Reader threads (default: one per processor).", visibility: .hidden))
+    var readers: Int?
 
     func validate() throws {
         if batchSize < 1 { throw ValidationError("--batch-size must be at least 1") }
+        if let readers, readers < 1 { throw ValidationError("--readers must be at least 1") }
     }
 
     func run() async throws {
@@ -56,7 +60,7 @@ struct LibraryScanCommand: AsyncParsableCommand {
         var lastTenth = -1
         do {
             let start = Date()
-            let summary = try await library.scanToEnd(folders: folders, batchSize: batchSize) { p in
+            let summary = try await library.scanToEnd(folders: folders, readerThreads: readers, batchSize: batchSize) { p in
                 guard !quiet, p.filesTotal > 0 else { return }
                 let line = "Scanning: \(p.filesDone)/\(p.filesTotal)"
                 if live {
@@ -140,14 +144,18 @@ struct LibraryListCommand: ParsableCommand {
                     Terminal.write("[\(part.title)]\n")
                     try printItems(items[part.range])
                 }
-            } else {
+            } else if json {
                 let collections = try query.collections(in: library)
-                if !sections { return try printCollections(collections[...], kind: kind) }
+                if !sections { return try printJSON(collections.map(CollectionJSON.init)) }
                 let parts = query.sections(ofCollections: collections)
-                if json { return try printJSON(parts.map { SectionJSON(title: $0.title, items: collections[$0.range].map(CollectionJSON.init)) }) }
-                for part in parts {
+                try printJSON(parts.map { SectionJSON(title: $0.title, items: collections[$0.range].map(CollectionJSON.init)) })
+            } else {
+                // One row per collection from the database, not every item.
+                let summaries = try query.collectionSummaries(in: library)
+                if !sections { return printCollections(summaries[...], kind: kind) }
+                for part in MediaQuery.sections(ofNames: summaries.map(\.name)) {
                     Terminal.write("[\(part.title)]\n")
-                    try printCollections(collections[part.range], kind: kind)
+                    printCollections(summaries[part.range], kind: kind)
                 }
             }
         } catch let error as TonearmError {
@@ -158,26 +166,29 @@ struct LibraryListCommand: ParsableCommand {
 
     private func printItems(_ items: ArraySlice<MediaItem>) throws {
         if json { return try printJSON(items.map(ItemJSON.init)) }
+        var text = ""
         for i in items {
             let where_ = [i.artist, i.albumTitle].compactMap { $0 }.joined(separator: " — ")
-            Terminal.write("\(i.title)\(where_.isEmpty ? "" : "  (\(where_))")  \(formatTime(i.duration))\n")
+            text += "\(i.title)\(where_.isEmpty ? "" : "  (\(where_))")  \(formatTime(i.duration))\n"
         }
+        Terminal.write(text)
     }
 
-    private func printCollections(_ collections: ArraySlice<MediaItemCollection>, kind: String) throws {
-        if json { return try printJSON(collections.map(CollectionJSON.init)) }
+    private func printCollections(_ collections: ArraySlice<MediaCollectionSummary>, kind: String) {
+        var text = ""
         for c in collections {
             let name = c.name ?? "(unknown)"
             switch kind {
             case "albums":
-                let year = c.representativeItem.year.map { ", \($0)" } ?? ""
-                Terminal.write("\(name) — \(c.albumArtist ?? "(unknown)")\(year)  [\(tracks(c.count)), \(formatTime(c.duration))]\n")
+                let year = c.year.map { ", \($0)" } ?? ""
+                text += "\(name) — \(c.albumArtist ?? "(unknown)")\(year)  [\(tracks(c.count)), \(formatTime(c.duration))]\n"
             case "artists":
-                Terminal.write("\(name)  [\(c.albumTitles.count == 1 ? "1 album" : "\(c.albumTitles.count) albums"), \(tracks(c.count))]\n")
+                text += "\(name)  [\(c.albumCount == 1 ? "1 album" : "\(c.albumCount) albums"), \(tracks(c.count))]\n"
             default:
-                Terminal.write("\(name)  [\(tracks(c.count))]\n")
+                text += "\(name)  [\(tracks(c.count))]\n"
             }
         }
+        Terminal.write(text)
     }
 
     private func tracks(_ n: Int) -> String { n == 1 ? "1 track" : "\(n) tracks" }

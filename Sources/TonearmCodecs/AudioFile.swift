@@ -224,6 +224,13 @@ public final class AudioFile: @unchecked Sendable {
     // MARK: Opening helpers
 
     private static func checkFile(_ path: String) throws(TonearmError) {
+        close(try openChecked(path).fd)
+    }
+
+    /// Opens `path` read-only after the checks every opening makes: it exists (`fileNotFound`),
+    /// is no folder (`isDirectory`), can be read (`notReadable`) and, when a regular file, is not
+    /// empty (`emptyFile`). Returns the descriptor (the caller closes it) and the size.
+    static func openChecked(_ path: String) throws(TonearmError) -> (fd: Int32, size: Int64) {
         var st = stat()
         if stat(path, &st) != 0 {
             if errno == EACCES { throw .notReadable(path: path, reason: String(cString: strerror(errno))) }
@@ -231,10 +238,10 @@ public final class AudioFile: @unchecked Sendable {
         }
         if (st.st_mode & S_IFMT) == S_IFDIR { throw .isDirectory(path: path) }
         if access(path, R_OK) != 0 { throw .notReadable(path: path, reason: String(cString: strerror(errno))) }
-        let fd = open(path, O_RDONLY)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 { throw .notReadable(path: path, reason: String(cString: strerror(errno))) }
-        close(fd)
-        if (st.st_mode & S_IFMT) == S_IFREG && st.st_size == 0 { throw .emptyFile(path: path) }
+        if (st.st_mode & S_IFMT) == S_IFREG && st.st_size == 0 { close(fd); throw .emptyFile(path: path) }
+        return (fd, Int64(st.st_size))
     }
 
     /// The first bytes of a file (empty if it cannot be read).
@@ -286,27 +293,45 @@ public final class AudioFile: @unchecked Sendable {
             avformat_close_input(&ctx)
             throw .notMediaFile(path: name, detail: openFailure(r, head: head))
         }
-        // A demuxer that guessed from weak evidence (random bytes, text) and found no audio:
-        // not a media file rather than a media file without sound.
-        // The text-art demuxers (ANSI/BIN/XBIN/ADF/IDF) accept any bytes by the file extension.
-        let weakGuess = ctx!.pointee.probe_score <= 25 || ["tty", "bin", "xbin", "adf", "idf"].contains(formatName)
+        let weakGuess = isWeakGuess(ctx!)
         // The decoder owns the context from here and closes it on failure.
         do {
             return try FFmpegDecoder(name: name, fmt: ctx!, memoryIO: memoryIO, byteIO: byteIO, streaming: streaming,
                                      audioStream: audioStream)
         } catch .noAudioTrack(let p) where weakGuess {
-            throw .notMediaFile(path: p, detail: looksLikeText(head) ? "the content looks like text" : "FFmpeg found no known container format")
+            throw noAudioInWeakGuess(path: p, head: head)
         }
     }
 
+    /// Whether the demuxer guessed from weak evidence (random bytes, text): then finding no
+    /// audio means not a media file rather than a media file without sound. The text-art
+    /// demuxers (ANSI/BIN/XBIN/ADF/IDF) accept any bytes by the file extension.
+    static func isWeakGuess(_ ctx: UnsafeMutablePointer<AVFormatContext>) -> Bool {
+        let formatName = String(cString: ctx.pointee.iformat.pointee.name)
+        return ctx.pointee.probe_score <= 25 || ["tty", "bin", "xbin", "adf", "idf"].contains(formatName)
+    }
+
+    /// The error for a weak guess without audio (see ``isWeakGuess(_:)``).
+    static func noAudioInWeakGuess(path: String, head: [UInt8]) -> TonearmError {
+        .notMediaFile(path: path, detail: looksLikeText(head) ? "the content looks like text" : "FFmpeg found no known container format")
+    }
+
     private static func describe(_ d: FFmpegDecoder, path: String) -> (SourceFormat, AudioFormat, AudioFramePosition) {
-        let fmt = d.fmt!
-        let par = d.stream.pointee.codecpar!
+        let source = sourceFormat(d.fmt!, stream: d.stream, path: path)
+        return (source, .standard(sampleRate: Double(d.sampleRate), channels: d.channels), d.length)
+    }
+
+    /// What the file stores, from the demuxer and the audio stream's codec parameters (filled by
+    /// `avformat_find_stream_info`, or by ``MediaProbe`` from the headers).
+    static func sourceFormat(_ fmt: UnsafeMutablePointer<AVFormatContext>, stream: UnsafeMutablePointer<AVStream>,
+                             path: String) -> SourceFormat {
+        let par = stream.pointee.codecpar!
+        let channels = Int(par.pointee.ch_layout.nb_channels)
         let formatName = String(cString: fmt.pointee.iformat.pointee.name)
         var layout = par.pointee.ch_layout
         var buf = [CChar](repeating: 0, count: 128)
-        let described = av_channel_layout_describe(&layout, &buf, 128) >= 0 ? stringFromCBuffer(buf) : "\(d.channels) channels"
-        let codecName = String(cString: avcodec_get_name(d.codecID))
+        let described = av_channel_layout_describe(&layout, &buf, 128) >= 0 ? stringFromCBuffer(buf) : "\(channels) channels"
+        let codecName = String(cString: avcodec_get_name(par.pointee.codec_id))
         let lossless = codecName.hasPrefix("pcm_") || ["flac", "alac", "wavpack", "tta", "ape", "mlp", "truehd"].contains(codecName)
         var bits: Int?
         if lossless {
@@ -315,16 +340,14 @@ public final class AudioFile: @unchecked Sendable {
         }
         var rate = Int(par.pointee.bit_rate)
         if rate <= 0 && fmt.pointee.nb_streams == 1 { rate = Int(fmt.pointee.bit_rate) }
-        let source = SourceFormat(
+        return SourceFormat(
             containerName: containerName(formatName, fmt: fmt, path: path), formatName: formatName,
-            codecName: codecName, sampleRate: Int(d.sampleRate), channelCount: d.channels,
+            codecName: codecName, sampleRate: Int(par.pointee.sample_rate), channelCount: channels,
             bitsPerSample: bits, bitRate: rate > 0 ? rate : nil, channelLayout: described)
-        return (source, .standard(sampleRate: Double(d.sampleRate), channels: d.channels), d.length)
     }
 
     /// A readable name for FFmpeg's demuxer name.
     static func containerName(_ name: String, fmt: UnsafeMutablePointer<AVFormatContext>, path: String) -> String {
-        let ext = (path as NSString).pathExtension.lowercased()
         switch name {
         case "wav": return "WAV"
         case "w64": return "Wave64"
@@ -336,7 +359,7 @@ public final class AudioFile: @unchecked Sendable {
         case "aiff": return "AIFF"
         case "matroska,webm":
             if let e = av_dict_get(fmt.pointee.metadata, "DOCTYPE", nil, 0), String(cString: e.pointee.value) == "webm" { return "WebM" }
-            return ext == "webm" ? "WebM" : "Matroska"
+            return (path as NSString).pathExtension.lowercased() == "webm" ? "WebM" : "Matroska"
         case let n where n.hasPrefix("mov,"):
             if let e = av_dict_get(fmt.pointee.metadata, "major_brand", nil, 0) {
                 let brand = String(cString: e.pointee.value).trimmingCharacters(in: .whitespaces)

@@ -10,10 +10,16 @@ protocol TagByteSource {
     func read(at offset: Int, count: Int) -> [UInt8]?
 }
 
-/// A local file opened read-only; the descriptor is closed when the reader is released.
+/// A local file opened read-only; the descriptor is closed when the reader is released (when
+/// it owns it). Bytes of the file already in memory (its start and its end) are served from
+/// there without reading again.
 final class TagFileReader: TagByteSource {
-    private let fd: Int32
+    let fd: Int32
     let size: Int
+    private let owned: Bool
+    /// The file's first `head.count` bytes and its last `tail.count` bytes, already read.
+    let head: [UInt8]
+    let tail: [UInt8]
 
     /// Opens `path` for reading; nil if it cannot be opened or is not a regular file.
     init?(path: String) {
@@ -23,13 +29,29 @@ final class TagFileReader: TagByteSource {
         guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { Glibc.close(fd); return nil }
         self.fd = fd
         self.size = Int(st.st_size)
+        owned = true
+        head = []
+        tail = []
     }
 
-    deinit { Glibc.close(fd) }
+    /// Reads `fd`, an open file of `size` bytes, whose first bytes are `head` and last bytes
+    /// `tail`; closes it when released if `owned`.
+    init(fd: Int32, size: Int, owned: Bool, head: [UInt8] = [], tail: [UInt8] = []) {
+        self.fd = fd
+        self.size = size
+        self.owned = owned
+        self.head = head
+        self.tail = tail
+    }
+
+    deinit { if owned { Glibc.close(fd) } }
 
     func read(at offset: Int, count: Int) -> [UInt8]? {
         guard offset >= 0, count >= 0, offset + count <= size else { return nil }
         if count == 0 { return [] }
+        if offset + count <= head.count { return Array(head[offset..<(offset + count)]) }
+        let tailStart = size - tail.count
+        if offset >= tailStart { return Array(tail[(offset - tailStart)..<(offset - tailStart + count)]) }
         var buf = [UInt8](repeating: 0, count: count)
         var done = 0
         while done < count {
@@ -41,6 +63,24 @@ final class TagFileReader: TagByteSource {
             done += n
         }
         return buf
+    }
+
+    /// Reads up to `count` bytes at `offset` into `buffer`: the number read (0 at the end),
+    /// or −errno. May read fewer than asked (up to the end of the bytes in memory).
+    func read(into buffer: UnsafeMutableRawPointer, at offset: Int, count: Int) -> Int {
+        guard offset < size else { return 0 }
+        let tailStart = size - tail.count
+        if offset < head.count || offset >= tailStart {
+            let (bytes, start) = offset < head.count ? (head, offset) : (tail, offset - tailStart)
+            let n = min(count, bytes.count - start)
+            bytes.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress! + start, byteCount: n) }
+            return n
+        }
+        while true {
+            let n = pread(fd, buffer, min(count, tailStart - offset), off_t(offset))
+            if n < 0 && errno == EINTR { continue }
+            return n < 0 ? -Int(errno) : n
+        }
     }
 }
 

@@ -70,6 +70,15 @@ public enum MetadataReader {
     /// `audioStreamIndex` may be negative (no stream tags then).
     static func read(formatContext fc: UnsafeMutablePointer<AVFormatContext>, audioStreamIndex: Int32,
                      path: String?, data: [UInt8]? = nil) -> AudioMetadata {
+        let source: (any TagByteSource)? = if let data { TagMemorySource(bytes: data) }
+            else if let path { TagFileReader(path: path) } else { nil }
+        return read(formatContext: fc, audioStreamIndex: audioStreamIndex, file: source)
+    }
+
+    /// As `read(formatContext:audioStreamIndex:path:data:)`, with the file's bytes (for
+    /// APEv2/ID3v1 at its end) read from `file`.
+    static func read(formatContext fc: UnsafeMutablePointer<AVFormatContext>, audioStreamIndex: Int32,
+                     file source: (any TagByteSource)?) -> AudioMetadata {
         var tags = TagSet()
         tags.add(dictionary: fc.pointee.metadata)
         let streamCount = Int(fc.pointee.nb_streams)
@@ -79,8 +88,6 @@ public enum MetadataReader {
         }
 
         var apeCovers: [(key: String, data: [UInt8])] = []
-        let source: (any TagByteSource)? = if let data { TagMemorySource(bytes: data) }
-            else if let path { TagFileReader(path: path) } else { nil }
         if let file = source {
             let v1 = ID3v1Tag.read(file)
             if let v1 {
@@ -365,6 +372,8 @@ struct TagSet {
 extension String {
     /// Without leading/trailing spaces, tabs, newlines and NULs.
     fileprivate func trimmingWhitespace() -> String {
+        // Most tags: printable ASCII at both ends, nothing to trim.
+        if let f = utf8.first, let l = utf8.last, (0x21...0x7E).contains(f), (0x21...0x7E).contains(l) { return self }
         let isWS: (Character) -> Bool = { $0.isWhitespace || $0 == "\u{0}" }
         guard let start = firstIndex(where: { !isWS($0) }) else { return "" }
         let end = lastIndex(where: { !isWS($0) })!

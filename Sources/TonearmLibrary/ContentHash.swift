@@ -15,20 +15,38 @@ enum ContentHash {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .notReadable(path: path, reason: String(cString: strerror(errno))) }
         defer { close(fd) }
+        let head = try read(fd: fd, path: path, at: 0, count: Int(min(size, Int64(window))))
+        return try of(fd: fd, path: path, size: size, head: head).hash
+    }
+
+    /// The hash of the open file `fd` of `size` bytes whose first bytes (up to ``window``) are
+    /// `head`, with the last bytes it read (empty when the head covers the file).
+    static func of(fd: Int32, path: String, size: Int64, head: [UInt8]) throws(TonearmError) -> (hash: UInt64, tail: [UInt8]) {
         var h = FNV1a()
         withUnsafeBytes(of: size.littleEndian) { h.add($0) }
-        var buffer = [UInt8](repeating: 0, count: window)
-        func readAt(_ offset: Int64, _ count: Int) throws(TonearmError) {
-            let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(offset)) }
-            guard n >= 0 else { throw .notReadable(path: path, reason: String(cString: strerror(errno))) }
-            buffer.withUnsafeBytes { h.add(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
-        }
-        try readAt(0, Int(min(size, Int64(window))))
+        head.prefix(window).withUnsafeBytes { h.add($0) }
+        var tail: [UInt8] = []
         if size > Int64(window) {
-            let tail = min(size - Int64(window), Int64(window))
-            try readAt(size - tail, Int(tail))
+            let count = min(size - Int64(window), Int64(window))
+            tail = try read(fd: fd, path: path, at: size - count, count: Int(count))
+            tail.withUnsafeBytes { h.add($0) }
         }
-        return h.value
+        return (h.value, tail)
+    }
+
+    /// Up to `count` bytes at `offset` (fewer at the end of the file).
+    static func read(fd: Int32, path: String, at offset: Int64, count: Int) throws(TonearmError) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset) + off_t(done)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw .notReadable(path: path, reason: String(cString: strerror(errno))) }
+            if n == 0 { break }
+            done += n
+        }
+        if done < count { buffer.removeLast(count - done) }
+        return buffer
     }
 
     /// The hash of bytes in memory (artwork).
@@ -44,10 +62,13 @@ struct FNV1a {
     private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
 
     mutating func add(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
         var v = value
-        for b in bytes {
-            v ^= UInt64(b)
-            v &*= 0x0000_0100_0000_01B3
+        var i = 0
+        let n = bytes.count
+        while i < n {
+            v = (v ^ UInt64(base[i])) &* 0x0000_0100_0000_01B3
+            i &+= 1
         }
         value = v
     }

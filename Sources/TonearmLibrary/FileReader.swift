@@ -26,6 +26,10 @@ struct ItemFields: Sendable {
     var replayGain: ReplayGain
     var artwork: Artwork?
     var artworkHash: UInt64?
+    /// The values of ``Schema/keyColumns`` then ``Schema/sortColumns``: the folded keys and sort
+    /// keys of the names (the album artist's are the artist's when there is none), made on the
+    /// reader threads.
+    var derived: [String]
 }
 
 /// What a reader thread made of one file.
@@ -40,43 +44,74 @@ enum ReadOutcome: Sendable {
 
 /// Reads one file for the scanner. Stateless; called on the scanner's reader threads.
 enum FileReader {
-    /// Hashes the file and, unless its hash is in `movedHashes` (and `mayBeMove`), opens it with
-    /// `AudioFile` to read tags, duration and format. Never throws: failures become `.skipped`.
+    /// Hashes the file and, unless its hash is in `movedHashes` (and `mayBeMove`), reads its
+    /// tags, duration and format (``fields(_:opened:)``). The file is opened once; the bytes
+    /// read for the hash (the first and last 64 KiB) serve the text check and the headers.
+    /// Never throws: failures become `.skipped`.
     static func read(_ file: FoundFile, mayBeMove: Bool, movedHashes: Set<UInt64>) -> ReadOutcome {
-        if let reason = cheapRejection(file) { return .skipped(SkippedFile(path: file.path, reason: reason)) }
-        let hash: UInt64
-        do { hash = try ContentHash.of(path: file.path, size: file.size) } catch {
-            return .skipped(SkippedFile(path: file.path, reason: reason(error, file.path)))
+        func skip(_ reason: String) -> ReadOutcome { .skipped(SkippedFile(path: file.path, reason: reason)) }
+        if file.size == 0 { return skip("the file is empty (0 bytes)") }
+        let fd = open(file.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return skip("cannot be read (\(String(cString: strerror(errno))))") }
+        defer { close(fd) }
+        let head: [UInt8], hash: UInt64, tail: [UInt8]
+        do {
+            head = try ContentHash.read(fd: fd, path: file.path, at: 0, count: Int(min(file.size, Int64(ContentHash.window))))
+            guard !head.isEmpty else { return skip("cannot be read (no bytes)") }
+            if let reason = textRejection(head.prefix(512)) { return skip(reason) }
+            (hash, tail) = try ContentHash.of(fd: fd, path: file.path, size: file.size, head: head)
+        } catch {
+            if case .notReadable(_, let why) = error { return skip("cannot be read (\(why))") }
+            return skip(reason(error, file.path))
         }
         if mayBeMove && movedHashes.contains(hash) { return .hashed(file, hash: hash) }
-        switch fields(file) {
+        switch fields(file, opened: (fd, head, tail)) {
         case .success(let f): return .read(file, hash: hash, f)
         case .failure(let why): return .skipped(SkippedFile(path: file.path, reason: why.text))
         }
     }
 
-    /// Opens the file and reads its fields, or says why it is not playable media.
-    static func fields(_ file: FoundFile) -> Result<ItemFields, SkipReason> {
-        let audio: AudioFile
-        do { audio = try AudioFile(path: file.path) } catch {
+    /// Reads the file's fields from its headers (``MediaProbe``: no decoding), or says why it is
+    /// not playable media. When the headers do not state the duration (ADTS AAC, say), the file
+    /// is opened with `AudioFile`, which decodes to find it. `opened`: the file open, with its
+    /// first and last bytes already read.
+    static func fields(_ file: FoundFile, opened: (fd: Int32, head: [UInt8], tail: [UInt8])? = nil) -> Result<ItemFields, SkipReason> {
+        let m: AudioMetadata, f: SourceFormat, duration: Double
+        do {
+            let probe = if let opened {
+                try MediaProbe(path: file.path, fd: opened.fd, size: file.size, head: opened.head, tail: opened.tail)
+            } else {
+                try MediaProbe(path: file.path)
+            }
+            if let d = probe.duration {
+                (m, f, duration) = (probe.metadata, probe.fileFormat, d)
+            } else {
+                let audio = try AudioFile(path: file.path)
+                guard audio.isLengthKnown, audio.length > 0 else { return .failure(SkipReason("no decodable audio")) }
+                (m, f, duration) = (audio.metadata, audio.fileFormat, audio.duration)
+            }
+        } catch {
             return .failure(SkipReason(reason(error, file.path)))
         }
-        guard audio.isLengthKnown, audio.length > 0 else { return .failure(SkipReason("no decodable audio")) }
-        let m = audio.metadata
-        let f = audio.fileFormat
-        let name = URL(fileURLWithPath: file.path).deletingPathExtension().lastPathComponent
-        let title = m.title.flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 } ?? name
+        // No title, or one of blanks only (tab and Zs: CharacterSet.whitespaces): the file's name.
+        let blank: (String) -> Bool = { $0.unicodeScalars.allSatisfy { $0 == "\t" || $0.properties.generalCategory == .spaceSeparator } }
+        let title = m.title.flatMap { blank($0) ? nil : $0 }
+            ?? URL(fileURLWithPath: file.path).deletingPathExtension().lastPathComponent
         let bpm = (m.rawTags["tbpm"] ?? m.rawTags["bpm"]).flatMap { Double($0) }.map { Int($0.rounded()) }
-        let various = ["various artists", "various", "va"].contains(SearchKey.fold(m.albumArtist))
+        let derived = Schema.derivedTexts(title: title, artist: m.artist, album: m.album, albumArtist: m.albumArtist,
+                                          composer: m.composer, genre: m.genre)
+        let genreKey = derived[5]
+        let various = m.albumArtist != nil && ["various artists", "various", "va"].contains(derived[3])
         return .success(ItemFields(
             title: title, artist: m.artist, album: m.album, albumArtist: m.albumArtist, composer: m.composer,
             genre: m.genre, trackNumber: m.trackNumber, trackCount: m.trackCount, discNumber: m.discNumber,
-            discCount: m.discCount, year: m.year, releaseDate: m.date, duration: audio.duration,
+            discCount: m.discCount, year: m.year, releaseDate: m.date, duration: duration,
             format: MediaItemFormat(container: f.containerName, codec: f.codecName, sampleRate: f.sampleRate,
                                     channelCount: f.channelCount, bitsPerSample: f.bitsPerSample, bitRate: f.bitRate),
-            mediaType: MediaType.classify(metadata: m, path: file.path),
+            mediaType: MediaType.classify(metadata: m, path: file.path, genreKey: genreKey),
             isCompilation: m.isCompilation == true || various, bpm: bpm, lyrics: m.lyrics,
-            replayGain: m.replayGain, artwork: m.artwork, artworkHash: m.artwork.map { ContentHash.of(bytes: $0.data) }))
+            replayGain: m.replayGain, artwork: m.artwork, artworkHash: m.artwork.map { ContentHash.of(bytes: $0.data) },
+            derived: derived))
     }
 
     struct SkipReason: Error {
@@ -90,22 +125,14 @@ enum FileReader {
         return text.hasPrefix(path + ": ") ? String(text.dropFirst(path.count + 2)) : text
     }
 
-    /// Obvious non-media, found from the first bytes without FFmpeg: empty files and text
-    /// (valid UTF-8 with no control characters but tab, CR, LF in the first 512 bytes).
-    static func cheapRejection(_ file: FoundFile) -> String? {
-        if file.size == 0 { return "the file is empty (0 bytes)" }
-        let fd = open(file.path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return "cannot be read (\(String(cString: strerror(errno))))" }
-        defer { close(fd) }
-        var head = [UInt8](repeating: 0, count: 512)
-        let n = head.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, 512) }
-        guard n > 0 else { return "cannot be read (\(n < 0 ? String(cString: strerror(errno)) : "no bytes"))" }
-        let bytes = head[0..<n]
+    /// Text (valid UTF-8 with no control characters but tab, CR, LF in the first 512 bytes):
+    /// obvious non-media, found without FFmpeg.
+    static func textRejection(_ bytes: ArraySlice<UInt8>) -> String? {
         let textual = bytes.allSatisfy { $0 >= 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        guard textual else { return nil }
         // A multi-byte character may be cut at the end of the window: drop up to 3 bytes.
-        let valid = (0...min(3, n - 1)).contains { String(validatingUTF8Bytes: bytes.dropLast($0)) != nil }
-        if textual && valid { return "a text file, not media" }
-        return nil
+        let valid = (0...min(3, bytes.count - 1)).contains { String(validatingUTF8Bytes: bytes.dropLast($0)) != nil }
+        return valid ? "a text file, not media" : nil
     }
 }
 

@@ -64,7 +64,7 @@ public struct MediaItem: Sendable, Hashable, Codable, Identifiable {
 
     init(row: Row) {
         persistentID = UInt64(bitPattern: row["id"])
-        url = URL(fileURLWithPath: row["path"])
+        url = URL(fileURLWithPath: row["path"], isDirectory: false)  // without the hint, Foundation stats the path
         fileSize = row["size"]
         title = row["title"]
         artist = row["artist"]

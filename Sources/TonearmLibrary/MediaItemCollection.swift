@@ -51,3 +51,35 @@ public struct MediaItemCollection: Sendable, Hashable, Codable {
         return items.compactMap { $0.albumTitle }.filter { seen.insert(SearchKey.fold($0)).inserted }
     }
 }
+
+/// A collection described without its items (``MediaQuery/collectionSummaries(in:)``): what a
+/// listing of albums, artists or genres shows, read in one row per collection.
+public struct MediaCollectionSummary: Sendable, Hashable, Codable {
+    public var grouping: MediaGrouping
+    /// As ``MediaItemCollection/name``.
+    public var name: String?
+    /// For an album, as ``MediaItemCollection/albumArtist``; nil for other groupings.
+    public var albumArtist: String?
+    /// The representative item's year.
+    public var year: Int?
+    /// Items.
+    public var count: Int
+    /// Distinct album titles among the items (``MediaItemCollection/albumTitles``'s count).
+    public var albumCount: Int
+    /// Total seconds.
+    public var duration: Double
+    /// The persistentID of the representative item (the first in the collection's order).
+    public var representativeID: UInt64
+
+    public init(grouping: MediaGrouping, name: String?, albumArtist: String?, year: Int?, count: Int,
+                albumCount: Int, duration: Double, representativeID: UInt64) {
+        self.grouping = grouping
+        self.name = name
+        self.albumArtist = albumArtist
+        self.year = year
+        self.count = count
+        self.albumCount = albumCount
+        self.duration = duration
+        self.representativeID = representativeID
+    }
+}

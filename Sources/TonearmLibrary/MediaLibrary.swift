@@ -67,9 +67,10 @@ public final class MediaLibrary: Sendable {
     /// - Throws: at once, `TonearmError.fileNotFound` for a folder that does not exist,
     ///   `.invalidArgument` for a path that is not a folder, `.notReadable` for one that cannot
     ///   be listed.
-    /// Results are written in transactions of `batchSize` files. A scan started while another
-    /// of this library runs waits for it to end before it walks the folders.
-    public func scan(folders: [String], readerThreads: Int = 2, batchSize: Int = 200) throws(TonearmError) -> AsyncThrowingStream<ScanEvent, any Error> {
+    /// Results are written in transactions of `batchSize` files. `readerThreads` nil: one per
+    /// active processor. A scan started while another of this library runs waits for it to end
+    /// before it walks the folders.
+    public func scan(folders: [String], readerThreads: Int? = nil, batchSize: Int = 500) throws(TonearmError) -> AsyncThrowingStream<ScanEvent, any Error> {
         for folder in folders {
             var st = stat()
             guard stat(folder, &st) == 0 else {
@@ -82,7 +83,8 @@ public final class MediaLibrary: Sendable {
             }
         }
         let (stream, continuation) = AsyncThrowingStream<ScanEvent, any Error>.makeStream()
-        Scanner(pool: pool, databasePath: path, folders: folders, readerThreads: readerThreads,
+        Scanner(pool: pool, databasePath: path, folders: folders,
+                readerThreads: readerThreads ?? ProcessInfo.processInfo.activeProcessorCount,
                 batchSize: max(1, batchSize), lock: scanLock, continuation: continuation).start()
         return stream
     }
@@ -90,7 +92,7 @@ public final class MediaLibrary: Sendable {
     /// Scans `folders` to the end, calling `progress` for each progress event (on the caller's
     /// task), and returns the summary. Throws as ``scan(folders:readerThreads:batchSize:)`` and its stream.
     @discardableResult
-    public func scanToEnd(folders: [String], readerThreads: Int = 2, batchSize: Int = 200,
+    public func scanToEnd(folders: [String], readerThreads: Int? = nil, batchSize: Int = 500,
                           progress: (ScanProgress) -> Void = { _ in }) async throws(TonearmError) -> ScanSummary {
         let stream = try scan(folders: folders, readerThreads: readerThreads, batchSize: batchSize)
         do {

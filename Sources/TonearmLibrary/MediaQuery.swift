@@ -186,12 +186,17 @@ public struct MediaQuery: Sendable, Hashable {
     /// - Throws: `TonearmError.library` when the database cannot be read.
     public func collections(in library: MediaLibrary) throws(TonearmError) -> [MediaItemCollection] {
         if groupingType == .playlist { return try playlistCollections(in: library) }
-        let items = try fetch(in: library, order: groupOrder)
+        // Items arrive in the grouping's order; a new collection starts where the stored keys
+        // of the grouping change (no folding again here).
+        let sql = select("*, \(groupKeys.joined(separator: " || char(1) || ")) AS groupKey", order: groupOrder)
+        guard let (sql, arguments) = sql else { return [] }
+        let rows: [(MediaItem, String)] = try library.read { db in
+            try Row.fetchAll(db, sql: sql, arguments: arguments).map { (MediaItem(row: $0), $0["groupKey"]) }
+        }
         var result: [MediaItemCollection] = []
         var current: [MediaItem] = []
         var currentKey: String?
-        for item in items {
-            let key = groupKey(item)
+        for (item, key) in rows {
             if key != currentKey, !current.isEmpty {
                 result.append(MediaItemCollection(items: current, grouping: groupingType))
                 current.removeAll()
@@ -203,36 +208,94 @@ public struct MediaQuery: Sendable, Hashable {
         return result
     }
 
-    /// The identity of an item's album beside its title: "" for a compilation, else the album artist.
-    static let albumIdentity = "CASE WHEN isCompilation THEN '' ELSE albumArtistKey END"
-
-    private var groupOrder: [String] {
-        // Names in ``SortKey`` order; the folded key after each sort key keeps a group together
-        // when two names sort alike ("The Band" and "Band").
-        let track = ["COALESCE(discNumber, 1)", "COALESCE(trackNumber, 0)", "titleSort"]
-        let album = ["albumSort", "albumKey"]
-        switch groupingType {
-        case .title: return ["titleSort", "titleKey", "artistSort", "albumSort"]
-        case .album: return album + [Self.albumIdentity] + track
-        case .artist: return ["artistSort", "artistKey", "COALESCE(year, 0)"] + album + track
-        case .albumArtist: return ["albumArtistSort", "albumArtistKey", "COALESCE(year, 0)"] + album + track
-        case .genre: return ["genreSort", "genreKey", "artistSort"] + album + track
-        case .composer: return ["composerSort", "composerKey", "titleSort"]
-        case .playlist: return ["titleSort", "titleKey"]
+    /// The collections ``collections(in:)`` returns, without their items: one row each from
+    /// the database (a listing of albums, artists or genres reads no item it does not show).
+    /// Names, album artist and year are those of each collection's representative item.
+    /// - Throws: `TonearmError.library` when the database cannot be read.
+    public func collectionSummaries(in library: MediaLibrary) throws(TonearmError) -> [MediaCollectionSummary] {
+        if groupingType == .playlist {
+            return try playlistCollections(in: library).map { c in
+                MediaCollectionSummary(grouping: .playlist, name: c.name, albumArtist: nil, year: c.representativeItem.year,
+                                       count: c.count, albumCount: c.albumTitles.count, duration: c.items.reduce(0) { $0 + $1.duration },
+                                       representativeID: c.representativeItem.persistentID)
+            }
+        }
+        let keys = groupKeys
+        // The representative is the first item in the grouping's order: the row holding the
+        // smallest order key (SQLite takes the other columns from the row of a min()). For
+        // albums a number (disc, track) does it at half the cost of text: ties keep the first
+        // row read, and the rows come in item_albumOrder's order, by title.
+        let first = groupingType == .album
+            ? "min(COALESCE(discNumber, 1) * 4294967296 + COALESCE(trackNumber, 0))"
+            : "min(\(withinGroupOrder.joined(separator: " || char(1) || ")))"
+        // Albums: the album is part of the group's key, so an album counts one (none untitled).
+        let albumCount = groupingType == .album ? "albumKey != ''" : "count(DISTINCT NULLIF(albumKey, ''))"
+        let columns = """
+            count(*), total(duration), \(albumCount), \(first),
+            id, title, artist, album, albumArtist, genre, composer, isCompilation, year
+            """
+        guard let (sql, arguments) = select(columns, order: keys, groupBy: keys) else { return [] }
+        let grouping = groupingType
+        return try library.read { db in
+            // Columns by position: 10,000 rows read by name cost as much as the query.
+            try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+                let artist: String? = row[6], albumArtist: String? = row[8]
+                let isCompilation: Bool = row[11]
+                let name: String? = switch grouping {
+                case .title, .playlist: row[5]
+                case .album: row[7]
+                case .artist: artist
+                case .albumArtist: albumArtist ?? artist
+                case .genre: row[9]
+                case .composer: row[10]
+                }
+                return MediaCollectionSummary(
+                    grouping: grouping, name: name,
+                    albumArtist: grouping != .album ? nil : isCompilation ? albumArtist ?? "Various Artists" : albumArtist ?? artist,
+                    year: row[12], count: row[0], albumCount: row[2], duration: row[1],
+                    representativeID: UInt64(bitPattern: row[4]))
+            }
         }
     }
 
-    /// The key of the collection an item belongs to (items arrive ordered by it).
-    private func groupKey(_ item: MediaItem) -> String {
+    /// The identity of an item's album beside its title: "" for a compilation, else the album artist.
+    static let albumIdentity = "CASE WHEN isCompilation THEN '' ELSE albumArtistKey END"
+
+    private static let trackOrder = ["COALESCE(discNumber, 1)", "COALESCE(trackNumber, 0)", "titleSort"]
+
+    private var groupOrder: [String] { groupKeys + withinGroupColumns }
+
+    /// What identifies a collection, in the order collections are listed: each name's
+    /// ``SortKey`` (pinyin for Chinese, articles skipped…), then its folded key, which keeps a
+    /// group together when two names sort alike ("The Band" and "Band"). Stored columns only.
+    /// The album columns are those of the `item_albumOrder` index, which must stay the same.
+    private var groupKeys: [String] {
         switch groupingType {
-        case .title: String(item.persistentID)
-        case .album: SearchKey.fold(item.albumTitle) + "\u{1}" + (item.isCompilation ? "" : SearchKey.fold(item.albumArtistOrArtist))
-        case .artist: SearchKey.fold(item.artist)
-        case .albumArtist: SearchKey.fold(item.albumArtistOrArtist)
-        case .genre: SearchKey.fold(item.genre)
-        case .composer: SearchKey.fold(item.composer)
-        case .playlist: ""
+        case .title: ["titleSort", "titleKey", "artistSort", "artistKey", "albumSort", "albumKey", "id"]
+        case .album: ["albumSort", "albumKey", Self.albumIdentity]
+        case .artist: ["artistSort", "artistKey"]
+        case .albumArtist: ["albumArtistSort", "albumArtistKey"]
+        case .genre: ["genreSort", "genreKey"]
+        case .composer: ["composerSort", "composerKey"]
+        case .playlist: ["titleSort", "titleKey", "id"]
         }
+    }
+
+    /// The order of the items within a collection.
+    private var withinGroupColumns: [String] {
+        switch groupingType {
+        case .title, .playlist: []
+        case .album: Self.trackOrder
+        case .artist, .albumArtist: ["COALESCE(year, 0)", "albumSort", "albumKey"] + Self.trackOrder
+        case .genre: ["artistSort", "artistKey", "albumSort", "albumKey"] + Self.trackOrder
+        case .composer: ["titleSort", "titleKey"]
+        }
+    }
+
+    /// ``withinGroupColumns`` as text that sorts the same way (numbers offset and zero-padded).
+    private var withinGroupOrder: [String] {
+        let columns = withinGroupColumns.isEmpty ? ["id"] : withinGroupColumns
+        return columns.map { $0.hasPrefix("COALESCE") || $0 == "id" ? "printf('%020d', \($0) + 5000000000)" : $0 }
     }
 
     /// Each playlist with the items that match, in its order.
@@ -277,12 +340,20 @@ public struct MediaQuery: Sendable, Hashable {
         return (conditions, arguments)
     }
 
-    private func fetch(in library: MediaLibrary, order: [String]) throws(TonearmError) -> [MediaItem] {
-        guard let (conditions, arguments) = whereClause() else { return [] }
-        let sql = "SELECT * FROM item" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
+    /// The SQL and arguments of a query for `columns` of the matching items; nil when it can
+    /// match nothing (a search without words).
+    private func select(_ columns: String, order: [String], groupBy: [String] = []) -> (String, StatementArguments)? {
+        guard let (conditions, arguments) = whereClause() else { return nil }
+        let sql = "SELECT \(columns) FROM item" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
+            + (groupBy.isEmpty ? "" : " GROUP BY " + groupBy.joined(separator: ", "))
             + " ORDER BY " + order.joined(separator: ", ")
+        return (sql, StatementArguments(arguments))
+    }
+
+    private func fetch(in library: MediaLibrary, order: [String]) throws(TonearmError) -> [MediaItem] {
+        guard let (sql, arguments) = select("*", order: order) else { return [] }
         return try library.read { db in
-            try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map(MediaItem.init(row:))
+            try Row.fetchAll(db, sql: sql, arguments: arguments).map(MediaItem.init(row:))
         }
     }
 

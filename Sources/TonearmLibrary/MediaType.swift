@@ -15,22 +15,55 @@ public enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
     /// 3. a folder on the path named "Podcasts"/"Podcast" → podcast, "Audiobooks"/"Audiobook"/
     ///    "Hörbücher" → audiobook (folded, so case and accents do not matter);
     /// 4. otherwise music.
-    static func classify(metadata: AudioMetadata, path: String) -> MediaType {
+    /// `genreKey`: the genre already folded, when the caller has it.
+    static func classify(metadata: AudioMetadata, path: String, genreKey: String? = nil) -> MediaType {
         let raw = metadata.rawTags
         if let stik = raw["media_type"] ?? raw["stik"], let n = Int(stik) {
             if n == 2 { return .audiobook }
             if n == 21 { return .podcast }
         }
         if raw["pcst"] != nil || raw["podcast"] == "1" || raw["itunespodcast"] != nil { return .podcast }
-        let genre = SearchKey.fold(metadata.genre)
-        if genre.contains("podcast") { return .podcast }
-        if ["audiobook", "audio book", "horbuch", "spoken word"].contains(where: { genre.contains($0) }) {
+        let genre = genreKey ?? SearchKey.fold(metadata.genre)
+        if contains(genre, "podcast") { return .podcast }
+        if ["audiobook", "audio book", "horbuch", "spoken word"].contains(where: { contains(genre, $0) }) {
             return .audiobook
         }
-        for folder in path.split(separator: "/").dropLast().map({ SearchKey.fold(String($0)) }) {
-            if folder == "podcasts" || folder == "podcast" { return .podcast }
-            if folder == "audiobooks" || folder == "audiobook" || folder == "horbucher" { return .audiobook }
+        for folder in path.split(separator: "/").dropLast() {
+            if let type = folderType(folder) { return type }
         }
         return .music
+    }
+
+    /// Whether `word` occurs in `text`, byte for byte (both folded already). Foundation's
+    /// `contains` goes through NSString, the standard library's builds a search table per call.
+    private static func contains(_ text: String, _ word: String) -> Bool {
+        let t = Array(text.utf8), w = Array(word.utf8)
+        guard !w.isEmpty, t.count >= w.count else { return w.isEmpty }
+        for start in 0...(t.count - w.count) where t[start] == w[0] && t[start..<(start + w.count)].elementsEqual(w) {
+            return true
+        }
+        return false
+    }
+
+    /// The type a folder's name says (rule 3), folded as ``SearchKey/fold(_:)`` folds; ASCII
+    /// names (most) compared byte by byte, since folding leaves ASCII lower-cased with its
+    /// white space collapsed, and none of the names has a space.
+    private static func folderType(_ name: Substring) -> MediaType? {
+        let key: String
+        if name.utf8.allSatisfy({ $0 < 0x80 }) {
+            var bytes = name.utf8[...]
+            let space: (UInt8) -> Bool = { $0 == 0x20 || (0x09...0x0D).contains($0) }
+            while let b = bytes.first, space(b) { bytes = bytes.dropFirst() }
+            while let b = bytes.last, space(b) { bytes = bytes.dropLast() }
+            guard (7...10).contains(bytes.count) else { return nil }
+            key = String(decoding: bytes.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+        } else {
+            key = SearchKey.fold(String(name))
+        }
+        switch key {
+        case "podcasts", "podcast": return .podcast
+        case "audiobooks", "audiobook", "horbucher": return .audiobook
+        default: return nil
+        }
     }
 }

@@ -23,6 +23,9 @@ import GRDB
 ///   index follows through its update trigger), and adds the `…Sort` columns: the ``SortKey``
 ///   of each name, which listings are ordered by (pinyin for Chinese, articles skipped…) and
 ///   sections are made from.
+/// - v4 (listing indexes): `item_albumOrder` in the album grouping's order replaces
+///   `item_albumSort`; `item_mediaType` is gone (it drew every query to a scan
+///   of the table).
 enum Schema {
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -132,6 +135,22 @@ enum Schema {
                 CREATE INDEX item_artistSort ON item(artistSort);
                 CREATE INDEX item_albumSort ON item(albumSort);
                 CREATE INDEX item_albumArtistSort ON item(albumArtistSort);
+                """)
+        }
+        m.registerMigration("v4: listing indexes") { db in
+            // Without statistics SQLite takes any index matching an equality, and
+            // item_mediaType matched every query (`mediaType = 'music'`, nearly every row): a
+            // listing of one artist's songs read the whole table. item_albumOrder holds the
+            // album grouping's order (sort key, folded key, MediaQuery's album identity, then
+            // disc, track, title; the expressions must stay those of MediaQuery's ORDER BY to
+            // be used), so albums list and group without sorting; item_albumSort is its prefix.
+            // An album's songs are still found through item_album (albumKey first).
+            try db.execute(sql: """
+                DROP INDEX item_mediaType;
+                DROP INDEX item_albumSort;
+                CREATE INDEX item_albumOrder ON item(
+                    albumSort, albumKey, (CASE WHEN isCompilation THEN '' ELSE albumArtistKey END),
+                    COALESCE(discNumber, 1), COALESCE(trackNumber, 0), titleSort);
                 """)
         }
         return m

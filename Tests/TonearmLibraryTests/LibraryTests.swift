@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import GRDB
 import Testing
 import TonearmCore
 import TonearmLibrary
@@ -326,5 +327,62 @@ struct LibraryFixture {
         let all = try MediaQuery(mediaType: nil).items(in: lib)
         let types = Dictionary(uniqueKeysWithValues: all.map { ($0.url.lastPathComponent, $0.mediaType) })
         #expect(types == ["x.mp3": .podcast, "y.mp3": .audiobook, "z.mp3": .podcast, "w.mp3": .music])
+    }
+}
+
+@Suite struct ListingTests {
+    /// Every grouping's summaries say what its collections say, in the same order.
+    @Test func summariesMatchCollections() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        try await f.library.scanToEnd(folders: [f.root])
+        let queries: [MediaQuery] = [.albums(), .artists(), .albumArtists(), .genres(), .composers(), .compilations(),
+                                     .podcasts(), .audiobooks(), .songs(), .artists().filtered(by: .genre("rock")),
+                                     MediaQuery(groupingType: .album, mediaType: nil).searching("hit")]
+        for q in queries {
+            let collections = try q.collections(in: f.library)
+            let summaries = try q.collectionSummaries(in: f.library)
+            #expect(summaries.count == collections.count, "\(q.groupingType)")
+            for (s, c) in zip(summaries, collections) {
+                #expect(s.name == c.name, "\(q.groupingType): \(String(describing: s.name)) vs \(String(describing: c.name))")
+                #expect(s.albumArtist == (q.groupingType == .album ? c.albumArtist : nil))
+                #expect(s.year == c.representativeItem.year)
+                #expect(s.representativeID == c.representativeItem.persistentID, "\(q.groupingType) \(String(describing: c.name))")
+                #expect(s.count == c.count && s.albumCount == c.albumTitles.count)
+                #expect(abs(s.duration - c.duration) < 1e-9)
+            }
+        }
+        let albums = try MediaQuery.albums().collectionSummaries(in: f.library)
+        #expect(albums.first { $0.name == "Hits 2020" }?.albumArtist == "Various Artists")
+        #expect(albums.first { $0.name == "Ágætis byrjun" }.map { ($0.albumArtist, $0.count, $0.year) }! == ("Sigur Rós", 8, 1999))
+    }
+
+    /// The listing queries use indexes: one artist's songs or one album's are found by key,
+    /// and albums are read in order, never by scanning and sorting the table.
+    @Test func listingsUseIndexes() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        try await f.library.scanToEnd(folders: [f.root])
+        let db = try DatabaseQueue(path: f.library.path)
+        func plan(_ sql: String) throws -> String {
+            try db.read { try Row.fetchAll($0, sql: "EXPLAIN QUERY PLAN " + sql).map { $0["detail"] as String }.joined(separator: " | ") }
+        }
+        let byArtist = try plan("SELECT * FROM item WHERE mediaType = 'music' AND artistKey = 'beyonce' ORDER BY titleKey, artistKey, albumKey")
+        #expect(byArtist.contains("USING INDEX item_artist (artistKey=?)"), "\(byArtist)")
+        let byAlbum = try plan("SELECT * FROM item WHERE mediaType = 'music' AND albumKey = 'lemonade' ORDER BY titleKey")
+        #expect(byAlbum.contains("USING INDEX item_album (albumKey=?)"), "\(byAlbum)")
+        // MediaQuery.albums()'s order (sort key, folded key, identity, disc, track, title).
+        let albums = try plan("""
+            SELECT * FROM item WHERE mediaType = 'music' ORDER BY albumSort, albumKey,
+            CASE WHEN isCompilation THEN '' ELSE albumArtistKey END, COALESCE(discNumber, 1), COALESCE(trackNumber, 0), titleSort
+            """)
+        #expect(albums.contains("item_albumOrder") && !albums.contains("TEMP B-TREE"), "\(albums)")
+        // collectionSummaries' one row per album, grouped in that order.
+        let summaries = try plan("""
+            SELECT count(*), min(COALESCE(discNumber, 1) * 4294967296 + COALESCE(trackNumber, 0)), title FROM item
+            WHERE mediaType = 'music' GROUP BY albumSort, albumKey, CASE WHEN isCompilation THEN '' ELSE albumArtistKey END
+            ORDER BY albumSort, albumKey, CASE WHEN isCompilation THEN '' ELSE albumArtistKey END
+            """)
+        #expect(summaries.contains("item_albumOrder") && !summaries.contains("TEMP B-TREE"), "\(summaries)")
     }
 }
