@@ -43,6 +43,9 @@ public enum TonearmError: Error, Sendable, Hashable, CustomStringConvertible {
     case playlistNotFound(name: String)
     /// The media library already has a playlist named `name`: names are unique.
     case playlistExists(name: String)
+    /// Watching the folder `path` for changes could not start or stopped; `failure` says why
+    /// (a system limit to raise, the folder gone).
+    case watchFailed(path: String, failure: WatchFailure)
 
     public var description: String {
         switch self {
@@ -65,6 +68,7 @@ public enum TonearmError: Error, Sendable, Hashable, CustomStringConvertible {
         case .library(let p, let r): "\(p): media library: \(r)"
         case .playlistNotFound(let n): "no playlist named '\(n)' in the media library"
         case .playlistExists(let n): "the media library already has a playlist named '\(n)'"
+        case .watchFailed(let p, let f): "\(p): cannot watch for changes: \(f)"
         }
     }
 }
@@ -75,7 +79,8 @@ extension TonearmError {
         switch self {
         case .fileNotFound(let p), .notReadable(let p, _), .isDirectory(let p), .emptyFile(let p),
              .notMediaFile(let p, _), .noAudioTrack(let p), .unsupportedCodec(let p, _),
-             .decodeFailed(let p, _), .writeFailed(let p, _), .invalidPlaylist(let p, _, _), .library(let p, _):
+             .decodeFailed(let p, _), .writeFailed(let p, _), .invalidPlaylist(let p, _, _), .library(let p, _),
+             .watchFailed(let p, _):
             p
         default: nil
         }

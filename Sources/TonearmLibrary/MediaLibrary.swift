@@ -70,6 +70,15 @@ public final class MediaLibrary: Sendable {
     /// Results are written in transactions of `batchSize` files. A scan started while another
     /// of this library runs waits for it to end before it walks the folders.
     public func scan(folders: [String], readerThreads: Int = 2, batchSize: Int = 200) throws(TonearmError) -> AsyncThrowingStream<ScanEvent, any Error> {
+        try Self.checkFolders(folders)
+        let (stream, continuation) = AsyncThrowingStream<ScanEvent, any Error>.makeStream()
+        Scanner(pool: pool, databasePath: path, folders: folders, readerThreads: readerThreads,
+                batchSize: max(1, batchSize), lock: scanLock, continuation: continuation).start()
+        return stream
+    }
+
+    /// Throws unless every one of `folders` is a folder that can be listed (see ``scan(folders:readerThreads:batchSize:)``).
+    static func checkFolders(_ folders: [String]) throws(TonearmError) {
         for folder in folders {
             var st = stat()
             guard stat(folder, &st) == 0 else {
@@ -81,10 +90,6 @@ public final class MediaLibrary: Sendable {
                 throw .notReadable(path: folder, reason: String(cString: strerror(errno)))
             }
         }
-        let (stream, continuation) = AsyncThrowingStream<ScanEvent, any Error>.makeStream()
-        Scanner(pool: pool, databasePath: path, folders: folders, readerThreads: readerThreads,
-                batchSize: max(1, batchSize), lock: scanLock, continuation: continuation).start()
-        return stream
     }
 
     /// Scans `folders` to the end, calling `progress` for each progress event (on the caller's
