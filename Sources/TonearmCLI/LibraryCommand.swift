@@ -9,7 +9,7 @@ struct LibraryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "library",
         abstract: "Scan folders into the media library, list its songs, albums, artists and genres, and keep playlists.",
-        subcommands: [LibraryScanCommand.self, LibraryListCommand.self, LibraryStatsCommand.self,
+        subcommands: [LibraryScanCommand.self, LibraryWatchCommand.self, LibraryListCommand.self, LibraryStatsCommand.self,
                       LibraryPlaylistsCommand.self, LibraryPlaylistCommand.self])
 }
 
@@ -54,6 +54,14 @@ struct LibraryScanCommand: AsyncParsableCommand {
         if let readers, readers < 1 { throw ValidationError("--readers must be at least 1") }
     }
 
+    /// The summary line and the skipped files with reasons, as printed after a scan.
+    static func report(_ summary: ScanSummary, seconds: Double) -> String {
+        "Scanned in \(String(format: "%.2f", seconds)) s: \(summary.added) added, \(summary.updated) updated, "
+            + "\(summary.moved) moved, \(summary.removed) removed, \(summary.unchanged) unchanged, "
+            + "\(summary.skipped.count) skipped\n"
+            + summary.skipped.map { "  skipped \($0.path): \($0.reason)\n" }.joined()
+    }
+
     func run() async throws {
         let library = try database.open(command: "scan")
         let live = isatty(2) == 1 && !quiet
@@ -76,11 +84,7 @@ struct LibraryScanCommand: AsyncParsableCommand {
                 }
             }
             if live { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-            let seconds = Date().timeIntervalSince(start)
-            Terminal.write("Scanned in \(String(format: "%.2f", seconds)) s: \(summary.added) added, \(summary.updated) updated, "
-                           + "\(summary.moved) moved, \(summary.removed) removed, \(summary.unchanged) unchanged, "
-                           + "\(summary.skipped.count) skipped\n")
-            for s in summary.skipped { Terminal.write("  skipped \(s.path): \(s.reason)\n") }
+            Terminal.write(Self.report(summary, seconds: Date().timeIntervalSince(start)))
         } catch {
             if live { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
             Terminal.writeError("tonearm library scan: \(error)")

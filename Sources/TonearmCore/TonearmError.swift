@@ -54,6 +54,9 @@ public enum TonearmError: Error, Sendable, Hashable, CustomStringConvertible {
     case encoderUnavailable(path: String, encoder: String)
     /// The file at `path` has no track `track` usable here; `detail` says why (out of range, not audio).
     case noSuchTrack(path: String, track: Int, detail: String)
+    /// Watching the folder `path` for changes could not start or stopped; `failure` says why
+    /// (a system limit to raise, the folder gone).
+    case watchFailed(path: String, failure: WatchFailure)
 
     public var description: String {
         switch self {
@@ -83,6 +86,7 @@ public enum TonearmError: Error, Sendable, Hashable, CustomStringConvertible {
         case .exportCancelled(let p): "\(p): export cancelled; no file written"
         case .encoderUnavailable(let p, let e): "\(p): this FFmpeg build has no '\(e)' encoder"
         case .noSuchTrack(let p, let t, let d): "\(p): no usable track \(t) (\(d))"
+        case .watchFailed(let p, let f): "\(p): cannot watch for changes: \(f)"
         }
     }
 }
@@ -95,7 +99,8 @@ extension TonearmError {
              .notMediaFile(let p, _), .noAudioTrack(let p), .unsupportedCodec(let p, _),
              .decodeFailed(let p, _), .writeFailed(let p, _), .invalidPlaylist(let p, _, _), .library(let p, _),
              .incompatibleFileType(let p, _, _, _), .fileExists(let p), .exportCancelled(let p),
-             .encoderUnavailable(let p, _), .noSuchTrack(let p, _, _):
+             .encoderUnavailable(let p, _), .noSuchTrack(let p, _, _),
+             .watchFailed(let p, _):
             p
         default: nil
         }

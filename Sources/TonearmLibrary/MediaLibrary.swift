@@ -71,6 +71,16 @@ public final class MediaLibrary: Sendable {
     /// active processor. A scan started while another of this library runs waits for it to end
     /// before it walks the folders.
     public func scan(folders: [String], readerThreads: Int? = nil, batchSize: Int = 500) throws(TonearmError) -> AsyncThrowingStream<ScanEvent, any Error> {
+        try Self.checkFolders(folders)
+        let (stream, continuation) = AsyncThrowingStream<ScanEvent, any Error>.makeStream()
+        Scanner(pool: pool, databasePath: path, folders: folders,
+                readerThreads: readerThreads ?? ProcessInfo.processInfo.activeProcessorCount,
+                batchSize: max(1, batchSize), lock: scanLock, continuation: continuation).start()
+        return stream
+    }
+
+    /// Throws unless every one of `folders` is a folder that can be listed (see ``scan(folders:readerThreads:batchSize:)``).
+    static func checkFolders(_ folders: [String]) throws(TonearmError) {
         for folder in folders {
             var st = stat()
             guard stat(folder, &st) == 0 else {
@@ -82,11 +92,6 @@ public final class MediaLibrary: Sendable {
                 throw .notReadable(path: folder, reason: String(cString: strerror(errno)))
             }
         }
-        let (stream, continuation) = AsyncThrowingStream<ScanEvent, any Error>.makeStream()
-        Scanner(pool: pool, databasePath: path, folders: folders,
-                readerThreads: readerThreads ?? ProcessInfo.processInfo.activeProcessorCount,
-                batchSize: max(1, batchSize), lock: scanLock, continuation: continuation).start()
-        return stream
     }
 
     /// Scans `folders` to the end, calling `progress` for each progress event (on the caller's

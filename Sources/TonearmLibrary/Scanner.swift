@@ -13,21 +13,27 @@ import TonearmCore
 /// the batch in progress, and the next scan finds those files new (or changed) and completes it.
 /// Moves: a file new at its path whose content hash is that of a row whose file is gone takes
 /// that row (its persistentID, play count, rating) instead of a new one.
+///
+/// With `changed` (a folder watcher's batch), only those paths are looked at — files, and
+/// folders walked like the folders are — and only the rows at or under them are compared, so
+/// rows elsewhere are neither removed nor taken by a move.
 final class Scanner: @unchecked Sendable {
     private let batchSize: Int
     private let lock: NSLock
     private let pool: DatabasePool
     private let databasePath: String
     private let folders: [String]
+    private let changed: Set<String>?
     private let readerCount: Int
     private let continuation: AsyncThrowingStream<ScanEvent, any Error>.Continuation
     private let cancelled = Flag()
 
-    init(pool: DatabasePool, databasePath: String, folders: [String], readerThreads: Int,
+    init(pool: DatabasePool, databasePath: String, folders: [String], changed: Set<String>? = nil, readerThreads: Int,
          batchSize: Int, lock: NSLock, continuation: AsyncThrowingStream<ScanEvent, any Error>.Continuation) {
         self.pool = pool
         self.databasePath = databasePath
         self.folders = folders
+        self.changed = changed
         self.readerCount = max(1, readerThreads)
         self.continuation = continuation
         self.batchSize = batchSize
@@ -75,13 +81,13 @@ final class Scanner: @unchecked Sendable {
             return old
         }
         defer { try? pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = \(synchronous)") } }
-        let found = walk()
+        let found = changed.map { walk(changed: $0) } ?? walk(folders)
         let known = try pool.read { db in
             try Row.fetchAll(db, sql: "SELECT id, path, size, mtime, contentHash FROM item").map {
                 Known(id: $0["id"], path: $0["path"], size: $0["size"], mtime: $0["mtime"],
                       hash: UInt64(bitPattern: $0["contentHash"]))
             }
-        }
+        }.filter { changed?.covers($0.path) ?? true }
         let byPath = Dictionary(known.map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
         let foundPaths = Set(found.map(\.path))
         // Rows whose file is gone, by content hash: candidates for moves, removed at the end
@@ -192,7 +198,7 @@ final class Scanner: @unchecked Sendable {
 
     /// Every regular file under the folders (hidden entries skipped; symbolic links to files
     /// followed, to folders not, but a folder given to scan may be one), sorted by path, each once.
-    private func walk() -> [FoundFile] {
+    private func walk(_ folders: [String]) -> [FoundFile] {
         var files: [String: FoundFile] = [:]
         for folder in folders {
             Self.walk(directory: URL(fileURLWithPath: folder).standardizedFileURL.path, into: &files)
@@ -231,6 +237,26 @@ final class Scanner: @unchecked Sendable {
         }
         closedir(dir)
         for folder in folders { walk(directory: folder, into: &files) }
+    }
+
+    /// The changed paths that are regular files, and the files under those that are folders
+    /// (walked as above); sorted by path, each once. Paths that no longer exist give nothing.
+    private func walk(changed: Set<String>) -> [FoundFile] {
+        var files: [String: FoundFile] = [:]
+        var folders: [String] = []
+        for path in changed {
+            var st = stat()
+            guard stat(path, &st) == 0 else { continue }
+            switch st.st_mode & S_IFMT {
+            case S_IFDIR: folders.append(path)
+            case S_IFREG:
+                let mtime = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
+                files[path] = FoundFile(path: path, size: Int64(st.st_size), mtime: mtime)
+            default: break
+            }
+        }
+        for f in walk(folders) { files[f.path] = f }
+        return files.values.sorted { $0.path < $1.path }
     }
 
     private static func exists(_ path: String) -> Bool {
