@@ -71,7 +71,9 @@ let package = Package(
         .target(name: "TonearmEngine", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmOutput"]),
         // The media library (MPMediaLibrary, MPMediaQuery, MPMediaItem): a scanner reading tags
         // through TonearmCodecs into one SQLite file through GRDB.
-        .target(name: "TonearmLibrary", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmPlaylists", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "TonearmLibrary", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmPlaylists", .product(name: "GRDB", package: "GRDB.swift"),
+                                                // SQLite's C API, to bind a scan's rows without boxing each value
+                                                .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         // Layer 4: players built on the engine's render path.
         .target(name: "TonearmPlayback", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmOutput", "TonearmPlaylists", "TonearmSession", "TonearmNetwork"]),
 

@@ -52,6 +52,8 @@ public final class MediaLibrary: Sendable {
         do {
             pool = try DatabasePool(path: path, configuration: config)
             try Schema.migrator.migrate(pool)
+            // A first scan killed midway left its indexes deferred: make them now.
+            if try pool.read(Schema.hasDeferredSchema) { try pool.write(Schema.restoreDeferredSchema) }
         } catch {
             throw .library(path: path, reason: Self.underlying(error))
         }

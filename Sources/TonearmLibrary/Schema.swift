@@ -153,7 +153,45 @@ enum Schema {
                     COALESCE(discNumber, 1), COALESCE(trackNumber, 0), titleSort);
                 """)
         }
+        m.registerMigration("v5: deferred schema") { db in
+            // Indexes and triggers a bulk load dropped, to be made again (see deferListingSchema).
+            try db.execute(sql: "CREATE TABLE deferredSchema (name TEXT PRIMARY KEY, sql TEXT NOT NULL)")
+        }
         return m
+    }
+
+    /// Drops the item table's indexes (but the path's uniqueness) and the trigger that feeds
+    /// the full-text index from new rows, so that a first scan inserts into a bare table; their
+    /// SQL is kept in `deferredSchema`, in the same transaction, so that a scan killed before
+    /// ``restoreDeferredSchema(_:)`` leaves a database that the next open completes. Called by
+    /// the scanner, in a write transaction.
+    static func deferListingSchema(_ db: Database) throws {
+        let rows = try Row.fetchAll(db, sql: """
+            SELECT type, name, sql FROM sqlite_master WHERE tbl_name = 'item' AND sql IS NOT NULL
+            AND (type = 'index' OR (type = 'trigger' AND name = 'item_ai'))
+            """)
+        for row in rows {
+            let type: String = row["type"], name: String = row["name"], sql: String = row["sql"]
+            try db.execute(sql: "INSERT INTO deferredSchema (name, sql) VALUES (?, ?)", arguments: [name, sql])
+            try db.execute(sql: "DROP \(type == "index" ? "INDEX" : "TRIGGER") \(name)")
+        }
+    }
+
+    /// Makes again what ``deferListingSchema(_:)`` dropped, with the full-text index rebuilt from
+    /// the rows (sorting once is much faster than growing each index row by row). Does nothing
+    /// when nothing is deferred. In a write transaction: at the end of a scan, and when a library
+    /// is opened (a scan was killed, or another process opens the library while it scans).
+    static func restoreDeferredSchema(_ db: Database) throws {
+        let rows = try Row.fetchAll(db, sql: "SELECT sql FROM deferredSchema")
+        guard !rows.isEmpty else { return }
+        for row in rows { try db.execute(sql: row["sql"]) }
+        try db.execute(sql: "INSERT INTO itemSearch(itemSearch) VALUES ('rebuild')")
+        try db.execute(sql: "DELETE FROM deferredSchema")
+    }
+
+    /// Whether indexes are deferred (a first scan runs or was killed).
+    static func hasDeferredSchema(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM deferredSchema)") ?? false
     }
 
     /// The folded-key and sort-key columns, in the order of ``derivedTexts(title:artist:album:albumArtist:composer:genre:)``.

@@ -21,6 +21,32 @@ public enum SearchKey {
     /// with runs of white space made one space and the ends trimmed; "" for nil.
     public static func fold(_ text: String?) -> String {
         guard let text, !text.isEmpty else { return "" }
+        return foldASCII(text) ?? foldUnicode(text)
+    }
+
+    /// ``fold(_:)`` of text that is all ASCII (most tags): lower case, white space collapsed,
+    /// the same result as ``foldUnicode(_:)`` at a tenth of the cost; nil for other text.
+    static func foldASCII(_ text: String) -> String? {
+        var text = text
+        return text.withUTF8 { bytes -> String? in
+            var out = [UInt8]()
+            out.reserveCapacity(bytes.count)
+            var pendingSpace = false
+            for b in bytes {
+                if b >= 0x80 { return nil }
+                if b == 0x20 || (0x09...0x0D).contains(b) {  // Unicode's white space within ASCII
+                    pendingSpace = !out.isEmpty
+                    continue
+                }
+                if pendingSpace { out.append(0x20); pendingSpace = false }
+                out.append((0x41...0x5A).contains(b) ? b + 0x20 : b)
+            }
+            return String(decoding: out, as: UTF8.self)
+        }
+    }
+
+    /// ``fold(_:)`` through Foundation's folding, for any text.
+    static func foldUnicode(_ text: String) -> String {
         let folded = text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
         var out = String.UnicodeScalarView()
         var pendingSpace = false

@@ -1,8 +1,38 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Testing
-import TonearmLibrary
+@testable import TonearmLibrary
 
 @Suite struct FoldingTests {
+    /// The ASCII fast path gives what Foundation's folding gives: every ASCII character alone
+    /// and beside others, and pseudo-random ASCII strings with runs of white space.
+    @Test func theASCIIPathFoldsAsTheUnicodePath() {
+        var mismatches: [String] = []
+        func check(_ s: String) {
+            guard let fast = SearchKey.foldASCII(s) else { mismatches.append("no fast path: \(s.debugDescription)"); return }
+            if fast != SearchKey.foldUnicode(s) { mismatches.append(s.debugDescription) }
+        }
+        for b in UInt8(0)..<0x80 {
+            let c = String(decoding: [b], as: UTF8.self)
+            check(c)
+            check("A\(c)b")
+            check(" \(c)  Z\(c)")
+        }
+        var state: UInt32 = 7
+        let alphabet = Array("AbZz09 \t\n\r\u{0B}\u{0C}\u{1C}\u{1F}-_.,'!?()[]&@".utf8)
+        for _ in 0..<2_000 {
+            var bytes: [UInt8] = []
+            for _ in 0..<Int(state % 24) {
+                state = state &* 1_664_525 &+ 1_013_904_223
+                bytes.append(alphabet[Int(state >> 16) % alphabet.count])
+            }
+            state = state &* 1_664_525 &+ 1_013_904_223
+            check(String(decoding: bytes, as: UTF8.self))
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(10))")
+        #expect(SearchKey.foldASCII("Beyoncé") == nil)
+        #expect(SearchKey.fold("  The  BAND\t") == "the band")
+    }
+
     @Test func lettersOfTheirOwnAreSpeltOut() {
         #expect(SearchKey.fold("Ágætis byrjun") == "agaetis byrjun")
         #expect(SearchKey.fold("Łódź") == "lodz")

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import GRDB
+import Testing
+@testable import TonearmLibrary
+import TonearmTestSupport
+
+/// A first scan of an empty library fills a bare table and builds the indexes and the full-text
+/// index at the end; whatever happens, the library ends with the schema it would have had.
+@Suite struct BulkScanTests {
+    /// The item table's indexes and triggers, with their SQL.
+    static func schema(_ path: String) throws -> [String: String] {
+        let queue = try DatabaseQueue(path: path)
+        return try queue.read { db in
+            var result: [String: String] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_master WHERE tbl_name = 'item' AND type IN ('index', 'trigger')") {
+                result[row["name"]] = row["sql"] ?? ""
+            }
+            return result
+        }
+    }
+
+    static func deferred(_ path: String) throws -> Int {
+        try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM deferredSchema") ?? -1 }
+    }
+
+    @Test func aFirstScanEndsWithEveryIndexAndASearchableLibrary() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        let before = try Self.schema(f.library.path)
+        #expect(before.count >= 10 && before["item_ai"] != nil, "\(before.keys.sorted())")
+        #expect(LibraryFixtures.mediaCount >= Scanner.bulkThreshold, "the fixture exercises the bulk path")
+        let summary = try await f.library.scanToEnd(folders: [f.root])
+        #expect(summary.added == LibraryFixtures.mediaCount)
+        #expect(try Self.schema(f.library.path) == before)
+        #expect(try Self.deferred(f.library.path) == 0)
+        // The full-text index was rebuilt from the rows, and the insert trigger feeds it again.
+        let found = try MediaQuery.search("beyonce").items(in: f.library).count
+        let byArtist = try MediaQuery.songs().filtered(by: .artist("Beyoncé")).items(in: f.library).count
+        #expect(found == byArtist && found > 0)
+        let later = LibraryFixtures.Track(path: "Later/01 Zyzzyva.mp3", title: "Zyzzyva Nocturne", artist: "Nobody",
+                                          album: "Later", genre: "Jazz", track: 1, trackCount: 1, year: 2020)
+        try LibraryFixtures.write(later, base: try LibraryFixtures.baseMP3(in: f.root),
+                                  png: try TagFixtures.coverPNG(f.dir.file("cover.png")), root: f.root)
+        let again = try await f.library.scanToEnd(folders: [f.root])
+        #expect(again.added == 1)
+        #expect(try MediaQuery.search("zyzzyva").items(in: f.library).map(\.title) == ["Zyzzyva Nocturne"],
+                "a later scan's rows are searchable (the trigger is back)")
+    }
+
+    /// A scan killed between deferring and restoring (simulated: the deferral committed, rows
+    /// added without the trigger) is completed when the library is next opened.
+    @Test func deferredIndexesAreMadeWhenTheLibraryIsOpened() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        _ = try await f.library.scanToEnd(folders: [f.root])
+        let complete = try Self.schema(f.library.path)
+        let count = try MediaQuery.search("beyonce").items(in: f.library).count
+        let queue = try DatabaseQueue(path: f.library.path)
+        try await queue.write { db in
+            try Schema.deferListingSchema(db)
+            // The killed scan's rows went into the bare table: the full-text index has none.
+            try db.execute(sql: "INSERT INTO itemSearch(itemSearch) VALUES ('delete-all')")
+        }
+        try queue.close()
+        #expect(try Self.deferred(f.library.path) == complete.count - 3, "every index and the insert trigger")
+        #expect(try Self.schema(f.library.path).count == 3, "left: the path's unique index, the update and delete triggers")
+
+        let reopened = try MediaLibrary(path: f.library.path)
+        #expect(try Self.schema(f.library.path) == complete)
+        #expect(try Self.deferred(f.library.path) == 0)
+        #expect(try MediaQuery.search("beyonce").items(in: reopened).count == count && count > 0)
+    }
+}
