@@ -46,7 +46,7 @@ struct LibraryScanCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Files written per transaction.", visibility: .hidden))
     var batchSize = 500
 
-    @Option(name: .long, help: ArgumentHelp("Reader threads (default: one per processor).", visibility: .hidden))
+    @Option(name: .long, help: ArgumentHelp("Reader threads (default: three per processor, 4 to 8).", visibility: .hidden))
     var readers: Int?
 
     func validate() throws {
