@@ -35,11 +35,37 @@ struct ItemFields: Sendable {
 /// What a reader thread made of one file.
 enum ReadOutcome: Sendable {
     /// Opened and read.
-    case read(FoundFile, hash: UInt64, ItemFields)
+    case read(FoundFile, hash: FileHashes, ItemFields)
     /// Only hashed: new at its path with the content of a row whose file is gone (a move), so
     /// its tags are that row's.
-    case hashed(FoundFile, hash: UInt64)
+    case hashed(FoundFile, hash: FileHashes)
     case skipped(SkippedFile)
+}
+
+/// A content hash and the version of ``ContentHash`` that made it, as a row stores them.
+struct StoredHash: Hashable, Sendable {
+    var version: Int
+    var value: UInt64
+}
+
+/// A file's content hash, and its version 1 hash when a version 1 row may have moved to it.
+struct FileHashes: Sendable {
+    var current: UInt64
+    var legacy: UInt64?
+
+    /// The stored forms to look a moved row up by: the current version first.
+    var candidates: [StoredHash] {
+        [StoredHash(version: ContentHash.version, value: current)] + (legacy.map { [StoredHash(version: 1, value: $0)] } ?? [])
+    }
+}
+
+/// The hashes of the rows whose files are gone (a scan's move candidates).
+struct MoveCandidates: Sendable {
+    var hashes: Set<StoredHash>
+    /// Whether some were made with version 1 (then new files are hashed both ways).
+    var hasLegacy: Bool { hashes.contains { $0.version == 1 } }
+
+    func contains(_ h: FileHashes) -> Bool { h.candidates.contains { hashes.contains($0) } }
 }
 
 /// Reads one file for the scanner. Stateless; called on the scanner's reader threads.
@@ -48,7 +74,7 @@ enum FileReader {
     /// tags, duration and format (``fields(_:opened:)``). The file is opened once; the bytes
     /// read for the hash (the first and last 64 KiB) serve the text check and the headers.
     /// Never throws: failures become `.skipped`.
-    static func read(_ file: FoundFile, mayBeMove: Bool, movedHashes: Set<UInt64>) -> ReadOutcome {
+    static func read(_ file: FoundFile, mayBeMove: Bool, moves: MoveCandidates) -> ReadOutcome {
         func skip(_ reason: String) -> ReadOutcome { .skipped(SkippedFile(path: file.path, reason: reason)) }
         if file.size == 0 { return skip("the file is empty (0 bytes)") }
         let fd = open(file.path, O_RDONLY | O_CLOEXEC)
@@ -64,9 +90,12 @@ enum FileReader {
             if case .notReadable(_, let why) = error { return skip("cannot be read (\(why))") }
             return skip(reason(error, file.path))
         }
-        if mayBeMove && movedHashes.contains(hash) { return .hashed(file, hash: hash) }
+        // The old hash only when a row of the old version may have moved here.
+        let hashes = FileHashes(current: hash, legacy: mayBeMove && moves.hasLegacy
+                                    ? ContentHash.legacy(size: file.size, head: head, tail: tail) : nil)
+        if mayBeMove && moves.contains(hashes) { return .hashed(file, hash: hashes) }
         switch fields(file, opened: (fd, head, tail)) {
-        case .success(let f): return .read(file, hash: hash, f)
+        case .success(let f): return .read(file, hash: hashes, f)
         case .failure(let why): return .skipped(SkippedFile(path: file.path, reason: why.text))
         }
     }

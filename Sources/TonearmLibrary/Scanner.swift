@@ -13,7 +13,9 @@ import TonearmCore
 /// Every transaction leaves the database consistent: a scan killed at any point loses at most
 /// the batch in progress, and the next scan finds those files new (or changed) and completes it.
 /// Moves: a file new at its path whose content hash is that of a row whose file is gone takes
-/// that row (its persistentID, play count, rating) instead of a new one.
+/// that row (its persistentID, play count, rating) instead of a new one. The hash is compared in
+/// the row's ``ContentHash`` version (a version 1 row's with the file hashed the old way too),
+/// and the moved row is hashed again with the current version.
 ///
 /// With `changed` (a folder watcher's batch), only those paths are looked at — files, and
 /// folders walked like the folders are — and only the rows at or under them are compared, so
@@ -68,7 +70,7 @@ final class Scanner: @unchecked Sendable {
         var path: String
         var size: Int64
         var mtime: Int64
-        var hash: UInt64
+        var hash: StoredHash
     }
 
     private func run() throws -> ScanSummary {
@@ -91,9 +93,9 @@ final class Scanner: @unchecked Sendable {
         }
         let found = changed.map { walk(changed: $0) } ?? walk(folders)
         let known = try pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT id, path, size, mtime, contentHash FROM item").map {
+            try Row.fetchAll(db, sql: "SELECT id, path, size, mtime, contentHash, hashVersion FROM item").map {
                 Known(id: $0["id"], path: $0["path"], size: $0["size"], mtime: $0["mtime"],
-                      hash: UInt64(bitPattern: $0["contentHash"]))
+                      hash: StoredHash(version: $0["hashVersion"], value: UInt64(bitPattern: $0["contentHash"])))
             }
         }.filter { changed?.covers($0.path) ?? true }
         let byPath = Dictionary(known.map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
@@ -101,13 +103,16 @@ final class Scanner: @unchecked Sendable {
         // Rows whose file is gone, by content hash: candidates for moves, removed at the end
         // when unclaimed.
         var missing = Dictionary(grouping: known.filter { !foundPaths.contains($0.path) && !Self.exists($0.path) }, by: \.hash)
-        let movedHashes = Set(missing.keys)
-        /// A row whose file is gone with content `hash`, no longer a candidate.
-        func claimMissing(_ hash: UInt64) -> Known? {
-            guard var rows = missing[hash], !rows.isEmpty else { return nil }
-            let row = rows.removeFirst()
-            missing[hash] = rows.isEmpty ? nil : rows
-            return row
+        let moves = MoveCandidates(hashes: Set(missing.keys))
+        /// A row whose file is gone with the content hashed as `hashes`, no longer a candidate.
+        func claimMissing(_ hashes: FileHashes) -> Known? {
+            for key in hashes.candidates {
+                guard var rows = missing[key], !rows.isEmpty else { continue }
+                let row = rows.removeFirst()
+                missing[key] = rows.isEmpty ? nil : rows
+                return row
+            }
+            return nil
         }
 
         var work: [(FoundFile, existing: Int64?)] = []
@@ -135,7 +140,7 @@ final class Scanner: @unchecked Sendable {
             let reader = Thread { [cancelled] in
                 while !cancelled.isSet, let i = next.take(below: jobs.count) {
                     let (file, existing) = jobs[i]
-                    results.push((i, FileReader.read(file, mayBeMove: existing == nil, movedHashes: movedHashes)))
+                    results.push((i, FileReader.read(file, mayBeMove: existing == nil, moves: moves)))
                 }
                 results.push((-1, .skipped(SkippedFile(path: "", reason: ""))))  // this reader is done
             }
@@ -158,25 +163,25 @@ final class Scanner: @unchecked Sendable {
                 summary.filesRead += 1
                 batchArtworkBytes += fields.artwork?.data.count ?? 0
                 if let existing {
-                    batch.append(.update(id: existing, file, hash: hash, fields))
+                    batch.append(.update(id: existing, file, hash: hash.current, fields))
                     summary.updated += 1
                 } else if let m = claimMissing(hash) {
-                    batch.append(.update(id: m.id, file, hash: hash, fields))
+                    batch.append(.update(id: m.id, file, hash: hash.current, fields))
                     summary.moved += 1
                 } else {
-                    batch.append(.insert(file, hash: hash, fields))
+                    batch.append(.insert(file, hash: hash.current, fields))
                     summary.added += 1
                 }
             case .hashed(let file, let hash):
                 if let m = claimMissing(hash) {
-                    batch.append(.move(id: m.id, file))
+                    batch.append(.move(id: m.id, file, hash: hash.current))
                     summary.moved += 1
                 } else {
                     // Another file took that row (a copy of a moved file): read this one as new.
                     switch FileReader.fields(file) {
                     case .success(let fields):
                         summary.filesRead += 1
-                        batch.append(.insert(file, hash: hash, fields))
+                        batch.append(.insert(file, hash: hash.current, fields))
                         summary.added += 1
                     case .failure(let why):
                         summary.skipped.append(SkippedFile(path: file.path, reason: why.text))
@@ -283,7 +288,9 @@ final class Scanner: @unchecked Sendable {
     private enum Write {
         case insert(FoundFile, hash: UInt64, ItemFields)
         case update(id: Int64, FoundFile, hash: UInt64, ItemFields)
-        case move(id: Int64, FoundFile)
+        /// The row's file moved: its new place, and its content hash made again with the
+        /// current version.
+        case move(id: Int64, FoundFile, hash: UInt64)
     }
 
     /// Writes a batch in one transaction. New rows go in with multi-row INSERT statements
@@ -308,9 +315,10 @@ final class Scanner: @unchecked Sendable {
                 case .update(let id, let file, let hash, let fields):
                     try Self.storeArtwork(db, fields)
                     try Self.execute(db.cachedStatement(sql: Self.updateSQL), Self.arguments(file, hash: hash, fields) + [.int(id)])
-                case .move(let id, let file):
-                    try db.cachedStatement(sql: "UPDATE item SET path = ?, size = ?, mtime = ? WHERE id = ?")
-                        .execute(arguments: [file.path, file.size, file.mtime, id])
+                case .move(let id, let file, let hash):
+                    try Self.execute(db.cachedStatement(sql: "UPDATE item SET path = ?, size = ?, mtime = ?, contentHash = ?, hashVersion = ? WHERE id = ?"),
+                                     [.text(file.path), .int(file.size), .int(file.mtime), .int(Int64(bitPattern: hash)),
+                                      .int(Int64(ContentHash.version)), .int(id)])
                 }
             }
             let width = Self.insertColumns.count
@@ -383,7 +391,7 @@ final class Scanner: @unchecked Sendable {
     }
 
     /// The columns ``arguments(_:hash:_:)`` gives values for, in its order.
-    private static let fileColumns = ["contentHash", "path", "size", "mtime"]
+    private static let fileColumns = ["contentHash", "hashVersion", "path", "size", "mtime"]
     private static let fieldColumns = [
         "title", "artist", "album", "albumArtist", "composer", "genre", "trackNumber", "trackCount",
         "discNumber", "discCount", "year", "releaseDate", "duration", "container", "codec", "sampleRate",
@@ -392,7 +400,7 @@ final class Scanner: @unchecked Sendable {
     ] + Schema.keyColumns + Schema.sortColumns
     /// A new row's columns: the id, ``fileColumns``, ``fieldColumns`` and the date added.
     private static let insertColumns = ["id"] + fileColumns + fieldColumns + ["dateAdded"]
-    /// Rows per INSERT statement (50 × 46 values, well under SQLite's limit of 32,766).
+    /// Rows per INSERT statement (50 × 47 values, well under SQLite's limit of 32,766).
     private static let insertChunk = 50
     /// Files a first scan must have to build the indexes at the end (see ``run()``).
     static let bulkThreshold = 16
@@ -415,7 +423,7 @@ final class Scanner: @unchecked Sendable {
     /// The values of ``fileColumns`` and ``fieldColumns``, in their order.
     private static func arguments(_ file: FoundFile, hash: UInt64, _ f: ItemFields) -> [SQLValue] {
         [
-            .int(Int64(bitPattern: hash)), .text(file.path), .int(file.size), .int(file.mtime),
+            .int(Int64(bitPattern: hash)), .int(Int64(ContentHash.version)), .text(file.path), .int(file.size), .int(file.mtime),
             .text(f.title), .init(f.artist), .init(f.album), .init(f.albumArtist), .init(f.composer), .init(f.genre),
             .init(f.trackNumber), .init(f.trackCount), .init(f.discNumber), .init(f.discCount), .init(f.year),
             .init(f.releaseDate), .real(f.duration), .text(f.format.container), .text(f.format.codec),

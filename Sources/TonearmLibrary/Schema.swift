@@ -26,6 +26,10 @@ import GRDB
 /// - v4 (listing indexes): `item_albumOrder` in the album grouping's order replaces
 ///   `item_albumSort`; `item_mediaType` is gone (it drew every query to a scan
 ///   of the table).
+/// - v5 adds `deferredSchema`, where a first scan keeps the SQL of the indexes it builds at the
+///   end (see ``deferListingSchema(_:)``).
+/// - v6 records each row's ``ContentHash`` version (`hashVersion`, 1 for the rows before it),
+///   so that a file moved after the hash changed is still recognised.
 enum Schema {
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -156,6 +160,10 @@ enum Schema {
         m.registerMigration("v5: deferred schema") { db in
             // Indexes and triggers a bulk load dropped, to be made again (see deferListingSchema).
             try db.execute(sql: "CREATE TABLE deferredSchema (name TEXT PRIMARY KEY, sql TEXT NOT NULL)")
+        }
+        m.registerMigration("v6: content hash version") { db in
+            // Rows keep the ContentHash version of their contentHash: 1 for every row so far.
+            try db.execute(sql: "ALTER TABLE item ADD COLUMN hashVersion INTEGER NOT NULL DEFAULT 1")
         }
         return m
     }
