@@ -134,10 +134,12 @@ import TonearmTestSupport
         // `.finished` comes once the stream has drained; the monitor's last fragment reaches the
         // recorder a little later. Wait (woken by each write to the file) until the recording holds
         // at least the whole sound and then 100 ms of silence, so that its end is not cut here.
+        // Not itself a check: parecord writes what it has when it stops, and the end of the sound
+        // is checked to the sample below (a clean clone's run once saw no write for 5 s under
+        // load, the end then intact).
         let settled = try waitForRecording(heardPath, atLeast: Int(Self.seconds * Self.recordingRate),
-                                           endingInSilence: Int(0.1 * Self.recordingRate), timeout: 5)
+                                           endingInSilence: Int(0.1 * Self.recordingRate), timeout: 10)
         recorder.terminate(SIGINT)
-        #expect(settled, "\(ext): the recording did not end in silence within 5 s of .finished")
 
         let problems = seen.filter {
             switch $0 {
@@ -161,6 +163,7 @@ import TonearmTestSupport
         let rate = heard.sampleRate
         #expect(sinkSpec.contains("\(Self.sourceRate)Hz"), "\(ext): the sink ran at \(sinkSpec)")
         var report = "\(ext): sink \(sinkSpec) while playing, played in \(playTime), underruns \(underruns)"
+            + (settled ? "" : "; the recording had not ended in silence 10 s after .finished")
 
         for c in 0..<2 {
             let rec = heard.channels[c], ref = reference.channels[c]
