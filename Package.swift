@@ -27,11 +27,14 @@ let package = Package(
         .target(name: "TonearmCore"),
 
         // Layer 1: system libraries, each with a small shim for the macros Swift cannot import.
+        // FFmpeg's headers (on the default path), not linked: CFFmpegLazy defines the functions
+        // Tonearm calls and loads the libraries on first use, so that a process that needs no
+        // codec (a library scan of FLAC files, --help) starts without FFmpeg's ~130 libraries.
         .systemLibrary(
             name: "CFFmpeg",
-            pkgConfig: "libavformat",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]
         ),
+        .target(name: "CFFmpegLazy"),
         // No pkgConfig: libpulse.pc adds `-D_REENTRANT -pthread`, which SwiftPM warns about;
         // the headers are on the default path and the module map links libpulse.
         .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
@@ -45,7 +48,7 @@ let package = Package(
         .target(name: "TonearmPlaylists", dependencies: ["TonearmCore"]),
 
         // Layer 2: plugin families over the core.
-        .target(name: "TonearmCodecs", dependencies: ["TonearmCore", "CFFmpeg"]),
+        .target(name: "TonearmCodecs", dependencies: ["TonearmCore", "CFFmpeg", "CFFmpegLazy"]),
         .target(name: "TonearmOutput", dependencies: ["TonearmCore", "CPulse"]),
         // DSP kernels as plain types (time-stretching now; EQ, mixer, effects to come).
         .target(name: "TonearmDSP", dependencies: ["TonearmCore", "CRubberBand"]),
@@ -64,7 +67,7 @@ let package = Package(
 
         // Export (AVAsset, AVAssetExportSession, AVMutableComposition): track listing, remuxing
         // without re-encoding, conversion and trimming, written through FFmpeg's muxers.
-        .target(name: "TonearmExport", dependencies: ["TonearmCore", "TonearmCodecs", "CFFmpeg"]),
+        .target(name: "TonearmExport", dependencies: ["TonearmCore", "TonearmCodecs", "CFFmpeg", "CFFmpegLazy"]),
 
         // Layer 3: the engine — the one render path (decoder threads → lock-free rings → node graph →
         // output) that every player shares.

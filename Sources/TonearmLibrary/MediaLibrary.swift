@@ -49,6 +49,10 @@ public final class MediaLibrary: Sendable {
         }
         var config = Configuration()
         config.busyMode = .timeout(10)
+        // Statement journals (a multi-row INSERT into a table with a UNIQUE column needs one) and
+        // sorts (building an index) in memory, not in files under /var/tmp: a first scan wrote
+        // 20 such files and 70 MB to them.
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA temp_store = MEMORY") }
         do {
             pool = try DatabasePool(path: path, configuration: config)
             try Schema.migrator.migrate(pool)

@@ -78,16 +78,18 @@ final class Scanner: @unchecked Sendable {
         // The scan's commits do not wait for the disk (each took ~15 ms here): in WAL mode the
         // database stays consistent, and a power cut may lose only the last batches, which the
         // next scan redoes. Nor does the scan copy the log into the database every 4 MB (each
-        // copy waits for the disk twice): once, at the end. The connection's settings are
-        // restored after.
-        let (synchronous, autocheckpoint) = try pool.writeWithoutTransaction { db in
-            let old = (try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? 2, try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? 1000)
-            try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 0")
+        // copy waits for the disk twice): once, at the end. Its pages stay in a cache of 64 MB
+        // (SQLite's default of 2 MB wrote pages to the log in the middle of a transaction that
+        // changed them again). The connection's settings are restored after.
+        let (synchronous, autocheckpoint, cacheSize) = try pool.writeWithoutTransaction { db in
+            let old = (try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? 2, try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? 1000,
+                       try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -2000)
+            try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 0; PRAGMA cache_size = -65536")
             return old
         }
         defer {
             try? pool.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA synchronous = \(synchronous); PRAGMA wal_autocheckpoint = \(autocheckpoint)")
+                try db.execute(sql: "PRAGMA synchronous = \(synchronous); PRAGMA wal_autocheckpoint = \(autocheckpoint); PRAGMA cache_size = \(cacheSize)")
                 _ = try db.checkpoint(.passive)
             }
         }
@@ -128,12 +130,16 @@ final class Scanner: @unchecked Sendable {
         // meanwhile the library lists slowly and its search finds nothing new.
         let bulk = changed == nil && known.isEmpty && work.count >= Self.bulkThreshold
         if bulk { try pool.write(Schema.deferListingSchema) }
+        // Rows are written in transactions of `batchSize` files; a first scan's of four times as
+        // many: its ids (content hashes) fall all over the table, so each commit writes most of
+        // the table's pages to the log again, and a kill loses at most a few seconds' reading.
+        let commitEvery = bulk ? Self.bulkBatchFactor * batchSize : batchSize
         defer { if bulk { try? pool.write(Schema.restoreDeferredSchema) } }
         var done = summary.unchanged
         continuation.yield(.progress(ScanProgress(filesDone: done, filesTotal: found.count, currentFile: nil)))
 
         // Bounded: readers outrun the writer, and a read file may carry its cover.
-        let results = BlockingQueue<(Int, ReadOutcome)>(capacity: 2 * batchSize)
+        let results = BlockingQueue<(Int, ReadOutcome)>(capacity: 2 * commitEvery)
         let next = Counter()
         let jobs = work
         for _ in 0..<min(readerCount, max(1, work.count)) {
@@ -190,7 +196,7 @@ final class Scanner: @unchecked Sendable {
             }
             done += 1
             continuation.yield(.progress(ScanProgress(filesDone: done, filesTotal: found.count, currentFile: work[i].0.path)))
-            if batch.count >= batchSize || batchArtworkBytes >= Self.batchArtworkLimit {
+            if batch.count >= commitEvery || batchArtworkBytes >= Self.batchArtworkLimit {
                 try flush(batch)
                 batch.removeAll(keepingCapacity: true)
                 batchArtworkBytes = 0
@@ -215,47 +221,10 @@ final class Scanner: @unchecked Sendable {
 
     // MARK: Walking
 
-    /// Every regular file under the folders (hidden entries skipped; symbolic links to files
-    /// followed, to folders not, but a folder given to scan may be one), sorted by path, each once.
+    /// Every regular file under the folders (``FolderWalk``, on the reader threads' count of
+    /// threads), sorted by path, each once.
     private func walk(_ folders: [String]) -> [FoundFile] {
-        var files: [String: FoundFile] = [:]
-        for folder in folders {
-            Self.walk(directory: URL(fileURLWithPath: folder).standardizedFileURL.path, into: &files)
-        }
-        return files.values.sorted { $0.path < $1.path }
-    }
-
-    /// Adds the regular files under `directory` to `files`, with `readdir` and `stat` (the
-    /// entry's type from the directory saves a `stat` per folder; Foundation's enumerator took
-    /// about four times as long). Folders that cannot be read are passed over.
-    private static func walk(directory: String, into files: inout [String: FoundFile]) {
-        guard let dir = opendir(directory) else { return }
-        let prefix = directory.hasSuffix("/") ? directory : directory + "/"
-        var folders: [String] = []
-        while let entry = readdir(dir) {
-            let type = Int32(entry.pointee.d_type)
-            let name = withUnsafePointer(to: &entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
-            if name.hasPrefix(".") { continue }  // hidden, and "." and ".."
-            let path = prefix + name
-            if type == DT_DIR { folders.append(path); continue }
-            guard type == DT_REG || type == DT_LNK || type == DT_UNKNOWN else { continue }
-            var st = stat()
-            guard stat(path, &st) == 0 else { continue }
-            switch st.st_mode & S_IFMT {
-            case S_IFREG:
-                let mtime = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
-                files[path] = FoundFile(path: path, size: Int64(st.st_size), mtime: mtime)
-            case S_IFDIR where type == DT_UNKNOWN:
-                var lst = stat()
-                if lstat(path, &lst) == 0 && (lst.st_mode & S_IFMT) == S_IFDIR { folders.append(path) }
-            default:
-                continue
-            }
-        }
-        closedir(dir)
-        for folder in folders { walk(directory: folder, into: &files) }
+        FolderWalk.files(under: folders, threads: readerCount)
     }
 
     /// The changed paths that are regular files, and the files under those that are folders
@@ -404,6 +373,8 @@ final class Scanner: @unchecked Sendable {
     private static let insertChunk = 50
     /// Files a first scan must have to build the indexes at the end (see ``run()``).
     static let bulkThreshold = 16
+    /// How many times `batchSize` files a first scan's transactions hold (see ``run()``).
+    static let bulkBatchFactor = 4
     /// Rows per DELETE statement.
     private static let deleteChunk = 500
     /// Cover bytes a batch holds at most before it is written (a batch of files with large

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TonearmTestSupport
+
+/// FFmpeg is loaded when a command first needs it, not when `tonearm` starts (CFFmpegLazy):
+/// the dynamic loader's own log (`LD_DEBUG=files`) tells which libraries a run loaded, and how.
+@Suite struct LazyFFmpegCLITests {
+    /// The lines of the loader's log that load `library`.
+    private func loads(_ library: String, in log: String) -> [Substring] {
+        log.split(separator: "\n").filter { $0.contains("file=\(library)") }
+    }
+
+    @Test func theBinaryDoesNotLinkFFmpeg() throws {
+        let dynamic = try run("readelf", ["-d", try tonearmBinary()])
+        #expect(dynamic.status == 0, "\(dynamic.stderr)")
+        let needed = dynamic.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+        #expect(!needed.isEmpty, "\(dynamic.stdout.prefix(1000))")
+        #expect(!needed.contains { $0.contains("libav") || $0.contains("libswresample") }, "\(needed)")
+    }
+
+    @Test func startingDoesNotLoadFFmpeg() throws {
+        let r = try run(try tonearmBinary(), ["--version"], environment: ["LD_DEBUG": "files"])
+        #expect(r.status == 0, "\(r.stderr.suffix(1000))")
+        #expect(!loads("libc.so", in: r.stderr).isEmpty, "no loader log: \(r.stderr.prefix(500))")
+        #expect(loads("libavformat", in: r.stderr).isEmpty)
+        #expect(loads("libavcodec", in: r.stderr).isEmpty)
+    }
+
+    @Test func readingAFileLoadsFFmpegOnFirstUse() throws {
+        let dir = try TempDir("lazy-ffmpeg")
+        defer { dir.remove() }
+        let tone = dir.file("tone.ogg")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=0.5", "-c:a", "libvorbis", tone])
+        let r = try run(try tonearmBinary(), ["info", tone], environment: ["LD_DEBUG": "files"])
+        #expect(r.status == 0, "\(r.stderr.suffix(1000))")
+        #expect(r.stdout.contains("vorbis"), "\(r.stdout)")
+        let avformat = loads("libavformat", in: r.stderr)
+        #expect(avformat.contains { $0.contains("dynamically loaded") }, "\(avformat)")
+        #expect(!avformat.contains { $0.contains("needed by") }, "\(avformat)")
+    }
+}
