@@ -142,12 +142,16 @@ final class Scanner: @unchecked Sendable {
         let results = BlockingQueue<(Int, ReadOutcome)>(capacity: 2 * commitEvery)
         let next = Counter()
         let jobs = work
+        if jobs.count >= Self.readAheadThreshold {
+            ReadAhead(files: jobs.map(\.0), distance: Self.readAheadDistance, taken: next, cancelled: cancelled).start()
+        }
         for _ in 0..<min(readerCount, max(1, work.count)) {
             let reader = Thread { [cancelled] in
                 while !cancelled.isSet, let i = next.take(below: jobs.count) {
                     let (file, existing) = jobs[i]
                     results.push((i, FileReader.read(file, mayBeMove: existing == nil, moves: moves)))
                 }
+                next.close()
                 results.push((-1, .skipped(SkippedFile(path: "", reason: ""))))  // this reader is done
             }
             reader.name = "tonearm-scan-reader"
@@ -373,6 +377,10 @@ final class Scanner: @unchecked Sendable {
     private static let insertChunk = 50
     /// Files a first scan must have to build the indexes at the end (see ``run()``).
     static let bulkThreshold = 16
+    /// Files to read from which the kernel is asked to read ahead of the readers (``ReadAhead``),
+    /// and how far ahead.
+    static let readAheadThreshold = 64
+    static let readAheadDistance = 256
     /// How many times `batchSize` files a first scan's transactions hold (see ``run()``).
     static let bulkBatchFactor = 4
     /// Rows per DELETE statement.
@@ -418,12 +426,30 @@ final class Flag: @unchecked Sendable {
 
 /// Hands out 0, 1, 2, … to the reader threads.
 final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
+    private let condition = NSCondition()
     private var next = 0
+    private var limit = Int.max
+
     func take(below limit: Int) -> Int? {
-        lock.withLock {
+        condition.withLock {
             guard next < limit else { return nil }
-            defer { next += 1 }
+            defer { next += 1; condition.broadcast() }
+            return next
+        }
+    }
+
+    /// No more numbers will be taken (a reader stops: done or cancelled): waiters return.
+    func close() {
+        condition.withLock {
+            limit = next
+            condition.broadcast()
+        }
+    }
+
+    /// Waits until `count` numbers are taken or none is left to take, and returns how many are taken.
+    func wait(untilTaken count: Int) -> Int {
+        condition.withLock {
+            while next < count && next < limit { condition.wait() }
             return next
         }
     }
