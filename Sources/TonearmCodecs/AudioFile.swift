@@ -339,7 +339,11 @@ public final class AudioFile: @unchecked Sendable {
             bits = raw > 0 ? raw : coded > 0 ? coded : nil
         }
         var rate = Int(par.pointee.bit_rate)
-        if rate <= 0 && fmt.pointee.nb_streams == 1 { rate = Int(fmt.pointee.bit_rate) }
+        // The container's rate is the stream's when it is the only one (cover pictures aside).
+        let streams = (0..<Int(fmt.pointee.nb_streams)).filter {
+            fmt.pointee.streams[$0]!.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC == 0
+        }.count
+        if rate <= 0 && streams == 1 { rate = Int(fmt.pointee.bit_rate) }
         return SourceFormat(
             containerName: containerName(formatName, fmt: fmt, path: path), formatName: formatName,
             codecName: codecName, sampleRate: Int(par.pointee.sample_rate), channelCount: channels,

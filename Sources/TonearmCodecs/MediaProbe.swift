@@ -56,7 +56,21 @@ public struct MediaProbe: Sendable {
         try self.init(path: path, file: TagFileReader(fd: fd, size: Int(size), owned: false, head: head, tail: tail))
     }
 
-    private init(path: String, file: TagFileReader) throws(TonearmError) {
+    /// Reads the file at `path` through FFmpeg alone, also where a native reader would read it
+    /// (FLAC: ``FLACHeader``): for tests that hold the two ways side by side.
+    package init(ffmpegOnlyPath path: String) throws(TonearmError) {
+        let (fd, size) = try AudioFile.openChecked(path)
+        try self.init(path: path, file: TagFileReader(fd: fd, size: Int(size), owned: true), native: false)
+    }
+
+    private init(path: String, file: TagFileReader, native: Bool = true) throws(TonearmError) {
+        if native, let flac = FLACHeader(file) {
+            // Read without FFmpeg, as FFmpeg would read it (FLACHeader).
+            self.init(path: path, fileFormat: flac.sourceFormat(fileSize: file.size),
+                      duration: Double(flac.totalFrames) / Double(flac.sampleRate),
+                      metadata: flac.metadata(file: file), headerOnly: true)
+            return
+        }
         tonearm_av_log_quiet()
         let head = file.read(at: 0, count: min(file.size, Self.headSize)) ?? []
         switch ContainerSniffer.sniff(head: head, file: file) {

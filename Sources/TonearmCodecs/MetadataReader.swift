@@ -87,6 +87,15 @@ public enum MetadataReader {
             tags.add(dictionary: st.pointee.metadata)
         }
 
+        return finish(tags, file: source, attached: attachedPicture(fc))
+    }
+
+    /// The part of reading tags that needs no FFmpeg, shared with the native readers
+    /// (``FLACHeader``): `tags` as the container gave them, then APEv2 and ID3v1 at the end of
+    /// `file` (ranked as the type's description says), the named fields, and the artwork: the
+    /// container's `attached` picture, else one left in the comments, else an APE cover.
+    static func finish(_ containerTags: TagSet, file source: (any TagByteSource)?, attached: Artwork?) -> AudioMetadata {
+        var tags = containerTags
         var apeCovers: [(key: String, data: [UInt8])] = []
         if let file = source {
             let v1 = ID3v1Tag.read(file)
@@ -116,7 +125,7 @@ public enum MetadataReader {
         }
 
         var m = build(from: tags)
-        m.artwork = attachedPicture(fc)
+        m.artwork = attached
             ?? pictureFromComments(tags)
             ?? apeArtwork(apeCovers)
         return m

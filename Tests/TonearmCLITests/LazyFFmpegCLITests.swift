@@ -39,4 +39,28 @@ import TonearmTestSupport
         #expect(avformat.contains { $0.contains("dynamically loaded") }, "\(avformat)")
         #expect(!avformat.contains { $0.contains("needed by") }, "\(avformat)")
     }
+
+    @Test func aLibraryScanOfFLACFilesDoesNotLoadFFmpeg() throws {
+        let dir = try TempDir("lazy-ffmpeg-scan")
+        defer { dir.remove() }
+        let music = dir.file("Music")
+        try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
+        for i in 0..<3 {
+            try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=\(440 + 110 * i):duration=0.3", "-c:a", "flac",
+                                 "-metadata", "title=Song \(i)", "-metadata", "artist=Lazy", "\(music)/\(i).flac"])
+        }
+        let db = dir.file("library.sqlite")
+        let scan = try run(try tonearmBinary(), ["library", "scan", music, "--db", db, "--quiet"], environment: ["LD_DEBUG": "files"])
+        #expect(scan.status == 0, "\(scan.stderr.suffix(1000))")
+        #expect(scan.stdout.contains("3 added"), "\(scan.stdout)")
+        #expect(loads("libavformat", in: scan.stderr).isEmpty, "FFmpeg was loaded to scan FLAC files")
+        let songs = try run(try tonearmBinary(), ["library", "songs", "--artist", "Lazy", "--db", db])
+        #expect(songs.stdout.contains("Song 0") && songs.stdout.contains("Song 2"), "\(songs.stdout)")
+
+        // An Ogg Vorbis file is read by FFmpeg, loaded for it.
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=duration=0.3", "-c:a", "libvorbis", "\(music)/3.ogg"])
+        let again = try run(try tonearmBinary(), ["library", "scan", music, "--db", db, "--quiet"], environment: ["LD_DEBUG": "files"])
+        #expect(again.stdout.contains("1 added"), "\(again.stdout)")
+        #expect(loads("libavformat", in: again.stderr).contains { $0.contains("dynamically loaded") })
+    }
 }
