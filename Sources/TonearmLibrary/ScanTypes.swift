@@ -45,7 +45,9 @@ public struct ScanSummary: Sendable, Hashable {
     public init() {}
 }
 
-/// What `MediaLibrary.scan(folders:)` reports: progress as it goes, then the summary, last.
+/// What `MediaLibrary.scan(folders:)` reports: progress as it goes (after each file in scans
+/// of up to 1,000 files, else after each thousandth of them, and always after the last), then
+/// the summary, last.
 public enum ScanEvent: Sendable, Hashable {
     case progress(ScanProgress)
     case finished(ScanSummary)
