@@ -134,6 +134,7 @@ final class Scanner: @unchecked Sendable {
         // many: its ids (content hashes) fall all over the table, so each commit writes most of
         // the table's pages to the log again, and a kill loses at most a few seconds' reading.
         let commitEvery = bulk ? Self.bulkBatchFactor * batchSize : batchSize
+        var scanIDs: Set<Int64>? = bulk ? [] : nil
         defer { if bulk { try? pool.write(Schema.restoreDeferredSchema) } }
         var done = summary.unchanged
         continuation.yield(.progress(ScanProgress(filesDone: done, filesTotal: found.count, currentFile: nil)))
@@ -208,13 +209,13 @@ final class Scanner: @unchecked Sendable {
                 continuation.yield(.progress(ScanProgress(filesDone: done, filesTotal: found.count, currentFile: work[i].0.path)))
             }
             if batch.count >= commitEvery || batchArtworkBytes >= Self.batchArtworkLimit {
-                try flush(batch)
+                try flush(batch, scanIDs: &scanIDs)
                 batch.removeAll(keepingCapacity: true)
                 batchArtworkBytes = 0
             }
         }
         if cancelled.isSet { throw CancellationError() }
-        try flush(batch)
+        try flush(batch, scanIDs: &scanIDs)
         let gone = missing.values.flatMap { $0 }.map(\.id)
         try pool.write { db in
             // Many rows per statement, for the full-text index's trigger (see flush).
@@ -277,16 +278,22 @@ final class Scanner: @unchecked Sendable {
     /// (``insertChunk`` rows each), after the batch's updates: a statement that fires the
     /// full-text index's trigger opens a statement savepoint, at which FTS5 writes out its
     /// pending terms, so one row per statement made inserting about three times as slow.
-    private func flush(_ batch: [Write]) throws {
+    ///
+    /// `scanIDs`: in a first scan (the table was empty when it began, and only scans insert
+    /// rows, one at a time), every id given so far, so that a new row's id is checked against
+    /// them instead of queried.
+    private func flush(_ batch: [Write], scanIDs: inout Set<Int64>?) throws {
         guard !batch.isEmpty else { return }
         let now = Date().timeIntervalSince1970
+        var known = scanIDs
+        defer { scanIDs = known }
         try pool.write { db in
             var rows: [SQLValue] = []
-            var assigned = Set<Int64>()
+            var assigned = known ?? Set<Int64>()
             for w in batch {
                 switch w {
                 case .insert(let file, let hash, let fields):
-                    let id = try Self.freeID(db, hash: hash, path: file.path, taken: assigned)
+                    let id = try Self.freeID(db, hash: hash, path: file.path, taken: assigned, onlyTaken: known != nil)
                     assigned.insert(id)
                     try Self.storeArtwork(db, fields)
                     rows.append(.int(id))
@@ -301,6 +308,7 @@ final class Scanner: @unchecked Sendable {
                                       .int(Int64(ContentHash.version)), .int(id)])
                 }
             }
+            if known != nil { known = assigned }
             let width = Self.insertColumns.count
             var start = 0
             while start < rows.count {
@@ -349,11 +357,12 @@ final class Scanner: @unchecked Sendable {
     /// The id for a new row: the content hash, unless a row has it already (a duplicate of a
     /// file still present) or it is in `taken` (given to another file of the batch), then a
     /// hash of it with the path, again until free.
-    private static func freeID(_ db: Database, hash: UInt64, path: String, taken: Set<Int64>) throws -> Int64 {
+    /// `onlyTaken`: `taken` holds every id in the table (a first scan's), so the table is not asked.
+    private static func freeID(_ db: Database, hash: UInt64, path: String, taken: Set<Int64>, onlyTaken: Bool = false) throws -> Int64 {
         var candidate = hash
         let exists = try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM item WHERE id = ?)")
         func isTaken(_ id: Int64) throws -> Bool {
-            try taken.contains(id) || Bool.fetchOne(exists, arguments: [id]) == true
+            try taken.contains(id) || (!onlyTaken && Bool.fetchOne(exists, arguments: [id]) == true)
         }
         while try isTaken(Int64(bitPattern: candidate)) {
             var h = FNV1a()

@@ -48,6 +48,25 @@ import TonearmTestSupport
                 "a later scan's rows are searchable (the trigger is back)")
     }
 
+    /// A first scan knows every id it gave (the table was empty): copies of one file, read in
+    /// different transactions, still get ids of their own.
+    @Test func copiesInDifferentTransactionsOfAFirstScanGetIdsOfTheirOwn() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        let original = f.path("Sigur Rós/Ágætis byrjun/1-1.mp3")
+        try FileManager.default.createDirectory(atPath: f.path("zz/deeper"), withIntermediateDirectories: true)
+        for copy in ["0 first copy.mp3", "zz/copy.mp3", "zz/deeper/copy.mp3"] {
+            try FileManager.default.copyItem(atPath: original, toPath: f.path(copy))
+        }
+        let s = try await f.library.scanToEnd(folders: [f.root], batchSize: 2)
+        #expect(s.added == LibraryFixtures.mediaCount + 3)
+        let ids = try ["Sigur Rós/Ágætis byrjun/1-1.mp3", "0 first copy.mp3", "zz/copy.mp3", "zz/deeper/copy.mp3"].map {
+            try #require(try f.item(at: $0)).persistentID
+        }
+        #expect(Set(ids).count == 4)
+        #expect(try f.library.statistics().items == LibraryFixtures.mediaCount + 3)
+    }
+
     /// A scan killed between deferring and restoring (simulated: the deferral committed, rows
     /// added without the trigger) is completed when the library is next opened.
     @Test func deferredIndexesAreMadeWhenTheLibraryIsOpened() async throws {
