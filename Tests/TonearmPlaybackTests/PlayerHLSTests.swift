@@ -69,8 +69,9 @@ import TonearmTestSupport
         defer { server.stop() }
         let out = dir.file("out.wav")
         let item = PlayerItem(url: server.url("/vod/index.m3u8"))
-        let player = Player(playerItem: item, output: { FileOutput(path: out) })
+        let player = Player(output: { FileOutput(path: out) })
         let ready = collectPlayerEvents(player) { $0 == .itemStatusChanged(.readyToPlay) }
+        player.replaceCurrentItem(with: item)
         _ = try await ready.value
         let d = try #require(item.duration.seconds)
         #expect(item.seekableTimeRanges == [TimeRange(start: 0, duration: d)])
@@ -141,8 +142,9 @@ import TonearmTestSupport
         let server = try PrivateHTTPServer(root: dir.path)
         defer { server.stop() }
         let item = PlayerItem(url: server.url("/evil.m3u8"))
-        let player = Player(playerItem: item, output: { NullOutput() })
+        let player = Player(output: { NullOutput() })
         let events = collectPlayerEvents(player) { if case .itemStatusChanged(.failed) = $0 { true } else { false } }
+        player.replaceCurrentItem(with: item)
         player.play()
         _ = try await events.value
         guard case .network(_, .schemeNotAllowed("file"))? = item.error else {
