@@ -22,23 +22,42 @@ private func printPlaylistJSON<T: Encodable>(_ value: T) throws {
 private func tracks(_ n: Int) -> String { n == 1 ? "1 track" : "\(n) tracks" }
 
 /// A playlist as `--json` prints it (persistentID as text: JSON numbers lose 64-bit precision).
+/// A smart playlist has `"smart": true` and no persistentID or dates.
 private struct PlaylistJSON: Encodable {
-    var persistentID: String
+    var persistentID: String?
     var name: String
     var count: Int
-    var dateCreated, dateModified: Date
+    var smart: Bool
+    var dateCreated, dateModified: Date?
     var tracks: [LibraryListCommand.ItemJSON]?
 
     init(_ p: MediaPlaylist, items: [MediaItem]? = nil) {
         persistentID = String(p.persistentID)
-        name = p.name; count = p.count; dateCreated = p.dateCreated; dateModified = p.dateModified
+        name = p.name; count = p.count; smart = false; dateCreated = p.dateCreated; dateModified = p.dateModified
         tracks = items?.map(LibraryListCommand.ItemJSON.init)
+    }
+
+    init(smart: SmartPlaylist, items: [MediaItem], withTracks: Bool) {
+        name = smart.name; count = items.count; self.smart = true
+        tracks = withTracks ? items.map(LibraryListCommand.ItemJSON.init) : nil
     }
 }
 
-/// `tonearm library playlists [--json]`: every playlist, by name, with its number of tracks.
+/// The standard smart playlists that no playlist of the library's own hides (a playlist of the
+/// same name takes its place), with their items now.
+private func smartPlaylists(_ library: MediaLibrary, besides own: [MediaPlaylist]) throws(TonearmError) -> [(SmartPlaylist, [MediaItem])] {
+    var result: [(SmartPlaylist, [MediaItem])] = []
+    for smart in SmartPlaylist.standard where !own.contains(where: { $0.name == smart.name }) {
+        result.append((smart, try library.smartPlaylist(smart, limit: smart.defaultLimit)))
+    }
+    return result
+}
+
+/// `tonearm library playlists [--json]`: every playlist, by name, with its number of tracks, then
+/// the standard smart playlists (recently added, most played, top rated, never played) marked
+/// "smart".
 struct LibraryPlaylistsCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "playlists", abstract: "List the library's playlists.")
+    static let configuration = CommandConfiguration(commandName: "playlists", abstract: "List the library's playlists and its smart playlists.")
 
     @Flag(name: .long, help: "Print JSON.")
     var json = false
@@ -48,8 +67,13 @@ struct LibraryPlaylistsCommand: ParsableCommand {
         let library = try database.open(command: "playlists")
         try reportingErrors("playlists") {
             let all = try library.playlists()
-            if json { return try printPlaylistJSON(all.map { PlaylistJSON($0) }) }
+            let smart = try smartPlaylists(library, besides: all)
+            if json {
+                return try printPlaylistJSON(all.map { PlaylistJSON($0) }
+                    + smart.map { PlaylistJSON(smart: $0.0, items: $0.1, withTracks: false) })
+            }
             for p in all { Terminal.write("\(p.name)  [\(tracks(p.count))]\n") }
+            for (p, items) in smart { Terminal.write("\(p.name)  [smart, \(tracks(items.count))]\n") }
         }
     }
 }
@@ -116,10 +140,18 @@ struct LibraryPlaylistCommand: ParsableCommand {
         func run() throws {
             let library = try database.open(command: "playlist show")
             try reportingErrors("playlist show") {
-                let items = try library.items(in: name)
-                guard let p = try library.playlist(named: name) else { throw TonearmError.playlistNotFound(name: name) }
-                if json { return try printPlaylistJSON(PlaylistJSON(p, items: items)) }
-                Terminal.write("\(p.name)  [\(tracks(p.count)), \(formatTime(items.reduce(0) { $0 + $1.duration }))]\n")
+                let items = try library.items(inPlaylistOrSmartPlaylist: name)
+                let title: String
+                if let p = try library.playlist(named: name) {
+                    if json { return try printPlaylistJSON(PlaylistJSON(p, items: items)) }
+                    title = "\(p.name)  [\(tracks(p.count))"
+                } else if let smart = SmartPlaylist(named: name) {
+                    if json { return try printPlaylistJSON(PlaylistJSON(smart: smart, items: items, withTracks: true)) }
+                    title = "\(smart.name)  [smart, \(tracks(items.count))"
+                } else {
+                    throw TonearmError.playlistNotFound(name: name)
+                }
+                Terminal.write("\(title), \(formatTime(items.reduce(0) { $0 + $1.duration }))]\n")
                 for (n, i) in items.enumerated() {
                     let where_ = [i.artist, i.albumTitle].compactMap { $0 }.joined(separator: " — ")
                     Terminal.write("\(n + 1). \(i.title)\(where_.isEmpty ? "" : "  (\(where_))")  \(formatTime(i.duration))\n")

@@ -38,7 +38,7 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Play what a full-text search of the library finds (titles, artists, albums).")
     var search: String?
 
-    @Option(name: .long, help: "Play this playlist of the media library, in its order (see tonearm library playlists).")
+    @Option(name: .long, help: "Play this playlist of the media library, in its order, or a smart one such as \"Top 25 Most Played\" (see tonearm library playlists).")
     var playlist: String?
 
     @Option(name: .long, help: "The media library database (default: $XDG_DATA_HOME/tonearm/library.sqlite).")
@@ -61,7 +61,7 @@ struct PlayCommand: AsyncParsableCommand {
         let library = try MediaLibrary(path: db)
         if let playlist {
             // A playlist is played as it is; the filters do not narrow it.
-            let items = try library.items(in: playlist)
+            let items = try library.items(inPlaylistOrSmartPlaylist: playlist)
             if items.isEmpty { throw ValidationError("the playlist '\(playlist)' is empty") }
             return (library, items)
         }

@@ -43,6 +43,36 @@ public enum SmartPlaylist: Sendable, Hashable, Codable {
     case neverPlayed
 }
 
+extension SmartPlaylist {
+    /// The smart playlists every library shows beside its own playlists, as iTunes did: added in
+    /// the last 30 days, the 25 most played, the top rated, never played.
+    public static let standard: [SmartPlaylist] = [.recentlyAdded(days: 30), .mostPlayed, .topRated, .neverPlayed]
+
+    /// The name it is shown and asked for by (`tonearm play --playlist "Top 25 Most Played"`).
+    public var name: String {
+        switch self {
+        case .recentlyAdded(nil): "Recently Added (all)"
+        case .recentlyAdded(let days?): days == 30 ? "Recently Added" : "Added in the last \(days) days"
+        case .mostPlayed: "Top 25 Most Played"
+        case .topRated: "Top Rated"
+        case .neverPlayed: "Never Played"
+        }
+    }
+
+    /// How many items it holds at most (the 25 most played; 1,000 of the others).
+    public var defaultLimit: Int {
+        if case .mostPlayed = self { return 25 }
+        return 1000
+    }
+
+    /// The standard smart playlist called `name` (case and accents ignored), or nil.
+    public init?(named name: String) {
+        let key = SearchKey.fold(name.trimmingCharacters(in: .whitespaces))
+        guard let found = Self.standard.first(where: { SearchKey.fold($0.name) == key }) else { return nil }
+        self = found
+    }
+}
+
 /// What ``MediaLibrary/importPlaylist(from:named:)`` made.
 public struct PlaylistImport: Sendable, Hashable {
     /// The new playlist, holding the matched entries in the file's order.
@@ -160,6 +190,17 @@ extension MediaLibrary {
         }
     }
 
+    /// The items of the playlist `name`: the library's own playlist of that name, in its order,
+    /// or else the standard smart playlist of that name (``SmartPlaylist/init(named:)``, computed
+    /// now, at most ``SmartPlaylist/defaultLimit`` items).
+    /// - Throws: `.playlistNotFound` when neither exists, `.library`.
+    public func items(inPlaylistOrSmartPlaylist name: String) throws(TonearmError) -> [MediaItem] {
+        if try playlist(named: name) == nil, let smart = SmartPlaylist(named: name) {
+            return try smartPlaylist(smart, limit: smart.defaultLimit)
+        }
+        return try items(in: name)
+    }
+
     // MARK: Smart playlists
 
     /// The music items of a smart playlist, at most `limit` of them, computed now.
@@ -227,14 +268,14 @@ extension MediaLibrary {
         return PlaylistImport(playlist: playlist, unmatched: unmatched)
     }
 
-    /// Writes the playlist `name` to the file at `url` (replacing it atomically) in `format` (nil:
+    /// Writes the playlist `name` (or the smart playlist of that name, as it is now) to the file at `url` (replacing it atomically) in `format` (nil:
     /// from the extension): each item as a local path relative to the file's folder when inside it,
     /// with its title, duration and (XSPF) artist and album; the playlist's name as the title. The
     /// order is kept, so importing the file back gives the same items.
     /// - Throws: `.playlistNotFound`; the errors of `Playlist.write(to:format:relativeTo:)`
     ///   (`.invalidArgument` for an extension that names no format, `.writeFailed`, …); `.library`.
     public func exportPlaylist(_ name: String, to url: URL, format: PlaylistFormat? = nil) throws(TonearmError) {
-        let items = try items(in: name)
+        let items = try items(inPlaylistOrSmartPlaylist: name)
         let entries = items.map {
             PlaylistEntry(location: .file(path: $0.path), title: $0.title, duration: $0.duration,
                           artist: $0.artist, album: $0.albumTitle)

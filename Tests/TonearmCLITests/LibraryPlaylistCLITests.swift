@@ -48,12 +48,17 @@ import TonearmTestSupport
         r = try tonearm("playlist", "show", "Copy", "--json")
         #expect(try JSONDecoder().decode(Playlist.self, from: Data(r.stdout.utf8)).tracks?.map(\.title) == shown.tracks?.map(\.title))
 
+        struct Listed: Decodable { var name: String; var count: Int; var smart: Bool }
         r = try tonearm("playlists", "--json")
-        #expect(try JSONDecoder().decode([Playlist].self, from: Data(r.stdout.utf8)).map(\.name) == ["Copy", "Mix"])
+        let listed = try JSONDecoder().decode([Listed].self, from: Data(r.stdout.utf8))
+        #expect(listed.filter { !$0.smart }.map(\.name) == ["Copy", "Mix"], "the library's own first, by name")
+        #expect(listed.filter(\.smart).map(\.name) == ["Recently Added", "Top 25 Most Played", "Top Rated", "Never Played"])
         r = try tonearm("playlist", "delete", "Copy")
         #expect(r.status == 0)
         r = try tonearm("playlists")
-        #expect(r.stdout == "Mix  [9 tracks]\n")
+        let shownLines = r.stdout.split(separator: "\n")
+        #expect(shownLines.first == "Mix  [9 tracks]" && shownLines.count == 5, "\(r.stdout)")
+        #expect(shownLines.contains("Top 25 Most Played  [smart, 0 tracks]"), "nothing played yet: \(r.stdout)")
         r = try tonearm("playlist", "show", "Copy")
         #expect(r.status == 1 && r.stderr == "tonearm library playlist show: no playlist named 'Copy' in the media library\n", "\(r.stderr)")
     }
@@ -109,5 +114,25 @@ import TonearmTestSupport
                 "\(counts)")
         let missing = try run(bin, ["play", "--output", "null:untimed", "--plain", "--playlist", "Nope", "--db", db], environment: env)
         #expect(missing.status != 0 && missing.stderr.contains("no playlist named 'Nope'"))
+
+        // The smart playlists follow the plays: the seven played are the most played, no longer
+        // never played; a smart playlist is shown, exported and played by its name (any case).
+        r = try tonearm("playlist", "show", "top 25 most played", "--json")
+        struct Smart: Decodable { var name: String; var smart: Bool; var tracks: [Track] }
+        let most = try JSONDecoder().decode(Smart.self, from: Data(r.stdout.utf8))
+        #expect(most.name == "Top 25 Most Played" && most.smart && Set(most.tracks.map(\.title)) == Set(expected), "\(r.stdout) \(r.stderr)")
+        r = try tonearm("playlist", "show", "Never Played")
+        #expect(r.status == 0 && r.stdout.hasPrefix("Never Played  [smart, ") && !expected.contains { r.stdout.contains("\($0) ") }
+                && r.stdout.contains("Album One Track 1 "), "\(r.stdout)")
+        r = try tonearm("playlists")
+        #expect(r.stdout.contains("Top 25 Most Played  [smart, 7 tracks]\n"), "\(r.stdout)")
+        let m3u = dir.file("most.m3u8")
+        r = try tonearm("playlist", "export", "Top 25 most played", m3u)
+        #expect(r.status == 0, "\(r.stderr)")
+        let exported = try String(contentsOfFile: m3u, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        #expect(exported.count == 7, "\(exported)")
+        let again = try run(bin, ["play", "--output", "null:untimed", "--plain", "--playlist", "Top 25 Most Played", "--db", db], environment: env)
+        #expect(again.status == 0 && again.stdout.split(separator: "\n").filter { $0.hasPrefix("Playing ") }.count == 7,
+                "\(again.stdout) \(again.stderr)")
     }
 }

@@ -163,6 +163,19 @@ import TonearmTestSupport
         #expect(try lib.smartPlaylist(.recentlyAdded(days: 30), now: Date().addingTimeInterval(60 * 86_400)).isEmpty)
         #expect(try lib.smartPlaylist(.recentlyAdded(days: nil), limit: 3).count == 3)
         #expect(throws: TonearmError.self) { try lib.smartPlaylist(.topRated, limit: 0) }
+
+        // The standard ones are asked for by name, case and accents ignored; a playlist of the
+        // library's own with the same name comes first.
+        #expect(SmartPlaylist.standard.map(\.name) == ["Recently Added", "Top 25 Most Played", "Top Rated", "Never Played"])
+        #expect(SmartPlaylist(named: " top rated ") == .topRated)
+        #expect(SmartPlaylist(named: "Top Ratéd") == .topRated)
+        #expect(SmartPlaylist(named: "Top") == nil)
+        #expect(try lib.items(inPlaylistOrSmartPlaylist: "TOP RATED").map(\.persistentID) == [c.persistentID, a.persistentID])
+        #expect(try lib.items(inPlaylistOrSmartPlaylist: "Top 25 Most Played").count == 2)
+        _ = try lib.createPlaylist(named: "Top Rated")
+        try lib.addItems([b.persistentID], to: "Top Rated")
+        #expect(try lib.items(inPlaylistOrSmartPlaylist: "Top Rated").map(\.persistentID) == [b.persistentID])
+        #expect(throws: TonearmError.playlistNotFound(name: "Nope")) { try lib.items(inPlaylistOrSmartPlaylist: "Nope") }
     }
 
     @Test(arguments: [PlaylistFormat.m3u8, .pls, .xspf])
