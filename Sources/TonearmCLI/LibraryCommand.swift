@@ -10,7 +10,7 @@ struct LibraryCommand: AsyncParsableCommand {
         commandName: "library",
         abstract: "Scan folders into the media library, list its songs, albums, artists and genres, and keep playlists.",
         subcommands: [LibraryScanCommand.self, LibraryWatchCommand.self, LibraryListCommand.self, LibraryStatsCommand.self,
-                      LibraryPlaylistsCommand.self, LibraryPlaylistCommand.self])
+                      LibraryRateCommand.self, LibraryPlaylistsCommand.self, LibraryPlaylistCommand.self])
 }
 
 /// The database option every library command takes.

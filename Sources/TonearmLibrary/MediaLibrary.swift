@@ -196,6 +196,20 @@ public final class MediaLibrary: Sendable {
         if changed == 0 { throw .invalidArgument("no item with persistentID \(persistentID) in \(path)") }
     }
 
+    /// Sets the rating, 0 (none) to 5, of every item in `persistentIDs`: all of them or, when one
+    /// is not in the library, none.
+    /// - Throws: `TonearmError.invalidArgument` for a rating out of range or naming the first
+    ///   unknown item; `.library` when the database cannot be written.
+    public func setRating(_ rating: Int, of persistentIDs: [UInt64]) throws(TonearmError) {
+        guard (0...5).contains(rating) else { throw .invalidArgument("a rating is 0 to 5, not \(rating)") }
+        try write { db in
+            for pid in persistentIDs {
+                try db.execute(sql: "UPDATE item SET rating = ? WHERE id = ?", arguments: [rating, Int64(bitPattern: pid)])
+                if db.changesCount == 0 { throw TonearmError.invalidArgument("no item with persistentID \(pid) in \(self.path)") }
+            }
+        }
+    }
+
     // MARK: Statistics
 
     /// Counts over the whole library.

@@ -63,6 +63,57 @@ import TonearmTestSupport
         #expect(r.status == 1 && r.stderr == "tonearm library playlist show: no playlist named 'Copy' in the media library\n", "\(r.stderr)")
     }
 
+    @Test func rateSongsThenPlayTheTopRated() throws {
+        let dir = try TempDir("library-rate-cli")
+        defer { dir.remove() }
+        let music = dir.file("Music"), db = dir.file("library.sqlite")
+        try LibraryFixtures.make(at: music)
+        let bin = try tonearmBinary()
+        func tonearm(_ args: String...) throws -> (status: Int32, stdout: String, stderr: String) {
+            let r = try run(bin, ["library"] + args + ["--db", db])
+            return (r.status, r.stdout, r.stderr)
+        }
+        #expect(try tonearm("scan", music, "--quiet").status == 0)
+        var r = try tonearm("rate", "4", "--album", "album one")
+        #expect(r.status == 0 && r.stdout.split(separator: "\n").count == 8, "\(r.stdout) \(r.stderr)")
+        #expect(r.stdout.hasPrefix("★★★★☆  Album One Track "), "\(r.stdout)")
+        struct Song: Decodable { var persistentID: String; var title: String; var rating: Int }
+        r = try tonearm("songs", "--album", "album one", "--json")
+        let songs = try JSONDecoder().decode([Song].self, from: Data(r.stdout.utf8))
+        #expect(songs.count == 8 && songs.allSatisfy { $0.rating == 4 }, "\(songs)")
+        let best = try #require(songs.first { $0.title == "Album One Track 3" })
+        r = try tonearm("rate", "5", "--id", best.persistentID)
+        #expect(r.status == 0 && r.stdout.hasPrefix("★★★★★  Album One Track 3"), "\(r.stdout) \(r.stderr)")
+        let cleared = try #require(songs.first { $0.title == "Album One Track 8" })
+        r = try tonearm("rate", "0", "--id", cleared.persistentID)
+        #expect(r.status == 0 && r.stdout.hasPrefix("no rating  Album One Track 8"), "\(r.stdout)")
+
+        struct Smart: Decodable { var tracks: [Track] }
+        struct Track: Decodable { var title: String }
+        r = try tonearm("playlist", "show", "Top Rated", "--json")
+        let top = try JSONDecoder().decode(Smart.self, from: Data(r.stdout.utf8)).tracks.map(\.title)
+        #expect(top.first == "Album One Track 3" && top.count == 7 && !top.contains("Album One Track 8"), "\(top)")
+        let env = ["XDG_DATA_HOME": dir.file("data"), "XDG_STATE_HOME": dir.file("state")]
+        let played = try run(bin, ["play", "--output", "null:untimed", "--plain", "--playlist", "top rated", "--db", db], environment: env)
+        #expect(played.status == 0 && played.stdout.split(separator: "\n").filter { $0.hasPrefix("Playing ") }.count == 7,
+                "\(played.stdout) \(played.stderr)")
+
+        // Errors say what is wrong; nothing is changed.
+        r = try tonearm("rate", "6", "--search", "album")
+        #expect(r.status != 0 && r.stderr.contains("a rating is 0 (none) to 5 stars, not 6"), "\(r.stderr)")
+        r = try tonearm("rate", "3")
+        #expect(r.status != 0 && r.stderr.contains("say what to rate"), "\(r.stderr)")
+        r = try tonearm("rate", "3", "--id", "12x")
+        #expect(r.status != 0 && r.stderr.contains("'12x' is not a persistentID"), "\(r.stderr)")
+        r = try tonearm("rate", "3", "--search", "no such words at all")
+        #expect(r.status == 1 && r.stderr == "tonearm library rate: nothing in the library for search 'no such words at all'\n", "\(r.stderr)")
+        r = try tonearm("rate", "1", "--id", best.persistentID, "--id", "1")
+        #expect(r.status == 1 && r.stderr.contains("no item with persistentID 1"), "\(r.stderr)")
+        r = try tonearm("songs", "--album", "album one", "--json")
+        let after = try JSONDecoder().decode([Song].self, from: Data(r.stdout.utf8))
+        #expect(after.first { $0.title == "Album One Track 3" }?.rating == 5, "an unknown id rates none of them")
+    }
+
     @Test func renameRemoveMoveThenPlayThePlaylist() throws {
         let dir = try TempDir("library-playlist-edit")
         defer { dir.remove() }

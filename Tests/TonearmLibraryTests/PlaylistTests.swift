@@ -157,6 +157,13 @@ import TonearmTestSupport
         try lib.setRating(3, of: a.persistentID)
         try lib.setRating(5, of: c.persistentID)
         #expect(try lib.smartPlaylist(.topRated).map(\.persistentID) == [c.persistentID, a.persistentID])
+        // Several at once: all or none.
+        let unknown = (1...UInt64.max).first { id in !music.contains { $0.persistentID == id } }!
+        #expect(throws: TonearmError.invalidArgument("no item with persistentID \(unknown) in \(lib.path)")) {
+            try lib.setRating(4, of: [b.persistentID, unknown])
+        }
+        #expect(try lib.smartPlaylist(.topRated).map(\.persistentID) == [c.persistentID, a.persistentID], "nothing rated")
+        #expect(throws: TonearmError.self) { try lib.setRating(6, of: [b.persistentID]) }
 
         let recent = try lib.smartPlaylist(.recentlyAdded(days: 1), limit: 1000)
         #expect(recent.count == music.count, "everything was added just now")
