@@ -13,8 +13,14 @@ public protocol MediaPickerSource: Sendable {
     func collections(_ grouping: MediaGrouping) throws(TonearmError) -> [MediaItemCollection]
     /// Every playlist with its items in order, by name.
     func playlists() throws(TonearmError) -> [(playlist: MediaPlaylist, items: [MediaItem])]
+    /// The standard smart playlists with their items now, after the playlists (none by default).
+    func smartPlaylists() throws(TonearmError) -> [(playlist: SmartPlaylist, items: [MediaItem])]
     /// Whether there is nothing at all to pick.
     func isEmpty() throws(TonearmError) -> Bool
+}
+
+extension MediaPickerSource {
+    public func smartPlaylists() throws(TonearmError) -> [(playlist: SmartPlaylist, items: [MediaItem])] { [] }
 }
 
 /// The logic of a media picker (MPMediaPickerController) as a state machine: it takes keys and
@@ -392,7 +398,7 @@ public struct MediaPicker: Sendable {
 
     private mutating func cachedRows(_ view: View) throws(TonearmError) -> [Row] {
         if let rows = cache[view] { return rows }
-        let made: [Row]
+        var made: [Row]
         switch view {
         case .artists:
             made = try source.collections(.artist).map { c in
@@ -412,6 +418,14 @@ public struct MediaPicker: Sendable {
                 var row = Self.row(.playlist, title: p.playlist.name, detail: Self.tracks(p.items.count), items: p.items,
                                    match: [p.playlist.name])
                 row.id = "playlist:\(p.playlist.persistentID)"
+                return row
+            }
+            // Then the smart ones that hold something and that no playlist of the same name hides.
+            let names = Set(made.map(\.title))
+            made += try source.smartPlaylists().filter { !$0.items.isEmpty && !names.contains($0.playlist.name) }.map { p in
+                var row = Self.row(.playlist, title: p.playlist.name, detail: "smart, " + Self.tracks(p.items.count),
+                                   items: p.items, match: [p.playlist.name])
+                row.id = "smart:\(p.playlist.name)"
                 return row
             }
         case .songs, .selected:
@@ -530,6 +544,12 @@ extension MediaPicker {
                 result.append((p, items))
             }
             return result
+        }
+
+        /// The standard smart playlists (music only: empty for podcasts and audiobooks).
+        public func smartPlaylists() throws(TonearmError) -> [(playlist: SmartPlaylist, items: [MediaItem])] {
+            guard mediaType == nil || mediaType == .music else { return [] }
+            return try SmartPlaylist.standard.map { p throws(TonearmError) in (p, try library.smartPlaylist(p, limit: p.defaultLimit)) }
         }
 
         public func isEmpty() throws(TonearmError) -> Bool {

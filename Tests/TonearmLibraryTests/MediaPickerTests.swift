@@ -245,13 +245,23 @@ extension MediaPicker {
 
     @Test func playlistsOpenOntoTheirEntriesInOrder() async throws {
         var p = try await PickerLibrary.picker(.playlists)
-        #expect(p.titles == ["Mix"] && p.rows[0].detail == "3 tracks")
+        // The library's own, then the smart ones that hold something (nothing is played or rated).
+        let music = try MediaQuery.songs().items(in: try await PickerLibrary.shared.value).count
+        #expect(p.titles == ["Mix", "Recently Added", "Never Played"] && p.rows[0].detail == "3 tracks")
+        #expect(p.rows[1].detail == "smart, \(music) tracks" && p.rows[2].detail == p.rows[1].detail)
         guard case .picked(let all) = p.handle(.enter) else { Issue.record("not picked"); return }
         #expect(all.map(\.title) == ["Sæglópur 1-1", "Lemonade Song 10", "Sæglópur 1-1"], "entries as they are, twice included")
         p.press(.right)
         #expect(p.path == ["Playlists", "Mix"] && p.titles == ["Sæglópur 1-1", "Lemonade Song 10", "Sæglópur 1-1"])
         p.press(.toggle)
         #expect(p.selection.count == 1 && p.selectionState(of: p.rows[2]) == .all, "a song is selected once")
+
+        // A smart playlist is found by its name and opens onto its songs (never played: by title).
+        var q = try await PickerLibrary.picker(.playlists, search: "never")
+        #expect(q.titles == ["Never Played"])
+        q.press(.down, .right)
+        let never = try await PickerLibrary.shared.value.smartPlaylist(.neverPlayed, limit: 1000)
+        #expect(q.path == ["Playlists", "Never Played"] && q.titles == never.map(\.title) && never.count == music)
     }
 
     @Test func selectAllTogglesEveryRowShown() async throws {
