@@ -62,6 +62,19 @@ struct LibraryScanCommand: AsyncParsableCommand {
             + summary.skipped.map { "  skipped \($0.path): \($0.reason)\n" }.joined()
     }
 
+    /// The live progress line on a terminal `width` columns wide: a bar, the files done of the
+    /// files found, the percentage, and the file being read (control characters shown as "?"),
+    /// cut to fit by its width on screen.
+    /// `Scanning [████░░░░░░░░░░░░] 4210/10000  42%  03 - Song.flac`
+    static func progressLine(_ p: ScanProgress, width: Int) -> String {
+        let fraction = p.filesTotal > 0 ? Double(p.filesDone) / Double(p.filesTotal) : 0
+        let barWidth = max(10, min(30, width / 4))
+        var line = "Scanning " + LiveScreen.bar(fraction: fraction, width: barWidth)
+            + " \(p.filesDone)/\(p.filesTotal)  \(Int(fraction * 100))%"
+        if let file = p.currentFile { line += "  " + TextWidth.printable((file as NSString).lastPathComponent) }
+        return TextWidth.clip(line, to: max(20, width - 1))
+    }
+
     func run() async throws {
         let library = try database.open(command: "scan")
         let live = isatty(2) == 1 && !quiet
@@ -70,12 +83,10 @@ struct LibraryScanCommand: AsyncParsableCommand {
             let start = Date()
             let summary = try await library.scanToEnd(folders: folders, readerThreads: readers, batchSize: batchSize) { p in
                 guard !quiet, p.filesTotal > 0 else { return }
-                let line = "Scanning: \(p.filesDone)/\(p.filesTotal)"
                 if live {
-                    let name = p.currentFile.map { "  " + ($0 as NSString).lastPathComponent } ?? ""
-                    let text = String((line + name).prefix(max(20, Terminal.width - 1)))
-                    FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
+                    FileHandle.standardError.write(Data(("\r\u{1B}[K" + Self.progressLine(p, width: Terminal.width)).utf8))
                 } else {
+                    let line = "Scanning: \(p.filesDone)/\(p.filesTotal)"
                     let tenth = p.filesDone * 10 / p.filesTotal
                     if tenth != lastTenth {
                         lastTenth = tenth
