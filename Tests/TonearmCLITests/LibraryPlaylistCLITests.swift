@@ -3,19 +3,36 @@ import Foundation
 import Testing
 import TonearmTestSupport
 
-/// `tonearm library playlist …` and `tonearm library playlists` as a user runs them.
+/// The generated library (LibraryFixtures) scanned by `tonearm library scan` into a database
+/// of its own, in a temporary folder the test removes.
+private struct ScannedLibrary {
+    let dir: TempDir
+    let db: String
+    let bin: String
+
+    init(_ name: String) throws {
+        dir = try TempDir(name)
+        db = dir.file("library.sqlite")
+        bin = try tonearmBinary()
+        try LibraryFixtures.make(at: dir.file("Music"))
+        let scan = try library(["scan", dir.file("Music"), "--quiet"])
+        #expect(scan.status == 0, "\(scan.stderr)")
+    }
+
+    /// `tonearm library ARGS… --db DB`.
+    func library(_ args: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let r = try run(bin, ["library"] + args + ["--db", db])
+        return (r.status, r.stdout, r.stderr)
+    }
+}
+
+/// `tonearm library playlist …`, `playlists` and `rate` as a user runs them.
 @Suite struct LibraryPlaylistCLITests {
     @Test func createAddShowExportImportDelete() throws {
-        let dir = try TempDir("library-playlist-cli")
-        defer { dir.remove() }
-        let music = dir.file("Music"), db = dir.file("library.sqlite")
-        try LibraryFixtures.make(at: music)
-        let bin = try tonearmBinary()
-        func tonearm(_ args: String...) throws -> (status: Int32, stdout: String, stderr: String) {
-            let r = try run(bin, ["library"] + args + ["--db", db])
-            return (r.status, r.stdout, r.stderr)
-        }
-        #expect(try tonearm("scan", music, "--quiet").status == 0)
+        let lib = try ScannedLibrary("library-playlist-cli")
+        defer { lib.dir.remove() }
+        let dir = lib.dir
+        func tonearm(_ args: String...) throws -> (status: Int32, stdout: String, stderr: String) { try lib.library(args) }
 
         var r = try tonearm("playlist", "create", "Mix")
         #expect(r.status == 0 && r.stdout == "Created playlist 'Mix'\n", "\(r.stderr)")
@@ -64,16 +81,10 @@ import TonearmTestSupport
     }
 
     @Test func rateSongsThenPlayTheTopRated() throws {
-        let dir = try TempDir("library-rate-cli")
-        defer { dir.remove() }
-        let music = dir.file("Music"), db = dir.file("library.sqlite")
-        try LibraryFixtures.make(at: music)
-        let bin = try tonearmBinary()
-        func tonearm(_ args: String...) throws -> (status: Int32, stdout: String, stderr: String) {
-            let r = try run(bin, ["library"] + args + ["--db", db])
-            return (r.status, r.stdout, r.stderr)
-        }
-        #expect(try tonearm("scan", music, "--quiet").status == 0)
+        let lib = try ScannedLibrary("library-rate-cli")
+        defer { lib.dir.remove() }
+        let (dir, db, bin) = (lib.dir, lib.db, lib.bin)
+        func tonearm(_ args: String...) throws -> (status: Int32, stdout: String, stderr: String) { try lib.library(args) }
         var r = try tonearm("rate", "4", "--album", "album one")
         #expect(r.status == 0 && r.stdout.split(separator: "\n").count == 8, "\(r.stdout) \(r.stderr)")
         #expect(r.stdout.hasPrefix("★★★★☆  Album One Track "), "\(r.stdout)")
@@ -115,16 +126,10 @@ import TonearmTestSupport
     }
 
     @Test func renameRemoveMoveThenPlayThePlaylist() throws {
-        let dir = try TempDir("library-playlist-edit")
-        defer { dir.remove() }
-        let music = dir.file("Music"), db = dir.file("library.sqlite")
-        try LibraryFixtures.make(at: music)
-        let bin = try tonearmBinary()
-        func tonearm(_ args: String...) throws -> (status: Int32, stdout: String, stderr: String) {
-            let r = try run(bin, ["library"] + args + ["--db", db])
-            return (r.status, r.stdout, r.stderr)
-        }
-        #expect(try tonearm("scan", music, "--quiet").status == 0)
+        let lib = try ScannedLibrary("library-playlist-edit")
+        defer { lib.dir.remove() }
+        let (dir, db, bin) = (lib.dir, lib.db, lib.bin)
+        func tonearm(_ args: String...) throws -> (status: Int32, stdout: String, stderr: String) { try lib.library(args) }
         _ = try tonearm("playlist", "create", "Mix")
         var r = try tonearm("playlist", "add", "Mix", "--album", "album one")
         #expect(r.stdout == "Added 8 tracks to 'Mix' (8 tracks in all)\n", "\(r.stdout) \(r.stderr)")
