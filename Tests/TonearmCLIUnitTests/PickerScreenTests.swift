@@ -44,6 +44,15 @@ struct NoSongs: MediaPickerSource {
     func isEmpty() throws(TonearmError) -> Bool { true }
 }
 
+/// A library's songs with no playlists, smart ones included.
+struct NoPlaylists: MediaPickerSource {
+    let songs: MediaPicker.LibrarySource
+    func songs(matching search: String) throws(TonearmError) -> [MediaItem] { try songs.songs(matching: search) }
+    func collections(_ grouping: MediaGrouping) throws(TonearmError) -> [MediaItemCollection] { try songs.collections(grouping) }
+    func playlists() throws(TonearmError) -> [(playlist: MediaPlaylist, items: [MediaItem])] { [] }
+    func isEmpty() throws(TonearmError) -> Bool { try songs.isEmpty() }
+}
+
 /// `tonearm pick`'s screen, drawn as text without a terminal.
 @Suite struct PickerScreenTests {
     /// A line without its colour and video codes.
@@ -153,7 +162,13 @@ struct NoSongs: MediaPickerSource {
         p = try await ScreenLibrary.picker(.selected)
         lines = Self.render(p).map(Self.plain)
         #expect(lines[3].hasPrefix(" Nothing selected yet: space selects the highlighted row."))
+        // No playlists of its own: the smart ones that hold something are still there.
         p = try await ScreenLibrary.picker(.playlists)
+        lines = Self.render(p).map(Self.plain)
+        #expect(lines[3].hasPrefix("▸  Recently Added  smart, 32 tracks") && lines[4].hasPrefix("   Never Played  smart, 32 tracks"),
+                "\(lines[3...4])")
+        let source = MediaPicker.LibrarySource(library: try await ScreenLibrary.shared.value)
+        p = MediaPicker(source: NoPlaylists(songs: source), view: .playlists)
         #expect(Self.render(p).map(Self.plain)[3].hasPrefix(" No playlists: tonearm library playlist create NAME"))
     }
 }
