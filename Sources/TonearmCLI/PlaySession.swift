@@ -367,7 +367,9 @@ final class PlaySession: @unchecked Sendable {
         }
         if interactive {
             Terminal.write("\u{1B}[H\u{1B}[J" + LiveScreen.render(screen, width: Terminal.width))
-        } else if player.playbackState == .playing && metadataFor != 0 {
+        } else if player.playbackState == .playing && metadataFor != 0 && player.nowPlayingItem?.persistentID == metadataFor {
+            // Only the announced item's times: at a gapless change the queue is on the next item
+            // (its time from 0) before its event has been handled and its "Playing" line printed.
             let sec = Int(screen.elapsed)
             if sec / 5 != lastPlainSecond / 5 || lastPlainSecond < 0 {
                 lastPlainSecond = sec

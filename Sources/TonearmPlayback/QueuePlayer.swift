@@ -759,7 +759,11 @@ public final class QueuePlayer: @unchecked Sendable {
             s.segmentStartPlayerFrame += engineFrames
             s.pendingPosition = 0
             let ended = s.entries.firstIndex { $0.key == head.key }.map { ($0, s.entries[$0].item) }
-            guard let next = s.scheduled.first else { return (.finished, ended) }
+            guard let next = s.scheduled.first else {
+                // Until finishQueue stops the queue, the time is the end of the last item, not 0.
+                s.pendingPosition = Double(head.startFrame + head.frames) / head.sourceRate
+                return (.finished, ended)
+            }
             s.order = next.order
             // A crossfade's overlap and the rest of the item are one item.
             return next.key == head.key ? (.ignore, nil) : (.advanced, ended)

@@ -126,6 +126,30 @@ import TonearmTestSupport
         #expect(r.stderr.contains("--output"))
     }
 
+    /// Plain progress lines belong to the track announced above them: at a gapless change the
+    /// next track's 0:00 comes after its "Playing" line, not before it, and the end prints no 0:00.
+    @Test func plainProgressLinesFollowTheirTrack() throws {
+        var files: [String] = []
+        for (n, hz) in [(1, 440), (2, 660)] {
+            let f = dir.file("plain\(n).flac")
+            try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=\(hz):duration=6", "-metadata", "title=Plain \(n)", f])
+            files.append(f)
+        }
+        let r = try run(try tonearmBinary(), ["play", "--output", "null", "--plain"] + files)
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.filter { $0.hasPrefix("Playing ") }.count == 2, "\(r.stdout)")
+        // Within each track's block the times only go forward, from 0:00, past 0:05.
+        var blocks: [[String]] = []
+        for line in lines {
+            if line.hasPrefix("Playing ") { blocks.append([]) } else if line.hasPrefix("  "), !blocks.isEmpty {
+                blocks[blocks.count - 1].append(line.trimmingCharacters(in: .whitespaces))
+            }
+        }
+        #expect(blocks == [["0:00 / 0:06", "0:05 / 0:06"], ["0:00 / 0:06", "0:05 / 0:06"]], "\(r.stdout)")
+        #expect(!lines.prefix { !$0.hasPrefix("Playing ") }.contains { $0.hasPrefix("  ") }, "no time before the first track")
+    }
+
     @Test func aBadFileIsReportedAndPlaybackGoesOn() throws {
         let good = dir.file("good.wav")
         try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=0.3", good])
