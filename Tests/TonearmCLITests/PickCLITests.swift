@@ -229,16 +229,17 @@ import TonearmTestSupport
                         except OSError: data = b''
                         if not data: sys.exit("ended before %r: %r" % (marker, out[-400:]))
                         out += data
-            def stopped():
-                return open("/proc/%d/stat" % pid).read().rsplit(") ", 1)[1].startswith("T")
             restored = b'\x1b[?2004l\x1b[?25h\x1b[?1049l'
             wait_for(b'Enter: play this song')
             os.write(fd, b'\x1a')
             wait_for(restored)
-            deadline = time.time() + 10
-            while not stopped():
-                if time.time() > deadline: sys.exit("not stopped")
-                time.sleep(0.01)  # the state has nothing to wait on
+            # The stop is an event of the child's: waitpid reports it; the alarm is the deadline.
+            def no_stop(signum, frame): sys.exit("not stopped")
+            signal.signal(signal.SIGALRM, no_stop)
+            signal.alarm(10)
+            status = os.waitpid(pid, os.WUNTRACED)[1]
+            signal.alarm(0)
+            if not os.WIFSTOPPED(status): sys.exit("ended instead of stopping: %r" % status)
             print("stopped after giving the terminal back")
             os.kill(pid, signal.SIGCONT)
             wait_for(b'\x1b[?1049h', count=2)
