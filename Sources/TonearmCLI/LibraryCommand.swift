@@ -27,6 +27,35 @@ struct LibraryDatabaseOption: ParsableArguments {
     }
 }
 
+/// `--search TEXT --artist X --album Y`: the items of the library a command acts on (every media
+/// type), as `playlist add` and `rate` choose them.
+struct LibrarySelection: ParsableArguments {
+    @Option(name: .long, help: "Items the full-text search finds in titles, artists and albums.")
+    var search: String?
+    @Option(name: .long, help: "Items whose artist is this (case and accents ignored).")
+    var artist: String?
+    @Option(name: .long, help: "Items whose album is this.")
+    var album: String?
+
+    var isEmpty: Bool { search == nil && artist == nil && album == nil }
+
+    /// "search 'x', artist 'y'": what was asked for, for messages.
+    var description: String {
+        [search.map { "search '\($0)'" }, artist.map { "artist '\($0)'" }, album.map { "album '\($0)'" }]
+            .compactMap { $0 }.joined(separator: ", ")
+    }
+
+    /// The items chosen: an album's in track order, an artist's by year, album and track, a
+    /// search's by title.
+    func items(in library: MediaLibrary) throws(TonearmError) -> [MediaItem] {
+        var query = MediaQuery(groupingType: album != nil ? .album : artist != nil ? .artist : .title, mediaType: nil)
+        if let artist { query = query.filtered(by: .artist(artist)) }
+        if let album { query = query.filtered(by: .albumTitle(album)) }
+        if let search { query = query.searching(search) }
+        return try query.items(in: library)
+    }
+}
+
 /// `tonearm library scan DIR… [--db PATH]`: scans, with a progress line (rewritten in place on a
 /// terminal, a line every 10% otherwise), then the summary and the skipped files with reasons.
 /// A folder that does not exist or a database that cannot be opened: an error, exit status 1.

@@ -43,16 +43,6 @@ private struct PlaylistJSON: Encodable {
     }
 }
 
-/// The standard smart playlists that no playlist of the library's own hides (a playlist of the
-/// same name takes its place), with their items now.
-private func smartPlaylists(_ library: MediaLibrary, besides own: [MediaPlaylist]) throws(TonearmError) -> [(SmartPlaylist, [MediaItem])] {
-    var result: [(SmartPlaylist, [MediaItem])] = []
-    for smart in SmartPlaylist.standard where !own.contains(where: { $0.name == smart.name }) {
-        result.append((smart, try library.smartPlaylist(smart, limit: smart.defaultLimit)))
-    }
-    return result
-}
-
 /// `tonearm library playlists [--json]`: every playlist, by name, with its number of tracks, then
 /// the standard smart playlists (recently added, most played, top rated, never played) marked
 /// "smart".
@@ -67,10 +57,10 @@ struct LibraryPlaylistsCommand: ParsableCommand {
         let library = try database.open(command: "playlists")
         try reportingErrors("playlists") {
             let all = try library.playlists()
-            let smart = try smartPlaylists(library, besides: all)
+            let smart = try library.standardSmartPlaylists()
             if json {
                 return try printPlaylistJSON(all.map { PlaylistJSON($0) }
-                    + smart.map { PlaylistJSON(smart: $0.0, items: $0.1, withTracks: false) })
+                    + smart.map { PlaylistJSON(smart: $0.playlist, items: $0.items, withTracks: false) })
             }
             for p in all { Terminal.write("\(p.name)  [\(tracks(p.count))]\n") }
             for (p, items) in smart { Terminal.write("\(p.name)  [smart, \(tracks(items.count))]\n") }
@@ -105,25 +95,17 @@ struct LibraryPlaylistCommand: ParsableCommand {
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Append the items that match to a playlist.")
         @Argument(help: "The playlist's name.") var name: String
-        @Option(name: .long, help: "Full-text search in titles, artists and albums.") var search: String?
-        @Option(name: .long, help: "Items whose artist is this (case and accents ignored).") var artist: String?
-        @Option(name: .long, help: "Items whose album is this.") var album: String?
+        @OptionGroup var selection: LibrarySelection
         @OptionGroup var database: LibraryDatabaseOption
 
         func validate() throws {
-            if search == nil && artist == nil && album == nil {
-                throw ValidationError("give --search, --artist or --album")
-            }
+            if selection.isEmpty { throw ValidationError("give --search, --artist or --album") }
         }
 
         func run() throws {
             let library = try database.open(command: "playlist add")
-            var query = MediaQuery(groupingType: album != nil ? .album : artist != nil ? .artist : .title, mediaType: nil)
-            if let artist { query = query.filtered(by: .artist(artist)) }
-            if let album { query = query.filtered(by: .albumTitle(album)) }
-            if let search { query = query.searching(search) }
             try reportingErrors("playlist add") {
-                let items = try query.items(in: library)
+                let items = try selection.items(in: library)
                 let p = try library.addItems(items.map(\.persistentID), to: name)
                 Terminal.write("Added \(tracks(items.count)) to '\(p.name)' (\(tracks(p.count)) in all)\n")
             }
@@ -140,16 +122,16 @@ struct LibraryPlaylistCommand: ParsableCommand {
         func run() throws {
             let library = try database.open(command: "playlist show")
             try reportingErrors("playlist show") {
-                let items = try library.items(inPlaylistOrSmartPlaylist: name)
+                guard let playlist = try library.namedPlaylist(name) else { throw TonearmError.playlistNotFound(name: name) }
+                let items = try library.items(in: playlist)
                 let title: String
-                if let p = try library.playlist(named: name) {
+                switch playlist {
+                case .playlist(let p):
                     if json { return try printPlaylistJSON(PlaylistJSON(p, items: items)) }
                     title = "\(p.name)  [\(tracks(p.count))"
-                } else if let smart = SmartPlaylist(named: name) {
+                case .smart(let smart):
                     if json { return try printPlaylistJSON(PlaylistJSON(smart: smart, items: items, withTracks: true)) }
                     title = "\(smart.name)  [smart, \(tracks(items.count))"
-                } else {
-                    throw TonearmError.playlistNotFound(name: name)
                 }
                 Terminal.write("\(title), \(formatTime(items.reduce(0) { $0 + $1.duration }))]\n")
                 for (n, i) in items.enumerated() {

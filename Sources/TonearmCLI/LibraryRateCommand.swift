@@ -17,20 +17,15 @@ struct LibraryRateCommand: ParsableCommand {
     var rating: Int
     @Option(name: .long, help: "A persistentID (repeatable), as `songs --json` or `pick --print-ids` print them.")
     var id: [String] = []
-    @Option(name: .long, help: "Every item the full-text search finds in titles, artists and albums.")
-    var search: String?
-    @Option(name: .long, help: "Every item whose artist is this (case and accents ignored).")
-    var artist: String?
-    @Option(name: .long, help: "Every item whose album is this.")
-    var album: String?
+    @OptionGroup var selection: LibrarySelection
     @OptionGroup var database: LibraryDatabaseOption
 
     func validate() throws {
         guard (0...5).contains(rating) else { throw ValidationError("a rating is 0 (none) to 5 stars, not \(rating)") }
-        if id.isEmpty && search == nil && artist == nil && album == nil {
+        if id.isEmpty && selection.isEmpty {
             throw ValidationError("say what to rate: --id, --search, --artist or --album")
         }
-        if !id.isEmpty && (search != nil || artist != nil || album != nil) {
+        if !id.isEmpty && !selection.isEmpty {
             throw ValidationError("give either --id or a search and filters, not both")
         }
         for text in id where UInt64(text) == nil {
@@ -55,15 +50,9 @@ struct LibraryRateCommand: ParsableCommand {
                     return item
                 }
             } else {
-                var query = MediaQuery(groupingType: .title, mediaType: nil)
-                if let artist { query = query.filtered(by: .artist(artist)) }
-                if let album { query = query.filtered(by: .albumTitle(album)) }
-                if let search { query = query.searching(search) }
-                items = try query.items(in: library)
+                items = try selection.items(in: library)
                 if items.isEmpty {
-                    let what = [search.map { "search '\($0)'" }, artist.map { "artist '\($0)'" }, album.map { "album '\($0)'" }]
-                        .compactMap { $0 }.joined(separator: ", ")
-                    Terminal.writeError("tonearm library rate: nothing in the library for \(what)")
+                    Terminal.writeError("tonearm library rate: nothing in the library for \(selection.description)")
                     throw ExitCode(1)
                 }
             }

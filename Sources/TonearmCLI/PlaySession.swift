@@ -359,7 +359,10 @@ final class PlaySession: @unchecked Sendable {
     }
 
     private func draw() {
-        screen.elapsed = player.currentPlaybackTime
+        // Only the announced item's time: at a gapless change the queue is on the next item (its
+        // time from 0) before its event has been handled, its title shown and its line printed.
+        let announced = metadataFor != 0 && player.nowPlayingItem?.persistentID == metadataFor
+        if announced { screen.elapsed = player.currentPlaybackTime }
         switch player.playbackState {
         case .playing: screen.status = .playing
         case .paused, .interrupted: screen.status = .paused
@@ -367,9 +370,7 @@ final class PlaySession: @unchecked Sendable {
         }
         if interactive {
             Terminal.write("\u{1B}[H\u{1B}[J" + LiveScreen.render(screen, width: Terminal.width))
-        } else if player.playbackState == .playing && metadataFor != 0 && player.nowPlayingItem?.persistentID == metadataFor {
-            // Only the announced item's times: at a gapless change the queue is on the next item
-            // (its time from 0) before its event has been handled and its "Playing" line printed.
+        } else if player.playbackState == .playing && announced {
             let sec = Int(screen.elapsed)
             if sec / 5 != lastPlainSecond / 5 || lastPlainSecond < 0 {
                 lastPlainSecond = sec

@@ -13,7 +13,7 @@ public protocol MediaPickerSource: Sendable {
     func collections(_ grouping: MediaGrouping) throws(TonearmError) -> [MediaItemCollection]
     /// Every playlist with its items in order, by name.
     func playlists() throws(TonearmError) -> [(playlist: MediaPlaylist, items: [MediaItem])]
-    /// The standard smart playlists with their items now, after the playlists (none by default).
+    /// The smart playlists shown after the playlists, with their items now (none by default).
     func smartPlaylists() throws(TonearmError) -> [(playlist: SmartPlaylist, items: [MediaItem])]
     /// Whether there is nothing at all to pick.
     func isEmpty() throws(TonearmError) -> Bool
@@ -420,9 +420,8 @@ public struct MediaPicker: Sendable {
                 row.id = "playlist:\(p.playlist.persistentID)"
                 return row
             }
-            // Then the smart ones that hold something and that no playlist of the same name hides.
-            let names = Set(made.map(\.title))
-            made += try source.smartPlaylists().filter { !$0.items.isEmpty && !names.contains($0.playlist.name) }.map { p in
+            // Then the smart ones that hold something.
+            made += try source.smartPlaylists().filter { !$0.items.isEmpty }.map { p in
                 var row = Self.row(.playlist, title: p.playlist.name, detail: "smart, " + Self.tracks(p.items.count),
                                    items: p.items, match: [p.playlist.name])
                 row.id = "smart:\(p.playlist.name)"
@@ -546,10 +545,10 @@ extension MediaPicker {
             return result
         }
 
-        /// The standard smart playlists (music only: empty for podcasts and audiobooks).
+        /// ``MediaLibrary/standardSmartPlaylists()`` (music only: none for podcasts and audiobooks).
         public func smartPlaylists() throws(TonearmError) -> [(playlist: SmartPlaylist, items: [MediaItem])] {
             guard mediaType == nil || mediaType == .music else { return [] }
-            return try SmartPlaylist.standard.map { p throws(TonearmError) in (p, try library.smartPlaylist(p, limit: p.defaultLimit)) }
+            return try library.standardSmartPlaylists()
         }
 
         public func isEmpty() throws(TonearmError) -> Bool {

@@ -73,6 +73,20 @@ extension SmartPlaylist {
     }
 }
 
+/// A playlist asked for by name (``MediaLibrary/namedPlaylist(_:)``): one of the library's own or
+/// a standard smart one.
+public enum NamedPlaylist: Sendable, Hashable {
+    case playlist(MediaPlaylist)
+    case smart(SmartPlaylist)
+
+    public var name: String {
+        switch self {
+        case .playlist(let p): p.name
+        case .smart(let s): s.name
+        }
+    }
+}
+
 /// What ``MediaLibrary/importPlaylist(from:named:)`` made.
 public struct PlaylistImport: Sendable, Hashable {
     /// The new playlist, holding the matched entries in the file's order.
@@ -190,15 +204,40 @@ extension MediaLibrary {
         }
     }
 
-    /// The items of the playlist `name`: the library's own playlist of that name, in its order,
-    /// or else the standard smart playlist of that name (``SmartPlaylist/init(named:)``, computed
-    /// now, at most ``SmartPlaylist/defaultLimit`` items).
-    /// - Throws: `.playlistNotFound` when neither exists, `.library`.
-    public func items(inPlaylistOrSmartPlaylist name: String) throws(TonearmError) -> [MediaItem] {
-        if try playlist(named: name) == nil, let smart = SmartPlaylist(named: name) {
-            return try smartPlaylist(smart, limit: smart.defaultLimit)
+    /// The playlist a name asks for: the library's own playlist of that name (exactly), or else
+    /// the standard smart playlist of that name (``SmartPlaylist/init(named:)``), or nil.
+    /// - Throws: `.library`.
+    public func namedPlaylist(_ name: String) throws(TonearmError) -> NamedPlaylist? {
+        if let own = try playlist(named: name) { return .playlist(own) }
+        return SmartPlaylist(named: name).map(NamedPlaylist.smart)
+    }
+
+    /// The items of `playlist`: a playlist's in its order; a smart playlist's computed now, at
+    /// most ``SmartPlaylist/defaultLimit`` of them.
+    /// - Throws: `.playlistNotFound` for a playlist deleted since, `.library`.
+    public func items(in playlist: NamedPlaylist) throws(TonearmError) -> [MediaItem] {
+        switch playlist {
+        case .playlist(let own): try items(in: own.name)
+        case .smart(let smart): try smartPlaylist(smart, limit: smart.defaultLimit)
         }
-        return try items(in: name)
+    }
+
+    /// The items of the playlist `name` (``namedPlaylist(_:)``: the library's own first).
+    /// - Throws: `.playlistNotFound` when there is none of that name, `.library`.
+    public func items(inPlaylistOrSmartPlaylist name: String) throws(TonearmError) -> [MediaItem] {
+        guard let playlist = try namedPlaylist(name) else { throw .playlistNotFound(name: name) }
+        return try items(in: playlist)
+    }
+
+    /// The standard smart playlists that no playlist of the library's own hides (one with the same
+    /// name takes its place), with their items now — what a library shows after its playlists.
+    /// - Throws: `.library`.
+    public func standardSmartPlaylists() throws(TonearmError) -> [(playlist: SmartPlaylist, items: [MediaItem])] {
+        var result: [(playlist: SmartPlaylist, items: [MediaItem])] = []
+        for smart in SmartPlaylist.standard where try playlist(named: smart.name) == nil {
+            result.append((smart, try smartPlaylist(smart, limit: smart.defaultLimit)))
+        }
+        return result
     }
 
     // MARK: Smart playlists
