@@ -17,6 +17,11 @@ struct SoundCommand: ParsableCommand {
         $XDG_RUNTIME_DIR/bus), titled with the file's name (without its extension) unless --title is given. Where there \
         is no bus or no notification server, or it does not answer within a second, the terminal \
         bell rings instead.
+
+        Examples:
+          tonearm sound click.wav
+          tonearm sound a.wav b.wav --together
+          tonearm sound done.oga --alert --title 'Backup' --body 'Finished'
         """)
 
     @Argument(help: "Sound files.")
@@ -48,7 +53,7 @@ struct SoundCommand: ParsableCommand {
             do {
                 sounds.append(try SystemSound(contentsOf: URL(fileURLWithPath: f)))
             } catch {
-                Terminal.writeError("\(error)")
+                Terminal.writeProblem(error, command: "sound")
                 failed = true
             }
         }

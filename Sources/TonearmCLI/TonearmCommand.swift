@@ -1,13 +1,42 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @main
 struct TonearmCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tonearm",
         abstract: "A music player for Linux: plays files, folders and playlists through PulseAudio/PipeWire.",
+        discussion: """
+            Examples:
+              tonearm play ~/Music/Album                 Play a folder as one gapless queue
+              tonearm play --artist 'Nina Simone' --shuffle
+              tonearm library scan ~/Music                Scan a folder into the media library
+              tonearm pick                               Choose songs in the terminal
+              tonearm outputs                            List the sound server's outputs
+            """,
         version: "0.1.0",
-        subcommands: [PlayCommand.self, PickCommand.self, InfoCommand.self, ExtractAudioCommand.self, ConvertCommand.self, LibraryCommand.self, RenderCommand.self, EQCommand.self, EffectsCommand.self, OutputsCommand.self, VolumeCommand.self, SoundCommand.self, BenchEQCommand.self, BenchSoundCommand.self, BenchLibraryCommand.self],
+        subcommands: [PlayCommand.self, PickCommand.self, InfoCommand.self, ExtractAudioCommand.self, ConvertCommand.self, LibraryCommand.self, RenderCommand.self, EQCommand.self, EffectsCommand.self, OutputsCommand.self, VolumeCommand.self, SoundCommand.self, InstallExtrasCommand.self, BenchEQCommand.self, BenchSoundCommand.self, BenchLibraryCommand.self],
         defaultSubcommand: nil
     )
+
+    /// The entry point: parses and runs the command, and reports every error in one form
+    /// (``ErrorReport``): usage errors with status 64, failures with 1, help with 0.
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        var status: Int32 = 0
+        do {
+            var command = try parseAsRoot(arguments)
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            status = ErrorReport(arguments: arguments).report(error)
+        }
+        Glibc.exit(status)
+    }
 }

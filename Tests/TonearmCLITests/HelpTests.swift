@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TonearmTestSupport
+
+/// The help of every command, the manual page and the shell completions, through the real
+/// binary; the commands are enumerated from the binary's own description of itself (the root
+/// configuration), not from a list here.
+@Suite struct HelpTests {
+    /// Every command's `--help` shows examples and a usage line with the command's own name.
+    @Test func everyHelpHasExamplesAndItsOwnUsage() throws {
+        let bin = try tonearmBinary()
+        let tree = try CommandTree.load(bin: bin)
+        let all = tree.all
+        #expect(all.count > 30, "\(all.map(\.path))")
+        for (path, _) in all {
+            let r = try run(bin, path + ["--help"])
+            let name = (["tonearm"] + path).joined(separator: " ")
+            #expect(r.status == 0 && r.stderr.isEmpty, "\(name): \(r.stderr)")
+            #expect(r.stdout.contains("Examples:\n"), "\(name) --help has no examples:\n\(r.stdout)")
+            let usage = r.stdout.split(separator: "\n").first { $0.hasPrefix("USAGE: ") }.map(String.init) ?? ""
+            #expect(usage.hasPrefix("USAGE: \(name)") && (usage == "USAGE: \(name)" || usage.dropFirst("USAGE: \(name)".count).first == " "),
+                    "\(name): \(usage)")
+            // Every example is of this command (or of a command it explains how to use with).
+            let examples = r.stdout.components(separatedBy: "Examples:\n").last ?? ""
+            for line in examples.split(separator: "\n") where line.hasPrefix("  ") && line.contains("tonearm ") {
+                #expect(line.contains(name) || path.isEmpty || line.contains("$(") || line.contains("<("), "\(name): example \(line)")
+            }
+        }
+    }
+
+    /// `library songs` and the other lists are commands of their own, not aliases of `list`.
+    @Test func libraryListsHaveTheirOwnNames() throws {
+        let bin = try tonearmBinary()
+        for kind in ["songs", "albums", "artists", "genres", "composers", "podcasts", "audiobooks"] {
+            let r = try run(bin, ["library", kind, "--help"])
+            #expect(r.stdout.contains("USAGE: tonearm library \(kind) "), "\(kind): \(r.stdout)")
+        }
+        // `volume` takes one value.
+        let volume = try run(bin, ["volume", "--help"])
+        #expect(volume.stdout.contains("USAGE: tonearm volume [<VALUE>] [--device <NAME>]"), "\(volume.stdout)")
+    }
+
+    /// The manual page names every command and every option, and groff formats it without a
+    /// warning.
+    @Test func theManualPageCoversEveryCommandAndRendersCleanly() throws {
+        let bin = try tonearmBinary()
+        let dir = try TempDir("man-page")
+        defer { dir.remove() }
+        let page = try run(bin, ["install-extras", "--man-page"])
+        #expect(page.status == 0, "\(page.stderr)")
+        let file = dir.file("tonearm.1")
+        try page.stdout.write(toFile: file, atomically: true, encoding: .utf8)
+        // -ww: every warning; -z: no output, only diagnostics.
+        let groff = try run("groff", ["-man", "-Tutf8", "-ww", "-z", file])
+        #expect(groff.status == 0 && groff.stderr.isEmpty, "groff: \(groff.stderr)")
+        let text = try run("groff", ["-man", "-Tutf8", "-P", "-cbou", file], environment: ["MANWIDTH": "100"])
+        #expect(text.status == 0)
+        let shown = text.stdout
+        let tree = try CommandTree.load(bin: bin)
+        for (path, command) in tree.all where !path.isEmpty {
+            let name = (["tonearm"] + path).joined(separator: " ")
+            #expect(shown.contains(name), "the page does not name \(name)")
+            for argument in command.arguments ?? [] where argument.shouldDisplay {
+                for n in argument.names ?? [] where n.name != "help" && n.name != "version" {
+                    let spelt = (n.kind == "long" ? "--" : "-") + n.name
+                    #expect(shown.contains(spelt), "the page does not name \(spelt) of \(name)")
+                }
+            }
+        }
+        #expect(shown.contains("EXIT STATUS") && shown.contains("64"))
+    }
+
+    /// The bash completion, sourced in a real bash, completes the values of options: EQ presets
+    /// after `play --eq`, repeat modes after `play --repeat`, subcommands after `library`.
+    @Test func bashCompletesValues() throws {
+        let bin = try tonearmBinary()
+        let dir = try TempDir("completion")
+        defer { dir.remove() }
+        let script = try run(bin, ["install-extras", "--completion", "bash"])
+        #expect(script.status == 0, "\(script.stderr)")
+        let file = dir.file("tonearm.bash")
+        try script.stdout.write(toFile: file, atomically: true, encoding: .utf8)
+        // The script calls `tonearm` for custom values: the binary under test first in PATH.
+        let path = (bin as NSString).deletingLastPathComponent + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        func complete(_ words: [String]) throws -> [String] {
+            let quoted = words.map { "'\($0.replacingOccurrences(of: "'", with: "'\\''"))'" }.joined(separator: " ")
+            let r = try run("bash", ["-c", """
+                source \(file)
+                COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1)
+                COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}
+                _tonearm
+                printf '%s\\n' "${COMPREPLY[@]}"
+                """], environment: ["PATH": path, "XDG_DATA_HOME": dir.file("data")])
+            #expect(r.status == 0, "\(words): \(r.stderr)")
+            return r.stdout.split(separator: "\n").map { String($0).trimmingCharacters(in: .whitespaces) }
+        }
+        let presets = try complete(["tonearm", "play", "--eq", ""])
+        for p in ["Rock", "Jazz", "Flat"] { #expect(presets.contains(p), "--eq offers \(presets)") }
+        #expect(try complete(["tonearm", "play", "--eq", "Ro"]).contains("Rock"))
+        #expect(try complete(["tonearm", "play", "--repeat", ""]).sorted() == ["all", "off", "one"])
+        let library = try complete(["tonearm", "library", ""])
+        for c in ["scan", "songs", "albums", "playlist"] { #expect(library.contains(c), "library offers \(library)") }
+        #expect(try complete(["tonearm", "pl"]).contains("play"))
+    }
+
+    /// The zsh and fish scripts are well formed (checked by the shells, where installed).
+    @Test func zshAndFishScriptsParse() throws {
+        let bin = try tonearmBinary()
+        let dir = try TempDir("completion")
+        defer { dir.remove() }
+        for (shell, check) in [("zsh", ["zsh", "-n"]), ("fish", ["fish", "-n"])] {
+            let script = try run(bin, ["install-extras", "--completion", shell])
+            #expect(script.status == 0 && !script.stdout.isEmpty, "\(shell): \(script.stderr)")
+            let file = dir.file("tonearm.\(shell)")
+            try script.stdout.write(toFile: file, atomically: true, encoding: .utf8)
+            guard FileManager.default.isExecutableFile(atPath: "/usr/bin/\(shell)") else { continue }  // scripts/install-deps installs both
+            let r = try run(check[0], Array(check.dropFirst()) + [file])
+            #expect(r.status == 0 && r.stderr.isEmpty, "\(shell) -n: \(r.stderr)")
+        }
+    }
+
+    /// `install-extras --prefix` puts the four files where man and the shells look.
+    @Test func installExtrasWritesTheStandardPlaces() throws {
+        let bin = try tonearmBinary()
+        let dir = try TempDir("extras")
+        defer { dir.remove() }
+        let r = try run(bin, ["install-extras", "--prefix", dir.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        for file in ["share/man/man1/tonearm.1", "share/bash-completion/completions/tonearm",
+                     "share/zsh/site-functions/_tonearm", "share/fish/vendor_completions.d/tonearm.fish"] {
+            let size = (try? FileManager.default.attributesOfItem(atPath: dir.file(file))[.size] as? Int) ?? 0
+            #expect(size > 1000, "\(file): \(size) bytes")
+            #expect(r.stdout.contains("Installed \(dir.file(file))"))
+        }
+    }
+}
