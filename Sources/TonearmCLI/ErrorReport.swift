@@ -83,7 +83,7 @@ struct ErrorReport {
             return ("", nil, code.rawValue, false)
         case is ValidationError:
             // Thrown from a command's run(): ArgumentParser would show the root's usage.
-            return ("\(commandName): \(TonearmCommand.message(for: error))", usage(), ExitCode.validationFailure.rawValue, false)
+            return ("\(commandName): \(Self.sentence(TonearmCommand.message(for: error)))", usage(), ExitCode.validationFailure.rawValue, false)
         default:
             break
         }
@@ -99,7 +99,13 @@ struct ErrorReport {
                 let what = path.isEmpty ? "a tonearm command" : "a subcommand of tonearm \(commandName)"
                 return ("\(unknown): not \(what)\(hint)", usage(), status.rawValue, false)
             }
-            return ("\(commandName): \(Self.sentence(TonearmCommand.message(for: error)))", usage(), status.rawValue, false)
+            let message = Self.sentence(TonearmCommand.message(for: error))
+            if path.isEmpty, let quote = message.firstIndex(of: "'"), message.last == "'" {
+                // `tonearm --bogus`: the option is what failed.
+                let what = message[message.index(after: quote)..<message.index(before: message.endIndex)]
+                return ("\(what): \(message[..<quote].trimmingCharacters(in: .whitespaces))", usage(), status.rawValue, false)
+            }
+            return ("\(commandName): \(message)", usage(), status.rawValue, false)
         }
         // An error of another kind (Foundation's, the system's) that a command let through.
         let text = (error as? LocalizedError)?.errorDescription ?? "\(error)"
@@ -129,6 +135,8 @@ struct ErrorReport {
     /// after `tonearm: <command>: ` reads as the rest of a sentence.
     static func sentence(_ message: String) -> String {
         var m = message.trimmingCharacters(in: .whitespacesAndNewlines)
+        // A library error passed on as a usage error (`ValidationError("\(error)")`).
+        if m.hasPrefix("invalid argument: ") { m.removeFirst("invalid argument: ".count) }
         if let first = m.first, first.isUppercase, m.dropFirst().first?.isLowercase ?? true {
             m = first.lowercased() + m.dropFirst()
         }

@@ -46,7 +46,6 @@ struct SoundCommand: ParsableCommand {
     }
 
     func run() throws {
-        if let notice = OutputSelection.automatic().notice { Terminal.writeError(notice) }
         var failed = false
         var sounds: [SystemSound] = []
         for f in files {
@@ -57,6 +56,8 @@ struct SoundCommand: ParsableCommand {
                 failed = true
             }
         }
+        // Said only when there is something to play (after the files' own errors).
+        if !sounds.isEmpty, let notice = OutputSelection.automatic().notice { Terminal.writeError(notice) }
         let done = DispatchSemaphore(value: 0)
         let delivered = DispatchSemaphore(value: 0)
         func start(_ s: SystemSound) {
