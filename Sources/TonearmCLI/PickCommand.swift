@@ -86,21 +86,12 @@ struct PickCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard isatty(0) == 1 else {
-            throw CommandFailure(nil, "standard input is not a terminal; the picker reads its keys from one "
-                                 + "(in scripts: tonearm library songs --search TEXT --json)", status: 2)
-        }
-        guard let screen = Self.screen() else {
-            throw CommandFailure(nil, "no terminal to draw on (standard output is not one, and /dev/tty cannot be opened)", status: 2)
-        }
-        defer { if screen != 1 && screen != 2 { close(screen) } }
         let path = database.db ?? MediaLibrary.defaultPath
         guard FileManager.default.fileExists(atPath: path) else {
             throw CommandFailure(nil, "there is no library at \(path); scan folders into one first: "
                                  + "tonearm library scan DIR\(database.db.map { " --db \($0)" } ?? "")")
         }
-        let library: MediaLibrary
-        library = try MediaLibrary(path: path)
+        let library = try MediaLibrary(path: path)
         if let mediaType = type.flatMap({ MediaType(rawValue: $0.lowercased()) }) {
             // A library without this type says so, rather than that it is empty.
             let s = try library.statistics()
@@ -109,8 +100,17 @@ struct PickCommand: AsyncParsableCommand {
             case .podcast: (s.podcasts, "podcasts")
             case .audiobook: (s.audiobooks, "audiobooks")
             }
-            if count == 0 && s.items > 0 { throw CommandFailure(nil, "the library at \(path) has no \(plural) (it has \(s.items) items of other types)") }
+            if count == 0 && s.items > 0 { throw CommandFailure(nil, "the library at \(path) has no \(plural) (\(s.songs) songs, \(s.podcasts) podcasts, \(s.audiobooks) audiobooks)") }
         }
+        // The library first (its errors need no terminal), then the terminal.
+        guard isatty(0) == 1 else {
+            throw CommandFailure(nil, "standard input is not a terminal; the picker reads its keys from one "
+                                 + "(in scripts: tonearm library songs --search TEXT --json)", status: 2)
+        }
+        guard let screen = Self.screen() else {
+            throw CommandFailure(nil, "no terminal to draw on (standard output is not one, and /dev/tty cannot be opened)", status: 2)
+        }
+        defer { if screen != 1 && screen != 2 { close(screen) } }
         let source = MediaPicker.LibrarySource(library: library, mediaType: type.flatMap { MediaType(rawValue: $0.lowercased()) })
         let picker = MediaPicker(source: source, view: MediaPicker.View(rawValue: view.lowercased()) ?? .songs,
                                  search: search.joined(separator: " "),

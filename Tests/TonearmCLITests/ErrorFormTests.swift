@@ -58,6 +58,11 @@ import TonearmTestSupport
             Case(arguments: ["play", "--output", "null", "--artist", "chen"] + db, status: 1, says: "play: nothing in the library matches artist 'chen'"),
             Case(arguments: ["play", "--output", "null", "--playlist", "nope"] + db, status: 1, says: "no playlist named 'nope'"),
             Case(arguments: ["pick", "--view", "shelves"] + db, status: 64, says: "pick: --view must be songs, artists, albums, genres or playlists"),
+            // Checked before the terminal: no terminal needed to be told.
+            Case(arguments: ["pick", "--type", "podcast"] + db, status: 1, says: "pick: the library at \(s.db) has no podcasts (1 songs, 0 podcasts, 0 audiobooks)"),
+            Case(arguments: ["pick"] + db, status: 2, says: "pick: standard input is not a terminal"),
+            Case(arguments: ["play", "--output", "null", "--artist", "chen", "--db", s.dir.file("empty.sqlite")], status: 1,
+                 says: "\(s.dir.file("empty.sqlite")): the library is empty; scan folders into it: tonearm library scan DIR"),
             Case(arguments: ["info"], status: 64, says: "info: missing expected argument '<files> ...'"),
             Case(arguments: ["info", s.missing], status: 1, says: "\(s.missing): file not found"),
             Case(arguments: ["extract-audio", s.song, "-o", s.m4a], status: 1, says: "\(s.m4a): already exists; use --force to overwrite it"),

@@ -72,27 +72,9 @@ import TonearmTestSupport
     /// The bash completion, sourced in a real bash, completes the values of options: EQ presets
     /// after `play --eq`, repeat modes after `play --repeat`, subcommands after `library`.
     @Test func bashCompletesValues() throws {
-        let bin = try tonearmBinary()
         let dir = try TempDir("completion")
         defer { dir.remove() }
-        let script = try run(bin, ["install-extras", "--completion", "bash"])
-        #expect(script.status == 0, "\(script.stderr)")
-        let file = dir.file("tonearm.bash")
-        try script.stdout.write(toFile: file, atomically: true, encoding: .utf8)
-        // The script calls `tonearm` for custom values: the binary under test first in PATH.
-        let path = (bin as NSString).deletingLastPathComponent + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
-        func complete(_ words: [String]) throws -> [String] {
-            let quoted = words.map { "'\($0.replacingOccurrences(of: "'", with: "'\\''"))'" }.joined(separator: " ")
-            let r = try run("bash", ["-c", """
-                source \(file)
-                COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1)
-                COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}
-                _tonearm "${COMP_WORDS[0]}" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
-                printf '%s\\n' "${COMPREPLY[@]}"
-                """], environment: ["PATH": path, "XDG_DATA_HOME": dir.file("data")])
-            #expect(r.status == 0, "\(words): \(r.stderr)")
-            return r.stdout.split(separator: "\n").map { String($0).trimmingCharacters(in: .whitespaces) }
-        }
+        let complete = try Self.bashCompletion(in: dir, environment: ["XDG_DATA_HOME": dir.file("data")])
         let presets = try complete(["tonearm", "play", "--eq", ""])
         for p in ["rock", "jazz", "flat", "bass-boost"] { #expect(presets.contains(p), "--eq offers \(presets)") }
         #expect(try complete(["tonearm", "play", "--eq", "ro"]) == ["rock"])
@@ -100,6 +82,40 @@ import TonearmTestSupport
         let library = try complete(["tonearm", "library", ""])
         for c in ["scan", "songs", "albums", "playlist"] { #expect(library.contains(c), "library offers \(library)") }
         #expect(try complete(["tonearm", "pl"]).contains("play"))
+        // Playlists: the library's own, then the smart ones, of the library --db names.
+        let db = dir.file("library.sqlite")
+        let made = try run(try tonearmBinary(), ["library", "playlist", "create", "Road trip", "--db", db])
+        #expect(made.status == 0, "\(made.stderr)")
+        let playlists = try complete(["tonearm", "play", "--db", db, "--playlist", ""])
+        #expect(playlists.contains("Road trip") && playlists.contains("Top 25 Most Played"), "\(playlists)")
+        #expect(try complete(["tonearm", "library", "playlist", "show", "--db", db, "Ro"]) == ["Road trip"])
+        // No library: nothing offered, and none made by asking.
+        #expect(try complete(["tonearm", "play", "--playlist", ""]).isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: dir.file("data/tonearm/library.sqlite")))
+    }
+
+    /// What the bash completion script of the binary offers for a command line (its last word
+    /// being completed), sourced in a real bash as `complete -F` would call it.
+    static func bashCompletion(in dir: TempDir, environment: [String: String] = [:]) throws -> ([String]) throws -> [String] {
+        let bin = try tonearmBinary()
+        let script = try run(bin, ["install-extras", "--completion", "bash"])
+        guard script.status == 0 else { throw TestSupportError("--completion bash: \(script.stderr)") }
+        let file = dir.file("tonearm.bash")
+        try script.stdout.write(toFile: file, atomically: true, encoding: .utf8)
+        // The script calls `tonearm` for custom values: the binary under test first in PATH.
+        let path = (bin as NSString).deletingLastPathComponent + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        return { words in
+            let quoted = words.map { "'\($0.replacingOccurrences(of: "'", with: "'\\''"))'" }.joined(separator: " ")
+            let r = try run("bash", ["-c", """
+                source \(file)
+                COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1)
+                COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}
+                _tonearm "${COMP_WORDS[0]}" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+                printf '%s\\n' "${COMPREPLY[@]}"
+                """], environment: environment.merging(["PATH": path]) { _, new in new })
+            guard r.status == 0 else { throw TestSupportError("completing \(words): \(r.stderr)") }
+            return r.stdout.split(separator: "\n").map { String($0).trimmingCharacters(in: .whitespaces) }
+        }
     }
 
     /// The zsh and fish scripts are well formed (checked by the shells, where installed).
