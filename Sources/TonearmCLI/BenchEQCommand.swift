@@ -12,7 +12,7 @@ struct BenchEQCommand: ParsableCommand {
         discussion: """
             Examples:
               tonearm bench-eq
-              tonearm bench-eq --seconds 60 --eq Rock
+              tonearm bench-eq --seconds 60 --eq rock
             """,
         shouldDisplay: false)
 

@@ -11,7 +11,7 @@ struct EQCommand: ParsableCommand {
         discussion: """
             Examples:
               tonearm eq list
-              tonearm eq show Rock
+              tonearm eq show rock
               tonearm eq show 31:+3,62:+2,1k:-1 --plot curve.svg
             """,
         subcommands: [EQListCommand.self, EQShowCommand.self])
@@ -55,8 +55,8 @@ struct EQShowCommand: ParsableCommand {
             includes the preset's global gain.
 
             Examples:
-              tonearm eq show Jazz
-              tonearm eq show 'Bass Booster' --rate 48000
+              tonearm eq show jazz
+              tonearm eq show bass-boost --rate 48000
               tonearm eq show 31:+3,62:+2,1k:-1 --plot curve.svg
             """)
 

@@ -215,7 +215,17 @@ enum CommandReference {
                 out += "Also called " + aliases.map { "`\($0)`" }.joined(separator: ", ") + ".\n\n"
             }
             out += (c.abstract ?? "") + "\n"
-            let arguments = (c.arguments ?? []).filter { $0.shouldDisplay && !($0.names ?? []).contains { $0.name == "help" } }
+            let arguments = (c.arguments ?? []).filter { $0.shouldDisplay && !($0.names ?? []).contains { $0.name == "help" || $0.name == "version" } }
+            var examples = ""
+            for block in (c.discussion ?? "").components(separatedBy: "\n\n") {
+                let lines = block.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+                guard let first = lines.first else { continue }
+                if first == "Examples:" {
+                    examples = "\n```sh\n" + lines.dropFirst().joined(separator: "\n") + "\n```\n"
+                } else {
+                    out += "\n" + lines.joined(separator: " ") + "\n"
+                }
+            }
             if !arguments.isEmpty { out += "\n" }
             for a in arguments {
                 let term: String
@@ -229,16 +239,7 @@ enum CommandReference {
                 if let d = a.defaultValue, !d.isEmpty, a.kind == "option" { text += " (default: \(d))" }
                 out += "- \(term): \(text)\n"
             }
-            let discussion = c.discussion ?? ""
-            for block in discussion.components(separatedBy: "\n\n") {
-                let lines = block.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
-                guard let first = lines.first else { continue }
-                if first == "Examples:" {
-                    out += "\n```sh\n" + lines.dropFirst().joined(separator: "\n") + "\n```\n"
-                } else {
-                    out += "\n" + lines.joined(separator: " ") + "\n"
-                }
-            }
+            out += examples
         }
         return out
     }

@@ -28,11 +28,11 @@ struct PickCommand: AsyncParsableCommand {
             otherwise).
 
             Examples:
-              tonearm pick                                  search and play
+              tonearm pick                                  # search and play
               tonearm pick --view albums --type music
-              tonearm pick nina --queue                     add to the saved queue
+              tonearm pick nina --queue                     # add to the saved queue
               tonearm pick --add-to Favourites
-              mpv --playlist=<(tonearm pick --print)        picks for another player
+              mpv --playlist=<(tonearm pick --print)        # picks for another player
             """
     )
 

@@ -19,12 +19,12 @@ struct PlayCommand: AsyncParsableCommand {
             (playerctl, desktop media keys) when a session bus is there.
 
             Examples:
-              tonearm play ~/Music/Album                        a folder, as one gapless queue
+              tonearm play ~/Music/Album                        # a folder, as one gapless queue
               tonearm play a.flac b.mp3 list.m3u8 --shuffle --repeat all
-              tonearm play --artist 'nina simone' --eq Jazz     from the library
+              tonearm play --artist 'nina simone' --eq jazz     # from the library
               tonearm play --playlist 'Top 25 Most Played' --crossfade 4
-              tonearm play https://radio.example/stream.mp3     a network stream
-              tonearm play --resume                             the saved queue, where it was
+              tonearm play https://radio.example/stream.mp3     # a network stream
+              tonearm play --resume                             # the saved queue, where it was
             """
     )
 

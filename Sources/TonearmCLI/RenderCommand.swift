@@ -11,7 +11,7 @@ struct RenderCommand: AsyncParsableCommand {
             The output holds exactly what `tonearm play` would play with the same options.
 
             Examples:
-              tonearm render song.flac -o song-rock.wav --eq Rock
+              tonearm render song.flac -o song-rock.wav --eq rock
               tonearm render talk.mp3 -o fast.wav --rate 1.5 --force
             """)
 

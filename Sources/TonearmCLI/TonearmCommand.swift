@@ -10,12 +10,17 @@ struct TonearmCommand: AsyncParsableCommand {
         commandName: "tonearm",
         abstract: "A music player for Linux: plays files, folders and playlists through PulseAudio/PipeWire.",
         discussion: """
+            Plays local files (any format FFmpeg reads), playlists and network streams gaplessly, \
+            keeps a media library of your folders, and shows what plays on a live screen or in \
+            plain lines. Every error is one line on standard error, `tonearm: <what failed>: \
+            <why>`; the exit status is 0 on success, 1 for a failure and 64 for a usage error.
+
             Examples:
-              tonearm play ~/Music/Album                 Play a folder as one gapless queue
-              tonearm play --artist 'Nina Simone' --shuffle
-              tonearm library scan ~/Music                Scan a folder into the media library
-              tonearm pick                               Choose songs in the terminal
-              tonearm outputs                            List the sound server's outputs
+              tonearm play ~/Music/Album                   # a folder, as one gapless queue
+              tonearm library scan ~/Music                 # the media library
+              tonearm play --artist 'nina simone' --shuffle
+              tonearm pick                                 # choose songs in the terminal
+              tonearm outputs                              # the sound server's outputs
             """,
         version: "0.1.0",
         subcommands: [PlayCommand.self, PickCommand.self, InfoCommand.self, ExtractAudioCommand.self, ConvertCommand.self, LibraryCommand.self, RenderCommand.self, EQCommand.self, EffectsCommand.self, OutputsCommand.self, VolumeCommand.self, SoundCommand.self, InstallExtrasCommand.self, BenchEQCommand.self, BenchSoundCommand.self, BenchLibraryCommand.self],

@@ -134,6 +134,28 @@ import TonearmTestSupport
         }
     }
 
+    /// docs/commands.md (which the README links as the command reference) is what the binary
+    /// makes of its own definitions, so it names every command and option there is. After a
+    /// change to a command's help: `tonearm install-extras --markdown > docs/commands.md`.
+    @Test func theCommandReferenceIsCurrentAndNamesEveryOption() throws {
+        let bin = try tonearmBinary()
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/commands.md").standardized.path
+        let committed = try String(contentsOfFile: file, encoding: .utf8)
+        let made = try run(bin, ["install-extras", "--markdown"])
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(committed == made.stdout, "docs/commands.md is out of date: tonearm install-extras --markdown > docs/commands.md")
+        for (path, command) in try CommandTree.load(bin: bin).all where !path.isEmpty {
+            let heading = "## tonearm \(path.joined(separator: " "))"
+            #expect(committed.contains(heading + "\n") || committed.contains(heading + " ("), "no \(heading)")
+            for argument in command.arguments ?? [] where argument.shouldDisplay {
+                for n in argument.names ?? [] where n.name != "help" && n.name != "version" {
+                    let spelt = (n.kind == "long" ? "--" : "-") + n.name
+                    #expect(committed.contains("`\(spelt)") || committed.contains(", \(spelt)"), "\(heading): no \(spelt)")
+                }
+            }
+        }
+    }
+
     /// `install-extras --prefix` puts the four files where man and the shells look.
     @Test func installExtrasWritesTheStandardPlaces() throws {
         let bin = try tonearmBinary()
