@@ -192,6 +192,9 @@ struct CommandTree: Decodable, Sendable {
         var isOptional: Bool?
         var isRepeating: Bool?
         var allValues: [String]?
+
+        /// ArgumentParser's own `-h/--help` and `--version`.
+        var isHelpOrVersion: Bool { (names ?? []).contains { $0.name == "help" || $0.name == "version" } }
     }
     var commandName: String
     var aliases: [String]?

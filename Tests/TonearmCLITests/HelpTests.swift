@@ -59,8 +59,8 @@ import TonearmTestSupport
         for (path, command) in tree.all where !path.isEmpty {
             let name = (["tonearm"] + path).joined(separator: " ")
             #expect(shown.contains(name), "the page does not name \(name)")
-            for argument in command.arguments ?? [] where argument.shouldDisplay {
-                for n in argument.names ?? [] where n.name != "help" && n.name != "version" {
+            for argument in command.arguments ?? [] where argument.shouldDisplay && !argument.isHelpOrVersion {
+                for n in argument.names ?? [] {
                     let spelt = (n.kind == "long" ? "--" : "-") + n.name
                     #expect(shown.contains(spelt), "the page does not name \(spelt) of \(name)")
                 }
@@ -144,13 +144,19 @@ import TonearmTestSupport
         let made = try run(bin, ["install-extras", "--markdown"])
         #expect(made.status == 0, "\(made.stderr)")
         #expect(committed == made.stdout, "docs/commands.md is out of date: tonearm install-extras --markdown > docs/commands.md")
+        // Each command's section, by its heading.
+        var sections: [String: String] = [:]
+        for part in committed.components(separatedBy: "\n## tonearm ").dropFirst() {
+            let heading = part.prefix { $0 != "\n" }.replacingOccurrences(of: " (for benchmarks)", with: "")
+            sections[heading] = part
+        }
         for (path, command) in try CommandTree.load(bin: bin).all where !path.isEmpty {
-            let heading = "## tonearm \(path.joined(separator: " "))"
-            #expect(committed.contains(heading + "\n") || committed.contains(heading + " ("), "no \(heading)")
-            for argument in command.arguments ?? [] where argument.shouldDisplay {
-                for n in argument.names ?? [] where n.name != "help" && n.name != "version" {
+            let name = path.joined(separator: " ")
+            let section = try #require(sections[name], "no section for tonearm \(name)")
+            for argument in command.arguments ?? [] where argument.shouldDisplay && !argument.isHelpOrVersion {
+                for n in argument.names ?? [] {
                     let spelt = (n.kind == "long" ? "--" : "-") + n.name
-                    #expect(committed.contains("`\(spelt)") || committed.contains(", \(spelt)"), "\(heading): no \(spelt)")
+                    #expect(section.contains("`\(spelt)") || section.contains(", \(spelt)"), "tonearm \(name): no \(spelt)")
                 }
             }
         }
