@@ -31,7 +31,7 @@ struct PlaybackOptions: ParsableArguments {
     @Option(name: .long, help: "ReplayGain pre-amp in dB.")
     var preamp: Double = 0
 
-    @Flag(name: .long, help: "Mix with other Tonearm players (the audio session's mixWithOthers) instead of interrupting them.")
+    @Flag(name: .long, help: "Play along with other Tonearm players instead of pausing them (by default a player that starts interrupts the others).")
     var mix = false
 
     @OptionGroup var sound: SoundOptions

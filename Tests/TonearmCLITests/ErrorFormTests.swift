@@ -22,7 +22,7 @@ import TonearmTestSupport
     /// A library with one scanned song (artist "Nina"), an existing WAV, and missing paths.
     struct Setting {
         let dir: TempDir
-        let db: String, song: String, wav: String, m4a: String, missing: String, env: [String: String]
+        let db: String, song: String, wav: String, m4a: String, long: String, missing: String, env: [String: String]
 
         init() throws {
             dir = try TempDir("error-form")
@@ -32,6 +32,8 @@ import TonearmTestSupport
             try Fixtures.tone(path: song, codecArgs: ["-c:a", "flac", "-metadata", "artist=Nina", "-metadata", "title=Song"], seconds: 0.5)
             wav = dir.file("out.wav")
             try Fixtures.tone(path: wav, codecArgs: ["-c:a", "pcm_s16le"], seconds: 0.2)
+            long = dir.file("long.flac")
+            try Fixtures.tone(path: long, codecArgs: ["-c:a", "flac"], seconds: 31, rate: 8000, channels: 1)
             m4a = dir.file("taken.mka")
             try Data("taken".utf8).write(to: URL(fileURLWithPath: m4a))
             db = dir.file("library.sqlite")
@@ -109,6 +111,7 @@ import TonearmTestSupport
             Case(arguments: ["sound"], status: 64, says: "sound: missing expected argument '<files> ...'"),
             Case(arguments: ["sound", "--title", "x", s.song], status: 64, says: "sound: --title and --body go with --alert"),
             Case(arguments: ["sound", s.missing], status: 1, says: "\(s.missing): file not found"),
+            Case(arguments: ["sound", s.long], status: 1, says: "sound: \(s.long): a system sound may last at most 30 s; this one lasts 31.0 s"),
             Case(arguments: ["bench-eq", "--seconds", "0"], status: 64, says: "bench-eq: --seconds, --channels"),
             Case(arguments: ["bench-sound"], status: 64, says: "bench-sound: missing expected argument '<file>'"),
             Case(arguments: ["bench-library", "--runs", "0"], status: 64, says: "bench-library: missing expected argument"),
