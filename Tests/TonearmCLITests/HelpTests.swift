@@ -131,6 +131,12 @@ import TonearmTestSupport
             guard FileManager.default.isExecutableFile(atPath: "/usr/bin/\(shell)") else { continue }  // scripts/install-deps installs both
             let r = try run(check[0], Array(check.dropFirst()) + [file])
             #expect(r.status == 0 && r.stderr.isEmpty, "\(shell) -n: \(r.stderr)")
+            if shell == "fish" {
+                // fish can be asked what it would complete: EQ presets after --eq.
+                let offered = try run("fish", ["--no-config", "-c", "source \(file); complete -C 'tonearm play --eq ro'"])
+                #expect(offered.stdout.split(separator: "\n").map { $0.split(separator: "\t").first.map(String.init) ?? "" } == ["rock"],
+                        "\(offered.stdout) \(offered.stderr)")
+            }
         }
     }
 
