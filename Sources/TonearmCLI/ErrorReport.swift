@@ -141,6 +141,8 @@ struct ErrorReport {
             m = first.lowercased() + m.dropFirst()
         }
         if m.hasSuffix(".") { m.removeLast() }
+        // "Unknown option '--vlume'. Did you mean '--volume'?": as for a mistyped command.
+        m = m.replacingOccurrences(of: ". Did you mean", with: "; did you mean")
         return m
     }
 

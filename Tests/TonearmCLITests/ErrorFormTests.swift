@@ -55,6 +55,7 @@ import TonearmTestSupport
             Case(arguments: ["--bogus"], status: 64, says: "--bogus: unknown option"),
             Case(arguments: ["play"], status: 64, says: "play: give files, folders or playlists to play"),
             Case(arguments: ["play", "--volume", "200", s.song], status: 64, says: "play: --volume must be between 0 and 100, not 200"),
+            Case(arguments: ["play", "--vlume", "3", s.song], status: 64, says: "play: unknown option '--vlume'; did you mean '--volume'?"),
             Case(arguments: ["play", "--repeat", "twice", s.song], status: 64, says: "play: --repeat must be off, one or all"),
             Case(arguments: ["play", "--output", "null", s.missing], status: 1, says: "\(s.missing): file not found", summary: true),
             Case(arguments: ["play", "--output", "null", "--artist", "chen"] + db, status: 1, says: "play: nothing in the library matches artist 'chen'"),
