@@ -9,6 +9,11 @@ struct BenchEQCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench-eq",
         abstract: "Time the equalizer DSP alone on generated audio and print how many times real time it ran.",
+        discussion: """
+            Examples:
+              tonearm bench-eq
+              tonearm bench-eq --seconds 60 --eq rock
+            """,
         shouldDisplay: false)
 
     @Option(name: .long, help: "Seconds of audio to process.")

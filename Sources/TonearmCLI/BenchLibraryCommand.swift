@@ -9,6 +9,10 @@ struct BenchLibraryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench-library",
         abstract: "Time the library's listing queries in-process and print the median of each as JSON.",
+        discussion: """
+            Examples:
+              tonearm bench-library --db library.sqlite --artist 'Sigur Rós' --album 'Ágætis byrjun'
+            """,
         shouldDisplay: false)
 
     @Option(name: .long, help: "The library database.")

@@ -18,6 +18,12 @@ struct BenchSoundCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench-sound",
         abstract: "Measure the latency of a system sound from play() to its first samples handed to the server.",
+        discussion: """
+            Reads commands from standard input (scripts/bench drives it).
+
+            Examples:
+              tonearm bench-sound click.wav
+            """,
         shouldDisplay: false)
 
     @Argument(help: "A short sound file.")
@@ -25,8 +31,7 @@ struct BenchSoundCommand: ParsableCommand {
 
     func run() throws {
         guard case .pulse = OutputSelection.automatic().selection else {
-            Terminal.writeError("bench-sound: no PulseAudio server answers")
-            throw ExitCode(1)
+            throw CommandFailure(nil, "no PulseAudio server answers")
         }
         let probe = FirstSoundProbe()
         let sound = try SystemSound(contentsOf: URL(fileURLWithPath: file),

@@ -11,6 +11,11 @@ struct ConvertCommand: AsyncParsableCommand {
             The output's extension picks the container; --preset the encoding (default by type: \
             .wav/.aiff → pcm, .flac → lossless, .mp3 → mp3, .opus/.ogg → opus, others → appleM4A). \
             --start/--end (90, 1:30, 1:02:03.5) trim to the exact sample for PCM and lossless output.
+
+            Examples:
+              tonearm convert song.flac -o song.mp3
+              tonearm convert live.wav -o intro.flac --start 0 --end 1:30
+              tonearm convert album.m4a -o album.opus --preset opus --force
             """)
 
     @Argument(help: "The input: any format Tonearm plays.")

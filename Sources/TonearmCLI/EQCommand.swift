@@ -8,6 +8,12 @@ struct EQCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "eq",
         abstract: "List the equalizer presets, or show the response of a preset or band spec.",
+        discussion: """
+            Examples:
+              tonearm eq list
+              tonearm eq show rock
+              tonearm eq show 31:+3,62:+2,1k:-1 --plot curve.svg
+            """,
         subcommands: [EQListCommand.self, EQShowCommand.self])
 }
 
@@ -15,7 +21,13 @@ struct EQCommand: ParsableCommand {
 struct EQListCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
-        abstract: "List the equalizer presets with their gains (dB at 31 Hz … 16 kHz).")
+        abstract: "List the equalizer presets with their gains (dB at 31 Hz … 16 kHz).",
+        discussion: """
+            The names are what --eq takes (play, pick, render).
+
+            Examples:
+              tonearm eq list
+            """)
 
     func run() throws {
         let heads = EQBand.graphicFrequencies.map(EQShowCommand.frequencyLabel)
@@ -38,9 +50,17 @@ struct EQShowCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show",
         abstract: "Print the bands and the combined magnitude response of a preset or band spec.",
-        discussion: "The response is computed from the biquad designs at the given sample rate and includes the preset's global gain.")
+        discussion: """
+            The response is computed from the biquad designs at the given sample rate and \
+            includes the preset's global gain.
 
-    @Argument(help: "A preset name or bands as FREQ:GAIN,… (e.g. 31:+3,62:+2,1k:-1).")
+            Examples:
+              tonearm eq show jazz
+              tonearm eq show bass-boost --rate 48000
+              tonearm eq show 31:+3,62:+2,1k:-1 --plot curve.svg
+            """)
+
+    @Argument(help: "A preset name or bands as FREQ:GAIN,… (e.g. 31:+3,62:+2,1k:-1).", completion: Completions.eq)
     var eq: String
 
     @Option(name: .long, help: "Also write the response curve to this SVG file.")
@@ -92,8 +112,7 @@ struct EQShowCommand: ParsableCommand {
             do {
                 try response.svg(title: title).write(toFile: path, atomically: true, encoding: .utf8)
             } catch {
-                Terminal.writeError("\(path): \(error.localizedDescription)")
-                throw ExitCode(1)
+                throw CommandFailure(path, error.localizedDescription)
             }
             print("\nWrote \(path)")
         }

@@ -8,7 +8,12 @@ import Tonearm
 struct EffectsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "effects",
-        abstract: "List the effects and their parameters (for --effect NAME:ID=VALUE,…).")
+        abstract: "List the effects and their parameters (for --effect NAME:ID=VALUE,…).",
+        discussion: """
+            Examples:
+              tonearm effects
+              tonearm effects reverb --json
+            """)
 
     @Argument(help: "Effects to list (eq, \(EffectCatalog.names.joined(separator: ", "))); all when none.")
     var names: [String] = []

@@ -33,8 +33,7 @@ enum ExportRunner {
         } catch {
             await display.value
             if interactive { Terminal.write("\r" + String(repeating: " ", count: 48) + "\r") }
-            Terminal.writeError("\(error)")
-            throw ExitCode(1)
+            throw error  // reported by the entry point: `tonearm: <file>: <why>`, status 1
         }
         let asset = Asset(url: URL(fileURLWithPath: output))
         if let track = try? await asset.tracks(withMediaType: .audio).first, let d = try? await asset.duration {

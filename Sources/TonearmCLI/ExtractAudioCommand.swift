@@ -11,6 +11,11 @@ struct ExtractAudioCommand: AsyncParsableCommand {
             The packets are copied without re-encoding (the passthrough preset) into the output's \
             container, chosen by its extension: .m4a, .caf, .mka, .mp4, .aac, .opus, .ogg, … \
             `tonearm info VIDEO` lists the tracks; --track picks one by its number.
+
+            Examples:
+              tonearm extract-audio talk.mp4 -o talk.m4a
+              tonearm extract-audio film.mkv -o film.opus --track 2
+              tonearm extract-audio clip.mov -o clip.mp3 --preset mp3 --force
             """)
 
     @Argument(help: "The video (or any media file).")

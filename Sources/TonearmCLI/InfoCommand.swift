@@ -7,7 +7,14 @@ struct InfoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
         abstract: "Print the format, tags and tracks of media files.",
-        discussion: "Every track (audio, video, subtitles, …) is listed with its number, which `extract-audio --track` takes.")
+        discussion: """
+            Every track (audio, video, subtitles, …) is listed with its number, which \
+            `extract-audio --track` takes.
+
+            Examples:
+              tonearm info song.flac
+              tonearm info *.mp3 --json
+            """)
 
     @Argument(help: "Files to describe.")
     var files: [String]
@@ -36,7 +43,7 @@ struct InfoCommand: AsyncParsableCommand {
                 if json {
                     reports.append(FileReport(error: "\(error)", path: path))
                 } else {
-                    Terminal.writeError("\(error)")
+                    Terminal.writeProblem(error, command: "info")
                 }
             }
         }

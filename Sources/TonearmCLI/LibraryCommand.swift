@@ -9,7 +9,19 @@ struct LibraryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "library",
         abstract: "Scan folders into the media library, list its songs, albums, artists and genres, and keep playlists.",
-        subcommands: [LibraryScanCommand.self, LibraryWatchCommand.self, LibraryListCommand.self, LibraryStatsCommand.self,
+        discussion: """
+            The library is one SQLite file ($XDG_DATA_HOME/tonearm/library.sqlite unless --db says).
+
+            Examples:
+              tonearm library scan ~/Music
+              tonearm library albums --artist 'nina simone'
+              tonearm library playlist create Favourites
+              tonearm play --playlist Favourites
+            """,
+        subcommands: [LibraryScanCommand.self, LibraryWatchCommand.self, LibraryKindListCommand<LibrarySongs>.self,
+                      LibraryKindListCommand<LibraryAlbums>.self, LibraryKindListCommand<LibraryArtists>.self,
+                      LibraryKindListCommand<LibraryGenres>.self, LibraryKindListCommand<LibraryComposers>.self,
+                      LibraryKindListCommand<LibraryPodcasts>.self, LibraryKindListCommand<LibraryAudiobooks>.self, LibraryStatsCommand.self,
                       LibraryRateCommand.self, LibraryPlaylistsCommand.self, LibraryPlaylistCommand.self])
 }
 
@@ -18,12 +30,9 @@ struct LibraryDatabaseOption: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The library database (default: $XDG_DATA_HOME/tonearm/library.sqlite).", valueName: "PATH"))
     var db: String?
 
-    /// Opens the library, or prints the error and exits with status 1.
+    /// Opens the library (its error is reported by the entry point: exit status 1).
     func open(command: String) throws -> MediaLibrary {
-        do { return try MediaLibrary(path: db) } catch {
-            Terminal.writeError("tonearm library \(command): \(error)")
-            throw ExitCode(1)
-        }
+        try MediaLibrary(path: db)
     }
 }
 
@@ -62,7 +71,16 @@ struct LibrarySelection: ParsableArguments {
 struct LibraryScanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scan",
-        abstract: "Scan folders (recursively) into the library: new, changed, moved and deleted files.")
+        abstract: "Scan folders (recursively) into the library: new, changed, moved and deleted files.",
+        discussion: """
+            A scan again finds what changed since the last one: new, changed, moved and deleted \
+            files. Files that are not media are listed as skipped, with the reason.
+
+            Examples:
+              tonearm library scan ~/Music
+              tonearm library scan ~/Music ~/Podcasts --quiet
+              tonearm library scan /mnt/music --db ~/music.sqlite
+            """)
 
     @Argument(help: ArgumentHelp("Folders to scan.", valueName: "DIR"))
     var folders: [String]
@@ -127,18 +145,14 @@ struct LibraryScanCommand: AsyncParsableCommand {
             Terminal.write(Self.report(summary, seconds: Date().timeIntervalSince(start)))
         } catch {
             if live { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-            Terminal.writeError("tonearm library scan: \(error)")
-            throw ExitCode(1)
+            throw error
         }
     }
 }
 
 /// `tonearm library songs|albums|artists|genres|composers|podcasts|audiobooks [filters] [--json]`.
-struct LibraryListCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "list",
-        abstract: "List songs, albums, artists, genres, composers, podcasts or audiobooks.",
-        aliases: ["songs", "albums", "artists", "genres", "composers", "podcasts", "audiobooks"])
+struct LibraryKindListCommand<Kind: LibraryListKind>: ParsableCommand {
+    static var configuration: CommandConfiguration { Kind.configuration }
 
     @Option(name: .long, help: "Only items whose artist is this (case and accents ignored).")
     var artist: String?
@@ -154,16 +168,8 @@ struct LibraryListCommand: ParsableCommand {
     var sections = false
     @OptionGroup var database: LibraryDatabaseOption
 
-    /// The kind asked for: the alias the command was called by (`list` alone lists songs).
-    static func kind(arguments: [String]) -> String {
-        let kinds = ["songs", "albums", "artists", "genres", "composers", "podcasts", "audiobooks"]
-        guard let i = arguments.firstIndex(of: "library"), i + 1 < arguments.count,
-              kinds.contains(arguments[i + 1]) else { return "songs" }
-        return arguments[i + 1]
-    }
-
     func run() throws {
-        let kind = Self.kind(arguments: CommandLine.arguments)
+        let kind = Kind.kind
         let library = try database.open(command: kind)
         var query: MediaQuery = switch kind {
         case "albums": .albums()
@@ -202,9 +208,6 @@ struct LibraryListCommand: ParsableCommand {
                     printCollections(summaries[part.range], kind: kind)
                 }
             }
-        } catch let error as TonearmError {
-            Terminal.writeError("tonearm library \(kind): \(error)")
-            throw ExitCode(1)
         }
     }
 
@@ -291,7 +294,13 @@ struct LibraryListCommand: ParsableCommand {
 
 /// `tonearm library stats [--json]`: counts of items, albums, artists, genres; total time and size.
 struct LibraryStatsCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "stats", abstract: "Print what the library holds.")
+    static let configuration = CommandConfiguration(
+        commandName: "stats", abstract: "Print what the library holds.",
+        discussion: """
+            Examples:
+              tonearm library stats
+              tonearm library stats --json
+            """)
 
     @Flag(name: .long, help: "Print JSON.")
     var json = false
@@ -314,9 +323,6 @@ struct LibraryStatsCommand: ParsableCommand {
                 Total: \(formatTime(s.totalDuration)), \(String(format: "%.1f", Double(s.totalSize) / 1_048_576)) MiB
 
                 """)
-        } catch let error as TonearmError {
-            Terminal.writeError("tonearm library stats: \(error)")
-            throw ExitCode(1)
         }
     }
 }

@@ -3,13 +3,9 @@ import ArgumentParser
 import Foundation
 import Tonearm
 
-/// Runs `body`, printing a `TonearmError` as `tonearm library <command>: <error>` and exiting
-/// with status 1.
+/// Runs `body`; its errors are reported by the entry point (`tonearm: …`, exit status 1).
 private func reportingErrors(_ command: String, _ body: () throws -> Void) throws {
-    do { try body() } catch let error as TonearmError {
-        Terminal.writeError("tonearm library \(command): \(error)")
-        throw ExitCode(1)
-    }
+    try body()
 }
 
 private func printPlaylistJSON<T: Encodable>(_ value: T) throws {
@@ -47,7 +43,13 @@ private struct PlaylistJSON: Encodable {
 /// the standard smart playlists (recently added, most played, top rated, never played) marked
 /// "smart".
 struct LibraryPlaylistsCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "playlists", abstract: "List the library's playlists and its smart playlists.")
+    static let configuration = CommandConfiguration(
+        commandName: "playlists", abstract: "List the library's playlists and its smart playlists.",
+        discussion: """
+            Examples:
+              tonearm library playlists
+              tonearm library playlists --json
+            """)
 
     @Flag(name: .long, help: "Print JSON.")
     var json = false
@@ -73,11 +75,25 @@ struct LibraryPlaylistCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "playlist",
         abstract: "Create, fill, show, rename, reorder, export, import or delete a playlist.",
+        discussion: """
+            Playlists live in the library; `tonearm play --playlist NAME` plays one.
+
+            Examples:
+              tonearm library playlist create Favourites
+              tonearm library playlist add Favourites --album 'Kind of Blue'
+              tonearm library playlist show Favourites
+              tonearm library playlist export Favourites favourites.m3u8
+            """,
         subcommands: [Create.self, Add.self, Show.self, Rename.self, Remove.self, Move.self, Export.self, Import.self, Delete.self])
 
     /// `create NAME`: an empty playlist; a name already taken is an error.
     struct Create: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create an empty playlist.")
+        static let configuration = CommandConfiguration(
+            commandName: "create", abstract: "Create an empty playlist.",
+            discussion: """
+                Examples:
+                  tonearm library playlist create 'Road trip'
+                """)
         @Argument(help: "The playlist's name (unique).") var name: String
         @OptionGroup var database: LibraryDatabaseOption
 
@@ -93,8 +109,14 @@ struct LibraryPlaylistCommand: ParsableCommand {
     /// `add NAME [--search TEXT] [--artist X] [--album Y]`: appends the matching items (every
     /// media type), an album's in track order, an artist's by year, album and track.
     struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Append the items that match to a playlist.")
-        @Argument(help: "The playlist's name.") var name: String
+        static let configuration = CommandConfiguration(
+            commandName: "add", abstract: "Append the items that match to a playlist.",
+            discussion: """
+                Examples:
+                  tonearm library playlist add 'Road trip' --artist 'sigur ros'
+                  tonearm library playlist add 'Road trip' --search 'night' --album 'Blue'
+                """)
+        @Argument(help: "The playlist's name.", completion: Completions.playlists) var name: String
         @OptionGroup var selection: LibrarySelection
         @OptionGroup var database: LibraryDatabaseOption
 
@@ -114,8 +136,14 @@ struct LibraryPlaylistCommand: ParsableCommand {
 
     /// `show NAME [--json]`: the playlist's items, numbered from 1, in order.
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List a playlist's items in order.")
-        @Argument(help: "The playlist's name.") var name: String
+        static let configuration = CommandConfiguration(
+            commandName: "show", abstract: "List a playlist's items in order.",
+            discussion: """
+                Examples:
+                  tonearm library playlist show 'Road trip'
+                  tonearm library playlist show 'Top 25 Most Played' --json
+                """)
+        @Argument(help: "The playlist's name.", completion: Completions.playlists) var name: String
         @Flag(name: .long, help: "Print JSON.") var json = false
         @OptionGroup var database: LibraryDatabaseOption
 
@@ -144,8 +172,13 @@ struct LibraryPlaylistCommand: ParsableCommand {
 
     /// `rename NAME NEW-NAME`: keeps the playlist's persistentID and items.
     struct Rename: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Rename a playlist (its items and identity stay).")
-        @Argument(help: "The playlist's name.") var name: String
+        static let configuration = CommandConfiguration(
+            commandName: "rename", abstract: "Rename a playlist (its items and identity stay).",
+            discussion: """
+                Examples:
+                  tonearm library playlist rename 'Road trip' 'Summer 2026'
+                """)
+        @Argument(help: "The playlist's name.", completion: Completions.playlists) var name: String
         @Argument(help: "Its new name (unique).") var newName: String
         @OptionGroup var database: LibraryDatabaseOption
 
@@ -160,8 +193,13 @@ struct LibraryPlaylistCommand: ParsableCommand {
 
     /// `remove NAME POSITION`: removes the item at a position as `show` numbers them (from 1).
     struct Remove: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove the item at a position (as 'show' numbers them) from a playlist.")
-        @Argument(help: "The playlist's name.") var name: String
+        static let configuration = CommandConfiguration(
+            commandName: "remove", abstract: "Remove the item at a position (as 'show' numbers them) from a playlist.",
+            discussion: """
+                Examples:
+                  tonearm library playlist remove 'Road trip' 3
+                """)
+        @Argument(help: "The playlist's name.", completion: Completions.playlists) var name: String
         @Argument(help: "The position, from 1.") var position: Int
         @OptionGroup var database: LibraryDatabaseOption
 
@@ -181,8 +219,13 @@ struct LibraryPlaylistCommand: ParsableCommand {
 
     /// `move NAME FROM TO`: moves an item from one position to another (both from 1).
     struct Move: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Move a playlist's item from one position to another (from 1).")
-        @Argument(help: "The playlist's name.") var name: String
+        static let configuration = CommandConfiguration(
+            commandName: "move", abstract: "Move a playlist's item from one position to another (from 1).",
+            discussion: """
+                Examples:
+                  tonearm library playlist move 'Road trip' 5 1
+                """)
+        @Argument(help: "The playlist's name.", completion: Completions.playlists) var name: String
         @Argument(help: "The item's position now.") var from: Int
         @Argument(help: "Its new position.") var to: Int
         @OptionGroup var database: LibraryDatabaseOption
@@ -203,10 +246,16 @@ struct LibraryPlaylistCommand: ParsableCommand {
 
     /// `export NAME FILE [--format F]`: writes M3U8, PLS or XSPF (from FILE's extension, or `--format`).
     struct Export: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Write a playlist to an M3U8, PLS or XSPF file.")
-        @Argument(help: "The playlist's name.") var name: String
+        static let configuration = CommandConfiguration(
+            commandName: "export", abstract: "Write a playlist to an M3U8, PLS or XSPF file.",
+            discussion: """
+                Examples:
+                  tonearm library playlist export 'Road trip' trip.m3u8
+                  tonearm library playlist export 'Road trip' trip.txt --format xspf
+                """)
+        @Argument(help: "The playlist's name.", completion: Completions.playlists) var name: String
         @Argument(help: ArgumentHelp("The file to write (.m3u8, .m3u, .pls, .xspf).", valueName: "FILE")) var file: String
-        @Option(name: .long, help: "m3u, m3u8, pls or xspf (default: from the file's extension).") var format: String?
+        @Option(name: .long, help: "m3u, m3u8, pls or xspf (default: from the file's extension).", completion: .list(Completions.playlistFormats)) var format: String?
         @OptionGroup var database: LibraryDatabaseOption
 
         func validate() throws {
@@ -227,7 +276,13 @@ struct LibraryPlaylistCommand: ParsableCommand {
     /// `import FILE [--name NAME]`: a new playlist of the file's entries that are library items;
     /// the others are listed ("not in the library: …").
     struct Import: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create a playlist from an M3U, PLS or XSPF file.")
+        static let configuration = CommandConfiguration(
+            commandName: "import", abstract: "Create a playlist from an M3U, PLS or XSPF file.",
+            discussion: """
+                Examples:
+                  tonearm library playlist import trip.m3u8
+                  tonearm library playlist import radio.pls --name Radio
+                """)
         @Argument(help: ArgumentHelp("The playlist file.", valueName: "FILE")) var file: String
         @Option(name: .long, help: "The new playlist's name (default: the file's title, else its name).") var name: String?
         @OptionGroup var database: LibraryDatabaseOption
@@ -245,8 +300,13 @@ struct LibraryPlaylistCommand: ParsableCommand {
 
     /// `delete NAME`: deletes the playlist (not its items).
     struct Delete: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete a playlist (its items stay in the library).")
-        @Argument(help: "The playlist's name.") var name: String
+        static let configuration = CommandConfiguration(
+            commandName: "delete", abstract: "Delete a playlist (its items stay in the library).",
+            discussion: """
+                Examples:
+                  tonearm library playlist delete 'Road trip'
+                """)
+        @Argument(help: "The playlist's name.", completion: Completions.playlists) var name: String
         @OptionGroup var database: LibraryDatabaseOption
 
         func run() throws {

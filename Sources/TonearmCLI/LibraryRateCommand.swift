@@ -11,7 +11,13 @@ import Tonearm
 struct LibraryRateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rate",
-        abstract: "Rate songs 1 to 5 stars (0 removes the rating): by persistentID, or every song a search finds.")
+        abstract: "Rate songs 1 to 5 stars (0 removes the rating): by persistentID, or every song a search finds.",
+        discussion: """
+            Examples:
+              tonearm library rate 5 --album 'Kind of Blue'
+              tonearm library rate 4 --id 1234567890123
+              tonearm library rate 0 --search 'demo'
+            """)
 
     @Argument(help: ArgumentHelp("Stars, 0 (none) to 5.", valueName: "RATING"))
     var rating: Int
@@ -52,8 +58,7 @@ struct LibraryRateCommand: ParsableCommand {
             } else {
                 items = try selection.items(in: library)
                 if items.isEmpty {
-                    Terminal.writeError("tonearm library rate: nothing in the library for \(selection.description)")
-                    throw ExitCode(1)
+                    throw CommandFailure(nil, "nothing in the library matches \(selection.description)")
                 }
             }
             try library.setRating(rating, of: items.map(\.persistentID))  // all or none
@@ -63,9 +68,6 @@ struct LibraryRateCommand: ParsableCommand {
                 text += "\(Self.stars(rating))  \(item.title)\(where_.isEmpty ? "" : "  (\(where_))")\n"
             }
             Terminal.write(text)
-        } catch let error as TonearmError {
-            Terminal.writeError("tonearm library rate: \(error)")
-            throw ExitCode(1)
         }
     }
 }

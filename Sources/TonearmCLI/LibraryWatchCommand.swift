@@ -14,7 +14,12 @@ import Tonearm
 struct LibraryWatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
-        abstract: "Scan folders, then keep the library up to date as files are added, changed, moved or deleted (until Ctrl-C).")
+        abstract: "Scan folders, then keep the library up to date as files are added, changed, moved or deleted (until Ctrl-C).",
+        discussion: """
+            Examples:
+              tonearm library watch ~/Music
+              tonearm library watch ~/Music --no-scan --debounce 2000
+            """)
 
     @Argument(help: ArgumentHelp("Folders to watch (recursively).", valueName: "DIR"))
     var folders: [String]
@@ -50,12 +55,7 @@ struct LibraryWatchCommand: AsyncParsableCommand {
         }
         defer { signals.forEach { $0.cancel() } }
         let changes: AsyncThrowingStream<LibraryChange, any Error>
-        do {
-            changes = try library.watch(folders: folders, debounce: .milliseconds(debounce), initialScan: !noScan)
-        } catch {
-            Terminal.writeError("tonearm library watch: \(error)")
-            throw ExitCode(1)
-        }
+        changes = try library.watch(folders: folders, debounce: .milliseconds(debounce), initialScan: !noScan)
         let start = Date()
         let pump = Task {
             do {
@@ -80,7 +80,7 @@ struct LibraryWatchCommand: AsyncParsableCommand {
             case .ended:
                 break loop
             case .failed(let message):
-                Terminal.writeError("tonearm library watch: \(message)")
+                Terminal.writeProblem("library watch: \(message)")
                 status = 1
                 break loop
             }

@@ -8,12 +8,18 @@ import Tonearm
 struct OutputsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "outputs",
-        abstract: "List the audio outputs (PulseAudio/PipeWire sinks), or choose the default one.")
+        abstract: "List the audio outputs (PulseAudio/PipeWire sinks), or choose the default one.",
+        discussion: """
+            Examples:
+              tonearm outputs
+              tonearm outputs --json
+              tonearm outputs --set alsa_output.usb-headset.analog-stereo
+            """)
 
     @Flag(name: .long, help: "Print JSON: an object per output.")
     var json = false
 
-    @Option(name: .long, help: ArgumentHelp("Make the output NAME the default (see the names in the list).", valueName: "NAME"))
+    @Option(name: .long, help: ArgumentHelp("Make the output NAME the default (see the names in the list).", valueName: "NAME"), completion: Completions.outputs)
     var set: String?
 
     func validate() throws {
@@ -23,6 +29,8 @@ struct OutputsCommand: ParsableCommand {
     }
 
     func run() throws {
+        // Errors (no server; an unknown name, reported with the names there are) go to the
+        // entry point: `tonearm: outputs: …`, exit status 1.
         let routes = AudioRoutes()
         do {
             if let set {
@@ -47,11 +55,6 @@ struct OutputsCommand: ParsableCommand {
                 Terminal.write("\(o.isDefault ? "*" : " ") \(o.name)  \(o.description)  [\(o.portType.rawValue), \(rate) Hz, \(o.channelCount) ch]\n")
             }
             Terminal.write("(* the default output; change it with `tonearm outputs --set NAME`)\n")
-        } catch TonearmError.invalidArgument(let message) {
-            throw ValidationError(message) // an unknown output name: exit status 64
-        } catch let error as TonearmError {
-            Terminal.writeError("tonearm outputs: \(error)")
-            throw ExitCode(1)
         }
     }
 }
@@ -62,7 +65,18 @@ struct VolumeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "volume",
         abstract: "Print or change the system volume (the output's, not a player's).",
-        discussion: "With no value, prints the volume. 0-100 sets it, +N / -N changes it by N points, mute / unmute / toggle the mute.")
+        // One value (the argument is an array only so that `-5` is a value, not an option).
+        usage: "tonearm volume [<VALUE>] [--device <NAME>]",
+        discussion: """
+            With no value, prints the volume. 0-100 sets it, +N / -N changes it by N points, \
+            mute / unmute / toggle the mute.
+
+            Examples:
+              tonearm volume
+              tonearm volume 40
+              tonearm volume -5
+              tonearm volume toggle --device alsa_output.usb-headset.analog-stereo
+            """)
 
     /// What the command is asked to do.
     enum Change: Equatable {
@@ -99,7 +113,7 @@ struct VolumeCommand: ParsableCommand {
 
     var value: String? { values.first }
 
-    @Option(name: .long, help: ArgumentHelp("The output (sink) whose volume to use; the default output when omitted.", valueName: "NAME"))
+    @Option(name: .long, help: ArgumentHelp("The output (sink) whose volume to use; the default output when omitted.", valueName: "NAME"), completion: Completions.outputs)
     var device: String?
 
     func validate() throws {
@@ -123,9 +137,6 @@ struct VolumeCommand: ParsableCommand {
             }
             let s = try system.state()
             Terminal.write("\(Self.percent(s.volume))%\(s.isMuted ? " (muted)" : "")  \(s.outputName)\n")
-        } catch let error as TonearmError {
-            Terminal.writeError("tonearm volume: \(error)")
-            throw ExitCode(1)
         }
     }
 }

@@ -26,16 +26,23 @@ struct PickCommand: AsyncParsableCommand {
             selection, in the order it was made, or the highlighted row when nothing is selected. \
             Esc or Ctrl-C cancels (exit status 130). Standard input must be a terminal (status 2 \
             otherwise).
+
+            Examples:
+              tonearm pick                                  # search and play
+              tonearm pick --view albums --type music
+              tonearm pick nina --queue                     # add to the saved queue
+              tonearm pick --add-to Favourites
+              mpv --playlist=<(tonearm pick --print)        # picks for another player
             """
     )
 
     @Argument(help: "Text to start the search with.")
     var search: [String] = []
 
-    @Option(name: .long, help: "The view to start in: songs, artists, albums, genres, playlists.")
+    @Option(name: .long, help: "The view to start in: songs, artists, albums, genres, playlists.", completion: .list(Completions.pickViews))
     var view: String = "songs"
 
-    @Option(name: .long, help: "Only music, podcasts or audiobooks (default: all three).")
+    @Option(name: .long, help: "Only music, podcasts or audiobooks (default: all three).", completion: .list(Completions.mediaTypes))
     var type: String?
 
     @OptionGroup var database: LibraryDatabaseOption
@@ -52,7 +59,7 @@ struct PickCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print the picked items' persistent IDs, one per line, instead of playing.")
     var printIds = false
 
-    @Option(name: .long, help: ArgumentHelp("Append the picks to this library playlist (made if missing) instead of playing.", valueName: "NAME"))
+    @Option(name: .long, help: ArgumentHelp("Append the picks to this library playlist (made if missing) instead of playing.", valueName: "NAME"), completion: Completions.playlists)
     var addTo: String?
 
     @OptionGroup var playback: PlaybackOptions
@@ -79,27 +86,31 @@ struct PickCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard isatty(0) == 1 else {
-            Terminal.writeError("tonearm pick: standard input is not a terminal; the picker reads its keys from one "
-                                + "(in scripts: tonearm library songs --search TEXT --json)")
-            throw ExitCode(2)
-        }
-        guard let screen = Self.screen() else {
-            Terminal.writeError("tonearm pick: no terminal to draw on (standard output is not one, and /dev/tty cannot be opened)")
-            throw ExitCode(2)
-        }
-        defer { if screen != 1 && screen != 2 { close(screen) } }
         let path = database.db ?? MediaLibrary.defaultPath
         guard FileManager.default.fileExists(atPath: path) else {
-            Terminal.writeError("tonearm pick: there is no library at \(path); scan folders into one first: "
-                                + "tonearm library scan DIR\(database.db.map { " --db \($0)" } ?? "")")
-            throw ExitCode(1)
+            throw CommandFailure(nil, "there is no library at \(path); scan folders into one first: "
+                                 + "tonearm library scan DIR\(database.db.map { " --db \($0)" } ?? "")")
         }
-        let library: MediaLibrary
-        do { library = try MediaLibrary(path: path) } catch {
-            Terminal.writeError("tonearm pick: \(error)")
-            throw ExitCode(1)
+        let library = try MediaLibrary(path: path)
+        if let mediaType = type.flatMap({ MediaType(rawValue: $0.lowercased()) }) {
+            // A library without this type says so, rather than that it is empty.
+            let s = try library.statistics()
+            let (count, plural) = switch mediaType {
+            case .music: (s.songs, "songs")
+            case .podcast: (s.podcasts, "podcasts")
+            case .audiobook: (s.audiobooks, "audiobooks")
+            }
+            if count == 0 && s.items > 0 { throw CommandFailure(nil, "the library at \(path) has no \(plural) (\(s.songs) songs, \(s.podcasts) podcasts, \(s.audiobooks) audiobooks)") }
         }
+        // The library first (its errors need no terminal), then the terminal.
+        guard isatty(0) == 1 else {
+            throw CommandFailure(nil, "standard input is not a terminal; the picker reads its keys from one "
+                                 + "(in scripts: tonearm library songs --search TEXT --json)", status: 2)
+        }
+        guard let screen = Self.screen() else {
+            throw CommandFailure(nil, "no terminal to draw on (standard output is not one, and /dev/tty cannot be opened)", status: 2)
+        }
+        defer { if screen != 1 && screen != 2 { close(screen) } }
         let source = MediaPicker.LibrarySource(library: library, mediaType: type.flatMap { MediaType(rawValue: $0.lowercased()) })
         let picker = MediaPicker(source: source, view: MediaPicker.View(rawValue: view.lowercased()) ?? .songs,
                                  search: search.joined(separator: " "),
@@ -123,9 +134,6 @@ struct PickCommand: AsyncParsableCommand {
                 if try library.playlist(named: addTo) == nil { try library.createPlaylist(named: addTo) }
                 let p = try library.addItems(items.map(\.persistentID), to: addTo)
                 Terminal.write("Added \(items.count == 1 ? "1 track" : "\(items.count) tracks") to '\(p.name)' (\(p.count) in all)\n")
-            } catch {
-                Terminal.writeError("tonearm pick: \(error)")
-                throw ExitCode(1)
             }
             return
         }

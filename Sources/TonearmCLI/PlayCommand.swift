@@ -17,10 +17,18 @@ struct PlayCommand: AsyncParsableCommand {
             reported and skipped; the exit status is 1 when any failed. The queue is saved as it \
             plays; --resume picks it up again. While playing, it is published over MPRIS \
             (playerctl, desktop media keys) when a session bus is there.
+
+            Examples:
+              tonearm play ~/Music/Album                        # a folder, as one gapless queue
+              tonearm play a.flac b.mp3 list.m3u8 --shuffle --repeat all
+              tonearm play --artist 'nina simone' --eq jazz     # from the library
+              tonearm play --playlist 'Top 25 Most Played' --crossfade 4
+              tonearm play https://radio.example/stream.mp3     # a network stream
+              tonearm play --resume                             # the saved queue, where it was
             """
     )
 
-    @Argument(help: "Files, folders, playlists (.m3u, .m3u8, .pls, .xspf) or http(s):// streams to play.")
+    @Argument(help: "Files, folders, playlists (.m3u, .m3u8, .pls, .xspf) or http(s):// streams to play.", completion: .file())
     var paths: [String] = []
 
     @Flag(name: .long, help: "Resume the saved queue where it was (with any files given appended).")
@@ -38,10 +46,10 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Play what a full-text search of the library finds (titles, artists, albums).")
     var search: String?
 
-    @Option(name: .long, help: "Play this playlist of the media library, in its order, or a smart one such as \"Top 25 Most Played\" (see tonearm library playlists).")
+    @Option(name: .long, help: "Play this playlist of the media library, in its order, or a smart one such as \"Top 25 Most Played\" (see tonearm library playlists).", completion: Completions.playlists)
     var playlist: String?
 
-    @Option(name: .long, help: "The media library database (default: $XDG_DATA_HOME/tonearm/library.sqlite).")
+    @Option(name: .long, help: "The media library database (default: $XDG_DATA_HOME/tonearm/library.sqlite).", completion: .file(extensions: ["sqlite"]))
     var db: String?
 
     @OptionGroup var playback: PlaybackOptions
@@ -62,7 +70,7 @@ struct PlayCommand: AsyncParsableCommand {
         if let playlist {
             // A playlist is played as it is; the filters do not narrow it.
             let items = try library.items(inPlaylistOrSmartPlaylist: playlist)
-            if items.isEmpty { throw ValidationError("the playlist '\(playlist)' is empty") }
+            if items.isEmpty { throw CommandFailure("playlist '\(playlist)'", "the playlist is empty") }
             return (library, items)
         }
         var query = MediaQuery.albums()
@@ -71,7 +79,13 @@ struct PlayCommand: AsyncParsableCommand {
         if let g = genre { query = query.filtered(by: .genre(g)) }
         if let s = search { query = query.searching(s) }
         let items = try query.collections(in: library).flatMap(\.items)
-        if items.isEmpty { throw ValidationError("the library has nothing for \(libraryFilterDescription) (scan with `tonearm library scan DIR`)") }
+        if items.isEmpty {
+            // An empty library says how to fill it; a scanned one, that nothing matches.
+            if try library.statistics().items == 0 {
+                throw CommandFailure(library.path, "the library is empty; scan folders into it: tonearm library scan DIR")
+            }
+            throw CommandFailure(nil, "nothing in the library matches \(libraryFilterDescription)")
+        }
         return (library, items)
     }
 
@@ -103,8 +117,8 @@ struct PlayCommand: AsyncParsableCommand {
         let (library, fromLibrary) = usesLibrary ? try libraryItems() : (nil, [])
         let files = fromLibrary.map(\.path) + MediaPaths.expandWithPlaylists(paths, problems: &problems)
         if files.isEmpty && !resume {
-            for p in problems { Terminal.writeError(p) }
-            throw ValidationError("no playable files found in \(paths.joined(separator: ", "))")
+            for p in problems { Terminal.writeProblem(p) }
+            throw CommandFailure(nil, "no playable files in \(paths.joined(separator: ", "))")
         }
         // Plays and skips of the library's items are counted in the library.
         let ids = Dictionary(fromLibrary.map { ($0.path, $0.persistentID) }, uniquingKeysWith: { a, _ in a })

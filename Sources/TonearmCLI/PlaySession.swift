@@ -354,7 +354,7 @@ final class PlaySession: @unchecked Sendable {
         if interactive {
             screen.message = message
         } else {
-            Terminal.writeError(message)
+            Terminal.writeProblem(message)  // `tonearm: <file>: <why>`, as every error
         }
     }
 

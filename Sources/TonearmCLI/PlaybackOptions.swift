@@ -7,16 +7,16 @@ import Tonearm
 /// audio session, the sound options and the screen. ``play(files:problems:resume:)`` is the one
 /// place that runs a queue of files (``PlaySession``), for both commands.
 struct PlaybackOptions: ParsableArguments {
-    @Option(name: .long, help: "Where to play: \(OutputSelection.syntax). Default: PulseAudio/PipeWire if a server answers, else null.")
+    @Option(name: .long, help: "Where to play: \(OutputSelection.syntax). Default: PulseAudio/PipeWire if a server answers, else null.", completion: .list(Completions.outputKinds))
     var output: String?
 
-    @Option(name: .long, help: "The PulseAudio output (sink) to play to, by name (`tonearm outputs` lists them). Default: the system's default output.")
+    @Option(name: .long, help: "The PulseAudio output (sink) to play to, by name (`tonearm outputs` lists them). Default: the system's default output.", completion: Completions.outputs)
     var device: String?
 
     @Option(name: .long, help: "Initial volume, 0–100.")
     var volume: Int?
 
-    @Option(name: [.customLong("repeat"), .customLong("loop")], help: "Repeat: off, one (the current item) or all (the queue).")
+    @Option(name: [.customLong("repeat"), .customLong("loop")], help: "Repeat: off, one (the current item) or all (the queue).", completion: .list(Completions.repeatModes))
     var repeatMode: String?
 
     @Flag(name: .long, help: "Shuffle the queue (every item once, the first one first).")
@@ -25,13 +25,13 @@ struct PlaybackOptions: ParsableArguments {
     @Option(name: .long, help: "Crossfade between items, in seconds (0: gapless; consecutive tracks of one album always stay gapless).")
     var crossfade: Double = 0
 
-    @Option(name: .long, help: "ReplayGain: off, track or album (album falls back to track).")
+    @Option(name: .long, help: "ReplayGain: off, track or album (album falls back to track).", completion: .list(Completions.replayGainModes))
     var replaygain: String = "off"
 
     @Option(name: .long, help: "ReplayGain pre-amp in dB.")
     var preamp: Double = 0
 
-    @Flag(name: .long, help: "Mix with other Tonearm players (the audio session's mixWithOthers) instead of interrupting them.")
+    @Flag(name: .long, help: "Play along with other Tonearm players instead of pausing them (by default a player that starts interrupts the others).")
     var mix = false
 
     @OptionGroup var sound: SoundOptions

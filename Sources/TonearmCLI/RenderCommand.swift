@@ -7,7 +7,13 @@ struct RenderCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "render",
         abstract: "Render a file offline, as fast as possible, through the equalizer and rate change, to WAV.",
-        discussion: "The output holds exactly what `tonearm play` would play with the same options.")
+        discussion: """
+            The output holds exactly what `tonearm play` would play with the same options.
+
+            Examples:
+              tonearm render song.flac -o song-rock.wav --eq rock
+              tonearm render talk.mp3 -o fast.wav --rate 1.5 --force
+            """)
 
     @Argument(help: "The input: any format Tonearm plays.")
     var input: String
@@ -22,18 +28,13 @@ struct RenderCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard output.lowercased().hasSuffix(".wav") else { throw ValidationError("-o: the output must be a .wav file, not '\(output)'") }
-        if !force && FileManager.default.fileExists(atPath: output) {
-            throw ValidationError("\(output) exists; use --force to overwrite it")
-        }
     }
 
     func run() async throws {
-        let file: AudioFile
-        do { file = try AudioFile(path: input) } catch {
-            Terminal.writeError("\(error)")
-            throw ExitCode(1)
-        }
-        for w in file.warnings { Terminal.writeError(w.description) }
+        // An output that is there already is a failure (status 1), in the words of every command.
+        if !force && FileManager.default.fileExists(atPath: output) { throw TonearmError.fileExists(path: output) }
+        let file = try AudioFile(path: input)
+        for w in file.warnings { Terminal.writeProblem(w.description) }
         // Written beside the target and renamed at the end: a failed render leaves nothing.
         let partial = (output as NSString).deletingLastPathComponent.isEmpty
             ? ".\((output as NSString).lastPathComponent).partial.wav"
@@ -48,10 +49,7 @@ struct RenderCommand: AsyncParsableCommand {
         let events = player.events
         let duration = file.duration / sound.rate
         let interactive = Terminal.isInteractive
-        do { try player.prepare() } catch {
-            Terminal.writeError("\(error)")
-            throw ExitCode(1)
-        }
+        try player.prepare()
         let started = Date()
         player.play()
         let progress = Task {
@@ -69,7 +67,7 @@ struct RenderCommand: AsyncParsableCommand {
             case .didFinishPlaying(let s):
                 ok = s
             case .decodeErrorDidOccur(let p):
-                Terminal.writeError(p.description)
+                Terminal.writeProblem(p.description)
                 continue
             default:
                 continue
@@ -80,8 +78,7 @@ struct RenderCommand: AsyncParsableCommand {
         if interactive { Terminal.write("\r" + String(repeating: " ", count: 50) + "\r") }
         guard ok, FileManager.default.fileExists(atPath: partial) else {
             try? FileManager.default.removeItem(atPath: partial)
-            Terminal.writeError("\(output): rendering failed")
-            throw ExitCode(1)
+            throw CommandFailure(output, "rendering failed")
         }
         if FileManager.default.fileExists(atPath: output) { try FileManager.default.removeItem(atPath: output) }
         try FileManager.default.moveItem(atPath: partial, toPath: output)

@@ -17,6 +17,11 @@ struct SoundCommand: ParsableCommand {
         $XDG_RUNTIME_DIR/bus), titled with the file's name (without its extension) unless --title is given. Where there \
         is no bus or no notification server, or it does not answer within a second, the terminal \
         bell rings instead.
+
+        Examples:
+          tonearm sound click.wav
+          tonearm sound a.wav b.wav --together
+          tonearm sound done.oga --alert --title 'Backup' --body 'Finished'
         """)
 
     @Argument(help: "Sound files.")
@@ -41,17 +46,18 @@ struct SoundCommand: ParsableCommand {
     }
 
     func run() throws {
-        if let notice = OutputSelection.automatic().notice { Terminal.writeError(notice) }
         var failed = false
         var sounds: [SystemSound] = []
         for f in files {
             do {
                 sounds.append(try SystemSound(contentsOf: URL(fileURLWithPath: f)))
             } catch {
-                Terminal.writeError("\(error)")
+                Terminal.writeProblem(error, command: "sound")
                 failed = true
             }
         }
+        // Said only when there is something to play (after the files' own errors).
+        if !sounds.isEmpty, let notice = OutputSelection.automatic().notice { Terminal.writeError(notice) }
         let done = DispatchSemaphore(value: 0)
         let delivered = DispatchSemaphore(value: 0)
         func start(_ s: SystemSound) {

@@ -5,7 +5,7 @@ import Tonearm
 /// The options that shape the sound, shared by `play` and `render`: equalizer, speed, reverb,
 /// pitch. Validated once here; `apply(to:)` sets them on a player.
 struct SoundOptions: ParsableArguments {
-    @Option(name: .long, help: "Equalizer: a preset (\(EQPreset.all.map(\.name).joined(separator: ", "))) or bands as FREQ:GAIN,… (e.g. 31:+3,62:+2,1k:-1).")
+    @Option(name: .long, help: "Equalizer: a preset (\(EQPreset.all.map(\.name).joined(separator: ", "))) or bands as FREQ:GAIN,… (e.g. 31:+3,62:+2,1k:-1).", completion: Completions.eq)
     var eq: String?
 
     @Option(name: .long, help: "Speed, 0.5–2.0, pitch kept.")

@@ -109,7 +109,7 @@ final class StreamSession: @unchecked Sendable {
         player.replaceCurrentItem(with: nil)
         try? AudioSession.shared.setActive(false, options: .notifyOthersOnDeactivation)
         if let failure {
-            Terminal.writeError(failure)
+            Terminal.writeProblem(failure)
         } else if !interactive {
             Terminal.write("Done: 1 played, 0 failed\n")
         }

@@ -1,13 +1,47 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @main
 struct TonearmCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tonearm",
         abstract: "A music player for Linux: plays files, folders and playlists through PulseAudio/PipeWire.",
+        discussion: """
+            Plays local files (any format FFmpeg reads), playlists and network streams gaplessly, \
+            keeps a media library of your folders, and shows what plays on a live screen or in \
+            plain lines. Every error is one line on standard error, `tonearm: <what failed>: \
+            <why>`; the exit status is 0 on success, 1 for a failure and 64 for a usage error.
+
+            Examples:
+              tonearm play ~/Music/Album                   # a folder, as one gapless queue
+              tonearm library scan ~/Music                 # the media library
+              tonearm play --artist 'nina simone' --shuffle
+              tonearm pick                                 # choose songs in the terminal
+              tonearm outputs                              # the sound server's outputs
+            """,
         version: "0.1.0",
-        subcommands: [PlayCommand.self, PickCommand.self, InfoCommand.self, ExtractAudioCommand.self, ConvertCommand.self, LibraryCommand.self, RenderCommand.self, EQCommand.self, EffectsCommand.self, OutputsCommand.self, VolumeCommand.self, SoundCommand.self, BenchEQCommand.self, BenchSoundCommand.self, BenchLibraryCommand.self],
+        subcommands: [PlayCommand.self, PickCommand.self, InfoCommand.self, ExtractAudioCommand.self, ConvertCommand.self, LibraryCommand.self, RenderCommand.self, EQCommand.self, EffectsCommand.self, OutputsCommand.self, VolumeCommand.self, SoundCommand.self, InstallExtrasCommand.self, BenchEQCommand.self, BenchSoundCommand.self, BenchLibraryCommand.self],
         defaultSubcommand: nil
     )
+
+    /// The entry point: parses and runs the command, and reports every error in one form
+    /// (``ErrorReport``): usage errors with status 64, failures with 1, help with 0.
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        var status: Int32 = 0
+        do {
+            var command = try parseAsRoot(arguments)
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            status = ErrorReport(arguments: arguments).report(error)
+        }
+        Glibc.exit(status)
+    }
 }

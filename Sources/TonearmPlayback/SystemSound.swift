@@ -64,7 +64,7 @@ public final class SystemSound: Sendable {
                 notificationBus: AudioSession.Bus = .session) throws {
         let file = try AudioFile(forReading: url)
         guard file.duration <= Self.maximumDuration else {
-            throw TonearmError.invalidArgument("\(url.path): a system sound may last at most \(Int(Self.maximumDuration)) s; this one lasts \(String(format: "%.1f", file.duration)) s (play it with AudioPlayer)")
+            throw TonearmError.invalidArgument("\(url.path): a system sound may last at most \(Int(Self.maximumDuration)) s; this one lasts \(String(format: "%.1f", file.duration)) s")
         }
         let f = file.processingFormat
         guard let b = AudioPCMBuffer(format: f, frameCapacity: max(1, Int(file.length))) else {

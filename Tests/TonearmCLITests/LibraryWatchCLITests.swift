@@ -73,6 +73,6 @@ import TonearmTestSupport
         defer { dir.remove() }
         let r = try run(try tonearmBinary(), ["library", "watch", dir.file("nope"), "--db", dir.file("l.sqlite")])
         #expect(r.status == 1)
-        #expect(r.stderr.contains("tonearm library watch: \(dir.file("nope")): file not found"), "\(r.stderr)")
+        #expect(r.stderr.contains("tonearm: \(dir.file("nope")): file not found"), "\(r.stderr)")
     }
 }

@@ -277,7 +277,7 @@ import TonearmTestSupport
         // Standard input a pipe: a clear error at once, status 2, rather than waiting for keys.
         let r = try run(bin, ["pick", "--db", db])
         #expect(r.status == 2)
-        #expect(r.stderr.contains("tonearm pick: standard input is not a terminal"), "\(r.stderr)")
+        #expect(r.stderr.contains("tonearm: pick: standard input is not a terminal"), "\(r.stderr)")
         #expect(r.stdout.isEmpty)
 
         let missing = dir.file("nowhere/library.sqlite")
