@@ -66,12 +66,18 @@ struct PlayCommand: AsyncParsableCommand {
             return (library, items)
         }
         var query = MediaQuery.albums()
-        if let a = artist { query = query.filtered(by: .artist(a, .contains)) }
+        if let a = artist { query = query.filtered(by: .artistOrAlbumArtist(a, .contains)) }
         if let a = album { query = query.filtered(by: .albumTitle(a, .contains)) }
         if let g = genre { query = query.filtered(by: .genre(g)) }
         if let s = search { query = query.searching(s) }
         let items = try query.collections(in: library).flatMap(\.items)
-        if items.isEmpty { throw ValidationError("the library has nothing for \(libraryFilterDescription) (scan with `tonearm library scan DIR`)") }
+        if items.isEmpty {
+            // "Scan" only helps an empty library; a scanned one simply has no match.
+            if try library.statistics().items == 0 {
+                throw ValidationError("the library \(library.path) is empty (scan folders into it with `tonearm library scan DIR`)")
+            }
+            throw ValidationError("the library has nothing for \(libraryFilterDescription)")
+        }
         return (library, items)
     }
 
