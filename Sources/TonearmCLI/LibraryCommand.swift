@@ -142,7 +142,8 @@ struct LibraryScanCommand: AsyncParsableCommand {
         guard !summary.skipped.isEmpty else { return text }
         let counts = summary.skippedByKind
         // Most first; kinds of equal count in SkipKind's order.
-        let kinds = SkipKind.allCases.filter { counts[$0] != nil }.sorted { counts[$0]! > counts[$1]! }
+        let kinds = SkipKind.allCases.enumerated().filter { counts[$0.element] != nil }
+            .sorted { (counts[$1.element]!, $0.offset) < (counts[$0.element]!, $1.offset) }.map(\.element)
         text += "skipped \(summary.skipped.count == 1 ? "1 file" : "\(summary.skipped.count) files"): "
             + kinds.map { "\(counts[$0]!) \($0.label)" }.joined(separator: ", ")
             + (verbose ? "\n" : " (--verbose lists them)\n")
