@@ -12,7 +12,7 @@ import Foundation
 ///   syllable) as a word of its own, and a query's CJK characters must follow one another (an
 ///   FTS5 phrase), so any substring finds the text: "月" and "花月" find 春江花月夜.
 /// - Pinyin: each run of Chinese characters is also indexed in pinyin without tones (ICU's
-///   Han-Latin transform, through Foundation), three ways: its syllables ("chen yi xun"), the
+///   Han-Latin transform, through Foundation: ``HanLatin``), three ways: its syllables ("chen yi xun"), the
 ///   syllables joined ("chenyixun") and their initials ("cyx"). So "chen", "chen yi xun",
 ///   "chenyixun", "chenyi" and "cyx" find 陈奕迅. (Japanese kanji get their Mandarin reading;
 ///   polyphonic characters their most common one.)
@@ -25,6 +25,8 @@ enum SearchIndex {
         var parts: [String] = []
         var readings: [String] = []
         for key in keys where !key.isEmpty {
+            // Most tags are ASCII: nothing to space out or read.
+            if key.utf8.allSatisfy({ $0 < 0x80 }) { parts.append(key); continue }
             parts.append(spacedOut(key))
             readings += pinyin(key)
         }
@@ -86,7 +88,7 @@ enum SearchIndex {
     /// not give one syllable per character, each character is read alone.
     private static func readings(of run: String) -> [String] {
         func latin(_ text: String) -> [String] {
-            SearchKey.fold(text.applyingTransform(.mandarinToLatin, reverse: false) ?? "").split(separator: " ").map(String.init)
+            SearchKey.fold(HanLatin.latin(text)).split(separator: " ").map(String.init)
         }
         let whole = latin(run)
         let syllables = whole.count == run.unicodeScalars.count ? whole : run.unicodeScalars.flatMap { latin(String($0)) }

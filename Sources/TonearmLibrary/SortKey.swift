@@ -39,7 +39,7 @@ public enum SortKey {
         // Chinese characters anywhere are read in pinyin (ICU's Han-Latin), so "周杰伦 Live"
         // and "Live 周杰伦" sort by their sound.
         let reading = containsHan(trimmed)
-            ? SearchKey.fold(String(trimmed).applyingTransform(.mandarinToLatin, reverse: false) ?? String(trimmed))
+            ? SearchKey.fold(HanLatin.latin(String(trimmed)))
             : SearchKey.fold(String(trimmed))
         guard let lead = reading.unicodeScalars.first else { return "5" }
         switch lead.value {
