@@ -193,7 +193,8 @@ struct SmallLibrary {
         let music = dir.file("Music"), db = dir.file("library.sqlite")
         try LibraryFixtures.make(at: music)
         let bin = try tonearmBinary()
-        func tonearm(_ args: String...) throws -> RunResult { try run(bin, args + ["--db", db]) }
+        let env = ["XDG_DATA_HOME": dir.file("data"), "XDG_STATE_HOME": dir.file("state")]
+        func tonearm(_ args: String...) throws -> RunResult { try run(bin, args + ["--db", db], environment: env) }
         #expect(try tonearm("library", "scan", music, "--quiet").status == 0)
 
         var r = try tonearm("library", "songs", "--artist", "VARIOUS ARTISTS")
@@ -217,7 +218,10 @@ struct SmallLibrary {
             #expect(r.status != 0 && r.stderr.contains("the library has nothing for \(filter[0].dropFirst(2)) 'chen'"), "\(r.stderr)")
             #expect(!r.stderr.contains("scan"), "the library is scanned: \(r.stderr)")
         }
-        let empty = try run(bin, ["play", "--output", "null", "--artist", "chen", "--db", dir.file("empty.sqlite")])
+        let various = try tonearm("play", "--output", "null:untimed", "--plain", "--artist", "various")
+        #expect(various.status == 0 && various.stdout.split(separator: "\n").filter { $0.hasPrefix("Playing ") }.count == 6,
+                "play --artist finds album artists too: \(various.stdout) \(various.stderr)")
+        let empty = try run(bin, ["play", "--output", "null", "--artist", "chen", "--db", dir.file("empty.sqlite")], environment: env)
         #expect(empty.status != 0 && empty.stderr.contains("is empty (scan folders into it with `tonearm library scan DIR`)"),
                 "\(empty.stderr)")
     }
