@@ -36,17 +36,34 @@ struct LibraryDatabaseOption: ParsableArguments {
     }
 }
 
-/// `--search TEXT --artist X --album Y`: the items of the library a command acts on (every media
-/// type), as `playlist add` and `rate` choose them.
+/// `[FILE…] [--id PID]… [--search TEXT] [--artist X] [--album Y]`: the items of the library a
+/// command acts on (every media type), as `playlist add` and `rate` choose them: files of the
+/// library by path and items by persistentID, or every item a search and filters find.
 struct LibrarySelection: ParsableArguments {
+    @Argument(help: ArgumentHelp("Files of the library, by path.", valueName: "FILE"))
+    var files: [String] = []
+    @Option(name: .long, help: "A persistentID (repeatable), as `songs --json` or `pick --print-ids` print them.")
+    var id: [String] = []
     @Option(name: .long, help: "Items the full-text search finds in titles, artists and albums.")
     var search: String?
-    @Option(name: .long, help: "Items whose artist is this (case and accents ignored).")
+    @Option(name: .long, help: "Items whose artist or album artist is this (case and accents ignored).")
     var artist: String?
     @Option(name: .long, help: "Items whose album is this.")
     var album: String?
 
-    var isEmpty: Bool { search == nil && artist == nil && album == nil }
+    /// Nothing chosen.
+    var isEmpty: Bool { files.isEmpty && id.isEmpty && isQueryEmpty }
+    /// No search and no filter.
+    var isQueryEmpty: Bool { search == nil && artist == nil && album == nil }
+
+    func validate() throws {
+        if !(files.isEmpty && id.isEmpty) && !isQueryEmpty {
+            throw ValidationError("give files or --id, or a search and filters, not both")
+        }
+        for text in id where UInt64(text) == nil {
+            throw ValidationError("'\(text)' is not a persistentID (a whole number, as `songs --json` prints it)")
+        }
+    }
 
     /// "search 'x', artist 'y'": what was asked for, for messages.
     var description: String {
@@ -54,14 +71,42 @@ struct LibrarySelection: ParsableArguments {
             .compactMap { $0 }.joined(separator: ", ")
     }
 
-    /// The items chosen: an album's in track order, an artist's by year, album and track, a
-    /// search's by title.
+    /// The items chosen: the files, then the persistentIDs, in the order given; or an album's in
+    /// track order, an artist's by year, album and track, a search's by title.
+    /// - Throws: `TonearmError.fileNotFound` for a file that does not exist, `.invalidArgument`
+    ///   for a file or persistentID not in the library; `.library`.
     func items(in library: MediaLibrary) throws(TonearmError) -> [MediaItem] {
-        var query = MediaQuery(groupingType: album != nil ? .album : artist != nil ? .artist : .title, mediaType: nil)
-        if let artist { query = query.filtered(by: .artist(artist)) }
-        if let album { query = query.filtered(by: .albumTitle(album)) }
-        if let search { query = query.searching(search) }
-        return try query.items(in: library)
+        if !isQueryEmpty {
+            var query = MediaQuery(groupingType: album != nil ? .album : artist != nil ? .artist : .title, mediaType: nil)
+            if let artist { query = query.filtered(by: .artistOrAlbumArtist(artist)) }
+            if let album { query = query.filtered(by: .albumTitle(album)) }
+            if let search { query = query.searching(search) }
+            return try query.items(in: library)
+        }
+        var items: [MediaItem] = []
+        for file in files {
+            if let item = try library.item(atPath: file) { items.append(item); continue }
+            guard FileManager.default.fileExists(atPath: file) else { throw .fileNotFound(path: file) }
+            throw .invalidArgument("\(file) is not in the library \(library.path) (scan its folder with `tonearm library scan DIR`)")
+        }
+        for pid in id.compactMap(UInt64.init) {
+            guard let item = try library.item(persistentID: pid) else {
+                throw .invalidArgument("no item with persistentID \(pid) in \(library.path)")
+            }
+            items.append(item)
+        }
+        return items
+    }
+
+    /// ``items(in:)``, which a search and filters must find some of: when they find none,
+    /// prints "tonearm library COMMAND: nothing in the library for search '…'" and exits with
+    /// status 1.
+    func requireItems(in library: MediaLibrary, command: String) throws -> [MediaItem] {
+        let items = try items(in: library)
+        if items.isEmpty {
+            throw CommandFailure(nil, "nothing in the library matches \(description)")
+        }
+        return items
     }
 }
 
@@ -90,6 +135,9 @@ struct LibraryScanCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print no progress, only the summary.")
     var quiet = false
 
+    @Flag(name: .long, help: "List every skipped file with its reason.")
+    var verbose = false
+
     @Option(name: .long, help: ArgumentHelp("Files written per transaction.", visibility: .hidden))
     var batchSize = 500
 
@@ -101,12 +149,23 @@ struct LibraryScanCommand: AsyncParsableCommand {
         if let readers, readers < 1 { throw ValidationError("--readers must be at least 1") }
     }
 
-    /// The summary line and the skipped files with reasons, as printed after a scan.
-    static func report(_ summary: ScanSummary, seconds: Double) -> String {
-        "Scanned in \(String(format: "%.2f", seconds)) s: \(summary.added) added, \(summary.updated) updated, "
+    /// The summary line, then the skipped files counted by kind of reason ("skipped 3 files: 2
+    /// not audio, 1 unreadable"), and with `verbose` each of them with its reason, as printed
+    /// after a scan.
+    static func report(_ summary: ScanSummary, seconds: Double, verbose: Bool = true) -> String {
+        var text = "Scanned in \(String(format: "%.2f", seconds)) s: \(summary.added) added, \(summary.updated) updated, "
             + "\(summary.moved) moved, \(summary.removed) removed, \(summary.unchanged) unchanged, "
             + "\(summary.skipped.count) skipped\n"
-            + summary.skipped.map { "  skipped \($0.path): \($0.reason)\n" }.joined()
+        guard !summary.skipped.isEmpty else { return text }
+        let counts = summary.skippedByKind
+        // Most first; kinds of equal count in SkipKind's order.
+        let kinds = SkipKind.allCases.enumerated().filter { counts[$0.element] != nil }
+            .sorted { (counts[$1.element]!, $0.offset) < (counts[$0.element]!, $1.offset) }.map(\.element)
+        text += "skipped \(summary.skipped.count == 1 ? "1 file" : "\(summary.skipped.count) files"): "
+            + kinds.map { "\(counts[$0]!) \($0.label)" }.joined(separator: ", ")
+            + (verbose ? "\n" : " (--verbose lists them)\n")
+        if verbose { text += summary.skipped.map { "  skipped \($0.path): \($0.reason)\n" }.joined() }
+        return text
     }
 
     /// The live progress line on a terminal `width` columns wide: a bar, the files done of the
@@ -142,7 +201,7 @@ struct LibraryScanCommand: AsyncParsableCommand {
                 }
             }
             if live { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-            Terminal.write(Self.report(summary, seconds: Date().timeIntervalSince(start)))
+            Terminal.write(Self.report(summary, seconds: Date().timeIntervalSince(start), verbose: verbose))
         } catch {
             if live { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
             throw error
@@ -154,7 +213,7 @@ struct LibraryScanCommand: AsyncParsableCommand {
 struct LibraryKindListCommand<Kind: LibraryListKind>: ParsableCommand {
     static var configuration: CommandConfiguration { Kind.configuration }
 
-    @Option(name: .long, help: "Only items whose artist is this (case and accents ignored).")
+    @Option(name: .long, help: "Only items whose artist or album artist is this (case and accents ignored).")
     var artist: String?
     @Option(name: .long, help: "Only items whose album is this.")
     var album: String?
@@ -178,15 +237,17 @@ struct LibraryKindListCommand<Kind: LibraryListKind>: ParsableCommand {
         case "composers": .composers()
         case "podcasts": .podcasts()
         case "audiobooks": .audiobooks()
-        default: .songs()
+        // An album's songs in disc and track order, as `play --album` plays them.
+        default: album != nil ? MediaQuery(groupingType: .album) : .songs()
         }
-        if let artist { query = query.filtered(by: .artist(artist)) }
+        if let artist { query = query.filtered(by: .artistOrAlbumArtist(artist)) }
         if let album { query = query.filtered(by: .albumTitle(album)) }
         if let genre { query = query.filtered(by: .genre(genre)) }
         if let search { query = query.searching(search) }
         do {
             if kind == "songs" || kind == "podcasts" || kind == "audiobooks" {
                 let items = try query.items(in: library)
+                if items.isEmpty { try nothingFound(kind) }
                 if !sections { return try printItems(items[...]) }
                 let parts = query.sections(ofItems: items)
                 if json { return try printJSON(parts.map { SectionJSON(title: $0.title, items: items[$0.range].map(ItemJSON.init)) }) }
@@ -196,12 +257,14 @@ struct LibraryKindListCommand<Kind: LibraryListKind>: ParsableCommand {
                 }
             } else if json {
                 let collections = try query.collections(in: library)
+                if collections.isEmpty { try nothingFound(kind) }
                 if !sections { return try printJSON(collections.map(CollectionJSON.init)) }
                 let parts = query.sections(ofCollections: collections)
                 try printJSON(parts.map { SectionJSON(title: $0.title, items: collections[$0.range].map(CollectionJSON.init)) })
             } else {
                 // One row per collection from the database, not every item.
                 let summaries = try query.collectionSummaries(in: library)
+                if summaries.isEmpty { try nothingFound(kind) }
                 if !sections { return printCollections(summaries[...], kind: kind) }
                 for part in MediaQuery.sections(ofNames: summaries.map(\.name)) {
                     Terminal.write("[\(part.title)]\n")
@@ -209,6 +272,21 @@ struct LibraryKindListCommand<Kind: LibraryListKind>: ParsableCommand {
                 }
             }
         }
+    }
+
+    /// What the filters asked for, for messages: "artist 'x', search 'y'"; "" when none.
+    private var filterDescription: String {
+        [artist.map { "artist '\($0)'" }, album.map { "album '\($0)'" }, genre.map { "genre '\($0)'" },
+         search.map { "search '\($0)'" }].compactMap { $0 }.joined(separator: ", ")
+    }
+
+    /// An empty listing: says so on stderr ("no songs match artist 'x'", or "the library has no
+    /// podcasts" when nothing was filtered; with `--json` an empty array on stdout first) and
+    /// exits with status 1.
+    private func nothingFound(_ kind: String) throws -> Never {
+        if json { Terminal.write("[]\n") }
+        let filters = filterDescription
+        throw CommandFailure(nil, filters.isEmpty ? "the library has no \(kind)" : "no \(kind) match \(filters)")
     }
 
     private func printItems(_ items: ArraySlice<MediaItem>) throws {

@@ -106,8 +106,10 @@ struct LibraryPlaylistCommand: ParsableCommand {
         }
     }
 
-    /// `add NAME [--search TEXT] [--artist X] [--album Y]`: appends the matching items (every
-    /// media type), an album's in track order, an artist's by year, album and track.
+    /// `add NAME [FILE…] [--id PID]… [--search TEXT] [--artist X] [--album Y]`: appends files of
+    /// the library (by path) and items by persistentID in the order given, or the items a search
+    /// and filters find (every media type), an album's in track order, an artist's by year,
+    /// album and track. A file not in the library, or a search that finds nothing: an error.
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "add", abstract: "Append the items that match to a playlist.",
@@ -121,13 +123,13 @@ struct LibraryPlaylistCommand: ParsableCommand {
         @OptionGroup var database: LibraryDatabaseOption
 
         func validate() throws {
-            if selection.isEmpty { throw ValidationError("give --search, --artist or --album") }
+            if selection.isEmpty { throw ValidationError("give files, --id, --search, --artist or --album") }
         }
 
         func run() throws {
             let library = try database.open(command: "playlist add")
             try reportingErrors("playlist add") {
-                let items = try selection.items(in: library)
+                let items = try selection.requireItems(in: library, command: "playlist add")
                 let p = try library.addItems(items.map(\.persistentID), to: name)
                 Terminal.write("Added \(tracks(items.count)) to '\(p.name)' (\(tracks(p.count)) in all)\n")
             }

@@ -74,7 +74,7 @@ struct PlayCommand: AsyncParsableCommand {
             return (library, items)
         }
         var query = MediaQuery.albums()
-        if let a = artist { query = query.filtered(by: .artist(a, .contains)) }
+        if let a = artist { query = query.filtered(by: .artistOrAlbumArtist(a, .contains)) }
         if let a = album { query = query.filtered(by: .albumTitle(a, .contains)) }
         if let g = genre { query = query.filtered(by: .genre(g)) }
         if let s = search { query = query.searching(s) }

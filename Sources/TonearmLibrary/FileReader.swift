@@ -26,8 +26,8 @@ struct ItemFields: Sendable {
     var replayGain: ReplayGain
     var artwork: Artwork?
     var artworkHash: UInt64?
-    /// The values of ``Schema/keyColumns`` then ``Schema/sortColumns``: the folded keys and sort
-    /// keys of the names (the album artist's are the artist's when there is none), made on the
+    /// The values of ``Schema/derivedColumns``: the folded keys and sort keys of the names (the
+    /// album artist's are the artist's when there is none) and the search key, made on the
     /// reader threads.
     var derived: [String]
 }
@@ -75,20 +75,20 @@ enum FileReader {
     /// read for the hash (the first and last 64 KiB) serve the text check and the headers.
     /// Never throws: failures become `.skipped`.
     static func read(_ file: FoundFile, mayBeMove: Bool, moves: MoveCandidates) -> ReadOutcome {
-        func skip(_ reason: String) -> ReadOutcome { .skipped(SkippedFile(path: file.path, reason: reason)) }
-        if file.size == 0 { return skip("the file is empty (0 bytes)") }
+        func skip(_ reason: String, _ kind: SkipKind) -> ReadOutcome { .skipped(SkippedFile(path: file.path, reason: reason, kind: kind)) }
+        if file.size == 0 { return skip("the file is empty (0 bytes)", .empty) }
         let fd = open(file.path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return skip("cannot be read (\(String(cString: strerror(errno))))") }
+        guard fd >= 0 else { return skip("cannot be read (\(String(cString: strerror(errno))))", .unreadable) }
         defer { close(fd) }
         let head: [UInt8], hash: UInt64, tail: [UInt8]
         do {
             head = try ContentHash.read(fd: fd, path: file.path, at: 0, count: Int(min(file.size, Int64(ContentHash.window))))
-            guard !head.isEmpty else { return skip("cannot be read (no bytes)") }
-            if let reason = textRejection(head.prefix(512)) { return skip(reason) }
+            guard !head.isEmpty else { return skip("cannot be read (no bytes)", .unreadable) }
+            if let reason = textRejection(head.prefix(512)) { return skip(reason, .notAudio) }
             (hash, tail) = try ContentHash.of(fd: fd, path: file.path, size: file.size, head: head)
         } catch {
-            if case .notReadable(_, let why) = error { return skip("cannot be read (\(why))") }
-            return skip(reason(error, file.path))
+            if case .notReadable(_, let why) = error { return skip("cannot be read (\(why))", .unreadable) }
+            return skip(reason(error, file.path), SkipKind(error))
         }
         // The old hash only when a row of the old version may have moved here.
         let hashes = FileHashes(current: hash, legacy: mayBeMove && moves.hasLegacy
@@ -96,7 +96,7 @@ enum FileReader {
         if mayBeMove && moves.contains(hashes) { return .hashed(file, hash: hashes) }
         switch fields(file, opened: (fd, head, tail)) {
         case .success(let f): return .read(file, hash: hashes, f)
-        case .failure(let why): return .skipped(SkippedFile(path: file.path, reason: why.text))
+        case .failure(let why): return .skipped(SkippedFile(path: file.path, reason: why.text, kind: why.kind))
         }
     }
 
@@ -116,11 +116,11 @@ enum FileReader {
                 (m, f, duration) = (probe.metadata, probe.fileFormat, d)
             } else {
                 let audio = try AudioFile(path: file.path)
-                guard audio.isLengthKnown, audio.length > 0 else { return .failure(SkipReason("no decodable audio")) }
+                guard audio.isLengthKnown, audio.length > 0 else { return .failure(SkipReason("no decodable audio", .undecodable)) }
                 (m, f, duration) = (audio.metadata, audio.fileFormat, audio.duration)
             }
         } catch {
-            return .failure(SkipReason(reason(error, file.path)))
+            return .failure(SkipReason(reason(error, file.path), SkipKind(error)))
         }
         // No title, or one of blanks only (tab and Zs: CharacterSet.whitespaces): the file's name.
         let blank: (String) -> Bool = { $0.unicodeScalars.allSatisfy { $0 == "\t" || $0.properties.generalCategory == .spaceSeparator } }
@@ -145,7 +145,11 @@ enum FileReader {
 
     struct SkipReason: Error {
         var text: String
-        init(_ text: String) { self.text = text }
+        var kind: SkipKind
+        init(_ text: String, _ kind: SkipKind) {
+            self.text = text
+            self.kind = kind
+        }
     }
 
     /// A reason without the path the error message starts with.

@@ -136,6 +136,25 @@ public final class MediaLibrary: Sendable {
         }
     }
 
+    /// The item of the file at `path`, or nil when it is not in the library. A relative path is
+    /// taken from the current directory; the path is matched made absolute and standardized (as
+    /// a scan records it), then with symbolic links resolved.
+    /// - Throws: `TonearmError.library` when the database cannot be read.
+    public func item(atPath path: String) throws(TonearmError) -> MediaItem? {
+        let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+        var candidates = [absolute]
+        let resolved = (absolute as NSString).resolvingSymlinksInPath
+        if resolved != absolute { candidates.append(resolved) }
+        return try read { db in
+            for candidate in candidates {
+                if let row = try Row.fetchOne(db, sql: "SELECT * FROM item WHERE path = ?", arguments: [candidate]) {
+                    return MediaItem(row: row)
+                }
+            }
+            return nil
+        }
+    }
+
     /// The cover art of `item`, or nil when it has none.
     public func artwork(for item: MediaItem) throws(TonearmError) -> Artwork? {
         guard let id = item.artworkID else { return nil }

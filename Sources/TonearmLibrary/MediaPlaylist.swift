@@ -12,7 +12,8 @@ public struct MediaPlaylist: Sendable, Hashable, Codable, Identifiable {
     /// Stable identity: random when the playlist is made, kept through renames and changes.
     public var persistentID: UInt64
     public var id: UInt64 { persistentID }
-    /// Unique in the library (compared exactly, case and accents included).
+    /// Unique in the library, case and accents ignored ("Mix" and "mix" are one name, as
+    /// ``SearchKey`` folds them); kept as it was written.
     public var name: String
     /// The number of entries.
     public var count: Int
@@ -37,7 +38,7 @@ public enum SmartPlaylist: Sendable, Hashable, Codable {
     case recentlyAdded(days: Int?)
     /// Items played at least once, most played first (then the most recently played).
     case mostPlayed
-    /// Items rated 1 to 5, best first (then by title).
+    /// Items rated four or five stars, best first (then by title).
     case topRated
     /// Items never played, by title.
     case neverPlayed
@@ -45,7 +46,7 @@ public enum SmartPlaylist: Sendable, Hashable, Codable {
 
 extension SmartPlaylist {
     /// The smart playlists every library shows beside its own playlists, as iTunes did: added in
-    /// the last 30 days, the 25 most played, the top rated, never played.
+    /// the last 30 days, the 25 most played, the top rated (four stars and up), never played.
     public static let standard: [SmartPlaylist] = [.recentlyAdded(days: 30), .mostPlayed, .topRated, .neverPlayed]
 
     /// The name it is shown and asked for by (`tonearm play --playlist "Top 25 Most Played"`).
@@ -99,45 +100,49 @@ public struct PlaylistImport: Sendable, Hashable {
 extension MediaLibrary {
     // MARK: Playlists
 
-    /// Every playlist, by name.
+    /// Every playlist, by name (in ``SortKey`` order, as listings are: case ignored, numbers by
+    /// value).
     /// - Throws: `TonearmError.library` when the database cannot be read.
     public func playlists() throws(TonearmError) -> [MediaPlaylist] {
-        try read { db in try Row.fetchAll(db, sql: Self.playlistSelect + " ORDER BY name").map(MediaPlaylist.init(row:)) }
+        let all = try read { db in try Row.fetchAll(db, sql: Self.playlistSelect).map(MediaPlaylist.init(row:)) }
+        return all.map { (SortKey.make($0.name), $0) }.sorted { ($0.0, $0.1.name) < ($1.0, $1.1.name) }.map(\.1)
     }
 
-    /// The playlist named `name`, or nil.
+    /// The playlist named `name` (case and accents ignored; a name written exactly so first), or nil.
     /// - Throws: `TonearmError.library` when the database cannot be read.
     public func playlist(named name: String) throws(TonearmError) -> MediaPlaylist? {
         try read { db in try Self.fetchPlaylist(db, name: name) }
     }
 
     /// Makes an empty playlist named `name` (surrounding spaces removed).
-    /// - Throws: `TonearmError.invalidArgument` for an empty name, `.playlistExists` when the
-    ///   name is taken, `.library` when the database cannot be written.
+    /// - Throws: `TonearmError.invalidArgument` for an empty name, `.playlistExists` naming the
+    ///   playlist that has the name (case and accents ignored: "Mix" when "mix" exists is
+    ///   `.playlistExists(name: "mix")`), `.library` when the database cannot be written.
     @discardableResult
     public func createPlaylist(named name: String) throws(TonearmError) -> MediaPlaylist {
         let name = try Self.validName(name)
         return try write { db in
-            _ = try Self.insertPlaylist(db, name: name)
-            return try Self.fetchPlaylist(db, name: name)!
+            let id = try Self.insertPlaylist(db, name: name)
+            return try Self.fetchPlaylist(db, rowID: id)!
         }
     }
 
     /// Renames the playlist `name` to `newName` (surrounding spaces removed); its items, dates of
-    /// creation and persistentID stay.
-    /// - Throws: `.playlistNotFound`, `.playlistExists` when `newName` is another playlist's,
+    /// creation and persistentID stay. A change of case alone ("mix" to "Mix") is a rename.
+    /// - Throws: `.playlistNotFound`, `.playlistExists` naming another playlist that has `newName`
+    ///   (case and accents ignored),
     ///   `.invalidArgument` for an empty name, `.library`.
     @discardableResult
     public func renamePlaylist(_ name: String, to newName: String) throws(TonearmError) -> MediaPlaylist {
         let newName = try Self.validName(newName)
         return try write { db in
             let id = try Self.requirePlaylist(db, name: name)
-            if let other = try Self.playlistRowID(db, name: newName), other != id {
-                throw TonearmError.playlistExists(name: newName)
+            if let other = try Self.matchPlaylist(db, name: newName), other.id != id {
+                throw TonearmError.playlistExists(name: other.name)
             }
             try db.execute(sql: "UPDATE playlist SET name = ?, dateModified = ? WHERE id = ?",
                            arguments: [newName, Date().timeIntervalSince1970, id])
-            return try Self.fetchPlaylist(db, name: newName)!
+            return try Self.fetchPlaylist(db, rowID: id)!
         }
     }
 
@@ -204,7 +209,8 @@ extension MediaLibrary {
         }
     }
 
-    /// The playlist a name asks for: the library's own playlist of that name (exactly), or else
+    /// The playlist a name asks for: the library's own playlist of that name (case and accents
+    /// ignored, as ``playlist(named:)``), or else
     /// the standard smart playlist of that name (``SmartPlaylist/init(named:)``), or nil.
     /// - Throws: `.library`.
     public func namedPlaylist(_ name: String) throws(TonearmError) -> NamedPlaylist? {
@@ -261,7 +267,7 @@ extension MediaLibrary {
             conditions.append("playCount > 0")
             order = "playCount DESC, lastPlayedDate DESC, titleSort"
         case .topRated:
-            conditions.append("rating > 0")
+            conditions.append("rating >= 4")
             order = "rating DESC, titleSort"
         case .neverPlayed:
             conditions.append("playCount = 0")
@@ -302,7 +308,7 @@ extension MediaLibrary {
                 if let id { ids.append(id) } else { unmatched.append(entry) }
             }
             try Self.storeItems(db, playlist: playlistID, items: ids)
-            return try Self.fetchPlaylist(db, name: name)!
+            return try Self.fetchPlaylist(db, rowID: playlistID)!
         }
         return PlaylistImport(playlist: playlist, unmatched: unmatched)
     }
@@ -331,11 +337,26 @@ extension MediaLibrary {
         """
 
     static func fetchPlaylist(_ db: Database, name: String) throws -> MediaPlaylist? {
-        try Row.fetchOne(db, sql: playlistSelect + " WHERE name = ?", arguments: [name]).map(MediaPlaylist.init(row:))
+        guard let id = try playlistRowID(db, name: name) else { return nil }
+        return try fetchPlaylist(db, rowID: id)
+    }
+
+    static func fetchPlaylist(_ db: Database, rowID: Int64) throws -> MediaPlaylist? {
+        try Row.fetchOne(db, sql: playlistSelect + " WHERE id = ?", arguments: [rowID]).map(MediaPlaylist.init(row:))
+    }
+
+    /// The row id and stored name of the playlist called `name`: the one named exactly so, else
+    /// the one whose name folds alike (``SearchKey``: case, accents and surrounding spaces
+    /// ignored). Playlists are few: their names are compared here, not in SQL.
+    static func matchPlaylist(_ db: Database, name: String) throws -> (id: Int64, name: String)? {
+        let rows = try Row.fetchAll(db, sql: "SELECT id, name FROM playlist").map { (id: $0["id"] as Int64, name: $0["name"] as String) }
+        if let exact = rows.first(where: { $0.name == name }) { return exact }
+        let key = SearchKey.fold(name)
+        return rows.first { SearchKey.fold($0.name) == key }
     }
 
     static func playlistRowID(_ db: Database, name: String) throws -> Int64? {
-        try Int64.fetchOne(db, sql: "SELECT id FROM playlist WHERE name = ?", arguments: [name])
+        try matchPlaylist(db, name: name)?.id
     }
 
     static func requirePlaylist(_ db: Database, name: String) throws -> Int64 {
@@ -344,9 +365,9 @@ extension MediaLibrary {
     }
 
     /// Inserts an empty playlist named `name` with a fresh random persistentID; its row id.
-    /// Throws `.playlistExists` when the name is taken.
+    /// Throws `.playlistExists` naming the playlist that has the name (case and accents ignored).
     static func insertPlaylist(_ db: Database, name: String) throws -> Int64 {
-        if try playlistRowID(db, name: name) != nil { throw TonearmError.playlistExists(name: name) }
+        if let existing = try matchPlaylist(db, name: name) { throw TonearmError.playlistExists(name: existing.name) }
         var pid: Int64
         repeat {
             pid = Int64.random(in: 1...Int64.max)
@@ -372,7 +393,7 @@ extension MediaLibrary {
             try change(db, &ids)
             try Self.storeItems(db, playlist: id, items: ids)
             try db.execute(sql: "UPDATE playlist SET dateModified = ? WHERE id = ?", arguments: [Date().timeIntervalSince1970, id])
-            return try Self.fetchPlaylist(db, name: name)!
+            return try Self.fetchPlaylist(db, rowID: id)!
         }
     }
 

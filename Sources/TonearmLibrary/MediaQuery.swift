@@ -7,6 +7,9 @@ import TonearmCore
 public enum MediaItemProperty: String, Sendable, Hashable, Codable, CaseIterable {
     case title, artist, albumTitle, albumArtist, composer, genre
     case persistentID, year, mediaType, isCompilation
+    /// The artist or the album artist: "Various Artists" finds a compilation's tracks, whatever
+    /// their own artists.
+    case artistOrAlbumArtist
 
     /// The text properties, compared folded (case- and accent-insensitive).
     var keyColumn: String? {
@@ -44,6 +47,10 @@ public struct MediaPropertyPredicate: Sendable, Hashable {
     }
 
     public static func artist(_ name: String, _ c: Comparison = .equalTo) -> Self { .init(value: name, forProperty: .artist, comparisonType: c) }
+    /// Items whose artist or album artist is `name` (folded: case and accents ignored).
+    public static func artistOrAlbumArtist(_ name: String, _ c: Comparison = .equalTo) -> Self {
+        .init(value: name, forProperty: .artistOrAlbumArtist, comparisonType: c)
+    }
     public static func albumTitle(_ name: String, _ c: Comparison = .equalTo) -> Self { .init(value: name, forProperty: .albumTitle, comparisonType: c) }
     public static func title(_ name: String, _ c: Comparison = .equalTo) -> Self { .init(value: name, forProperty: .title, comparisonType: c) }
     public static func genre(_ name: String, _ c: Comparison = .equalTo) -> Self { .init(value: name, forProperty: .genre, comparisonType: c) }
@@ -59,6 +66,14 @@ public struct MediaPropertyPredicate: Sendable, Hashable {
             }
         }
         switch property {
+        case .artistOrAlbumArtist:
+            // Each side by its own index (item_artist, item_albumArtist); the album artist's key
+            // is the artist's when none is tagged.
+            let key = SearchKey.fold(value)
+            switch comparison {
+            case .equalTo: return ("(artistKey = ? OR albumArtistKey = ?)", [key, key])
+            case .contains: return ("(instr(artistKey, ?) > 0 OR instr(albumArtistKey, ?) > 0)", [key, key])
+            }
         case .persistentID: return ("id = ?", [Int64(bitPattern: UInt64(value) ?? 0)])
         case .year: return ("year = ?", [Int(value) ?? Int.min])
         case .mediaType: return ("mediaType = ?", [value])
@@ -115,7 +130,8 @@ public struct MediaQuery: Sendable, Hashable {
     /// Only compilations.
     public var compilationsOnly = false
     /// Full-text search over title, artist and album: every word must start a word of one of
-    /// them (folded, so accents and case do not matter).
+    /// them (folded, so accents and case do not matter); Chinese, Japanese and Korean text is
+    /// found from any part of it, and Chinese also from its pinyin (see ``SearchIndex``).
     public var searchText: String?
     /// Replaces the grouping's order of ``items(in:)`` (collections keep theirs).
     public var sortOrder: MediaSortOrder?
@@ -333,7 +349,7 @@ public struct MediaQuery: Sendable, Hashable {
             arguments += args
         }
         if let searchText {
-            guard let match = Self.ftsQuery(searchText) else { return nil }
+            guard let match = SearchIndex.query(searchText) else { return nil }
             conditions.append("item.id IN (SELECT rowid FROM itemSearch WHERE itemSearch MATCH ?)")
             arguments.append(match)
         }
@@ -357,11 +373,4 @@ public struct MediaQuery: Sendable, Hashable {
         }
     }
 
-    /// An FTS5 query for user text: each folded word quoted as a prefix, all required; nil for
-    /// text with no words.
-    static func ftsQuery(_ text: String) -> String? {
-        let words = SearchKey.fold(text).split(whereSeparator: { !$0.isLetter && !$0.isNumber })
-        guard !words.isEmpty else { return nil }
-        return words.map { "\"\($0)\"*" }.joined(separator: " AND ")
-    }
 }

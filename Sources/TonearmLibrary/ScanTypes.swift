@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import TonearmCore
 
 /// Where a scan is: files looked at so far of all files found (unchanged ones count at once),
 /// and the file just finished.
@@ -20,6 +21,47 @@ public struct ScanProgress: Sendable, Hashable {
 public struct SkippedFile: Sendable, Hashable, Codable {
     public var path: String
     public var reason: String
+    /// The kind of reason, for a summary that counts them.
+    public var kind: SkipKind
+
+    public init(path: String, reason: String, kind: SkipKind) {
+        self.path = path
+        self.reason = reason
+        self.kind = kind
+    }
+}
+
+/// Why a scan skipped a file, in kinds a summary can count ("2 not audio, 1 unreadable").
+public enum SkipKind: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Not an audio file: text, an image, an unknown format, a container without sound.
+    case notAudio
+    /// An audio file this build cannot decode (unsupported codec, broken stream).
+    case undecodable
+    /// The file has no bytes.
+    case empty
+    /// The file could not be opened or read (permissions, I/O error).
+    case unreadable
+
+    /// "not audio", "not decodable", "empty", "unreadable".
+    public var label: String {
+        switch self {
+        case .notAudio: "not audio"
+        case .undecodable: "not decodable"
+        case .empty: "empty"
+        case .unreadable: "unreadable"
+        }
+    }
+
+    /// The kind of a reading error: `.notMediaFile`/`.noAudioTrack` not audio, `.unsupportedCodec`
+    /// and `.decodeFailed` not decodable, `.emptyFile` empty, the others unreadable.
+    public init(_ error: TonearmError) {
+        switch error {
+        case .notMediaFile, .noAudioTrack, .isDirectory: self = .notAudio
+        case .unsupportedCodec, .decodeFailed: self = .undecodable
+        case .emptyFile: self = .empty
+        default: self = .unreadable
+        }
+    }
 }
 
 /// What a scan did. Every file found is counted once in added, updated, moved, unchanged or
@@ -38,6 +80,8 @@ public struct ScanSummary: Sendable, Hashable {
     public var unchanged = 0
     /// Files that are not playable media, with the reason, in path order.
     public var skipped: [SkippedFile] = []
+    /// How many files were skipped for each kind of reason (only kinds that occurred).
+    public var skippedByKind: [SkipKind: Int] { skipped.reduce(into: [:]) { $0[$1.kind, default: 0] += 1 } }
     /// Files opened and read (tags, duration) by this scan: added + updated + those moved files
     /// that had to be read.
     public var filesRead = 0

@@ -155,7 +155,7 @@ final class Scanner: @unchecked Sendable {
                     results.push((i, FileReader.read(file, mayBeMove: existing == nil, moves: moves)))
                 }
                 next.close()
-                results.push((-1, .skipped(SkippedFile(path: "", reason: ""))))  // this reader is done
+                results.push((-1, .skipped(SkippedFile(path: "", reason: "", kind: .unreadable))))  // this reader is done
             }
             reader.name = "tonearm-scan-reader"
             reader.start()
@@ -197,7 +197,7 @@ final class Scanner: @unchecked Sendable {
                         batch.append(.insert(file, hash: hash.current, fields))
                         summary.added += 1
                     case .failure(let why):
-                        summary.skipped.append(SkippedFile(path: file.path, reason: why.text))
+                        summary.skipped.append(SkippedFile(path: file.path, reason: why.text, kind: why.kind))
                     }
                 }
             }
@@ -386,10 +386,10 @@ final class Scanner: @unchecked Sendable {
         "discNumber", "discCount", "year", "releaseDate", "duration", "container", "codec", "sampleRate",
         "channels", "bitsPerSample", "bitRate", "mediaType", "isCompilation", "bpm", "lyrics",
         "trackGain", "trackPeak", "albumGain", "albumPeak", "artworkHash",
-    ] + Schema.keyColumns + Schema.sortColumns
+    ] + Schema.derivedColumns
     /// A new row's columns: the id, ``fileColumns``, ``fieldColumns`` and the date added.
     private static let insertColumns = ["id"] + fileColumns + fieldColumns + ["dateAdded"]
-    /// Rows per INSERT statement (50 × 47 values, well under SQLite's limit of 32,766).
+    /// Rows per INSERT statement (50 × 48 values, well under SQLite's limit of 32,766).
     private static let insertChunk = 50
     /// Files a first scan must have to build the indexes at the end (see ``run()``).
     static let bulkThreshold = 16

@@ -11,7 +11,8 @@ import GRDB
 ///   unique. The `…Key` columns hold the text folded for case- and accent-insensitive matching
 ///   (see ``SearchKey``).
 /// - `artwork`: cover images by content hash, stored once however many items carry them.
-/// - `itemSearch`: an FTS5 index over the folded title, artist and album, kept by triggers.
+/// - `itemSearch`: an FTS5 index over the folded title, artist and album, kept by triggers
+///   (since v8 over `searchKey`).
 /// - `playlist` (v2): one row per playlist; `persistentID` is random when it is made and kept
 ///   through renames; `name` is unique (compared exactly); dates are seconds since 1970.
 /// - `playlistItem` (v2): the items of a playlist, in `position` order (0-based, no gaps after a
@@ -30,6 +31,11 @@ import GRDB
 ///   end (see ``deferListingSchema(_:)``).
 /// - v6 records each row's ``ContentHash`` version (`hashVersion`, 1 for the rows before it),
 ///   so that a file moved after the hash changed is still recognised.
+/// - v7 recomputes the `…Sort` columns with numbers in natural order (``SortKey``: "Track 2"
+///   before "Track 10").
+/// - v8 adds `searchKey` (``SearchIndex``: the folded title, artist and album with each CJK
+///   character a word of its own, and the pinyin of Chinese names) and makes `itemSearch` index
+///   it instead of the three keys, so that any substring of Chinese text and its pinyin find it.
 enum Schema {
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -133,7 +139,7 @@ enum Schema {
             for column in sortColumns {
                 try db.execute(sql: "ALTER TABLE item ADD COLUMN \(column) TEXT NOT NULL DEFAULT ''")
             }
-            try recomputeKeys(db)
+            try recomputeKeys(db, columns: keyColumns + sortColumns)
             try db.execute(sql: """
                 CREATE INDEX item_titleSort ON item(titleSort);
                 CREATE INDEX item_artistSort ON item(artistSort);
@@ -164,6 +170,38 @@ enum Schema {
         m.registerMigration("v6: content hash version") { db in
             // Rows keep the ContentHash version of their contentHash: 1 for every row so far.
             try db.execute(sql: "ALTER TABLE item ADD COLUMN hashVersion INTEGER NOT NULL DEFAULT 1")
+        }
+        m.registerMigration("v7: natural order of numbers in sort keys") { db in
+            try recomputeKeys(db, columns: sortColumns)
+        }
+        m.registerMigration("v8: CJK substrings and pinyin in the full-text index") { db in
+            // The column filled first, then the index built from it in one pass, then the
+            // triggers (an external-content index must be told the values it holds).
+            try db.execute(sql: """
+                DROP TRIGGER IF EXISTS item_ai;
+                DROP TRIGGER IF EXISTS item_ad;
+                DROP TRIGGER IF EXISTS item_au;
+                DROP TABLE itemSearch;
+                DELETE FROM deferredSchema WHERE name = 'item_ai';
+                ALTER TABLE item ADD COLUMN searchKey TEXT NOT NULL DEFAULT '';
+                """)
+            try recomputeKeys(db, columns: ["searchKey"])
+            try db.execute(sql: """
+                CREATE VIRTUAL TABLE itemSearch USING fts5(
+                    searchKey, content='item', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+                );
+                INSERT INTO itemSearch(itemSearch) VALUES ('rebuild');
+                CREATE TRIGGER item_ai AFTER INSERT ON item BEGIN
+                    INSERT INTO itemSearch(rowid, searchKey) VALUES (new.id, new.searchKey);
+                END;
+                CREATE TRIGGER item_ad AFTER DELETE ON item BEGIN
+                    INSERT INTO itemSearch(itemSearch, rowid, searchKey) VALUES ('delete', old.id, old.searchKey);
+                END;
+                CREATE TRIGGER item_au AFTER UPDATE OF searchKey ON item BEGIN
+                    INSERT INTO itemSearch(itemSearch, rowid, searchKey) VALUES ('delete', old.id, old.searchKey);
+                    INSERT INTO itemSearch(rowid, searchKey) VALUES (new.id, new.searchKey);
+                END;
+                """)
         }
         return m
     }
@@ -202,27 +240,32 @@ enum Schema {
         try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM deferredSchema)") ?? false
     }
 
-    /// The folded-key and sort-key columns, in the order of ``derivedTexts(title:artist:album:albumArtist:composer:genre:)``.
+    /// The folded-key, sort-key and search-key columns, in the order of ``derivedTexts(title:artist:album:albumArtist:composer:genre:)``.
     static let keyColumns = ["titleKey", "artistKey", "albumKey", "albumArtistKey", "composerKey", "genreKey"]
     static let sortColumns = ["titleSort", "artistSort", "albumSort", "albumArtistSort", "composerSort", "genreSort"]
+    static let derivedColumns = keyColumns + sortColumns + ["searchKey"]
 
-    /// The values of ``keyColumns`` then ``sortColumns`` for an item's names (the album
-    /// artist's falls back to the artist).
+    /// The values of ``derivedColumns`` for an item's names: ``keyColumns``, ``sortColumns``
+    /// (the album artist's falls back to the artist), then the ``SearchIndex`` text.
     static func derivedTexts(title: String?, artist: String?, album: String?, albumArtist: String?,
                              composer: String?, genre: String?) -> [String] {
         let texts = [title, artist, album, albumArtist ?? artist, composer, genre]
-        return texts.map { SearchKey.fold($0) } + texts.map { SortKey.make($0) }
+        let keys = texts.map { SearchKey.fold($0) }
+        return keys + texts.map { SortKey.make($0) } + [SearchIndex.text(keys: Array(keys[0..<3]))]
     }
 
-    /// Sets every item's ``keyColumns`` and ``sortColumns`` from its names.
-    static func recomputeKeys(_ db: Database) throws {
+    /// Sets `columns` (some of ``derivedColumns``, those the schema has at the time) of every
+    /// item from its names.
+    static func recomputeKeys(_ db: Database, columns: [String]) throws {
+        let positions = columns.map { derivedColumns.firstIndex(of: $0)! }
         let rows = try Row.fetchCursor(db, sql: "SELECT id, title, artist, album, albumArtist, composer, genre FROM item")
-        let sets = (keyColumns + sortColumns).map { "\($0) = ?" }.joined(separator: ", ")
+        let sets = columns.map { "\($0) = ?" }.joined(separator: ", ")
         let update = try db.makeStatement(sql: "UPDATE item SET \(sets) WHERE id = ?")
         var changes: [(Int64, [String])] = []
         while let row = try rows.next() {
-            changes.append((row["id"], derivedTexts(title: row["title"], artist: row["artist"], album: row["album"],
-                                                    albumArtist: row["albumArtist"], composer: row["composer"], genre: row["genre"])))
+            let texts = derivedTexts(title: row["title"], artist: row["artist"], album: row["album"],
+                                     albumArtist: row["albumArtist"], composer: row["composer"], genre: row["genre"])
+            changes.append((row["id"], positions.map { texts[$0] }))
         }
         for (id, keys) in changes {
             var arguments = StatementArguments(keys)

@@ -19,10 +19,17 @@ import Foundation
 /// - Korean after kana, under the initial consonant of the first syllable (ㄱ ㄴ ㄷ … ㅎ; a
 ///   doubled consonant with its single one).
 /// - Digits, symbols and names with no letters last, under "#".
+/// - Numbers sort by their value wherever they are ("natural" order): "Track 2" before
+///   "Track 10", "第2号" before "第10号", "Vol. 9" before "Vol. 10"; leading zeros are ignored
+///   ("07" sorts as "7").
 ///
-/// A sort key is a class digit (1–5 in the order above) and the folded reading, compared
-/// byte-wise (SQLite's BINARY collation), so sorting by it in SQL gives this order and every
-/// section's names are contiguous.
+/// A sort key is a class digit (1–5 in the order above) and the folded reading with each run of
+/// digits preceded by its length (``numbered(_:)``), compared byte-wise (SQLite's BINARY
+/// collation), so sorting by it in SQL — through the `…Sort` columns' indexes — gives this
+/// order and every section's names are contiguous.
+///
+/// Changing the key changes the stored `…Sort` columns: a schema migration recomputes them (see
+/// ``Schema``).
 public enum SortKey {
     /// The sort key of `text` ("5" for nil or empty).
     public static func make(_ text: String?) -> String {
@@ -32,17 +39,42 @@ public enum SortKey {
         // Chinese characters anywhere are read in pinyin (ICU's Han-Latin), so "周杰伦 Live"
         // and "Live 周杰伦" sort by their sound.
         let reading = containsHan(trimmed)
-            ? SearchKey.fold(String(trimmed).applyingTransform(.mandarinToLatin, reverse: false) ?? String(trimmed))
+            ? SearchKey.fold(HanLatin.latin(String(trimmed)))
             : SearchKey.fold(String(trimmed))
         guard let lead = reading.unicodeScalars.first else { return "5" }
         switch lead.value {
-        case 0x61...0x7A: return "1" + reading
-        case 0x30...0x39: return "5" + reading
-        case 0x3041...0x3096, 0x30A1...0x30FA: return "3" + hiragana(reading)
-        case 0xAC00...0xD7A3: return "4" + reading
+        case 0x61...0x7A: return "1" + numbered(reading)
+        case 0x30...0x39: return "5" + numbered(reading)
+        case 0x3041...0x3096, 0x30A1...0x30FA: return "3" + numbered(hiragana(reading))
+        case 0xAC00...0xD7A3: return "4" + numbered(reading)
         default:
-            return lead.properties.isAlphabetic ? "2" + reading : "5" + reading
+            return (lead.properties.isAlphabetic ? "2" : "5") + numbered(reading)
         }
+    }
+
+    /// `text` with every run of ASCII digits, its leading zeros dropped (one "0" kept), preceded
+    /// by its number of digits as one character ("1"…"9", then ":", ";"… for longer runs), so that
+    /// byte-wise comparison orders numbers by value: "track 2" → "track 12", "track 10" →
+    /// "track 210". Text without digits is returned as it is.
+    static func numbered(_ text: String) -> String {
+        guard text.utf8.contains(where: { (0x30...0x39).contains($0) }) else { return text }
+        var out = [UInt8]()
+        out.reserveCapacity(text.utf8.count + 4)
+        var run = [UInt8]()
+        func flush() {
+            guard !run.isEmpty else { return }
+            let digits = run.drop { $0 == 0x30 }
+            let kept = digits.isEmpty ? [0x30] : Array(digits)
+            // Lengths up to 78 get a character of their own below DEL; longer runs share the last.
+            out.append(UInt8(0x30 + min(kept.count, 0x7E - 0x30)))
+            out += kept
+            run.removeAll(keepingCapacity: true)
+        }
+        for b in text.utf8 {
+            if (0x30...0x39).contains(b) { run.append(b) } else { flush(); out.append(b) }
+        }
+        flush()
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// The section title of a sort key made by ``make(_:)``: "A"–"Z", a letter of another

@@ -4,8 +4,80 @@ import Glibc
 import Testing
 import TonearmTestSupport
 
+/// A library of the given tracks only (LibraryFixtures.write), scanned by `tonearm library scan`
+/// into a database of its own, in a temporary folder the test removes.
+struct SmallLibrary {
+    let dir: TempDir
+    let music: String
+    let db: String
+    let bin: String
+
+    init(_ name: String, _ tracks: [LibraryFixtures.Track]) throws {
+        dir = try TempDir(name)
+        music = dir.file("Music")
+        db = dir.file("library.sqlite")
+        bin = try tonearmBinary()
+        let base = try LibraryFixtures.baseMP3(in: music)
+        for t in tracks { try LibraryFixtures.write(t, base: base, png: [], root: music) }
+        let scan = try library(["scan", music, "--quiet"])
+        #expect(scan.status == 0, "\(scan.stderr)")
+    }
+
+    /// `tonearm library ARGS… --db DB`.
+    func library(_ args: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let r = try run(bin, ["library"] + args + ["--db", db])
+        return (r.status, r.stdout, r.stderr)
+    }
+
+    /// The first field of each line of `library ARGS…`'s output (a song's title, an album's name…).
+    func names(_ args: String...) throws -> [String] {
+        let r = try library(args)
+        #expect(r.status == 0, "\(args): \(r.stderr)")
+        return r.stdout.split(separator: "\n").map { line in
+            String(line.components(separatedBy: "  ").first?.components(separatedBy: " — ").first ?? "")
+        }
+    }
+
+    /// A track of `album` by `artist` (genre Test, 2020).
+    static func track(_ title: String, artist: String = "Someone", album: String = "Record", albumArtist: String? = nil,
+                      disc: Int = 1, track: Int = 1) -> LibraryFixtures.Track {
+        LibraryFixtures.Track(path: "\(artist)/\(album)/\(disc)-\(track) \(title).mp3", title: title, artist: artist, album: album,
+                              albumArtist: albumArtist, genre: "Test", track: track, trackCount: 9, disc: disc, discCount: 2,
+                              year: 2020)
+    }
+}
+
 /// `tonearm library …` as a user runs it, on a generated library.
 @Suite struct LibraryCLITests {
+    /// `songs --album X` lists the album as `play --album` plays it: by disc, then track, not by
+    /// title.
+    @Test func songsOfAnAlbumAreListedInDiscAndTrackOrder() throws {
+        let lib = try SmallLibrary("library-album-order", [
+            SmallLibrary.track("Zeta", disc: 1, track: 1), SmallLibrary.track("Alpha", disc: 1, track: 2),
+            SmallLibrary.track("Mu", disc: 2, track: 1), SmallLibrary.track("Beta", disc: 2, track: 2),
+            SmallLibrary.track("Gamma", album: "Other", track: 1),
+        ])
+        defer { lib.dir.remove() }
+        #expect(try lib.names("songs", "--album", "RECORD") == ["Zeta", "Alpha", "Mu", "Beta"])
+        #expect(try lib.names("songs") == ["Alpha", "Beta", "Gamma", "Mu", "Zeta"], "without --album: by title")
+    }
+
+    /// Songs, albums and artists list numbers by value: "Track 2" before "Track 10", "第2号"
+    /// before "第10号", in plain and sectioned listings.
+    @Test func listingsSortNumbersByValue() throws {
+        let lib = try SmallLibrary("library-natural-order", [
+            SmallLibrary.track("Track 10", artist: "Band 10", album: "Vol. 10", track: 1),
+            SmallLibrary.track("Track 2", artist: "Band 10", album: "Vol. 10", track: 2),
+            SmallLibrary.track("第10号", artist: "Band 2", album: "Vol. 2", track: 1),
+            SmallLibrary.track("第2号", artist: "Band 2", album: "Vol. 2", track: 2),
+        ])
+        defer { lib.dir.remove() }
+        #expect(try lib.names("songs") == ["第2号", "第10号", "Track 2", "Track 10"])
+        #expect(try lib.names("songs", "--sections") == ["[D]", "第2号", "第10号", "[T]", "Track 2", "Track 10"])
+        #expect(try lib.names("albums") == ["Vol. 2", "Vol. 10"])
+        #expect(try lib.names("artists", "--sections") == ["[B]", "Band 2", "Band 10"])
+    }
+
     @Test func playsAnAlbumFromTheLibraryInDiscAndTrackOrder() throws {
         let dir = try TempDir("library-play")
         defer { dir.remove() }
@@ -43,7 +115,8 @@ import TonearmTestSupport
         #expect(scan.status == 0, "stderr: \(scan.stderr.suffix(2000))")
         #expect(scan.stdout.contains("\(LibraryFixtures.mediaCount) added, 0 updated, 0 moved, 0 removed, 0 unchanged, 3 skipped"),
                 "\(scan.stdout.prefix(2000))")
-        #expect(scan.stdout.contains("skipped \(music)/notes.txt: a text file, not media"))
+        #expect(scan.stdout.contains("\nskipped 3 files: 3 not audio (--verbose lists them)\n"), "\(scan.stdout)")
+        #expect(!scan.stdout.contains("notes.txt"), "each file only with --verbose")
         // Not a terminal: plain progress lines on stderr, ending at the total.
         let total = LibraryFixtures.mediaCount + LibraryFixtures.junk.count
         #expect(scan.stderr.contains("Scanning: \(total)/\(total)"))
@@ -91,6 +164,66 @@ import TonearmTestSupport
         #expect(stats.stdout.contains("podcasts: 2, audiobooks: 2 (\(LibraryFixtures.mediaCount) items)"), "\(stats.stdout)")
         #expect(stats.stdout.contains("Albums: 7"))
         #expect(!FileManager.default.fileExists(atPath: dir.file("data")), "--db given: the default library is not created")
+    }
+
+    /// The scan's summary counts skipped files by reason; `--verbose` lists each with its reason.
+    @Test func scanSummarisesSkippedFilesByReason() throws {
+        let lib = try SmallLibrary("library-skipped", [SmallLibrary.track("Song")])
+        defer { lib.dir.remove() }
+        try Data("Notes.\n".utf8).write(to: URL(fileURLWithPath: lib.music + "/notes.txt"))
+        try Data().write(to: URL(fileURLWithPath: lib.music + "/empty.mp3"))
+        try Data([0, 1, 2, 3, 0xFF, 0xFE, 0, 9, 8, 7]).write(to: URL(fileURLWithPath: lib.music + "/noise.mp3"))
+        let plain = try lib.library(["scan", lib.music, "--quiet"])
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(plain.stdout.contains(" 3 skipped\nskipped 3 files: 2 not audio, 1 empty (--verbose lists them)\n"), "\(plain.stdout)")
+        let verbose = try lib.library(["scan", lib.music, "--quiet", "--verbose"])
+        let lines = verbose.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.dropFirst() == ["skipped 3 files: 2 not audio, 1 empty",
+                                      "  skipped \(lib.music)/empty.mp3: the file is empty (0 bytes)",
+                                      "  skipped \(lib.music)/noise.mp3: not a media file (FFmpeg found no known container format)",
+                                      "  skipped \(lib.music)/notes.txt: a text file, not media"], "\(verbose.stdout)")
+    }
+
+    /// `--artist` finds album artists too ("Various Artists"), case ignored; Chinese is found by
+    /// any part of it and by pinyin; a listing or search that finds nothing says so on stderr
+    /// and exits with status 1, and so does `play` (which asks to scan only an empty library).
+    @Test func artistsSearchesAndEmptyResults() throws {
+        let dir = try TempDir("library-artist-search")
+        defer { dir.remove() }
+        let music = dir.file("Music"), db = dir.file("library.sqlite")
+        try LibraryFixtures.make(at: music)
+        let bin = try tonearmBinary()
+        let env = ["XDG_DATA_HOME": dir.file("data"), "XDG_STATE_HOME": dir.file("state")]
+        func tonearm(_ args: String...) throws -> RunResult { try run(bin, args + ["--db", db], environment: env) }
+        #expect(try tonearm("library", "scan", music, "--quiet").status == 0)
+
+        var r = try tonearm("library", "songs", "--artist", "VARIOUS ARTISTS")
+        #expect(r.status == 0 && r.stdout.split(separator: "\n").map { $0.prefix(6) } == (1...6).map { "Hit \($0) " }, "\(r.stdout)")
+        r = try tonearm("library", "albums", "--artist", "various artists")
+        #expect(r.stdout.hasPrefix("Hits 2020 — Various Artists, 2020  [6 tracks, "), "\(r.stdout)")
+        r = try tonearm("library", "songs", "--search", "天")
+        #expect(r.stdout.split(separator: "\n").count == 6, "any part of Chinese text: \(r.stdout)")
+        r = try tonearm("library", "artists", "--search", "zhou jie lun")
+        #expect(r.stdout == "周杰伦  [2 albums, 7 tracks]\n", "pinyin: \(r.stdout) \(r.stderr)")
+
+        r = try tonearm("library", "songs", "--artist", "nobody")
+        #expect(r.status == 1 && r.stdout.isEmpty && r.stderr == "tonearm library songs: no songs match artist 'nobody'\n", "\(r.stderr)")
+        r = try tonearm("library", "albums", "--search", "chen", "--json")
+        #expect(r.status == 1 && r.stdout == "[]\n" && r.stderr.contains("no albums match search 'chen'"), "\(r.stderr)")
+        r = try tonearm("library", "audiobooks", "--genre", "rock")
+        #expect(r.status == 1 && r.stderr.contains("no audiobooks match genre 'rock'"), "\(r.stderr)")
+
+        for filter in [["--artist", "chen"], ["--search", "chen"]] {
+            r = try tonearm("play", "--output", "null", filter[0], filter[1])
+            #expect(r.status != 0 && r.stderr.contains("the library has nothing for \(filter[0].dropFirst(2)) 'chen'"), "\(r.stderr)")
+            #expect(!r.stderr.contains("scan"), "the library is scanned: \(r.stderr)")
+        }
+        let various = try tonearm("play", "--output", "null:untimed", "--plain", "--artist", "various")
+        #expect(various.status == 0 && various.stdout.split(separator: "\n").filter { $0.hasPrefix("Playing ") }.count == 6,
+                "play --artist finds album artists too: \(various.stdout) \(various.stderr)")
+        let empty = try run(bin, ["play", "--output", "null", "--artist", "chen", "--db", dir.file("empty.sqlite")], environment: env)
+        #expect(empty.status != 0 && empty.stderr.contains("is empty (scan folders into it with `tonearm library scan DIR`)"),
+                "\(empty.stderr)")
     }
 
     @Test func aScanKilledMidwayIsCompletedByTheNext() throws {

@@ -125,6 +125,54 @@ private struct ScannedLibrary {
         #expect(after.first { $0.title == "Album One Track 3" }?.rating == 5, "an unknown id rates none of them")
     }
 
+    /// Playlist names ignore case; `playlist add` and `rate` take files of the library by path
+    /// (relative ones from the current folder) and persistentIDs.
+    @Test func namesIgnoreCaseAndFilesAndIDsAreAdded() throws {
+        let lib = try ScannedLibrary("library-playlist-files")
+        defer { lib.dir.remove() }
+        let music = lib.dir.file("Music")
+        func tonearm(_ args: String...) throws -> (status: Int32, stdout: String, stderr: String) { try lib.library(args) }
+
+        var r = try tonearm("playlist", "create", "mix")
+        #expect(r.status == 0, "\(r.stderr)")
+        r = try tonearm("playlist", "create", "Mix")
+        #expect(r.status == 1 && r.stderr.contains("already has a playlist named 'mix'"), "\(r.stderr)")
+
+        // Files by path, in the order given; then a persistentID.
+        r = try tonearm("playlist", "add", "MIX", music + "/Beyoncé/Lemonade/03 Song 3.mp3", music + "/Sigur Rós/Ágætis byrjun/2-1.mp3")
+        #expect(r.status == 0 && r.stdout == "Added 2 tracks to 'mix' (2 tracks in all)\n", "\(r.stdout) \(r.stderr)")
+        let relative = try run(lib.bin, ["library", "playlist", "add", "Mix", "Lemonade/01 Song 1.mp3", "--db", lib.db],
+                               currentDirectory: music + "/Beyoncé")
+        #expect(relative.status == 0 && relative.stdout.hasPrefix("Added 1 track to 'mix'"), "\(relative.stderr)")
+        struct Song: Decodable { var persistentID: String; var title: String }
+        r = try tonearm("songs", "--search", "hit 4", "--json")
+        let hit = try #require(try JSONDecoder().decode([Song].self, from: Data(r.stdout.utf8)).first)
+        r = try tonearm("playlist", "add", "mix", "--id", hit.persistentID)
+        #expect(r.status == 0 && r.stdout == "Added 1 track to 'mix' (4 tracks in all)\n", "\(r.stdout) \(r.stderr)")
+        r = try tonearm("playlist", "show", "Mix")
+        let titles = r.stdout.split(separator: "\n").dropFirst().map { $0.components(separatedBy: "  ").first ?? "" }
+        #expect(titles == ["1. Lemonade Song 3", "2. Sæglópur 2-1", "3. Lemonade Song 1", "4. Hit 4"], "\(r.stdout)")
+
+        // Files that are not in the library, or do not exist: errors, nothing added.
+        r = try tonearm("playlist", "add", "mix", music + "/Beyoncé/Lemonade/02 Song 2.mp3", music + "/notes.txt")
+        #expect(r.status == 1 && r.stderr.contains("\(music)/notes.txt is not in the library \(lib.db)"), "\(r.stderr)")
+        r = try tonearm("playlist", "add", "mix", music + "/nope.mp3")
+        #expect(r.status == 1 && r.stderr.contains("\(music)/nope.mp3: file not found"), "\(r.stderr)")
+        r = try tonearm("playlist", "add", "mix", music + "/nope.mp3", "--search", "hit")
+        #expect(r.status != 0 && r.stderr.contains("give files or --id, or a search and filters, not both"), "\(r.stderr)")
+        r = try tonearm("playlist", "add", "mix", "--search", "no such words")
+        #expect(r.status == 1 && r.stderr.contains("nothing in the library for search 'no such words'"), "\(r.stderr)")
+        r = try tonearm("playlist", "show", "mix", "--json")
+        struct Playlist: Decodable { var count: Int }
+        #expect(try JSONDecoder().decode(Playlist.self, from: Data(r.stdout.utf8)).count == 4)
+
+        // rate takes files the same way.
+        r = try tonearm("rate", "5", music + "/Beyoncé/Lemonade/02 Song 2.mp3")
+        #expect(r.status == 0 && r.stdout.hasPrefix("★★★★★  Lemonade Song 2"), "\(r.stdout) \(r.stderr)")
+        r = try tonearm("playlist", "rename", "MIX", "Mix")
+        #expect(r.status == 0 && r.stdout == "Renamed 'MIX' to 'Mix'\n", "\(r.stdout) \(r.stderr)")
+    }
+
     @Test func renameRemoveMoveThenPlayThePlaylist() throws {
         let lib = try ScannedLibrary("library-playlist-edit")
         defer { lib.dir.remove() }

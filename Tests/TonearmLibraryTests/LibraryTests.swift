@@ -386,3 +386,73 @@ struct LibraryFixture {
         #expect(summaries.contains("item_albumOrder") && !summaries.contains("TEMP B-TREE"), "\(summaries)")
     }
 }
+
+/// Search finds any part of Chinese, Japanese and Korean text (written without spaces between
+/// words) and Chinese names from their pinyin.
+@Suite struct CJKSearchTests {
+    @Test func substringsAndPinyinFindChineseJapaneseAndKorean() async throws {
+        let dir = try TempDir("cjk-search")
+        defer { dir.remove() }
+        let root = dir.file("Music")
+        let base = try LibraryFixtures.baseMP3(in: root)
+        for (n, (title, artist, album)) in [("春江花月夜", "陈奕迅", "十年"), ("晴天", "周杰伦", "叶惠美"),
+                                            ("かぜのうた", "スピカ", "そら"), ("하늘", "별빛", "노래"),
+                                            ("Chenille", "Latin Band", "Moon")].enumerated() {
+            try LibraryFixtures.write(LibraryFixtures.Track(path: "\(n).mp3", title: title, artist: artist, album: album,
+                                                            genre: "Test", track: 1, trackCount: 1, year: 2020),
+                                      base: base, png: [], root: root)
+        }
+        let library = try MediaLibrary(path: dir.file("library.sqlite"))
+        try await library.scanToEnd(folders: [root])
+        func found(_ text: String) throws -> [String] { try MediaQuery.search(text).items(in: library).map(\.title) }
+
+        // Any substring of Chinese text, in order.
+        #expect(try found("月") == ["春江花月夜"])
+        #expect(try found("花月") == ["春江花月夜"])
+        #expect(try found("月花").isEmpty, "the characters must follow one another")
+        #expect(try found("奕迅") == ["春江花月夜"], "artists too")
+        #expect(try found("陈奕迅 十年") == ["春江花月夜"])
+        #expect(try found("天") == ["晴天"])
+        // Kana and Hangul likewise.
+        #expect(try found("のう") == ["かぜのうた"])
+        #expect(try found("늘") == ["하늘"])
+        // Pinyin: syllables, joined, a prefix of them, initials; case ignored.
+        #expect(try found("chen") == ["Chenille", "春江花月夜"])
+        #expect(try found("chen yi xun") == ["春江花月夜"])
+        #expect(try found("chenyixun") == ["春江花月夜"])
+        #expect(try found("ChenYi") == ["春江花月夜"])
+        #expect(try found("cyx") == ["春江花月夜"])
+        #expect(try found("zhou jie lun") == ["晴天"])
+        #expect(try found("qingtian") == ["晴天"])
+        #expect(try found("chun jiang hua yue ye") == ["春江花月夜"])
+        // Latin search as before.
+        #expect(try found("chenil") == ["Chenille"])
+        #expect(try found("moon latin") == ["Chenille"])
+    }
+}
+
+/// `artistOrAlbumArtist`: "Various Artists" finds a compilation's tracks, an artist finds their
+/// own tracks and those on compilations; case and accents ignored; by index.
+@Suite struct ArtistOrAlbumArtistTests {
+    @Test func findsAlbumArtistsToo() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        try await f.library.scanToEnd(folders: [f.root])
+        let lib = f.library
+        #expect(try MediaQuery.songs().filtered(by: .artist("various artists")).items(in: lib).isEmpty)
+        let various = try MediaQuery.songs().filtered(by: .artistOrAlbumArtist("VARIOUS ARTISTS")).items(in: lib)
+        #expect(various.map(\.title) == (1...6).map { "Hit \($0)" })
+        #expect(try MediaQuery.songs().filtered(by: .artistOrAlbumArtist("beyonce")).items(in: lib).count == 11)
+        #expect(try MediaQuery.songs().filtered(by: .artistOrAlbumArtist("various", .contains)).items(in: lib).count == 6)
+        #expect(try MediaQuery.albums().filtered(by: .artistOrAlbumArtist("various artists")).collections(in: lib).map(\.name) == ["Hits 2020"])
+
+        let db = try DatabaseQueue(path: lib.path)
+        let plan = try await db.read { db in
+            try Row.fetchAll(db, sql: """
+                EXPLAIN QUERY PLAN SELECT * FROM item WHERE mediaType = 'music' AND (artistKey = 'x' OR albumArtistKey = 'x')
+                ORDER BY titleSort
+                """).map { $0["detail"] as String }.joined(separator: " | ")
+        }
+        #expect(plan.contains("item_artist") && plan.contains("item_albumArtist"), "each side by its index: \(plan)")
+    }
+}

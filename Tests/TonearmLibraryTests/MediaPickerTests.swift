@@ -181,7 +181,7 @@ extension MediaPicker {
         #expect(p.handle(.text(" ")) == .redraw)
         #expect(p.search == "lemonade song" && p.selection.map(\.title) == ["Lemonade Song 1"] && p.cursor == 1)
         p.press(.text(" "))
-        #expect(p.selection.map(\.title) == ["Lemonade Song 1", "Lemonade Song 10"])
+        #expect(p.selection.map(\.title) == ["Lemonade Song 1", "Lemonade Song 2"], "in natural order: 2 after 1")
         #expect(p.selectionState(of: p.rows[0]) == .all && p.selectionState(of: p.rows[2]) == .none)
         p.press(.up)
         p.press(.text(" "))  // deselects

@@ -100,7 +100,7 @@ import TonearmTestSupport
         #expect(throws: TonearmError.playlistNotFound(name: "Nope")) { try lib.deletePlaylist(named: "Nope") }
         #expect(throws: TonearmError.playlistNotFound(name: "Nope")) { try lib.addItems([songs[0].persistentID], to: "Nope") }
         #expect(throws: TonearmError.playlistNotFound(name: "Nope")) { try lib.renamePlaylist("Nope", to: "Yes") }
-        #expect(throws: TonearmError.playlistNotFound(name: "mix"), "names compare exactly") { try lib.items(in: "mix") }
+        #expect(throws: TonearmError.playlistNotFound(name: "Nope")) { try lib.removeItem(at: 0, from: "Nope") }
         #expect(throws: TonearmError.invalidArgument("a playlist's name cannot be empty")) { try lib.createPlaylist(named: "  ") }
         #expect(throws: TonearmError.self) { try lib.removeItem(at: 0, from: "Mix") }
         #expect(throws: TonearmError.self) { try lib.moveItem(from: 0, to: 0, in: "Mix") }
@@ -112,6 +112,34 @@ import TonearmTestSupport
         #expect(throws: TonearmError.fileNotFound(path: f.dir.file("none.m3u8"))) {
             try lib.importPlaylist(from: URL(fileURLWithPath: f.dir.file("none.m3u8")))
         }
+    }
+
+    /// Names ignore case and accents, as the smart playlists' do: "mix" finds "Mix", and "MIX"
+    /// cannot be made beside it (the error names the one that exists).
+    @Test func namesIgnoreCaseAndAccents() async throws {
+        let (f, songs) = try await scanned()
+        defer { f.dir.remove() }
+        let lib = f.library
+        let mix = try lib.createPlaylist(named: "Mix")
+        #expect(throws: TonearmError.playlistExists(name: "Mix")) { try lib.createPlaylist(named: "mix") }
+        #expect(throws: TonearmError.playlistExists(name: "Mix")) { try lib.createPlaylist(named: " MÏX ") }
+        #expect(try lib.playlist(named: "mix")?.persistentID == mix.persistentID)
+        try lib.addItems([songs[0].persistentID], to: "MIX")
+        #expect(try lib.items(in: "mix").map(\.persistentID) == [songs[0].persistentID])
+        #expect(try lib.namedPlaylist("mIx") == .playlist(try #require(try lib.playlist(named: "Mix"))))
+        // A change of case alone is a rename; another playlist's name in other case is taken.
+        #expect(try lib.renamePlaylist("mix", to: "MIX").name == "MIX")
+        try lib.createPlaylist(named: "Other")
+        #expect(throws: TonearmError.playlistExists(name: "MIX")) { try lib.renamePlaylist("other", to: "mix") }
+        // A playlist of the library's own hides the smart one of that name, whatever its case.
+        try lib.createPlaylist(named: "top rated")
+        #expect(try lib.namedPlaylist("Top Rated")?.name == "top rated")
+        #expect(try !lib.standardSmartPlaylists().contains { $0.playlist == .topRated })
+        try lib.deletePlaylist(named: "TOP RATED")
+        #expect(try lib.playlists().map(\.name) == ["MIX", "Other"])
+        // Listed in the listings' order: case ignored, numbers by value.
+        for name in ["mix 10", "Mix 2", "alpha"] { try lib.createPlaylist(named: name) }
+        #expect(try lib.playlists().map(\.name) == ["alpha", "MIX", "Mix 2", "mix 10", "Other"])
     }
 
     @Test func aRescanThatRemovesAFileDropsItFromPlaylists() async throws {
@@ -154,9 +182,11 @@ import TonearmTestSupport
         let never = try lib.smartPlaylist(.neverPlayed, limit: 1000).map(\.persistentID)
         #expect(never.count == music.count - 2 && never.contains(c.persistentID) && !never.contains(a.persistentID))
 
-        try lib.setRating(3, of: a.persistentID)
+        try lib.setRating(4, of: a.persistentID)
         try lib.setRating(5, of: c.persistentID)
-        #expect(try lib.smartPlaylist(.topRated).map(\.persistentID) == [c.persistentID, a.persistentID])
+        try lib.setRating(3, of: songs[3].persistentID)
+        #expect(try lib.smartPlaylist(.topRated).map(\.persistentID) == [c.persistentID, a.persistentID],
+                "four stars and up, best first; three is not top rated")
         // Several at once: all or none.
         let unknown = (1...UInt64.max).first { id in !music.contains { $0.persistentID == id } }!
         #expect(throws: TonearmError.invalidArgument("no item with persistentID \(unknown) in \(lib.path)")) {

@@ -51,3 +51,32 @@ enum MediaLibraryProbe {
         try queue.read { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") }
     }
 }
+
+/// A library made before v8 gets the CJK and pinyin search key, and its full-text index, on open.
+@Suite struct SearchKeyUpgradeTests {
+    @Test func aVersion7LibraryFindsChineseBySubstringAndPinyin() throws {
+        let dir = try TempDir("upgrade-v7")
+        defer { dir.remove() }
+        let path = dir.file("library.sqlite")
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try Schema.migrator.migrate(queue, upTo: "v7: natural order of numbers in sort keys")
+            try queue.write { db in
+                try db.execute(sql: """
+                    INSERT INTO item (id, contentHash, path, size, mtime, title, artist, album, duration, container,
+                        codec, sampleRate, channels, mediaType, isCompilation, dateAdded,
+                        titleKey, artistKey, albumKey, albumArtistKey, composerKey, genreKey)
+                    VALUES (7, 7, '/music/1.mp3', 100, 1, '春江花月夜', '陈奕迅', '十年', 60, 'mp3',
+                        'mp3', 44100, 2, 'music', 0, 0, '春江花月夜', '陈奕迅', '十年', '陈奕迅', '', '')
+                    """)
+            }
+        }
+        let library = try MediaLibrary(path: path)
+        #expect(try MediaQuery.search("月").items(in: library).map(\.persistentID) == [7])
+        #expect(try MediaQuery.search("chen yi xun").items(in: library).map(\.persistentID) == [7])
+        #expect(try MediaQuery.search("春江").items(in: library).map(\.persistentID) == [7], "a prefix as before")
+        // The triggers follow later changes.
+        try library.write { db in try db.execute(sql: "DELETE FROM item WHERE id = 7") }
+        #expect(try MediaQuery.search("月").items(in: library).isEmpty)
+    }
+}

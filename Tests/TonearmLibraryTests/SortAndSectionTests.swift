@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
 import Testing
 @testable import TonearmLibrary
+import TonearmTestSupport
 
 @Suite struct FoldingTests {
     /// The ASCII fast path gives what Foundation's folding gives: every ASCII character alone
@@ -97,5 +99,46 @@ import Testing
         #expect(covered.map(\.title).first == "A")
         let z = covered.first { $0.title == "Z" }
         #expect(z?.range.count == 4)
+    }
+}
+
+/// Numbers in names sort by their value ("natural" order) in keys, listings and sections.
+@Suite struct NaturalOrderTests {
+    @Test func numbersInKeysSortByValue() {
+        let names = ["Track 1", "Track 02", "Track 9", "Track 10", "Track 100", "Track 100b", "Track b"]
+        #expect(names.reversed().sorted { SortKey.make($0) < SortKey.make($1) } == names)
+        #expect(SortKey.make("第2号") < SortKey.make("第10号"))
+        #expect(SortKey.make("Vol. 9: Part 12") < SortKey.make("Vol. 10: Part 1"))
+        #expect(SortKey.make("2 Unlimited") < SortKey.make("10cc") && SortKey.section(of: "10cc") == "#")
+        #expect(SortKey.numbered("track 2") == "track 12" && SortKey.numbered("a007b") == "a17b" && SortKey.numbered("0") == "10")
+        #expect(SortKey.numbered(String(repeating: "9", count: 100)).count == 101, "a very long number keeps its digits")
+    }
+
+    /// A generated library whose titles, albums and artists differ by a number: songs, albums
+    /// and artists are listed with 2 before 10, and their sections follow.
+    @Test func listingsPutTwoBeforeTen() async throws {
+        let dir = try TempDir("natural-order")
+        defer { dir.remove() }
+        let root = dir.file("Music")
+        let base = try LibraryFixtures.baseMP3(in: root)
+        func track(_ title: String, _ artist: String, _ album: String, _ n: Int) throws {
+            try LibraryFixtures.write(LibraryFixtures.Track(path: "\(artist)/\(album)/\(n).mp3", title: title, artist: artist,
+                                                            album: album, genre: "Test", track: n, trackCount: 2, year: 2020),
+                                      base: base, png: [], root: root)
+        }
+        try track("Track 10", "Artist 10", "Collection 10", 1)
+        try track("Track 9", "Artist 10", "Collection 10", 2)
+        try track("第10号", "Artist 2", "Collection 2", 1)
+        try track("第2号", "Artist 2", "Collection 2", 2)
+        let library = try MediaLibrary(path: dir.file("library.sqlite"))
+        try await library.scanToEnd(folders: [root])
+
+        #expect(try MediaQuery.songs().items(in: library).map(\.title) == ["第2号", "第10号", "Track 9", "Track 10"])
+        #expect(try MediaQuery.songs().itemSections(in: library).map(\.title) == ["D", "T"])
+        #expect(try MediaQuery.albums().collectionSummaries(in: library).map(\.name) == ["Collection 2", "Collection 10"])
+        #expect(try MediaQuery.albums().collections(in: library).map(\.name) == ["Collection 2", "Collection 10"])
+        #expect(try MediaQuery.artists().collectionSummaries(in: library).map(\.name) == ["Artist 2", "Artist 10"])
+        #expect(try MediaQuery.songs().sorted(by: .album).items(in: library).map(\.albumTitle)
+                == ["Collection 2", "Collection 2", "Collection 10", "Collection 10"])
     }
 }

@@ -233,7 +233,7 @@ func descriptorTarget(_ fd: Int32) -> String? {
         #expect(await watch.wait { $0.first?.cause == .initialScan })
         try Data("a shopping list\n".utf8).write(to: URL(fileURLWithPath: f.path("notes.txt")))
         #expect(await watch.wait { !$0.skipped.isEmpty }, "\(watch.all)")
-        #expect(watch.all.skipped == [SkippedFile(path: f.path("notes.txt"), reason: "a text file, not media")])
+        #expect(watch.all.skipped == [SkippedFile(path: f.path("notes.txt"), reason: "a text file, not media", kind: .notAudio)])
         #expect(watch.all.last?.added == [])
 
         try f.write(".hidden.mp3")
