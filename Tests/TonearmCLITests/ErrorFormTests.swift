@@ -93,7 +93,7 @@ import TonearmTestSupport
             Case(arguments: ["library", "playlists", "--db", s.song], status: 1, says: "\(s.song): media library"),
             Case(arguments: ["library", "playlist", "show", "nope"] + db, status: 1, says: "library playlist show: no playlist named 'nope'"),
             Case(arguments: ["library", "playlist", "create"] + db, status: 64, says: "library playlist create: missing expected argument '<name>'"),
-            Case(arguments: ["library", "playlist", "add", "mix"] + db, status: 64, says: "library playlist add: give --search, --artist or --album"),
+            Case(arguments: ["library", "playlist", "add", "mix"] + db, status: 64, says: "library playlist add: give files, --id, --search, --artist or --album"),
             Case(arguments: ["library", "playlist", "rename", "a", "b"] + db, status: 1, says: "no playlist named 'a'"),
             Case(arguments: ["library", "playlist", "remove", "a", "one"] + db, status: 64, says: "library playlist remove: the value 'one' is invalid for '<position>'"),
             Case(arguments: ["library", "playlist", "move", "a", "1", "2"] + db, status: 1, says: "no playlist named 'a'"),
