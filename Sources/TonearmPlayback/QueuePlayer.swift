@@ -302,8 +302,9 @@ public final class QueuePlayer: @unchecked Sendable {
     }
 
     /// Seconds of crossfade between items (0, the default: gapless). Never between consecutive
-    /// tracks of the same album played in order (they stay gapless), nor between items of
-    /// different sample rates or channel counts. Applies from the next item scheduled.
+    /// tracks of the same album played in order (they stay gapless). Items of different sample
+    /// rates or channel counts are crossfaded too (the incoming one is converted for the
+    /// overlap). Applies from the next item scheduled.
     public var crossfadeDuration: Double {
         get { lock.withLock { $0.crossfade } }
         set { lock.withLock { $0.crossfade = max(0, min(30, newValue.isFinite ? newValue : 0)) } }
@@ -653,8 +654,9 @@ public final class QueuePlayer: @unchecked Sendable {
     }
 
     /// Whether the item after `index` is crossfaded into, and how: only with a crossfade set,
-    /// when the next item is another one (not repeat-one), has the same rate and channels, and is
-    /// not the next track of the same album played in order (those stay gapless). Lock held.
+    /// when the next item is another one (not repeat-one) and is not the next track of the same
+    /// album played in order (those stay gapless). Items of different sample rates or channel
+    /// counts are crossfaded too: the overlap converts the incoming item. Lock held.
     private func crossfadePartner(after file: AudioFile, index: Int, order: PlayOrder, in s: State) -> Partner? {
         guard s.crossfade > 0, !s.entries[index].item.isRemote else { return nil }
         var nextOrder = order
@@ -663,12 +665,13 @@ public final class QueuePlayer: @unchecked Sendable {
               s.entries.indices.contains(next), !s.entries[next].item.isRemote,
               case .success(let other) = Self.open(s.entries[next].item) else { return nil }
         let f = file.processingFormat, g = other.processingFormat
-        guard f.sampleRate == g.sampleRate, f.channelCount == g.channelCount else { return nil }
         if next == index + 1, let album = file.metadata.album, album == other.metadata.album,
            (file.metadata.albumArtist ?? file.metadata.artist) == (other.metadata.albumArtist ?? other.metadata.artist) {
             return nil
         }
-        let frames = min(AudioFramePosition(s.crossfade * f.sampleRate), file.length / 2, other.length / 2)
+        // In the outgoing file's frames; the overlap converts the incoming file to its rate and channels.
+        let otherHalf = AudioFramePosition(Double(other.length / 2) * f.sampleRate / g.sampleRate)
+        let frames = min(AudioFramePosition(s.crossfade * f.sampleRate), file.length / 2, otherHalf)
         guard frames > 0 else { return nil }
         return Partner(key: s.entries[next].key, index: next, order: nextOrder, outgoingPath: s.entries[index].item.path,
                        outGain: s.replayGain.linearGain(for: file.metadata.replayGain, preamp: s.preamp), frames: frames)
@@ -708,9 +711,10 @@ public final class QueuePlayer: @unchecked Sendable {
                 guard let incomingItem, case .success(let outFile) = Self.open(QueueItem(path: p.outgoingPath)),
                       case .success(let inFile) = Self.open(incomingItem) else { return nil }
                 let inGain = s.replayGain.linearGain(for: inFile.metadata.replayGain, preamp: s.preamp)
-                let mix = CrossfadeSource(outgoing: outFile, outGain: p.outGain, incoming: inFile, inGain: inGain, frames: p.frames)
+                guard let mix = try? CrossfadeSource(outgoing: outFile, outGain: p.outGain, incoming: inFile, inGain: inGain,
+                                                     frames: p.frames) else { return nil }
                 enqueue(file: mix, key: p.key, start: 0, end: mix.frameLength, order: p.order,
-                        then: .rest(key: p.key, index: p.index, order: p.order, frame: mix.frameLength), gain: 1,
+                        then: .rest(key: p.key, index: p.index, order: p.order, frame: mix.incomingFrameLength), gain: 1,
                         in: &s, runtime: rt)
                 return nil
             case .rest(let key, let index, let order, let frame):
