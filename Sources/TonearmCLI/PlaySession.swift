@@ -64,7 +64,8 @@ final class PlaySession: @unchecked Sendable {
         self.notice = notice
         self.settings = settings
         self.interactive = interactive
-        (events, continuation) = AsyncStream<SessionEvent>.makeStream()
+        let (stream, sink) = AsyncStream<SessionEvent>.makeStream()
+        (events, continuation) = (stream, sink)
         let shared: SessionOutput?
         if case .file(let path) = selection { shared = SessionOutput(FileOutput(path: path)) } else { shared = nil }
         sharedFileOutput = shared
@@ -78,7 +79,7 @@ final class PlaySession: @unchecked Sendable {
             if let shared { return shared }
             return selection.makeDriver(streamName: "Tonearm", role: role, device: device)
         }, store: store, session: session)
-        remote = RemoteBridge(player: player)
+        remote = RemoteBridge(player: player) { sink.yield(.remote($0)) }
         screen.output = device.map { "\(selection.description):\($0)" } ?? selection.description
         screen.notice = notice
         screen.eq = settings.eq.description
@@ -144,6 +145,9 @@ final class PlaySession: @unchecked Sendable {
                 break
             case .key(let k):
                 if handle(key: k) { break loop }
+                draw()
+            case .remote(let request):
+                if handle(remote: request) { break loop }
                 draw()
             }
         }
@@ -298,7 +302,7 @@ final class PlaySession: @unchecked Sendable {
             album: screen.album, albumArtist: screen.albumArtist, artwork: screen.artwork,
             duration: screen.duration > 0 ? screen.duration : nil, elapsed: player.currentPlaybackTime,
             playing: player.playbackState, index: player.indexOfNowPlayingItem, count: screen.entries.count,
-            volume: player.volume, repeatMode: player.repeatMode, shuffleMode: player.shuffleMode))
+            volume: player.volume, repeatMode: player.repeatMode, shuffleMode: player.shuffleMode, rate: settings.rate))
     }
 
     /// Carries out a key; true to quit.
@@ -323,9 +327,7 @@ final class PlaySession: @unchecked Sendable {
         case .char("]"), .char("["):
             // Speed in steps of 0.1 (pitch kept).
             let step: Float = key == .char("]") ? 0.1 : -0.1
-            settings.rate = min(2, max(0.5, ((settings.rate + step) * 10).rounded() / 10))
-            if let tp = timePitch { tp.rate = settings.rate } else { applyEffects() }
-            screen.rate = settings.rate
+            setRate(((settings.rate + step) * 10).rounded() / 10)
         case .char("e"):
             // The next preset (from a custom spec: the first preset).
             let all = EQPreset.all
@@ -343,6 +345,23 @@ final class PlaySession: @unchecked Sendable {
         default: break
         }
         return false
+    }
+
+    /// Carries out a remote client's request; true to quit.
+    private func handle(remote request: RemoteBridge.Request) -> Bool {
+        switch request {
+        case .setRate(let rate): setRate(rate)
+        case .quit: return true
+        }
+        publish()
+        return false
+    }
+
+    /// Plays at `rate` (kept within 0.5…2; pitch kept), shown on the screen and published.
+    private func setRate(_ rate: Float) {
+        settings.rate = min(2, max(0.5, rate))
+        if let tp = timePitch { tp.rate = settings.rate } else { applyEffects() }
+        screen.rate = settings.rate
     }
 
     private func setVolume(_ v: Float) {
