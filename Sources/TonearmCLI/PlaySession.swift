@@ -151,7 +151,7 @@ final class PlaySession: @unchecked Sendable {
                 draw()
             }
         }
-        player.save()
+        player.finishSaving()
         await recorder?.finish()
         player.stop()
         try? player.session?.setActive(false, options: .notifyOthersOnDeactivation)
