@@ -21,6 +21,9 @@ final class PlaySession: @unchecked Sendable {
         var eq: EQChoice
         var rate: Float
         var effects: EffectOptions
+        /// The index of the file to start with (with `shuffle`, the first of the shuffled order;
+        /// without one named, shuffling starts from a random file).
+        var start: Int? = nil
     }
 
     private let files: [String]
@@ -166,12 +169,16 @@ final class PlaySession: @unchecked Sendable {
         if settings.resume {
             do { restored = try player.restore() } catch { report("\(error); starting a new queue") }
             if !restored && files.isEmpty { report("no saved queue to resume") }
-            if restored { for f in files { player.queue.append(QueueItem(pathOrURL: f)) } }
+            if restored { for f in files { player.queue.append(QueueItem(pathOrURL: f, persistentID: libraryIDs[f])) } }
         }
         if !restored { player.setQueue(with: files.map { QueueItem(pathOrURL: $0, persistentID: libraryIDs[$0]) }) }
         if let v = settings.volume { player.volume = v }
         if let r = settings.repeatMode { player.repeatMode = r }
-        if settings.shuffle && player.shuffleMode == .off { player.shuffleMode = .songs }
+        if settings.shuffle && player.shuffleMode == .off {
+            player.queue.startShuffled(.songs, startingWith: settings.start)
+        } else if let start = settings.start {
+            player.queue.skipToItem(at: start)
+        }
         player.queue.setReplayGain(settings.replayGain, preamp: settings.preamp)
         player.queue.crossfadeDuration = settings.crossfade
         settings.eq.apply(to: player.queue.eq)

@@ -283,6 +283,30 @@ public final class QueuePlayer: @unchecked Sendable {
         }
     }
 
+    /// Starts the queue afresh in `mode` (see ``PlayOrder/startShuffled(_:first:)``): shuffled,
+    /// item `index` first when given, otherwise a random item — what a listener who asks for a
+    /// shuffled queue expects, where setting ``shuffleMode`` keeps the current item first. The
+    /// first item of the new order becomes current (playback goes on with it when running).
+    /// `seed` makes the order reproducible (tests); by default it is random.
+    public func startShuffled(_ mode: ShuffleMode, startingWith index: Int? = nil,
+                              seed: UInt64 = UInt64.random(in: 1...UInt64.max)) {
+        let moved = lock.withLock { s -> Bool in
+            let before = s.order.current
+            let keys = mode == .albums ? s.entries.map { Self.albumKey($0.item) } : nil
+            var o = PlayOrder(count: s.entries.count, albums: keys, repeatMode: s.order.repeatMode, seed: seed)
+            o.startShuffled(mode, first: index)
+            s.order = o
+            if o.current != before { s.pendingPosition = 0 }
+            return o.current != before
+        }
+        broadcaster.yield(.shuffleModeChanged(mode))
+        if moved {
+            jumped()
+        } else if lock.withLock({ lookaheadIsStale($0) }) {
+            restartCurrent()
+        }
+    }
+
     private static func albumKey(_ item: QueueItem) -> String {
         guard !item.isRemote, let f = try? AudioFile(path: item.path) else { return item.url.deletingLastPathComponent().path }
         let m = f.metadata
