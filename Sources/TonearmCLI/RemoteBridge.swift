@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Dispatch
 import Foundation
 import Synchronization
 import Tonearm
@@ -11,8 +12,9 @@ import Tonearm
 /// (MPRIS `Rate`, kept with the `[`/`]` keys' speed and shown on the screen) and quitting
 /// (MPRIS `Quit`). `OpenUri` adds the file or stream to the queue and plays it.
 ///
-/// Threading: command targets run on the MPRIS thread and call the player (thread-safe);
-/// ``update(_:)`` is called by the session loop.
+/// Threading: command targets run on the MPRIS thread and call the player (thread-safe), except
+/// that `OpenUri`'s item is queued and started on a serial queue of the bridge's (a stream
+/// connects when it becomes current); ``update(_:)`` is called by the session loop.
 final class RemoteBridge: Sendable {
     /// A remote client's request that the session carries out.
     enum Request: Sendable, Equatable {
@@ -35,6 +37,7 @@ final class RemoteBridge: Sendable {
         service = MPRISService(busName: "tonearm", identity: "Tonearm", supportedUriSchemes: ["file", "http", "https"],
                                supportedMimeTypes: Self.mimeTypes, infoCenter: info, commandCenter: commands)
         let c = commands
+        let opening = DispatchQueue(label: "tonearm.remote.open")
         c.play.addTarget { _ in player.play(); return .success }
         c.pause.addTarget { _ in player.pause(); return .success }
         c.togglePlayPause.addTarget { _ in
@@ -106,9 +109,12 @@ final class RemoteBridge: Sendable {
                 item = QueueItem(url: e.url)
                 guard item.isRemote else { return .commandFailed }
             }
-            player.queue.append(item)
-            player.queue.skipToItem(at: player.queue.items().count - 1)
-            player.play()
+            // Off the MPRIS thread (a stream connects when it becomes current), one open after another.
+            opening.async {
+                player.queue.append(item)
+                player.queue.skipToItem(at: player.queue.items().count - 1)
+                player.play()
+            }
             return .success
         }
         c.quit.addTarget { _ in requests(.quit); return .success }
