@@ -29,40 +29,44 @@ import TonearmTestSupport
                 environment: ["XDG_STATE_HOME": dir.file("state"), "XDG_DATA_HOME": dir.file("data")])
     }
 
-    /// The request targets the server received for media (control requests left out).
-    func targets() -> [String] {
-        server.requests().filter { !$0.path.hasPrefix("/_control") }.map(\.target)
+    /// The request targets the server received for media, once its log holds a finished request
+    /// for each of `expected` (the log comes through a pipe, after the player may have ended).
+    func targets(once expected: Set<String>) async -> [String] {
+        _ = await server.waitForRequests(timeout: 10) { log in
+            expected.allSatisfy { t in log.contains { $0.target == t && $0.complete } }
+        }
+        return server.requests().map(\.target)
     }
 
-    @Test func oneEscapedAddressIsRequestedAsEscapedAndShownDecoded() throws {
+    @Test func oneEscapedAddressIsRequestedAsEscapedAndShownDecoded() async throws {
         defer { server.stop(); dir.remove() }
         let r = try play([server.baseURL.absoluteString + Self.escaped])
         #expect(r.status == 0, "stderr: \(r.stderr)")
-        let sent = targets()
+        let sent = await targets(once: [Self.escaped])
         #expect(!sent.isEmpty && sent.allSatisfy { $0 == Self.escaped }, "request targets: \(sent)")
         #expect(server.requests().allSatisfy { $0.status != 400 })
         #expect(r.stdout.contains("Playing \(Self.name) [MP3"), "\(r.stdout)")
     }
 
-    @Test func severalEscapedAddressesAreRequestedAsEscapedAndShownDecoded() throws {
+    @Test func severalEscapedAddressesAreRequestedAsEscapedAndShownDecoded() async throws {
         defer { server.stop(); dir.remove() }
         let r = try play([server.baseURL.absoluteString + Self.escaped, server.baseURL.absoluteString + Self.otherEscaped])
         #expect(r.status == 0, "stderr: \(r.stderr)")
-        let sent = Set(targets())
+        let sent = Set(await targets(once: [Self.escaped, Self.otherEscaped]))
         #expect(sent == [Self.escaped, Self.otherEscaped], "request targets: \(sent)")
         #expect(r.stdout.contains("Playing 1/2: \(Self.name) ["), "\(r.stdout)")
         #expect(r.stdout.contains("Playing 2/2: \(Self.otherName) ["), "\(r.stdout)")
         #expect(r.stdout.contains("Done: 2 played, 0 failed"), "\(r.stdout)")
     }
 
-    @Test func anM3UOfEscapedAddressesIsRequestedAsEscaped() throws {
+    @Test func anM3UOfEscapedAddressesIsRequestedAsEscaped() async throws {
         defer { server.stop(); dir.remove() }
         let list = dir.file("list.m3u")
         try "#EXTM3U\n\(server.baseURL.absoluteString + Self.escaped)\n\(server.baseURL.absoluteString + Self.otherEscaped)\n"
             .write(toFile: list, atomically: true, encoding: .utf8)
         let r = try play([list])
         #expect(r.status == 0, "stderr: \(r.stderr)")
-        let sent = Set(targets())
+        let sent = Set(await targets(once: [Self.escaped, Self.otherEscaped]))
         #expect(sent == [Self.escaped, Self.otherEscaped], "request targets: \(sent)")
         #expect(r.stdout.contains("Playing 1/2: \(Self.name) ["), "\(r.stdout)")
         #expect(r.stdout.contains("Playing 2/2: \(Self.otherName) ["), "\(r.stdout)")
