@@ -19,7 +19,7 @@ struct PlaybackOptions: ParsableArguments {
     @Option(name: [.customLong("repeat"), .customLong("loop")], help: "Repeat: off, one (the current item) or all (the queue).")
     var repeatMode: String?
 
-    @Flag(name: .long, help: "Shuffle the queue: every item once, in a random order from a random first item (play's --start FILE names the first).")
+    @Flag(name: .long, help: "Shuffle the queue: every item once, in a random order from a random first item (play --start FILE names the first).")
     var shuffle = false
 
     @Option(name: .long, help: "Crossfade between items, in seconds (0: gapless; consecutive tracks of one album always stay gapless).")
