@@ -52,12 +52,16 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The media library database (default: $XDG_DATA_HOME/tonearm/library.sqlite).", completion: .file(extensions: ["sqlite"]))
     var db: String?
 
+    @Option(name: .long, help: "Start with this file (one of those to play); with --shuffle it plays first, the rest in a random order.")
+    var start: String?
+
     @OptionGroup var playback: PlaybackOptions
 
     func validate() throws {
         if paths.isEmpty && !resume && !usesLibrary {
             throw ValidationError("give files, folders or playlists to play, --resume, or --artist/--album/--genre/--search/--playlist")
         }
+        if start != nil && resume { throw ValidationError("--start chooses the first file of a new queue; it cannot be used with --resume") }
     }
 
     /// Whether the queue comes (also) from the media library.
@@ -120,9 +124,50 @@ struct PlayCommand: AsyncParsableCommand {
             for p in problems { Terminal.writeProblem(p) }
             throw CommandFailure(nil, "no playable files in \(paths.joined(separator: ", "))")
         }
-        // Plays and skips of the library's items are counted in the library.
-        let ids = Dictionary(fromLibrary.map { ($0.path, $0.persistentID) }, uniquingKeysWith: { a, _ in a })
-        try await playback.play(files: files, problems: problems, resume: resume, library: library, libraryIDs: ids)
+        // Plays and skips of the library's items are counted in the library, whatever named them.
+        var ids = Dictionary(fromLibrary.map { ($0.path, $0.persistentID) }, uniquingKeysWith: { a, _ in a })
+        var recordIn = library
+        if let (known, found) = Self.libraryItems(among: files.filter { ids[$0] == nil }, library: library, db: db) {
+            recordIn = known
+            ids.merge(found) { a, _ in a }
+        }
+        try await playback.play(files: files, problems: problems, resume: resume, start: try startIndex(in: files),
+                                library: recordIn, libraryIDs: ids)
+    }
+
+    /// The index in `files` of --start's file (compared as absolute paths, or as addresses),
+    /// nil without --start. Throws when it is not one of them.
+    func startIndex(in files: [String]) throws -> Int? {
+        guard let start else { return nil }
+        let wanted = QueueItem(pathOrURL: start).path
+        guard let i = files.firstIndex(where: { QueueItem(pathOrURL: $0).path == wanted }) else {
+            throw ValidationError("--start \(start): not one of the files to play")
+        }
+        return i
+    }
+
+    /// The library (`library`, else the one at `db` or the default place when its database
+    /// exists) and the persistent IDs of those of the local `files` it holds, looked up by path
+    /// (nothing is scanned); nil when there is no library or it holds none of them.
+    static func libraryItems(among files: [String], library: MediaLibrary?, db: String?) -> (MediaLibrary, [String: UInt64])? {
+        // The library stores absolute, standardised paths.
+        var byPath: [String: [String]] = [:]
+        for f in files where !QueueItem(pathOrURL: f).isRemote {
+            byPath[URL(fileURLWithPath: f).standardizedFileURL.path, default: []].append(f)
+        }
+        guard !byPath.isEmpty else { return nil }
+        let opened: MediaLibrary
+        if let library {
+            opened = library
+        } else {
+            let path = db ?? MediaLibrary.defaultPath
+            guard FileManager.default.fileExists(atPath: path), let l = try? MediaLibrary(path: path) else { return nil }
+            opened = l
+        }
+        guard let found = try? opened.persistentIDs(forPaths: Array(byPath.keys)), !found.isEmpty else { return nil }
+        var ids: [String: UInt64] = [:]
+        for (path, id) in found { for f in byPath[path] ?? [] { ids[f] = id } }
+        return (opened, ids)
     }
 }
 

@@ -21,6 +21,9 @@ final class PlaySession: @unchecked Sendable {
         var eq: EQChoice
         var rate: Float
         var effects: EffectOptions
+        /// The index of the file to start with (with `shuffle`, the first of the shuffled order;
+        /// without one named, shuffling starts from a random file).
+        var start: Int? = nil
     }
 
     private let files: [String]
@@ -64,7 +67,8 @@ final class PlaySession: @unchecked Sendable {
         self.notice = notice
         self.settings = settings
         self.interactive = interactive
-        (events, continuation) = AsyncStream<SessionEvent>.makeStream()
+        let (stream, sink) = AsyncStream<SessionEvent>.makeStream()
+        (events, continuation) = (stream, sink)
         let shared: SessionOutput?
         if case .file(let path) = selection { shared = SessionOutput(FileOutput(path: path)) } else { shared = nil }
         sharedFileOutput = shared
@@ -78,7 +82,7 @@ final class PlaySession: @unchecked Sendable {
             if let shared { return shared }
             return selection.makeDriver(streamName: "Tonearm", role: role, device: device)
         }, store: store, session: session)
-        remote = RemoteBridge(player: player)
+        remote = RemoteBridge(player: player) { sink.yield(.remote($0)) }
         screen.output = device.map { "\(selection.description):\($0)" } ?? selection.description
         screen.notice = notice
         screen.eq = settings.eq.description
@@ -145,9 +149,12 @@ final class PlaySession: @unchecked Sendable {
             case .key(let k):
                 if handle(key: k) { break loop }
                 draw()
+            case .remote(let request):
+                if handle(remote: request) { break loop }
+                draw()
             }
         }
-        player.save()
+        player.finishSaving()
         await recorder?.finish()
         player.stop()
         try? player.session?.setActive(false, options: .notifyOthersOnDeactivation)
@@ -162,12 +169,16 @@ final class PlaySession: @unchecked Sendable {
         if settings.resume {
             do { restored = try player.restore() } catch { report("\(error); starting a new queue") }
             if !restored && files.isEmpty { report("no saved queue to resume") }
-            if restored { for f in files { player.queue.append(QueueItem(pathOrURL: f)) } }
+            if restored { for f in files { player.queue.append(QueueItem(pathOrURL: f, persistentID: libraryIDs[f])) } }
         }
         if !restored { player.setQueue(with: files.map { QueueItem(pathOrURL: $0, persistentID: libraryIDs[$0]) }) }
         if let v = settings.volume { player.volume = v }
         if let r = settings.repeatMode { player.repeatMode = r }
-        if settings.shuffle && player.shuffleMode == .off { player.shuffleMode = .songs }
+        if settings.shuffle && player.shuffleMode == .off {
+            player.queue.startShuffled(.songs, startingWith: settings.start)
+        } else if let start = settings.start {
+            player.queue.skipToItem(at: start)
+        }
         player.queue.setReplayGain(settings.replayGain, preamp: settings.preamp)
         player.queue.crossfadeDuration = settings.crossfade
         settings.eq.apply(to: player.queue.eq)
@@ -298,7 +309,7 @@ final class PlaySession: @unchecked Sendable {
             album: screen.album, albumArtist: screen.albumArtist, artwork: screen.artwork,
             duration: screen.duration > 0 ? screen.duration : nil, elapsed: player.currentPlaybackTime,
             playing: player.playbackState, index: player.indexOfNowPlayingItem, count: screen.entries.count,
-            volume: player.volume, repeatMode: player.repeatMode, shuffleMode: player.shuffleMode))
+            volume: player.volume, repeatMode: player.repeatMode, shuffleMode: player.shuffleMode, rate: settings.rate))
     }
 
     /// Carries out a key; true to quit.
@@ -323,9 +334,7 @@ final class PlaySession: @unchecked Sendable {
         case .char("]"), .char("["):
             // Speed in steps of 0.1 (pitch kept).
             let step: Float = key == .char("]") ? 0.1 : -0.1
-            settings.rate = min(2, max(0.5, ((settings.rate + step) * 10).rounded() / 10))
-            if let tp = timePitch { tp.rate = settings.rate } else { applyEffects() }
-            screen.rate = settings.rate
+            setRate(((settings.rate + step) * 10).rounded() / 10)
         case .char("e"):
             // The next preset (from a custom spec: the first preset).
             let all = EQPreset.all
@@ -343,6 +352,23 @@ final class PlaySession: @unchecked Sendable {
         default: break
         }
         return false
+    }
+
+    /// Carries out a remote client's request; true to quit.
+    private func handle(remote request: RemoteBridge.Request) -> Bool {
+        switch request {
+        case .setRate(let rate): setRate(rate)
+        case .quit: return true
+        }
+        publish()
+        return false
+    }
+
+    /// Plays at `rate` (kept within 0.5…2; pitch kept), shown on the screen and published.
+    private func setRate(_ rate: Float) {
+        settings.rate = min(2, max(0.5, rate))
+        if let tp = timePitch { tp.rate = settings.rate } else { applyEffects() }
+        screen.rate = settings.rate
     }
 
     private func setVolume(_ v: Float) {

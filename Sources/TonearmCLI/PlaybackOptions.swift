@@ -19,7 +19,7 @@ struct PlaybackOptions: ParsableArguments {
     @Option(name: [.customLong("repeat"), .customLong("loop")], help: "Repeat: off, one (the current item) or all (the queue).", completion: .list(Completions.repeatModes))
     var repeatMode: String?
 
-    @Flag(name: .long, help: "Shuffle the queue (every item once, the first one first).")
+    @Flag(name: .long, help: "Shuffle the queue: every item once, in a random order from a random first item (play --start FILE names the first).")
     var shuffle = false
 
     @Option(name: .long, help: "Crossfade between items, in seconds (0: gapless; consecutive tracks of one album always stay gapless).")
@@ -97,11 +97,15 @@ struct PlaybackOptions: ParsableArguments {
     /// `resume`). Throws `ExitCode(1)` when any file failed, `128 + signal` when a signal ended it.
     /// Plays `files` as one queue; items of `library` (by `libraryIDs`) have their plays and
     /// skips counted there.
-    func play(files: [String], problems: [String] = [], resume: Bool = false,
+    /// `start`: the index in `files` of the item to start with (first in the shuffled order
+    /// with --shuffle).
+    func play(files: [String], problems: [String] = [], resume: Bool = false, start: Int? = nil,
               library: MediaLibrary? = nil, libraryIDs: [String: UInt64] = [:]) async throws {
         let (selection, notice) = try selection()
+        var settings = try settings(resume: resume)
+        settings.start = start
         let session = PlaySession(files: files, problems: problems, selection: selection, device: device, notice: notice,
-                                  settings: try settings(resume: resume), interactive: interactive,
+                                  settings: settings, interactive: interactive,
                                   library: library, libraryIDs: libraryIDs)
         let anyFailed = await session.run()
         if let sig = session.interruptedBy { throw ExitCode(128 + sig) }  // the shell convention (130 for Ctrl-C)

@@ -1,21 +1,43 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Dispatch
 import Foundation
+import Synchronization
 import Tonearm
 
 /// Connects `tonearm play`'s ``MusicPlayer`` to Now Playing and the remote commands, and exports
 /// both over MPRIS (`org.mpris.MediaPlayer2.tonearm`) when a session bus is there: desktop media
 /// widgets, media keys and `playerctl` see and drive the player.
 ///
-/// Threading: command targets run on the MPRIS thread and call the player (thread-safe);
-/// ``update(_:)`` is called by the session loop.
+/// What the session owns is asked of it with ``Request``s (handed to `requests`): the speed
+/// (MPRIS `Rate`, kept with the `[`/`]` keys' speed and shown on the screen) and quitting
+/// (MPRIS `Quit`). `OpenUri` adds the file or stream to the queue and plays it.
+///
+/// Threading: command targets run on the MPRIS thread and call the player (thread-safe), except
+/// that `OpenUri`'s item is queued and started on a serial queue of the bridge's (a stream
+/// connects when it becomes current); ``update(_:)`` is called by the session loop.
 final class RemoteBridge: Sendable {
+    /// A remote client's request that the session carries out.
+    enum Request: Sendable, Equatable {
+        /// Play at this speed (0.5…2, pitch kept).
+        case setRate(Float)
+        /// End the session, as the `q` key does.
+        case quit
+    }
+
+    /// The speeds a client may set (MPRIS `MinimumRate`…`MaximumRate`), as the `[`/`]` keys.
+    static let rates: ClosedRange<Double> = 0.5...2
+
     let info = NowPlayingInfoCenter()
     let commands = RemoteCommandCenter()
     private let service: MPRISService
+    /// The current item's own track number (from its tags), read once per item.
+    private let trackNumber = Mutex<(id: UInt64, number: Int?)?>(nil)
 
-    init(player: MusicPlayer) {
-        service = MPRISService(busName: "tonearm", identity: "Tonearm", infoCenter: info, commandCenter: commands)
+    init(player: MusicPlayer, requests: @escaping @Sendable (Request) -> Void) {
+        service = MPRISService(busName: "tonearm", identity: "Tonearm", supportedUriSchemes: ["file", "http", "https"],
+                               supportedMimeTypes: Self.mimeTypes, infoCenter: info, commandCenter: commands)
         let c = commands
+        let opening = DispatchQueue(label: "tonearm.remote.open")
         c.play.addTarget { _ in player.play(); return .success }
         c.pause.addTarget { _ in player.pause(); return .success }
         c.togglePlayPause.addTarget { _ in
@@ -66,7 +88,36 @@ final class RemoteBridge: Sendable {
             center.volume = Double(player.volume)
             return .success
         }
-        c.changePlaybackRate.isEnabled = false
+        c.changePlaybackRate.supportedPlaybackRates = [Self.rates.lowerBound, 0.75, 1, 1.25, 1.5, Self.rates.upperBound]
+        c.changePlaybackRate.addTarget { e in
+            guard Self.rates.contains(e.playbackRate) else { return .commandFailed }
+            let rate = Float(e.playbackRate)
+            if var now = center.nowPlayingInfo {
+                now.defaultPlaybackRate = Double(rate)
+                if now.playbackRate > 0 { now.playbackRate = Double(rate) }
+                center.nowPlayingInfo = now
+            }
+            requests(.setRate(rate))
+            return .success
+        }
+        c.openURL.addTarget { e in
+            let item: QueueItem
+            if e.url.isFileURL {
+                guard FileManager.default.fileExists(atPath: e.url.path) else { return .noSuchContent }
+                item = QueueItem(path: e.url.path)
+            } else {
+                item = QueueItem(url: e.url)
+                guard item.isRemote else { return .commandFailed }
+            }
+            // Off the MPRIS thread (a stream connects when it becomes current), one open after another.
+            opening.async {
+                player.queue.append(item)
+                player.queue.skipToItem(at: player.queue.items().count - 1)
+                player.play()
+            }
+            return .success
+        }
+        c.quit.addTarget { _ in requests(.quit); return .success }
         c.seekForward.isEnabled = false
         c.seekBackward.isEnabled = false
     }
@@ -94,6 +145,8 @@ final class RemoteBridge: Sendable {
         var volume: Float
         var repeatMode: RepeatMode
         var shuffleMode: ShuffleMode
+        /// The speed it plays at (1: normal).
+        var rate: Float
     }
 
     /// Publishes `s` (properties that did not change send nothing).
@@ -101,8 +154,9 @@ final class RemoteBridge: Sendable {
         if let item = s.item {
             info.nowPlayingInfo = NowPlayingInfo(title: s.title, artist: s.artist, album: s.album, albumArtist: s.albumArtist,
                                                  artwork: s.artwork, duration: s.duration, elapsedTime: s.elapsed,
-                                                 playbackRate: s.playing == .playing ? 1 : 0, persistentID: item.persistentID,
-                                                 queueIndex: s.index, queueCount: s.count, trackURL: item.url)
+                                                 playbackRate: s.playing == .playing ? Double(s.rate) : 0, persistentID: item.persistentID,
+                                                 queueIndex: s.index, queueCount: s.count, trackURL: item.url,
+                                                 defaultPlaybackRate: Double(s.rate), albumTrackNumber: trackNumber(of: item))
         } else {
             info.nowPlayingInfo = nil
         }
@@ -126,4 +180,19 @@ final class RemoteBridge: Sendable {
     }
 
     func didSeek(to seconds: Double) { info.didSeek(to: seconds) }
+
+    /// `item`'s track number from its tags (nil for streams and untagged files), read when the
+    /// item is new.
+    private func trackNumber(of item: QueueItem) -> Int? {
+        if let known = trackNumber.withLock({ $0 }), known.id == item.persistentID { return known.number }
+        let number = item.isRemote ? nil : (try? AudioFile(path: item.path))?.metadata.trackNumber
+        trackNumber.withLock { $0 = (item.persistentID, number) }
+        return number
+    }
+
+    /// What `OpenUri` plays (MPRIS `SupportedMimeTypes`).
+    static let mimeTypes = ["audio/mpeg", "audio/flac", "audio/x-flac", "audio/ogg", "audio/opus", "audio/x-vorbis+ogg",
+                            "audio/vorbis", "audio/mp4", "audio/x-m4a", "audio/aac", "audio/x-wav", "audio/wav",
+                            "audio/x-aiff", "audio/aiff", "audio/x-wavpack", "audio/x-ape", "audio/webm",
+                            "audio/x-matroska", "audio/ac3", "application/vnd.apple.mpegurl", "audio/x-mpegurl"]
 }

@@ -16,6 +16,8 @@ enum SessionEvent: Sendable {
     case systemVolume(SystemVolumeState)
     /// A signal asked to quit (SIGINT, SIGTERM, SIGHUP).
     case signalled(Int32)
+    /// A remote client (MPRIS) asked for what the session itself owns: the speed, quitting.
+    case remote(RemoteBridge.Request)
 }
 
 /// What feeds a play loop besides its player: quit signals and the terminal's keys.

@@ -155,6 +155,28 @@ public final class MediaLibrary: Sendable {
         }
     }
 
+    /// The persistent IDs of the items at `paths` (absolute, as scanned), by path; paths the
+    /// library does not hold are left out. Reads only: nothing is scanned.
+    public func persistentIDs(forPaths paths: [String]) throws(TonearmError) -> [String: UInt64] {
+        guard !paths.isEmpty else { return [:] }
+        return try read { db in
+            var found: [String: UInt64] = [:]
+            // SQLite takes at most 32,766 parameters per statement: ask in pieces.
+            var start = 0
+            while start < paths.count {
+                let piece = Array(paths[start..<min(paths.count, start + 500)])
+                start += piece.count
+                let marks = Array(repeating: "?", count: piece.count).joined(separator: ",")
+                for row in try Row.fetchAll(db, sql: "SELECT id, path FROM item WHERE path IN (\(marks))",
+                                            arguments: StatementArguments(piece)) {
+                    let id: Int64 = row["id"], path: String = row["path"]
+                    found[path] = UInt64(bitPattern: id)
+                }
+            }
+            return found
+        }
+    }
+
     /// The cover art of `item`, or nil when it has none.
     public func artwork(for item: MediaItem) throws(TonearmError) -> Artwork? {
         guard let id = item.artworkID else { return nil }

@@ -106,7 +106,7 @@ final class BusLoop {
     private var rootProperties: [String: DBusValue] {
         let c = core.configuration
         return [
-            "CanQuit": .bool(false),
+            "CanQuit": .bool(core.commandCenter.quit.isAvailable),
             "CanRaise": .bool(false),
             "HasTrackList": .bool(false),
             "Identity": .string(c.identity),
@@ -178,6 +178,8 @@ final class BusLoop {
         case MPRIS.rootInterface:
             guard member == "Raise" || member == "Quit" else { return unknown }
             guard args.isEmpty else { return .invalidArgs("\(member) takes no arguments") }
+            let commands = core.commandCenter
+            if member == "Quit", commands.quit.isAvailable { return reply(commands.dispatch(commands.quit)) }
             return .error("org.freedesktop.DBus.Error.NotSupported", "\(member) is not supported (Can\(member) is false)")
         case MPRIS.playerInterface:
             return player(member, args) ?? unknown
@@ -302,8 +304,18 @@ final class BusLoop {
             return reply(commands.dispatch(commands.changePlaybackPosition,
                                            ChangePlaybackPositionCommandEvent(positionTime: seconds)))
         case "OpenUri":
-            guard args.count == 1, case .string = args[0] else { return .invalidArgs("OpenUri takes (s)") }
-            return .error("org.freedesktop.DBus.Error.NotSupported", "OpenUri is not supported")
+            guard args.count == 1, case .string(let text) = args[0] else { return .invalidArgs("OpenUri takes (s)") }
+            guard commands.openURL.isAvailable else {
+                return .error("org.freedesktop.DBus.Error.NotSupported", "OpenUri is not supported")
+            }
+            let schemes = core.configuration.uriSchemes.map { $0.lowercased() }
+            guard let url = URL(userText: text), let scheme = url.scheme?.lowercased() else {
+                return .invalidArgs("OpenUri: '\(text)' is not a URI")
+            }
+            guard schemes.contains(scheme) else {
+                return .invalidArgs("OpenUri: the scheme '\(scheme)' is not one of SupportedUriSchemes (\(schemes.joined(separator: ", ")))")
+            }
+            return reply(commands.dispatch(commands.openURL, OpenURLCommandEvent(url: url)))
         default:
             return nil
         }

@@ -144,7 +144,8 @@ struct PlayerProperties {
         let info = s.nowPlayingInfo
         let rates = c.changePlaybackRate.isAvailable ? c.changePlaybackRate.supportedPlaybackRates : []
         let minRate = min(rates.min() ?? 1, 1), maxRate = max(rates.max() ?? 1, 1)
-        let rate = info.map { $0.playbackRate > 0 ? $0.playbackRate : 1 } ?? 1
+        // While paused (playbackRate 0) the rate it plays at.
+        let rate = info.map { $0.playbackRate > 0 ? $0.playbackRate : ($0.defaultPlaybackRate > 0 ? $0.defaultPlaybackRate : 1) } ?? 1
         let hasItem = info != nil
         let canPlay = hasItem && (c.play.isAvailable || c.togglePlayPause.isAvailable)
         let canPause = hasItem && (c.pause.isAvailable || c.togglePlayPause.isAvailable)
@@ -188,7 +189,7 @@ struct PlayerProperties {
         if let a = info.albumArtist { m["xesam:albumArtist"] = .strings([a]) }
         if let u = info.trackURL { m["xesam:url"] = .string(u.absoluteString) }
         if let art = info.artwork, let url = artURL(art) { m["mpris:artUrl"] = .string(url) }
-        if let i = info.queueIndex { m["xesam:trackNumber"] = .int32(Int32(clamping: i + 1)) }
+        if let n = info.albumTrackNumber, n > 0 { m["xesam:trackNumber"] = .int32(Int32(clamping: n)) }
         return .vardict(m)
     }
 }

@@ -265,6 +265,18 @@ package enum HTTPClient {
         }
     }
 
+    /// The request target for `url`: its path and query exactly as escaped in the address
+    /// (`/%E6%9C%88%20x.mp3`, never the decoded UTF-8 and spaces, which servers refuse), `/`
+    /// for an empty path. Characters a request line cannot hold (a space, non-ASCII) that are
+    /// somehow unescaped in `url` are escaped.
+    package static func requestTarget(_ url: URL) -> String {
+        var target = url.path(percentEncoded: true)
+        if target.isEmpty { target = "/" }
+        if let q = url.query(percentEncoded: true) { target += "?" + q }
+        let allowed = CharacterSet.urlPathAllowed.union(.urlQueryAllowed).union(CharacterSet(charactersIn: "%"))
+        return target.addingPercentEncoding(withAllowedCharacters: allowed) ?? target
+    }
+
     private static func once(_ url: URL, rangeStart: Int64?, headers: [(String, String)], limits: NetworkLimits,
                              connector: Connector, redirects: [URL], onChannel: ((ByteChannel) -> Void)?) throws(NetworkFailure) -> HTTPResponse {
         let scheme = url.scheme?.lowercased() ?? ""
@@ -274,8 +286,7 @@ package enum HTTPClient {
         let port = url.port ?? (secure ? 443 : 80)
         let channel = try connector(secure, host, port, limits)
         onChannel?(channel)
-        var path = url.path.isEmpty ? "/" : url.path
-        if let q = url.query { path += "?" + q }
+        let path = requestTarget(url)
         let hostHeader = url.port.map { "\(host.contains(":") ? "[\(host)]" : host):\($0)" } ?? (host.contains(":") ? "[\(host)]" : host)
         var request = "GET \(path) HTTP/1.1\r\nHost: \(hostHeader)\r\nUser-Agent: Tonearm\r\nAccept: */*\r\nConnection: close\r\n"
         if let rangeStart { request += "Range: bytes=\(rangeStart)-\r\n" }

@@ -27,6 +27,12 @@ public struct NowPlayingInfo: Sendable, Hashable {
     public var elapsedTime: Double
     /// The playback rate (1 is normal speed; 0 while paused).
     public var playbackRate: Double
+    /// The rate playback goes at when it plays (`MPNowPlayingInfoPropertyDefaultPlaybackRate`):
+    /// the speed the player is set to, also while paused (MPRIS `Rate`).
+    public var defaultPlaybackRate: Double
+    /// The track's number on its album, from its tags (`MPMediaItemPropertyAlbumTrackNumber`;
+    /// MPRIS `xesam:trackNumber`); nil when unknown — not its place in the queue.
+    public var albumTrackNumber: Int?
     /// A number identifying the track (stable for the same item in the same queue).
     public var persistentID: UInt64
     /// The track's index in the play queue (0-based), when there is a queue.
@@ -38,7 +44,8 @@ public struct NowPlayingInfo: Sendable, Hashable {
 
     public init(title: String? = nil, artist: String? = nil, album: String? = nil, albumArtist: String? = nil,
                 artwork: Artwork? = nil, duration: Double? = nil, elapsedTime: Double = 0, playbackRate: Double = 1,
-                persistentID: UInt64 = 0, queueIndex: Int? = nil, queueCount: Int? = nil, trackURL: URL? = nil) {
+                persistentID: UInt64 = 0, queueIndex: Int? = nil, queueCount: Int? = nil, trackURL: URL? = nil,
+                defaultPlaybackRate: Double = 1, albumTrackNumber: Int? = nil) {
         self.title = title
         self.artist = artist
         self.album = album
@@ -51,6 +58,8 @@ public struct NowPlayingInfo: Sendable, Hashable {
         self.queueIndex = queueIndex
         self.queueCount = queueCount
         self.trackURL = trackURL
+        self.defaultPlaybackRate = defaultPlaybackRate
+        self.albumTrackNumber = albumTrackNumber
     }
 }
 

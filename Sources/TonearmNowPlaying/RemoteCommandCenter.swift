@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
 import Synchronization
 import TonearmCore
 
@@ -61,6 +62,12 @@ public struct ChangePlaybackRateCommandEvent: Sendable, Hashable {
 public struct ChangeVolumeCommandEvent: Sendable, Hashable {
     public var volume: Double
     public init(volume: Double) { self.volume = volume }
+}
+
+/// Open `url` — add it to what plays and play it (MPRIS `OpenUri`; Apple has no such command).
+public struct OpenURLCommandEvent: Sendable, Hashable {
+    public var url: URL
+    public init(url: URL) { self.url = url }
 }
 
 /// Identifies a target added with ``RemoteCommand/addTarget(owner:_:)``; pass it to
@@ -279,6 +286,10 @@ public final class RemoteCommandCenter: Sendable {
     public let changeShuffleMode: RemoteCommand<ChangeShuffleModeCommandEvent>
     public let changePlaybackRate: RemoteCommand<ChangePlaybackRateCommandEvent>
     public let changeVolume: RemoteCommand<ChangeVolumeCommandEvent>
+    /// Open a file or stream and play it (MPRIS `OpenUri`; Apple has no such command).
+    public let openURL: RemoteCommand<OpenURLCommandEvent>
+    /// End the player (MPRIS `Quit`, published as `CanQuit` while available; Apple has no such command).
+    public let quit: RemoteCommand<RemoteCommandEvent>
 
     /// A new center: every command enabled, no targets, only the base owner.
     public init() {
@@ -298,6 +309,8 @@ public final class RemoteCommandCenter: Sendable {
         changeShuffleMode = RemoteCommand(name: "changeShuffleMode", registry: r)
         changePlaybackRate = RemoteCommand(name: "changePlaybackRate", registry: r)
         changeVolume = RemoteCommand(name: "changeVolume", registry: r)
+        openURL = RemoteCommand(name: "openURL", registry: r)
+        quit = RemoteCommand(name: "quit", registry: r)
     }
 
     /// Sends `event` to `command`'s targets of the active owner, on the calling thread, and

@@ -5,17 +5,24 @@ import TonearmCore
 import TonearmEngine
 
 /// The overlap of a crossfade as one source: the last `frames` frames of the outgoing file
-/// fading out, mixed with the first `frames` frames of the incoming file fading in (equal-power
-/// curves, each side at its own ReplayGain). A queue schedules it between the outgoing file's
-/// body and the incoming file's rest, on the same player node, so the whole transition stays on
-/// one gapless timeline.
+/// fading out, mixed with the start of the incoming file fading in (equal-power curves, each
+/// side at its own ReplayGain). A queue schedules it between the outgoing file's body and the
+/// incoming file's rest, on the same player node, so the whole transition stays on one gapless
+/// timeline.
 ///
-/// Both files must have the same sample rate and channel count (the queue only crossfades those).
+/// The source is in the outgoing file's format. An incoming file of another sample rate or
+/// channel count (a 48 kHz Opus after a 44.1 kHz MP3) is converted to it as it is read, by a
+/// resampler made with the source; the overlap then covers ``incomingFrameLength`` frames of
+/// the incoming file, where its rest begins.
 ///
-/// Threading: as every ``PlaybackSource``: only the node's decoder thread reads it.
+/// Threading: as every ``PlaybackSource``: only the node's decoder thread reads it (the
+/// conversion runs there too, in buffers allocated once, at creation).
 final class CrossfadeSource: PlaybackSource, @unchecked Sendable {
     let sourceFormat: AudioFormat
+    /// The overlap's length, in frames of the outgoing file (this source's frames).
     let frameLength: AudioFramePosition
+    /// The frames of the incoming file the overlap plays: its rest starts there.
+    let incomingFrameLength: AudioFramePosition
     private let outgoing: AudioFile
     private let incoming: AudioFile
     private let outStart: AudioFramePosition
@@ -23,22 +30,37 @@ final class CrossfadeSource: PlaybackSource, @unchecked Sendable {
     private let inGain: Float
     private var position: AudioFramePosition = 0
     private var scratch: [Float] = []
+    private let resampler: IncomingResampler?
 
-    /// - Parameters: `outgoing`/`incoming`: files opened for this source alone (it seeks them).
-    init(outgoing: AudioFile, outGain: Float, incoming: AudioFile, inGain: Float, frames: AudioFramePosition) {
+    /// - Parameters: `outgoing`/`incoming`: files opened for this source alone (it seeks them);
+    ///   `frames`: the overlap in frames of the outgoing file, shortened to what both files hold.
+    /// - Throws: ``TonearmError/invalidArgument(_:)`` when the incoming file cannot be converted
+    ///   to the outgoing file's format.
+    init(outgoing: AudioFile, outGain: Float, incoming: AudioFile, inGain: Float, frames: AudioFramePosition) throws {
         self.outgoing = outgoing
         self.incoming = incoming
         self.outGain = outGain
         self.inGain = inGain
         sourceFormat = outgoing.processingFormat
-        frameLength = max(0, min(frames, outgoing.length, incoming.length))
+        let ratio = incoming.processingFormat.sampleRate / sourceFormat.sampleRate
+        let incomingAvailable = AudioFramePosition((Double(incoming.length) / ratio).rounded(.down))
+        frameLength = max(0, min(frames, outgoing.length, incomingAvailable))
+        incomingFrameLength = min(incoming.length, AudioFramePosition((Double(frameLength) * ratio).rounded()))
         outStart = outgoing.length - frameLength
+        let inFormat = incoming.processingFormat
+        if inFormat.sampleRate != sourceFormat.sampleRate || inFormat.channelCount != sourceFormat.channelCount {
+            resampler = try IncomingResampler(from: inFormat, to: sourceFormat)
+        } else {
+            resampler = nil
+        }
     }
 
     func seek(toFrame frame: AudioFramePosition) throws {
         position = min(max(0, frame), frameLength)
         try outgoing.seek(toFrame: outStart + position)
-        try incoming.seek(toFrame: position)
+        let ratio = incoming.processingFormat.sampleRate / sourceFormat.sampleRate
+        try incoming.seek(toFrame: min(incoming.length, AudioFramePosition((Double(position) * ratio).rounded())))
+        resampler?.reset()
     }
 
     func readInterleaved(into buffer: UnsafeMutablePointer<Float>, frameCount: Int) throws -> Int {
@@ -48,7 +70,10 @@ final class CrossfadeSource: PlaybackSource, @unchecked Sendable {
         let a = try outgoing.readInterleaved(into: buffer, frameCount: n)
         if a < n { (buffer + a * ch).update(repeating: 0, count: (n - a) * ch) }
         if scratch.count < n * ch { scratch = Array(repeating: 0, count: n * ch) }
-        let b = try scratch.withUnsafeMutableBufferPointer { try incoming.readInterleaved(into: $0.baseAddress!, frameCount: n) }
+        let b = try scratch.withUnsafeMutableBufferPointer { s in
+            if let resampler { return try resampler.read(from: incoming, into: s.baseAddress!, frameCount: n) }
+            return try incoming.readInterleaved(into: s.baseAddress!, frameCount: n)
+        }
         if b < n { for i in (b * ch)..<(n * ch) { scratch[i] = 0 } }
         let total = Double(frameLength)
         for f in 0..<n {
@@ -62,4 +87,68 @@ final class CrossfadeSource: PlaybackSource, @unchecked Sendable {
     }
 
     func takeWarnings() -> [AudioWarning] { outgoing.takeWarnings() + incoming.takeWarnings() }
+}
+
+/// Reads a file converted to another sample rate and channel count (libswresample), in
+/// pieces of a fixed size: the input and output buffers are allocated once, at creation.
+///
+/// Threading: one thread at a time (the node's decoder thread).
+private final class IncomingResampler {
+    private let converter: FormatConverter
+    /// Input frames read from the file per conversion.
+    private let piece = 1024
+    private let input: UnsafeMutablePointer<Float>
+    private let output: UnsafeMutablePointer<Float>
+    private let outputCapacity: Int
+    private let outChannels: Int
+    /// Converted frames in `output` not handed out yet: `pending` frames from `start`.
+    private var start = 0, pending = 0
+    private var ended = false
+
+    init(from input: AudioFormat, to output: AudioFormat) throws {
+        converter = try FormatConverter(from: .interleavedFloat(sampleRate: input.sampleRate, channels: input.channelCount),
+                                        to: .interleavedFloat(sampleRate: output.sampleRate, channels: output.channelCount))
+        outChannels = output.channelCount
+        outputCapacity = converter.maximumOutputFrames(forInput: piece) + 64
+        self.input = .allocate(capacity: piece * input.channelCount)
+        self.output = .allocate(capacity: outputCapacity * output.channelCount)
+    }
+
+    deinit {
+        input.deallocate()
+        output.deallocate()
+    }
+
+    /// Forgets what was converted (after the file was seeked).
+    func reset() {
+        converter.reset()
+        start = 0
+        pending = 0
+        ended = false
+    }
+
+    /// Up to `frameCount` converted frames of `file` from where it is; fewer only at its end.
+    func read(from file: AudioFile, into out: UnsafeMutablePointer<Float>, frameCount: Int) throws -> Int {
+        var done = 0
+        while done < frameCount {
+            if pending > 0 {
+                let n = min(pending, frameCount - done)
+                (out + done * outChannels).update(from: output + start * outChannels, count: n * outChannels)
+                start += n
+                pending -= n
+                done += n
+                continue
+            }
+            if ended { break }
+            start = 0
+            let got = try file.readInterleaved(into: input, frameCount: piece)
+            if got == 0 {
+                ended = true
+                pending = converter.convert(nil, frames: 0, into: output, capacity: outputCapacity)
+            } else {
+                pending = converter.convert(input, frames: got, into: output, capacity: outputCapacity)
+            }
+        }
+        return done
+    }
 }

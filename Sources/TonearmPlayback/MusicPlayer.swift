@@ -144,6 +144,18 @@ public final class MusicPlayer: Sendable {
         if let store { try? store.save(Self.snapshot(of: queue)) }
     }
 
+    /// Saves one last time and ends saving (the store is closed: later changes, say stopping,
+    /// are not saved). Returns once nothing is being written, so the process may exit at once
+    /// without leaving a temporary file behind. A no-op without a store.
+    public func finishSaving() {
+        saver.withLock { t in
+            t?.cancel()
+            t = nil
+        }
+        save()
+        store?.close()
+    }
+
     // MARK: Transport
 
     /// Plays (activating the session first, when there is one).

@@ -126,6 +126,24 @@ public struct PlayOrder: Sendable, Codable, Equatable {
         position = 0
     }
 
+    /// Starts the queue afresh in `mode`, as a listener starting it: shuffled, a new random
+    /// order of every item whose first is `first` when given (for albums, the rest of its album
+    /// after it) and random otherwise — not the current item, which ``setShuffle(_:)`` keeps
+    /// first when shuffling a queue already under way. Not shuffled, queue order from `first`
+    /// (the first item when nil). The position goes to the start of the new order (to `first`).
+    /// An unknown `first` counts as nil.
+    public mutating func startShuffled(_ mode: ShuffleMode, first: Int? = nil) {
+        let first = first.flatMap { order.indices.contains($0) ? $0 : nil }
+        shuffleMode = mode
+        guard mode != .off else {
+            order = Array(0..<order.count)
+            position = first ?? 0
+            return
+        }
+        order = shuffled(first: first)
+        position = 0
+    }
+
     /// A new random order for a new pass of repeat-all, whose first item is not `previous`
     /// (when there is a choice).
     private mutating func reshuffle(avoidingFirst previous: Int) {

@@ -283,6 +283,30 @@ public final class QueuePlayer: @unchecked Sendable {
         }
     }
 
+    /// Starts the queue afresh in `mode` (see ``PlayOrder/startShuffled(_:first:)``): shuffled,
+    /// item `index` first when given, otherwise a random item — what a listener who asks for a
+    /// shuffled queue expects, where setting ``shuffleMode`` keeps the current item first. The
+    /// first item of the new order becomes current (playback goes on with it when running).
+    /// `seed` makes the order reproducible (tests); by default it is random.
+    public func startShuffled(_ mode: ShuffleMode, startingWith index: Int? = nil,
+                              seed: UInt64 = UInt64.random(in: 1...UInt64.max)) {
+        let moved = lock.withLock { s -> Bool in
+            let before = s.order.current
+            let keys = mode == .albums ? s.entries.map { Self.albumKey($0.item) } : nil
+            var o = PlayOrder(count: s.entries.count, albums: keys, repeatMode: s.order.repeatMode, seed: seed)
+            o.startShuffled(mode, first: index)
+            s.order = o
+            if o.current != before { s.pendingPosition = 0 }
+            return o.current != before
+        }
+        broadcaster.yield(.shuffleModeChanged(mode))
+        if moved {
+            jumped()
+        } else if lock.withLock({ lookaheadIsStale($0) }) {
+            restartCurrent()
+        }
+    }
+
     private static func albumKey(_ item: QueueItem) -> String {
         guard !item.isRemote, let f = try? AudioFile(path: item.path) else { return item.url.deletingLastPathComponent().path }
         let m = f.metadata
@@ -302,8 +326,9 @@ public final class QueuePlayer: @unchecked Sendable {
     }
 
     /// Seconds of crossfade between items (0, the default: gapless). Never between consecutive
-    /// tracks of the same album played in order (they stay gapless), nor between items of
-    /// different sample rates or channel counts. Applies from the next item scheduled.
+    /// tracks of the same album played in order (they stay gapless). Items of different sample
+    /// rates or channel counts are crossfaded too (the incoming one is converted for the
+    /// overlap). Applies from the next item scheduled.
     public var crossfadeDuration: Double {
         get { lock.withLock { $0.crossfade } }
         set { lock.withLock { $0.crossfade = max(0, min(30, newValue.isFinite ? newValue : 0)) } }
@@ -653,8 +678,9 @@ public final class QueuePlayer: @unchecked Sendable {
     }
 
     /// Whether the item after `index` is crossfaded into, and how: only with a crossfade set,
-    /// when the next item is another one (not repeat-one), has the same rate and channels, and is
-    /// not the next track of the same album played in order (those stay gapless). Lock held.
+    /// when the next item is another one (not repeat-one) and is not the next track of the same
+    /// album played in order (those stay gapless). Items of different sample rates or channel
+    /// counts are crossfaded too: the overlap converts the incoming item. Lock held.
     private func crossfadePartner(after file: AudioFile, index: Int, order: PlayOrder, in s: State) -> Partner? {
         guard s.crossfade > 0, !s.entries[index].item.isRemote else { return nil }
         var nextOrder = order
@@ -663,12 +689,13 @@ public final class QueuePlayer: @unchecked Sendable {
               s.entries.indices.contains(next), !s.entries[next].item.isRemote,
               case .success(let other) = Self.open(s.entries[next].item) else { return nil }
         let f = file.processingFormat, g = other.processingFormat
-        guard f.sampleRate == g.sampleRate, f.channelCount == g.channelCount else { return nil }
         if next == index + 1, let album = file.metadata.album, album == other.metadata.album,
            (file.metadata.albumArtist ?? file.metadata.artist) == (other.metadata.albumArtist ?? other.metadata.artist) {
             return nil
         }
-        let frames = min(AudioFramePosition(s.crossfade * f.sampleRate), file.length / 2, other.length / 2)
+        // In the outgoing file's frames; the overlap converts the incoming file to its rate and channels.
+        let otherHalf = AudioFramePosition(Double(other.length / 2) * f.sampleRate / g.sampleRate)
+        let frames = min(AudioFramePosition(s.crossfade * f.sampleRate), file.length / 2, otherHalf)
         guard frames > 0 else { return nil }
         return Partner(key: s.entries[next].key, index: next, order: nextOrder, outgoingPath: s.entries[index].item.path,
                        outGain: s.replayGain.linearGain(for: file.metadata.replayGain, preamp: s.preamp), frames: frames)
@@ -708,9 +735,10 @@ public final class QueuePlayer: @unchecked Sendable {
                 guard let incomingItem, case .success(let outFile) = Self.open(QueueItem(path: p.outgoingPath)),
                       case .success(let inFile) = Self.open(incomingItem) else { return nil }
                 let inGain = s.replayGain.linearGain(for: inFile.metadata.replayGain, preamp: s.preamp)
-                let mix = CrossfadeSource(outgoing: outFile, outGain: p.outGain, incoming: inFile, inGain: inGain, frames: p.frames)
+                guard let mix = try? CrossfadeSource(outgoing: outFile, outGain: p.outGain, incoming: inFile, inGain: inGain,
+                                                     frames: p.frames) else { return nil }
                 enqueue(file: mix, key: p.key, start: 0, end: mix.frameLength, order: p.order,
-                        then: .rest(key: p.key, index: p.index, order: p.order, frame: mix.frameLength), gain: 1,
+                        then: .rest(key: p.key, index: p.index, order: p.order, frame: mix.incomingFrameLength), gain: 1,
                         in: &s, runtime: rt)
                 return nil
             case .rest(let key, let index, let order, let frame):

@@ -103,6 +103,28 @@ struct SmallLibrary {
         #expect(none.status == 1 && none.stderr == "tonearm: play: nothing in the library matches artist 'nobody at all'\n", "\(none.stderr)")
     }
 
+    @Test func playingAFolderOfLibraryFilesCountsThePlays() throws {
+        let dir = try TempDir("library-play-folder")
+        defer { dir.remove() }
+        let music = dir.file("Music")
+        try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
+        for (i, title) in ["Morning", "Evening"].enumerated() {
+            try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=\(440 + 110 * i):duration=1", "-metadata", "title=\(title)",
+                                 "-c:a", "flac", "\(music)/\(i + 1) \(title).flac"])
+        }
+        // The default library (no --db anywhere).
+        let env = ["XDG_DATA_HOME": dir.file("data"), "XDG_STATE_HOME": dir.file("state")]
+        let bin = try tonearmBinary()
+        #expect(try run(bin, ["library", "scan", music, "--quiet"], environment: env).status == 0)
+        // The folder named as a user would, relative to the current one.
+        let r = try run(bin, ["play", "--output", "null:untimed", "--plain", "Music"], environment: env, currentDirectory: dir.path)
+        #expect(r.status == 0 && r.stdout.contains("Done: 2 played, 0 failed"), "\(r.stdout) \(r.stderr)")
+        struct Counted: Decodable { var title: String; var playCount: Int }
+        let songs = try run(bin, ["library", "songs", "--json"], environment: env)
+        let counts = try JSONDecoder().decode([Counted].self, from: Data(songs.stdout.utf8))
+        #expect(counts.count == 2 && counts.allSatisfy { $0.playCount == 1 }, "\(counts) \(songs.stderr)")
+    }
+
     @Test func scansAFolderAndListsAlbumsAsJSON() throws {
         let dir = try TempDir("library-cli")
         defer { dir.remove() }

@@ -88,6 +88,34 @@ import TonearmTestSupport
         #expect(out[restore.upperBound...].contains("Tonearm") == false)
     }
 
+    @Test func aSpeedSetOverMPRISIsShownAndQuitEndsThePlayer() throws {
+        let bus = try PrivateDBus()
+        defer { bus.stop() }
+        let dir = try TempDir("tui-remote")
+        defer { dir.remove() }
+        let a = dir.file("long.flac")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=30", a])
+        let screen = try Screen("DBUS_SESSION_BUS_ADDRESS='\(bus.address)' XDG_STATE_HOME='\(dir.file("state"))' \(try tonearmBinary()) play --output null '\(a)'")
+        try screen.waitFor("▶ Playing")
+        try screen.waitFor("Speed: 1.0×")
+        func call(_ method: String, _ args: [String] = []) throws -> RunResult {
+            try bus.client("dbus-send", ["--session", "--print-reply", "--dest=org.mpris.MediaPlayer2.tonearm",
+                                         "/org/mpris/MediaPlayer2", method] + args)
+        }
+        let set = try call("org.freedesktop.DBus.Properties.Set", ["string:org.mpris.MediaPlayer2.Player", "string:Rate",
+                                                                    "variant:double:1.5"])
+        #expect(set.status == 0, "\(set.stderr)")
+        try screen.waitFor("Speed: 1.5×")
+        // The keys go on from the remote's speed.
+        screen.type("]")
+        try screen.waitFor("Speed: 1.6×")
+        let quit = try call("org.mpris.MediaPlayer2.Quit")
+        #expect(quit.status == 0, "\(quit.stderr)")
+        screen.process.waitUntilExit()
+        #expect(screen.process.terminationStatus == 0)
+        #expect(screen.all.contains("\u{1B}[?25h\u{1B}[?1049l"), "the terminal is handed back")
+    }
+
     @Test func showsAndFollowsTheSystemVolume() throws {
         let server = try PrivatePulseServer()
         defer { server.stop() }

@@ -92,4 +92,94 @@ import Glibc
         let level = rms(w.channels[0][44100..<88200])
         #expect(abs(level - Float(0.125 * 0.5 / 2.0.squareRoot())) < 0.004, "RMS \(level)")
     }
+    /// The MPRIS additions: the file's own track number, OpenUri of a file and of an escaped
+    /// http address (added to the queue and played), Rate within 0.5…2 (the player's speed),
+    /// and Quit (CanQuit true) that ends the player as `q` does.
+    @Test func trackNumberOpenUriRateAndQuit() async throws {
+        let dir = try TempDir("remote-more")
+        defer { dir.remove() }
+        let bus = try PrivateDBus()
+        defer { bus.stop() }
+        let zero = dir.file("zero.flac"), eight = dir.file("eight.flac"), extra = dir.file("extra.flac")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=30", "-metadata", "title=Zero", zero])
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=550:duration=30", "-metadata", "title=Eight",
+                             "-metadata", "album=Octets", "-metadata", "track=8/12", eight])
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=660:duration=30", "-metadata", "title=Extra", extra])
+        let served = try TempDir("remote-served")
+        defer { served.remove() }
+        try Fixtures.tone(path: served.file("月光 x.mp3"), codecArgs: ["-c:a", "libmp3lame", "-b:a", "128k"], seconds: 30)
+        let server = try PrivateHTTPServer(root: served.path)
+        defer { server.stop() }
+        var env = bus.environment
+        env["XDG_STATE_HOME"] = dir.file("state")
+
+        let follower = try bus.follow("playerctl", ["-p", "tonearm", "-F", "metadata", "--format", "{{status}} {{title}}"])
+        defer { follower.terminate() }
+        let player = try ChildProcess([try tonearmBinary(), "play", "--plain", "--output", "null", zero, eight],
+                                      environment: env, captureStandardOutput: true)
+        defer { player.terminate(SIGKILL) }
+        func sees(_ text: String) async -> Bool {
+            await follower.waitForStandardOutput(timeout: 15) { $0.text.contains(text) }
+        }
+        @discardableResult
+        func ctl(_ args: String...) throws -> String {
+            let r = try bus.client("playerctl", ["-p", "tonearm"] + args)
+            #expect(r.status == 0, "playerctl \(args): \(r.stderr)")
+            return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        /// A property of the player (or root) object, as `dbus-send` prints its value.
+        func property(_ name: String, of interface: String = "org.mpris.MediaPlayer2.Player") throws -> String {
+            let r = try bus.client("dbus-send", ["--session", "--print-reply", "--dest=org.mpris.MediaPlayer2.tonearm",
+                                                 "/org/mpris/MediaPlayer2", "org.freedesktop.DBus.Properties.Get",
+                                                 "string:\(interface)", "string:\(name)"])
+            #expect(r.status == 0, "Get \(name): \(r.stderr)")
+            return r.stdout
+        }
+        func call(_ method: String, _ args: [String] = []) throws -> RunResult {
+            try bus.client("dbus-send", ["--session", "--print-reply", "--dest=org.mpris.MediaPlayer2.tonearm",
+                                         "/org/mpris/MediaPlayer2", method] + args)
+        }
+
+        #expect(await sees("Playing Zero"), "playerctl saw: \(follower.standardOutputText)")
+        // No track number in the tags: none published (not the queue position 1).
+        #expect(!(try ctl("metadata")).contains("xesam:trackNumber"))
+        try ctl("next")
+        #expect(await sees("Playing Eight"), "\(follower.standardOutputText)")
+        // The file's own number (8 of 12), though it is second in the queue.
+        #expect(try ctl("metadata", "xesam:trackNumber") == "8")
+
+        // Rate: 0.5…2, and a write is the player's speed.
+        #expect(try property("MinimumRate").contains("double 0.5"))
+        #expect(try property("MaximumRate").contains("double 2"))
+        let set = try call("org.freedesktop.DBus.Properties.Set",
+                           ["string:org.mpris.MediaPlayer2.Player", "string:Rate", "variant:double:1.5"])
+        #expect(set.status == 0, "\(set.stderr)")
+        #expect(try property("Rate").contains("double 1.5"))
+        let tooFast = try call("org.freedesktop.DBus.Properties.Set",
+                               ["string:org.mpris.MediaPlayer2.Player", "string:Rate", "variant:double:3"])
+        #expect(tooFast.status != 0 && tooFast.stderr.contains("InvalidArgs"), "\(tooFast.stderr)")
+
+        // OpenUri: the schemes and types are advertised; a file, then an escaped address, are played.
+        let root = "org.mpris.MediaPlayer2"
+        let schemes = try property("SupportedUriSchemes", of: root)
+        #expect(schemes.contains("\"file\"") && schemes.contains("\"http\"") && schemes.contains("\"https\""), "\(schemes)")
+        #expect(try property("SupportedMimeTypes", of: root).contains("\"audio/flac\""))
+        try ctl("open", URL(fileURLWithPath: extra).absoluteString)
+        #expect(await sees("Playing Extra"), "\(follower.standardOutputText)")
+        try ctl("open", server.baseURL.absoluteString + "/%E6%9C%88%E5%85%89%20x.mp3")
+        #expect(await sees("Playing 月光 x.mp3"), "\(follower.standardOutputText)")
+        let asked = await server.waitForRequest(timeout: 15) { $0.target == "/%E6%9C%88%E5%85%89%20x.mp3" && $0.status != nil }
+        #expect(asked.map { (200...299).contains($0.status ?? 0) } == true, "\(server.requests().map { ($0.target, $0.status) })")
+        let ftp = try call("org.mpris.MediaPlayer2.Player.OpenUri", ["string:ftp://example.com/a.mp3"])
+        #expect(ftp.status != 0 && ftp.stderr.contains("SupportedUriSchemes"), "\(ftp.stderr)")
+        #expect(try ctl("metadata", "title") == "月光 x.mp3")
+
+        // Quit ends the player as `q` does: the queue is saved, the summary printed, exit status 0.
+        #expect(try property("CanQuit", of: root).contains("boolean true"))
+        let quit = try call("org.mpris.MediaPlayer2.Quit")
+        #expect(quit.status == 0, "\(quit.stderr)")
+        #expect(await player.waitForExit(timeout: 15))
+        #expect(player.succeeded, "exit status \(String(describing: player.status))")
+        #expect(player.standardOutputText.contains("Done: "), "\(player.standardOutputText)")
+    }
 }

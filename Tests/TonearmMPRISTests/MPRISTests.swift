@@ -23,7 +23,7 @@ final class ModelPlayer: Sendable {
                            artwork: Self.cover, duration: 215.5, persistentID: 1001, queueIndex: 0, queueCount: 3,
                            trackURL: URL(fileURLWithPath: "/music/first light.flac")),
             NowPlayingInfo(title: "Second Wind", artist: "The Testers", album: "Signals", duration: 180,
-                           persistentID: 1002, queueIndex: 1, queueCount: 3),
+                           persistentID: 1002, queueIndex: 1, queueCount: 3, albumTrackNumber: 8),
             NowPlayingInfo(title: "Third Time", artist: "Другой", album: "Signals", duration: 120,
                            persistentID: 18_446_744_073_709_551_615, queueIndex: 2, queueCount: 3),
         ]
@@ -74,7 +74,8 @@ final class Fixture: Sendable {
     init(start: Bool = true) throws {
         bus = try PrivateDBus()
         artDirectory = try TempDir("tonearm-art")
-        service = MPRISService(busName: "tonearm", identity: "Tonearm Test", infoCenter: player.info,
+        service = MPRISService(busName: "tonearm", identity: "Tonearm Test", supportedUriSchemes: ["file", "http"],
+                               infoCenter: player.info,
                                commandCenter: player.commands, busAddress: bus.address,
                                artworkCacheDirectory: artDirectory.path)
         if start { try service.start() }
@@ -293,6 +294,45 @@ final class Fixture: Sendable {
                                               "org.freedesktop.DBus.Properties.GetAll", "org.mpris.MediaPlayer2"])
         #expect(root.stdout.contains("'Identity': <'Tonearm Test'>"), "\(root.stdout)")
         #expect(root.stdout.contains("'CanQuit': <false>"))
+    }
+
+    @Test func trackNumberIsTheTracksOwnAndOmittedWhenUnknown() throws {
+        let f = try Fixture()
+        defer { f.stop() }
+        // The first track has no number: none is published (not its queue position).
+        #expect(!(try f.playerctl("metadata")).contains("xesam:trackNumber"))
+        try f.playerctl("next")
+        // Track 8 of its album, second in the queue.
+        #expect(try f.playerctl("metadata", "xesam:trackNumber") == "8")
+    }
+
+    @Test func quitOpenUriAndRateReachTheirCommands() throws {
+        let f = try Fixture()
+        defer { f.stop() }
+        let opened = Mutex<[URL]>([]), quits = Mutex(0)
+        f.player.commands.openURL.addTarget { e in opened.withLock { $0.append(e.url) }; return .success }
+        f.player.commands.quit.addTarget { _ in quits.withLock { $0 += 1 }; return .success }
+        let root = try f.bus.client("gdbus", ["call", "--session", "--dest", "org.mpris.MediaPlayer2.tonearm",
+                                              "--object-path", "/org/mpris/MediaPlayer2", "--method",
+                                              "org.freedesktop.DBus.Properties.GetAll", "org.mpris.MediaPlayer2"])
+        #expect(root.stdout.contains("'CanQuit': <true>"), "\(root.stdout)")
+        // `playerctl open` of a file (its path escaped) and of an address; a scheme not offered is refused.
+        try f.playerctl("open", "file:///music/a%20b.flac")
+        try f.playerctl("open", "http://example.com/r%C3%BC.mp3")
+        #expect(opened.withLock { $0 } == [URL(fileURLWithPath: "/music/a b.flac"), URL(string: "http://example.com/r%C3%BC.mp3")!])
+        let refused = try f.dbusSend("org.mpris.MediaPlayer2.Player.OpenUri", ["string:https://example.com/x.mp3"])
+        #expect(refused.status != 0 && refused.stderr.contains("SupportedUriSchemes"), "\(refused.stderr)")
+        let quit = try f.dbusSend("org.mpris.MediaPlayer2.Quit", [])
+        #expect(quit.status == 0, "\(quit.stderr)")
+        #expect(quits.withLock { $0 } == 1)
+        // Rate: the default 0.5…2, a write reaches the command, and the rate is kept while paused.
+        let props = "org.freedesktop.DBus.Properties"
+        #expect(try f.dbusSend("\(props).Get", ["string:org.mpris.MediaPlayer2.Player", "string:MinimumRate"]).stdout.contains("double 0.5"))
+        let set = try f.dbusSend("\(props).Set", ["string:org.mpris.MediaPlayer2.Player", "string:Rate", "variant:double:1.5"])
+        #expect(set.status == 0, "\(set.stderr)")
+        f.player.info.nowPlayingInfo?.playbackRate = 0
+        f.player.info.nowPlayingInfo?.defaultPlaybackRate = 1.5
+        #expect(try f.dbusSend("\(props).Get", ["string:org.mpris.MediaPlayer2.Player", "string:Rate"]).stdout.contains("double 1.5"))
     }
 
     @Test func seekedIsSignalled() async throws {

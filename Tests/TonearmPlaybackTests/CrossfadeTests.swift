@@ -13,9 +13,10 @@ import TonearmTestSupport
     let dir: TempDir
     init() throws { dir = try TempDir("crossfade") }
 
-    func tone(_ name: String, _ freq: Int, album: String, track: Int) throws -> String {
+    func tone(_ name: String, _ freq: Int, album: String, track: Int, rate: Int = 44100, seconds: Int = 3) throws -> String {
         let path = dir.file(name)
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.3*sin(2*PI*\(freq)*t)|0.3*sin(2*PI*\(freq)*t):s=44100:d=3",
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i",
+                             "aevalsrc=exprs=0.3*sin(2*PI*\(freq)*t)|0.3*sin(2*PI*\(freq)*t):s=\(rate):d=\(seconds)",
                              "-metadata", "album=\(album)", "-metadata", "track=\(track)", "-c:a", "flac", path])
         return path
     }
@@ -58,6 +59,27 @@ import TonearmTestSupport
         let before = rms(out[(1 * 44100)..<(1 * 44100 + 4410)])
         let middle = rms(out[Int(2.45 * 44100)..<Int(2.45 * 44100 + 4410)])
         #expect(abs(20 * log10(middle / before)) < 1, "level \(before) → \(middle)")
+    }
+
+    @Test func itemsOfDifferentSampleRatesAreCrossfadedToo() async throws {
+        // A 44.1 kHz file then a 48 kHz one (say an MP3, then an Opus): the output runs at 44.1 kHz.
+        let a = try tone("r44.flac", 440, album: "First", track: 1, rate: 44100, seconds: 6)
+        let b = try tone("r48.flac", 660, album: "Second", track: 1, rate: 48000, seconds: 6)
+        let out = try await play([a, b], crossfade: 3, name: "rates")
+        // 6 s + 6 s − the 3 s overlap, to within 5 ms (the resampler's edges).
+        #expect(abs(out.count - 9 * 44100) <= 220, "\(out.count) frames, \(Double(out.count) / 44100) s")
+        // Before the overlap only A, in its middle both, after it only B (converted to 44.1 kHz).
+        #expect(power(out, at: 1.5, 440) > 100 * power(out, at: 1.5, 660))
+        let mid440 = power(out, at: 4.45, 440), mid660 = power(out, at: 4.45, 660)
+        #expect(mid440 > 0.1 * mid660 && mid660 > 0.1 * mid440, "overlap: \(mid440) vs \(mid660)")
+        #expect(power(out, at: 7.5, 660) > 100 * power(out, at: 7.5, 440))
+        // Equal power across the overlap, and no jump where the overlap hands over to B's rest.
+        let before = rms(out[(1 * 44100)..<(1 * 44100 + 4410)])
+        let middle = rms(out[Int(4.45 * 44100)..<Int(4.45 * 44100 + 4410)])
+        #expect(abs(20 * log10(middle / before)) < 1, "level \(before) → \(middle)")
+        let seam = 6 * 44100
+        let step = (seam - 200..<seam + 200).map { abs(out[$0 + 1] - out[$0]) }.max() ?? 0
+        #expect(step < 0.1, "largest sample step around the end of the overlap: \(step)")
     }
 
     @Test func consecutiveTracksOfOneAlbumStayGapless() async throws {

@@ -249,6 +249,71 @@ import Testing
         #expect(others.filter { $0 != run(42) }.count >= 9)
     }
 
+    // MARK: Starting shuffled (--shuffle)
+
+    @Test func startingShuffledBeginsWithARandomItem() {
+        // Seeds 1…64: each a full permutation from its start, reproducible, and the first item
+        // is not always the queue's first (nor any one item).
+        var firsts: Set<Int> = []
+        for seed in UInt64(1)...64 {
+            var o = PlayOrder(count: 8, seed: seed)
+            o.startShuffled(.songs)
+            #expect(o.position == 0 && o.shuffleMode == .songs)
+            #expect(Self.isPermutation(o.order, of: 8))
+            var again = PlayOrder(count: 8, seed: seed)
+            again.startShuffled(.songs)
+            #expect(again == o)
+            firsts.insert(o.current!)
+            // Then it plays as any shuffle: every item once, and stops.
+            var played = [o.current!]
+            while o.advanceOnEnd() { played.append(o.current!) }
+            #expect(Self.isPermutation(played, of: 8))
+        }
+        #expect(firsts.count >= 6, "first items over 64 seeds: \(firsts.sorted())")
+    }
+
+    @Test func startingShuffledWithAFirstItemPlaysItFirst() {
+        for seed in UInt64(1)...16 {
+            var o = PlayOrder(count: 6, start: 4, seed: seed)
+            o.startShuffled(.songs, first: 2)
+            #expect(o.current == 2 && o.order.first == 2 && o.position == 0)
+            #expect(Self.isPermutation(o.order, of: 6))
+        }
+        // An unknown first item counts as none: still every item once.
+        var o = PlayOrder(count: 3, seed: 7)
+        o.startShuffled(.songs, first: 9)
+        #expect(Self.isPermutation(o.order, of: 3))
+    }
+
+    @Test func startingShuffledByAlbumsBeginsAnAlbumAtItsFirstItem() {
+        let albums = ["A", "A", "A", "B", "B", "C", "C", "C"]
+        var firsts: Set<Int> = []
+        for seed in UInt64(1)...32 {
+            var o = PlayOrder(count: albums.count, albums: albums, seed: seed)
+            o.startShuffled(.albums)
+            #expect(Self.albumSequence(o.order, albums: albums)?.count == 3, "\(o.order)")
+            firsts.insert(o.current!)
+        }
+        #expect(firsts == [0, 3, 5], "every album's first item starts some orders: \(firsts.sorted())")
+    }
+
+    @Test func startingUnshuffledGoesToQueueOrderFromTheFirstItem() {
+        var o = PlayOrder(count: 5, start: 3, shuffleMode: .songs, seed: 3)
+        o.startShuffled(.off, first: 1)
+        #expect(o.order == [0, 1, 2, 3, 4] && o.current == 1 && o.shuffleMode == .off)
+        o.startShuffled(.off)
+        #expect(o.current == 0)
+    }
+
+    @Test func shufflingWhilePlayingStillKeepsTheCurrentItemFirst() {
+        // setShuffle (the `s` key, MPRIS Shuffle) is unchanged: the item playing stays first.
+        for seed in UInt64(1)...16 {
+            var o = PlayOrder(count: 6, start: 3, seed: seed)
+            o.setShuffle(.songs)
+            #expect(o.order.first == 3 && o.current == 3)
+        }
+    }
+
     @Test func unshufflingKeepsTheCurrentItemAndReturnsToQueueOrder() {
         for seed: UInt64 in 0..<10 {
             var o = PlayOrder(count: 6, start: 1, shuffleMode: .songs, seed: seed)
