@@ -9,8 +9,9 @@ struct ConvertCommand: AsyncParsableCommand {
         abstract: "Convert a file to another format, whole or trimmed, keeping its tags.",
         discussion: """
             The output's extension picks the container; --preset the encoding (default by type: \
-            .wav/.aiff → pcm, .flac → lossless, .mp3 → mp3, .opus/.ogg → opus, others → appleM4A). \
-            --start/--end (90, 1:30, 1:02:03.5) trim to the exact sample for PCM and lossless output.
+            .wav/.aiff → pcm, .flac → lossless, .mp3 → mp3, .opus/.ogg → opus, others → apple-m4a). \
+            --start/--end (90, 1:30, 1:02:03.5) trim to the exact sample for PCM and lossless output; a start alone \
+            keeps everything from there to the end.
             """)
 
     @Argument(help: "The input: any format Tonearm plays.")
@@ -19,7 +20,7 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "The output file; its extension picks the container.")
     var output: String
 
-    @Option(name: .long, help: "passthrough, appleM4A, lowQuality, mediumQuality, highestQuality, lossless, pcm, mp3, opus.")
+    @Option(name: .long, help: "passthrough, apple-m4a, low-quality, medium-quality, highest-quality, lossless, pcm, mp3, opus.")
     var preset: String?
 
     @Option(name: .long, help: "Where to start (seconds, m:ss or h:mm:ss, with decimals).")
@@ -33,6 +34,9 @@ struct ConvertCommand: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Overwrite the output if it exists.")
     var force = false
+
+    @Flag(name: .long, help: "Leave the cover out (it is carried to MP3, M4A/MP4, FLAC, Ogg and Opus output by default).")
+    var noArtwork = false
 
     func validate() throws {
         if let p = preset { _ = try ExportRunner.preset(p) }
@@ -63,10 +67,12 @@ struct ConvertCommand: AsyncParsableCommand {
         session.outputURL = URL(fileURLWithPath: output)
         session.audioTrackID = track
         session.overwritesExistingFile = force
+        session.includesArtwork = !noArtwork
         if start != nil || end != nil {
             let s = start.flatMap(ExportRunner.parseTime) ?? 0
-            let e = end.flatMap(ExportRunner.parseTime) ?? .greatestFiniteMagnitude
-            session.timeRange = AssetTimeRange(start: s, end: e)
+            // A start alone runs to the end of the input.
+            session.timeRange = end.flatMap(ExportRunner.parseTime).map { AssetTimeRange(start: s, end: $0) }
+                ?? AssetTimeRange(start: s)
         }
         try await ExportRunner.run(session, output: output)
     }
