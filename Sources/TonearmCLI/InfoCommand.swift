@@ -141,7 +141,7 @@ struct FileReport: Encodable {
         let order = ["title", "artist", "album", "albumArtist", "composer", "genre", "track", "disc", "date",
                      "compilation", "comment", "lyrics", "replayGainTrackGain", "replayGainTrackPeak",
                      "replayGainAlbumGain", "replayGainAlbumPeak"]
-        for k in order { if let v = tags?[k] { lines.append("  \(k.padding(toLength: 10, withPad: " ", startingAt: 0)) \(v.replacingOccurrences(of: "\n", with: " ⏎ "))") } }
+        for k in order { if let v = tags?[k] { lines.append("  \(k.rightPadded(10)) \(v.replacingOccurrences(of: "\n", with: " ⏎ "))") } }
         if let a = artwork { lines.append("  Artwork    \(a.mimeType), \(a.bytes) bytes") }
         lines += trackLines()
         return lines.joined(separator: "\n") + "\n"
@@ -166,7 +166,7 @@ struct FileReport: Encodable {
             if let title = t.title { parts.append("“\(title)”") }
             if t.isDefault { parts.append("default") }
             parts.append("\(formatTime(t.timeRange.start))–\(formatTime(t.timeRange.end))")
-            out.append("    #\(t.trackID)  \(t.mediaType.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(parts.joined(separator: " · "))")
+            out.append("    #\(t.trackID)  \(t.mediaType.rawValue.rightPadded(8)) \(parts.joined(separator: " · "))")
         }
         return out
     }
