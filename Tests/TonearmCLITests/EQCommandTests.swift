@@ -49,6 +49,57 @@ import TonearmTestSupport
         #expect(collector.texts.contains("1k"))
     }
 
+    /// A plot that cannot be written fails `eq show` before it prints anything.
+    @Test func aPlotInAMissingFolderFailsBeforeTheTable() throws {
+        let r = try run(try tonearmBinary(), ["eq", "show", "rock", "--plot", "/missing/dir/x.svg"])
+        #expect(r.status == 1)
+        #expect(r.stdout.isEmpty, "printed before failing: \(r.stdout)")
+        #expect(r.stderr.contains("/missing/dir/x.svg: cannot be written (the folder /missing/dir does not exist)"), "\(r.stderr)")
+        let png = try run(try tonearmBinary(), ["eq", "show", "rock", "--plot", "/missing/dir/x.png"])
+        #expect(png.status == 1 && png.stdout.isEmpty)
+        let other = try run(try tonearmBinary(), ["eq", "show", "rock", "--plot", "x.gif"])
+        #expect(other.status != 0)
+        #expect(other.stderr.contains("--plot: the output must be a .svg or .png file, not 'x.gif'"), "\(other.stderr)")
+    }
+
+    /// `--plot x.png` writes a real PNG of the plot's size: every chunk's CRC, the zlib stream
+    /// and its Adler-32 are checked by Python's zlib, the rows are unfiltered RGB, the combined
+    /// curve's colour is drawn, and FFmpeg decodes it too.
+    @Test func plotWritesAPNG() throws {
+        let dir = try TempDir("eq-png")
+        let png = dir.file("rock.png")
+        let r = try run(try tonearmBinary(), ["eq", "show", "rock", "--plot", png])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.hasSuffix("Wrote \(png)\n"))
+        let check = """
+            import sys, struct, zlib
+            d = open(sys.argv[1], 'rb').read()
+            assert d[:8] == b'\\x89PNG\\r\\n\\x1a\\n', 'signature'
+            i, idat, size = 8, b'', None
+            while i < len(d):
+                n, = struct.unpack('>I', d[i:i+4]); t = d[i+4:i+8]; body = d[i+8:i+8+n]
+                crc, = struct.unpack('>I', d[i+8+n:i+12+n])
+                assert zlib.crc32(t + body) == crc, 'crc of ' + t.decode()
+                if t == b'IHDR': size = struct.unpack('>IIBBBBB', body)
+                if t == b'IDAT': idat += body
+                i += 12 + n
+            w, h, depth, colour = size[:4]
+            raw = zlib.decompress(idat)
+            assert len(raw) == (w * 3 + 1) * h, 'data size'
+            red = sum(1 for y in range(h) for x in range(w) if raw[y*(w*3+1)+1+x*3:y*(w*3+1)+4+x*3] == bytes([0xc0, 0x39, 0x2b]))
+            print(w, h, depth, colour, red)
+            """
+        let py = try run("python3", ["-c", check, png])
+        #expect(py.status == 0, "\(py.stderr)")
+        let f = py.stdout.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        #expect(f.count == 5 && Array(f.prefix(4)) == [860, 440, 8, 2], "\(py.stdout)")
+        #expect((f.last ?? 0) > 1000, "the combined curve is drawn: \(py.stdout)")
+        let probe = try run("ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0", png])
+        #expect(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "png,860,440", "\(probe.stdout) \(probe.stderr)")
+        let decode = try run("ffmpeg", ["-v", "error", "-i", png, "-f", "null", "-"])
+        #expect(decode.status == 0 && decode.stderr.isEmpty, "\(decode.stderr)")
+    }
+
     @Test func aBadSpecIsAClearError() throws {
         let r = try run(try tonearmBinary(), ["eq", "show", "1k:+x"])
         #expect(r.status != 0)
