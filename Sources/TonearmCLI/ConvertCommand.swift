@@ -39,6 +39,7 @@ struct ConvertCommand: AsyncParsableCommand {
     var noArtwork = false
 
     func validate() throws {
+        _ = try MediaPaths.localInput(input, command: "convert")
         if let p = preset { _ = try ExportRunner.preset(p) }
         for (name, value) in [("--start", start), ("--end", end)] {
             if let v = value, ExportRunner.parseTime(v) == nil {
@@ -63,7 +64,7 @@ struct ConvertCommand: AsyncParsableCommand {
 
     func run() async throws {
         let chosen = try preset.map(ExportRunner.preset) ?? Self.defaultPreset(for: output)
-        let session = AssetExportSession(asset: Asset(url: URL(fileURLWithPath: input)), presetName: chosen)
+        let session = AssetExportSession(asset: Asset(url: URL(fileURLWithPath: try MediaPaths.localInput(input, command: "convert"))), presetName: chosen)
         session.outputURL = URL(fileURLWithPath: output)
         session.audioTrackID = track
         session.overwritesExistingFile = force

@@ -32,11 +32,12 @@ struct ExtractAudioCommand: AsyncParsableCommand {
     var noArtwork = false
 
     func validate() throws {
+        _ = try MediaPaths.localInput(video, command: "extract-audio")
         _ = try ExportRunner.preset(preset)
     }
 
     func run() async throws {
-        let session = AssetExportSession(asset: Asset(url: URL(fileURLWithPath: video)), presetName: try ExportRunner.preset(preset))
+        let session = AssetExportSession(asset: Asset(url: URL(fileURLWithPath: try MediaPaths.localInput(video, command: "extract-audio"))), presetName: try ExportRunner.preset(preset))
         session.outputURL = URL(fileURLWithPath: output)
         session.audioTrackID = track
         session.overwritesExistingFile = force

@@ -9,7 +9,7 @@ struct InfoCommand: AsyncParsableCommand {
         abstract: "Print the format, tags and tracks of media files.",
         discussion: "Every track (audio, video, subtitles, …) is listed with its number, which `extract-audio --track` takes.")
 
-    @Argument(help: "Files to describe.")
+    @Argument(help: "Files to describe (or http/https addresses).")
     var files: [String]
 
     @Flag(name: .long, help: "Print JSON (an array, one object per file).")
@@ -19,7 +19,24 @@ struct InfoCommand: AsyncParsableCommand {
         var reports: [FileReport] = []
         var failed = false
         for path in files {
-            let local = path.hasPrefix("file://") ? (URL(string: path)?.path ?? path) : path
+            let local: String
+            switch MediaPaths.location(of: path) {
+            case .file(let p): local = p
+            case .network(let url):
+                // Read over the network as `play` does: the format and tags, no track list.
+                do {
+                    reports.append(FileReport(file: try Self.open(url), requestedPath: path))
+                } catch {
+                    failed = true
+                    if json { reports.append(FileReport(error: "\(error)", path: path)) } else { Terminal.writeError("\(error)") }
+                }
+                continue
+            case .otherURL(let scheme):
+                failed = true
+                let e = "\(path): info reads files and http(s) addresses, not \(scheme) URLs"
+                if json { reports.append(FileReport(error: e, path: path)) } else { Terminal.writeError(e) }
+                continue
+            }
             let asset = Asset(url: URL(fileURLWithPath: local))
             do {
                 let f = try AudioFile(path: local)
@@ -52,6 +69,18 @@ struct InfoCommand: AsyncParsableCommand {
             }
         }
         if failed { throw ExitCode(1) }
+    }
+}
+
+extension InfoCommand {
+    /// The media at an http(s) `url`, opened as `play` opens it (a stream of unknown length is
+    /// read only as far as its header). Throws the network failure (`the server answered 404`,
+    /// `not audio (…)`) or the media errors.
+    static func open(_ url: URL) throws(TonearmError) -> AudioFile {
+        let source = NetworkByteSource(url: url)
+        source.start()
+        defer { source.cancel() }
+        return try AudioFile(byteSource: source, name: url.absoluteString)
     }
 }
 
