@@ -39,6 +39,7 @@ struct ConvertCommand: AsyncParsableCommand {
     var noArtwork = false
 
     func validate() throws {
+        try Overwrite.check(output, force: force)
         _ = try MediaPaths.localInput(input, command: "convert")
         if let p = preset { _ = try ExportRunner.preset(p) }
         for (name, value) in [("--start", start), ("--end", end)] {

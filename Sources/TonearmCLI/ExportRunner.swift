@@ -33,7 +33,8 @@ enum ExportRunner {
         } catch {
             await display.value
             if interactive { Terminal.write("\r" + String(repeating: " ", count: 48) + "\r") }
-            Terminal.writeError("\(error)")
+            // The file may have appeared since the command was checked: the same words as then.
+            if case TonearmError.fileExists(let path) = error { Terminal.writeError(Overwrite.message(path)) } else { Terminal.writeError("\(error)") }
             throw ExitCode(1)
         }
         let asset = Asset(url: URL(fileURLWithPath: output))

@@ -32,6 +32,7 @@ struct ExtractAudioCommand: AsyncParsableCommand {
     var noArtwork = false
 
     func validate() throws {
+        try Overwrite.check(output, force: force)
         _ = try MediaPaths.localInput(video, command: "extract-audio")
         _ = try ExportRunner.preset(preset)
     }

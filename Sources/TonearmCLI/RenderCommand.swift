@@ -22,9 +22,7 @@ struct RenderCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard output.lowercased().hasSuffix(".wav") else { throw ValidationError("-o: the output must be a .wav file, not '\(output)'") }
-        if !force && FileManager.default.fileExists(atPath: output) {
-            throw ValidationError("\(output) exists; use --force to overwrite it")
-        }
+        try Overwrite.check(output, force: force)
     }
 
     func run() async throws {
