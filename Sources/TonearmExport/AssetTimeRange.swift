@@ -51,6 +51,23 @@ public struct AssetTimeRange: Sendable, Hashable, Codable, CustomStringConvertib
     }
 
     /// `1500 ms–2250 ms`; an open-ended range reads `1500 ms–end`.
+    private enum CodingKeys: String, CodingKey { case start, duration }
+
+    /// Decodes `start` and `duration`; a missing `duration` is an open-ended range.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(start: try c.decode(Double.self, forKey: .start),
+                  duration: try c.decodeIfPresent(Double.self, forKey: .duration) ?? .infinity)
+    }
+
+    /// Encodes `start` and `duration`, leaving `duration` out for an open-ended range (JSON has
+    /// no infinity).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(start, forKey: .start)
+        if duration.isFinite { try c.encode(duration, forKey: .duration) }
+    }
+
     public var description: String {
         func f(_ v: Double) -> String {
             let ms = (v * 1000).rounded()

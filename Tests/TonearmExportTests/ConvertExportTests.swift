@@ -274,12 +274,16 @@ extension ConvertExportTests {
         }
     }
 
-    @Test func frameNumbersOfAnOpenEndedRangeSaturate() {
+    @Test func frameNumbersOfAnOpenEndedRangeSaturate() throws {
         let r = AssetTimeRange(start: 1.5)
         let f = r.frames(sampleRate: 48000)
         #expect(f.start == 72000 && f.start + f.count == AssetTimeRange.maximumFrame)
         let huge = AssetTimeRange(start: 0, end: .greatestFiniteMagnitude)
         #expect(huge.frames(sampleRate: 192_000).count == AssetTimeRange.maximumFrame)
         #expect("\(huge)" == "0 ms–end")
+        // JSON has no infinity: an open-ended range is written without its duration.
+        let json = try JSONEncoder().encode([r, AssetTimeRange(start: 1, duration: 2)])
+        #expect(String(decoding: json, as: UTF8.self) == #"[{"start":1.5},{"start":1,"duration":2}]"#)
+        #expect(try JSONDecoder().decode([AssetTimeRange].self, from: json) == [r, AssetTimeRange(start: 1, duration: 2)])
     }
 }
