@@ -32,12 +32,12 @@ struct EQListCommand: ParsableCommand {
     func run() throws {
         let heads = EQBand.graphicFrequencies.map(EQShowCommand.frequencyLabel)
         let width = max(8, EQPreset.all.map(\.name.count).max() ?? 0)
-        var line = "preset".padding(toLength: width, withPad: " ", startingAt: 0)
+        var line = "preset".rightPadded(width)
         for h in heads { line += h.leftPadded(6) }
         line += "  global"
         print(line)
         for p in EQPreset.all {
-            var l = p.name.padding(toLength: width, withPad: " ", startingAt: 0)
+            var l = p.name.rightPadded(width)
             for g in p.gains { l += EQShowCommand.signed(g, decimals: 0).leftPadded(6) }
             l += EQShowCommand.signed(p.globalGain, decimals: 0).leftPadded(8)
             print(l)
@@ -63,7 +63,7 @@ struct EQShowCommand: ParsableCommand {
     @Argument(help: "A preset name or bands as FREQ:GAIN,… (e.g. 31:+3,62:+2,1k:-1).", completion: Completions.eq)
     var eq: String
 
-    @Option(name: .long, help: "Also write the response curve to this SVG file.")
+    @Option(name: .long, help: "Also write the response curve to this file: .svg or .png.")
     var plot: String?
 
     @Option(name: .long, help: "Sample rate in Hz the filters are designed for.")
@@ -71,7 +71,9 @@ struct EQShowCommand: ParsableCommand {
 
     func validate() throws {
         guard rate >= 8_000 && rate <= 768_000 else { throw ValidationError("--rate must be between 8000 and 768000 Hz, not \(rate)") }
-        if let p = plot, !p.lowercased().hasSuffix(".svg") { throw ValidationError("--plot: the output must be a .svg file, not '\(p)'") }
+        if let p = plot, !p.lowercased().hasSuffix(".svg") && !p.lowercased().hasSuffix(".png") {
+            throw ValidationError("--plot: the output must be a .svg or .png file, not '\(p)'")
+        }
         do { _ = try EQChoice(parsing: eq) } catch { throw ValidationError("\(error)") }
     }
 
@@ -88,15 +90,28 @@ struct EQShowCommand: ParsableCommand {
         case .bands(let b): (b, 0)
         }
         let response = EQResponse(bands: bands, globalGain: global, sampleRate: rate)
+        // The plot is written first: a plot that cannot be written fails the command before
+        // anything is printed.
+        if let path = plot {
+            let title = switch choice {
+            case .preset(let p): "tonearm eq: \(p.name)"
+            case .bands: "tonearm eq: \(choice.description)"
+            }
+            let data = path.lowercased().hasSuffix(".png") ? response.png(title: title) : Data(response.svg(title: title).utf8)
+            try Self.write(data, to: path)  // reported by the entry point: `tonearm: <path>: <why>`, status 1
+        }
         switch choice {
         case .preset(let p): print("Preset \(p.name), \(bands.count) bands at \(Int(rate)) Hz")
         case .bands: print("\(bands.count) band\(bands.count == 1 ? "" : "s") at \(Int(rate)) Hz")
         }
-        print("band  type        frequency  width   gain")
+        // Bands are numbered from 0, as the equalizer's parameters (band0.gain, …) in `tonearm effects eq`.
+        let typeWidth = max(10, bands.map { EffectOptions.kebab($0.type.rawValue).count }.max() ?? 0)
+        print("band  \("type".rightPadded(typeWidth))  frequency  width   gain")
         for (i, b) in bands.enumerated() {
-            print("\(String(i + 1).leftPadded(4))  \(b.type.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0))"
+            print("\(String(i).leftPadded(4))  \(EffectOptions.kebab(b.type.rawValue).rightPadded(typeWidth))"
                   + "\(Self.frequencyLabel(b.frequency).leftPadded(8)) Hz \(String(format: "%.2f", b.bandwidth).leftPadded(4)) oct"
-                  + " \(Self.signed(b.gain, decimals: 1).leftPadded(5)) dB")
+                  + " \(Self.signed(b.gain, decimals: 1).leftPadded(5)) dB"
+                  + (response.isLeftOut(i) ? "  (left out: not below Nyquist, \(Self.frequencyLabel(rate / 2)) Hz)" : ""))
         }
         if global != 0 { print("global gain \(Self.signed(global, decimals: 1)) dB") }
         print("")
@@ -104,17 +119,22 @@ struct EQShowCommand: ParsableCommand {
         for f in Self.tableFrequencies where f < rate / 2 {
             print("\(Self.frequencyLabel(f).leftPadded(6)) Hz  \(Self.signed(response.total(at: f), decimals: 1).leftPadded(6)) dB")
         }
-        if let path = plot {
-            let title = switch choice {
-            case .preset(let p): "tonearm eq: \(p.name)"
-            case .bands: "tonearm eq: \(choice.description)"
-            }
-            do {
-                try response.svg(title: title).write(toFile: path, atomically: true, encoding: .utf8)
-            } catch {
-                throw CommandFailure(path, error.localizedDescription)
-            }
-            print("\nWrote \(path)")
+        if let path = plot { print("\nWrote \(path)") }
+    }
+
+    /// Writes `data` to `path` (replacing a file there). Throws `writeFailed` naming the path and
+    /// saying why: a missing or unwritable folder, a full disk.
+    static func write(_ data: Data, to path: String) throws(TonearmError) {
+        let dir = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) else {
+            throw .writeFailed(path: path, reason: "the folder \(dir) does not exist")
+        }
+        guard isDir.boolValue else { throw .writeFailed(path: path, reason: "\(dir) is not a folder") }
+        do {
+            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw .writeFailed(path: path, reason: (error as NSError).localizedFailureReason ?? error.localizedDescription)
         }
     }
 
@@ -150,6 +170,10 @@ struct EQResponse {
         self.sampleRate = sampleRate
     }
 
+    /// Whether band `i` does nothing at this rate although it is set (it lies at or above
+    /// Nyquist: see ``BiquadCoefficients/isBeyondNyquist(type:frequency:sampleRate:)``).
+    func isLeftOut(_ i: Int) -> Bool { !bands[i].isIdentity && coefficients[i].isIdentity }
+
     func band(_ i: Int, at f: Double) -> Double {
         coefficients[i].magnitudeResponse(atFrequency: f, sampleRate: sampleRate)
     }
@@ -158,32 +182,78 @@ struct EQResponse {
         coefficients.indices.reduce(globalGain) { $0 + band($1, at: f) }
     }
 
-    /// A hand-written SVG: log-frequency axis 20 Hz–20 kHz, dB axis, grid and labels, the
-    /// combined curve, and each band's curve faint.
-    func svg(title: String) -> String {
+    /// Where everything of the plot goes (shared by the SVG and the PNG): log-frequency axis
+    /// 20 Hz–20 kHz (or Nyquist), a dB axis symmetric about 0, the curves sampled at 401 points.
+    struct Layout {
         let width = 860.0, height = 440.0
         let left = 60.0, right = 20.0, top = 40.0, bottom = 50.0
-        let plotW = width - left - right, plotH = height - top - bottom
-        let fLow = 20.0, fHigh = min(20_000, sampleRate / 2 * 0.999)
-        let points = 400
-        let freqs = (0...points).map { fLow * pow(fHigh / fLow, Double($0) / Double(points)) }
-        let totals = freqs.map { total(at: $0) }
-        let perBand = coefficients.indices.map { i in freqs.map { band(i, at: $0) } }
-        // dB range: symmetric about 0, at least ±12, in 6 dB steps, −∞ (notches) clipped.
-        var extreme = 0.0
-        for v in totals + perBand.flatMap({ $0 }) where v.isFinite { extreme = max(extreme, abs(v)) }
-        let span = max(12, (extreme / 6).rounded(.up) * 6)
-        let step = span <= 12 ? 3.0 : (span <= 24 ? 6.0 : 12.0)
+        var plotW: Double { width - left - right }
+        var plotH: Double { height - top - bottom }
+        let fLow = 20.0
+        let fHigh: Double
+        let freqs: [Double]
+        let totals: [Double]
+        /// Each band's curve; nil for a band that does nothing (flat, bypassed, left out).
+        let perBand: [[Double]?]
+        /// The dB range is −span…+span, with grid lines every `step` dB.
+        let span: Double
+        let step: Double
+
+        init(_ r: EQResponse) {
+            fHigh = min(20_000, r.sampleRate / 2 * 0.999)
+            let points = 400
+            let (lo, hi) = (fLow, fHigh)
+            freqs = (0...points).map { lo * pow(hi / lo, Double($0) / Double(points)) }
+            let fs = freqs
+            totals = fs.map { r.total(at: $0) }
+            perBand = r.coefficients.indices.map { i in r.coefficients[i].isIdentity ? nil : fs.map { r.band(i, at: $0) } }
+            // At least ±12, in 6 dB steps, −∞ (notches) clipped.
+            var extreme = 0.0
+            for v in totals + perBand.compactMap({ $0 }).flatMap({ $0 }) where v.isFinite { extreme = max(extreme, abs(v)) }
+            span = max(12, (extreme / 6).rounded(.up) * 6)
+            step = span <= 12 ? 3.0 : (span <= 24 ? 6.0 : 12.0)
+        }
+
         func x(_ f: Double) -> Double { left + plotW * log10(f / fLow) / log10(fHigh / fLow) }
         func y(_ db: Double) -> Double {
             let v = db.isFinite ? min(max(db, -span), span) : -span
             return top + plotH * (span - v) / (2 * span)
         }
+
+        /// Frequency grid lines: every 1-2-…-9 × decade; the major ones (1, 2, 5) are labelled.
+        var frequencyGrid: [(f: Double, major: Bool)] {
+            var out: [(Double, Bool)] = []
+            var decade = 10.0
+            while decade <= fHigh {
+                for m in 1...9 {
+                    let f = decade * Double(m)
+                    guard f >= fLow && f <= fHigh * 1.0001 else { continue }
+                    out.append((f, m == 1 || m == 2 || m == 5))
+                }
+                decade *= 10
+            }
+            return out
+        }
+
+        /// dB grid lines from −span to +span.
+        var dbGrid: [Double] {
+            var out: [Double] = []
+            var db = -span
+            while db <= span + 1e-9 { out.append(db); db += step }
+            return out
+        }
+    }
+
+    /// A hand-written SVG: log-frequency axis 20 Hz–20 kHz, dB axis, grid and labels, the
+    /// combined curve, and each band's curve faint.
+    func svg(title: String) -> String {
+        let g = Layout(self)
         func n(_ v: Double) -> String { String(format: "%.2f", v) }
         func path(_ values: [Double]) -> String {
-            zip(freqs, values).enumerated().map { i, p in "\(i == 0 ? "M" : "L")\(n(x(p.0))),\(n(y(p.1)))" }
+            zip(g.freqs, values).enumerated().map { i, p in "\(i == 0 ? "M" : "L")\(n(g.x(p.0))),\(n(g.y(p.1)))" }
                 .joined(separator: " ")
         }
+        let (width, height, left, top, plotW, plotH) = (g.width, g.height, g.left, g.top, g.plotW, g.plotH)
         var s = """
         <?xml version="1.0" encoding="UTF-8"?>
         <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" viewBox="0 0 \(Int(width)) \(Int(height))" font-family="sans-serif" font-size="12">
@@ -191,37 +261,56 @@ struct EQResponse {
         <text x="\(n(width / 2))" y="24" text-anchor="middle" font-size="15">\(Self.escape(title))</text>
 
         """
-        // Frequency grid: every 1-2-…-9 × decade, labelled at 1, 2, 5.
-        var decade = 10.0
-        while decade <= fHigh {
-            for m in 1...9 {
-                let f = decade * Double(m)
-                guard f >= fLow && f <= fHigh * 1.0001 else { continue }
-                let major = m == 1 || m == 2 || m == 5
-                s += "<line x1=\"\(n(x(f)))\" y1=\"\(n(top))\" x2=\"\(n(x(f)))\" y2=\"\(n(top + plotH))\" stroke=\"\(major ? "#bbbbbb" : "#e4e4e4")\" stroke-width=\"1\"/>\n"
-                if major {
-                    s += "<text x=\"\(n(x(f)))\" y=\"\(n(top + plotH + 16))\" text-anchor=\"middle\">\(EQShowCommand.frequencyLabel(f))</text>\n"
-                }
+        for (f, major) in g.frequencyGrid {
+            s += "<line x1=\"\(n(g.x(f)))\" y1=\"\(n(top))\" x2=\"\(n(g.x(f)))\" y2=\"\(n(top + plotH))\" stroke=\"\(major ? "#bbbbbb" : "#e4e4e4")\" stroke-width=\"1\"/>\n"
+            if major {
+                s += "<text x=\"\(n(g.x(f)))\" y=\"\(n(top + plotH + 16))\" text-anchor=\"middle\">\(EQShowCommand.frequencyLabel(f))</text>\n"
             }
-            decade *= 10
         }
-        // dB grid.
-        var db = -span
-        while db <= span + 1e-9 {
-            s += "<line x1=\"\(n(left))\" y1=\"\(n(y(db)))\" x2=\"\(n(left + plotW))\" y2=\"\(n(y(db)))\" stroke=\"\(db == 0 ? "#888888" : "#dddddd")\" stroke-width=\"1\"/>\n"
-            s += "<text x=\"\(n(left - 6))\" y=\"\(n(y(db) + 4))\" text-anchor=\"end\">\(EQShowCommand.signed(db, decimals: 0))</text>\n"
-            db += step
+        for db in g.dbGrid {
+            s += "<line x1=\"\(n(left))\" y1=\"\(n(g.y(db)))\" x2=\"\(n(left + plotW))\" y2=\"\(n(g.y(db)))\" stroke=\"\(db == 0 ? "#888888" : "#dddddd")\" stroke-width=\"1\"/>\n"
+            s += "<text x=\"\(n(left - 6))\" y=\"\(n(g.y(db) + 4))\" text-anchor=\"end\">\(EQShowCommand.signed(db, decimals: 0))</text>\n"
         }
         s += "<rect x=\"\(n(left))\" y=\"\(n(top))\" width=\"\(n(plotW))\" height=\"\(n(plotH))\" fill=\"none\" stroke=\"#444444\" stroke-width=\"1\"/>\n"
         s += "<text x=\"\(n(left + plotW / 2))\" y=\"\(n(height - 12))\" text-anchor=\"middle\">frequency (Hz)</text>\n"
         s += "<text x=\"16\" y=\"\(n(top + plotH / 2))\" text-anchor=\"middle\" transform=\"rotate(-90 16 \(n(top + plotH / 2)))\">gain (dB)</text>\n"
         // Curves: each band faint, then the combined response.
-        for (i, values) in perBand.enumerated() where !bands[i].isIdentity {
+        for values in g.perBand.compactMap({ $0 }) {
             s += "<path class=\"band\" d=\"\(path(values))\" fill=\"none\" stroke=\"#4a7fc1\" stroke-opacity=\"0.35\" stroke-width=\"1\"/>\n"
         }
-        s += "<path class=\"total\" d=\"\(path(totals))\" fill=\"none\" stroke=\"#c0392b\" stroke-width=\"2.5\"/>\n"
+        s += "<path class=\"total\" d=\"\(path(g.totals))\" fill=\"none\" stroke=\"#c0392b\" stroke-width=\"2.5\"/>\n"
         s += "</svg>\n"
         return s
+    }
+
+    /// The same plot as ``svg(title:)``, rasterised (860 × 440) and encoded as a PNG.
+    func png(title: String) -> Data {
+        let g = Layout(self)
+        var img = PNGImage(width: Int(g.width), height: Int(g.height))
+        let (left, top, plotW, plotH) = (g.left, g.top, g.plotW, g.plotH)
+        img.text(title, x: g.width / 2, y: 26, anchor: .middle, scale: 2)
+        for (f, major) in g.frequencyGrid {
+            img.line(g.x(f), top, g.x(f), top + plotH, major ? 0xBBBBBB : 0xE4E4E4)
+            if major { img.text(EQShowCommand.frequencyLabel(f), x: g.x(f), y: top + plotH + 16, anchor: .middle, 0x000000) }
+        }
+        for db in g.dbGrid {
+            img.line(left, g.y(db), left + plotW, g.y(db), db == 0 ? 0x888888 : 0xDDDDDD)
+            img.text(EQShowCommand.signed(db, decimals: 0), x: left - 6, y: g.y(db) + 4, anchor: .end, 0x000000)
+        }
+        img.line(left, top, left + plotW, top, 0x444444)
+        img.line(left, top + plotH, left + plotW, top + plotH, 0x444444)
+        img.line(left, top, left, top + plotH, 0x444444)
+        img.line(left + plotW, top, left + plotW, top + plotH, 0x444444)
+        img.text("frequency (Hz)", x: left + plotW / 2, y: g.height - 12, anchor: .middle, 0x000000)
+        img.text("dB", x: 16, y: top + plotH / 2, anchor: .middle, 0x000000)
+        func curve(_ values: [Double], _ color: UInt32, thickness: Double, opacity: Double) {
+            for i in 1..<g.freqs.count {
+                img.line(g.x(g.freqs[i - 1]), g.y(values[i - 1]), g.x(g.freqs[i]), g.y(values[i]), color, thickness: thickness, opacity: opacity)
+            }
+        }
+        for values in g.perBand.compactMap({ $0 }) { curve(values, 0x4A7FC1, thickness: 1, opacity: 0.35) }
+        curve(g.totals, 0xC0392B, thickness: 3, opacity: 1)
+        return img.pngData()
     }
 
     static func escape(_ text: String) -> String {
@@ -231,7 +320,14 @@ struct EQResponse {
 }
 
 extension String {
+    /// Spaces before the text up to `width` characters; a longer text is kept whole.
     func leftPadded(_ width: Int) -> String {
         count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+
+    /// Spaces after the text up to `width` characters; a longer text is kept whole (never cut,
+    /// unlike `padding(toLength:withPad:startingAt:)`).
+    func rightPadded(_ width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
     }
 }

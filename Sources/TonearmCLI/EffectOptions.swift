@@ -10,10 +10,14 @@ struct EffectOptions: Sendable {
     var specs: [EffectSpec] = []
 
     /// The CLI name of a preset: `large-hall` for `.largeHall`, `medium-hall-2` for `.mediumHall2`.
-    static func name(_ p: ReverbPreset) -> String {
+    static func name(_ p: ReverbPreset) -> String { kebab("\(p)") }
+
+    /// The kebab-case form the CLI shows for a camel-case name: `medium-hall-2` for
+    /// `mediumHall2`, `resonant-low-pass` for `resonantLowPass`.
+    static func kebab(_ camel: String) -> String {
         var out = ""
-        for ch in "\(p)" {
-            if ch.isUppercase || (ch.isNumber && !(out.last?.isNumber ?? false)) { out += "-" }
+        for ch in camel {
+            if !out.isEmpty && (ch.isUppercase || (ch.isNumber && !(out.last?.isNumber ?? false))) { out += "-" }
             out += ch.lowercased()
         }
         return out
@@ -26,7 +30,9 @@ struct EffectOptions: Sendable {
         specs = try effects.map { try EffectSpec(parsing: $0) }
         if let r = reverb {
             let parts = r.split(separator: ":", maxSplits: 1).map(String.init)
-            guard let preset = ReverbPreset.allCases.first(where: { Self.name($0) == parts[0].lowercased() }) else {
+            // The kebab-case name, or quietly the camel-case one (mediumHall2 = medium-hall-2).
+            let key = parts[0].lowercased().filter { $0 != "-" && $0 != "_" }
+            guard let preset = ReverbPreset.allCases.first(where: { Self.name($0).filter { $0 != "-" } == key }) else {
                 throw TonearmError.invalidArgument("--reverb: unknown preset '\(parts[0])'; presets: \(Self.presetNames)")
             }
             var wet: Float = 30

@@ -3,8 +3,8 @@ import Tonearm
 
 /// One `--effect NAME[:ID=VALUE,…]`: an effect node from ``EffectCatalog`` (or `eq`, the
 /// player's own equalizer) and parameters to set on it, by identifier as `tonearm effects` lists
-/// them. Values are numbers; indexed parameters also take their value names (`preset=cathedral`,
-/// `band0.type=lowShelf`), switches on/off.
+/// them. Values are numbers; indexed parameters also take their value names (`preset=medium-hall`,
+/// `band0.type=low-shelf`; the camel-case spellings too), switches on/off.
 struct EffectSpec: Sendable {
     var name: String
     var settings: [(identifier: String, value: Double)]
@@ -33,7 +33,7 @@ struct EffectSpec: Sendable {
                 throw TonearmError.invalidArgument("--effect \(text): \(name) has no parameter '\(kv[0])'; it has \(Self.identifiers(of: node))")
             }
             guard let v = Self.value(kv[1], for: d) else {
-                let accepted = d.valueNames.isEmpty ? "a number" : "a number or one of \(d.valueNames.joined(separator: ", "))"
+                let accepted = d.valueNames.isEmpty ? "a number" : "a number or one of \(d.valueNames.map(EffectOptions.kebab).joined(separator: ", "))"
                 throw TonearmError.invalidArgument("--effect \(text): '\(kv[1])' is not a value for \(d.identifier) (\(accepted))")
             }
             guard d.accepts(v) else {

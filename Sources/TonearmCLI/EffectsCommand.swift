@@ -27,6 +27,14 @@ struct EffectsCommand: ParsableCommand {
         var parameters: [ParameterDescriptor]
     }
 
+    /// `d` with its value names as the CLI writes them (kebab-case: `medium-hall`, `low-shelf`),
+    /// the one spelling `--reverb`, `--effect` and `eq show` print (the camel-case one is accepted too).
+    static func forDisplay(_ d: ParameterDescriptor) -> ParameterDescriptor {
+        var d = d
+        d.valueNames = d.valueNames.map(EffectOptions.kebab)
+        return d
+    }
+
     func validate() throws {
         for n in names where n.lowercased() != "eq" && EffectCatalog.make(n.lowercased()) == nil {
             throw ValidationError("unknown effect '\(n)'; effects: eq, \(EffectCatalog.names.joined(separator: ", "))")
@@ -39,10 +47,10 @@ struct EffectsCommand: ParsableCommand {
         let entries = chosen.map { name -> Entry in
             if name == "eq" {
                 return Entry(name: "eq", summary: "the player's 10-band equalizer (--eq sets a preset first)",
-                             parameters: AudioUnitEQ(preset: .flat).parameterDescriptors)
+                             parameters: AudioUnitEQ(preset: .flat).parameterDescriptors.map(Self.forDisplay))
             }
             return Entry(name: name, summary: EffectCatalog.summary(name),
-                         parameters: EffectCatalog.make(name)!.parameterDescriptors)
+                         parameters: EffectCatalog.make(name)!.parameterDescriptors.map(Self.forDisplay))
         }
         if json {
             let enc = JSONEncoder()
@@ -54,7 +62,7 @@ struct EffectsCommand: ParsableCommand {
             if i > 0 { print("") }
             print("\(e.name) — \(e.summary)")
             for d in e.parameters {
-                var line = "  \(d.identifier.padding(toLength: 18, withPad: " ", startingAt: 0)) "
+                var line = "  \(d.identifier.rightPadded(18)) "
                 line += "\(EffectSpec.format(d.range.lowerBound))…\(EffectSpec.format(d.range.upperBound)) \(d.unit.rawValue)"
                 line += ", default \(d.valueNames.indices.contains(Int(d.defaultValue)) && d.unit == .indexed ? d.valueNames[Int(d.defaultValue)] : EffectSpec.format(d.defaultValue))"
                 if !d.valueNames.isEmpty { line += " (\(d.valueNames.joined(separator: ", ")))" }

@@ -58,11 +58,15 @@ enum ExportRunner {
         return total
     }
 
-    /// The preset named by `--preset` (a clear error listing the names otherwise).
+    /// The preset named by `--preset`: its kebab-case name (`apple-m4a`) or, quietly, the old
+    /// camel-case spelling (`appleM4A`); a clear error listing the names otherwise.
     static func preset(_ name: String) throws -> ExportPreset {
-        guard let p = ExportPreset(rawValue: name) else {
-            throw ValidationError("--preset must be one of \(ExportPreset.allCases.map(\.rawValue).joined(separator: ", ")), not '\(name)'")
+        guard let p = ExportPreset(name: name) else {
+            throw ValidationError("--preset must be one of \(presetNames), not '\(name)'")
         }
         return p
     }
+
+    /// The preset names, as `--preset` shows them.
+    static var presetNames: String { ExportPreset.allCases.map(\.name).joined(separator: ", ") }
 }

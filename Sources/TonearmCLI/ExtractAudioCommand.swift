@@ -24,7 +24,7 @@ struct ExtractAudioCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "The output file; its extension picks the container.")
     var output: String
 
-    @Option(name: .long, help: "passthrough (default) or a re-encoding preset: appleM4A, lowQuality, mediumQuality, highestQuality, lossless, pcm, mp3, opus.")
+    @Option(name: .long, help: "passthrough (default) or a re-encoding preset: apple-m4a, low-quality, medium-quality, highest-quality, lossless, pcm, mp3, opus.")
     var preset = "passthrough"
 
     @Option(name: .long, help: "The audio track to extract (its number in `tonearm info`).")
@@ -33,15 +33,21 @@ struct ExtractAudioCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Overwrite the output if it exists.")
     var force = false
 
+    @Flag(name: .long, help: "Leave the cover out (it is carried to MP3, M4A/MP4, FLAC, Ogg and Opus output by default).")
+    var noArtwork = false
+
     func validate() throws {
+        try Overwrite.check(output, force: force)
+        _ = try MediaPaths.localInput(video, command: "extract-audio")
         _ = try ExportRunner.preset(preset)
     }
 
     func run() async throws {
-        let session = AssetExportSession(asset: Asset(url: URL(fileURLWithPath: video)), presetName: try ExportRunner.preset(preset))
+        let session = AssetExportSession(asset: Asset(url: URL(fileURLWithPath: try MediaPaths.localInput(video, command: "extract-audio"))), presetName: try ExportRunner.preset(preset))
         session.outputURL = URL(fileURLWithPath: output)
         session.audioTrackID = track
         session.overwritesExistingFile = force
+        session.includesArtwork = !noArtwork
         try await ExportRunner.run(session, output: output)
     }
 }

@@ -16,7 +16,7 @@ struct InfoCommand: AsyncParsableCommand {
               tonearm info *.mp3 --json
             """)
 
-    @Argument(help: "Files to describe.")
+    @Argument(help: "Files to describe (or http/https addresses).")
     var files: [String]
 
     @Flag(name: .long, help: "Print JSON (an array, one object per file).")
@@ -26,7 +26,24 @@ struct InfoCommand: AsyncParsableCommand {
         var reports: [FileReport] = []
         var failed = false
         for path in files {
-            let local = path.hasPrefix("file://") ? (URL(string: path)?.path ?? path) : path
+            let local: String
+            switch MediaPaths.location(of: path) {
+            case .file(let p): local = p
+            case .network(let url):
+                // Read over the network as `play` does: the format and tags, no track list.
+                do {
+                    reports.append(FileReport(file: try Self.open(url), requestedPath: path))
+                } catch {
+                    failed = true
+                    if json { reports.append(FileReport(error: "\(error)", path: path)) } else { Terminal.writeError("\(error)") }
+                }
+                continue
+            case .otherURL(let scheme):
+                failed = true
+                let e = "\(path): info reads files and http(s) addresses, not \(scheme) URLs"
+                if json { reports.append(FileReport(error: e, path: path)) } else { Terminal.writeError(e) }
+                continue
+            }
             let asset = Asset(url: URL(fileURLWithPath: local))
             do {
                 let f = try AudioFile(path: local)
@@ -59,6 +76,18 @@ struct InfoCommand: AsyncParsableCommand {
             }
         }
         if failed { throw ExitCode(1) }
+    }
+}
+
+extension InfoCommand {
+    /// The media at an http(s) `url`, opened as `play` opens it (a stream of unknown length is
+    /// read only as far as its header). Throws the network failure (`the server answered 404`,
+    /// `not audio (…)`) or the media errors.
+    static func open(_ url: URL) throws(TonearmError) -> AudioFile {
+        let source = NetworkByteSource(url: url)
+        source.start()
+        defer { source.cancel() }
+        return try AudioFile(byteSource: source, name: url.absoluteString)
     }
 }
 
@@ -148,7 +177,7 @@ struct FileReport: Encodable {
         let order = ["title", "artist", "album", "albumArtist", "composer", "genre", "track", "disc", "date",
                      "compilation", "comment", "lyrics", "replayGainTrackGain", "replayGainTrackPeak",
                      "replayGainAlbumGain", "replayGainAlbumPeak"]
-        for k in order { if let v = tags?[k] { lines.append("  \(k.padding(toLength: 10, withPad: " ", startingAt: 0)) \(v.replacingOccurrences(of: "\n", with: " ⏎ "))") } }
+        for k in order { if let v = tags?[k] { lines.append("  \(k.rightPadded(10)) \(v.replacingOccurrences(of: "\n", with: " ⏎ "))") } }
         if let a = artwork { lines.append("  Artwork    \(a.mimeType), \(a.bytes) bytes") }
         lines += trackLines()
         return lines.joined(separator: "\n") + "\n"
@@ -173,7 +202,7 @@ struct FileReport: Encodable {
             if let title = t.title { parts.append("“\(title)”") }
             if t.isDefault { parts.append("default") }
             parts.append("\(formatTime(t.timeRange.start))–\(formatTime(t.timeRange.end))")
-            out.append("    #\(t.trackID)  \(t.mediaType.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(parts.joined(separator: " · "))")
+            out.append("    #\(t.trackID)  \(t.mediaType.rawValue.rightPadded(8)) \(parts.joined(separator: " · "))")
         }
         return out
     }

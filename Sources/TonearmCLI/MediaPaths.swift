@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import ArgumentParser
 import Foundation
 import Tonearm
 
@@ -76,3 +77,35 @@ extension MediaPaths {
         return out
     }
 }
+
+extension MediaPaths {
+    /// What a command-line argument names: a local path (a `file://` URL becomes its path), an
+    /// `http(s)` address, or a URL of another scheme.
+    enum Location: Equatable {
+        case file(String)
+        case network(URL)
+        case otherURL(scheme: String)
+    }
+
+    static func location(of argument: String) -> Location {
+        if let url = URL(string: argument), let scheme = url.scheme?.lowercased(), argument.contains("://") {
+            switch scheme {
+            case "file": return .file(url.path)
+            case "http", "https": return .network(url)
+            default: return .otherURL(scheme: scheme)
+            }
+        }
+        return .file(argument)
+    }
+
+    /// The local path an export command (`convert`, `extract-audio`) reads; a URL is refused
+    /// with a message saying the command takes files (not a "file not found" of a mangled path).
+    static func localInput(_ argument: String, command: String) throws -> String {
+        switch location(of: argument) {
+        case .file(let path): return path
+        case .network, .otherURL:
+            throw ValidationError("\(argument) is a URL: \(command) reads local files only (download it first; tonearm play and tonearm info read http and https)")
+        }
+    }
+}
+

@@ -39,6 +39,9 @@ struct PlaybackOptions: ParsableArguments {
     @Flag(name: .long, help: "Plain progress lines even in a terminal.")
     var plain = false
 
+    @Flag(name: .long, help: "With --output file:PATH, overwrite PATH if it exists.")
+    var force = false
+
     func validate() throws {
         if let v = volume, !(0...100).contains(v) { throw ValidationError("--volume must be between 0 and 100, not \(v)") }
         if let r = repeatMode, Self.repeatValue(r) == nil { throw ValidationError("--repeat must be off, one or all, not '\(r)'") }
@@ -46,7 +49,9 @@ struct PlaybackOptions: ParsableArguments {
         guard (0...30).contains(crossfade) else { throw ValidationError("--crossfade must be between 0 and 30 seconds, not \(crossfade)") }
         guard (-20...20).contains(preamp) else { throw ValidationError("--preamp must be between -20 and +20 dB, not \(preamp)") }
         if let o = output {
-            do { _ = try OutputSelection(parsing: o) } catch { throw ValidationError("\(error)") }
+            let selection: OutputSelection
+            do { selection = try OutputSelection(parsing: o) } catch { throw ValidationError("\(error)") }
+            if case .file(let path) = selection { try Overwrite.check(path, force: force) }
         }
         if let d = device {
             guard !d.trimmingCharacters(in: .whitespaces).isEmpty else { throw ValidationError("--device needs an output name (see tonearm outputs)") }

@@ -28,6 +28,7 @@ struct RenderCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard output.lowercased().hasSuffix(".wav") else { throw ValidationError("-o: the output must be a .wav file, not '\(output)'") }
+        try Overwrite.check(output, force: force)
     }
 
     func run() async throws {

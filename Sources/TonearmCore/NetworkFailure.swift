@@ -48,7 +48,13 @@ public enum NetworkFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case .badRedirect(let d): "a bad redirect (\(d))"
         case .badResponse(let d): "not a valid HTTP response (\(d))"
         case .connectionDropped(let n, let d): "the connection dropped after \(n) bytes (\(d))"
-        case .notMedia(let t, let d): "not audio\(t.map { " (the server says \($0))" } ?? "") (\(d))"
+        case .notMedia(let t, let d):
+            // The type is said once: details that already name it ("the server sent a text/html page") stand alone.
+            if let t, !d.lowercased().contains(String(t.lowercased().prefix { $0 != ";" && $0 != " " })) {
+                "not audio (the server says \(t)) (\(d))"
+            } else {
+                "not audio (\(d))"
+            }
         case .limitExceeded(let d): "a limit was exceeded (\(d))"
         case .decryptionFailed(let d): "could not be decrypted (\(d))"
         }

@@ -19,6 +19,20 @@ import Foundation
 /// "α from BW" is the cookbook's digital-bandwidth form α = sin ω₀ · sinh(ln2/2 · BW · ω₀/sin ω₀);
 /// the Q mapping is the analogue octave-bandwidth relation, so BW = 1 octave gives Q ≈ 1.41.
 /// Types that do not use the gain ignore it, as AVAudioUnitEQ does.
+///
+/// Near and above the Nyquist frequency (half the sample rate), where a band cannot exist as
+/// designed, the design degrades gracefully instead of turning the band into broadband gain:
+/// - The factor ω₀/sin ω₀ grows without bound as ω₀ → π (a 1-octave bell at 0.499 · rate would
+///   cover the whole spectrum at full gain), so it is held at its value at 0.4 · rate
+///   (``BiquadCoefficients/bandwidthWarpLimit``): above that the band narrows towards Nyquist.
+///   Every band of the graphic presets lies below 0.4 · rate at 44.1 and 48 kHz, and so does
+///   every band of a preset that still exists at 16, 22.05 or 32 kHz, so their shapes are
+///   unchanged.
+/// - A band at or above Nyquist that would only shape content above it is left out (identity):
+///   `parametric`, `bandStop`, `highShelf`, `resonantHighShelf`, `lowPass`, `resonantLowPass`.
+///   The types whose meaning reaches below the corner (`highPass`, `resonantHighPass`,
+///   `bandPass`: they remove what lies below; `lowShelf`, `resonantLowShelf`: everything is below
+///   the corner) are designed at 0.499 · rate.
 public enum EQFilterType: String, Sendable, Hashable, Codable, CaseIterable {
     case parametric
     case lowPass
@@ -68,6 +82,20 @@ public struct BiquadCoefficients: Sendable, Hashable {
     /// 1 Hz ... 0.499 · sampleRate so that every filter stays stable and well defined.
     public static let maximumRelativeFrequency = 0.499
 
+    /// The relative frequency (of the sample rate) above which the bandwidth warp ω₀/sin ω₀ is
+    /// held constant, so that a band near Nyquist narrows instead of spreading over the spectrum.
+    public static let bandwidthWarpLimit = 0.4
+
+    /// Whether a band of `type` at `frequency` is left out (identity) at `sampleRate`: it lies
+    /// at or above Nyquist and would only shape content above it.
+    public static func isBeyondNyquist(type: EQFilterType, frequency: Double, sampleRate: Double) -> Bool {
+        guard frequency >= sampleRate / 2 else { return false }
+        switch type {
+        case .parametric, .bandStop, .highShelf, .resonantHighShelf, .lowPass, .resonantLowPass: return true
+        case .highPass, .resonantHighPass, .bandPass, .lowShelf, .resonantLowShelf: return false
+        }
+    }
+
     public init(b0: Double, b1: Double, b2: Double, a1: Double, a2: Double) {
         self.b0 = b0
         self.b1 = b1
@@ -77,10 +105,12 @@ public struct BiquadCoefficients: Sendable, Hashable {
     }
 
     /// Designs a section. `frequency` is clamped to 1 Hz ... 0.499 · `sampleRate` and
-    /// `bandwidth` to 0.01 ... 10 octaves. A gain-using type (``EQFilterType/usesGain``) with a
-    /// gain of exactly 0 dB gives exactly ``identity``, so that a flat band costs no rounding.
+    /// `bandwidth` to 0.01 ... 10 octaves; a band beyond Nyquist is left out
+    /// (``isBeyondNyquist(type:frequency:sampleRate:)``). A gain-using type
+    /// (``EQFilterType/usesGain``) with a gain of exactly 0 dB gives exactly ``identity``, so that
+    /// a flat band costs no rounding. Allocates nothing (render-thread safe).
     public init(type: EQFilterType, frequency: Double, bandwidth: Double, gain: Double, sampleRate: Double) {
-        if type.usesGain && gain == 0 {
+        if (type.usesGain && gain == 0) || Self.isBeyondNyquist(type: type, frequency: frequency, sampleRate: sampleRate) {
             self = .identity
             return
         }
@@ -91,7 +121,10 @@ public struct BiquadCoefficients: Sendable, Hashable {
         let sw = sin(w0)
         let bigA = pow(10, gain / 40)
         let qFromBandwidth = 1 / (2 * sinh(M_LN2 / 2 * bw))
-        let alphaBW = sw * sinh(M_LN2 / 2 * bw * w0 / sw)
+        // ω₀/sin ω₀, held at its value at the warp limit so that a band near Nyquist narrows.
+        let wLimit = 2 * Double.pi * Self.bandwidthWarpLimit
+        let warp = w0 <= wLimit ? w0 / sw : wLimit / sin(wLimit)
+        let alphaBW = sw * sinh(M_LN2 / 2 * bw * warp)
         var b0 = 1.0, b1 = 0.0, b2 = 0.0, a0 = 1.0, a1 = 0.0, a2 = 0.0
         switch type {
         case .parametric:

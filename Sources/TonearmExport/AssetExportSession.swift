@@ -5,7 +5,8 @@ import TonearmCore
 
 /// Exports the audio of an ``Asset`` to a file (the counterpart of `AVAssetExportSession`):
 /// unchanged (``ExportPreset/passthrough``: extracting the sound of a video without re-encoding)
-/// or re-encoded by a preset, whole or trimmed to ``timeRange``, with the asset's tags carried over.
+/// or re-encoded by a preset, whole or trimmed to ``timeRange``, with the asset's tags and cover
+/// carried over.
 ///
 /// Set ``outputURL`` (and optionally ``outputFileType``, else the URL's extension decides),
 /// then `try await export()`. Progress arrives on ``progressUpdates()``; ``cancelExport()``
@@ -24,6 +25,7 @@ public final class AssetExportSession: Sendable {
         var metadata: AudioMetadata?
         var audioTrackID: Int?
         var overwritesExistingFile = false
+        var includesArtwork = true
     }
 
     private struct State {
@@ -95,6 +97,15 @@ public final class AssetExportSession: Sendable {
     public var overwritesExistingFile: Bool {
         get { settings.withLock { $0.overwritesExistingFile } }
         set { settings.withLock { $0.overwritesExistingFile = newValue } }
+    }
+
+    /// Whether the cover (the asset's, or that of ``metadata`` when set) is embedded in the
+    /// output (default true). It is written to MP3, MP4/M4A and FLAC as an attached picture and
+    /// to Ogg and Opus as a `METADATA_BLOCK_PICTURE` comment; WAV, AIFF, CAF, Matroska and ADTS
+    /// get none.
+    public var includesArtwork: Bool {
+        get { settings.withLock { $0.includesArtwork } }
+        set { settings.withLock { $0.includesArtwork = newValue } }
     }
 
     // MARK: State

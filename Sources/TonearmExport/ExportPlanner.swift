@@ -53,7 +53,8 @@ enum ExportPlanner {
         guard preset != .passthrough else {
             throw .invalidArgument("\(path): a composition is exported by re-encoding; choose a preset other than passthrough")
         }
-        let c = s.timeRange.map { composition.trimmed(to: $0) } ?? composition
+        let c = s.timeRange.map { composition.trimmed(to: $0.clamped(to: AssetTimeRange(start: 0, duration: composition.duration))) }
+            ?? composition
         guard let first = c.segments.first else { throw .invalidArgument("\(path): the composition is empty") }
         guard let choice = EncoderChoice.choose(preset: preset, fileType: fileType, sourceBits: nil) else {
             throw .invalidArgument("\(path): the \(preset) preset cannot write \(fileType) files; it writes "
@@ -63,9 +64,9 @@ enum ExportPlanner {
         let track = try await firstAsset.track(withTrackID: first.trackID)
         let deepChoice = EncoderChoice.choose(preset: preset, fileType: fileType, sourceBits: track?.formatDescription.bitsPerSample) ?? choice
         let tags: ExportTags
-        if let m = s.metadata { tags = ExportTags(metadata: m) } else {
+        if let m = s.metadata { tags = ExportTags(metadata: m, includingArtwork: s.includesArtwork) } else {
             let m = try await firstAsset.metadata
-            tags = ExportTags(metadata: m.common, formatSpecific: m.formatSpecific)
+            tags = ExportTags(metadata: m.common, formatSpecific: m.formatSpecific, includingArtwork: s.includesArtwork)
         }
         let segments = c.segments.map { Transcoder.Segment(path: $0.url.path, trackID: $0.trackID, range: $0.sourceRange) }
         return Plan(outputPath: path, job: Transcoder(segments: segments, fileType: fileType, choice: deepChoice, tags: tags,
@@ -85,23 +86,29 @@ enum ExportPlanner {
             throw .invalidArgument("\(path): the \(preset) preset cannot write \(fileType) files; it writes "
                                    + compatible.map(\.rawValue).joined(separator: ", "))
         }
+        var range = s.timeRange
         if let r = s.timeRange {
             let available = track.timeRange.duration > 0 ? track.timeRange.end : contents.duration
             if r.duration <= 0 { throw .invalidArgument("\(path): the time range \(r) is empty") }
             if r.start >= available {
                 throw .invalidArgument("\(path): the time range \(r) starts after the end of \(asset.path) (\(Int((available * 1000).rounded())) ms)")
             }
+            // An open-ended range runs to the last sample the transcoder finds (it clamps to the
+            // file); a passthrough, which keeps whole packets, ends it where the track ends, as
+            // an explicit end there would.
+            if r.isOpenEnded && preset == .passthrough { range = r.clamped(to: AssetTimeRange(start: 0, end: available)) }
         }
-        let tags = s.metadata.map { ExportTags(metadata: $0) }
-            ?? ExportTags(metadata: contents.metadata.common, formatSpecific: contents.metadata.formatSpecific)
+        let tags = s.metadata.map { ExportTags(metadata: $0, includingArtwork: s.includesArtwork) }
+            ?? ExportTags(metadata: contents.metadata.common, formatSpecific: contents.metadata.formatSpecific,
+                          includingArtwork: s.includesArtwork)
         if preset == .passthrough {
             return Plan(outputPath: path, job: Remuxer(sourcePath: asset.path, trackID: track.trackID, fileType: fileType,
-                                                      timeRange: s.timeRange, tags: tags, language: track.language))
+                                                      timeRange: range, tags: tags, language: track.language))
         }
         guard let choice = EncoderChoice.choose(preset: preset, fileType: fileType, sourceBits: track.formatDescription.bitsPerSample) else {
             throw .invalidArgument("\(path): the \(preset) preset cannot write \(fileType) files")
         }
-        return Plan(outputPath: path, job: Transcoder(segments: [.init(path: asset.path, trackID: track.trackID, range: s.timeRange)],
+        return Plan(outputPath: path, job: Transcoder(segments: [.init(path: asset.path, trackID: track.trackID, range: range)],
                                                      fileType: fileType, choice: choice, tags: tags, language: track.language))
     }
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
 /// What an export does to the audio (the counterpart of the `AVAssetExportPreset…` names).
-/// The raw values are what `tonearm extract-audio/convert --preset` take.
+/// ``name`` (`apple-m4a`, `medium-quality`, …) is what `tonearm extract-audio/convert --preset`
+/// show and take; ``init(name:)`` also accepts the raw values (`appleM4A`).
 public enum ExportPreset: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
     /// Copy the audio packets unchanged (no re-encoding, no quality loss).
     case passthrough
@@ -22,7 +23,25 @@ public enum ExportPreset: String, Sendable, Hashable, Codable, CaseIterable, Cus
     /// Opus at 160 kb/s with libopus (48 kHz).
     case opus
 
-    public var description: String { rawValue }
+    /// The kebab-case name shown to people: `apple-m4a` for `appleM4A`, `medium-quality`.
+    public var name: String {
+        var out = ""
+        for ch in rawValue {
+            if ch.isUppercase, !out.isEmpty, !(out.last?.isNumber ?? false) { out += "-" }  // m4A: no dash after a digit
+            out += ch.lowercased()
+        }
+        return out
+    }
+
+    /// The preset called `name`: the kebab-case ``name`` or the raw value, case, `-` and `_`
+    /// ignored (`apple-m4a`, `appleM4A` and `APPLE_M4A` are the same).
+    public init?(name: String) {
+        func key(_ s: String) -> String { s.lowercased().filter { $0 != "-" && $0 != "_" } }
+        guard let p = Self.allCases.first(where: { key($0.rawValue) == key(name) }) else { return nil }
+        self = p
+    }
+
+    public var description: String { name }
 
     /// The file types the preset can write, whatever the asset (the counterpart of
     /// `supportedFileTypes`); which of them suit a given asset is ``AssetExportSession/compatibleFileTypes()``.

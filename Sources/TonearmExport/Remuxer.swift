@@ -49,8 +49,7 @@ struct Remuxer: ExportJob {
         let rate = Int64(max(1, par.pointee.sample_rate))
         let toSamples = AVRational(num: 1, den: Int32(rate))
         let range = timeRange.map { $0.frames(sampleRate: Int(rate)) }
-        let totalSamples: Int64 = {
-            if let range { return max(1, range.count) }
+        let wholeSamples: Int64 = {
             if inStream.pointee.duration != nopts, inStream.pointee.duration > 0 {
                 return av_rescale_q(inStream.pointee.duration, inTB, toSamples)
             }
@@ -59,6 +58,8 @@ struct Remuxer: ExportJob {
             }
             return 0
         }()
+        // A range's own length, or up to the end for an open-ended one.
+        let totalSamples = range.map { r in max(1, wholeSamples > r.start ? min(r.count, wholeSamples - r.start) : r.count) } ?? wholeSamples
         let firstTs = inStream.pointee.start_time != nopts ? av_rescale_q(inStream.pointee.start_time, inTB, toSamples) : 0
         var shift: Int64?  // trimmed output: subtract the first kept packet's timestamp
         // A time base coarser than a sample (Matroska's milliseconds) cannot place packets
@@ -84,7 +85,7 @@ struct Remuxer: ExportJob {
             if let range, let at {
                 let end = at + max(1, av_rescale_q(packet.pointee.duration, inTB, toSamples))
                 if end <= range.start { continue }
-                if at >= range.start + range.count { break }
+                if at - range.start >= range.count { break }
                 if shift == nil { shift = ts }
             }
             if firstPacket, range == nil, let at, at < 0 { priming = -at }

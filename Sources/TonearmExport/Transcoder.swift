@@ -35,12 +35,19 @@ struct Transcoder: ExportJob {
         for (i, seg) in segments.enumerated() {
             let file = i == 0 ? first : nil
             if let r = seg.range?.frames(sampleRate: rate) {
-                planned.append((file, r.start, r.count))
+                // An open-ended range (or one past the end) stops at the file's last frame.
+                let count = i == 0 ? min(r.count, max(0, first.length - r.start)) : r.count
+                planned.append((file, r.start, count))
             } else {
                 planned.append((file, 0, i == 0 ? first.length : -1))
             }
         }
         let expected = planned.reduce(Int64(0)) { $0 + max(0, $1.count) }
+        // A container can state a length beyond the last decodable frame: a range starting
+        // there holds nothing, and is refused as one starting after the end.
+        if let r = firstSegment.range, segments.count == 1, planned[0].start >= first.length {
+            throw .invalidArgument("\(target.path): the time range \(r) starts after the end of \(firstSegment.path) (\(Int((first.duration * 1000).rounded())) ms)")
+        }
 
         let cafAAC = fileType == .caf && choice.encoderName == "aac"
         let muxer = cafAAC ? nil : try MuxerOutput(fileType: fileType, target: target)

@@ -51,8 +51,8 @@ import TonearmTestSupport
         #expect(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "aac,44100")
         // Again: the file exists.
         let again = try run(try tonearmBinary(), ["extract-audio", f, "-o", out, "--track", "2"])
-        #expect(again.status == 1)
-        #expect(again.stderr.contains("already exists"))
+        #expect(again.status != 0)
+        #expect(again.stderr.contains("\(out) exists; use --force to overwrite it"), "\(again.stderr)")
         let forced = try run(try tonearmBinary(), ["extract-audio", f, "-o", out, "--track", "1", "--force"])
         #expect(forced.status == 0, "\(forced.stderr)")
     }
@@ -71,7 +71,7 @@ import TonearmTestSupport
         #expect(video.stderr.contains("no usable track 0 (it is a video track; audio tracks: #1, #2)"), "\(video.stderr)")
         let preset = try run(try tonearmBinary(), ["extract-audio", f, "-o", dir.file("p.m4a"), "--preset", "best"])
         #expect(preset.status != 0)
-        #expect(preset.stderr.contains("--preset must be one of passthrough, appleM4A"))
+        #expect(preset.stderr.contains("--preset must be one of passthrough, apple-m4a"))
         #expect(ExportFixturesCLI.hidden(dir.path).isEmpty)
     }
 }
@@ -146,5 +146,95 @@ enum ExportFixturesCLI {
     /// Hidden (temporary) files left in a directory.
     static func hidden(_ dir: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasPrefix(".") }
+    }
+}
+
+extension ExportCLITests {
+    /// `--start` without `--end` keeps everything from there to the end, between every pair of
+    /// the common formats (PCM and lossless output exactly the source's samples from the start);
+    /// a start at or after the end is a clear error that leaves no file.
+    @Test func aStartAloneTrimsToTheEnd() throws {
+        let formats: [(ext: String, args: [String], lossless: Bool)] = [
+            ("wav", ["-c:a", "pcm_s16le"], true), ("flac", ["-c:a", "flac"], true),
+            ("mp3", ["-c:a", "libmp3lame"], false), ("m4a", ["-c:a", "aac"], false), ("opus", ["-c:a", "libopus"], false),
+        ]
+        for from in formats {
+            let src = dir.file("src.\(from.ext)")
+            try Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.5*sin(2*PI*440*t)|0.5*sin(2*PI*550*t):s=48000:d=3"]
+                                + from.args + ["-y", src])
+            let source = try Fixtures.decodeWithFFmpeg(src)
+            for to in formats {
+                let out = dir.file("tail-\(from.ext).\(to.ext)")
+                let r = try run(try tonearmBinary(), ["convert", src, "-o", out, "--start", "1"])
+                #expect(r.status == 0, "\(from.ext)→\(to.ext): \(r.stderr)")
+                #expect(r.stdout.contains("Wrote \(out)"), "\(from.ext)→\(to.ext): \(r.stdout)")
+                if from.ext == "wav" && to.lossless {
+                    let tail = try Fixtures.decodeWithFFmpeg(out)
+                    #expect(tail == Array(source[(48000 * 2)...]), "\(from.ext)→\(to.ext): not the source's samples from 1 s")
+                } else {
+                    let probe = try run("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", out])
+                    let d = try #require(Double(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+                    #expect(abs(d - 2) < 0.06, "\(from.ext)→\(to.ext): \(d) s")
+                }
+            }
+            for start in ["3", "3.2", "0:07"] {
+                let late = dir.file("late-\(from.ext).wav")
+                let r = try run(try tonearmBinary(), ["convert", src, "-o", late, "--start", start])
+                #expect(r.status == 1, "\(from.ext) --start \(start): \(r.status) \(r.stderr)")
+                #expect(r.stderr.contains("starts after the end of \(src)"), "\(r.stderr)")
+                #expect(!FileManager.default.fileExists(atPath: late))
+            }
+        }
+        #expect(ExportFixturesCLI.hidden(dir.path).isEmpty)
+    }
+}
+
+extension ExportCLITests {
+    /// The cover `tonearm info --json` reads from `path`: (MIME type, bytes), nil when none.
+    func cover(_ path: String) throws -> (String, Int)? {
+        let r = try run(try tonearmBinary(), ["info", "--json", path])
+        let arr = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]], "\(r.stderr)")
+        guard let art = arr.first?["artwork"] as? [String: Any] else { return nil }
+        return (art["mimeType"] as? String ?? "?", art["bytes"] as? Int ?? -1)
+    }
+
+    /// `convert` carries the embedded cover to MP3, M4A, FLAC, Ogg and Opus (also converting a
+    /// file in place), and leaves it out with `--no-artwork`.
+    @Test func convertCarriesTheCover() throws {
+        let png = dir.file("cover.png")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "color=c=red:s=48x32:d=1", "-frames:v", "1", png])
+        let coverBytes = try Data(contentsOf: URL(fileURLWithPath: png)).count
+        let sources: [(ext: String, args: [String])] = [
+            ("mp3", ["-c:a", "libmp3lame", "-id3v2_version", "3"]), ("flac", ["-c:a", "flac"]), ("m4a", ["-c:a", "aac"]),
+        ]
+        for s in sources {
+            let src = dir.file("with-cover.\(s.ext)")
+            try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=d=1", "-i", png, "-map", "0", "-map", "1"] + s.args
+                                + ["-c:v", "png", "-disposition:v", "attached_pic", "-metadata", "title=Covered", "-y", src])
+            let original = try #require(try cover(src), "the \(s.ext) fixture has no cover")
+            #expect(original == ("image/png", coverBytes))
+            for ext in ["mp3", "m4a", "flac", "ogg", "opus"] {
+                let out = dir.file("from-\(s.ext).\(ext)")
+                let r = try run(try tonearmBinary(), ["convert", src, "-o", out])
+                #expect(r.status == 0, "\(s.ext)→\(ext): \(r.stderr)")
+                let got = try cover(out)
+                #expect(got?.0 == "image/png" && got?.1 == coverBytes, "\(s.ext)→\(ext): \(String(describing: got))")
+                // FFmpeg sees it too, as the attached picture.
+                let probe = try run("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "stream=codec_name:stream_disposition=attached_pic",
+                                                "-of", "csv=p=0", out])
+                #expect(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "png,1", "\(s.ext)→\(ext): \(probe.stdout)")
+                let bare = dir.file("bare-\(s.ext).\(ext)")
+                let n = try run(try tonearmBinary(), ["convert", src, "-o", bare, "--no-artwork"])
+                #expect(n.status == 0, "\(n.stderr)")
+                #expect(try cover(bare) == nil, "\(s.ext)→\(ext) --no-artwork")
+            }
+            // In place: the file keeps its cover (and its tags).
+            let copy = dir.file("in-place.\(s.ext)")
+            try? FileManager.default.removeItem(atPath: copy)
+            try FileManager.default.copyItem(atPath: src, toPath: copy)
+            let r = try run(try tonearmBinary(), ["convert", copy, "-o", copy, "--force"])
+            #expect(r.status == 0, "in place \(s.ext): \(r.stderr)")
+            #expect(try cover(copy)?.1 == coverBytes, "in place \(s.ext)")
+        }
     }
 }

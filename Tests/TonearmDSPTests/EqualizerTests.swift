@@ -329,3 +329,83 @@ func amplitude(_ x: [Double], w: Double) -> Double {
         #expect(ParameterDescriptor(identifier: "x", name: "x", range: 0...1, unit: .ratio, defaultValue: 5).defaultValue == 1)
     }
 }
+
+/// Presets and bands at sample rates below 44.1 kHz: a band that cannot exist under Nyquist is
+/// left out, never turned into broadband gain, and the rest keeps its shape.
+@Suite struct EqualizerSampleRateTests {
+    static let rates: [Double] = [16_000, 22_050, 32_000, 44_100, 48_000]
+
+    /// The combined response (global gain included) of `bands` at `sampleRate`, from the designs.
+    static func response(_ bands: [EQBand], global: Double, at f: Double, sampleRate: Double) -> Double {
+        bands.reduce(global) { $0 + BiquadCoefficients(band: $1, sampleRate: sampleRate).magnitudeResponse(atFrequency: f, sampleRate: sampleRate) }
+    }
+
+    /// Frequencies from 20 Hz in steps of 1/24 octave, up to `limit`.
+    static func frequencies(upTo limit: Double) -> [Double] {
+        (0..<400).map { 20 * pow(2, Double($0) / 24) }.filter { $0 <= limit }
+    }
+
+    /// Every preset at every common rate matches its 44.1 kHz response less the bands that
+    /// cannot exist at that rate (≥ Nyquist) within 1 dB up to 0.45 × rate (and 0.4 × 44.1 kHz,
+    /// above which the reference itself bends towards its own Nyquist), is within 0.1 dB of it
+    /// at 1 kHz, and rises nowhere above its 44.1 kHz peak (+0.5 dB).
+    @Test(arguments: EQPreset.all, rates)
+    func presetsKeepTheirShapeBelowNyquist(preset: EQPreset, sampleRate: Double) {
+        let reference = 44_100.0
+        let missing = preset.bands.filter { $0.frequency >= sampleRate / 2 }
+        func expected(_ f: Double) -> Double {
+            Self.response(preset.bands, global: preset.globalGain, at: f, sampleRate: reference)
+                - Self.response(missing, global: 0, at: f, sampleRate: reference)
+        }
+        for f in Self.frequencies(upTo: min(0.45 * sampleRate, 0.4 * reference)) {
+            let got = Self.response(preset.bands, global: preset.globalGain, at: f, sampleRate: sampleRate)
+            #expect(abs(got - expected(f)) < 1, "\(preset.name) at \(f) Hz, \(sampleRate) Hz: \(got) dB, expected \(expected(f)) dB")
+        }
+        let at1k = Self.response(preset.bands, global: preset.globalGain, at: 1000, sampleRate: sampleRate)
+        let ref1k = Self.response(preset.bands, global: preset.globalGain, at: 1000, sampleRate: reference)
+        #expect(abs(at1k - ref1k) < 0.1, "\(preset.name) at 1 kHz, \(sampleRate) Hz: \(at1k) dB, at 44.1 kHz \(ref1k) dB")
+        let peak = Self.frequencies(upTo: reference / 2 * 0.999).map { Self.response(preset.bands, global: preset.globalGain, at: $0, sampleRate: reference) }.max()!
+        for f in Self.frequencies(upTo: sampleRate / 2 * 0.999) {
+            #expect(Self.response(preset.bands, global: preset.globalGain, at: f, sampleRate: sampleRate) < peak + 0.5)
+        }
+        // The bands left out are exactly those at or above Nyquist.
+        #expect(preset.bands.filter { BiquadCoefficients(band: $0, sampleRate: sampleRate).isIdentity && !$0.isIdentity }.count
+                == missing.filter { !$0.isIdentity }.count)
+    }
+
+    /// A band above Nyquist changes nothing; one just below it stays narrow.
+    @Test(arguments: [16_000.0, 22_050, 32_000])
+    func aBandAboveNyquistIsLeftOut(sampleRate: Double) {
+        let above = EQBand(type: .parametric, frequency: 16_000, bandwidth: 1, gain: 12)
+        #expect(BiquadCoefficients(band: above, sampleRate: sampleRate).isIdentity)
+        for f in Self.frequencies(upTo: sampleRate / 2 * 0.999) {
+            #expect(abs(Self.response([above], global: 0, at: f, sampleRate: sampleRate)) < 1e-9)
+        }
+        // Just below Nyquist: +12 dB near the top, almost nothing an octave and more below.
+        let near = EQBand(type: .parametric, frequency: sampleRate * 0.49, bandwidth: 1, gain: 12)
+        for f in Self.frequencies(upTo: sampleRate / 4) {
+            #expect(Self.response([near], global: 0, at: f, sampleRate: sampleRate) < 1, "\(f) Hz")
+        }
+        #expect(Self.response([near], global: 0, at: sampleRate * 0.49, sampleRate: sampleRate) > 11.9)
+        // Types whose meaning reaches below the corner are still designed there.
+        let shelf = EQBand(type: .lowShelf, frequency: 20_000, bandwidth: 1, gain: 6)
+        #expect(abs(Self.response([shelf], global: 0, at: 1000, sampleRate: sampleRate) - 6) < 0.1)
+        let highPass = EQBand(type: .highPass, frequency: 20_000, bandwidth: 1, gain: 0)
+        #expect(Self.response([highPass], global: 0, at: 1000, sampleRate: sampleRate) < -40)
+    }
+
+    /// The kernel itself, on a 22.05 kHz 1 kHz tone, gives what the analytic response says.
+    @Test func theKernelAt22kHzMatchesTheAnalyticResponse() {
+        let fs = 22_050.0
+        var eq = Equalizer(preset: .rock, sampleRate: fs, channels: 1)
+        let n = Int(0.3 * fs), skip = Int(0.1 * fs)
+        let w = 2 * Double.pi * 1000 / fs
+        var x = (0..<n).map { Float(0.5 * sin(w * Double($0))) }
+        let input = x
+        run(&eq, &x, blocks: [256])
+        let measured = 20 * log10(amplitude(x[skip...].map(Double.init), w: w) / amplitude(input[skip...].map(Double.init), w: w))
+        let analytic = Self.response(EQPreset.rock.bands, global: EQPreset.rock.globalGain, at: 1000, sampleRate: fs)
+        #expect(abs(measured - analytic) < 0.1, "measured \(measured) dB, analytic \(analytic) dB")
+        #expect(measured < -3, "rock is -3.7 dB at 1 kHz at 44.1 kHz; measured \(measured) dB")
+    }
+}
