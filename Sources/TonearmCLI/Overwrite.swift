@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import ArgumentParser
+import Tonearm
 import Foundation
 
 /// The one rule for files the CLI writes (`render -o`, `convert -o`, `extract-audio -o`,
