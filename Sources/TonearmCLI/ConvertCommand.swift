@@ -45,7 +45,6 @@ struct ConvertCommand: AsyncParsableCommand {
     var noArtwork = false
 
     func validate() throws {
-        try Overwrite.check(output, force: force)
         _ = try MediaPaths.localInput(input, command: "convert")
         if let p = preset { _ = try ExportRunner.preset(p) }
         for (name, value) in [("--start", start), ("--end", end)] {
@@ -70,6 +69,7 @@ struct ConvertCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        try Overwrite.check(output, force: force)  // here, not in validate(): reported in the one form
         let chosen = try preset.map(ExportRunner.preset) ?? Self.defaultPreset(for: output)
         let session = AssetExportSession(asset: Asset(url: URL(fileURLWithPath: try MediaPaths.localInput(input, command: "convert"))), presetName: chosen)
         session.outputURL = URL(fileURLWithPath: output)

@@ -37,12 +37,12 @@ struct ExtractAudioCommand: AsyncParsableCommand {
     var noArtwork = false
 
     func validate() throws {
-        try Overwrite.check(output, force: force)
         _ = try MediaPaths.localInput(video, command: "extract-audio")
         _ = try ExportRunner.preset(preset)
     }
 
     func run() async throws {
+        try Overwrite.check(output, force: force)  // here, not in validate(): reported in the one form
         let session = AssetExportSession(asset: Asset(url: URL(fileURLWithPath: try MediaPaths.localInput(video, command: "extract-audio"))), presetName: try ExportRunner.preset(preset))
         session.outputURL = URL(fileURLWithPath: output)
         session.audioTrackID = track

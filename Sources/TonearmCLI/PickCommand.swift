@@ -86,6 +86,7 @@ struct PickCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        try playback.checkOutputFile()
         let path = database.db ?? MediaLibrary.defaultPath
         guard FileManager.default.fileExists(atPath: path) else {
             throw CommandFailure(nil, "there is no library at \(path); scan folders into one first: "

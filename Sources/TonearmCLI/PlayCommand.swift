@@ -107,6 +107,7 @@ struct PlayCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        try playback.checkOutputFile()
         // One network stream: the streaming player (buffering, stalls, radio titles).
         if paths.count == 1, !resume, !usesLibrary, let url = Self.streamURL(paths[0]) {
             let (selection, notice) = try playback.selection()

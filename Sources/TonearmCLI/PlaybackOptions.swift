@@ -42,6 +42,12 @@ struct PlaybackOptions: ParsableArguments {
     @Flag(name: .long, help: "With --output file:PATH, overwrite PATH if it exists.")
     var force = false
 
+    /// Refuses `--output file:PATH` onto an existing file without `--force` (called first by the
+    /// commands' `run()`: an error thrown from `validate()` reaches the entry point wrapped).
+    func checkOutputFile() throws(TonearmError) {
+        if let o = output, case .file(let path)? = try? OutputSelection(parsing: o) { try Overwrite.check(path, force: force) }
+    }
+
     func validate() throws {
         if let v = volume, !(0...100).contains(v) { throw ValidationError("--volume must be between 0 and 100, not \(v)") }
         if let r = repeatMode, Self.repeatValue(r) == nil { throw ValidationError("--repeat must be off, one or all, not '\(r)'") }
@@ -51,7 +57,7 @@ struct PlaybackOptions: ParsableArguments {
         if let o = output {
             let selection: OutputSelection
             do { selection = try OutputSelection(parsing: o) } catch { throw ValidationError("\(error)") }
-            if case .file(let path) = selection { try Overwrite.check(path, force: force) }
+            _ = selection
         }
         if let d = device {
             guard !d.trimmingCharacters(in: .whitespaces).isEmpty else { throw ValidationError("--device needs an output name (see tonearm outputs)") }

@@ -28,12 +28,10 @@ struct RenderCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard output.lowercased().hasSuffix(".wav") else { throw ValidationError("-o: the output must be a .wav file, not '\(output)'") }
-        try Overwrite.check(output, force: force)
     }
 
     func run() async throws {
-        // An output that is there already is a failure (status 1), in the words of every command.
-        if !force && FileManager.default.fileExists(atPath: output) { throw TonearmError.fileExists(path: output) }
+        try Overwrite.check(output, force: force)  // here, not in validate(): reported in the one form
         let file = try AudioFile(path: input)
         for w in file.warnings { Terminal.writeProblem(w.description) }
         // Written beside the target and renamed at the end: a failed render leaves nothing.
