@@ -16,6 +16,12 @@ enum SessionEvent: Sendable {
     case systemVolume(SystemVolumeState)
     /// A signal asked to quit (SIGINT, SIGTERM, SIGHUP).
     case signalled(Int32)
+    /// A key of `tonearm play`'s screen, by name (``PlayKeyDecoder``).
+    case keyName(String)
+    /// The terminal changed size (SIGWINCH).
+    case resized
+    /// Ctrl-Z (SIGTSTP): give the terminal back and stop until continued.
+    case suspend
 }
 
 /// What feeds a play loop besides its player: quit signals and the terminal's keys.
