@@ -175,9 +175,12 @@ struct KeyBindings: Sendable, Equatable {
         return namedSet.contains(k) ? k : nil
     }
 
+    /// Where a key comes in the help: the defaults' first keys first, then the others by name.
     private static func order(_ key: String) -> Int {
-        if ["space", "left", "right", "up", "down", "shift-up", "shift-down", "enter", "tab", "escape", "home", "delete"]
-            .contains(key) { return 0 }
-        return key.count == 1 ? (key.first!.isLetter ? 1 : 2) : 3
+        preferred.firstIndex(of: key) ?? preferred.count + (key.count == 1 ? 0 : 1)
     }
+
+    private static let preferred = ["space", "left", "right", "up", "down", "enter", "tab", "home", "delete", "escape", "q", "n", "p",
+                                    "r", "s", "e", "m", "a", "j", "k", "d", "K", "J", "shift-up", "shift-down", "[", "]", "?", "<", ">",
+                                    "9", "0", "-", "+", "=", "l", "Q"]
 }
