@@ -83,7 +83,10 @@ final class InputReader<Decoder: TerminalInputDecoder>: @unchecked Sendable {
             var buffer = [UInt8](repeating: 0, count: 512)
             var inputOpen = readsInput
             while true {
-                var fds = [pollfd(fd: inputOpen ? 0 : -1, events: Int16(POLLIN), revents: 0),
+                // Only the terminal's foreground reads it (a read in the background would stop
+                // the process); SIGCONT, among the signals, says when that may have changed.
+                let reading = inputOpen && tcgetpgrp(0) == getpgrp()
+                var fds = [pollfd(fd: reading ? 0 : -1, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: signalFD, events: Int16(POLLIN), revents: 0)]
                 let ready = poll(&fds, 3, decoder.isWaitingAfterEscape ? Self.escapeDelay : -1)
@@ -101,7 +104,7 @@ final class InputReader<Decoder: TerminalInputDecoder>: @unchecked Sendable {
                     decoder.flushEscape().forEach { deliver(.input($0)) }
                     continue
                 }
-                guard inputOpen, fds[0].revents != 0 else { continue }
+                guard reading, fds[0].revents != 0 else { continue }
                 let n = read(0, &buffer, buffer.count)
                 if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
                 if n <= 0 {

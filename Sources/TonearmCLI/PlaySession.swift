@@ -82,7 +82,7 @@ final class PlaySession: @unchecked Sendable {
         self.notice = notice
         self.settings = settings
         self.interactive = interactive
-        readsKeys = isatty(0) == 1
+        readsKeys = Terminal.isForeground
         terminal = Terminal(drawsScreen: interactive)
         (events, continuation) = AsyncStream<SessionEvent>.makeStream()
         let shared: SessionOutput?
@@ -155,6 +155,12 @@ final class PlaySession: @unchecked Sendable {
             case .signalled(let sig):
                 interruptedBy = sig
                 break loop
+            case .continued:
+                // `fg` after Ctrl-Z and `bg`: the terminal is taken again.
+                if terminal.resumeIfForeground() {
+                    size = Terminal.size(of: terminal.output)
+                    draw()
+                }
             case .suspend:
                 terminal.suspend()
                 size = Terminal.size(of: terminal.output)  // it may have changed while stopped
@@ -187,7 +193,7 @@ final class PlaySession: @unchecked Sendable {
     /// and signals: the quit signals always, Ctrl-Z and resizes while the terminal is taken.
     private func startInput() {
         var signals = [SIGINT, SIGTERM, SIGHUP]
-        if readsKeys || interactive { signals.append(SIGTSTP) }
+        if readsKeys || interactive { signals += [SIGTSTP, SIGCONT] }
         if interactive { signals.append(SIGWINCH) }
         let cont = continuation
         let reader = InputReader<PlayKeyDecoder>(signals: signals, readsInput: readsKeys) { event in
@@ -195,6 +201,7 @@ final class PlaySession: @unchecked Sendable {
             case .input(let key): cont.yield(.keyName(key))
             case .signal(SIGWINCH): cont.yield(.resized)
             case .signal(SIGTSTP): cont.yield(.suspend)
+            case .signal(SIGCONT): cont.yield(.continued)
             case .signal(let sig): cont.yield(.signalled(sig))
             case .closed: break  // no more keys; playback goes on
             }
@@ -463,6 +470,7 @@ final class PlaySession: @unchecked Sendable {
         case .quit:
             return true
         case .focusQueue:
+            guard interactive else { break }
             screen.cursor = screen.cursor == nil && !screen.queue.isEmpty ? (screen.current ?? 0) : nil
             if screen.cursor != nil { refreshQueueScreen() }
         case .add:

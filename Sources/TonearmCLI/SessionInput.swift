@@ -22,6 +22,8 @@ enum SessionEvent: Sendable {
     case resized
     /// Ctrl-Z (SIGTSTP): give the terminal back and stop until continued.
     case suspend
+    /// SIGCONT: `fg` (or `bg`) after Ctrl-Z.
+    case continued
 }
 
 /// What feeds a play loop besides its player: quit signals and the terminal's keys.

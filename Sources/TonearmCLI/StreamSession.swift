@@ -101,7 +101,7 @@ final class StreamSession: @unchecked Sendable {
             case .key(let k):
                 if handle(key: k) { break loop }
                 draw()
-            case .queue, .systemVolume, .keyName, .resized, .suspend:
+            case .queue, .systemVolume, .keyName, .resized, .suspend, .continued:
                 break
             }
         }

@@ -69,14 +69,34 @@ final class Terminal: @unchecked Sendable {
     }
 
     /// Ctrl-Z (SIGTSTP, caught): gives the terminal back, stops the process until `fg` (or any
-    /// SIGCONT) and takes the terminal again; the caller draws its screen anew. A terminal not
-    /// taken stays as it is.
-    func suspend() {
+    /// SIGCONT) and takes the terminal again, when the process is in the foreground (after
+    /// `bg` it is not: ``resumeIfForeground()`` takes it on a later `fg`); the caller draws its
+    /// screen anew. A terminal not taken stays as it is. True when it was taken again.
+    @discardableResult
+    func suspend() -> Bool {
         let wasActive = active
         restore()
         raise(SIGSTOP)  // this thread and the process stop here until continued
-        if wasActive { enter() }
+        suspended = suspended || wasActive
+        return resumeIfForeground()
     }
+
+    /// Takes the terminal again after ``suspend()`` when the process is (now) in the
+    /// terminal's foreground (on SIGCONT); true when it did.
+    @discardableResult
+    func resumeIfForeground() -> Bool {
+        guard suspended, !active, Terminal.isForeground else { return false }
+        suspended = false
+        enter()
+        return true
+    }
+
+    /// Whether the terminal was given back by ``suspend()`` and not taken again yet.
+    private var suspended = false
+
+    /// Whether standard input is a terminal whose foreground is this process's group (a
+    /// background job that read it or changed its settings would be stopped).
+    static var isForeground: Bool { isatty(0) == 1 && tcgetpgrp(0) == getpgrp() }
 
     /// Draws on the screen (to ``output``).
     func draw(_ s: String) { Terminal.write(s, to: output) }

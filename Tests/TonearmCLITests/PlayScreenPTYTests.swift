@@ -287,6 +287,60 @@ import TonearmTestSupport
         try screen.waitForFrame(showing: "▶ 2. Alpha")
         screen.type("<")
         try screen.waitForFrame(showing: "▶ 1. Charlie")
+        screen.type("\u{1B}[C\u{1B}[C")  // 10 s on
+        try screen.waitForFrame(showing: "] 0:1")
+        screen.type("\u{1B}[H")  // Home: the track from its start
+        try screen.waitForFrame(showing: "] 0:00 /")
+        screen.type("q")
+        screen.process.waitUntilExit()
+        #expect(screen.process.terminationStatus == 0)
+    }
+
+    /// Shuffled, the queue is listed in the order it plays: the second row is what `n` plays.
+    @Test func aShuffledQueueIsListedInTheOrderItPlays() throws {
+        defer { dir.remove() }
+        let names = ["Alpha", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot", "Golf", "Hotel", "India", "Juliett"]
+        let files = try names.map { try make("\($0).wav", seconds: 30, title: $0, artist: "Band") }
+        let screen = try play("--shuffle --output null " + files.map(q).joined(separator: " "), columns: 100, rows: 30)
+        try screen.waitForFrame(showing: "Shuffle: songs")
+        try screen.waitForFrame(showing: " Title   Alpha")  // the first stays first
+        let lines = try Self.lastFrame(screen.all)
+        let rows = lines.compactMap { line in names.firstIndex { line.contains(". \($0) — Band") }.map { (line, names[$0]) } }
+        #expect(rows.count == 10, "\(lines)")
+        #expect(rows.first?.0.contains("▶ 1. Alpha — Band") == true)
+        let second = try #require(rows.dropFirst().first).1
+        let third = try #require(rows.dropFirst(2).first).1
+        screen.type("n")
+        try screen.waitForFrame(showing: " Title   \(second)")
+        try screen.waitForFrame(showing: "▶ 2. \(second) — Band")
+        screen.type("n")
+        try screen.waitForFrame(showing: " Title   \(third)")
+        screen.type("q")
+        screen.process.waitUntilExit()
+        #expect(screen.process.terminationStatus == 0)
+    }
+
+    /// `a` opens the library's picker over the play screen; what is picked joins the queue and
+    /// playback goes on throughout.
+    @Test func songsAreAddedFromTheLibraryWhilePlaying() throws {
+        defer { dir.remove() }
+        let data = dir.file("data")
+        let music = dir.file("Music")
+        try LibraryFixtures.make(at: music)
+        let scan = try run(bin, ["library", "scan", music, "--db", data + "/tonearm/library.sqlite", "--quiet"])
+        try #require(scan.status == 0, "\(scan.stderr)")
+        let a = try make("long.wav", seconds: 30, title: "Long Song", artist: "Band")
+        let screen = try play("--output null \(q(a))", columns: 100, rows: 30, environment: "XDG_DATA_HOME=\(q(data))")
+        try screen.waitForFrame(showing: "▶ 1. Long Song — Band")
+        screen.type("a")
+        try screen.waitFor("Enter: add this song")
+        screen.type("晴天 3")
+        try screen.waitFor("Search: 晴天 3▏")
+        screen.type("\r")
+        try screen.waitForFrame(showing: "2. 晴天 3 — 周杰伦")
+        try screen.waitForFrame(showing: "added 1 song to the queue")
+        let lines = try Self.lastFrame(screen.all)
+        #expect(lines.contains { $0.contains("▶ Playing") } && lines.contains { $0.contains("▶ 1. Long Song") }, "\(lines)")
         screen.type("q")
         screen.process.waitUntilExit()
         #expect(screen.process.terminationStatus == 0)
