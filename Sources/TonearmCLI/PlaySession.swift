@@ -110,10 +110,10 @@ final class PlaySession: @unchecked Sendable {
     /// Plays the queue; returns whether any file failed.
     func run() async -> Bool {
         if let n = notice, !interactive { Terminal.writeError(n) }
+        startInput()
         for p in problems { report(p) }
         failureSummary += problems
         failed += problems.count
-        startInput()
         let playerEvents = player.events
         let cont = continuation
         let pump = Task { for await e in playerEvents { cont.yield(.queue(e)) } }
@@ -196,7 +196,8 @@ final class PlaySession: @unchecked Sendable {
         if readsKeys || interactive { signals += [SIGTSTP, SIGCONT] }
         if interactive { signals.append(SIGWINCH) }
         let cont = continuation
-        let reader = InputReader<PlayKeyDecoder>(signals: signals, readsInput: readsKeys) { event in
+        // Keys are read whenever this process has the terminal's foreground (also after `fg`).
+        let reader = InputReader<PlayKeyDecoder>(signals: signals, readsInput: isatty(0) == 1) { event in
             switch event {
             case .input(let key): cont.yield(.keyName(key))
             case .signal(SIGWINCH): cont.yield(.resized)
@@ -552,7 +553,7 @@ final class PlaySession: @unchecked Sendable {
     }
 
     private func report(_ message: String) {
-        if interactive {
+        if interactive && terminal.isActive {
             screen.message = message
         } else {
             Terminal.writeError(message)
