@@ -180,7 +180,7 @@ struct KeyBindings: Sendable, Equatable {
         preferred.firstIndex(of: key) ?? preferred.count + (key.count == 1 ? 0 : 1)
     }
 
-    private static let preferred = ["space", "left", "right", "up", "down", "enter", "tab", "home", "delete", "escape", "q", "n", "p",
-                                    "r", "s", "e", "m", "a", "j", "k", "d", "K", "J", "shift-up", "shift-down", "[", "]", "?", "<", ">",
+    private static let preferred = ["space", "left", "right", "up", "down", "enter", "tab", "home", "q", "n", "p", "r", "s", "e", "m",
+                                    "a", "j", "k", "d", "K", "J", "delete", "shift-up", "shift-down", "escape", "[", "]", "?", "<", ">",
                                     "9", "0", "-", "+", "=", "l", "Q"]
 }

@@ -287,7 +287,9 @@ final class PlaySession: @unchecked Sendable {
         case .itemFailed(_, let item, let error):
             failed += 1
             let reason = "\(error)"
-            failures[item.persistentID] = reason
+            // On its row, why (the row names the file).
+            let prefix = item.path + ": "
+            failures[item.persistentID] = reason.hasPrefix(prefix) ? String(reason.dropFirst(prefix.count)) : reason
             let name = item.isRemote ? item.path : item.url.lastPathComponent
             failureSummary.append(reason.contains(item.path) ? reason : "\(item.path): \(reason)")
             report(interactive ? "\(name) failed: \(reason)" : reason)

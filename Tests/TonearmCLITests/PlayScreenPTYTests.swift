@@ -247,7 +247,7 @@ import TonearmTestSupport
         try Data("this is not audio at all".utf8).write(to: URL(fileURLWithPath: bad))
         let good = try make("short.wav", seconds: 1, title: "Short One")
         let screen = try play("--output null \(q(bad)) \(q(good))", columns: 80, rows: 24)
-        try screen.waitFor("✗ 1. broken.mp3  (")
+        try screen.waitFor("✗ 1. broken.mp3  (not a media file")  // why, without the path again
         screen.process.waitUntilExit()
         #expect(screen.process.terminationStatus == 1)
         let out = screen.all
