@@ -241,6 +241,38 @@ import TonearmTestSupport
             """, "\(r.stdout) \(r.stderr)")
     }
 
+    /// --plain reads keys in cbreak mode: Ctrl-Z gives the terminal its line editing back, and
+    /// `fg` takes it again (a key works without Enter).
+    @Test func ctrlZInPlainModeRestoresTheTerminalToo() throws {
+        defer { dir.remove() }
+        let a = try make("long.wav", seconds: 30, title: "Long Song")
+        let r = try drive(#"""
+            wait_for(b'Playing 1/1: Long Song')
+            lflag = termios.tcgetattr(fd)[3]
+            print("playing; canonical and echo:", bool(lflag & termios.ICANON), bool(lflag & termios.ECHO))
+            os.write(fd, b'\x1a')
+            def no_stop(signum, frame): sys.exit("not stopped")
+            signal.signal(signal.SIGALRM, no_stop)
+            signal.alarm(10)
+            status = os.waitpid(pid, os.WUNTRACED)[1]
+            signal.alarm(0)
+            if not os.WIFSTOPPED(status): sys.exit("ended instead of stopping: %r" % status)
+            lflag = termios.tcgetattr(fd)[3]
+            print("stopped; canonical and echo:", bool(lflag & termios.ICANON), bool(lflag & termios.ECHO))
+            os.kill(pid, signal.SIGCONT)
+            os.write(fd, b'q')
+            wait_for(b'Done: 1 played, 0 failed')
+            print("status", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+            """#, ["--plain", a])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == """
+            playing; canonical and echo: False False
+            stopped; canonical and echo: True True
+            status 0
+
+            """, "\(r.stdout) \(r.stderr)")
+    }
+
     @Test func aFailedFileSaysWhyOnTheScreenAndAfterIt() throws {
         defer { dir.remove() }
         let bad = dir.file("broken.mp3")
