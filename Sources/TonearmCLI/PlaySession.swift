@@ -31,7 +31,8 @@ final class PlaySession: @unchecked Sendable {
     private let notice: String?
     private var settings: Settings
     private let interactive: Bool
-    /// Whether keys are read: standard input is a terminal (live screen or `--plain`).
+    /// Whether the terminal's keys are taken at the start (cbreak mode): standard input is a
+    /// terminal and this process is in its foreground (live screen or `--plain`).
     private let readsKeys: Bool
     private let terminal: Terminal
     /// Keys and signals, while the session runs (stopped while the picker has the terminal).
