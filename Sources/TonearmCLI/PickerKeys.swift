@@ -22,7 +22,7 @@ enum PickerInput: Sendable, Equatable {
 ///   even while typing), Ctrl-G and Ctrl-C (cancel), Ctrl-L (redraw).
 /// - Escape alone: its byte also starts every sequence, so the reader calls ``flushEscape()``
 ///   when nothing has followed it for a moment (``isWaitingAfterEscape``).
-struct PickerKeyDecoder {
+struct PickerKeyDecoder: TerminalInputDecoder {
     private var sequence: [UInt8] = []
     private var utf8: [UInt8] = []
     private var utf8Expected = 0

@@ -12,9 +12,14 @@ struct PlayCommand: AsyncParsableCommand {
         commandName: "play",
         abstract: "Play files, folders and playlists as one gapless queue.",
         discussion: """
-            In a terminal it shows a live screen (keys: \(LiveScreen.help)). When standard output \
-            is not a terminal it prints plain progress lines. Files that cannot be played are \
-            reported and skipped; the exit status is 1 when any failed. The queue is saved as it \
+            In a terminal it shows a live screen (keys:\(LiveScreen.help); also m mute, 9/0 and \
+            -/+ volume, </> previous/next, Home restart, a add songs from the library). Tab \
+            browses the queue: ↑/↓ or j/k move, Enter plays, d or Delete removes, J/K or \
+            Shift-↑/↓ move the item; ? shows every key. With --plain, or when standard output is \
+            not a terminal, it prints plain progress lines (the keys still work when standard \
+            input is a terminal). Files that cannot be played are reported and skipped (on the \
+            screen, with why, and listed again on standard error at the end); the exit status is \
+            1 when any failed. The queue is saved as it \
             plays; --resume picks it up again. While playing, it is published over MPRIS \
             (playerctl, desktop media keys) when a session bus is there.
 

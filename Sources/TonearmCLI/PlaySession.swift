@@ -24,6 +24,8 @@ final class PlaySession: @unchecked Sendable {
         /// The index of the file to start with (with `shuffle`, the first of the shuffled order;
         /// without one named, shuffling starts from a random file).
         var start: Int? = nil
+        /// What the keys do (the config file's `[keys]`, over the defaults).
+        var keys: KeyBindings = .defaults
     }
 
     private let files: [String]
@@ -32,7 +34,24 @@ final class PlaySession: @unchecked Sendable {
     private let notice: String?
     private var settings: Settings
     private let interactive: Bool
-    private let terminal = Terminal()
+    /// Whether the terminal's keys are taken at the start (cbreak mode): standard input is a
+    /// terminal and this process is in its foreground (live screen or `--plain`).
+    private let readsKeys: Bool
+    private let terminal: Terminal
+    /// Keys and signals, while the session runs (stopped while the picker has the terminal).
+    private var reader: InputReader<PlayKeyDecoder>?
+    /// Why items failed, by persistent ID (shown on their queue rows).
+    private var failures: [UInt64: String] = [:]
+    /// What failed, for the summary printed after the screen is gone: "file: reason".
+    private var failureSummary: [String] = []
+    /// Titles and artists read from the queue's files, by path.
+    private var tags: [String: (title: String, artist: String?)] = [:]
+    /// The play order behind ``ScreenState/queue``: row → queue index.
+    private var rowItems: [Int] = []
+    /// The terminal's size, read when the screen is taken and on SIGWINCH (never polled).
+    private var size = (columns: 80, rows: 24)
+    /// The volume before `m` muted (nil: not muted).
+    private var mutedVolume: Float?
     private var screen = ScreenState()
     private let player: MusicPlayer
     private let remote: RemoteBridge
@@ -67,6 +86,8 @@ final class PlaySession: @unchecked Sendable {
         self.notice = notice
         self.settings = settings
         self.interactive = interactive
+        readsKeys = Terminal.isForeground
+        terminal = Terminal(drawsScreen: interactive)
         let (stream, sink) = AsyncStream<SessionEvent>.makeStream()
         (events, continuation) = (stream, sink)
         let shared: SessionOutput?
@@ -87,19 +108,17 @@ final class PlaySession: @unchecked Sendable {
         screen.notice = notice
         screen.eq = settings.eq.description
         screen.rate = settings.rate
+        screen.keys = settings.keys
+        screen.color = ScreenState.colorAllowed()
     }
 
     /// Plays the queue; returns whether any file failed.
     func run() async -> Bool {
         if let n = notice, !interactive { Terminal.writeError(n) }
+        startInput()
         for p in problems { report(p) }
+        failureSummary += problems
         failed += problems.count
-        let signals = SessionInput.installSignalHandlers(continuation)
-        var keyThread: Thread?
-        if interactive {
-            terminal.enter()
-            keyThread = SessionInput.startKeyReader(continuation)
-        }
         let playerEvents = player.events
         let cont = continuation
         let pump = Task { for await e in playerEvents { cont.yield(.queue(e)) } }
@@ -119,35 +138,48 @@ final class PlaySession: @unchecked Sendable {
             volumeTask?.cancel()
             ticker.cancel()
             pump.cancel()
-            signals.forEach { $0.cancel() }
+            stopInput()
             remote.stop()
-            terminal.restore()
-            _ = keyThread
         }
         configurePlayer()
         let recorder = library.map { LibraryPlayRecorder(player: player, library: $0) }
         player.play()
         if player.nowPlayingItem == nil {
+            stopInput()
             report("nothing to play")
+            printFailureSummary()
             return true
         }
         loop: for await event in events {
             switch event {
             case .tick:
                 draw()
+            case .resized:
+                size = Terminal.size(of: terminal.output)
+                draw()
             case .signalled(let sig):
                 interruptedBy = sig
                 break loop
+            case .continued:
+                // `fg` after Ctrl-Z and `bg`: the terminal is taken again.
+                if terminal.resumeIfForeground() {
+                    size = Terminal.size(of: terminal.output)
+                    draw()
+                }
+            case .suspend:
+                terminal.suspend()
+                size = Terminal.size(of: terminal.output)  // it may have changed while stopped
+                draw()
             case .systemVolume(let v):
                 screen.systemVolume = v
                 draw()
             case .queue(let e):
                 if handle(e) { break loop }
                 draw()
-            case .player:
+            case .player, .key:
                 break
-            case .key(let k):
-                if handle(key: k) { break loop }
+            case .keyName(let k):
+                if await handle(key: k) { break loop }
                 draw()
             case .remote(let request):
                 if handle(remote: request) { break loop }
@@ -159,8 +191,52 @@ final class PlaySession: @unchecked Sendable {
         player.stop()
         try? player.session?.setActive(false, options: .notifyOthersOnDeactivation)
         sharedFileOutput?.finish()
+        stopInput()
+        printFailureSummary()
         if !interactive { Terminal.write("Done: \(played.count) played, \(failed) failed\n") }
         return failed > 0
+    }
+
+    /// Takes the terminal (the screen, or only its keys with `--plain`) and starts reading keys
+    /// and signals: the quit signals always, Ctrl-Z and resizes while the terminal is taken.
+    private func startInput() {
+        var signals = [SIGINT, SIGTERM, SIGHUP]
+        if readsKeys || interactive { signals += [SIGTSTP, SIGCONT] }
+        if interactive { signals.append(SIGWINCH) }
+        let cont = continuation
+        // Keys are read whenever this process has the terminal's foreground (also after `fg`).
+        let reader = InputReader<PlayKeyDecoder>(signals: signals, readsInput: isatty(0) == 1) { event in
+            switch event {
+            case .input(let key): cont.yield(.keyName(key))
+            case .signal(SIGWINCH): cont.yield(.resized)
+            case .signal(SIGTSTP): cont.yield(.suspend)
+            case .signal(SIGCONT): cont.yield(.continued)
+            case .signal(let sig): cont.yield(.signalled(sig))
+            case .closed: break  // no more keys; playback goes on
+            }
+        }
+        // The handlers are in place before the terminal is taken: a key that raises a signal
+        // is never lost (nor, for Ctrl-Z, left to stop the process with the terminal unrestored).
+        reader.start()
+        if readsKeys || interactive { terminal.enter() }
+        size = Terminal.size(of: terminal.output)
+        self.reader = reader
+    }
+
+    /// Gives the terminal back (first: a signal after the reader stops has its default action
+    /// again), then stops reading.
+    private func stopInput() {
+        terminal.restore()
+        reader?.stop()
+        reader = nil
+    }
+
+    /// After the screen is gone: what failed and why, on standard error (plain mode reported
+    /// each as it came).
+    private func printFailureSummary() {
+        guard interactive, !failureSummary.isEmpty else { return }
+        Terminal.writeError("\(failureSummary.count == 1 ? "1 file" : "\(failureSummary.count) files") could not be played:")
+        for line in failureSummary { Terminal.writeError("  " + line) }
     }
 
     /// Sets the queue (or restores the saved one) and the sound settings.
@@ -220,10 +296,16 @@ final class PlaySession: @unchecked Sendable {
                 started = true
                 announce(item, index: i)
             }
-        case .itemFailed(let index, _, let error):
+        case .itemFailed(_, let item, let error):
             failed += 1
-            screen.failed.insert(index)
-            report("\(error)")
+            let reason = "\(error)"
+            // On its row, why (the row names the file).
+            let prefix = item.path + ": "
+            failures[item.persistentID] = reason.hasPrefix(prefix) ? String(reason.dropFirst(prefix.count)) : reason
+            let name = item.isRemote ? item.path : item.url.lastPathComponent
+            failureSummary.append(reason.contains(item.path) ? reason : "\(item.path): \(reason)")
+            report(interactive ? "\(name) failed: \(reason)" : reason)
+            refreshQueueScreen()
         case .decodeWarning(let w):
             report(w.description)
         case .seeked(let t):
@@ -237,7 +319,11 @@ final class PlaySession: @unchecked Sendable {
             report(interactive ? "the output \(previous) went away; paused — press space to go on on the new one"
                                : "the output \(previous) went away; paused (`playerctl -p tonearm play` goes on)")
         case .volumeChanged(let v):
-            screen.volume = v
+            if mutedVolume != nil && v > 0 {
+                mutedVolume = nil  // set from elsewhere (MPRIS): no longer muted
+                screen.muted = false
+            }
+            screen.volume = mutedVolume ?? v
         case .ducked(let level):
             screen.message = level < 1 ? "another player asked to be heard over this one (ducked)" : nil
         case .repeatModeChanged(let r):
@@ -259,7 +345,6 @@ final class PlaySession: @unchecked Sendable {
         metadataFor = item.persistentID
         played.insert(item.persistentID)
         screen.message = nil
-        screen.index = index
         if item.isRemote {
             screen.title = item.url.lastPathComponent.isEmpty ? (item.url.host ?? item.path) : item.url.lastPathComponent
             screen.artist = nil
@@ -290,17 +375,45 @@ final class PlaySession: @unchecked Sendable {
         }
         lastPlainSecond = -1
         if !interactive {
-            var line = "Playing \(index + 1)/\(screen.entries.count): \(screen.title)"
+            var line = "Playing \(index + 1)/\(screen.queue.count): \(screen.title)"
             if let a = screen.artist { line += " — \(a)" }
             Terminal.write(line + " [\(screen.format), \(formatTime(screen.duration))]\n")
         }
     }
 
+    /// The queue rows in play order (what plays next, also when shuffled), with titles and
+    /// artists from the tags and why an item failed; the cursor kept on the queue.
     private func refreshQueueScreen() {
-        screen.entries = player.queue.items().map { $0.url.lastPathComponent }
-        screen.index = player.indexOfNowPlayingItem ?? 0
+        let items = player.queue.items()
+        let order = player.queue.playOrder
+        rowItems = order.count == items.count ? order.order : Array(items.indices)
+        let current = order.count == items.count ? order.position : player.indexOfNowPlayingItem
+        // Tags are read for the rows that can be on screen (around the current item and the cursor).
+        let near = Set([current ?? 0, screen.cursor ?? 0].flatMap { max(0, $0 - 100)..<min(rowItems.count, $0 + 200) })
+        screen.queue = rowItems.enumerated().map { row, i in
+            let item = items[i]
+            let (title, artist) = near.contains(row) ? tags(of: item) : (tags[item.path] ?? (Self.name(of: item), nil))
+            return ScreenState.QueueRow(title: title, artist: artist, failure: failures[item.persistentID])
+        }
+        screen.current = items.isEmpty ? nil : current
+        if let c = screen.cursor { screen.cursor = items.isEmpty ? nil : min(c, items.count - 1) }
         screen.repeatMode = player.repeatMode
         screen.shuffleMode = player.shuffleMode
+    }
+
+    /// An item's title and artist from its tags (the file name when untagged), read once.
+    private func tags(of item: QueueItem) -> (title: String, artist: String?) {
+        if let t = tags[item.path] { return t }
+        var t: (title: String, artist: String?) = (Self.name(of: item), nil)
+        if !item.isRemote, let md = try? AudioFile(path: item.path).metadata {
+            t = (md.title ?? t.title, md.artist)
+        }
+        tags[item.path] = t
+        return t
+    }
+
+    private static func name(of item: QueueItem) -> String {
+        item.isRemote && item.url.lastPathComponent.isEmpty ? (item.url.host ?? item.path) : item.url.lastPathComponent
     }
 
     private func publish() {
@@ -308,34 +421,51 @@ final class PlaySession: @unchecked Sendable {
             item: player.nowPlayingItem, title: screen.title.isEmpty ? nil : screen.title, artist: screen.artist,
             album: screen.album, albumArtist: screen.albumArtist, artwork: screen.artwork,
             duration: screen.duration > 0 ? screen.duration : nil, elapsed: player.currentPlaybackTime,
-            playing: player.playbackState, index: player.indexOfNowPlayingItem, count: screen.entries.count,
+            playing: player.playbackState, index: player.indexOfNowPlayingItem, count: screen.queue.count,
             volume: player.volume, repeatMode: player.repeatMode, shuffleMode: player.shuffleMode, rate: settings.rate))
     }
 
-    /// Carries out a key; true to quit.
-    private func handle(key: Key) -> Bool {
-        switch key {
-        case .space:
+    /// Carries out a key (by name, through the bindings); true to quit. With the key help
+    /// shown, a key only closes it.
+    private func handle(key: String) async -> Bool {
+        if screen.showsHelp {
+            screen.showsHelp = false
+            return false
+        }
+        guard let action = settings.keys.action(for: key, queueFocused: screen.cursor != nil) else { return false }
+        switch action {
+        case .pause:
             if player.playbackState == .playing { player.pause() } else { player.play() }
-        case .left: player.currentPlaybackTime = max(0, player.currentPlaybackTime - 5)
-        case .right: player.currentPlaybackTime = min(max(0, screen.duration - 0.5), player.currentPlaybackTime + 5)
-        case .up: setVolume(player.volume + 0.05)
-        case .down: setVolume(player.volume - 0.05)
-        case .char("n"): player.skipToNextItem()
-        case .char("p"): player.skipToPreviousItem()
-        case .char("l"), .char("r"):
+        case .seekBack: player.currentPlaybackTime = max(0, player.currentPlaybackTime - 5)
+        case .seekForward: player.currentPlaybackTime = min(max(0, screen.duration - 0.5), player.currentPlaybackTime + 5)
+        case .volumeUp: setVolume((mutedVolume ?? player.volume) + 0.05)
+        case .volumeDown: setVolume((mutedVolume ?? player.volume) - 0.05)
+        case .mute:
+            if let v = mutedVolume {
+                setVolume(v)
+            } else {
+                let v = player.volume
+                player.volume = 0
+                mutedVolume = v
+                screen.muted = true
+                screen.volume = v
+            }
+        case .next: player.skipToNextItem()
+        case .previous: player.skipToPreviousItem()
+        case .restart: player.skipToBeginning()
+        case .repeat:
             switch player.repeatMode {
             case .none: player.repeatMode = .one
             case .one: player.repeatMode = .all
             case .all: player.repeatMode = .none
             }
-        case .char("s"):
+        case .shuffle:
             player.shuffleMode = player.shuffleMode == .off ? .songs : .off
-        case .char("]"), .char("["):
+        case .slower, .faster:
             // Speed in steps of 0.1 (pitch kept).
-            let step: Float = key == .char("]") ? 0.1 : -0.1
+            let step: Float = action == .faster ? 0.1 : -0.1
             setRate(((settings.rate + step) * 10).rounded() / 10)
-        case .char("e"):
+        case .eqNext:
             // The next preset (from a custom spec: the first preset).
             let all = EQPreset.all
             let next: EQPreset
@@ -348,8 +478,81 @@ final class PlaySession: @unchecked Sendable {
             settings.eq.apply(to: player.queue.eq)
             settings.effects.applyEQSettings(to: player.queue.eq)
             screen.eq = next.name
-        case .char("q"), .char("Q"): return true
-        default: break
+        case .help:
+            screen.showsHelp = interactive
+        case .quit:
+            return true
+        case .focusQueue:
+            guard interactive else { break }
+            screen.cursor = screen.cursor == nil && !screen.queue.isEmpty ? (screen.current ?? 0) : nil
+            if screen.cursor != nil { refreshQueueScreen() }
+        case .add:
+            if interactive { return await addFromLibrary() }
+        case .queueUp, .queueDown:
+            guard let c = screen.cursor, !screen.queue.isEmpty else { break }
+            screen.cursor = min(max(0, c + (action == .queueUp ? -1 : 1)), screen.queue.count - 1)
+            refreshQueueScreen()  // tags of the rows that come into view
+        case .queuePlay:
+            guard let c = screen.cursor, rowItems.indices.contains(c) else { break }
+            player.queue.skipToItem(at: rowItems[c])
+            if player.playbackState != .playing { player.play() }
+        case .queueRemove:
+            guard let c = screen.cursor, rowItems.indices.contains(c) else { break }
+            player.queue.remove(at: rowItems[c])
+            refreshQueueScreen()
+            if screen.queue.isEmpty { report("the queue is empty: \(keyName(.add)) adds songs from the library, \(keyName(.quit)) quits") }
+        case .queueMoveUp, .queueMoveDown:
+            guard let c = screen.cursor, rowItems.indices.contains(c) else { break }
+            guard player.shuffleMode == .off else {
+                report("shuffled, the order is drawn at random: \(keyName(.shuffle)) turns shuffle off to reorder")
+                break
+            }
+            let to = c + (action == .queueMoveUp ? -1 : 1)
+            guard rowItems.indices.contains(to) else { break }
+            player.queue.move(from: rowItems[c], to: rowItems[to])
+            screen.cursor = to
+            refreshQueueScreen()
+        }
+        return false
+    }
+
+    /// The first key bound to `action`, as the help shows it.
+    private func keyName(_ action: KeyAction) -> String {
+        settings.keys.keys(for: action).first.map(KeyBindings.display) ?? action.rawValue
+    }
+
+    /// `a`: the library's picker (as `tonearm pick`) over the play screen, playback going on;
+    /// what is picked is appended to the queue (shuffled: it plays next). True when a signal
+    /// ended the picker (the session ends too).
+    private func addFromLibrary() async -> Bool {
+        let path = MediaLibrary.defaultPath
+        let lib: MediaLibrary
+        if let library {
+            lib = library
+        } else if FileManager.default.fileExists(atPath: path), let opened = try? MediaLibrary(path: path) {
+            lib = opened
+        } else {
+            report("there is no library at \(path) to add from: scan folders into one with `tonearm library scan DIR`")
+            return false
+        }
+        // The picker reads the keys and signals itself while it runs.
+        stopInput()
+        let size = Terminal.size(of: 1)
+        let picker = MediaPicker(source: MediaPicker.LibrarySource(library: lib), view: .songs, search: "",
+                                 pageSize: PickerScreen.pageSize(height: size.rows))
+        let outcome = await PickSession(picker: picker, terminal: Terminal(output: 1, bracketedPaste: true), verb: "add",
+                                        libraryPath: lib.path).run()
+        startInput()
+        switch outcome {
+        case .picked(let items):
+            for item in items { player.queue.append(QueueItem(pathOrURL: item.path, persistentID: item.persistentID)) }
+            refreshQueueScreen()
+            report("added \(items.count == 1 ? "1 song" : "\(items.count) songs") to the queue")
+        case .cancelled:
+            break
+        case .signalled(let sig):
+            interruptedBy = sig
+            return true
         }
         return false
     }
@@ -372,12 +575,14 @@ final class PlaySession: @unchecked Sendable {
     }
 
     private func setVolume(_ v: Float) {
+        mutedVolume = nil
+        screen.muted = false
         player.volume = volumeStep(v)
         screen.volume = player.volume
     }
 
     private func report(_ message: String) {
-        if interactive {
+        if interactive && terminal.isActive {
             screen.message = message
         } else {
             Terminal.writeProblem(message)  // `tonearm: <file>: <why>`, as every error
@@ -395,7 +600,8 @@ final class PlaySession: @unchecked Sendable {
         case .stopped: screen.status = .stopped
         }
         if interactive {
-            Terminal.write("\u{1B}[H\u{1B}[J" + LiveScreen.render(screen, width: Terminal.width))
+            let lines = LiveScreen.lines(screen, width: size.columns, height: size.rows)
+            terminal.draw("\u{1B}[H" + lines.joined(separator: "\u{1B}[K\n") + "\u{1B}[K\u{1B}[J")
         } else if player.playbackState == .playing && announced {
             let sec = Int(screen.elapsed)
             if sec / 5 != lastPlainSecond / 5 || lastPlainSecond < 0 {

@@ -18,6 +18,14 @@ enum SessionEvent: Sendable {
     case signalled(Int32)
     /// A remote client (MPRIS) asked for what the session itself owns: the speed, quitting.
     case remote(RemoteBridge.Request)
+    /// A key of `tonearm play`'s screen, by name (``PlayKeyDecoder``).
+    case keyName(String)
+    /// The terminal changed size (SIGWINCH).
+    case resized
+    /// Ctrl-Z (SIGTSTP): give the terminal back and stop until continued.
+    case suspend
+    /// SIGCONT: `fg` (or `bg`) after Ctrl-Z.
+    case continued
 }
 
 /// What feeds a play loop besides its player: quit signals and the terminal's keys.

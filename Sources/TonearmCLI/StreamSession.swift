@@ -101,7 +101,7 @@ final class StreamSession: @unchecked Sendable {
             case .key(let k):
                 if handle(key: k) { break loop }
                 draw()
-            case .queue, .systemVolume, .remote:
+            case .queue, .systemVolume, .remote, .keyName, .resized, .suspend, .continued:
                 break
             }
         }
@@ -254,7 +254,7 @@ final class StreamSession: @unchecked Sendable {
         let ahead = item.bufferedSecondsAhead
         screen.bufferedAhead = ahead.isFinite ? ahead : nil
         if interactive {
-            Terminal.write("\u{1B}[H\u{1B}[J" + LiveScreen.render(screen, width: Terminal.width))
+            Terminal.write("\u{1B}[H\u{1B}[J" + LiveScreen.render(screen, width: Terminal.width, height: Terminal.size(of: 1).rows))
         } else if screen.status == .playing && announced {
             let sec = Int(screen.elapsed)
             if sec / 5 != lastPlainSecond / 5 || lastPlainSecond < 0 {

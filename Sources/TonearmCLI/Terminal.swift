@@ -28,17 +28,24 @@ final class Terminal: @unchecked Sendable {
     let output: Int32
     /// Whether pasted text is marked (bracketed paste), so that a newline in it is not Enter.
     private let bracketedPaste: Bool
+    /// Whether a screen is drawn (the alternate screen, the cursor hidden), or only keys are
+    /// read (`tonearm play --plain` in a terminal: its lines stay in the scrollback).
+    let drawsScreen: Bool
     private var active = false
 
-    init(output: Int32 = 1, bracketedPaste: Bool = false) {
+    init(output: Int32 = 1, bracketedPaste: Bool = false, drawsScreen: Bool = true) {
         self.output = output
         self.bracketedPaste = bracketedPaste
+        self.drawsScreen = drawsScreen
     }
 
-    /// Enters cbreak mode and the alternate screen, hides the cursor.
+    /// Whether the terminal is taken (between ``enter()`` and ``restore()``).
+    var isActive: Bool { active }
+
+    /// Enters cbreak mode and (when it draws a screen) the alternate screen, hides the cursor.
     func enter() {
         guard !active, tcgetattr(0, savedTermios) == 0 else { return }
-        savedOutput.pointee = output
+        savedOutput.pointee = drawsScreen ? output : -1
         savedValid.pointee = 1
         var raw = savedTermios.pointee
         raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
@@ -48,7 +55,7 @@ final class Terminal: @unchecked Sendable {
         }
         tcsetattr(0, TCSANOW, &raw)
         for s in [SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE] { signal(s, fatalSignalHandler) }
-        Terminal.write("\u{1B}[?1049h\u{1B}[?25l" + (bracketedPaste ? "\u{1B}[?2004h" : ""), to: output)
+        if drawsScreen { Terminal.write("\u{1B}[?1049h\u{1B}[?25l" + (bracketedPaste ? "\u{1B}[?2004h" : ""), to: output) }
         active = true
     }
 
@@ -56,10 +63,40 @@ final class Terminal: @unchecked Sendable {
     func restore() {
         guard active else { return }
         active = false
-        Terminal.write((bracketedPaste ? "\u{1B}[?2004l" : "") + "\u{1B}[?25h\u{1B}[?1049l", to: output)
+        if drawsScreen { Terminal.write((bracketedPaste ? "\u{1B}[?2004l" : "") + "\u{1B}[?25h\u{1B}[?1049l", to: output) }
         tcsetattr(0, TCSANOW, savedTermios)
         savedValid.pointee = 0
     }
+
+    /// Ctrl-Z (SIGTSTP, caught): gives the terminal back, stops the process until `fg` (or any
+    /// SIGCONT) and takes the terminal again, when the process is in the foreground (after
+    /// `bg` it is not: ``resumeIfForeground()`` takes it on a later `fg`); the caller draws its
+    /// screen anew. A terminal not taken stays as it is. True when it was taken again.
+    @discardableResult
+    func suspend() -> Bool {
+        let wasActive = active
+        restore()
+        raise(SIGSTOP)  // this thread and the process stop here until continued
+        suspended = suspended || wasActive
+        return resumeIfForeground()
+    }
+
+    /// Takes the terminal again after ``suspend()`` when the process is (now) in the
+    /// terminal's foreground (on SIGCONT); true when it did.
+    @discardableResult
+    func resumeIfForeground() -> Bool {
+        guard suspended, !active, Terminal.isForeground else { return false }
+        suspended = false
+        enter()
+        return true
+    }
+
+    /// Whether the terminal was given back by ``suspend()`` and not taken again yet.
+    private var suspended = false
+
+    /// Whether standard input is a terminal whose foreground is this process's group (a
+    /// background job that read it or changed its settings would be stopped).
+    static var isForeground: Bool { isatty(0) == 1 && tcgetpgrp(0) == getpgrp() }
 
     /// Draws on the screen (to ``output``).
     func draw(_ s: String) { Terminal.write(s, to: output) }
@@ -106,7 +143,7 @@ nonisolated(unsafe) private let savedOutput: UnsafeMutablePointer<Int32> = {
 private let fatalSignalHandler: @convention(c) (Int32) -> Void = { sig in
     if savedValid.pointee != 0 {
         let seq: StaticString = "\u{1B}[?2004l\u{1B}[?25h\u{1B}[?1049l"
-        _ = Glibc.write(savedOutput.pointee, seq.utf8Start, seq.utf8CodeUnitCount)
+        if savedOutput.pointee >= 0 { _ = Glibc.write(savedOutput.pointee, seq.utf8Start, seq.utf8CodeUnitCount) }
         tcsetattr(0, TCSANOW, savedTermios)
     }
     signal(sig, SIG_DFL)
