@@ -52,7 +52,7 @@ import TonearmTestSupport
         // Again: the file exists.
         let again = try run(try tonearmBinary(), ["extract-audio", f, "-o", out, "--track", "2"])
         #expect(again.status != 0)
-        #expect(again.stderr.contains("\(out) exists; use --force to overwrite it"), "\(again.stderr)")
+        #expect(again.stderr.contains("\(out): already exists; use --force to overwrite it"), "\(again.stderr)")
         let forced = try run(try tonearmBinary(), ["extract-audio", f, "-o", out, "--track", "1", "--force"])
         #expect(forced.status == 0, "\(forced.stderr)")
     }
