@@ -15,12 +15,18 @@ struct LibraryCommand: AsyncParsableCommand {
 
 /// The database option every library command takes.
 struct LibraryDatabaseOption: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The library database (default: $XDG_DATA_HOME/tonearm/library.sqlite).", valueName: "PATH"))
+    @Option(name: .long, help: ArgumentHelp("The library database (default: the config file's [library] database, else $XDG_DATA_HOME/tonearm/library.sqlite).", valueName: "PATH"))
     var db: String?
+
+    /// `tonearm --config PATH library …`: the config file whose `[library] database` is the default.
+    @OptionGroup(visibility: .hidden) var config: ConfigOption
+
+    /// The database to open: `--db`, else the config file's, else the default one.
+    var path: String { db ?? ConfiguredLibrary.databasePath(config: config) }
 
     /// Opens the library, or prints the error and exits with status 1.
     func open(command: String) throws -> MediaLibrary {
-        do { return try MediaLibrary(path: db) } catch {
+        do { return try MediaLibrary(path: path) } catch {
             Terminal.writeError("tonearm library \(command): \(error)")
             throw ExitCode(1)
         }

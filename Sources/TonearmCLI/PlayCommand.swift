@@ -41,7 +41,7 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Play this playlist of the media library, in its order, or a smart one such as \"Top 25 Most Played\" (see tonearm library playlists).")
     var playlist: String?
 
-    @Option(name: .long, help: "The media library database (default: $XDG_DATA_HOME/tonearm/library.sqlite).")
+    @Option(name: .long, help: "The media library database (default: the config file's [library] database, else $XDG_DATA_HOME/tonearm/library.sqlite).")
     var db: String?
 
     @OptionGroup var playback: PlaybackOptions
@@ -58,7 +58,7 @@ struct PlayCommand: AsyncParsableCommand {
     /// What the library finds for the filters (albums in disc and track order) or the
     /// playlist (in its order), and the library.
     func libraryItems() throws -> (MediaLibrary, [MediaItem]) {
-        let library = try MediaLibrary(path: db)
+        let library = try MediaLibrary(path: db ?? playback.config.loadOrExit(command: "play")?.library.database)
         if let playlist {
             // A playlist is played as it is; the filters do not narrow it.
             let items = try library.items(inPlaylistOrSmartPlaylist: playlist)
@@ -91,9 +91,15 @@ struct PlayCommand: AsyncParsableCommand {
     func run() async throws {
         // One network stream: the streaming player (buffering, stalls, radio titles).
         if paths.count == 1, !resume, !usesLibrary, let url = Self.streamURL(paths[0]) {
-            let (selection, notice) = try playback.selection()
-            let session = StreamSession(url: url, selection: selection, device: playback.device, notice: notice,
-                                        settings: try playback.settings(resume: false), interactive: playback.interactive)
+            let settings = try playback.effective(command: "play", resume: false)
+            let (selection, notice): (OutputSelection, String?)
+            do { (selection, notice) = try playback.selection(settings) } catch let e as PlaybackSetupError {
+                Terminal.writeError("tonearm play: \(e)")
+                throw ExitCode(1)
+            }
+            let session = StreamSession(url: url, selection: selection, device: settings.device.value, notice: notice,
+                                        settings: settings.sessionSettings(mix: playback.mix, resume: false, effects: try playback.sound.effects()),
+                                        interactive: playback.interactive)
             let failed = await session.run()
             if let sig = session.interruptedBy { throw ExitCode(128 + sig) }
             if failed { throw ExitCode(1) }

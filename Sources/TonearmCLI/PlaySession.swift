@@ -162,7 +162,7 @@ final class PlaySession: @unchecked Sendable {
         if settings.resume {
             do { restored = try player.restore() } catch { report("\(error); starting a new queue") }
             if !restored && files.isEmpty { report("no saved queue to resume") }
-            if restored { for f in files { player.queue.append(QueueItem(pathOrURL: f)) } }
+            if restored { appendNew(files) }
         }
         if !restored { player.setQueue(with: files.map { QueueItem(pathOrURL: $0, persistentID: libraryIDs[$0]) }) }
         if let v = settings.volume { player.volume = v }
@@ -176,6 +176,17 @@ final class PlaySession: @unchecked Sendable {
         screen.volume = player.volume
         refreshQueueScreen()
         publish()
+    }
+
+    /// Appends to a resumed queue the files it does not hold yet (`play --resume DIR` run again
+    /// does not add DIR's files a second time).
+    private func appendNew(_ files: [String]) {
+        var held = Set(player.queue.items().map { $0.url.standardized.absoluteString })
+        for f in files {
+            let item = QueueItem(pathOrURL: f, persistentID: libraryIDs[f])
+            guard held.insert(item.url.standardized.absoluteString).inserted else { continue }
+            player.queue.append(item)
+        }
     }
 
     /// The effect chain: time-pitch for the speed (when not 1), then the options' effects.
@@ -377,5 +388,13 @@ final class PlaySession: @unchecked Sendable {
                 Terminal.write("  \(formatTime(screen.elapsed)) / \(formatTime(screen.duration))\n")
             }
         }
+    }
+}
+
+extension PlaySession {
+    /// What the next run starts from: the volume it ended at, and (for `--resume`) the EQ and
+    /// speed.
+    var settingsToRemember: SavedPlaybackSettings {
+        SavedPlaybackSettings(volume: player.volume, eq: settings.eq.description, rate: settings.rate)
     }
 }

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import ArgumentParser
+import Foundation
+import Tonearm
+
+/// Where a setting's value came from, for `tonearm config`.
+enum SettingSource: Equatable, Sendable, CustomStringConvertible {
+    /// Nothing set it.
+    case `default`
+    /// The config file, at a line.
+    case file(path: String, line: Int?)
+    /// A command-line flag (`--volume`).
+    case flag(String)
+    /// An environment variable (`TONEARM_CONFIG`, `XDG_DATA_HOME`).
+    case environment(String)
+    /// What the last run left in the state folder (the volume; with `--resume` the EQ and speed).
+    case remembered(path: String)
+
+    var description: String {
+        switch self {
+        case .default: "default"
+        case .file(let path, let line): "config file \(path)" + (line.map { ":\($0)" } ?? "")
+        case .flag(let f): "flag \(f)"
+        case .environment(let v): "environment \(v)"
+        case .remembered(let path): "remembered in \(path)"
+        }
+    }
+
+    /// `default`, `file`, `flag`, `environment` or `remembered`.
+    var kind: String {
+        switch self {
+        case .default: "default"
+        case .file: "file"
+        case .flag: "flag"
+        case .environment: "environment"
+        case .remembered: "remembered"
+        }
+    }
+}
+
+/// A setting's value and where it came from.
+struct Setting<Value> {
+    var value: Value
+    var source: SettingSource
+}
+
+extension Setting: Sendable where Value: Sendable {}
+
+/// `--config PATH`, on the root command and on every command that reads the config file (the
+/// value given before the subcommand reaches it).
+struct ConfigOption: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The config file (default: $TONEARM_CONFIG, else $XDG_CONFIG_HOME/tonearm/config.toml).",
+                                            valueName: "PATH"))
+    var config: String?
+
+    /// Where the config file is, and why there.
+    func location(environment: [String: String] = ProcessInfo.processInfo.environment) -> Setting<String> {
+        ConfigLocation.resolve(flag: config, environment: environment)
+    }
+
+    /// The config file, checked; nil when there is none at the default location.
+    /// - Throws: ``ConfigError`` for a file with problems, or one named by `--config` or
+    ///   `TONEARM_CONFIG` that does not exist.
+    func load(environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigError) -> ConfigFile? {
+        let where_ = location(environment: environment)
+        let file = try ConfigFile.load(path: where_.value)
+        if file == nil, where_.source != .default, !(where_.source == .environment("XDG_CONFIG_HOME")) {
+            throw ConfigError(path: where_.value, problems: [ConfigProblem(kind: .unreadable("there is no such file (named by \(where_.source))"))])
+        }
+        return file
+    }
+
+    /// ``load(environment:)`` for a command: a problem is printed and ends it with status 78
+    /// (EX_CONFIG).
+    func loadOrExit(command: String) throws -> ConfigFile? {
+        do { return try load() } catch {
+            Terminal.writeError("tonearm \(command): the config file has problems:\n\(error)")
+            throw ExitCode(78)
+        }
+    }
+}
+
+/// Where the config file is looked for.
+enum ConfigLocation {
+    /// `--config`, else `$TONEARM_CONFIG`, else `$XDG_CONFIG_HOME/tonearm/config.toml`, else
+    /// `~/.config/tonearm/config.toml`.
+    static func resolve(flag: String?, environment: [String: String]) -> Setting<String> {
+        if let flag, !flag.isEmpty { return Setting(value: absolute(flag), source: .flag("--config")) }
+        if let env = environment["TONEARM_CONFIG"], !env.isEmpty {
+            return Setting(value: absolute(env), source: .environment("TONEARM_CONFIG"))
+        }
+        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
+            return Setting(value: xdg + "/tonearm/config.toml", source: .environment("XDG_CONFIG_HOME"))
+        }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return Setting(value: home + "/.config/tonearm/config.toml", source: .default)
+    }
+
+    private static func absolute(_ p: String) -> String {
+        p.hasPrefix("/") ? p : FileManager.default.currentDirectoryPath + "/" + p
+    }
+}
+
+/// The settings `play` runs with, each with its source: a flag wins over the config file,
+/// which wins over what the last run left (the volume) and the defaults. With `--resume` the
+/// last run's EQ and speed come back too, over the config file's EQ.
+struct EffectiveSettings {
+    /// The output (nil: automatic, PulseAudio if a server answers, else null).
+    var output: Setting<OutputSelection?>
+    /// The PulseAudio sink (nil: the server's default).
+    var device: Setting<String?>
+    /// 0–100 (nil: the player's default, full).
+    var volume: Setting<Int?>
+    var eq: Setting<EQChoice>
+    var rate: Setting<Float>
+    var replayGain: Setting<ReplayGainMode>
+    var preamp: Setting<Double>
+    var crossfade: Setting<Double>
+    /// nil: as it was (a resumed queue keeps its repeat mode; a new one does not repeat).
+    var repeatMode: Setting<RepeatMode?>
+    var shuffle: Setting<Bool>
+    var libraryDatabase: Setting<String>
+    var musicFolders: Setting<[String]>
+    /// The config file's `[keys]` table, each with its line.
+    var keys: [String: Setting<[String]>]
+
+    /// Combines the flags (nil: not given), the config file, what the last run remembered and
+    /// the defaults.
+    init(flags: PlaybackOptions, db: String? = nil, file: ConfigFile?, remembered: Setting<SavedPlaybackSettings>?,
+         resume: Bool, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        func fromFile(_ key: String) -> SettingSource { .file(path: file?.path ?? "", line: file?.line(of: key)) }
+        func pick<T>(_ flag: T?, _ name: String, _ config: T?, _ key: String, default d: T) -> Setting<T> {
+            if let flag { return Setting(value: flag, source: .flag(name)) }
+            if let config { return Setting(value: config, source: fromFile(key)) }
+            return Setting(value: d, source: .default)
+        }
+        /// For settings whose default is "none": nil stays nil.
+        func pickOptional<T>(_ flag: T?, _ name: String, _ config: T?, _ key: String) -> Setting<T?> {
+            if let flag { return Setting(value: flag, source: .flag(name)) }
+            if let config { return Setting(value: config, source: fromFile(key)) }
+            return Setting(value: nil, source: .default)
+        }
+        let p = file?.playback
+        output = pickOptional(try flags.output.map { try OutputSelection(parsing: $0) }, "--output", p?.output, "playback.output")
+        device = pickOptional(flags.device, "--device", p?.device, "playback.device")
+        if let v = flags.volume {
+            volume = Setting(value: v, source: .flag("--volume"))
+        } else if let v = p?.volume {
+            volume = Setting(value: v, source: fromFile("playback.volume"))
+        } else if let r = remembered, let v = r.value.volume {
+            volume = Setting(value: Int((v * 100).rounded()), source: r.source)
+        } else {
+            volume = Setting(value: nil, source: .default)
+        }
+        let resumed = resume ? remembered : nil
+        if let e = flags.sound.eq {
+            eq = Setting(value: try EQChoice(parsing: e), source: .flag("--eq"))
+        } else if let r = resumed, let e = r.value.eq, let choice = try? EQChoice(parsing: e) {
+            eq = Setting(value: choice, source: r.source)
+        } else {
+            eq = pick(nil, "--eq", p?.eq, "playback.eq", default: .preset(.flat))
+        }
+        // `--rate` has a default of 1: a resumed speed applies unless another one was asked for.
+        if flags.sound.rate != 1 {
+            rate = Setting(value: Float(flags.sound.rate), source: .flag("--rate"))
+        } else if let r = resumed, let v = r.value.rate {
+            rate = Setting(value: v, source: r.source)
+        } else {
+            rate = Setting(value: 1, source: .default)
+        }
+        replayGain = pick(flags.replaygain.flatMap(ReplayGainMode.init(rawValue:)), "--replaygain", p?.replayGain, "playback.replaygain",
+                          default: .off)
+        preamp = pick(flags.preamp, "--preamp", p?.preamp, "playback.preamp", default: 0)
+        crossfade = pick(flags.crossfade, "--crossfade", p?.crossfade, "playback.crossfade", default: 0)
+        repeatMode = pickOptional(flags.repeatMode.flatMap(PlaybackOptions.repeatValue), "--repeat", p?.repeatMode, "playback.repeat")
+        shuffle = pick(flags.shuffle, flags.shuffle == false ? "--no-shuffle" : "--shuffle", p?.shuffle, "playback.shuffle",
+                       default: false)
+        if let db {
+            libraryDatabase = Setting(value: db, source: .flag("--db"))
+        } else if let d = file?.library.database {
+            libraryDatabase = Setting(value: d, source: fromFile("library.database"))
+        } else {
+            let xdg = environment["XDG_DATA_HOME"].map { $0.hasPrefix("/") } ?? false
+            libraryDatabase = Setting(value: MediaLibrary.defaultPath, source: xdg ? .environment("XDG_DATA_HOME") : .default)
+        }
+        musicFolders = pick(nil, "", file?.library.folders, "library.folders", default: [])
+        var keys: [String: Setting<[String]>] = [:]
+        for (action, k) in file?.keys ?? [:] { keys[action] = Setting(value: k, source: fromFile("keys.\(action)")) }
+        self.keys = keys
+    }
+
+    /// What `play` hands the session.
+    func sessionSettings(mix: Bool, resume: Bool, effects: EffectOptions) -> PlaySession.Settings {
+        PlaySession.Settings(
+            volume: volume.value.map { Float($0) / 100 }, repeatMode: repeatMode.value, shuffle: shuffle.value,
+            replayGain: replayGain.value, preamp: preamp.value, crossfade: crossfade.value, mix: mix, resume: resume,
+            eq: eq.value, rate: rate.value, effects: effects)
+    }
+}
+
+/// The library database `library`, `pick` and `play --db` open when `--db` is not given: the
+/// config file's `[library] database`, else ``MediaLibrary/defaultPath``. A config file with
+/// problems is reported on standard error and passed over here (the commands that play report
+/// it and stop).
+enum ConfiguredLibrary {
+    static func databasePath(config: ConfigOption) -> String {
+        do { return try config.load()?.library.database ?? MediaLibrary.defaultPath } catch {
+            Terminal.writeError("the config file has problems (its library database is not used):\n\(error)")
+            return MediaLibrary.defaultPath
+        }
+    }
+}
