@@ -13,8 +13,8 @@ struct ConfigCommand: ParsableCommand {
         discussion: """
             The config file is --config PATH, else $TONEARM_CONFIG, else \
             $XDG_CONFIG_HOME/tonearm/config.toml (~/.config/tonearm/config.toml). Flags win over \
-            it; without either, the volume is the last run's. Give play's flags here to see what \
-            they change.
+            it; the volume is the last run's when there is one (unless --volume is given). Give \
+            play's flags here to see what they change.
             """)
 
     @Flag(name: .long, help: "Print JSON: each setting with its value and source.")

@@ -14,7 +14,7 @@ enum ConfigExample {
         # output = "pulse"
         # The PulseAudio output (sink) to play to; `tonearm outputs` lists them.
         # device = "alsa_output.pci-0000_00_1f.3.analog-stereo"
-        # The volume to start at, 0-100 (without it, the last run's volume is kept).
+        # The volume, 0-100, until there is a last run's to start from (--volume sets it).
         # volume = 80
         # Equalizer: a preset or bands as FREQ:GAIN,… (for example "31:+3,62:+2,1k:-1").
         # The presets: \(EQPreset.all.map(\.name).joined(separator: ", ")).

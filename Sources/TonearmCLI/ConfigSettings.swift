@@ -13,7 +13,8 @@ enum SettingSource: Equatable, Sendable, CustomStringConvertible {
     case flag(String)
     /// An environment variable (`TONEARM_CONFIG`, `XDG_DATA_HOME`).
     case environment(String)
-    /// What the last run left in the state folder (the volume; with `--resume` the EQ and speed).
+    /// What the last run left in the state folder: the volume (in the saved queue); with
+    /// `--resume`, the EQ and speed.
     case remembered(path: String)
 
     var description: String {
@@ -101,9 +102,9 @@ enum ConfigLocation {
     }
 }
 
-/// The settings `play` runs with, each with its source: a flag wins over the config file,
-/// which wins over what the last run left (the volume) and the defaults. With `--resume` the
-/// last run's EQ and speed come back too, over the config file's EQ.
+/// The settings `play` runs with, each with its source: a flag wins over what the last run
+/// left (the volume always; the EQ and speed with `--resume`), which wins over the config file,
+/// which wins over the defaults.
 struct EffectiveSettings {
     /// The output (nil: automatic, PulseAudio if a server answers, else null).
     var output: Setting<OutputSelection?>
@@ -124,10 +125,10 @@ struct EffectiveSettings {
     /// The config file's `[keys]` table, each with its line.
     var keys: [String: Setting<[String]>]
 
-    /// Combines the flags (nil: not given), the config file, what the last run remembered and
-    /// the defaults.
-    init(flags: PlaybackOptions, db: String? = nil, file: ConfigFile?, remembered: Setting<SavedPlaybackSettings>?,
-         resume: Bool, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    /// Combines the flags (nil: not given), the last run's volume (0…1, from the saved queue),
+    /// the EQ and speed saved for `resume`, the config file and the defaults.
+    init(flags: PlaybackOptions, db: String? = nil, file: ConfigFile?, rememberedVolume: Setting<Float>?,
+         resumed: Setting<SavedPlaybackSettings>?, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         func fromFile(_ key: String) -> SettingSource { .file(path: file?.path ?? "", line: file?.line(of: key)) }
         func pick<T>(_ flag: T?, _ name: String, _ config: T?, _ key: String, default d: T) -> Setting<T> {
             if let flag { return Setting(value: flag, source: .flag(name)) }
@@ -145,14 +146,11 @@ struct EffectiveSettings {
         device = pickOptional(flags.device, "--device", p?.device, "playback.device")
         if let v = flags.volume {
             volume = Setting(value: v, source: .flag("--volume"))
-        } else if let v = p?.volume {
-            volume = Setting(value: v, source: fromFile("playback.volume"))
-        } else if let r = remembered, let v = r.value.volume {
-            volume = Setting(value: Int((v * 100).rounded()), source: r.source)
+        } else if let r = rememberedVolume {
+            volume = Setting(value: Int((r.value * 100).rounded()), source: r.source)
         } else {
-            volume = Setting(value: nil, source: .default)
+            volume = pickOptional(nil, "--volume", p?.volume, "playback.volume")
         }
-        let resumed = resume ? remembered : nil
         if let e = flags.sound.eq {
             eq = Setting(value: try EQChoice(parsing: e), source: .flag("--eq"))
         } else if let r = resumed, let e = r.value.eq, let choice = try? EQChoice(parsing: e) {

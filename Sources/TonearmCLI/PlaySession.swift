@@ -41,6 +41,8 @@ final class PlaySession: @unchecked Sendable {
     /// Whether playback has started (item changes before that come from setting the queue).
     private var started = false
     private var latest: (QueueItem, Int)?
+    /// Whether the player is published over MPRIS (so that `playerctl` can go on after a pause).
+    private var published = false
     /// The signal that ended the session, if one did.
     private(set) var interruptedBy: Int32?
     private let events: AsyncStream<SessionEvent>
@@ -101,7 +103,7 @@ final class PlaySession: @unchecked Sendable {
         let pump = Task { for await e in playerEvents { cont.yield(.queue(e)) } }
         let refresh: Duration = interactive ? .milliseconds(200) : .seconds(1)
         let ticker = SessionInput.startTicker(continuation, every: refresh)
-        _ = remote.start()  // without a session bus the player simply is not published
+        published = remote.start() == nil  // without a session bus the player simply is not published
         // The system volume of the output in use, for the live screen (PulseAudio only).
         var volumeTask: Task<Void, Never>?
         if interactive, case .pulse(let server) = selection {
@@ -231,11 +233,24 @@ final class PlaySession: @unchecked Sendable {
         case .finished:
             return true
         case .outputLost(let reason):
+            // Without keys nothing would go on: the session ends rather than wait forever.
+            guard interactive else {
+                report("the output was lost (\(reason)); stopping")
+                failed += 1
+                return true
+            }
             report("the output was lost (\(reason)); paused — press space to go on")
-            if !interactive { failed += 1; return true }
         case .outputRemoved(let previous):
-            report(interactive ? "the output \(previous) went away; paused — press space to go on on the new one"
-                               : "the output \(previous) went away; paused (`playerctl -p tonearm play` goes on)")
+            if interactive {
+                report("the output \(previous) went away; paused — press space to go on on the new one")
+            } else if published {
+                report("the output \(previous) went away; paused (`playerctl -p tonearm play` goes on)")
+            } else {
+                // Neither keys nor MPRIS could go on: end rather than wait forever.
+                report("the output \(previous) went away; stopping (no terminal and no session bus to go on from)")
+                failed += 1
+                return true
+            }
         case .volumeChanged(let v):
             screen.volume = v
         case .ducked(let level):
@@ -392,9 +407,8 @@ final class PlaySession: @unchecked Sendable {
 }
 
 extension PlaySession {
-    /// What the next run starts from: the volume it ended at, and (for `--resume`) the EQ and
-    /// speed.
+    /// The EQ and speed the session ended with, for `--resume` (the volume is saved with the queue).
     var settingsToRemember: SavedPlaybackSettings {
-        SavedPlaybackSettings(volume: player.volume, eq: settings.eq.description, rate: settings.rate)
+        SavedPlaybackSettings(eq: settings.eq.description, rate: settings.rate)
     }
 }

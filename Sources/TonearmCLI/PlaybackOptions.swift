@@ -16,7 +16,7 @@ struct PlaybackOptions: ParsableArguments {
     @Option(name: .long, help: "The PulseAudio output (sink) to play to, by name (`tonearm outputs` lists them). Default: the system's default output.")
     var device: String?
 
-    @Option(name: .long, help: "Initial volume, 0–100. Default: the config file's, else the last run's.")
+    @Option(name: .long, help: "Initial volume, 0–100. Default: the last run's, else the config file's, else 100.")
     var volume: Int?
 
     @Option(name: [.customLong("repeat"), .customLong("loop")], help: "Repeat: off, one (the current item) or all (the queue).")
@@ -71,22 +71,32 @@ struct PlaybackOptions: ParsableArguments {
     /// Whether the live screen is drawn (a terminal, and not --plain).
     var interactive: Bool { !plain && Terminal.isInteractive }
 
-    /// Where the volume (and, for `--resume`, the EQ and speed) of the last run is kept.
+    /// Where the EQ and speed of the last run are kept for `--resume`.
     static var settingsStore: PlaybackSettingsStore { PlaybackSettingsStore(path: PlaybackSettingsStore.defaultPath()) }
 
-    /// The settings to play with: these flags over the config file over what the last run
-    /// remembered over the defaults. A config file with problems is reported and ends the
-    /// command (status 78); a damaged remembered-settings file is reported and passed over.
+    /// The settings to play with: these flags over what the last run left (its volume; with
+    /// `resume` its EQ and speed) over the config file over the defaults. A config file with
+    /// problems is reported and ends the command (status 78); a damaged state file is reported
+    /// and passed over.
     func effective(command: String, resume: Bool, db: String? = nil) throws -> EffectiveSettings {
         let file = try config.loadOrExit(command: command)
-        let store = Self.settingsStore
-        var remembered: Setting<SavedPlaybackSettings>?
+        let queue = QueueStateStore(path: QueueStateStore.defaultPath())
+        var volume: Setting<Float>?
         do {
-            remembered = try store.load().map { Setting(value: $0, source: .remembered(path: store.path)) }
+            volume = try queue.load().map { Setting(value: min(1, max(0, $0.volume)), source: .remembered(path: queue.path)) }
         } catch {
             Terminal.writeError("\(error); the last run's volume is not used")
         }
-        let e = try EffectiveSettings(flags: self, db: db, file: file, remembered: remembered, resume: resume)
+        var resumed: Setting<SavedPlaybackSettings>?
+        if resume {
+            let store = Self.settingsStore
+            do {
+                resumed = try store.load().map { Setting(value: $0, source: .remembered(path: store.path)) }
+            } catch {
+                Terminal.writeError("\(error); the last run's EQ and speed are not used")
+            }
+        }
+        let e = try EffectiveSettings(flags: self, db: db, file: file, rememberedVolume: volume, resumed: resumed)
         if e.device.value != nil, let o = e.output.value, !o.isPulse {
             // --device against --output is refused by validate(); the file's device is passed over.
             if case .flag = e.device.source {
@@ -156,7 +166,7 @@ struct PlaybackOptions: ParsableArguments {
                                   interactive: interactive, library: library, libraryIDs: libraryIDs)
         let anyFailed = await session.run()
         do { try Self.settingsStore.save(session.settingsToRemember) } catch {
-            Terminal.writeError("\(error); the volume is not remembered")
+            Terminal.writeError("\(error); the EQ and speed are not remembered for --resume")
         }
         if let sig = session.interruptedBy { throw ExitCode(128 + sig) }  // the shell convention (130 for Ctrl-C)
         if anyFailed { throw ExitCode(1) }

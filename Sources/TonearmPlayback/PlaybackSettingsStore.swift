@@ -2,19 +2,16 @@
 import Foundation
 import TonearmCore
 
-/// The sound settings a player keeps between runs, beside its queue: the volume (which a new
-/// queue starts at too) and, for resuming, the equaliser and the speed.
+/// The sound settings a resumed queue comes back with, kept beside it: the equaliser and the
+/// speed. (The volume is the saved queue's own, ``SavedQueue/volume``.)
 public struct SavedPlaybackSettings: Sendable, Codable, Equatable {
-    /// 0…1.
-    public var volume: Float?
     /// The equaliser as the application names it (a preset's name, or its band spec).
     public var eq: String?
     /// The speed (1: normal).
     public var rate: Float?
     public var savedAt: Date
 
-    public init(volume: Float? = nil, eq: String? = nil, rate: Float? = nil, savedAt: Date = Date()) {
-        self.volume = volume
+    public init(eq: String? = nil, rate: Float? = nil, savedAt: Date = Date()) {
         self.eq = eq
         self.rate = rate
         self.savedAt = savedAt
@@ -55,7 +52,7 @@ public final class PlaybackSettingsStore: Sendable {
 
     /// The saved settings, or nil when there are none.
     /// - Throws: ``TonearmError/notReadable(path:reason:)`` when the file exists but does not
-    ///   hold them, or holds a volume outside 0…1 or a speed outside 0.5…2.
+    ///   hold them, or holds a speed outside 0.5…2.
     public func load() throws(TonearmError) -> SavedPlaybackSettings? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         let s: SavedPlaybackSettings
@@ -64,9 +61,6 @@ public final class PlaybackSettingsStore: Sendable {
             s = try JSONDecoder().decode(SavedPlaybackSettings.self, from: data)
         } catch {
             throw .notReadable(path: path, reason: "not saved playback settings (\(error.localizedDescription))")
-        }
-        if let v = s.volume, !(0...1).contains(v) {
-            throw .notReadable(path: path, reason: "the volume \(v) is outside 0…1")
         }
         if let r = s.rate, !(0.5...2).contains(r) {
             throw .notReadable(path: path, reason: "the speed \(r) is outside 0.5…2")
