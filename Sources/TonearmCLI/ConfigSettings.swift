@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import ArgumentParser
 import Foundation
+import Synchronization
 import Tonearm
 
 /// Where a setting's value came from, for `tonearm config`.
@@ -47,25 +48,42 @@ struct Setting<Value> {
 
 extension Setting: Sendable where Value: Sendable {}
 
-/// `--config PATH`, on the root command and on every command that reads the config file (the
-/// value given before the subcommand reaches it).
+/// `--config PATH`, on the root command (`tonearm --config PATH COMMAND`) and in `play`'s,
+/// `pick`'s and `config`'s options (where it may also follow the command's name).
 struct ConfigOption: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The config file (default: $TONEARM_CONFIG, else $XDG_CONFIG_HOME/tonearm/config.toml).",
                                             valueName: "PATH"))
     var config: String?
 
+    /// The `--config` the command line gave, recorded as it is parsed, for the commands that
+    /// do not declare the option themselves (the library commands).
+    static let given = Mutex<String?>(nil)
+
+    func validate() throws {
+        if let config { Self.given.withLock { $0 = config } }
+    }
+
     /// Where the config file is, and why there.
     func location(environment: [String: String] = ProcessInfo.processInfo.environment) -> Setting<String> {
-        ConfigLocation.resolve(flag: config, environment: environment)
+        ConfigLocation.resolve(flag: config ?? Self.given.withLock { $0 }, environment: environment)
     }
 
     /// The config file, checked; nil when there is none at the default location.
     /// - Throws: ``ConfigError`` for a file with problems, or one named by `--config` or
     ///   `TONEARM_CONFIG` that does not exist.
     func load(environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigError) -> ConfigFile? {
-        let where_ = location(environment: environment)
+        try Self.load(location(environment: environment))
+    }
+
+    /// The config file where the command line (`--config` on the root command) and the
+    /// environment say it is.
+    static func load(environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigError) -> ConfigFile? {
+        try load(ConfigLocation.resolve(flag: given.withLock { $0 }, environment: environment))
+    }
+
+    private static func load(_ where_: Setting<String>) throws(ConfigError) -> ConfigFile? {
         let file = try ConfigFile.load(path: where_.value)
-        if file == nil, where_.source != .default, !(where_.source == .environment("XDG_CONFIG_HOME")) {
+        if file == nil, where_.source != .default, where_.source != .environment("XDG_CONFIG_HOME") {
             throw ConfigError(path: where_.value, problems: [ConfigProblem(kind: .unreadable("there is no such file (named by \(where_.source))"))])
         }
         return file
@@ -201,8 +219,8 @@ struct EffectiveSettings {
 /// problems is reported on standard error and passed over here (the commands that play report
 /// it and stop).
 enum ConfiguredLibrary {
-    static func databasePath(config: ConfigOption) -> String {
-        do { return try config.load()?.library.database ?? MediaLibrary.defaultPath } catch {
+    static func databasePath() -> String {
+        do { return try ConfigOption.load()?.library.database ?? MediaLibrary.defaultPath } catch {
             Terminal.writeError("the config file has problems (its library database is not used):\n\(error)")
             return MediaLibrary.defaultPath
         }

@@ -18,11 +18,9 @@ struct LibraryDatabaseOption: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The library database (default: the config file's [library] database, else $XDG_DATA_HOME/tonearm/library.sqlite).", valueName: "PATH"))
     var db: String?
 
-    /// `tonearm --config PATH library …`: the config file whose `[library] database` is the default.
-    @OptionGroup(visibility: .hidden) var config: ConfigOption
-
-    /// The database to open: `--db`, else the config file's, else the default one.
-    var path: String { db ?? ConfiguredLibrary.databasePath(config: config) }
+    /// The database to open: `--db`, else the config file's (`tonearm --config PATH library …`),
+    /// else the default one.
+    var path: String { db ?? ConfiguredLibrary.databasePath() }
 
     /// Opens the library, or prints the error and exits with status 1.
     func open(command: String) throws -> MediaLibrary {
