@@ -210,7 +210,12 @@ struct EffectiveSettings {
         PlaySession.Settings(
             volume: volume.value.map { Float($0) / 100 }, repeatMode: repeatMode.value, shuffle: shuffle.value,
             replayGain: replayGain.value, preamp: preamp.value, crossfade: crossfade.value, mix: mix, resume: resume,
-            eq: eq.value, rate: rate.value, effects: effects)
+            eq: eq.value, rate: rate.value, effects: effects,
+            keyBindings: keys.mapValues(\.value),
+            keyBindingPlaces: keys.mapValues { k in
+                if case .file(let path, let line) = k.source { return path + (line.map { ":\($0)" } ?? "") }
+                return "\(k.source)"
+            })
     }
 }
 

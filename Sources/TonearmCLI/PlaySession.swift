@@ -21,6 +21,11 @@ final class PlaySession: @unchecked Sendable {
         var eq: EQChoice
         var rate: Float
         var effects: EffectOptions
+        /// The config file's `[keys]` table: action name → the keys bound to it (checked to be
+        /// strings, not checked against the actions). Empty: the default keys.
+        var keyBindings: [String: [String]] = [:]
+        /// Where each action of ``keyBindings`` was bound, `PATH:LINE`, for error messages.
+        var keyBindingPlaces: [String: String] = [:]
     }
 
     private let files: [String]

@@ -95,6 +95,23 @@ import TonearmTestSupport
                 "\(text.stdout)")
     }
 
+    /// The file's device goes with a PulseAudio output only: another output passes it over, and
+    /// a --device flag against the file's output that is not PulseAudio is refused.
+    @Test func aDeviceAppliesToPulseAudioOnly() throws {
+        _ = try write("[playback]\ndevice = \"phones\"\n", to: "config/tonearm/config.toml")
+        let out = dir.file("null-device.wav")
+        let r = try tonearm(["play", "--output", "file:\(out)", tone])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(FileManager.default.fileExists(atPath: out))
+        let shown = try tonearm(["config", "--output", "null"])
+        #expect(shown.stdout.split(separator: "\n").contains { $0.hasPrefix("playback.device ") && $0.hasSuffix(" default") }, "\(shown.stdout)")
+        _ = try write("[playback]\noutput = \"null\"\n", to: "config/tonearm/config.toml")
+        let refused = try tonearm(["play", "--device", "phones", tone])
+        #expect(refused.status == 64)
+        #expect(refused.stderr.contains("--device chooses a PulseAudio output; it does not apply to the config file's output null"),
+                "\(refused.stderr)")
+    }
+
     @Test func theVolumeIsTheLastRunsUnlessAFlagSetsIt() throws {
         let config = try write("[playback]\nvolume = 50\n", to: "config/tonearm/config.toml")
         // The first run: the file's volume.
