@@ -89,8 +89,8 @@ import Tonearm
               " ",
               "p",
             ]
-            quit = { }
-            """.replacingOccurrences(of: "quit = { }", with: "seek = [\"left\"]"))
+            seek = ["left"]
+            """)
         #expect(c.playback.volume == 40)
         #expect(c.line(of: "playback.volume") == 1)
         #expect(c.library.database == "/db.sqlite")
@@ -98,6 +98,31 @@ import Tonearm
         #expect(c.keys["pause"] == [" ", "p"])
         #expect(c.line(of: "keys.pause") == 4)
         #expect(c.line(of: "keys.seek") == 8)
+    }
+
+    /// What is inside multi-line strings, comments and multi-line arrays is not a key.
+    @Test func keysInsideStringsAndCommentsAreNotKeys() throws {
+        let c = try parse(#"""
+            [keys]
+            help = '''
+            volume = 3
+            [playback]
+            '''
+            # shuffle = true
+            pause = [ # a comment [with brackets
+              "p", "[",
+              " ]" ]
+            quit = """q"""   # one line
+            next = "n" # [library]
+            """#)
+        #expect(c.keys["help"] == ["volume = 3\n[playback]\n"])
+        #expect(c.keys["pause"] == ["p", "[", " ]"])
+        #expect(c.keys["quit"] == ["q"])
+        #expect(c.line(of: "keys.pause") == 7)
+        #expect(c.line(of: "keys.quit") == 10)
+        #expect(c.line(of: "keys.next") == 11)
+        #expect(c.line(of: "keys.volume") == 1)  // no such key: its table's line
+        #expect(c.playback.volume == nil && c.playback.shuffle == nil)
     }
 
     @Test func aSyntaxErrorNamesItsLineAndColumn() {
