@@ -15,15 +15,17 @@ struct PlayCommand: AsyncParsableCommand {
             In a terminal it shows a live screen (keys: \(LiveScreen.help)). When standard output \
             is not a terminal it prints plain progress lines. Files that cannot be played are \
             reported and skipped; the exit status is 1 when any failed. The queue is saved as it \
-            plays; --resume picks it up again. While playing, it is published over MPRIS \
-            (playerctl, desktop media keys) when a session bus is there.
+            plays; --resume picks it up again (with the EQ and speed it ended with). The volume \
+            is the last run's unless --volume is given. Settings not given as flags come from the \
+            config file (`tonearm config` shows them and where each came from). While playing, it \
+            is published over MPRIS (playerctl, desktop media keys) when a session bus is there.
             """
     )
 
     @Argument(help: "Files, folders, playlists (.m3u, .m3u8, .pls, .xspf) or http(s):// streams to play.")
     var paths: [String] = []
 
-    @Flag(name: .long, help: "Resume the saved queue where it was (with any files given appended).")
+    @Flag(name: .long, help: "Resume the saved queue where it was, with its EQ and speed (files given that it does not hold are appended).")
     var resume = false
 
     @Option(name: .long, help: "Play the library's albums by this artist (case and accents ignored), in album order.")
