@@ -21,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // The media library's database: SQLite (the system's libsqlite3) with migrations and FTS5.
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        // The CLI's config file (~/.config/tonearm/config.toml): TOML through toml++.
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
         // Layer 0: formats, PCM buffers, time, errors, lock-free rings. No C dependency.
@@ -88,7 +90,8 @@ let package = Package(
         // The command-line player, last.
         .executableTarget(
             name: "TonearmCLI",
-            dependencies: ["Tonearm", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["Tonearm", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           .product(name: "TOMLKit", package: "TOMLKit")]
         ),
 
         .testTarget(name: "TonearmCoreTests", dependencies: ["TonearmCore"]),

@@ -30,11 +30,12 @@ enum Completions {
     /// names on the command line or the default one; none when there is no library (it is not
     /// created by asking).
     @Sendable static func playlistNames(_ words: [String], _ index: Int, _ prefix: String) -> [String] {
-        let db = words.firstIndex(of: "--db").flatMap { words.indices.contains($0 + 1) ? words[$0 + 1] : nil }
-        let path = db.map { ($0 as NSString).expandingTildeInPath } ?? MediaLibrary.defaultPath
+        var db: String?
+        if let i = words.firstIndex(of: "--db"), i + 1 < words.count { db = words[i + 1] }
+        let path: String = db.map { (s: String) -> String in NSString(string: s).expandingTildeInPath } ?? ConfiguredLibrary.databasePath()
         guard FileManager.default.fileExists(atPath: path), let library = try? MediaLibrary(path: path) else { return [] }
-        let own = (try? library.playlists().map(\.name)) ?? []
-        let smart = (try? library.standardSmartPlaylists().map(\.playlist.name)) ?? []
-        return (own + smart).filter { $0.hasPrefix(prefix) }
+        let own: [String] = (try? library.playlists().map { (p: MediaPlaylist) -> String in p.name }) ?? []
+        let smart: [String] = (try? library.standardSmartPlaylists().map { (s: (playlist: SmartPlaylist, items: [MediaItem])) -> String in s.playlist.name }) ?? []
+        return (own + smart).filter { (name: String) -> Bool in name.hasPrefix(prefix) }
     }
 }

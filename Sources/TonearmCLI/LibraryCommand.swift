@@ -27,12 +27,16 @@ struct LibraryCommand: AsyncParsableCommand {
 
 /// The database option every library command takes.
 struct LibraryDatabaseOption: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The library database (default: $XDG_DATA_HOME/tonearm/library.sqlite).", valueName: "PATH"))
+    @Option(name: .long, help: ArgumentHelp("The library database (default: the config file's [library] database, else $XDG_DATA_HOME/tonearm/library.sqlite).", valueName: "PATH"))
     var db: String?
+
+    /// The database to open: `--db`, else the config file's (`tonearm --config PATH library …`),
+    /// else the default one.
+    var path: String { db ?? ConfiguredLibrary.databasePath() }
 
     /// Opens the library (its error is reported by the entry point: exit status 1).
     func open(command: String) throws -> MediaLibrary {
-        try MediaLibrary(path: db)
+        try MediaLibrary(path: path)
     }
 }
 

@@ -20,7 +20,9 @@ struct PlayCommand: AsyncParsableCommand {
             input is a terminal). Files that cannot be played are reported and skipped (on the \
             screen, with why, and listed again on standard error at the end); the exit status is \
             1 when any failed. The queue is saved as it \
-            plays; --resume picks it up again. While playing, it is published over MPRIS \
+            plays; --resume picks it up again (with the EQ and speed it ended with). The volume \
+            is the last run's unless --volume is given. Settings not given as flags come from the \
+            config file (`tonearm config` shows them and where each came from). While playing, it is published over MPRIS \
             (playerctl, desktop media keys) when a session bus is there.
 
             Examples:
@@ -36,7 +38,7 @@ struct PlayCommand: AsyncParsableCommand {
     @Argument(help: "Files, folders, playlists (.m3u, .m3u8, .pls, .xspf) or http(s):// streams to play.", completion: .file())
     var paths: [String] = []
 
-    @Flag(name: .long, help: "Resume the saved queue where it was (with any files given appended).")
+    @Flag(name: .long, help: "Resume the saved queue where it was, with its EQ and speed (files given that it does not hold are appended).")
     var resume = false
 
     @Option(name: .long, help: "Play the library's albums by this artist (case and accents ignored), in album order.")
@@ -54,7 +56,7 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Play this playlist of the media library, in its order, or a smart one such as \"Top 25 Most Played\" (see tonearm library playlists).", completion: Completions.playlists)
     var playlist: String?
 
-    @Option(name: .long, help: "The media library database (default: $XDG_DATA_HOME/tonearm/library.sqlite).", completion: .file(extensions: ["sqlite"]))
+    @Option(name: .long, help: "The media library database (default: the config file's [library] database, else $XDG_DATA_HOME/tonearm/library.sqlite).", completion: .file(extensions: ["sqlite"]))
     var db: String?
 
     @Option(name: .long, help: "Start with this file (one of those to play); with --shuffle it plays first, the rest in a random order.")
@@ -75,7 +77,7 @@ struct PlayCommand: AsyncParsableCommand {
     /// What the library finds for the filters (albums in disc and track order) or the
     /// playlist (in its order), and the library.
     func libraryItems() throws -> (MediaLibrary, [MediaItem]) {
-        let library = try MediaLibrary(path: db)
+        let library = try MediaLibrary(path: db ?? playback.config.loadOrExit(command: "play")?.library.database)
         if let playlist {
             // A playlist is played as it is; the filters do not narrow it.
             let items = try library.items(inPlaylistOrSmartPlaylist: playlist)
@@ -115,9 +117,14 @@ struct PlayCommand: AsyncParsableCommand {
         try playback.checkOutputFile()
         // One network stream: the streaming player (buffering, stalls, radio titles).
         if paths.count == 1, !resume, !usesLibrary, let url = Self.streamURL(paths[0]) {
-            let (selection, notice) = try playback.selection()
-            let session = StreamSession(url: url, selection: selection, device: playback.device, notice: notice,
-                                        settings: try playback.settings(resume: false), interactive: playback.interactive)
+            let settings = try playback.effective(command: "play", resume: false)
+            let (selection, notice): (OutputSelection, String?)
+            do { (selection, notice) = try playback.selection(settings) } catch let e as PlaybackSetupError {
+                throw CommandFailure(nil, "\(e)")
+            }
+            let session = StreamSession(url: url, selection: selection, device: settings.device.value, notice: notice,
+                                        settings: try settings.sessionSettings(mix: playback.mix, resume: false, effects: try playback.sound.effects()),
+                                        interactive: playback.interactive)
             let failed = await session.run()
             if let sig = session.interruptedBy { throw ExitCode(128 + sig) }
             if failed { throw ExitCode(1) }

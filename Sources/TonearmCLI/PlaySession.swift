@@ -26,6 +26,11 @@ final class PlaySession: @unchecked Sendable {
         var start: Int? = nil
         /// What the keys do (the config file's `[keys]`, over the defaults).
         var keys: KeyBindings = .defaults
+        /// The config file's `[keys]` table: action name → the keys bound to it (what ``keys``
+        /// was made from). Empty: the default keys.
+        var keyBindings: [String: [String]] = [:]
+        /// Where each action of ``keyBindings`` was bound, `PATH:LINE`, for error messages.
+        var keyBindingPlaces: [String: String] = [:]
     }
 
     private let files: [String]
@@ -63,6 +68,8 @@ final class PlaySession: @unchecked Sendable {
     /// Whether playback has started (item changes before that come from setting the queue).
     private var started = false
     private var latest: (QueueItem, Int)?
+    /// Whether the player is published over MPRIS (so that `playerctl` can go on after a pause).
+    private var published = false
     /// The signal that ended the session, if one did.
     private(set) var interruptedBy: Int32?
     private let events: AsyncStream<SessionEvent>
@@ -124,7 +131,7 @@ final class PlaySession: @unchecked Sendable {
         let pump = Task { for await e in playerEvents { cont.yield(.queue(e)) } }
         let refresh: Duration = interactive ? .milliseconds(200) : .seconds(1)
         let ticker = SessionInput.startTicker(continuation, every: refresh)
-        _ = remote.start()  // without a session bus the player simply is not published
+        published = remote.start() == nil  // without a session bus the player simply is not published
         // The system volume of the output in use, for the live screen (PulseAudio only).
         var volumeTask: Task<Void, Never>?
         if interactive, case .pulse(let server) = selection {
@@ -245,7 +252,7 @@ final class PlaySession: @unchecked Sendable {
         if settings.resume {
             do { restored = try player.restore() } catch { report("\(error); starting a new queue") }
             if !restored && files.isEmpty { report("no saved queue to resume") }
-            if restored { for f in files { player.queue.append(QueueItem(pathOrURL: f, persistentID: libraryIDs[f])) } }
+            if restored { appendNew(files) }
         }
         if !restored { player.setQueue(with: files.map { QueueItem(pathOrURL: $0, persistentID: libraryIDs[$0]) }) }
         if let v = settings.volume { player.volume = v }
@@ -263,6 +270,17 @@ final class PlaySession: @unchecked Sendable {
         screen.volume = player.volume
         refreshQueueScreen()
         publish()
+    }
+
+    /// Appends to a resumed queue the files it does not hold yet (`play --resume DIR` run again
+    /// does not add DIR's files a second time).
+    private func appendNew(_ files: [String]) {
+        var held = Set(player.queue.items().map { $0.url.standardized.absoluteString })
+        for f in files {
+            let item = QueueItem(pathOrURL: f, persistentID: libraryIDs[f])
+            guard held.insert(item.url.standardized.absoluteString).inserted else { continue }
+            player.queue.append(item)
+        }
     }
 
     /// The effect chain: time-pitch for the speed (when not 1), then the options' effects.
@@ -313,11 +331,24 @@ final class PlaySession: @unchecked Sendable {
         case .finished:
             return true
         case .outputLost(let reason):
+            // Without keys nothing would go on: the session ends rather than wait forever.
+            guard interactive else {
+                report("the output was lost (\(reason)); stopping")
+                failed += 1
+                return true
+            }
             report("the output was lost (\(reason)); paused — press space to go on")
-            if !interactive { failed += 1; return true }
         case .outputRemoved(let previous):
-            report(interactive ? "the output \(previous) went away; paused — press space to go on on the new one"
-                               : "the output \(previous) went away; paused (`playerctl -p tonearm play` goes on)")
+            if interactive {
+                report("the output \(previous) went away; paused — press space to go on on the new one")
+            } else if published {
+                report("the output \(previous) went away; paused (`playerctl -p tonearm play` goes on)")
+            } else {
+                // Neither keys nor MPRIS could go on: end rather than wait forever.
+                report("the output \(previous) went away; stopping (no terminal and no session bus to go on from)")
+                failed += 1
+                return true
+            }
         case .volumeChanged(let v):
             if mutedVolume != nil && v > 0 {
                 mutedVolume = nil  // set from elsewhere (MPRIS): no longer muted
@@ -609,5 +640,12 @@ final class PlaySession: @unchecked Sendable {
                 Terminal.write("  \(formatTime(screen.elapsed)) / \(formatTime(screen.duration))\n")
             }
         }
+    }
+}
+
+extension PlaySession {
+    /// The EQ and speed the session ended with, for `--resume` (the volume is saved with the queue).
+    var settingsToRemember: SavedPlaybackSettings {
+        SavedPlaybackSettings(eq: settings.eq.description, rate: settings.rate)
     }
 }

@@ -23,9 +23,12 @@ struct TonearmCommand: AsyncParsableCommand {
               tonearm outputs                              # the sound server's outputs
             """,
         version: "0.1.0",
-        subcommands: [PlayCommand.self, PickCommand.self, InfoCommand.self, ExtractAudioCommand.self, ConvertCommand.self, LibraryCommand.self, RenderCommand.self, EQCommand.self, EffectsCommand.self, OutputsCommand.self, VolumeCommand.self, SoundCommand.self, InstallExtrasCommand.self, BenchEQCommand.self, BenchSoundCommand.self, BenchLibraryCommand.self],
+        subcommands: [PlayCommand.self, PickCommand.self, InfoCommand.self, ExtractAudioCommand.self, ConvertCommand.self, LibraryCommand.self, RenderCommand.self, EQCommand.self, EffectsCommand.self, OutputsCommand.self, VolumeCommand.self, ConfigCommand.self, SoundCommand.self, InstallExtrasCommand.self, BenchEQCommand.self, BenchSoundCommand.self, BenchLibraryCommand.self],
         defaultSubcommand: nil
     )
+
+    /// `tonearm --config PATH COMMAND …`: the commands that read the config file take it from here.
+    @OptionGroup var config: ConfigOption
 
     /// The entry point: parses and runs the command, and reports every error in one form
     /// (``ErrorReport``): usage errors with status 64, failures with 1, help with 0.

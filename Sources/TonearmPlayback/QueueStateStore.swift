@@ -164,3 +164,23 @@ public final class QueueStateStore: Sendable {
         }
     }
 }
+
+/// Writes `data` to `path` through a temporary file beside it renamed into place (making the
+/// folder first), so that a process killed at any moment leaves the old file or the new one.
+/// - Throws: ``TonearmError/writeFailed(path:reason:)``; the old file is then left as it was.
+func writeAtomically(_ data: Data, to path: String) throws(TonearmError) {
+    let dir = (path as NSString).deletingLastPathComponent
+    let temp = dir + "/.\((path as NSString).lastPathComponent).\(getpid()).tmp"
+    do {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try data.write(to: URL(fileURLWithPath: temp))
+    } catch {
+        try? FileManager.default.removeItem(atPath: temp)
+        throw .writeFailed(path: path, reason: "\(error.localizedDescription)")
+    }
+    guard rename(temp, path) == 0 else {
+        let reason = String(cString: strerror(errno))
+        try? FileManager.default.removeItem(atPath: temp)
+        throw .writeFailed(path: path, reason: reason)
+    }
+}

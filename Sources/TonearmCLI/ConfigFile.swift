@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import TOMLKit
+import Tonearm
+
+/// The settings a config file (`config.toml`) holds, checked: every value has the right type
+/// and range, and every key is one the settings have. What a file leaves out is nil; the
+/// command line's flags win over what is here (``EffectiveSettings``).
+///
+/// ```toml
+/// [playback]
+/// output = "pulse"          # pulse | null | null:untimed | file:PATH.wav
+/// device = "alsa_output.usb-DAC.analog-stereo"
+/// volume = 70               # 0–100
+/// eq = "rock"               # a preset, or bands as FREQ:GAIN,…
+/// replaygain = "album"      # off | track | album
+/// preamp = -3.0             # dB, -20…20
+/// crossfade = 2.5           # seconds, 0…30
+/// repeat = "all"            # off | one | all
+/// shuffle = false
+///
+/// [keys]                    # action = key, or [keys]
+/// quit = ["q", "Q"]
+///
+/// [library]
+/// database = "~/music/library.sqlite"
+/// folders = ["~/Music"]
+/// ```
+///
+/// Paths may start with `~/`; relative paths are taken from the config file's folder.
+struct ConfigFile: Sendable {
+    /// The `[playback]` table: how `play` and `pick` play unless a flag says otherwise.
+    struct Playback: Sendable {
+        var output: OutputSelection?
+        var device: String?
+        /// 0–100.
+        var volume: Int?
+        var eq: EQChoice?
+        var replayGain: ReplayGainMode?
+        /// dB.
+        var preamp: Double?
+        /// Seconds.
+        var crossfade: Double?
+        var repeatMode: RepeatMode?
+        var shuffle: Bool?
+    }
+
+    /// The `[library]` table.
+    struct Library: Sendable {
+        /// The media library's database (absolute).
+        var database: String?
+        /// The music folders (absolute).
+        var folders: [String]?
+    }
+
+    /// Where the file is.
+    var path: String
+    var playback = Playback()
+    var library = Library()
+    /// The `[keys]` table: action name → the keys bound to it (a single key is a one-element
+    /// array). Only checked to be strings here; the key-binding type checks the names.
+    var keys: [String: [String]] = [:]
+    /// The line each key was set on.
+    var lines: ConfigLines
+
+    /// The line a dotted key (`playback.volume`, `keys.quit`) was set on.
+    func line(of key: String) -> Int? { lines.line(of: key.split(separator: ".").map(String.init)) }
+
+    /// Reads and checks the file at `path`; nil when there is none.
+    /// - Throws: ``ConfigError`` naming the file and, for each problem, its line and key.
+    static func load(path: String) throws(ConfigError) -> ConfigFile? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            let reason = FileManager.default.isReadableFile(atPath: path) ? "it is not UTF-8 text" : "permission denied"
+            throw ConfigError(path: path, problems: [ConfigProblem(kind: .unreadable(reason))])
+        }
+        return try parse(text, path: path)
+    }
+
+    /// Parses and checks `text` as the file at `path` (which names it in errors and anchors
+    /// its relative paths).
+    static func parse(_ text: String, path: String) throws(ConfigError) -> ConfigFile {
+        let root: TOMLTable
+        do {
+            root = try TOMLTable(string: text)
+        } catch let e as TOMLParseError {
+            throw ConfigError(path: path, problems: [ConfigProblem(line: e.source.begin.line, column: e.source.begin.column,
+                                                                   kind: .syntax(e.description))])
+        } catch {
+            throw ConfigError(path: path, problems: [ConfigProblem(kind: .syntax("\(error)"))])
+        }
+        var reader = Reader(file: ConfigFile(path: path, lines: ConfigLines(scanning: text)))
+        reader.read(root)
+        guard reader.problems.isEmpty else { throw ConfigError(path: path, problems: reader.problems) }
+        return reader.file
+    }
+}
+
+/// The keys a config file may have, for checking and for "did you mean".
+enum ConfigSchema {
+    static let tables = ["playback", "keys", "library"]
+    static let playbackKeys = ["output", "device", "volume", "eq", "replaygain", "preamp", "crossfade", "repeat", "shuffle"]
+    static let libraryKeys = ["database", "folders"]
+
+    /// Every known dotted key (not the free-form `[keys]` table's).
+    static var allKeys: [String] { playbackKeys.map { "playback.\($0)" } + libraryKeys.map { "library.\($0)" } }
+
+    /// The known name nearest to `name` (at most a third of its letters off, and at most 3),
+    /// else nil. Candidates are compared without case, `-` and `_`.
+    static func suggestion(for name: String, among candidates: [String]) -> String? {
+        func norm(_ s: String) -> String { s.lowercased().filter { $0 != "-" && $0 != "_" } }
+        let n = norm(name)
+        let scored = candidates.map { ($0, editDistance(n, norm($0))) }.min { $0.1 < $1.1 }
+        guard let (best, d) = scored, d <= min(3, max(1, n.count / 3)) else { return nil }
+        return best
+    }
+
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var row = Array(0...b.count)
+        for i in 1...a.count {
+            var prev = row[0]
+            row[0] = i
+            for j in 1...b.count {
+                let cur = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] == b[j - 1] ? 0 : 1))
+                // Adjacent letters swapped count as one edit.
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { row[j] = min(row[j], prev) }
+                prev = cur
+            }
+        }
+        return row[b.count]
+    }
+}
+
+/// Reads a parsed document into a ``ConfigFile``, collecting every problem.
+private struct Reader {
+    var file: ConfigFile
+    var problems: [ConfigProblem] = []
+
+    mutating func read(_ root: TOMLTable) {
+        for key in root.keys.sorted() {
+            guard let value = root[key] else { continue }
+            switch key {
+            case "playback":
+                guard let t = table(value, key: key) else { continue }
+                readPlayback(t)
+            case "library":
+                guard let t = table(value, key: key) else { continue }
+                readLibrary(t)
+            case "keys":
+                guard let t = table(value, key: key) else { continue }
+                readKeys(t)
+            default:
+                unknown(key, in: nil, isTable: value.type == .table)
+            }
+        }
+    }
+
+    private mutating func readPlayback(_ t: TOMLTable) {
+        var p = ConfigFile.Playback()
+        for key in t.keys.sorted() {
+            guard let v = t[key] else { continue }
+            let k = "playback.\(key)"
+            switch key {
+            case "output":
+                p.output = string(v, key: k).flatMap { s in convert(k) { try OutputSelection(parsing: s) } }
+            case "device":
+                if let s = string(v, key: k) {
+                    if s.trimmingCharacters(in: .whitespaces).isEmpty {
+                        problem(k, .invalidValue("needs an output name (see tonearm outputs)"))
+                    } else {
+                        p.device = s
+                    }
+                }
+            case "volume":
+                p.volume = integer(v, key: k, in: 0...100, allowed: "between 0 and 100")
+            case "eq":
+                p.eq = string(v, key: k).flatMap { s in convert(k) { try EQChoice(parsing: s) } }
+            case "replaygain":
+                p.replayGain = choice(v, key: k, ReplayGainMode.allCases.map(\.rawValue)).flatMap(ReplayGainMode.init(rawValue:))
+            case "preamp":
+                p.preamp = number(v, key: k, in: -20...20, allowed: "between -20 and +20 dB")
+            case "crossfade":
+                p.crossfade = number(v, key: k, in: 0...30, allowed: "between 0 and 30 seconds")
+            case "repeat":
+                if let s = string(v, key: k) {
+                    if let r = PlaybackOptions.repeatValue(s) { p.repeatMode = r } else {
+                        problem(k, .invalidValue("must be off, one or all, not '\(s)'"))
+                    }
+                }
+            case "shuffle":
+                p.shuffle = bool(v, key: k)
+            default:
+                unknown(key, in: "playback", isTable: v.type == .table)
+            }
+        }
+        file.playback = p
+    }
+
+    private mutating func readLibrary(_ t: TOMLTable) {
+        for key in t.keys.sorted() {
+            guard let v = t[key] else { continue }
+            let k = "library.\(key)"
+            switch key {
+            case "database":
+                if let s = string(v, key: k) {
+                    if s.isEmpty { problem(k, .invalidValue("needs a path")) } else { file.library.database = absolute(s) }
+                }
+            case "folders":
+                file.library.folders = strings(v, key: k, allowEmptyStrings: false).map { $0.map(absolute) }
+            default:
+                unknown(key, in: "library", isTable: v.type == .table)
+            }
+        }
+    }
+
+    private mutating func readKeys(_ t: TOMLTable) {
+        for action in t.keys.sorted() {
+            guard let v = t[action] else { continue }
+            if let keys = strings(v, key: "keys.\(action)", allowEmptyStrings: false) { file.keys[action] = keys }
+        }
+    }
+
+    // MARK: Values
+
+    private mutating func table(_ v: TOMLValueConvertible, key: String) -> TOMLTable? {
+        if let t = v.table { return t }
+        problem(key, .wrongType(expected: "a table ([\(key)])", found: describe(v)))
+        return nil
+    }
+
+    private mutating func string(_ v: TOMLValueConvertible, key: String) -> String? {
+        if let s = v.string { return s }
+        problem(key, .wrongType(expected: "a string", found: describe(v)))
+        return nil
+    }
+
+    private mutating func bool(_ v: TOMLValueConvertible, key: String) -> Bool? {
+        if let b = v.bool { return b }
+        problem(key, .wrongType(expected: "true or false", found: describe(v)))
+        return nil
+    }
+
+    private mutating func integer(_ v: TOMLValueConvertible, key: String, in range: ClosedRange<Int>, allowed: String) -> Int? {
+        guard let i = v.int else {
+            problem(key, .wrongType(expected: "an integer", found: describe(v)))
+            return nil
+        }
+        guard range.contains(i) else {
+            problem(key, .outOfRange(value: "\(i)", allowed: allowed))
+            return nil
+        }
+        return i
+    }
+
+    private mutating func number(_ v: TOMLValueConvertible, key: String, in range: ClosedRange<Double>, allowed: String) -> Double? {
+        guard let d = v.double ?? v.int.map(Double.init) else {
+            problem(key, .wrongType(expected: "a number", found: describe(v)))
+            return nil
+        }
+        guard range.contains(d) else {
+            problem(key, .outOfRange(value: d == d.rounded() && abs(d) < 1e15 ? "\(Int(d))" : "\(d)", allowed: allowed))
+            return nil
+        }
+        return d
+    }
+
+    private mutating func choice(_ v: TOMLValueConvertible, key: String, _ choices: [String]) -> String? {
+        guard let s = string(v, key: key) else { return nil }
+        guard choices.contains(s) else {
+            let list = choices.dropLast().joined(separator: ", ") + " or " + (choices.last ?? "")
+            problem(key, .invalidValue("must be \(list), not '\(s)'"))
+            return nil
+        }
+        return s
+    }
+
+    /// A string or an array of strings, as an array.
+    private mutating func strings(_ v: TOMLValueConvertible, key: String, allowEmptyStrings: Bool) -> [String]? {
+        let expected = "a string or an array of strings"
+        if let s = v.string {
+            guard allowEmptyStrings || !s.isEmpty else {
+                problem(key, .invalidValue("is an empty string"))
+                return nil
+            }
+            return [s]
+        }
+        guard let a = v.array else {
+            problem(key, .wrongType(expected: expected, found: describe(v)))
+            return nil
+        }
+        var out: [String] = []
+        for (i, e) in a.enumerated() {
+            guard let s = e.string else {
+                problem(key, .wrongType(expected: expected, found: "an array holding \(describe(e)) (item \(i + 1))"))
+                return nil
+            }
+            guard allowEmptyStrings || !s.isEmpty else {
+                problem(key, .invalidValue("item \(i + 1) is an empty string"))
+                return nil
+            }
+            out.append(s)
+        }
+        return out
+    }
+
+    /// Runs a parser of the CLI's own types, turning its error into a problem with `key`.
+    private mutating func convert<T>(_ key: String, _ parse: () throws -> T) -> T? {
+        do { return try parse() } catch {
+            var m = "\(error)"
+            if m.hasPrefix("--eq: ") { m.removeFirst(6) }
+            problem(key, .invalidValue(m))
+            return nil
+        }
+    }
+
+    /// `~/x` from the home folder; a relative path from the config file's folder.
+    private func absolute(_ p: String) -> String {
+        if p == "~" || p.hasPrefix("~/") {
+            let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+            return home + p.dropFirst()
+        }
+        if p.hasPrefix("/") { return p }
+        return ((file.path as NSString).deletingLastPathComponent as NSString).appendingPathComponent(p)
+    }
+
+    // MARK: Problems
+
+    private mutating func problem(_ key: String, _ kind: ConfigProblem.Kind) {
+        problems.append(ConfigProblem(line: file.line(of: key), key: key, kind: kind))
+    }
+
+    /// An unknown key in `table` (nil: the top level), with the nearest known name: one of
+    /// the table's own, or a key of another table (`volume` at the top: `playback.volume`).
+    private mutating func unknown(_ key: String, in table: String?, isTable: Bool) {
+        let dotted = table.map { "\($0).\(key)" } ?? key
+        if table == nil && isTable {
+            let s = ConfigSchema.suggestion(for: key, among: ConfigSchema.tables)
+            problems.append(ConfigProblem(line: file.line(of: dotted), key: dotted, kind: .unknownTable(suggestion: s)))
+            return
+        }
+        let own = table.map { $0 == "playback" ? ConfigSchema.playbackKeys : ConfigSchema.libraryKeys } ?? []
+        let suggestion = ConfigSchema.suggestion(for: key, among: own).map { name in table.map { "\($0).\(name)" } ?? name }
+            ?? ConfigSchema.allKeys.first { $0.hasSuffix(".\(key)") }
+            ?? ConfigSchema.suggestion(for: key, among: ConfigSchema.allKeys.map { String($0.split(separator: ".")[1]) })
+                .flatMap { name in ConfigSchema.allKeys.first { $0.hasSuffix(".\(name)") } }
+        problems.append(ConfigProblem(line: file.line(of: dotted), key: dotted, kind: .unknownKey(suggestion: suggestion)))
+    }
+
+    private func describe(_ v: TOMLValueConvertible) -> String {
+        switch v.type {
+        case .string: "a string (\"\(v.string ?? "")\")"
+        case .int: "an integer (\(v.int ?? 0))"
+        case .double: "a number (\(v.double ?? 0))"
+        case .bool: "\(v.bool ?? false)"
+        case .array: "an array"
+        case .table: "a table"
+        case .date, .time, .dateTime: "a date or time"
+        }
+    }
+}

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+/// The line on which each key of a TOML document is set, for error messages and for
+/// `tonearm config`'s "where it came from" (TOMLKit parses the values but does not say where
+/// they were).
+///
+/// A light scan of the text, run after TOMLKit has accepted it: it follows `[table]` and
+/// `[[array]]` headers, `key = …` assignments (bare, quoted and dotted keys) and the keys of
+/// one-line inline tables, and skips what is inside strings (also multi-line ones), comments
+/// and multi-line arrays. Keys are dotted paths from the root: `playback.volume`, `keys.quit`.
+struct ConfigLines: Sendable, Equatable {
+    /// Line (1-based) of each key path set in the document; a table's path maps to its header.
+    private(set) var lines: [String: Int] = [:]
+
+    init(scanning text: String) {
+        var table: [String] = []
+        var inMultiline: String?  // the closing delimiter of a multi-line string being read
+        var depth = 0  // brackets and braces open across lines (multi-line arrays)
+        for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let number = i + 1
+            var line = Substring(raw)
+            if let close = inMultiline {
+                guard let end = line.range(of: close) else { continue }
+                inMultiline = nil
+                line = line[end.upperBound...]
+            } else if depth == 0 {
+                var scanner = Scanner(line)
+                scanner.skipSpaces()
+                if scanner.peek == "[" {
+                    // A table header: [a.b] or [[a.b]].
+                    scanner.advance()
+                    if scanner.peek == "[" { scanner.advance() }
+                    if let path = scanner.keyPath() {
+                        table = path
+                        record(path, line: number)
+                    }
+                    continue
+                }
+                if let key = scanner.keyPath() {
+                    scanner.skipSpaces()
+                    if scanner.peek == "=" {
+                        record(table + key, line: number)
+                        scanner.advance()
+                        scanner.skipSpaces()
+                        if scanner.peek == "{" { recordInline(&scanner, prefix: table + key, line: number) }
+                    }
+                }
+            }
+            // What the rest of the line leaves open: brackets, or a multi-line string.
+            var s = Scanner(line)
+            while let c = s.peek {
+                if c == "#" { break }
+                if c == "\"" || c == "'" {
+                    if s.startsWith(String(repeating: c, count: 3)) {
+                        let delimiter = String(repeating: c, count: 3)
+                        s.advance(by: 3)
+                        if !s.skip(past: delimiter) { inMultiline = delimiter; break }
+                    } else {
+                        s.skipString()
+                    }
+                    continue
+                }
+                if c == "[" || c == "{" { depth += 1 }
+                if c == "]" || c == "}" { depth = max(0, depth - 1) }
+                s.advance()
+            }
+        }
+    }
+
+    /// The line of `path`, else of the nearest enclosing key or table that has one.
+    func line(of path: [String]) -> Int? {
+        var p = path
+        while !p.isEmpty {
+            if let l = lines[p.joined(separator: ".")] { return l }
+            p.removeLast()
+        }
+        return nil
+    }
+
+    private mutating func record(_ path: [String], line: Int) {
+        // Every prefix of a dotted key is defined where it first appears.
+        for n in 1...path.count {
+            let key = path[..<n].joined(separator: ".")
+            if lines[key] == nil { lines[key] = line }
+        }
+    }
+
+    /// `{ a = 1, b.c = "x", d = { e = 2 } }`: the keys of a one-line inline table.
+    private mutating func recordInline(_ s: inout Scanner, prefix: [String], line: Int) {
+        s.advance()  // {
+        while true {
+            s.skipSpaces()
+            guard s.peek != nil, s.peek != "}" else { return }
+            guard let key = s.keyPath() else { return }
+            record(prefix + key, line: line)
+            s.skipSpaces()
+            guard s.peek == "=" else { return }
+            s.advance()
+            s.skipSpaces()
+            if s.peek == "{" {
+                recordInline(&s, prefix: prefix + key, line: line)
+                s.skipSpaces()
+                if s.peek == "}" { s.advance() }
+            } else {
+                s.skipValue()
+            }
+            s.skipSpaces()
+            if s.peek == "," { s.advance() } else { return }
+        }
+    }
+}
+
+/// A cursor over one line of TOML.
+private struct Scanner {
+    private let text: Substring
+    private var index: Substring.Index
+
+    init(_ text: Substring) {
+        self.text = text
+        index = text.startIndex
+    }
+
+    var peek: Character? { index < text.endIndex ? text[index] : nil }
+
+    mutating func advance(by n: Int = 1) {
+        for _ in 0..<n where index < text.endIndex { index = text.index(after: index) }
+    }
+
+    func startsWith(_ prefix: String) -> Bool { text[index...].hasPrefix(prefix) }
+
+    mutating func skipSpaces() { while let c = peek, c == " " || c == "\t" { advance() } }
+
+    /// Moves past the next `delimiter` on the line; false (at the end) when there is none.
+    mutating func skip(past delimiter: String) -> Bool {
+        guard let r = text[index...].range(of: delimiter) else {
+            index = text.endIndex
+            return false
+        }
+        index = r.upperBound
+        return true
+    }
+
+    /// Moves past a one-line string starting at the cursor ("…" with escapes, or '…').
+    mutating func skipString() {
+        guard let quote = peek else { return }
+        advance()
+        while let c = peek {
+            advance()
+            if c == "\\" && quote == "\"" { advance(); continue }
+            if c == quote { return }
+        }
+    }
+
+    /// Moves past a value inside an inline table: up to the next `,` or `}` at this level.
+    mutating func skipValue() {
+        var depth = 0
+        while let c = peek {
+            if c == "\"" || c == "'" { skipString(); continue }
+            if c == "[" || c == "{" { depth += 1 }
+            if c == "]" || c == "}" {
+                if depth == 0 { return }
+                depth -= 1
+            }
+            if c == "," && depth == 0 { return }
+            advance()
+        }
+    }
+
+    /// A bare, quoted or dotted key (`a`, `"a b"`, `a.'b'.c`), or nil when there is none here.
+    mutating func keyPath() -> [String]? {
+        var parts: [String] = []
+        while true {
+            skipSpaces()
+            guard let part = keyPart() else { return parts.isEmpty ? nil : parts }
+            parts.append(part)
+            skipSpaces()
+            guard peek == "." else { return parts }
+            advance()
+        }
+    }
+
+    private mutating func keyPart() -> String? {
+        guard let c = peek else { return nil }
+        if c == "\"" || c == "'" {
+            advance()
+            var part = ""
+            while let d = peek {
+                advance()
+                if d == c { return part }
+                if d == "\\" && c == "\"", let e = peek {
+                    advance()
+                    part.append(e)
+                    continue
+                }
+                part.append(d)
+            }
+            return part
+        }
+        var part = ""
+        while let d = peek, d.isLetter || d.isNumber || d == "_" || d == "-" {
+            part.append(d)
+            advance()
+        }
+        return part.isEmpty ? nil : part
+    }
+}

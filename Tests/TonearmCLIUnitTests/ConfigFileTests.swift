@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import Tonearm
+@testable import TonearmCLI
+
+/// `config.toml` read and checked: every key, and every kind of problem with its line and key.
+@Suite struct ConfigFileTests {
+    let path = "/home/u/.config/tonearm/config.toml"
+
+    func parse(_ text: String) throws -> ConfigFile { try ConfigFile.parse(text, path: path) }
+
+    /// The problems `text` has, as (line, key, message).
+    func problems(_ text: String) -> [ConfigProblem] {
+        do {
+            _ = try ConfigFile.parse(text, path: path)
+            Issue.record("no error for:\n\(text)")
+            return []
+        } catch {
+            #expect(error.path == path)
+            return error.problems
+        }
+    }
+
+    @Test func everyKeyIsRead() throws {
+        let c = try parse("""
+            # a comment
+            [playback]
+            output = "file:/tmp/out.wav"
+            device = "second"
+            volume = 70
+            eq = "rock"
+            replaygain = "album"
+            preamp = -3.5
+            crossfade = 2          # an integer is a number too
+            repeat = "all"
+            shuffle = true
+
+            [keys]
+            quit = ["q", "Q"]
+            next = "n"
+            "volume up" = ["+", "="]
+
+            [library]
+            database = "~/music/library.sqlite"
+            folders = ["/srv/music", "Music", "~/More Music"]
+            """)
+        let p = c.playback
+        #expect(p.output == .file(path: "/tmp/out.wav"))
+        #expect(p.device == "second")
+        #expect(p.volume == 70)
+        #expect(p.eq?.description == "rock")
+        #expect(p.replayGain == .album)
+        #expect(p.preamp == -3.5)
+        #expect(p.crossfade == 2)
+        #expect(p.repeatMode == .all)
+        #expect(p.shuffle == true)
+        #expect(c.keys == ["quit": ["q", "Q"], "next": ["n"], "volume up": ["+", "="]])
+        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+        #expect(c.library.database == home + "/music/library.sqlite")
+        #expect(c.library.folders == ["/srv/music", "/home/u/.config/tonearm/Music", home + "/More Music"])
+        // Each key's line.
+        #expect(c.line(of: "playback.output") == 3)
+        #expect(c.line(of: "playback.crossfade") == 9)
+        #expect(c.line(of: "playback.shuffle") == 11)
+        #expect(c.line(of: "keys.quit") == 14)
+        #expect(c.line(of: "keys.volume up") == 16)
+        #expect(c.line(of: "library.folders") == 20)
+    }
+
+    @Test func anEmptyFileAndEmptyTablesSetNothing() throws {
+        for text in ["", "# nothing\n", "[playback]\n[keys]\n[library]\n"] {
+            let c = try parse(text)
+            #expect(c.playback.volume == nil && c.playback.output == nil && c.keys.isEmpty && c.library.database == nil)
+        }
+        // A band spec for the EQ; off for repeat.
+        let c = try parse("[playback]\neq = \"31:+3,1k:-2\"\nrepeat = \"off\"\nshuffle = false\n")
+        #expect(c.playback.eq?.description == "31:+3.0,1000:-2.0")
+        #expect(c.playback.repeatMode == RepeatMode.none)
+        #expect(c.playback.shuffle == false)
+    }
+
+    @Test func dottedKeysAndInlineTablesHaveTheirLines() throws {
+        let c = try parse("""
+            playback.volume = 40
+            library = { database = "/db.sqlite" }
+            [keys]
+            pause = [
+              " ",
+              "p",
+            ]
+            seek = ["left"]
+            """)
+        #expect(c.playback.volume == 40)
+        #expect(c.line(of: "playback.volume") == 1)
+        #expect(c.library.database == "/db.sqlite")
+        #expect(c.line(of: "library.database") == 2)
+        #expect(c.keys["pause"] == [" ", "p"])
+        #expect(c.line(of: "keys.pause") == 4)
+        #expect(c.line(of: "keys.seek") == 8)
+    }
+
+    /// What is inside multi-line strings, comments and multi-line arrays is not a key.
+    @Test func keysInsideStringsAndCommentsAreNotKeys() throws {
+        let c = try parse(#"""
+            [keys]
+            help = '''
+            volume = 3
+            [playback]
+            '''
+            # shuffle = true
+            pause = [ # a comment [with brackets
+              "p", "[",
+              " ]" ]
+            quit = """q"""   # one line
+            next = "n" # [library]
+            """#)
+        #expect(c.keys["help"] == ["volume = 3\n[playback]\n"])
+        #expect(c.keys["pause"] == ["p", "[", " ]"])
+        #expect(c.keys["quit"] == ["q"])
+        #expect(c.line(of: "keys.pause") == 7)
+        #expect(c.line(of: "keys.quit") == 10)
+        #expect(c.line(of: "keys.next") == 11)
+        #expect(c.line(of: "keys.volume") == 1)  // no such key: its table's line
+        #expect(c.playback.volume == nil && c.playback.shuffle == nil)
+    }
+
+    @Test func aSyntaxErrorNamesItsLineAndColumn() {
+        let p = problems("""
+            [playback]
+            volume = 70
+            eq = "rock
+            """)
+        #expect(p.count == 1)
+        #expect(p.first?.line == 3)
+        #expect(p.first?.column != nil)
+        guard case .syntax? = p.first?.kind else { Issue.record("\(p)"); return }
+        // Twice the same key is not TOML either.
+        let twice = problems("[playback]\nvolume = 1\nvolume = 2\n")
+        #expect(twice.first?.line == 3)
+    }
+
+    @Test func unknownKeysAreNamedWithTheNearestKnownOne() throws {
+        let p = problems("""
+            [playback]
+            volum = 70
+            replay_gain = "track"
+            database = "/x.sqlite"
+            colour = "red"
+            [library]
+            folder = ["/m"]
+            [playbak]
+            volume = 3
+            """)
+        #expect(p.map(\.line) == [2, 3, 4, 5, 7, 8])
+        #expect(p.map(\.key) == ["playback.volum", "playback.replay_gain", "playback.database", "playback.colour", "library.folder", "playbak"])
+        #expect(p.map(\.kind) == [.unknownKey(suggestion: "playback.volume"), .unknownKey(suggestion: "playback.replaygain"),
+                                  .unknownKey(suggestion: "library.database"), .unknownKey(suggestion: nil),
+                                  .unknownKey(suggestion: "library.folders"), .unknownTable(suggestion: "playback")])
+        // At the top level, a setting that belongs in a table.
+        let top = problems("volume = 50\nshufle = true\n")
+        #expect(top.map(\.kind) == [.unknownKey(suggestion: "playback.volume"), .unknownKey(suggestion: "playback.shuffle")])
+        #expect(top.map(\.line) == [1, 2])
+        let error = ConfigError(path: path, problems: p)
+        #expect(error.description.components(separatedBy: "\n")[0]
+                == "/home/u/.config/tonearm/config.toml:2: unknown key 'playback.volum'; did you mean 'playback.volume'?")
+        #expect(error.description.contains("config.toml:8: unknown table [playbak]; did you mean [playback]?"))
+        #expect(error.description.contains("config.toml:5: unknown key 'playback.colour'\n"))
+    }
+
+    @Test func wrongTypesAreNamedWithWhatWasExpected() {
+        let p = problems("""
+            [playback]
+            volume = "loud"
+            shuffle = "yes"
+            preamp = "3 dB"
+            output = 1
+            [keys]
+            quit = 113
+            next = ["n", 2]
+            [library]
+            folders = "/music"
+            database = ["/a", "/b"]
+            """)
+        // A single folder as a string is accepted (like a single key).
+        #expect(p.map(\.line) == [2, 3, 4, 5, 7, 8, 11])
+        #expect(p.map(\.key) == ["playback.volume", "playback.shuffle", "playback.preamp", "playback.output", "keys.quit", "keys.next",
+                                 "library.database"])
+        #expect(p[0].kind == .wrongType(expected: "an integer", found: "a string (\"loud\")"))
+        #expect(p[1].kind == .wrongType(expected: "true or false", found: "a string (\"yes\")"))
+        #expect(p[2].kind == .wrongType(expected: "a number", found: "a string (\"3 dB\")"))
+        #expect(p[3].kind == .wrongType(expected: "a string", found: "an integer (1)"))
+        #expect(p[4].kind == .wrongType(expected: "a string or an array of strings", found: "an integer (113)"))
+        #expect(p[5].kind == .wrongType(expected: "a string or an array of strings", found: "an array holding an integer (2) (item 2)"))
+        #expect(p[6].kind == .wrongType(expected: "a string", found: "an array"))
+        #expect(ConfigError(path: path, problems: [p[0]]).description
+                == "/home/u/.config/tonearm/config.toml:2: 'playback.volume' must be an integer, not a string (\"loud\")")
+        // A table where a setting was expected, and a value where a table was.
+        let t = problems("playback = 3\n[library.database]\nx = 1\n")
+        #expect(t.map(\.kind) == [.wrongType(expected: "a table ([playback])", found: "an integer (3)"),
+                                  .wrongType(expected: "a string", found: "a table")])
+        #expect(t.map(\.line) == [1, 2])
+    }
+
+    @Test func valuesOutOfRangeOrNotAcceptedAreNamed() {
+        let p = problems("""
+            [playback]
+            volume = 101
+            preamp = -21
+            crossfade = 30.5
+            replaygain = "loud"
+            repeat = "twice"
+            eq = "funky"
+            output = "alsa"
+            device = " "
+            [keys]
+            quit = ""
+            [library]
+            database = ""
+            """)
+        #expect(p.map(\.line) == [2, 3, 4, 5, 6, 7, 8, 9, 11, 13])
+        #expect(p[0].kind == .outOfRange(value: "101", allowed: "between 0 and 100"))
+        #expect(p[1].kind == .outOfRange(value: "-21", allowed: "between -20 and +20 dB"))
+        #expect(p[2].kind == .outOfRange(value: "30.5", allowed: "between 0 and 30 seconds"))
+        #expect(p[3].kind == .invalidValue("must be off, track or album, not 'loud'"))
+        #expect(p[4].kind == .invalidValue("must be off, one or all, not 'twice'"))
+        guard case .invalidValue(let eq) = p[5].kind, case .invalidValue(let output) = p[6].kind else { Issue.record("\(p)"); return }
+        #expect(eq.contains("unknown EQ preset 'funky'"))
+        #expect(output.contains("unknown output 'alsa'"))
+        #expect(p[7].kind == .invalidValue("needs an output name (see tonearm outputs)"))
+        #expect(p[8].kind == .invalidValue("is an empty string"))
+        #expect(p[9].kind == .invalidValue("needs a path"))
+        #expect(ConfigError(path: path, problems: [p[0]]).description
+                == "/home/u/.config/tonearm/config.toml:2: 'playback.volume' must be between 0 and 100, not 101")
+    }
+
+    @Test func anUnreadableFileIsAnError() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("config-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(try ConfigFile.load(path: dir + "/none.toml") == nil)
+        let binary = dir + "/binary.toml"
+        try Data([0xFF, 0xFE, 0x00, 0x41]).write(to: URL(fileURLWithPath: binary))
+        do {
+            _ = try ConfigFile.load(path: binary)
+            Issue.record("no error")
+        } catch {
+            #expect(error.problems.first?.kind == .unreadable("it is not UTF-8 text"))
+            #expect(error.description.hasPrefix(binary + ": cannot be read"))
+        }
+    }
+
+    /// The example `config --init` writes parses, and so does every setting in it uncommented.
+    @Test func theExampleIsValidCommentedAndUncommented() throws {
+        let commented = try parse(ConfigExample.text)
+        #expect(commented.playback.volume == nil && commented.keys.isEmpty)
+        let uncommented = ConfigExample.text.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { $0.hasPrefix("# ") && $0.contains(" = ") ? String($0.dropFirst(2)) : String($0) }
+            .joined(separator: "\n")
+        let all = try parse(uncommented)
+        #expect(all.playback.output == .pulse())
+        #expect(all.playback.volume == 80)
+        #expect(all.playback.shuffle == false)
+        #expect(all.keys["quit"] == ["q", "Q"])
+        #expect(all.library.folders?.count == 1)
+        for key in ConfigSchema.allKeys {
+            #expect(all.line(of: key) != nil, "the example has no \(key)")
+        }
+    }
+
+    @Test func suggestionsAreNearMissesOnly() {
+        #expect(ConfigSchema.suggestion(for: "volmue", among: ConfigSchema.playbackKeys) == "volume")
+        #expect(ConfigSchema.suggestion(for: "cross-fade", among: ConfigSchema.playbackKeys) == "crossfade")
+        #expect(ConfigSchema.suggestion(for: "xyz", among: ConfigSchema.playbackKeys) == nil)
+        #expect(ConfigSchema.suggestion(for: "speed", among: ConfigSchema.playbackKeys) == nil)
+    }
+}
