@@ -15,6 +15,13 @@ struct ConfigCommand: ParsableCommand {
             $XDG_CONFIG_HOME/tonearm/config.toml (~/.config/tonearm/config.toml). Flags win over \
             it; the volume is the last run's when there is one (unless --volume is given). Give \
             play's flags here to see what they change.
+
+            Examples:
+              tonearm config                          # every setting and where it came from
+              tonearm config --eq rock --volume 40    # what these flags would change
+              tonearm config --json
+              tonearm config --init                   # a commented example file to edit
+              tonearm --config ~/party.toml config
             """)
 
     @Flag(name: .long, help: "Print JSON: each setting with its value and source.")

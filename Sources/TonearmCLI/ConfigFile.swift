@@ -77,7 +77,30 @@ struct ConfigFile: Sendable {
             let reason = FileManager.default.isReadableFile(atPath: path) ? "it is not UTF-8 text" : "permission denied"
             throw ConfigError(path: path, problems: [ConfigProblem(kind: .unreadable(reason))])
         }
-        return try parse(text, path: path)
+        let file = try parse(text, path: path)
+        let problems = file.keyBindingProblems()
+        guard problems.isEmpty else { throw ConfigError(path: path, problems: problems) }
+        return file
+    }
+
+    /// The `[keys]` bindings that the play screen cannot take (an unknown action, with the
+    /// nearest one, or an unknown key name), each with its line: checked when the file is
+    /// loaded, so that `tonearm config` reports them as it reports any other problem.
+    func keyBindingProblems() -> [ConfigProblem] {
+        var problems: [ConfigProblem] = []
+        for (action, keys) in keys.sorted(by: { $0.key < $1.key }) {
+            do {
+                _ = try KeyBindings(overrides: [action: keys])
+            } catch {
+                var message = "\(error)"
+                if case KeyBindingError.unknownAction = error,
+                   let near = ErrorReport.suggestion(for: action, among: KeyAction.allCases.map(\.rawValue)) {
+                    message += "; did you mean '\(near)'?"
+                }
+                problems.append(ConfigProblem(line: line(of: "keys.\(action)"), key: "keys.\(action)", kind: .invalidValue(message)))
+            }
+        }
+        return problems
     }
 
     /// Parses and checks `text` as the file at `path` (which names it in errors and anchors

@@ -45,8 +45,12 @@ struct ErrorReport {
         var path: [String] = []
         var commands: [ParsableCommand.Type] = [root]
         var unknown: String?
+        var skipNext = false
         for arg in arguments {
+            if skipNext { skipNext = false; continue }
             if arg == "--" { break }
+            // The root's own option takes a value (`tonearm --config PATH play`).
+            if arg == "--config" && commands.count == 1 { skipNext = true; continue }
             if arg.hasPrefix("-") { continue }
             let subcommands = commands.last!.configuration.subcommands
             if subcommands.isEmpty { break }

@@ -76,6 +76,12 @@ extension RepeatMode {
     }
 }
 
+/// How the shuffle mode is named on the screen: on or off, as the `s` key and `--shuffle` /
+/// `--no-shuffle` say it (every shuffle Tonearm does is of songs).
+extension ShuffleMode {
+    var displayName: String { self == .off ? "off" : "on" }
+}
+
 /// Draws the live screen of `tonearm play`: a pure function of the state and the terminal's
 /// size, tested without a terminal. Every line fits the width in columns (wide CJK text counts
 /// two; the last column stays free, so that no terminal wraps), and there are exactly `height`
@@ -124,7 +130,7 @@ enum LiveScreen {
         let vol = Int((s.volume * 100).rounded())
         let volBar = max(5, min(20, w - 25))
         add(" Volume  " + bar(fraction: s.muted ? 0 : Double(s.volume), width: volBar) + " \(vol)%" + (s.muted ? " (muted)" : ""), 95)
-        let modes = ["Repeat: \(s.repeatMode.displayName)", "Shuffle: \(s.shuffleMode.rawValue)", "EQ: \(s.eq)",
+        let modes = ["Repeat: \(s.repeatMode.displayName)", "Shuffle: \(s.shuffleMode.displayName)", "EQ: \(s.eq)",
                      "Speed: \(String(format: "%.1f", s.rate))×"]
         for line in flow(modes, width: w) { add(line, 95) }
         if let sv = s.systemVolume {

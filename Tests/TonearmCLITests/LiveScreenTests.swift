@@ -69,7 +69,7 @@ import TonearmTestSupport
         screen.type("r")
         try screen.waitFor("Repeat: one")
         screen.type("s")
-        try screen.waitFor("Shuffle: songs")
+        try screen.waitFor("Shuffle: on")
         screen.type("s")
         try screen.waitFor("Shuffle: off")
         screen.type("e")

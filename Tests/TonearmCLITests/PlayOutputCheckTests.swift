@@ -31,7 +31,7 @@ import TonearmTestSupport
         let bin = try tonearmBinary()
         let r = try run(bin, ["play", "--device", "nope", tone], environment: environment(server))
         #expect(r.status == 1)
-        #expect(r.stderr.contains("tonearm play: --device nope: the sound server has no such output; its outputs are:"), "\(r.stderr)")
+        #expect(r.stderr.contains("tonearm: play: --device nope: the sound server has no such output; its outputs are:"), "\(r.stderr)")
         #expect(r.stderr.contains("* test_null  TestNull") && r.stderr.contains("second  Second"), "\(r.stderr)")
         #expect(!r.stderr.contains("output was lost"), "\(r.stderr)")
         #expect(!r.stdout.contains("Playing"), "\(r.stdout)")

@@ -333,9 +333,10 @@ import TonearmTestSupport
         defer { dir.remove() }
         let names = ["Alpha", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot", "Golf", "Hotel", "India", "Juliett"]
         let files = try names.map { try make("\($0).wav", seconds: 30, title: $0, artist: "Band") }
-        let screen = try play("--shuffle --output null " + files.map(q).joined(separator: " "), columns: 100, rows: 30)
-        try screen.waitForFrame(showing: "Shuffle: songs")
-        try screen.waitForFrame(showing: " Title   Alpha")  // the first stays first
+        // --start names the first; the rest are shuffled.
+        let screen = try play("--shuffle --start \(q(files[0])) --output null " + files.map(q).joined(separator: " "), columns: 100, rows: 30)
+        try screen.waitForFrame(showing: "Shuffle: on")
+        try screen.waitForFrame(showing: " Title   Alpha")  // the one named with --start first
         let lines = try Self.lastFrame(screen.all)
         let rows = lines.compactMap { line in names.firstIndex { line.contains(". \($0) — Band") }.map { (line, names[$0]) } }
         #expect(rows.count == 10, "\(lines)")

@@ -168,6 +168,23 @@ import Tonearm
         #expect(error.description.contains("config.toml:5: unknown key 'playback.colour'\n"))
     }
 
+    @Test func keyBindingsAreCheckedAgainstThePlayScreensActionsAndKeys() throws {
+        let c = try parse("""
+            [keys]
+            quit = ["q", "x"]
+            pasue = "p"
+            mute = "ctrl-shift-banana"
+            """)
+        let p = c.keyBindingProblems()
+        #expect(p.map(\.key) == ["keys.mute", "keys.pasue"] && p.map(\.line) == [4, 3], "\(p)")
+        let text = ConfigError(path: path, problems: p).description
+        #expect(text.contains("config.toml:3: 'keys.pasue': unknown key action 'pasue'"), "\(text)")
+        #expect(text.contains("did you mean 'pause'?"), "\(text)")
+        #expect(text.contains("config.toml:4: 'keys.mute': unknown key 'ctrl-shift-banana' for 'mute'"), "\(text)")
+        #expect(try parse("[keys]\nquit = [\"q\", \"ctrl-q\"]\npause = \"space\"\n").keyBindingProblems().isEmpty,
+                "good bindings are no problem")
+    }
+
     @Test func wrongTypesAreNamedWithWhatWasExpected() {
         let p = problems("""
             [playback]

@@ -58,22 +58,6 @@ import Tonearm
         #expect(session.volume == 0.4 && session.repeatMode == .one && session.shuffle && session.crossfade == 3)
     }
 
-    @Test func aBadKeyBindingNamesItsLine() throws {
-        let bad = try ConfigFile.parse("""
-            [keys]
-            quit = "q"
-            pasue = "p"
-            """, path: path)
-        let s = try settings([], file: bad)
-        let effects = try EffectOptions(reverb: nil, pitch: nil, effects: [])
-        #expect(throws: CommandFailure.self) { try s.sessionSettings(mix: false, resume: false, effects: effects) }
-        do {
-            _ = try s.sessionSettings(mix: false, resume: false, effects: effects)
-        } catch let failure as CommandFailure {
-            #expect(failure.subject == "/c/config.toml:3" && failure.reason.contains("unknown key action 'pasue'"), "\(failure)")
-        }
-    }
-
     @Test func flagsOverTheFile() throws {
         let s = try settings(["--output", "pulse", "--device", "third", "--volume", "70", "--eq", "jazz", "--replaygain", "album",
                               "--preamp", "1", "--crossfade", "0", "--repeat", "off", "--no-shuffle", "--rate", "1.5"], file: file)

@@ -95,10 +95,10 @@ import Tonearm
 
     @Test func theStatusLineFitsEightyColumnsAndFiftyLookSane() {
         let at80 = Self.lines(Self.state(), 80, 24).map(Self.visible)
-        #expect(at80.contains { $0.contains("Repeat: off   Shuffle: songs   EQ: bass-boost   Speed: 1.0×") })
+        #expect(at80.contains { $0.contains("Repeat: off   Shuffle: on   EQ: bass-boost   Speed: 1.0×") })
         // At 50 the modes go on two lines, each whole; the bars shrink instead of being cut.
         let at50 = Self.lines(Self.state(), 50, 24).map(Self.visible)
-        for mode in ["Repeat: off", "Shuffle: songs", "EQ: bass-boost", "Speed: 1.0×"] {
+        for mode in ["Repeat: off", "Shuffle: on", "EQ: bass-boost", "Speed: 1.0×"] {
             #expect(at50.contains { $0.contains(mode) }, "\(mode)")
         }
         #expect(at50.filter { $0.contains("Repeat: off") || $0.contains("Speed: 1.0×") }.count == 2, "on two lines")
