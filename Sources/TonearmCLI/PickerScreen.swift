@@ -79,7 +79,7 @@ enum PickerScreen {
                 why = ["The library cannot be read: \(m)"]
             } else if !p.search.isEmpty {
                 why = ["Nothing matches “\(p.search)”."]
-                if p.view == .songs && !p.canGoBack { why.append("Each word must start a word of a title, artist or album.") }
+                if p.view == .songs && !p.canGoBack { why.append("Each word must start a word of a title, artist or album (Chinese, Japanese and Korean: any part; Chinese also in pinyin).") }
             } else if p.view == .selected {
                 why = ["Nothing selected yet: space selects the highlighted row."]
             } else if p.view == .playlists {

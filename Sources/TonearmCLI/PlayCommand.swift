@@ -41,7 +41,7 @@ struct PlayCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Resume the saved queue where it was, with its EQ and speed (files given that it does not hold are appended).")
     var resume = false
 
-    @Option(name: .long, help: "Play the library's albums by this artist (case and accents ignored), in album order.")
+    @Option(name: .long, help: "Play the library's songs by this artist or album artist (\"various artists\" plays compilations; case and accents ignored), album by album.")
     var artist: String?
 
     @Option(name: .long, help: "Play this album from the library, in disc and track order.")

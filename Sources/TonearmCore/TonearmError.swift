@@ -39,7 +39,7 @@ public enum TonearmError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The media library's database at `path` cannot be created, opened, read or written
     /// (an unwritable directory, a file that is not a library, a full disk); `reason` says which.
     case library(path: String, reason: String)
-    /// The media library has no playlist named `name` (names compare exactly).
+    /// The media library has no playlist named `name` (names compare with case and accents ignored).
     case playlistNotFound(name: String)
     /// The media library already has a playlist named `name`: names are unique.
     case playlistExists(name: String)
