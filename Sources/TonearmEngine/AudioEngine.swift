@@ -359,8 +359,10 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
     /// Resets the engine's sample clock (nodes keep their schedules).
     public func reset() { sampleTimeCounter.store(0, ordering: .relaxed) }
 
-    /// The engine's sample clock: frames rendered since it started.
-    public var sampleTime: AudioFramePosition { sampleTimeCounter.load(ordering: .relaxed) }
+    /// The engine's sample clock: frames rendered since it started. A chunk is counted as its
+    /// rendering begins, so a completion signalled while it renders (`dataRendered`) never finds
+    /// the clock behind the frames it reports.
+    public var sampleTime: AudioFramePosition { sampleTimeCounter.load(ordering: .acquiring) }
 
     /// Seconds between rendering and hearing (the output's latency; 0 offline).
     public var outputLatency: Double { lock.withLock { driver?.latency ?? 0 } }
@@ -444,6 +446,7 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
         let primary = endingKernel
         while done < frameCount {
             let n = min(plan.maximumFrames, frameCount - done)
+            sampleTimeCounter.add(Int64(n), ordering: .releasing)  // before the completions it may signal
             plan.run(into: buffer + done * ch, frames: n, timing: timing)
             if let primary, primary.endedInLastCall {
                 // The primary source has ended: render the effects' tail, then report the end.
@@ -461,13 +464,12 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
                 if tailLeft <= 0 {
                     let real = done + n + tailLeft
                     (buffer + real * ch).update(repeating: 0, count: (frameCount - real) * ch)
-                    sampleTimeCounter.add(Int64(real), ordering: .relaxed)
+                    sampleTimeCounter.subtract(Int64(done + n - real), ordering: .relaxed)  // counted, not rendered
                     return RenderResult(framesRendered: real, ended: true)
                 }
             }
             done += n
         }
-        sampleTimeCounter.add(Int64(frameCount), ordering: .relaxed)
         return RenderResult(framesRendered: frameCount, ended: false)
     }
 
