@@ -61,7 +61,7 @@ public struct OutputDriverFactory: Sendable {
 /// pulls as fast as the source delivers) and `file` (``FileOutput``; `file:PATH.wav`). Every
 /// other driver is registered by the program that links it — the `tonearm` command registers
 /// PulseAudio at start-up (`PulseOutput.register()`, module TonearmOutput), and so must any
-/// program that wants ``OutputSelection/automatic(server:timeout:)`` (the default of
+/// program that wants ``OutputSelection/automatic(server:timeout:registry:)`` (the default of
 /// `AudioEngine`, `AudioPlayer` and `QueuePlayer`) to choose an audible output. Without an
 /// audible driver registered the automatic choice is the silent null output, with a notice that
 /// says why.
@@ -130,7 +130,7 @@ public final class OutputDriverRegistry: Sendable {
     }
 }
 
-/// The driver ``OutputSelection/makeDriver(applicationName:streamName:role:device:)`` returns for
+/// The driver ``OutputSelection/makeDriver(applicationName:streamName:role:device:registry:)`` returns for
 /// a choice whose driver is not registered: it cannot be opened, and says why.
 ///
 /// Threading: immutable; every member may be used from any thread.

@@ -89,7 +89,7 @@ public enum OutputSelection: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// What ``automatic(server:timeout:)`` chose, with a message for the user when the choice
+    /// What ``automatic(server:timeout:registry:)`` chose, with a message for the user when the choice
     /// means nothing will be heard.
     public struct AutomaticChoice: Sendable, Hashable {
         public var selection: OutputSelection

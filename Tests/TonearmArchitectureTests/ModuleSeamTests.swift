@@ -136,7 +136,8 @@ struct PackageGraph {
             targets[name] = Target(name: name, type: type, path: t["path"] as? String, dependencies: deps)
         }
         // A by-name dependency that is no target of ours is another package's product.
-        for (name, t) in targets { targets[name]?.dependencies = t.dependencies.filter { targets[$0] != nil } }
+        let names = Set(targets.keys)
+        for (name, t) in targets { targets[name]?.dependencies = t.dependencies.filter { names.contains($0) } }
         var products: [String: [String]] = [:]
         for p in productList {
             if let name = p["name"] as? String, let ts = p["targets"] as? [String] { products[name] = ts }
