@@ -8,11 +8,12 @@ import Testing
 /// no C library; `import Tonearm` is the playback API without MPRIS; the desktop integration is a
 /// product of its own.
 @Suite struct ModuleSeamTests {
-    /// The manifest, parsed once per test.
+    /// The manifest, read once for all the tests (each run of `dump-package` compiles it).
+    private static let loaded = Result { try PackageGraph.load() }
     let graph: PackageGraph
 
     init() throws {
-        graph = try PackageGraph.load()
+        graph = try Self.loaded.get()
     }
 
     @Test func theEngineNeedsNeitherLibpulseNorLibdbus() throws {
