@@ -1,4 +1,5 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.2
+// 6.2: the sources use `InlineArray` and integer generic parameters (SE-0452, SE-0453).
 // Tonearm — Apple's media-playback system, in Swift, for Linux.
 // SPDX-License-Identifier: GPL-3.0-or-later
 import PackageDescription
@@ -9,9 +10,14 @@ let package = Package(
     products: [
         .library(name: "Tonearm", targets: ["Tonearm"]),
         .library(name: "TonearmCore", targets: ["TonearmCore"]),
+        // The render contract, the output-driver registry, and the null and file drivers: no C.
+        .library(name: "TonearmRender", targets: ["TonearmRender"]),
         .library(name: "TonearmPlaylists", targets: ["TonearmPlaylists"]),
         .library(name: "TonearmNowPlaying", targets: ["TonearmNowPlaying"]),
         .library(name: "TonearmMPRIS", targets: ["TonearmMPRIS"]),
+        // The desktop integration (MPRIS on the session bus), apart from the playback API:
+        // `import Tonearm` does not bring libdbus's MPRIS; programs that publish a player add this.
+        .library(name: "TonearmDesktop", targets: ["TonearmDesktop"]),
         .library(name: "TonearmSession", targets: ["TonearmSession"]),
         .library(name: "TonearmLibrary", targets: ["TonearmLibrary"]),
         .library(name: "TonearmExport", targets: ["TonearmExport"]),
@@ -46,12 +52,18 @@ let package = Package(
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
 
+        // The render contract between the engine and its outputs (AudioRenderSource, RenderTiming,
+        // AudioOutputDriver), the registry of drivers by name that a program fills, and the
+        // drivers that need no C library (null, file). The engine depends on this, not on a driver.
+        .target(name: "TonearmRender", dependencies: ["TonearmCore"]),
+
         // Playlists (M3U / M3U8, PLS, XSPF) read and written: Foundation only, no C.
         .target(name: "TonearmPlaylists", dependencies: ["TonearmCore"]),
 
         // Layer 2: plugin families over the core.
         .target(name: "TonearmCodecs", dependencies: ["TonearmCore", "CFFmpeg", "CFFmpegLazy"]),
-        .target(name: "TonearmOutput", dependencies: ["TonearmCore", "CPulse"]),
+        // The PulseAudio driver (and the sink's port types), registered as `pulse` by the program.
+        .target(name: "TonearmOutput", dependencies: ["TonearmCore", "TonearmRender", "CPulse"]),
         // DSP kernels as plain types (time-stretching now; EQ, mixer, effects to come).
         .target(name: "TonearmDSP", dependencies: ["TonearmCore", "CRubberBand"]),
         // Now Playing and remote commands (MPNowPlayingInfoCenter, MPRemoteCommandCenter): pure Swift.
@@ -62,42 +74,44 @@ let package = Package(
         // What the D-Bus clients share: finding the session bus, connecting, the serving loop.
         .target(name: "TonearmDBus", dependencies: ["CDBus"]),
         .target(name: "TonearmMPRIS", dependencies: ["TonearmNowPlaying", "TonearmDBus", "CDBus"]),
+        // The desktop integration product: MPRIS (and Now Playing, which it publishes).
+        .target(name: "TonearmDesktop", dependencies: ["TonearmMPRIS", "TonearmNowPlaying"]),
         // The sound server's outputs and system volume (AudioRoutes, SystemVolume): a PulseAudio
         // control connection with subscription events. AudioSession: categories, and interruptions
         // and ducking between Tonearm sessions over the D-Bus session bus.
-        .target(name: "TonearmSession", dependencies: ["TonearmCore", "TonearmOutput", "TonearmDBus", "CPulse", "CDBus"]),
+        .target(name: "TonearmSession", dependencies: ["TonearmCore", "TonearmRender", "TonearmOutput", "TonearmDBus", "CPulse", "CDBus"]),
 
         // Export (AVAsset, AVAssetExportSession, AVMutableComposition): track listing, remuxing
         // without re-encoding, conversion and trimming, written through FFmpeg's muxers.
         .target(name: "TonearmExport", dependencies: ["TonearmCore", "TonearmCodecs", "CFFmpeg", "CFFmpegLazy"]),
 
         // Layer 3: the engine — the one render path (decoder threads → lock-free rings → node graph →
-        // output) that every player shares.
-        .target(name: "TonearmEngine", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmOutput"]),
+        // output) that every player shares. It knows only the render contract: no driver, no libpulse.
+        .target(name: "TonearmEngine", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmRender"]),
         // The media library (MPMediaLibrary, MPMediaQuery, MPMediaItem): a scanner reading tags
         // through TonearmCodecs into one SQLite file through GRDB.
         .target(name: "TonearmLibrary", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmPlaylists", .product(name: "GRDB", package: "GRDB.swift"),
                                                 // SQLite's C API, to bind a scan's rows without boxing each value
                                                 .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         // Layer 4: players built on the engine's render path.
-        .target(name: "TonearmPlayback", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmOutput", "TonearmPlaylists", "TonearmSession", "TonearmNetwork"]),
+        .target(name: "TonearmPlayback", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmRender", "TonearmOutput", "TonearmPlaylists", "TonearmSession", "TonearmNetwork"]),
 
-        // Umbrella: `import Tonearm` gives the whole public API.
-        .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmOutput", "TonearmPlayback",
-                                                "TonearmPlaylists", "TonearmNowPlaying", "TonearmMPRIS", "TonearmSession", "TonearmNetwork",
+        // Umbrella: `import Tonearm` gives the whole playback API (not MPRIS: see TonearmDesktop).
+        .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmRender", "TonearmOutput", "TonearmPlayback",
+                                                "TonearmPlaylists", "TonearmNowPlaying", "TonearmSession", "TonearmNetwork",
                                                 "TonearmLibrary", "TonearmExport"]),
 
         // The command-line player, last.
         .executableTarget(
             name: "TonearmCLI",
-            dependencies: ["Tonearm", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            dependencies: ["Tonearm", "TonearmDesktop", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "TOMLKit", package: "TOMLKit")]
         ),
 
         .testTarget(name: "TonearmCoreTests", dependencies: ["TonearmCore"]),
         .testTarget(name: "TonearmCodecsTests", dependencies: ["TonearmCodecs", "TonearmTestSupport"]),
-        .testTarget(name: "TonearmOutputTests", dependencies: ["TonearmOutput", "TonearmTestSupport"]),
-        .testTarget(name: "TonearmEngineTests", dependencies: ["TonearmEngine", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmOutputTests", dependencies: ["TonearmOutput", "TonearmRender", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmEngineTests", dependencies: ["TonearmEngine", "TonearmRender", "TonearmOutput", "TonearmTestSupport"]),
         .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmEngine", "TonearmPlaylists", "TonearmSession", "TonearmTestSupport"]),
         .testTarget(name: "TonearmCLITests", dependencies: ["TonearmTestSupport", "TonearmCore"]),
         // The command's pure parts (key decoding, text width, the picker's screen), offline.
@@ -111,6 +125,9 @@ let package = Package(
         .testTarget(name: "TonearmNetworkTests", dependencies: ["TonearmNetwork", "TonearmTestSupport"]),
         .testTarget(name: "TonearmSessionTests", dependencies: ["TonearmSession", "TonearmOutput", "TonearmTestSupport", "CDBus"]),
         .testTarget(name: "TonearmMPRISTests", dependencies: ["TonearmMPRIS", "TonearmNowPlaying", "TonearmTestSupport"]),
+        // The seams: reads this manifest (`swift package dump-package`) and checks what may not
+        // depend on what (the engine on libpulse or libdbus, the umbrella on MPRIS).
+        .testTarget(name: "TonearmArchitectureTests"),
         // Shared by the tests: fixture generation, the private PulseAudio server, recording, the
         // test HTTP server (httpd.py, run with python3 from its source path).
         .target(name: "TonearmTestSupport", dependencies: ["TonearmCore", "TonearmEngine"], path: "Tests/TonearmTestSupport",

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Tonearm
+import TonearmDesktop
 
 /// Connects `tonearm play`'s ``MusicPlayer`` to Now Playing and the remote commands, and exports
 /// both over MPRIS (`org.mpris.MediaPlayer2.tonearm`) when a session bus is there: desktop media

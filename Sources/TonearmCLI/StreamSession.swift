@@ -2,6 +2,7 @@
 import Dispatch
 import Foundation
 import Tonearm
+import TonearmDesktop
 
 /// Runs `tonearm play URL` for one network stream through a ``Player``: it waits for the buffer
 /// rather than stutter, shows what is in memory on the progress bar, says when the network

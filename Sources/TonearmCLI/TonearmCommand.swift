@@ -3,6 +3,7 @@ import ArgumentParser
 #if canImport(Glibc)
 import Glibc
 #endif
+import Tonearm
 
 @main
 struct TonearmCommand: AsyncParsableCommand {
@@ -33,6 +34,9 @@ struct TonearmCommand: AsyncParsableCommand {
     /// The entry point: parses and runs the command, and reports every error in one form
     /// (``ErrorReport``): usage errors with status 64, failures with 1, help with 0.
     static func main() async {
+        // The output drivers this program plays to: null and file are built in; PulseAudio is
+        // registered here (the engine and the players know only the registry).
+        PulseOutput.register()
         let arguments = Array(CommandLine.arguments.dropFirst())
         var status: Int32 = 0
         do {

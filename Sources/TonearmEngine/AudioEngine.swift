@@ -2,7 +2,7 @@
 import Foundation
 import Synchronization
 import TonearmCore
-import TonearmOutput
+import TonearmRender
 
 /// How an engine in manual rendering mode is driven (`AVAudioEngineManualRenderingMode`).
 public enum ManualRenderingMode: Sendable {
@@ -98,8 +98,8 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
     private var tailLeft = -1
 
     /// Creates an engine that renders `outputFormat` (channels and rate; samples are Float32) to
-    /// the output `output` makes when it starts (by default PulseAudio when a server answers,
-    /// otherwise the silent real-time null output).
+    /// the output `output` makes when it starts (by default ``automaticOutput``: the driver
+    /// registry's automatic choice).
     public init(outputFormat: AudioFormat = .interleavedFloat(sampleRate: 48_000, channels: 2),
                 output: @escaping @Sendable () throws -> any AudioOutputDriver = AudioEngine.automaticOutput) {
         var f = outputFormat
@@ -125,7 +125,9 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
         manualScratch?.deallocate()
     }
 
-    /// PulseAudio when a server answers, otherwise the real-time null output.
+    /// The automatic choice of ``OutputDriverRegistry/shared`` (``OutputSelection/automatic(server:timeout:registry:)``):
+    /// PulseAudio when the program registered it (`PulseOutput.register()`) and a server answers,
+    /// otherwise the real-time null output. The engine itself knows no driver.
     public static let automaticOutput: @Sendable () throws -> any AudioOutputDriver = {
         OutputSelection.automatic().selection.makeDriver(streamName: "Engine")
     }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Synchronization
 import TonearmCore
-import TonearmOutput
+import TonearmRender
 
 /// Sums any number of inputs, each with the volume and pan of the node feeding it, and applies
 /// an output volume (the counterpart of `AVAudioMixerNode`). Inputs arrive in the engine's format;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Synchronization
 import TonearmCore
-import TonearmOutput
+import TonearmRender
 
 /// What a node does on the render thread. Every node of a graph has one; the engine calls it
 /// once per render cycle, after the kernels of the node's inputs.

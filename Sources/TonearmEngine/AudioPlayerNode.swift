@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 import TonearmCodecs
 import TonearmCore
-import TonearmOutput
+import TonearmRender
 
 /// A time on a node's or a player's sample clock (the counterpart of `AVAudioTime`).
 public struct AudioTime: Sendable, Hashable {

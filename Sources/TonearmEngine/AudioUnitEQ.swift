@@ -2,7 +2,7 @@
 import Synchronization
 import TonearmCore
 import TonearmDSP
-import TonearmOutput
+import TonearmRender
 
 /// The settings of one band of an ``AudioUnitEQ`` (the counterpart of
 /// `AVAudioUnitEQFilterParameters`). Setting a property reaches the render thread through a

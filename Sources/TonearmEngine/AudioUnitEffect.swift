@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Synchronization
 import TonearmCore
-import TonearmOutput
+import TonearmRender
 
 /// An effect node whose parameters are described as data (the counterpart of
 /// `AVAudioUnitEffect`): ``AudioUnitReverb``, ``AudioUnitDelay``, ``AudioUnitTimePitch``,

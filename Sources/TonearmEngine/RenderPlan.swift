@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import TonearmCore
-import TonearmOutput
+import TonearmRender
 
 /// A compiled, immutable snapshot of an engine's graph: the kernels to run in dependency order,
 /// each with its preallocated output buffer and the buffers of its inputs. The control plane

@@ -2,7 +2,7 @@
 import Dispatch
 import Synchronization
 import TonearmCore
-import TonearmOutput
+import TonearmRender
 
 /// Peak and mean-square levels of one render call, first eight channels (for metering).
 package struct MeterSnapshot: Sendable, BitwiseCopyable {

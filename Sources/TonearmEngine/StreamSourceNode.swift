@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import TonearmCore
-import TonearmOutput
+import TonearmRender
 
 /// A source node that plays one ``StreamRenderer`` (a decoder thread's ring): how
 /// `AudioPlayer` puts its stream into an engine graph, so that a player and an engine share one

@@ -8,7 +8,8 @@ import TonearmOutput
 extension AudioPlayer {
     /// Creates a player for the audio file at `url` (any format FFmpeg decodes).
     /// - Parameter output: makes the output driver when the player is prepared; by default
-    ///   ``OutputSelection/automatic`` (PulseAudio when a server answers, else the silent null output).
+    ///   ``OutputSelection/automatic`` (PulseAudio when the program registered it with
+    ///   `PulseOutput.register()` and a server answers, else the silent null output).
     /// - Throws: ``TonearmError`` naming the file and what is wrong with it.
     public convenience init(contentsOf url: URL,
                             output: @escaping @Sendable () throws -> any AudioOutputDriver = AudioPlayer.defaultOutput) throws {
@@ -31,7 +32,8 @@ extension AudioPlayer {
         self.init(source: file, url: nil, data: data, output: output)
     }
 
-    /// The output used when none is given: PulseAudio/PipeWire when a server answers, otherwise
+    /// The output used when none is given: PulseAudio/PipeWire when the program registered it
+    /// (`PulseOutput.register()`, see ``OutputDriverRegistry``) and a server answers, otherwise
     /// the real-time null output.
     ///
     /// The server is probed once per process, the first time a player needs it; the choice (and

@@ -66,7 +66,8 @@ public final class Player: @unchecked Sendable {
     private let observers: PlayerTimeObservers
 
     /// A player with no item, playing through the output `output` makes when an item is ready
-    /// (by default PulseAudio when a server answers, otherwise the silent real-time null output).
+    /// (by default PulseAudio when the program registered it and a server answers, otherwise the
+    /// silent real-time null output).
     public init(output: @escaping @Sendable () throws -> any AudioOutputDriver = QueuePlayer.automaticOutput) {
         makeOutput = output
         let box = WeakPlayer()

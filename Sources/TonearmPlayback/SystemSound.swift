@@ -88,7 +88,8 @@ public final class SystemSound: Sendable {
 
     deinit { engine.stop() }
 
-    /// PulseAudio (role `event`, a 20 ms buffer) when a server answers, otherwise the null output.
+    /// PulseAudio (role `event`, a 20 ms buffer) when the program registered it
+    /// (`PulseOutput.register()`) and a server answers, otherwise the null output.
     public static let automaticOutput: @Sendable () throws -> any AudioOutputDriver = {
         switch OutputSelection.automatic().selection {
         case .pulse(let server):

@@ -5,6 +5,7 @@ import TonearmOutput
 
 struct OutputSelectionTests {
     @Test func parsesEveryForm() throws {
+        PulseOutput.register()
         #expect(try OutputSelection(parsing: "pulse") == .pulse())
         #expect(try OutputSelection(parsing: "NULL") == .null)
         #expect(try OutputSelection(parsing: "null:untimed") == .nullUntimed)
@@ -37,6 +38,7 @@ struct OutputSelectionTests {
     }
 
     @Test func noServerMeansNullWithANotice() {
+        PulseOutput.register()
         let choice = OutputSelection.automatic(server: "unix:/nonexistent-tonearm/native", timeout: 1)
         #expect(choice.selection == .null)
         #expect(choice.notice == OutputSelection.noServerNotice)

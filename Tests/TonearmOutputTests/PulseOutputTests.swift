@@ -148,6 +148,7 @@ struct PulseOutputTests {
     }
 
     @Test func probeAndOpenFailures() async throws {
+        PulseOutput.register()
         let server = try PrivatePulseServer()
         defer { server.stop() }
         #expect(PulseOutput.isServerAvailable(server: server.serverString))

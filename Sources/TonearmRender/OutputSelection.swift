@@ -2,7 +2,9 @@
 import TonearmCore
 
 /// Which output to play to, as chosen on the command line
-/// (`--output pulse|null|null:untimed|file:PATH.wav`), and a factory for its driver.
+/// (`--output pulse|null|null:untimed|file:PATH.wav`). Its driver is made by the
+/// ``OutputDriverRegistry`` (`null` and `file` are built in; `pulse` is registered by the
+/// program, with `PulseOutput.register()`).
 public enum OutputSelection: Sendable, Hashable, CustomStringConvertible {
     /// PulseAudio (or PipeWire's PulseAudio server). `server` nil: the default server.
     case pulse(server: String? = nil)
@@ -53,23 +55,41 @@ public enum OutputSelection: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Makes a new, unopened driver for the selection. `device` names the PulseAudio sink to
-    /// play to (nil: the server's default); the other outputs ignore it.
-    public func makeDriver(applicationName: String = "Tonearm", streamName: String = "Playback",
-                           role: String = "music", device: String? = nil) -> any AudioOutputDriver {
+    /// The registry name of the selection's driver: `pulse`, `null` (both null forms; untimed is
+    /// the argument `untimed`) or `file` (the path is the argument).
+    public var driverName: String {
         switch self {
-        case .pulse(let server):
-            PulseOutput(server: server, applicationName: applicationName, streamName: streamName, role: role, device: device)
-        case .null:
-            NullOutput()
-        case .nullUntimed:
-            NullOutput(untimed: true)
-        case .file(let path):
-            FileOutput(path: path)
+        case .pulse: "pulse"
+        case .null, .nullUntimed: "null"
+        case .file: "file"
         }
     }
 
-    /// What ``automatic(server:timeout:)`` chose, with a message for the user when the choice
+    /// Makes a new, unopened driver for the selection from `registry`'s factory for
+    /// ``driverName``. `device` names the sink to play to (nil: the server's default); the null
+    /// and file outputs ignore it. When that driver is not registered (PulseAudio in a program
+    /// that did not call `PulseOutput.register()`), the driver returned cannot be opened: its
+    /// `open` throws ``TonearmError/outputUnavailable(driver:reason:)`` saying so.
+    public func makeDriver(applicationName: String = "Tonearm", streamName: String = "Playback",
+                           role: String = "music", device: String? = nil,
+                           registry: OutputDriverRegistry = .shared) -> any AudioOutputDriver {
+        var request = OutputDriverRequest(applicationName: applicationName, streamName: streamName, role: role, device: device)
+        switch self {
+        case .pulse(let server): request.server = server
+        case .null: break
+        case .nullUntimed: request.argument = "untimed"
+        case .file(let path): request.argument = path
+        }
+        do {
+            return try registry.makeDriver(named: driverName, request: request)
+        } catch {
+            let reason: String
+            if case TonearmError.outputUnavailable(_, let r) = error { reason = r } else { reason = "\(error)" }
+            return UnregisteredOutput(name: description, reason: reason)
+        }
+    }
+
+    /// What ``automatic(server:timeout:registry:)`` chose, with a message for the user when the choice
     /// means nothing will be heard.
     public struct AutomaticChoice: Sendable, Hashable {
         public var selection: OutputSelection
@@ -80,10 +100,20 @@ public enum OutputSelection: Sendable, Hashable, CustomStringConvertible {
     /// The message shown when no sound server answered.
     public static let noServerNotice = "No sound server answered (PulseAudio/PipeWire); playing to the silent null output — nothing will be heard. Choose an output with --output \(syntax)"
 
-    /// PulseAudio when a server at `server` (nil: the default one) answers within `timeout`
-    /// seconds; otherwise the null output with ``noServerNotice``. Blocks for at most `timeout`.
-    public static func automatic(server: String? = nil, timeout: Double = 1.5) -> AutomaticChoice {
-        if PulseOutput.isServerAvailable(server: server, timeout: timeout) {
+    /// The message shown when no audible driver is registered (a program that did not register
+    /// PulseAudio).
+    public static let noAudibleDriverNotice = "No audible output driver is registered; playing to the silent null output — nothing will be heard. (A program registers PulseAudio with PulseOutput.register().)"
+
+    /// PulseAudio when `registry` has a `pulse` driver and a server at `server` (nil: the default
+    /// one) answers within `timeout` seconds; otherwise the null output, with
+    /// ``noServerNotice`` (no server answered) or ``noAudibleDriverNotice`` (no `pulse` driver is
+    /// registered). Blocks for at most `timeout`.
+    public static func automatic(server: String? = nil, timeout: Double = 1.5,
+                                 registry: OutputDriverRegistry = .shared) -> AutomaticChoice {
+        guard let pulse = registry.factory(named: "pulse") else {
+            return AutomaticChoice(selection: .null, notice: noAudibleDriverNotice)
+        }
+        if pulse.probe?(server, timeout) ?? true {
             return AutomaticChoice(selection: .pulse(server: server), notice: nil)
         }
         return AutomaticChoice(selection: .null, notice: noServerNotice)

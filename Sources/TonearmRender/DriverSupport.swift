@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Small pieces the drivers share: a monotonic clock, a condition variable on that clock,
-// a joinable thread, and the event channel.
+// a joinable thread, and the event channel. The clock and the event channel are `package`: the
+// drivers in other modules of the package (PulseAudio, in TonearmOutput) use them too.
 import Glibc
 import Synchronization
 import TonearmCore
 
 /// Nanoseconds on `CLOCK_MONOTONIC`.
 @inline(__always)
-func monotonicNanoseconds() -> UInt64 {
+package func monotonicNanoseconds() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
@@ -106,7 +107,7 @@ final class DriverThread: @unchecked Sendable {
 ///
 /// Thread-safety: all members may be used from any thread (never from a realtime render path:
 /// `yield` allocates).
-final class OutputEventChannel: Sendable {
+package final class OutputEventChannel: Sendable {
     private struct Pair: Sendable {
         var stream: AsyncStream<AudioOutputEvent>
         var continuation: AsyncStream<AudioOutputEvent>.Continuation
@@ -114,16 +115,18 @@ final class OutputEventChannel: Sendable {
     }
     private let pair = Mutex(Pair())
 
+    package init() {}
+
     deinit { pair.withLock { $0.continuation }.finish() }
 
-    var stream: AsyncStream<AudioOutputEvent> { pair.withLock { $0.stream } }
+    package var stream: AsyncStream<AudioOutputEvent> { pair.withLock { $0.stream } }
 
-    func yield(_ event: AudioOutputEvent) {
+    package func yield(_ event: AudioOutputEvent) {
         let c = pair.withLock { $0.continuation }
         c.yield(event)
     }
 
-    func finish() {
+    package func finish() {
         let old = pair.withLock { p -> AsyncStream<AudioOutputEvent>.Continuation in
             let c = p.continuation
             p = Pair()
