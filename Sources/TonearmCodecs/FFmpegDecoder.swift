@@ -35,9 +35,9 @@ final class FFmpegDecoder {
     let streamIndex: Int32
     let packet: UnsafeMutablePointer<AVPacket>
     let frame: UnsafeMutablePointer<AVFrame>
-    let memoryIO: MemoryIO?
-    /// The custom I/O over a byte source (a network stream), kept alive while the demuxer reads.
-    let byteIO: ByteSourceIO?
+    /// The custom I/O (bytes in memory, a network stream; nil for a file opened by path), kept
+    /// alive while the demuxer reads.
+    let io: AVIOBridge?
     let sampleRate: Int32
     let channels: Int
     let codecID: AVCodecID
@@ -103,13 +103,12 @@ final class FFmpegDecoder {
 
     // MARK: Opening
 
-    init(name: String, fmt: UnsafeMutablePointer<AVFormatContext>, memoryIO: MemoryIO?, byteIO: ByteSourceIO? = nil,
+    init(name: String, fmt: UnsafeMutablePointer<AVFormatContext>, io: AVIOBridge?,
          streaming: Bool = false, audioStream: Int32 = -1) throws(TonearmError) {
         self.name = name
         self.streaming = streaming
         self.fmt = fmt
-        self.memoryIO = memoryIO
-        self.byteIO = byteIO
+        self.io = io
         packet = av_packet_alloc()
         frame = av_frame_alloc()
         pending = .allocate(capacity: 64)
@@ -279,8 +278,7 @@ final class FFmpegDecoder {
         var f: UnsafeMutablePointer<AVFrame>? = frame
         av_frame_free(&f)
         if fmt != nil { avformat_close_input(&fmt) }
-        memoryIO?.close()
-        byteIO?.close()
+        io?.close()
         for c in 0..<(pendingCapacity > 0 ? channels : 0) { pending[c].deallocate() }
         pending.deallocate()
     }
@@ -415,7 +413,7 @@ final class FFmpegDecoder {
         // duration rounded to the millisecond, and FFmpeg cuts the last packet to it; the track's
         // own duration (its sample table) is exact. Trust the track when the two differ by less
         // than a millisecond.
-        if formatName.hasPrefix("mov,"), cap != .max, memoryIO == nil, byteIO == nil, firstDts < 0,
+        if formatName.hasPrefix("mov,"), cap != .max, io == nil, firstDts < 0,
            let f = fmt, let raw = Self.trackDurationIgnoringEditList(f, streamIndex: streamIndex) {
             let exactEnd = toSamples(raw + firstDts)
             let tick = Int64((Double(sampleRate) / 1000).rounded(.up)) + 1
@@ -598,7 +596,7 @@ final class FFmpegDecoder {
             if rr < 0 {
                 // A byte source that failed (a network source after its retries) is an error,
                 // not the end of the stream.
-                if let f = byteIO?.failure { throw f }
+                if let f = (io?.reader as? AVIOByteSourceReader)?.failure { throw f }
                 inputEOF = true
                 avcodec_send_packet(cc, nil)
                 continue

@@ -114,8 +114,8 @@ public struct MediaProbe: Sendable {
     /// An opened demuxer with its I/O; closes both when released.
     private final class Opened {
         var ctx: UnsafeMutablePointer<AVFormatContext>?
-        let io: FileIO
-        init(ctx: UnsafeMutablePointer<AVFormatContext>, io: FileIO) { self.ctx = ctx; self.io = io }
+        let io: AVIOBridge
+        init(ctx: UnsafeMutablePointer<AVFormatContext>, io: AVIOBridge) { self.ctx = ctx; self.io = io }
         deinit {
             avformat_close_input(&ctx)
             io.close()
@@ -125,7 +125,7 @@ public struct MediaProbe: Sendable {
     /// Opens the demuxer (`format`, or FFmpeg's probing when nil) over the file; errors as ``AudioFile``.
     private static func open(file: TagFileReader, path: String, format: UnsafePointer<AVInputFormat>?,
                              head: [UInt8]) throws(TonearmError) -> Opened {
-        guard let io = FileIO(file: file, bufferSize: ioBufferSize), let ctx = avformat_alloc_context() else {
+        guard let io = AVIOBridge(reader: AVIOFileReader(file: file), bufferSize: ioBufferSize), let ctx = avformat_alloc_context() else {
             throw .decodeFailed(path: path, detail: "out of memory")
         }
         ctx.pointee.pb = io.context
@@ -230,56 +230,6 @@ public struct MediaProbe: Sendable {
         decoders.withLock { $0[codec.rawValue] = found }
         return found
     }
-}
-
-// MARK: - Reading the file
-
-/// A file served to libavformat through a custom `AVIOContext` with a small buffer: `pread` at
-/// a position of its own (no `FILE`, no URL protocol), or a copy of the bytes already in memory.
-final class FileIO {
-    let file: TagFileReader
-    private var position: Int64 = 0
-    private(set) var context: UnsafeMutablePointer<AVIOContext>?
-
-    init?(file: TagFileReader, bufferSize: Int32) {
-        self.file = file
-        guard let buffer = av_malloc(Int(bufferSize))?.assumingMemoryBound(to: UInt8.self) else { return nil }
-        let opaque = Unmanaged.passUnretained(self).toOpaque()
-        context = avio_alloc_context(buffer, bufferSize, 0, opaque, { opaque, buf, size in
-            guard let opaque, let buf else { return tonearm_averror_eof() }
-            let io = Unmanaged<FileIO>.fromOpaque(opaque).takeUnretainedValue()
-            let n = io.file.read(into: buf, at: Int(io.position), count: Int(size))
-            if n < 0 { return tonearm_averror(Int32(-n)) }
-            if n == 0 { return tonearm_averror_eof() }
-            io.position += Int64(n)
-            return Int32(n)
-        }, nil, { opaque, offset, whence in
-            guard let opaque else { return -1 }
-            let io = Unmanaged<FileIO>.fromOpaque(opaque).takeUnretainedValue()
-            let size = Int64(io.file.size)
-            if whence & AVSEEK_SIZE != 0 { return size }
-            let base: Int64
-            switch whence & 3 {
-            case SEEK_SET: base = 0
-            case SEEK_CUR: base = io.position
-            case SEEK_END: base = size
-            default: return -1
-            }
-            guard base + offset >= 0 else { return -1 }
-            io.position = base + offset
-            return io.position
-        })
-        if context == nil { av_free(buffer); return nil }
-    }
-
-    /// Frees the context and its buffer (after `avformat_close_input`).
-    func close() {
-        guard context != nil else { return }
-        av_freep(&context!.pointee.buffer)
-        avio_context_free(&context)
-    }
-
-    deinit { close() }
 }
 
 // MARK: - Choosing the demuxer
