@@ -18,7 +18,8 @@ final class AVIOByteSourceReader: AVIOByteReader {
 
     func read(into buffer: UnsafeMutablePointer<UInt8>, count: Int) -> Int32 {
         do throws(TonearmError) {
-            return Int32(try source.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: count)))
+            let n = try source.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: count))
+            return Int32(n)
         } catch {
             failure = error
             return tonearm_averror(EIO)

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import CFFmpeg
 
 /// Bytes in memory, read by libavformat through an ``AVIOBridge``. Seeks stay within the bytes.
 final class AVIOMemoryReader: AVIOByteReader {
