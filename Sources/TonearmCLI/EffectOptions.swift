@@ -29,18 +29,18 @@ struct EffectOptions: Sendable {
     init(reverb: String?, pitch: Double?, effects: [String] = []) throws {
         specs = try effects.map { try EffectSpec(parsing: $0) }
         if let r = reverb {
-            let parts = r.split(separator: ":", maxSplits: 1).map(String.init)
+            let (name, wetText) = ParameterText.head(r)
             // The kebab-case name, or quietly the camel-case one (mediumHall2 = medium-hall-2).
-            let key = parts[0].lowercased().filter { $0 != "-" && $0 != "_" }
-            guard let preset = ReverbPreset.allCases.first(where: { Self.name($0).filter { $0 != "-" } == key }) else {
-                throw TonearmError.invalidArgument("--reverb: unknown preset '\(parts[0])'; presets: \(Self.presetNames)")
+            let key = ParameterText.nameKey(name)
+            guard let preset = ReverbPreset.allCases.first(where: { ParameterText.nameKey(Self.name($0)) == key }) else {
+                throw TonearmError.invalidArgument("--reverb: unknown preset '\(name)'; presets: \(Self.presetNames)")
             }
             var wet: Float = 30
-            if parts.count == 2 {
-                guard let w = Float(parts[1].replacingOccurrences(of: "%", with: "")), (0...100).contains(w) else {
-                    throw TonearmError.invalidArgument("--reverb: the wet mix '\(parts[1])' must be a percentage 0–100")
+            if let wetText {
+                guard let w = ParameterText.number(wetText, unit: "%"), (0...100).contains(w) else {
+                    throw TonearmError.invalidArgument("--reverb: the wet mix '\(wetText)' must be a percentage 0–100")
                 }
-                wet = w
+                wet = Float(w)
             }
             self.reverb = (preset, wet)
         }

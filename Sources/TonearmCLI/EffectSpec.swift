@@ -12,8 +12,8 @@ struct EffectSpec: Sendable {
     /// Parses and checks one spec against the node's descriptors; the error names the spec and
     /// says what is accepted.
     init(parsing text: String) throws {
-        let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
-        name = parts.first?.lowercased() ?? ""
+        let (head, list) = ParameterText.head(text)
+        name = head.lowercased()
         let node: any ParameterizedNode
         if name == "eq" {
             node = AudioUnitEQ(preset: .flat)
@@ -23,11 +23,11 @@ struct EffectSpec: Sendable {
             throw TonearmError.invalidArgument("--effect \(text): unknown effect '\(name)'; effects: eq, \(EffectCatalog.names.joined(separator: ", ")) (see tonearm effects)")
         }
         settings = []
-        guard parts.count == 2 else { return }
-        for assignment in parts[1].split(separator: ",") {
-            let kv = assignment.split(separator: "=", maxSplits: 1).map { String($0).trimmingCharacters(in: .whitespaces) }
-            guard kv.count == 2, !kv[0].isEmpty else {
-                throw TonearmError.invalidArgument("--effect \(text): '\(assignment)' is not ID=VALUE")
+        guard let list else { return }
+        for entry in ParameterText.entries(list, separator: "=", maxSplits: 1, omittingEmpty: true) {
+            let kv = entry.fields
+            guard kv.count == 2, !kv[0].isEmpty, !kv[1].isEmpty else {
+                throw TonearmError.invalidArgument("--effect \(text): '\(entry.text)' is not ID=VALUE")
             }
             guard let d = node.parameterDescriptors.first(where: { $0.identifier.lowercased() == kv[0].lowercased() }) else {
                 throw TonearmError.invalidArgument("--effect \(text): \(name) has no parameter '\(kv[0])'; it has \(Self.identifiers(of: node))")
@@ -62,9 +62,9 @@ struct EffectSpec: Sendable {
     }
 
     static func value(_ text: String, for d: ParameterDescriptor) -> Double? {
-        if let v = Double(text.hasPrefix("+") ? String(text.dropFirst()) : text) { return v }
-        let key = text.lowercased().replacingOccurrences(of: "-", with: "")
-        if let i = d.valueNames.firstIndex(where: { $0.lowercased().replacingOccurrences(of: "-", with: "") == key }) {
+        if let v = ParameterText.number(text) { return v }
+        let key = ParameterText.nameKey(text)
+        if let i = d.valueNames.firstIndex(where: { ParameterText.nameKey($0) == key }) {
             return Double(i)
         }
         if d.unit == .boolean {

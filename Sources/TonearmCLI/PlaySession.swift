@@ -183,7 +183,7 @@ final class PlaySession: @unchecked Sendable {
             case .queue(let e):
                 if handle(e) { break loop }
                 draw()
-            case .player, .key:
+            case .player:
                 break
             case .keyName(let k):
                 if await handle(key: k) { break loop }
@@ -210,21 +210,9 @@ final class PlaySession: @unchecked Sendable {
         var signals = [SIGINT, SIGTERM, SIGHUP]
         if readsKeys || interactive { signals += [SIGTSTP, SIGCONT] }
         if interactive { signals.append(SIGWINCH) }
-        let cont = continuation
         // Keys are read whenever this process has the terminal's foreground (also after `fg`).
-        let reader = InputReader<PlayKeyDecoder>(signals: signals, readsInput: isatty(0) == 1) { event in
-            switch event {
-            case .input(let key): cont.yield(.keyName(key))
-            case .signal(SIGWINCH): cont.yield(.resized)
-            case .signal(SIGTSTP): cont.yield(.suspend)
-            case .signal(SIGCONT): cont.yield(.continued)
-            case .signal(let sig): cont.yield(.signalled(sig))
-            case .closed: break  // no more keys; playback goes on
-            }
-        }
-        // The handlers are in place before the terminal is taken: a key that raises a signal
-        // is never lost (nor, for Ctrl-Z, left to stop the process with the terminal unrestored).
-        reader.start()
+        // The handlers are in place before the terminal is taken.
+        let reader = SessionInput.startReader(signals: signals, readsInput: isatty(0) == 1, continuation)
         if readsKeys || interactive { terminal.enter() }
         size = Terminal.size(of: terminal.output)
         self.reader = reader

@@ -8,7 +8,6 @@ import Glibc
 
 /// Events a play loop reacts to.
 enum SessionEvent: Sendable {
-    case key(Key)
     case queue(QueuePlayerEvent)
     case player(PlayerEvent)
     case tick
@@ -28,31 +27,29 @@ enum SessionEvent: Sendable {
     case continued
 }
 
-/// What feeds a play loop besides its player: quit signals and the terminal's keys.
+/// What feeds a play loop besides its player and its ``InputReader``: the screen's ticks.
 enum SessionInput {
-    /// SIGINT, SIGTERM and SIGHUP become ``SessionEvent/signalled(_:)`` (keep the sources).
-    static func installSignalHandlers(_ continuation: AsyncStream<SessionEvent>.Continuation) -> [any DispatchSourceSignal] {
-        [SIGINT, SIGTERM, SIGHUP].map { sig in
-            signal(sig, SIG_IGN)
-            let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            s.setEventHandler { continuation.yield(.signalled(sig)) }
-            s.resume()
-            return s
-        }
-    }
-
-    /// A thread that reads standard input and yields the keys it decodes.
-    static func startKeyReader(_ continuation: AsyncStream<SessionEvent>.Continuation) -> Thread {
-        let t = Thread {
-            var decoder = KeyDecoder()
-            var byte: UInt8 = 0
-            while read(0, &byte, 1) == 1 {
-                if let k = decoder.feed(byte) { continuation.yield(.key(k)) }
+    /// Starts an ``InputReader`` of the play screen's keys and of `signals` that yields what it
+    /// reads as session events: keys by name, SIGWINCH as ``SessionEvent/resized``, SIGTSTP
+    /// (Ctrl-Z) as ``SessionEvent/suspend``, SIGCONT as ``SessionEvent/continued``, any other
+    /// signal as ``SessionEvent/signalled(_:)``. `readsInput` false: only the signals. Its
+    /// handlers are in place when this returns: take the terminal after it, so that a key that
+    /// raises a signal is never lost (nor, for Ctrl-Z, left to stop the process with the
+    /// terminal unrestored). Used by `tonearm play`'s sessions, files and streams alike.
+    static func startReader(signals: [Int32], readsInput: Bool,
+                            _ continuation: AsyncStream<SessionEvent>.Continuation) -> InputReader<PlayKeyDecoder> {
+        let reader = InputReader<PlayKeyDecoder>(signals: signals, readsInput: readsInput) { event in
+            switch event {
+            case .input(let key): continuation.yield(.keyName(key))
+            case .signal(SIGWINCH): continuation.yield(.resized)
+            case .signal(SIGTSTP): continuation.yield(.suspend)
+            case .signal(SIGCONT): continuation.yield(.continued)
+            case .signal(let sig): continuation.yield(.signalled(sig))
+            case .closed: break  // no more keys; playback goes on
             }
         }
-        t.name = "tonearm.keys"
-        t.start()
-        return t
+        reader.start()
+        return reader
     }
 
     /// Yields ``SessionEvent/tick`` every `interval` (the screen's refresh, not synchronisation).

@@ -3,13 +3,22 @@ import Dispatch
 import Foundation
 import Tonearm
 import TonearmDesktop
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Runs `tonearm play URL` for one network stream through a ``Player``: it waits for the buffer
 /// rather than stutter, shows what is in memory on the progress bar, says when the network
 /// stalls and when it comes back, and shows a radio station's current title (also in Now
 /// Playing, over MPRIS).
 final class StreamSession: @unchecked Sendable {
-    static let help = "space pause · ←/→ seek 5 s · ↑/↓ volume · q quit"
+    /// The keys line: the keys bound to what a stream's screen does (the defaults: "space pause
+    /// · ←/→ seek 5 s · ↑/↓ volume · q quit"); the other bindings do nothing here.
+    static func help(_ keys: KeyBindings) -> String {
+        func k(_ a: KeyAction) -> String { keys.keys(for: a).first.map(KeyBindings.display) ?? "-" }
+        return "\(k(.pause)) pause · \(k(.seekBack))/\(k(.seekForward)) seek 5 s · "
+            + "\(k(.volumeUp))/\(k(.volumeDown)) volume · \(k(.quit)) quit"
+    }
 
     private let url: URL
     private let selection: OutputSelection
@@ -31,6 +40,7 @@ final class StreamSession: @unchecked Sendable {
     private(set) var interruptedBy: Int32?
     private let events: AsyncStream<SessionEvent>
     private let continuation: AsyncStream<SessionEvent>.Continuation
+    private var reader: InputReader<PlayKeyDecoder>?
 
     init(url: URL, selection: OutputSelection, device: String?, notice: String?, settings: PlaySession.Settings,
          interactive: Bool) {
@@ -53,19 +63,14 @@ final class StreamSession: @unchecked Sendable {
         screen.rate = settings.rate
         screen.title = url.lastPathComponent.isEmpty ? (url.host ?? url.absoluteString) : url.lastPathComponent
         screen.format = "connecting to \(url.host ?? url.absoluteString)…"
-        screen.help = Self.help
+        screen.help = Self.help(settings.keys)
         wireCommands()
     }
 
     /// Plays the stream; returns whether it failed.
     func run() async -> Bool {
         if let n = notice, !interactive { Terminal.writeError(n) }
-        let signals = SessionInput.installSignalHandlers(continuation)
-        var keyThread: Thread?
-        if interactive {
-            terminal.enter()
-            keyThread = SessionInput.startKeyReader(continuation)
-        }
+        startInput()
         let playerEvents = player.events
         let cont = continuation
         let pump = Task { for await e in playerEvents { cont.yield(.player(e)) } }
@@ -74,10 +79,8 @@ final class StreamSession: @unchecked Sendable {
         defer {
             ticker.cancel()
             pump.cancel()
-            signals.forEach { $0.cancel() }
             mpris.stop()
-            terminal.restore()
-            _ = keyThread
+            stopInput()
         }
         if let v = settings.volume { player.volume = v }
         settings.eq.apply(to: player.eq)
@@ -99,10 +102,18 @@ final class StreamSession: @unchecked Sendable {
                 if ProcessInfo.processInfo.environment["TONEARM_DEBUG_EVENTS"] != nil { Terminal.writeError("event: \(e)") }
                 if handle(e) { break loop }
                 draw()
-            case .key(let k):
+            case .keyName(let k):
                 if handle(key: k) { break loop }
                 draw()
-            case .queue, .systemVolume, .remote, .keyName, .resized, .suspend, .continued:
+            case .resized:
+                draw()
+            case .suspend:
+                terminal.suspend()
+                draw()  // the size may have changed while stopped
+            case .continued:
+                // `fg` after Ctrl-Z and `bg`: the terminal is taken again.
+                if terminal.resumeIfForeground() { draw() }
+            case .queue, .systemVolume, .remote:
                 break
             }
         }
@@ -215,16 +226,36 @@ final class StreamSession: @unchecked Sendable {
         c.seekBackward.isEnabled = false
     }
 
-    /// Carries out a key; true to quit.
-    private func handle(key: Key) -> Bool {
-        switch key {
-        case .space:
+    /// Takes the terminal (interactive: the screen and its keys) and starts reading keys and
+    /// signals, as ``PlaySession`` does: the quit signals always; Ctrl-Z, `fg` and resizes while
+    /// the screen is shown.
+    private func startInput() {
+        var signals = [SIGINT, SIGTERM, SIGHUP]
+        if interactive { signals += [SIGTSTP, SIGCONT, SIGWINCH] }
+        // The handlers are in place before the terminal is taken.
+        let reader = SessionInput.startReader(signals: signals, readsInput: interactive && isatty(0) == 1, continuation)
+        if interactive { terminal.enter() }
+        self.reader = reader
+    }
+
+    /// Gives the terminal back, then stops reading.
+    private func stopInput() {
+        terminal.restore()
+        reader?.stop()
+        reader = nil
+    }
+
+    /// Carries out a key (by name, through the bindings of `[keys]`); true to quit. Only what a
+    /// stream does is bound here: pause, seek, volume, quit.
+    private func handle(key: String) -> Bool {
+        switch settings.keys.action(for: key, queueFocused: false) {
+        case .pause:
             if player.rate == 0 { player.play() } else { player.pause() }
-        case .left: player.seek(to: max(0, player.currentTime() - 5)) { _ in }
-        case .right: player.seek(to: player.currentTime() + 5) { _ in }
-        case .up: setVolume(player.volume + 0.05)
-        case .down: setVolume(player.volume - 0.05)
-        case .char("q"), .char("Q"): return true
+        case .seekBack: player.seek(to: max(0, player.currentTime() - 5)) { _ in }
+        case .seekForward: player.seek(to: player.currentTime() + 5) { _ in }
+        case .volumeUp: setVolume(player.volume + 0.05)
+        case .volumeDown: setVolume(player.volume - 0.05)
+        case .quit: return true
         default: break
         }
         return false

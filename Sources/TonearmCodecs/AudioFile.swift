@@ -102,7 +102,7 @@ public final class AudioFile: @unchecked Sendable {
                                    detail: audioStream >= 0 && audioStream < count ? "it is not an audio track" : "the file has \(count) tracks")
             }
         }
-        decoder = try Self.makeDecoder(ctx!, name: path, memoryIO: nil, head: Self.head(path: path),
+        decoder = try Self.makeDecoder(ctx!, name: path, io: nil, head: Self.head(path: path),
                                        audioStream: Int32(audioStream ?? -1))
         (fileFormat, processingFormat, length) = Self.describe(decoder, path: path)
         warnings = Self.extensionCheck(path: path, decoder: decoder) + decoder.takeWarnings()
@@ -118,7 +118,7 @@ public final class AudioFile: @unchecked Sendable {
         url = URL(fileURLWithPath: name)
         self.data = data
         if data.isEmpty { throw .emptyFile(path: name) }
-        guard let io = MemoryIO(bytes: data), var ctx = avformat_alloc_context() else {
+        guard let io = AVIOBridge(reader: AVIOMemoryReader(bytes: data), bufferSize: 32 * 1024), var ctx = avformat_alloc_context() else {
             throw .decodeFailed(path: name, detail: "out of memory")
         }
         ctx.pointee.pb = io.context
@@ -127,7 +127,7 @@ public final class AudioFile: @unchecked Sendable {
         let r = avformat_open_input(&opt, name, nil, nil)
         if r < 0 { throw .notMediaFile(path: name, detail: Self.openFailure(r, head: Array(data.prefix(4096)))) }
         ctx = opt!
-        decoder = try Self.makeDecoder(ctx, name: name, memoryIO: io, head: Array(data.prefix(4096)))
+        decoder = try Self.makeDecoder(ctx, name: name, io: io, head: Array(data.prefix(4096)))
         (fileFormat, processingFormat, length) = Self.describe(decoder, path: name)
         warnings = (nameHint == nil ? [] : Self.extensionCheck(path: name, decoder: decoder)) + decoder.takeWarnings()
         metadata = MetadataReader.read(formatContext: formatContext, path: path, data: data)  // METADATA HOOK
@@ -148,7 +148,8 @@ public final class AudioFile: @unchecked Sendable {
         path = name
         url = URL(string: name) ?? URL(fileURLWithPath: name)
         data = nil
-        guard let io = ByteSourceIO(source: source), var ctx = avformat_alloc_context() else {
+        let reader = AVIOByteSourceReader(source: source)
+        guard let io = AVIOBridge(reader: reader, bufferSize: 64 * 1024), var ctx = avformat_alloc_context() else {
             throw .decodeFailed(path: name, detail: "out of memory")
         }
         ctx.pointee.pb = io.context
@@ -167,19 +168,19 @@ public final class AudioFile: @unchecked Sendable {
         let r = avformat_open_input(&opt, nil, nil, &options)
         av_dict_free(&options)
         if r < 0 {
-            if let f = io.failure { throw f }
+            if let f = reader.failure { throw f }
             throw .notMediaFile(path: name, detail: Self.openFailure(r, head: []))
         }
         ctx = opt!
         do {
             // Decided after the open: by then the source knows whether it has a length.
-            decoder = try Self.makeDecoder(ctx, name: name, memoryIO: nil, head: [], byteIO: io,
+            decoder = try Self.makeDecoder(ctx, name: name, io: io, head: [],
                                            streaming: streaming ?? (source.length == nil))
         } catch {
-            if let f = io.failure { throw f }
+            if let f = reader.failure { throw f }
             throw error
         }
-        if let f = io.failure { throw f }
+        if let f = reader.failure { throw f }
         (fileFormat, processingFormat, length) = Self.describe(decoder, path: name)
         warnings = decoder.takeWarnings()
         metadata = MetadataReader.read(formatContext: formatContext, path: path, data: nil)
@@ -280,7 +281,7 @@ public final class AudioFile: @unchecked Sendable {
     }
 
     private static func makeDecoder(_ ctx: UnsafeMutablePointer<AVFormatContext>, name: String,
-                                    memoryIO: MemoryIO?, head: [UInt8], byteIO: ByteSourceIO? = nil,
+                                    io: AVIOBridge?, head: [UInt8],
                                     streaming: Bool = false, audioStream: Int32 = -1) throws(TonearmError) -> FFmpegDecoder {
         var ctx: UnsafeMutablePointer<AVFormatContext>? = ctx
         let formatName = String(cString: ctx!.pointee.iformat.pointee.name)
@@ -296,7 +297,7 @@ public final class AudioFile: @unchecked Sendable {
         let weakGuess = isWeakGuess(ctx!)
         // The decoder owns the context from here and closes it on failure.
         do {
-            return try FFmpegDecoder(name: name, fmt: ctx!, memoryIO: memoryIO, byteIO: byteIO, streaming: streaming,
+            return try FFmpegDecoder(name: name, fmt: ctx!, io: io, streaming: streaming,
                                      audioStream: audioStream)
         } catch .noAudioTrack(let p) where weakGuess {
             throw noAudioInWeakGuess(path: p, head: head)

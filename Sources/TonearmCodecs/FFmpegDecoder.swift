@@ -25,6 +25,10 @@ import TonearmCore
 /// decoder started `segmentPreroll` samples of packets before the segment (that output is
 /// discarded). A straight read restarts the decoder that way at every boundary, and a seek starts
 /// it for the segment holding the target, so both run the same computation and give the same bits.
+///
+/// Its parts: the I/O is an ``AVIOBridge`` (or FFmpeg's own for a path), the packet index a
+/// ``PacketIndex``, what the container says about the gapless timeline ``GaplessTimeline``,
+/// and decoded, trimmed samples wait in ``PendingFrames`` until they are read.
 final class FFmpegDecoder {
     let name: String
     /// The demuxer's name (`mov,mp4,m4a,3gp,3g2,mj2`, `flac`, …).
@@ -35,9 +39,9 @@ final class FFmpegDecoder {
     let streamIndex: Int32
     let packet: UnsafeMutablePointer<AVPacket>
     let frame: UnsafeMutablePointer<AVFrame>
-    let memoryIO: MemoryIO?
-    /// The custom I/O over a byte source (a network stream), kept alive while the demuxer reads.
-    let byteIO: ByteSourceIO?
+    /// The custom I/O (bytes in memory, a network stream; nil for a file opened by path), kept
+    /// alive while the demuxer reads.
+    let io: AVIOBridge?
     let sampleRate: Int32
     let channels: Int
     let codecID: AVCodecID
@@ -50,12 +54,7 @@ final class FFmpegDecoder {
     /// arriving); `length` is the container's own when it states one, else `Int64.max`; seeks are
     /// the demuxer's own (not sample-exact).
     let streaming: Bool
-    private var ixPos: [Int64] = []
-    private var ixTs: [Int64] = []
-    private var ixDpts: [Int64] = []
-    private var ixSize: [Int32] = []
-    private var ixHash: [UInt32] = []
-    private var ixSide: [Int: (skip: UInt32, discard: UInt32)] = [:]
+    private var index = PacketIndex()
     private let byteSeek: Bool
 
     // Timeline.
@@ -66,10 +65,7 @@ final class FFmpegDecoder {
 
     // Reading state.
     private(set) var pos: Int64 = 0
-    private var pending: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
-    private var pendingCapacity = 0
-    private var pendingStart = 0
-    private var pendingCount = 0
+    private let pending = PendingFrames()
     private var inputEOF = false
     private var decoderEOF = false
     private var nextPacket = 0 // indexed mode: index of the next audio packet; -1 = to identify
@@ -103,16 +99,14 @@ final class FFmpegDecoder {
 
     // MARK: Opening
 
-    init(name: String, fmt: UnsafeMutablePointer<AVFormatContext>, memoryIO: MemoryIO?, byteIO: ByteSourceIO? = nil,
+    init(name: String, fmt: UnsafeMutablePointer<AVFormatContext>, io: AVIOBridge?,
          streaming: Bool = false, audioStream: Int32 = -1) throws(TonearmError) {
         self.name = name
         self.streaming = streaming
         self.fmt = fmt
-        self.memoryIO = memoryIO
-        self.byteIO = byteIO
+        self.io = io
         packet = av_packet_alloc()
         frame = av_frame_alloc()
-        pending = .allocate(capacity: 64)
 
         var decoder: UnsafePointer<AVCodec>?
         // `audioStream` ≥ 0: that stream (the caller checked it is audio); else the best one.
@@ -213,7 +207,7 @@ final class FFmpegDecoder {
         default:
             return
         }
-        segmentBase = indexed ? ixTs[0] : toSamples(firstDts)
+        segmentBase = indexed ? index.timestamps[0] : toSamples(firstDts)
     }
 
     /// The segment holding raw timestamp `ts`.
@@ -235,7 +229,7 @@ final class FFmpegDecoder {
         skipBefore = start - segmentPreroll
         checkFirstPacket = true
         if indexed {
-            try positionAt(packet: firstPacket(atOrAfter: skipBefore))
+            try positionAt(packet: index.firstPacket(atOrAfter: skipBefore))
         } else {
             segmentSeekTarget = fromSamples(skipBefore) - 1
             if av_seek_frame(fmt, streamIndex, segmentSeekTarget, AVSEEK_FLAG_BACKWARD) < 0 { try seekToFirstPacket() }
@@ -250,13 +244,6 @@ final class FFmpegDecoder {
         if r < 0 { r = av_seek_frame(fmt, -1, 0, AVSEEK_FLAG_BYTE) }
         if r < 0 { throw .decodeFailed(path: name, detail: "cannot seek to the start (\(Self.errorString(r)))") }
         segmentSeekTarget = .max
-    }
-
-    /// Indexed mode: the first packet whose timestamp is ≥ `ts` (the packet count if none).
-    private func firstPacket(atOrAfter ts: Int64) -> Int {
-        var lo = 0, hi = ixPos.count
-        while lo < hi { let mid = (lo + hi) / 2; if ixTs[mid] < ts { lo = mid + 1 } else { hi = mid } }
-        return lo
     }
 
     /// (Re)creates and opens the decoder context: a fresh decoder, as at the start of a straight
@@ -279,10 +266,7 @@ final class FFmpegDecoder {
         var f: UnsafeMutablePointer<AVFrame>? = frame
         av_frame_free(&f)
         if fmt != nil { avformat_close_input(&fmt) }
-        memoryIO?.close()
-        byteIO?.close()
-        for c in 0..<(pendingCapacity > 0 ? channels : 0) { pending[c].deallocate() }
-        pending.deallocate()
+        io?.close()
     }
 
     static func errorString(_ code: Int32) -> String {
@@ -339,26 +323,15 @@ final class FFmpegDecoder {
                                  Self.nopts, Self.nopts, -1)
                 if parser.pointee.duration > 0 { duration = Int64(parser.pointee.duration) }
             }
-            let i = ixTs.count
-            ixPos.append(packet.pointee.pos)
-            ixTs.append(ts)
-            ixDpts.append(packet.pointee.pts != Self.nopts ? packet.pointee.pts : packet.pointee.dts)
-            ixSize.append(packet.pointee.size)
-            ixHash.append(byteSeek ? 0 : Self.hash(packet)) // byte seeks land on known packets
+            index.append(packet, timestamp: ts, hashed: !byteSeek) // byte seeks land on known packets
             // Opus TOC byte: configurations 0–15 are SILK-only or hybrid (SILK plus CELT).
             if codecID == AV_CODEC_ID_OPUS && !sawSILK && packet.pointee.size > 0, let d = packet.pointee.data, d[0] >> 3 < 16 {
                 sawSILK = true
             }
-            var sideSize = 0
-            if let side = av_packet_get_side_data(packet, AV_PKT_DATA_SKIP_SAMPLES, &sideSize), sideSize >= 10 {
-                let skip = UInt32(side[0]) | UInt32(side[1]) << 8 | UInt32(side[2]) << 16 | UInt32(side[3]) << 24
-                let discard = UInt32(side[4]) | UInt32(side[5]) << 8 | UInt32(side[6]) << 16 | UInt32(side[7]) << 24
-                if skip != 0 || discard != 0 { ixSide[i] = (skip, discard) }
-            }
             ts += duration
         }
-        ixTs.append(ts) // end sentinel: the timestamp after the last packet
-        if ixPos.isEmpty { throw .decodeFailed(path: name, detail: "the audio stream has no packets") }
+        index.finish(end: ts)
+        if index.count == 0 { throw .decodeFailed(path: name, detail: "the audio stream has no packets") }
     }
 
     /// Finds where the decoded stream starts and ends, and positions at the start.
@@ -388,7 +361,7 @@ final class FFmpegDecoder {
         // End: decode the tail; the container's own end caps it (AAC padding in MP4).
         var cap: Int64 = .max
         if indexed {
-            cap = ixTs[ixTs.count - 1]
+            cap = index.timestamps[index.timestamps.count - 1]
         } else if stream.pointee.duration > 0 {
             let st = stream.pointee.start_time != Self.nopts ? stream.pointee.start_time : 0
             cap = toSamples(st + stream.pointee.duration)
@@ -409,14 +382,11 @@ final class FFmpegDecoder {
             margin *= 4
         }
         // MP4 written with a 1/1000 s movie timescale (FFmpeg's default) states the edit list's
-        // duration rounded to the millisecond, while the last packet's duration in the sample
-        // table is exact: trust the packets when the two differ by less than a millisecond.
-        // MP4 written with a 1/1000 s movie timescale (FFmpeg's default) states the edit list's
         // duration rounded to the millisecond, and FFmpeg cuts the last packet to it; the track's
         // own duration (its sample table) is exact. Trust the track when the two differ by less
         // than a millisecond.
-        if formatName.hasPrefix("mov,"), cap != .max, memoryIO == nil, byteIO == nil, firstDts < 0,
-           let f = fmt, let raw = Self.trackDurationIgnoringEditList(f, streamIndex: streamIndex) {
+        if formatName.hasPrefix("mov,"), cap != .max, io == nil, firstDts < 0,
+           let f = fmt, let raw = GaplessTimeline.trackDurationIgnoringEditList(f, streamIndex: streamIndex) {
             let exactEnd = toSamples(raw + firstDts)
             let tick = Int64((Double(sampleRate) / 1000).rounded(.up)) + 1
             if exactEnd > cap, exactEnd - cap <= tick, exactEnd <= end { cap = exactEnd }
@@ -424,7 +394,7 @@ final class FFmpegDecoder {
         length = max(0, min(end, cap) - startTs)
 
         // iTunes gapless info (files without an edit list).
-        if let smpb = Self.iTunSMPB(fmt, stream), length > smpb.frames {
+        if let smpb = GaplessTimeline.iTunSMPB(fmt, stream), length > smpb.frames {
             if length >= smpb.delay + smpb.frames {
                 startTs += smpb.delay
             }
@@ -435,32 +405,6 @@ final class FFmpegDecoder {
             reportedTruncation = true
         }
         try seek(to: 0)
-    }
-
-    /// The duration of audio stream `streamIndex` as its sample table states it (the file opened
-    /// again with FFmpeg's `ignore_editlist`), in the stream's time base; nil when unknown.
-    static func trackDurationIgnoringEditList(_ fmt: UnsafeMutablePointer<AVFormatContext>, streamIndex: Int32) -> Int64? {
-        guard let url = fmt.pointee.url else { return nil }
-        var ctx: UnsafeMutablePointer<AVFormatContext>?
-        var options: OpaquePointer?
-        av_dict_set(&options, "ignore_editlist", "1", 0)
-        defer { av_dict_free(&options) }
-        guard avformat_open_input(&ctx, url, fmt.pointee.iformat, &options) >= 0, let c = ctx else { return nil }
-        defer { avformat_close_input(&ctx) }
-        guard Int(streamIndex) < Int(c.pointee.nb_streams), let st = c.pointee.streams[Int(streamIndex)],
-              st.pointee.duration > 0 else { return nil }
-        return st.pointee.duration
-    }
-
-    /// Parses an `iTunSMPB` tag: encoder delay, padding and the original frame count.
-    static func iTunSMPB(_ fmt: UnsafeMutablePointer<AVFormatContext>?, _ stream: UnsafeMutablePointer<AVStream>)
-        -> (delay: Int64, frames: Int64)? {
-        var entry = av_dict_get(stream.pointee.metadata, "iTunSMPB", nil, 0)
-        if entry == nil, let fmt { entry = av_dict_get(fmt.pointee.metadata, "iTunSMPB", nil, 0) }
-        guard let entry, let value = entry.pointee.value else { return nil }
-        let fields = String(cString: value).split(separator: " ").compactMap { Int64($0, radix: 16) }
-        guard fields.count >= 4, fields[3] > 0 else { return nil }
-        return (fields[1], fields[3])
     }
 
     // MARK: Positioning (raw, before trimming)
@@ -474,8 +418,7 @@ final class FFmpegDecoder {
         checkFirstPacket = false
         inputEOF = false
         decoderEOF = false
-        pendingStart = 0
-        pendingCount = 0
+        pending.clear()
     }
 
     /// Positions the demuxer at the first packet, with a fresh decoder.
@@ -498,8 +441,8 @@ final class FFmpegDecoder {
     /// Indexed mode: positions the demuxer so that the next audio packet is `k` (or one before it).
     private func positionAt(packet k: Int) throws(TonearmError) {
         var r: Int32
-        if byteSeek || k == 0 && ixPos[0] >= 0 && byteSeek {
-            r = av_seek_frame(fmt, streamIndex, ixPos[k], AVSEEK_FLAG_BYTE)
+        if byteSeek || k == 0 && index.positions[0] >= 0 && byteSeek {
+            r = av_seek_frame(fmt, streamIndex, index.positions[k], AVSEEK_FLAG_BYTE)
             nextPacket = k
         } else {
             if k == 0 {
@@ -507,7 +450,7 @@ final class FFmpegDecoder {
                 if r < 0 { r = avformat_seek_file(fmt, streamIndex, .min, .min, .max, 0) }
                 nextPacket = 0
             } else {
-                r = av_seek_frame(fmt, streamIndex, ixDpts[k], AVSEEK_FLAG_BACKWARD)
+                r = av_seek_frame(fmt, streamIndex, index.demuxerTimestamps[k], AVSEEK_FLAG_BACKWARD)
                 nextPacket = -1
             }
         }
@@ -522,52 +465,12 @@ final class FFmpegDecoder {
     private func positionRaw(atTimestamp ts: Int64) throws(TonearmError) {
         resetDecoder()
         if indexed {
-            try positionAt(packet: packetIndex(containing: ts))
+            try positionAt(packet: index.packet(containing: ts))
         } else {
             let r = av_seek_frame(fmt, streamIndex, fromSamples(ts), AVSEEK_FLAG_BACKWARD)
             if r < 0 { try rewind() }
             packetCounter = -1
         }
-    }
-
-    /// The index of the last packet whose timestamp is ≤ `ts`.
-    private func packetIndex(containing ts: Int64) -> Int {
-        var lo = 0, hi = ixPos.count - 1
-        if ts <= ixTs[0] { return 0 }
-        while lo < hi {
-            let mid = (lo + hi + 1) / 2
-            if ixTs[mid] <= ts { lo = mid } else { hi = mid - 1 }
-        }
-        return lo
-    }
-
-    /// FNV-1a over a packet's first and last 128 bytes (tells apart packets sharing a byte
-    /// position, as in Ogg pages; the ends differ as surely as the whole and cost far less).
-    private static func hash(_ p: UnsafeMutablePointer<AVPacket>) -> UInt32 {
-        guard let d = p.pointee.data else { return 0 }
-        let size = Int(p.pointee.size)
-        var h: UInt32 = 2166136261
-        for i in 0..<min(size, 128) { h = (h ^ UInt32(d[i])) &* 16777619 }
-        for i in max(128, size - 128)..<max(128, size) { h = (h ^ UInt32(d[i])) &* 16777619 }
-        return h
-    }
-
-    /// Indexed mode: which index entry the packet just read is (after a seek).
-    private func identify(_ p: UnsafeMutablePointer<AVPacket>) -> Int? {
-        let pos = p.pointee.pos
-        let pts = p.pointee.pts != Self.nopts ? p.pointee.pts : p.pointee.dts
-        if pos >= 0 {
-            // First entry with this byte position.
-            var lo = 0, hi = ixPos.count
-            while lo < hi { let mid = (lo + hi) / 2; if ixPos[mid] < pos { lo = mid + 1 } else { hi = mid } }
-            var candidates: [Int] = []
-            var i = lo
-            while i < ixPos.count && ixPos[i] == pos { candidates.append(i); i += 1 }
-            let h = Self.hash(p)
-            if let c = candidates.first(where: { ixSize[$0] == p.pointee.size && ixHash[$0] == h }) { return c }
-        }
-        if pts != Self.nopts, let k = ixDpts.firstIndex(of: pts), ixHash[k] == Self.hash(p) { return k }
-        return nil
     }
 
     /// Decodes the next frame into `frame`; returns its sample timestamp (nil at the end of the stream).
@@ -583,7 +486,7 @@ final class FFmpegDecoder {
                 consecutiveErrors = 0
                 var ts = frame.pointee.pts
                 if ts == Self.nopts { ts = frame.pointee.best_effort_timestamp }
-                if ts == Self.nopts { return startTs + pos + Int64(pendingCount) }
+                if ts == Self.nopts { return startTs + pos + Int64(pending.count) }
                 if !indexed { ts = toSamples(ts) }
                 if ts < discardBefore { continue } // canonical preroll
                 return ts
@@ -598,7 +501,7 @@ final class FFmpegDecoder {
             if rr < 0 {
                 // A byte source that failed (a network source after its retries) is an error,
                 // not the end of the stream.
-                if let f = byteIO?.failure { throw f }
+                if let f = (io?.reader as? AVIOByteSourceReader)?.failure { throw f }
                 inputEOF = true
                 avcodec_send_packet(cc, nil)
                 continue
@@ -610,7 +513,7 @@ final class FFmpegDecoder {
             }
             if indexed {
                 if nextPacket < 0 {
-                    guard let k = identify(packet) else {
+                    guard let k = index.identify(packet) else {
                         // Cannot place the packet: read from the start instead (always exact).
                         av_packet_unref(packet)
                         try positionAt(packet: 0)
@@ -619,36 +522,26 @@ final class FFmpegDecoder {
                     }
                     nextPacket = k
                 }
-                guard nextPacket < ixPos.count else { continue }
+                guard nextPacket < index.count else { continue }
                 let k = nextPacket
                 nextPacket += 1
                 if checkFirstPacket {
                     checkFirstPacket = false
-                    if k > firstPacket(atOrAfter: skipBefore) {
+                    if k > index.firstPacket(atOrAfter: skipBefore) {
                         // Landed past the preroll: read from the start, skipping up to it.
                         av_packet_unref(packet)
                         try positionAt(packet: 0)
                         continue
                     }
                 }
-                if ixTs[k] < skipBefore { continue }
-                if segment >= 0 && ixTs[k] >= nextBoundary {
+                if index.timestamps[k] < skipBefore { continue }
+                if segment >= 0 && index.timestamps[k] >= nextBoundary {
                     av_packet_unref(packet)
-                    try startSegment(segmentOf(ixTs[k]))
+                    try startSegment(segmentOf(index.timestamps[k]))
                     continue
                 }
                 packetCounter = k
-                packet.pointee.pts = ixTs[k]
-                packet.pointee.dts = ixTs[k]
-                packet.pointee.duration = ixTs[k + 1] - ixTs[k]
-                av_packet_free_side_data(packet)
-                if let side = ixSide[k], let d = av_packet_new_side_data(packet, AV_PKT_DATA_SKIP_SAMPLES, 10) {
-                    for b in 0..<4 {
-                        d[b] = UInt8(truncatingIfNeeded: side.skip >> (8 * UInt32(b)))
-                        d[4 + b] = UInt8(truncatingIfNeeded: side.discard >> (8 * UInt32(b)))
-                    }
-                    d[8] = 0; d[9] = 0
-                }
+                index.stamp(packet, as: k)
             } else {
                 if packetCounter >= 0 { packetCounter += 1 }
                 if segmentSamples > 0 {
@@ -703,19 +596,9 @@ final class FFmpegDecoder {
 
     // MARK: Trimmed reading
 
-    private func ensurePending(_ frames: Int) {
-        if frames <= pendingCapacity { return }
-        let cap = max(frames, 4096)
-        for c in 0..<channels {
-            if pendingCapacity > 0 { pending[c].deallocate() }
-            pending[c] = .allocate(capacity: cap)
-        }
-        pendingCapacity = cap
-    }
-
     /// Decodes until there are pending frames; false at the end of the stream.
     private func fillPending() throws(TonearmError) -> Bool {
-        while pendingCount == 0 {
+        while pending.count == 0 {
             if pos >= length { return false }
             guard let ts = try receiveFrameRaw() else {
                 if pos < length && !reportedTruncation {
@@ -744,16 +627,15 @@ final class FFmpegDecoder {
             if gap > length - pos { gap = length - pos }
             let total = Int(gap + take)
             if total == 0 { continue }
-            ensurePending(total)
+            pending.reserve(total, channels: channels)
             if gap > 0 {
-                for c in 0..<channels { pending[c].update(repeating: 0, count: Int(gap)) }
+                for c in 0..<channels { pending.channelData[c].update(repeating: 0, count: Int(gap)) }
             }
             if take > 0 && !convertFrame(frame, channels: channels, from: Int(drop), count: Int(take),
-                                         into: pending, offset: Int(gap)) {
+                                         into: pending.channelData, offset: Int(gap)) {
                 throw .decodeFailed(path: name, detail: "unsupported sample format \(frame.pointee.format)")
             }
-            pendingStart = 0
-            pendingCount = total
+            pending.filled(total)
         }
         return true
     }
@@ -786,7 +668,7 @@ final class FFmpegDecoder {
         if segmentSamples > 0 {
             // Canonical: decode the segment whose packets hold the target, as a straight read does.
             let goal = startTs + target
-            var s = indexed ? segmentOf(ixTs[packetIndex(containing: goal)]) : segmentOf(goal)
+            var s = indexed ? segmentOf(index.timestamps[index.packet(containing: goal)]) : segmentOf(goal)
             while true {
                 try startSegment(s)
                 pos = target
@@ -803,11 +685,11 @@ final class FFmpegDecoder {
             let scale = Int64(1) << (2 * attempt)
             let goal = startTs + target
             if indexed {
-                var k = packetIndex(containing: goal)
+                var k = index.packet(containing: goal)
                 var packets = 0, bytes = 0
                 while k > 0 && (packets < p.packets * Int(scale) || bytes < p.bytes * Int(scale)
-                                || goal - ixTs[k] < p.samples * scale) {
-                    k -= 1; packets += 1; bytes += Int(ixSize[k])
+                                || goal - index.timestamps[k] < p.samples * scale) {
+                    k -= 1; packets += 1; bytes += Int(index.sizes[k])
                 }
                 if k == 0 { try rewind() } else { resetDecoder(); try positionAt(packet: k) }
             } else {
@@ -830,12 +712,9 @@ final class FFmpegDecoder {
     func read(into out: UnsafePointer<UnsafeMutablePointer<Float>>, offset: Int, count: Int) throws(TonearmError) -> Int {
         var done = 0
         while done < count {
-            if pendingCount == 0 { guard try fillPending() else { break } }
-            let n = min(pendingCount, count - done)
-            for c in 0..<channels {
-                (out[c] + offset + done).update(from: pending[c] + pendingStart, count: n)
-            }
-            pendingStart += n; pendingCount -= n; pos += Int64(n); done += n
+            if pending.count == 0 { guard try fillPending() else { break } }
+            let n = pending.take(into: out, offset: offset + done, frames: count - done)
+            pos += Int64(n); done += n
         }
         return done
     }
@@ -843,21 +722,10 @@ final class FFmpegDecoder {
     /// Reads up to `count` frames interleaved into `out`; returns frames read.
     func readInterleaved(into out: UnsafeMutablePointer<Float>, count: Int) throws(TonearmError) -> Int {
         var done = 0
-        let ch = channels
         while done < count {
-            if pendingCount == 0 { guard try fillPending() else { break } }
-            let n = min(pendingCount, count - done)
-            let dst = out + done * ch
-            if ch == 2 {
-                let l = pending[0] + pendingStart, r = pending[1] + pendingStart
-                for i in 0..<n { dst[2 * i] = l[i]; dst[2 * i + 1] = r[i] }
-            } else {
-                for c in 0..<ch {
-                    let src = pending[c] + pendingStart
-                    for i in 0..<n { dst[i * ch + c] = src[i] }
-                }
-            }
-            pendingStart += n; pendingCount -= n; pos += Int64(n); done += n
+            if pending.count == 0 { guard try fillPending() else { break } }
+            let n = pending.takeInterleaved(into: out + done * channels, frames: count - done)
+            pos += Int64(n); done += n
         }
         return done
     }

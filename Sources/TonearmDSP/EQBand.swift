@@ -48,16 +48,13 @@ public struct EQBand: Sendable, Hashable, Codable {
     ///
     /// - Throws: ``EQSpecError`` naming the first bad token.
     public static func parse(spec: String) throws(EQSpecError) -> [EQBand] {
-        let trimmed = spec.trimmingSpaces
-        guard !trimmed.isEmpty else { throw .empty }
+        guard !spec.trimmingSpaces.isEmpty else { throw .empty }
         var bands: [EQBand] = []
-        for raw in trimmed.split(separator: ",", omittingEmptySubsequences: false) {
-            let token = String(raw).trimmingSpaces
+        for entry in ParameterText.entries(spec, separator: ":") {
+            let token = entry.text
             guard !token.isEmpty else { throw .emptyToken(spec: spec) }
-            let parts = token.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count == 2 else { throw .malformedToken(token) }
-            let fText = String(parts[0]).trimmingSpaces.lowercased()
-            var gText = String(parts[1]).trimmingSpaces.lowercased()
+            guard entry.fields.count == 2 else { throw .malformedToken(token) }
+            let fText = entry.fields[0].lowercased()
             var scale = 1.0
             var fDigits = Substring(fText)
             if fDigits.hasSuffix("khz") { fDigits = fDigits.dropLast(3); scale = 1000 }
@@ -66,9 +63,7 @@ public struct EQBand: Sendable, Hashable, Codable {
             guard let fv = Double(fDigits), fv.isFinite else { throw .badFrequency(token: token) }
             let freq = fv * scale
             guard frequencyRange.contains(freq) else { throw .frequencyOutOfRange(token: token, frequency: freq) }
-            if gText.hasSuffix("db") { gText.removeLast(2) }
-            if gText.hasPrefix("+") { gText.removeFirst() }
-            guard let gain = Double(gText), gain.isFinite else { throw .badGain(token: token) }
+            guard let gain = ParameterText.number(entry.fields[1], unit: "dB") else { throw .badGain(token: token) }
             guard gainRange.contains(gain) else { throw .gainOutOfRange(token: token, gain: gain) }
             bands.append(EQBand(type: .parametric, frequency: freq, bandwidth: 1, gain: gain))
         }
@@ -158,21 +153,8 @@ public struct EQPreset: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The preset called `name` (case, spaces, `-` and `_` ignored: `Bass Boost`, `bassBoost`
     /// and `bass-boost` are the same).
     public static func named(_ name: String) throws(EQSpecError) -> EQPreset {
-        let key = normalise(name)
-        if let p = all.first(where: { normalise($0.name) == key }) { return p }
+        let key = ParameterText.nameKey(name)
+        if let p = all.first(where: { ParameterText.nameKey($0.name) == key }) { return p }
         throw .unknownPreset(name)
-    }
-
-    private static func normalise(_ s: String) -> String {
-        String(s.lowercased().filter { $0 != "-" && $0 != "_" && $0 != " " })
-    }
-}
-
-extension String {
-    var trimmingSpaces: String {
-        var s = Substring(self)
-        while let c = s.first, c.isWhitespace { s.removeFirst() }
-        while let c = s.last, c.isWhitespace { s.removeLast() }
-        return String(s)
     }
 }

@@ -11,17 +11,15 @@ final class HLSFetcher: @unchecked Sendable {
     let url: URL
     let options: Options
 
-    /// One segment's bytes (decrypted) at their place in the stream.
-    private struct Piece {
+    /// What the store knows of a segment whose bytes (decrypted) it holds.
+    private struct SegmentInfo {
         var sequence: Int
         var duration: Double
-        var start: Int64
-        var bytes: [UInt8]
-        var end: Int64 { start + Int64(bytes.count) }
     }
 
     private struct State {
-        var pieces: [Piece] = []
+        /// One chunk a segment, at its place in the stream.
+        var pieces = ChunkStore<SegmentInfo>()
         var readPosition: Int64 = 0
         /// The end of what has arrived.
         var fetchedEnd: Int64 = 0
@@ -123,10 +121,10 @@ final class HLSFetcher: @unchecked Sendable {
     var bufferedDuration: Double {
         condition.withLock {
             let p = state.readPosition
-            return state.pieces.reduce(0) { sum, piece in
+            return state.pieces.chunks.reduce(0) { sum, piece in
                 guard piece.end > p, !piece.bytes.isEmpty else { return sum }
                 let unread = Double(piece.end - max(p, piece.start)) / Double(piece.bytes.count)
-                return sum + piece.duration * unread
+                return sum + piece.info.duration * unread
             }
         }
     }
@@ -141,14 +139,10 @@ final class HLSFetcher: @unchecked Sendable {
         var deadline = Date().addingTimeInterval(state.stallLimit)
         while true {
             let p = state.readPosition
-            if let piece = state.pieces.last(where: { $0.start <= p && p < $0.end }) {
-                let offset = Int(p - piece.start)
-                let n = min(buffer.count, piece.bytes.count - offset)
-                piece.bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + offset, byteCount: n) }
+            if let n = state.pieces.copy(at: p, into: buffer) {
                 state.readPosition += Int64(n)
                 // Forget what lies far enough behind.
-                let keep = state.readPosition - options.keptBehind
-                while let first = state.pieces.first, first.end <= keep { state.pieces.removeFirst() }
+                state.pieces.removeChunks(endingBy: state.readPosition - options.keptBehind)
                 condition.broadcast()  // the fetcher may wait for room
                 return n
             }
@@ -168,7 +162,7 @@ final class HLSFetcher: @unchecked Sendable {
 
     func seek(to offset: Int64) -> Bool {
         condition.withLock {
-            let earliest = state.pieces.first?.start ?? state.fetchedEnd
+            let earliest = state.pieces.start ?? state.fetchedEnd
             guard offset >= 0, offset >= earliest else { return false }
             if state.finished && offset > state.fetchedEnd { return false }
             state.readPosition = offset
@@ -377,7 +371,7 @@ final class HLSFetcher: @unchecked Sendable {
         defer { condition.unlock() }
         while !state.cancelled {
             let p = state.readPosition
-            let ahead = state.pieces.filter { $0.end > p }.count
+            let ahead = state.pieces.chunks.filter { $0.end > p }.count
             if ahead < options.maximumSegmentsAhead && state.fetchedEnd - p < options.maximumBytesAhead { break }
             condition.wait()
         }
@@ -386,7 +380,7 @@ final class HLSFetcher: @unchecked Sendable {
 
     private func store(_ bytes: [UInt8], segment: HLSSegment) {
         condition.withLock {
-            state.pieces.append(Piece(sequence: segment.sequence, duration: segment.duration, start: state.fetchedEnd, bytes: bytes))
+            state.pieces.append(bytes, at: state.fetchedEnd, info: SegmentInfo(sequence: segment.sequence, duration: segment.duration))
             state.fetchedEnd += Int64(bytes.count)
             state.activity += 1
             condition.broadcast()

@@ -165,14 +165,8 @@ final class NetworkFetcher: @unchecked Sendable {
     public let url: URL
     public let options: Options
 
-    private struct Chunk {
-        var start: Int64
-        var bytes: [UInt8]
-        var end: Int64 { start + Int64(bytes.count) }
-    }
-
     private struct State {
-        var chunks: [Chunk] = []
+        var chunks = ChunkStore<Void>()
         var readPosition: Int64 = 0
         var length: Int64?
         var contentType: String?
@@ -253,7 +247,7 @@ final class NetworkFetcher: @unchecked Sendable {
     /// Whether everything there is has arrived.
     public var isFinished: Bool { condition.withLock { state.finished } }
     /// The byte ranges in memory, in order.
-    public var loadedRanges: [Range<Int64>] { condition.withLock { state.chunks.map { $0.start..<$0.end } } }
+    public var loadedRanges: [Range<Int64>] { condition.withLock { state.chunks.ranges } }
     /// The requests made so far.
     public var accessLog: [NetworkAccessLogEntry] { condition.withLock { state.access } }
     /// The failures met so far (also those a retry overcame).
@@ -264,7 +258,7 @@ final class NetworkFetcher: @unchecked Sendable {
     public var bytesAhead: Int64 {
         condition.withLock {
             let p = state.readPosition
-            return state.chunks.first { $0.start <= p && p < $0.end }.map { $0.end - p } ?? 0
+            return state.chunks.available(at: p)
         }
     }
 
@@ -279,17 +273,13 @@ final class NetworkFetcher: @unchecked Sendable {
         defer { condition.unlock() }
         while true {
             let p = state.readPosition
-            if let i = state.chunks.firstIndex(where: { $0.start <= p && p < $0.end }) {
-                let c = state.chunks[i]
-                let offset = Int(p - c.start)
-                let n = min(buffer.count, c.bytes.count - offset)
-                c.bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + offset, byteCount: n) }
+            if let n = state.chunks.copy(at: p, into: buffer) {
                 state.readPosition += Int64(n)
                 condition.broadcast()  // the fetcher may wait for room ahead
                 return n
             }
             if let l = state.length, p >= l { return 0 }
-            if state.length == nil, state.finished, p >= state.chunks.last?.end ?? 0 { return 0 }
+            if state.length == nil, state.finished, p >= state.chunks.end ?? 0 { return 0 }
             if state.cancelled { throw .invalidState("\(url.absoluteString): the network source was cancelled") }
             if let f = state.failure { throw f }
             // Not coming soon where the fetcher is (or it has finished, and these bytes lie in a
@@ -547,34 +537,9 @@ final class NetworkFetcher: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         let end = position + Int64(bytes.count)
-        if let i = state.chunks.firstIndex(where: { $0.end == position }) {
-            state.chunks[i].bytes.append(contentsOf: bytes)
-        } else if let i = state.chunks.firstIndex(where: { $0.start <= position && position < $0.end }) {
-            // Overlap (a resumption from an earlier point): keep what is new.
-            let have = state.chunks[i].end
-            if end > have { state.chunks[i].bytes.append(contentsOf: bytes.suffix(Int(end - have))) }
-        } else {
-            state.chunks.append(Chunk(start: position, bytes: Array(bytes)))
-            state.chunks.sort { $0.start < $1.start }
-        }
-        // Merge a chunk that now reaches the next one.
-        var k = 0
-        while k + 1 < state.chunks.count {
-            if state.chunks[k].end >= state.chunks[k + 1].start {
-                let next = state.chunks.remove(at: k + 1)
-                if next.end > state.chunks[k].end {
-                    state.chunks[k].bytes.append(contentsOf: next.bytes.suffix(Int(next.end - state.chunks[k].end)))
-                }
-            } else {
-                k += 1
-            }
-        }
-        if state.length == nil, let i = state.chunks.firstIndex(where: { $0.start <= state.readPosition && state.readPosition <= $0.end }) {
-            let drop = state.readPosition - options.keptBehind - state.chunks[i].start
-            if drop > 256 << 10 {
-                state.chunks[i].bytes.removeFirst(Int(drop))
-                state.chunks[i].start += drop
-            }
+        state.chunks.store(bytes, at: position)
+        if state.length == nil {
+            state.chunks.dropBehind(state.readPosition, keeping: options.keptBehind, atLeast: 256 << 10)
         }
         state.fetchPosition = end
         condition.broadcast()

@@ -6,7 +6,7 @@ import TonearmTestSupport
 
 /// `tonearm play`'s screen in a real pseudo-terminal of a given size (issue 16): it fits the
 /// terminal (rows and columns, CJK text two columns a character), follows a resize, gives the
-/// terminal back on Ctrl-Z and takes it again on `fg`, says why a file failed, edits the queue,
+/// terminal back on Ctrl-Z and takes it again on `fg` (a network stream's screen too), says why a file failed, edits the queue,
 /// and reads keys in --plain. Every wait is for output, the exit or the stopped state, each with
 /// a deadline; none is a fixed sleep.
 @Suite(.serialized) struct PlayScreenPTYTests {
@@ -170,6 +170,27 @@ import TonearmTestSupport
                         except OSError: data = b''
                         if not data: sys.exit("ended before %r: %r" % (marker, out[-600:]))
                         out += data
+            def ctrl_z(restored=None):
+                # Ctrl-Z; waits for the terminal to be given back (`restored`) and the process
+                # to stop, then tells how the terminal was left.
+                os.write(fd, b'\x1a')
+                if restored: wait_for(restored)
+                def no_stop(signum, frame): sys.exit("not stopped")
+                signal.signal(signal.SIGALRM, no_stop)
+                signal.alarm(10)
+                status = os.waitpid(pid, os.WUNTRACED)[1]
+                signal.alarm(0)
+                if not os.WIFSTOPPED(status): sys.exit("ended instead of stopping: %r" % status)
+                lflag = termios.tcgetattr(fd)[3]
+                print("stopped; canonical and echo:", bool(lflag & termios.ICANON), bool(lflag & termios.ECHO))
+            def fg(retaken=None):
+                # SIGCONT, as `fg` sends; waits for the terminal to be taken again (`retaken`,
+                # seen twice: at the start and now), then tells how it was set.
+                os.kill(pid, signal.SIGCONT)
+                if retaken:
+                    wait_for(retaken, count=2)
+                    lflag = termios.tcgetattr(fd)[3]
+                    print("continued; canonical and echo:", bool(lflag & termios.ICANON), bool(lflag & termios.ECHO))
             def resize(rows, cols):
                 fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack('HHHH', rows, cols, 0, 0))
             def header(cols):
@@ -211,20 +232,8 @@ import TonearmTestSupport
         let a = try make("long.wav", seconds: 30, title: "Long Song")
         let r = try drive(#"""
             wait_for(b'Title   Long Song')
-            os.write(fd, b'\x1a')
-            wait_for(b'\x1b[?25h\x1b[?1049l')
-            def no_stop(signum, frame): sys.exit("not stopped")
-            signal.signal(signal.SIGALRM, no_stop)
-            signal.alarm(10)
-            status = os.waitpid(pid, os.WUNTRACED)[1]
-            signal.alarm(0)
-            if not os.WIFSTOPPED(status): sys.exit("ended instead of stopping: %r" % status)
-            lflag = termios.tcgetattr(fd)[3]
-            print("stopped; canonical and echo:", bool(lflag & termios.ICANON), bool(lflag & termios.ECHO))
-            os.kill(pid, signal.SIGCONT)
-            wait_for(b'\x1b[?1049h', count=2)
-            lflag = termios.tcgetattr(fd)[3]
-            print("continued; canonical and echo:", bool(lflag & termios.ICANON), bool(lflag & termios.ECHO))
+            ctrl_z(restored=b'\x1b[?25h\x1b[?1049l')
+            fg(retaken=b'\x1b[?1049h')
             os.write(fd, b'r')
             wait_for(b'Repeat: one')
             print("a key works")
@@ -250,16 +259,8 @@ import TonearmTestSupport
             wait_for(b'Playing 1/1: Long Song')
             lflag = termios.tcgetattr(fd)[3]
             print("playing; canonical and echo:", bool(lflag & termios.ICANON), bool(lflag & termios.ECHO))
-            os.write(fd, b'\x1a')
-            def no_stop(signum, frame): sys.exit("not stopped")
-            signal.signal(signal.SIGALRM, no_stop)
-            signal.alarm(10)
-            status = os.waitpid(pid, os.WUNTRACED)[1]
-            signal.alarm(0)
-            if not os.WIFSTOPPED(status): sys.exit("ended instead of stopping: %r" % status)
-            lflag = termios.tcgetattr(fd)[3]
-            print("stopped; canonical and echo:", bool(lflag & termios.ICANON), bool(lflag & termios.ECHO))
-            os.kill(pid, signal.SIGCONT)
+            ctrl_z()
+            fg()
             os.write(fd, b'q')
             wait_for(b'Done: 1 played, 0 failed')
             print("status", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
@@ -268,6 +269,39 @@ import TonearmTestSupport
         #expect(r.stdout == """
             playing; canonical and echo: False False
             stopped; canonical and echo: True True
+            status 0
+
+            """, "\(r.stdout) \(r.stderr)")
+    }
+
+    /// A network stream's screen reads its keys as the play screen does (the shared reader and
+    /// bindings: `9` turns the volume down, which the stream's own decoder did not know), and
+    /// Ctrl-Z gives the terminal back and stops; `fg` takes it again and a key works at once.
+    @Test func aStreamSessionSuspendsOnCtrlZAndReadsBoundKeys() throws {
+        defer { dir.remove() }
+        _ = try make("stream.mp3", seconds: 30, title: "Stream Song")
+        let server = try PrivateHTTPServer(root: dir.path)
+        defer { server.stop() }
+        let r = try drive(#"""
+            wait_for(b'Stream Song')
+            wait_for('\u25b6 Playing'.encode())
+            os.write(fd, b'9')
+            wait_for(b' 95%')
+            print("a bound key works")
+            ctrl_z(restored=b'\x1b[?25h\x1b[?1049l')
+            fg(retaken=b'\x1b[?1049h')
+            os.write(fd, b' ')
+            wait_for('\u23f8 Paused'.encode())
+            print("a key works")
+            os.write(fd, b'q')
+            print("status", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+            """#, [server.url("/stream.mp3").absoluteString])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == """
+            a bound key works
+            stopped; canonical and echo: True True
+            continued; canonical and echo: False False
+            a key works
             status 0
 
             """, "\(r.stdout) \(r.stderr)")

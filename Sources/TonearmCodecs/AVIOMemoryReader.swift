@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+/// Bytes in memory, read by libavformat through an ``AVIOBridge``. Seeks stay within the bytes.
+final class AVIOMemoryReader: AVIOByteReader {
+    let bytes: [UInt8]
+    private(set) var position: Int64 = 0
+
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    var size: Int64? { Int64(bytes.count) }
+
+    func read(into buffer: UnsafeMutablePointer<UInt8>, count: Int) -> Int32 {
+        let left = bytes.count - Int(position)
+        if left <= 0 { return 0 }
+        let n = min(count, left)
+        bytes.withUnsafeBufferPointer { src in
+            buffer.update(from: src.baseAddress! + Int(position), count: n)
+        }
+        position += Int64(n)
+        return Int32(n)
+    }
+
+    func seek(to offset: Int64) -> Bool {
+        guard offset >= 0, offset <= Int64(bytes.count) else { return false }
+        position = offset
+        return true
+    }
+}
