@@ -250,6 +250,22 @@ final class TapOutput: AudioOutputDriver, @unchecked Sendable {
         #expect(p.isPlaying)
         #expect(last.wait(timeout: .now() + 20) == .success, "the node was left on a stale generation")
         #expect(calls.withLock { $0.values.allSatisfy { $0 == 1 } })
+
+        // While the device stalls, more changes than a command queue could hold: the newest state
+        // still arrives whole once it renders again.
+        out.tap.hold()
+        DispatchQueue.concurrentPerform(iterations: threads) { _ in
+            for _ in 0..<100 {
+                p.play()
+                p.pause()
+            }
+        }
+        p.stop()
+        let afterStall = DispatchSemaphore(value: 0)
+        p.scheduleBuffer(short, completionHandler: handler(-2, afterStall))
+        p.play()
+        out.tap.release()
+        #expect(afterStall.wait(timeout: .now() + 20) == .success, "the stop or play after the stall was lost")
         #expect(out.tap.nonFinite == 0)
     }
 
