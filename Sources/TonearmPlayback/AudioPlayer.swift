@@ -44,9 +44,7 @@ public final class AudioPlayer: Sendable {
     private let delegateBox = Mutex(WeakDelegate())
     private let sessionBox = Mutex(SessionBox())
 
-    /// `@unchecked Sendable`: only ever inside `sessionBox`'s mutex (the session and tasks are
-    /// Sendable; the box is unchecked because it is stored in a `Mutex` and moved whole).
-    private struct SessionBox: @unchecked Sendable {
+    private struct SessionBox: Sendable {
         var session: AudioSession?
         var tasks: [Task<Void, Never>] = []
         var duck: Float = 1
@@ -54,9 +52,9 @@ public final class AudioPlayer: Sendable {
 
     private struct WeakDelegate { weak var value: (any AudioPlayerDelegate)? }
 
-    /// `@unchecked Sendable`: only ever inside `control`'s mutex; the runtime and nodes it holds are
-    /// used with that lock held (the runtime's own threads share nothing else with it).
-    private struct Control: @unchecked Sendable {
+    /// Only ever inside `control`'s mutex; the runtime and nodes it holds are used with that lock
+    /// held (the runtime's own threads share nothing else with it).
+    private struct Control: Sendable {
         var machine = AudioPlayerStateMachine()
         var runtime: PlayerRuntime?
         var volume: Float = 1
