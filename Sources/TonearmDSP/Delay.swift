@@ -13,10 +13,14 @@ import TonearmCore
 ///   linear interpolation, so moving it does not click (it bends the pitch briefly, like tape).
 /// - ``wetDryMix`` is smoothed over 15 ms.
 ///
-/// Threading: a plain value used by one render thread at a time. The line is allocated in `init`
-/// for ``maximumDelayTime``; processing and setting parameters allocate nothing (as long as the
-/// value is not copied while in use).
-public struct Delay: @unchecked Sendable {
+/// Threading: a noncopyable value, so it has one owner — one thread — at a time: it is moved
+/// (to a render thread), never shared. The line is allocated in `init` for
+/// ``maximumDelayTime``; processing and setting parameters allocate nothing.
+///
+/// `@unchecked Sendable`: its line and filter state live in a class instance that no other value
+/// can reach — the type is `~Copyable`, so no copy can share it — and moving the delay to another
+/// thread moves that storage with it.
+public struct Delay: ~Copyable, @unchecked Sendable {
     /// The longest delay, in seconds.
     public static let maximumDelayTime = 2.0
     public static let delayTimeRange: ClosedRange<Double> = 0...2
@@ -136,6 +140,7 @@ public struct Delay: @unchecked Sendable {
         }
     }
 
+    /// The line and the filter states: held by exactly one (noncopyable) ``Delay``.
     final class Storage {
         let line: UnsafeMutablePointer<Float>
         let filter: UnsafeMutablePointer<Float>

@@ -60,10 +60,14 @@ public struct ReverbSettings: Sendable, Hashable {
 ///   ramping) ``process(_:frames:channels:)`` leaves the buffer untouched — bit-transparent —
 ///   and the tank is cleared when the mix rises again.
 ///
-/// Threading: a plain value, used by one render thread at a time. All delay lines are allocated
-/// in `init` for the largest room; processing and ``apply(_:)`` allocate nothing (as long as the
-/// value is not copied while in use).
-public struct Reverb: @unchecked Sendable {
+/// Threading: a noncopyable value, so it has one owner — one thread — at a time: it is moved
+/// (to a render thread), never shared. All delay lines are allocated in `init` for the largest
+/// room; processing and ``apply(_:)`` allocate nothing.
+///
+/// `@unchecked Sendable`: its delay lines live in a class instance that no other value can reach
+/// — the type is `~Copyable`, so no copy can share it — and moving the reverb to another thread
+/// moves them with it.
+public struct Reverb: ~Copyable, @unchecked Sendable {
     public static let maximumPreDelay = 0.1
     static let combLengths: [Int] = [1051, 1123, 1201, 1283, 1361, 1433, 1511, 1607] // at 48 kHz, size 1
     static let allpassLengths: [Int] = [557, 431, 337, 227]
@@ -156,8 +160,8 @@ public struct Reverb: @unchecked Sendable {
         mixDelta = (mixTarget - mixCurrent) / Float(smoothingFrames)
     }
 
-    /// The delay lines, allocated once for the largest room. A class so that the struct's copies
-    /// do not duplicate megabytes; owned by one render thread.
+    /// The delay lines, allocated once for the largest room; held by exactly one (noncopyable)
+    /// ``Reverb``.
     final class Storage {
         struct Line {
             var base: UnsafeMutablePointer<Float>

@@ -13,6 +13,11 @@ import TonearmCore
 /// Threading: one thread at a time. Buffers are allocated at creation for blocks of up to
 /// `maxFrames`; ``render(into:frameCount:pull:)``, ``setRate(_:)`` and ``pitch`` allocate nothing
 /// of ours (rubberband's real-time mode is made for a render thread).
+///
+/// `@unchecked Sendable` so that it can be handed to the one thread that uses it (built on the
+/// control plane, then used by a decoder or render thread alone): its owner — a ``DSPSlot``
+/// or a decoder — never lets two threads use it at once. A reference type, so a copy of it is
+/// visibly the same stretcher.
 public final class TimeStretcher: @unchecked Sendable {
     public let channels: Int
     public let sampleRate: Double

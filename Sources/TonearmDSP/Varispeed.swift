@@ -12,6 +12,11 @@ import TonearmCore
 ///
 /// Threading: one thread at a time. The input window is allocated in `init`; ``render(into:frameCount:pull:)``
 /// and setting ``rate`` allocate nothing. Above rate 1 no anti-alias filter is applied.
+///
+/// `@unchecked Sendable` so that it can be handed to the one thread that uses it (built on the
+/// control plane, then used by a decoder or render thread alone): its owner — a ``DSPSlot``
+/// or a decoder — never lets two threads use it at once. A reference type, so a copy of it is
+/// visibly the same resampler.
 public final class Varispeed: @unchecked Sendable {
     public static let rateRange: ClosedRange<Double> = 0.25...4
     public let channels: Int

@@ -46,8 +46,15 @@ public enum AudioEngineEvent: Sendable, Equatable {
 /// Threading: the graph methods (`attach`, `connect`, `start`, …) may be called from any thread;
 /// they are serialised by the engine's lock, which the render thread never takes. Each change
 /// compiles a new immutable ``RenderPlan`` that the render thread swaps in between two cycles
-/// through a lock-free queue, so nodes can be attached, connected and disconnected while the
-/// engine runs without a click and without the render thread waiting.
+/// through a lock-free slot, so nodes can be attached, connected and disconnected while the
+/// engine runs without a click and without the render thread waiting. Changes that come faster
+/// than the render thread takes them coalesce: the newest plan replaces one not taken yet, so the
+/// last change always takes effect. Nodes are built for the engine's format (`engineWillRender`)
+/// once, before their first plan; a node that is rendering is never reconfigured.
+///
+/// `@unchecked Sendable`: the graph, format, driver and plan handoff are under `lock`; the render
+/// thread reads only atomics (`runningFlag`, `pending`, `renderChannels`, the clock), its own
+/// `current` and `tailLeft`, and `endingKernel`, which is set before `start`.
 public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
     /// The engine's own mixer, connected to the output (created with the engine).
     public let mainMixerNode: AudioMixerNode
@@ -79,9 +86,21 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
     private var prepared = false
     private let events = EventBroadcaster<AudioEngineEvent>()
 
-    // Plan handoff: control → render (new plans), render → control (plans to release).
-    private let mailbox = SPSCQueue<UnsafeMutableRawPointer>(capacity: 32)
+    // Plan handoff: control → render (the newest plan), render → control (plans to release).
+    /// The plan waiting for the render thread (a retained `RenderPlan`), or nil. A newer plan
+    /// replaces one the render thread has not taken yet — the control plane then releases the
+    /// one replaced, which the render thread never saw — so the newest graph always arrives and
+    /// nothing is dropped however many changes come between two render cycles.
+    private let pending = Atomic<UnsafeMutableRawPointer?>(nil)
+    /// Plans the render thread swapped out, released by the control plane. At most one swap per
+    /// plan published, and every publish drains it first: it cannot fill up.
     private let retired = SPSCQueue<UnsafeMutableRawPointer>(capacity: 64)
+    /// The channel count of `format`, for the render thread (which takes no lock).
+    private let renderChannels = Atomic<Int>(2)
+    /// Nodes already built for the current format (`engineWillRender` called): a new plan
+    /// configures only the others, so a node that is rendering is never reconfigured under the
+    /// render thread. Cleared when the format changes (only while stopped). Lock held.
+    private var configuredNodes: Set<ObjectIdentifier> = []
     /// The plan the render thread uses (render thread only while running; control plane otherwise).
     private var current: Unmanaged<RenderPlan>?
     /// Frames rendered since the engine started (the engine's sample clock).
@@ -106,6 +125,7 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
         f.isInterleaved = true
         f.commonFormat = .pcmFormatFloat32
         format = f
+        renderChannels.store(f.channelCount, ordering: .relaxed)
         maximumFrames = 4096
         makeOutput = output
         mainMixerNode = AudioMixerNode()
@@ -154,6 +174,7 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
             let id = ObjectIdentifier(node)
             graph.connections.removeAll { $0.source == id || $0.destination == id }
             graph.nodes[id] = nil
+            configuredNodes.remove(id)
             node.engine = nil
             publishLocked()
         }
@@ -258,14 +279,19 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
             if let n = graph.nodes[id] { order.append(n) }
         }
         visit(ObjectIdentifier(outputNode))
-        for n in order { n.engineWillRender(format: format, maximumFrames: maximumFrames) }
+        for n in order where configuredNodes.insert(ObjectIdentifier(n)).inserted {
+            n.engineWillRender(format: format, maximumFrames: maximumFrames)
+        }
         let tail = order.reduce(0.0) { $0 + max(0, $1.tailTime) }
         let plan = RenderPlan(order: order, inputsOf: inputsOf, final: outputNode, channels: format.channelCount,
                               maximumFrames: maximumFrames, generation: graph.generation,
                               tailFrames: Int((tail * format.sampleRate).rounded(.up)), primary: endsWith)
         let p = Unmanaged.passRetained(plan)
         if runningFlag.load(ordering: .acquiring) {
-            if !mailbox.push(p.toOpaque()) { p.release() }  // 32 plans unconsumed: the render thread is stuck
+            // The newest plan replaces one not taken yet (released here, off the render thread).
+            if let replaced = pending.exchange(p.toOpaque(), ordering: .acquiringAndReleasing) {
+                Unmanaged<RenderPlan>.fromOpaque(replaced).release()
+            }
         } else {
             // Nobody renders now: install directly.
             drainHandoff()
@@ -280,7 +306,7 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
 
     /// Control plane, when no render thread runs: takes over both queues.
     private func drainHandoff() {
-        while let m = mailbox.pop() {
+        if let m = pending.exchange(nil, ordering: .acquiringAndReleasing) {
             current?.release()
             current = Unmanaged<RenderPlan>.fromOpaque(m)
         }
@@ -388,7 +414,9 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
             var f = newFormat
             f.isInterleaved = true
             f.commonFormat = .pcmFormatFloat32
+            if f != format || maximumFrameCount != maximumFrames { configuredNodes.removeAll() }
             format = f
+            renderChannels.store(f.channelCount, ordering: .relaxed)
             maximumFrames = maximumFrameCount
             manualMode = mode
             manualScratch?.deallocate()
@@ -430,17 +458,17 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
     public func render(into buffer: UnsafeMutablePointer<Float>, frameCount: Int, timing: RenderTiming) -> RenderResult {
         // While stopped the control plane owns the plan handoff; touch nothing.
         guard runningFlag.load(ordering: .acquiring) else {
-            buffer.update(repeating: 0, count: frameCount * format.channelCount)
+            buffer.update(repeating: 0, count: frameCount * renderChannels.load(ordering: .relaxed))
             return RenderResult(framesRendered: 0, ended: false)
         }
-        while let next = mailbox.pop() {
+        if let next = pending.exchange(nil, ordering: .acquiringAndReleasing) {
             if let old = current, !retired.push(old.toOpaque()) {
-                _ = old  // the control plane is not draining: keep the old plan rather than free it here
+                _ = old  // cannot happen (see `retired`); keeping the plan beats freeing it here
             }
             current = Unmanaged<RenderPlan>.fromOpaque(next)
         }
         guard let plan = current?.takeUnretainedValue() else {
-            buffer.update(repeating: 0, count: frameCount * format.channelCount)
+            buffer.update(repeating: 0, count: frameCount * renderChannels.load(ordering: .relaxed))
             return RenderResult(framesRendered: 0, ended: false)
         }
         var done = 0

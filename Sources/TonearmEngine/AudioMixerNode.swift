@@ -6,6 +6,8 @@ import TonearmRender
 /// Sums any number of inputs, each with the volume and pan of the node feeding it, and applies
 /// an output volume (the counterpart of `AVAudioMixerNode`). Inputs arrive in the engine's format;
 /// sources convert their own sample rate and channel count on their decoder threads.
+///
+/// `@unchecked Sendable`: only a `let` kernel, whose settings are atomic.
 public final class AudioMixerNode: AudioNode, @unchecked Sendable {
     let mixKernel: MixerKernel
 
@@ -25,6 +27,8 @@ public final class AudioMixerNode: AudioNode, @unchecked Sendable {
 /// The mixer's render-thread half. It reads each input's mixing settings through the plan and
 /// ramps gains across a cycle when they change (the ramp state lives in the plan), so volume and
 /// pan moves never click.
+///
+/// `@unchecked Sendable`: `outputVolume` is atomic; `lastOutput` belongs to the render thread.
 final class MixerKernel: NodeKernel, @unchecked Sendable {
     let outputVolume = MixSettings()
     private var lastOutput: Float = 1  // render thread only
@@ -88,11 +92,15 @@ final class MixerKernel: NodeKernel, @unchecked Sendable {
 
 /// The end of the graph (the counterpart of `AVAudioOutputNode`): what reaches it is what the
 /// engine plays.
+///
+/// `@unchecked Sendable`: no state of its own.
 public final class AudioOutputNode: AudioNode, @unchecked Sendable {
     init() { super.init(kernel: PassThroughKernel(), inputs: 1, outputs: 0) }
 }
 
 /// Copies its first input (silence without one).
+///
+/// `@unchecked Sendable`: no state at all.
 final class PassThroughKernel: NodeKernel, @unchecked Sendable {
     func render(inputs: UnsafeBufferPointer<NodeInput>, output: UnsafeMutablePointer<Float>,
                 frames: Int, channels: Int, timing: RenderTiming) {

@@ -47,6 +47,9 @@ package final class MixSettings: Sendable {
 ///
 /// Every node also has the `AVAudioMixing` settings ``volume`` and ``pan``, which apply where the
 /// node feeds a mixer.
+///
+/// `@unchecked Sendable`: `kernel`, the bus counts and `mix` are `let`s (``MixSettings`` is
+/// atomic); `engine` is kept under a lock. Subclasses say why theirs holds.
 public class AudioNode: @unchecked Sendable {
     package let kernel: any NodeKernel
     /// How many input buses the node has (`Int.max` for a mixer).
@@ -54,8 +57,14 @@ public class AudioNode: @unchecked Sendable {
     /// How many output buses the node has (0 for the output node).
     public let numberOfOutputs: Int
     package let mix = MixSettings()
-    /// The engine the node is attached to (held weakly).
-    public internal(set) weak var engine: AudioEngine?
+    private struct WeakEngine { weak var value: AudioEngine? }
+    private let engineBox = Mutex(WeakEngine())
+    /// The engine the node is attached to (held weakly). Set by `attach` / `detach` (under the
+    /// engine's lock), read from any thread.
+    public internal(set) var engine: AudioEngine? {
+        get { engineBox.withLock { $0.value } }
+        set { engineBox.withLock { $0.value = newValue } }
+    }
 
     package init(kernel: any NodeKernel, inputs: Int, outputs: Int) {
         self.kernel = kernel

@@ -48,6 +48,9 @@ public struct AudioPlayerNodeBufferOptions: OptionSet, Sendable {
 /// completion after a seek made of `stop()` + `scheduleSegment` + `play()` (AudioKit #2683/#2996).
 /// Handlers run on the node's decoder thread (`dataConsumed`) or its event thread (the others),
 /// never on the render thread.
+///
+/// `@unchecked Sendable`: its only state is its kernel (`let`), whose every field is behind its
+/// locks, atomic, or owned by one thread (see ``PlayerNodeKernel``).
 public final class AudioPlayerNode: AudioNode, @unchecked Sendable {
     public typealias CompletionHandler = @Sendable (AudioPlayerNodeCompletionCallbackType) -> Void
 
@@ -126,8 +129,9 @@ public final class AudioPlayerNode: AudioNode, @unchecked Sendable {
 
     /// Starts at `when` on the player's timeline (frames of silence first).
     public func play(at when: AudioTime?) {
-        if let when, let now = playerTime { playerKernel.delay(frames: Int(max(0, when.sampleTime - now.sampleTime))) }
-        playerKernel.setPlaying(true)
+        var delay = 0
+        if let when, let now = playerTime { delay = Int(max(0, when.sampleTime - now.sampleTime)) }
+        playerKernel.setPlaying(true, delayFrames: delay)
     }
 
     /// Pauses; `play()` resumes exactly where it stopped.
@@ -162,6 +166,10 @@ public final class AudioPlayerNode: AudioNode, @unchecked Sendable {
 }
 
 /// What a player node can have scheduled.
+///
+/// `@unchecked Sendable`: the source or buffer is handed to the node's decoder thread, the only
+/// one that reads it from then on (as with `AVAudioPlayerNode`, the caller does not read a
+/// scheduled file or write a scheduled buffer while it is scheduled).
 enum ScheduledContent: @unchecked Sendable {
     case file(any PlaybackSource, start: AudioFramePosition, count: AudioFramePosition)
     case buffer(AudioPCMBuffer, loops: Bool)
@@ -170,6 +178,11 @@ enum ScheduledContent: @unchecked Sendable {
 /// The player node's machinery: a decoder thread that turns scheduled items into blocks of the
 /// engine's format in a lock-free ring, the ``StreamRenderer`` that plays them, and an event thread
 /// that calls completion handlers.
+///
+/// `@unchecked Sendable`: the queue and generations are under `shared`, the renderer's controls
+/// under `producer`, the clocks and flags are atomics; `format`, `renderer`, `ring` and the
+/// threads are written by `configure` only while the node is not rendered; the `…InLastCall`
+/// fields belong to the render thread.
 final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
     struct Item {
         var content: ScheduledContent
@@ -193,7 +206,15 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
     }
 
     private let shared = Mutex(Shared())
+    /// The one producer lock of the renderer's controls: held while the generation changes and
+    /// while ``StreamRenderer/nodeState`` and ``StreamRenderer/nodeDelay`` are stored, so that
+    /// `play()`, `pause()`, `stop()` and the schedules, called from any threads at once, publish
+    /// one consistent state (the last one wins, whole). Taken before `shared`; never by the
+    /// render thread.
+    private let producer = Mutex(())
     private(set) var format: AudioFormat?
+    /// Written by `configure` under `producer` while the node is not rendered; read by the
+    /// render thread and, under `producer`, by the control plane.
     private var renderer: StreamRenderer?
     private var ring: PCMBlockRing?
     private let wake = DispatchSemaphore(value: 0)
@@ -219,10 +240,10 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
         let r = PCMBlockRing(blockFrames: 1024, channels: f.channelCount, blockCount: max(8, Int(f.sampleRate) / 1024))
         ring = r
         let rr = StreamRenderer(ring: r, spaceSignal: wake, dataSignal: dataSignal, continuesAfterItems: true)
-        let gen = shared.withLock { $0.generation }
-        rr.commands.push(.switchGeneration(gen, startFrame: 0))
-        rr.commands.push(.running(playing.load(ordering: .acquiring)))
-        renderer = rr
+        producer.withLock { _ in
+            renderer = rr
+            publishState()
+        }
         shared.withLock { $0.shutdown = false }
         let t = Thread { [self] in decodeLoop(ring: r, renderer: rr, format: f) }
         t.name = "tonearm.player-node"
@@ -259,6 +280,15 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
     func enqueue(_ content: ScheduledContent, options: AudioPlayerNodeBufferOptions, delay: Int,
                  type: AudioPlayerNodeCompletionCallbackType, handler: AudioPlayerNode.CompletionHandler?,
                  gain: Float = 1, consumed: AudioPlayerNode.CompletionHandler? = nil) {
+        producer.withLock { _ in enqueueLocked(content, options: options, delay: delay, type: type, handler: handler,
+                                               gain: gain, consumed: consumed) }
+        wake.signal()
+    }
+
+    /// Producer lock held.
+    private func enqueueLocked(_ content: ScheduledContent, options: AudioPlayerNodeBufferOptions, delay: Int,
+                               type: AudioPlayerNodeCompletionCallbackType, handler: AudioPlayerNode.CompletionHandler?,
+                               gain: Float, consumed: AudioPlayerNode.CompletionHandler?) {
         let newGeneration: UInt64? = shared.withLock { s in
             var bumped: UInt64?
             if options.contains(.interrupts) {
@@ -278,28 +308,35 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
             renderer?.idle.store(false, ordering: .releasing)
             return bumped
         }
-        if let g = newGeneration { renderer?.commands.push(.switchGeneration(g, startFrame: 0)) }
-        wake.signal()
+        if newGeneration != nil { publishState() }
     }
 
-    func setPlaying(_ on: Bool) {
-        playing.store(on, ordering: .releasing)
-        renderer?.commands.push(.running(on))
+    /// Stores the generation and run state for the render thread. Producer lock held.
+    private func publishState() {
+        let g = shared.withLock { $0.generation }
+        renderer?.nodeState.store(g << 1 | (playing.load(ordering: .relaxed) ? 1 : 0), ordering: .releasing)
     }
 
-    func delay(frames: Int) { renderer?.commands.push(.delay(frames: frames)) }
+    /// Plays (after `delayFrames` of silence) or pauses.
+    func setPlaying(_ on: Bool, delayFrames: Int = 0) {
+        producer.withLock { _ in
+            playing.store(on, ordering: .releasing)
+            if delayFrames > 0 { renderer?.nodeDelay.store(delayFrames, ordering: .releasing) }
+            publishState()
+        }
+    }
 
     func stop() {
-        playing.store(false, ordering: .releasing)
-        let g = shared.withLock { s -> UInt64 in
-            s.generation += 1
-            s.queue.removeAll()
-            s.pending.removeAll()
-            return s.generation
+        producer.withLock { _ in
+            playing.store(false, ordering: .releasing)
+            shared.withLock { s in
+                s.generation += 1
+                s.queue.removeAll()
+                s.pending.removeAll()
+            }
+            publishState()
+            playerFrames.store(0, ordering: .relaxed)
         }
-        renderer?.commands.push(.running(false))
-        renderer?.commands.push(.switchGeneration(g, startFrame: 0))
-        playerFrames.store(0, ordering: .relaxed)
         wake.signal()
     }
 
@@ -486,9 +523,18 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
 
     // MARK: Event thread
 
+    /// Calls the handlers of items whose end the render thread reported: `dataRendered` at once,
+    /// `dataPlayedBack` once the output's latency has passed since — kept in a list with their
+    /// deadlines and waited for with the wait's timeout, so that a played-back handler never
+    /// holds up the ones behind it and the thread never sleeps.
     private func eventLoop(renderer: StreamRenderer) {
+        var due: [(deadline: DispatchTime, handler: AudioPlayerNode.CompletionHandler, generation: UInt64)] = []
         while true {
-            renderer.eventSignal.wait()
+            if let next = due.first?.deadline {
+                _ = renderer.eventSignal.wait(timeout: next)
+            } else {
+                renderer.eventSignal.wait()
+            }
             if shared.withLock({ $0.shutdown }) { return }
             while let e = renderer.events.pop() {
                 guard case .itemEnded(let generation, let sequence) = e else { continue }
@@ -498,10 +544,18 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
                 }
                 guard let (type, handler) = h else { continue }
                 if type == .dataPlayedBack {
+                    // Until the output has played it.
                     let latency = Double(bitPattern: latencySeconds.load(ordering: .relaxed))
-                    if latency > 0 { Thread.sleep(forTimeInterval: latency) }  // until the output has played it
+                    due.append((DispatchTime.now() + latency, handler, generation))
+                } else {
+                    handler(type)
                 }
-                handler(type)
+            }
+            let now = DispatchTime.now()
+            while let first = due.first, first.deadline <= now {
+                due.removeFirst()
+                // A stop in the meantime discards it, as it discards everything scheduled.
+                if shared.withLock({ $0.generation == first.generation }) { first.handler(.dataPlayedBack) }
             }
         }
     }

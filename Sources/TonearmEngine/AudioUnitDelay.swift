@@ -13,6 +13,8 @@ import TonearmDSP
 /// Threading: as every ``AudioUnitEffect`` — set from any thread; changes reach the render
 /// thread through a lock-free queue; the 2 s line is allocated when the engine starts, and
 /// nothing is allocated while rendering.
+///
+/// `@unchecked Sendable`: no state of its own; see ``AudioUnitEffect``.
 public final class AudioUnitDelay: AudioUnitEffect, @unchecked Sendable {
     public static let descriptors: [ParameterDescriptor] = [
         ParameterDescriptor(identifier: "delayTime", name: "Delay time", range: Delay.delayTimeRange, unit: .seconds, defaultValue: 1),
@@ -55,7 +57,7 @@ public final class AudioUnitDelay: AudioUnitEffect, @unchecked Sendable {
     }
 }
 
-struct DelayDSP: EffectDSP {
+struct DelayDSP: EffectDSP, ~Copyable {
     var delay: Delay
     init(sampleRate: Double, channels: Int, maximumFrames: Int, values: [Double]) {
         delay = Delay(delayTime: values[0], feedback: values[1], lowPassCutoff: values[2], wetDryMix: values[3],

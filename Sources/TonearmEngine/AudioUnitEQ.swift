@@ -7,6 +7,9 @@ import TonearmRender
 /// The settings of one band of an ``AudioUnitEQ`` (the counterpart of
 /// `AVAudioUnitEQFilterParameters`). Setting a property reaches the render thread through a
 /// lock-free queue and is smoothed there (no zipper noise).
+///
+/// `@unchecked Sendable`: its values are under `values`; `owner` (weak) and `index` are set at
+/// creation and never change.
 public final class AudioUnitEQFilterParameters: @unchecked Sendable {
     private weak var owner: AudioUnitEQ?
     private let index: Int
@@ -53,10 +56,13 @@ public final class AudioUnitEQFilterParameters: @unchecked Sendable {
 /// A multi-band equaliser node (the counterpart of `AVAudioUnitEQ`): any number of bands, each
 /// with its filter type, frequency, bandwidth, gain and bypass; a global gain; a bypass. The DSP
 /// is ``Equalizer`` (a SIMD wavefront biquad cascade); a flat or bypassed EQ is bit-transparent.
+///
+/// `@unchecked Sendable`: `bands` is set once in `init`; the gain and bypass are under
+/// `settings`; the kernel is a ``DSPSlot`` host.
 public final class AudioUnitEQ: AudioNode, @unchecked Sendable {
     /// The bands, in cascade order.
     public private(set) var bands: [AudioUnitEQFilterParameters] = []
-    private let eqKernel: EQKernel
+    private let eqKernel: EffectKernel<EQDSP>
     private let settings: Mutex<(globalGain: Double, bypass: Bool)>
 
     /// Creates an equaliser with `numberOfBands` flat parametric bands (set them up through
@@ -73,7 +79,7 @@ public final class AudioUnitEQ: AudioNode, @unchecked Sendable {
     }
 
     private init(initialBands: [EQBand], globalGain: Double) {
-        let k = EQKernel(bands: initialBands, globalGain: globalGain)
+        let k = EffectKernel<EQDSP>()
         eqKernel = k
         settings = Mutex((globalGain, false))
         super.init(kernel: k, inputs: 1, outputs: 1)
@@ -86,7 +92,7 @@ public final class AudioUnitEQ: AudioNode, @unchecked Sendable {
         set {
             let g = min(max(newValue, EQBand.gainRange.lowerBound), EQBand.gainRange.upperBound)
             settings.withLock { $0.globalGain = g }
-            eqKernel.post(.init(band: -1, field: 0, value: g))
+            eqKernel.post(ParameterMessage(index: EQDSP.globalGainIndex, value: g))
         }
     }
 
@@ -95,7 +101,7 @@ public final class AudioUnitEQ: AudioNode, @unchecked Sendable {
         get { settings.withLock { $0.bypass } }
         set {
             settings.withLock { $0.bypass = newValue }
-            eqKernel.post(.init(band: -1, field: 1, value: newValue ? 1 : 0))
+            eqKernel.post(ParameterMessage(index: EQDSP.bypassIndex, value: newValue ? 1 : 0))
         }
     }
 
@@ -115,82 +121,80 @@ public final class AudioUnitEQ: AudioNode, @unchecked Sendable {
     public var parameterDescriptors: [ParameterDescriptor] { Equalizer.parameterDescriptors(bandCount: bands.count) }
 
     func send(band index: Int, _ b: EQBand) {
-        let typeIndex = Double(EQFilterType.allCases.firstIndex(of: b.type) ?? 0)
-        eqKernel.post(.init(band: Int32(index), field: 2, value: typeIndex))
-        eqKernel.post(.init(band: Int32(index), field: 3, value: b.frequency))
-        eqKernel.post(.init(band: Int32(index), field: 4, value: b.bandwidth))
-        eqKernel.post(.init(band: Int32(index), field: 5, value: b.gain))
-        eqKernel.post(.init(band: Int32(index), field: 6, value: b.bypass ? 1 : 0))
+        for (field, value) in EQDSP.values(of: b).enumerated() {
+            eqKernel.post(ParameterMessage(index: EQDSP.index(band: index, field: field), value: value))
+        }
     }
 
     override package func engineWillRender(format: AudioFormat, maximumFrames: Int) {
-        eqKernel.configure(format: format, bands: bands.map(\.band), globalGain: globalGain, bypass: bypass)
+        eqKernel.configure(format: format, maximumFrames: maximumFrames) {
+            (EQDSP.values(bypass: bypass, globalGain: globalGain, bands: bands.map(\.band)), false)
+        }
     }
 }
 
-/// A parameter change on its way to the render thread.
-struct EQMessage: Sendable, BitwiseCopyable {
-    /// Band index, or -1 for the whole equaliser.
-    var band: Int32
-    /// Whole: 0 global gain, 1 bypass. Band: 2 type, 3 frequency, 4 bandwidth, 5 gain, 6 bypass.
-    var field: UInt8
-    var value: Double
-}
+/// The equaliser as an effect DSP, hosted like every effect by ``EffectKernel`` (its
+/// ``DSPSlot`` keeps the DSP the render thread uses apart from the control plane's record of
+/// what it was built for, so a graph change never touches it).
+///
+/// Parameters as values: 0 bypass (the ``Equalizer``'s own, which restarts from a cleared state;
+/// the slot's bypass stays off), 1 global gain in dB, then five per band — type (index in
+/// ``EQFilterType/allCases``), frequency, bandwidth, gain, bypass.
+struct EQDSP: EffectDSP {
+    static let bypassIndex: Int32 = 0
+    static let globalGainIndex: Int32 = 1
+    static let fieldsPerBand = 5
 
-/// The EQ node's render half: applies queued parameter changes, then equalises its input.
-final class EQKernel: NodeKernel, @unchecked Sendable {
-    private var eq: Equalizer?               // render thread (set by configure while not rendering)
-    private let messages = SPSCQueue<EQMessage>(capacity: 1024)
-    private let producer = Mutex(())         // several control threads may post; one pushes at a time
-    private var initialBands: [EQBand]
-    private var initialGain: Double
+    var eq: Equalizer
 
-    init(bands: [EQBand], globalGain: Double) {
-        initialBands = bands
-        initialGain = globalGain
+    static func index(band: Int, field: Int) -> Int32 { Int32(2 + band * fieldsPerBand + field) }
+
+    static func values(of b: EQBand) -> [Double] {
+        [Double(EQFilterType.allCases.firstIndex(of: b.type) ?? 0), b.frequency, b.bandwidth, b.gain, b.bypass ? 1 : 0]
     }
 
-    /// Control plane, while not rendered: builds the equaliser for the engine's format.
-    func configure(format: AudioFormat, bands: [EQBand], globalGain: Double, bypass: Bool) {
-        if let e = eq, e.sampleRate == format.sampleRate, e.channels == format.channelCount { return }
-        while messages.pop() != nil {}
-        var e = Equalizer(bands: bands, sampleRate: format.sampleRate, channels: format.channelCount, globalGain: globalGain)
-        e.bypass = bypass
-        eq = e
+    static func values(bypass: Bool, globalGain: Double, bands: [EQBand]) -> [Double] {
+        [bypass ? 1 : 0, globalGain] + bands.flatMap(values(of:))
     }
 
-    func post(_ m: EQMessage) {
-        producer.withLock { _ in _ = messages.push(m) }
+    static func filterType(_ value: Double) -> EQFilterType {
+        let all = EQFilterType.allCases
+        return all[all.index(all.startIndex, offsetBy: max(0, min(all.count - 1, Int(value))))]
     }
 
-    func render(inputs: UnsafeBufferPointer<NodeInput>, output: UnsafeMutablePointer<Float>,
-                frames: Int, channels: Int, timing: RenderTiming) {
-        if let first = inputs.first {
-            output.update(from: first.buffer, count: frames * channels)
-        } else {
-            output.update(repeating: 0, count: frames * channels)
+    init(sampleRate: Double, channels: Int, maximumFrames: Int, values: [Double]) {
+        let count = max(0, (values.count - 2) / Self.fieldsPerBand)
+        let bands = (0..<count).map { i in
+            let v = values[(2 + i * Self.fieldsPerBand)...]
+            return EQBand(type: Self.filterType(v[v.startIndex]), frequency: v[v.startIndex + 1], bandwidth: v[v.startIndex + 2],
+                          gain: v[v.startIndex + 3], bypass: v[v.startIndex + 4] != 0)
         }
-        guard eq != nil else { return }
-        while let m = messages.pop() { apply(m) }
-        eq!.process(output, frames: frames, channels: channels)
+        eq = Equalizer(bands: bands, sampleRate: sampleRate, channels: channels, globalGain: values.count > 1 ? values[1] : 0)
+        eq.bypass = values.first.map { $0 != 0 } ?? false
     }
 
-    private func apply(_ m: EQMessage) {
-        if m.band < 0 {
-            if m.field == 0 { eq!.globalGain = m.value } else { eq!.bypass = m.value != 0 }
-            return
+    /// Render thread: a change equal to the current value is skipped (a band's setter smooths
+    /// and redesigns).
+    mutating func setParameter(_ index: Int, _ value: Double) {
+        switch index {
+        case Int(Self.bypassIndex): if eq.bypass != (value != 0) { eq.bypass = value != 0 }
+        case Int(Self.globalGainIndex): eq.globalGain = value
+        default:
+            let i = (index - 2) / Self.fieldsPerBand
+            guard index >= 2, i < eq.bands.count else { return }
+            switch (index - 2) % Self.fieldsPerBand {
+            case 0:
+                let t = Self.filterType(value)
+                if eq.bands[i].type != t { eq.bands[i].type = t }
+            case 1: if eq.bands[i].frequency != value { eq.bands[i].frequency = value }
+            case 2: if eq.bands[i].bandwidth != value { eq.bands[i].bandwidth = value }
+            case 3: if eq.bands[i].gain != value { eq.bands[i].gain = value }
+            default: if eq.bands[i].bypass != (value != 0) { eq.bands[i].bypass = value != 0 }
+            }
         }
-        let i = Int(m.band)
-        guard i < eq!.bands.count else { return }
-        switch m.field {
-        case 2:
-            let all = EQFilterType.allCases
-            let t = all[all.index(all.startIndex, offsetBy: max(0, min(all.count - 1, Int(m.value))))]
-            if eq!.bands[i].type != t { eq!.bands[i].type = t }
-        case 3: if eq!.bands[i].frequency != m.value { eq!.bands[i].frequency = m.value }
-        case 4: if eq!.bands[i].bandwidth != m.value { eq!.bands[i].bandwidth = m.value }
-        case 5: if eq!.bands[i].gain != m.value { eq!.bands[i].gain = m.value }
-        default: if eq!.bands[i].bypass != (m.value != 0) { eq!.bands[i].bypass = m.value != 0 }
-        }
+    }
+
+    mutating func process(_ buffer: UnsafeMutablePointer<Float>, frames: Int, channels: Int) {
+        eq.process(buffer, frames: frames, channels: channels)
     }
 }

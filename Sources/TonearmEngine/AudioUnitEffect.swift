@@ -13,6 +13,8 @@ import TonearmRender
 /// a lock-free queue; the render thread applies queued changes at the start of each cycle, without
 /// allocating or locking. The kernel is built for the engine's format on the control plane when
 /// the engine starts (`engineWillRender`), which is where delay lines are allocated.
+///
+/// `@unchecked Sendable`: its values are under `values`; its kernel is a ``DSPSlot`` host.
 public class AudioUnitEffect: AudioNode, @unchecked Sendable {
     /// The node's parameters: identifier, name, range, unit, default.
     public let parameterDescriptors: [ParameterDescriptor]
@@ -65,8 +67,7 @@ public class AudioUnitEffect: AudioNode, @unchecked Sendable {
     }
 
     override package func engineWillRender(format: AudioFormat, maximumFrames: Int) {
-        let (v, b) = values.withLock { ($0.values, $0.bypass) }
-        effectKernel.configure(format: format, maximumFrames: maximumFrames, values: v, bypass: b)
+        effectKernel.configure(format: format, maximumFrames: maximumFrames) { values.withLock { ($0.values, $0.bypass) } }
     }
 }
 
@@ -77,31 +78,46 @@ package struct ParameterMessage: Sendable, BitwiseCopyable {
 }
 
 /// A DSP with parameters: built on the control plane, then used by the render thread.
-package protocol ParameterizedDSP {
+package protocol ParameterizedDSP: ~Copyable {
     /// Control plane: allocates everything the DSP will need (`values` in descriptor order).
     init(sampleRate: Double, channels: Int, maximumFrames: Int, values: [Double])
     /// Render thread: applies a parameter change without allocating.
     mutating func setParameter(_ index: Int, _ value: Double)
 }
 
-/// What both effect kernels keep: their DSP (built by ``configure(format:maximumFrames:values:bypass:)``
-/// on the control plane while the graph does not render), the bypass flag, and the parameter
-/// changes queued for the render thread. ``post(_:)`` may be called from any control thread;
-/// ``applyPending()`` and the DSP belong to the render thread (no lock, no allocation).
-package final class DSPSlot<DSP: ParameterizedDSP>: @unchecked Sendable {
+/// What every effect kernel keeps (the equaliser's too): their DSP (built by
+/// ``configure(format:maximumFrames:current:)`` on the control plane while the graph does not
+/// render), the bypass flag, and the parameter changes queued for the render thread.
+/// ``post(_:)`` may be called from any control thread; ``applyPending()`` and the DSP belong to
+/// the render thread (no lock, no allocation).
+///
+/// The configured / rendering split: the control plane decides from `configured`, its own
+/// record of the format the DSP was built for, and never reads `dsp` — reading (or copying) the
+/// DSP that the render thread mutates would race with it, and a copy of a DSP holding arrays
+/// would make the render thread's next write copy them (an allocation).
+///
+/// `@unchecked Sendable`: `dsp` and `bypassed` are written by `configure` only while nothing
+/// renders the node (the engine configures a node before its first plan and only again after a
+/// format change, which needs a stopped engine), and otherwise only by the render thread;
+/// `configured` is the control plane's (under the engine's lock); `messages` has one producer
+/// (under `producer`) and one consumer (the render thread, or `configure` while not rendering).
+package final class DSPSlot<DSP: ParameterizedDSP & ~Copyable>: @unchecked Sendable {
     package var dsp: DSP?                    // render thread (set by configure while not rendering)
     package private(set) var bypassed = false // render thread
-    private var configured: (sampleRate: Double, channels: Int, maximumFrames: Int)?
+    private var configured: (sampleRate: Double, channels: Int, maximumFrames: Int)?  // control plane
     private let messages = SPSCQueue<ParameterMessage>(capacity: 1024)
     private let producer = Mutex(())         // several control threads may post; one pushes at a time
 
     package init() {}
 
-    /// Control plane: builds the DSP for `format` unless the one built fits.
-    package func configure(format: AudioFormat, maximumFrames: Int, values: [Double], bypass: Bool) {
+    /// Control plane: builds the DSP for `format` unless the one built fits. `current` reads the
+    /// node's parameter values and bypass; it is read after the queue is emptied, so a change
+    /// posted meanwhile is either in the values read or still queued (never lost).
+    package func configure(format: AudioFormat, maximumFrames: Int, current: () -> (values: [Double], bypass: Bool)) {
         if let c = configured, c.sampleRate == format.sampleRate, c.channels == format.channelCount,
            c.maximumFrames >= maximumFrames { return }
         while messages.pop() != nil {}
+        let (values, bypass) = current()
         dsp = DSP(sampleRate: format.sampleRate, channels: format.channelCount, maximumFrames: maximumFrames, values: values)
         bypassed = bypass
         configured = (format.sampleRate, format.channelCount, maximumFrames)
@@ -121,25 +137,27 @@ package final class DSPSlot<DSP: ParameterizedDSP>: @unchecked Sendable {
 }
 
 /// The DSP an ``EffectKernel`` runs: built on the control plane, then used by the render thread.
-package protocol EffectDSP: ParameterizedDSP {
+package protocol EffectDSP: ParameterizedDSP, ~Copyable {
     /// Render thread: processes interleaved frames in place without allocating.
     mutating func process(_ buffer: UnsafeMutablePointer<Float>, frames: Int, channels: Int)
 }
 
 package protocol EffectKernelProtocol: NodeKernel {
     func post(_ m: ParameterMessage)
-    func configure(format: AudioFormat, maximumFrames: Int, values: [Double], bypass: Bool)
+    func configure(format: AudioFormat, maximumFrames: Int, current: () -> (values: [Double], bypass: Bool))
 }
 
 /// The render half of an effect node: applies queued parameter changes, then runs its DSP on a
 /// copy of the input.
-package final class EffectKernel<DSP: EffectDSP>: EffectKernelProtocol, @unchecked Sendable {
+///
+/// `@unchecked Sendable`: its one field is its ``DSPSlot`` (see there for why that holds).
+package final class EffectKernel<DSP: EffectDSP & ~Copyable>: EffectKernelProtocol, @unchecked Sendable {
     private let slot = DSPSlot<DSP>()
 
     package init() {}
 
-    package func configure(format: AudioFormat, maximumFrames: Int, values: [Double], bypass: Bool) {
-        slot.configure(format: format, maximumFrames: maximumFrames, values: values, bypass: bypass)
+    package func configure(format: AudioFormat, maximumFrames: Int, current: () -> (values: [Double], bypass: Bool)) {
+        slot.configure(format: format, maximumFrames: maximumFrames, current: current)
     }
 
     package func post(_ m: ParameterMessage) { slot.post(m) }
@@ -159,7 +177,7 @@ package final class EffectKernel<DSP: EffectDSP>: EffectKernelProtocol, @uncheck
 
 /// The DSP of an effect that reads its input at another speed than it writes its output (see
 /// ``VariableRateKernel``): built on the control plane, then used by the render thread.
-package protocol VariableRateDSP: ParameterizedDSP {
+package protocol VariableRateDSP: ParameterizedDSP, ~Copyable {
     /// Render thread: writes `frames` interleaved frames into `output`, reading input with
     /// `pull(buffer, count)`, which always delivers `count` frames (at most `maximumFrames`).
     mutating func render(into output: UnsafeMutablePointer<Float>, frames: Int,
@@ -168,13 +186,15 @@ package protocol VariableRateDSP: ParameterizedDSP {
 
 /// The render half of a variable-rate effect node: applies queued parameter changes, then lets
 /// its DSP pull as much input as it needs. Bypassed, it passes its input through frame for frame.
-package final class VariableRateEffectKernel<DSP: VariableRateDSP>: EffectKernelProtocol, VariableRateKernel, @unchecked Sendable {
+///
+/// `@unchecked Sendable`: its one field is its ``DSPSlot`` (see there for why that holds).
+package final class VariableRateEffectKernel<DSP: VariableRateDSP & ~Copyable>: EffectKernelProtocol, VariableRateKernel, @unchecked Sendable {
     private let slot = DSPSlot<DSP>()
 
     package init() {}
 
-    package func configure(format: AudioFormat, maximumFrames: Int, values: [Double], bypass: Bool) {
-        slot.configure(format: format, maximumFrames: maximumFrames, values: values, bypass: bypass)
+    package func configure(format: AudioFormat, maximumFrames: Int, current: () -> (values: [Double], bypass: Bool)) {
+        slot.configure(format: format, maximumFrames: maximumFrames, current: current)
     }
 
     package func post(_ m: ParameterMessage) { slot.post(m) }

@@ -11,6 +11,8 @@ import TonearmDSP
 /// Threading: as every ``AudioUnitEffect`` — set from any thread; changes reach the render
 /// thread through a lock-free queue; the delay lines (for the largest room) are allocated when
 /// the engine starts, and nothing is allocated while rendering.
+///
+/// `@unchecked Sendable`: no state of its own; see ``AudioUnitEffect``.
 public final class AudioUnitReverb: AudioUnitEffect, @unchecked Sendable {
     public static let descriptors: [ParameterDescriptor] = [
         ParameterDescriptor(identifier: "wetDryMix", name: "Wet/dry mix", range: 0...100, unit: .percent, defaultValue: 100),
@@ -43,7 +45,7 @@ public final class AudioUnitReverb: AudioUnitEffect, @unchecked Sendable {
     }
 }
 
-struct ReverbDSP: EffectDSP {
+struct ReverbDSP: EffectDSP, ~Copyable {
     var reverb: Reverb
     init(sampleRate: Double, channels: Int, maximumFrames: Int, values: [Double]) {
         reverb = Reverb(preset: ReverbPreset(rawValue: Int(values[1])) ?? .mediumHall, wetDryMix: values[0],

@@ -22,6 +22,8 @@ import TonearmDSP
 /// Threading: as every ``AudioUnitEffect`` — set from any thread; changes reach the render
 /// thread through a lock-free queue; rubberband and its buffers are created when the engine
 /// starts; the render thread only calls rubberband's real-time processing.
+///
+/// `@unchecked Sendable`: no state of its own; see ``AudioUnitEffect``.
 public final class AudioUnitTimePitch: AudioUnitEffect, @unchecked Sendable {
     public static let descriptors: [ParameterDescriptor] = [
         ParameterDescriptor(identifier: "rate", name: "Rate", range: TimeStretcher.nodeRateRange, unit: .ratio, defaultValue: 1),
@@ -64,6 +66,8 @@ public final class AudioUnitTimePitch: AudioUnitEffect, @unchecked Sendable {
 /// no anti-alias filter is applied). The rate may change while it plays.
 ///
 /// Threading: as every ``AudioUnitEffect``.
+///
+/// `@unchecked Sendable`: no state of its own; see ``AudioUnitEffect``.
 public final class AudioUnitVarispeed: AudioUnitEffect, @unchecked Sendable {
     public static let descriptors: [ParameterDescriptor] = [
         ParameterDescriptor(identifier: "rate", name: "Rate", range: Varispeed.rateRange, unit: .ratio, defaultValue: 1),

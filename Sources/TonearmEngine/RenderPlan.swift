@@ -15,6 +15,10 @@ import TonearmRender
 /// frames as it needs.
 ///
 /// All memory is allocated when the plan is built; `run` allocates nothing.
+///
+/// `@unchecked Sendable`: immutable once built (every stored property is a `let`); the buffers
+/// and input tables it points to are written only by the one render thread running it, and
+/// freed in `deinit`, on the control plane, after the render thread has handed the plan back.
 final class RenderPlan: @unchecked Sendable {
     let channels: Int
     let maximumFrames: Int
@@ -111,6 +115,9 @@ final class RenderPlan: @unchecked Sendable {
 
 /// Steps run in order to render one subtree of a plan: the whole graph (the plan's root list),
 /// or what feeds a variable-rate node. Immutable; owned by its plan. Render thread.
+///
+/// `@unchecked Sendable`: immutable (`let`s only); the memory it points to belongs to its plan
+/// and is touched by the render thread alone.
 final class StepList: @unchecked Sendable {
     struct Step {
         let kernel: any NodeKernel

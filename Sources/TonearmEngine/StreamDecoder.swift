@@ -12,6 +12,10 @@ import TonearmDSP
 /// its lock). The decoder thread itself calls only the source and the ring's producer side. It
 /// sleeps on `wake` when the ring is full or the stream has ended; the render thread signals
 /// `wake` when it frees a block and the control plane when it schedules.
+///
+/// `@unchecked Sendable`: requests are under its lock; the source, the converter and the
+/// stretcher are used by the decoder thread alone once it runs; `start`/`shutdown` come from
+/// the one owning control thread.
 package final class StreamDecoder: @unchecked Sendable {
     /// What the control plane asks the decoder to produce.
     package struct Request: Sendable {

@@ -18,8 +18,12 @@ package struct MeterSnapshot: Sendable, BitwiseCopyable {
 ///
 /// Threading: `render` runs on the driver's render thread. It allocates nothing, takes no lock
 /// and never waits when timing is `.realtime` (with `.offline` timing it waits for the decoder).
-/// The control plane talks to it only through `commands` (one producer: the owning player, under
-/// its own lock) and reads `events`, `meters` and the atomic counters.
+/// The control plane talks to it through `commands` (one producer: the owning player, under
+/// its own lock) and reads `events`, `meters` and the atomic counters. A player node does not
+/// send its run state and generation as commands: it publishes them in ``nodeState`` (see there).
+///
+/// `@unchecked Sendable`: the `private var`s belong to the render thread; everything the other
+/// threads touch is a `let` queue, semaphore or atomic.
 package final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
     package let ring: PCMBlockRing
     package let channels: Int
@@ -43,6 +47,17 @@ package final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
     /// Player-node mode: set by the decoder while it has nothing scheduled (offline rendering then
     /// renders silence instead of waiting for data that will not come).
     package let idle = Atomic<Bool>(true)
+
+    /// Player-node mode: the node's generation and run state in one word, `generation << 1 |
+    /// running`, stored by the node under its producer lock and read at the start of every
+    /// render call. A word instead of commands: the newest state replaces an older one, so
+    /// nothing is dropped when the render thread has not run for a while (a full command queue)
+    /// and the order of two callers can never invert (a stop's generation overtaken by an older
+    /// one). Ignored unless `continuesAfterItems`.
+    package let nodeState = Atomic<UInt64>(0)
+    /// Player-node mode: frames of silence to render before the next audio (`play(at:)`), taken
+    /// by the render thread (stored before ``nodeState``, read after it).
+    package let nodeDelay = Atomic<Int>(0)
 
     /// Player-node mode: the end of one item is not the end of the stream; the renderer reports
     /// it and goes on with the next item (silence, without counting underruns, while idle).
@@ -82,16 +97,28 @@ package final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
         eventSignal.signal()
     }
 
+    private func switchGeneration(_ g: UInt64, start: AudioFramePosition) {
+        generation = g
+        ended = false
+        awaitingFirstBlock = true
+        starvedReported = false
+        positionFrame.store(start, ordering: .relaxed)
+        positionGeneration.store(g, ordering: .releasing)
+    }
+
     private func applyCommands() {
+        if continuesAfterItems {
+            // The word first (acquiring), then the delay stored before it.
+            let word = nodeState.load(ordering: .acquiring)
+            if word >> 1 != generation { switchGeneration(word >> 1, start: 0) }
+            running = word & 1 != 0
+            let d = nodeDelay.exchange(0, ordering: .acquiring)
+            if d > 0 { delayLeft = d }
+        }
         while let c = commands.pop() {
             switch c {
             case .switchGeneration(let g, let start):
-                generation = g
-                ended = false
-                awaitingFirstBlock = true
-                starvedReported = false
-                positionFrame.store(start, ordering: .relaxed)
-                positionGeneration.store(g, ordering: .releasing)
+                switchGeneration(g, start: start)
             case .gain(let target, let frames):
                 gainTarget = target
                 if frames <= 0 {

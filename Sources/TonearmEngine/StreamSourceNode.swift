@@ -5,6 +5,8 @@ import TonearmRender
 /// A source node that plays one ``StreamRenderer`` (a decoder thread's ring): how
 /// `AudioPlayer` puts its stream into an engine graph, so that a player and an engine share one
 /// render path.
+///
+/// `@unchecked Sendable`: only `let`s; see ``StreamKernel``.
 package final class StreamSourceNode: AudioNode, @unchecked Sendable {
     package let streamKernel: StreamKernel
 
@@ -26,6 +28,9 @@ package protocol EndingSource: NodeKernel {
 
 /// Renders the stream and remembers, for the engine on the same render thread, whether the
 /// stream ended in the last call and how many real frames that call had.
+///
+/// `@unchecked Sendable`: its `var`s belong to the render thread alone (the engine reads them on
+/// that thread, right after `render`).
 package final class StreamKernel: EndingSource, @unchecked Sendable {
     let renderer: StreamRenderer
     /// Render thread only.

@@ -18,8 +18,9 @@ import TonearmCore
 /// - The source's `render` runs on the PulseAudio mainloop thread, inside the write callback, with
 ///   the mainloop lock held. The callback writes straight into libpulse's buffer
 ///   (`pa_stream_begin_write`): it allocates nothing and takes no lock of ours.
-/// - `latency`, `framesPlayed`, `underrunCount`, `format` may be read from any thread (the first
-///   two briefly take the mainloop lock, except on the mainloop thread itself).
+/// - `latency`, `framesPlayed`, `underrunCount`, `format` may be read from any thread, without a
+///   lock: the callbacks publish timing through atomics (``TimingSnapshot``), so a reader — a
+///   video clock 60 times a second — never delays the realtime write callback.
 /// - `stop()` returns only when the write callback will not call the source again.
 ///
 /// Interruptions: when another stream (e.g. `media.role=phone` with `module-role-cork`) asks
@@ -32,6 +33,10 @@ import TonearmCore
 ///
 /// Failures: a context or stream failure, or the removal of the sink with nowhere to move the
 /// stream, publishes ``AudioOutputEvent/deviceLost(reason:)``; the driver then pulls no more.
+///
+/// `@unchecked Sendable`: every `var` is guarded by the mainloop lock (callbacks run with it
+/// held; control calls take it); what other threads read without it is atomic
+/// (`timing`, `underruns`) or under `formatBox`.
 public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     // MARK: Configuration
 
@@ -61,10 +66,13 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     private let formatBox = Mutex(AudioFormat.interleavedFloat(sampleRate: 48_000, channels: 2))
     private let eventChannel = OutputEventChannel()
     private let underruns = Atomic<Int>(0)
-    /// The last known `framesPlayed`, kept when the stream goes away.
-    private let lastFramesPlayed = Atomic<Int64>(0)
-    /// The last known latency in microseconds.
-    private let lastLatencyMicros = Atomic<Int64>(0)
+    /// Timing published by the mainloop thread (or a control call holding the mainloop lock)
+    /// for readers on any thread.
+    private let timing = TimingSnapshot()
+    /// Frames handed to the server since `start` (mainloop lock).
+    private var framesWritten: Int64 = 0
+    /// Whether the stream is corked (mainloop lock).
+    private var corked = false
 
     // Guarded by the mainloop lock (written only by control-plane calls with the lock held, or by
     // callbacks, which libpulse runs with the lock held).
@@ -274,7 +282,9 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
         stream = s
         source = newSource
         underruns.store(0, ordering: .relaxed)
-        lastFramesPlayed.store(0, ordering: .relaxed)
+        framesWritten = 0
+        corked = false
+        timing.publish(frames: 0, latencyMicros: 0, advancing: false, limit: 0, rate: Double(sampleSpec.rate))
         installCallbacks(on: s)
 
         var attr = pa_buffer_attr(maxlength: UInt32.max,
@@ -455,25 +465,37 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
                     pa_stream_cancel_write(s)
                     return
                 }
-                _ = pa_stream_write(s, data, last, nil, 0, PA_SEEK_RELATIVE)
+                if pa_stream_write(s, data, last, nil, 0, PA_SEEK_RELATIVE) == 0 { framesWritten += Int64(last / frameBytes) }
+                refreshTiming(s)
                 return
             }
             if pa_stream_write(s, data, n, nil, 0, PA_SEEK_RELATIVE) < 0 { return }
+            framesWritten += Int64(frames)
             remaining -= n
         }
+        refreshTiming(s)
     }
 
-    /// Caches timing (mainloop thread, lock held).
-    private func refreshTiming(_ s: OpaquePointer?) {
+    /// Publishes the stream's timing for readers on other threads (mainloop thread, or a control
+    /// call with the mainloop lock held): after every write and every timing update from the
+    /// server. Reads libpulse's cached timing info only (no round trip); allocates nothing.
+    private func refreshTiming(_ s: OpaquePointer?, advancing: Bool? = nil) {
         guard let s else { return }
         var usec: pa_usec_t = 0
+        var frames = timing.frames
         if pa_stream_get_time(s, &usec) == 0 {
-            lastFramesPlayed.store(Int64(Double(usec) * Double(sampleSpec.rate) / 1e6), ordering: .relaxed)
+            // Never more than was written: right after a start the server's read index can run
+            // ahead of the data (an idle sink rendering one long block first).
+            frames = min(Int64(Double(usec) * Double(sampleSpec.rate) / 1e6), framesWritten)
         }
+        var latencyMicros = timing.latencyMicros
         var negative: Int32 = 0
         if pa_stream_get_latency(s, &usec, &negative) == 0 {
-            lastLatencyMicros.store(negative != 0 ? 0 : Int64(usec), ordering: .relaxed)
+            latencyMicros = negative != 0 ? 0 : Int64(usec)
         }
+        let moving = advancing ?? (!corked && pa_stream_get_state(s) == PA_STREAM_READY)
+        timing.publish(frames: frames, latencyMicros: latencyMicros, advancing: moving, limit: framesWritten,
+                       rate: Double(sampleSpec.rate))
     }
 
     private func streamStateChanged(_ s: OpaquePointer?) {
@@ -542,7 +564,9 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     private func cork(_ on: Bool) {
         locked {
             guard let s = stream, pa_stream_get_state(s) == PA_STREAM_READY else { return }
+            corked = on
             if let op = pa_stream_cork(s, on ? 1 : 0, nil, nil) { pa_operation_unref(op) }
+            refreshTiming(s)
         }
     }
 
@@ -556,7 +580,7 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     private func detachStream() {
         source = nil
         guard let s = stream else { return }
-        refreshTiming(s)
+        refreshTiming(s, advancing: false)
         clearCallbacks(on: s)
         if tonearm_pa_stream_is_good(pa_stream_get_state(s)) != 0 { pa_stream_disconnect(s) }
         pa_stream_unref(s)
@@ -607,22 +631,14 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     // MARK: Measurements
 
     /// The stream's current latency (server and device buffering) in seconds, from
-    /// `pa_stream_get_latency` with automatic timing updates; the last known value without a stream.
-    public var latency: Double {
-        locked {
-            if let s = stream { refreshTiming(s) }
-        }
-        return Double(lastLatencyMicros.load(ordering: .relaxed)) / 1e6
-    }
+    /// `pa_stream_get_latency` as of the last write or timing update; the last known value
+    /// without a stream. Lock-free.
+    public var latency: Double { Double(timing.latencyMicros) / 1e6 }
 
-    /// Frames heard since `start` (from `pa_stream_get_time`, interpolated; it stands still while
-    /// corked). Keeps its last value after `stop`.
-    public var framesPlayed: Int64 {
-        locked {
-            if let s = stream { refreshTiming(s) }
-        }
-        return lastFramesPlayed.load(ordering: .relaxed)
-    }
+    /// Frames heard since `start`: `pa_stream_get_time` as of the last write or timing update,
+    /// moved on by the monotonic clock since (never past what was written, never backwards); it
+    /// stands still while corked. Keeps its last value after `stop`. Lock-free.
+    public var framesPlayed: Int64 { timing.framesNow() }
 
     /// Underflows the server reported for the current stream since `start`.
     public var underrunCount: Int { underruns.load(ordering: .relaxed) }
@@ -657,6 +673,8 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
 /// One question "does the sink the stream was on still exist?" in flight (see
 /// `PulseOutput.streamMoved`); retained by the request until its last callback.
 /// One pending read of the stream's sink (``PulseOutput/checkSink(of:)``); holds its owner weakly.
+///
+/// `@unchecked Sendable`: immutable but for the weak `owner`, and used on the mainloop thread only.
 private final class SinkCheck: @unchecked Sendable {
     weak var owner: PulseOutput?
     let index: UInt32
@@ -666,6 +684,8 @@ private final class SinkCheck: @unchecked Sendable {
     }
 }
 
+/// `@unchecked Sendable`: created with the mainloop lock held and then used by the mainloop
+/// thread's callbacks alone (`found` included).
 private final class RemovalCheck: @unchecked Sendable {
     let owner: PulseOutput
     let previous: String
@@ -675,5 +695,88 @@ private final class RemovalCheck: @unchecked Sendable {
         self.owner = owner
         self.previous = previous
         self.current = current
+    }
+}
+
+/// The timing a ``PulseOutput`` publishes for readers on any thread: frames played and latency
+/// as of an instant on the monotonic clock, and whether the clock is moving (playing, not corked).
+/// One writer at a time (the mainloop thread, or a control call holding the mainloop lock), any
+/// number of readers; a sequence lock over atomics, so that a reader never blocks the writer —
+/// it retries the rare read that overlapped a write.
+final class TimingSnapshot: Sendable {
+    private let sequence = Atomic<UInt64>(0)
+    private let framesAt = Atomic<Int64>(0)
+    private let instant = Atomic<UInt64>(0)
+    private let latency = Atomic<Int64>(0)
+    private let moving = Atomic<Bool>(false)
+    private let limitFrames = Atomic<Int64>(0)
+    private let rateBits = Atomic<UInt64>(Double(48_000).bitPattern)
+    /// The largest value `framesNow` returned since the last publish that went backwards (keeps
+    /// the reported clock monotonic across readers).
+    private let reported = Atomic<Int64>(0)
+
+    /// Writer: frames played at this instant, the latency, whether frames advance, how far they
+    /// can advance (the frames written), the sample rate.
+    func publish(frames: Int64, latencyMicros: Int64, advancing: Bool, limit: Int64, rate: Double) {
+        let s = sequence.load(ordering: .relaxed)
+        sequence.store(s &+ 1, ordering: .relaxed)
+        atomicMemoryFence(ordering: .releasing)
+        framesAt.store(frames, ordering: .relaxed)
+        instant.store(monotonicNanoseconds(), ordering: .relaxed)
+        latency.store(latencyMicros, ordering: .relaxed)
+        moving.store(advancing, ordering: .relaxed)
+        limitFrames.store(limit, ordering: .relaxed)
+        rateBits.store(rate.bitPattern, ordering: .relaxed)
+        sequence.store(s &+ 2, ordering: .releasing)
+        if frames == 0 { reported.store(0, ordering: .relaxed) }  // a new stream starts from 0
+    }
+
+    private struct Values {
+        var frames: Int64
+        var instant: UInt64
+        var latency: Int64
+        var moving: Bool
+        var limit: Int64
+        var rate: Double
+    }
+
+    /// A consistent set of the published values (retries while a write overlaps).
+    private func read() -> Values {
+        while true {
+            let s1 = sequence.load(ordering: .acquiring)
+            let v = Values(frames: framesAt.load(ordering: .relaxed), instant: instant.load(ordering: .relaxed),
+                           latency: latency.load(ordering: .relaxed), moving: moving.load(ordering: .relaxed),
+                           limit: limitFrames.load(ordering: .relaxed),
+                           rate: Double(bitPattern: rateBits.load(ordering: .relaxed)))
+            atomicMemoryFence(ordering: .acquiring)
+            let s2 = sequence.load(ordering: .relaxed)
+            if s1 == s2 && s1 & 1 == 0 { return v }
+        }
+    }
+
+    /// Frames played as last published.
+    var frames: Int64 { read().frames }
+    /// The latency as last published, in microseconds.
+    var latencyMicros: Int64 { read().latency }
+
+    /// Frames played now: the published count moved on by the time since it was published.
+    func framesNow() -> Int64 {
+        let v = read()
+        var f = v.frames
+        if v.moving && v.frames < v.limit {
+            let now = monotonicNanoseconds()
+            let elapsed = now > v.instant ? now - v.instant : 0
+            f += Int64(Double(elapsed) * v.rate / 1e9)
+            f = min(f, v.limit)
+        }
+        // Never backwards, whichever reader asks (a newer publish may be a little behind an
+        // earlier reading's extrapolation).
+        var current = reported.load(ordering: .relaxed)
+        while f > current {
+            let (exchanged, original) = reported.compareExchange(expected: current, desired: f, ordering: .relaxed)
+            if exchanged { return f }
+            current = original
+        }
+        return current
     }
 }

@@ -44,7 +44,7 @@ public final class AudioPlayer: Sendable {
     private let delegateBox = Mutex(WeakDelegate())
     private let sessionBox = Mutex(SessionBox())
 
-    private struct SessionBox: @unchecked Sendable {
+    private struct SessionBox: Sendable {
         var session: AudioSession?
         var tasks: [Task<Void, Never>] = []
         var duck: Float = 1
@@ -52,7 +52,9 @@ public final class AudioPlayer: Sendable {
 
     private struct WeakDelegate { weak var value: (any AudioPlayerDelegate)? }
 
-    private struct Control: @unchecked Sendable {
+    /// Only ever inside `control`'s mutex; the runtime and nodes it holds are used with that lock
+    /// held (the runtime's own threads share nothing else with it).
+    private struct Control: Sendable {
         var machine = AudioPlayerStateMachine()
         var runtime: PlayerRuntime?
         var volume: Float = 1
@@ -70,6 +72,9 @@ public final class AudioPlayer: Sendable {
         var effects: [AudioNode] = []
         /// Set while playing so that a player nobody holds plays to its end.
         var keepAlive: AudioPlayer?
+        /// The output being opened (outside the lock), if any.
+        var opening: Opening?
+        var openingToken: UInt64 = 0
 
         var effectiveRate: Double { enableRate ? Double(rate) : 1 }
     }
@@ -386,70 +391,51 @@ public final class AudioPlayer: Sendable {
 
     // MARK: Carrying out the state machine
 
+    /// An output being opened, outside the lock: what it is opened for, and what the state
+    /// machine asked for meanwhile that needs it.
+    private struct Opening {
+        /// Identifies this opening (a stop or a newer opening replaces it).
+        var token: UInt64
+        var generation: UInt64
+        var frame: AudioFramePosition
+        /// Actions that need the runtime, issued while it was being opened (carried out, in
+        /// order, when it is installed).
+        var deferred: [AudioPlayerStateMachine.Action] = []
+    }
+
+    /// Feeds `input` to the state machine and carries out its actions. Opening the output (and
+    /// waiting for the first decoded block) happens outside the player's lock, on the calling
+    /// thread: every other call — volume, position, pause, stop — goes on meanwhile. What the
+    /// machine asks for that needs the output before it is open is deferred to the moment it
+    /// is installed; a stop meanwhile cancels the opening (the output is then closed unused).
     @discardableResult
     private func handle(_ input: AudioPlayerStateMachine.Input) -> Bool {
-        let duckLevel = sessionBox.withLock { $0.duck }
         var emitted: [AudioPlayerEvent] = []
         var released: AudioPlayer?
         var toClose: PlayerRuntime?
         var drainFirst = false
+        var toOpen: Opening?
         let ok: Bool = control.withLock { c in
             let actions = c.machine.handle(input)
             var ok = true
             for a in actions {
                 switch a {
                 case .prepareOutput(let g, let f):
-                    do {
-                        let driver = try makeOutput()
-                        let rt = PlayerRuntime(
-                            source: source, driver: driver, eq: eq,
-                            onWarnings: { [weak self] ws in self?.deliver(ws.map { .decodeErrorDidOccur(.warning($0)) }) },
-                            onError: { [weak self] e in
-                                let te = (e as? TonearmError) ?? .decodeFailed(path: self?.url?.path ?? "data", detail: "\(e)")
-                                self?.deliver([.decodeErrorDidOccur(.error(te))])
-                            })
-                        do { try rt.setEffects(c.effects) } catch {
-                            emitted.append(.decodeErrorDidOccur(.error((error as? TonearmError) ?? .invalidArgument("\(error)"))))
-                        }
-                        rt.renderer.meteringEnabled.store(c.meteringEnabled, ordering: .relaxed)
-                        rt.renderer.commands.push(.gain(target: c.volume * duckLevel, frames: 0))
-                        rt.renderer.commands.push(.pan(c.pan))
-                        try rt.prepare(request: .init(generation: g, startFrame: f, loops: c.numberOfLoops, endFrame: nil,
-                                                      rate: c.effectiveRate))
-                        rt.startEventPump({ [weak self] e in self?.renderEvent(e) },
-                                          outputEvents: { [weak self] e in self?.outputEvent(e) })
-                        c.runtime = rt
-                        c.generationStart = f
-                    } catch {
+                    c.openingToken &+= 1
+                    let o = Opening(token: c.openingToken, generation: g, frame: f)
+                    c.opening = o
+                    toOpen = o
+                case .restartDecoding, .startRendering, .pauseRendering:
+                    if c.runtime == nil, c.opening != nil {
+                        c.opening?.deferred.append(a)
+                    } else if !carryOut(a, in: &c, emitted: &emitted) {
                         ok = false
-                        let te = (error as? TonearmError) ?? .outputUnavailable(driver: "output", reason: "\(error)")
-                        c.lastFailure = te
-                        emitted.append(.decodeErrorDidOccur(.error(te)))
-                        // Back to idle: undo what the machine assumed.
-                        _ = c.machine.handle(.stop)
-                        return false
                     }
-                case .restartDecoding(let g, let f):
-                    c.generationStart = f
-                    if let rt = c.runtime {
-                        rt.renderer.commands.push(.switchGeneration(g, startFrame: f))
-                        rt.decoder.schedule(.init(generation: g, startFrame: f, loops: c.numberOfLoops, endFrame: nil,
-                                                  rate: c.effectiveRate))
-                    }
-                case .startRendering(let delay):
-                    if delay > 0 { c.runtime?.renderer.commands.push(.delay(frames: delay)) }
-                    do { try c.runtime?.startRendering() } catch {
-                        ok = false
-                        let te = (error as? TonearmError) ?? .outputUnavailable(driver: "output", reason: "\(error)")
-                        c.lastFailure = te
-                        emitted.append(.decodeErrorDidOccur(.error(te)))
-                    }
-                case .pauseRendering:
-                    c.runtime?.pauseRendering()
                 case .closeOutput, .drainAndCloseOutput:
                     if a == .drainAndCloseOutput { drainFirst = true }
                     toClose = c.runtime
                     c.runtime = nil
+                    c.opening = nil  // an opening in progress is closed when it returns
                 case .retainSelf:
                     c.keepAlive = self
                 case .releaseSelf:
@@ -469,9 +455,104 @@ public final class AudioPlayer: Sendable {
             if drainFirst { rt.driver.drain(timeout: rt.driver.latency + rt.engine.tailTime + 1) }
             rt.close()
         }
+        var opened = true
+        if let o = toOpen { opened = open(o, emitted: &emitted) }
         deliver(emitted)
         _ = released  // dropped here, outside the lock: may be the last reference
+        return ok && opened
+    }
+
+    /// Opens the output for `o` without the lock, then installs it — unless a stop (or another
+    /// opening) came first, in which case it is closed unused. False when it could not be opened.
+    private func open(_ o: Opening, emitted: inout [AudioPlayerEvent]) -> Bool {
+        let (effects, metering, volume, pan, loops, rate) = control.withLock {
+            ($0.effects, $0.meteringEnabled, $0.volume, $0.pan, $0.numberOfLoops, $0.effectiveRate)
+        }
+        let duck = sessionBox.withLock { $0.duck }
+        let rt: PlayerRuntime
+        do {
+            let driver = try makeOutput()
+            rt = PlayerRuntime(
+                source: source, driver: driver, eq: eq,
+                onWarnings: { [weak self] ws in self?.deliver(ws.map { .decodeErrorDidOccur(.warning($0)) }) },
+                onError: { [weak self] e in
+                    let te = (e as? TonearmError) ?? .decodeFailed(path: self?.url?.path ?? "data", detail: "\(e)")
+                    self?.deliver([.decodeErrorDidOccur(.error(te))])
+                })
+            do { try rt.setEffects(effects) } catch {
+                emitted.append(.decodeErrorDidOccur(.error((error as? TonearmError) ?? .invalidArgument("\(error)"))))
+            }
+            rt.renderer.meteringEnabled.store(metering, ordering: .relaxed)
+            rt.renderer.commands.push(.gain(target: volume * duck, frames: 0))
+            rt.renderer.commands.push(.pan(pan))
+            try rt.prepare(request: .init(generation: o.generation, startFrame: o.frame, loops: loops, endFrame: nil, rate: rate))
+        } catch {
+            let te = (error as? TonearmError) ?? .outputUnavailable(driver: "output", reason: "\(error)")
+            var released: AudioPlayer?
+            control.withLock { c in
+                guard c.opening?.token == o.token else { return }
+                c.opening = nil
+                c.lastFailure = te
+                // Back to idle: undo what the machine assumed.
+                _ = c.machine.handle(.stop)
+                released = c.keepAlive
+                c.keepAlive = nil
+            }
+            _ = released
+            emitted.append(.decodeErrorDidOccur(.error(te)))
+            return false
+        }
+        var ok = true
+        let installed: Bool = control.withLock { c in
+            guard let current = c.opening, current.token == o.token else { return false }
+            c.opening = nil
+            rt.startEventPump({ [weak self] e in self?.renderEvent(e) },
+                              outputEvents: { [weak self] e in self?.outputEvent(e) })
+            c.runtime = rt
+            c.generationStart = o.frame
+            // What changed while the output was opened.
+            if !c.effects.elementsEqual(effects, by: ===) {
+                do { try rt.setEffects(c.effects) } catch {
+                    emitted.append(.decodeErrorDidOccur(.error((error as? TonearmError) ?? .invalidArgument("\(error)"))))
+                }
+            }
+            if c.meteringEnabled != metering { rt.renderer.meteringEnabled.store(c.meteringEnabled, ordering: .relaxed) }
+            if c.volume != volume || c.pan != pan {
+                rt.renderer.commands.push(.gain(target: c.volume * duck, frames: 0))
+                rt.renderer.commands.push(.pan(c.pan))
+            }
+            if c.numberOfLoops != loops { rt.decoder.updateLoops(c.numberOfLoops) }
+            for a in current.deferred where !carryOut(a, in: &c, emitted: &emitted) { ok = false }
+            return true
+        }
+        if !installed { rt.close() }  // stopped meanwhile
         return ok
+    }
+
+    /// Carries out an action on the installed runtime. Lock held.
+    private func carryOut(_ a: AudioPlayerStateMachine.Action, in c: inout Control, emitted: inout [AudioPlayerEvent]) -> Bool {
+        switch a {
+        case .restartDecoding(let g, let f):
+            c.generationStart = f
+            if let rt = c.runtime {
+                rt.renderer.commands.push(.switchGeneration(g, startFrame: f))
+                rt.decoder.schedule(.init(generation: g, startFrame: f, loops: c.numberOfLoops, endFrame: nil,
+                                          rate: c.effectiveRate))
+            }
+        case .startRendering(let delay):
+            if delay > 0 { c.runtime?.renderer.commands.push(.delay(frames: delay)) }
+            do { try c.runtime?.startRendering() } catch {
+                let te = (error as? TonearmError) ?? .outputUnavailable(driver: "output", reason: "\(error)")
+                c.lastFailure = te
+                emitted.append(.decodeErrorDidOccur(.error(te)))
+                return false
+            }
+        case .pauseRendering:
+            c.runtime?.pauseRendering()
+        default:
+            break
+        }
+        return true
     }
 
     private func renderEvent(_ e: RenderEvent) {

@@ -24,6 +24,9 @@ func errnoDescription(_ code: Int32) -> String {
 /// absolute deadlines do not move when the wall clock is set.
 ///
 /// Thread-safety: usable from any thread; `wait` must be called with the lock held.
+///
+/// `@unchecked Sendable`: a pthread mutex and condition, made for use from any thread; the
+/// pointers never change after `init`.
 final class DriverCondition: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let cond: UnsafeMutablePointer<pthread_cond_t>
@@ -67,6 +70,9 @@ final class DriverCondition: @unchecked Sendable {
 /// A joinable POSIX thread running one closure.
 ///
 /// Thread-safety: `join` is called once, by the thread that started it (the control plane).
+///
+/// `@unchecked Sendable`: `tid` is written once in `init`; `joined` only by `join`, which the one
+/// control thread calls.
 final class DriverThread: @unchecked Sendable {
     private var tid = pthread_t()
     private var joined = false
@@ -143,6 +149,9 @@ enum PullRunState { case idle, running, paused, stopping }
 /// The run state and thread of a driver that pulls on a thread of its own, with the pause /
 /// resume / stop transitions they share. `state` is guarded by `cond`, which the driver also uses
 /// for its own fields; `thread` belongs to the control plane.
+///
+/// `@unchecked Sendable`: `state` is guarded by `cond`; `thread` belongs to the control plane
+/// (one thread at a time, as the driver contract says).
 final class PullThreadControl: @unchecked Sendable {
     let cond = DriverCondition()
     /// Guarded by `cond`.

@@ -25,6 +25,9 @@ import TonearmCore
 /// `framesPlayed` (frames written), `latency`, `underrunCount`, `format` may be read from any thread.
 ///
 /// Lifetime: the running thread keeps the driver alive; call `stop()` or `close()` to release it.
+///
+/// `@unchecked Sendable`: shared state is under its condition's lock or atomic; the file and
+/// buffers belong to the writer thread while it runs and to the control plane otherwise.
 public final class FileOutput: AudioOutputDriver, @unchecked Sendable {
     /// How samples are stored in the file.
     public enum SampleFormat: String, Sendable, Hashable {

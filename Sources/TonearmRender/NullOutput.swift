@@ -23,6 +23,10 @@ import TonearmCore
 /// driver's own lock between periods (never while the source renders).
 ///
 /// Lifetime: the running thread keeps the driver alive; call `stop()` or `close()` to release it.
+///
+/// `@unchecked Sendable`: `_format` and `isOpen` are guarded by `cond`; `scratch` and
+/// `periodFrames` belong to the control plane (the render thread gets the buffer at `start`,
+/// and `stop` joins it before they change); the counter is atomic.
 public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
     /// The length of one period (one pull) in seconds.
     public let periodDuration: Double
@@ -181,6 +185,9 @@ public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
 }
 
 /// Hands a preallocated buffer to the render thread (which alone uses it while it runs).
+///
+/// `@unchecked Sendable`: the pointer is handed over, not shared: the receiving thread is its
+/// only user until it is joined.
 struct UncheckedBuffer<T>: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<T>
 }

@@ -182,6 +182,64 @@ import TonearmTestSupport
         #expect(same(out, expected))
     }
 
+    @Test func aPlayedBackCompletionDoesNotHoldUpTheOnesBehindIt() throws {
+        let e = try makeEngine(channels: 1, maxFrames: 1024)
+        let p = AudioPlayerNode()
+        e.attach(p)
+        try e.connect(p, to: e.mainMixerNode, format: nil)
+        try e.start()
+        p.setOutputLatency(0.5)
+        let buf = AudioPCMBuffer(format: .standard(sampleRate: 48000, channels: 1), frameCapacity: 480)!
+        buf.frameLength = 480
+        let order = Mutex<[String]>([])
+        let done = DispatchSemaphore(value: 0)
+        p.scheduleBuffer(buf, completionCallbackType: .dataPlayedBack) { t in
+            order.withLock { $0.append("first \(t)") }
+            done.signal()
+        }
+        p.scheduleBuffer(buf, completionCallbackType: .dataRendered) { t in
+            order.withLock { $0.append("second \(t)") }
+            done.signal()
+        }
+        p.play()
+        _ = try render(e, frames: 4096, chunk: 1024)
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        // The second was rendered right after the first, and is reported then; the first only
+        // once the output's latency has passed.
+        #expect(order.withLock { $0 } == ["second dataRendered", "first dataPlayedBack"])
+    }
+
+    /// A pass-through node that counts the engine's `engineWillRender` calls.
+    final class CountingNode: AudioNode, @unchecked Sendable {
+        let configured = Mutex(0)
+        init() { super.init(kernel: PassThroughKernel(), inputs: 1, outputs: 1) }
+        override func engineWillRender(format: AudioFormat, maximumFrames: Int) {
+            configured.withLock { $0 += 1 }
+        }
+    }
+
+    @Test func aGraphChangeDoesNotReconfigureNodesAlreadyRendering() throws {
+        let e = try makeEngine(channels: 1, maxFrames: 256)
+        let node = CountingNode()
+        e.attach(node)
+        try e.connect(node, to: e.mainMixerNode, format: nil)
+        try e.start()
+        _ = try render(e, frames: 512, chunk: 256)
+        for _ in 0..<5 {
+            let m = AudioMixerNode()
+            e.attach(m)
+            try e.connect(m, to: e.mainMixerNode, format: nil)
+            _ = try render(e, frames: 256, chunk: 256)
+            e.detach(m)
+        }
+        #expect(node.configured.withLock { $0 } == 1)
+        // A new format (the engine stopped) builds every node again.
+        e.stop()
+        try e.enableManualRenderingMode(.offline, format: .standard(sampleRate: 44100, channels: 1), maximumFrameCount: 256)
+        #expect(node.configured.withLock { $0 } == 2)
+    }
+
     @Test func fileAtAnotherRateAndChannelCountIsConverted() throws {
         let path = dir.file("mono441.wav")
         try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=1000:duration=1:sample_rate=44100", "-c:a", "pcm_f32le", path])

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Synchronization
 import Testing
 import TonearmCore
 import TonearmOutput
@@ -145,6 +146,67 @@ struct PulseOutputTests {
         out.stop()
         #expect(first.callsAfterStop.load(ordering: .relaxed) == 0)
         #expect(second.renderCalls > 0)
+    }
+
+    @Test func timingIsReadWithoutWaitingForTheWriteCallback() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let out = PulseOutput(server: server.serverString, streamName: "timing")
+        try out.open(format: format)
+        defer { out.close() }
+        // The write callback (which holds the mainloop lock) stops inside the source's render.
+        let held = SineSource(holdAfterFrames: 4_800)
+        try out.start(source: held)
+        #expect(await held.waitFor(renderedFramesAtLeast: 4_800, timeout: 10))
+        let reads = DispatchSemaphore(value: 0)
+        // Threads of their own: a reader that blocks must not take a thread from the pool that
+        // runs this test.
+        Thread {
+            for _ in 0..<10_000 {
+                _ = out.framesPlayed
+                _ = out.latency
+            }
+            reads.signal()
+        }.start()
+        let returned = reads.wait(timeout: .now() + 10) == .success
+        held.release()
+        #expect(returned, "reading the timing waited for the write callback")
+        if !returned { reads.wait() }
+        out.stop()
+
+        // Readers in a tight loop while playing: the callback goes on being called, and the
+        // position they read only moves forward.
+        let source = SineSource()
+        try out.start(source: source)
+        #expect(await source.waitFor(renderCallsAbove: 2, timeout: 10))
+        let stop = Atomic<Bool>(false)
+        let result = Mutex<(reads: Int, backwards: Int, last: Int64)>((0, 0, 0))
+        let readerDone = DispatchSemaphore(value: 0)
+        for _ in 0..<2 {
+            Thread {
+                var previous: Int64 = 0, reads = 0, backwards = 0
+                while !stop.load(ordering: .relaxed) {
+                    let f = out.framesPlayed
+                    _ = out.latency
+                    if f < previous { backwards += 1 }
+                    previous = f
+                    reads += 1
+                }
+                result.withLock { $0.reads += reads; $0.backwards += backwards; $0.last = max($0.last, previous) }
+                readerDone.signal()
+            }.start()
+        }
+        let calls = source.renderCalls
+        #expect(await source.waitFor(renderCallsAbove: calls + 20, timeout: 20))
+        stop.store(true, ordering: .relaxed)
+        readerDone.wait()
+        readerDone.wait()
+        let r = result.withLock { $0 }
+        #expect(r.reads > 1000)
+        #expect(r.backwards == 0)
+        #expect(r.last > 0 && r.last <= Int64(source.renderedFrames), "read \(r.last) frames played of \(source.renderedFrames) rendered")
+        print("timing readers: \(r.last) of \(source.renderedFrames) frames, \(r.reads) reads, \(source.renderCalls - calls) callbacks, \(out.underrunCount) underruns")
+        out.stop()
     }
 
     @Test func probeAndOpenFailures() async throws {

@@ -274,3 +274,82 @@ import TonearmTestSupport
         #expect(abs(AudioPlayer.decibels(power: 0.125) - Float(10 * log10(0.125))) < 1e-5)
     }
 }
+
+/// A real-time null output whose `open` waits until the test lets it go: an output that takes
+/// its time to open (a slow server, a network sink).
+final class SlowOpeningOutput: AudioOutputDriver, @unchecked Sendable {
+    private let inner = NullOutput()
+    let entered = DispatchSemaphore(value: 0)
+    let gate = DispatchSemaphore(value: 0)
+    var name: String { "slow" }
+    var format: AudioFormat { inner.format }
+    var isAudible: Bool { false }
+    var events: AsyncStream<AudioOutputEvent> { inner.events }
+    func open(format: AudioFormat) throws {
+        entered.signal()
+        gate.wait()
+        try inner.open(format: format)
+    }
+    func start(source: any AudioRenderSource) throws { try inner.start(source: source) }
+    func pause() { inner.pause() }
+    func resume() { inner.resume() }
+    func stop() { inner.stop() }
+    func close() { inner.close() }
+    func setVolume(_ volume: Float) {}
+    var latency: Double { inner.latency }
+    var framesPlayed: Int64 { inner.framesPlayed }
+    var underrunCount: Int { 0 }
+}
+
+/// The player's lock is never held while its output opens.
+@Suite struct AudioPlayerOpeningTests {
+    @Test func thePlayerAnswersWhileItsOutputOpens() throws {
+        let out = SlowOpeningOutput()
+        let player = AudioPlayer(source: RampSource(frames: 48_000), output: { out })
+        let played = DispatchSemaphore(value: 0)
+        Thread {
+            _ = player.play()
+            played.signal()
+        }.start()
+        #expect(out.entered.wait(timeout: .now() + 10) == .success)
+        let answered = DispatchSemaphore(value: 0)
+        Thread {
+            player.volume = 0.5
+            player.pan = 0.25
+            _ = player.currentTime
+            _ = player.isPlaying
+            answered.signal()
+        }.start()
+        let free = answered.wait(timeout: .now() + 10) == .success
+        out.gate.signal()
+        #expect(free, "the player's lock was held while the output opened")
+        if !free { answered.wait() }
+        #expect(played.wait(timeout: .now() + 10) == .success)
+        #expect(player.isPlaying)
+        #expect(player.outputName == "slow")
+        player.stop()
+    }
+
+    @Test func aStopWhileTheOutputOpensCancelsIt() throws {
+        let out = SlowOpeningOutput()
+        let player = AudioPlayer(source: RampSource(frames: 48_000), output: { out })
+        let played = DispatchSemaphore(value: 0)
+        Thread {
+            _ = player.play()
+            played.signal()
+        }.start()
+        #expect(out.entered.wait(timeout: .now() + 10) == .success)
+        let stopped = DispatchSemaphore(value: 0)
+        Thread {
+            player.stop()
+            stopped.signal()
+        }.start()
+        let free = stopped.wait(timeout: .now() + 10) == .success
+        out.gate.signal()
+        #expect(free, "stop waited for the output to open")
+        if !free { stopped.wait() }
+        #expect(played.wait(timeout: .now() + 10) == .success)
+        #expect(!player.isPlaying)
+        #expect(player.outputName == nil)
+    }
+}
