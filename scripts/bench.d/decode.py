@@ -20,7 +20,7 @@ def bench(ctx) -> dict:
     t = ctx.tonearm
     commands = {
         "tonearm null:untimed": [t, "play", "--plain", "--output", "null:untimed", ctx.flac],
-        "tonearm file:WAV": [t, "play", "--plain", "--output", f"file:{wav}", ctx.flac],
+        "tonearm file:WAV": [t, "play", "--plain", "--force", "--output", f"file:{wav}", ctx.flac],
         "ffmpeg -threads 1": ["ffmpeg", "-v", "error", "-threads", "1", "-i", ctx.flac, "-f", "null", "-"],
         "ffmpeg": ["ffmpeg", "-v", "error", "-i", ctx.flac, "-f", "null", "-"],
         "sox -n": ["sox", ctx.flac, "-n"],
