@@ -30,8 +30,8 @@ public enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
             return .audiobook
         }
         // The folders of the path (not its last component), found in its UTF-8 bytes: the
-        // standard library's `split` on a String walks Characters and made this a third of a
-        // scan's per-file cost.
+        // standard library's `split` on a String walks Characters (28,000 instructions a file
+        // of a library scan).
         var utf8 = path.utf8[...]
         while utf8.last == UInt8(ascii: "/") { utf8 = utf8.dropLast() }  // as `split` drops empty parts
         var start = utf8.startIndex
