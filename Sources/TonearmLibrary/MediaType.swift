@@ -25,24 +25,41 @@ public enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
         if raw["pcst"] != nil || raw["podcast"] == "1" || raw["itunespodcast"] != nil { return .podcast }
         let genre = genreKey ?? SearchKey.fold(metadata.genre)
         if contains(genre, "podcast") { return .podcast }
-        if ["audiobook", "audio book", "horbuch", "spoken word"].contains(where: { contains(genre, $0) }) {
+        if contains(genre, "audiobook") || contains(genre, "audio book") || contains(genre, "horbuch")
+            || contains(genre, "spoken word") {
             return .audiobook
         }
-        for folder in path.split(separator: "/").dropLast() {
-            if let type = folderType(folder) { return type }
+        // The folders of the path (not its last component), found in its UTF-8 bytes: the
+        // standard library's `split` on a String walks Characters (28,000 instructions a file
+        // of a library scan).
+        var utf8 = path.utf8[...]
+        while utf8.last == UInt8(ascii: "/") { utf8 = utf8.dropLast() }  // as `split` drops empty parts
+        var start = utf8.startIndex
+        var i = utf8.startIndex
+        while i != utf8.endIndex {
+            if utf8[i] == UInt8(ascii: "/") {
+                if i != start, let type = folderType(path[start..<i]) { return type }
+                start = utf8.index(after: i)
+            }
+            i = utf8.index(after: i)
         }
         return .music
     }
 
     /// Whether `word` occurs in `text`, byte for byte (both folded already). Foundation's
     /// `contains` goes through NSString, the standard library's builds a search table per call.
-    private static func contains(_ text: String, _ word: String) -> Bool {
-        let t = Array(text.utf8), w = Array(word.utf8)
-        guard !w.isEmpty, t.count >= w.count else { return w.isEmpty }
-        for start in 0...(t.count - w.count) where t[start] == w[0] && t[start..<(start + w.count)].elementsEqual(w) {
-            return true
+    private static func contains(_ text: String, _ word: StaticString) -> Bool {
+        let w = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
+        var text = text
+        return text.withUTF8 { t in
+            guard !w.isEmpty, t.count >= w.count else { return w.isEmpty }
+            for start in 0...(t.count - w.count) where t[start] == w[0] {
+                var k = 1
+                while k < w.count && t[start + k] == w[k] { k += 1 }
+                if k == w.count { return true }
+            }
+            return false
         }
-        return false
     }
 
     /// The type a folder's name says (rule 3), folded as ``SearchKey/fold(_:)`` folds; ASCII
@@ -56,7 +73,15 @@ public enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
             while let b = bytes.first, space(b) { bytes = bytes.dropFirst() }
             while let b = bytes.last, space(b) { bytes = bytes.dropLast() }
             guard (7...10).contains(bytes.count) else { return nil }
-            key = String(decoding: bytes.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+            // Compared byte by byte, lower-cased, without making a String (one per folder of every file).
+            func `is`(_ word: StaticString) -> Bool {
+                word.utf8CodeUnitCount == bytes.count
+                    && zip(bytes, UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount))
+                        .allSatisfy { ((0x41...0x5A).contains($0) ? $0 | 0x20 : $0) == $1 }
+            }
+            if `is`("podcasts") || `is`("podcast") { return .podcast }
+            if `is`("audiobooks") || `is`("audiobook") || `is`("horbucher") { return .audiobook }
+            return nil
         } else {
             key = SearchKey.fold(String(name))
         }

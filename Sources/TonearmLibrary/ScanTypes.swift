@@ -90,7 +90,7 @@ public struct ScanSummary: Sendable, Hashable {
 }
 
 /// What `MediaLibrary.scan(folders:)` reports: progress as it goes (after each file in scans
-/// of up to 1,000 files, else after each thousandth of them, and always after the last), then
+/// of up to 100 files, else after each hundredth of them, and always after the last), then
 /// the summary, last.
 public enum ScanEvent: Sendable, Hashable {
     case progress(ScanProgress)

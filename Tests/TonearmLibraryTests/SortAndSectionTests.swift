@@ -35,6 +35,38 @@ import TonearmTestSupport
         #expect(SearchKey.fold("  The  BAND\t") == "the band")
     }
 
+    /// The sort key's ASCII path gives the general path's key: every ASCII character alone and
+    /// around articles and numbers, and pseudo-random ASCII strings of letters, digits,
+    /// punctuation, white space (CR LF too) and articles.
+    @Test func theSortKeysASCIIPathGivesTheUnicodePathsKey() {
+        var mismatches: [String] = []
+        func check(_ s: String) {
+            guard let fast = SortKey.makeASCII(s) else { mismatches.append("no fast path: \(s.debugDescription)"); return }
+            let general = SortKey.makeUnicode(s)
+            if fast != general { mismatches.append("\(s.debugDescription): \(fast.debugDescription) ≠ \(general.debugDescription)") }
+        }
+        for b in UInt8(0)..<0x80 {
+            let c = String(decoding: [b], as: UTF8.self)
+            for s in [c, "The\(c)Band", "the \(c)", "\(c)A Song 07", "An\(c)", "(\(c)) a 2", "\(c)\r\nx"] { check(s) }
+        }
+        var state: UInt32 = 11
+        let pieces = ["the ", "The ", "THE ", "a ", "A ", "an ", "An", "the", " ", "  ", "\t", "\r\n", "\n", "(", ")", ".", "'",
+                      "-", "#", "007", "2", "10", "x", "Band", "zulu", "0"]
+        for _ in 0..<3_000 {
+            var s = ""
+            for _ in 0..<Int(state % 7) {
+                state = state &* 1_664_525 &+ 1_013_904_223
+                s += pieces[Int(state >> 16) % pieces.count]
+            }
+            state = state &* 1_664_525 &+ 1_013_904_223
+            check(s)
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(10))")
+        #expect(SortKey.makeASCII("Beyoncé") == nil)
+        #expect(SortKey.make("The Band") == "1band")
+        #expect(SortKey.make("Track 10") == "1track 210")
+    }
+
     @Test func lettersOfTheirOwnAreSpeltOut() {
         #expect(SearchKey.fold("Ágætis byrjun") == "agaetis byrjun")
         #expect(SearchKey.fold("Łódź") == "lodz")
