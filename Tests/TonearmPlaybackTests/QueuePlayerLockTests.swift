@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import Synchronization
 import Testing
 import TonearmCore
 import TonearmOutput
@@ -21,57 +20,35 @@ import TonearmTestSupport
     }
 
     /// A named pipe stands for a file that is slow to open: opening it for reading waits until a
-    /// writer comes, and reading it waits until the writer writes. The writer here serves every
-    /// opening with the whole of `bytes`, but holds the first one until `release` is signalled.
+    /// writer comes, and reading it waits until the writer writes. The writer comes at once
+    /// (`opened` says that the queue is inside its open) and writes nothing until `release`:
+    /// then the real file takes the pipe's place (so that every later open finds the file) and
+    /// the pipe gets the whole of it, for a reader already on it.
     final class SlowFile: Sendable {
         let path: String
-        let bytes: [UInt8]
-        /// Signalled when the first reader has opened the pipe (the queue is inside its open).
         let opened = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
-        private let stopping = Atomic<Bool>(false)
-        private let stopped = DispatchSemaphore(value: 0)
 
         init(path: String, content: String) throws {
             self.path = path
-            bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: content)))
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: content)))
             guard mkfifo(path, 0o600) == 0 else { throw TonearmError.invalidState("mkfifo \(path): errno \(errno)") }
-            signal(SIGPIPE, SIG_IGN)  // a reader that closes early ends a write with EPIPE, not the process
-            Thread.detachNewThread { [self] in serve() }
-        }
-
-        private func serve() {
-            var first = true
-            while true {
-                let fd = open(path, O_WRONLY | O_CLOEXEC)  // waits for a reader
-                if stopping.load(ordering: .acquiring) || fd < 0 {
-                    if fd >= 0 { close(fd) }
-                    break
-                }
-                if first {
-                    first = false
-                    opened.signal()
-                    release.wait()
-                }
+            signal(SIGPIPE, SIG_IGN)  // a reader that closed early ends a write with EPIPE, not the process
+            Thread.detachNewThread { [self] in
+                let fd = open(path, O_WRONLY | O_CLOEXEC)  // waits for the first reader
+                opened.signal()
+                release.wait()
+                rename(content, path)
                 bytes.withUnsafeBytes { raw in
                     var done = 0
-                    while done < raw.count {
+                    while fd >= 0 && done < raw.count {
                         let n = write(fd, raw.baseAddress! + done, raw.count - done)
                         if n <= 0 { break }
                         done += n
                     }
                 }
-                close(fd)
+                if fd >= 0 { close(fd) }
             }
-            stopped.signal()
-        }
-
-        /// Ends the writer (it may be waiting for a reader: one comes and goes).
-        func stop() {
-            stopping.store(true, ordering: .releasing)
-            let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-            stopped.wait()
-            if fd >= 0 { close(fd) }
         }
     }
 
@@ -100,6 +77,5 @@ import TonearmTestSupport
         #expect(free, "the queue held its lock while it opened a file")
         if !free { answered.wait() }
         _ = try await waitForEvent(events, timeout: 60, "the queue to finish") { $0 == .finished }
-        slow.stop()
     }
 }
