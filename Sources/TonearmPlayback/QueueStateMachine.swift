@@ -198,6 +198,14 @@ struct QueueStateMachine: Sendable {
 
         case .remove(let index):
             guard entries.indices.contains(index) else { return [] }
+            if order.current == index, case .starting = runtime {
+                // A start under way goes on with the next item (it opens that one instead).
+                entries.remove(at: index)
+                order.removeItem(at: index)
+                pendingPosition = 0
+                if order.current == nil { runtime = .none }
+                return [emitCurrent(), .emit(.queueChanged)]
+            }
             if order.current == index {
                 let playing = state == .playing
                 var actions = closeRuntime()

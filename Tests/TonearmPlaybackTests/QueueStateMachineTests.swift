@@ -388,6 +388,18 @@ import TonearmCore
         #expect(!m.handle(.runtimeBuilt(token: 2, rate: 48000)).contains(.retainSelf))
     }
 
+    @Test func removingTheItemAStartIsOpeningStartsWithTheNextOne() {
+        var m = QueueStateMachine(items: [a, b])
+        _ = m.handle(.play)
+        #expect(m.handle(.remove(at: 0)) == [.emit(.currentItemChanged(index: 0, item: b)), .emit(.queueChanged)])
+        #expect(m.runtime == .starting(token: 1))
+        #expect(m.handle(.startOpened(token: 1, key: 1)) == [.open(token: 1, key: 2, item: b, remote: false)])
+        // With nothing left, the start ends.
+        _ = m.handle(.remove(at: 0))
+        #expect(m.runtime == .none)
+        #expect(m.handle(.startOpened(token: 1, key: 2)).isEmpty)
+    }
+
     @Test func removingTheCurrentItemWhileStoppedReportsTheNewOne() {
         var m = QueueStateMachine(items: [a, b])
         #expect(m.handle(.remove(at: 0)) == [
