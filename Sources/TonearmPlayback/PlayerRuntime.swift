@@ -7,23 +7,21 @@ import TonearmEngine
 import TonearmOutput
 
 /// Everything a prepared player runs: the ring, the decoder thread, the renderer, an engine graph
-/// (stream → equaliser → mixer → output) that the output driver pulls, and the thread that drains
-/// the renderer's events. Built by `prepare`, torn down by `close`. Owned by one player, used under
-/// its lock.
+/// (stream → equaliser → mixer → output) that the output driver pulls (the ``PlaybackHost`` it
+/// shares with ``QueuePlayer``'s runtime), and the thread that drains the renderer's events.
+/// Built by `prepare`, torn down by `close`. Owned by one player, used under its lock.
 final class PlayerRuntime: @unchecked Sendable {
     let ring: PCMBlockRing
     let renderer: StreamRenderer
     let decoder: StreamDecoder
-    let driver: any AudioOutputDriver
-    /// The graph the driver pulls: the player's stream through its equaliser.
-    let engine: AudioEngine
+    /// The graph the driver pulls (the player's stream through its equaliser), and the driver.
+    private let host: PlaybackHost
+    var driver: any AudioOutputDriver { host.driver }
+    var engine: AudioEngine { host.engine }
     private let sourceNode: StreamSourceNode
-    private let eq: AudioUnitEQ
-    private var effects: [AudioNode] = []
     let format: AudioFormat
-    private(set) var driverStarted = false
+    var driverStarted: Bool { host.driverStarted }
     private let eventThreadStop = Atomic<Bool>(false)
-    private var outputEventsTask: Task<Void, Never>?
 
     /// Frames per ring block (about 21 ms at 48 kHz).
     static let blockFrames = 1024
@@ -42,10 +40,8 @@ final class PlayerRuntime: @unchecked Sendable {
         renderer = StreamRenderer(ring: ring, spaceSignal: wake, dataSignal: data)
         decoder = StreamDecoder(source: source, ring: ring, wake: wake, dataSignal: data,
                                 onWarnings: onWarnings, onError: onError, onPositioned: onPositioned)
-        self.driver = driver
-        self.eq = eq
         let outFormat = AudioFormat.interleavedFloat(sampleRate: fmt.sampleRate, channels: fmt.channelCount)
-        engine = AudioEngine(outputFormat: outFormat, output: {
+        let engine = AudioEngine(outputFormat: outFormat, output: {
             throw TonearmError.invalidState("a player's engine is driven by the player's output")
         })
         sourceNode = StreamSourceNode(renderer: renderer)
@@ -56,20 +52,14 @@ final class PlayerRuntime: @unchecked Sendable {
         try? engine.connect(sourceNode, to: eq, format: nil)
         try? engine.connect(eq, to: engine.mainMixerNode, format: nil)
         engine.endsWith = sourceNode
+        host = PlaybackHost(engine: engine, driver: driver, eq: eq)
     }
 
     /// Puts `chain` between the equaliser and the mixer (live: the engine swaps in the new graph
     /// between two render cycles). Control plane, under the player's lock.
     /// Throws when a node cannot be connected (it has no input or output); the graph then plays
     /// without the effects.
-    func setEffects(_ chain: [AudioNode]) throws {
-        do {
-            effects = try engine.replaceChain(after: eq, old: effects, with: chain)
-        } catch {
-            effects = []
-            throw error
-        }
-    }
+    func setEffects(_ chain: [AudioNode]) throws { try host.setEffects(chain) }
 
     /// Opens the output, starts decoding and waits (at most `timeout` seconds) for the first
     /// block, so that playback starts without an underrun.
@@ -99,37 +89,24 @@ final class PlayerRuntime: @unchecked Sendable {
         }
         t.name = "tonearm.player-events"
         t.start()
-        let stream = driver.events
-        outputEventsTask = Task.detached {
-            for await e in stream { outputEvents(e) }
-        }
+        host.watchOutput(outputEvents)
     }
 
     func startRendering() throws {
         renderer.commands.push(.running(true))
-        if driverStarted {
-            driver.resume()
-        } else {
-            try driver.start(source: engine)
-            driverStarted = true
-        }
+        try host.startDriver()
     }
 
     func pauseRendering() {
         renderer.commands.push(.running(false))
-        if driverStarted { driver.pause() }
+        host.pauseDriver()
     }
 
     /// Stops everything. Safe to call from the event thread (it does not join it).
     func close() {
-        driver.stop()
-        driver.close()
-        engine.stop()
-        engine.detach(eq)  // the equaliser and effects move on to the player's next engine
-        for n in effects { engine.detach(n) }
+        host.close()  // the equaliser and effects move on to the player's next engine
         decoder.shutdown()
         eventThreadStop.store(true, ordering: .releasing)
         renderer.eventSignal.signal()
-        outputEventsTask?.cancel()
     }
 }

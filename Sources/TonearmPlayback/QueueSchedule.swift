@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import TonearmCore
+
+/// The gapless/crossfade scheduler of a ``QueuePlayer``: what is scheduled on the queue's player
+/// node, segment by segment, and what follows each segment once the node has read it. Pure
+/// bookkeeping and decisions on what is known of the files (``ItemFacts``): it opens nothing,
+/// owns no node and no thread, so every rule (which completions are stale, when a crossfade
+/// applies and how long it is, where the position is, which item becomes current when a segment
+/// has played) is tested on its own. The queue player opens the files off its lock and carries
+/// the plan out on the node.
+struct QueueSchedule: Sendable, Equatable {
+    /// What the scheduler needs to know of an opened item.
+    struct ItemFacts: Sendable, Equatable {
+        /// Frames at the processing rate.
+        var length: AudioFramePosition
+        /// The processing rate (frames of `length` per second).
+        var rate: Double
+        /// The source's own rate (what a segment's frames count in).
+        var sourceRate: Double
+        var album: String?
+        /// The album artist, or the artist when there is none.
+        var albumArtist: String?
+        var replayGain: ReplayGain
+
+        init(length: AudioFramePosition, rate: Double, sourceRate: Double? = nil, album: String? = nil,
+             albumArtist: String? = nil, replayGain: ReplayGain = ReplayGain()) {
+            self.length = length
+            self.rate = rate
+            self.sourceRate = sourceRate ?? rate
+            self.album = album
+            self.albumArtist = albumArtist
+            self.replayGain = replayGain
+        }
+    }
+
+    /// Something scheduled on the node: which entry, what part of it, and the play order as it
+    /// will be once that entry is current.
+    struct Segment: Sendable, Equatable {
+        var key: UInt64
+        var token: UInt64
+        var startFrame: AudioFramePosition
+        var frames: AudioFramePosition
+        var sourceRate: Double
+        var order: PlayOrder
+        /// What to schedule once this segment has been read.
+        var then: Continuation
+    }
+
+    /// What follows a scheduled segment.
+    enum Continuation: Sendable, Equatable {
+        /// The next item in play order, from its start.
+        case next
+        /// The crossfade into `partner`: the overlap, then the partner from `frames` on.
+        case crossfade(Partner)
+        /// The rest of the entry `key` (item `index`) from `frame`, after its crossfade overlap.
+        case rest(key: UInt64, index: Int, order: PlayOrder, frame: AudioFramePosition)
+    }
+
+    /// The item a crossfade goes into, decided when the outgoing item is scheduled.
+    struct Partner: Sendable, Equatable {
+        var key: UInt64
+        var index: Int
+        var order: PlayOrder
+        var outgoingPath: String
+        var outGain: Float
+        /// The overlap, in the outgoing item's frames.
+        var frames: AudioFramePosition
+    }
+
+    /// What became of the schedule when a segment had been rendered to its last frame.
+    enum Rendered: Sendable, Equatable {
+        /// A stale completion (from before a restart or stop): nothing changes.
+        case ignored
+        /// The crossfade's overlap ended and the rest of the same item plays: one item.
+        case sameItem(order: PlayOrder)
+        /// Entry `ended` ended and the next segment's item is now current, with `order`.
+        case advanced(ended: UInt64, order: PlayOrder)
+        /// Entry `ended` ended and nothing follows: the queue is at its end, at `position` seconds.
+        case finished(ended: UInt64, position: Double)
+    }
+
+    /// Bumped on every restart and stop: a completion of an older epoch is stale.
+    private(set) var epoch: UInt64 = 0
+    private(set) var nextToken: UInt64 = 1
+    private(set) var segments: [Segment] = []
+    /// Player-node frame at which the current segment's first frame played.
+    private(set) var headStartPlayerFrame: Int64 = 0
+
+    /// Forgets everything scheduled (stop, restart): completions still to come are stale.
+    mutating func clear() {
+        segments.removeAll()
+        epoch += 1
+    }
+
+    /// A new schedule whose head starts playing at player-node frame `playerFrame`.
+    mutating func beginHead(playerFrame: Int64) {
+        segments.removeAll()
+        epoch += 1
+        headStartPlayerFrame = playerFrame
+    }
+
+    /// The first frame (at the processing rate) for playing from `seconds`, within the item.
+    static func startFrame(seconds: Double, facts: ItemFacts) -> AudioFramePosition {
+        min(facts.length, max(0, AudioFramePosition((seconds * facts.rate).rounded())))
+    }
+
+    /// How many of the outgoing item's frames a crossfade from `outgoing` into `incoming` lasts,
+    /// or nil when they stay gapless: no crossfade set, or the next track of the same album
+    /// played in order (`consecutive`), or an item too short. Items of different rates or
+    /// channel counts are crossfaded too (the overlap converts the incoming item): the overlap
+    /// is at most half of each item.
+    static func crossfadeFrames(seconds: Double, outgoing: ItemFacts, incoming: ItemFacts,
+                                consecutive: Bool) -> AudioFramePosition? {
+        guard seconds > 0 else { return nil }
+        if consecutive, let album = outgoing.album, album == incoming.album, outgoing.albumArtist == incoming.albumArtist {
+            return nil
+        }
+        let incomingHalf = AudioFramePosition(Double(incoming.length / 2) * outgoing.rate / incoming.rate)
+        let frames = min(AudioFramePosition(seconds * outgoing.rate), outgoing.length / 2, incomingHalf)
+        return frames > 0 ? frames : nil
+    }
+
+    /// Where a segment of an item ends and what follows it, played from `start`: to its end, or —
+    /// with a crossfade `partner` — to where the overlap begins (when `start` is before it).
+    static func plan(length: AudioFramePosition, start: AudioFramePosition,
+                     partner: Partner?) -> (end: AudioFramePosition, then: Continuation) {
+        if let p = partner, start < length - p.frames { return (length - p.frames, .crossfade(p)) }
+        return (length, .next)
+    }
+
+    /// Records a segment about to go on the node; returns its token and epoch for its handlers.
+    mutating func append(key: UInt64, start: AudioFramePosition, end: AudioFramePosition, sourceRate: Double,
+                         order: PlayOrder, then: Continuation) -> (token: UInt64, epoch: UInt64) {
+        let token = nextToken
+        nextToken += 1
+        segments.append(Segment(key: key, token: token, startFrame: start, frames: max(0, end - start),
+                                sourceRate: sourceRate, order: order, then: then))
+        return (token, epoch)
+    }
+
+    /// Forgets the segment `token` (the node refused it).
+    mutating func dropLast(token: UInt64) {
+        if segments.last?.token == token { segments.removeLast() }
+    }
+
+    /// The segment whose read ended (`token` of `epoch`) when it is still the last one scheduled —
+    /// what follows it is to be scheduled now — or nil for a stale completion.
+    func consumed(token: UInt64, epoch e: UInt64) -> Segment? {
+        guard e == epoch, let last = segments.last, last.token == token else { return nil }
+        return last
+    }
+
+    /// Whether segment `token` of `epoch` is still the last one scheduled.
+    func isLast(token: UInt64, epoch e: UInt64) -> Bool { consumed(token: token, epoch: e) != nil }
+
+    /// Segment `token` of `epoch` has been rendered to its last frame on an engine running at
+    /// `engineRate`: the next segment (if any) is already playing.
+    mutating func rendered(token: UInt64, epoch e: UInt64, engineRate: Double) -> Rendered {
+        guard e == epoch, let head = segments.first, head.token == token else { return .ignored }
+        segments.removeFirst()
+        headStartPlayerFrame += Int64((Double(head.frames) * engineRate / head.sourceRate).rounded())
+        guard let next = segments.first else {
+            return .finished(ended: head.key, position: Double(head.startFrame + head.frames) / head.sourceRate)
+        }
+        return next.key == head.key ? .sameItem(order: next.order) : .advanced(ended: head.key, order: next.order)
+    }
+
+    /// Seconds into the current item with the node at `playerSampleTime` on an engine at
+    /// `engineRate`; nil when nothing is scheduled or the node has no time yet.
+    func currentTime(playerSampleTime: Int64?, engineRate: Double) -> Double? {
+        guard let head = segments.first, let t = playerSampleTime else { return nil }
+        let played = Double(max(0, t - headStartPlayerFrame)) / engineRate
+        return Double(head.startFrame) / head.sourceRate + played
+    }
+
+    /// The current item's duration in seconds (nil before it has been scheduled).
+    var currentDuration: Double? { segments.first.map { Double($0.startFrame + $0.frames) / $0.sourceRate } }
+
+    /// Whether what is scheduled after the current item no longer matches: the head is not entry
+    /// `current`, or what follows it is not entry `next` (nil: nothing follows).
+    func lookaheadIsStale(current: UInt64?, next: UInt64?) -> Bool {
+        guard segments.count > 1, let current else { return false }
+        guard current == segments[0].key else { return true }
+        return next != segments[1].key
+    }
+}

@@ -1,0 +1,518 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import TonearmCore
+
+/// The logic of ``QueuePlayer`` as a state machine that takes inputs and returns actions, like
+/// ``AudioPlayerStateMachine``: it owns no threads, no files, no devices and no sound, so every
+/// rule (what play does while a start is under way, which start a stop cancels, when an
+/// interruption resumes, what a removed current item or a lost output does, which items a failed
+/// start skips, where the queue goes at its end) is tested on its own. ``QueuePlayer`` feeds it
+/// under its lock, opens files and outputs off the lock and feeds the results back as inputs, and
+/// carries out the actions. What is scheduled on the node is the ``QueueSchedule``'s business.
+struct QueueStateMachine: Sendable {
+    struct Entry: Sendable, Equatable {
+        var item: QueueItem
+        /// A number that follows the entry through inserts, removes and moves.
+        var key: UInt64
+    }
+
+    /// What the machine knows of the queue's runtime (engine, node and output).
+    enum Runtime: Sendable, Equatable {
+        case none
+        /// Start `token` is under way: its first item is being opened (a network item may be
+        /// connecting) or its output built, off the lock.
+        case starting(token: UInt64)
+        /// Running, its engine at `rate`.
+        case running(rate: Double)
+    }
+
+    enum Input: Sendable, Equatable {
+        case setQueue([QueueItem], order: PlayOrder?, position: Double)
+        case insert(QueueItem, at: Int)
+        case remove(at: Int)
+        case move(from: Int, to: Int)
+        case setRepeat(RepeatMode)
+        /// `albums`: the album key of each entry (by entry key) for `.albums`, read off the lock.
+        case setShuffle(ShuffleMode, albums: [UInt64: String], seed: UInt64)
+        case startShuffled(ShuffleMode, first: Int?, albums: [UInt64: String], seed: UInt64)
+        case setReplayGain(ReplayGainMode, preamp: Double)
+        case setCrossfade(Double)
+        case setVolume(Float)
+        case setDuck(Float)
+
+        case play
+        case pause
+        case stop
+        case interrupt
+        /// The sound server asked to stop (PulseAudio `request-cork`) / to go on.
+        case corkRequested
+        case uncorkRequested
+        /// The device went away and the server moved the stream elsewhere.
+        case deviceRemoved(previous: String)
+        /// The stream failed; the queue was at `position` seconds.
+        case deviceLost(reason: String, position: Double)
+        /// The output could not be started or resumed.
+        case renderingFailed(TonearmError)
+
+        case seek(Double)
+        case skipToNext
+        case skipToPrevious
+        case skipToItem(Int)
+        case skipToBeginning
+
+        /// The item of entry `key` was opened for start `token` (off the lock).
+        case startOpened(token: UInt64, key: UInt64)
+        case startOpenFailed(token: UInt64, key: UInt64, error: TonearmError)
+        /// The runtime for start `token` was built at engine rate `rate`.
+        case runtimeBuilt(token: UInt64, rate: Double)
+        case runtimeFailed(token: UInt64, error: TonearmError)
+        /// Re-opening the current item (entry `key`) for a restart failed.
+        case restartOpenFailed(key: UInt64, error: TonearmError)
+        /// The node rendered the last frame of the queue: it has played to its end.
+        case reachedEnd
+    }
+
+    enum Action: Sendable, Equatable {
+        case emit(QueuePlayerEvent)
+        /// Open the item of entry `key` for start `token`, off the lock (on a thread of its own
+        /// when `remote`: it connects), and report it with `startOpened` / `startOpenFailed`.
+        case open(token: UInt64, key: UInt64, item: QueueItem, remote: Bool)
+        /// Open the output and build the runtime for start `token`'s item; report it with
+        /// `runtimeBuilt` / `runtimeFailed`.
+        case buildRuntime(token: UInt64)
+        /// Install the runtime just built (volume × duck on its mixer) and schedule the item of
+        /// entry `key` from `position` on it.
+        case installRuntime(key: UInt64, position: Double)
+        /// The runtime just built is not wanted any more (stopped meanwhile): close it.
+        case discardRuntime
+        /// Re-open the current item (entry `key`) and re-schedule it from `position` seconds
+        /// (the current position when nil) and what follows it, on the running node.
+        case restartCurrent(key: UInt64, position: Double?)
+        case startRendering
+        case pauseRendering
+        /// Stop rendering and close the runtime (after letting the output play out when `drain`).
+        case closeRuntime(drain: Bool)
+        case applyVolume(Float)
+        /// Keep the player alive while it plays (released by `releaseSelf`).
+        case retainSelf
+        case releaseSelf
+    }
+
+    private(set) var entries: [Entry] = []
+    private(set) var nextKey: UInt64 = 1
+    private(set) var order = PlayOrder(count: 0)
+    private(set) var runtime: Runtime = .none
+    private(set) var state: PlaybackState = .stopped
+    /// Where playback starts or resumes in the current item when not running (seconds).
+    private(set) var pendingPosition: Double = 0
+    private(set) var volume: Float = 1
+    /// 1, or the level another session asked this one to duck to.
+    private(set) var duck: Float = 1
+    private(set) var replayGain: ReplayGainMode = .off
+    private(set) var preamp: Double = 0
+    private(set) var crossfade: Double = 0
+    /// Interrupted by the sound server (a cork request), so that its uncork resumes.
+    private(set) var corked = false
+    private(set) var lastError: TonearmError?
+    private(set) var retained = false
+    private(set) var nextStart: UInt64 = 1
+    /// Items that failed to open in the start under way.
+    private(set) var startFailures = 0
+    /// The entry whose item the start under way opened.
+    private(set) var startedKey: UInt64?
+    /// What is scheduled on the node.
+    var schedule = QueueSchedule()
+
+    init(items: [QueueItem] = []) {
+        entries = items.enumerated().map { Entry(item: $0.element, key: UInt64($0.offset) + 1) }
+        nextKey = UInt64(items.count) + 1
+        order = PlayOrder(count: items.count)
+    }
+
+    var isRunning: Bool { if case .running = runtime { true } else { false } }
+    var currentEntry: Entry? { order.current.flatMap { entries.indices.contains($0) ? entries[$0] : nil } }
+    var currentItem: QueueItem? { currentEntry?.item }
+
+    /// The entry of `key` and its index.
+    func entry(key: UInt64) -> (index: Int, item: QueueItem)? {
+        entries.firstIndex { $0.key == key }.map { ($0, entries[$0].item) }
+    }
+
+    /// Seconds into the current item, with the node at `playerSampleTime`.
+    func currentTime(playerSampleTime: Int64?) -> Double {
+        guard case .running(let rate) = runtime,
+              let t = schedule.currentTime(playerSampleTime: playerSampleTime, engineRate: rate) else { return pendingPosition }
+        return t
+    }
+
+    /// The item after item `index` (entry `key`) in `order` that a crossfade would go into, when
+    /// one may apply: a crossfade is set, both are local files (a network item is never opened
+    /// for a crossfade: it would wait for the network), and the next item is another one (not
+    /// repeat-one). Whether it does apply depends on the files (``QueueSchedule/crossfadeFrames``).
+    func crossfadeCandidate(after index: Int, key: UInt64, order: PlayOrder)
+        -> (key: UInt64, index: Int, order: PlayOrder, item: QueueItem)? {
+        guard crossfade > 0, entries.indices.contains(index), entries[index].key == key, !entries[index].item.isRemote
+        else { return nil }
+        var nextOrder = order
+        guard nextOrder.advanceOnEnd(), let next = nextOrder.current, next != index, entries.indices.contains(next),
+              !entries[next].item.isRemote else { return nil }
+        return (entries[next].key, next, nextOrder, entries[next].item)
+    }
+
+    /// Records that the current item is being re-scheduled from `position` seconds.
+    mutating func noteRestart(at position: Double) { pendingPosition = position }
+
+    /// Whether what is scheduled after the current item no longer matches the play order.
+    var lookaheadIsStale: Bool {
+        let current = order.current.map { entries.indices.contains($0) ? entries[$0].key : 0 }
+        let next = order.nextOnEnd.map { entries.indices.contains($0) ? entries[$0].key : 0 }
+        return schedule.lookaheadIsStale(current: current, next: next)
+    }
+
+    mutating func handle(_ input: Input) -> [Action] {
+        switch input {
+        case .setQueue(let items, let o, let position):
+            var actions = stop()
+            entries = items.map { item in
+                defer { nextKey += 1 }
+                return Entry(item: item, key: nextKey)
+            }
+            if let o, o.count == items.count {
+                order = o
+            } else {
+                order = PlayOrder(count: items.count, repeatMode: order.repeatMode)
+            }
+            pendingPosition = max(0, position)
+            actions += [.emit(.queueChanged), emitCurrent()]
+            return actions
+
+        case .insert(let item, let index):
+            let i = min(max(0, index), entries.count)
+            entries.insert(Entry(item: item, key: nextKey), at: i)
+            nextKey += 1
+            order.insertItem(at: i, album: "")
+            var actions = restartIfStale()
+            actions.append(.emit(.queueChanged))
+            if order.current == 0 && entries.count == 1 { actions.append(emitCurrent()) }
+            return actions
+
+        case .remove(let index):
+            guard entries.indices.contains(index) else { return [] }
+            if order.current == index, case .starting = runtime {
+                // A start under way goes on with the next item (it opens that one instead).
+                entries.remove(at: index)
+                order.removeItem(at: index)
+                pendingPosition = 0
+                if order.current == nil { runtime = .none }
+                return [emitCurrent(), .emit(.queueChanged)]
+            }
+            if order.current == index {
+                let playing = state == .playing
+                var actions = closeRuntime()
+                entries.remove(at: index)
+                order.removeItem(at: index)
+                pendingPosition = 0
+                state = .stopped
+                actions.append(emitCurrent())
+                if playing && order.current != nil {
+                    actions += handle(.play)
+                } else {
+                    actions.append(.emit(.stateChanged(.stopped)))
+                }
+                return actions + [.emit(.queueChanged)]
+            }
+            entries.remove(at: index)
+            order.removeItem(at: index)
+            return restartIfStale() + [.emit(.queueChanged)]
+
+        case .move(let from, let to):
+            guard entries.indices.contains(from), entries.indices.contains(to), from != to else {
+                return [.emit(.queueChanged)]
+            }
+            let e = entries.remove(at: from)
+            entries.insert(e, at: to)
+            order.moveItem(from: from, to: to)
+            return restartIfStale() + [.emit(.queueChanged)]
+
+        case .setRepeat(let mode):
+            order.setRepeat(mode)
+            return restartIfStale() + [.emit(.repeatModeChanged(mode))]
+
+        case .setShuffle(let mode, let albums, let seed):
+            if mode == .albums {
+                var o = PlayOrder(count: entries.count, albums: albumKeys(albums), start: order.current ?? 0,
+                                  repeatMode: order.repeatMode, seed: seed)
+                o.setShuffle(.albums)
+                order = o
+            } else if mode == .songs && order.shuffleMode == .off {
+                var o = PlayOrder(count: entries.count, start: order.current ?? 0, repeatMode: order.repeatMode, seed: seed)
+                o.setShuffle(.songs)
+                order = o
+            } else {
+                order.setShuffle(mode)
+            }
+            return restartIfStale() + [.emit(.shuffleModeChanged(mode))]
+
+        case .startShuffled(let mode, let first, let albums, let seed):
+            let before = order.current
+            var o = PlayOrder(count: entries.count, albums: mode == .albums ? albumKeys(albums) : nil,
+                              repeatMode: order.repeatMode, seed: seed)
+            o.startShuffled(mode, first: first)
+            order = o
+            var actions: [Action] = [.emit(.shuffleModeChanged(mode))]
+            if o.current != before {
+                pendingPosition = 0
+                actions += jumped()
+            } else {
+                actions += restartIfStale()
+            }
+            return actions
+
+        case .setReplayGain(let mode, let p):
+            replayGain = mode
+            preamp = p
+            return restart(at: nil)
+
+        case .setCrossfade(let seconds):
+            crossfade = max(0, min(30, seconds.isFinite ? seconds : 0))
+            return []
+
+        case .setVolume(let v):
+            volume = max(0, min(1, v.isFinite ? v : 0))
+            return (isRunning ? [.applyVolume(volume * duck)] : []) + [.emit(.volumeChanged(volume))]
+
+        case .setDuck(let level):
+            let d = max(0, min(1, level.isFinite ? level : 1))
+            let changed = d != duck
+            duck = d
+            return (isRunning ? [.applyVolume(volume * duck)] : []) + (changed ? [.emit(.ducked(level: d))] : [])
+
+        case .play:
+            if state == .playing { return [] }
+            if case .starting = runtime { return [] }
+            if isRunning {
+                state = .playing
+                corked = false
+                return retain() + [.startRendering, .emit(.stateChanged(.playing))]
+            }
+            guard let cur = currentEntry else { return [] }
+            let token = nextStart
+            nextStart += 1
+            runtime = .starting(token: token)
+            startFailures = 0
+            return [.open(token: token, key: cur.key, item: cur.item, remote: cur.item.isRemote)]
+
+        case .pause:
+            guard state == .playing, isRunning else { return [] }
+            state = .paused
+            return [.pauseRendering, .emit(.stateChanged(.paused))]
+
+        case .stop:
+            return stop()
+
+        case .interrupt:
+            guard state == .playing, isRunning else { return [] }
+            state = .interrupted
+            return [.pauseRendering, .emit(.stateChanged(.interrupted))]
+
+        case .corkRequested:
+            guard state == .playing, isRunning else { return [] }
+            state = .interrupted
+            corked = true
+            return [.pauseRendering, .emit(.stateChanged(.interrupted))]
+
+        case .uncorkRequested:
+            guard state == .interrupted, corked else { return [] }
+            state = .paused
+            return handle(.play)
+
+        case .deviceRemoved(let previous):
+            // The unplugged-headphones rule: pause rather than go on out of the speakers.
+            return handle(.pause) + [.emit(.outputRemoved(previous: previous))]
+
+        case .deviceLost(let reason, let position):
+            // The stream is gone: keep the place, so that play() resumes on the output there is.
+            let was = state
+            var actions = closeRuntime()
+            pendingPosition = position
+            state = was == .stopped ? .stopped : .paused
+            actions += release()
+            actions.append(.emit(.outputLost(reason: reason)))
+            if was != .stopped { actions.append(.emit(.stateChanged(.paused))) }
+            return actions
+
+        case .renderingFailed(let error):
+            return fail(error)
+
+        case .seek(let seconds):
+            let target = max(0, seconds.isFinite ? seconds : 0)
+            pendingPosition = target
+            return restart(at: target) + [.emit(.seeked(to: target))]
+
+        case .skipToNext:
+            pendingPosition = 0
+            return order.skipToNext() ? jumped() : finishQueue(drain: false)
+
+        case .skipToPrevious:
+            pendingPosition = 0
+            return order.skipToPrevious() ? jumped() : handle(.seek(0))
+
+        case .skipToItem(let index):
+            pendingPosition = 0
+            return order.jump(toItem: index) ? jumped() : []
+
+        case .skipToBeginning:
+            pendingPosition = 0
+            order.skipToBeginning()
+            return jumped()
+
+        case .startOpened(let token, let key):
+            guard runtime == .starting(token: token) else { return [] }
+            // Another item became current while this one was opening: open that one.
+            guard let cur = currentEntry else { return finishStart(token: token, error: lastError) }
+            if cur.key != key { return [.open(token: token, key: cur.key, item: cur.item, remote: cur.item.isRemote)] }
+            startedKey = key
+            return [.buildRuntime(token: token)]
+
+        case .startOpenFailed(let token, let key, let error):
+            guard runtime == .starting(token: token) else { return [] }
+            var actions: [Action] = []
+            if let (index, item) = entry(key: key) {
+                actions.append(.emit(.itemFailed(index: index, item: item, error: error)))
+            }
+            startFailures += 1
+            pendingPosition = 0
+            if startFailures < entries.count && order.skipToNext(), let cur = currentEntry {
+                return actions + [.open(token: token, key: cur.key, item: cur.item, remote: cur.item.isRemote)]
+            }
+            return actions + finishStart(token: token, error: error)
+
+        case .runtimeBuilt(let token, let rate):
+            guard runtime == .starting(token: token), let opened = startedKey else { return [.discardRuntime] }
+            guard let cur = currentEntry else { return [.discardRuntime] + finishStart(token: token, error: lastError) }
+            runtime = .running(rate: rate)
+            state = .playing
+            lastError = nil
+            startedKey = nil
+            var actions = retain() + [.installRuntime(key: opened, position: pendingPosition), .applyVolume(volume * duck)]
+            // Another item became current while the output opened: it plays instead.
+            if cur.key != opened { actions.append(.restartCurrent(key: cur.key, position: pendingPosition)) }
+            return actions + [.startRendering, emitCurrent(), .emit(.stateChanged(.playing))]
+
+        case .runtimeFailed(let token, let error):
+            guard runtime == .starting(token: token) else { return [] }
+            runtime = .none
+            return fail(error)
+
+        case .restartOpenFailed(let key, let error):
+            guard let (index, item) = entry(key: key) else { return [] }
+            return [.emit(.itemFailed(index: index, item: item, error: error))] + handle(.skipToNext)
+
+        case .reachedEnd:
+            return finishQueue(drain: true)
+        }
+    }
+
+    /// A segment played to its end (``QueueSchedule/rendered(token:epoch:engineRate:)``): the
+    /// events and actions that follow from it.
+    mutating func handle(rendered outcome: QueueSchedule.Rendered) -> [Action] {
+        switch outcome {
+        case .ignored:
+            return []
+        case .sameItem(let o):
+            pendingPosition = 0
+            order = o
+            return []
+        case .advanced(let ended, let o):
+            pendingPosition = 0
+            let endedAction = entry(key: ended).map { Action.emit(.itemPlayedToEnd(index: $0.index, item: $0.item)) }
+            order = o
+            return (endedAction.map { [$0] } ?? []) + [emitCurrent()]
+        case .finished(let ended, let position):
+            // Until the end is carried out, the time is the end of the last item, not 0.
+            pendingPosition = position
+            let endedAction = entry(key: ended).map { Action.emit(.itemPlayedToEnd(index: $0.index, item: $0.item)) }
+            return (endedAction.map { [$0] } ?? []) + handle(.reachedEnd)
+        }
+    }
+
+    // MARK: Rules shared by several inputs
+
+    private func emitCurrent() -> Action {
+        .emit(.currentItemChanged(index: order.current, item: currentItem))
+    }
+
+    private func albumKeys(_ albums: [UInt64: String]) -> [String] {
+        entries.map { albums[$0.key] ?? $0.item.url.deletingLastPathComponent().path }
+    }
+
+    /// Re-schedules the current item at `seconds` (its position when nil) when running.
+    private func restart(at seconds: Double?) -> [Action] {
+        guard isRunning, let cur = currentEntry else { return [] }
+        return [.restartCurrent(key: cur.key, position: seconds)]
+    }
+
+    private func restartIfStale() -> [Action] { lookaheadIsStale ? restart(at: nil) : [] }
+
+    /// Another item became current by a skip.
+    private mutating func jumped() -> [Action] { [emitCurrent()] + restart(at: 0) }
+
+    private mutating func closeRuntime() -> [Action] {
+        let had = isRunning
+        runtime = .none
+        schedule.clear()
+        return had ? [.closeRuntime(drain: false)] : []
+    }
+
+    private mutating func stop() -> [Action] {
+        let was = state
+        var actions = closeRuntime()
+        state = .stopped
+        pendingPosition = 0
+        actions += release()
+        runtime = .none  // a start under way ends
+        if was != .stopped { actions.append(.emit(.stateChanged(.stopped))) }
+        return actions
+    }
+
+    /// The end of the queue: the output drained (when `drain`, so that the end is heard) and
+    /// closed, stopped, back at the start of the play order.
+    private mutating func finishQueue(drain: Bool) -> [Action] {
+        let had = isRunning
+        runtime = .none
+        schedule.clear()
+        state = .stopped
+        pendingPosition = 0
+        order.skipToBeginning()
+        let close: [Action] = had ? [.closeRuntime(drain: drain)] : []
+        return close + release() + [.emit(.stateChanged(.stopped)), .emit(.finished), emitCurrent()]
+    }
+
+    /// Start `token` found nothing it could open: the queue ends there.
+    private mutating func finishStart(token: UInt64, error: TonearmError?) -> [Action] {
+        runtime = .none
+        startedKey = nil
+        lastError = error
+        return finishQueue(drain: false)
+    }
+
+    private mutating func fail(_ error: TonearmError) -> [Action] {
+        var actions = closeRuntime()
+        state = .stopped
+        lastError = error
+        actions += release()
+        return actions + [.emit(.outputLost(reason: error.description)), .emit(.stateChanged(.stopped))]
+    }
+
+    private mutating func retain() -> [Action] {
+        if retained { return [] }
+        retained = true
+        return [.retainSelf]
+    }
+
+    private mutating func release() -> [Action] {
+        if !retained { return [] }
+        retained = false
+        return [.releaseSelf]
+    }
+}

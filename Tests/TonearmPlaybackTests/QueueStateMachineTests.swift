@@ -1,0 +1,574 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TonearmCore
+@testable import TonearmPlayback
+
+/// Every rule of ``QueueStateMachine`` on its own: no threads, no files, no sound.
+@Suite struct QueueStateMachineTests {
+    let a = QueueItem(path: "/music/A/01.flac")
+    let b = QueueItem(path: "/music/A/02.flac")
+    let c = QueueItem(path: "/music/B/01.flac")
+    let radio = QueueItem(pathOrURL: "http://127.0.0.1:9/stream.mp3")
+    let broken = TonearmError.fileNotFound(path: "/music/A/01.flac")
+
+    /// A machine with `items` whose start 1 has opened its first item and built its runtime.
+    func running(_ items: [QueueItem]) -> QueueStateMachine {
+        var m = QueueStateMachine(items: items)
+        _ = m.handle(.play)
+        _ = m.handle(.startOpened(token: 1, key: 1))
+        _ = m.handle(.runtimeBuilt(token: 1, rate: 48000))
+        return m
+    }
+
+    /// `m` with the current item and the next one scheduled on the node (as the player does).
+    func scheduled(_ m: inout QueueStateMachine, keys: [UInt64]) {
+        m.schedule.beginHead(playerFrame: 0)
+        for k in keys {
+            _ = m.schedule.append(key: k, start: 0, end: 48000, sourceRate: 48000, order: m.order, then: .next)
+        }
+    }
+
+    // MARK: Starting
+
+    @Test func playWithAnEmptyQueueDoesNothing() {
+        var m = QueueStateMachine()
+        #expect(m.handle(.play).isEmpty)
+        #expect(m.runtime == .none)
+        #expect(m.state == .stopped)
+    }
+
+    @Test func playOpensTheCurrentItemOffTheLock() {
+        var m = QueueStateMachine(items: [a, b])
+        #expect(m.handle(.play) == [.open(token: 1, key: 1, item: a, remote: false)])
+        #expect(m.runtime == .starting(token: 1))
+        // A second play while the first start is under way starts nothing more.
+        #expect(m.handle(.play).isEmpty)
+    }
+
+    @Test func aNetworkItemIsOpenedOnAThreadOfItsOwn() {
+        var m = QueueStateMachine(items: [radio])
+        #expect(m.handle(.play) == [.open(token: 1, key: 1, item: radio, remote: true)])
+    }
+
+    @Test func anOpenedItemGetsItsRuntimeBuilt() {
+        var m = QueueStateMachine(items: [a, b])
+        _ = m.handle(.play)
+        #expect(m.handle(.startOpened(token: 1, key: 1)) == [.buildRuntime(token: 1)])
+        #expect(m.startedKey == 1)
+    }
+
+    @Test func aBuiltRuntimeIsInstalledStartedAndKeepsThePlayerAlive() {
+        var m = QueueStateMachine(items: [a, b])
+        _ = m.handle(.play)
+        _ = m.handle(.startOpened(token: 1, key: 1))
+        #expect(m.handle(.runtimeBuilt(token: 1, rate: 44100)) == [
+            .retainSelf, .installRuntime(key: 1, position: 0), .applyVolume(1), .startRendering,
+            .emit(.currentItemChanged(index: 0, item: a)), .emit(.stateChanged(.playing)),
+        ])
+        #expect(m.runtime == .running(rate: 44100))
+        #expect(m.state == .playing)
+        #expect(m.handle(.play).isEmpty)
+    }
+
+    @Test func stopDuringAStartCancelsIt() {
+        var m = QueueStateMachine(items: [a])
+        _ = m.handle(.play)
+        #expect(m.handle(.stop).isEmpty)  // it was not playing yet: no state change to report
+        #expect(m.runtime == .none)
+        #expect(m.handle(.startOpened(token: 1, key: 1)).isEmpty)
+        #expect(m.handle(.startOpenFailed(token: 1, key: 1, error: broken)).isEmpty)
+        #expect(m.handle(.runtimeFailed(token: 1, error: broken)).isEmpty)
+        // A runtime built for the cancelled start is closed, not installed.
+        #expect(m.handle(.runtimeBuilt(token: 1, rate: 48000)) == [.discardRuntime])
+        // The next play is a new start.
+        #expect(m.handle(.play) == [.open(token: 2, key: 1, item: a, remote: false)])
+    }
+
+    @Test func aSkipWhileOpeningOpensTheNewCurrentItem() {
+        var m = QueueStateMachine(items: [a, b])
+        _ = m.handle(.play)
+        #expect(m.handle(.skipToNext) == [.emit(.currentItemChanged(index: 1, item: b))])
+        #expect(m.handle(.startOpened(token: 1, key: 1)) == [.open(token: 1, key: 2, item: b, remote: false)])
+        #expect(m.handle(.startOpened(token: 1, key: 2)) == [.buildRuntime(token: 1)])
+    }
+
+    @Test func aSkipWhileTheOutputOpensPlaysTheNewCurrentItem() {
+        var m = QueueStateMachine(items: [a, b])
+        _ = m.handle(.play)
+        _ = m.handle(.startOpened(token: 1, key: 1))
+        _ = m.handle(.skipToNext)
+        let actions = m.handle(.runtimeBuilt(token: 1, rate: 48000))
+        #expect(actions.contains(.installRuntime(key: 1, position: 0)))
+        #expect(actions.contains(.restartCurrent(key: 2, position: 0)))
+        #expect(actions.contains(.emit(.currentItemChanged(index: 1, item: b))))
+    }
+
+    @Test func anItemThatCannotBeOpenedIsReportedAndSkipped() {
+        var m = QueueStateMachine(items: [a, b])
+        _ = m.handle(.play)
+        #expect(m.handle(.startOpenFailed(token: 1, key: 1, error: broken)) == [
+            .emit(.itemFailed(index: 0, item: a, error: broken)), .open(token: 1, key: 2, item: b, remote: false),
+        ])
+        #expect(m.order.current == 1)
+    }
+
+    @Test func whenNoItemCanBeOpenedTheQueueFinishesWithTheLastError() {
+        var m = QueueStateMachine(items: [a, b])
+        _ = m.handle(.play)
+        _ = m.handle(.startOpenFailed(token: 1, key: 1, error: broken))
+        let other = TonearmError.fileNotFound(path: b.path)
+        #expect(m.handle(.startOpenFailed(token: 1, key: 2, error: other)) == [
+            .emit(.itemFailed(index: 1, item: b, error: other)),
+            .emit(.stateChanged(.stopped)), .emit(.finished), .emit(.currentItemChanged(index: 0, item: a)),
+        ])
+        #expect(m.lastError == other)
+        #expect(m.runtime == .none)
+        #expect(m.order.current == 0)
+    }
+
+    @Test func withRepeatAllEveryItemIsTriedOnce() {
+        var m = QueueStateMachine(items: [a, b])
+        _ = m.handle(.setRepeat(.all))
+        _ = m.handle(.play)
+        _ = m.handle(.startOpenFailed(token: 1, key: 1, error: broken))
+        let last = m.handle(.startOpenFailed(token: 1, key: 2, error: broken))
+        #expect(last.contains(.emit(.finished)))
+        #expect(!last.contains { if case .open = $0 { true } else { false } })
+    }
+
+    @Test func anOutputThatCannotBeOpenedStopsWithOutputLost() {
+        var m = QueueStateMachine(items: [a])
+        _ = m.handle(.play)
+        _ = m.handle(.startOpened(token: 1, key: 1))
+        #expect(m.handle(.runtimeFailed(token: 1, error: broken)) == [
+            .emit(.outputLost(reason: broken.description)), .emit(.stateChanged(.stopped)),
+        ])
+        #expect(m.lastError == broken)
+        #expect(m.runtime == .none)
+    }
+
+    @Test func aSuccessfulStartClearsTheLastError() {
+        var m = QueueStateMachine(items: [a])
+        _ = m.handle(.play)
+        _ = m.handle(.startOpened(token: 1, key: 1))
+        _ = m.handle(.runtimeFailed(token: 1, error: broken))
+        _ = m.handle(.play)
+        _ = m.handle(.startOpened(token: 2, key: 1))
+        _ = m.handle(.runtimeBuilt(token: 2, rate: 48000))
+        #expect(m.lastError == nil)
+    }
+
+    // MARK: Transport
+
+    @Test func pauseAndResumeKeepTheRuntime() {
+        var m = running([a, b])
+        #expect(m.handle(.pause) == [.pauseRendering, .emit(.stateChanged(.paused))])
+        #expect(m.handle(.pause).isEmpty)
+        #expect(m.handle(.play) == [.startRendering, .emit(.stateChanged(.playing))])
+        #expect(m.retained)
+    }
+
+    @Test func pauseWhenNotRunningDoesNothing() {
+        var m = QueueStateMachine(items: [a])
+        #expect(m.handle(.pause).isEmpty)
+        #expect(m.handle(.interrupt).isEmpty)
+        #expect(m.handle(.corkRequested).isEmpty)
+    }
+
+    @Test func stopClosesReleasesAndGoesBackToTheStartOfTheItem() {
+        var m = running([a, b])
+        _ = m.handle(.seek(30))
+        #expect(m.handle(.stop) == [.closeRuntime(drain: false), .releaseSelf, .emit(.stateChanged(.stopped))])
+        #expect(m.pendingPosition == 0)
+        #expect(m.handle(.stop).isEmpty)
+        #expect(m.order.current == 0)
+    }
+
+    @Test func stopMakesTheScheduleStale() {
+        var m = running([a, b])
+        scheduled(&m, keys: [1])
+        let epoch = m.schedule.epoch
+        _ = m.handle(.stop)
+        #expect(m.schedule.segments.isEmpty)
+        #expect(m.schedule.rendered(token: 1, epoch: epoch, engineRate: 48000) == .ignored)
+    }
+
+    @Test func anInterruptionIsResumedByPlayNotByTheServer() {
+        var m = running([a])
+        #expect(m.handle(.interrupt) == [.pauseRendering, .emit(.stateChanged(.interrupted))])
+        #expect(m.state == .interrupted)
+        #expect(m.handle(.uncorkRequested).isEmpty)
+        #expect(m.handle(.play) == [.startRendering, .emit(.stateChanged(.playing))])
+    }
+
+    @Test func theServersCorkIsUndoneByItsUncork() {
+        var m = running([a])
+        #expect(m.handle(.corkRequested) == [.pauseRendering, .emit(.stateChanged(.interrupted))])
+        #expect(m.handle(.uncorkRequested) == [.startRendering, .emit(.stateChanged(.playing))])
+        #expect(m.state == .playing)
+        // Once resumed, another uncork does nothing.
+        #expect(m.handle(.uncorkRequested).isEmpty)
+    }
+
+    @Test func aCorkedQueueResumedByTheUserIsNotResumedAgain() {
+        var m = running([a])
+        _ = m.handle(.corkRequested)
+        _ = m.handle(.play)
+        _ = m.handle(.interrupt)
+        #expect(m.handle(.uncorkRequested).isEmpty)
+    }
+
+    @Test func aCorkOfAPausedQueueDoesNothing() {
+        var m = running([a])
+        _ = m.handle(.pause)
+        #expect(m.handle(.corkRequested).isEmpty)
+        #expect(m.handle(.uncorkRequested).isEmpty)
+        #expect(m.state == .paused)
+    }
+
+    @Test func aRemovedDevicePausesAndIsReported() {
+        var m = running([a])
+        #expect(m.handle(.deviceRemoved(previous: "headphones")) == [
+            .pauseRendering, .emit(.stateChanged(.paused)), .emit(.outputRemoved(previous: "headphones")),
+        ])
+        var stopped = QueueStateMachine(items: [a])
+        #expect(stopped.handle(.deviceRemoved(previous: "headphones")) == [.emit(.outputRemoved(previous: "headphones"))])
+    }
+
+    @Test func aLostOutputPausesAtItsPlace() {
+        var m = running([a, b])
+        #expect(m.handle(.deviceLost(reason: "gone", position: 12.5)) == [
+            .closeRuntime(drain: false), .releaseSelf, .emit(.outputLost(reason: "gone")), .emit(.stateChanged(.paused)),
+        ])
+        #expect(m.state == .paused)
+        #expect(m.currentTime(playerSampleTime: 480000) == 12.5)
+        // play() starts afresh, on whatever output there is, from the same place.
+        #expect(m.handle(.play) == [.open(token: 2, key: 1, item: a, remote: false)])
+        _ = m.handle(.startOpened(token: 2, key: 1))
+        #expect(m.handle(.runtimeBuilt(token: 2, rate: 48000)).contains(.installRuntime(key: 1, position: 12.5)))
+    }
+
+    @Test func aLostOutputWhileStoppedIsOnlyReported() {
+        var m = QueueStateMachine(items: [a])
+        #expect(m.handle(.deviceLost(reason: "gone", position: 0)) == [.emit(.outputLost(reason: "gone"))])
+        #expect(m.state == .stopped)
+    }
+
+    @Test func aRenderingFailureStops() {
+        var m = running([a])
+        let e = TonearmError.invalidState("no output")
+        #expect(m.handle(.renderingFailed(e)) == [
+            .closeRuntime(drain: false), .releaseSelf, .emit(.outputLost(reason: e.description)), .emit(.stateChanged(.stopped)),
+        ])
+        #expect(m.lastError == e)
+    }
+
+    // MARK: Position
+
+    @Test func aSeekWhileStoppedOnlyMovesTheStart() {
+        var m = QueueStateMachine(items: [a])
+        #expect(m.handle(.seek(5)) == [.emit(.seeked(to: 5))])
+        _ = m.handle(.play)
+        _ = m.handle(.startOpened(token: 1, key: 1))
+        #expect(m.handle(.runtimeBuilt(token: 1, rate: 48000)).contains(.installRuntime(key: 1, position: 5)))
+    }
+
+    @Test func aSeekWhileRunningReschedulesTheCurrentItem() {
+        var m = running([a, b])
+        #expect(m.handle(.seek(5)) == [.restartCurrent(key: 1, position: 5), .emit(.seeked(to: 5))])
+    }
+
+    @Test func aSeekToNothingIsASeekToTheStart() {
+        var m = QueueStateMachine(items: [a])
+        #expect(m.handle(.seek(-3)) == [.emit(.seeked(to: 0))])
+        #expect(m.handle(.seek(.nan)) == [.emit(.seeked(to: 0))])
+        #expect(m.pendingPosition == 0)
+    }
+
+    @Test func theTimeComesFromTheNodeWhileRunning() {
+        var m = running([a])
+        m.schedule.beginHead(playerFrame: 48000)
+        _ = m.schedule.append(key: 1, start: 96000, end: 480000, sourceRate: 48000, order: m.order, then: .next)
+        #expect(m.currentTime(playerSampleTime: 72000) == 2.5)
+        #expect(m.currentTime(playerSampleTime: nil) == 0)
+    }
+
+    // MARK: Skipping
+
+    @Test func skippingWhileRunningReschedulesTheNewItemFromItsStart() {
+        var m = running([a, b])
+        #expect(m.handle(.skipToNext) == [.emit(.currentItemChanged(index: 1, item: b)), .restartCurrent(key: 2, position: 0)])
+        #expect(m.handle(.skipToPrevious) == [.emit(.currentItemChanged(index: 0, item: a)), .restartCurrent(key: 1, position: 0)])
+        #expect(m.handle(.skipToItem(1)) == [.emit(.currentItemChanged(index: 1, item: b)), .restartCurrent(key: 2, position: 0)])
+        #expect(m.handle(.skipToBeginning) == [.emit(.currentItemChanged(index: 0, item: a)), .restartCurrent(key: 1, position: 0)])
+    }
+
+    @Test func skippingWhileStoppedOnlyMovesTheCurrentItem() {
+        var m = QueueStateMachine(items: [a, b])
+        _ = m.handle(.seek(9))
+        #expect(m.handle(.skipToNext) == [.emit(.currentItemChanged(index: 1, item: b))])
+        #expect(m.pendingPosition == 0)
+    }
+
+    @Test func skippingPastTheEndFinishesTheQueue() {
+        var m = running([a, b])
+        _ = m.handle(.skipToNext)
+        #expect(m.handle(.skipToNext) == [
+            .closeRuntime(drain: false), .releaseSelf, .emit(.stateChanged(.stopped)), .emit(.finished),
+            .emit(.currentItemChanged(index: 0, item: a)),
+        ])
+        #expect(m.state == .stopped)
+        #expect(m.runtime == .none)
+    }
+
+    @Test func skippingBackFromTheFirstItemSeeksToItsStart() {
+        var m = running([a, b])
+        #expect(m.handle(.skipToPrevious) == [.restartCurrent(key: 1, position: 0), .emit(.seeked(to: 0))])
+    }
+
+    @Test func skippingToAnItemThatIsNotThereDoesNothing() {
+        var m = running([a, b])
+        #expect(m.handle(.skipToItem(7)).isEmpty)
+        #expect(m.order.current == 0)
+    }
+
+    // MARK: The queue
+
+    @Test func setQueueStopsAndReplacesTheItems() {
+        var m = running([a, b])
+        _ = m.handle(.setRepeat(.all))
+        #expect(m.handle(.setQueue([c], order: nil, position: 4)) == [
+            .closeRuntime(drain: false), .releaseSelf, .emit(.stateChanged(.stopped)), .emit(.queueChanged),
+            .emit(.currentItemChanged(index: 0, item: c)),
+        ])
+        #expect(m.entries == [.init(item: c, key: 3)])
+        #expect(m.order.repeatMode == .all)
+        #expect(m.pendingPosition == 4)
+    }
+
+    @Test func setQueueTakesASavedOrderOfTheSameLength() {
+        var m = QueueStateMachine()
+        let saved = PlayOrder(count: 3, start: 2, repeatMode: .one, seed: 1)
+        _ = m.handle(.setQueue([a, b, c], order: saved, position: 0))
+        #expect(m.order == saved)
+        _ = m.handle(.setQueue([a, b], order: saved, position: -1))
+        #expect(m.order == PlayOrder(count: 2, repeatMode: .one))
+        #expect(m.pendingPosition == 0)
+    }
+
+    @Test func theFirstItemInsertedBecomesCurrent() {
+        var m = QueueStateMachine()
+        #expect(m.handle(.insert(a, at: 5)) == [.emit(.queueChanged), .emit(.currentItemChanged(index: 0, item: a))])
+        #expect(m.handle(.insert(b, at: 0)) == [.emit(.queueChanged)])
+        #expect(m.entries.map(\.key) == [2, 1])
+    }
+
+    @Test func insertingBetweenTheCurrentAndTheScheduledNextItemReschedules() {
+        var m = running([a, b])
+        scheduled(&m, keys: [1, 2])
+        #expect(m.handle(.insert(c, at: 1)) == [.restartCurrent(key: 1, position: nil), .emit(.queueChanged)])
+    }
+
+    @Test func insertingAfterTheScheduledNextItemDoesNotReschedule() {
+        var m = running([a, b])
+        scheduled(&m, keys: [1, 2])
+        #expect(m.handle(.insert(c, at: 2)) == [.emit(.queueChanged)])
+    }
+
+    @Test func removingTheCurrentItemWhilePlayingStartsTheNextOne() {
+        var m = running([a, b])
+        #expect(m.handle(.remove(at: 0)) == [
+            .closeRuntime(drain: false), .emit(.currentItemChanged(index: 0, item: b)),
+            .open(token: 2, key: 2, item: b, remote: false), .emit(.queueChanged),
+        ])
+        // Still kept alive: the runtime of the next start does not retain twice.
+        #expect(m.retained)
+        _ = m.handle(.startOpened(token: 2, key: 2))
+        #expect(!m.handle(.runtimeBuilt(token: 2, rate: 48000)).contains(.retainSelf))
+    }
+
+    @Test func removingTheItemAStartIsOpeningStartsWithTheNextOne() {
+        var m = QueueStateMachine(items: [a, b])
+        _ = m.handle(.play)
+        #expect(m.handle(.remove(at: 0)) == [.emit(.currentItemChanged(index: 0, item: b)), .emit(.queueChanged)])
+        #expect(m.runtime == .starting(token: 1))
+        #expect(m.handle(.startOpened(token: 1, key: 1)) == [.open(token: 1, key: 2, item: b, remote: false)])
+        // With nothing left, the start ends.
+        _ = m.handle(.remove(at: 0))
+        #expect(m.runtime == .none)
+        #expect(m.handle(.startOpened(token: 1, key: 2)).isEmpty)
+    }
+
+    @Test func removingTheCurrentItemWhileStoppedReportsTheNewOne() {
+        var m = QueueStateMachine(items: [a, b])
+        #expect(m.handle(.remove(at: 0)) == [
+            .emit(.currentItemChanged(index: 0, item: b)), .emit(.stateChanged(.stopped)), .emit(.queueChanged),
+        ])
+    }
+
+    @Test func removingTheScheduledNextItemReschedules() {
+        var m = running([a, b, c])
+        scheduled(&m, keys: [1, 2])
+        #expect(m.handle(.remove(at: 1)) == [.restartCurrent(key: 1, position: nil), .emit(.queueChanged)])
+        #expect(m.handle(.remove(at: 9)).isEmpty)
+    }
+
+    @Test func movingReschedulesOnlyWhenTheNextItemChanges() {
+        var m = running([a, b, c])
+        scheduled(&m, keys: [1, 2])
+        #expect(m.handle(.move(from: 2, to: 1)) == [.restartCurrent(key: 1, position: nil), .emit(.queueChanged)])
+        #expect(m.entries.map(\.item) == [a, c, b])
+        #expect(m.handle(.move(from: 0, to: 0)) == [.emit(.queueChanged)])
+    }
+
+    // MARK: Modes
+
+    @Test func repeatOneReschedulesWhatFollows() {
+        var m = running([a, b])
+        scheduled(&m, keys: [1, 2])
+        #expect(m.handle(.setRepeat(.one)) == [.restartCurrent(key: 1, position: nil), .emit(.repeatModeChanged(.one))])
+        // Once re-scheduled (the item again after itself), the same mode again changes nothing.
+        scheduled(&m, keys: [1, 1])
+        #expect(m.handle(.setRepeat(.one)) == [.emit(.repeatModeChanged(.one))])
+    }
+
+    @Test func shufflingKeepsTheCurrentItem() {
+        var m = QueueStateMachine(items: [a, b, c])
+        _ = m.handle(.skipToItem(1))
+        #expect(m.handle(.setShuffle(.songs, albums: [:], seed: 7)) == [.emit(.shuffleModeChanged(.songs))])
+        #expect(m.order.current == 1)
+        #expect(m.order.shuffleMode == .songs)
+        _ = m.handle(.setShuffle(.off, albums: [:], seed: 7))
+        #expect(m.order.current == 1)
+        #expect(m.order.shuffleMode == .off)
+    }
+
+    @Test func albumShuffleKeepsTheAlbumsTogether() {
+        var m = QueueStateMachine(items: [a, c, b])
+        // b has no key read (added after the tags were read): its folder is its album, as a's.
+        _ = m.handle(.setShuffle(.albums, albums: [1: "/music/A", 2: "other"], seed: 3))
+        let o = m.order.order
+        let ia = o.firstIndex(of: 0)!, ib = o.firstIndex(of: 2)!
+        #expect(abs(ia - ib) == 1)
+    }
+
+    @Test func startShuffledMovesToItsFirstItem() {
+        var m = running([a, b, c])
+        let actions = m.handle(.startShuffled(.songs, first: 2, albums: [:], seed: 5))
+        #expect(actions == [.emit(.shuffleModeChanged(.songs)), .emit(.currentItemChanged(index: 2, item: c)),
+                            .restartCurrent(key: 3, position: 0)])
+        #expect(m.order.current == 2)
+    }
+
+    @Test func startShuffledWithTheCurrentItemFirstKeepsItsPlace() {
+        var m = QueueStateMachine(items: [a, b, c])
+        _ = m.handle(.seek(8))
+        #expect(m.handle(.startShuffled(.songs, first: 0, albums: [:], seed: 5)) == [.emit(.shuffleModeChanged(.songs))])
+        #expect(m.pendingPosition == 8)
+    }
+
+    @Test func replayGainReschedulesTheCurrentItemAtItsPlace() {
+        var m = running([a])
+        #expect(m.handle(.setReplayGain(.album, preamp: 3)) == [.restartCurrent(key: 1, position: nil)])
+        #expect(m.replayGain == .album)
+        #expect(m.preamp == 3)
+        var stopped = QueueStateMachine(items: [a])
+        #expect(stopped.handle(.setReplayGain(.track, preamp: 0)).isEmpty)
+    }
+
+    @Test func theCrossfadeIsKeptBetweenNothingAndThirtySeconds() {
+        var m = QueueStateMachine()
+        _ = m.handle(.setCrossfade(45))
+        #expect(m.crossfade == 30)
+        _ = m.handle(.setCrossfade(-1))
+        #expect(m.crossfade == 0)
+        _ = m.handle(.setCrossfade(.infinity))
+        #expect(m.crossfade == 0)
+    }
+
+    @Test func volumeAndDuckingMultiplyOnTheRunningMixer() {
+        var m = running([a])
+        #expect(m.handle(.setVolume(0.5)) == [.applyVolume(0.5), .emit(.volumeChanged(0.5))])
+        #expect(m.handle(.setDuck(0.2)) == [.applyVolume(0.1), .emit(.ducked(level: 0.2))])
+        // The same level again changes nothing worth reporting.
+        #expect(m.handle(.setDuck(0.2)) == [.applyVolume(0.1)])
+        #expect(m.handle(.setDuck(1)) == [.applyVolume(0.5), .emit(.ducked(level: 1))])
+        #expect(m.volume == 0.5)
+    }
+
+    @Test func volumeIsKeptWhileStoppedAndClamped() {
+        var m = QueueStateMachine()
+        #expect(m.handle(.setVolume(3)) == [.emit(.volumeChanged(1))])
+        #expect(m.handle(.setVolume(.nan)) == [.emit(.volumeChanged(0))])
+        #expect(m.handle(.setDuck(.nan)).isEmpty)
+        #expect(m.duck == 1)
+    }
+
+    // MARK: Segments played
+
+    @Test func theNextItemBecomesCurrentWhenTheCurrentOneHasPlayed() {
+        var m = running([a, b])
+        var next = m.order
+        _ = next.advanceOnEnd()
+        #expect(m.handle(rendered: .advanced(ended: 1, order: next)) == [
+            .emit(.itemPlayedToEnd(index: 0, item: a)), .emit(.currentItemChanged(index: 1, item: b)),
+        ])
+        #expect(m.order.current == 1)
+    }
+
+    @Test func theEndOfACrossfadeOverlapIsNotAnItemChange() {
+        var m = running([a, b])
+        var next = m.order
+        _ = next.advanceOnEnd()
+        #expect(m.handle(rendered: .sameItem(order: next)).isEmpty)
+        #expect(m.order.current == 1)
+    }
+
+    @Test func theEndOfTheLastItemDrainsAndFinishes() {
+        var m = running([a])
+        #expect(m.handle(rendered: .finished(ended: 1, position: 3)) == [
+            .emit(.itemPlayedToEnd(index: 0, item: a)), .closeRuntime(drain: true), .releaseSelf,
+            .emit(.stateChanged(.stopped)), .emit(.finished), .emit(.currentItemChanged(index: 0, item: a)),
+        ])
+        #expect(m.state == .stopped)
+    }
+
+    @Test func aStaleSegmentEndChangesNothing() {
+        var m = running([a])
+        #expect(m.handle(rendered: .ignored).isEmpty)
+        #expect(m.state == .playing)
+    }
+
+    @Test func aFailedRestartSkipsTheItem() {
+        var m = running([a, b])
+        #expect(m.handle(.restartOpenFailed(key: 1, error: broken)) == [
+            .emit(.itemFailed(index: 0, item: a, error: broken)), .emit(.currentItemChanged(index: 1, item: b)),
+            .restartCurrent(key: 2, position: 0),
+        ])
+        #expect(m.handle(.restartOpenFailed(key: 99, error: broken)).isEmpty)
+    }
+
+    // MARK: Crossfade candidates
+
+    @Test func aCrossfadeGoesIntoTheNextLocalItem() {
+        var m = QueueStateMachine(items: [a, b, radio])
+        #expect(m.crossfadeCandidate(after: 0, key: 1, order: m.order) == nil)  // no crossfade set
+        _ = m.handle(.setCrossfade(2))
+        let next = m.crossfadeCandidate(after: 0, key: 1, order: m.order)
+        #expect(next?.key == 2)
+        #expect(next?.index == 1)
+        #expect(next?.order.current == 1)
+        // Never into or out of a network item; never at the end; never with repeat-one.
+        var o = m.order
+        _ = o.jump(toItem: 1)
+        #expect(m.crossfadeCandidate(after: 1, key: 2, order: o) == nil)
+        _ = o.jump(toItem: 2)
+        #expect(m.crossfadeCandidate(after: 2, key: 3, order: o) == nil)
+        _ = m.handle(.setRepeat(.one))
+        #expect(m.crossfadeCandidate(after: 0, key: 1, order: m.order) == nil)
+        // An entry that moved meanwhile is not crossfaded out of.
+        _ = m.handle(.setRepeat(.none))
+        #expect(m.crossfadeCandidate(after: 0, key: 2, order: m.order) == nil)
+    }
+}
