@@ -146,7 +146,7 @@ package final class EffectKernel<DSP: EffectDSP>: EffectKernelProtocol, @uncheck
 
     package func render(inputs: UnsafeBufferPointer<NodeInput>, output: UnsafeMutablePointer<Float>,
                         frames: Int, channels: Int, timing: RenderTiming) {
-        if let first = inputs.first {
+        if let first = inputs.firstInput {
             output.update(from: first.buffer, count: frames * channels)
         } else {
             output.update(repeating: 0, count: frames * channels)
@@ -183,7 +183,7 @@ package final class VariableRateEffectKernel<DSP: VariableRateDSP>: EffectKernel
     /// input through.
     package func render(inputs: UnsafeBufferPointer<NodeInput>, output: UnsafeMutablePointer<Float>,
                         frames: Int, channels: Int, timing: RenderTiming) {
-        if let first = inputs.first {
+        if let first = inputs.firstInput {
             output.update(from: first.buffer, count: frames * channels)
         } else {
             output.update(repeating: 0, count: frames * channels)
