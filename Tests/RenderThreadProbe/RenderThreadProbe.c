@@ -23,20 +23,6 @@ render_probe_counts render_probe_end(void) {
 }
 int render_probe_first_offence(int kind, void **frames, int capacity) { (void)kind; (void)frames; (void)capacity; return 0; }
 void render_probe_describe(void *address, char *out, int capacity) { (void)address; if (capacity > 0) out[0] = 0; }
-void render_probe_describe(void *address, char *out, int capacity) {
-    Dl_info info;
-    if (capacity <= 0) return;
-    if (dladdr(address, &info) == 0) {
-        snprintf(out, (size_t)capacity, "%p", address);
-    } else if (info.dli_sname != NULL) {
-        snprintf(out, (size_t)capacity, "%s+0x%lx (%s)", info.dli_sname,
-                 (unsigned long)((char *)address - (char *)info.dli_saddr), info.dli_fname);
-    } else {
-        snprintf(out, (size_t)capacity, "%s+0x%lx", info.dli_fname,
-                 (unsigned long)((char *)address - (char *)info.dli_fbase));
-    }
-}
-
 void render_probe_reset_offence(void) {}
 
 #else
