@@ -58,6 +58,10 @@ import TonearmTestSupport
         #expect(!player.isPlaying)
     }
 
+    /// Under ThreadSanitizer this finds (issue 17) the player's one equaliser rendered by two
+    /// render threads at once: `stop()` closes the old output after releasing the lock, and a
+    /// racing `play()` has started a new one meanwhile. scripts/test skips it in the TSan step
+    /// until that is fixed.
     @Test func anAudioPlayerPlayedStoppedAndSeekedFromManyThreadsStaysConsistent() async throws {
         let dir = try TempDir("stress-transport")
         defer { dir.remove() }
