@@ -130,8 +130,11 @@ let package = Package(
         .testTarget(name: "TonearmArchitectureTests"),
         // Shared by the tests: fixture generation, the private PulseAudio server, recording, the
         // test HTTP server (httpd.py, run with python3 from its source path).
-        .target(name: "TonearmTestSupport", dependencies: ["TonearmCore", "TonearmEngine"], path: "Tests/TonearmTestSupport",
-                exclude: ["httpd.py"]),
+        .target(name: "TonearmTestSupport", dependencies: ["TonearmCore", "TonearmEngine", "TonearmOutput", "RenderThreadProbe"],
+                path: "Tests/TonearmTestSupport", exclude: ["httpd.py"]),
+        // The test executable's malloc, free and pthread lock calls, counted on the render thread
+        // (RenderProbe in TonearmTestSupport): proof that the render path allocates and locks nothing.
+        .target(name: "RenderThreadProbe", path: "Tests/RenderThreadProbe"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -104,7 +104,7 @@ public final class AudioOutputNode: AudioNode, @unchecked Sendable {
 final class PassThroughKernel: NodeKernel, @unchecked Sendable {
     func render(inputs: UnsafeBufferPointer<NodeInput>, output: UnsafeMutablePointer<Float>,
                 frames: Int, channels: Int, timing: RenderTiming) {
-        if let first = inputs.first {
+        if let first = inputs.firstInput {
             output.update(from: first.buffer, count: frames * channels)
         } else {
             output.update(repeating: 0, count: frames * channels)

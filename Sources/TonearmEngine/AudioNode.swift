@@ -25,6 +25,13 @@ package struct NodeInput {
     package let state: UnsafeMutablePointer<SIMD2<Float>>
 }
 
+extension UnsafeBufferPointer where Element == NodeInput {
+    /// The first input (bus 0), or nil when nothing is connected. Render thread: read by index,
+    /// because `Collection.first` is not specialised in a debug build and its read accessor
+    /// allocates a coroutine frame on every call.
+    package var firstInput: NodeInput? { count > 0 ? self[0] : nil }
+}
+
 /// The mixing settings a node carries into the mixer it is connected to (`AVAudioMixing`):
 /// written by the control plane, read by the mixer's kernel.
 package final class MixSettings: Sendable {

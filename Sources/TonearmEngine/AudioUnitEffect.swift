@@ -164,7 +164,7 @@ package final class EffectKernel<DSP: EffectDSP & ~Copyable>: EffectKernelProtoc
 
     package func render(inputs: UnsafeBufferPointer<NodeInput>, output: UnsafeMutablePointer<Float>,
                         frames: Int, channels: Int, timing: RenderTiming) {
-        if let first = inputs.first {
+        if let first = inputs.firstInput {
             output.update(from: first.buffer, count: frames * channels)
         } else {
             output.update(repeating: 0, count: frames * channels)
@@ -203,7 +203,7 @@ package final class VariableRateEffectKernel<DSP: VariableRateDSP & ~Copyable>: 
     /// input through.
     package func render(inputs: UnsafeBufferPointer<NodeInput>, output: UnsafeMutablePointer<Float>,
                         frames: Int, channels: Int, timing: RenderTiming) {
-        if let first = inputs.first {
+        if let first = inputs.firstInput {
             output.update(from: first.buffer, count: frames * channels)
         } else {
             output.update(repeating: 0, count: frames * channels)

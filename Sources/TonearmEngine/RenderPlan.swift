@@ -131,17 +131,27 @@ final class StepList: @unchecked Sendable {
         let states: UnsafeMutablePointer<SIMD2<Float>>
     }
 
-    private let steps: [Step]
+    /// The steps in order, in memory of the list's own: the render thread walks them with an
+    /// index. (Iterating an `Array` of a struct through its generic iterator is not specialised in
+    /// a debug build, and its read coroutine allocates its frame on every element.)
+    private let steps: UnsafeMutableBufferPointer<Step>
     /// The buffer the subtree's top node renders into (nil: nothing connected, silence).
     private let source: UnsafeMutablePointer<Float>?
     private let channels: Int
     private let maximumFrames: Int
 
     init(steps: [Step], source: UnsafeMutablePointer<Float>?, channels: Int, maximumFrames: Int) {
-        self.steps = steps
+        let stored = UnsafeMutableBufferPointer<Step>.allocate(capacity: steps.count)
+        _ = stored.initialize(from: steps)
+        self.steps = stored
         self.source = source
         self.channels = channels
         self.maximumFrames = maximumFrames
+    }
+
+    deinit {
+        steps.deinitialize()
+        steps.deallocate()
     }
 
     /// Renders `frames` frames (any count, in chunks of at most the plan's maximum) into `output`.
@@ -153,7 +163,10 @@ final class StepList: @unchecked Sendable {
         var done = 0
         while done < frames {
             let n = min(maximumFrames, frames - done)
-            for s in steps {
+            var i = 0
+            while i < steps.count {
+                let s = steps[i]
+                i += 1
                 if let v = s.variable {
                     let puller = InputPuller(list: s.upstream.map { Unmanaged.passUnretained($0) },
                                              channels: channels, timing: timing)
