@@ -4,9 +4,6 @@ import TonearmCore
 /// Messages from the control plane to a render thread. Plain values, sent through a preallocated
 /// ``SPSCQueue`` so that the render thread never locks.
 package enum RenderCommand: Sendable, BitwiseCopyable {
-    /// Play blocks of `generation` from now on; drop older ones. `startFrame` is where the new
-    /// generation starts in the source (for position reporting until its first block arrives).
-    case switchGeneration(UInt64, startFrame: AudioFramePosition)
     /// Ramp the gain to `target` over `frames` frames (0 = at once).
     case gain(target: Float, frames: Int)
     /// Set the stereo pan (-1 left … +1 right).

@@ -19,7 +19,9 @@ package struct MeterSnapshot: Sendable, BitwiseCopyable {
 /// Threading: `render` runs on the driver's render thread. It allocates nothing, takes no lock
 /// and never waits when timing is `.realtime` (with `.offline` timing it waits for the decoder).
 /// The control plane talks to it through `commands` (one producer: the owning player, under
-/// its own lock) and reads `events`, `meters` and the atomic counters. A player node does not
+/// its own lock) and reads `events`, `meters` and the atomic counters. The generation is not a
+/// command: a player asks for one with ``requestGeneration(_:startFrame:)``, a node through
+/// ``nodeState``, so that a full queue can never lose a switch. A player node does not
 /// send its run state and generation as commands: it publishes them in ``nodeState`` (see there).
 ///
 /// `@unchecked Sendable`: the `private var`s belong to the render thread; everything the other
@@ -55,6 +57,20 @@ package final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
     /// and the order of two callers can never invert (a stop's generation overtaken by an older
     /// one). Ignored unless `continuesAfterItems`.
     package let nodeState = Atomic<UInt64>(0)
+    /// Player mode (not a node): the newest generation asked for, and the frame it starts at
+    /// (stored before it). A word instead of a command, for the reason ``nodeState`` is one: a
+    /// storm of seeks cannot overflow the command queue and lose a switch (the renderer would
+    /// then wait for a generation that never comes). Set through ``requestGeneration(_:startFrame:)``.
+    private let requestedGeneration = Atomic<UInt64>(0)
+    private let requestedStart = Atomic<Int64>(0)
+
+    /// Control plane (the owning player, one thread at a time): point the renderer at generation
+    /// `g` (greater than any asked for before) starting at `startFrame`. The newest request wins.
+    package func requestGeneration(_ g: UInt64, startFrame: AudioFramePosition) {
+        requestedStart.store(startFrame, ordering: .releasing)
+        requestedGeneration.store(g, ordering: .releasing)
+    }
+
     /// Player-node mode: frames of silence to render before the next audio (`play(at:)`), taken
     /// by the render thread (stored before ``nodeState``, read after it).
     package let nodeDelay = Atomic<Int>(0)
@@ -114,11 +130,15 @@ package final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
             running = word & 1 != 0
             let d = nodeDelay.exchange(0, ordering: .acquiring)
             if d > 0 { delayLeft = d }
+        } else {
+            // The generation first (acquiring), then its start, stored before it. A start read
+            // here may already be a newer request's: the next call then sees that request's
+            // generation and switches again, and nothing of the skipped one is played.
+            let g = requestedGeneration.load(ordering: .acquiring)
+            if g != generation { switchGeneration(g, start: requestedStart.load(ordering: .acquiring)) }
         }
         while let c = commands.pop() {
             switch c {
-            case .switchGeneration(let g, let start):
-                switchGeneration(g, start: start)
             case .gain(let target, let frames):
                 gainTarget = target
                 if frames <= 0 {

@@ -535,7 +535,7 @@ public final class AudioPlayer: Sendable {
         case .restartDecoding(let g, let f):
             c.generationStart = f
             if let rt = c.runtime {
-                rt.renderer.commands.push(.switchGeneration(g, startFrame: f))
+                rt.renderer.requestGeneration(g, startFrame: f)
                 rt.decoder.schedule(.init(generation: g, startFrame: f, loops: c.numberOfLoops, endFrame: nil,
                                           rate: c.effectiveRate))
             }

@@ -325,7 +325,7 @@ public final class Player: @unchecked Sendable {
                 s.decodingGeneration = g
                 s.generationStart = at
                 s.lastTime = at
-                rt.renderer.commands.push(.switchGeneration(g, startFrame: frame))
+                rt.renderer.requestGeneration(g, startFrame: frame)
                 rt.decoder.schedule(.init(generation: g, startFrame: frame, loops: 0, endFrame: nil, rate: Double(rate)))
             }
         case .startRendering:

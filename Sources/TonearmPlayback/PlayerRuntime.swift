@@ -65,7 +65,7 @@ final class PlayerRuntime: @unchecked Sendable {
     /// block, so that playback starts without an underrun.
     func prepare(request: StreamDecoder.Request, timeout: Double = 2) throws {
         try driver.open(format: .interleavedFloat(sampleRate: format.sampleRate, channels: format.channelCount))
-        renderer.commands.push(.switchGeneration(request.generation, startFrame: request.startFrame))
+        renderer.requestGeneration(request.generation, startFrame: request.startFrame)
         try engine.start()
         decoder.start(name: "tonearm.decoder")
         decoder.schedule(request)

@@ -140,7 +140,7 @@ struct RenderAllocationTests {
     /// them. Found (debug build): `EQKernel.apply` builds `EQFilterType.allCases` (an array) per
     /// message, and `Equalizer.bandsDidChange` runs unspecialised generic array code that
     /// allocates and takes the runtime's witness-table lock.
-    @Test(.disabled("EQKernel.apply and Equalizer.bandsDidChange allocate and lock on the render thread (issue 17) — until the EQ split lands"))
+    @Test
     func anEqualiserChangedWhileRenderingAllocatesNothingOnTheRenderThread() throws {
         let probe = RenderProbe(skippingFirst: 20)
         let (e, p, eq) = try playThroughAnEqualiser(probe)

@@ -25,7 +25,7 @@ import TonearmTestSupport
             decoder.start(name: "test.decoder")
         }
         func start(generation: UInt64, at frame: AudioFramePosition, loops: Int = 0) {
-            renderer.commands.push(.switchGeneration(generation, startFrame: frame))
+            renderer.requestGeneration(generation, startFrame: frame)
             renderer.commands.push(.running(true))
             decoder.schedule(.init(generation: generation, startFrame: frame, loops: loops, endFrame: nil))
         }
@@ -131,7 +131,7 @@ import TonearmTestSupport
     @Test func realtimeRenderWithNoDataIsSilenceAndCountsUnderrun() {
         let ring = PCMBlockRing(blockFrames: 256, channels: 2, blockCount: 4)
         let r = StreamRenderer(ring: ring, spaceSignal: DispatchSemaphore(value: 0), dataSignal: DispatchSemaphore(value: 0))
-        r.commands.push(.switchGeneration(1, startFrame: 0))
+        r.requestGeneration(1, startFrame: 0)
         r.commands.push(.running(true))
         let buf = UnsafeMutablePointer<Float>.allocate(capacity: 512)
         defer { buf.deallocate() }
@@ -156,7 +156,7 @@ import TonearmTestSupport
         let ring = PCMBlockRing(blockFrames: 480, channels: 2, blockCount: 4)
         let r = StreamRenderer(ring: ring, spaceSignal: DispatchSemaphore(value: 0), dataSignal: DispatchSemaphore(value: 0))
         r.meteringEnabled.store(true, ordering: .relaxed)
-        r.commands.push(.switchGeneration(1, startFrame: 0))
+        r.requestGeneration(1, startFrame: 0)
         r.commands.push(.running(true))
         let w = ring.writableBlock()!
         for f in 0..<480 {

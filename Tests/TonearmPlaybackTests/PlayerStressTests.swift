@@ -26,12 +26,13 @@ import TonearmTestSupport
         return URL(fileURLWithPath: path)
     }
 
-    /// Found: 360 seeks in a burst push 360 `.switchGeneration` commands into the renderer's
-    /// 128-slot command queue faster than the render thread drains it (every 10 ms); the pushes
-    /// that find it full are dropped silently (`AudioPlayer` ignores `push`'s result), the last
-    /// generation switch among them, and the renderer then waits forever for it: silence, no
-    /// end, `didFinishPlaying` never comes. (90 seeks pass.)
-    @Test(.disabled("StreamRenderer's command queue drops a seek's generation switch when a storm fills it (issue 17: no silent drops) — until the render-command fix lands"))
+    /// Found (fixed): 360 seeks in a burst pushed 360 generation-switch commands into the
+    /// renderer's 128-slot command queue faster than the render thread drains it (every 10 ms);
+    /// the pushes that found it full were dropped silently, the last switch among them, and the
+    /// renderer then waited forever for it: silence, and `didFinishPlaying` never came (90 seeks
+    /// passed). The generation is now one word that the newest request replaces
+    /// (`StreamRenderer.requestGeneration`).
+    @Test
     func anAudioPlayerSeekStormLandsOnTheLastSeekAndPlaysToTheEnd() async throws {
         let dir = try TempDir("stress-seek")
         defer { dir.remove() }
