@@ -33,7 +33,22 @@ public struct Equalizer: Sendable {
     /// The bands, in cascade order. Setting them smooths to the new response; setting a
     /// different number of bands rebuilds the kernel (allocates, resets state, no smoothing).
     public var bands: [EQBand] {
-        didSet { bandsDidChange() }
+        get { storedBands }
+        set {
+            storedBands = newValue
+            bandsDidChange()
+        }
+    }
+    /// The bands' storage: ``updateBand(at:_:)`` changes one in place. (`eq.bands[i].gain = x`
+    /// through an observed property reads a copy, changes it and writes it back: the copy shares
+    /// the storage, so the change copies the array — an allocation on the render thread.)
+    private var storedBands: [EQBand]
+
+    /// Changes band `index` in place and smooths to its new response: allocates nothing (the
+    /// render thread's way to move one band).
+    public mutating func updateBand(at index: Int, _ change: (inout EQBand) -> Void) {
+        change(&storedBands[index])
+        bandsDidChange()
     }
 
     /// Gain applied after the bands, in dB (clamped to −96 ... 24). Smoothed.
@@ -66,7 +81,7 @@ public struct Equalizer: Sendable {
         self.sampleRate = sampleRate
         self.channels = channels
         self.smoothingFrames = max(1, Int((smoothingTime * sampleRate).rounded()))
-        self.bands = bands
+        self.storedBands = bands
         self.globalGain = min(max(globalGain, EQBand.gainRange.lowerBound), EQBand.gainRange.upperBound)
         self.bypass = false
         stages = []
@@ -144,15 +159,17 @@ public struct Equalizer: Sendable {
             rebuild()
             return
         }
-        for i in bands.indices {
+        // Index loops over ranges, not `bands.indices` / `stages.indices`: on the render thread an
+        // unspecialised build would fetch the arrays' collection witness tables there (a lock).
+        for i in 0..<bands.count {
             let c = BiquadCoefficients(band: bands[i], sampleRate: sampleRate)
             if c == designed[i] { continue }
             designed[i] = c
-            for s in stages.indices where stages[s].bands.contains(i) {
+            for s in 0..<stages.count where stages[s].bands.contains(i) {
                 stages[s].rampSteps = -1 // mark: ramp to start below
             }
         }
-        for s in stages.indices where stages[s].rampSteps == -1 {
+        for s in 0..<stages.count where stages[s].rampSteps == -1 {
             var identity = true
             var fitsPeaking = true
             for b in stages[s].bands {

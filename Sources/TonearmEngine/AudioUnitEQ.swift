@@ -149,17 +149,21 @@ struct EQDSP: EffectDSP {
 
     static func index(band: Int, field: Int) -> Int32 { Int32(2 + band * fieldsPerBand + field) }
 
+    /// The filter types by index, made once (on the control plane, which asks for them first in
+    /// ``values(of:)``): `allCases` would build an array on the render thread at every change.
+    static let filterTypes: [EQFilterType] = Array(EQFilterType.allCases)
+
     static func values(of b: EQBand) -> [Double] {
-        [Double(EQFilterType.allCases.firstIndex(of: b.type) ?? 0), b.frequency, b.bandwidth, b.gain, b.bypass ? 1 : 0]
+        [Double(filterTypes.firstIndex(of: b.type) ?? 0), b.frequency, b.bandwidth, b.gain, b.bypass ? 1 : 0]
     }
 
     static func values(bypass: Bool, globalGain: Double, bands: [EQBand]) -> [Double] {
         [bypass ? 1 : 0, globalGain] + bands.flatMap(values(of:))
     }
 
+    /// Render thread: the type at index `value` (clamped); allocates nothing.
     static func filterType(_ value: Double) -> EQFilterType {
-        let all = EQFilterType.allCases
-        return all[all.index(all.startIndex, offsetBy: max(0, min(all.count - 1, Int(value))))]
+        filterTypes[max(0, min(filterTypes.count - 1, Int(value)))]
     }
 
     init(sampleRate: Double, channels: Int, maximumFrames: Int, values: [Double]) {
@@ -171,6 +175,13 @@ struct EQDSP: EffectDSP {
         }
         eq = Equalizer(bands: bands, sampleRate: sampleRate, channels: channels, globalGain: values.count > 1 ? values[1] : 0)
         eq.bypass = values.first.map { $0 != 0 } ?? false
+        // The render thread's change path, run once here on the control plane: the Swift runtime
+        // instantiates the generic metadata a path needs on its first use (allocating, taking a
+        // lock), which must not happen on the render thread. An unchanged band changes nothing.
+        if !eq.bands.isEmpty {
+            eq.updateBand(at: 0) { _ in }
+            _ = Self.filterType(0)
+        }
     }
 
     /// Render thread: a change equal to the current value is skipped (a band's setter smooths
@@ -182,14 +193,16 @@ struct EQDSP: EffectDSP {
         default:
             let i = (index - 2) / Self.fieldsPerBand
             guard index >= 2, i < eq.bands.count else { return }
+            let b = eq.bands[i]
+            // In place (`updateBand`): setting `eq.bands[i].x` would copy the array.
             switch (index - 2) % Self.fieldsPerBand {
             case 0:
                 let t = Self.filterType(value)
-                if eq.bands[i].type != t { eq.bands[i].type = t }
-            case 1: if eq.bands[i].frequency != value { eq.bands[i].frequency = value }
-            case 2: if eq.bands[i].bandwidth != value { eq.bands[i].bandwidth = value }
-            case 3: if eq.bands[i].gain != value { eq.bands[i].gain = value }
-            default: if eq.bands[i].bypass != (value != 0) { eq.bands[i].bypass = value != 0 }
+                if b.type != t { eq.updateBand(at: i) { $0.type = t } }
+            case 1: if b.frequency != value { eq.updateBand(at: i) { $0.frequency = value } }
+            case 2: if b.bandwidth != value { eq.updateBand(at: i) { $0.bandwidth = value } }
+            case 3: if b.gain != value { eq.updateBand(at: i) { $0.gain = value } }
+            default: if b.bypass != (value != 0) { eq.updateBand(at: i) { $0.bypass = value != 0 } }
             }
         }
     }
