@@ -40,6 +40,12 @@ public final class AudioPlayer: Sendable {
     private let source: any PlaybackSource
     private let makeOutput: @Sendable () throws -> any AudioOutputDriver
     private let control = Mutex(Control())
+    /// Held while an output is opened (built, prepared, installed or given up) and while one is
+    /// closed, never with `control` held inside-out (always gate → control): at most one
+    /// runtime — which renders the player's one equaliser — is built or torn down at a time, so
+    /// two racing opens never configure the equaliser from two engines, and a new output never
+    /// starts rendering it while the stopped one still does. Control calls do not take it.
+    private let outputGate = Mutex(())
     private let broadcaster = EventBroadcaster<AudioPlayerEvent>()
     private let delegateBox = Mutex(WeakDelegate())
     private let sessionBox = Mutex(SessionBox())
@@ -452,11 +458,13 @@ public final class AudioPlayer: Sendable {
             return ok
         }
         if let rt = toClose {
-            if drainFirst { rt.driver.drain(timeout: rt.driver.latency + rt.engine.tailTime + 1) }
-            rt.close()
+            outputGate.withLock { _ in
+                if drainFirst { rt.driver.drain(timeout: rt.driver.latency + rt.engine.tailTime + 1) }
+                rt.close()
+            }
         }
         var opened = true
-        if let o = toOpen { opened = open(o, emitted: &emitted) }
+        if let o = toOpen { opened = outputGate.withLock { _ in open(o, emitted: &emitted) } }
         deliver(emitted)
         _ = released  // dropped here, outside the lock: may be the last reference
         return ok && opened

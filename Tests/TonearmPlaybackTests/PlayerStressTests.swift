@@ -59,10 +59,10 @@ import TonearmTestSupport
         #expect(!player.isPlaying)
     }
 
-    /// Under ThreadSanitizer this finds (issue 17) the player's one equaliser rendered by two
-    /// render threads at once: `stop()` closes the old output after releasing the lock, and a
-    /// racing `play()` has started a new one meanwhile. scripts/test skips it in the TSan step
-    /// until that is fixed.
+    /// Under ThreadSanitizer this found (issue 17, fixed) the player's one equaliser used by two
+    /// engines at once: `stop()` closed the old output after releasing the lock while a racing
+    /// `play()` started a new one, and two racing opens configured the equaliser from two
+    /// engines. Opening and closing an output now go through one gate (`AudioPlayer.outputGate`).
     @Test func anAudioPlayerPlayedStoppedAndSeekedFromManyThreadsStaysConsistent() async throws {
         let dir = try TempDir("stress-transport")
         defer { dir.remove() }
