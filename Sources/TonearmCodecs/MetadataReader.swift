@@ -347,7 +347,8 @@ public enum MetadataReader {
 /// array access, not a lookup of each of its spellings (a FLAC's fields were 43 dictionary
 /// lookups, each hashing a `String`: a quarter of reading a file's tags in a library scan).
 struct TagSet {
-    private(set) var values: [String: String] = [:]
+    /// (Room for a file's usual tags from the start: growing from empty rehashed them three times.)
+    private(set) var values: [String: String] = Dictionary(minimumCapacity: 16)
     /// For each ``Field`` (by raw value): the rank of the spelling it holds (its index in
     /// ``Field/keys``) and that value, untrimmed.
     private var found: [(rank: Int, value: String)?] = Array(repeating: nil, count: Field.allCases.count)
@@ -418,14 +419,20 @@ struct TagSet {
     mutating func add(key: String, value: String?) {
         guard let value, !value.trimmingWhitespace().isEmpty else { return }
         let k = key.lowercased()
-        guard values[k] == nil else { return }
-        values[k] = value
+        // One lookup to find the key absent and to add it.
+        guard Self.addIfAbsent(&values[k], value) else { return }
         if let (field, rank) = Self.fieldKeys[k] {
             if let held = found[field.rawValue], held.rank < rank { return }
             found[field.rawValue] = (rank, value)
         } else if k.utf8.starts(with: "lyrics-".utf8) {
             hasNumberedLyrics = true
         }
+    }
+
+    private static func addIfAbsent(_ slot: inout String?, _ value: String) -> Bool {
+        guard slot == nil else { return false }
+        slot = value
+        return true
     }
 
     /// Removes `key` if its value is `value` (nil `value`: does nothing).
