@@ -125,7 +125,7 @@ struct LibraryScanCommand: AsyncParsableCommand {
             A scan again finds what changed since the last one: new, changed, moved and deleted \
             files. Files that are not media are listed as skipped, with the reason. The \
             first scan of a new library leaves its indexes to the next command that opens \
-            it, which makes them once (about a fifth of the scan's time).
+            it, which makes them once before it answers.
 
             Examples:
               tonearm library scan ~/Music
