@@ -299,6 +299,9 @@ final class Scanner: @unchecked Sendable {
         defer { scanIDs = known }
         try pool.write { db in
             var rows: [SQLValue] = []
+            // (Room for every new row at once: grown by doubling, the batch's values were copied
+            // again a dozen times.)
+            rows.reserveCapacity(batch.count * Self.insertColumns.count)
             var assigned = known ?? Set<Int64>()
             for w in batch {
                 switch w {
