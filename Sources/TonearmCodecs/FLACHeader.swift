@@ -131,11 +131,12 @@ struct FLACHeader {
 
     /// The keys FFmpeg renames after reading Vorbis comments (`ff_vorbiscomment_metadata_conv`),
     /// applied in its way: a renamed key replaces an entry it now equals, which moves to the end.
+    private static let generic: [(native: [UInt8], generic: [UInt8])] = [
+        (Array("ALBUMARTIST".utf8), Array("album_artist".utf8)), (Array("TRACKNUMBER".utf8), Array("track".utf8)),
+        (Array("DISCNUMBER".utf8), Array("disc".utf8)), (Array("DESCRIPTION".utf8), Array("comment".utf8)),
+    ]
+
     private static func renamed(_ dict: [(key: [UInt8], value: [UInt8])]) -> [(key: [UInt8], value: [UInt8])] {
-        let generic: [(native: [UInt8], generic: [UInt8])] = [
-            (Array("ALBUMARTIST".utf8), Array("album_artist".utf8)), (Array("TRACKNUMBER".utf8), Array("track".utf8)),
-            (Array("DISCNUMBER".utf8), Array("disc".utf8)), (Array("DESCRIPTION".utf8), Array("comment".utf8)),
-        ]
         var out: [(key: [UInt8], value: [UInt8])] = []
         out.reserveCapacity(dict.count)
         for (key, value) in dict {

@@ -133,44 +133,43 @@ public enum MetadataReader {
 
     // MARK: - Fields
 
-    /// Maps normalised tags onto the named fields.
+    /// Maps normalised tags onto the named fields. Each field is the first of its keys (in
+    /// ``TagSet/Field``'s order) that has a value, which the set found as the tags went in.
     static func build(from tags: TagSet) -> AudioMetadata {
         var m = AudioMetadata()
         m.rawTags = tags.values
-        m.title = tags.first("title", "tit2", "©nam")
-        m.artist = tags.first("artist", "tpe1", "©art", "author")
-        m.album = tags.first("album", "talb", "©alb")
-        m.albumArtist = tags.first("album_artist", "albumartist", "album artist", "album-artist",
-                                   "tpe2", "aart")
-        m.composer = tags.first("composer", "tcom", "©wrt")
-        m.genre = tags.first("genre", "tcon", "©gen")
-        m.date = tags.first("date", "year", "tdrc", "tyer", "©day", "originaldate", "original_date")
-        m.comment = tags.first("comment", "description", "©cmt")
+        m.title = tags[.title]
+        m.artist = tags[.artist]
+        m.album = tags[.album]
+        m.albumArtist = tags[.albumArtist]
+        m.composer = tags[.composer]
+        m.genre = tags[.genre]
+        m.date = tags[.date]
+        m.comment = tags[.comment]
 
-        let track = tags.first("track", "tracknumber", "trck", "trkn").map(parseNumberPair)
+        let track = tags[.track].map(parseNumberPair)
         m.trackNumber = track?.0
-        m.trackCount = track?.1
-            ?? tags.first("tracktotal", "totaltracks", "track_total", "total_tracks").flatMap { parseNumberPair($0).0 }
-        let disc = tags.first("disc", "discnumber", "disk", "tpos").map(parseNumberPair)
+        m.trackCount = track?.1 ?? tags[.trackTotal].flatMap { parseNumberPair($0).0 }
+        let disc = tags[.disc].map(parseNumberPair)
         m.discNumber = disc?.0
-        m.discCount = disc?.1
-            ?? tags.first("disctotal", "totaldiscs", "disc_total", "total_discs").flatMap { parseNumberPair($0).0 }
+        m.discCount = disc?.1 ?? tags[.discTotal].flatMap { parseNumberPair($0).0 }
 
-        m.lyrics = tags.first("lyrics", "unsyncedlyrics", "unsynced lyrics", "unsynced_lyrics", "©lyr", "uslt")
-            ?? tags.values.keys.filter { $0.hasPrefix("lyrics-") }.sorted().lazy
-                .compactMap { tags.first($0) }.first
-        m.isCompilation = tags.first("compilation", "tcmp", "cpil", "itunescompilation").flatMap(parseBool)
+        m.lyrics = tags[.lyrics]
+            ?? (tags.hasNumberedLyrics
+                ? tags.values.keys.filter { $0.hasPrefix("lyrics-") }.sorted().lazy.compactMap { tags.first($0) }.first
+                : nil)
+        m.isCompilation = tags[.compilation].flatMap(parseBool)
 
         var rg = ReplayGain()
-        rg.trackGain = tags.first("replaygain_track_gain").flatMap(parseDecibels)
-        rg.trackPeak = tags.first("replaygain_track_peak").flatMap(parseDecibels)
-        rg.albumGain = tags.first("replaygain_album_gain").flatMap(parseDecibels)
-        rg.albumPeak = tags.first("replaygain_album_peak").flatMap(parseDecibels)
+        rg.trackGain = tags[.trackGain].flatMap(parseDecibels)
+        rg.trackPeak = tags[.trackPeak].flatMap(parseDecibels)
+        rg.albumGain = tags[.albumGain].flatMap(parseDecibels)
+        rg.albumPeak = tags[.albumPeak].flatMap(parseDecibels)
         // Opus R128 gains: Q7.8 dB relative to −23 LUFS; ReplayGain's reference is 5 dB louder.
-        if rg.trackGain == nil, let q = tags.first("r128_track_gain").flatMap({ Int($0) }) {
+        if rg.trackGain == nil, let q = tags[.r128TrackGain].flatMap({ Int($0) }) {
             rg.trackGain = Double(q) / 256 + 5
         }
-        if rg.albumGain == nil, let q = tags.first("r128_album_gain").flatMap({ Int($0) }) {
+        if rg.albumGain == nil, let q = tags[.r128AlbumGain].flatMap({ Int($0) }) {
             rg.albumGain = Double(q) / 256 + 5
         }
         m.replayGain = rg
@@ -243,12 +242,12 @@ public enum MetadataReader {
 
     /// A FLAC picture block or legacy COVERART left in the Vorbis comments as base64 text.
     private static func pictureFromComments(_ tags: TagSet) -> Artwork? {
-        if let b64 = tags.first("metadata_block_picture"), let block = base64Decode(b64),
+        if let b64 = tags[.pictureBlock], let block = base64Decode(b64),
            let art = parseFLACPicture(block) {
             return art
         }
-        if let b64 = tags.first("coverart"), let bytes = base64Decode(b64), !bytes.isEmpty {
-            return Artwork(data: bytes, mimeType: sniffMIME(bytes) ?? tags.first("coverartmime") ?? "application/octet-stream")
+        if let b64 = tags[.coverArt], let bytes = base64Decode(b64), !bytes.isEmpty {
+            return Artwork(data: bytes, mimeType: sniffMIME(bytes) ?? tags[.coverArtMIME] ?? "application/octet-stream")
         }
         return nil
     }
@@ -341,8 +340,68 @@ public enum MetadataReader {
 
 /// Tags from several sources, keys lower-cased, values charset-repaired; the first value for a
 /// key wins (later sources only fill gaps). Empty values are ignored.
+///
+/// The named fields are found as the tags go in: each key that names a ``Field`` (one of its
+/// spellings in ``Field/keys``) is looked up once in ``fieldKeys`` when it is added, and the
+/// field keeps the value of its highest-ranked spelling so far. Reading a field is then an
+/// array access, not a lookup of each of its spellings (a FLAC's fields were 43 dictionary
+/// lookups, each hashing a `String`: a quarter of reading a file's tags in a library scan).
 struct TagSet {
-    private(set) var values: [String: String] = [:]
+    /// (Room for a file's usual tags from the start: growing from empty rehashed them three times.)
+    private(set) var values: [String: String] = Dictionary(minimumCapacity: 16)
+    /// For each ``Field`` (by raw value): the rank of the spelling it holds (its index in
+    /// ``Field/keys``) and that value, untrimmed.
+    private var found: [(rank: Int, value: String)?] = Array(repeating: nil, count: Field.allCases.count)
+    /// Whether some key begins with "lyrics-" (lyrics in a language: "lyrics-eng").
+    private(set) var hasNumberedLyrics = false
+
+    /// The named fields and the keys that spell each, first ranked first (lower-case).
+    enum Field: Int, CaseIterable {
+        case title, artist, album, albumArtist, composer, genre, date, comment
+        case track, trackTotal, disc, discTotal, lyrics, compilation
+        case trackGain, trackPeak, albumGain, albumPeak, r128TrackGain, r128AlbumGain
+        case pictureBlock, coverArt, coverArtMIME
+
+        var keys: [String] {
+            switch self {
+            case .title: ["title", "tit2", "©nam"]
+            case .artist: ["artist", "tpe1", "©art", "author"]
+            case .album: ["album", "talb", "©alb"]
+            case .albumArtist: ["album_artist", "albumartist", "album artist", "album-artist", "tpe2", "aart"]
+            case .composer: ["composer", "tcom", "©wrt"]
+            case .genre: ["genre", "tcon", "©gen"]
+            case .date: ["date", "year", "tdrc", "tyer", "©day", "originaldate", "original_date"]
+            case .comment: ["comment", "description", "©cmt"]
+            case .track: ["track", "tracknumber", "trck", "trkn"]
+            case .trackTotal: ["tracktotal", "totaltracks", "track_total", "total_tracks"]
+            case .disc: ["disc", "discnumber", "disk", "tpos"]
+            case .discTotal: ["disctotal", "totaldiscs", "disc_total", "total_discs"]
+            case .lyrics: ["lyrics", "unsyncedlyrics", "unsynced lyrics", "unsynced_lyrics", "©lyr", "uslt"]
+            case .compilation: ["compilation", "tcmp", "cpil", "itunescompilation"]
+            case .trackGain: ["replaygain_track_gain"]
+            case .trackPeak: ["replaygain_track_peak"]
+            case .albumGain: ["replaygain_album_gain"]
+            case .albumPeak: ["replaygain_album_peak"]
+            case .r128TrackGain: ["r128_track_gain"]
+            case .r128AlbumGain: ["r128_album_gain"]
+            case .pictureBlock: ["metadata_block_picture"]
+            case .coverArt: ["coverart"]
+            case .coverArtMIME: ["coverartmime"]
+            }
+        }
+    }
+
+    /// Every spelling of a field: the field and the spelling's rank.
+    private static let fieldKeys: [String: (field: Field, rank: Int)] = {
+        var map: [String: (field: Field, rank: Int)] = [:]
+        for field in Field.allCases {
+            for (rank, key) in field.keys.enumerated() {
+                precondition(map[key] == nil, "\(key) spells two fields")
+                map[key] = (field, rank)
+            }
+        }
+        return map
+    }()
 
     /// Adds every entry of an FFmpeg dictionary (values decoded with `TagText.decode`).
     mutating func add(dictionary: OpaquePointer?) {
@@ -360,22 +419,39 @@ struct TagSet {
     mutating func add(key: String, value: String?) {
         guard let value, !value.trimmingWhitespace().isEmpty else { return }
         let k = key.lowercased()
-        if values[k] == nil { values[k] = value }
+        // One lookup to find the key absent and to add it.
+        guard Self.addIfAbsent(&values[k], value) else { return }
+        if let (field, rank) = Self.fieldKeys[k] {
+            if let held = found[field.rawValue], held.rank < rank { return }
+            found[field.rawValue] = (rank, value)
+        } else if k.utf8.starts(with: "lyrics-".utf8) {
+            hasNumberedLyrics = true
+        }
+    }
+
+    private static func addIfAbsent(_ slot: inout String?, _ value: String) -> Bool {
+        guard slot == nil else { return false }
+        slot = value
+        return true
     }
 
     /// Removes `key` if its value is `value` (nil `value`: does nothing).
     mutating func remove(key: String, ifValue value: String?) {
         guard let value, values[key] == value else { return }
         values[key] = nil
+        guard let (field, rank) = Self.fieldKeys[key], found[field.rawValue]?.rank == rank else { return }
+        // The field falls back to its next spelling that has a value.
+        found[field.rawValue] = nil
+        for (r, k) in field.keys.enumerated() {
+            if let v = values[k] { found[field.rawValue] = (r, v); break }
+        }
     }
 
-    /// The first non-empty value among `keys` (lower-case), whitespace-trimmed.
-    func first(_ keys: String...) -> String? { first(keys) }
+    /// The field's value, whitespace-trimmed: that of the first of its keys that has one.
+    subscript(field: Field) -> String? { found[field.rawValue]?.value.trimmingWhitespace() }
 
-    func first(_ keys: [String]) -> String? {
-        for k in keys { if let v = values[k] { return v.trimmingWhitespace() } }
-        return nil
-    }
+    /// The value of `key` (lower-case), whitespace-trimmed.
+    func first(_ key: String) -> String? { values[key]?.trimmingWhitespace() }
 }
 
 extension String {

@@ -59,9 +59,24 @@ public struct AudioMetadata: Sendable, Hashable {
         rawTags = [:]
     }
 
-    /// The year, from `date`.
+    /// The year, from `date`: its leading numeric characters when they are four and make a
+    /// number.
     public var year: Int? {
         guard let d = date else { return nil }
+        // Leading ASCII digits followed by the end or by another ASCII byte end a run of
+        // numeric characters (no combining mark can follow): the usual "2001-05-04" is read
+        // from its bytes, without walking Characters.
+        var value = 0, count = 0
+        for byte in d.utf8 {
+            if byte >= 0x30 && byte <= 0x39 && count < 5 {
+                value = value * 10 + Int(byte - 0x30)
+                count += 1
+                continue
+            }
+            if byte < 0x80 && count < 5 { return count == 4 ? value : nil }
+            break
+        }
+        if count < 5 && count == d.utf8.count { return count == 4 ? value : nil }
         let digits = d.prefix(while: { $0.isNumber })
         return digits.count == 4 ? Int(digits) : nil
     }

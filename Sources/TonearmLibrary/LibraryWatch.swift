@@ -72,13 +72,13 @@ extension MediaLibrary {
     /// written, with no write after its folder was watched, is read again once closed). When
     /// the system drops events (its queue overflowed), the folders are scanned in full (cause
     /// `.rescan`). Hidden files and folders are ignored, as by
-    /// ``scan(folders:readerThreads:batchSize:)``; symbolic links to folders are not followed.
+    /// ``scan(folders:readerThreads:batchSize:leavingIndexesForNextUse:)``; symbolic links to folders are not followed.
     ///
     /// The stream throws `TonearmError.watchFailed(path:failure:)` when a watched folder is
     /// deleted or moved away (after applying what came before; the items of a folder moved
     /// away stay, so that a scan of its new place keeps them) or when a new folder cannot be
     /// watched (the limit of watches), and `.library` when the database fails.
-    /// - Throws: at once, as ``scan(folders:readerThreads:batchSize:)`` for the folders,
+    /// - Throws: at once, as ``scan(folders:readerThreads:batchSize:leavingIndexesForNextUse:)`` for the folders,
     ///   `.invalidArgument` for a negative `debounce` or no folder, and `.watchFailed` with
     ///   ``WatchFailure/watchLimit(limit:)`` when the folders have more subfolders than the
     ///   system lets a user watch (`fs.inotify.max_user_watches`) or

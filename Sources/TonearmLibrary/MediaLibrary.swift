@@ -2,6 +2,7 @@
 import Foundation
 import Glibc
 import GRDB
+import Synchronization
 import TonearmCore
 
 /// The media library (MPMediaLibrary): one SQLite file of items scanned from folders, with
@@ -10,7 +11,7 @@ import TonearmCore
 /// Threading: a `MediaLibrary` is Sendable and every method may be called from any thread or
 /// task; reads run concurrently, writes one at a time (the database is in WAL mode, so several
 /// processes may also open the same file). Methods block the caller for the time of their SQL;
-/// ``scan(folders:readerThreads:batchSize:)`` does its work on threads of its own.
+/// ``scan(folders:readerThreads:batchSize:leavingIndexesForNextUse:)`` does its work on threads of its own.
 ///
 /// Errors: every method throws ``TonearmError``: `.library(path:reason:)` for the database
 /// (cannot be created, not a library, disk full), the file errors for folders to scan, and
@@ -22,6 +23,10 @@ public final class MediaLibrary: Sendable {
     /// Held by a scan's coordinator thread for the whole scan: scans of one library run one
     /// after the other.
     let scanLock = NSLock()
+    /// True while a first scan's indexes are left for the library's next use (see
+    /// ``scan(folders:readerThreads:batchSize:leavingIndexesForNextUse:)``): the next read or
+    /// write through this library makes them first.
+    private let indexesPending = Mutex(false)
 
     /// `$XDG_DATA_HOME/tonearm/library.sqlite`, else `~/.local/share/tonearm/library.sqlite`.
     public static var defaultPath: String {
@@ -55,7 +60,7 @@ public final class MediaLibrary: Sendable {
         config.prepareDatabase { db in try db.execute(sql: "PRAGMA temp_store = MEMORY") }
         do {
             pool = try DatabasePool(path: path, configuration: config)
-            try Schema.migrator.migrate(pool)
+            try Schema.prepare(pool)
             // A first scan killed midway left its indexes deferred: make them now.
             if try pool.read(Schema.hasDeferredSchema) { try pool.write(Schema.restoreDeferredSchema) }
         } catch {
@@ -76,12 +81,23 @@ public final class MediaLibrary: Sendable {
     /// Results are written in transactions of `batchSize` files. `readerThreads` nil:
     /// ``defaultReaderThreads``. A scan started while another of this library runs waits for it to end
     /// before it walks the folders.
-    public func scan(folders: [String], readerThreads: Int? = nil, batchSize: Int = 500) throws(TonearmError) -> AsyncThrowingStream<ScanEvent, any Error> {
+    ///
+    /// A first scan (of an empty library) fills a bare table and makes the listing indexes and
+    /// the full-text index once at its end. With `leavingIndexesForNextUse`, it leaves them
+    /// (recorded in the database) to whatever uses the library next: this library's next read
+    /// or write, or the next process that opens the file. For a process that scans and exits
+    /// (`tonearm library scan`): the scan ends sooner, the next user of the library waits for
+    /// the indexes instead (the same work, moved: at 10,000 files about a third of the scan's
+    /// instructions).
+    public func scan(folders: [String], readerThreads: Int? = nil, batchSize: Int = 500,
+                     leavingIndexesForNextUse: Bool = false) throws(TonearmError) -> AsyncThrowingStream<ScanEvent, any Error> {
         try Self.checkFolders(folders)
         let (stream, continuation) = AsyncThrowingStream<ScanEvent, any Error>.makeStream()
+        let leave: (@Sendable () -> Void)? = leavingIndexesForNextUse
+            ? { @Sendable [self] in indexesPending.withLock { $0 = true } } : nil
         Scanner(pool: pool, databasePath: path, folders: folders,
                 readerThreads: readerThreads ?? Self.defaultReaderThreads,
-                batchSize: max(1, batchSize), lock: scanLock, continuation: continuation).start()
+                batchSize: max(1, batchSize), lock: scanLock, leaveIndexes: leave, continuation: continuation).start()
         return stream
     }
 
@@ -90,7 +106,7 @@ public final class MediaLibrary: Sendable {
     /// readers, 0.9 s with 6 or 8).
     public static var defaultReaderThreads: Int { min(8, max(4, 3 * ProcessInfo.processInfo.activeProcessorCount)) }
 
-    /// Throws unless every one of `folders` is a folder that can be listed (see ``scan(folders:readerThreads:batchSize:)``).
+    /// Throws unless every one of `folders` is a folder that can be listed (see ``scan(folders:readerThreads:batchSize:leavingIndexesForNextUse:)``).
     static func checkFolders(_ folders: [String]) throws(TonearmError) {
         for folder in folders {
             var st = stat()
@@ -106,11 +122,13 @@ public final class MediaLibrary: Sendable {
     }
 
     /// Scans `folders` to the end, calling `progress` for each progress event (on the caller's
-    /// task), and returns the summary. Throws as ``scan(folders:readerThreads:batchSize:)`` and its stream.
+    /// task), and returns the summary. Throws as ``scan(folders:readerThreads:batchSize:leavingIndexesForNextUse:)`` and its stream.
     @discardableResult
     public func scanToEnd(folders: [String], readerThreads: Int? = nil, batchSize: Int = 500,
+                          leavingIndexesForNextUse: Bool = false,
                           progress: (ScanProgress) -> Void = { _ in }) async throws(TonearmError) -> ScanSummary {
-        let stream = try scan(folders: folders, readerThreads: readerThreads, batchSize: batchSize)
+        let stream = try scan(folders: folders, readerThreads: readerThreads, batchSize: batchSize,
+                              leavingIndexesForNextUse: leavingIndexesForNextUse)
         do {
             for try await event in stream {
                 switch event {
@@ -300,7 +318,10 @@ public final class MediaLibrary: Sendable {
     /// Runs `body` in a read transaction. A `TonearmError` thrown by `body` passes through as it
     /// is; any other error becomes `.library`.
     func read<T>(_ body: (Database) throws -> T) throws(TonearmError) -> T {
-        do { return try pool.read(body) } catch let e as TonearmError { throw e } catch {
+        do {
+            try makePendingIndexes()
+            return try pool.read(body)
+        } catch let e as TonearmError { throw e } catch {
             throw .library(path: path, reason: Self.underlying(error))
         }
     }
@@ -308,8 +329,20 @@ public final class MediaLibrary: Sendable {
     /// Runs `body` in a write transaction (rolled back if it throws). A `TonearmError` thrown by
     /// `body` passes through as it is; any other error becomes `.library`.
     func write<T>(_ body: (Database) throws -> T) throws(TonearmError) -> T {
-        do { return try pool.write(body) } catch let e as TonearmError { throw e } catch {
+        do {
+            try makePendingIndexes()
+            return try pool.write(body)
+        } catch let e as TonearmError { throw e } catch {
             throw .library(path: path, reason: Self.underlying(error))
+        }
+    }
+
+    /// Makes the indexes a first scan left for the next use, if it did (others wait meanwhile).
+    private func makePendingIndexes() throws {
+        try indexesPending.withLock { pending in
+            guard pending else { return }
+            try pool.write(Schema.restoreDeferredSchema)
+            pending = false
         }
     }
 

@@ -30,10 +30,15 @@ final class Scanner: @unchecked Sendable {
     private let readerCount: Int
     private let continuation: AsyncThrowingStream<ScanEvent, any Error>.Continuation
     private let cancelled = Flag()
+    /// Set: a first scan leaves the indexes it deferred to be made later, and calls this
+    /// (before it reports its summary) instead of making them at its end.
+    private let leaveIndexes: (@Sendable () -> Void)?
 
     init(pool: DatabasePool, databasePath: String, folders: [String], changed: Set<String>? = nil, readerThreads: Int,
-         batchSize: Int, lock: NSLock, continuation: AsyncThrowingStream<ScanEvent, any Error>.Continuation) {
+         batchSize: Int, lock: NSLock, leaveIndexes: (@Sendable () -> Void)? = nil,
+         continuation: AsyncThrowingStream<ScanEvent, any Error>.Continuation) {
         self.pool = pool
+        self.leaveIndexes = leaveIndexes
         self.databasePath = databasePath
         self.folders = folders
         self.changed = changed
@@ -135,7 +140,11 @@ final class Scanner: @unchecked Sendable {
         // the table's pages to the log again, and a kill loses at most a few seconds' reading.
         let commitEvery = bulk ? Self.bulkBatchFactor * batchSize : batchSize
         var scanIDs: Set<Int64>? = bulk ? [] : nil
-        defer { if bulk { try? pool.write(Schema.restoreDeferredSchema) } }
+        defer {
+            if bulk {
+                if let leaveIndexes { leaveIndexes() } else { try? pool.write(Schema.restoreDeferredSchema) }
+            }
+        }
         var done = summary.unchanged
         continuation.yield(.progress(ScanProgress(filesDone: done, filesTotal: found.count, currentFile: nil)))
         var reported = done
@@ -290,6 +299,9 @@ final class Scanner: @unchecked Sendable {
         defer { scanIDs = known }
         try pool.write { db in
             var rows: [SQLValue] = []
+            // (Room for every new row at once: grown by doubling, the batch's values were copied
+            // again a dozen times.)
+            rows.reserveCapacity(batch.count * Self.insertColumns.count)
             var assigned = known ?? Set<Int64>()
             for w in batch {
                 switch w {

@@ -206,6 +206,133 @@ enum Schema {
         return m
     }
 
+    /// The identifiers of ``migrator``'s migrations, in order.
+    static let migrationIdentifiers = [
+        "v1: items, artwork, full-text index", "v2: playlists", "v3: search keys spell out æ, ø, ł…; sort keys",
+        "v4: listing indexes", "v5: deferred schema", "v6: content hash version",
+        "v7: natural order of numbers in sort keys", "v8: CJK substrings and pinyin in the full-text index",
+    ]
+
+    /// The schema the migrations end with, made at once: the tables (the item table's columns
+    /// in the order the migrations leave them, with their defaults), the indexes, the full-text
+    /// index and its triggers. A test holds it to a database migrated from v1.
+    static let finalSchema = """
+        CREATE TABLE artwork (
+            hash INTEGER PRIMARY KEY,
+            mimeType TEXT NOT NULL,
+            data BLOB NOT NULL
+        );
+        CREATE TABLE item (
+            id INTEGER PRIMARY KEY,
+            contentHash INTEGER NOT NULL,
+            path TEXT NOT NULL UNIQUE,
+            size INTEGER NOT NULL,
+            mtime INTEGER NOT NULL,
+            title TEXT NOT NULL,
+            artist TEXT,
+            album TEXT,
+            albumArtist TEXT,
+            composer TEXT,
+            genre TEXT,
+            trackNumber INTEGER,
+            trackCount INTEGER,
+            discNumber INTEGER,
+            discCount INTEGER,
+            year INTEGER,
+            releaseDate TEXT,
+            duration REAL NOT NULL,
+            container TEXT NOT NULL,
+            codec TEXT NOT NULL,
+            sampleRate INTEGER NOT NULL,
+            channels INTEGER NOT NULL,
+            bitsPerSample INTEGER,
+            bitRate INTEGER,
+            mediaType TEXT NOT NULL,
+            isCompilation INTEGER NOT NULL,
+            bpm INTEGER,
+            lyrics TEXT,
+            trackGain REAL, trackPeak REAL, albumGain REAL, albumPeak REAL,
+            artworkHash INTEGER REFERENCES artwork(hash),
+            playCount INTEGER NOT NULL DEFAULT 0,
+            skipCount INTEGER NOT NULL DEFAULT 0,
+            lastPlayedDate REAL,
+            rating INTEGER NOT NULL DEFAULT 0,
+            dateAdded REAL NOT NULL,
+            titleKey TEXT NOT NULL,
+            artistKey TEXT NOT NULL,
+            albumKey TEXT NOT NULL,
+            albumArtistKey TEXT NOT NULL,
+            composerKey TEXT NOT NULL,
+            genreKey TEXT NOT NULL,
+            titleSort TEXT NOT NULL DEFAULT '',
+            artistSort TEXT NOT NULL DEFAULT '',
+            albumSort TEXT NOT NULL DEFAULT '',
+            albumArtistSort TEXT NOT NULL DEFAULT '',
+            composerSort TEXT NOT NULL DEFAULT '',
+            genreSort TEXT NOT NULL DEFAULT '',
+            hashVersion INTEGER NOT NULL DEFAULT 1,
+            searchKey TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX item_contentHash ON item(contentHash);
+        CREATE INDEX item_artist ON item(artistKey, year, albumKey, discNumber, trackNumber);
+        CREATE INDEX item_album ON item(albumKey, albumArtistKey, discNumber, trackNumber);
+        CREATE INDEX item_albumArtist ON item(albumArtistKey);
+        CREATE INDEX item_genre ON item(genreKey);
+        CREATE INDEX item_composer ON item(composerKey);
+        CREATE INDEX item_title ON item(titleKey);
+        CREATE INDEX item_titleSort ON item(titleSort);
+        CREATE INDEX item_artistSort ON item(artistSort);
+        CREATE INDEX item_albumArtistSort ON item(albumArtistSort);
+        CREATE INDEX item_albumOrder ON item(
+            albumSort, albumKey, (CASE WHEN isCompilation THEN '' ELSE albumArtistKey END),
+            COALESCE(discNumber, 1), COALESCE(trackNumber, 0), titleSort);
+        CREATE TABLE playlist (
+            id INTEGER PRIMARY KEY,
+            persistentID INTEGER NOT NULL UNIQUE,
+            name TEXT NOT NULL UNIQUE,
+            dateCreated REAL NOT NULL,
+            dateModified REAL NOT NULL
+        );
+        CREATE TABLE playlistItem (
+            playlistID INTEGER NOT NULL REFERENCES playlist(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            itemID INTEGER NOT NULL REFERENCES item(id) ON DELETE CASCADE,
+            PRIMARY KEY (playlistID, position)
+        );
+        CREATE INDEX playlistItem_item ON playlistItem(itemID);
+        CREATE TABLE deferredSchema (name TEXT PRIMARY KEY, sql TEXT NOT NULL);
+        CREATE VIRTUAL TABLE itemSearch USING fts5(
+            searchKey, content='item', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER item_ai AFTER INSERT ON item BEGIN
+            INSERT INTO itemSearch(rowid, searchKey) VALUES (new.id, new.searchKey);
+        END;
+        CREATE TRIGGER item_ad AFTER DELETE ON item BEGIN
+            INSERT INTO itemSearch(itemSearch, rowid, searchKey) VALUES ('delete', old.id, old.searchKey);
+        END;
+        CREATE TRIGGER item_au AFTER UPDATE OF searchKey ON item BEGIN
+            INSERT INTO itemSearch(itemSearch, rowid, searchKey) VALUES ('delete', old.id, old.searchKey);
+            INSERT INTO itemSearch(rowid, searchKey) VALUES (new.id, new.searchKey);
+        END;
+        """
+
+    /// Brings the database to the current schema: a new (empty) database gets ``finalSchema``
+    /// at once, recorded as migrated through every migration (GRDB's `grdb_migrations` table,
+    /// as its migrator keeps it); any other goes through ``migrator``. Making a new library
+    /// this way takes one transaction instead of eight, each followed by GRDB's checks.
+    static func prepare(_ writer: some DatabaseWriter) throws {
+        let created = try writer.write { db -> Bool in
+            guard try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") == 0 else { return false }
+            try db.execute(sql: finalSchema)
+            try db.execute(sql: "CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
+            for id in migrationIdentifiers {
+                try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES (?)", arguments: [id])
+            }
+            return true
+        }
+        if !created { try migrator.migrate(writer) }
+    }
+
     /// Drops the item table's indexes (but the path's uniqueness) and the trigger that feeds
     /// the full-text index from new rows, so that a first scan inserts into a bare table; their
     /// SQL is kept in `deferredSchema`, in the same transaction, so that a scan killed before

@@ -393,3 +393,74 @@ private typealias F = TagFixtures
         #expect(m.artist == "周杰伦")
     }
 }
+
+/// `TagSet` finds each named field as tags go in (one lookup per tag, not one per spelling of
+/// every field when read): it must give what looking each spelling up in its rank order gives,
+/// whatever the order tags arrive in, with sources' duplicates, removals (ID3v1 values that
+/// FFmpeg read and that rank lower) and values of blanks only.
+@Suite struct TagSetFieldTests {
+    /// The field as it was read before: the first of its spellings that has a value, trimmed.
+    static func lookedUp(_ tags: TagSet, _ field: TagSet.Field) -> String? {
+        for key in field.keys { if let v = tags.first(key) { return v } }
+        return nil
+    }
+
+    @Test func everyFieldIsItsFirstRankedSpellingWhateverTheOrder() {
+        var rng = SplitMix(seed: 0x7A65_7431)
+        let spellings = TagSet.Field.allCases.flatMap(\.keys) + ["lyrics-eng", "tbpm", "vendor", "Artist", "TITLE"]
+        let values = ["A", " B ", "\tC", "   ", "D\u{0}", "Ünïcödé", "1/12", "x"]
+        for _ in 0..<3_000 {
+            var tags = TagSet()
+            var added: [(String, String)] = []
+            for _ in 0..<Int(rng.next() % 12) {
+                let key = spellings[Int(rng.next() % UInt64(spellings.count))]
+                let value = values[Int(rng.next() % UInt64(values.count))]
+                tags.add(key: key, value: value)
+                added.append((key.lowercased(), value))
+            }
+            for _ in 0..<Int(rng.next() % 3) where !added.isEmpty {
+                let (key, value) = added[Int(rng.next() % UInt64(added.count))]
+                // As ID3v1 removes: only when the value is the one held.
+                tags.remove(key: key, ifValue: rng.next() % 2 == 0 ? value : "other")
+            }
+            for field in TagSet.Field.allCases {
+                #expect(tags[field] == Self.lookedUp(tags, field), "\(field) of \(added)")
+            }
+            #expect(tags.hasNumberedLyrics || !tags.values.keys.contains { $0.hasPrefix("lyrics-") })
+        }
+    }
+
+    @Test func aHigherRankedSpellingAddedLaterWinsAndARemovalFallsBack() {
+        var tags = TagSet()
+        tags.add(key: "TPE1", value: "From ID3")
+        tags.add(key: "author", value: "Author")
+        #expect(tags[.artist] == "From ID3")
+        tags.add(key: "Artist", value: " Vorbis ")
+        #expect(tags[.artist] == "Vorbis")
+        tags.remove(key: "artist", ifValue: " Vorbis ")
+        #expect(tags[.artist] == "From ID3")
+        tags.remove(key: "tpe1", ifValue: "From ID3")
+        #expect(tags[.artist] == "Author")
+        tags.remove(key: "author", ifValue: "Author")
+        #expect(tags[.artist] == nil)
+    }
+
+    @Test func everySpellingNamesOneField() {
+        let all = TagSet.Field.allCases.flatMap(\.keys)
+        #expect(Set(all).count == all.count)
+        #expect(all.allSatisfy { $0 == $0.lowercased() })
+    }
+}
+
+/// A reproducible pseudo-random sequence (SplitMix64).
+private struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

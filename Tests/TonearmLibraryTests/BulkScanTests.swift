@@ -91,3 +91,51 @@ import TonearmTestSupport
         #expect(try MediaQuery.search("beyonce").items(in: reopened).count == count && count > 0)
     }
 }
+
+/// A first scan may leave its indexes to the library's next use (`tonearm library scan`, which
+/// exits after scanning): the next read or write of the same library makes them first, and so
+/// does the next open of the file.
+@Suite struct IndexesLeftForNextUseTests {
+    @Test func theNextQueryOfTheLibraryMakesThem() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        let complete = try BulkScanTests.schema(f.library.path)
+        let summary = try await f.library.scanToEnd(folders: [f.root], leavingIndexesForNextUse: true)
+        #expect(summary.added == LibraryFixtures.mediaCount)
+        #expect(try BulkScanTests.deferred(f.library.path) == complete.count - 3, "left: every index and the insert trigger")
+        #expect(try BulkScanTests.schema(f.library.path).count == 3)
+        // The first query makes them, and finds through the full-text index rebuilt from the rows.
+        let found = try MediaQuery.search("beyonce").items(in: f.library).count
+        #expect(try BulkScanTests.schema(f.library.path) == complete)
+        #expect(try BulkScanTests.deferred(f.library.path) == 0)
+        let byArtist = try MediaQuery.songs().filtered(by: .artist("Beyoncé")).items(in: f.library).count
+        #expect(found == byArtist && found > 0)
+    }
+
+    @Test func theNextOpenOfTheFileMakesThem() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        let complete = try BulkScanTests.schema(f.library.path)
+        _ = try await f.library.scanToEnd(folders: [f.root], leavingIndexesForNextUse: true)
+        #expect(try BulkScanTests.deferred(f.library.path) > 0)
+        let other = try MediaLibrary(path: f.library.path)
+        #expect(try BulkScanTests.schema(f.library.path) == complete)
+        #expect(try MediaQuery.search("beyonce").items(in: other).count > 0)
+        // The first library has nothing left to make: its next query just reads.
+        #expect(try MediaQuery.search("beyonce").items(in: f.library).count > 0)
+        #expect(try BulkScanTests.deferred(f.library.path) == 0)
+    }
+
+    /// A later scan (not a first one) writes rows with every index in place either way.
+    @Test func aScanOfALibraryWithRowsLeavesNothing() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        _ = try await f.library.scanToEnd(folders: [f.root])
+        let complete = try BulkScanTests.schema(f.library.path)
+        try FileManager.default.copyItem(atPath: f.path("Sigur Rós/Ágætis byrjun/1-1.mp3"), toPath: f.path("copy.mp3"))
+        let again = try await f.library.scanToEnd(folders: [f.root], leavingIndexesForNextUse: true)
+        #expect(again.added == 1)
+        #expect(try BulkScanTests.schema(f.library.path) == complete)
+        #expect(try BulkScanTests.deferred(f.library.path) == 0)
+    }
+}

@@ -80,3 +80,94 @@ enum MediaLibraryProbe {
         #expect(try MediaQuery.search("月").items(in: library).isEmpty)
     }
 }
+
+/// A new library is made at the last schema at once, not through the migrations: it must be
+/// the schema the migrations end with, table by table, column by column, index by index.
+@Suite struct NewLibrarySchemaTests {
+    /// Everything that describes a database's schema but where and in what order its pages
+    /// are: every table's columns (`table_xinfo`), foreign keys, indexes (`index_xinfo`, with
+    /// uniqueness and origin) and the SQL of indexes, triggers and virtual tables (blanks
+    /// collapsed), and the migrations recorded.
+    static func describe(_ path: String) throws -> [String] {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            func squeezed(_ sql: String?) -> String {
+                (sql ?? "").split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }).joined(separator: " ")
+            }
+            var lines: [String] = []
+            let objects = try Row.fetchAll(db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")
+            for object in objects {
+                let type: String = object["type"], name: String = object["name"], table: String = object["tbl_name"]
+                lines.append("\(type) \(name) on \(table)" + (type == "table" && !squeezed(object["sql"]).hasPrefix("CREATE VIRTUAL")
+                    ? "" : ": " + squeezed(object["sql"])))
+                if type == "table" {
+                    for column in try Row.fetchAll(db, sql: "SELECT * FROM pragma_table_xinfo(?)", arguments: [name]) {
+                        lines.append("  column \(column)")
+                    }
+                    for key in try Row.fetchAll(db, sql: "SELECT * FROM pragma_foreign_key_list(?)", arguments: [name]) {
+                        lines.append("  foreign key \(key)")
+                    }
+                    for index in try Row.fetchAll(db, sql: "SELECT name, \"unique\", origin, partial FROM pragma_index_list(?) ORDER BY name", arguments: [name]) {
+                        lines.append("  index \(index)")
+                        let indexName: String = index["name"]
+                        for part in try Row.fetchAll(db, sql: "SELECT * FROM pragma_index_xinfo(?)", arguments: [indexName]) {
+                            lines.append("    \(part)")
+                        }
+                    }
+                }
+            }
+            let migrations = try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
+            lines.append("migrations: \(migrations)")
+            return lines
+        }
+    }
+
+    @Test func aNewLibraryHasTheSchemaTheMigrationsEndWith() throws {
+        let dir = try TempDir("new-schema")
+        defer { dir.remove() }
+        let migrated = dir.file("migrated.sqlite")
+        do {
+            let queue = try DatabaseQueue(path: migrated)
+            try Schema.migrator.migrate(queue)
+            try queue.close()
+        }
+        let made = dir.file("new.sqlite")
+        _ = try MediaLibrary(path: made)
+        let expected = try Self.describe(migrated), got = try Self.describe(made)
+        #expect(expected.count > 100)
+        #expect(got == expected, "\(zip(got, expected).first { $0 != $1 }.map { "\($0) ≠ \($1)" } ?? "counts \(got.count), \(expected.count)")")
+        #expect(Schema.migrator.migrations == Schema.migrationIdentifiers)
+        // Made at once: the item table was created with every column (the migrations add
+        // seven with ALTER TABLE, which appends them to the table's SQL).
+        let itemSQL = try DatabaseQueue(path: made).read {
+            try String.fetchOne($0, sql: "SELECT sql FROM sqlite_master WHERE name = 'item'")
+        }
+        #expect(itemSQL?.contains(", titleSort") == false)
+        // Opened again, nothing is migrated and the library works.
+        let library = try MediaLibrary(path: made)
+        #expect(try Self.describe(made) == expected)
+        _ = try library.createPlaylist(named: "Works")
+        #expect(try library.statistics().items == 0)
+    }
+
+    /// A library file that is not empty (here: made by v1) goes through the migrations.
+    @Test func aLibraryWithTablesIsMigratedNotRemade() throws {
+        let dir = try TempDir("old-schema")
+        defer { dir.remove() }
+        let path = dir.file("library.sqlite")
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try Schema.migrator.migrate(queue, upTo: "v2: playlists")
+            try queue.close()
+        }
+        _ = try MediaLibrary(path: path)
+        let reference = dir.file("reference.sqlite")
+        do {
+            let queue = try DatabaseQueue(path: reference)
+            try Schema.migrator.migrate(queue)
+            try queue.close()
+        }
+        #expect(try Self.describe(path) == Self.describe(reference))
+    }
+}
