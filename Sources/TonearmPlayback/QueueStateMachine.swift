@@ -114,7 +114,9 @@ struct QueueStateMachine: Sendable {
     /// Interrupted by the sound server (a cork request), so that its uncork resumes.
     private(set) var corked = false
     private(set) var lastError: TonearmError?
-    private(set) var retained = false
+    private var keepAlive = KeepAliveLatch()
+    /// Whether the player keeps itself alive now (it plays).
+    var retained: Bool { keepAlive.held }
     private(set) var nextStart: UInt64 = 1
     /// Items that failed to open in the start under way.
     private(set) var startFailures = 0
@@ -504,15 +506,7 @@ struct QueueStateMachine: Sendable {
         return actions + [.emit(.outputLost(reason: error.description)), .emit(.stateChanged(.stopped))]
     }
 
-    private mutating func retain() -> [Action] {
-        if retained { return [] }
-        retained = true
-        return [.retainSelf]
-    }
+    private mutating func retain() -> [Action] { keepAlive.retain(.retainSelf) }
 
-    private mutating func release() -> [Action] {
-        if !retained { return [] }
-        retained = false
-        return [.releaseSelf]
-    }
+    private mutating func release() -> [Action] { keepAlive.release(.releaseSelf) }
 }
