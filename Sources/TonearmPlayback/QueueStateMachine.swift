@@ -122,6 +122,9 @@ struct QueueStateMachine: Sendable {
     private(set) var startFailures = 0
     /// The entry whose item the start under way opened.
     private(set) var startedKey: UInt64?
+    /// The state the last `stateChanged` told the listeners (a start under way after the current
+    /// item was removed while playing is `stopped` without having said so).
+    private(set) var reportedState: PlaybackState = .stopped
     /// What is scheduled on the node.
     var schedule = QueueSchedule()
 
@@ -172,6 +175,12 @@ struct QueueStateMachine: Sendable {
     }
 
     mutating func handle(_ input: Input) -> [Action] {
+        let actions = rule(input)
+        for case .emit(.stateChanged(let s)) in actions { reportedState = s }
+        return actions
+    }
+
+    private mutating func rule(_ input: Input) -> [Action] {
         switch input {
         case .setQueue(let items, let o, let position):
             var actions = stop()
@@ -473,7 +482,7 @@ struct QueueStateMachine: Sendable {
         pendingPosition = 0
         actions += release()
         runtime = .none  // a start under way ends
-        if was != .stopped { actions.append(.emit(.stateChanged(.stopped))) }
+        if was != .stopped || reportedState != .stopped { actions.append(.emit(.stateChanged(.stopped))) }
         return actions
     }
 
