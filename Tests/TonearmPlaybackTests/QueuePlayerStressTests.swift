@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+import TonearmCore
+import TonearmOutput
+@testable import TonearmPlayback
+import TonearmTestSupport
+
+/// One ``QueuePlayer`` driven from 8 threads at once — play, pause, next, previous, seek, insert,
+/// remove, shuffle, repeat, volume, stop — while the real-time null output plays. Run under
+/// ThreadSanitizer too (scripts/test), which reports any data race between the callers, the
+/// executor, the workers that open files and the node's threads. Here they prove that the
+/// machine's invariants hold at every call, that the executor carries the actions out in the
+/// machine's order (the last event of each kind says what the machine says), and that the queue
+/// comes out of it consistent: it stops, lets go of itself, and then plays a queue to its end.
+@Suite(.serialized) struct QueuePlayerStressTests {
+    static let threads = 8
+    static let callsPerThread = 40
+
+    /// A small deterministic generator per thread (SplitMix64), so that a failing run can be read.
+    struct Dice {
+        var state: UInt64
+        mutating func next(_ n: Int) -> Int {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Int((z ^ (z >> 31)) % UInt64(n))
+        }
+    }
+
+    /// The last event of each kind that says where the queue stands.
+    struct Last: Sendable {
+        var state: PlaybackState?
+        var index: Int??
+        var volume: Float?
+        var repeatMode: RepeatMode?
+        var shuffleMode: ShuffleMode?
+    }
+
+    @Test func eightThreadsDriveOneQueueAndItStaysConsistent() async throws {
+        let dir = try TempDir("queue-stress")
+        defer { dir.remove() }
+        var items: [QueueItem] = []
+        for (i, rate) in [48000, 44100, 48000, 44100, 48000].enumerated() {
+            let path = dir.file("t\(i).flac")
+            try Fixtures.tone(path: path, codecArgs: ["-c:a", "flac"], seconds: 0.6 + 0.2 * Double(i), rate: rate,
+                              freq: 220 * Double(i + 1))
+            items.append(QueueItem(path: path))
+        }
+        let pool = items
+        let q = QueuePlayer(items: pool, output: { NullOutput(periodDuration: 0.01) })
+        let events = q.events
+        let last = Mutex(Last())
+        let sentinel: Float = 0.123
+        let reader = Task {
+            for await e in events {
+                let done = last.withLock { l -> Bool in
+                    switch e {
+                    case .stateChanged(let s): l.state = s
+                    case .currentItemChanged(let i, _): l.index = .some(i)
+                    case .volumeChanged(let v): l.volume = v
+                    case .repeatModeChanged(let m): l.repeatMode = m
+                    case .shuffleModeChanged(let m): l.shuffleMode = m
+                    default: break
+                    }
+                    return e == .volumeChanged(sentinel)
+                }
+                if done { break }
+            }
+        }
+
+        let broken = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: Self.threads) { t in
+            var dice = Dice(state: UInt64(t + 1) &* 0x1234_5678_9ABC)
+            for _ in 0..<Self.callsPerThread {
+                switch dice.next(14) {
+                case 0, 1: q.play()
+                case 2: q.pause()
+                case 3: q.advanceToNextItem()
+                case 4: q.skipToPreviousItem()
+                case 5, 6: q.seek(to: Double(dice.next(8)) / 10)
+                case 7: q.insert(pool[dice.next(pool.count)], at: dice.next(8))
+                case 8: if q.items().count > 3 { q.remove(at: dice.next(8)) }
+                case 9: q.shuffleMode = [.off, .songs, .off][dice.next(3)]
+                case 10: q.repeatMode = [.none, .all, .one][dice.next(3)]
+                case 11: q.volume = Float(dice.next(10)) / 10
+                case 12: q.skipToItem(at: dice.next(6))
+                default: if dice.next(4) == 0 { q.stop() } else { _ = (q.currentTime, q.playbackState, q.currentIndex) }
+                }
+                let now = q.invariantViolations()
+                if !now.isEmpty { broken.withLock { $0 += now } }
+            }
+        }
+        #expect(broken.withLock { $0 }.isEmpty, "invariants broken during the storm: \(broken.withLock { $0 })")
+
+        // The storm is over. stop() returns once everything enqueued before it has been carried
+        // out; opens still under way come back stale and change nothing.
+        q.stop()
+        #expect(q.invariantViolations().isEmpty, "\(q.invariantViolations())")
+        #expect(q.playbackState == .stopped)
+        #expect(!q.keepsItselfAlive, "a stopped queue still holds itself")
+        let count = q.items().count
+        #expect(q.playOrder.count == count)
+        #expect(q.currentIndex.map { (0..<count).contains($0) } ?? (count == 0))
+
+        // The events came in the machine's order: the last of each kind is what the machine says.
+        q.volume = sentinel
+        await reader.value
+        let seen = last.withLock { $0 }
+        #expect(seen.state == nil || seen.state == .stopped, "last state event \(String(describing: seen.state)), state stopped")
+        if let index = seen.index { #expect(index == q.currentIndex, "last current-item event \(String(describing: index)), current \(String(describing: q.currentIndex))") }
+        if let mode = seen.repeatMode { #expect(mode == q.repeatMode) }
+        if let mode = seen.shuffleMode { #expect(mode == q.shuffleMode) }
+        #expect(seen.volume == sentinel)
+
+        // And it still plays a queue through to its end, every item once, in order.
+        q.repeatMode = .none
+        q.setQueue(Array(pool.prefix(2)))
+        let collector = eventsUntilFinished(q.events)
+        q.play()
+        #expect(q.playbackState == .playing)
+        let played = await collector.value
+        let ended = played.compactMap { e -> Int? in
+            if case .itemPlayedToEnd(let i, _) = e { return i }
+            return nil
+        }
+        #expect(ended == [0, 1])
+        #expect(q.playbackState == .stopped)
+        #expect(q.currentIndex == 0)
+        #expect(q.invariantViolations().isEmpty, "\(q.invariantViolations())")
+        #expect(!q.keepsItselfAlive)
+    }
+}
