@@ -127,8 +127,7 @@ struct QueueSchedule: Sendable, Equatable {
 
     /// A new schedule whose head starts playing at player-node frame `playerFrame`.
     mutating func beginHead(playerFrame: Int64) {
-        segments.removeAll()
-        epoch += 1
+        clear()
         headStartPlayerFrame = playerFrame
     }
 
