@@ -735,6 +735,18 @@ public final class QueuePlayer: @unchecked Sendable {
 
     // MARK: Invariants
 
+    /// Whether what the executor has carried out agrees with the machine: the node of the
+    /// runtime plays exactly when the machine says playing (two callers' start and pause carried
+    /// out in the other order would leave it otherwise). Meaningful once every call has returned
+    /// (the executor has carried out what the machine decided); nil when it agrees.
+    func renderingDisagreement() -> String? {
+        lock.withLock { l in
+            guard let rt = l.runtime else { return nil }
+            let playing = l.machine.state == .playing
+            return rt.node.isPlaying == playing ? nil : "node playing \(rt.node.isPlaying), machine \(l.machine.state)"
+        }
+    }
+
     /// Whether the queue holds itself alive now (it plays, or a start is under way).
     var keepsItselfAlive: Bool { lock.withLock { $0.keepAlive != nil } }
 

@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 import TonearmCore
 import TonearmOutput
+import TonearmRender
 @testable import TonearmPlayback
 import TonearmTestSupport
 
@@ -18,6 +19,7 @@ import TonearmTestSupport
 @Suite(.serialized) struct QueuePlayerStressTests {
     static let threads = 8
     static let callsPerThread = 40
+    static let burst = 50
 
     /// A small deterministic generator per thread (SplitMix64), so that a failing run can be read.
     struct Dice {
@@ -93,8 +95,17 @@ import TonearmTestSupport
                 let now = q.invariantViolations()
                 if !now.isEmpty { broken.withLock { $0 += now } }
             }
+            // A burst of settings from every thread at once, each one reported by an event: they
+            // must come out in the order the machine took them (the last one is the setting).
+            for i in 0..<Self.burst {
+                q.volume = Float((t * Self.burst + i) % 97) / 100
+                q.repeatMode = [.none, .all, .one][(t + i) % 3]
+            }
         }
         #expect(broken.withLock { $0 }.isEmpty, "invariants broken during the storm: \(broken.withLock { $0 })")
+        // Every call has returned: what was carried out agrees with the machine.
+        let disagreement = q.renderingDisagreement()
+        #expect(disagreement == nil, "\(disagreement ?? "")")
 
         // The storm is over. stop() returns once everything enqueued before it has been carried
         // out; opens still under way come back stale and change nothing.
@@ -132,5 +143,80 @@ import TonearmTestSupport
         #expect(q.currentIndex == 0)
         #expect(q.invariantViolations().isEmpty, "\(q.invariantViolations())")
         #expect(!q.keepsItselfAlive)
+    }
+
+    /// An output whose first start waits until `release` (after signalling `entered`), and which
+    /// says whether it is pulling (started or resumed, not paused or stopped).
+    final class GatedOutput: AudioOutputDriver, Sendable {
+        let inner = NullOutput(periodDuration: 0.01)
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        private let state = Mutex((gated: true, running: false))
+        var running: Bool { state.withLock { $0.running } }
+
+        var name: String { "gated" }
+        var format: AudioFormat { inner.format }
+        var isAudible: Bool { false }
+        func open(format: AudioFormat) throws { try inner.open(format: format) }
+        func start(source: any AudioRenderSource) throws {
+            if state.withLock({ s in defer { s.gated = false }; return s.gated }) {
+                entered.signal()
+                release.wait()
+            }
+            try inner.start(source: source)
+            state.withLock { $0.running = true }
+        }
+        func pause() {
+            inner.pause()
+            state.withLock { $0.running = false }
+        }
+        func resume() {
+            inner.resume()
+            state.withLock { $0.running = true }
+        }
+        func stop() {
+            inner.stop()
+            state.withLock { $0.running = false }
+        }
+        func close() { inner.close() }
+        func setVolume(_ volume: Float) { inner.setVolume(volume) }
+        var latency: Double { inner.latency }
+        var framesPlayed: Int64 { inner.framesPlayed }
+        var underrunCount: Int { inner.underrunCount }
+        var events: AsyncStream<AudioOutputEvent> { inner.events }
+    }
+
+    /// When every caller carried out its own actions, a pause that came while another caller's
+    /// start was still starting the output ran first (the output not started yet: nothing to
+    /// pause), and the start then set the output going: the queue said paused and played on.
+    /// On the one executor the pause is carried out after the start.
+    @Test func aPauseWhileAStartIsCarriedOutIsCarriedOutAfterIt() throws {
+        let dir = try TempDir("queue-order")
+        defer { dir.remove() }
+        let path = dir.file("a.flac")
+        try Fixtures.tone(path: path, codecArgs: ["-c:a", "flac"], seconds: 3)
+        let output = GatedOutput()
+        let q = QueuePlayer(items: [QueueItem(path: path)], output: { output })
+        defer { q.stop() }
+        let played = DispatchSemaphore(value: 0), paused = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            q.play()
+            played.signal()
+        }
+        output.entered.wait()  // the start is being carried out: the output is starting
+        Thread.detachNewThread {
+            q.pause()
+            paused.signal()
+        }
+        // Room for the pause to be carried out before the start ends, as it was when each caller
+        // carried out its own actions (a deadline, not synchronisation: the checks below hold
+        // either way on the executor).
+        let early = paused.wait(timeout: .now() + 1) == .success
+        output.release.signal()
+        played.wait()
+        if !early { paused.wait() }
+        #expect(q.playbackState == .paused)
+        #expect(!output.running, "the output runs while the queue says paused")
+        #expect(q.renderingDisagreement() == nil, "\(q.renderingDisagreement() ?? "")")
     }
 }
