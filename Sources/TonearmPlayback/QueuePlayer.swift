@@ -95,8 +95,8 @@ public final class QueuePlayer: @unchecked Sendable {
         case open(token: UInt64, key: UInt64, item: QueueItem, remote: Bool)
         /// Open the output and build the runtime for start `token` and report it.
         case build(token: UInt64)
-        /// Put the start's item (entry `key`) on the runtime just installed, from `position`,
-        /// with the effects wanted now.
+        /// Give the runtime just built the equaliser and the effects wanted now, start its engine,
+        /// and put the start's item (entry `key`) on it from `position`.
         case install(Built, key: UInt64, position: Double, effects: [AudioNode])
         /// Re-open the current item (entry `key`) for restart `serial` and re-schedule it.
         case restart(QueueRuntime, key: UInt64, position: Double, serial: UInt64)
@@ -118,13 +118,11 @@ public final class QueuePlayer: @unchecked Sendable {
         case overlap(CrossfadeSource, QueueSchedule.Partner)
     }
 
-    /// A runtime just built for a start, with its first item, the item it may crossfade into and
-    /// the effects it was built with.
+    /// A runtime just built for a start, with its first item and the item it may crossfade into.
     private struct Built: Sendable {
         var runtime: QueueRuntime
         var file: AudioFile
         var partner: Candidate?
-        var effects: [AudioNode]
     }
 
     /// An item opened off the lock as the one a crossfade may go into.
@@ -432,10 +430,18 @@ public final class QueuePlayer: @unchecked Sendable {
         case .build(let token):
             onWorker(flow) { [self] in buildRuntime(token: token, flow: flow) }
         case .install(let built, let key, let position, let effects):
-            if !effects.elementsEqual(built.effects, by: ===) { try? built.runtime.setEffects(effects) }
+            let rt = built.runtime
+            // Stopped meanwhile: its close follows, and it never takes the equaliser.
+            guard lock.withLock({ $0.runtime === rt }) else { return true }
+            do {
+                let id = ObjectIdentifier(rt)
+                try rt.install(eq: eq, effects: effects, events: { [weak self] e in self?.outputEvent(e, from: id) })
+            } catch {
+                return !renderingFailed(rt, error, flow: flow)
+            }
             lock.withLock { l in
-                guard l.runtime === built.runtime else { return }
-                scheduleHead(file: built.file, key: key, at: position, candidate: built.partner, in: &l, runtime: built.runtime)
+                guard l.runtime === rt else { return }
+                scheduleHead(file: built.file, key: key, at: position, candidate: built.partner, in: &l, runtime: rt)
             }
         case .restart(let rt, let key, let position, let serial):
             restart(rt, key: key, at: position, serial: serial, flow: flow)
@@ -453,12 +459,7 @@ public final class QueuePlayer: @unchecked Sendable {
             do {
                 try rt.startRendering()
             } catch {
-                lock.withLock { l in
-                    // A runtime closed meanwhile failing to start is nothing to report.
-                    guard l.runtime === rt else { return }
-                    enqueue(apply(l.machine.handle(.renderingFailed(Self.typed(error))), in: &l), flow: flow)
-                }
-                return false
+                return !renderingFailed(rt, error, flow: flow)
             }
         case .pauseRendering(let rt):
             rt.pauseRendering()
@@ -472,6 +473,17 @@ public final class QueuePlayer: @unchecked Sendable {
             rt.close()
         }
         return true
+    }
+
+    /// Runtime `rt` could not start: the machine says what happens instead, and the rest of the
+    /// batch (what was to follow the start) is void — true. A runtime closed meanwhile failing is
+    /// nothing to report, and the batch goes on — false.
+    private func renderingFailed(_ rt: QueueRuntime, _ error: any Error, flow: DispatchGroup?) -> Bool {
+        lock.withLock { l in
+            guard l.runtime === rt else { return false }
+            enqueue(apply(l.machine.handle(.renderingFailed(Self.typed(error))), in: &l), flow: flow)
+            return true
+        }
     }
 
     private static func typed(_ error: any Error) -> TonearmError {
@@ -519,28 +531,27 @@ public final class QueuePlayer: @unchecked Sendable {
     }
 
     /// Start `token`: builds the runtime for the opened item (opening the output) and reports it
-    /// to the machine, which installs it — unless `stop()` (or another start) came first.
+    /// to the machine, which installs it — unless `stop()` (or another start) came first. The
+    /// equaliser and the effects are the install's (on the executor), not the build's: a build
+    /// for a cancelled start may still run while another runtime renders them.
     private func buildRuntime(token: UInt64, flow: DispatchGroup?) {
-        guard let (file, index, key, order, effects) = lock.withLock({ l -> (AudioFile, Int, UInt64, PlayOrder, [AudioNode])? in
+        guard let (file, index, key, order) = lock.withLock({ l -> (AudioFile, Int, UInt64, PlayOrder)? in
             guard let s = l.startFile, s.token == token, let key = l.machine.startedKey else { return nil }
             l.startFile = nil
             // An entry removed meanwhile has no index: the machine then starts with the current item.
-            return (s.file, l.machine.entry(key: key)?.index ?? -1, key, l.machine.order, l.effects)
+            return (s.file, l.machine.entry(key: key)?.index ?? -1, key, l.machine.order)
         }) else { return }
         let partner = openCandidate(after: index, key: key, order: order)
         let rt: QueueRuntime
         do {
             let driver = try makeOutput()
-            rt = try QueueRuntime(format: file.processingFormat, driver: driver, eq: eq)
+            rt = try QueueRuntime(format: file.processingFormat, driver: driver)
         } catch {
             feed(.runtimeFailed(token: token, error: Self.typed(error)), flow: flow)
             return
         }
-        try? rt.setEffects(effects)
-        let id = ObjectIdentifier(rt)
-        rt.watchOutput { [weak self] e in self?.outputEvent(e, from: id) }
         feed(.runtimeBuilt(token: token, rate: rt.format.sampleRate), flow: flow,
-             built: Built(runtime: rt, file: file, partner: partner, effects: effects))
+             built: Built(runtime: rt, file: file, partner: partner))
     }
 
     /// Restart `serial`: re-opens the current item (entry `key`) on a worker thread and

@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 import TonearmCore
+import TonearmEngine
 import TonearmOutput
 import TonearmRender
 @testable import TonearmPlayback
@@ -218,5 +219,44 @@ import TonearmTestSupport
         #expect(q.playbackState == .paused)
         #expect(!output.running, "the output runs while the queue says paused")
         #expect(q.renderingDisagreement() == nil, "\(q.renderingDisagreement() ?? "")")
+    }
+
+    /// A start cancelled while its output was opening (stop, then play again) still builds its
+    /// runtime once the output answers, and then throws it away. That build used to take the
+    /// queue's one equaliser while the next start's engine rendered it: configuring it under the
+    /// render thread (ThreadSanitizer, 1 run in 3 of the test above) and, when thrown away,
+    /// detaching it from the engine that plays. The equaliser is now the install's.
+    @Test func aCancelledStartsOutputNeverTakesTheEqualiserFromThePlayingOne() throws {
+        let dir = try TempDir("queue-cancelled-build")
+        defer { dir.remove() }
+        let path = dir.file("a.flac")
+        try Fixtures.tone(path: path, codecArgs: ["-c:a", "flac"], seconds: 3)
+        let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let calls = Mutex(0)
+        let q = QueuePlayer(items: [QueueItem(path: path)], output: {
+            // The first start's output takes until `release`; later ones answer at once.
+            if calls.withLock({ c in defer { c += 1 }; return c == 0 }) {
+                entered.signal()
+                release.wait()
+            }
+            return NullOutput(periodDuration: 0.01)
+        })
+        defer { q.stop() }
+        let firstReturned = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            q.play()
+            firstReturned.signal()
+        }
+        entered.wait()  // the first start is opening its output
+        q.stop()
+        q.play()
+        #expect(q.playbackState == .playing)
+        let playing = q.eq.engine
+        #expect(playing != nil)
+        release.signal()
+        firstReturned.wait()  // the cancelled start has built its runtime and thrown it away
+        #expect(q.eq.engine === playing, "the equaliser left the playing engine")
+        #expect(q.playbackState == .playing)
+        #expect(q.invariantViolations().isEmpty, "\(q.invariantViolations())")
     }
 }
