@@ -228,6 +228,8 @@ struct QueueStateMachine: Sendable {
                 if playing && order.current != nil {
                     actions += handle(.play)
                 } else {
+                    // Stopped: a paused queue lets go of itself too.
+                    actions += release()
                     actions.append(.emit(.stateChanged(.stopped)))
                 }
                 return actions + [.emit(.queueChanged)]

@@ -418,6 +418,18 @@ import TonearmCore
         ])
     }
 
+    @Test func removingTheCurrentItemWhilePausedStopsAndLetsGo() {
+        var m = running([a, b])
+        _ = m.handle(.pause)
+        #expect(m.retained)
+        #expect(m.handle(.remove(at: 0)) == [
+            .closeRuntime(drain: false), .emit(.currentItemChanged(index: 0, item: b)), .releaseSelf,
+            .emit(.stateChanged(.stopped)), .emit(.queueChanged),
+        ])
+        #expect(!m.retained)
+        #expect(m.state == .stopped)
+    }
+
     @Test func removingTheScheduledNextItemReschedules() {
         var m = running([a, b, c])
         scheduled(&m, keys: [1, 2])
