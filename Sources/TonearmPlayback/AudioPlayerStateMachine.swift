@@ -62,7 +62,9 @@ struct AudioPlayerStateMachine: Sendable {
     private(set) var generation: UInt64 = 0
     /// Where playback starts (or restarts) when there is no live render position.
     private(set) var resumeFrame: AudioFramePosition = 0
-    private(set) var retained = false
+    private var keepAlive = KeepAliveLatch()
+    /// Whether the player keeps itself alive now (it plays).
+    var retained: Bool { keepAlive.held }
 
     var isPlaying: Bool { state == .playing }
 
@@ -164,15 +166,7 @@ struct AudioPlayerStateMachine: Sendable {
     /// Records where playback is, so that a later prepare/play after stop resumes there.
     mutating func noteStopPosition(_ frame: AudioFramePosition) { resumeFrame = frame }
 
-    private mutating func retain() -> [Action] {
-        if retained { return [] }
-        retained = true
-        return [.retainSelf]
-    }
+    private mutating func retain() -> [Action] { keepAlive.retain(.retainSelf) }
 
-    private mutating func release() -> [Action] {
-        if !retained { return [] }
-        retained = false
-        return [.releaseSelf]
-    }
+    private mutating func release() -> [Action] { keepAlive.release(.releaseSelf) }
 }

@@ -53,10 +53,17 @@ public enum QueuePlayerEvent: Sendable, Equatable {
 /// Threading: every method may be called from any thread. Events come on the node's threads,
 /// never the render thread. A playing queue keeps itself alive until it stops.
 ///
-/// Structure: the rules live in a ``QueueStateMachine`` (inputs in, actions out) and what is on
-/// the node in its ``QueueSchedule``; this class feeds the machine under its lock and carries out
-/// the actions. Files, network items and outputs are opened off the lock (the result comes back
-/// as an input, checked against what changed meanwhile); runtimes are closed off the lock.
+/// Structure: the rules live in a ``QueueStateMachine`` (inputs in, actions out) and where each
+/// item's frames go on the node in its ``QueueSchedule``; this class feeds the machine under its
+/// lock and enqueues the machine's actions, in the order it produced them, on one executor (a
+/// serial queue of its own) that carries them out, so that two callers' actions never
+/// interleave. Files, network items and outputs are opened on worker threads (the result comes
+/// back as an input, checked against what changed meanwhile); nothing is opened or waited for
+/// under the lock. Only what follows an item on the node is opened and scheduled on the node's
+/// decoder thread, in the handler that the node calls before the item's last block (its
+/// gapless contract), checked against the schedule's epoch under the lock. A call returns once what it caused has been carried out (`play()` of a local
+/// item: playing; a seek: the item re-scheduled there), except a start's network connection; a
+/// getter answers at once from the machine.
 public final class QueuePlayer: @unchecked Sendable {
     /// The equaliser (10 graphic bands, flat and bit-transparent until changed).
     public let eq = AudioUnitEQ(preset: .flat)
@@ -64,40 +71,70 @@ public final class QueuePlayer: @unchecked Sendable {
     /// Everything under the lock: the machine, and what carries its actions out.
     private struct Locked {
         var machine: QueueStateMachine
+        /// The runtime the machine has installed, until it closes it.
         var runtime: QueueRuntime?
         var effects: [AudioNode] = []
         var keepAlive: QueuePlayer?
         var corkRequestHandler: (@Sendable (Bool) -> Void)?
         /// The first item of the start under way, opened off the lock, until its runtime is built.
         var startFile: (token: UInt64, file: AudioFile)?
+        /// Bumped by every restart: a restart whose open comes back after a newer one began gives way.
+        var restarts: UInt64 = 0
+        /// The restart under way (its number and position) until its item is on the node: what a
+        /// later restart that keeps the position starts from.
+        var pendingRestart: (serial: UInt64, position: Double)?
     }
 
-    /// An action to carry out after the lock is released, in order.
-    private enum Deferred: Sendable {
+    /// What the executor carries out, in the order the machine decided it. The jobs that open
+    /// (files, network streams, the output) hand the opening to a worker thread, whose result
+    /// comes back to the machine as an input (or, for a schedule, as a job checked against what
+    /// changed meanwhile), so that the executor never waits for a disk or the network.
+    private enum Job: Sendable {
         case emit(QueuePlayerEvent)
+        /// Open the item of entry `key` for start `token` and report it.
         case open(token: UInt64, key: UInt64, item: QueueItem, remote: Bool)
+        /// Open the output and build the runtime for start `token` and report it.
         case build(token: UInt64)
-        case restart(key: UInt64, position: Double)
+        /// Give the runtime just built the equaliser and the effects wanted now, start its engine,
+        /// and put the start's item (entry `key`) on it from `position`.
+        case install(Built, key: UInt64, position: Double, effects: [AudioNode])
+        /// Re-open the current item (entry `key`) for restart `serial` and re-schedule it.
+        case restart(QueueRuntime, key: UInt64, position: Double, serial: UInt64)
+        /// Re-schedule entry `key`, re-opened for restart `serial`, from `position`.
+        case reschedule(QueueRuntime, key: UInt64, file: AudioFile, candidate: Candidate?, position: Double, serial: UInt64)
         case startRendering(QueueRuntime)
         case pauseRendering(QueueRuntime)
+        case volume(QueueRuntime, Float)
+        case effects(QueueRuntime, [AudioNode])
         case close(QueueRuntime, drain: Bool)
     }
 
+    /// What follows a segment that the node has read, opened off the lock.
+    private enum Following: Sendable {
+        /// The entry at `place` (opened as `file`) from `start`, with the item a crossfade out of
+        /// it may go into.
+        case item(QueueSchedule.Place, file: AudioFile, start: AudioFramePosition, candidate: Candidate?)
+        /// A crossfade's overlap.
+        case overlap(CrossfadeSource, QueueSchedule.Partner)
+    }
+
     /// A runtime just built for a start, with its first item and the item it may crossfade into.
-    private struct Built {
+    private struct Built: Sendable {
         var runtime: QueueRuntime
         var file: AudioFile
         var partner: Candidate?
     }
 
     /// An item opened off the lock as the one a crossfade may go into.
-    private struct Candidate {
+    private struct Candidate: Sendable {
         var key: UInt64
         var file: AudioFile
     }
 
     // The state of QueuePlayer is the lock's: only `eq` (itself thread-safe) is outside it.
     private let lock: Mutex<Locked>
+    /// The thread that carries out the machine's actions (see ``Job``).
+    private let executor = ActionExecutor(label: "tonearm.queue-player")
     private let broadcaster = EventBroadcaster<QueuePlayerEvent>()
     private let makeOutput: @Sendable () throws -> any AudioOutputDriver
 
@@ -237,12 +274,13 @@ public final class QueuePlayer: @unchecked Sendable {
     public var effects: [AudioNode] {
         get { lock.withLock { $0.effects } }
         set {
-            // Re-wiring may wait for the engine to take the new graph: not under the lock.
-            let rt = lock.withLock { l in
+            // Re-wiring may wait for the engine to take the new graph: on the executor.
+            let flow = executor.isCurrent ? nil : DispatchGroup()
+            lock.withLock { l in
                 l.effects = newValue
-                return l.runtime
+                if let rt = l.runtime { enqueue([.effects(rt, newValue)], flow: flow) }
             }
-            if let rt { try? rt.setEffects(newValue) }
+            flow?.wait()
         }
     }
 
@@ -262,11 +300,13 @@ public final class QueuePlayer: @unchecked Sendable {
     /// Stops and goes back to the start of the current item.
     public func stop() { send(.stop) }
 
-    /// Seconds into the current item.
+    /// Seconds into the current item (while a seek is being carried out: where it goes, as soon
+    /// as it has been asked for).
     public var currentTime: Double { lock.withLock { Self.currentTime($0) } }
 
     private static func currentTime(_ l: Locked) -> Double {
-        l.machine.currentTime(playerSampleTime: l.runtime?.node.playerTime?.sampleTime)
+        if let restart = l.pendingRestart { return restart.position }
+        return l.machine.currentTime(playerSampleTime: l.runtime?.node.playerTime?.sampleTime)
     }
 
     /// The current item's duration in seconds (nil before it has been opened).
@@ -288,91 +328,161 @@ public final class QueuePlayer: @unchecked Sendable {
     /// Goes to the first item of the play order.
     public func skipToBeginning() { send(.skipToBeginning) }
 
-    // MARK: Carrying out the machine's actions
+    // MARK: Feeding the machine
 
-    /// Feeds `input` to the machine and carries out its actions.
+    /// A public call: feeds `input` to the machine and waits (unless called on the executor) until
+    /// what it caused has been carried out — the actions, and the opens they began (a local item
+    /// and the output for `play()`, the item for a seek), but not a network connection for a
+    /// start: `play()` does not wait for the network.
     private func send(_ input: QueueStateMachine.Input) {
-        perform(lock.withLock { l in apply(l.machine.handle(input), in: &l) })
+        let flow = executor.isCurrent ? nil : DispatchGroup()
+        feed(input, flow: flow)
+        flow?.wait()
     }
 
-    /// Carries out the part of `actions` that belongs under the lock (the runtime taken out or
-    /// installed, the volume, the keep-alive, scheduling on the node), and returns the rest.
-    /// `built`: the runtime just built, for `installRuntime`. Lock held.
-    private func apply(_ actions: [QueueStateMachine.Action], in l: inout Locked, built: Built? = nil) -> [Deferred] {
-        var deferred: [Deferred] = []
+    /// Feeds `input` to the machine under the lock and enqueues its actions, in order, on the
+    /// executor. `flow`: what a waiting caller waits on (nil: nobody waits). `built`: the runtime
+    /// just built, for `installRuntime`.
+    private func feed(_ input: QueueStateMachine.Input, flow: DispatchGroup?, built: Built? = nil) {
+        lock.withLock { l in enqueue(apply(l.machine.handle(input), in: &l, built: built), flow: flow) }
+    }
+
+    /// Turns `actions` into jobs for the executor, doing under the lock only what is the lock's
+    /// own state (which runtime is installed, the keep-alive, where a restart starts). Lock held.
+    private func apply(_ actions: [QueueStateMachine.Action], in l: inout Locked, built: Built? = nil) -> [Job] {
+        var jobs: [Job] = []
         for action in actions {
             switch action {
             case .emit(let event):
-                deferred.append(.emit(event))
+                jobs.append(.emit(event))
             case .open(let token, let key, let item, let remote):
-                deferred.append(.open(token: token, key: key, item: item, remote: remote))
+                jobs.append(.open(token: token, key: key, item: item, remote: remote))
             case .buildRuntime(let token):
-                deferred.append(.build(token: token))
+                jobs.append(.build(token: token))
             case .installRuntime(let key, let position):
                 guard let built else { continue }
                 l.runtime = built.runtime
-                scheduleHead(file: built.file, key: key, at: position, partner: built.partner, in: &l, runtime: built.runtime)
+                l.pendingRestart = nil
+                jobs.append(.install(built, key: key, position: position, effects: l.effects))
             case .discardRuntime:
-                if let built { deferred.append(.close(built.runtime, drain: false)) }
+                if let built { jobs.append(.close(built.runtime, drain: false)) }
             case .restartCurrent(let key, let position):
-                deferred.append(.restart(key: key, position: position ?? Self.currentTime(l)))
+                guard let rt = l.runtime else { continue }
+                // Kept position: where the restart under way goes, else where the node is.
+                let at = position ?? Self.currentTime(l)
+                l.restarts += 1
+                l.pendingRestart = (l.restarts, at)
+                jobs.append(.restart(rt, key: key, position: at, serial: l.restarts))
             case .startRendering:
-                if let rt = l.runtime { deferred.append(.startRendering(rt)) }
+                if let rt = l.runtime { jobs.append(.startRendering(rt)) }
             case .pauseRendering:
-                if let rt = l.runtime { deferred.append(.pauseRendering(rt)) }
+                if let rt = l.runtime { jobs.append(.pauseRendering(rt)) }
             case .closeRuntime(let drain):
-                if let rt = l.runtime { deferred.append(.close(rt, drain: drain)) }
+                if let rt = l.runtime { jobs.append(.close(rt, drain: drain)) }
                 l.runtime = nil
+                l.pendingRestart = nil
             case .applyVolume(let v):
-                l.runtime?.engine.mainMixerNode.outputVolume = v
+                if let rt = l.runtime { jobs.append(.volume(rt, v)) }
             case .retainSelf:
                 l.keepAlive = self
             case .releaseSelf:
                 l.keepAlive = nil
             }
         }
-        return deferred
+        return jobs
     }
 
-    /// Carries out `deferred`, in order, off the lock. After a draining close the rest goes on on
-    /// a thread of its own (not the node's event thread: closing the runtime joins it).
-    private func perform(_ deferred: [Deferred]) {
-        for (i, d) in deferred.enumerated() {
-            switch d {
-            case .emit(let event):
-                broadcaster.yield(event)
-            case .open(let token, let key, let item, let remote):
-                if remote {
-                    // Connecting may take a while (bounded by the network limits): not on the caller's thread.
-                    Thread.detachNewThread { [self] in openForStart(token: token, key: key, item: item) }
-                } else {
-                    openForStart(token: token, key: key, item: item)
-                }
-            case .build(let token):
-                buildRuntime(token: token)
-            case .restart(let key, let position):
-                restartCurrent(key: key, at: position)
-            case .startRendering(let rt):
-                do {
-                    try rt.startRendering()
-                } catch {
-                    // What was to follow the start (its events) is void: the machine says what happens instead.
-                    send(.renderingFailed(Self.typed(error)))
-                    return
-                }
-            case .pauseRendering(let rt):
-                rt.pauseRendering()
-            case .close(let rt, drain: false):
-                rt.close()
-            case .close(let rt, drain: true):
-                let rest = Array(deferred[(i + 1)...])
-                Thread.detachNewThread { [self] in
-                    rt.driver.drain(timeout: rt.driver.latency + rt.engine.tailTime + 1)
-                    rt.close()
-                    perform(rest)
-                }
-                return
+    /// Enqueues `jobs` on the executor as one batch (after every batch enqueued before it).
+    /// Never waits. Called with the lock held, so that the executor carries out batches in the
+    /// order the machine produced them.
+    private func enqueue(_ jobs: [Job], flow: DispatchGroup?) {
+        guard !jobs.isEmpty else { return }
+        flow?.enter()
+        executor.enqueue { [self] in
+            for job in jobs {
+                guard carryOut(job, flow: flow) else { break }
             }
+            flow?.leave()
+        }
+    }
+
+    /// Runs `body` on a worker thread of its own (an open that may take a while), as part of `flow`.
+    private func onWorker(_ flow: DispatchGroup?, _ body: @escaping @Sendable () -> Void) {
+        flow?.enter()
+        Thread.detachNewThread {
+            body()
+            flow?.leave()
+        }
+    }
+
+    // MARK: The executor
+
+    /// Carries out `job` on the executor. False: the rest of its batch is void (the start it
+    /// belonged to failed; the machine says what happens instead).
+    private func carryOut(_ job: Job, flow: DispatchGroup?) -> Bool {
+        switch job {
+        case .emit(let event):
+            broadcaster.yield(event)
+        case .open(let token, let key, let item, let remote):
+            // play() waits for a local item, not for the network (bounded by the network limits).
+            let waited = remote ? nil : flow
+            onWorker(waited) { [self] in openForStart(token: token, key: key, item: item, flow: waited) }
+        case .build(let token):
+            onWorker(flow) { [self] in buildRuntime(token: token, flow: flow) }
+        case .install(let built, let key, let position, let effects):
+            let rt = built.runtime
+            // Stopped meanwhile: its close follows, and it never takes the equaliser.
+            guard lock.withLock({ $0.runtime === rt }) else { return true }
+            do {
+                let id = ObjectIdentifier(rt)
+                try rt.install(eq: eq, effects: effects, events: { [weak self] e in self?.outputEvent(e, from: id) })
+            } catch {
+                return !renderingFailed(rt, error, flow: flow)
+            }
+            lock.withLock { l in
+                guard l.runtime === rt else { return }
+                scheduleHead(file: built.file, key: key, at: position, candidate: built.partner, in: &l, runtime: rt)
+            }
+        case .restart(let rt, let key, let position, let serial):
+            restart(rt, key: key, at: position, serial: serial, flow: flow)
+        case .reschedule(let rt, let key, let file, let candidate, let position, let serial):
+            lock.withLock { l in
+                guard l.runtime === rt, l.restarts == serial, l.machine.currentEntry?.key == key else { return }
+                l.pendingRestart = nil
+                let playing = l.machine.state == .playing
+                rt.node.stop()
+                l.machine.noteRestart(at: position)
+                scheduleHead(file: file, key: key, at: position, candidate: candidate, in: &l, runtime: rt)
+                if playing { rt.node.play() }
+            }
+        case .startRendering(let rt):
+            do {
+                try rt.startRendering()
+            } catch {
+                return !renderingFailed(rt, error, flow: flow)
+            }
+        case .pauseRendering(let rt):
+            rt.pauseRendering()
+        case .volume(let rt, let v):
+            rt.engine.mainMixerNode.outputVolume = v
+        case .effects(let rt, let chain):
+            try? rt.setEffects(chain)
+        case .close(let rt, let drain):
+            // Closing joins the node's threads: they never wait for the executor.
+            if drain { rt.driver.drain(timeout: rt.driver.latency + rt.engine.tailTime + 1) }
+            rt.close()
+        }
+        return true
+    }
+
+    /// Runtime `rt` could not start: the machine says what happens instead, and the rest of the
+    /// batch (what was to follow the start) is void — true. A runtime closed meanwhile failing is
+    /// nothing to report, and the batch goes on — false.
+    private func renderingFailed(_ rt: QueueRuntime, _ error: any Error, flow: DispatchGroup?) -> Bool {
+        lock.withLock { l in
+            guard l.runtime === rt else { return false }
+            enqueue(apply(l.machine.handle(.renderingFailed(Self.typed(error))), in: &l), flow: flow)
+            return true
         }
     }
 
@@ -380,10 +490,13 @@ public final class QueuePlayer: @unchecked Sendable {
         (error as? TonearmError) ?? .invalidState("\(error)")
     }
 
+    // MARK: Opening, on worker threads
+
     /// Opens an item: a file, or a network stream — fetched by a ``NetworkByteSource`` (an
     /// ``HLSByteSource`` for an `.m3u8` playlist) that the file keeps, decoded in streaming mode
     /// so that playback starts before the whole body has come. Blocks the calling thread while
-    /// it connects (bounded by the network limits). Never called with the lock held.
+    /// it connects (bounded by the network limits). Never called with the lock held nor on the
+    /// executor.
     private static func open(_ item: QueueItem) -> Result<AudioFile, TonearmError> {
         do {
             if item.isRemote {
@@ -403,74 +516,72 @@ public final class QueuePlayer: @unchecked Sendable {
         return Candidate(key: next.key, file: file)
     }
 
-    /// Start `token`: opens the current item off the lock and reports it to the machine.
-    private func openForStart(token: UInt64, key: UInt64, item: QueueItem) {
+    /// Start `token`: opens the current item and reports it to the machine.
+    private func openForStart(token: UInt64, key: UInt64, item: QueueItem, flow: DispatchGroup?) {
         switch Self.open(item) {
         case .success(let file):
-            perform(lock.withLock { l in
+            lock.withLock { l in
                 let actions = l.machine.handle(.startOpened(token: token, key: key))
                 if actions.contains(.buildRuntime(token: token)) { l.startFile = (token, file) }
-                return apply(actions, in: &l)
-            })
+                enqueue(apply(actions, in: &l), flow: flow)
+            }
         case .failure(let error):
-            send(.startOpenFailed(token: token, key: key, error: error))
+            feed(.startOpenFailed(token: token, key: key, error: error), flow: flow)
         }
     }
 
-    /// Start `token`: builds the runtime for the opened item (opening the output) off the lock,
-    /// and reports it to the machine, which installs it — unless `stop()` (or another start)
-    /// came first.
-    private func buildRuntime(token: UInt64) {
-        guard let (file, index, key, order, effects) = lock.withLock({ l -> (AudioFile, Int, UInt64, PlayOrder, [AudioNode])? in
+    /// Start `token`: builds the runtime for the opened item (opening the output) and reports it
+    /// to the machine, which installs it — unless `stop()` (or another start) came first. The
+    /// equaliser and the effects are the install's (on the executor), not the build's: a build
+    /// for a cancelled start may still run while another runtime renders them.
+    private func buildRuntime(token: UInt64, flow: DispatchGroup?) {
+        guard let (file, index, key, order) = lock.withLock({ l -> (AudioFile, Int, UInt64, PlayOrder)? in
             guard let s = l.startFile, s.token == token, let key = l.machine.startedKey else { return nil }
             l.startFile = nil
             // An entry removed meanwhile has no index: the machine then starts with the current item.
-            return (s.file, l.machine.entry(key: key)?.index ?? -1, key, l.machine.order, l.effects)
+            return (s.file, l.machine.entry(key: key)?.index ?? -1, key, l.machine.order)
         }) else { return }
         let partner = openCandidate(after: index, key: key, order: order)
         let rt: QueueRuntime
         do {
             let driver = try makeOutput()
-            rt = try QueueRuntime(format: file.processingFormat, driver: driver, eq: eq)
+            rt = try QueueRuntime(format: file.processingFormat, driver: driver)
         } catch {
-            send(.runtimeFailed(token: token, error: Self.typed(error)))
+            feed(.runtimeFailed(token: token, error: Self.typed(error)), flow: flow)
             return
         }
-        try? rt.setEffects(effects)
-        rt.watchOutput { [weak self] e in self?.outputEvent(e) }
-        let built = Built(runtime: rt, file: file, partner: partner)
-        perform(lock.withLock { l in
-            apply(l.machine.handle(.runtimeBuilt(token: token, rate: rt.format.sampleRate)), in: &l, built: built)
-        })
+        feed(.runtimeBuilt(token: token, rate: rt.format.sampleRate), flow: flow,
+             built: Built(runtime: rt, file: file, partner: partner))
     }
 
-    /// Re-schedules the current item (entry `key`) from `position`, and what follows it, on the
-    /// running node. The item is opened off the lock (a network item connects); if another item
-    /// became current meanwhile, this restart gives way to it.
-    private func restartCurrent(key: UInt64, at position: Double) {
+    /// Restart `serial`: re-opens the current item (entry `key`) on a worker thread and
+    /// re-schedules it from `position`, and what follows it, on the running node — unless
+    /// another restart began or another item became current meanwhile. On the executor.
+    private func restart(_ rt: QueueRuntime, key: UInt64, at position: Double, serial: UInt64, flow: DispatchGroup?) {
         guard let (index, item, order) = lock.withLock({ l -> (Int, QueueItem, PlayOrder)? in
-            guard l.runtime != nil, let (index, item) = l.machine.entry(key: key) else { return nil }
+            guard l.runtime === rt, l.restarts == serial, let (index, item) = l.machine.entry(key: key) else { return nil }
             return (index, item, l.machine.order)
         }) else { return }
-        let file: AudioFile
-        switch Self.open(item) {
-        case .success(let f): file = f
-        case .failure(let error):
-            send(.restartOpenFailed(key: key, error: error))
-            return
-        }
-        let partner = openCandidate(after: index, key: key, order: order)
-        lock.withLock { l in
-            guard let rt = l.runtime, l.machine.currentEntry?.key == key else { return }
-            let playing = l.machine.state == .playing
-            rt.node.stop()
-            l.machine.noteRestart(at: position)
-            scheduleHead(file: file, key: key, at: position, partner: partner, in: &l, runtime: rt)
-            if playing { rt.node.play() }
+        onWorker(flow) { [self] in
+            switch Self.open(item) {
+            case .success(let file):
+                let candidate = openCandidate(after: index, key: key, order: order)
+                lock.withLock { l in
+                    guard l.runtime === rt, l.restarts == serial else { return }
+                    enqueue([.reschedule(rt, key: key, file: file, candidate: candidate, position: position, serial: serial)],
+                            flow: flow)
+                }
+            case .failure(let error):
+                lock.withLock { l in
+                    guard l.runtime === rt, l.restarts == serial else { return }
+                    l.pendingRestart = nil
+                    enqueue(apply(l.machine.handle(.restartOpenFailed(key: key, error: error)), in: &l), flow: flow)
+                }
+            }
         }
     }
 
-    // MARK: Scheduling on the node
+    // MARK: Scheduling on the node (lock held)
 
     private static func facts(_ file: AudioFile) -> QueueSchedule.ItemFacts {
         let m = file.metadata
@@ -479,96 +590,109 @@ public final class QueuePlayer: @unchecked Sendable {
                                        albumArtist: m.albumArtist ?? m.artist, replayGain: m.replayGain)
     }
 
+    private static func settings(_ m: QueueStateMachine) -> QueueSchedule.Settings {
+        QueueSchedule.Settings(crossfade: m.crossfade, replayGain: m.replayGain, preamp: m.preamp)
+    }
+
+    /// What a crossfade out of the entry at `place` goes into: `candidate`, when it is still the
+    /// item that follows in play order.
+    private static func incoming(_ candidate: Candidate?, after place: QueueSchedule.Place,
+                                 in m: QueueStateMachine) -> QueueSchedule.Incoming? {
+        guard let candidate, let next = m.crossfadeCandidate(after: place.index, key: place.key, order: place.order),
+              next.key == candidate.key else { return nil }
+        return QueueSchedule.Incoming(place: QueueSchedule.Place(key: next.key, index: next.index, order: next.order),
+                                      facts: facts(candidate.file))
+    }
+
     /// Schedules the current item (entry `key`, opened as `file`) from `seconds` as the head.
-    /// Lock held.
-    private func scheduleHead(file: AudioFile, key: UInt64, at seconds: Double, partner: Candidate?,
+    private func scheduleHead(file: AudioFile, key: UInt64, at seconds: Double, candidate: Candidate?,
                               in l: inout Locked, runtime rt: QueueRuntime) {
-        guard let cur = l.machine.order.current, l.machine.currentEntry?.key == key else { return }
-        l.machine.schedule.beginHead(playerFrame: rt.node.playerTime?.sampleTime ?? 0)
-        let start = QueueSchedule.startFrame(seconds: seconds, facts: Self.facts(file))
-        scheduleItem(file: file, index: cur, start: start, order: l.machine.order, partner: partner, in: &l, runtime: rt)
+        let m = l.machine
+        guard let cur = m.order.current, m.currentEntry?.key == key else { return }
+        let place = QueueSchedule.Place(key: key, index: cur, order: m.order)
+        let p = l.machine.schedule.placeHead(place, facts: Self.facts(file), path: m.entries[cur].item.path, at: seconds,
+                                             playerFrame: rt.node.playerTime?.sampleTime ?? 0,
+                                             incoming: Self.incoming(candidate, after: place, in: m), settings: Self.settings(m))
+        put(file, p, in: &l, runtime: rt)
     }
 
-    /// Schedules item `index` (opened as `file`) from `start`: to its end, or — when a crossfade
-    /// into `partner` applies — to where the overlap begins. Lock held.
-    private func scheduleItem(file: AudioFile, index: Int, start: AudioFramePosition, order: PlayOrder,
-                              partner candidate: Candidate?, in l: inout Locked, runtime rt: QueueRuntime) {
-        let m = l.machine
-        let key = m.entries[index].key
-        var partner: QueueSchedule.Partner?
-        if let candidate, let next = m.crossfadeCandidate(after: index, key: key, order: order), next.key == candidate.key,
-           let frames = QueueSchedule.crossfadeFrames(seconds: m.crossfade, outgoing: Self.facts(file),
-                                                      incoming: Self.facts(candidate.file), consecutive: next.index == index + 1) {
-            partner = QueueSchedule.Partner(key: next.key, index: next.index, order: next.order,
-                                            outgoingPath: m.entries[index].item.path,
-                                            outGain: m.replayGain.linearGain(for: file.metadata.replayGain, preamp: m.preamp),
-                                            frames: frames)
-        }
-        let (end, then) = QueueSchedule.plan(length: file.length, start: start, partner: partner)
-        enqueue(file: file, key: key, start: start, end: end, order: order, then: then, in: &l, runtime: rt)
-    }
-
-    /// Puts one segment on the node with its handlers. Lock held.
-    private func enqueue(file: any PlaybackSource, key: UInt64, start: AudioFramePosition, end: AudioFramePosition,
-                         order: PlayOrder, then: QueueSchedule.Continuation, gain fixedGain: Float? = nil,
-                         in l: inout Locked, runtime rt: QueueRuntime) {
-        let m = l.machine
-        let gain = fixedGain ?? (file as? AudioFile).map { m.replayGain.linearGain(for: $0.metadata.replayGain, preamp: m.preamp) } ?? 1
-        let (token, epoch) = l.machine.schedule.append(key: key, start: start, end: end, sourceRate: file.sourceFormat.sampleRate,
-                                                       order: order, then: then)
+    /// Puts placement `p` of `source` on the node with its handlers.
+    private func put(_ source: any PlaybackSource, _ p: QueueSchedule.Placement, in l: inout Locked, runtime rt: QueueRuntime) {
         do {
-            try rt.node.scheduleSegment(file, startingFrame: start, frameCount: AudioFrameCount(max(0, end - start)), gain: gain,
-                                        consumed: { [weak self] _ in self?.consumed(token: token, epoch: epoch) },
-                                        rendered: { [weak self] _ in self?.rendered(token: token, epoch: epoch) })
+            try rt.node.scheduleSegment(source, startingFrame: p.start, frameCount: p.frameCount, gain: p.gain,
+                                        consumed: { [weak self] _ in self?.consumed(token: p.token, epoch: p.epoch) },
+                                        rendered: { [weak self] _ in self?.rendered(token: p.token, epoch: p.epoch) })
         } catch {
-            l.machine.schedule.dropLast(token: token)
+            l.machine.schedule.dropLast(token: p.token)
         }
     }
 
-    /// Node decoder thread: segment `token` has been read; schedule what follows it now, so the
-    /// node goes straight on with it (gapless). What follows is opened off the lock, then
-    /// scheduled if the schedule is still the same.
+    // MARK: The node's and the output's threads
+
+    /// Node decoder thread: segment `token` has been read; what follows it is opened here (off
+    /// the lock) and put on the node if the schedule is still the same — so that the node goes
+    /// straight on with it (gapless).
     private func consumed(token: UInt64, epoch: UInt64) {
-        guard let last = lock.withLock({ l in l.runtime == nil ? nil : l.machine.schedule.consumed(token: token, epoch: epoch) })
-        else { return }
+        guard let (rt, last) = lock.withLock({ l -> (QueueRuntime, QueueSchedule.Segment)? in
+            guard let rt = l.runtime, let last = l.machine.schedule.consumed(token: token, epoch: epoch) else { return nil }
+            return (rt, last)
+        }) else { return }
         switch last.then {
         case .crossfade(let p):
             // The overlap: both files opened afresh for the mixing source.
-            guard let incomingItem = lock.withLock({ l in l.machine.entry(key: p.key)?.item }),
+            guard let incomingItem = lock.withLock({ l in l.machine.entry(key: p.place.key)?.item }),
                   case .success(let outFile) = Self.open(QueueItem(path: p.outgoingPath)),
                   case .success(let inFile) = Self.open(incomingItem) else { return }
             let (mode, preamp) = lock.withLock { ($0.machine.replayGain, $0.machine.preamp) }
             let inGain = mode.linearGain(for: inFile.metadata.replayGain, preamp: preamp)
             guard let mix = try? CrossfadeSource(outgoing: outFile, outGain: p.outGain, incoming: inFile, inGain: inGain,
                                                  frames: p.frames) else { return }
-            lock.withLock { l in
-                guard let rt = l.runtime, l.machine.schedule.isLast(token: token, epoch: epoch) else { return }
-                enqueue(file: mix, key: p.key, start: 0, end: mix.frameLength, order: p.order,
-                        then: .rest(key: p.key, index: p.index, order: p.order, frame: mix.incomingFrameLength), gain: 1,
-                        in: &l, runtime: rt)
-            }
-        case .rest(let key, let index, let order, let frame):
+            follow(rt, token: token, epoch: epoch, .overlap(mix, p))
+        case .rest(let place, let frame):
             guard let item = lock.withLock({ l -> QueueItem? in
-                      l.machine.entries.indices.contains(index) && l.machine.entries[index].key == key ? l.machine.entries[index].item : nil
+                      let m = l.machine
+                      return m.entries.indices.contains(place.index) && m.entries[place.index].key == place.key
+                          ? m.entries[place.index].item : nil
                   }),
                   case .success(let file) = Self.open(item) else { return }
-            let partner = openCandidate(after: index, key: key, order: order)
-            lock.withLock { l in
-                guard let rt = l.runtime, l.machine.schedule.isLast(token: token, epoch: epoch),
-                      l.machine.entries.indices.contains(index), l.machine.entries[index].key == key else { return }
-                scheduleItem(file: file, index: index, start: frame, order: order, partner: partner, in: &l, runtime: rt)
-            }
+            let candidate = openCandidate(after: place.index, key: place.key, order: place.order)
+            follow(rt, token: token, epoch: epoch, .item(place, file: file, start: frame, candidate: candidate))
         case .next:
-            scheduleNext(after: last.order, token: token, epoch: epoch)
+            scheduleNext(after: last.order, token: token, epoch: epoch, runtime: rt)
         }
     }
 
-    /// Schedules the item after the one in `order` (skipping those that cannot be opened),
-    /// behind segment `token` of `epoch`, if that is still the last one scheduled.
-    private func scheduleNext(after start: PlayOrder, token: UInt64, epoch: UInt64) {
+    /// Puts `following` on the node of `rt` behind segment `token` of `epoch`, if that is still
+    /// the last one scheduled. On the node's decoder thread, inside the handler the node calls
+    /// before it commits the item's last block: the node's contract for gapless playback is that
+    /// what follows is scheduled by then (handing it to the executor would let the render thread
+    /// reach the end first). Serialised with the executor's restarts by the lock and the epoch.
+    private func follow(_ rt: QueueRuntime, token: UInt64, epoch: UInt64, _ following: Following) {
+        lock.withLock { l in
+            guard l.runtime === rt, l.machine.schedule.isLast(token: token, epoch: epoch) else { return }
+            switch following {
+            case .overlap(let mix, let partner):
+                let p = l.machine.schedule.placeOverlap(partner, frames: mix.frameLength, sourceRate: mix.sourceFormat.sampleRate,
+                                                        incomingFrames: mix.incomingFrameLength)
+                put(mix, p, in: &l, runtime: rt)
+            case .item(let place, let file, let start, let candidate):
+                let m = l.machine
+                guard m.entries.indices.contains(place.index), m.entries[place.index].key == place.key else { return }
+                let p = l.machine.schedule.place(place, facts: Self.facts(file), path: m.entries[place.index].item.path,
+                                                 from: start, incoming: Self.incoming(candidate, after: place, in: m),
+                                                 settings: Self.settings(m))
+                put(file, p, in: &l, runtime: rt)
+            }
+        }
+    }
+
+    /// Opens the item after the one in `order` (skipping those that cannot be opened) and puts it
+    /// behind segment `token` of `epoch`. Node decoder thread.
+    private func scheduleNext(after start: PlayOrder, token: UInt64, epoch: UInt64, runtime rt: QueueRuntime) {
         var order = start
-        var failures: [(Int, QueueItem, TonearmError)] = []
-        defer { for (i, item, e) in failures { broadcaster.yield(.itemFailed(index: i, item: item, error: e)) } }
+        // Its events go through the executor, in order with the machine's.
+        var events: [Job] = []
+        defer { if !events.isEmpty { lock.withLock { _ in enqueue(events, flow: nil) } } }
         for _ in 0...lock.withLock({ $0.machine.entries.count }) {
             guard let (next, key, item) = lock.withLock({ l -> (Int, UInt64, QueueItem)? in
                 guard order.advanceOnEnd(), let next = order.current, l.machine.entries.indices.contains(next) else { return nil }
@@ -576,17 +700,13 @@ public final class QueuePlayer: @unchecked Sendable {
             }) else { return }
             switch Self.open(item) {
             case .success(let file):
-                for warning in file.takeWarnings() { broadcaster.yield(.decodeWarning(warning)) }
-                let partner = openCandidate(after: next, key: key, order: order)
-                lock.withLock { l in
-                    // Still the same schedule and the same item there: go on with it.
-                    guard let rt = l.runtime, l.machine.schedule.isLast(token: token, epoch: epoch),
-                          l.machine.entries.indices.contains(next), l.machine.entries[next].key == key else { return }
-                    scheduleItem(file: file, index: next, start: 0, order: order, partner: partner, in: &l, runtime: rt)
-                }
+                events += file.takeWarnings().map { .emit(.decodeWarning($0)) }
+                let candidate = openCandidate(after: next, key: key, order: order)
+                let place = QueueSchedule.Place(key: key, index: next, order: order)
+                follow(rt, token: token, epoch: epoch, .item(place, file: file, start: 0, candidate: candidate))
                 return
             case .failure(let error):
-                failures.append((next, item, error))
+                events.append(.emit(.itemFailed(index: next, item: item, error: error)))
                 if order.repeatMode == .one { return }
             }
         }
@@ -595,28 +715,69 @@ public final class QueuePlayer: @unchecked Sendable {
     /// Node event thread: segment `token` has been rendered to its last frame. The next one (if
     /// any) is already playing: make it current.
     private func rendered(token: UInt64, epoch: UInt64) {
-        perform(lock.withLock { l in
-            guard let rt = l.runtime else { return [] }
+        lock.withLock { l in
+            guard let rt = l.runtime else { return }
             let outcome = l.machine.schedule.rendered(token: token, epoch: epoch, engineRate: rt.format.sampleRate)
-            return apply(l.machine.handle(rendered: outcome), in: &l)
-        })
+            enqueue(apply(l.machine.handle(rendered: outcome), in: &l), flow: nil)
+        }
     }
 
-    private func outputEvent(_ e: AudioOutputEvent) {
-        let forward = lock.withLock { $0.corkRequestHandler }
+    /// The output's event task: an event of the output of runtime `id` (ignored once that runtime
+    /// has been closed).
+    private func outputEvent(_ e: AudioOutputEvent, from id: ObjectIdentifier) {
+        let (current, forward) = lock.withLock { l in (l.runtime.map(ObjectIdentifier.init) == id, l.corkRequestHandler) }
+        guard current else { return }
         switch e {
         case .corkRequested:
-            if let forward { forward(true) } else { send(.corkRequested) }
+            if let forward { forward(true) } else { feed(.corkRequested, flow: nil) }
         case .uncorkRequested:
-            if let forward { forward(false) } else { send(.uncorkRequested) }
+            if let forward { forward(false) } else { feed(.uncorkRequested, flow: nil) }
         case .deviceRemoved(let previous, _):
-            send(.deviceRemoved(previous: previous))
+            feed(.deviceRemoved(previous: previous), flow: nil)
         case .deviceLost(let reason):
-            perform(lock.withLock { l in
-                apply(l.machine.handle(.deviceLost(reason: reason, position: Self.currentTime(l))), in: &l)
-            })
+            lock.withLock { l in
+                guard l.runtime.map(ObjectIdentifier.init) == id else { return }
+                enqueue(apply(l.machine.handle(.deviceLost(reason: reason, position: Self.currentTime(l))), in: &l), flow: nil)
+            }
         case .drained, .moved:
             break
+        }
+    }
+
+    // MARK: Invariants
+
+    /// Whether what the executor has carried out agrees with the machine: the node of the
+    /// runtime plays exactly when the machine says playing (two callers' start and pause carried
+    /// out in the other order would leave it otherwise). Meaningful once every call has returned
+    /// (the executor has carried out what the machine decided); nil when it agrees.
+    func renderingDisagreement() -> String? {
+        lock.withLock { l in
+            guard let rt = l.runtime else { return nil }
+            let playing = l.machine.state == .playing
+            return rt.node.isPlaying == playing ? nil : "node playing \(rt.node.isPlaying), machine \(l.machine.state)"
+        }
+    }
+
+    /// Whether the queue holds itself alive now (it plays, or a start is under way).
+    var keepsItselfAlive: Bool { lock.withLock { $0.keepAlive != nil } }
+
+    /// The rules that hold between the machine and what carries it out at every moment, as the
+    /// list of those broken now (empty: consistent). For the tests that drive the queue from
+    /// many threads at once.
+    func invariantViolations() -> [String] {
+        lock.withLock { l in
+            let m = l.machine
+            var broken: [String] = []
+            if m.order.count != m.entries.count { broken.append("play order of \(m.order.count) for \(m.entries.count) items") }
+            if let c = m.order.current, !m.entries.indices.contains(c) { broken.append("current index \(c) of \(m.entries.count)") }
+            if m.order.current == nil && !m.entries.isEmpty { broken.append("no current item in a queue of \(m.entries.count)") }
+            if (l.runtime != nil) != m.isRunning { broken.append("runtime \(l.runtime != nil), machine \(m.runtime)") }
+            if m.isRunning && m.state == .stopped { broken.append("a runtime while stopped") }
+            if m.state == .playing && !m.isRunning { broken.append("playing without a runtime") }
+            if (l.keepAlive != nil) != m.retained { broken.append("kept alive \(l.keepAlive != nil), machine \(m.retained)") }
+            if !m.isRunning && !m.schedule.segments.isEmpty { broken.append("\(m.schedule.segments.count) segments without a runtime") }
+            if l.pendingRestart != nil && l.runtime == nil { broken.append("a restart without a runtime") }
+            return broken
         }
     }
 }

@@ -46,25 +46,58 @@ struct QueueSchedule: Sendable, Equatable {
         var then: Continuation
     }
 
+    /// An entry at its place: which entry, its index in the queue, and the play order as it will
+    /// be once that entry is current. What a crossfade goes into, and what the rest of a
+    /// crossfaded item is, both name one.
+    struct Place: Sendable, Equatable {
+        var key: UInt64
+        var index: Int
+        var order: PlayOrder
+    }
+
     /// What follows a scheduled segment.
     enum Continuation: Sendable, Equatable {
         /// The next item in play order, from its start.
         case next
         /// The crossfade into `partner`: the overlap, then the partner from `frames` on.
         case crossfade(Partner)
-        /// The rest of the entry `key` (item `index`) from `frame`, after its crossfade overlap.
-        case rest(key: UInt64, index: Int, order: PlayOrder, frame: AudioFramePosition)
+        /// The rest of the entry at `place` from `frame`, after its crossfade overlap.
+        case rest(Place, frame: AudioFramePosition)
     }
 
     /// The item a crossfade goes into, decided when the outgoing item is scheduled.
     struct Partner: Sendable, Equatable {
-        var key: UInt64
-        var index: Int
-        var order: PlayOrder
+        var place: Place
         var outgoingPath: String
         var outGain: Float
         /// The overlap, in the outgoing item's frames.
         var frames: AudioFramePosition
+    }
+
+    /// What a crossfade out of the item being placed may go into: the next entry in play order
+    /// (``QueueStateMachine/crossfadeCandidate(after:key:order:)``), opened.
+    struct Incoming: Sendable, Equatable {
+        var place: Place
+        var facts: ItemFacts
+    }
+
+    /// The queue's settings that decide how an item is placed.
+    struct Settings: Sendable, Equatable {
+        /// Seconds of crossfade (0: gapless).
+        var crossfade: Double = 0
+        var replayGain: ReplayGainMode = .off
+        var preamp: Double = 0
+    }
+
+    /// A segment to put on the node now: frames `start..<end` of the item at `gain`, its
+    /// handlers reporting `token` of `epoch`.
+    struct Placement: Sendable, Equatable {
+        var token: UInt64
+        var epoch: UInt64
+        var start: AudioFramePosition
+        var end: AudioFramePosition
+        var gain: Float
+        var frameCount: AudioFrameCount { AudioFrameCount(max(0, end - start)) }
     }
 
     /// What became of the schedule when a segment had been rendered to its last frame.
@@ -94,8 +127,7 @@ struct QueueSchedule: Sendable, Equatable {
 
     /// A new schedule whose head starts playing at player-node frame `playerFrame`.
     mutating func beginHead(playerFrame: Int64) {
-        segments.removeAll()
-        epoch += 1
+        clear()
         headStartPlayerFrame = playerFrame
     }
 
@@ -126,6 +158,47 @@ struct QueueSchedule: Sendable, Equatable {
                      partner: Partner?) -> (end: AudioFramePosition, then: Continuation) {
         if let p = partner, start < length - p.frames { return (length - p.frames, .crossfade(p)) }
         return (length, .next)
+    }
+
+    // MARK: Placing items
+
+    /// Places the head of a new schedule: entry `place` (opened: `facts`, at `path`) from
+    /// `seconds` into it (clamped to the item), its first frame playing at player-node frame
+    /// `playerFrame`. Every completion of what was scheduled before is stale from now on.
+    mutating func placeHead(_ place: Place, facts: ItemFacts, path: String, at seconds: Double, playerFrame: Int64,
+                            incoming: Incoming?, settings: Settings) -> Placement {
+        beginHead(playerFrame: playerFrame)
+        return self.place(place, facts: facts, path: path, from: Self.startFrame(seconds: seconds, facts: facts),
+                          incoming: incoming, settings: settings)
+    }
+
+    /// Places entry `place` (opened: `facts`, at `path`) from frame `start` behind what is
+    /// scheduled, at its ReplayGain: to its end, the next item following it gapless — or, when
+    /// a crossfade into `incoming` applies (``crossfadeFrames(seconds:outgoing:incoming:consecutive:)``),
+    /// to where the overlap begins.
+    mutating func place(_ place: Place, facts: ItemFacts, path: String, from start: AudioFramePosition,
+                        incoming: Incoming?, settings: Settings) -> Placement {
+        let gain = settings.replayGain.linearGain(for: facts.replayGain, preamp: settings.preamp)
+        var partner: Partner?
+        if let incoming,
+           let frames = Self.crossfadeFrames(seconds: settings.crossfade, outgoing: facts, incoming: incoming.facts,
+                                             consecutive: incoming.place.index == place.index + 1) {
+            partner = Partner(place: incoming.place, outgoingPath: path, outGain: gain, frames: frames)
+        }
+        let (end, then) = Self.plan(length: facts.length, start: start, partner: partner)
+        let (token, epoch) = append(key: place.key, start: start, end: end, sourceRate: facts.sourceRate,
+                                    order: place.order, then: then)
+        return Placement(token: token, epoch: epoch, start: start, end: end, gain: gain)
+    }
+
+    /// Places the overlap of crossfade `partner` behind the outgoing item: a mix of `frames`
+    /// frames at `sourceRate` (the gains are in it), whose incoming part is the partner's first
+    /// `incomingFrames`; the rest of the partner follows it.
+    mutating func placeOverlap(_ partner: Partner, frames: AudioFramePosition, sourceRate: Double,
+                               incomingFrames: AudioFramePosition) -> Placement {
+        let (token, epoch) = append(key: partner.place.key, start: 0, end: frames, sourceRate: sourceRate,
+                                    order: partner.place.order, then: .rest(partner.place, frame: incomingFrames))
+        return Placement(token: token, epoch: epoch, start: 0, end: frames, gain: 1)
     }
 
     /// Records a segment about to go on the node; returns its token and epoch for its handlers.

@@ -114,12 +114,17 @@ struct QueueStateMachine: Sendable {
     /// Interrupted by the sound server (a cork request), so that its uncork resumes.
     private(set) var corked = false
     private(set) var lastError: TonearmError?
-    private(set) var retained = false
+    private var keepAlive = KeepAliveLatch()
+    /// Whether the player keeps itself alive now (it plays).
+    var retained: Bool { keepAlive.held }
     private(set) var nextStart: UInt64 = 1
     /// Items that failed to open in the start under way.
     private(set) var startFailures = 0
     /// The entry whose item the start under way opened.
     private(set) var startedKey: UInt64?
+    /// The state the last `stateChanged` told the listeners (a start under way after the current
+    /// item was removed while playing is `stopped` without having said so).
+    private(set) var reportedState: PlaybackState = .stopped
     /// What is scheduled on the node.
     var schedule = QueueSchedule()
 
@@ -170,6 +175,12 @@ struct QueueStateMachine: Sendable {
     }
 
     mutating func handle(_ input: Input) -> [Action] {
+        let actions = rule(input)
+        for case .emit(.stateChanged(let s)) in actions { reportedState = s }
+        return actions
+    }
+
+    private mutating func rule(_ input: Input) -> [Action] {
         switch input {
         case .setQueue(let items, let o, let position):
             var actions = stop()
@@ -217,6 +228,8 @@ struct QueueStateMachine: Sendable {
                 if playing && order.current != nil {
                     actions += handle(.play)
                 } else {
+                    // Stopped: a paused queue lets go of itself too.
+                    actions += release()
                     actions.append(.emit(.stateChanged(.stopped)))
                 }
                 return actions + [.emit(.queueChanged)]
@@ -471,7 +484,7 @@ struct QueueStateMachine: Sendable {
         pendingPosition = 0
         actions += release()
         runtime = .none  // a start under way ends
-        if was != .stopped { actions.append(.emit(.stateChanged(.stopped))) }
+        if was != .stopped || reportedState != .stopped { actions.append(.emit(.stateChanged(.stopped))) }
         return actions
     }
 
@@ -504,15 +517,7 @@ struct QueueStateMachine: Sendable {
         return actions + [.emit(.outputLost(reason: error.description)), .emit(.stateChanged(.stopped))]
     }
 
-    private mutating func retain() -> [Action] {
-        if retained { return [] }
-        retained = true
-        return [.retainSelf]
-    }
+    private mutating func retain() -> [Action] { keepAlive.retain(.retainSelf) }
 
-    private mutating func release() -> [Action] {
-        if !retained { return [] }
-        retained = false
-        return [.releaseSelf]
-    }
+    private mutating func release() -> [Action] { keepAlive.release(.releaseSelf) }
 }

@@ -57,3 +57,23 @@ func eventsUntilFinished(_ events: AsyncStream<QueuePlayerEvent>) -> Task<[Queue
         return seen
     }
 }
+
+/// The events a collector of ``eventsUntilFinished(_:)`` saw, up to `.finished`; throws after
+/// `timeout` seconds (a deadline, not synchronisation). The collector subscribed before the
+/// queue started: a queue that ends before `play()` has returned (a fast file output) is not
+/// missed, as it would be by a stream subscribed after `play()`.
+func finished(_ collector: Task<[QueuePlayerEvent], Never>, timeout: Double = 20,
+              _ what: String = "the queue to finish") async throws -> [QueuePlayerEvent] {
+    try await withThrowingTaskGroup(of: [QueuePlayerEvent].self) { group in
+        group.addTask { await collector.value }
+        group.addTask {
+            try await Task.sleep(for: .seconds(timeout))
+            collector.cancel()
+            throw TimedOut(what: what)
+        }
+        let seen = try await group.next()!
+        group.cancelAll()
+        guard seen.last == .finished else { throw TimedOut(what: "\(what) (stream ended)") }
+        return seen
+    }
+}

@@ -126,9 +126,8 @@ import TonearmTestSupport
         let sinkSpec = (try? server.pactl("list", "short", "sinks").stdout)?
             .split(separator: "\n").first { $0.contains(Self.sinkName) }?
             .split(separator: "\t").dropFirst(3).first.map(String.init) ?? "?"
-        _ = try await waitForEvent(q.events, timeout: Self.seconds + 20, "the queue to finish") { $0 == .finished }
+        let seen = try await finished(collector, timeout: Self.seconds + 20)
         let playTime = clock.now - started
-        let seen = await collector.value
         let underruns = box.driver.withLock { $0?.underrunCount } ?? -1
 
         // `.finished` comes once the stream has drained; the monitor's last fragment reaches the

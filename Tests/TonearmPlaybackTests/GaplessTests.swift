@@ -55,8 +55,7 @@ import TonearmTestSupport
         let events = q.events
         let collector = eventsUntilFinished(events)
         q.play()
-        _ = try await waitForEvent(q.events, timeout: 60, "the queue to finish") { $0 == .finished }
-        let seen = await collector.value
+        let seen = try await finished(collector, timeout: 60)
         let failures = seen.filter { if case .itemFailed = $0 { return true }; return false }
         #expect(failures.isEmpty, "\(name): \(failures)")
         return (try readWAV(out).channels, seen)
@@ -182,8 +181,7 @@ import TonearmTestSupport
         let events = q.events
         let collector = eventsUntilFinished(events)
         q.play()
-        _ = try await waitForEvent(q.events, timeout: 30, "finished") { $0 == .finished }
-        let seen = await collector.value
+        let seen = try await finished(collector, timeout: 30)
         let failures = seen.compactMap { e -> (Int, QueueItem, TonearmError)? in
             if case .itemFailed(let i, let item, let error) = e { return (i, item, error) }
             return nil

@@ -73,7 +73,7 @@ import TonearmCore
     @Test func theRestOfACrossfadedItemIsTheSameItem() {
         var s = QueueSchedule()
         let mix = s.append(key: 2, start: 0, end: 4800, sourceRate: 48000, order: second,
-                           then: .rest(key: 2, index: 1, order: second, frame: 4800))
+                           then: .rest(.init(key: 2, index: 1, order: second), frame: 4800))
         _ = s.append(key: 2, start: 4800, end: 48000, sourceRate: 48000, order: second, then: .next)
         #expect(s.rendered(token: mix.token, epoch: mix.epoch, engineRate: 48000) == .sameItem(order: second))
     }
@@ -128,7 +128,7 @@ import TonearmCore
     }
 
     @Test func anItemWithACrossfadeEndsWhereTheOverlapBegins() {
-        let p = QueueSchedule.Partner(key: 2, index: 1, order: second, outgoingPath: "/a.flac", outGain: 1, frames: 1000)
+        let p = QueueSchedule.Partner(place: .init(key: 2, index: 1, order: second), outgoingPath: "/a.flac", outGain: 1, frames: 1000)
         let planned = QueueSchedule.plan(length: 10000, start: 0, partner: p)
         #expect(planned.end == 9000)
         #expect(planned.then == .crossfade(p))
@@ -150,5 +150,112 @@ import TonearmCore
         #expect(s.lookaheadIsStale(current: 1, next: nil))
         #expect(s.lookaheadIsStale(current: 4, next: 2))
         #expect(!s.lookaheadIsStale(current: nil, next: 2))
+    }
+
+    // MARK: Placing items: where each item's frames go on the node
+
+    var third: PlayOrder {
+        var o = second
+        _ = o.advanceOnEnd()
+        return o
+    }
+
+    func place(_ key: UInt64, _ index: Int, _ order: PlayOrder) -> QueueSchedule.Place {
+        .init(key: key, index: index, order: order)
+    }
+
+    @Test func withoutACrossfadeAnItemIsPlacedWholeAndTheNextFollowsGapless() {
+        var s = QueueSchedule()
+        let a = facts(2, album: "A")
+        let head = s.placeHead(place(1, 0, order), facts: a, path: "/a.flac", at: 0, playerFrame: 500,
+                               incoming: .init(place: place(2, 1, second), facts: facts(3, album: "B")), settings: .init())
+        #expect(head.start == 0 && head.end == a.length && head.gain == 1)
+        #expect(s.segments.last?.then == .next)
+        // What follows goes behind it from its first frame, its whole length: one frame after the other.
+        let b = facts(3, album: "B")
+        let next = s.place(place(2, 1, second), facts: b, path: "/b.flac", from: 0, incoming: nil, settings: .init())
+        #expect(next.start == 0 && next.end == b.length)
+        #expect(next.token != head.token && next.epoch == head.epoch)
+        #expect(s.segments.map(\.key) == [1, 2])
+        #expect(s.rendered(token: head.token, epoch: head.epoch, engineRate: 48000) == .advanced(ended: 1, order: second))
+        #expect(s.headStartPlayerFrame == 500 + a.length)
+    }
+
+    @Test func theHeadStartsAtItsOffsetClampedToTheItem() {
+        var s = QueueSchedule()
+        let a = facts(2, rate: 44100)
+        let p = s.placeHead(place(1, 0, order), facts: a, path: "/a.flac", at: 1.5, playerFrame: 0, incoming: nil, settings: .init())
+        #expect(p.start == 66150 && p.end == a.length)
+        #expect(s.currentTime(playerSampleTime: 0, engineRate: 44100) == 1.5)
+        let past = s.placeHead(place(1, 0, order), facts: a, path: "/a.flac", at: 9, playerFrame: 0, incoming: nil, settings: .init())
+        #expect(past.start == a.length && past.frameCount == 0)
+        // A new head: what was placed before is stale.
+        #expect(past.epoch == p.epoch + 1)
+        #expect(s.segments.count == 1)
+    }
+
+    @Test func aCrossfadedItemEndsWhereTheOverlapBeginsAndTheOverlapLeadsIntoTheRest() {
+        var s = QueueSchedule()
+        let a = facts(10, album: "A")
+        let b = facts(8, album: "B")
+        let settings = QueueSchedule.Settings(crossfade: 2)
+        let head = s.placeHead(place(1, 0, order), facts: a, path: "/a.flac", at: 0, playerFrame: 0,
+                               incoming: .init(place: place(2, 1, second), facts: b), settings: settings)
+        #expect(head.end == a.length - 96000)
+        guard case .crossfade(let partner)? = s.segments.last?.then else {
+            Issue.record("no crossfade planned: \(String(describing: s.segments.last?.then))")
+            return
+        }
+        #expect(partner == .init(place: place(2, 1, second), outgoingPath: "/a.flac", outGain: 1, frames: 96000))
+        #expect(s.consumed(token: head.token, epoch: head.epoch) != nil)
+        let overlap = s.placeOverlap(partner, frames: 96000, sourceRate: 48000, incomingFrames: 96000)
+        #expect(overlap.start == 0 && overlap.end == 96000 && overlap.gain == 1)
+        #expect(s.segments.last?.then == .rest(place(2, 1, second), frame: 96000))
+        // The rest of the incoming item from where the overlap left it, to its end.
+        let rest = s.place(place(2, 1, second), facts: b, path: "/b.flac", from: 96000, incoming: nil, settings: settings)
+        #expect(rest.start == 96000 && rest.end == b.length)
+        #expect(s.rendered(token: head.token, epoch: head.epoch, engineRate: 48000) == .advanced(ended: 1, order: second))
+        #expect(s.rendered(token: overlap.token, epoch: overlap.epoch, engineRate: 48000) == .sameItem(order: second))
+    }
+
+    @Test func aHeadStartedInsideTheOverlapPlaysToItsEndWithoutACrossfade() {
+        var s = QueueSchedule()
+        let a = facts(10, album: "A")
+        let p = s.placeHead(place(1, 0, order), facts: a, path: "/a.flac", at: 9, playerFrame: 0,
+                            incoming: .init(place: place(2, 1, second), facts: facts(8, album: "B")), settings: .init(crossfade: 2))
+        #expect(p.start == 9 * 48000 && p.end == a.length)
+        #expect(s.segments.last?.then == .next)
+    }
+
+    @Test func theNextTrackOfTheSameAlbumStaysGaplessButAnotherItemOfItIsCrossfaded() {
+        var s = QueueSchedule()
+        let a = facts(10)
+        let settings = QueueSchedule.Settings(crossfade: 2)
+        let next = s.place(place(1, 0, order), facts: a, path: "/a.flac", from: 0,
+                           incoming: .init(place: place(2, 1, second), facts: facts(8)), settings: settings)
+        #expect(next.end == a.length)
+        // Shuffled: the same album's track 3 after track 1 is crossfaded.
+        let skipped = s.place(place(1, 0, order), facts: a, path: "/a.flac", from: 0,
+                              incoming: .init(place: place(3, 2, third), facts: facts(8)), settings: settings)
+        #expect(skipped.end == a.length - 96000)
+    }
+
+    @Test func anItemIsPlacedAtItsReplayGainAndTheCrossfadeCarriesIt() {
+        var s = QueueSchedule()
+        var a = facts(10, album: "A")
+        a.replayGain = ReplayGain(trackGain: -6, trackPeak: 0.5)
+        let settings = QueueSchedule.Settings(crossfade: 1, replayGain: .track, preamp: 0)
+        let expected = ReplayGainMode.track.linearGain(for: a.replayGain, preamp: 0)
+        #expect(expected < 0.6 && expected > 0.4)
+        let p = s.place(place(1, 0, order), facts: a, path: "/a.flac", from: 0,
+                        incoming: .init(place: place(2, 1, second), facts: facts(8, album: "B")), settings: settings)
+        #expect(p.gain == expected)
+        guard case .crossfade(let partner)? = s.segments.last?.then else {
+            Issue.record("no crossfade planned")
+            return
+        }
+        #expect(partner.outGain == expected)
+        let off = s.place(place(1, 0, order), facts: a, path: "/a.flac", from: 0, incoming: nil, settings: .init())
+        #expect(off.gain == 1)
     }
 }

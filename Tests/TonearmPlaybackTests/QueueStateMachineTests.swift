@@ -388,6 +388,17 @@ import TonearmCore
         #expect(!m.handle(.runtimeBuilt(token: 2, rate: 48000)).contains(.retainSelf))
     }
 
+    /// Found by QueuePlayerStressTests: the listeners last heard "playing"; the start that
+    /// replaces the removed item is stopped before it plays, and they must hear "stopped".
+    @Test func stoppingTheStartThatFollowsARemovedPlayingItemSaysStopped() {
+        var m = running([a, b])
+        _ = m.handle(.remove(at: 0))
+        #expect(m.state == .stopped)
+        #expect(m.handle(.stop) == [.releaseSelf, .emit(.stateChanged(.stopped))])
+        // Said once: a second stop has nothing to report.
+        #expect(m.handle(.stop).isEmpty)
+    }
+
     @Test func removingTheItemAStartIsOpeningStartsWithTheNextOne() {
         var m = QueueStateMachine(items: [a, b])
         _ = m.handle(.play)
@@ -405,6 +416,18 @@ import TonearmCore
         #expect(m.handle(.remove(at: 0)) == [
             .emit(.currentItemChanged(index: 0, item: b)), .emit(.stateChanged(.stopped)), .emit(.queueChanged),
         ])
+    }
+
+    @Test func removingTheCurrentItemWhilePausedStopsAndLetsGo() {
+        var m = running([a, b])
+        _ = m.handle(.pause)
+        #expect(m.retained)
+        #expect(m.handle(.remove(at: 0)) == [
+            .closeRuntime(drain: false), .emit(.currentItemChanged(index: 0, item: b)), .releaseSelf,
+            .emit(.stateChanged(.stopped)), .emit(.queueChanged),
+        ])
+        #expect(!m.retained)
+        #expect(m.state == .stopped)
     }
 
     @Test func removingTheScheduledNextItemReschedules() {
