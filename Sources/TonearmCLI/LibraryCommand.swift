@@ -123,9 +123,7 @@ struct LibraryScanCommand: AsyncParsableCommand {
         abstract: "Scan folders (recursively) into the library: new, changed, moved and deleted files.",
         discussion: """
             A scan again finds what changed since the last one: new, changed, moved and deleted \
-            files. Files that are not media are listed as skipped, with the reason. The \
-            first scan of a new library leaves its indexes to the next command that opens \
-            it, which makes them once before it answers.
+            files. Files that are not media are listed as skipped, with the reason.
 
             Examples:
               tonearm library scan ~/Music
@@ -193,10 +191,9 @@ struct LibraryScanCommand: AsyncParsableCommand {
         var lastTenth = -1
         do {
             let start = Date()
-            // This process ends with the scan: a first scan's indexes are made by the next
-            // command that opens the library.
-            let summary = try await library.scanToEnd(folders: folders, readerThreads: readers, batchSize: batchSize,
-                                                      leavingIndexesForNextUse: true) { p in
+            // A first scan makes its indexes before it ends (the library can leave them to
+            // its next use, `leavingIndexesForNextUse`, but that moves the work, not saves it).
+            let summary = try await library.scanToEnd(folders: folders, readerThreads: readers, batchSize: batchSize) { p in
                 guard !quiet, p.filesTotal > 0 else { return }
                 if live {
                     FileHandle.standardError.write(Data(("\r\u{1B}[K" + Self.progressLine(p, width: Terminal.width)).utf8))
