@@ -79,6 +79,8 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     /// calls, outside the mainloop thread's callbacks).
     private var connection: PulseConnection?
     private var context: OpaquePointer? { connection?.context }
+    /// The connection's main loop (nil when not open).
+    private var mainloop: OpaquePointer? { connection?.mainloop }
     // Guarded by the mainloop lock (written only by control-plane calls with the lock held, or by
     // callbacks, which libpulse runs with the lock held).
     /// The device the stream plays to (mainloop thread, or under the mainloop lock).
@@ -141,6 +143,13 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     /// Wakes the control call waiting on the connection (callbacks, lock held).
     private func signal() { connection?.signal() }
 
+    /// Waits for an operation to finish (or the connection to fail), then releases it. Lock held,
+    /// never on the mainloop thread; the operation's callback must ``signal()``.
+    private func waitFor(_ op: OpaquePointer) {
+        guard let connection else { pa_operation_unref(op); return }
+        connection.finish(op)
+    }
+
     // MARK: Opening
 
     /// Connects to the server and checks the format (and the sink, when one was named).
@@ -186,7 +195,7 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
                 if eol == 0, info != nil { me.sinkFound = true }
                 me.signal()
             }, userdata) {
-                c.finish(op)
+                waitFor(op)
             }
             return sinkFound
         }
@@ -456,7 +465,7 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
             connection.finish(op, atMost: timeout)
             // Fetch fresh timing, so framesPlayed and latency describe the drained stream.
             if let t = pa_stream_update_timing_info(s, { _, _, ud in PulseOutput.from(ud).signal() }, userdata) {
-                connection.finish(t)
+                waitFor(t)
             }
             refreshTiming(s)
         }
