@@ -87,20 +87,15 @@ struct ConfigFile: Sendable {
     /// nearest one, or an unknown key name), each with its line: checked when the file is
     /// loaded, so that `tonearm config` reports them as it reports any other problem.
     func keyBindingProblems() -> [ConfigProblem] {
-        var problems: [ConfigProblem] = []
-        for (action, keys) in keys.sorted(by: { $0.key < $1.key }) {
-            do {
-                _ = try KeyBindings(overrides: [action: keys])
-            } catch {
-                var message = "\(error)"
-                if case KeyBindingError.unknownAction = error,
-                   let near = ErrorReport.suggestion(for: action, among: KeyAction.allCases.map(\.rawValue)) {
-                    message += "; did you mean '\(near)'?"
-                }
-                problems.append(ConfigProblem(line: line(of: "keys.\(action)"), key: "keys.\(action)", kind: .invalidValue(message)))
+        KeyBindings.checking(keys).problems.map { error in
+            let action = error.action
+            var message = "\(error)"
+            if case .unknownAction = error,
+               let near = ErrorReport.suggestion(for: action, among: KeyAction.allCases.map(\.rawValue)) {
+                message += "; did you mean '\(near)'?"
             }
+            return ConfigProblem(line: line(of: "keys.\(action)"), key: "keys.\(action)", kind: .invalidValue(message))
         }
-        return problems
     }
 
     /// Parses and checks `text` as the file at `path` (which names it in errors and anchors

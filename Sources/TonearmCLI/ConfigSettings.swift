@@ -220,11 +220,7 @@ struct EffectiveSettings {
         do {
             settings.keys = try KeyBindings(overrides: settings.keyBindings)
         } catch let error as KeyBindingError {
-            let action: String = switch error {
-            case .unknownAction(let a): a
-            case .unknownKey(_, let a): a
-            }
-            throw CommandFailure(settings.keyBindingPlaces[action] ?? "[keys]", "\(error)")
+            throw CommandFailure(settings.keyBindingPlaces[error.action] ?? "[keys]", "\(error)")
         }
         return settings
     }

@@ -61,6 +61,14 @@ enum KeyBindingError: Error, Equatable, CustomStringConvertible {
     case unknownAction(String)
     case unknownKey(String, action: String)
 
+    /// The action the binding was for.
+    var action: String {
+        switch self {
+        case .unknownAction(let a): a
+        case .unknownKey(_, let a): a
+        }
+    }
+
     var description: String {
         switch self {
         case .unknownAction(let a):
@@ -102,19 +110,36 @@ struct KeyBindings: Sendable, Equatable {
     /// (an empty list unbinds it); a key given to one action is taken from any other of the
     /// same map. Throws ``KeyBindingError`` naming the first unknown action or key.
     init(overrides: [String: [String]]) throws {
-        self = .defaults
+        let checked = Self.checking(overrides)
+        if let first = checked.problems.first { throw first }
+        self = checked.bindings
+    }
+
+    /// The one check of a `[keys]` table (the config file's problems, the play screen's
+    /// bindings): the defaults with every good binding of `overrides` applied, and the error of
+    /// each binding that is not taken, by action name.
+    static func checking(_ overrides: [String: [String]]) -> (bindings: KeyBindings, problems: [KeyBindingError]) {
+        var bindings = KeyBindings.defaults
+        var problems: [KeyBindingError] = []
         for (name, keys) in overrides.sorted(by: { $0.key < $1.key }) {
-            guard let action = KeyAction(rawValue: name) else { throw KeyBindingError.unknownAction(name) }
-            let canonical = try keys.map { k -> String in
-                guard let c = Self.canonicalName(k) else { throw KeyBindingError.unknownKey(k, action: name) }
-                return c
-            }
-            let inQueue = action.isQueueAction
-            var map = inQueue ? queue : global
-            map = map.filter { $0.value != action }
-            for k in canonical { map[k] = action }
-            if inQueue { queue = map } else { global = map }
+            do { try bindings.bind(name, to: keys) } catch { problems.append(error) }
         }
+        return (bindings, problems)
+    }
+
+    /// Binds the action `name` to exactly `keys`, taking them from any other action of its map.
+    private mutating func bind(_ name: String, to keys: [String]) throws(KeyBindingError) {
+        guard let action = KeyAction(rawValue: name) else { throw .unknownAction(name) }
+        var canonical: [String] = []
+        for k in keys {
+            guard let c = Self.canonicalName(k) else { throw .unknownKey(k, action: name) }
+            canonical.append(c)
+        }
+        let inQueue = action.isQueueAction
+        var map = inQueue ? queue : global
+        map = map.filter { $0.value != action }
+        for k in canonical { map[k] = action }
+        if inQueue { queue = map } else { global = map }
     }
 
     /// What `key` does (the queue's bindings first while it has the focus).

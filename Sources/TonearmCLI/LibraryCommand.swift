@@ -18,11 +18,8 @@ struct LibraryCommand: AsyncParsableCommand {
               tonearm library playlist create Favourites
               tonearm play --playlist Favourites
             """,
-        subcommands: [LibraryScanCommand.self, LibraryWatchCommand.self, LibraryKindListCommand<LibrarySongs>.self,
-                      LibraryKindListCommand<LibraryAlbums>.self, LibraryKindListCommand<LibraryArtists>.self,
-                      LibraryKindListCommand<LibraryGenres>.self, LibraryKindListCommand<LibraryComposers>.self,
-                      LibraryKindListCommand<LibraryPodcasts>.self, LibraryKindListCommand<LibraryAudiobooks>.self, LibraryStatsCommand.self,
-                      LibraryRateCommand.self, LibraryPlaylistsCommand.self, LibraryPlaylistCommand.self])
+        subcommands: [LibraryScanCommand.self, LibraryWatchCommand.self] + LibraryListing.commands
+            + [LibraryStatsCommand.self, LibraryRateCommand.self, LibraryPlaylistsCommand.self, LibraryPlaylistCommand.self])
 }
 
 /// The database option every library command takes.
@@ -217,7 +214,7 @@ struct LibraryScanCommand: AsyncParsableCommand {
 
 /// `tonearm library songs|albums|artists|genres|composers|podcasts|audiobooks [filters] [--json]`.
 struct LibraryKindListCommand<Kind: LibraryListKind>: ParsableCommand {
-    static var configuration: CommandConfiguration { Kind.configuration }
+    static var configuration: CommandConfiguration { Kind.listing.configuration }
 
     @Option(name: .long, help: "Only items whose artist or album artist is this (case and accents ignored).")
     var artist: String?
@@ -234,24 +231,16 @@ struct LibraryKindListCommand<Kind: LibraryListKind>: ParsableCommand {
     @OptionGroup var database: LibraryDatabaseOption
 
     func run() throws {
-        let kind = Kind.kind
+        let listing = Kind.listing
+        let kind = listing.kind
         let library = try database.open(command: kind)
-        var query: MediaQuery = switch kind {
-        case "albums": .albums()
-        case "artists": .artists()
-        case "genres": .genres()
-        case "composers": .composers()
-        case "podcasts": .podcasts()
-        case "audiobooks": .audiobooks()
-        // An album's songs in disc and track order, as `play --album` plays them.
-        default: album != nil ? MediaQuery(groupingType: .album) : .songs()
-        }
+        var query = listing.query(album != nil)
         if let artist { query = query.filtered(by: .artistOrAlbumArtist(artist)) }
         if let album { query = query.filtered(by: .albumTitle(album)) }
         if let genre { query = query.filtered(by: .genre(genre)) }
         if let search { query = query.searching(search) }
         do {
-            if kind == "songs" || kind == "podcasts" || kind == "audiobooks" {
+            if listing.listsItems {
                 let items = try query.items(in: library)
                 if items.isEmpty { try nothingFound(kind) }
                 if !sections { return try printItems(items[...]) }

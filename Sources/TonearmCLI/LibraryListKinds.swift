@@ -1,21 +1,38 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import ArgumentParser
+import Tonearm
 
-/// What `tonearm library songs|albums|…` lists: one subcommand per kind (not aliases of one),
-/// so that each has its own name in its usage line, help and completions.
-protocol LibraryListKind: SendableMetatype {
+/// What `tonearm library songs|albums|…` lists: one row of ``LibraryListing/all`` per kind, and
+/// one subcommand per kind (not aliases of one), so that each has its own name in its usage line,
+/// help and completions.
+struct LibraryListing: Sendable {
     /// The kind, as the command is named: `songs`, `albums`, ….
-    static var kind: String { get }
-    /// What it lists, for the abstract: "songs", "albums with their tracks' count", ….
-    static var what: String { get }
+    let kind: String
+    /// What it lists, for the abstract: "songs (title, artist, album, time)", ….
+    let what: String
     /// Other names the command answers to.
-    static var aliases: [String] { get }
-}
+    var aliases: [String] = []
+    /// Whether it lists items (songs, episodes) rather than collections (albums, artists, …).
+    var listsItems = false
+    /// The query, given whether `--album` was given.
+    let query: @Sendable (_ byAlbum: Bool) -> MediaQuery
 
-extension LibraryListKind {
-    static var aliases: [String] { [] }
+    static let all: [LibraryListing] = [
+        // An album's songs in disc and track order, as `play --album` plays them.
+        LibraryListing(kind: "songs", what: "songs (title, artist, album, time)", aliases: ["list"], listsItems: true) {
+            $0 ? MediaQuery(groupingType: .album) : .songs()
+        },
+        LibraryListing(kind: "albums", what: "albums (with their tracks in disc and track order in --json)") { _ in .albums() },
+        LibraryListing(kind: "artists", what: "artists (albums and tracks of each)") { _ in .artists() },
+        LibraryListing(kind: "genres", what: "genres (albums and tracks of each)") { _ in .genres() },
+        LibraryListing(kind: "composers", what: "composers (albums and tracks of each)") { _ in .composers() },
+        LibraryListing(kind: "podcasts", what: "podcast episodes", listsItems: true) { _ in .podcasts() },
+        LibraryListing(kind: "audiobooks", what: "audiobooks", listsItems: true) { _ in .audiobooks() },
+    ]
 
-    static var configuration: CommandConfiguration {
+    static func named(_ kind: String) -> LibraryListing { all.first { $0.kind == kind }! }
+
+    var configuration: CommandConfiguration {
         CommandConfiguration(
             commandName: kind,
             abstract: "List the library's \(what).",
@@ -30,37 +47,32 @@ extension LibraryListKind {
                 """,
             aliases: aliases)
     }
+
+    /// The subcommands, in the order of ``all``.
+    static let commands: [any ParsableCommand.Type] = [
+        LibraryKindListCommand<LibrarySongs>.self, LibraryKindListCommand<LibraryAlbums>.self,
+        LibraryKindListCommand<LibraryArtists>.self, LibraryKindListCommand<LibraryGenres>.self,
+        LibraryKindListCommand<LibraryComposers>.self, LibraryKindListCommand<LibraryPodcasts>.self,
+        LibraryKindListCommand<LibraryAudiobooks>.self,
+    ]
+}
+
+/// A subcommand's kind: its row of ``LibraryListing/all`` (ArgumentParser needs a type per command).
+protocol LibraryListKind: SendableMetatype {
+    static var kind: String { get }
+}
+
+extension LibraryListKind {
+    static var listing: LibraryListing { LibraryListing.named(kind) }
 }
 
 /// The list that `library songs` (and `library list`) prints.
 typealias LibraryListCommand = LibraryKindListCommand<LibrarySongs>
 
-enum LibrarySongs: LibraryListKind {
-    static let kind = "songs"
-    static let what = "songs (title, artist, album, time)"
-    static var aliases: [String] { ["list"] }
-}
-enum LibraryAlbums: LibraryListKind {
-    static let kind = "albums"
-    static let what = "albums (with their tracks in disc and track order in --json)"
-}
-enum LibraryArtists: LibraryListKind {
-    static let kind = "artists"
-    static let what = "artists (albums and tracks of each)"
-}
-enum LibraryGenres: LibraryListKind {
-    static let kind = "genres"
-    static let what = "genres (albums and tracks of each)"
-}
-enum LibraryComposers: LibraryListKind {
-    static let kind = "composers"
-    static let what = "composers (albums and tracks of each)"
-}
-enum LibraryPodcasts: LibraryListKind {
-    static let kind = "podcasts"
-    static let what = "podcast episodes"
-}
-enum LibraryAudiobooks: LibraryListKind {
-    static let kind = "audiobooks"
-    static let what = "audiobooks"
-}
+enum LibrarySongs: LibraryListKind { static let kind = "songs" }
+enum LibraryAlbums: LibraryListKind { static let kind = "albums" }
+enum LibraryArtists: LibraryListKind { static let kind = "artists" }
+enum LibraryGenres: LibraryListKind { static let kind = "genres" }
+enum LibraryComposers: LibraryListKind { static let kind = "composers" }
+enum LibraryPodcasts: LibraryListKind { static let kind = "podcasts" }
+enum LibraryAudiobooks: LibraryListKind { static let kind = "audiobooks" }

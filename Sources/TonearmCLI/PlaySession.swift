@@ -454,7 +454,7 @@ final class PlaySession: @unchecked Sendable {
         guard let action = settings.keys.action(for: key, queueFocused: screen.cursor != nil) else { return false }
         switch action {
         case .pause:
-            if player.playbackState == .playing { player.pause() } else { player.play() }
+            remote.transport.togglePlayPause()
         case .seekBack: player.currentPlaybackTime = max(0, player.currentPlaybackTime - 5)
         case .seekForward: player.currentPlaybackTime = min(max(0, screen.duration - 0.5), player.currentPlaybackTime + 5)
         case .volumeUp: setVolume((mutedVolume ?? player.volume) + 0.05)

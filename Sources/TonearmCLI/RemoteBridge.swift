@@ -5,11 +5,15 @@ import Synchronization
 import Tonearm
 import TonearmDesktop
 
-/// Connects `tonearm play`'s ``MusicPlayer`` to Now Playing and the remote commands, and exports
-/// both over MPRIS (`org.mpris.MediaPlayer2.tonearm`) when a session bus is there: desktop media
-/// widgets, media keys and `playerctl` see and drive the player.
+/// Connects `tonearm play`'s player — the ``MusicPlayer`` of local playback (``PlaySession``) or
+/// the ``Player`` of a network stream (``StreamSession``) — to Now Playing and the remote
+/// commands, and exports both over MPRIS (`org.mpris.MediaPlayer2.tonearm`) when a session bus is
+/// there: desktop media widgets, media keys and `playerctl` see and drive the player. Both get the
+/// same transport commands (play, pause, play-pause, stop, position, volume) through a
+/// ``RemoteTransport``; the queue's commands (next, previous, repeat, shuffle, speed, skip,
+/// `OpenUri`, `Quit`) are wired for local playback only.
 ///
-/// What the session owns is asked of it with ``Request``s (handed to `requests`): the speed
+/// What the local session owns is asked of it with ``Request``s (handed to `requests`): the speed
 /// (MPRIS `Rate`, kept with the `[`/`]` keys' speed and shown on the screen) and quitting
 /// (MPRIS `Quit`). `OpenUri` adds the file or stream to the queue and plays it.
 ///
@@ -30,22 +34,57 @@ final class RemoteBridge: Sendable {
 
     let info = NowPlayingInfoCenter()
     let commands = RemoteCommandCenter()
+    /// What the transport commands drive; the session's play/pause key uses it too.
+    let transport: RemoteTransport
     private let service: MPRISService
     /// The current item's own track number (from its tags), read once per item.
     private let trackNumber = Mutex<(id: UInt64, number: Int?)?>(nil)
 
-    init(player: MusicPlayer, requests: @escaping @Sendable (Request) -> Void) {
-        service = MPRISService(busName: "tonearm", identity: "Tonearm", supportedUriSchemes: ["file", "http", "https"],
-                               supportedMimeTypes: Self.mimeTypes, infoCenter: info, commandCenter: commands)
+    /// The service and the transport commands, for either player; `opensURIs`: the local
+    /// player's `OpenUri` (files and http(s) streams, ``mimeTypes``), else MPRIS's defaults.
+    private init(transport: RemoteTransport, opensURIs: Bool) {
+        self.transport = transport
+        service = opensURIs
+            ? MPRISService(busName: "tonearm", identity: "Tonearm", supportedUriSchemes: ["file", "http", "https"],
+                           supportedMimeTypes: Self.mimeTypes, infoCenter: info, commandCenter: commands)
+            : MPRISService(busName: "tonearm", identity: "Tonearm", infoCenter: info, commandCenter: commands)
         let c = commands
-        let opening = DispatchQueue(label: "tonearm.remote.open")
-        c.play.addTarget { _ in player.play(); return .success }
-        c.pause.addTarget { _ in player.pause(); return .success }
-        c.togglePlayPause.addTarget { _ in
-            if player.playbackState == .playing { player.pause() } else { player.play() }
+        c.play.addTarget { _ in transport.play(); return .success }
+        c.pause.addTarget { _ in transport.pause(); return .success }
+        c.togglePlayPause.addTarget { _ in transport.togglePlayPause(); return .success }
+        c.stop.addTarget { _ in transport.stop(); return .success }
+        c.changePlaybackPosition.addTarget { e in
+            guard transport.hasItem() else { return .noActionableNowPlayingItem }
+            transport.seek(e.positionTime)
             return .success
         }
-        c.stop.addTarget { _ in player.stop(); return .success }
+        let center = info
+        c.changeVolume.addTarget { e in
+            transport.setVolume(Float(e.volume))
+            center.volume = Double(transport.volume())
+            return .success
+        }
+        c.seekForward.isEnabled = false
+        c.seekBackward.isEnabled = false
+    }
+
+    /// A network stream's bridge: the transport commands only (a stream has no queue, repeat,
+    /// shuffle or speed of its own here).
+    convenience init(stream player: Player) {
+        self.init(transport: .stream(player), opensURIs: false)
+        let c = commands
+        c.nextTrack.isEnabled = false
+        c.previousTrack.isEnabled = false
+        c.changeRepeatMode.isEnabled = false
+        c.changeShuffleMode.isEnabled = false
+        c.changePlaybackRate.isEnabled = false
+    }
+
+    /// Local playback's bridge: the transport commands and the queue's.
+    convenience init(player: MusicPlayer, requests: @escaping @Sendable (Request) -> Void) {
+        self.init(transport: .queue(player), opensURIs: true)
+        let c = commands
+        let opening = DispatchQueue(label: "tonearm.remote.open")
         c.nextTrack.addTarget { _ in
             guard player.nowPlayingItem != nil else { return .noSuchContent }
             player.skipToNextItem()
@@ -54,11 +93,6 @@ final class RemoteBridge: Sendable {
         c.previousTrack.addTarget { _ in
             guard player.nowPlayingItem != nil else { return .noSuchContent }
             player.skipToPreviousItem()
-            return .success
-        }
-        c.changePlaybackPosition.addTarget { e in
-            guard player.nowPlayingItem != nil else { return .noActionableNowPlayingItem }
-            player.currentPlaybackTime = e.positionTime
             return .success
         }
         c.skipForward.addTarget { e in player.currentPlaybackTime += e.interval; return .success }
@@ -82,11 +116,6 @@ final class RemoteBridge: Sendable {
             case .albums: player.shuffleMode = .albums
             }
             center.shuffleType = e.shuffleType
-            return .success
-        }
-        c.changeVolume.addTarget { e in
-            player.volume = Float(e.volume)
-            center.volume = Double(player.volume)
             return .success
         }
         c.changePlaybackRate.supportedPlaybackRates = [Self.rates.lowerBound, 0.75, 1, 1.25, 1.5, Self.rates.upperBound]
@@ -119,8 +148,6 @@ final class RemoteBridge: Sendable {
             return .success
         }
         c.quit.addTarget { _ in requests(.quit); return .success }
-        c.seekForward.isEnabled = false
-        c.seekBackward.isEnabled = false
     }
 
     /// Starts the MPRIS export; returns why it could not (no session bus), or nil.
@@ -150,24 +177,30 @@ final class RemoteBridge: Sendable {
         var rate: Float
     }
 
+    /// Publishes what plays, whether it plays, and the volume (properties that did not change
+    /// send nothing). A stream's session calls this; ``update(_:)`` for local playback.
+    func publish(_ now: NowPlayingInfo?, state: NowPlayingPlaybackState, volume: Float) {
+        info.nowPlayingInfo = now
+        info.playbackState = state
+        info.volume = Double(volume)
+    }
+
     /// Publishes `s` (properties that did not change send nothing).
     func update(_ s: State) {
-        if let item = s.item {
-            info.nowPlayingInfo = NowPlayingInfo(title: s.title, artist: s.artist, album: s.album, albumArtist: s.albumArtist,
-                                                 artwork: s.artwork, duration: s.duration, elapsedTime: s.elapsed,
-                                                 playbackRate: s.playing == .playing ? Double(s.rate) : 0, persistentID: item.persistentID,
-                                                 queueIndex: s.index, queueCount: s.count, trackURL: item.url,
-                                                 defaultPlaybackRate: Double(s.rate), albumTrackNumber: trackNumber(of: item))
-        } else {
-            info.nowPlayingInfo = nil
+        let now = s.item.map { item in
+            NowPlayingInfo(title: s.title, artist: s.artist, album: s.album, albumArtist: s.albumArtist,
+                           artwork: s.artwork, duration: s.duration, elapsedTime: s.elapsed,
+                           playbackRate: s.playing == .playing ? Double(s.rate) : 0, persistentID: item.persistentID,
+                           queueIndex: s.index, queueCount: s.count, trackURL: item.url,
+                           defaultPlaybackRate: Double(s.rate), albumTrackNumber: trackNumber(of: item))
         }
-        switch s.playing {
-        case .playing: info.playbackState = .playing
-        case .paused: info.playbackState = .paused
-        case .stopped: info.playbackState = .stopped
-        case .interrupted: info.playbackState = .interrupted
+        let state: NowPlayingPlaybackState = switch s.playing {
+        case .playing: .playing
+        case .paused: .paused
+        case .stopped: .stopped
+        case .interrupted: .interrupted
         }
-        info.volume = Double(s.volume)
+        publish(now, state: state, volume: s.volume)
         switch s.repeatMode {
         case .none: info.repeatType = .none
         case .one: info.repeatType = .one
@@ -196,4 +229,38 @@ final class RemoteBridge: Sendable {
                             "audio/vorbis", "audio/mp4", "audio/x-m4a", "audio/aac", "audio/x-wav", "audio/wav",
                             "audio/x-aiff", "audio/aiff", "audio/x-wavpack", "audio/x-ape", "audio/webm",
                             "audio/x-matroska", "audio/ac3", "application/vnd.apple.mpegurl", "audio/x-mpegurl"]
+}
+
+/// The transport a remote control drives, the same for both players: the local queue's
+/// ``MusicPlayer`` and a stream's ``Player``. Also what the sessions' play/pause key does.
+struct RemoteTransport: Sendable {
+    var isPlaying: @Sendable () -> Bool
+    var play: @Sendable () -> Void
+    var pause: @Sendable () -> Void
+    var stop: @Sendable () -> Void
+    /// Whether there is an item to move in (``seek``).
+    var hasItem: @Sendable () -> Bool
+    var seek: @Sendable (Double) -> Void
+    var volume: @Sendable () -> Float
+    var setVolume: @Sendable (Float) -> Void
+
+    /// Pauses when playing, else plays.
+    func togglePlayPause() {
+        if isPlaying() { pause() } else { play() }
+    }
+
+    static func queue(_ player: MusicPlayer) -> RemoteTransport {
+        RemoteTransport(isPlaying: { player.playbackState == .playing }, play: { player.play() }, pause: { player.pause() },
+                        stop: { player.stop() }, hasItem: { player.nowPlayingItem != nil },
+                        seek: { player.currentPlaybackTime = $0 },
+                        volume: { player.volume }, setVolume: { player.volume = $0 })
+    }
+
+    /// A stream has no stop of its own: stopping pauses it (the connection stays).
+    static func stream(_ player: Player) -> RemoteTransport {
+        RemoteTransport(isPlaying: { player.rate != 0 }, play: { player.play() }, pause: { player.pause() },
+                        stop: { player.pause() }, hasItem: { true },
+                        seek: { player.seek(to: $0) { _ in } },
+                        volume: { player.volume }, setVolume: { player.volume = $0 })
+    }
 }

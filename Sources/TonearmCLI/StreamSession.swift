@@ -10,7 +10,7 @@ import Glibc
 /// Runs `tonearm play URL` for one network stream through a ``Player``: it waits for the buffer
 /// rather than stutter, shows what is in memory on the progress bar, says when the network
 /// stalls and when it comes back, and shows a radio station's current title (also in Now
-/// Playing, over MPRIS).
+/// Playing, over MPRIS through the ``RemoteBridge`` that local playback uses).
 final class StreamSession: @unchecked Sendable {
     /// The keys line: the keys bound to what a stream's screen does (the defaults: "space pause
     /// · ←/→ seek 5 s · ↑/↓ volume · q quit"); the other bindings do nothing here.
@@ -30,9 +30,7 @@ final class StreamSession: @unchecked Sendable {
     private var screen = ScreenState()
     private let player: Player
     private let item: PlayerItem
-    private let info = NowPlayingInfoCenter()
-    private let commands = RemoteCommandCenter()
-    private let mpris: MPRISService
+    private let remote: RemoteBridge
     private var failure: String?
     private var stalledSince: Date?
     private var lastPlainSecond = -1
@@ -56,7 +54,7 @@ final class StreamSession: @unchecked Sendable {
         let role = session.streamProperties["media.role"] ?? "music"
         item = PlayerItem(url: url)
         player = Player(output: { selection.makeDriver(streamName: "Tonearm", role: role, device: device) })
-        mpris = MPRISService(busName: "tonearm", identity: "Tonearm", infoCenter: info, commandCenter: commands)
+        remote = RemoteBridge(stream: player)
         screen.output = device.map { "\(selection.description):\($0)" } ?? selection.description
         screen.notice = notice
         screen.eq = settings.eq.description
@@ -64,7 +62,6 @@ final class StreamSession: @unchecked Sendable {
         screen.title = url.lastPathComponent.isEmpty ? (url.host ?? url.absoluteString) : url.lastPathComponent
         screen.format = "connecting to \(url.host ?? url.absoluteString)…"
         screen.help = Self.help(settings.keys)
-        wireCommands()
     }
 
     /// Plays the stream; returns whether it failed.
@@ -75,11 +72,11 @@ final class StreamSession: @unchecked Sendable {
         let cont = continuation
         let pump = Task { for await e in playerEvents { cont.yield(.player(e)) } }
         let ticker = SessionInput.startTicker(continuation, every: interactive ? .milliseconds(200) : .seconds(1))
-        _ = try? mpris.start()  // without a session bus the player is simply not published
+        _ = remote.start()  // without a session bus the player is simply not published
         defer {
             ticker.cancel()
             pump.cancel()
-            mpris.stop()
+            remote.stop()
             stopInput()
         }
         if let v = settings.volume { player.volume = v }
@@ -190,40 +187,10 @@ final class StreamSession: @unchecked Sendable {
 
     private func publish() {
         let playing = player.timeControlStatus == .playing
-        info.nowPlayingInfo = NowPlayingInfo(title: screen.title, artist: screen.artist, album: screen.album,
-                                             duration: screen.isLive || screen.duration == 0 ? nil : screen.duration,
-                                             elapsedTime: player.currentTime(), playbackRate: playing ? 1 : 0, trackURL: url)
-        info.playbackState = player.rate == 0 ? .paused : .playing
-        info.volume = Double(player.volume)
-    }
-
-    private func wireCommands() {
-        let player = self.player
-        let c = commands
-        c.play.addTarget { _ in player.play(); return .success }
-        c.pause.addTarget { _ in player.pause(); return .success }
-        c.togglePlayPause.addTarget { _ in
-            if player.rate == 0 { player.play() } else { player.pause() }
-            return .success
-        }
-        c.stop.addTarget { _ in player.pause(); return .success }
-        c.changePlaybackPosition.addTarget { e in
-            player.seek(to: e.positionTime) { _ in }
-            return .success
-        }
-        let center = info
-        c.changeVolume.addTarget { e in
-            player.volume = Float(e.volume)
-            center.volume = Double(player.volume)
-            return .success
-        }
-        c.nextTrack.isEnabled = false
-        c.previousTrack.isEnabled = false
-        c.changeRepeatMode.isEnabled = false
-        c.changeShuffleMode.isEnabled = false
-        c.changePlaybackRate.isEnabled = false
-        c.seekForward.isEnabled = false
-        c.seekBackward.isEnabled = false
+        remote.publish(NowPlayingInfo(title: screen.title, artist: screen.artist, album: screen.album,
+                                      duration: screen.isLive || screen.duration == 0 ? nil : screen.duration,
+                                      elapsedTime: player.currentTime(), playbackRate: playing ? 1 : 0, trackURL: url),
+                       state: player.rate == 0 ? .paused : .playing, volume: player.volume)
     }
 
     /// Takes the terminal (interactive: the screen and its keys) and starts reading keys and
@@ -250,7 +217,7 @@ final class StreamSession: @unchecked Sendable {
     private func handle(key: String) -> Bool {
         switch settings.keys.action(for: key, queueFocused: false) {
         case .pause:
-            if player.rate == 0 { player.play() } else { player.pause() }
+            remote.transport.togglePlayPause()
         case .seekBack: player.seek(to: max(0, player.currentTime() - 5)) { _ in }
         case .seekForward: player.seek(to: player.currentTime() + 5) { _ in }
         case .volumeUp: setVolume(player.volume + 0.05)

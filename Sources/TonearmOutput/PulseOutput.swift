@@ -5,8 +5,9 @@ import Synchronization
 import TonearmCore
 
 /// Plays through PulseAudio (or PipeWire's PulseAudio server) with libpulse's asynchronous API:
-/// a `pa_threaded_mainloop`, one context per `open`, and one playback stream per `start`, whose
-/// write callback pulls from the ``AudioRenderSource`` with `.realtime` timing.
+/// one ``PulseConnection`` (a `pa_threaded_mainloop` and its context) per `open`, and one playback
+/// stream per `start`, whose write callback pulls from the ``AudioRenderSource`` with `.realtime`
+/// timing.
 ///
 /// Format: the stream is `FLOAT32LE`, interleaved, at the rate and channel count given to
 /// ``open(format:)`` (up to 32 channels; PulseAudio's default channel map for that count).
@@ -74,10 +75,14 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     /// Whether the stream is corked (mainloop lock).
     private var corked = false
 
+    /// The connection to the server, from `open` to `close` (set and cleared by control-plane
+    /// calls, outside the mainloop thread's callbacks).
+    private var connection: PulseConnection?
+    private var context: OpaquePointer? { connection?.context }
+    /// The connection's main loop (nil when not open).
+    private var mainloop: OpaquePointer? { connection?.mainloop }
     // Guarded by the mainloop lock (written only by control-plane calls with the lock held, or by
     // callbacks, which libpulse runs with the lock held).
-    private var mainloop: OpaquePointer?
-    private var context: OpaquePointer?
     /// The device the stream plays to (mainloop thread, or under the mainloop lock).
     private var currentDevice: String?
     /// Whether the sink the stream plays to is headphones (nil: not known yet). Mainloop lock.
@@ -91,7 +96,6 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     private var frameBytes = 8
     private var volume: Float = 1
     private var volumeWasSet = false
-    private var timedOut = false
     private var lostReported = false
     private var sinkFound = false
     private var closing = false
@@ -128,33 +132,22 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
         .outputUnavailable(driver: name, reason: reason)
     }
 
-    private func contextError() -> String {
-        guard let context else { return "no connection" }
-        return String(cString: pa_strerror(pa_context_errno(context)))
-    }
+    private func contextError() -> String { connection?.errorText ?? "no connection" }
 
     /// Runs `body` with the mainloop lock held (or directly on the mainloop thread, which holds it).
     private func locked<R>(_ body: () throws -> R) rethrows -> R {
-        guard let ml = mainloop, pa_threaded_mainloop_in_thread(ml) == 0 else { return try body() }
-        pa_threaded_mainloop_lock(ml)
-        defer { pa_threaded_mainloop_unlock(ml) }
-        return try body()
+        guard let connection else { return try body() }
+        return try connection.withLock(body)
     }
 
-    /// Arms a timer that sets `timedOut` and wakes waiters after `seconds`. Lock held.
-    private func armTimeout(_ seconds: Double) -> OpaquePointer? {
-        timedOut = false
-        guard let context else { return nil }
-        return pa_context_rttime_new(context, pa_rtclock_now() + pa_usec_t(seconds * 1e6), { _, _, _, ud in
-            let me = PulseOutput.from(ud)
-            me.timedOut = true
-            if let ml = me.mainloop { pa_threaded_mainloop_signal(ml, 0) }
-        }, userdata)
-    }
+    /// Wakes the control call waiting on the connection (callbacks, lock held).
+    private func signal() { connection?.signal() }
 
-    private func disarm(_ timer: OpaquePointer?) {
-        guard let timer, let ml = mainloop, let api = pa_threaded_mainloop_get_api(ml) else { return }
-        api.pointee.time_free(timer)
+    /// Waits for an operation to finish (or the connection to fail), then releases it. Lock held,
+    /// never on the mainloop thread; the operation's callback must ``signal()``.
+    private func waitFor(_ op: OpaquePointer) {
+        guard let connection else { pa_operation_unref(op); return }
+        connection.finish(op)
     }
 
     // MARK: Opening
@@ -164,7 +157,7 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     /// within `connectTimeout`, refuses the connection, or the sink does not exist. Opening an
     /// open driver closes it first.
     public func open(format requested: AudioFormat) throws {
-        if mainloop != nil { close() }
+        if connection != nil { close() }
         guard requested.isValid, requested.channelCount <= Int(PA_CHANNELS_MAX),
               requested.sampleRate == requested.sampleRate.rounded(), requested.sampleRate <= Double(PA_RATE_MAX) else {
             throw unavailable("unsupported format \(requested)")
@@ -177,8 +170,6 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
             throw unavailable("no channel map for \(requested.channelCount) channels")
         }
 
-        guard let ml = pa_threaded_mainloop_new() else { throw unavailable("cannot create the PulseAudio main loop") }
-        mainloop = ml
         sampleSpec = spec
         channelMap = map
         frameBytes = 4 * requested.channelCount
@@ -190,71 +181,28 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
         f.isInterleaved = true
         formatBox.withLock { $0 = f }
 
-        let props = pa_proplist_new()
-        pa_proplist_sets(props, tonearm_pa_prop_application_name(), applicationName)
-        context = pa_context_new_with_proplist(pa_threaded_mainloop_get_api(ml), applicationName, props)
-        pa_proplist_free(props)
-        guard let ctx = context else {
-            teardown()
-            throw unavailable("cannot create a PulseAudio context")
+        let c = try PulseConnection(server: server, serverText: server ?? "the default server",
+                                    clientName: applicationName, timeout: connectTimeout, driver: name) { [unowned self] reason in
+            self.source = nil
+            self.reportLost("the connection to the server was lost: \(reason)")
         }
-        pa_context_set_state_callback(ctx, { c, ud in
-            PulseOutput.from(ud).contextStateChanged(c)
-        }, userdata)
-        if pa_context_connect(ctx, server, PA_CONTEXT_NOAUTOSPAWN, nil) < 0 {
-            let reason = contextError()
-            teardown()
-            throw unavailable("cannot connect to \(server ?? "the default server"): \(reason)")
-        }
-        if pa_threaded_mainloop_start(ml) < 0 {
-            teardown()
-            throw unavailable("cannot start the PulseAudio main loop")
-        }
-
-        var failure: String?
-        pa_threaded_mainloop_lock(ml)
-        let timer = armTimeout(connectTimeout)
-        while true {
-            let state = pa_context_get_state(ctx)
-            if state == PA_CONTEXT_READY { break }
-            if tonearm_pa_context_is_good(state) == 0 {
-                failure = "cannot connect to \(server ?? "the default server"): \(contextError())"
-                break
-            }
-            if timedOut {
-                failure = "\(server ?? "the default server") did not answer within \(connectTimeout) s"
-                break
-            }
-            pa_threaded_mainloop_wait(ml)
-        }
-        disarm(timer)
-        if failure == nil, let device {
+        connection = c
+        guard let device else { return }
+        let found: Bool = c.withLock {
             sinkFound = false
-            if let op = pa_context_get_sink_info_by_name(ctx, device, { _, info, eol, ud in
+            if let ctx = c.context, let op = pa_context_get_sink_info_by_name(ctx, device, { _, info, eol, ud in
                 let me = PulseOutput.from(ud)
                 if eol == 0, info != nil { me.sinkFound = true }
-                if let ml = me.mainloop { pa_threaded_mainloop_signal(ml, 0) }
+                me.signal()
             }, userdata) {
                 waitFor(op)
             }
-            if !sinkFound { failure = "no sink named '\(device)'" }
+            return sinkFound
         }
-        pa_threaded_mainloop_unlock(ml)
-        if let failure {
+        if !found {
             teardown()
-            throw unavailable(failure)
+            throw unavailable("no sink named '\(device)'")
         }
-    }
-
-    /// Waits for an operation to finish (or the connection to fail), then releases it. Lock held,
-    /// never on the mainloop thread.
-    private func waitFor(_ op: OpaquePointer) {
-        guard let ml = mainloop else { pa_operation_unref(op); return }
-        while pa_operation_get_state(op) == PA_OPERATION_RUNNING {
-            if let context, tonearm_pa_context_is_good(pa_context_get_state(context)) == 0 { break }
-            pa_threaded_mainloop_wait(ml)
-        }
-        pa_operation_unref(op)
     }
 
     // MARK: Running
@@ -264,11 +212,11 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     /// ``TonearmError/outputUnavailable(driver:reason:)`` when the driver is not open or the
     /// server refuses the stream.
     public func start(source newSource: any AudioRenderSource) throws {
-        guard let ml = mainloop, let ctx = context else { throw TonearmError.invalidState("\(name): start before open") }
+        guard let connection, let ctx = context else { throw TonearmError.invalidState("\(name): start before open") }
         stop()
         var failure: String?
-        pa_threaded_mainloop_lock(ml)
-        defer { pa_threaded_mainloop_unlock(ml) }
+        connection.lock()
+        defer { connection.unlock() }
         sourceEnded = false
         guard pa_context_get_state(ctx) == PA_CONTEXT_READY else {
             throw unavailable("the connection to the server is gone (\(contextError()))")
@@ -303,27 +251,20 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
         } else {
             starting = true
             defer { starting = false }
-            let timer = armTimeout(connectTimeout)
-            while true {
+            let timedOut = connection.wait(atMost: connectTimeout) {
                 let state = pa_stream_get_state(s)
-                if state == PA_STREAM_READY {
-                    currentDevice = pa_stream_get_device_name(s).map { String(cString: $0) }
-                    watchSinks(ctx)
-                    onHeadphones = nil
-                    checkSink(of: s)
-                    break
-                }
-                if tonearm_pa_stream_is_good(state) == 0 {
-                    failure = "the server refused the stream: \(contextError())"
-                    break
-                }
-                if timedOut {
-                    failure = "the stream did not start within \(connectTimeout) s"
-                    break
-                }
-                pa_threaded_mainloop_wait(ml)
+                return state == PA_STREAM_READY || tonearm_pa_stream_is_good(state) == 0
             }
-            disarm(timer)
+            if pa_stream_get_state(s) == PA_STREAM_READY {
+                currentDevice = pa_stream_get_device_name(s).map { String(cString: $0) }
+                watchSinks(ctx)
+                onHeadphones = nil
+                checkSink(of: s)
+            } else if timedOut && tonearm_pa_stream_is_good(pa_stream_get_state(s)) != 0 {
+                failure = "the stream did not start within \(connectTimeout) s"
+            } else {
+                failure = "the server refused the stream: \(contextError())"
+            }
         }
         if let failure {
             detachStream()
@@ -390,14 +331,11 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     private func watchSinks(_ ctx: OpaquePointer) {
         guard !watchingSinks else { return }
         watchingSinks = true
-        pa_context_set_subscribe_callback(ctx, { _, type, index, ud in
-            let me = PulseOutput.from(ud)
-            let facility = type.rawValue & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue
-            let kind = type.rawValue & PA_SUBSCRIPTION_EVENT_TYPE_MASK.rawValue
-            guard facility == PA_SUBSCRIPTION_EVENT_SINK.rawValue, kind == PA_SUBSCRIPTION_EVENT_CHANGE.rawValue,
-                  let s = me.stream, pa_stream_get_device_index(s) == index else { return }
-            me.checkSink(of: s)
-        }, userdata)
+        connection?.onEvent = { [unowned self] facility, kind, index in
+            guard facility == PA_SUBSCRIPTION_EVENT_SINK, kind == PA_SUBSCRIPTION_EVENT_CHANGE,
+                  let s = self.stream, pa_stream_get_device_index(s) == index else { return }
+            self.checkSink(of: s)
+        }
         if let op = pa_context_subscribe(ctx, PA_SUBSCRIPTION_MASK_SINK, nil, nil) { pa_operation_unref(op) }
     }
 
@@ -506,17 +444,7 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
             source = nil
             reportLost("the stream ended: \(contextError())")
         }
-        if let ml = mainloop { pa_threaded_mainloop_signal(ml, 0) }
-    }
-
-    private func contextStateChanged(_ c: OpaquePointer?) {
-        guard let c else { return }
-        let state = pa_context_get_state(c)
-        if tonearm_pa_context_is_good(state) == 0, !closing {
-            source = nil
-            reportLost("the connection to the server was lost: \(String(cString: pa_strerror(pa_context_errno(c))))")
-        }
-        if let ml = mainloop { pa_threaded_mainloop_signal(ml, 0) }
+        signal()
     }
 
     /// Publishes `.deviceLost` once per open, unless the stream is in use by a start still waiting
@@ -530,25 +458,13 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     /// Waits until the server has played everything written so far (after the source reported
     /// its end), or `timeout` seconds. Control plane; never on the mainloop thread.
     public func drain(timeout: Double) {
-        guard let ml = mainloop, pa_threaded_mainloop_in_thread(ml) == 0 else { return }
-        locked {
+        guard let connection, !connection.onMainloopThread else { return }
+        connection.withLock {
             guard let s = stream, pa_stream_get_state(s) == PA_STREAM_READY else { return }
-            guard let op = pa_stream_drain(s, { _, _, ud in
-                let me = PulseOutput.from(ud)
-                if let ml = me.mainloop { pa_threaded_mainloop_signal(ml, 0) }
-            }, userdata) else { return }
-            let timer = armTimeout(timeout)
-            while pa_operation_get_state(op) == PA_OPERATION_RUNNING && !timedOut {
-                if let context, tonearm_pa_context_is_good(pa_context_get_state(context)) == 0 { break }
-                pa_threaded_mainloop_wait(ml)
-            }
-            disarm(timer)
-            pa_operation_unref(op)
+            guard let op = pa_stream_drain(s, { _, _, ud in PulseOutput.from(ud).signal() }, userdata) else { return }
+            connection.finish(op, atMost: timeout)
             // Fetch fresh timing, so framesPlayed and latency describe the drained stream.
-            if let t = pa_stream_update_timing_info(s, { _, _, ud in
-                let me = PulseOutput.from(ud)
-                if let ml = me.mainloop { pa_threaded_mainloop_signal(ml, 0) }
-            }, userdata) {
+            if let t = pa_stream_update_timing_info(s, { _, _, ud in PulseOutput.from(ud).signal() }, userdata) {
                 waitFor(t)
             }
             refreshTiming(s)
@@ -595,21 +511,12 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     }
 
     private func teardown() {
-        guard let ml = mainloop else { return }
-        locked {
+        guard let c = connection else { return }
+        c.close { [self] in
             closing = true
             detachStream()
-            if let c = context {
-                pa_context_set_state_callback(c, nil, nil)
-                pa_context_set_subscribe_callback(c, nil, nil)
-                pa_context_disconnect(c)
-            }
         }
-        if pa_threaded_mainloop_in_thread(ml) == 0 { pa_threaded_mainloop_stop(ml) }
-        if let c = context { pa_context_unref(c) }
-        context = nil
-        pa_threaded_mainloop_free(ml)
-        mainloop = nil
+        connection = nil
     }
 
     /// Sets the stream's volume on the server (`pa_context_set_sink_input_volume`, linear

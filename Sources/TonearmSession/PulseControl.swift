@@ -68,7 +68,6 @@ final class PulseRequest: @unchecked Sendable {
     unowned let control: PulseControl
     var done = false
     var succeeded = true
-    var timedOut = false
     var sinks: [SinkSnapshot] = []
     var inputs: [SinkInputSnapshot] = []
     var defaultSinkName: String?
@@ -97,7 +96,7 @@ final class PulseRequest: @unchecked Sendable {
 
 /// A connection to a PulseAudio server for control requests (listing sinks and streams, choosing
 /// the default sink, moving streams, sink volume and mute) and for subscription events, on
-/// libpulse's asynchronous API with a `pa_threaded_mainloop` of its own.
+/// libpulse's asynchronous API, over a ``PulseConnection`` (a `pa_threaded_mainloop` of its own).
 ///
 /// Threading:
 /// - The blocking calls (`sinks()`, `defaultSinkName()`, `setDefaultSink`, …) may be called from
@@ -112,89 +111,44 @@ final class PulseRequest: @unchecked Sendable {
 final class PulseControl: @unchecked Sendable {
     /// The server (`unix:/path`, `tcp:host`, …); nil for libpulse's default (`PULSE_SERVER`,
     /// then the usual socket). Never autospawned.
-    let server: String?
+    var server: String? { connection.server }
     /// How long each request (and the connection) may take, in seconds.
     let timeout: Double
 
+    private let connection: PulseConnection
     // Guarded by the mainloop lock.
-    private var mainloop: OpaquePointer?
-    private var context: OpaquePointer?
     private var pending: [ObjectIdentifier: PulseRequest] = [:]
-    private var failureReported = false
-    private var closing = false
     /// Subscription events (facility and type masked out of the event type, and the index).
     /// Mainloop thread, lock held.
-    var onEvent: ((pa_subscription_event_type_t, pa_subscription_event_type_t, UInt32) -> Void)?
+    var onEvent: ((pa_subscription_event_type_t, pa_subscription_event_type_t, UInt32) -> Void)? {
+        get { connection.onEvent }
+        set { connection.onEvent = newValue }
+    }
     /// Called once when the connection fails or the server goes away. Mainloop thread, lock held.
     var onFailure: ((String) -> Void)?
 
     /// The server as named in messages.
-    private var serverText: String {
-        if let server { return "the sound server at \(server)" }
-        if let env = getenv("PULSE_SERVER") { return "the sound server at \(String(cString: env)) (PULSE_SERVER)" }
-        return "the sound server (PulseAudio/PipeWire)"
-    }
-
-    private var userdata: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
-
-    private static func from(_ p: UnsafeMutableRawPointer?) -> PulseControl {
-        Unmanaged<PulseControl>.fromOpaque(p!).takeUnretainedValue()
-    }
+    private var serverText: String { connection.serverText }
 
     /// Connects to `server` and waits (at most `timeout` seconds) until the connection is ready.
     /// Throws ``TonearmError/outputUnavailable(driver:reason:)`` when no server answers, it refuses
     /// the connection, or it does not answer in time. Blocks the calling thread.
     init(server: String?, clientName: String = "Tonearm", timeout: Double = 2) throws {
-        self.server = server
         self.timeout = max(timeout, 0.05)
-        guard let ml = pa_threaded_mainloop_new() else { throw Self.unavailable("cannot create the PulseAudio main loop") }
-        mainloop = ml
-        let props = pa_proplist_new()
-        pa_proplist_sets(props, tonearm_pa_prop_application_name(), clientName)
-        context = pa_context_new_with_proplist(pa_threaded_mainloop_get_api(ml), clientName, props)
-        pa_proplist_free(props)
-        guard let ctx = context else {
-            teardown()
-            throw Self.unavailable("cannot create a PulseAudio context")
+        let text: String
+        if let server {
+            text = "the sound server at \(server)"
+        } else if let env = getenv("PULSE_SERVER") {
+            text = "the sound server at \(String(cString: env)) (PULSE_SERVER)"
+        } else {
+            text = "the sound server (PulseAudio/PipeWire)"
         }
-        pa_context_set_state_callback(ctx, { c, ud in PulseControl.from(ud).contextStateChanged(c) }, userdata)
-        pa_context_set_subscribe_callback(ctx, { _, t, index, ud in
-            let me = PulseControl.from(ud)
-            let facility = pa_subscription_event_type_t(rawValue: t.rawValue & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue)
-            let kind = pa_subscription_event_type_t(rawValue: t.rawValue & PA_SUBSCRIPTION_EVENT_TYPE_MASK.rawValue)
-            me.onEvent?(facility, kind, index)
-        }, userdata)
-        if pa_context_connect(ctx, server, PA_CONTEXT_NOAUTOSPAWN, nil) < 0 {
-            let reason = "cannot connect to \(serverText): \(String(cString: pa_strerror(pa_context_errno(ctx))))"
-            teardown()
-            throw Self.unavailable(reason)
-        }
-        if pa_threaded_mainloop_start(ml) < 0 {
-            teardown()
-            throw Self.unavailable("cannot start the PulseAudio main loop")
-        }
-        var failure: String?
-        pa_threaded_mainloop_lock(ml)
-        let deadline = PulseRequest(control: self)
-        let timer = arm(deadline)
-        while true {
-            let state = pa_context_get_state(ctx)
-            if state == PA_CONTEXT_READY { break }
-            if tonearm_pa_context_is_good(state) == 0 {
-                failure = "cannot connect to \(serverText): \(errorText())"
-                break
+        connection = try PulseConnection(server: server, serverText: text, clientName: clientName,
+                                         timeout: self.timeout, driver: "pulse")
+        connection.withLock {
+            connection.onLost = { [unowned self] reason in
+                self.onFailure?("the connection to \(self.serverText) was lost: \(reason)")
             }
-            if deadline.timedOut {
-                failure = "\(serverText) did not answer within \(self.timeout) s"
-                break
-            }
-            pa_threaded_mainloop_wait(ml)
-        }
-        disarm(timer)
-        pa_threaded_mainloop_unlock(ml)
-        if let failure {
-            teardown()
-            throw Self.unavailable(failure)
         }
     }
 
@@ -205,49 +159,22 @@ final class PulseControl: @unchecked Sendable {
     }
 
     /// libpulse's last error as text. Lock held.
-    private func errorText() -> String {
-        guard let context else { return "no connection" }
-        return String(cString: pa_strerror(pa_context_errno(context)))
-    }
+    private func errorText() -> String { connection.errorText }
+
+    private var context: OpaquePointer? { connection.context }
 
     /// Whether the connection is ready (not failed, not closed).
-    var isConnected: Bool {
-        withLock { context.map { pa_context_get_state($0) == PA_CONTEXT_READY } ?? false }
-    }
+    var isConnected: Bool { withLock { connection.isReady } }
 
     /// Runs `body` with the mainloop lock held (directly when on the mainloop thread).
-    func withLock<R>(_ body: () throws -> R) rethrows -> R {
-        guard let ml = mainloop, pa_threaded_mainloop_in_thread(ml) == 0 else { return try body() }
-        pa_threaded_mainloop_lock(ml)
-        defer { pa_threaded_mainloop_unlock(ml) }
-        return try body()
-    }
+    func withLock<R>(_ body: () throws -> R) rethrows -> R { try connection.withLock(body) }
 
     // MARK: Requests
-
-    /// A timer that marks `request` timed out after `timeout` seconds and wakes the waiters. Lock held.
-    private func arm(_ request: PulseRequest) -> OpaquePointer? {
-        guard let context else { return nil }
-        return pa_context_rttime_new(context, pa_rtclock_now() + pa_usec_t(timeout * 1e6), { _, _, _, ud in
-            let r = PulseRequest.from(ud)
-            r.timedOut = true
-            r.control.signal()
-        }, request.userdata)
-    }
-
-    private func disarm(_ timer: OpaquePointer?) {
-        guard let timer, let ml = mainloop, let api = pa_threaded_mainloop_get_api(ml) else { return }
-        api.pointee.time_free(timer)
-    }
-
-    fileprivate func signal() {
-        if let ml = mainloop { pa_threaded_mainloop_signal(ml, 0) }
-    }
 
     /// Drops a finished request and wakes the waiters. Lock held.
     fileprivate func forget(_ r: PulseRequest) {
         pending[ObjectIdentifier(r)] = nil
-        signal()
+        connection.signal()
     }
 
     /// Starts a request: `issue` gets the context and the request's userdata and returns the
@@ -275,25 +202,20 @@ final class PulseControl: @unchecked Sendable {
     /// failure, or it does not answer in time; the message says which request (`what`).
     private func perform(_ what: String,
                          _ issue: (OpaquePointer, UnsafeMutableRawPointer) -> OpaquePointer?) throws -> PulseRequest {
-        guard let ml = mainloop else { throw Self.unavailable("\(what): the connection is closed") }
-        precondition(pa_threaded_mainloop_in_thread(ml) == 0, "PulseControl: blocking request on the mainloop thread")
+        guard connection.mainloop != nil else { throw Self.unavailable("\(what): the connection is closed") }
+        precondition(!connection.onMainloopThread, "PulseControl: blocking request on the mainloop thread")
         let r = PulseRequest(control: self)
         return try withLock {
             guard let op = start(r, what, issue) else {
-                throw Self.unavailable("\(what): \(context.map { pa_context_get_state($0) == PA_CONTEXT_READY } == true ? errorText() : "the connection to \(serverText) is gone")")
+                throw Self.unavailable("\(what): \(connection.isReady ? errorText() : "the connection to \(serverText) is gone")")
             }
-            let timer = arm(r)
-            while !r.done && !r.timedOut && pa_operation_get_state(op) == PA_OPERATION_RUNNING {
-                if let ctx = context, tonearm_pa_context_is_good(pa_context_get_state(ctx)) == 0 { break }
-                pa_threaded_mainloop_wait(ml)
-            }
-            disarm(timer)
+            let timedOut = connection.wait(atMost: timeout) { r.done || pa_operation_get_state(op) != PA_OPERATION_RUNNING }
             if !r.done { pa_operation_cancel(op) }
             pa_operation_unref(op)
             pending[ObjectIdentifier(r)] = nil
             if r.done && r.succeeded { return r }
             if r.done { throw Self.unavailable("\(what): the server refused (\(errorText()))") }
-            if r.timedOut { throw Self.unavailable("\(what): \(serverText) did not answer within \(timeout) s") }
+            if timedOut { throw Self.unavailable("\(what): \(serverText) did not answer within \(timeout) s") }
             throw Self.unavailable("\(what): the connection to \(serverText) was lost (\(errorText()))")
         }
     }
@@ -425,47 +347,18 @@ final class PulseControl: @unchecked Sendable {
 
     // MARK: State and teardown
 
-    private func contextStateChanged(_ c: OpaquePointer?) {
-        guard let c else { return }
-        let state = pa_context_get_state(c)
-        if tonearm_pa_context_is_good(state) == 0, !closing, !failureReported {
-            failureReported = true
-            let reason = "the connection to \(serverText) was lost: \(String(cString: pa_strerror(pa_context_errno(c))))"
-            onFailure?(reason)
-        }
-        signal()
-    }
-
     /// Disconnects and frees the main loop. Idempotent. From the mainloop thread (an event
     /// handler), the teardown runs on a dispatch queue.
-    func close() {
-        guard let ml = mainloop else { return }
-        if pa_threaded_mainloop_in_thread(ml) != 0 {
-            closing = true
-            DispatchQueue.global().async { self.teardown() }
-            return
-        }
-        teardown()
-    }
+    func close() { teardown() }
 
+    /// Forgets the handlers and the requests in flight, then closes the connection (whose
+    /// disconnection cancels the requests: no callback reaches them after). A close from the
+    /// mainloop thread keeps this control alive until its teardown has run.
     private func teardown() {
-        guard let ml = mainloop else { return }
-        withLock {
-            closing = true
-            onEvent = nil
+        connection.close { [self] in
             onFailure = nil
             pending.removeAll()
-            if let c = context {
-                pa_context_set_state_callback(c, nil, nil)
-                pa_context_set_subscribe_callback(c, nil, nil)
-                pa_context_disconnect(c)
-            }
         }
-        pa_threaded_mainloop_stop(ml)
-        if let c = context { pa_context_unref(c) }
-        context = nil
-        pa_threaded_mainloop_free(ml)
-        mainloop = nil
     }
 
     // MARK: Helpers

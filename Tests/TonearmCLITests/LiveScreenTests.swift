@@ -4,52 +4,9 @@ import Testing
 import TonearmTestSupport
 
 /// The live screen in a real pseudo-terminal (util-linux `script`): it draws, obeys keys, and
-/// gives the terminal back.
+/// gives the terminal back. The screens (``PTYScreen``) keep the test's session bus, or the one a
+/// command names.
 @Suite struct LiveScreenTests {
-    /// Reads the child's output until `marker` has appeared (after `from`), or throws after `timeout`.
-    final class Screen: @unchecked Sendable {
-        let process = Process()
-        let input = Pipe(), output = Pipe()
-        private let lock = NSCondition()
-        private var text = ""
-        private var ended = false
-
-        init(_ command: String) throws {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-            process.arguments = ["-qfec", command, "/dev/null"]
-            var env = ProcessInfo.processInfo.environment
-            env["TERM"] = "xterm-256color"
-            env["PULSE_SERVER"] = "unix:/nonexistent"
-            process.environment = env
-            process.standardInput = input
-            process.standardOutput = output
-            process.standardError = output
-            output.fileHandleForReading.readabilityHandler = { [weak self] h in
-                guard let self else { return }
-                let d = h.availableData
-                self.lock.lock()
-                if d.isEmpty { self.ended = true } else { self.text += String(decoding: d, as: UTF8.self) }
-                self.lock.broadcast()
-                self.lock.unlock()
-            }
-            try process.run()
-        }
-
-        /// Waits until the output contains `marker` at least `count` times.
-        func waitFor(_ marker: String, count: Int = 1, timeout: Double = 15) throws {
-            let deadline = Date().addingTimeInterval(timeout)
-            lock.lock()
-            defer { lock.unlock() }
-            while text.components(separatedBy: marker).count - 1 < count {
-                if ended { throw TestSupportError("output ended before '\(marker)' appeared:\n\(text.suffix(500))") }
-                if !lock.wait(until: deadline) { throw TestSupportError("'\(marker)' did not appear in \(timeout) s") }
-            }
-        }
-
-        func type(_ s: String) { input.fileHandleForWriting.write(Data(s.utf8)) }
-        var all: String { lock.lock(); defer { lock.unlock() }; return text }
-    }
-
     @Test func drawsObeysKeysAndRestoresTheTerminal() throws {
         let dir = try TempDir("tui")
         defer { dir.remove() }
@@ -57,7 +14,7 @@ import TonearmTestSupport
         try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=30", "-metadata", "title=First Song",
                              "-metadata", "artist=The Testers", a])
         try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=660:duration=30", b])
-        let screen = try Screen("XDG_STATE_HOME='\(dir.file("state"))' \(try tonearmBinary()) play --output null '\(a)' '\(b)'")
+        let screen = try PTYScreen("XDG_STATE_HOME='\(dir.file("state"))' \(try tonearmBinary()) play --output null '\(a)' '\(b)'", sessionBus: true)
         try screen.waitFor("First Song")
         try screen.waitFor("The Testers")
         try screen.waitFor("▶ Playing")
@@ -95,7 +52,7 @@ import TonearmTestSupport
         defer { dir.remove() }
         let a = dir.file("long.flac")
         try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=30", a])
-        let screen = try Screen("DBUS_SESSION_BUS_ADDRESS='\(bus.address)' XDG_STATE_HOME='\(dir.file("state"))' \(try tonearmBinary()) play --output null '\(a)'")
+        let screen = try PTYScreen("DBUS_SESSION_BUS_ADDRESS='\(bus.address)' XDG_STATE_HOME='\(dir.file("state"))' \(try tonearmBinary()) play --output null '\(a)'", sessionBus: true)
         try screen.waitFor("▶ Playing")
         try screen.waitFor("Speed: 1.0×")
         func call(_ method: String, _ args: [String] = []) throws -> RunResult {
@@ -125,7 +82,7 @@ import TonearmTestSupport
         try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=30", a])
         try server.pactl("set-sink-volume", "test_null", "70%")
         let env = server.environment.map { "\($0.key)='\($0.value)'" }.sorted().joined(separator: " ")
-        let screen = try Screen("\(env) XDG_STATE_HOME='\(dir.file("state"))' \(try tonearmBinary()) play --output pulse '\(a)'")
+        let screen = try PTYScreen("\(env) XDG_STATE_HOME='\(dir.file("state"))' \(try tonearmBinary()) play --output pulse '\(a)'", sessionBus: true)
         try screen.waitFor("▶ Playing")
         try screen.waitFor("70%   test_null")
         // Changed by someone else: the screen follows (from the server's events).
@@ -147,7 +104,7 @@ import TonearmTestSupport
         defer { server.stop() }
         // Four times real time: the part in memory runs ahead of the playhead on the bar.
         let file = server.url("/long.mp3", query: ["rate": "64000"]).absoluteString
-        let screen = try Screen("XDG_STATE_HOME='\(dir.file("state"))' \(try tonearmBinary()) play --output null '\(file)'")
+        let screen = try PTYScreen("XDG_STATE_HOME='\(dir.file("state"))' \(try tonearmBinary()) play --output null '\(file)'", sessionBus: true)
         try screen.waitFor("▶ Playing")
         try screen.waitFor("1:00")
         try screen.waitFor("█▒")
@@ -157,7 +114,7 @@ import TonearmTestSupport
 
         let radio = server.url("/radio", query: ["file": "long.mp3", "metaint": "8000", "titles": "On Air Now",
                                                  "rate": "20000"]).absoluteString
-        let live = try Screen("XDG_STATE_HOME='\(dir.file("state"))' \(try tonearmBinary()) play --output null '\(radio)'")
+        let live = try PTYScreen("XDG_STATE_HOME='\(dir.file("state"))' \(try tonearmBinary()) play --output null '\(radio)'", sessionBus: true)
         try live.waitFor("● LIVE")
         try live.waitFor("Title   On Air Now")
         live.type("q")
@@ -170,7 +127,7 @@ import TonearmTestSupport
         defer { dir.remove() }
         let a = dir.file("long.wav")
         try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=30", a])
-        let screen = try Screen("XDG_STATE_HOME='\(dir.file("state"))' \(try tonearmBinary()) play --output null '\(a)'")
+        let screen = try PTYScreen("XDG_STATE_HOME='\(dir.file("state"))' \(try tonearmBinary()) play --output null '\(a)'", sessionBus: true)
         try screen.waitFor("▶ Playing")
         screen.type("\u{03}")  // Ctrl-C through the terminal: SIGINT to the player
         screen.process.waitUntilExit()

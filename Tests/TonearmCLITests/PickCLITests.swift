@@ -8,78 +8,8 @@ import TonearmTestSupport
 /// into it, on a generated library. Every wait is for output (a marker), for the exit or (once)
 /// for the stopped state, each with a deadline; none is a fixed sleep.
 @Suite(.serialized) struct PickCLITests {
-    /// A command in a pseudo-terminal: what it draws, the keys sent to it, its exit.
-    final class PTY: @unchecked Sendable {
-        let process = Process()
-        private let input = Pipe(), output = Pipe()
-        private let lock = NSCondition()
-        private var text = ""
-        private var exited = false
-
-        init(_ command: String) throws {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-            process.arguments = ["-qfec", command, "/dev/null"]
-            var env = ProcessInfo.processInfo.environment
-            env["TERM"] = "xterm-256color"
-            env["PULSE_SERVER"] = "unix:/nonexistent"
-            env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent"
-            process.environment = env
-            process.standardInput = input
-            process.standardOutput = output
-            process.standardError = output
-            output.fileHandleForReading.readabilityHandler = { [weak self] h in
-                guard let self else { return }
-                let d = h.availableData
-                self.lock.lock()
-                self.text += String(decoding: d, as: UTF8.self)
-                self.lock.broadcast()
-                self.lock.unlock()
-            }
-            process.terminationHandler = { [weak self] _ in
-                guard let self else { return }
-                self.lock.lock()
-                self.exited = true
-                self.lock.broadcast()
-                self.lock.unlock()
-            }
-            try process.run()
-        }
-
-        /// The command ends (SIGHUP from its closed terminal) if a test did not wait for it.
-        deinit {
-            if process.isRunning { process.terminate() }
-        }
-
-        /// Waits until the output contains `marker` (`count` times).
-        func waitFor(_ marker: String, count: Int = 1, timeout: Double = 20) throws {
-            let deadline = Date().addingTimeInterval(timeout)
-            lock.lock()
-            defer { lock.unlock() }
-            while text.components(separatedBy: marker).count - 1 < count {
-                if exited { throw TestSupportError("exited before '\(marker)' appeared:\n\(text.suffix(1500))") }
-                if !lock.wait(until: deadline) { throw TestSupportError("'\(marker)' did not appear in \(timeout) s:\n\(text.suffix(1500))") }
-            }
-        }
-
-        /// Waits for the exit; its status.
-        func waitForExit(timeout: Double = 30) throws -> Int32 {
-            let deadline = Date().addingTimeInterval(timeout)
-            lock.lock()
-            while !exited {
-                if !lock.wait(until: deadline) {
-                    lock.unlock()
-                    process.terminate()
-                    throw TestSupportError("still running after \(timeout) s:\n\(all.suffix(1500))")
-                }
-            }
-            lock.unlock()
-            process.waitUntilExit()
-            return process.terminationStatus
-        }
-
-        func type(_ s: String) { input.fileHandleForWriting.write(Data(s.utf8)) }
-        var all: String { lock.lock(); defer { lock.unlock() }; return text }
-    }
+    /// A command in a pseudo-terminal (the tests' shared reader).
+    typealias PTY = PTYScreen
 
     static let down = "\u{1B}[B", right = "\u{1B}[C", enter = "\r"
     /// What the picker writes when it gives the terminal back.

@@ -10,66 +10,8 @@ import TonearmTestSupport
 /// and reads keys in --plain. Every wait is for output, the exit or the stopped state, each with
 /// a deadline; none is a fixed sleep.
 @Suite(.serialized) struct PlayScreenPTYTests {
-    /// A command in a pseudo-terminal: what it draws, the keys sent to it, its exit.
-    final class Screen: @unchecked Sendable {
-        let process = Process()
-        private let input = Pipe(), output = Pipe()
-        private let lock = NSCondition()
-        private var text = ""
-        private var ended = false
-
-        init(_ command: String) throws {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-            process.arguments = ["-qfec", command, "/dev/null"]
-            var env = ProcessInfo.processInfo.environment
-            env["TERM"] = "xterm-256color"
-            env["PULSE_SERVER"] = "unix:/nonexistent"
-            env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent"
-            process.environment = env
-            process.standardInput = input
-            process.standardOutput = output
-            process.standardError = output
-            output.fileHandleForReading.readabilityHandler = { [weak self] h in
-                guard let self else { return }
-                let d = h.availableData
-                self.lock.lock()
-                if d.isEmpty { self.ended = true } else { self.text += String(decoding: d, as: UTF8.self) }
-                self.lock.broadcast()
-                self.lock.unlock()
-            }
-            try process.run()
-        }
-
-        deinit {
-            if process.isRunning { process.terminate() }
-        }
-
-        /// Waits until `ready` holds for the output, or throws after `timeout`.
-        func wait(for what: String, timeout: Double = 20, until ready: (String) -> Bool) throws {
-            let deadline = Date().addingTimeInterval(timeout)
-            lock.lock()
-            defer { lock.unlock() }
-            while !ready(text) {
-                if ended { throw TestSupportError("output ended before \(what):\n\(text.suffix(1500))") }
-                if !lock.wait(until: deadline) { throw TestSupportError("no \(what) in \(timeout) s:\n\(text.suffix(1500))") }
-            }
-        }
-
-        /// Waits until the output contains `marker` at least `count` times.
-        func waitFor(_ marker: String, count: Int = 1, timeout: Double = 20) throws {
-            try wait(for: "'\(marker)'", timeout: timeout) { $0.components(separatedBy: marker).count - 1 >= count }
-        }
-
-        /// Waits until the last frame drawn shows `marker` (frames are drawn again and again).
-        func waitForFrame(showing marker: String, timeout: Double = 20) throws {
-            try wait(for: "frame with '\(marker)'", timeout: timeout) { text in
-                (try? PlayScreenPTYTests.lastFrame(text))?.contains { $0.contains(marker) } == true
-            }
-        }
-
-        func type(_ s: String) { input.fileHandleForWriting.write(Data(s.utf8)) }
-        var all: String { lock.lock(); defer { lock.unlock() }; return text }
-    }
+    /// A command in a pseudo-terminal (the tests' shared reader).
+    typealias Screen = PTYScreen
 
     let dir: TempDir
     let bin: String
@@ -425,5 +367,14 @@ import TonearmTestSupport
         screen.process.waitUntilExit()
         #expect(screen.process.terminationStatus == 0)
         #expect(!screen.all.contains("\u{1B}[?1049h"), "no screen in plain mode")
+    }
+}
+
+extension PTYScreen {
+    /// Waits until the last frame drawn shows `marker` (frames are drawn again and again).
+    func waitForFrame(showing marker: String, timeout: Double = 20) throws {
+        try wait(for: "frame with '\(marker)'", timeout: timeout) { text in
+            (try? PlayScreenPTYTests.lastFrame(text))?.contains { $0.contains(marker) } == true
+        }
     }
 }

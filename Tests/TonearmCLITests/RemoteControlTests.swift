@@ -92,6 +92,40 @@ import Glibc
         let level = rms(w.channels[0][44100..<88200])
         #expect(abs(level - Float(0.125 * 0.5 / 2.0.squareRoot())) < 0.004, "RMS \(level)")
     }
+    /// A network stream (`tonearm play http://…`, from the tests' HTTP server) goes through the
+    /// same remote-control bridge as local files: `playerctl` pauses and plays it, reads its
+    /// title, sets its volume, stops it (a stream pauses) and sees no queue to move in.
+    @Test func playerctlDrivesAStream() async throws {
+        let served = try TempDir("remote-stream")
+        defer { served.remove() }
+        let bus = try PrivateDBus()
+        defer { bus.stop() }
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=30", "-c:a", "libmp3lame", "-b:a", "128k",
+                             "-metadata", "title=Streamed Song", served.file("song.mp3")])
+        let server = try PrivateHTTPServer(root: served.path)
+        defer { server.stop() }
+        let remote = try Remote(bus: bus, playing: [server.url("/song.mp3").absoluteString], state: served.file("state"))
+        defer { remote.end() }
+        let follower = remote.follower
+        #expect(await remote.sees("Playing Streamed Song"), "playerctl saw: \(follower.standardOutputText)")
+        #expect(try remote.ctl("metadata", "title") == "Streamed Song")
+        try remote.ctl("pause")
+        #expect(await remote.sees("Playing Streamed Song\nPaused Streamed Song"), "\(follower.standardOutputText)")
+        try remote.ctl("play")
+        #expect(await remote.sees("Paused Streamed Song\nPlaying Streamed Song"), "\(follower.standardOutputText)")
+        try remote.ctl("volume", "0.5")
+        let volume = Double(try remote.ctl("volume"))
+        #expect(volume.map { abs($0 - 0.5) < 0.01 } == true, "volume \(String(describing: volume))")
+        // No queue behind a stream: nothing to go to.
+        #expect(try remote.property("CanGoNext").contains("boolean false"))
+        #expect(try remote.property("CanGoPrevious").contains("boolean false"))
+        #expect(try remote.property("CanPause").contains("boolean true"))
+        // Stop pauses a stream (its connection stays).
+        try remote.ctl("stop")
+        #expect(await remote.sees("Playing Streamed Song\nPaused Streamed Song\nPlaying Streamed Song\nPaused Streamed Song"),
+                "\(follower.standardOutputText)")
+    }
+
     /// The MPRIS additions: the file's own track number, OpenUri of a file and of an escaped
     /// http address (added to the queue and played), Rate within 0.5…2 (the player's speed),
     /// and Quit (CanQuit true) that ends the player as `q` does.
@@ -110,23 +144,93 @@ import Glibc
         try Fixtures.tone(path: served.file("月光 x.mp3"), codecArgs: ["-c:a", "libmp3lame", "-b:a", "128k"], seconds: 30)
         let server = try PrivateHTTPServer(root: served.path)
         defer { server.stop() }
-        var env = bus.environment
-        env["XDG_STATE_HOME"] = dir.file("state")
+        let remote = try Remote(bus: bus, playing: [zero, eight], state: dir.file("state"))
+        defer { remote.end() }
+        let (follower, player) = (remote.follower, remote.player)
 
-        let follower = try bus.follow("playerctl", ["-p", "tonearm", "-F", "metadata", "--format", "{{status}} {{title}}"])
-        defer { follower.terminate() }
-        let player = try ChildProcess([try tonearmBinary(), "play", "--plain", "--output", "null", zero, eight],
-                                      environment: env, captureStandardOutput: true)
-        defer { player.terminate(SIGKILL) }
+        #expect(await remote.sees("Playing Zero"), "playerctl saw: \(follower.standardOutputText)")
+        // No track number in the tags: none published (not the queue position 1).
+        #expect(!(try remote.ctl("metadata")).contains("xesam:trackNumber"))
+        try remote.ctl("next")
+        #expect(await remote.sees("Playing Eight"), "\(follower.standardOutputText)")
+        // The file's own number (8 of 12), though it is second in the queue.
+        #expect(try remote.ctl("metadata", "xesam:trackNumber") == "8")
+
+        // Rate: 0.5…2, and a write is the player's speed.
+        #expect(try remote.property("MinimumRate").contains("double 0.5"))
+        #expect(try remote.property("MaximumRate").contains("double 2"))
+        let set = try remote.call("org.freedesktop.DBus.Properties.Set",
+                           ["string:org.mpris.MediaPlayer2.Player", "string:Rate", "variant:double:1.5"])
+        #expect(set.status == 0, "\(set.stderr)")
+        #expect(try remote.property("Rate").contains("double 1.5"))
+        let tooFast = try remote.call("org.freedesktop.DBus.Properties.Set",
+                               ["string:org.mpris.MediaPlayer2.Player", "string:Rate", "variant:double:3"])
+        #expect(tooFast.status != 0 && tooFast.stderr.contains("InvalidArgs"), "\(tooFast.stderr)")
+
+        // OpenUri: the schemes and types are advertised; a file, then an escaped address, are played.
+        let root = "org.mpris.MediaPlayer2"
+        let schemes = try remote.property("SupportedUriSchemes", of: root)
+        #expect(schemes.contains("\"file\"") && schemes.contains("\"http\"") && schemes.contains("\"https\""), "\(schemes)")
+        #expect(try remote.property("SupportedMimeTypes", of: root).contains("\"audio/flac\""))
+        try remote.ctl("open", URL(fileURLWithPath: extra).absoluteString)
+        #expect(await remote.sees("Playing Extra"), "\(follower.standardOutputText)")
+        try remote.ctl("open", server.baseURL.absoluteString + "/%E6%9C%88%E5%85%89%20x.mp3")
+        #expect(await remote.sees("Playing 月光 x.mp3"), "\(follower.standardOutputText)")
+        let asked = await server.waitForRequest(timeout: 15) { $0.target == "/%E6%9C%88%E5%85%89%20x.mp3" && $0.status != nil }
+        #expect(asked.map { (200...299).contains($0.status ?? 0) } == true, "\(server.requests().map { ($0.target, $0.status) })")
+        let ftp = try remote.call("org.mpris.MediaPlayer2.Player.OpenUri", ["string:ftp://example.com/a.mp3"])
+        #expect(ftp.status != 0 && ftp.stderr.contains("SupportedUriSchemes"), "\(ftp.stderr)")
+        #expect(try remote.ctl("metadata", "title") == "月光 x.mp3")
+
+        // Quit ends the player as `q` does: the queue is saved, the summary printed, exit status 0.
+        #expect(try remote.property("CanQuit", of: root).contains("boolean true"))
+        let quit = try remote.call("org.mpris.MediaPlayer2.Quit")
+        #expect(quit.status == 0, "\(quit.stderr)")
+        #expect(await player.waitForExit(timeout: 15))
+        #expect(player.succeeded, "exit status \(String(describing: player.status))")
+        #expect(player.standardOutputText.contains("Done: "), "\(player.standardOutputText)")
+    }
+
+    /// `tonearm play --plain --output null ARGS` on a private session bus, and `playerctl -F`
+    /// following the status and title it publishes.
+    struct Remote {
+        let bus: PrivateDBus
+        let follower: ChildProcess
+        let player: ChildProcess
+
+        init(bus: PrivateDBus, playing arguments: [String], state: String) throws {
+            self.bus = bus
+            var env = bus.environment
+            env["XDG_STATE_HOME"] = state
+            follower = try bus.follow("playerctl", ["-p", "tonearm", "-F", "metadata", "--format", "{{status}} {{title}}"])
+            do {
+                player = try ChildProcess([try tonearmBinary(), "play", "--plain", "--output", "null"] + arguments,
+                                          environment: env, captureStandardOutput: true)
+            } catch {
+                follower.terminate()
+                throw error
+            }
+        }
+
+        /// Kills the player, then stops following.
+        func end() {
+            player.terminate(SIGKILL)
+            follower.terminate()
+        }
+
+        /// Whether `playerctl -F` printed `text` (within 15 s).
         func sees(_ text: String) async -> Bool {
             await follower.waitForStandardOutput(timeout: 15) { $0.text.contains(text) }
         }
+
+        /// `playerctl -p tonearm ARGS` (expected to succeed); its output, trimmed.
         @discardableResult
         func ctl(_ args: String...) throws -> String {
             let r = try bus.client("playerctl", ["-p", "tonearm"] + args)
             #expect(r.status == 0, "playerctl \(args): \(r.stderr)")
             return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         }
+
         /// A property of the player (or root) object, as `dbus-send` prints its value.
         func property(_ name: String, of interface: String = "org.mpris.MediaPlayer2.Player") throws -> String {
             let r = try bus.client("dbus-send", ["--session", "--print-reply", "--dest=org.mpris.MediaPlayer2.tonearm",
@@ -135,51 +239,10 @@ import Glibc
             #expect(r.status == 0, "Get \(name): \(r.stderr)")
             return r.stdout
         }
+
         func call(_ method: String, _ args: [String] = []) throws -> RunResult {
             try bus.client("dbus-send", ["--session", "--print-reply", "--dest=org.mpris.MediaPlayer2.tonearm",
                                          "/org/mpris/MediaPlayer2", method] + args)
         }
-
-        #expect(await sees("Playing Zero"), "playerctl saw: \(follower.standardOutputText)")
-        // No track number in the tags: none published (not the queue position 1).
-        #expect(!(try ctl("metadata")).contains("xesam:trackNumber"))
-        try ctl("next")
-        #expect(await sees("Playing Eight"), "\(follower.standardOutputText)")
-        // The file's own number (8 of 12), though it is second in the queue.
-        #expect(try ctl("metadata", "xesam:trackNumber") == "8")
-
-        // Rate: 0.5…2, and a write is the player's speed.
-        #expect(try property("MinimumRate").contains("double 0.5"))
-        #expect(try property("MaximumRate").contains("double 2"))
-        let set = try call("org.freedesktop.DBus.Properties.Set",
-                           ["string:org.mpris.MediaPlayer2.Player", "string:Rate", "variant:double:1.5"])
-        #expect(set.status == 0, "\(set.stderr)")
-        #expect(try property("Rate").contains("double 1.5"))
-        let tooFast = try call("org.freedesktop.DBus.Properties.Set",
-                               ["string:org.mpris.MediaPlayer2.Player", "string:Rate", "variant:double:3"])
-        #expect(tooFast.status != 0 && tooFast.stderr.contains("InvalidArgs"), "\(tooFast.stderr)")
-
-        // OpenUri: the schemes and types are advertised; a file, then an escaped address, are played.
-        let root = "org.mpris.MediaPlayer2"
-        let schemes = try property("SupportedUriSchemes", of: root)
-        #expect(schemes.contains("\"file\"") && schemes.contains("\"http\"") && schemes.contains("\"https\""), "\(schemes)")
-        #expect(try property("SupportedMimeTypes", of: root).contains("\"audio/flac\""))
-        try ctl("open", URL(fileURLWithPath: extra).absoluteString)
-        #expect(await sees("Playing Extra"), "\(follower.standardOutputText)")
-        try ctl("open", server.baseURL.absoluteString + "/%E6%9C%88%E5%85%89%20x.mp3")
-        #expect(await sees("Playing 月光 x.mp3"), "\(follower.standardOutputText)")
-        let asked = await server.waitForRequest(timeout: 15) { $0.target == "/%E6%9C%88%E5%85%89%20x.mp3" && $0.status != nil }
-        #expect(asked.map { (200...299).contains($0.status ?? 0) } == true, "\(server.requests().map { ($0.target, $0.status) })")
-        let ftp = try call("org.mpris.MediaPlayer2.Player.OpenUri", ["string:ftp://example.com/a.mp3"])
-        #expect(ftp.status != 0 && ftp.stderr.contains("SupportedUriSchemes"), "\(ftp.stderr)")
-        #expect(try ctl("metadata", "title") == "月光 x.mp3")
-
-        // Quit ends the player as `q` does: the queue is saved, the summary printed, exit status 0.
-        #expect(try property("CanQuit", of: root).contains("boolean true"))
-        let quit = try call("org.mpris.MediaPlayer2.Quit")
-        #expect(quit.status == 0, "\(quit.stderr)")
-        #expect(await player.waitForExit(timeout: 15))
-        #expect(player.succeeded, "exit status \(String(describing: player.status))")
-        #expect(player.standardOutputText.contains("Done: "), "\(player.standardOutputText)")
     }
 }
