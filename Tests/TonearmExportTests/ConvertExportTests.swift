@@ -282,8 +282,10 @@ extension ConvertExportTests {
         #expect(huge.frames(sampleRate: 192_000).count == AssetTimeRange.maximumFrame)
         #expect("\(huge)" == "0 ms–end")
         // JSON has no infinity: an open-ended range is written without its duration.
-        let json = try JSONEncoder().encode([r, AssetTimeRange(start: 1, duration: 2)])
-        #expect(String(decoding: json, as: UTF8.self) == #"[{"start":1.5},{"start":1,"duration":2}]"#)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys  // key order otherwise follows the process's hash seed
+        let json = try encoder.encode([r, AssetTimeRange(start: 1, duration: 2)])
+        #expect(String(decoding: json, as: UTF8.self) == #"[{"start":1.5},{"duration":2,"start":1}]"#)
         #expect(try JSONDecoder().decode([AssetTimeRange].self, from: json) == [r, AssetTimeRange(start: 1, duration: 2)])
     }
 }
