@@ -111,7 +111,7 @@ public struct Equalizer: Sendable {
 
     /// Clears the filter state and ends any ramp at its target (call on seek or stream change).
     public mutating func resetState() {
-        for s in stages.indices { stages[s].snapAndClear() }
+        for s in 0..<stages.count { stages[s].snapAndClear() }
         gainCurrent = gainTarget
         gainRamp = 0
         gainDelta = 0
@@ -122,7 +122,7 @@ public struct Equalizer: Sendable {
     public mutating func process(_ buffer: UnsafeMutablePointer<Float>, frames: Int, channels: Int) {
         precondition(channels == self.channels, "equaliser made for \(self.channels) channels, given \(channels)")
         guard !bypass, frames > 0 else { return }
-        for s in stages.indices { stages[s].process(buffer, frames: frames, stride: channels) }
+        for s in 0..<stages.count { stages[s].process(buffer, frames: frames, stride: channels) }
         applyGlobalGain(buffer, frames: frames)
     }
 
@@ -159,8 +159,9 @@ public struct Equalizer: Sendable {
             rebuild()
             return
         }
-        // Index loops over ranges, not `bands.indices` / `stages.indices`: on the render thread an
-        // unspecialised build would fetch the arrays' collection witness tables there (a lock).
+        // Index loops over ranges, not `bands.indices` / `stages.indices` (here, in `process` and in
+        // `resetState`): on the render thread an unspecialised build would fetch the arrays'
+        // collection witness tables there (a lock).
         for i in 0..<bands.count {
             let c = BiquadCoefficients(band: bands[i], sampleRate: sampleRate)
             if c == designed[i] { continue }

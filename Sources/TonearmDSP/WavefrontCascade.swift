@@ -134,7 +134,10 @@ struct CascadeStage: Sendable {
     mutating func convertToGeneralForm() {
         guard peaking else { return }
         let n = registers
-        for base in [currentBase, targetBase] {
+        // The two sections by index, not `for base in [currentBase, targetBase]`: that array
+        // literal is an allocation, and this runs on the render thread.
+        for section in 0..<2 {
+            let base = section == 0 ? currentBase : targetBase
             for r in 0..<n {
                 // Every lane that is not an exact identity gets its own guard again.
                 var identity = memory[base + r] .== SIMD4(repeating: 1)

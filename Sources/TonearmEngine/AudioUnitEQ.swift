@@ -175,12 +175,33 @@ struct EQDSP: EffectDSP {
         }
         eq = Equalizer(bands: bands, sampleRate: sampleRate, channels: channels, globalGain: values.count > 1 ? values[1] : 0)
         eq.bypass = values.first.map { $0 != 0 } ?? false
-        // The render thread's change path, run once here on the control plane: the Swift runtime
-        // instantiates the generic metadata a path needs on its first use (allocating, taking a
-        // lock), which must not happen on the render thread. An unchanged band changes nothing.
-        if !eq.bands.isEmpty {
-            eq.updateBand(at: 0) { _ in }
-            _ = Self.filterType(0)
+        // The render thread's change paths, run here on the control plane on a copy (its first
+        // change copies the arrays; this DSP stays as built, and unshared once the copy is gone).
+        var rehearsal = self
+        rehearsal.rehearseChanges(channels: channels)
+    }
+
+    /// Applies every kind of change the render thread may apply, processing a little silence
+    /// after each: the Swift runtime instantiates the generic metadata and witness tables a path
+    /// needs on its first use in the process (allocating, taking its lock), which must happen
+    /// here and not on the render thread. Not a no-op change (an unchanged band changes nothing
+    /// and reaches none of it): every filter type in turn (a peaking-form stage given a shelf
+    /// converts to the general form), frequency, bandwidth, gain, a band's bypass, the global
+    /// gain and the bypass, on a DSP of the same shape (the cascade's code is generic over its
+    /// register count).
+    private mutating func rehearseChanges(channels: Int) {
+        guard !eq.bands.isEmpty else { return }
+        let frames = 64
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: frames * channels)
+        buffer.initialize(repeating: 0, count: frames * channels)
+        defer { buffer.deallocate() }
+        let band = Int(Self.index(band: 0, field: 0))
+        var changes: [(index: Int, value: Double)] = (0..<Self.filterTypes.count).map { (band, Double($0)) }
+        changes += [(band, 0), (band + 1, 1234), (band + 2, 2.5), (band + 3, 6), (band + 4, 1), (band + 4, 0),
+                    (Int(Self.globalGainIndex), -3), (Int(Self.bypassIndex), 1), (Int(Self.bypassIndex), 0)]
+        for c in changes {
+            setParameter(c.index, c.value)
+            process(buffer, frames: frames, channels: channels)
         }
     }
 

@@ -137,9 +137,27 @@ package final class DSPSlot<DSP: ParameterizedDSP & ~Copyable>: @unchecked Senda
 }
 
 /// The DSP an ``EffectKernel`` runs: built on the control plane, then used by the render thread.
+/// N frames in, N frames out; a DSP that reads its input at another speed than it writes its
+/// output is a ``VariableRateDSP`` as well, and its kernel pulls its input.
 package protocol EffectDSP: ParameterizedDSP, ~Copyable {
     /// Render thread: processes interleaved frames in place without allocating.
     mutating func process(_ buffer: UnsafeMutablePointer<Float>, frames: Int, channels: Int)
+}
+
+/// The capability of an ``EffectDSP`` that reads its input at another speed than it writes its
+/// output (time-pitch with a rate, varispeed): its ``EffectKernel`` is then a
+/// ``VariableRateKernel``, which a plan renders in the pulling form.
+package protocol VariableRateDSP: EffectDSP, ~Copyable {
+    /// Render thread: writes `frames` interleaved frames into `output`, reading input with
+    /// `pull(buffer, count)`, which always delivers `count` frames (at most `maximumFrames`).
+    mutating func render(into output: UnsafeMutablePointer<Float>, frames: Int,
+                         pull: (UnsafeMutablePointer<Float>, Int) -> Void)
+}
+
+extension VariableRateDSP where Self: ~Copyable {
+    /// Not used: a plan always renders a variable-rate kernel in the pulling form. Should it
+    /// render it frame for frame, the input passes through untouched.
+    package mutating func process(_ buffer: UnsafeMutablePointer<Float>, frames: Int, channels: Int) {}
 }
 
 package protocol EffectKernelProtocol: NodeKernel {
@@ -147,12 +165,15 @@ package protocol EffectKernelProtocol: NodeKernel {
     func configure(format: AudioFormat, maximumFrames: Int, current: () -> (values: [Double], bypass: Bool))
 }
 
-/// The render half of an effect node: applies queued parameter changes, then runs its DSP on a
-/// copy of the input.
+/// The render half of every effect node (the equaliser's too): the one host of an
+/// ``EffectDSP``. Frame for frame, it applies the queued parameter changes, then runs its DSP on
+/// a copy of the input. When its DSP is a ``VariableRateDSP``, the kernel is a
+/// ``VariableRateKernel`` too and lets its DSP pull as much input as it needs; bypassed, it
+/// passes its input through frame for frame.
 ///
 /// `@unchecked Sendable`: its one field is its ``DSPSlot`` (see there for why that holds).
 package final class EffectKernel<DSP: EffectDSP & ~Copyable>: EffectKernelProtocol, @unchecked Sendable {
-    private let slot = DSPSlot<DSP>()
+    fileprivate let slot = DSPSlot<DSP>()
 
     package init() {}
 
@@ -175,41 +196,7 @@ package final class EffectKernel<DSP: EffectDSP & ~Copyable>: EffectKernelProtoc
     }
 }
 
-/// The DSP of an effect that reads its input at another speed than it writes its output (see
-/// ``VariableRateKernel``): built on the control plane, then used by the render thread.
-package protocol VariableRateDSP: ParameterizedDSP, ~Copyable {
-    /// Render thread: writes `frames` interleaved frames into `output`, reading input with
-    /// `pull(buffer, count)`, which always delivers `count` frames (at most `maximumFrames`).
-    mutating func render(into output: UnsafeMutablePointer<Float>, frames: Int,
-                         pull: (UnsafeMutablePointer<Float>, Int) -> Void)
-}
-
-/// The render half of a variable-rate effect node: applies queued parameter changes, then lets
-/// its DSP pull as much input as it needs. Bypassed, it passes its input through frame for frame.
-///
-/// `@unchecked Sendable`: its one field is its ``DSPSlot`` (see there for why that holds).
-package final class VariableRateEffectKernel<DSP: VariableRateDSP & ~Copyable>: EffectKernelProtocol, VariableRateKernel, @unchecked Sendable {
-    private let slot = DSPSlot<DSP>()
-
-    package init() {}
-
-    package func configure(format: AudioFormat, maximumFrames: Int, current: () -> (values: [Double], bypass: Bool)) {
-        slot.configure(format: format, maximumFrames: maximumFrames, current: current)
-    }
-
-    package func post(_ m: ParameterMessage) { slot.post(m) }
-
-    /// Not used: a plan always calls the pulling form for a variable-rate kernel. Passes the
-    /// input through.
-    package func render(inputs: UnsafeBufferPointer<NodeInput>, output: UnsafeMutablePointer<Float>,
-                        frames: Int, channels: Int, timing: RenderTiming) {
-        if let first = inputs.firstInput {
-            output.update(from: first.buffer, count: frames * channels)
-        } else {
-            output.update(repeating: 0, count: frames * channels)
-        }
-    }
-
+extension EffectKernel: VariableRateKernel where DSP: VariableRateDSP & ~Copyable {
     package func render(input: InputPuller, output: UnsafeMutablePointer<Float>, frames: Int, channels: Int,
                         timing: RenderTiming) {
         slot.applyPending()

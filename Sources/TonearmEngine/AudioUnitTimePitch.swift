@@ -32,7 +32,7 @@ public final class AudioUnitTimePitch: AudioUnitEffect, @unchecked Sendable {
     ]
 
     public init() {
-        super.init(kernel: VariableRateEffectKernel<TimePitchDSP>(), descriptors: Self.descriptors)
+        super.init(kernel: EffectKernel<TimePitchDSP>(), descriptors: Self.descriptors)
     }
 
     /// The playback rate, 1/32 … 32 (pitch kept).
@@ -74,7 +74,7 @@ public final class AudioUnitVarispeed: AudioUnitEffect, @unchecked Sendable {
     ]
 
     public init() {
-        super.init(kernel: VariableRateEffectKernel<VarispeedDSP>(), descriptors: Self.descriptors)
+        super.init(kernel: EffectKernel<VarispeedDSP>(), descriptors: Self.descriptors)
     }
 
     /// The playback rate, 0.25 … 4 (pitch follows).

@@ -101,6 +101,26 @@ struct AudioFileErrorTests {
         #expect(openError(mp4)?.description == "\(mp4): has no audio track")
     }
 
+    /// A file without audio is closed when opening it fails: the decoder's demuxer is whole
+    /// before it throws `noAudioTrack`, so the format context (and the descriptor of the file
+    /// under it) goes with it. The decoder threw half made before, which left both open.
+    @Test func aFileWithoutAudioIsClosedWhenOpeningItFails() throws {
+        let dir = try TempDir("tonearm-err")
+        defer { dir.remove() }
+        let mp4 = dir.file("silent.mp4")
+        try Fixtures.videoOnly(path: mp4)
+        for _ in 0..<3 { #expect(openError(mp4) == .noAudioTrack(path: mp4)) }
+        #expect(Self.openDescriptors(to: mp4) == 0)
+    }
+
+    /// How many of this process's file descriptors refer to `path`.
+    static func openDescriptors(to path: String) -> Int {
+        let fm = FileManager.default
+        let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        let fds = (try? fm.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return fds.filter { (try? fm.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == target }.count
+    }
+
     @Test func wavNamedMP3OpensWithAWarningAndPlays() throws {
         let dir = try TempDir("tonearm-err")
         defer { dir.remove() }

@@ -257,6 +257,19 @@ import TonearmTestSupport
 
     // MARK: Parameters as data
 
+    /// One host for every effect: the variable-rate part is a capability of the DSP. A kernel
+    /// whose DSP reads its input at another speed is a ``VariableRateKernel`` (a plan makes it
+    /// pull its input); the others, the equaliser's too, are not, and are rendered frame for frame.
+    @Test func onlyAVariableRateDSPMakesItsKernelPullItsInput() {
+        #expect(AudioUnitTimePitch().kernel is any VariableRateKernel)
+        #expect(AudioUnitVarispeed().kernel is any VariableRateKernel)
+        #expect(!(AudioUnitReverb().kernel is any VariableRateKernel))
+        #expect(!(AudioUnitDelay().kernel is any VariableRateKernel))
+        #expect(!(AudioUnitEQ(numberOfBands: 3).kernel is any VariableRateKernel))
+        #expect(AudioUnitEQ(numberOfBands: 3).kernel is EffectKernel<EQDSP>)
+        #expect(AudioUnitVarispeed().kernel is EffectKernel<VarispeedDSP>)
+    }
+
     @Test func parametersAreListedAndSetByIdentifier() throws {
         let nodes: [(AudioUnitEffect, [String])] = [
             (AudioUnitReverb(), ["wetDryMix", "preset"]),
