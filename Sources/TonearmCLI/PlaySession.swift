@@ -129,9 +129,15 @@ final class PlaySession: @unchecked Sendable {
         let playerEvents = player.events
         let cont = continuation
         let pump = Task { for await e in playerEvents { cont.yield(.queue(e)) } }
-        let refresh: Duration = interactive ? .milliseconds(200) : .seconds(1)
-        let ticker = SessionInput.startTicker(continuation, every: refresh)
-        published = remote.start() == nil  // without a session bus the player simply is not published
+        // The screen is redrawn five times a second; plain progress lines come every 5 s of
+        // playback, so plain mode wakes up only for those (just after each 5 s step).
+        let ticker: Task<Void, Never>
+        if interactive {
+            ticker = SessionInput.startTicker(continuation, every: .milliseconds(200))
+        } else {
+            let player = self.player
+            ticker = SessionInput.startTicker(continuation) { Self.untilNextPlainLine(elapsed: player.currentPlaybackTime) }
+        }
         // The system volume of the output in use, for the live screen (PulseAudio only).
         var volumeTask: Task<Void, Never>?
         if interactive, case .pulse(let server) = selection {
@@ -151,6 +157,11 @@ final class PlaySession: @unchecked Sendable {
         configurePlayer()
         let recorder = library.map { LibraryPlayRecorder(player: player, library: $0) }
         player.play()
+        // What can wait comes after play() has set the first item opening (on its own thread):
+        // the session bus and MPRIS, and the queue's tags for the screen.
+        published = remote.start() == nil  // without a session bus the player simply is not published
+        refreshQueueScreen()
+        publish()
         if player.nowPlayingItem == nil {
             stopInput()
             report("nothing to play")
@@ -256,7 +267,7 @@ final class PlaySession: @unchecked Sendable {
         settings.effects.applyEQSettings(to: player.queue.eq)
         applyEffects()
         screen.volume = player.volume
-        refreshQueueScreen()
+        refreshQueueScreen(readingTags: false)  // read after play() starts (see run())
         publish()
     }
 
@@ -402,7 +413,9 @@ final class PlaySession: @unchecked Sendable {
 
     /// The queue rows in play order (what plays next, also when shuffled), with titles and
     /// artists from the tags and why an item failed; the cursor kept on the queue.
-    private func refreshQueueScreen() {
+    /// `readingTags: false` shows file names for rows whose tags have not been read yet. Tags are
+    /// read only for the live screen (plain mode shows no rows).
+    private func refreshQueueScreen(readingTags: Bool = true) {
         let items = player.queue.items()
         let order = player.queue.playOrder
         rowItems = order.count == items.count ? order.order : Array(items.indices)
@@ -411,7 +424,8 @@ final class PlaySession: @unchecked Sendable {
         let near = Set([current ?? 0, screen.cursor ?? 0].flatMap { max(0, $0 - 100)..<min(rowItems.count, $0 + 200) })
         screen.queue = rowItems.enumerated().map { row, i in
             let item = items[i]
-            let (title, artist) = near.contains(row) ? tags(of: item) : (tags[item.path] ?? (Self.name(of: item), nil))
+            let (title, artist) = readingTags && interactive && near.contains(row)
+                ? tags(of: item) : (tags[item.path] ?? (Self.name(of: item), nil))
             return ScreenState.QueueRow(title: title, artist: artist, failure: failures[item.persistentID])
         }
         screen.current = items.isEmpty ? nil : current
@@ -632,6 +646,15 @@ final class PlaySession: @unchecked Sendable {
 }
 
 extension PlaySession {
+    /// How long plain mode waits for its next tick: until just after the playback time reaches
+    /// the next multiple of 5 s (when `draw()` prints a line), at most 5 s (paused, the time
+    /// stands still) and at least 0.2 s.
+    static func untilNextPlainLine(elapsed: Double) -> Duration {
+        let e = elapsed.isFinite ? max(0, elapsed) : 0
+        let left = 5 - e.truncatingRemainder(dividingBy: 5) + 0.02
+        return .milliseconds(Int((min(5, max(0.2, left)) * 1000).rounded()))
+    }
+
     /// The EQ and speed the session ended with, for `--resume` (the volume is saved with the queue).
     var settingsToRemember: SavedPlaybackSettings {
         SavedPlaybackSettings(eq: settings.eq.description, rate: settings.rate)
