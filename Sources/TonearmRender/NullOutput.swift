@@ -169,9 +169,6 @@ public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
             if now > deadline + 500_000_000 {
                 origin = now
                 framesSinceOrigin = 0
-            } else if frames != periods.steady && !untimed && framesSinceOrigin >= growAt {
-                frames = periods.steady
-                currentPeriodFrames.store(frames, ordering: .relaxed)
             }
             cond.lock()
             while pull.state == .running, monotonicNanoseconds() < deadline {
@@ -179,6 +176,10 @@ public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
             }
             cond.unlock()
             played.add(Int64(frames), ordering: .relaxed)
+            if frames != periods.steady && !untimed && framesSinceOrigin >= growAt {
+                frames = periods.steady
+                currentPeriodFrames.store(frames, ordering: .relaxed)
+            }
         }
     }
 
