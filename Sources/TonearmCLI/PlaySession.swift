@@ -647,12 +647,12 @@ final class PlaySession: @unchecked Sendable {
 
 extension PlaySession {
     /// How long plain mode waits for its next tick: until just after the playback time reaches
-    /// the next multiple of 5 s (when `draw()` prints a line), at most 5 s (paused, the time
+    /// the next multiple of 5 s (when `draw()` prints a line), at most that long (paused, the time
     /// stands still) and at least 0.2 s.
     static func untilNextPlainLine(elapsed: Double) -> Duration {
         let e = elapsed.isFinite ? max(0, elapsed) : 0
         let left = 5 - e.truncatingRemainder(dividingBy: 5) + 0.02
-        return .milliseconds(Int((min(5, max(0.2, left)) * 1000).rounded()))
+        return .milliseconds(Int((min(5.02, max(0.2, left)) * 1000).rounded()))
     }
 
     /// The EQ and speed the session ended with, for `--resume` (the volume is saved with the queue).
