@@ -54,6 +54,14 @@ final class RenderPlan: @unchecked Sendable {
             index[ObjectIdentifier(n)] = buffers.count
             buffers.append(b)
         }
+        // A node whose one destination is an in-place kernel with no other input renders into
+        // that kernel's buffer (consumers first, so a chain of effects shares one buffer). The
+        // graph is a tree: nothing else reads the node's output.
+        for n in order.reversed() where n.kernel is any InPlaceKernel && !(n.kernel is any VariableRateKernel) {
+            guard let ins = inputsOf[ObjectIdentifier(n)], ins.count == 1,
+                  index[ObjectIdentifier(ins[0])] != nil, let own = index[ObjectIdentifier(n)] else { continue }
+            index[ObjectIdentifier(ins[0])] = own
+        }
         var all: [StepList.Step] = []
         var compiled: Set<ObjectIdentifier> = []
         var pulled = false
