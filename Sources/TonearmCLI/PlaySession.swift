@@ -70,6 +70,10 @@ final class PlaySession: @unchecked Sendable {
     private var latest: (QueueItem, Int)?
     /// Whether the player is published over MPRIS (so that `playerctl` can go on after a pause).
     private var published = false
+    /// Whether ``startAfterFirstSound()`` has run.
+    private var startedAfterFirstSound = false
+    /// Follows the system volume for the live screen (PulseAudio), once started.
+    private var volumeTask: Task<Void, Never>?
     /// The signal that ended the session, if one did.
     private(set) var interruptedBy: Int32?
     private let events: AsyncStream<SessionEvent>
@@ -138,15 +142,6 @@ final class PlaySession: @unchecked Sendable {
             let player = self.player
             ticker = SessionInput.startTicker(continuation) { Self.untilNextPlainLine(elapsed: player.currentPlaybackTime) }
         }
-        // The system volume of the output in use, for the live screen (PulseAudio only).
-        var volumeTask: Task<Void, Never>?
-        if interactive, case .pulse(let server) = selection {
-            let system = SystemVolume(server: server, output: device)
-            if let now = try? system.state() { screen.systemVolume = now }
-            if let changes = try? system.changes {
-                volumeTask = Task { for await v in changes { cont.yield(.systemVolume(v)) } }
-            }
-        }
         defer {
             volumeTask?.cancel()
             ticker.cancel()
@@ -157,11 +152,6 @@ final class PlaySession: @unchecked Sendable {
         configurePlayer()
         let recorder = library.map { LibraryPlayRecorder(player: player, library: $0) }
         player.play()
-        // What can wait comes after play() has set the first item opening (on its own thread):
-        // the session bus and MPRIS, and the queue's tags for the screen.
-        published = remote.start() == nil  // without a session bus the player simply is not published
-        refreshQueueScreen()
-        publish()
         if player.nowPlayingItem == nil {
             stopInput()
             report("nothing to play")
@@ -171,6 +161,7 @@ final class PlaySession: @unchecked Sendable {
         loop: for await event in events {
             switch event {
             case .tick:
+                startAfterFirstSound()  // at the latest (an item that takes long to open)
                 draw()
             case .resized:
                 size = Terminal.size(of: terminal.output)
@@ -192,6 +183,10 @@ final class PlaySession: @unchecked Sendable {
                 screen.systemVolume = v
                 draw()
             case .queue(let e):
+                switch e {
+                case .stateChanged, .itemFailed, .finished: startAfterFirstSound()
+                default: break
+                }
                 if handle(e) { break loop }
                 draw()
             case .player:
@@ -213,6 +208,27 @@ final class PlaySession: @unchecked Sendable {
         printFailureSummary()
         if !interactive { Terminal.write("Done: \(played.count) played, \(failed) failed\n") }
         return failed > 0
+    }
+
+    /// What can wait until the first item plays (or fails), so that it does not delay the first
+    /// sample: the session bus and MPRIS (with the current state, which reads the item's track
+    /// number from its tags), the queue's tags for the screen, and the system volume (a second
+    /// PulseAudio connection, for the live screen). Once; from the session loop.
+    private func startAfterFirstSound() {
+        guard !startedAfterFirstSound else { return }
+        startedAfterFirstSound = true
+        published = remote.start() == nil  // without a session bus the player simply is not published
+        refreshQueueScreen()
+        publish()
+        // The system volume of the output in use, for the live screen (PulseAudio only).
+        if interactive, case .pulse(let server) = selection {
+            let system = SystemVolume(server: server, output: device)
+            if let now = try? system.state() { screen.systemVolume = now }
+            if let changes = try? system.changes {
+                let cont = continuation
+                volumeTask = Task { for await v in changes { cont.yield(.systemVolume(v)) } }
+            }
+        }
     }
 
     /// Takes the terminal (the screen, or only its keys with `--plain`) and starts reading keys
@@ -267,8 +283,8 @@ final class PlaySession: @unchecked Sendable {
         settings.effects.applyEQSettings(to: player.queue.eq)
         applyEffects()
         screen.volume = player.volume
-        refreshQueueScreen(readingTags: false)  // read after play() starts (see run())
-        publish()
+        // Tags and MPRIS (which reads the track number from the tags) after the first sound.
+        refreshQueueScreen(readingTags: false)
     }
 
     /// Appends to a resumed queue the files it does not hold yet (`play --resume DIR` run again
