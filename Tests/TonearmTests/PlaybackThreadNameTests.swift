@@ -20,15 +20,22 @@ import TonearmTestSupport
     @Test func theDecoderEventAndOutputThreadsAreNamedWhilePlaying() async throws {
         let dir = try TempDir("thread-names")
         defer { dir.remove() }
-        let file = dir.file("tone.flac")
-        try TagFixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=3", "-c:a", "flac", file])
+        let files = [dir.file("a.flac"), dir.file("b.flac")]
+        for (f, hz) in zip(files, [440, 550]) {
+            try TagFixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=\(hz):duration=0.4", "-c:a", "flac", f])
+        }
         let player = MusicPlayer(output: { NullOutput() })
-        player.setQueue(with: [QueueItem(path: file)])
+        player.setQueue(with: files.map { QueueItem(path: $0) })
         let events = player.events
         player.play()
         var names: Set<String> = []
+        var playing = false
         for await e in events {
-            if case .stateChanged(.playing) = e {
+            if case .stateChanged(.playing) = e { playing = true }
+            // The move to the second item comes from the end of the first, handled on the event
+            // thread once the output's thread has rendered it and the decoder decoded it: all
+            // three have run (and named themselves) by then, and still run.
+            if playing, case .currentItemChanged(1?, _) = e {
                 names = threadNames()
                 break
             }
