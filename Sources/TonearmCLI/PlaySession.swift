@@ -644,7 +644,11 @@ final class PlaySession: @unchecked Sendable {
         let announced = metadataFor != 0 && player.nowPlayingItem?.persistentID == metadataFor
         if announced { screen.elapsed = player.currentPlaybackTime }
         switch player.playbackState {
-        case .playing: screen.status = .playing
+        case .playing:
+            // The player may be playing before its state event is handled: what waits for the
+            // first sound (MPRIS) is there before the screen says so.
+            startAfterFirstSound()
+            screen.status = .playing
         case .paused, .interrupted: screen.status = .paused
         case .stopped: screen.status = .stopped
         }
