@@ -54,9 +54,12 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     public let device: String?
     /// The server-side buffering asked for, in seconds (`tlength`).
     public let targetLatency: Double
-    /// The buffering a new stream starts with (`tlength`, at most `targetLatency`): a small first
-    /// buffer makes the first sample heard sooner (the sink's latency follows it); it grows to
-    /// `targetLatency` after ``growAfter`` seconds (see ``growBuffer()``).
+    /// The buffering a new stream starts with (`tlength`, at most `targetLatency`; by default
+    /// `targetLatency` itself): a small first buffer lets the first sample be heard sooner (the
+    /// sink's latency follows it); it grows to `targetLatency` after ``growAfter`` seconds (see
+    /// ``growBuffer()``). Not the default: with 25 ms on a loaded machine the first refills came
+    /// late (GaplessPulseTests counted an underrun at the start), for about 2 ms less to the
+    /// first sound, within the noise of `scripts/bench start`.
     public let startLatency: Double
     /// Seconds after a start when the buffer grows from ``startLatency`` to ``targetLatency``.
     public let growAfter: Double
@@ -121,7 +124,7 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
         self.device = device
         let target = min(max(targetLatency, 0.005), 2)
         self.targetLatency = target
-        self.startLatency = min(max(startLatency ?? 0.025, 0.005), target)
+        self.startLatency = min(max(startLatency ?? target, 0.005), target)
         self.growAfter = max(0, growAfter)
         self.connectTimeout = max(connectTimeout, 0.05)
     }

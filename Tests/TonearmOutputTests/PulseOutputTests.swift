@@ -50,8 +50,8 @@ struct PulseOutputTests {
         defer { server.stop() }
         // Grown by hand here (a start schedules it after `growAfter`: an hour, so not in this test).
         let out = PulseOutput(server: server.serverString, targetLatency: 0.3, startLatency: 0.02, growAfter: 3_600)
-        #expect(PulseOutput().startLatency == 0.025 && PulseOutput().targetLatency == 0.075)
-        #expect(PulseOutput(targetLatency: 0.01).startLatency == 0.01)
+        #expect(PulseOutput().startLatency == 0.075 && PulseOutput().targetLatency == 0.075)
+        #expect(PulseOutput(targetLatency: 0.01, startLatency: 0.02).startLatency == 0.01)
         try out.open(format: format)
         defer { out.close() }
         let source = SineSource(amplitude: 0.2)
