@@ -70,6 +70,10 @@ final class PlaySession: @unchecked Sendable {
     private var latest: (QueueItem, Int)?
     /// Whether the player is published over MPRIS (so that `playerctl` can go on after a pause).
     private var published = false
+    /// Whether ``startAfterFirstSound()`` has run.
+    private var startedAfterFirstSound = false
+    /// Follows the system volume for the live screen (PulseAudio), once started.
+    private var volumeTask: Task<Void, Never>?
     /// The signal that ended the session, if one did.
     private(set) var interruptedBy: Int32?
     private let events: AsyncStream<SessionEvent>
@@ -129,17 +133,14 @@ final class PlaySession: @unchecked Sendable {
         let playerEvents = player.events
         let cont = continuation
         let pump = Task { for await e in playerEvents { cont.yield(.queue(e)) } }
-        let refresh: Duration = interactive ? .milliseconds(200) : .seconds(1)
-        let ticker = SessionInput.startTicker(continuation, every: refresh)
-        published = remote.start() == nil  // without a session bus the player simply is not published
-        // The system volume of the output in use, for the live screen (PulseAudio only).
-        var volumeTask: Task<Void, Never>?
-        if interactive, case .pulse(let server) = selection {
-            let system = SystemVolume(server: server, output: device)
-            if let now = try? system.state() { screen.systemVolume = now }
-            if let changes = try? system.changes {
-                volumeTask = Task { for await v in changes { cont.yield(.systemVolume(v)) } }
-            }
+        // The screen is redrawn five times a second; plain progress lines come every 5 s of
+        // playback, so plain mode wakes up only for those (just after each 5 s step).
+        let ticker: Task<Void, Never>
+        if interactive {
+            ticker = SessionInput.startTicker(continuation, every: .milliseconds(200))
+        } else {
+            let player = self.player
+            ticker = SessionInput.startTicker(continuation) { Self.untilNextPlainLine(elapsed: player.currentPlaybackTime) }
         }
         defer {
             volumeTask?.cancel()
@@ -160,6 +161,7 @@ final class PlaySession: @unchecked Sendable {
         loop: for await event in events {
             switch event {
             case .tick:
+                startAfterFirstSound()  // at the latest (an item that takes long to open)
                 draw()
             case .resized:
                 size = Terminal.size(of: terminal.output)
@@ -181,6 +183,10 @@ final class PlaySession: @unchecked Sendable {
                 screen.systemVolume = v
                 draw()
             case .queue(let e):
+                switch e {
+                case .stateChanged, .itemFailed, .finished: startAfterFirstSound()
+                default: break
+                }
                 if handle(e) { break loop }
                 draw()
             case .player:
@@ -202,6 +208,27 @@ final class PlaySession: @unchecked Sendable {
         printFailureSummary()
         if !interactive { Terminal.write("Done: \(played.count) played, \(failed) failed\n") }
         return failed > 0
+    }
+
+    /// What can wait until the first item plays (or fails), so that it does not delay the first
+    /// sample: the session bus and MPRIS (with the current state, which reads the item's track
+    /// number from its tags), the queue's tags for the screen, and the system volume (a second
+    /// PulseAudio connection, for the live screen). Once; from the session loop.
+    private func startAfterFirstSound() {
+        guard !startedAfterFirstSound else { return }
+        startedAfterFirstSound = true
+        published = remote.start() == nil  // without a session bus the player simply is not published
+        refreshQueueScreen()
+        publish()
+        // The system volume of the output in use, for the live screen (PulseAudio only).
+        if interactive, case .pulse(let server) = selection {
+            let system = SystemVolume(server: server, output: device)
+            if let now = try? system.state() { screen.systemVolume = now }
+            if let changes = try? system.changes {
+                let cont = continuation
+                volumeTask = Task { for await v in changes { cont.yield(.systemVolume(v)) } }
+            }
+        }
     }
 
     /// Takes the terminal (the screen, or only its keys with `--plain`) and starts reading keys
@@ -256,8 +283,8 @@ final class PlaySession: @unchecked Sendable {
         settings.effects.applyEQSettings(to: player.queue.eq)
         applyEffects()
         screen.volume = player.volume
-        refreshQueueScreen()
-        publish()
+        // Tags and MPRIS (which reads the track number from the tags) after the first sound.
+        refreshQueueScreen(readingTags: false)
     }
 
     /// Appends to a resumed queue the files it does not hold yet (`play --resume DIR` run again
@@ -402,7 +429,9 @@ final class PlaySession: @unchecked Sendable {
 
     /// The queue rows in play order (what plays next, also when shuffled), with titles and
     /// artists from the tags and why an item failed; the cursor kept on the queue.
-    private func refreshQueueScreen() {
+    /// `readingTags: false` shows file names for rows whose tags have not been read yet. Tags are
+    /// read only for the live screen (plain mode shows no rows).
+    private func refreshQueueScreen(readingTags: Bool = true) {
         let items = player.queue.items()
         let order = player.queue.playOrder
         rowItems = order.count == items.count ? order.order : Array(items.indices)
@@ -411,7 +440,8 @@ final class PlaySession: @unchecked Sendable {
         let near = Set([current ?? 0, screen.cursor ?? 0].flatMap { max(0, $0 - 100)..<min(rowItems.count, $0 + 200) })
         screen.queue = rowItems.enumerated().map { row, i in
             let item = items[i]
-            let (title, artist) = near.contains(row) ? tags(of: item) : (tags[item.path] ?? (Self.name(of: item), nil))
+            let (title, artist) = readingTags && interactive && near.contains(row)
+                ? tags(of: item) : (tags[item.path] ?? (Self.name(of: item), nil))
             return ScreenState.QueueRow(title: title, artist: artist, failure: failures[item.persistentID])
         }
         screen.current = items.isEmpty ? nil : current
@@ -614,7 +644,11 @@ final class PlaySession: @unchecked Sendable {
         let announced = metadataFor != 0 && player.nowPlayingItem?.persistentID == metadataFor
         if announced { screen.elapsed = player.currentPlaybackTime }
         switch player.playbackState {
-        case .playing: screen.status = .playing
+        case .playing:
+            // The player may be playing before its state event is handled: what waits for the
+            // first sound (MPRIS) is there before the screen says so.
+            startAfterFirstSound()
+            screen.status = .playing
         case .paused, .interrupted: screen.status = .paused
         case .stopped: screen.status = .stopped
         }
@@ -632,6 +666,15 @@ final class PlaySession: @unchecked Sendable {
 }
 
 extension PlaySession {
+    /// How long plain mode waits for its next tick: until just after the playback time reaches
+    /// the next multiple of 5 s (when `draw()` prints a line), at most that long (paused, the time
+    /// stands still) and at least 0.2 s.
+    static func untilNextPlainLine(elapsed: Double) -> Duration {
+        let e = elapsed.isFinite ? max(0, elapsed) : 0
+        let left = 5 - e.truncatingRemainder(dividingBy: 5) + 0.02
+        return .milliseconds(Int((min(5.02, max(0.2, left)) * 1000).rounded()))
+    }
+
     /// The EQ and speed the session ended with, for `--resume` (the volume is saved with the queue).
     var settingsToRemember: SavedPlaybackSettings {
         SavedPlaybackSettings(eq: settings.eq.description, rate: settings.rate)

@@ -54,9 +54,16 @@ enum SessionInput {
 
     /// Yields ``SessionEvent/tick`` every `interval` (the screen's refresh, not synchronisation).
     static func startTicker(_ continuation: AsyncStream<SessionEvent>.Continuation, every interval: Duration) -> Task<Void, Never> {
+        startTicker(continuation) { interval }
+    }
+
+    /// A ticker whose next interval `next` says, each time (plain progress lines wake up only
+    /// when one is due).
+    static func startTicker(_ continuation: AsyncStream<SessionEvent>.Continuation,
+                            next: @escaping @Sendable () -> Duration) -> Task<Void, Never> {
         Task {
             while !Task.isCancelled {
-                try? await Task.sleep(for: interval)  // screen refresh only
+                try? await Task.sleep(for: next())  // screen refresh only
                 continuation.yield(.tick)
             }
         }

@@ -42,8 +42,10 @@ final class MixerKernel: NodeKernel, @unchecked Sendable {
     func render(inputs: UnsafeBufferPointer<NodeInput>, output: UnsafeMutablePointer<Float>,
                 frames: Int, channels: Int, timing: RenderTiming) {
         let n = frames * channels
-        output.update(repeating: 0, count: n)
         let inv = 1 / Float(max(1, frames))
+        // The first input at a steady gain is written, not added to zeros: one pass over the
+        // output instead of two, and a plain copy at unit gain (the usual one-source graph).
+        var written = false
         for input in inputs {
             let src = input.buffer
             let settings = input.mix.takeUnretainedValue()
@@ -51,7 +53,21 @@ final class MixerKernel: NodeKernel, @unchecked Sendable {
             let start = input.state.pointee
             input.state.pointee = target
             if start == target {
-                if channels == 2 {
+                if !written {
+                    written = true
+                    if target == SIMD2(1, 1) {
+                        output.update(from: src, count: n)
+                    } else if channels == 2 {
+                        var f = 0
+                        while f < n {
+                            output[f] = src[f] * target.x
+                            output[f + 1] = src[f + 1] * target.y
+                            f += 2
+                        }
+                    } else {
+                        for s in 0..<n { output[s] = src[s] * target.x }
+                    }
+                } else if channels == 2 {
                     var f = 0
                     while f < n {
                         output[f] += src[f] * target.x
@@ -62,6 +78,10 @@ final class MixerKernel: NodeKernel, @unchecked Sendable {
                     for s in 0..<n { output[s] += src[s] * target.x }
                 }
             } else {
+                if !written {
+                    written = true
+                    output.update(repeating: 0, count: n)
+                }
                 // A linear ramp over this cycle.
                 let step = (target - start) * inv
                 var g = start
@@ -77,6 +97,7 @@ final class MixerKernel: NodeKernel, @unchecked Sendable {
                 }
             }
         }
+        if !written { output.update(repeating: 0, count: n) }
         let ov = outputVolume.volume
         if ov != 1 || lastOutput != 1 {
             let step = (ov - lastOutput) * inv

@@ -16,6 +16,12 @@ package protocol NodeKernel: AnyObject, Sendable {
                 frames: Int, channels: Int, timing: RenderTiming)
 }
 
+/// A kernel that works in place: it renders correctly when its one input was rendered into its
+/// own output buffer (it copies its input only when the two differ, then processes the output).
+/// A ``RenderPlan`` gives the node feeding such a kernel the kernel's buffer, so a chain of
+/// effects costs no copies.
+package protocol InPlaceKernel: NodeKernel {}
+
 /// One input of a kernel in a render plan: the buffer the source rendered into, the source's
 /// mixing settings, and a small per-connection state slot (the mixer keeps its gain ramps there).
 /// All of it belongs to the plan, which keeps the source nodes alive.

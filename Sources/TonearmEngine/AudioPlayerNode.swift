@@ -245,12 +245,19 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
             publishState()
         }
         shared.withLock { $0.shutdown = false }
-        let t = Thread { [self] in decodeLoop(ring: r, renderer: rr, format: f) }
-        t.name = "tonearm.player-node"
+        // Named for ps, top and /proc/PID/task/*/comm (15 bytes at most, or the name is refused).
+        let t = Thread { [self] in
+            nameCurrentThread("tonearm-decoder")
+            decodeLoop(ring: r, renderer: rr, format: f)
+        }
+        t.name = "tonearm-decoder"
         decoderThread = t
         t.start()
-        let e = Thread { [self] in eventLoop(renderer: rr) }
-        e.name = "tonearm.player-node-events"
+        let e = Thread { [self] in
+            nameCurrentThread("tonearm-events")
+            eventLoop(renderer: rr)
+        }
+        e.name = "tonearm-events"
         eventThread = e
         e.start()
     }

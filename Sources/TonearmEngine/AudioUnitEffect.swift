@@ -172,7 +172,7 @@ package protocol EffectKernelProtocol: NodeKernel {
 /// passes its input through frame for frame.
 ///
 /// `@unchecked Sendable`: its one field is its ``DSPSlot`` (see there for why that holds).
-package final class EffectKernel<DSP: EffectDSP & ~Copyable>: EffectKernelProtocol, @unchecked Sendable {
+package final class EffectKernel<DSP: EffectDSP & ~Copyable>: EffectKernelProtocol, InPlaceKernel, @unchecked Sendable {
     fileprivate let slot = DSPSlot<DSP>()
 
     package init() {}
@@ -186,7 +186,8 @@ package final class EffectKernel<DSP: EffectDSP & ~Copyable>: EffectKernelProtoc
     package func render(inputs: UnsafeBufferPointer<NodeInput>, output: UnsafeMutablePointer<Float>,
                         frames: Int, channels: Int, timing: RenderTiming) {
         if let first = inputs.firstInput {
-            output.update(from: first.buffer, count: frames * channels)
+            // A plan renders the input into this node's own buffer (``InPlaceKernel``): no copy.
+            if first.buffer != output { output.update(from: first.buffer, count: frames * channels) }
         } else {
             output.update(repeating: 0, count: frames * channels)
         }

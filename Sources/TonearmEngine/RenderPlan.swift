@@ -54,6 +54,14 @@ final class RenderPlan: @unchecked Sendable {
             index[ObjectIdentifier(n)] = buffers.count
             buffers.append(b)
         }
+        // A node whose one destination is an in-place kernel with no other input renders into
+        // that kernel's buffer (consumers first, so a chain of effects shares one buffer). The
+        // graph is a tree: nothing else reads the node's output.
+        for n in order.reversed() where n.kernel is any InPlaceKernel && !(n.kernel is any VariableRateKernel) {
+            guard let ins = inputsOf[ObjectIdentifier(n)], ins.count == 1,
+                  index[ObjectIdentifier(ins[0])] != nil, let own = index[ObjectIdentifier(n)] else { continue }
+            index[ObjectIdentifier(ins[0])] = own
+        }
         var all: [StepList.Step] = []
         var compiled: Set<ObjectIdentifier> = []
         var pulled = false
@@ -92,8 +100,14 @@ final class RenderPlan: @unchecked Sendable {
         var top: [StepList.Step] = []
         if let final { compile(final, into: &top, underVariable: false) }
         primaryIsPulled = pulled
-        root = StepList(steps: top, source: final.flatMap { index[ObjectIdentifier($0)] }.map { buffers[$0] },
-                        channels: channels, maximumFrames: maximumFrames)
+        var rootSource = final.flatMap { index[ObjectIdentifier($0)] }.map { buffers[$0] }
+        // The output node only passes its one input on: that input's buffer is what the plan
+        // plays, without the copy (its step stays in `all`, to be freed with the others).
+        if let last = top.last, last.kernel is PassThroughKernel, last.variable == nil, last.inputCount == 1 {
+            rootSource = last.inputs[0].buffer
+            top.removeLast()
+        }
+        root = StepList(steps: top, source: rootSource, channels: channels, maximumFrames: maximumFrames)
         allSteps = all
         self.nodes = order
         self.buffers = buffers
@@ -140,11 +154,21 @@ final class StepList: @unchecked Sendable {
     private let channels: Int
     private let maximumFrames: Int
 
+    /// Whether the last step is a mixer writing `source`: it then writes straight into the
+    /// caller's buffer instead (a mixer overwrites every sample of its output, and nothing else in
+    /// the list reads `source`), which saves a copy of every frame.
+    private let lastWritesDestination: Bool
+
     init(steps: [Step], source: UnsafeMutablePointer<Float>?, channels: Int, maximumFrames: Int) {
         let stored = UnsafeMutableBufferPointer<Step>.allocate(capacity: steps.count)
         _ = stored.initialize(from: steps)
         self.steps = stored
         self.source = source
+        if let last = steps.last, let source, last.output == source, last.variable == nil, last.kernel is MixerKernel {
+            lastWritesDestination = true
+        } else {
+            lastWritesDestination = false
+        }
         self.channels = channels
         self.maximumFrames = maximumFrames
     }
@@ -161,10 +185,12 @@ final class StepList: @unchecked Sendable {
             return
         }
         var done = 0
+        let count = steps.count
         while done < frames {
             let n = min(maximumFrames, frames - done)
+            let destination = output + done * channels
             var i = 0
-            while i < steps.count {
+            while i < count {
                 let s = steps[i]
                 i += 1
                 if let v = s.variable {
@@ -172,11 +198,12 @@ final class StepList: @unchecked Sendable {
                                              channels: channels, timing: timing)
                     v.render(input: puller, output: s.output, frames: n, channels: channels, timing: timing)
                 } else {
+                    let target = lastWritesDestination && i == count ? destination : s.output
                     s.kernel.render(inputs: UnsafeBufferPointer(start: s.inputs, count: s.inputCount),
-                                    output: s.output, frames: n, channels: channels, timing: timing)
+                                    output: target, frames: n, channels: channels, timing: timing)
                 }
             }
-            (output + done * channels).update(from: source, count: n * channels)
+            if !lastWritesDestination { destination.update(from: source, count: n * channels) }
             done += n
         }
     }

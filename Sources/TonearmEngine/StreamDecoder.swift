@@ -73,9 +73,12 @@ package final class StreamDecoder: @unchecked Sendable {
         self.onError = onError
     }
 
-    /// Starts the decoder thread. Control plane, once.
+    /// Starts the decoder thread, named `name` (at most 15 bytes are kept). Control plane, once.
     package func start(name: String) {
-        let t = Thread { [self] in self.loop() }
+        let t = Thread { [self] in
+            nameCurrentThread(name)
+            self.loop()
+        }
         t.name = name
         t.qualityOfService = .userInitiated
         thread = t

@@ -282,11 +282,19 @@ package final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
             let base = i * ch
             if stereo {
                 let gl = g * panLeft, gr = g * panRight
+                if gl == 1 && gr == 1 {
+                    // Unit gain (the usual case): a plain copy, bit for bit what the loop writes.
+                    (dst + base).update(from: src + base, count: run * 2)
+                    i += run
+                    continue
+                }
                 for f in 0..<run {
                     let o = base + f * 2
                     dst[o] = src[o] * gl
                     dst[o + 1] = src[o + 1] * gr
                 }
+            } else if g == 1 {
+                (dst + base).update(from: src + base, count: run * ch)
             } else {
                 for s in base..<(base + run * ch) { dst[s] = src[s] * g }
             }

@@ -67,7 +67,7 @@ final class PlayerRuntime: @unchecked Sendable {
         try driver.open(format: .interleavedFloat(sampleRate: format.sampleRate, channels: format.channelCount))
         renderer.requestGeneration(request.generation, startFrame: request.startFrame)
         try engine.start()
-        decoder.start(name: "tonearm.decoder")
+        decoder.start(name: "tonearm-decoder")
         decoder.schedule(request)
         let deadline = DispatchTime.now() + timeout
         while ring.availableBlocks == 0 {
@@ -79,6 +79,7 @@ final class PlayerRuntime: @unchecked Sendable {
     func startEventPump(_ handler: @escaping @Sendable (RenderEvent) -> Void,
                         outputEvents: @escaping @Sendable (AudioOutputEvent) -> Void) {
         let t = Thread { [self] in
+            nameCurrentThread("tonearm-events")
             while !eventThreadStop.load(ordering: .acquiring) {
                 renderer.eventSignal.wait()
                 while let e = renderer.events.pop() {
@@ -87,7 +88,7 @@ final class PlayerRuntime: @unchecked Sendable {
                 }
             }
         }
-        t.name = "tonearm.player-events"
+        t.name = "tonearm-events"
         t.start()
         host.watchOutput(outputEvents)
     }

@@ -41,6 +41,9 @@ public final class QueueStateStore: Sendable {
     public let path: String
     /// Whether ``close()`` was called; guards the saves.
     private let closed = Mutex(false)
+    /// Whether the folder has been made and old temporaries removed (false again after a
+    /// failed save). Only used under `closed`'s lock.
+    private let prepared = Mutex(false)
 
     public init(path: String) { self.path = path }
 
@@ -86,12 +89,32 @@ public final class QueueStateStore: Sendable {
     private func write(_ data: Data) throws(TonearmError) {
         let dir = (path as NSString).deletingLastPathComponent
         let temp = temporaryPath
+        // The folder is made, and temporaries that dead processes left there are removed, at
+        // the first save (and again when a save fails), not at every save.
+        let wasPrepared = prepared.withLock { $0 }
+        if !wasPrepared { try prepare(dir) }
+        do { try writeFile(data, dir: dir, temp: temp) } catch {
+            guard wasPrepared else { throw error }
+            // The folder may have gone since it was made: make it again and try once more.
+            try prepare(dir)
+            try writeFile(data, dir: dir, temp: temp)
+        }
+    }
+
+    /// Makes the folder and removes the temporaries that dead processes left in it.
+    private func prepare(_ dir: String) throws(TonearmError) {
+        prepared.withLock { $0 = false }
         do {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         } catch {
             throw .writeFailed(path: path, reason: "cannot make the folder \(dir): \(error.localizedDescription)")
         }
         removeAbandonedTemporaries(in: dir)
+        prepared.withLock { $0 = true }
+    }
+
+    /// Writes `data` to `temp` in `dir` and renames it to ``path``.
+    private func writeFile(_ data: Data, dir: String, temp: String) throws(TonearmError) {
         // O_TMPFILE (Linux): a file with no name until linkat gives it one.
         let fd = open(dir, Self.oTmpFile | O_WRONLY | O_CLOEXEC, 0o644)
         if fd >= 0 {

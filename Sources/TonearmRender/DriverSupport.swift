@@ -82,9 +82,13 @@ final class DriverThread: @unchecked Sendable {
         init(run: @escaping () -> Void) { self.run = run }
     }
 
-    /// Starts `body` on a new thread; `name` (the driver's) is used in error messages.
+    /// Starts `body` on a new thread named `name` (at most 15 bytes are kept; the name is also
+    /// used in error messages).
     init(name: String, body: @escaping @Sendable () -> Void) throws {
-        let box = Unmanaged.passRetained(Body(run: body)).toOpaque()
+        let box = Unmanaged.passRetained(Body(run: {
+            nameCurrentThread(name)
+            body()
+        })).toOpaque()
         let rc = pthread_create(&tid, nil, { arg in
             let b = Unmanaged<Body>.fromOpaque(arg!).takeRetainedValue()
             b.run()

@@ -17,6 +17,12 @@ import TonearmCore
 /// source ended, is not running or is switching) is paced as in real time, so an idle untimed
 /// output does not spin.
 ///
+/// Growing periods: with a `steadyPeriodDuration` longer than `periodDuration`, playback starts
+/// with short periods (the first audio is pulled as soon as it is there) and, once it has run
+/// for `growAfter` seconds without a pause or restart, pulls the longer ones: fewer wake-ups while
+/// nothing needs a short latency (nobody hears a null output; a pause, resume or start makes the
+/// periods short again). ``latency`` reports the period in use.
+///
 /// Threading: control-plane calls from one thread at a time; `stop()` joins the render thread
 /// (from inside the source's `render` it only asks it to end). `framesPlayed`, `latency`,
 /// `underrunCount` and `format` may be read from any thread. The render thread takes the
@@ -30,6 +36,10 @@ import TonearmCore
 public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
     /// The length of one period (one pull) in seconds.
     public let periodDuration: Double
+    /// The period once playback has run steadily for ``growAfter`` seconds (≥ `periodDuration`).
+    public let steadyPeriodDuration: Double
+    /// Seconds of uninterrupted playback before the periods grow to ``steadyPeriodDuration``.
+    public let growAfter: Double
     /// Whether periods are pulled back to back with `.offline` timing, without waiting for the clock.
     public let untimed: Bool
 
@@ -43,16 +53,26 @@ public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
     private var cond: DriverCondition { pull.cond }
     private let eventChannel = OutputEventChannel()
     private let played = Atomic<Int64>(0)
+    /// The period in use, in frames (for `latency`; written by the render thread).
+    private let currentPeriodFrames = Atomic<Int>(0)
     // Guarded by `cond`.
     private var _format = AudioFormat.interleavedFloat(sampleRate: 48_000, channels: 2)
     private var isOpen = false
     // Control plane only.
     private var scratch: UnsafeMutablePointer<Float>?
     private var periodFrames = 960
+    private var steadyPeriodFrames = 960
 
-    /// Creates a null output pulling `periodDuration` seconds at a time (clamped to 1 ms…1 s).
-    public init(periodDuration: Double = 0.05, untimed: Bool = false) {
+    /// Creates a null output pulling `periodDuration` seconds at a time (clamped to 1 ms…1 s),
+    /// and `steadyPeriodDuration` seconds (default: the same; clamped to `periodDuration`…1 s) once
+    /// it has played for `growAfter` seconds without a pause (real time only; an untimed output
+    /// keeps `periodDuration`).
+    public init(periodDuration: Double = 0.05, steadyPeriodDuration: Double? = nil, growAfter: Double = 1,
+                untimed: Bool = false) {
         self.periodDuration = min(max(periodDuration, 0.001), 1)
+        self.steadyPeriodDuration = untimed ? self.periodDuration
+            : min(max(steadyPeriodDuration ?? self.periodDuration, self.periodDuration), 1)
+        self.growAfter = max(0, growAfter)
         self.untimed = untimed
     }
 
@@ -72,8 +92,10 @@ public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
         f.commonFormat = .pcmFormatFloat32
         f.isInterleaved = true
         periodFrames = max(1, Int((periodDuration * f.sampleRate).rounded()))
+        steadyPeriodFrames = max(periodFrames, Int((steadyPeriodDuration * f.sampleRate).rounded()))
+        currentPeriodFrames.store(periodFrames, ordering: .relaxed)
         scratch?.deallocate()
-        let count = periodFrames * f.channelCount
+        let count = steadyPeriodFrames * f.channelCount
         scratch = .allocate(capacity: count)
         scratch!.initialize(repeating: 0, count: count)
         cond.withLock {
@@ -90,12 +112,12 @@ public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
         stop()
         played.store(0, ordering: .relaxed)
         cond.withLock { pull.state = .running }
-        let frames = periodFrames
+        let frames = (short: periodFrames, steady: steadyPeriodFrames)
         let rate = format.sampleRate
         let box = UncheckedBuffer(pointer: buffer)
         do {
             pull.thread = try DriverThread(name: "tonearm-null") { [self] in
-                renderLoop(source: source, buffer: box.pointer, frames: frames, rate: rate)
+                renderLoop(source: source, buffer: box.pointer, periods: frames, rate: rate)
             }
         } catch {
             cond.withLock { pull.state = .idle }
@@ -104,16 +126,22 @@ public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
     }
 
     private func renderLoop(source: any AudioRenderSource, buffer: UnsafeMutablePointer<Float>,
-                            frames: Int, rate: Double) {
+                            periods: (short: Int, steady: Int), rate: Double) {
         var origin = monotonicNanoseconds()
         var framesSinceOrigin: Int64 = 0
         var pacing = !untimed
+        // Short periods until this many frames have been paced without a pause, then steady ones.
+        let growAt = Int64((growAfter * rate).rounded())
+        var frames = periods.short
+        currentPeriodFrames.store(frames, ordering: .relaxed)
         while true {
             cond.lock()
             if pull.state == .paused {
                 while pull.state == .paused { cond.wait() }
                 origin = monotonicNanoseconds()
                 framesSinceOrigin = 0
+                frames = periods.short
+                currentPeriodFrames.store(frames, ordering: .relaxed)
             }
             let stopping = pull.state != .running
             cond.unlock()
@@ -148,6 +176,10 @@ public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
             }
             cond.unlock()
             played.add(Int64(frames), ordering: .relaxed)
+            if frames != periods.steady && !untimed && framesSinceOrigin >= growAt {
+                frames = periods.steady
+                currentPeriodFrames.store(frames, ordering: .relaxed)
+            }
         }
     }
 
@@ -176,8 +208,12 @@ public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
     /// Ignored: nothing is heard.
     public func setVolume(_ volume: Float) {}
 
-    /// One period.
-    public var latency: Double { untimed ? 0 : periodDuration }
+    /// One period (the one in use: short at the start, steady once grown).
+    public var latency: Double {
+        if untimed { return 0 }
+        let frames = currentPeriodFrames.load(ordering: .relaxed)
+        return frames > 0 ? Double(frames) / format.sampleRate : periodDuration
+    }
     /// Frames whose period has elapsed since `start`.
     public var framesPlayed: Int64 { played.load(ordering: .relaxed) }
     /// Always 0: a null device never starves (late data is counted by the source).

@@ -87,6 +87,45 @@ import TonearmTestSupport
         #expect(abs(out[580] - 0.5) < 1e-6 && abs(out[1060] - 0.25) < 1e-6 && abs(out[1540] - 0.125) < 1e-6)
     }
 
+    /// Two effects in a row work in one buffer (the plan renders the player into the first
+    /// delay's buffer and that into the second's): each still sees exactly its input.
+    @Test func twoDelaysInARowEachSeeTheirOwnInput() throws {
+        var impulse = [Float](repeating: 0, count: 2000)
+        impulse[100] = 1
+        let first = AudioUnitDelay(), second = AudioUnitDelay()
+        for (d, time) in [(first, 0.01), (second, 0.005)] {  // 480 and 240 frames
+            d.delayTime = time
+            d.feedback = 0
+            d.lowPassCutoff = 24000
+            d.wetDryMix = 50
+        }
+        let e = AudioEngine()
+        let format = AudioFormat.standard(sampleRate: 48000, channels: 2)
+        try e.enableManualRenderingMode(.offline, format: format, maximumFrameCount: 256)
+        let p = AudioPlayerNode()
+        for n in [p, first, second] { e.attach(n) }
+        try e.connect(p, to: first, format: nil)
+        try e.connect(first, to: second, format: nil)
+        try e.connect(second, to: e.mainMixerNode, format: nil)
+        try e.start()
+        let buf = AudioPCMBuffer(format: format, frameCapacity: impulse.count)!
+        buf.frameLength = impulse.count
+        for (i, v) in impulse.enumerated() { buf.floatChannelData[0][i] = v; buf.floatChannelData[1][i] = v }
+        p.scheduleBuffer(buf)
+        p.play()
+        let out = AudioPCMBuffer(format: format, frameCapacity: 256)!
+        var left: [Float] = []
+        while left.count < impulse.count {
+            _ = try e.renderOffline(min(256, impulse.count - left.count), to: out)
+            left += out.channel(0)
+        }
+        // The first delay: ½ at 100 and 580; the second splits each into ½ now and ½ 240 later.
+        var expected = [Float](repeating: 0, count: impulse.count)
+        for t in [100, 340, 580, 820] { expected[t] = 0.25 }
+        let maxError = zip(left, expected).map { abs($0 - $1) }.max() ?? 1
+        #expect(maxError < 1e-6, "max error \(maxError)")
+    }
+
     @Test func negativeFeedbackAlternatesTheSign() throws {
         var impulse = [Float](repeating: 0, count: 2000)
         impulse[0] = 1

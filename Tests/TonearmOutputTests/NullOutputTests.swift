@@ -80,6 +80,50 @@ struct NullOutputTests {
                 "\(idleCalls) pulls of an ended source in \(elapsed) s")
     }
 
+    @Test func periodsGrowAfterSteadyPlayAndLatencySaysWhichIsUsed() async throws {
+        // 10 ms periods for the first 50 ms of play, then 40 ms ones.
+        let out = NullOutput(periodDuration: 0.01, steadyPeriodDuration: 0.04, growAfter: 0.05)
+        try out.open(format: format)
+        defer { out.close() }
+        #expect(out.latency == 0.01)
+        let source = SineSource()
+        try out.start(source: source)
+        #expect(await source.waitFor(renderCallsAbove: 0))
+        let first = source.progress.value
+        #expect(first.renderedFrames == 480 * first.renderCalls || first.renderCalls > 5,
+                "the first pulls are short: \(first.renderedFrames) frames in \(first.renderCalls) pulls")
+        // Five short periods, then at least three long ones.
+        #expect(await source.waitFor(renderedFramesAtLeast: 2_400 + 3 * 1_920))
+        out.stop()
+        let p = source.progress.value
+        let long = (p.renderedFrames - 480 * p.renderCalls) / (1_920 - 480)
+        #expect(long >= 3, "\(p.renderedFrames) frames in \(p.renderCalls) pulls: \(long) long periods")
+        #expect(p.renderCalls - long >= 5, "\(p.renderCalls - long) short periods before growing")
+        #expect(out.latency == 0.04)
+        #expect(out.framesPlayed == Int64(p.renderedFrames))
+    }
+
+    @Test func periodsStayWithoutASteadyDuration() async throws {
+        let out = NullOutput(periodDuration: 0.005)
+        #expect(out.steadyPeriodDuration == 0.005)
+        try out.open(format: format)
+        defer { out.close() }
+        let source = SineSource()
+        try out.start(source: source)
+        #expect(await source.waitFor(renderCallsAbove: 30))
+        out.stop()
+        let p = source.progress.value
+        #expect(p.renderedFrames == 240 * p.renderCalls)
+        #expect(out.latency == 0.005)
+    }
+
+    @Test func theRegistrysRealTimeNullOutputGrowsItsPeriods() throws {
+        let out = try #require(try OutputDriverRegistry().makeDriver(named: "null") as? NullOutput)
+        #expect(out.periodDuration == 0.05 && out.steadyPeriodDuration == 0.25 && !out.untimed)
+        let fast = try #require(try OutputDriverRegistry().makeDriver(named: "null", request: OutputDriverRequest(argument: "untimed")) as? NullOutput)
+        #expect(fast.untimed && fast.steadyPeriodDuration == fast.periodDuration)
+    }
+
     @Test func pauseHoldsAndResumeContinues() async throws {
         let out = NullOutput(periodDuration: 0.01)
         try out.open(format: format)

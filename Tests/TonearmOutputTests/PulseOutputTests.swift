@@ -45,6 +45,30 @@ struct PulseOutputTests {
         #expect(latency > 0 && latency < 1, "latency \(latency)")
     }
 
+    @Test func theFirstBufferIsSmallAndGrowsToTheTarget() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        // Grown by hand here (a start schedules it after `growAfter`: an hour, so not in this test).
+        let out = PulseOutput(server: server.serverString, targetLatency: 0.3, startLatency: 0.02, growAfter: 3_600)
+        #expect(PulseOutput().startLatency == 0.075 && PulseOutput().targetLatency == 0.075)
+        #expect(PulseOutput(targetLatency: 0.01, startLatency: 0.02).startLatency == 0.01)
+        try out.open(format: format)
+        defer { out.close() }
+        let source = SineSource(amplitude: 0.2)
+        try out.start(source: source)
+        #expect(await waitUntilPlayed(out, atLeast: 2_401, pulling: source))
+        let first = out.bufferLength
+        #expect(first > 0 && first < 0.1, "first buffer \(first) s")
+        out.growBuffer()
+        let grown = out.bufferLength
+        // The server fits the attributes to its sink (with ADJUST_LATENCY it may give less than
+        // asked for), but far more than the first buffer.
+        #expect(grown > 2 * first && grown <= 0.35, "grown from \(first) to \(grown) s")
+        // Still playing, and pulling more than the small buffer held.
+        #expect(await waitUntilPlayed(out, atLeast: out.framesPlayed + 4_800, pulling: source))
+        out.stop()
+    }
+
     @Test func phoneStreamRequestsCorkThenUncork() async throws {
         let server = try PrivatePulseServer()
         defer { server.stop() }

@@ -76,4 +76,20 @@ import TonearmTestSupport
         }
         #expect(try stateFolder() == ["queue.json"])
     }
+
+    @Test func aSaveAfterTheFolderWentMakesItAgain() throws {
+        defer { dir.remove() }
+        // The folder is made at the first save only; a later save that finds it gone makes it again.
+        let store = QueueStateStore(path: dir.file("state/queue.json"))
+        try store.save(SavedQueue(items: [], order: PlayOrder(count: 0), position: 1, volume: 1))
+        try FileManager.default.removeItem(atPath: dir.file("state"))
+        try store.save(SavedQueue(items: [], order: PlayOrder(count: 0), position: 2, volume: 1))
+        #expect(try store.load()?.position == 2)
+        #expect(try stateFolder() == ["queue.json"])
+    }
+
+    @Test func steadyPlaySavesThePositionEveryFiveSeconds() {
+        // Changes are saved as they happen; only the position's drift waits for the timer.
+        #expect(MusicPlayer.positionSaveInterval == 5)
+    }
 }
