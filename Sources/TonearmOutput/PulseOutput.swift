@@ -11,7 +11,7 @@ import TonearmCore
 ///
 /// Format: the stream is `FLOAT32LE`, interleaved, at the rate and channel count given to
 /// ``open(format:)`` (up to 32 channels), with the channel map of the format's layout
-/// (``PulseChannelMap``: the file's own, else FFmpeg's default for the count).
+/// (`PulseChannelMap`: the file's own, else FFmpeg's default for the count).
 ///
 /// Threading:
 /// - `open`, `start`, `pause`, `resume`, `stop`, `close`, `setVolume` are control-plane calls
