@@ -37,6 +37,10 @@ int av_audio_fifo_write(AVAudioFifo *af, void **data, int nb_samples) {
     TONEARM_LAZY(av_audio_fifo_write, 0);
     return f(af, data, nb_samples);
 }
+enum AVChannel av_channel_layout_channel_from_index(const AVChannelLayout *channel_layout, unsigned int idx) {
+    TONEARM_LAZY(av_channel_layout_channel_from_index, 0);
+    return f(channel_layout, idx);
+}
 int av_channel_layout_copy(AVChannelLayout *dst, const AVChannelLayout *src) {
     TONEARM_LAZY(av_channel_layout_copy, 0);
     return f(dst, src);
@@ -56,6 +60,10 @@ int av_channel_layout_from_string(AVChannelLayout *channel_layout, const char *s
 void av_channel_layout_uninit(AVChannelLayout *channel_layout) {
     TONEARM_LAZY(av_channel_layout_uninit, 0);
     f(channel_layout);
+}
+int av_channel_name(char *buf, size_t buf_size, enum AVChannel channel) {
+    TONEARM_LAZY(av_channel_name, 0);
+    return f(buf, buf_size, channel);
 }
 void av_dict_free(AVDictionary **m) {
     TONEARM_LAZY(av_dict_free, 0);

@@ -319,7 +319,9 @@ public final class AudioFile: @unchecked Sendable {
 
     private static func describe(_ d: FFmpegDecoder, path: String) -> (SourceFormat, AudioFormat, AudioFramePosition) {
         let source = sourceFormat(d.fmt!, stream: d.stream, path: path)
-        return (source, .standard(sampleRate: Double(d.sampleRate), channels: d.channels), d.length)
+        let layout = AudioChannelLayout(ffmpeg: d.stream.pointee.codecpar.pointee.ch_layout)
+        return (source, AudioFormat(sampleRate: Double(d.sampleRate), channelCount: d.channels, channelLayout: layout),
+                d.length)
     }
 
     /// What the file stores, from the demuxer and the audio stream's codec parameters (filled by

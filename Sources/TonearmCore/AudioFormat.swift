@@ -34,15 +34,35 @@ public struct AudioFormat: Sendable, Hashable, Codable, CustomStringConvertible 
     public var channelCount: Int
     public var commonFormat: AudioCommonFormat
     public var isInterleaved: Bool
+    /// Where each channel belongs, when the source says (a decoder sets it from the file); nil
+    /// for "unknown": outputs then take ``AudioChannelLayout/defaultLayout(channelCount:)``.
+    /// Ignored (and not kept) unless it has ``channelCount`` positions.
+    public var channelLayout: AudioChannelLayout? {
+        didSet { if channelLayout?.channelCount != channelCount { channelLayout = nil } }
+    }
 
     /// Creates a format. `sampleRate` must be positive and `channelCount` in 1...64; a format that
     /// breaks those rules is still representable, but ``isValid`` is false and consumers refuse it.
+    /// A `channelLayout` with another number of channels than `channelCount` is dropped.
     public init(sampleRate: Double, channelCount: Int,
-                commonFormat: AudioCommonFormat = .pcmFormatFloat32, isInterleaved: Bool = false) {
+                commonFormat: AudioCommonFormat = .pcmFormatFloat32, isInterleaved: Bool = false,
+                channelLayout: AudioChannelLayout? = nil) {
         self.sampleRate = sampleRate
         self.channelCount = channelCount
         self.commonFormat = commonFormat
         self.isInterleaved = isInterleaved
+        self.channelLayout = channelLayout?.channelCount == channelCount ? channelLayout : nil
+    }
+
+    /// The layout to place the channels by: ``channelLayout``, else FFmpeg's default for the
+    /// channel count; nil past eight channels without a layout.
+    public var effectiveChannelLayout: AudioChannelLayout? {
+        channelLayout ?? AudioChannelLayout.defaultLayout(channelCount: channelCount)
+    }
+
+    /// This format as output drivers take it (Float32, interleaved), same rate, channels and layout.
+    public var interleavedFloat: AudioFormat {
+        AudioFormat(sampleRate: sampleRate, channelCount: channelCount, isInterleaved: true, channelLayout: channelLayout)
     }
 
     /// Float32, non-interleaved: the processing format (AVAudioFormat's `standardFormatWithSampleRate`).
@@ -70,6 +90,7 @@ public struct AudioFormat: Sendable, Hashable, Codable, CustomStringConvertible 
 
     public var description: String {
         let layout = isInterleaved ? "interleaved" : "non-interleaved"
-        return "\(Int(sampleRate)) Hz, \(channelCount) ch, \(commonFormat.rawValue), \(layout)"
+        let channels = channelLayout.map { "\($0) (\(channelCount) ch)" } ?? "\(channelCount) ch"
+        return "\(Int(sampleRate)) Hz, \(channels), \(commonFormat.rawValue), \(layout)"
     }
 }

@@ -11,7 +11,8 @@ import TonearmCore
 /// timing.
 ///
 /// Format: the stream is `FLOAT32LE`, interleaved, at the rate and channel count given to
-/// ``open(format:)`` (up to 32 channels; PulseAudio's default channel map for that count).
+/// ``open(format:)`` (up to 32 channels), with the channel map of the format's layout
+/// (`PulseChannelMap`: the file's own, else FFmpeg's default for the count).
 ///
 /// Threading:
 /// - `open`, `start`, `pause`, `resume`, `stop`, `close`, `setVolume` are control-plane calls
@@ -181,8 +182,7 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
         var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(requested.sampleRate),
                                   channels: UInt8(requested.channelCount))
         guard pa_sample_spec_valid(&spec) != 0 else { throw unavailable("unsupported format \(requested)") }
-        var map = pa_channel_map()
-        guard pa_channel_map_init_extend(&map, UInt32(requested.channelCount), PA_CHANNEL_MAP_DEFAULT) != nil else {
+        guard let map = PulseChannelMap.make(for: requested) else {
             throw unavailable("no channel map for \(requested.channelCount) channels")
         }
 

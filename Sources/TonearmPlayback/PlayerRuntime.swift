@@ -40,7 +40,7 @@ final class PlayerRuntime: @unchecked Sendable {
         renderer = StreamRenderer(ring: ring, spaceSignal: wake, dataSignal: data)
         decoder = StreamDecoder(source: source, ring: ring, wake: wake, dataSignal: data,
                                 onWarnings: onWarnings, onError: onError, onPositioned: onPositioned)
-        let outFormat = AudioFormat.interleavedFloat(sampleRate: fmt.sampleRate, channels: fmt.channelCount)
+        let outFormat = fmt.interleavedFloat
         let engine = AudioEngine(outputFormat: outFormat, output: {
             throw TonearmError.invalidState("a player's engine is driven by the player's output")
         })
@@ -64,7 +64,7 @@ final class PlayerRuntime: @unchecked Sendable {
     /// Opens the output, starts decoding and waits (at most `timeout` seconds) for the first
     /// block, so that playback starts without an underrun.
     func prepare(request: StreamDecoder.Request, timeout: Double = 2) throws {
-        try driver.open(format: .interleavedFloat(sampleRate: format.sampleRate, channels: format.channelCount))
+        try driver.open(format: format.interleavedFloat)
         renderer.requestGeneration(request.generation, startFrame: request.startFrame)
         try engine.start()
         decoder.start(name: "tonearm-decoder")

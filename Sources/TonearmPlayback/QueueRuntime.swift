@@ -32,7 +32,7 @@ final class QueueRuntime: @unchecked Sendable {
     private var host: PlaybackHost?
 
     init(format f: AudioFormat, driver: any AudioOutputDriver) throws {
-        format = .interleavedFloat(sampleRate: f.sampleRate, channels: f.channelCount)
+        format = f.interleavedFloat
         engine = AudioEngine(outputFormat: format, output: {
             throw TonearmError.invalidState("a queue's engine is driven by the queue's output")
         })

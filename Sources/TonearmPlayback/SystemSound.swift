@@ -76,7 +76,7 @@ public final class SystemSound: Sendable {
         duration = file.duration
         self.notificationBus = notificationBus
         alertText = Mutex((title: url.deletingPathExtension().lastPathComponent, body: ""))
-        engine = AudioEngine(outputFormat: .interleavedFloat(sampleRate: f.sampleRate, channels: f.channelCount), output: output)
+        engine = AudioEngine(outputFormat: f.interleavedFloat, output: output)
         nodes = (0..<Self.voices).map { _ in AudioPlayerNode() }
         for n in nodes {
             engine.attach(n)

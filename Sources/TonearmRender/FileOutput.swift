@@ -12,9 +12,10 @@ import TonearmCore
 /// written so far).
 ///
 /// Samples: `.float32` writes the Float32 samples unchanged (`WAVE_FORMAT_IEEE_FLOAT`, bit-exact);
-/// `.int16` rounds to 16-bit PCM, clipping at full scale, without dither. The plain `WAVEFORMAT`
-/// header is used for every channel count (no `WAVE_FORMAT_EXTENSIBLE`), and files stop at the
-/// 4 GiB limit of RIFF.
+/// `.int16` rounds to 16-bit PCM, clipping at full scale, without dither. Mono and stereo use the
+/// plain `WAVEFORMAT` header; more channels `WAVE_FORMAT_EXTENSIBLE`, whose channel mask is the
+/// format's layout (``AudioChannelLayout/waveChannelMask``; 0, "not said", for a layout WAV cannot
+/// express). Files stop at the 4 GiB limit of RIFF.
 ///
 /// Errors: an unwritable path fails ``open(format:)`` with ``TonearmError/writeFailed(path:reason:)``.
 /// A write that fails later (disk full, I/O error) ends the thread, removes the partial file (when
@@ -77,7 +78,12 @@ public final class FileOutput: AudioOutputDriver, @unchecked Sendable {
     }
 
     private var bytesPerSample: Int { sampleFormat == .float32 ? 4 : 2 }
-    private var headerSize: Int { sampleFormat == .float32 ? 58 : 44 }
+    private var headerSize: Int {
+        channelMask == nil ? (sampleFormat == .float32 ? 58 : 44) : (sampleFormat == .float32 ? 80 : 68)
+    }
+    /// The `WAVE_FORMAT_EXTENSIBLE` channel mask, nil for the plain header (one or two channels).
+    /// Set by `open`, before the writer thread starts.
+    private var channelMask: UInt32?
 
     /// Creates (or truncates) the file. Throws ``TonearmError/writeFailed(path:reason:)`` when it
     /// cannot be created, and ``TonearmError/outputUnavailable(driver:reason:)`` for an invalid format.
@@ -107,6 +113,7 @@ public final class FileOutput: AudioOutputDriver, @unchecked Sendable {
             pcm16 = .allocate(capacity: count)
             pcm16!.initialize(repeating: 0, count: count)
         }
+        channelMask = f.channelCount > 2 ? f.effectiveChannelLayout?.waveChannelMask ?? 0 : nil
         cond.withLock { _format = f }
     }
 
@@ -214,7 +221,15 @@ public final class FileOutput: AudioOutputDriver, @unchecked Sendable {
         let blockAlign = UInt16(f.channelCount * bytesPerSample)
         let data = UInt32(truncatingIfNeeded: dataBytes)
         tag("RIFF"); u32(UInt32(headerSize - 8) + data); tag("WAVE")
-        if sampleFormat == .float32 {
+        if let mask = channelMask {
+            // WAVEFORMATEXTENSIBLE: cbSize 22, valid bits, channel mask, sub-format GUID.
+            let bits: UInt16 = sampleFormat == .float32 ? 32 : 16
+            tag("fmt "); u32(40); u16(0xFFFE); u16(channels); u32(rate); u32(rate * UInt32(blockAlign))
+            u16(blockAlign); u16(bits); u16(22); u16(bits); u32(mask)
+            u16(sampleFormat == .float32 ? 3 : 1)
+            h.append(contentsOf: [0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71])
+            if sampleFormat == .float32 { tag("fact"); u32(4); u32(data / UInt32(blockAlign)) }
+        } else if sampleFormat == .float32 {
             tag("fmt "); u32(18); u16(3); u16(channels); u32(rate); u32(rate * UInt32(blockAlign))
             u16(blockAlign); u16(32); u16(0)
             tag("fact"); u32(4); u32(data / UInt32(blockAlign))

@@ -31,7 +31,7 @@ struct FileOutputTests {
         for i in 0..<total { for c in 0..<3 where wav.channels[c][i].bitPattern != expected[i * 3 + c].bitPattern { mismatches += 1 } }
         #expect(mismatches == 0)
         let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
-        #expect(size == 58 + total * 3 * 4)
+        #expect(size == 80 + total * 3 * 4, "three channels: a WAVE_FORMAT_EXTENSIBLE header")
     }
 
     @Test func int16FileIsRoundedPCM() async throws {

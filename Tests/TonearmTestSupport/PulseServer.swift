@@ -176,12 +176,16 @@ public final class PrivatePulseServer: @unchecked Sendable {
 
     /// Starts recording the monitor of the sink `sink` (another null sink loaded by a test) to a
     /// 16-bit 48 kHz stereo WAV at `path`, and waits until the recording stream is connected and
-    /// the sink runs with small blocks.
-    public func startRecording(ofSink sink: String, to path: String, timeout: Double = 5) throws -> Recording {
+    /// the sink runs with small blocks. `channelMap` (PulseAudio's names, comma-separated, e.g.
+    /// the sink's own map) records those channels in that order instead of stereo.
+    public func startRecording(ofSink sink: String, to path: String, channelMap: String? = nil,
+                               timeout: Double = 5) throws -> Recording {
+        let channels = channelMap.map { ["--channels=\($0.split(separator: ",").count)", "--channel-map=\($0)"] }
+            ?? ["--channels=2"]
         // `-v` makes parecord print "Stream successfully created." when its stream is ready (the
         // server has created the source output): that line is the event waited for.
         let p = try ChildProcess(["parecord", "-v", "-d", "\(sink).monitor", "--latency-msec=20", "--format=s16le",
-                                  "--rate=48000", "--channels=2", "--file-format=wav", path],
+                                  "--rate=48000"] + channels + ["--file-format=wav", path],
                                  environment: environment.merging(["LC_ALL": "C"]) { $1 }, captureStandardError: true)
         guard p.waitForStandardError(containing: "Stream successfully created.", timeout: timeout) else {
             let running = p.isRunning
