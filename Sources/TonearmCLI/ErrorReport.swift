@@ -109,7 +109,7 @@ struct ErrorReport {
                 let what = message[message.index(after: quote)..<message.index(before: message.endIndex)]
                 return ("\(what): \(message[..<quote].trimmingCharacters(in: .whitespaces))", usage(), status.rawValue, false)
             }
-            return ("\(commandName): \(message)", usage(), status.rawValue, false)
+            return ("\(commandName): \(message)\(Self.fileNamedLikeAnOption(message))", usage(), status.rawValue, false)
         }
         // An error of another kind (Foundation's, the system's) that a command let through.
         let text = (error as? LocalizedError)?.errorDescription ?? "\(error)"
@@ -133,6 +133,15 @@ struct ErrorReport {
         let usage = command == TonearmCommand.self ? TonearmCommand.usageString() : TonearmCommand.usageString(for: command)
         let name = ([TonearmCommand._commandName] + path).joined(separator: " ")
         return "Usage: \(usage.replacingOccurrences(of: "\n", with: "\n       "))\nSee '\(name) --help' for more."
+    }
+
+    /// For "unknown option '-x.flac'" when a file of that name is there: how to give it as a file.
+    static func fileNamedLikeAnOption(_ message: String) -> String {
+        let prefix = "unknown option '"
+        guard message.hasPrefix(prefix), message.hasSuffix("'") else { return "" }
+        let name = String(message.dropFirst(prefix.count).dropLast())
+        guard name.count > 1, FileManager.default.fileExists(atPath: name) else { return "" }
+        return "; to give the file \(name), put it after -- or write it as ./\(name)"
     }
 
     /// ArgumentParser's messages start with a capital and may end with a full stop; the part
