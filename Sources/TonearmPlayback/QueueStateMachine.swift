@@ -451,16 +451,16 @@ struct QueueStateMachine: Sendable {
 
     /// The play order at `recorded`'s item, as it stands now: a segment records the order of
     /// when it was scheduled, but repeat and shuffle may have been set since (over MPRIS, by a
-    /// key) while it waited — the queue's own order, or that order moved on past the current
-    /// item, is taken when it is at the same item; else `recorded` with the repeat set now.
+    /// key) while it waited. The queue's own order when it is at that item, else that order
+    /// moved on past its current item when that reaches the item, else the queue's order put at
+    /// the item — always the repeat and shuffle set now.
     func current(_ recorded: PlayOrder) -> PlayOrder {
         guard let item = recorded.current, recorded.count == order.count else { return recorded }
         if order.current == item { return order }
         var next = order
         if next.advanceOnEnd(), next.current == item { return next }
-        var o = recorded
-        o.setRepeat(order.repeatMode)
-        return o
+        var at = order
+        return at.jump(toItem: item) ? at : recorded
     }
 
     // MARK: Rules shared by several inputs
