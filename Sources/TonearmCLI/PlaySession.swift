@@ -54,6 +54,8 @@ final class PlaySession: @unchecked Sendable {
     private var shortFiles: [String: (actual: Int64, expected: Int64, rate: Double?)] = [:]
     /// Those that played to their early end: "file: ended early, at 0:05 of 0:10", for the summary.
     private var endedEarly: [String] = []
+    /// What the screen keeps saying when the next item is announced (that the last one ended early).
+    private var messageForNext: String?
     /// Titles and artists read from the queue's files, by path.
     private var tags: [String: (title: String, artist: String?)] = [:]
     /// The play order behind ``ScreenState/queue``: row → queue index.
@@ -381,7 +383,8 @@ final class PlaySession: @unchecked Sendable {
     private func announce(_ item: QueueItem, index: Int) {
         metadataFor = item.persistentID
         played.insert(item.persistentID)
-        screen.message = nil
+        screen.message = messageForNext
+        messageForNext = nil
         if item.isRemote {
             screen.title = item.url.lastPathComponent.isEmpty ? (item.url.host ?? item.path) : item.url.lastPathComponent
             screen.artist = nil
@@ -430,6 +433,8 @@ final class PlaySession: @unchecked Sendable {
             + " (the file is cut short)"
         endedEarly.append(line)
         report(line)
+        // The next item's announcement (the same moment, at a gapless change) leaves it shown.
+        if interactive && terminal.isActive { messageForNext = line }
     }
 
     /// The queue rows in play order (what plays next, also when shuffled), with titles and
