@@ -99,7 +99,11 @@ struct ErrorReport {
             if let unknown = unknownCommand {
                 let parent = commands.last!
                 let candidates = parent.configuration.subcommands.flatMap(Self.names(of:))
-                let hint = Self.suggestion(for: unknown, among: candidates).map { "; did you mean '\($0)'?" } ?? ""
+                var hint = Self.suggestion(for: unknown, among: candidates).map { "; did you mean '\($0)'?" } ?? ""
+                // `tonearm song.flac`, `tonearm list.m3u`: a file where a command was expected.
+                if path.isEmpty, hint.isEmpty, FileManager.default.fileExists(atPath: unknown) {
+                    hint = "; to play the file: tonearm play \(unknown.hasPrefix("-") ? "-- " : "")\(unknown)"
+                }
                 let what = path.isEmpty ? "a tonearm command" : "a subcommand of tonearm \(commandName)"
                 return ("\(unknown): not \(what)\(hint)", usage(), status.rawValue, false)
             }

@@ -72,6 +72,10 @@ import TonearmTestSupport
             #expect(r.status == 0, "\(args): \(r.stderr)")
             #expect(r.stdout.contains("Playing 1/1: Dash"), "\(args): \(r.stdout)")
         }
+        // Without `play`: the file is named, with how to play it.
+        let root = try run(try tonearmBinary(), ["./-x.flac"], environment: Self.environment(dir), currentDirectory: dir.path)
+        #expect(root.status == 64, "\(root.stderr)")
+        #expect(root.stderr.hasPrefix("tonearm: ./-x.flac: not a tonearm command; to play the file: tonearm play ./-x.flac\n"), "\(root.stderr)")
         // Nothing to play at all is still told so.
         let none = try play([], in: dir)
         #expect(none.status == 64 && none.stderr.hasPrefix("tonearm: play: give files, folders or playlists"), "\(none.stderr)")
