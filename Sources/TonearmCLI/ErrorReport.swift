@@ -99,7 +99,11 @@ struct ErrorReport {
             if let unknown = unknownCommand {
                 let parent = commands.last!
                 let candidates = parent.configuration.subcommands.flatMap(Self.names(of:))
-                let hint = Self.suggestion(for: unknown, among: candidates).map { "; did you mean '\($0)'?" } ?? ""
+                var hint = Self.suggestion(for: unknown, among: candidates).map { "; did you mean '\($0)'?" } ?? ""
+                // `tonearm song.flac`, `tonearm list.m3u`: a file where a command was expected.
+                if path.isEmpty, hint.isEmpty, FileManager.default.fileExists(atPath: unknown) {
+                    hint = "; to play the file: tonearm play \(unknown.hasPrefix("-") ? "-- " : "")\(unknown)"
+                }
                 let what = path.isEmpty ? "a tonearm command" : "a subcommand of tonearm \(commandName)"
                 return ("\(unknown): not \(what)\(hint)", usage(), status.rawValue, false)
             }
@@ -109,7 +113,7 @@ struct ErrorReport {
                 let what = message[message.index(after: quote)..<message.index(before: message.endIndex)]
                 return ("\(what): \(message[..<quote].trimmingCharacters(in: .whitespaces))", usage(), status.rawValue, false)
             }
-            return ("\(commandName): \(message)", usage(), status.rawValue, false)
+            return ("\(commandName): \(message)\(Self.fileNamedLikeAnOption(message))", usage(), status.rawValue, false)
         }
         // An error of another kind (Foundation's, the system's) that a command let through.
         let text = (error as? LocalizedError)?.errorDescription ?? "\(error)"
@@ -133,6 +137,15 @@ struct ErrorReport {
         let usage = command == TonearmCommand.self ? TonearmCommand.usageString() : TonearmCommand.usageString(for: command)
         let name = ([TonearmCommand._commandName] + path).joined(separator: " ")
         return "Usage: \(usage.replacingOccurrences(of: "\n", with: "\n       "))\nSee '\(name) --help' for more."
+    }
+
+    /// For "unknown option '-x.flac'" when a file of that name is there: how to give it as a file.
+    static func fileNamedLikeAnOption(_ message: String) -> String {
+        let prefix = "unknown option '"
+        guard message.hasPrefix(prefix), message.hasSuffix("'") else { return "" }
+        let name = String(message.dropFirst(prefix.count).dropLast())
+        guard name.count > 1, FileManager.default.fileExists(atPath: name) else { return "" }
+        return "; to give the file \(name), put it after -- or write it as ./\(name)"
     }
 
     /// ArgumentParser's messages start with a capital and may end with a full stop; the part

@@ -64,10 +64,16 @@ struct PlayCommand: AsyncParsableCommand {
 
     @OptionGroup var playback: PlaybackOptions
 
-    func validate() throws {
+    /// What to play must be given. Checked in run(), not validate(): ArgumentParser validates
+    /// before it reports arguments it did not take, so `play -x.flac` (a file named like an
+    /// option) would be told to give files instead of being told about `-x.flac`.
+    private func checkSomethingToPlay() throws {
         if paths.isEmpty && !resume && !usesLibrary {
             throw ValidationError("give files, folders or playlists to play, --resume, or --artist/--album/--genre/--search/--playlist")
         }
+    }
+
+    func validate() throws {
         if start != nil && resume { throw ValidationError("--start chooses the first file of a new queue; it cannot be used with --resume") }
     }
 
@@ -114,6 +120,7 @@ struct PlayCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        try checkSomethingToPlay()
         try playback.checkOutputFile()
         // One network stream: the streaming player (buffering, stalls, radio titles).
         if paths.count == 1, !resume, !usesLibrary, let url = Self.streamURL(paths[0]) {

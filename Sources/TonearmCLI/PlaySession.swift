@@ -49,6 +49,13 @@ final class PlaySession: @unchecked Sendable {
     private var failures: [UInt64: String] = [:]
     /// What failed, for the summary printed after the screen is gone: "file: reason".
     private var failureSummary: [String] = []
+    /// Files whose audio ends before their header says (truncated), by path: frames there are,
+    /// frames stated, and the rate (nil until the file is announced).
+    private var shortFiles: [String: (actual: Int64, expected: Int64, rate: Double?)] = [:]
+    /// Those that played to their early end: "file: ended early, at 0:05 of 0:10", for the summary.
+    private var endedEarly: [String] = []
+    /// What the screen keeps saying when the next item is announced (that the last one ended early).
+    private var messageForNext: String?
     /// Titles and artists read from the queue's files, by path.
     private var tags: [String: (title: String, artist: String?)] = [:]
     /// The play order behind ``ScreenState/queue``: row → queue index.
@@ -206,7 +213,11 @@ final class PlaySession: @unchecked Sendable {
         sharedFileOutput?.finish()
         stopInput()
         printFailureSummary()
-        if !interactive { Terminal.write("Done: \(played.count) played, \(failed) failed\n") }
+        if !interactive {
+            let early = endedEarly.isEmpty ? "" : ", \(endedEarly.count) ended early"
+            Terminal.write("Done: \(played.count) played, \(failed) failed\(early)\n")
+            for line in endedEarly { Terminal.write("  " + line + "\n") }
+        }
         return failed > 0
     }
 
@@ -256,9 +267,15 @@ final class PlaySession: @unchecked Sendable {
     /// After the screen is gone: what failed and why, on standard error (plain mode reported
     /// each as it came).
     private func printFailureSummary() {
-        guard interactive, !failureSummary.isEmpty else { return }
-        Terminal.writeError("\(failureSummary.count == 1 ? "1 file" : "\(failureSummary.count) files") could not be played:")
-        for line in failureSummary { Terminal.writeError("  " + line) }
+        guard interactive else { return }
+        if !failureSummary.isEmpty {
+            Terminal.writeError("\(failureSummary.count == 1 ? "1 file" : "\(failureSummary.count) files") could not be played:")
+            for line in failureSummary { Terminal.writeError("  " + line) }
+        }
+        if !endedEarly.isEmpty {
+            Terminal.writeError("\(endedEarly.count == 1 ? "1 file" : "\(endedEarly.count) files") ended early (cut short):")
+            for line in endedEarly { Terminal.writeError("  " + line) }
+        }
     }
 
     /// Sets the queue (or restores the saved one) and the sound settings.
@@ -339,6 +356,9 @@ final class PlaySession: @unchecked Sendable {
             failureSummary.append(reason.contains(item.path) ? reason : "\(item.path): \(reason)")
             report(interactive ? "\(name) failed: \(reason)" : reason)
             refreshQueueScreen()
+        case .decodeWarning(.truncated(let path, let expected, let actual)):
+            // Said when the file reaches its early end (itemPlayedToEnd), with where.
+            if shortFiles[path] == nil { shortFiles[path] = (actual, expected, nil) }
         case .decodeWarning(let w):
             report(w.description)
         case .seeked(let t):
@@ -379,8 +399,8 @@ final class PlaySession: @unchecked Sendable {
             refreshQueueScreen()
         case .queueChanged:
             refreshQueueScreen()
-        case .itemPlayedToEnd:
-            break
+        case .itemPlayedToEnd(_, let item):
+            sayEndedEarly(item)
         }
         publish()
         return false
@@ -390,7 +410,8 @@ final class PlaySession: @unchecked Sendable {
     private func announce(_ item: QueueItem, index: Int) {
         metadataFor = item.persistentID
         played.insert(item.persistentID)
-        screen.message = nil
+        screen.message = messageForNext
+        messageForNext = nil
         if item.isRemote {
             screen.title = item.url.lastPathComponent.isEmpty ? (item.url.host ?? item.path) : item.url.lastPathComponent
             screen.artist = nil
@@ -412,6 +433,10 @@ final class PlaySession: @unchecked Sendable {
             screen.format = describeFormat(codec: f.codecName, sampleRate: f.sampleRate, bits: f.bitsPerSample,
                                            channelLayout: f.channelLayout, bitRate: f.bitRate)
             screen.duration = file.duration
+            for case .truncated(_, let expected, let actual) in file.warnings {
+                shortFiles[item.path] = (actual, expected, file.processingFormat.sampleRate)
+            }
+            if let s = shortFiles[item.path], s.rate == nil { shortFiles[item.path]?.rate = file.processingFormat.sampleRate }
         } else {
             screen.title = item.url.lastPathComponent
             screen.artist = nil
@@ -425,6 +450,18 @@ final class PlaySession: @unchecked Sendable {
             if let a = screen.artist { line += " — \(a)" }
             Terminal.write(line + " [\(screen.format), \(formatTime(screen.duration))]\n")
         }
+    }
+
+    /// A truncated file that played to its end: said now (on the screen, or on standard error
+    /// with `--plain`) and in the summary, with where it ended and how long it should have been.
+    private func sayEndedEarly(_ item: QueueItem) {
+        guard let s = shortFiles[item.path], let rate = s.rate, rate > 0 else { return }
+        let line = "\(item.path): ended early, at \(formatTime(Double(s.actual) / rate)) of \(formatTime(Double(s.expected) / rate))"
+            + " (the file is cut short)"
+        endedEarly.append(line)
+        report(line)
+        // The next item's announcement (the same moment, at a gapless change) leaves it shown.
+        if interactive && terminal.isActive { messageForNext = line }
     }
 
     /// The queue rows in play order (what plays next, also when shuffled), with titles and

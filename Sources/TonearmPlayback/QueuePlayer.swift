@@ -689,7 +689,9 @@ public final class QueuePlayer: @unchecked Sendable {
     /// Opens the item after the one in `order` (skipping those that cannot be opened) and puts it
     /// behind segment `token` of `epoch`. Node decoder thread.
     private func scheduleNext(after start: PlayOrder, token: UInt64, epoch: UInt64, runtime rt: QueueRuntime) {
-        var order = start
+        // What follows is chosen by the repeat and shuffle set now, not those of when `start`'s
+        // segment was scheduled.
+        var order = lock.withLock { $0.machine.current(start) }
         // Its events go through the executor, in order with the machine's.
         var events: [Job] = []
         defer { if !events.isEmpty { lock.withLock { _ in enqueue(events, flow: nil) } } }

@@ -434,12 +434,12 @@ struct QueueStateMachine: Sendable {
             return []
         case .sameItem(let o):
             pendingPosition = 0
-            order = o
+            order = current(o)
             return []
         case .advanced(let ended, let o):
             pendingPosition = 0
             let endedAction = entry(key: ended).map { Action.emit(.itemPlayedToEnd(index: $0.index, item: $0.item)) }
-            order = o
+            order = current(o)
             return (endedAction.map { [$0] } ?? []) + [emitCurrent()]
         case .finished(let ended, let position):
             // Until the end is carried out, the time is the end of the last item, not 0.
@@ -447,6 +447,20 @@ struct QueueStateMachine: Sendable {
             let endedAction = entry(key: ended).map { Action.emit(.itemPlayedToEnd(index: $0.index, item: $0.item)) }
             return (endedAction.map { [$0] } ?? []) + handle(.reachedEnd)
         }
+    }
+
+    /// The play order at `recorded`'s item, as it stands now: a segment records the order of
+    /// when it was scheduled, but repeat and shuffle may have been set since (over MPRIS, by a
+    /// key) while it waited. The queue's own order when it is at that item, else that order
+    /// moved on past its current item when that reaches the item, else the queue's order put at
+    /// the item — always the repeat and shuffle set now.
+    func current(_ recorded: PlayOrder) -> PlayOrder {
+        guard let item = recorded.current, recorded.count == order.count else { return recorded }
+        if order.current == item { return order }
+        var next = order
+        if next.advanceOnEnd(), next.current == item { return next }
+        var at = order
+        return at.jump(toItem: item) ? at : recorded
     }
 
     // MARK: Rules shared by several inputs

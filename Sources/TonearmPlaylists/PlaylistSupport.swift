@@ -189,11 +189,22 @@ enum PlaylistPaths {
             guard let u = URL(string: ref, relativeTo: base)?.absoluteURL else { return nil }
             return .remote(u)
         }
-        if path.hasPrefix("/") || path == "~" || path.hasPrefix("~/") {
-            return .file(path: absolute(path))
-        }
         let basePath = base.map { absolute($0.path) }
-        return .file(path: absolute(path, base: basePath))
+        func resolved(_ p: String) -> String {
+            p.hasPrefix("/") || p == "~" || p.hasPrefix("~/") ? absolute(p) : absolute(p, base: basePath)
+        }
+        let literal = resolved(path)
+        // M3U and PLS entries written percent-encoded (`sub%20dir/%E6%99%B4.flac`, as players that
+        // write URIs without `file://` do): decoded when the path as written is not there and the
+        // decoded one is, as for `file://` entries.
+        if !isURIReference, path.contains("%") {
+            let decoded = percentDecode(path)
+            let fm = FileManager.default
+            if decoded != path, !fm.fileExists(atPath: literal), case let d = resolved(decoded), fm.fileExists(atPath: d) {
+                return .file(path: d)
+            }
+        }
+        return .file(path: literal)
     }
 }
 

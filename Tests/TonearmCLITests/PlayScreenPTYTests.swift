@@ -266,6 +266,29 @@ import TonearmTestSupport
         #expect(!after.contains("Tonearm  "), "no frame after the screen is gone")
     }
 
+    /// A FLAC cut short says on the screen, when it reaches its early end, that it ended early
+    /// and where (while the next file plays), and again after the screen is gone.
+    @Test func aTruncatedFileSaysItEndedEarlyOnTheScreenAndAfterIt() throws {
+        defer { dir.remove() }
+        let whole = dir.file("whole.flac"), cut = dir.file("cut.flac")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=4:sample_rate=8000", "-metadata", "title=Cut Short", whole])
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: whole))
+        try bytes.prefix(bytes.count * 6 / 10).write(to: URL(fileURLWithPath: cut))
+        let next = try make("next.flac", seconds: 3, title: "Next One")
+        let screen = try play("--output null \(q(cut)) \(q(next))", columns: 100, rows: 24)
+        try screen.waitFor("▶ 2. Next One")
+        try screen.waitFor("cut.flac: ended early, at 0:0")
+        screen.process.waitUntilExit()
+        #expect(screen.process.terminationStatus == 0)
+        let out = screen.all
+        // Where: before the 4 s the header states (the part that is there, about 60 %).
+        #expect(out.contains(#/ .*cut\.flac: ended early, at 0:0[0-3] of 0:04 \(the file is cut short\)/#), "\(out.suffix(1500))")
+        let restore = try #require(out.range(of: "\u{1B}[?25h\u{1B}[?1049l", options: .backwards))
+        let after = String(out[restore.upperBound...])
+        #expect(after.contains("1 file ended early (cut short):"), "\(after)")
+        #expect(after.contains(#/  .*cut\.flac: ended early, at 0:0[0-3] of 0:04/#), "\(after)")
+    }
+
     @Test func theQueueIsBrowsedAndEditedWhilePlaying() throws {
         defer { dir.remove() }
         let files = try [("a.wav", "Alpha"), ("b.wav", "Bravo"), ("c.wav", "Charlie")].map { try make($0.0, seconds: 30, title: $0.1) }

@@ -191,6 +191,53 @@ import Glibc
         #expect(player.standardOutputText.contains("Done: "), "\(player.standardOutputText)")
     }
 
+    /// Repeat and shuffle set over MPRIS belong to the queue: they read back the same after the
+    /// song changed, and the queue follows them (loop Track plays the track again instead of
+    /// going on). Before, the order recorded when the next song was scheduled replaced the
+    /// queue's at the change: `None`/`Off` read back and the next song played.
+    @Test func loopAndShuffleSetOverMPRISSurviveTheNextTrack() async throws {
+        let dir = try TempDir("remote-modes")
+        defer { dir.remove() }
+        let bus = try PrivateDBus()
+        defer { bus.stop() }
+        let titles = ["Ant", "Bee", "Cat"]
+        var files: [String] = []
+        for (i, t) in titles.enumerated() {
+            let f = dir.file("\(t).flac")
+            try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=\(330 + 110 * i):duration=6", "-metadata", "title=\(t)", f])
+            files.append(f)
+        }
+        let remote = try Remote(bus: bus, playing: files, state: dir.file("state"))
+        defer { remote.end() }
+        let (follower, player) = (remote.follower, remote.player)
+        #expect(await remote.sees("Playing Ant"), "playerctl saw: \(follower.standardOutputText)")
+
+        try remote.ctl("shuffle", "On")
+        #expect(try remote.ctl("shuffle") == "On")
+        // The song changes (to another of the shuffled queue) and shows its first time line.
+        let changed = await player.waitForStandardOutput(timeout: 20) {
+            let songs = $0.text.components(separatedBy: "Playing ")
+            return (songs.count > 2 && songs.last!.contains("  0:00 / ")) || $0.ended
+        }
+        #expect(changed, "\(player.standardOutputText)")
+        #expect(try remote.ctl("shuffle") == "On", "\(player.standardOutputText)")
+
+        try remote.ctl("loop", "Track")
+        #expect(try remote.ctl("loop") == "Track")
+        let title = try remote.ctl("metadata", "title")
+        let before = player.standardOutputText.count
+        // The track ends and starts again: its time goes back to 0:00 with no other song played.
+        let after = await player.waitForStandardOutput(timeout: 20) { o in
+            let since = o.text.dropFirst(before)
+            return since.contains("Playing ") || since.contains("  0:00 / ") || o.ended
+        }
+        let since = String(player.standardOutputText.dropFirst(before))
+        #expect(after && since.contains("  0:00 / ") && !since.contains("Playing "), "after loop Track: \(since)")
+        #expect(try remote.ctl("loop") == "Track")
+        #expect(try remote.ctl("shuffle") == "On")
+        #expect(try remote.ctl("metadata", "title") == title)
+    }
+
     /// `tonearm play --plain --output null ARGS` on a private session bus, and `playerctl -F`
     /// following the status and title it publishes.
     struct Remote {

@@ -540,6 +540,26 @@ import TonearmCore
         #expect(m.order.current == 1)
     }
 
+    /// Repeat and shuffle set after the next item was scheduled (its segment recorded the order
+    /// of then) hold when that item becomes current: the queue's modes, not the recorded ones.
+    @Test func repeatAndShuffleSetWhileTheNextItemWaitsHoldWhenItPlays() {
+        var m = running([a, b, c])
+        var recorded = m.order
+        _ = recorded.advanceOnEnd()
+        _ = m.handle(.setShuffle(.songs, albums: [:], seed: 7))
+        _ = m.handle(.setRepeat(.one))
+        let shuffled = m.order.order
+        _ = m.handle(rendered: .advanced(ended: 1, order: recorded))
+        #expect(m.order.current == 1)
+        #expect(m.order.repeatMode == .one)
+        #expect(m.order.shuffleMode == .songs)
+        #expect(m.order.order == shuffled)
+        // What is scheduled after a segment follows them too: repeat-one plays the item again.
+        var following = m.current(recorded)
+        _ = following.advanceOnEnd()
+        #expect(following.current == 1)
+    }
+
     @Test func theEndOfACrossfadeOverlapIsNotAnItemChange() {
         var m = running([a, b])
         var next = m.order

@@ -342,6 +342,24 @@ private func expected(_ p: Playlist, in format: PlaylistFormat) -> Playlist {
         #expect(missing[0].description == "entry 2 (line 4): \(dir.file("gone.mp3")): file not found")
     }
 
+    /// M3U and PLS entries written percent-encoded (`sub%20dir/%E6%99%B4.flac`) name the decoded
+    /// file when there is none of the literal name (relative and absolute); a file whose name
+    /// holds `%20` is taken as written; missing either way, the entry stays as written.
+    @Test func percentEncodedPathsAreDecodedWhenTheLiteralOneIsMissing() throws {
+        let dir = try TempDir("tonearm-playlist")
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: dir.file("sub dir"), withIntermediateDirectories: true)
+        for name in ["sub dir/晴.flac", "a%20b.wav", "a b.wav"] { try Data([1, 2, 3]).write(to: file(dir, name)) }
+        let absolute = dir.path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed)! + "/sub%20dir/%E6%99%B4.flac"
+        let m3u = try write(dir, "m.m3u", "#EXTM3U\nsub%20dir/%E6%99%B4.flac\na%20b.wav\n\(absolute)\ngone%20away.flac\n")
+        let pls = try write(dir, "p.pls", "[playlist]\nFile1=sub%20dir/%E6%99%B4.flac\nNumberOfEntries=1\n")
+        #expect(try Playlist.read(from: m3u).entries.map(\.location) == [
+            .file(path: dir.file("sub dir/晴.flac")), .file(path: dir.file("a%20b.wav")),
+            .file(path: dir.file("sub dir/晴.flac")), .file(path: dir.file("gone%20away.flac")),
+        ])
+        #expect(try Playlist.read(from: pls).entries.map(\.location) == [.file(path: dir.file("sub dir/晴.flac"))])
+    }
+
     @Test func formatIsDetectedByContentWhenTheNameSaysNothingOrLies() throws {
         let dir = try TempDir("tonearm-playlist")
         defer { dir.remove() }
