@@ -313,9 +313,9 @@ import TonearmTestSupport
     /// body anyway: the source reads it once from the start and the demuxer's seeks (to the
     /// index at the end, back to the audio) are served from memory. It decodes exactly what the
     /// local file decodes, with one request (two when the server claims ranges: the ranged one
-    /// is answered with the whole body, which is then kept; the server sends 512 kB/s there, so
-    /// that the seek comes before the first body has ended). Without the fix every seek
-    /// cancelled the request and made a new one from 0, endlessly.
+    /// is answered with the whole body, which is then kept). The server sends 512 kB/s, so that
+    /// the demuxer's seek to the index comes before the body has ended. Without the fix every
+    /// seek cancelled the request and made a new one from 0, endlessly.
     @Test(arguments: ["1", "lie"])
     func aMoovAtEndFileFromAServerWithoutRangesPlaysWithOneRequest(_ norange: String) throws {
         let site = try Site()
@@ -324,7 +324,7 @@ import TonearmTestSupport
         let moov = try #require(box("moov", in: file)), mdat = try #require(box("mdat", in: file))
         #expect(moov > mdat, "the fixture must have its index at the end")
         #expect(Int64(moov) > NetworkSourceOptions().seekAheadWindow * 2)
-        let url = site.server.url("/" + name, query: norange == "lie" ? ["norange": norange, "rate": "524288"] : ["norange": norange])
+        let url = site.server.url("/" + name, query: ["norange": norange, "rate": "524288"])
         let guardian = StormGuard(limit: 20)
         let source = guardian.source(url)
         source.start()
@@ -397,6 +397,8 @@ import TonearmTestSupport
         let waits = delays.value
         #expect(waits.count == options.reconnectAttempts)
         #expect(waits.allSatisfy { $0 > 0 && $0 <= options.maximumBackoff })
+        // Jittered: not the plain doubling (0.25, 0.5, 1, … s) every time.
+        #expect(waits != waits.indices.map { min(options.maximumBackoff, 0.25 * pow(2, Double($0))) }, "\(waits)")
         // Below the cap each wait is at least the longest the one before could be.
         let uncapped = waits.indices.filter { 0.25 * pow(2, Double($0)) <= options.maximumBackoff }
         for i in uncapped.dropFirst() { #expect(waits[i] >= waits[i - 1], "\(waits)") }
@@ -426,5 +428,36 @@ import TonearmTestSupport
         let requests = site.server.requests(path: "/" + name)
         #expect(requests.count <= 4, "\(requests.count) requests")
         #expect(requests.contains { ($0.rangeStart ?? 0) > Int(size / 2) })
+    }
+
+    /// However the reader seeks, the server sees at most ``NetworkSourceOptions/requestBurst``
+    /// requests in any ``NetworkSourceOptions/requestWindow`` seconds: ten seeks in a row, each
+    /// back before what the last request brought and read at once (so each needs a request of
+    /// its own), are spread out. The server's
+    /// arrival times are only bounded from below (a slower machine spreads them more).
+    @Test func requestsArePacedWhateverTheReaderDoes() throws {
+        let site = try Site()
+        let name = try moovAtEnd(site)
+        let size = Int64(try site.bytes(name).count)
+        let source = NetworkByteSource(url: site.server.url("/" + name, query: ["rate": "16384"]))
+        source.start()
+        defer { source.cancel() }
+        #expect(source.waitUntilOpen(timeout: 20))
+        var byte = [UInt8](repeating: 0, count: 1)
+        for k in 1...10 {
+            let offset = size * Int64(11 - k) / 11  // backwards: each before what the last request brought
+            #expect(source.seek(to: offset))
+            let n = try byte.withUnsafeMutableBytes { try source.read(into: $0) }
+            #expect(n == 1)
+        }
+        let options = source.options
+        let times = site.server.requests(path: "/" + name).map(\.time)
+        #expect(times.count == 11, "\(times.count) requests")
+        for i in times.indices.dropFirst(options.requestBurst) {
+            let span = times[i] - times[i - options.requestBurst]
+            // The source counts a request from before it connects, the server from its arrival:
+            // allow for one slow connect (unpaced, the eleven come within half a second).
+            #expect(span >= options.requestWindow * 0.75, "requests \(i - options.requestBurst + 1)...\(i + 1) within \(span) s")
+        }
     }
 }
