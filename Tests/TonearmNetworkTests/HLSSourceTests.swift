@@ -501,7 +501,11 @@ import TonearmTestSupport
         #expect(source.failure == .network(url: segmentURL, failure: .httpStatus(code: 404, reason: "Not Found")))
         #expect(await requests(site, "/clear/missing.ts", atLeast: 3).count == 3)
         #expect(events.value.filter { if case .retrying = $0 { true } else { false } }.count == 2)
-        #expect(source.errorLog.map(\.action) == ["retrying in 0.25 s", "retrying in 0.25 s", "gave up"])
+        // Each wait is drawn from half to all of the (capped) backoff: jitter.
+        let actions = source.errorLog.map(\.action)
+        #expect(actions.count == 3 && actions.last == "gave up", "\(actions)")
+        let waits = actions.dropLast().compactMap { Double($0.replacingOccurrences(of: "retrying in ", with: "").replacingOccurrences(of: " s", with: "")) }
+        #expect(waits.count == 2 && waits.allSatisfy { $0 >= 0.125 && $0 <= 0.25 }, "\(actions)")
         // The reader gets the first segment, then the failure.
         do {
             _ = try decodeAll(AudioFile(byteSource: source, name: url.absoluteString, streaming: true))
