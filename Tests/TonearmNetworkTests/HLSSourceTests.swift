@@ -564,4 +564,23 @@ import TonearmTestSupport
         #expect(source.errorLog.contains { if case .connectionDropped = $0.failure { true } else { false } })
         #expect(segmentSequence(source.accessLog) == Array(0..<segments.count))
     }
+
+    /// A live playlist that claims a target duration of a millisecond (and never changes) is
+    /// reloaded at most twice a second, not a thousand times. The server's arrival times are only
+    /// bounded from below (a slower machine spreads them more).
+    @Test func aLivePlaylistWithATinyTargetIsNotReloadedInAStorm() async throws {
+        let site = try Site()
+        let first = try #require(try site.segments("clear").first)
+        try site.write("tiny.m3u8", "#EXTM3U\n#EXT-X-TARGETDURATION:0.001\n#EXT-X-MEDIA-SEQUENCE:0\n#EXTINF:\(first.duration),\nclear/\(first.name)\n")
+        let source = HLSByteSource(url: site.server.url("/tiny.m3u8"))
+        source.start()
+        defer { source.cancel() }
+        let loads = await requests(site, "/tiny.m3u8", atLeast: 4)
+        source.cancel()
+        #expect(loads.count >= 4)
+        let times = loads.map(\.time)
+        for i in times.indices.dropFirst(2) {  // the first reload may follow the first load more closely
+            #expect(times[i] - times[i - 1] >= 0.4, "reload \(i) after \(times[i] - times[i - 1]) s")
+        }
+    }
 }
