@@ -34,6 +34,10 @@ public enum NetworkFailure: Error, Sendable, Hashable, CustomStringConvertible {
     /// Encrypted content could not be decrypted (an HLS AES-128 segment with a wrong key or IV,
     /// a key that is not 16 bytes).
     case decryptionFailed(detail: String)
+    /// The server cannot seek (it ignores `Range`: no `Accept-Ranges`, or a whole body for a
+    /// ranged request) and the resource (`length` bytes) is larger than a source keeps in memory
+    /// to seek in (`limit` bytes): it fails instead of being fetched again for every seek.
+    case seekingUnsupported(length: Int64, limit: Int64)
 
     public var description: String {
         switch self {
@@ -57,6 +61,18 @@ public enum NetworkFailure: Error, Sendable, Hashable, CustomStringConvertible {
             }
         case .limitExceeded(let d): "a limit was exceeded (\(d))"
         case .decryptionFailed(let d): "could not be decrypted (\(d))"
+        case .seekingUnsupported(let length, let limit):
+            "the server does not support seeking and the file is larger than \(Self.size(limit)) (\(Self.size(length)))"
         }
+    }
+
+    /// "512 MB", "1.5 GB", "900 kB" (binary multiples, as the limits are set).
+    private static func size(_ bytes: Int64) -> String {
+        let units: [(Int64, String)] = [(1 << 30, "GB"), (1 << 20, "MB"), (1 << 10, "kB")]
+        for (unit, name) in units where bytes >= unit {
+            let value = Double(bytes) / Double(unit)
+            return value == value.rounded() ? "\(Int64(value)) \(name)" : "\((value * 10).rounded() / 10) \(name)"
+        }
+        return "\(bytes) bytes"
     }
 }

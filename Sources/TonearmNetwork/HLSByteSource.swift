@@ -31,7 +31,8 @@ public struct HLSSourceOptions: Sendable {
     /// Retries of a failed segment, key or playlist reload (not of the first playlist load,
     /// which fails at once) before the source fails.
     public var retryAttempts = 4
-    /// The longest wait between retries (0.25 s, then doubling up to this).
+    /// The longest wait between retries (0.25 s, then doubling up to this; each wait drawn from
+    /// half to all of that: jitter).
     public var maximumBackoff = 4.0
     /// Segments fetched ahead of the reader at most (one more is being fetched).
     public var maximumSegmentsAhead = 4

@@ -287,8 +287,9 @@ final class HLSFetcher: @unchecked Sendable {
                 onEvent(.finished)
                 return
             }
-            // Live: reload after a target duration (half of one after an unchanged reload).
-            let interval = lastReloadChanged ? media.targetDuration : media.targetDuration / 2
+            // Live: reload after a target duration (half of one after an unchanged reload), and
+            // never more than twice a second (a playlist may claim a target of 0.001 s).
+            let interval = max(0.5, lastReloadChanged ? media.targetDuration : media.targetDuration / 2)
             guard sleep(until: loadStarted.addingTimeInterval(interval)) else { throw cancelledError }
             loadStarted = Date()
             let reloaded = try loadMedia(mediaURL, retries: options.retryAttempts,
@@ -559,7 +560,7 @@ final class HLSFetcher: @unchecked Sendable {
 
     /// Waits before retry `attempt`; false when cancelled meanwhile.
     private func backoff(attempt: Int, url: URL, failure: NetworkFailure) -> Bool {
-        let delay = min(options.maximumBackoff, 0.25 * pow(2, Double(attempt - 1)))
+        let delay = RetryBackoff.delay(attempt: attempt, maximum: options.maximumBackoff)
         condition.withLock {
             state.errors.append(NetworkErrorLogEntry(url: url.absoluteString, failure: failure, action: "retrying in \(delay) s"))
             state.activity += 1

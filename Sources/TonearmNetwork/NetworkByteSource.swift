@@ -70,8 +70,18 @@ public struct NetworkSourceOptions: Sendable {
     public var limits = NetworkLimits()
     /// Retries in a row after a drop before giving up.
     public var reconnectAttempts = 6
-    /// The longest wait between retries, in seconds.
+    /// The longest wait between retries, in seconds (before jitter: each wait is drawn from
+    /// half to all of 0.25 s doubling per attempt, up to this).
     public var maximumBackoff = 4.0
+    /// A resource whose server cannot seek (no `Accept-Ranges: bytes`, or a whole body for a
+    /// ranged request) is read once from the start and kept whole in memory, every seek served
+    /// from it: at most this many bytes (512 MB). A longer one fails at once with
+    /// ``NetworkFailure/seekingUnsupported(length:limit:)``.
+    public var maximumUnseekableBytes: Int64 = 512 << 20
+    /// At most this many requests to the server in any ``requestWindow`` seconds, whatever
+    /// the reader does (seeks, resumptions): a request beyond waits.
+    public var requestBurst = 4
+    public var requestWindow = 2.0
     /// Ask ICY servers for metadata.
     public var icyMetadata = true
     /// Bytes read ahead of the reader at most (the rest is fetched as it is read).
@@ -87,11 +97,18 @@ public struct NetworkSourceOptions: Sendable {
 /// their own and kept in memory, for a demuxer to read and seek in as in a file.
 ///
 /// - A dropped connection is resumed where it stopped with a Range request (after 0.25 s, then
-///   doubling up to ``Options/maximumBackoff``, at most ``Options/reconnectAttempts`` times in
-///   a row); a server that ignores ranges is read again from the start and the known part skipped.
-///   An endless stream (radio) is joined again.
+///   doubling up to ``Options/maximumBackoff``, each wait with jitter, at most
+///   ``Options/reconnectAttempts`` times in a row); a server that ignores ranges is read again
+///   from the start. An endless stream (radio) is joined again.
 /// - A seek outside what has arrived (and beyond ``Options/seekAheadWindow`` of it) starts a
 ///   new Range request there; what was loaded stays (``loadedRanges``).
+/// - A server that cannot seek (no `Accept-Ranges: bytes`, or a `200` with the whole body for a
+///   ranged request — `python3 -m http.server`) is read once from the start and kept whole in
+///   memory, up to ``Options/maximumUnseekableBytes`` (512 MB); a seek ahead waits for the bytes
+///   to arrive, a seek back is served from memory. A longer resource fails at once with
+///   ``NetworkFailure/seekingUnsupported(length:limit:)``.
+/// - No more than ``Options/requestBurst`` requests go to the server in any
+///   ``Options/requestWindow`` seconds.
 /// - ICY streams (`icy-metaint`) are asked for metadata; it is taken out of the audio and
 ///   reported (``NetworkSourceEvent/metadata(_:)``).
 /// - Failures are typed (``TonearmError/network(url:failure:)``): the first request's failure
@@ -284,7 +301,10 @@ final class NetworkFetcher: @unchecked Sendable {
             if let f = state.failure { throw f }
             // Not coming soon where the fetcher is (or it has finished, and these bytes lie in a
             // gap a far seek left): send it here.
-            let coming = !state.finished && (state.fetchPosition.map { p >= $0 && p - $0 <= options.seekAheadWindow } ?? false)
+            // A server that cannot seek sends the bytes in order: ahead of the fetcher they come
+            // on this request (a new one would start from 0 again).
+            let window = state.seekable ? options.seekAheadWindow : Int64.max
+            let coming = !state.finished && (state.fetchPosition.map { p >= $0 && p - $0 <= window } ?? false)
             if !coming && state.restartAt != p && state.opened {
                 state.restartAt = p
                 state.channel?.cancel()  // wakes a fetcher reading the network
@@ -315,7 +335,9 @@ final class NetworkFetcher: @unchecked Sendable {
         var attempt = 0
         var reconnect = false
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var pacer = RequestPacer(burst: options.requestBurst, window: options.requestWindow)
         while true {
+            if !pace(&pacer) { return }
             let restart = condition.withLock { () -> Int64?? in
                 if state.cancelled { return .some(nil) }
                 defer { state.restartAt = nil }
@@ -348,14 +370,17 @@ final class NetworkFetcher: @unchecked Sendable {
             }
             // What the body holds.
             condition.withLock { state.fetchPosition = ask ?? 0 }
-            var skip: Int64 = 0
             var start = position
             let firstResponse = !condition.withLock { state.opened }
-            if let ask, response.status == 200 {
-                // The server ignored the range: the body starts at 0.
-                skip = ask
+            if ask != nil, response.status == 200 {
+                // The server ignored the range: the body starts at 0. It cannot seek: keep the
+                // whole of it (what was loaded merges), within the limit.
                 start = 0
                 condition.withLock { state.seekable = false }
+                if let total = response.contentLength ?? condition.withLock({ state.length }), total > options.maximumUnseekableBytes {
+                    fail(.network(url: url.absoluteString, failure: .seekingUnsupported(length: total, limit: options.maximumUnseekableBytes)))
+                    return
+                }
             } else if let range = response.contentRange {
                 start = range.start
             } else if ask == nil {
@@ -369,6 +394,10 @@ final class NetworkFetcher: @unchecked Sendable {
                 }
                 let total: Int64? = response.contentRange?.total ?? (response.status == 200 ? response.contentLength : nil)
                 let seekable = total != nil && (response.status == 206 || response.header("accept-ranges")?.lowercased() == "bytes")
+                if !seekable, let total, total > options.maximumUnseekableBytes {
+                    fail(.network(url: url.absoluteString, failure: .seekingUnsupported(length: total, limit: options.maximumUnseekableBytes)))
+                    return
+                }
                 condition.withLock {
                     state.length = total
                     state.contentType = type
@@ -412,13 +441,7 @@ final class NetworkFetcher: @unchecked Sendable {
                     state.access[logIndex].bytesTransferred += Int64(n)
                     state.access[logIndex].transferDuration = Date().timeIntervalSince(began)
                 }
-                var payload = buffer[0..<n]
-                if skip > 0 {
-                    let s = Int(min(skip, Int64(n)))
-                    skip -= Int64(s)
-                    payload = payload.dropFirst(s)
-                    if payload.isEmpty { continue }
-                }
+                let payload = buffer[0..<n]
                 if icy != nil {
                     audio.removeAll(keepingCapacity: true)
                     let blocks = payload.withUnsafeBytes { icy!.feed($0, audio: &audio) }
@@ -489,7 +512,7 @@ final class NetworkFetcher: @unchecked Sendable {
 
     /// Waits before retry `attempt`; false when cancelled meanwhile. A seek wakes it early.
     private func backoff(attempt: Int, failure: NetworkFailure) -> Bool {
-        let delay = min(options.maximumBackoff, 0.25 * pow(2, Double(attempt - 1)))
+        let delay = RetryBackoff.delay(attempt: attempt, maximum: options.maximumBackoff)
         logFailure(failure, action: "retrying in \(delay) s")
         onEvent(.retrying(attempt: attempt, delay: delay, failure: failure))
         let deadline = Date().addingTimeInterval(delay)
@@ -520,11 +543,30 @@ final class NetworkFetcher: @unchecked Sendable {
         return !state.cancelled
     }
 
-    /// Waits while the fetcher is far enough ahead of the reader; false when cancelled.
+    /// Waits until the next request may go (``RequestPacer``) and notes it; false when cancelled.
+    /// Seeks do not shorten the wait (the latest one is served after it).
+    private func pace(_ pacer: inout RequestPacer) -> Bool {
+        let wait = pacer.wait()
+        if wait > 0 {
+            let deadline = Date().addingTimeInterval(wait)
+            condition.lock()
+            while !state.cancelled {
+                if !condition.wait(until: deadline) { break }
+            }
+            condition.unlock()
+        }
+        pacer.begin()
+        return !condition.withLock { state.cancelled }
+    }
+
+    /// Waits while the fetcher is far enough ahead of the reader; false when cancelled. A
+    /// resource whose server cannot seek is read whole without waiting (it is within
+    /// ``Options/maximumUnseekableBytes``, and the reader may not ask for it again).
     private func waitForRoom(_ position: Int64) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        while !state.cancelled && state.restartAt == nil && position - state.readPosition > options.maximumAhead {
+        while !state.cancelled && state.restartAt == nil && (state.seekable || state.length == nil)
+                && position - state.readPosition > options.maximumAhead {
             condition.wait()
         }
         return !state.cancelled

@@ -501,7 +501,11 @@ import TonearmTestSupport
         #expect(source.failure == .network(url: segmentURL, failure: .httpStatus(code: 404, reason: "Not Found")))
         #expect(await requests(site, "/clear/missing.ts", atLeast: 3).count == 3)
         #expect(events.value.filter { if case .retrying = $0 { true } else { false } }.count == 2)
-        #expect(source.errorLog.map(\.action) == ["retrying in 0.25 s", "retrying in 0.25 s", "gave up"])
+        // Each wait is drawn from half to all of the (capped) backoff: jitter.
+        let actions = source.errorLog.map(\.action)
+        #expect(actions.count == 3 && actions.last == "gave up", "\(actions)")
+        let waits = actions.dropLast().compactMap { Double($0.replacingOccurrences(of: "retrying in ", with: "").replacingOccurrences(of: " s", with: "")) }
+        #expect(waits.count == 2 && waits.allSatisfy { $0 >= 0.125 && $0 <= 0.25 }, "\(actions)")
         // The reader gets the first segment, then the failure.
         do {
             _ = try decodeAll(AudioFile(byteSource: source, name: url.absoluteString, streaming: true))
@@ -559,5 +563,24 @@ import TonearmTestSupport
         #expect(resumed.map(\.bytesTransferred).reduce(0, +) == Int64(try site.bytes("clear/seg3.ts").count))
         #expect(source.errorLog.contains { if case .connectionDropped = $0.failure { true } else { false } })
         #expect(segmentSequence(source.accessLog) == Array(0..<segments.count))
+    }
+
+    /// A live playlist that claims a target duration of a millisecond (and never changes) is
+    /// reloaded at most twice a second, not a thousand times. The server's arrival times are only
+    /// bounded from below (a slower machine spreads them more).
+    @Test func aLivePlaylistWithATinyTargetIsNotReloadedInAStorm() async throws {
+        let site = try Site()
+        let first = try #require(try site.segments("clear").first)
+        try site.write("tiny.m3u8", "#EXTM3U\n#EXT-X-TARGETDURATION:0.001\n#EXT-X-MEDIA-SEQUENCE:0\n#EXTINF:\(first.duration),\nclear/\(first.name)\n")
+        let source = HLSByteSource(url: site.server.url("/tiny.m3u8"))
+        source.start()
+        defer { source.cancel() }
+        let loads = await requests(site, "/tiny.m3u8", atLeast: 4)
+        source.cancel()
+        #expect(loads.count >= 4)
+        let times = loads.map(\.time)
+        for i in times.indices.dropFirst(2) {  // the first reload may follow the first load more closely
+            #expect(times[i] - times[i - 1] >= 0.4, "reload \(i) after \(times[i] - times[i - 1]) s")
+        }
     }
 }

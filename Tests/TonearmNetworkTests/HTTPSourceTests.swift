@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Synchronization
 import Testing
 import TonearmCodecs
 import TonearmCore
@@ -263,5 +264,200 @@ import TonearmTestSupport
         let x = Array(a.channel(0)), y = Array(b.channel(0))
         let same = x == y
         #expect(same, "differs first at frame \(zip(x, y).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(x.count, y.count))")
+    }
+
+    // MARK: Servers that cannot seek, servers that fail (issue 18, "a request storm")
+
+    /// Counts the requests a source makes after its first (`.requested` events) and cancels it
+    /// past `limit`, so that a storm ends the test with a failure instead of running forever.
+    final class StormGuard: Sendable {
+        struct Weak { weak var source: NetworkByteSource? }
+        let requests = Mutex(0)
+        private let target = Mutex(Weak())
+        let limit: Int
+        init(limit: Int) { self.limit = limit }
+        func source(_ url: URL, options: NetworkByteSource.Options = .init(),
+                    also: @escaping @Sendable (NetworkSourceEvent) -> Void = { _ in }) -> NetworkByteSource {
+            let source = NetworkByteSource(url: url, options: options, onEvent: { [self] e in
+                also(e)
+                if case .requested = e, requests.withLock({ $0 += 1; return $0 }) > limit {
+                    target.withLock { $0.source }?.cancel()
+                }
+            })
+            target.withLock { $0.source = source }
+            return source
+        }
+    }
+
+    /// A 60 s AAC MP4 with its index at the end (FFmpeg's default, no `+faststart`): about
+    /// 1 MB, so the index lies far beyond ``NetworkSourceOptions/seekAheadWindow`` of the start.
+    func moovAtEnd(_ site: Site) throws -> String {
+        try Fixtures.tone(path: site.dir.file("late.m4a"), codecArgs: ["-c:a", "aac", "-b:a", "128k"], seconds: 60)
+        return "late.m4a"
+    }
+
+    /// Where the first box of type `name` (`moov`, `mdat`) starts in an MP4's top level.
+    func box(_ name: String, in bytes: [UInt8]) -> Int? {
+        var at = 0
+        while at + 8 <= bytes.count {
+            let size = bytes[at..<at + 4].reduce(0) { $0 << 8 | Int($1) }
+            if String(decoding: bytes[at + 4..<at + 8], as: UTF8.self) == name { return at }
+            guard size >= 8 else { return nil }
+            at += size
+        }
+        return nil
+    }
+
+    /// An MP4 with its index (moov) at the end, from a server that ignores Range and says so
+    /// (no Accept-Ranges, `python3 -m http.server`) or says it accepts ranges and sends the whole
+    /// body anyway: the source reads it once from the start and the demuxer's seeks (to the
+    /// index at the end, back to the audio) are served from memory. It decodes exactly what the
+    /// local file decodes, with one request (two when the server claims ranges: the ranged one
+    /// is answered with the whole body, which is then kept). The server sends 512 kB/s, so that
+    /// the demuxer's seek to the index comes before the body has ended. Without the fix every
+    /// seek cancelled the request and made a new one from 0, endlessly.
+    @Test(arguments: ["1", "lie"])
+    func aMoovAtEndFileFromAServerWithoutRangesPlaysWithOneRequest(_ norange: String) throws {
+        let site = try Site()
+        let name = try moovAtEnd(site)
+        let file = try site.bytes(name)
+        let moov = try #require(box("moov", in: file)), mdat = try #require(box("mdat", in: file))
+        #expect(moov > mdat, "the fixture must have its index at the end")
+        #expect(Int64(moov) > NetworkSourceOptions().seekAheadWindow * 2)
+        let url = site.server.url("/" + name, query: ["norange": norange, "rate": "524288"])
+        let guardian = StormGuard(limit: 20)
+        let source = guardian.source(url)
+        source.start()
+        defer { source.cancel() }
+        let remote = try AudioFile(byteSource: source, name: url.absoluteString)
+        let local = try AudioFile(path: site.dir.file(name))
+        #expect(remote.length == local.length)
+        let a = try #require(AudioPCMBuffer(format: local.processingFormat, frameCapacity: Int(local.length)))
+        let b = try #require(AudioPCMBuffer(format: local.processingFormat, frameCapacity: Int(local.length)))
+        try remote.read(into: a)
+        try local.read(into: b)
+        #expect(a.frameLength == b.frameLength)
+        let x = Array(a.channel(0)), y = Array(b.channel(0))
+        let same = x == y
+        #expect(same, "differs first at frame \(zip(x, y).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(x.count, y.count))")
+        #expect(!source.isSeekable)
+        let requests = site.server.requests(path: "/" + name)
+        #expect(requests.count == (norange == "lie" ? 2 : 1), "\(requests.count) requests")
+        #expect(requests.allSatisfy { $0.status == 200 })
+        #expect(source.loadedRanges == [0..<Int64(file.count)])
+    }
+
+    /// Above ``NetworkSourceOptions/maximumUnseekableBytes`` a resource from a server that
+    /// cannot seek fails at once with a typed error that says why, after one request.
+    @Test func aFileTooLargeToKeepFromAServerWithoutRangesFailsAtOnce() throws {
+        let site = try Site()
+        let size = Int64(try site.bytes("tone.m4a").count)
+        var options = NetworkByteSource.Options()
+        options.maximumUnseekableBytes = size / 4
+        let source = NetworkByteSource(url: site.server.url("/tone.m4a", query: ["norange": "1"]), options: options)
+        source.start()
+        defer { source.cancel() }
+        #expect(!source.waitUntilOpen(timeout: 20))
+        guard case .network(_, let failure)? = source.failure else {
+            Issue.record("no typed failure: \(String(describing: source.failure))")
+            return
+        }
+        #expect(failure == .seekingUnsupported(length: size, limit: size / 4))
+        #expect(failure.description.hasPrefix("the server does not support seeking and the file is larger than"))
+        #expect(site.server.requests(path: "/tone.m4a").count == 1)
+        // A server with ranges is not affected by the limit.
+        let seekable = NetworkByteSource(url: site.server.url("/tone.m4a"), options: options)
+        seekable.start()
+        #expect(try readAll(seekable) == site.bytes("tone.m4a"))
+    }
+
+    /// A server that fails every request after the first (which drops): the source retries a
+    /// bounded number of times (``NetworkSourceOptions/reconnectAttempts``), each wait drawn
+    /// longer than the one before until the cap, the requests arrive at least that far apart,
+    /// and the reader gets the typed failure (no hang).
+    @Test func aServerThatFailsEveryRequestIsAskedABoundedNumberOfTimesWithGrowingWaits() throws {
+        let site = try Site()
+        let delays = Watched<[Double]>([])
+        let url = site.server.url("/tone.mp3", query: ["drop": "20000", "failafter": "1"])
+        let guardian = StormGuard(limit: 50)
+        let source = guardian.source(url, also: { e in
+            if case .retrying(_, let delay, _) = e { delays.update { $0.append(delay) } }
+        })
+        source.start()
+        defer { source.cancel() }
+        let options = source.options
+        #expect(throws: TonearmError.self) { _ = try readAll(source) }
+        guard case .network(_, .httpStatus(503, _))? = source.failure else {
+            Issue.record("not the server's 503: \(String(describing: source.failure))")
+            return
+        }
+        let requests = site.server.requests(path: "/tone.mp3")
+        #expect(requests.count == 1 + options.reconnectAttempts)
+        #expect(requests.dropFirst().allSatisfy { $0.status == 503 })
+        let waits = delays.value
+        #expect(waits.count == options.reconnectAttempts)
+        #expect(waits.allSatisfy { $0 > 0 && $0 <= options.maximumBackoff })
+        // Jittered: not the plain doubling (0.25, 0.5, 1, … s) every time.
+        #expect(waits != waits.indices.map { min(options.maximumBackoff, 0.25 * pow(2, Double($0))) }, "\(waits)")
+        // Below the cap each wait is at least the longest the one before could be.
+        let uncapped = waits.indices.filter { 0.25 * pow(2, Double($0)) <= options.maximumBackoff }
+        for i in uncapped.dropFirst() { #expect(waits[i] >= waits[i - 1], "\(waits)") }
+        // The server saw them at least that far apart (arrival times on its own clock).
+        let times = requests.map(\.time)
+        for i in 1..<times.count where i <= waits.count {
+            #expect(times[i] - times[i - 1] >= waits[i - 1] * 0.99, "request \(i + 1) after \(times[i] - times[i - 1]) s, wait \(waits[i - 1]) s")
+        }
+    }
+
+    /// An MP4 with its index at the end from a server with ranges (throttled to 64 kB/s) still
+    /// streams: it opens with a range request for the index, without waiting for the whole file.
+    @Test func aMoovAtEndFileFromARangeServerOpensWithoutTheWholeFile() throws {
+        let site = try Site()
+        let name = try moovAtEnd(site)
+        let size = Int64(try site.bytes(name).count)
+        let url = site.server.url("/" + name, query: ["rate": "65536"])
+        let guardian = StormGuard(limit: 20)
+        let source = guardian.source(url)
+        source.start()
+        defer { source.cancel() }
+        let remote = try AudioFile(byteSource: source, name: url.absoluteString)
+        let loaded = source.loadedRanges.reduce(Int64(0)) { $0 + ($1.upperBound - $1.lowerBound) }
+        #expect(loaded < size / 2, "opened only after \(loaded) of \(size) bytes")
+        #expect(remote.length > 0)
+        #expect(source.isSeekable)
+        let requests = site.server.requests(path: "/" + name)
+        #expect(requests.count <= 4, "\(requests.count) requests")
+        #expect(requests.contains { ($0.rangeStart ?? 0) > Int(size / 2) })
+    }
+
+    /// However the reader seeks, the server sees at most ``NetworkSourceOptions/requestBurst``
+    /// requests in any ``NetworkSourceOptions/requestWindow`` seconds: ten seeks in a row, each
+    /// back before what the last request brought and read at once (so each needs a request of
+    /// its own), are spread out. The server's
+    /// arrival times are only bounded from below (a slower machine spreads them more).
+    @Test func requestsArePacedWhateverTheReaderDoes() throws {
+        let site = try Site()
+        let name = try moovAtEnd(site)
+        let size = Int64(try site.bytes(name).count)
+        let source = NetworkByteSource(url: site.server.url("/" + name, query: ["rate": "16384"]))
+        source.start()
+        defer { source.cancel() }
+        #expect(source.waitUntilOpen(timeout: 20))
+        var byte = [UInt8](repeating: 0, count: 1)
+        for k in 1...10 {
+            let offset = size * Int64(11 - k) / 11  // backwards: each before what the last request brought
+            #expect(source.seek(to: offset))
+            let n = try byte.withUnsafeMutableBytes { try source.read(into: $0) }
+            #expect(n == 1)
+        }
+        let options = source.options
+        let times = site.server.requests(path: "/" + name).map(\.time)
+        #expect(times.count == 11, "\(times.count) requests")
+        for i in times.indices.dropFirst(options.requestBurst) {
+            let span = times[i] - times[i - options.requestBurst]
+            // The source counts a request from before it connects, the server from its arrival:
+            // allow for one slow connect (unpaced, the eleven come within half a second).
+            #expect(span >= options.requestWindow * 0.75, "requests \(i - options.requestBurst + 1)...\(i + 1) within \(span) s")
+        }
     }
 }

@@ -85,4 +85,40 @@ final class Listener: @unchecked Sendable {
         port = Int(UInt16(bigEndian: a.sin_port))
     }
     func close() { Glibc.close(fd) }
+
+    /// The failure of a server that cannot seek, for a file above the limit, says both sizes.
+    @Test func seekingUnsupportedSaysTheLimit() {
+        let f = NetworkFailure.seekingUnsupported(length: 600 << 20, limit: 512 << 20)
+        #expect(f.description == "the server does not support seeking and the file is larger than 512 MB (600 MB)")
+        #expect(NetworkFailure.seekingUnsupported(length: 3 << 29, limit: 1 << 30).description.hasSuffix("larger than 1 GB (1.5 GB)"))
+    }
+
+    /// Retry waits: half to all of 0.25 s doubling per attempt, capped, never the same every time.
+    @Test func retryWaitsDoubleWithJitterUpToTheCap() {
+        var draws: Set<Double> = []
+        for attempt in 1...8 {
+            let base = min(4.0, 0.25 * pow(2, Double(attempt - 1)))
+            for _ in 0..<50 {
+                let d = RetryBackoff.delay(attempt: attempt, maximum: 4)
+                #expect(d >= base / 2 - 0.0005 && d <= base + 0.0005, "attempt \(attempt): \(d)")
+                if attempt == 8 { draws.insert(d) }
+            }
+        }
+        #expect(draws.count > 1)
+    }
+
+    /// The pacer lets a burst through, then makes the next request wait for the window.
+    @Test func thePacerAllowsABurstPerWindow() {
+        let t0 = ContinuousClock.now
+        var pacer = RequestPacer(burst: 4, window: 2)
+        for k in 0..<4 {
+            #expect(pacer.wait(now: t0 + .milliseconds(10 * k)) == 0)
+            pacer.begin(now: t0 + .milliseconds(10 * k))
+        }
+        let wait = pacer.wait(now: t0 + .milliseconds(40))
+        #expect(abs(wait - 1.96) < 1e-9, "\(wait)")
+        #expect(pacer.wait(now: t0 + .seconds(2)) == 0)
+        pacer.begin(now: t0 + .seconds(2))
+        #expect(abs(pacer.wait(now: t0 + .seconds(2)) - 0.01) < 1e-9)
+    }
 }

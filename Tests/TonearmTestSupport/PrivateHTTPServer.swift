@@ -58,7 +58,7 @@ public struct RequestLogEntry: Decodable, Sendable, Equatable {
 }
 
 /// The test HTTP server (`httpd.py` in this folder, run with python3) on 127.0.0.1, serving the
-/// files of a folder with faults chosen per request by query parameters: `norange=1`, `rate=N`,
+/// files of a folder with faults chosen per request by query parameters: `norange=1` (`=lie`), `failafter=K`, `rate=N`,
 /// `drop=N` (`&reset=1`), `stall=S&at=N`, `chunked=1`, `type=MIME`; and the endpoints
 /// `/status/NNN`, `/redirect?to=URL&hops=K&code=C`, `/redirectloop` (and `/redirectloop/a` ↔
 /// `/b`), `/html`, `/hang`, `/bigheader?bytes=N`, `/radio?file=NAME&metaint=N&titles=A|B&every=B&icy=1&length=B`

@@ -39,6 +39,10 @@ Query parameters (any path that serves a body)
   past the end; a malformed or multi-range header is ignored: 200 with the whole body),
   `Content-Length`, `Accept-Ranges: bytes`, `Content-Type` by extension (see CONTENT_TYPES).
 - `norange=1`: Range is ignored: always 200 with the whole body, no `Accept-Ranges`.
+  `norange=lie`: the same, but `Accept-Ranges: bytes` is sent (a ranged request still gets 200
+  and the whole body).
+- `failafter=K`: the first K requests for this path (the path without the query) are served,
+  every later one is answered 503 (counted until /_control/reset).
 - `type=MIME`: this Content-Type instead of the one by extension.
 - `chunked=1`: `Transfer-Encoding: chunked`, no `Content-Length` (Range still applies).
 - `rate=N`: the body is throttled to N bytes/s (written in pieces of N/20 bytes, paced against a
@@ -103,7 +107,8 @@ Endpoints
 - `/_control/rate?value=N` (GET or POST): the server-wide throttle for bodies without `rate=`, in
   bytes/s; `value` absent, 0 or `none`: unthrottled.
 - `/_control/reset-drops`: forgets which paths have dropped or stalled.
-- `/_control/reset`: the rate, the drops and stalls, and the live playlists back to the start.
+- `/_control/reset`: the rate, the drops and stalls, the `failafter` counts, and the live playlists
+  back to the start.
 - `/_control/state`: the state only.
   Each control endpoint answers 200 with the state as JSON: {"rate", "dropped", "stalled", "live"}.
 
@@ -180,6 +185,7 @@ class State:
         self.rate = None
         self.dropped = set()
         self.stalled = set()
+        self.served = {}
         self.live = {}
         self.next_id = 0
 
@@ -195,6 +201,12 @@ class State:
                 return False
             which.add(key)
             return True
+
+    def count(self, key):
+        """Counts one more request for `key` and returns how many there were (this one included)."""
+        with self.lock:
+            self.served[key] = self.served.get(key, 0) + 1
+            return self.served[key]
 
     def snapshot(self):
         with self.lock:
@@ -532,6 +544,7 @@ class Handler(BaseHTTPRequestHandler):
                 STATE.rate = None
                 STATE.dropped.clear()
                 STATE.stalled.clear()
+                STATE.served.clear()
                 STATE.live.clear()
         elif what != "state":
             return self.simple(404, "unknown control endpoint\n")
@@ -563,11 +576,17 @@ class Handler(BaseHTTPRequestHandler):
         full = self.resolve(path)
         if full is None or not os.path.isfile(full):
             return self.simple(404, "not found\n")
+        fail_after = int_param(self.query, "failafter")
+        if fail_after is not None and STATE.count(path) > fail_after:
+            return self.simple(503, "failing on purpose\n")
         size = os.path.getsize(full)
         headers = [("Content-Type", self.query.get("type") or content_type(full))]
         chunked = self.query.get("chunked") == "1"
         start, end, status = 0, size, 200
-        if self.query.get("norange") != "1":
+        norange = self.query.get("norange")
+        if norange == "lie":
+            headers.append(("Accept-Ranges", "bytes"))
+        elif norange != "1":
             headers.append(("Accept-Ranges", "bytes"))
             value = self.headers.get("Range")
             if value is not None:
