@@ -206,7 +206,14 @@ extension Playlist {
         // crashes (in _NSXMLParserStartElementNs) on an element name that is not valid UTF-8, so
         // bytes that are not UTF-8 never reach it. A UTF-16 document (with its BOM) is left to it.
         let utf16 = data.starts(with: [0xFF, 0xFE]) || data.starts(with: [0xFE, 0xFF])
-        if !utf16, String(validating: data, as: UTF8.self) == nil {
+        let text = utf16 ? nil : String(validating: data, as: UTF8.self)
+        // A processing instruction without data (`<?name?>`) crashes XMLParser too (a null
+        // pointer in _NSXMLParserProcessingInstruction; also found by FuzzPlaylists).
+        if let text, let pi = text.firstMatch(of: /<\?[^?\s]+\s*\?>/) {
+            let line = text[..<pi.range.lowerBound].reduce(1) { $1 == "\n" ? $0 + 1 : $0 }
+            throw .invalidPlaylist(path: name, line: line, reason: "a processing instruction without data (\(pi.output))")
+        }
+        if !utf16, text == nil {
             // The line of the first byte that is not UTF-8.
             var line = 1
             var decoder = UTF8()
