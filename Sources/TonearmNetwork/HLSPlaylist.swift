@@ -247,6 +247,9 @@ private struct Parser {
         self.limits = limits
     }
 
+    /// The largest `#EXT-X-MEDIA-SEQUENCE` accepted.
+    static let maximumMediaSequence = 1 << 62
+
     func error(_ line: Int, _ reason: String) -> TonearmError { .invalidPlaylist(path: name, line: line, reason: reason) }
 
     mutating func run(_ text: String) throws(TonearmError) -> HLSPlaylist {
@@ -314,6 +317,11 @@ private struct Parser {
             guard !segmentsStarted else { throw error(number, "#EXT-X-MEDIA-SEQUENCE after the first segment") }
             guard let n = Int(value.trimmingCharacters(in: .whitespaces)), n >= 0 else {
                 throw error(number, "#EXT-X-MEDIA-SEQUENCE '\(value)' is not a non-negative integer")
+            }
+            // Sequence numbers are added to (segments, the next one to fetch): one near Int.max
+            // would overflow. 2^62 is beyond any stream (a segment a nanosecond for 146 years).
+            guard n <= Self.maximumMediaSequence else {
+                throw error(number, "#EXT-X-MEDIA-SEQUENCE \(n) is larger than \(Self.maximumMediaSequence) (the limit)")
             }
             mediaSequence = n
         case "#EXTINF":

@@ -202,6 +202,30 @@ extension Playlist {
     // MARK: XSPF
 
     private static func parseXSPF(_ data: Data, base: URL?, name: String) throws(TonearmError) -> Playlist {
+        // XSPF is UTF-8. Found by fuzzing (scripts/fuzz, FuzzPlaylists): Foundation's XMLParser
+        // crashes (in _NSXMLParserStartElementNs) on an element name that is not valid UTF-8, so
+        // bytes that are not UTF-8 never reach it. A UTF-16 document (with its BOM) is left to it.
+        let utf16 = data.starts(with: [0xFF, 0xFE]) || data.starts(with: [0xFE, 0xFF])
+        let text = utf16 ? nil : String(validating: data, as: UTF8.self)
+        // A processing instruction without data (`<?name?>`) crashes XMLParser too (a null
+        // pointer in _NSXMLParserProcessingInstruction; also found by FuzzPlaylists).
+        if let text, let pi = text.firstMatch(of: /<\?[^?\s]+\s*\?>/) {
+            let line = text[..<pi.range.lowerBound].reduce(1) { $1 == "\n" ? $0 + 1 : $0 }
+            throw .invalidPlaylist(path: name, line: line, reason: "a processing instruction without data (\(pi.output))")
+        }
+        if !utf16, text == nil {
+            // The line of the first byte that is not UTF-8.
+            var line = 1
+            var decoder = UTF8()
+            var bytes = data.makeIterator()
+            decoding: while true {
+                switch decoder.decode(&bytes) {
+                case .scalarValue(let scalar): if scalar == "\n" { line += 1 }
+                case .emptyInput, .error: break decoding
+                }
+            }
+            throw .invalidPlaylist(path: name, line: line, reason: "not UTF-8 text (an XSPF playlist is UTF-8)")
+        }
         let parser = XMLParser(data: data)
         parser.shouldProcessNamespaces = true
         parser.shouldResolveExternalEntities = false

@@ -169,6 +169,19 @@ import TonearmCore
         #expect(invalid("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\na.m3u8\nb.m3u8\n")?.line == 4)
     }
 
+    /// Found by fuzzing (scripts/fuzz, FuzzHLS): a media sequence near Int.max parsed, and the
+    /// playlist's `endSequence` (sequence + segment count) then trapped on overflow. Sequence
+    /// numbers above 2^62 are refused, naming the line; 2^62 itself still parses.
+    @Test func aMediaSequenceNearIntMaxIsRefused() throws {
+        let huge = "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-MEDIA-SEQUENCE:\(Int.max - 1)\n#EXTINF:4,\na.ts\n#EXTINF:4,\nb.ts\n"
+        let refused = invalid(huge)
+        #expect(refused?.line == 3)
+        #expect(refused?.reason.contains("MEDIA-SEQUENCE") == true)
+        let largest = try media("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-MEDIA-SEQUENCE:\(1 << 62)\n#EXTINF:4,\na.ts\n#EXTINF:4,\nb.ts\n")
+        #expect(largest.endSequence == (1 << 62) + 2)
+        #expect(largest.segment(sequence: (1 << 62) + 1)?.url.lastPathComponent == "b.ts")
+    }
+
     @Test func limitsAreKept() {
         let big = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n" + String(repeating: "#EXTINF:2,\nsegment.ts\n", count: 200)
         #expect(refusal(big) == nil)

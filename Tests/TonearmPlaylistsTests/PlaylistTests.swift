@@ -291,6 +291,38 @@ private func expected(_ p: Playlist, in format: PlaylistFormat) -> Playlist {
         #expect(p.entries.map(\.sourceLine) == [6, 15, 20])
     }
 
+    /// Found by fuzzing (scripts/fuzz, FuzzPlaylists): an XSPF whose element name holds bytes
+    /// that are not UTF-8 crashed the process inside Foundation's XMLParser. It is refused,
+    /// naming the line of the first such byte.
+    @Test func xspfThatIsNotUTF8IsRefusedNotCrashed() throws {
+        var bytes = Array("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<playlist version=\"1\" xmlns=\"http://xspf.org/ns/0/\">\n<trackList>\n<".utf8)
+        bytes += [0xF4, 0xF4, 0xF4, 0xF4]
+        bytes += Array("></trackList>\n</playlist>\n".utf8)
+        let error = playlistError { _ = try Playlist.parse(data: Data(bytes), format: .xspf) }
+        guard case .invalidPlaylist(_, let line?, let reason)? = error else {
+            Issue.record("expected invalidPlaylist with a line, got \(String(describing: error))")
+            return
+        }
+        #expect(line == 4)
+        #expect(reason.contains("UTF-8"), "\(reason)")
+    }
+
+    /// Found by fuzzing (scripts/fuzz, FuzzPlaylists): a processing instruction without data
+    /// (`<?xm?>`) crashed the process inside Foundation's XMLParser (a null pointer). It is
+    /// refused, naming its line; one with data (a stylesheet) is still read.
+    @Test func xspfWithAnEmptyProcessingInstructionIsRefusedNotCrashed() throws {
+        let body = "<playlist version=\"1\" xmlns=\"http://xspf.org/ns/0/\">\n<trackList><track><location>http://example.com/a.mp3</location></track></trackList>\n</playlist>\n"
+        let error = playlistError { _ = try Playlist.parse(data: Data(("<?xml version=\"1.0\"?>\n\n<?xm?>\n" + body).utf8), format: .xspf) }
+        guard case .invalidPlaylist(_, let line?, let reason)? = error else {
+            Issue.record("expected invalidPlaylist with a line, got \(String(describing: error))")
+            return
+        }
+        #expect(line == 3)
+        #expect(reason.contains("processing instruction"), "\(reason)")
+        let styled = try Playlist.parse(data: Data(("<?xml version=\"1.0\"?>\n<?xml-stylesheet href=\"s.xsl\"?>\n" + body).utf8), format: .xspf)
+        #expect(styled.entries.count == 1)
+    }
+
     @Test func malformedXMLNamesTheLine() throws {
         let dir = try TempDir("tonearm-playlist")
         defer { dir.remove() }

@@ -1,0 +1,9 @@
+[playlist]
+NumberOfEntries=3
+File1=a.mp3
+Title1=A
+Length1=61
+File2=http://example.com/b
+Length2=-1
+File3=c%20d.ogg
+Version=2
