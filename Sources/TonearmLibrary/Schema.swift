@@ -41,53 +41,7 @@ enum Schema {
         var m = DatabaseMigrator()
         m.registerMigration("v1: items, artwork, full-text index") { db in
             try db.execute(sql: """
-                CREATE TABLE artwork (
-                    hash INTEGER PRIMARY KEY,
-                    mimeType TEXT NOT NULL,
-                    data BLOB NOT NULL
-                );
-                CREATE TABLE item (
-                    id INTEGER PRIMARY KEY,
-                    contentHash INTEGER NOT NULL,
-                    path TEXT NOT NULL UNIQUE,
-                    size INTEGER NOT NULL,
-                    mtime INTEGER NOT NULL,
-                    title TEXT NOT NULL,
-                    artist TEXT,
-                    album TEXT,
-                    albumArtist TEXT,
-                    composer TEXT,
-                    genre TEXT,
-                    trackNumber INTEGER,
-                    trackCount INTEGER,
-                    discNumber INTEGER,
-                    discCount INTEGER,
-                    year INTEGER,
-                    releaseDate TEXT,
-                    duration REAL NOT NULL,
-                    container TEXT NOT NULL,
-                    codec TEXT NOT NULL,
-                    sampleRate INTEGER NOT NULL,
-                    channels INTEGER NOT NULL,
-                    bitsPerSample INTEGER,
-                    bitRate INTEGER,
-                    mediaType TEXT NOT NULL,
-                    isCompilation INTEGER NOT NULL,
-                    bpm INTEGER,
-                    lyrics TEXT,
-                    trackGain REAL, trackPeak REAL, albumGain REAL, albumPeak REAL,
-                    artworkHash INTEGER REFERENCES artwork(hash),
-                    playCount INTEGER NOT NULL DEFAULT 0,
-                    skipCount INTEGER NOT NULL DEFAULT 0,
-                    lastPlayedDate REAL,
-                    rating INTEGER NOT NULL DEFAULT 0,
-                    dateAdded REAL NOT NULL,
-                    titleKey TEXT NOT NULL,
-                    artistKey TEXT NOT NULL,
-                    albumKey TEXT NOT NULL,
-                    albumArtistKey TEXT NOT NULL,
-                    composerKey TEXT NOT NULL,
-                    genreKey TEXT NOT NULL
+                \(Schema.firstTables)
                 );
                 CREATE INDEX item_contentHash ON item(contentHash);
                 CREATE INDEX item_artist ON item(artistKey, year, albumKey, discNumber, trackNumber);
@@ -206,17 +160,9 @@ enum Schema {
         return m
     }
 
-    /// The identifiers of ``migrator``'s migrations, in order.
-    static let migrationIdentifiers = [
-        "v1: items, artwork, full-text index", "v2: playlists", "v3: search keys spell out æ, ø, ł…; sort keys",
-        "v4: listing indexes", "v5: deferred schema", "v6: content hash version",
-        "v7: natural order of numbers in sort keys", "v8: CJK substrings and pinyin in the full-text index",
-    ]
-
-    /// The schema the migrations end with, made at once: the tables (the item table's columns
-    /// in the order the migrations leave them, with their defaults), the indexes, the full-text
-    /// index and its triggers. A test holds it to a database migrated from v1.
-    static let finalSchema = """
+    /// The artwork table and the item table's columns as v1 made them (up to `genreKey`): the
+    /// start of v1's migration and of ``finalSchema``, written once.
+    static let firstTables = """
         CREATE TABLE artwork (
             hash INTEGER PRIMARY KEY,
             mimeType TEXT NOT NULL,
@@ -263,7 +209,21 @@ enum Schema {
             albumKey TEXT NOT NULL,
             albumArtistKey TEXT NOT NULL,
             composerKey TEXT NOT NULL,
-            genreKey TEXT NOT NULL,
+            genreKey TEXT NOT NULL
+        """
+
+    /// The identifiers of ``migrator``'s migrations, in order.
+    static let migrationIdentifiers = [
+        "v1: items, artwork, full-text index", "v2: playlists", "v3: search keys spell out æ, ø, ł…; sort keys",
+        "v4: listing indexes", "v5: deferred schema", "v6: content hash version",
+        "v7: natural order of numbers in sort keys", "v8: CJK substrings and pinyin in the full-text index",
+    ]
+
+    /// The schema the migrations end with, made at once: the tables (the item table's columns
+    /// in the order the migrations leave them, with their defaults), the indexes, the full-text
+    /// index and its triggers. A test holds it to a database migrated from v1.
+    static let finalSchema = """
+        \(Schema.firstTables),
             titleSort TEXT NOT NULL DEFAULT '',
             artistSort TEXT NOT NULL DEFAULT '',
             albumSort TEXT NOT NULL DEFAULT '',
