@@ -7,42 +7,41 @@ struct TimedOut: Error, CustomStringConvertible {
     var description: String { "timed out waiting for \(what)" }
 }
 
+/// Runs `body` and returns its result, or throws ``TimedOut`` once `timeout` seconds have passed
+/// (then `onTimeout` runs first). The one deadline of these helpers: a sleeping child task races
+/// `body`, whichever ends first decides and the other is cancelled — a deadline, not
+/// synchronisation.
+func withDeadline<T: Sendable>(_ timeout: Double, _ what: String, onTimeout: @escaping @Sendable () -> Void = {},
+                               _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .seconds(timeout))
+            onTimeout()
+            throw TimedOut(what: what)
+        }
+        defer { group.cancelAll() }
+        return try await group.next()!
+    }
+}
+
 /// Waits for the first event of `stream` that `match` accepts; throws after `timeout` seconds.
 func waitForEvent<E: Sendable>(_ stream: AsyncStream<E>, timeout: Double = 20, _ what: String = "event",
                                where match: @escaping @Sendable (E) -> Bool) async throws -> E {
-    try await withThrowingTaskGroup(of: E?.self) { group in
-        group.addTask {
-            for await e in stream where match(e) { return e }
-            return nil
-        }
-        group.addTask {
-            try await Task.sleep(for: .seconds(timeout))  // a deadline, not synchronisation
-            throw TimedOut(what: what)
-        }
-        guard let first = try await group.next(), let e = first else {
-            group.cancelAll()
-            throw TimedOut(what: "\(what) (stream ended)")
-        }
-        group.cancelAll()
-        return e
+    let first = try await withDeadline(timeout, what) { () async -> E? in
+        for await e in stream where match(e) { return e }
+        return nil
     }
+    guard let e = first else { throw TimedOut(what: "\(what) (stream ended)") }
+    return e
 }
 
 /// Collects events of `stream` until it finishes or `timeout` passes.
 func collectUntilFinished<E: Sendable>(_ stream: AsyncStream<E>, timeout: Double = 20) async throws -> [E] {
-    try await withThrowingTaskGroup(of: [E].self) { group in
-        group.addTask {
-            var all: [E] = []
-            for await e in stream { all.append(e) }
-            return all
-        }
-        group.addTask {
-            try await Task.sleep(for: .seconds(timeout))
-            throw TimedOut(what: "the stream to finish")
-        }
-        let r = try await group.next()!
-        group.cancelAll()
-        return r
+    try await withDeadline(timeout, "the stream to finish") {
+        var all: [E] = []
+        for await e in stream { all.append(e) }
+        return all
     }
 }
 
@@ -64,16 +63,7 @@ func eventsUntilFinished(_ events: AsyncStream<QueuePlayerEvent>) -> Task<[Queue
 /// missed, as it would be by a stream subscribed after `play()`.
 func finished(_ collector: Task<[QueuePlayerEvent], Never>, timeout: Double = 20,
               _ what: String = "the queue to finish") async throws -> [QueuePlayerEvent] {
-    try await withThrowingTaskGroup(of: [QueuePlayerEvent].self) { group in
-        group.addTask { await collector.value }
-        group.addTask {
-            try await Task.sleep(for: .seconds(timeout))
-            collector.cancel()
-            throw TimedOut(what: what)
-        }
-        let seen = try await group.next()!
-        group.cancelAll()
-        guard seen.last == .finished else { throw TimedOut(what: "\(what) (stream ended)") }
-        return seen
-    }
+    let seen = try await withDeadline(timeout, what, onTimeout: { collector.cancel() }) { await collector.value }
+    guard seen.last == .finished else { throw TimedOut(what: "\(what) (stream ended)") }
+    return seen
 }
