@@ -72,6 +72,10 @@ final class PlaySession: @unchecked Sendable {
     private var failed = 0
     private var played: Set<UInt64> = []
     private var metadataFor: UInt64 = 0
+    /// The queue index of the item announced last.
+    private var announcedIndex = -1
+    /// The queue is starting again where it was, its output back after a loss.
+    private var playingOnAfterOutputLoss = false
     /// Whether playback has started (item changes before that come from setting the queue).
     private var started = false
     private var latest: (QueueItem, Int)?
@@ -336,7 +340,10 @@ final class PlaySession: @unchecked Sendable {
             refreshQueueScreen()
             guard let item, let index else { return false }
             latest = (item, index)
-            if started { announce(item, index: index) }
+            // The same entry again, as the queue plays on after its output came back, is not news.
+            let resumed = playingOnAfterOutputLoss && (item.persistentID, index) == (metadataFor, announcedIndex)
+            playingOnAfterOutputLoss = false
+            if started && !resumed { announce(item, index: index) }
         case .stateChanged(.interrupted):
             report("interrupted by another player; paused until it is done")
         case .stateChanged(let state):
@@ -365,7 +372,18 @@ final class PlaySession: @unchecked Sendable {
             remote.didSeek(to: t)
         case .finished:
             return true
-        case .outputLost(let reason):
+        case .outputLost(let reason, true):
+            // A sound server that went away (restarted, updated) is watched for: the queue plays
+            // on from its place by itself when it answers again.
+            let at = formatTime(player.currentPlaybackTime)
+            report(interactive
+                ? "the sound server went away (\(reason)); playing on from \(at) when it is back — space pauses"
+                : "the sound server went away (\(reason)); waiting for it, to play on from \(at) (Ctrl-C ends)")
+        case .outputReturned(let resuming):
+            let at = formatTime(player.currentPlaybackTime)
+            playingOnAfterOutputLoss = resuming
+            report(resuming ? "the sound server is back; playing on from \(at)" : "the sound server is back")
+        case .outputLost(let reason, false):
             // Without keys nothing would go on: the session ends rather than wait forever.
             guard interactive else {
                 report("the output was lost (\(reason)); stopping")
@@ -409,6 +427,7 @@ final class PlaySession: @unchecked Sendable {
     /// Shows the now-playing item (title, tags, format) and prints the plain line.
     private func announce(_ item: QueueItem, index: Int) {
         metadataFor = item.persistentID
+        announcedIndex = index
         played.insert(item.persistentID)
         screen.message = messageForNext
         messageForNext = nil

@@ -250,7 +250,8 @@ struct RemoteTransport: Sendable {
     }
 
     static func queue(_ player: MusicPlayer) -> RemoteTransport {
-        RemoteTransport(isPlaying: { player.playbackState == .playing }, play: { player.play() }, pause: { player.pause() },
+        // Waiting to play on when the sound server is back counts as playing: the key pauses it.
+        RemoteTransport(isPlaying: { player.playbackState == .playing || player.isWaitingForOutput }, play: { player.play() }, pause: { player.pause() },
                         stop: { player.stop() }, hasItem: { player.nowPlayingItem != nil },
                         seek: { player.currentPlaybackTime = $0 },
                         volume: { player.volume }, setVolume: { player.volume = $0 })

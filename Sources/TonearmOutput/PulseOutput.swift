@@ -78,6 +78,10 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     private let formatBox = Mutex(AudioFormat.interleavedFloat(sampleRate: 48_000, channels: 2))
     private let eventChannel = OutputEventChannel()
     private let underruns = Atomic<Int>(0)
+    /// Whether the last loss was the server's (the connection failed), not only the stream's:
+    /// only then is there a server to wait for (``watchForReturn(_:)``). Set by the mainloop
+    /// thread, read by the control plane.
+    private let serverLost = Atomic<Bool>(false)
     /// Timing published by the mainloop thread (or a control call holding the mainloop lock)
     /// for readers on any thread.
     private let timing = TimingSnapshot()
@@ -190,6 +194,7 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
         channelMap = map
         frameBytes = 4 * requested.channelCount
         lostReported = false
+        serverLost.store(false, ordering: .relaxed)
         watchingSinks = false
         closing = false
         var f = requested
@@ -200,6 +205,7 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
         let c = try PulseConnection(server: server, serverText: server ?? "the default server",
                                     clientName: applicationName, timeout: connectTimeout, driver: name) { [unowned self] reason in
             self.source = nil
+            self.serverLost.store(true, ordering: .releasing)
             self.reportLost("the connection to the server was lost: \(reason)")
         }
         connection = c
@@ -607,6 +613,53 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     public var underrunCount: Int { underruns.load(ordering: .relaxed) }
 
     // MARK: Probing
+
+    /// Watches for a server at ``server`` to answer again after the connection was lost (a
+    /// restarted PulseAudio, PipeWire's server after an update): probes with
+    /// ``isServerAvailable(server:timeout:)`` at once and then at growing, jittered intervals
+    /// (0.1 s doubling to 2 s), woken early by inotify when the server's unix socket appears.
+    /// `onReturn` runs once on the watch's thread. Control plane.
+    ///
+    /// Nil when the server did not go away — only the stream did (killed with `pactl
+    /// kill-sink-input`, its sink removed with nowhere to move it): a server that answers all
+    /// along would "return" at once, and the player would play on against what was done to it.
+    public func watchForReturn(_ onReturn: @escaping @Sendable () -> Void) -> OutputReturnWatch? {
+        guard serverLost.load(ordering: .acquiring) else { return nil }
+        let server = self.server
+        return OutputReturnWatch(probe: { Self.isServerAvailable(server: server, timeout: 1) },
+                                 wakePath: Self.socketPath(server: server, environment: Self.pulseEnvironment()),
+                                 onReturn: onReturn)
+    }
+
+    /// The variables ``socketPath(server:environment:)`` reads, from the process's environment.
+    static func pulseEnvironment() -> [String: String] {
+        var env: [String: String] = [:]
+        for key in ["PULSE_SERVER", "PULSE_RUNTIME_PATH", "XDG_RUNTIME_DIR"] {
+            if let v = getenv(key) { env[key] = String(cString: v) }
+        }
+        return env
+    }
+
+    /// The unix socket a server string names, as libpulse finds it: the first `unix:PATH` of
+    /// `server` (entries are separated by spaces; a `{machine-id}` prefix is ignored); without a
+    /// server, the same of `PULSE_SERVER`, else `native` in `PULSE_RUNTIME_PATH` or
+    /// `XDG_RUNTIME_DIR/pulse`. Nil for a server reached over TCP only.
+    static func socketPath(server: String?, environment: [String: String]) -> String? {
+        func unixEntry(_ list: String) -> String? {
+            for entry in list.split(whereSeparator: { $0 == " " || $0 == "\t" }) {
+                var e = Substring(entry)
+                if e.hasPrefix("{"), let close = e.firstIndex(of: "}") { e = e[e.index(after: close)...] }
+                if e.hasPrefix("unix:") { return String(e.dropFirst(5)) }
+                if e.hasPrefix("/") { return String(e) }
+            }
+            return nil
+        }
+        if let server, !server.isEmpty { return unixEntry(server) }
+        if let env = environment["PULSE_SERVER"], !env.isEmpty { return unixEntry(env) }
+        if let runtime = environment["PULSE_RUNTIME_PATH"], !runtime.isEmpty { return runtime + "/native" }
+        if let xdg = environment["XDG_RUNTIME_DIR"], !xdg.isEmpty { return xdg + "/pulse/native" }
+        return nil
+    }
 
     /// Whether a PulseAudio-compatible server answers at `server` (nil: the default server) within
     /// `timeout` seconds. Never autospawns a server and never blocks longer than `timeout`

@@ -239,6 +239,9 @@ public final class MusicPlayer: Sendable {
     // MARK: State
 
     public var playbackState: PlaybackState { queue.playbackState }
+    /// Whether the player plays on by itself when its lost output answers again
+    /// (``QueuePlayer/isWaitingForOutput``).
+    public var isWaitingForOutput: Bool { queue.isWaitingForOutput }
     public var nowPlayingItem: QueueItem? { queue.currentItem }
     public var indexOfNowPlayingItem: Int? { queue.currentIndex }
 

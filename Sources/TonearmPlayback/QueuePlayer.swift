@@ -37,8 +37,14 @@ public enum QueuePlayerEvent: Sendable, Equatable {
     /// The whole queue has been played (the state is now stopped).
     case finished
     /// The output was lost (the stream failed); the queue paused at its place, and `play()`
-    /// goes on from there on whatever output there is then.
-    case outputLost(reason: String)
+    /// goes on from there on whatever output there is then. `awaitingReturn`: the output can
+    /// come back by itself (a sound server that restarts) and the queue watches for it; if it
+    /// was playing it plays on from its place when the output answers (``outputReturned``).
+    case outputLost(reason: String, awaitingReturn: Bool)
+    /// The output lost earlier answers again (a restarted sound server). `resuming`: the queue
+    /// plays on from where it was (it was playing when the output was lost, or `play()` was asked
+    /// meanwhile).
+    case outputReturned(resuming: Bool)
     /// The device the queue played to went away and the server moved the stream elsewhere; the
     /// queue paused (the unplugged-headphones rule).
     case outputRemoved(previous: String)
@@ -76,6 +82,8 @@ public final class QueuePlayer: @unchecked Sendable {
         var effects: [AudioNode] = []
         var keepAlive: QueuePlayer?
         var corkRequestHandler: (@Sendable (Bool) -> Void)?
+        /// Watches for the lost output to answer again (from a `deviceLost` until it does).
+        var outputWatch: OutputReturnWatch?
         /// The first item of the start under way, opened off the lock, until its runtime is built.
         var startFile: (token: UInt64, file: AudioFile)?
         /// Bumped by every restart: a restart whose open comes back after a newer one began gives way.
@@ -287,6 +295,11 @@ public final class QueuePlayer: @unchecked Sendable {
     // MARK: Transport
 
     public var playbackState: PlaybackState { lock.withLock { $0.machine.state } }
+
+    /// Whether the queue, paused because its output was lost, plays on by itself when the output
+    /// answers again (``QueuePlayerEvent/outputReturned(resuming:)``); `pause()` or `stop()`
+    /// cancel that.
+    public var isWaitingForOutput: Bool { lock.withLock { $0.machine.resumesWhenOutputReturns } }
 
     /// Why the last `play()` could not start (nil when it did).
     public var lastError: TonearmError? { lock.withLock { $0.machine.lastError } }
@@ -738,11 +751,24 @@ public final class QueuePlayer: @unchecked Sendable {
             feed(.deviceRemoved(previous: previous), flow: nil)
         case .deviceLost(let reason):
             lock.withLock { l in
-                guard l.runtime.map(ObjectIdentifier.init) == id else { return }
-                enqueue(apply(l.machine.handle(.deviceLost(reason: reason, position: Self.currentTime(l))), in: &l), flow: nil)
+                guard let rt = l.runtime, ObjectIdentifier(rt) == id else { return }
+                // The watch's report takes the lock, so it is handled after this loss.
+                l.outputWatch?.cancel()
+                l.outputWatch = rt.driver.watchForReturn { [weak self] in self?.outputReturned() }
+                let lost = QueueStateMachine.Input.deviceLost(reason: reason, position: Self.currentTime(l),
+                                                              watching: l.outputWatch != nil)
+                enqueue(apply(l.machine.handle(lost), in: &l), flow: nil)
             }
         case .drained, .moved:
             break
+        }
+    }
+
+    /// The watch's thread: the lost output answers again.
+    private func outputReturned() {
+        lock.withLock { l in
+            l.outputWatch = nil
+            enqueue(apply(l.machine.handle(.outputReturned), in: &l), flow: nil)
         }
     }
 

@@ -49,8 +49,12 @@ struct QueueStateMachine: Sendable {
         case uncorkRequested
         /// The device went away and the server moved the stream elsewhere.
         case deviceRemoved(previous: String)
-        /// The stream failed; the queue was at `position` seconds.
-        case deviceLost(reason: String, position: Double)
+        /// The stream failed; the queue was at `position` seconds. `watching`: a watch waits for
+        /// the output to answer again (a restarted sound server), and will say so with
+        /// `outputReturned`.
+        case deviceLost(reason: String, position: Double, watching: Bool)
+        /// The output lost earlier answers again (the watch of a `deviceLost` saw it).
+        case outputReturned
         /// The output could not be started or resumed.
         case renderingFailed(TonearmError)
 
@@ -113,6 +117,12 @@ struct QueueStateMachine: Sendable {
     private(set) var crossfade: Double = 0
     /// Interrupted by the sound server (a cork request), so that its uncork resumes.
     private(set) var corked = false
+    /// The output was lost and a watch waits for it to answer again (`outputReturned`).
+    private(set) var awaitingOutput = false
+    /// Whether the queue plays on by itself when the lost output answers again: it was playing
+    /// when the output was lost, or `play()` was asked while it was gone. Cleared by pause and
+    /// stop. The player keeps itself alive meanwhile, as a playing one does.
+    private(set) var resumesWhenOutputReturns = false
     private(set) var lastError: TonearmError?
     private var keepAlive = KeepAliveLatch()
     /// Whether the player keeps itself alive now (it plays).
@@ -316,6 +326,11 @@ struct QueueStateMachine: Sendable {
             return [.open(token: token, key: cur.key, item: cur.item, remote: cur.item.isRemote)]
 
         case .pause:
+            if resumesWhenOutputReturns && !isRunning {
+                // Waiting for a lost output: it stays paused when the output comes back.
+                resumesWhenOutputReturns = false
+                return release()
+            }
             guard state == .playing, isRunning else { return [] }
             state = .paused
             return [.pauseRendering, .emit(.stateChanged(.paused))]
@@ -343,16 +358,40 @@ struct QueueStateMachine: Sendable {
             // The unplugged-headphones rule: pause rather than go on out of the speakers.
             return handle(.pause) + [.emit(.outputRemoved(previous: previous))]
 
-        case .deviceLost(let reason, let position):
-            // The stream is gone: keep the place, so that play() resumes on the output there is.
+        case .deviceLost(let reason, let position, let watching):
+            // The stream is gone: keep the place, so that play() resumes on the output there is —
+            // and, while a watch waits for the output to answer again, play on by itself when it
+            // does if it was playing (a restarted sound server).
             let was = state
             var actions = closeRuntime()
             pendingPosition = position
             state = was == .stopped ? .stopped : .paused
-            actions += release()
-            actions.append(.emit(.outputLost(reason: reason)))
+            awaitingOutput = watching
+            resumesWhenOutputReturns = watching && was == .playing
+            if !resumesWhenOutputReturns { actions += release() }
+            actions.append(.emit(.outputLost(reason: reason, awaitingReturn: watching)))
             if was != .stopped { actions.append(.emit(.stateChanged(.paused))) }
             return actions
+
+        case .outputReturned:
+            guard awaitingOutput else { return [] }
+            awaitingOutput = false
+            let resume = resumesWhenOutputReturns
+            resumesWhenOutputReturns = false
+            switch runtime {
+            case .starting:
+                // A play() under way goes on, now that there is an output.
+                return [.emit(.outputReturned(resuming: true))]
+            case .running:
+                return [.emit(.outputReturned(resuming: false))]  // playing meanwhile (another output)
+            case .none:
+                var start = resume && state == .paused ? handle(.play) : []
+                // Held since the loss while the start it asked for is under way; a start that fails
+                // lets go (finishQueue, fail).
+                let starts = start.contains { if case .open = $0 { true } else { false } }
+                if !starts { start += release() }
+                return [.emit(.outputReturned(resuming: starts))] + start
+            }
 
         case .renderingFailed(let error):
             return fail(error)
@@ -415,6 +454,11 @@ struct QueueStateMachine: Sendable {
         case .runtimeFailed(let token, let error):
             guard runtime == .starting(token: token) else { return [] }
             runtime = .none
+            if awaitingOutput, case .outputUnavailable = error {
+                // play() while the lost output is still gone: play on when it answers.
+                resumesWhenOutputReturns = true
+                return retain()
+            }
             return fail(error)
 
         case .restartOpenFailed(let key, let error):
@@ -493,6 +537,7 @@ struct QueueStateMachine: Sendable {
 
     private mutating func stop() -> [Action] {
         let was = state
+        resumesWhenOutputReturns = false
         var actions = closeRuntime()
         state = .stopped
         pendingPosition = 0
@@ -528,7 +573,7 @@ struct QueueStateMachine: Sendable {
         state = .stopped
         lastError = error
         actions += release()
-        return actions + [.emit(.outputLost(reason: error.description)), .emit(.stateChanged(.stopped))]
+        return actions + [.emit(.outputLost(reason: error.description, awaitingReturn: false)), .emit(.stateChanged(.stopped))]
     }
 
     private mutating func retain() -> [Action] { keepAlive.retain(.retainSelf) }

@@ -108,9 +108,19 @@ public protocol AudioOutputDriver: AnyObject, Sendable {
     /// Events from the device. One stream per driver; finishes when the driver is closed. A driver
     /// opened again after `close()` publishes on a fresh stream: read `events` again after `open`.
     var events: AsyncStream<AudioOutputEvent> { get }
+
+    /// After ``AudioOutputEvent/deviceLost(reason:)``: watches for the device or server to answer
+    /// again (a restarted sound server) and calls `onReturn` once, on the watch's own thread,
+    /// when it does. Nil when this driver's device cannot come back by itself (the file output;
+    /// the null output never goes away). Control plane. The watch does not hold the driver and
+    /// outlives `close()`; it stops when it has reported, when cancelled, or when released.
+    func watchForReturn(_ onReturn: @escaping @Sendable () -> Void) -> OutputReturnWatch?
 }
 
 extension AudioOutputDriver {
     /// Drivers that buffer nothing after a render call have nothing to wait for.
     public func drain(timeout: Double) {}
+
+    /// Drivers whose device does not come back by itself watch for nothing.
+    public func watchForReturn(_ onReturn: @escaping @Sendable () -> Void) -> OutputReturnWatch? { nil }
 }

@@ -4,8 +4,9 @@ import Testing
 import TonearmTestSupport
 
 /// `play --device` on a real private PulseAudio: an output the server does not have is an
-/// error before anything plays, and an output lost while playing with standard output piped
-/// ends the run instead of waiting for keys that cannot come.
+/// error before anything plays; an output lost while playing with standard output piped ends
+/// the run instead of waiting for keys that cannot come — unless the sound server itself went
+/// away, which is waited for, and playback goes on by itself when it is back.
 @Suite(.serialized) struct PlayOutputCheckTests {
     let dir: TempDir
     let env: [String: String]
@@ -75,6 +76,34 @@ import TonearmTestSupport
         #expect(ended, "still running: \(child.standardErrorText)")
         #expect(child.status.map { ($0 >> 8) & 0xff } == 1)
         #expect(child.standardErrorText.contains("the output phones went away; stopping"), "\(child.standardErrorText)")
+    }
+
+    /// The sound server killed (a crash) and started again at the same address while `play`
+    /// runs with standard output piped: it says so, waits, plays on from where it was by itself,
+    /// and the file counts once, as played.
+    @Test func aRestartedSoundServerIsFoundAgainAndTheFilePlaysToItsEnd() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let short = dir.file("short.flac")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=4", short])
+        let child = try ChildProcess([try tonearmBinary(), "play", "--output", "pulse", short], environment: environment(server),
+                                     captureStandardError: true, captureStandardOutput: true)
+        defer { child.terminate(SIGKILL) }
+        let started = await child.waitForStandardOutput(timeout: 10) { $0.text.contains("0:00 /") || $0.ended }
+        #expect(started, "\(child.standardOutputText) \(child.standardErrorText)")
+        server.kill()
+        let noticed = child.waitForStandardError(containing: "the sound server went away", timeout: 10)
+        #expect(noticed, "\(child.standardErrorText)")
+        #expect(child.isRunning, "it did not wait: \(child.standardErrorText)")
+        try server.start()
+        let ended = await child.waitForExit(timeout: 20)
+        #expect(ended, "still running: \(child.standardErrorText)")
+        #expect(child.status.map { ($0 >> 8) & 0xff } == 0, "\(child.standardErrorText)")
+        #expect(child.standardErrorText.contains("waiting for it, to play on from 0:0"), "\(child.standardErrorText)")
+        #expect(child.standardErrorText.contains("the sound server is back; playing on from 0:0"), "\(child.standardErrorText)")
+        #expect(child.standardOutputText.contains("Done: 1 played, 0 failed"), "\(child.standardOutputText)")
+        #expect(child.standardOutputText.components(separatedBy: "Playing 1/1").count == 2, "announced once: \(child.standardOutputText)")
+        #expect(!child.standardErrorText.contains("stopping"), "\(child.standardErrorText)")
     }
 
     @Test func theOutputLostWhilePipedEndsTheRun() async throws {

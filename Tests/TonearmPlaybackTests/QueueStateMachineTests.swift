@@ -142,7 +142,7 @@ import TonearmCore
         _ = m.handle(.play)
         _ = m.handle(.startOpened(token: 1, key: 1))
         #expect(m.handle(.runtimeFailed(token: 1, error: broken)) == [
-            .emit(.outputLost(reason: broken.description)), .emit(.stateChanged(.stopped)),
+            .emit(.outputLost(reason: broken.description, awaitingReturn: false)), .emit(.stateChanged(.stopped)),
         ])
         #expect(m.lastError == broken)
         #expect(m.runtime == .none)
@@ -238,8 +238,9 @@ import TonearmCore
 
     @Test func aLostOutputPausesAtItsPlace() {
         var m = running([a, b])
-        #expect(m.handle(.deviceLost(reason: "gone", position: 12.5)) == [
-            .closeRuntime(drain: false), .releaseSelf, .emit(.outputLost(reason: "gone")), .emit(.stateChanged(.paused)),
+        #expect(m.handle(.deviceLost(reason: "gone", position: 12.5, watching: false)) == [
+            .closeRuntime(drain: false), .releaseSelf, .emit(.outputLost(reason: "gone", awaitingReturn: false)),
+            .emit(.stateChanged(.paused)),
         ])
         #expect(m.state == .paused)
         #expect(m.currentTime(playerSampleTime: 480000) == 12.5)
@@ -251,15 +252,98 @@ import TonearmCore
 
     @Test func aLostOutputWhileStoppedIsOnlyReported() {
         var m = QueueStateMachine(items: [a])
-        #expect(m.handle(.deviceLost(reason: "gone", position: 0)) == [.emit(.outputLost(reason: "gone"))])
+        #expect(m.handle(.deviceLost(reason: "gone", position: 0, watching: false))
+            == [.emit(.outputLost(reason: "gone", awaitingReturn: false))])
         #expect(m.state == .stopped)
+    }
+
+    // MARK: A sound server that comes back
+
+    @Test func aLostOutputThatIsWatchedPausesHeldAndPlaysOnFromItsPlaceWhenItAnswers() {
+        var m = running([a, b])
+        #expect(m.handle(.deviceLost(reason: "gone", position: 12.5, watching: true)) == [
+            .closeRuntime(drain: false), .emit(.outputLost(reason: "gone", awaitingReturn: true)), .emit(.stateChanged(.paused)),
+        ])
+        #expect(m.state == .paused)
+        #expect(m.retained)  // it will play on by itself: it keeps itself alive meanwhile
+        #expect(m.resumesWhenOutputReturns)
+        #expect(m.handle(.outputReturned) == [
+            .emit(.outputReturned(resuming: true)), .open(token: 2, key: 1, item: a, remote: false),
+        ])
+        _ = m.handle(.startOpened(token: 2, key: 1))
+        let built = m.handle(.runtimeBuilt(token: 2, rate: 48000))
+        #expect(built.contains(.installRuntime(key: 1, position: 12.5)))
+        #expect(!built.contains(.retainSelf))  // held once, not twice
+        #expect(m.state == .playing)
+        #expect(!m.awaitingOutput)
+    }
+
+    @Test func aLostOutputWhilePausedStaysPausedWhenItAnswers() {
+        var m = running([a])
+        _ = m.handle(.pause)
+        #expect(m.handle(.deviceLost(reason: "gone", position: 3, watching: true)) == [
+            .closeRuntime(drain: false), .releaseSelf, .emit(.outputLost(reason: "gone", awaitingReturn: true)),
+            .emit(.stateChanged(.paused)),
+        ])
+        #expect(!m.retained)
+        #expect(m.handle(.outputReturned) == [.emit(.outputReturned(resuming: false))])
+        #expect(m.state == .paused)
+        #expect(m.currentTime(playerSampleTime: nil) == 3)
+    }
+
+    @Test func pauseOrStopWhileWaitingForTheOutputCancelsPlayingOn() {
+        var paused = running([a])
+        _ = paused.handle(.deviceLost(reason: "gone", position: 3, watching: true))
+        #expect(paused.handle(.pause) == [.releaseSelf])
+        #expect(!paused.resumesWhenOutputReturns)
+        #expect(paused.handle(.outputReturned) == [.emit(.outputReturned(resuming: false))])
+
+        var stopped = running([a])
+        _ = stopped.handle(.deviceLost(reason: "gone", position: 3, watching: true))
+        #expect(stopped.handle(.stop) == [.releaseSelf, .emit(.stateChanged(.stopped))])
+        #expect(stopped.handle(.outputReturned) == [.emit(.outputReturned(resuming: false))])
+        #expect(stopped.state == .stopped)
+        #expect(stopped.currentTime(playerSampleTime: nil) == 0)
+    }
+
+    @Test func playWhileTheWatchedOutputIsStillGoneWaitsForItInsteadOfStopping() {
+        var m = running([a])
+        _ = m.handle(.pause)
+        _ = m.handle(.deviceLost(reason: "gone", position: 4, watching: true))
+        #expect(m.handle(.play) == [.open(token: 2, key: 1, item: a, remote: false)])
+        _ = m.handle(.startOpened(token: 2, key: 1))
+        let unavailable = TonearmError.outputUnavailable(driver: "pulse", reason: "Connection refused")
+        #expect(m.handle(.runtimeFailed(token: 2, error: unavailable)) == [.retainSelf])
+        #expect(m.state == .paused)
+        #expect(m.resumesWhenOutputReturns)
+        #expect(m.lastError == nil)
+        #expect(m.handle(.outputReturned) == [
+            .emit(.outputReturned(resuming: true)), .open(token: 3, key: 1, item: a, remote: false),
+        ])
+        // Once the output has answered, failing to open it stops as before.
+        var other = running([a])
+        _ = other.handle(.deviceLost(reason: "gone", position: 4, watching: true))
+        _ = other.handle(.outputReturned)
+        _ = other.handle(.startOpened(token: 2, key: 1))
+        #expect(other.handle(.runtimeFailed(token: 2, error: unavailable)).contains(.emit(.stateChanged(.stopped))))
+    }
+
+    @Test func anOutputThatAnswersWhileAStartIsUnderWayLetsTheStartGoOn() {
+        var m = running([a])
+        _ = m.handle(.pause)
+        _ = m.handle(.deviceLost(reason: "gone", position: 4, watching: true))
+        _ = m.handle(.play)
+        #expect(m.handle(.outputReturned) == [.emit(.outputReturned(resuming: true))])
+        _ = m.handle(.startOpened(token: 2, key: 1))
+        #expect(m.handle(.runtimeBuilt(token: 2, rate: 48000)).contains(.installRuntime(key: 1, position: 4)))
+        #expect(m.handle(.outputReturned).isEmpty)  // said once
     }
 
     @Test func aRenderingFailureStops() {
         var m = running([a])
         let e = TonearmError.invalidState("no output")
         #expect(m.handle(.renderingFailed(e)) == [
-            .closeRuntime(drain: false), .releaseSelf, .emit(.outputLost(reason: e.description)), .emit(.stateChanged(.stopped)),
+            .closeRuntime(drain: false), .releaseSelf, .emit(.outputLost(reason: e.description, awaitingReturn: false)), .emit(.stateChanged(.stopped)),
         ])
         #expect(m.lastError == e)
     }

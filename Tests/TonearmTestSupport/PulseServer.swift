@@ -16,7 +16,8 @@ public final class PrivatePulseServer: @unchecked Sendable {
     public let environment: [String: String]
     /// The name of the null sink.
     public let sinkName = "test_null"
-    private let server: ChildProcess
+    /// The running pulseaudio (replaced by ``start(timeout:)`` after ``kill()``). Under `lock`.
+    private var server: ChildProcess
     private let lock = NSLock()
     private var stopped = false
 
@@ -48,21 +49,32 @@ public final class PrivatePulseServer: @unchecked Sendable {
 
         """
         try config.write(toFile: "\(dir.path)/test.pa", atomically: true, encoding: .utf8)
+        do {
+            server = try Self.launch(in: dir.path, environment: environment, timeout: timeout)
+        } catch {
+            dir.remove()
+            throw error
+        }
+    }
 
+    /// Starts pulseaudio with the folder's `test.pa` and waits (up to `timeout` seconds) until it
+    /// reports ready and `pactl info` answers; stops it and throws when it does not.
+    private static func launch(in dir: String, environment: [String: String], timeout: Double) throws -> ChildProcess {
         // Readiness is an event: pulseaudio sends systemd's `READY=1` to $NOTIFY_SOCKET once its
         // start-up script has run, just before its main loop serves clients.
-        let notify = try NotifySocket(path: "\(dir.path)/notify")
+        try? FileManager.default.removeItem(atPath: "\(dir)/notify")
+        let notify = try NotifySocket(path: "\(dir)/notify")
         enum Startup: Sendable { case starting, ready, exited }
         let startup = Watched(Startup.starting)
+        let server: ChildProcess
         do {
-            server = try ChildProcess(["pulseaudio", "-n", "-F", "\(dir.path)/test.pa", "--daemonize=no", "--system=false",
+            server = try ChildProcess(["pulseaudio", "-n", "-F", "\(dir)/test.pa", "--daemonize=no", "--system=false",
                              "--exit-idle-time=-1", "--disallow-exit", "--use-pid-file=no", "--realtime=false",
-                             "--high-priority=false", "--log-target=file:\(dir.path)/pulse.log"],
+                             "--high-priority=false", "--log-target=file:\(dir)/pulse.log"],
                                       environment: environment.merging(["NOTIFY_SOCKET": notify.path]) { $1 },
                                       onExit: { _ in startup.update { if $0 == .starting { $0 = .exited } } })
         } catch {
             notify.close()
-            dir.remove()
             throw error
         }
         notify.receive(until: "READY=1", timeout: timeout) { startup.update { if $0 == .starting { $0 = .ready } } }
@@ -71,26 +83,42 @@ public final class PrivatePulseServer: @unchecked Sendable {
         case .ready:
             let info = try? run("pactl", ["info"], environment: environment)
             guard let info, info.status == 0 else {
-                stop()
+                server.terminate(SIGTERM)
                 throw TestSupportError("the private pulseaudio was ready but `pactl info` failed: \(info?.stderr ?? "")")
             }
+            return server
         case .exited:
-            let log = (try? String(contentsOfFile: "\(dir.path)/pulse.log", encoding: .utf8)) ?? ""
-            dir.remove()
+            let log = (try? String(contentsOfFile: "\(dir)/pulse.log", encoding: .utf8)) ?? ""
             throw TestSupportError("pulseaudio exited at start: \(log.suffix(2000))")
         case .starting:
-            stop()
+            server.terminate(SIGTERM)
             throw TestSupportError("the private pulseaudio did not report ready within \(timeout) s")
         }
+    }
+
+    /// Kills the server with SIGKILL (a crash: clients see their connection fail) and waits until
+    /// it has exited. Its folder stays, so ``start(timeout:)`` brings it back at the same address.
+    public func kill() {
+        let s = lock.withLock { server }
+        s.terminate(SIGKILL)
+    }
+
+    /// Starts the server again at the same address after ``kill()`` (a restarted sound server),
+    /// and waits until it is ready.
+    public func start(timeout: Double = 10) throws {
+        let old = lock.withLock { server }
+        precondition(!old.isRunning, "start() after kill()")
+        let s = try Self.launch(in: directory, environment: environment, timeout: timeout)
+        lock.withLock { server = s }
     }
 
     deinit { stop() }
 
     /// The server's process id.
-    public var pid: pid_t { server.pid }
+    public var pid: pid_t { lock.withLock { server.pid } }
 
     /// Whether the server process still runs.
-    public var isRunning: Bool { server.isRunning }
+    public var isRunning: Bool { lock.withLock { server.isRunning } }
 
     /// Stops the server (SIGTERM; SIGKILL after 5 s), waits for it, and removes its folder.
     public func stop() {
@@ -99,7 +127,7 @@ public final class PrivatePulseServer: @unchecked Sendable {
         stopped = true
         lock.unlock()
         if already { return }
-        server.terminate(SIGTERM)
+        lock.withLock { server }.terminate(SIGTERM)
         try? FileManager.default.removeItem(atPath: directory)
     }
 

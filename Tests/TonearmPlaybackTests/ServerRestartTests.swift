@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TonearmCore
+import TonearmOutput
+@testable import TonearmPlayback
+import TonearmTestSupport
+
+/// A sound server that crashes and comes back (a restarted PulseAudio, PipeWire after an
+/// update), on a real private PulseAudio killed with SIGKILL and started again at the same
+/// address: the queue pauses at its place, watches for the server, and plays on from there by
+/// itself when it answers — with no call from its owner.
+@Suite(.serialized) struct ServerRestartTests {
+    func tone(_ dir: TempDir) throws -> String {
+        let path = dir.file("long.flac")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=60", path])
+        return path
+    }
+
+    /// The playback streams of the server that play now (not corked), by `media.name`.
+    func uncorkedStreams(named name: String, on server: PrivatePulseServer) throws -> Int {
+        let text = try server.pactl("list", "sink-inputs").stdout
+        return text.components(separatedBy: "Sink Input #").dropFirst().filter {
+            $0.contains("Corked: no") && $0.contains("media.name = \"\(name)\"")
+        }.count
+    }
+
+    @Test func aKilledAndRestartedServerIsFoundAgainAndTheQueuePlaysOnFromItsPlace() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let dir = try TempDir("server-restart")
+        defer { dir.remove() }
+        let serverString = server.serverString
+        let q = QueuePlayer(items: [QueueItem(path: try tone(dir))], output: {
+            PulseOutput(server: serverString, streamName: "restart")
+        })
+        defer { q.stop() }
+        let events = q.events
+        q.play()
+        q.seek(to: 7)
+        #expect(q.playbackState == .playing)
+        #expect(try uncorkedStreams(named: "restart", on: server) == 1)
+
+        server.kill()
+        let lost = try await waitForEvent(events, timeout: 10, "the loss") {
+            if case .outputLost = $0 { true } else { false }
+        }
+        guard case .outputLost(_, let awaiting) = lost else { return }
+        #expect(awaiting, "a PulseAudio output is watched for")
+        #expect(q.playbackState == .paused)
+        #expect(q.isWaitingForOutput)
+        let position = q.currentTime
+        #expect(position >= 7 && position < 20, "paused at \(position) s")
+
+        try server.start()
+        let back = try await waitForEvent(events, timeout: 15, "the server to be found again") {
+            if case .outputReturned = $0 { true } else { false }
+        }
+        #expect(back == .outputReturned(resuming: true))
+        _ = try await waitForEvent(events, timeout: 10, "playing again") { $0 == .stateChanged(.playing) }
+        #expect(q.playbackState == .playing)
+        #expect(!q.isWaitingForOutput)
+        #expect(abs(q.currentTime - position) < 1, "played on at \(q.currentTime) s, lost at \(position) s")
+        // A new stream plays on the restarted server.
+        #expect(try uncorkedStreams(named: "restart", on: server) == 1)
+    }
+
+    /// Paused by its owner before the server went away, the queue stays paused when the server
+    /// comes back; `play()` then goes on from its place.
+    @Test func aPausedQueueStaysPausedWhenTheServerComesBack() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let dir = try TempDir("server-restart-paused")
+        defer { dir.remove() }
+        let serverString = server.serverString
+        let q = QueuePlayer(items: [QueueItem(path: try tone(dir))], output: {
+            PulseOutput(server: serverString, streamName: "restart-paused")
+        })
+        defer { q.stop() }
+        let events = q.events
+        q.play()
+        q.seek(to: 4)
+        q.pause()
+        let position = q.currentTime
+        server.kill()
+        _ = try await waitForEvent(events, timeout: 10, "the loss") {
+            if case .outputLost = $0 { true } else { false }
+        }
+        #expect(!q.isWaitingForOutput)
+        try server.start()
+        let back = try await waitForEvent(events, timeout: 15, "the server to be found again") {
+            if case .outputReturned = $0 { true } else { false }
+        }
+        #expect(back == .outputReturned(resuming: false))
+        #expect(q.playbackState == .paused)
+        q.play()
+        #expect(q.playbackState == .playing)
+        #expect(abs(q.currentTime - position) < 1, "played on at \(q.currentTime) s, paused at \(position) s")
+        #expect(try uncorkedStreams(named: "restart-paused", on: server) == 1)
+    }
+
+    /// The watch is woken by the server's socket appearing, not by a timer: with waits between
+    /// probes of an hour, a restarted server is still found at once.
+    @Test func theWatchIsWokenByTheServersSocketAppearing() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        server.kill()
+        let serverString = server.serverString
+        let found = Watched(false)
+        let watch = OutputReturnWatch(probe: { PulseOutput.isServerAvailable(server: serverString, timeout: 1) },
+                                      wakePath: server.directory + "/native", firstDelay: 3600, maximumDelay: 3600,
+                                      onReturn: { found.update { $0 = true } })
+        defer { watch.cancel() }
+        try server.start()
+        #expect(found.waitBlocking(timeout: 15) { $0 }, "the restarted server was not found (probes: \(watch.probeCount))")
+        #expect(watch.probeCount >= 2)
+    }
+}
