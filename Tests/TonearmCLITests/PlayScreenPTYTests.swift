@@ -289,6 +289,33 @@ import TonearmTestSupport
         #expect(after.contains(#/  .*cut\.flac: ended early, at 0:0[0-3] of 0:04/#), "\(after)")
     }
 
+    /// The sound server killed and started again while the live screen plays: the screen says
+    /// so and plays on by itself when the server is back (no key), at 80×24 with a CJK title.
+    @Test func aRestartedSoundServerIsFoundAgainOnTheLiveScreenWithoutAKey() throws {
+        defer { dir.remove() }
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let song = try make("晴天.flac", seconds: 20, title: "晴天", artist: "周杰伦")
+        let screen = try play("--output pulse \(q(song))", columns: 80, rows: 24,
+                              environment: "PULSE_SERVER=\(q(server.serverString))")
+        try screen.waitForFrame(showing: "▶ Playing")
+        server.kill()
+        try screen.waitFor("the sound server went away")
+        try screen.waitForFrame(showing: "⏸ Paused")
+        try server.start()
+        try screen.waitFor("the sound server is back; playing on from 0:0")
+        try screen.waitForFrame(showing: "▶ Playing")
+        let lines = try Self.lastFrame(screen.all)
+        for line in lines { #expect(Self.columns(line) < 80, "\(line)") }
+        #expect(try server.sinkInputCount() == 1, "a stream on the restarted server")
+        screen.type("q")
+        screen.process.waitUntilExit()
+        #expect(screen.process.terminationStatus == 0)
+        let out = screen.all
+        let restore = try #require(out.range(of: "\u{1B}[?25h\u{1B}[?1049l", options: .backwards))
+        #expect(!String(out[restore.upperBound...]).contains("could not be played"))
+    }
+
     @Test func theQueueIsBrowsedAndEditedWhilePlaying() throws {
         defer { dir.remove() }
         let files = try [("a.wav", "Alpha"), ("b.wav", "Bravo"), ("c.wav", "Charlie")].map { try make($0.0, seconds: 30, title: $0.1) }
