@@ -156,6 +156,20 @@ final class StreamSession: @unchecked Sendable {
         case .newErrorLogEntry(let entry):
             // Retries only: a failure that ends the stream is reported once, as the failure.
             if entry.action.hasPrefix("retrying") { report("\(entry.failure) — \(entry.action)") }
+        case .outputLost(let reason, true):
+            // The sound server went away (restarted, updated): the player plays on by itself
+            // from its place when it answers again.
+            report(interactive ? "the sound server went away (\(reason)); playing on when it is back — space pauses"
+                               : "the sound server went away (\(reason)); waiting for it (Ctrl-C ends)")
+        case .outputLost(let reason, false):
+            // Without keys nothing would go on: the session ends rather than wait forever.
+            guard interactive else {
+                failure = "the output was lost (\(reason)); stopping"
+                return true
+            }
+            report("the output was lost (\(reason)); paused — press space to go on")
+        case .outputReturned(let resuming):
+            report(resuming ? "the sound server is back; playing on" : "the sound server is back")
         case .decodeWarning(let w):
             report(w.description)
         default:

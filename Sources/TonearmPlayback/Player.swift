@@ -55,6 +55,8 @@ public final class Player: @unchecked Sendable {
         var seeks: [PendingSeek] = []
         var decodeError: TonearmError?
         var lastError: TonearmError?
+        /// Watches for a lost output to answer again (from its loss until it does).
+        var outputWatch: OutputReturnWatch?
         /// Bumped when the item is replaced: metadata scheduled for the old one is dropped.
         var itemEpoch: UInt64 = 0
     }
@@ -349,6 +351,11 @@ public final class Player: @unchecked Sendable {
                 return s.runtime
             }
             rt?.close()
+        case .emitOutputLost(let awaiting):
+            let reason = lock.withLock { $0.lastError.map { "\($0)" } } ?? "the output failed"
+            broadcaster.yield(.outputLost(reason: reason, awaitingReturn: awaiting))
+        case .emitOutputReturned(let resuming):
+            broadcaster.yield(.outputReturned(resuming: resuming))
         case .emitStatus(let status):
             broadcaster.yield(.timeControlStatusChanged(status))
             syncObservers()
@@ -384,7 +391,7 @@ public final class Player: @unchecked Sendable {
 
     private func openRuntime(generation g: UInt64, seconds: Double, rate: Float) {
         guard let item = currentItem, let source = item.playbackSource else {
-            handle(.outputLost(at: seconds))
+            handle(.outputLost(at: seconds, watching: false))
             return
         }
         let sampleRate = source.sourceFormat.sampleRate
@@ -431,13 +438,28 @@ public final class Player: @unchecked Sendable {
         }
     }
 
-    private func outputFailed(_ error: TonearmError) {
+    /// The output could not be started, or `lost` (the driver in use) reported it gone: when
+    /// that driver can watch for its server to come back, the player waits for it.
+    private func outputFailed(_ error: TonearmError, lost: (any AudioOutputDriver)? = nil) {
         let at = currentTime()
         lock.withLock { s in
             s.lastError = error
-            enqueue(s.machine.handle(.outputLost(at: at)), in: &s)
+            if let lost {
+                s.outputWatch?.cancel()
+                // The watch's report takes the lock: it is handled after this loss.
+                s.outputWatch = lost.watchForReturn { [weak self] in self?.outputReturned() }
+            }
+            enqueue(s.machine.handle(.outputLost(at: at, watching: s.outputWatch != nil)), in: &s)
         }
         failPendingSeeks()
+    }
+
+    /// The watch's thread: the lost output answers again.
+    private func outputReturned() {
+        lock.withLock { s in
+            s.outputWatch = nil
+            enqueue(s.machine.handle(.outputReturned), in: &s)
+        }
     }
 
     /// Seeks that can no longer land complete with false.
@@ -488,7 +510,8 @@ public final class Player: @unchecked Sendable {
         case .uncorkRequested:
             break
         case .deviceLost(let reason):
-            outputFailed(.outputUnavailable(driver: outputName ?? "output", reason: reason))
+            let driver = lock.withLock { $0.runtime?.driver }
+            outputFailed(.outputUnavailable(driver: outputName ?? "output", reason: reason), lost: driver)
         case .drained, .moved:
             break
         }

@@ -43,8 +43,12 @@ struct PlayerStateMachine: Sendable {
         case decodeFailed
         /// Seek to `seconds`.
         case seek(seconds: Double)
-        /// The output could not be opened or went away; the position was `seconds`.
-        case outputLost(at: Double)
+        /// The output could not be opened or went away; the position was `seconds`. `watching`: a
+        /// watch waits for the output to answer again (a restarted sound server) and will say so
+        /// with `outputReturned`.
+        case outputLost(at: Double, watching: Bool)
+        /// The output lost earlier answers again.
+        case outputReturned
     }
 
     enum Action: Sendable, Equatable {
@@ -65,6 +69,10 @@ struct PlayerStateMachine: Sendable {
         case emitStalled
         case emitPlayedToEnd
         case emitFailedToPlayToEnd
+        /// The output was lost; whether a watch waits for it.
+        case emitOutputLost(awaitingReturn: Bool)
+        /// The output lost earlier answers again; whether the player plays on.
+        case emitOutputReturned(resuming: Bool)
         /// The item is failed now (after a failure during playback).
         case markItemFailed
         /// Measure the buffer and report it (``Input/bufferEvaluated(keepsUp:)``).
@@ -95,6 +103,12 @@ struct PlayerStateMachine: Sendable {
     private(set) var atEnd = false
     private var decodeFailedInGeneration = false
     private var retained = false
+    /// The output was lost and a watch waits for it (`outputReturned`).
+    private(set) var awaitingOutput = false
+    /// The rate to play on at when the lost output answers again (it was playing when the output
+    /// was lost, or `play()` was asked while it was gone); nil: it stays paused. Cleared by a
+    /// pause. The player keeps itself alive meanwhile, as a playing one does.
+    private(set) var resumeRate: Float?
 
     mutating func handle(_ input: Input) -> [Action] {
         var actions: [Action] = []
@@ -103,9 +117,10 @@ struct PlayerStateMachine: Sendable {
             actions += replayIfAtEnd()
             actions += setRate(defaultRate)
         case .pause:
+            actions += cancelResume()
             actions += setRate(0)
         case .setRate(let r):
-            if r != 0 { actions += replayIfAtEnd() }
+            if r != 0 { actions += replayIfAtEnd() } else { actions += cancelResume() }
             actions += setRate(r)
         case .itemReplaced(let loading):
             if runtimeOpen {
@@ -172,17 +187,49 @@ struct PlayerStateMachine: Sendable {
                 generation += 1
                 actions.append(.restartDecoding(generation: generation, seconds: startSeconds, rate: decodingRate))
             }
-        case .outputLost(let at):
+        case .outputLost(let at, let watching):
+            let was = rate
+            let reported = awaitingOutput && watching  // a play() while still gone: said already
             startSeconds = at
             if runtimeOpen {
                 actions.append(.closeRuntime)
                 runtimeOpen = false
                 rendering = false
             }
+            awaitingOutput = watching
+            // Played on when the output answers (held meanwhile: setRate keeps the hold).
+            if !watching {
+                resumeRate = nil
+            } else if was != 0 {
+                resumeRate = was
+            }
             actions += setRate(0)
+            if !reported { actions.append(.emitOutputLost(awaitingReturn: watching)) }
+        case .outputReturned:
+            guard awaitingOutput else { return [] }
+            awaitingOutput = false
+            let r = resumeRate
+            resumeRate = nil
+            actions.append(.emitOutputReturned(resuming: r != nil))
+            if let r { actions += setRate(r) }  // held since the loss: no second hold
+            if rate == 0 && retained {
+                retained = false  // nothing to play on (the item failed meanwhile)
+                actions.append(.releaseSelf)
+            }
         }
         actions += settle()
         return actions
+    }
+
+    /// A pause while waiting for a lost output: it stays paused when the output answers.
+    private mutating func cancelResume() -> [Action] {
+        guard resumeRate != nil else { return [] }
+        resumeRate = nil
+        if retained && rate == 0 {
+            retained = false
+            return [.releaseSelf]
+        }
+        return []
     }
 
     /// Whether the player should be told about the buffer (it is waiting for it to fill).
@@ -205,7 +252,7 @@ struct PlayerStateMachine: Sendable {
         if new != 0 {
             actions += openIfNeeded(force: false)
             if !retained { retained = true; actions.append(.retainSelf) }
-        } else if retained {
+        } else if retained && resumeRate == nil {
             retained = false
             actions.append(.releaseSelf)
         }

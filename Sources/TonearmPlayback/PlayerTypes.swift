@@ -77,6 +77,13 @@ public enum PlayerEvent: Sendable, Hashable {
     case timedMetadata([String: String])
     /// A decoding problem that did not stop playback (a corrupt packet skipped).
     case decodeWarning(AudioWarning)
+    /// The output could not be opened or went away; the player paused at its place. `reason` says
+    /// why. `awaitingReturn`: the output can come back by itself (a sound server that restarts)
+    /// and the player watches for it; if it was playing, it plays on from its place when the
+    /// output answers (``outputReturned(resuming:)``).
+    case outputLost(reason: String, awaitingReturn: Bool)
+    /// The output lost earlier answers again. `resuming`: the player plays on from where it was.
+    case outputReturned(resuming: Bool)
 }
 
 /// An opaque handle for a time observer (``Player/removeTimeObserver(_:)``).

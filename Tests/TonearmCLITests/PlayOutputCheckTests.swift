@@ -106,6 +106,30 @@ import TonearmTestSupport
         #expect(!child.standardErrorText.contains("stopping"), "\(child.standardErrorText)")
     }
 
+    /// The same for a network stream (`play URL`): it waits for the server and plays on.
+    @Test func aRestartedSoundServerIsFoundAgainByAStream() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        try Fixtures.tone(path: dir.file("stream.flac"), codecArgs: ["-c:a", "flac"], seconds: 4)
+        let http = try PrivateHTTPServer(root: dir.path)
+        defer { http.stop() }
+        let child = try ChildProcess([try tonearmBinary(), "play", "--output", "pulse", http.url("/stream.flac").absoluteString],
+                                     environment: environment(server), captureStandardError: true, captureStandardOutput: true)
+        defer { child.terminate(SIGKILL) }
+        let started = await child.waitForStandardOutput(timeout: 15) { $0.text.contains("0:00") || $0.ended }
+        #expect(started, "\(child.standardOutputText) \(child.standardErrorText)")
+        server.kill()
+        let noticed = await child.waitForStandardOutput(timeout: 10) { $0.text.contains("the sound server went away") || $0.ended }
+        #expect(noticed, "\(child.standardOutputText)")
+        #expect(child.isRunning, "it did not wait: \(child.standardOutputText) \(child.standardErrorText)")
+        try server.start()
+        let ended = await child.waitForExit(timeout: 20)
+        #expect(ended, "still running: \(child.standardOutputText)")
+        #expect(child.status.map { ($0 >> 8) & 0xff } == 0, "\(child.standardOutputText) \(child.standardErrorText)")
+        #expect(child.standardOutputText.contains("the sound server is back; playing on"), "\(child.standardOutputText)")
+        #expect(child.standardOutputText.contains("Done: 1 played, 0 failed"), "\(child.standardOutputText)")
+    }
+
     @Test func theOutputLostWhilePipedEndsTheRun() async throws {
         let server = try PrivatePulseServer()
         defer { server.stop() }

@@ -135,10 +135,55 @@ import Testing
 
     @Test func aLostOutputPausesAndPlayOpensItAgainWhereItWas() {
         var m = playing()
-        let lost = m.handle(.outputLost(at: 7))
+        let lost = m.handle(.outputLost(at: 7, watching: false))
         #expect(lost.first == .closeRuntime)
         #expect(lost.contains(.emitStatus(.paused)))
+        #expect(lost.contains(.releaseSelf))
+        #expect(lost.contains(.emitOutputLost(awaitingReturn: false)))
         let again = m.handle(.play)
         #expect(again.contains(.openRuntime(generation: m.generation, seconds: 7, rate: 1)))
+    }
+
+    // MARK: A sound server that comes back
+
+    @Test func aWatchedLostOutputPausesHeldAndPlaysOnAtTheSameRateWhenItAnswers() {
+        var m = playing()
+        _ = m.handle(.setRate(1.5))
+        let lost = m.handle(.outputLost(at: 7, watching: true))
+        #expect(lost.first == .closeRuntime)
+        #expect(lost.contains(.emitRate(0)))
+        #expect(!lost.contains(.releaseSelf), "held while it waits to play on")
+        #expect(lost.contains(.emitOutputLost(awaitingReturn: true)))
+        #expect(m.resumeRate == 1.5)
+        let back = m.handle(.outputReturned)
+        #expect(back.first == .emitOutputReturned(resuming: true))
+        #expect(back.contains(.emitRate(1.5)))
+        #expect(back.contains(.openRuntime(generation: m.generation, seconds: 7, rate: 1.5)))
+        #expect(!back.contains(.retainSelf), "held once")
+        #expect(m.handle(.outputReturned).isEmpty, "said once")
+    }
+
+    @Test func pauseWhileWaitingForTheOutputLetsGoAndStaysPaused() {
+        var m = playing()
+        _ = m.handle(.outputLost(at: 7, watching: true))
+        #expect(m.handle(.pause) == [.releaseSelf])
+        #expect(m.handle(.outputReturned) == [.emitOutputReturned(resuming: false)])
+        #expect(m.rate == 0)
+    }
+
+    @Test func playWhileTheWatchedOutputIsStillGoneWaitsForItQuietly() {
+        var m = playing()
+        _ = m.handle(.pause)
+        _ = m.handle(.outputLost(at: 3, watching: true))
+        let play = m.handle(.play)
+        #expect(play.contains(.openRuntime(generation: m.generation, seconds: 3, rate: 1)))
+        #expect(play.contains(.retainSelf))
+        // Opening fails: still gone. Not said twice; held; plays on when it answers.
+        let failed = m.handle(.outputLost(at: 3, watching: true))
+        #expect(!failed.contains(.releaseSelf))
+        #expect(!failed.contains { if case .emitOutputLost = $0 { true } else { false } })
+        #expect(m.resumeRate == 1)
+        let back = m.handle(.outputReturned)
+        #expect(back.contains(.openRuntime(generation: m.generation, seconds: 3, rate: 1)))
     }
 }

@@ -99,6 +99,42 @@ import TonearmTestSupport
         #expect(try uncorkedStreams(named: "restart-paused", on: server) == 1)
     }
 
+    /// A network stream (``Player``, AVPlayer's counterpart) does the same: it pauses at its place
+    /// when the server is killed and plays on from there, at its rate, when it is back.
+    @Test func aStreamPlaysOnFromItsPlaceWhenTheServerIsBack() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let dir = try TempDir("server-restart-stream")
+        defer { dir.remove() }
+        try Fixtures.tone(path: dir.file("a.flac"), codecArgs: ["-c:a", "flac"], seconds: 30)
+        let http = try PrivateHTTPServer(root: dir.path)
+        defer { http.stop() }
+        let serverString = server.serverString
+        let player = Player(playerItem: PlayerItem(url: http.url("/a.flac")),
+                            output: { PulseOutput(server: serverString, streamName: "restart-stream") })
+        defer { player.pause() }
+        let events = player.events
+        player.play()
+        _ = try await waitForEvent(events, timeout: 15, "playing") { $0 == .timeControlStatusChanged(.playing) }
+        server.kill()
+        let lost = try await waitForEvent(events, timeout: 10, "the loss") {
+            if case .outputLost = $0 { true } else { false }
+        }
+        guard case .outputLost(_, let awaiting) = lost else { return }
+        #expect(awaiting)
+        #expect(player.rate == 0)
+        let position = player.currentTime()
+        try server.start()
+        let back = try await waitForEvent(events, timeout: 15, "the server to be found again") {
+            if case .outputReturned = $0 { true } else { false }
+        }
+        #expect(back == .outputReturned(resuming: true))
+        _ = try await waitForEvent(events, timeout: 10, "playing again") { $0 == .timeControlStatusChanged(.playing) }
+        #expect(player.rate == 1)
+        #expect(abs(player.currentTime() - position) < 1, "played on at \(player.currentTime()) s, lost at \(position) s")
+        #expect(try uncorkedStreams(named: "restart-stream", on: server) == 1)
+    }
+
     /// The watch is woken by the server's socket appearing, not by a timer: with waits between
     /// probes of an hour, a restarted server is still found at once.
     @Test func theWatchIsWokenByTheServersSocketAppearing() async throws {
