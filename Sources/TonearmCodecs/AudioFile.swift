@@ -333,7 +333,18 @@ public final class AudioFile: @unchecked Sendable {
         let formatName = String(cString: fmt.pointee.iformat.pointee.name)
         var layout = par.pointee.ch_layout
         var buf = [CChar](repeating: 0, count: 128)
-        let described = av_channel_layout_describe(&layout, &buf, 128) >= 0 ? stringFromCBuffer(buf) : "\(channels) channels"
+        var described = av_channel_layout_describe(&layout, &buf, 128) >= 0 ? stringFromCBuffer(buf) : "\(channels) channels"
+        if layout.order == AV_CHANNEL_ORDER_UNSPEC, channels > 0 {
+            // No layout in the file (a WAV without a channel mask): it plays as FFmpeg's default
+            // for the count (what the decoder's processing format carries) — say which.
+            var standard = AVChannelLayout()
+            av_channel_layout_default(&standard, Int32(channels))
+            if standard.order == AV_CHANNEL_ORDER_NATIVE, av_channel_layout_describe(&standard, &buf, 128) >= 0 {
+                let name = stringFromCBuffer(buf)
+                described = channels <= 2 ? name : "\(channels) channels (played as \(name))"
+            }
+            av_channel_layout_uninit(&standard)
+        }
         let codecName = String(cString: avcodec_get_name(par.pointee.codec_id))
         let lossless = codecName.hasPrefix("pcm_") || ["flac", "alac", "wavpack", "tta", "ape", "mlp", "truehd"].contains(codecName)
         var bits: Int?

@@ -29,4 +29,22 @@ import TonearmTestSupport
         let probe = try run("ffprobe", ["-v", "error", "-show_entries", "stream=channel_layout", "-of", "csv=p=0", out])
         #expect(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == name)
     }
+
+    /// A WAV without a channel mask (plain PCM format, 6 channels) has no layout of its own:
+    /// `info` says how it is played (FFmpeg's default for the count), and the file output says so.
+    @Test func aWAVWithoutAMaskSaysWhichLayoutItIsPlayedAs() throws {
+        let src = dir.file("nomask.wav")
+        try writeWAV16(src, channels: (0..<6).map { sineWave(frequency: 300 + 100 * Double($0), amplitude: 0.1,
+                                                                seconds: 0.3, sampleRate: 48000) }, sampleRate: 48000)
+        let info = try run(try tonearmBinary(), ["info", src])
+        #expect(info.status == 0, "\(info.stderr)")
+        #expect(info.stdout.contains(" · 6 channels (played as 5.1) · "), "\(info.stdout)")
+        let stereo = dir.file("nomask2.wav")
+        try writeWAV16(stereo, channels: [[0, 0.1], [0.1, 0]], sampleRate: 48000)
+        #expect(try run(try tonearmBinary(), ["info", stereo]).stdout.contains(" · stereo · "))
+        let out = dir.file("nomask-out.wav")
+        #expect(try run(try tonearmBinary(), ["play", "--output", "file:\(out)", src]).status == 0)
+        let probe = try run("ffprobe", ["-v", "error", "-show_entries", "stream=channel_layout", "-of", "csv=p=0", out])
+        #expect(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "5.1")
+    }
 }
