@@ -11,7 +11,9 @@ import TonearmCore
 /// from 0.5 to 1, so that many players that lost the same server do not all come back in the
 /// same instant). Between probes it sleeps in `poll(2)`; when `wakePath` names a file (a unix
 /// socket the server creates when it starts), an inotify watch on its folder wakes it the moment
-/// that file appears, so a restarted server is found at once and never by busy polling. When the
+/// that file appears — and then probes every 50 ms for two seconds, since a server creates its
+/// socket a moment before it serves — so a restarted server is found at once and never by busy
+/// polling. When the
 /// probe succeeds, `onReturn` runs once on the watch's thread, and the watch ends.
 ///
 /// Threading: `init` starts the thread; ``cancel()`` may be called from any thread (also from
@@ -68,15 +70,26 @@ public final class OutputReturnWatch: Sendable {
             nameCurrentThread("tonearm-output-watch")
             let inotify = InotifyWake(path: wakePath)
             var delay = first
+            // Probes left at short intervals after the file appeared: a server binds its socket
+            // (the file appears) a moment before it listens and serves.
+            var quick = 0
             while !shared.cancelled.load(ordering: .acquiring) {
                 shared.probes.add(1, ordering: .relaxed)
                 if probe() {
                     if !shared.cancelled.load(ordering: .acquiring) { onReturn() }
                     return
                 }
-                let wait = delay * Double.random(in: 0.5...1)
-                delay = min(maximum, delay * 2)
-                Self.sleep(seconds: wait, wakeFD: shared.wakeFD, inotify: inotify)
+                let wait: Double
+                if quick > 0 {
+                    quick -= 1
+                    wait = Self.afterAppearing
+                } else {
+                    wait = delay * Double.random(in: 0.5...1)
+                    delay = min(maximum, delay * 2)
+                }
+                if Self.sleep(seconds: wait, wakeFD: shared.wakeFD, inotify: inotify) == .fileAppeared {
+                    quick = Self.quickProbes
+                }
             }
         }
     }
@@ -114,23 +127,30 @@ public final class OutputReturnWatch: Sendable {
     /// How many times the watch has asked `probe`.
     public var probeCount: Int { shared.probes.load(ordering: .relaxed) }
 
+    /// The wait between the probes after the watched file appeared, in seconds.
+    static let afterAppearing = 0.05
+    /// How many probes are made at that interval (two seconds of a server's start-up).
+    static let quickProbes = 40
+
+    private enum Wake { case timeout, cancelled, fileAppeared }
+
     /// Sleeps up to `seconds`, waking early when `cancel()` writes to `wakeFD` or the watched
     /// file appears.
-    private static func sleep(seconds: Double, wakeFD: Int32, inotify: InotifyWake?) {
+    private static func sleep(seconds: Double, wakeFD: Int32, inotify: InotifyWake?) -> Wake {
         var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
         if let inotify { fds.append(pollfd(fd: inotify.fd, events: Int16(POLLIN), revents: 0)) }
         let deadline = monotonicNanoseconds() + UInt64(seconds * 1e9)
         while true {
             let now = monotonicNanoseconds()
-            guard now < deadline else { return }
+            guard now < deadline else { return .timeout }
             let ms = Int32(min(Double(deadline - now) / 1e6 + 1, Double(Int32.max)))
             let n = poll(&fds, nfds_t(fds.count), ms)
             if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return }
-            if fds[0].revents != 0 { return }
+            if n <= 0 { return .timeout }
+            if fds[0].revents != 0 { return .cancelled }
             if fds.count > 1, fds[1].revents != 0, let inotify {
                 fds[1].revents = 0
-                if inotify.fileAppeared() { return }
+                if inotify.fileAppeared() { return .fileAppeared }
             }
         }
     }
