@@ -23,6 +23,10 @@ import TonearmSession
 /// - Every method may be called from any thread or task. Events are delivered on the player's
 ///   event thread (never the render thread), in order, to the delegate and to every `events` stream.
 /// - Decoding runs on a thread of its own; the output's render thread only copies prepared audio.
+/// - When the sound server goes away (restarted, updated), the player is interrupted
+///   (`audioPlayerBeginInterruption`); when a server answers again the interruption ends with
+///   `shouldResume` and a player that was playing plays on from its place by itself. An output
+///   that cannot come back (a file output) ends playback unsuccessfully instead.
 public final class AudioPlayer: Sendable {
     /// The file played, when created from a URL.
     public let url: URL?
@@ -81,6 +85,8 @@ public final class AudioPlayer: Sendable {
         /// The output being opened (outside the lock), if any.
         var opening: Opening?
         var openingToken: UInt64 = 0
+        /// Watches for a lost output to answer again (from its loss until it does).
+        var outputWatch: OutputReturnWatch?
 
         var effectiveRate: Double { enableRate ? Double(rate) : 1 }
     }
@@ -579,10 +585,25 @@ public final class AudioPlayer: Sendable {
             if let session { session.reportServerInterruption(began: true) } else { handle(.interruptionBegan) }
         case .uncorkRequested:
             if let session { session.reportServerInterruption(began: false) } else { handle(.interruptionEnded(shouldResume: true)) }
-        case .deviceLost: handle(.outputLost)
+        case .deviceLost:
+            let frame = currentFrame
+            let watching: Bool = control.withLock { c in
+                c.machine.noteStopPosition(frame)
+                c.outputWatch?.cancel()
+                c.outputWatch = c.runtime?.driver.watchForReturn { [weak self] in self?.outputReturned() }
+                return c.outputWatch != nil
+            }
+            handle(.outputLost(watching: watching))
         case .deviceRemoved: handle(.pause)  // the unplugged-headphones rule: not on out of the speakers
         case .drained, .moved: break
         }
+    }
+
+    /// The watch's thread: the lost output answers again (the player opens it again here when it
+    /// plays on).
+    private func outputReturned() {
+        control.withLock { $0.outputWatch = nil }
+        handle(.outputReturned)
     }
 
     private func deliver(_ events: [AudioPlayerEvent]) {

@@ -34,8 +34,11 @@ struct AudioPlayerStateMachine: Sendable {
         case reachedEnd(generation: UInt64)
         case interruptionBegan
         case interruptionEnded(shouldResume: Bool)
-        /// The output went away for good.
-        case outputLost
+        /// The output went away. `watching`: a watch waits for it to answer again (a restarted
+        /// sound server) and says so with `outputReturned`; without one, it is gone for good.
+        case outputLost(watching: Bool)
+        /// The output lost earlier answers again.
+        case outputReturned
     }
 
     enum Action: Sendable, Equatable {
@@ -63,6 +66,11 @@ struct AudioPlayerStateMachine: Sendable {
     /// Where playback starts (or restarts) when there is no live render position.
     private(set) var resumeFrame: AudioFramePosition = 0
     private var keepAlive = KeepAliveLatch()
+    /// The output was lost and a watch waits for it (`outputReturned`).
+    private(set) var awaitingOutput = false
+    /// Whether the player plays on from where it was when the lost output answers again (it was
+    /// playing). Cleared by pause and stop; the player keeps itself alive meanwhile.
+    private(set) var resumesWhenOutputReturns = false
     /// Whether the player keeps itself alive now (it plays).
     var retained: Bool { keepAlive.held }
 
@@ -94,6 +102,10 @@ struct AudioPlayerStateMachine: Sendable {
         case (.interrupted, .pause):
             state = .paused
             return []
+        case (.idle, .pause) where resumesWhenOutputReturns, (.idle, .stop) where resumesWhenOutputReturns:
+            // Waiting for a lost output: it stays stopped when the output comes back.
+            resumesWhenOutputReturns = false
+            return release()
         case (_, .pause):
             return []
 
@@ -156,10 +168,30 @@ struct AudioPlayerStateMachine: Sendable {
 
         case (.idle, .outputLost):
             return []
+        case (_, .outputLost(let watching)) where watching:
+            // A sound server that went away (restarted): an interruption, as the delegate knows it,
+            // that ends when the server answers again — playing on from here if it was playing.
+            let wasPlaying = state == .playing || state == .interrupted(from: .playing)
+            state = .idle
+            generation += 1
+            awaitingOutput = true
+            resumesWhenOutputReturns = wasPlaying
+            return [.closeOutput, .emitInterruptionBegan] + (wasPlaying ? [] : release())
         case (_, .outputLost):
             state = .idle
             generation += 1
             return [.closeOutput, .emitFinished(successfully: false)] + release()
+
+        case (_, .outputReturned):
+            guard awaitingOutput else { return [] }
+            awaitingOutput = false
+            let resume = resumesWhenOutputReturns && state == .idle
+            resumesWhenOutputReturns = false
+            guard resume else { return [.emitInterruptionEnded(shouldResume: false)] + (isPlaying ? [] : release()) }
+            generation += 1
+            state = .playing
+            return [.emitInterruptionEnded(shouldResume: true), .prepareOutput(generation: generation, frame: resumeFrame),
+                    .startRendering(delayFrames: 0)] + retain()
         }
     }
 

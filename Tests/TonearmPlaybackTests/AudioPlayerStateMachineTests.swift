@@ -95,7 +95,45 @@ import Testing
     @Test func outputLossEndsUnsuccessfully() {
         var m = AudioPlayerStateMachine()
         _ = m.handle(.play(delayFrames: 0))
-        #expect(m.handle(.outputLost) == [.closeOutput, .emitFinished(successfully: false), .releaseSelf])
-        #expect(m.handle(.outputLost).isEmpty)
+        #expect(m.handle(.outputLost(watching: false)) == [.closeOutput, .emitFinished(successfully: false), .releaseSelf])
+        #expect(m.handle(.outputLost(watching: false)).isEmpty)
+        #expect(m.handle(.outputReturned).isEmpty)
+    }
+
+    // MARK: A sound server that comes back
+
+    @Test func aWatchedLostOutputIsAnInterruptionThatPlaysOnFromThePlaceWhenItAnswers() {
+        var m = AudioPlayerStateMachine()
+        _ = m.handle(.play(delayFrames: 0))
+        m.noteStopPosition(48_000 * 3)
+        #expect(m.handle(.outputLost(watching: true)) == [.closeOutput, .emitInterruptionBegan])
+        #expect(m.retained, "held: it plays on by itself")
+        #expect(m.state == .idle)
+        let back = m.handle(.outputReturned)
+        #expect(back == [.emitInterruptionEnded(shouldResume: true),
+                         .prepareOutput(generation: m.generation, frame: 48_000 * 3), .startRendering(delayFrames: 0)])
+        #expect(m.state == .playing)
+        #expect(m.handle(.outputReturned).isEmpty, "said once")
+    }
+
+    @Test func aPausedPlayerWhoseOutputIsLostStaysStoppedWhenItAnswers() {
+        var m = AudioPlayerStateMachine()
+        _ = m.handle(.play(delayFrames: 0))
+        _ = m.handle(.pause)
+        #expect(m.handle(.outputLost(watching: true)) == [.closeOutput, .emitInterruptionBegan])
+        #expect(!m.retained)
+        #expect(m.handle(.outputReturned) == [.emitInterruptionEnded(shouldResume: false)])
+        #expect(m.state == .idle)
+    }
+
+    @Test func pauseOrStopWhileWaitingForTheOutputCancelsPlayingOn() {
+        for cancel in [AudioPlayerStateMachine.Input.pause, .stop] {
+            var m = AudioPlayerStateMachine()
+            _ = m.handle(.play(delayFrames: 0))
+            _ = m.handle(.outputLost(watching: true))
+            #expect(m.handle(cancel) == [.releaseSelf])
+            #expect(m.handle(.outputReturned) == [.emitInterruptionEnded(shouldResume: false)])
+            #expect(m.state == .idle)
+        }
     }
 }

@@ -135,6 +135,33 @@ import TonearmTestSupport
         #expect(try uncorkedStreams(named: "restart-stream", on: server) == 1)
     }
 
+    /// ``AudioPlayer`` (AVAudioPlayer's counterpart) sees the server's absence as an interruption
+    /// its delegate knows: it begins when the server is killed and ends, with `shouldResume`, when
+    /// the server is back — and the player plays on from its place by itself.
+    @Test func anAudioPlayerIsInterruptedWhileTheServerIsGoneAndPlaysOnFromItsPlace() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let dir = try TempDir("server-restart-audioplayer")
+        defer { dir.remove() }
+        let serverString = server.serverString
+        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: try tone(dir)),
+                                     output: { PulseOutput(server: serverString, streamName: "restart-audioplayer") })
+        defer { player.stop() }
+        let events = player.events
+        player.currentTime = 5
+        #expect(player.play())
+        server.kill()
+        _ = try await waitForEvent(events, timeout: 10, "the interruption") { $0 == .interruptionBegan }
+        #expect(!player.isPlaying)
+        let position = player.currentTime
+        #expect(position >= 5 && position < 20, "lost at \(position) s")
+        try server.start()
+        _ = try await waitForEvent(events, timeout: 15, "its end") { $0 == .interruptionEnded(shouldResume: true) }
+        #expect(player.isPlaying)
+        #expect(abs(player.currentTime - position) < 1, "played on at \(player.currentTime) s, lost at \(position) s")
+        #expect(try uncorkedStreams(named: "restart-audioplayer", on: server) == 1)
+    }
+
     /// The watch is woken by the server's socket appearing, not by a timer: with waits between
     /// probes of an hour, a restarted server is still found at once.
     @Test func theWatchIsWokenByTheServersSocketAppearing() async throws {
