@@ -10,29 +10,30 @@ import TonearmCore
 /// neither, the front-of-centre pair to the front pair — and an LFE without a place is left out
 /// (as libswresample's defaults do).
 ///
-/// Made (allocating) on the decoder thread when an item starts; ``apply(_:into:frames:)``
+/// Made (allocating) on the decoder thread when an item starts (also by a queue's crossfade,
+/// for the incoming file); ``apply(_:into:frames:)``
 /// allocates nothing.
-struct ChannelMix {
-    struct Term {
-        var output: Int
-        var input: Int
-        var gain: Float
+package struct ChannelMix {
+    package struct Term {
+        package var output: Int
+        package var input: Int
+        package var gain: Float
     }
-    let inputChannels: Int
-    let outputChannels: Int
-    let terms: [Term]
+    package let inputChannels: Int
+    package let outputChannels: Int
+    package let terms: [Term]
 
     /// The mix from `source` to `output`; nil when channels are copied as they are or the
     /// channel-count rules of ``AudioPlayerNode`` apply: the same layout, a mono side, or a
     /// layout that is not known position by position.
-    init?(from source: AudioFormat, to output: AudioFormat) {
+    package init?(from source: AudioFormat, to output: AudioFormat) {
         guard source.channelCount > 1, output.channelCount > 1,
               let from = source.effectiveChannelLayout, let to = output.effectiveChannelLayout,
               from != to, !from.positions.contains(.unknown), !to.positions.contains(.unknown) else { return nil }
         self.init(from: from, to: to)
     }
 
-    init(from: AudioChannelLayout, to: AudioChannelLayout) {
+    package init(from: AudioChannelLayout, to: AudioChannelLayout) {
         inputChannels = from.channelCount
         outputChannels = to.channelCount
         typealias P = AudioChannelPosition
@@ -67,7 +68,7 @@ struct ChannelMix {
 
     /// Mixes `frames` interleaved frames of ``inputChannels`` channels from `src` into `dst`
     /// (``outputChannels`` channels).
-    func apply(_ src: UnsafePointer<Float>, into dst: UnsafeMutablePointer<Float>, frames: Int) {
+    package func apply(_ src: UnsafePointer<Float>, into dst: UnsafeMutablePointer<Float>, frames: Int) {
         let (ic, oc) = (inputChannels, outputChannels)
         dst.update(repeating: 0, count: frames * oc)
         terms.withUnsafeBufferPointer { t in
