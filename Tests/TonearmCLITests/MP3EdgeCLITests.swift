@@ -52,11 +52,12 @@ import TonearmTestSupport
             ("Cover Art (Front)", Array("cover.png".utf8) + [0] + Self.cover(6000), true),
         ]) + TagFixtures.id3v1(title: Array("v1".utf8), artist: Array("V1 Artist".utf8)))
 
-        let played = try tonearm(["play", "--plain", "--output", "null:untimed", "tagged.mp3"], in: dir)
+        // After another file in the queue (a gapless join) and on its own.
+        let played = try tonearm(["play", "--plain", "--output", "null:untimed", "plain.mp3", "tagged.mp3"], in: dir)
         #expect(played.status == 0, "\(played.stderr)")
         #expect(!played.stderr.contains("corrupt"), "\(played.stderr)")
         #expect(!played.stdout.contains("corrupt"), "\(played.stdout)")
-        #expect(played.stdout.contains("1 played, 0 failed"), "\(played.stdout)")
+        #expect(played.stdout.contains("2 played, 0 failed"), "\(played.stdout)")
 
         // What is played, to the sample: the untagged file's audio, 1.5 s (the LAME tag's length).
         for name in ["plain", "tagged"] {
