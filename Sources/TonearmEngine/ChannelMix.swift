@@ -10,9 +10,8 @@ import TonearmCore
 /// neither, the front-of-centre pair to the front pair — and an LFE without a place is left out
 /// (as libswresample's defaults do).
 ///
-/// Made (allocating) on the decoder thread when an item starts (also by a queue's crossfade,
-/// for the incoming file); ``apply(_:into:frames:)``
-/// allocates nothing.
+/// Made (allocating) on the decoder thread when an item starts, and by a queue's crossfade for
+/// its incoming file; ``apply(_:into:frames:)`` allocates nothing.
 package struct ChannelMix {
     package struct Term {
         package var output: Int
