@@ -94,18 +94,8 @@ public final class AudioFile: @unchecked Sendable {
         var ctx: UnsafeMutablePointer<AVFormatContext>?
         // An MP3 (or ADTS) file followed by an APE tag is read through our own I/O, which ends
         // the file before the tag: FFmpeg would decode the tag as audio.
-        var io: AVIOBridge?
-        if let file = TagFileReader(path: path), let end = ContainerSniffer.audioEnd(head: head, file: file) {
-            guard let bridge = AVIOBridge(reader: AVIOFileReader(file: file, end: end), bufferSize: 32 * 1024),
-                  let custom = avformat_alloc_context() else {
-                throw .decodeFailed(path: path, detail: "out of memory")
-            }
-            custom.pointee.pb = bridge.context
-            custom.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
-            ctx = custom
-            io = bridge
-        }
-        let r = avformat_open_input(&ctx, path, nil, nil)
+        let (r, opened) = InputOpening.open(&ctx, path: path, head: head)
+        let io = opened as? AVIOBridge
         if r < 0 {
             if r == tonearm_averror(EACCES) { throw .notReadable(path: path, reason: "permission denied") }
             throw .notMediaFile(path: path, detail: Self.openFailure(r, head: head))

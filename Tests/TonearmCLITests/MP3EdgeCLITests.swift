@@ -85,6 +85,34 @@ import TonearmTestSupport
         #expect(track["duration"] == j["duration"] as? Double)
     }
 
+    /// Copied without re-encoding (`convert --preset passthrough`), the same MP3 gives the same
+    /// audio packets: the APE tag's bytes are not copied as MP3 frames (they were: 731 frames
+    /// of noise more, and a length from the bit rate in "Wrote").
+    @Test func apeTagIsNotCopiedAsAudio() throws {
+        let dir = try TempDir("cli-mp3-ape-copy")
+        defer { dir.remove() }
+        let plain = dir.file("plain.mp3"), tagged = dir.file("tagged.mp3")
+        try TagFixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=1.5:sample_rate=44100", "-ac", "2",
+                                "-c:a", "libmp3lame", "-b:a", "128k", plain])
+        try FileManager.default.copyItem(atPath: plain, toPath: tagged)
+        try TagFixtures.wrap(tagged, suffix: TagFixtures.apev2([
+            ("Title", Array("Cover Song".utf8), false),
+            ("Cover Art (Front)", Array("cover.png".utf8) + [0] + Self.cover(6000), true),
+        ]) + TagFixtures.id3v1(title: Array("v1".utf8), artist: Array("V1 Artist".utf8)))
+        for name in ["plain", "tagged"] {
+            let r = try tonearm(["convert", "\(name).mp3", "-o", "\(name)-copy.mp3", "--preset", "passthrough"], in: dir)
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(r.stdout.contains("(1.5"), "\(r.stdout)")
+        }
+        let copy = try json(["tagged-copy.mp3"], in: dir), reference = try json(["plain-copy.mp3"], in: dir)
+        #expect(copy["warnings"] == nil, "\(copy)")
+        #expect(copy["frames"] as? Int == reference["frames"] as? Int)
+        for name in ["plain-copy", "tagged-copy"] {
+            #expect(try tonearm(["play", "--output", "file:\(name).wav", "\(name).mp3"], in: dir).status == 0)
+        }
+        #expect(try readWAV(dir.file("tagged-copy.wav")).channels == (try readWAV(dir.file("plain-copy.wav"))).channels)
+    }
+
     /// A VBR MP3 without a Xing frame, quiet then loud (the first frame's bit rate, which an
     /// estimate goes by, is far below the average): `info` gives the exact length on every
     /// line — the Length and the track's time range — not the estimate (28.9 s of a 20.0 s file).
