@@ -48,7 +48,7 @@ struct InfoCommand: AsyncParsableCommand {
             do {
                 let f = try AudioFile(path: local)
                 var report = FileReport(file: f, requestedPath: path)
-                report.tracks = try? await asset.tracks
+                report.tracks = (try? await asset.tracks).map { Self.exact($0, file: f) }
                 reports.append(report)
             } catch {
                 if case TonearmError.noAudioTrack = error, let contents = try? await asset.load() {
@@ -80,6 +80,20 @@ struct InfoCommand: AsyncParsableCommand {
 }
 
 extension InfoCommand {
+    /// `tracks` with the decoded track's time range made exact: the container's list (the
+    /// asset's) gives what the headers state, which for an MP3 without a Xing frame is an
+    /// estimate from the first frame's bit rate, while opening the file has found the exact
+    /// length (the same ``AudioFile/length`` as the Length line).
+    static func exact(_ tracks: [AssetTrack], file f: AudioFile) -> [AssetTrack] {
+        guard f.isLengthKnown else { return tracks }
+        return tracks.map { t in
+            guard t.trackID == f.audioTrack, t.mediaType == .audio else { return t }
+            var exact = t
+            exact.timeRange = AssetTimeRange(start: t.timeRange.start, duration: f.duration)
+            return exact
+        }
+    }
+
     /// The media at an http(s) `url`, opened as `play` opens it (a stream of unknown length is
     /// read only as far as its header). Throws the network failure (`the server answered 404`,
     /// `not audio (…)`) or the media errors.

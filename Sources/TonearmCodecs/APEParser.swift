@@ -38,6 +38,22 @@ struct APETag {
         return nil
     }
 
+    /// Where the APE tag ending at the end of the file or just before its ID3v1 tag starts (its
+    /// header, when it has one); nil when there is none or its size does not fit the file.
+    static func start(in file: some TagByteSource) -> Int? {
+        var end = file.size
+        if end >= 128, let t = file.read(at: end - 128, count: 3), t == Array("TAG".utf8) { end -= 128 }
+        guard end >= 32, let footer = file.read(at: end - 32, count: 32), Array(footer[0..<8]) == preamble else {
+            return nil
+        }
+        let version = le32(footer, 8)
+        let size = Int(le32(footer, 12))      // items + footer, excluding the header
+        let hasHeader = le32(footer, 20) & 0x8000_0000 != 0
+        let start = end - size - (hasHeader ? 32 : 0)
+        guard version == 1000 || version == 2000, size >= 32, size <= maxTagSize, start >= 0 else { return nil }
+        return start
+    }
+
     /// Parses `count` items from the tag body (the bytes between the header and the footer).
     static func parse(items b: [UInt8], count: Int) -> APETag {
         var tag = APETag()

@@ -51,6 +51,10 @@ public final class AudioFile: @unchecked Sendable {
     /// its read position: reading packets from it disturbs decoding.
     internal var formatContext: UnsafeMutablePointer<AVFormatContext> { decoder.fmt! }
 
+    /// The number of the stream decoded, as `tonearm info` lists a file's tracks (FFmpeg's
+    /// stream index).
+    public var audioTrack: Int { Int(decoder.streamIndex) }
+
     /// Whether ``length`` is known (false only for a stream opened with `streaming` whose
     /// container states no length: an endless radio stream, say).
     public var isLengthKnown: Bool { length != .max }
@@ -86,11 +90,15 @@ public final class AudioFile: @unchecked Sendable {
         url = URL(fileURLWithPath: path)
         data = nil
         try Self.checkFile(path)
+        let head = Self.head(path: path)
         var ctx: UnsafeMutablePointer<AVFormatContext>?
-        let r = avformat_open_input(&ctx, path, nil, nil)
+        // An MP3 (or ADTS) file followed by an APE tag is read through our own I/O, which ends
+        // the file before the tag: FFmpeg would decode the tag as audio.
+        let (r, opened) = InputOpening.open(&ctx, path: path, head: head)
+        let io = opened as? AVIOBridge
         if r < 0 {
             if r == tonearm_averror(EACCES) { throw .notReadable(path: path, reason: "permission denied") }
-            throw .notMediaFile(path: path, detail: Self.openFailure(r, head: Self.head(path: path)))
+            throw .notMediaFile(path: path, detail: Self.openFailure(r, head: head))
         }
         if let audioStream {
             let fc = ctx!
@@ -102,7 +110,7 @@ public final class AudioFile: @unchecked Sendable {
                                    detail: audioStream >= 0 && audioStream < count ? "it is not an audio track" : "the file has \(count) tracks")
             }
         }
-        decoder = try Self.makeDecoder(ctx!, name: path, io: nil, head: Self.head(path: path),
+        decoder = try Self.makeDecoder(ctx!, name: path, io: io, head: head,
                                        audioStream: Int32(audioStream ?? -1))
         (fileFormat, processingFormat, length) = Self.describe(decoder, path: path)
         warnings = Self.extensionCheck(path: path, decoder: decoder) + decoder.takeWarnings()
@@ -118,7 +126,10 @@ public final class AudioFile: @unchecked Sendable {
         url = URL(fileURLWithPath: name)
         self.data = data
         if data.isEmpty { throw .emptyFile(path: name) }
-        guard let io = AVIOBridge(reader: AVIOMemoryReader(bytes: data), bufferSize: 32 * 1024), var ctx = avformat_alloc_context() else {
+        // As for a file: an MP3 ends before an APE tag after it.
+        let end = ContainerSniffer.audioEnd(head: Array(data.prefix(4096)), file: TagMemorySource(bytes: data))
+        guard let io = AVIOBridge(reader: AVIOMemoryReader(bytes: data, end: end), bufferSize: 32 * 1024),
+              var ctx = avformat_alloc_context() else {
             throw .decodeFailed(path: name, detail: "out of memory")
         }
         ctx.pointee.pb = io.context

@@ -14,7 +14,7 @@ enum ContainerSniffer {
     /// Every demuxer ``sniff(head:file:)`` names.
     static let demuxers = ["flac", "ogg", "wav", "aiff", "mov", "matroska", "caf", "wv", "ape", "mp3", "aac"]
 
-    static func sniff(head: [UInt8], file: TagFileReader) -> Verdict {
+    static func sniff(head: [UInt8], file: any TagByteSource) -> Verdict {
         func at(_ o: Int, _ s: String) -> Bool {
             let b = Array(s.utf8)
             return head.count >= o + b.count && head[o..<(o + b.count)].elementsEqual(b)
@@ -50,5 +50,20 @@ enum ContainerSniffer {
             return .known("aac")  // ADTS
         }
         return .unknown
+    }
+
+    /// Where the audio of a raw MPEG audio or ADTS file (`head`: its first bytes) ends when an
+    /// APE tag follows it (with or without an ID3v1 tag after that); nil when nothing needs
+    /// cutting. FFmpeg's demuxers of those formats read on into an APE tag and hand its bytes to
+    /// the decoder as packets (binary cover art has sync words enough to give "frames"), and
+    /// the tag's size makes FFmpeg doubt the Xing frame's length; an ID3v1 tag alone they handle.
+    static func audioEnd(head: [UInt8], file: any TagByteSource) -> Int? {
+        guard let start = APETag.start(in: file), start > 0 else { return nil }
+        switch sniff(head: head, file: file) {
+        case .known("mp3"), .known("aac"):
+            return start > (ID3v2Skip.end(of: file) ?? 0) ? start : nil
+        default:
+            return nil
+        }
     }
 }

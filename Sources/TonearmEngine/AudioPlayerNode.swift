@@ -234,7 +234,8 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
 
     /// Control plane, while the node is not rendered: (re)creates the ring for `format`.
     func configure(format f: AudioFormat) {
-        if let old = format, old.sampleRate == f.sampleRate, old.channelCount == f.channelCount { return }
+        if let old = format, old.sampleRate == f.sampleRate, old.channelCount == f.channelCount,
+           old.effectiveChannelLayout == f.effectiveChannelLayout { return }
         shutdownThreads()
         format = f
         let r = PCMBlockRing(blockFrames: 1024, channels: f.channelCount, blockCount: max(8, Int(f.sampleRate) / 1024))
@@ -365,8 +366,11 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
         let ch = format.channelCount
         let scratchFrames = 8192
         let scratch = UnsafeMutablePointer<Float>.allocate(capacity: scratchFrames * 64)
+        // A source's frames put onto the engine's layout (when the layouts differ: ChannelMix).
+        let mixed = UnsafeMutablePointer<Float>.allocate(capacity: scratchFrames * ch)
         defer {
             scratch.deallocate()
+            mixed.deallocate()
             decoderExited.signal()
         }
         var converter: FormatConverter?
@@ -397,11 +401,15 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
             case .buffer(let b, _):
                 srcFormat = b.format
             }
+            // Channels placed by position when the layouts differ, before any resampling (which
+            // then keeps the engine's channels); else copied by the channel-count rules of `remap`.
+            let mix = ChannelMix(from: srcFormat, to: format)
+            let inChannels = mix == nil ? srcFormat.channelCount : ch
             let needsConversion = srcFormat.sampleRate != format.sampleRate
             if needsConversion {
                 if converter == nil || converter!.input.sampleRate != srcFormat.sampleRate
-                    || converter!.input.channelCount != srcFormat.channelCount {
-                    converter = try? FormatConverter(from: .interleavedFloat(sampleRate: srcFormat.sampleRate, channels: srcFormat.channelCount),
+                    || converter!.input.channelCount != inChannels {
+                    converter = try? FormatConverter(from: .interleavedFloat(sampleRate: srcFormat.sampleRate, channels: inChannels),
                                                      to: .interleavedFloat(sampleRate: format.sampleRate, channels: ch))
                 } else {
                     converter?.reset()
@@ -472,10 +480,15 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
                         continue
                     }
                     produced += AudioFramePosition(got)
+                    var input = UnsafePointer(scratch)
+                    if let mix {
+                        mix.apply(scratch, into: mixed, frames: got)
+                        input = UnsafePointer(mixed)
+                    }
                     if needsConversion, let conv = converter {
-                        carry = conv.convert(scratch, frames: got, into: carryBuffer, capacity: scratchFrames * 8)
+                        carry = conv.convert(input, frames: got, into: carryBuffer, capacity: scratchFrames * 8)
                     } else {
-                        Self.remap(scratch, channels: srcFormat.channelCount, into: block + filled * ch, channels: ch, frames: got)
+                        Self.remap(input, channels: inChannels, into: block + filled * ch, channels: ch, frames: got)
                         filled += got
                     }
                 }
@@ -507,7 +520,8 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
     }
 
     /// Copies `frames` frames converting the channel count: equal → copy; mono → all channels;
-    /// many → mono by averaging; otherwise the common channels, silence in the rest.
+    /// many → mono by averaging; otherwise the common channels, silence in the rest. (Sources
+    /// whose known layout differs from the engine's are first put onto it by a ``ChannelMix``.)
     static func remap(_ src: UnsafePointer<Float>, channels sc: Int, into dst: UnsafeMutablePointer<Float>,
                       channels dc: Int, frames: Int) {
         if sc == dc {

@@ -21,8 +21,12 @@ enum AssetProbe {
     /// Opens `path`, reads stream info and tags, closes it.
     /// Throws `fileNotFound`, `isDirectory`, `emptyFile`, `notReadable`, `notMediaFile`.
     static func probe(path: String) throws(TonearmError) -> AssetContents {
-        var fc: UnsafeMutablePointer<AVFormatContext>? = try FFmpegSupport.openInput(path)
-        defer { avformat_close_input(&fc) }
+        let opened = try FFmpegSupport.openInput(path)
+        var fc: UnsafeMutablePointer<AVFormatContext>? = opened.context
+        defer {
+            avformat_close_input(&fc)
+            withExtendedLifetime(opened.io) {}
+        }
         let ctx = fc!
         var tracks: [AssetTrack] = []
         let nopts = tonearm_av_nopts_value()

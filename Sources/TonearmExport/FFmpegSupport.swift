@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import CFFmpeg
 import Glibc
+import TonearmCodecs
 import TonearmCore
 
 /// Small helpers over FFmpeg's C API shared by the probe, the remuxer and the transcoder.
@@ -36,13 +37,14 @@ enum FFmpegSupport {
         if access(path, R_OK) != 0 { throw .notReadable(path: path, reason: String(cString: strerror(errno))) }
     }
 
-    /// Opens `path` for demuxing with stream info read. The caller closes it with
-    /// `avformat_close_input`. Throws the file errors of ``checkReadable(_:)`` and `notMediaFile`.
-    static func openInput(_ path: String) throws(TonearmError) -> UnsafeMutablePointer<AVFormatContext> {
+    /// Opens `path` for demuxing with stream info read (an MP3 ending before an APE tag after
+    /// it: ``InputOpening``). The caller closes it with `avformat_close_input`, then releases
+    /// `io`. Throws the file errors of ``checkReadable(_:)`` and `notMediaFile`.
+    static func openInput(_ path: String) throws(TonearmError) -> (context: UnsafeMutablePointer<AVFormatContext>, io: AnyObject?) {
         tonearm_av_log_quiet()
         try checkReadable(path)
         var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
-        let r = avformat_open_input(&ctx, path, nil, nil)
+        let (r, io) = InputOpening.open(&ctx, path: path)
         guard r >= 0, let fc = ctx else {
             if r == tonearm_averror(EACCES) { throw .notReadable(path: path, reason: message(r)) }
             throw .notMediaFile(path: path, detail: message(r))
@@ -57,7 +59,7 @@ enum FFmpegSupport {
             avformat_close_input(&ctx)
             throw .notMediaFile(path: path, detail: name == "tty" ? "the content looks like text" : "no streams")
         }
-        return fc
+        return (fc, io)
     }
 
     /// The readable channel layout of codec parameters ("stereo", "5.1", "3 channels").

@@ -101,13 +101,14 @@ final class MuxerOutput {
     }
 
     /// The pixel size of a PNG (its IHDR) or JPEG (its first start-of-frame marker); nil when
-    /// the bytes are neither or are cut short.
+    /// the bytes are neither, are cut short, or state a PNG size past PNG's 2³¹ − 1 (bytes that
+    /// only start like a PNG: that size made the stream's `Int32` width trap).
     static func imageSize(_ b: [UInt8]) -> (width: Int, height: Int)? {
         func be16(_ i: Int) -> Int { Int(b[i]) << 8 | Int(b[i + 1]) }
         func be32(_ i: Int) -> Int { be16(i) << 16 | be16(i + 2) }
         if b.count >= 24, b[0] == 0x89, b[1] == 0x50, b[2] == 0x4E, b[3] == 0x47 {
             let (w, h) = (be32(16), be32(20))
-            return w > 0 && h > 0 ? (w, h) : nil
+            return w > 0 && h > 0 && w <= Int(Int32.max) && h <= Int(Int32.max) ? (w, h) : nil
         }
         guard b.count >= 4, b[0] == 0xFF, b[1] == 0xD8 else { return nil }
         var i = 2

@@ -15,8 +15,12 @@ struct Remuxer: ExportJob {
     let language: String?
 
     func run(target: OutputTarget, cancel: CancelFlag, progress: (Double) -> Void) throws(TonearmError) {
-        var input: UnsafeMutablePointer<AVFormatContext>? = try FFmpegSupport.openInput(sourcePath)
-        defer { avformat_close_input(&input) }
+        let opened = try FFmpegSupport.openInput(sourcePath)
+        var input: UnsafeMutablePointer<AVFormatContext>? = opened.context
+        defer {
+            avformat_close_input(&input)
+            withExtendedLifetime(opened.io) {}
+        }
         let ic = input!
         guard trackID >= 0, trackID < Int(ic.pointee.nb_streams) else {
             throw .noSuchTrack(path: sourcePath, track: trackID, detail: "the file has \(ic.pointee.nb_streams) tracks")

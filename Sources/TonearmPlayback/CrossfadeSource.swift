@@ -13,7 +13,8 @@ import TonearmEngine
 /// The source is in the outgoing file's format. An incoming file of another sample rate or
 /// channel count (a 48 kHz Opus after a 44.1 kHz MP3) is converted to it as it is read, by a
 /// resampler made with the source; the overlap then covers ``incomingFrameLength`` frames of
-/// the incoming file, where its rest begins.
+/// the incoming file, where its rest begins. One of another channel layout is put onto the
+/// outgoing file's by position first (``ChannelMix``, as the player node does for its rest).
 ///
 /// Threading: as every ``PlaybackSource``: only the node's decoder thread reads it (the
 /// conversion runs there too, in buffers allocated once, at creation).
@@ -48,8 +49,9 @@ final class CrossfadeSource: PlaybackSource, @unchecked Sendable {
         incomingFrameLength = min(incoming.length, AudioFramePosition((Double(frameLength) * ratio).rounded()))
         outStart = outgoing.length - frameLength
         let inFormat = incoming.processingFormat
-        if inFormat.sampleRate != sourceFormat.sampleRate || inFormat.channelCount != sourceFormat.channelCount {
-            resampler = try IncomingResampler(from: inFormat, to: sourceFormat)
+        let mix = ChannelMix(from: inFormat, to: sourceFormat)
+        if inFormat.sampleRate != sourceFormat.sampleRate || inFormat.channelCount != sourceFormat.channelCount || mix != nil {
+            resampler = try IncomingResampler(from: inFormat, to: sourceFormat, mix: mix)
         } else {
             resampler = nil
         }
@@ -89,8 +91,9 @@ final class CrossfadeSource: PlaybackSource, @unchecked Sendable {
     func takeWarnings() -> [AudioWarning] { outgoing.takeWarnings() + incoming.takeWarnings() }
 }
 
-/// Reads a file converted to another sample rate and channel count (libswresample), in
-/// pieces of a fixed size: the input and output buffers are allocated once, at creation.
+/// Reads a file converted to another sample rate and channel count (libswresample; a layout
+/// that differs is first mixed onto the output's by a ``ChannelMix``), in pieces of a fixed
+/// size: the input and output buffers are allocated once, at creation.
 ///
 /// Threading: one thread at a time (the node's decoder thread).
 private final class IncomingResampler {
@@ -98,6 +101,9 @@ private final class IncomingResampler {
     /// Input frames read from the file per conversion.
     private let piece = 1024
     private let input: UnsafeMutablePointer<Float>
+    /// The input put onto the output's layout (with a mix).
+    private let mix: ChannelMix?
+    private let mixed: UnsafeMutablePointer<Float>?
     private let output: UnsafeMutablePointer<Float>
     private let outputCapacity: Int
     private let outChannels: Int
@@ -105,17 +111,21 @@ private final class IncomingResampler {
     private var start = 0, pending = 0
     private var ended = false
 
-    init(from input: AudioFormat, to output: AudioFormat) throws {
-        converter = try FormatConverter(from: .interleavedFloat(sampleRate: input.sampleRate, channels: input.channelCount),
+    init(from input: AudioFormat, to output: AudioFormat, mix: ChannelMix?) throws {
+        let converted = mix == nil ? input.channelCount : output.channelCount
+        converter = try FormatConverter(from: .interleavedFloat(sampleRate: input.sampleRate, channels: converted),
                                         to: .interleavedFloat(sampleRate: output.sampleRate, channels: output.channelCount))
         outChannels = output.channelCount
         outputCapacity = converter.maximumOutputFrames(forInput: piece) + 64
         self.input = .allocate(capacity: piece * input.channelCount)
+        self.mix = mix
+        mixed = mix == nil ? nil : .allocate(capacity: piece * output.channelCount)
         self.output = .allocate(capacity: outputCapacity * output.channelCount)
     }
 
     deinit {
         input.deallocate()
+        mixed?.deallocate()
         output.deallocate()
     }
 
@@ -145,6 +155,9 @@ private final class IncomingResampler {
             if got == 0 {
                 ended = true
                 pending = converter.convert(nil, frames: 0, into: output, capacity: outputCapacity)
+            } else if let mix, let mixed {
+                mix.apply(input, into: mixed, frames: got)
+                pending = converter.convert(mixed, frames: got, into: output, capacity: outputCapacity)
             } else {
                 pending = converter.convert(input, frames: got, into: output, capacity: outputCapacity)
             }
