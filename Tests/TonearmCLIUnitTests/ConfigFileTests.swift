@@ -2,6 +2,7 @@
 import Foundation
 import Testing
 import Tonearm
+import TonearmConfig
 @testable import TonearmCLI
 
 /// `config.toml` read and checked: every key, and every kind of problem with its line and key.

@@ -8,11 +8,11 @@
 /// `[[array]]` headers, `key = …` assignments (bare, quoted and dotted keys) and the keys of
 /// one-line inline tables, and skips what is inside strings (also multi-line ones), comments
 /// and multi-line arrays. Keys are dotted paths from the root: `playback.volume`, `keys.quit`.
-struct ConfigLines: Sendable, Equatable {
+package struct ConfigLines: Sendable, Equatable {
     /// Line (1-based) of each key path set in the document; a table's path maps to its header.
-    private(set) var lines: [String: Int] = [:]
+    package private(set) var lines: [String: Int] = [:]
 
-    init(scanning text: String) {
+    package init(scanning text: String) {
         var table: [String] = []
         var inMultiline: String?  // the closing delimiter of a multi-line string being read
         var depth = 0  // brackets and braces open across lines (multi-line arrays)
@@ -68,7 +68,7 @@ struct ConfigLines: Sendable, Equatable {
     }
 
     /// The line of `path`, else of the nearest enclosing key or table that has one.
-    func line(of path: [String]) -> Int? {
+    package func line(of path: [String]) -> Int? {
         var p = path
         while !p.isEmpty {
             if let l = lines[p.joined(separator: ".")] { return l }
