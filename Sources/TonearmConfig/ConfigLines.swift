@@ -179,6 +179,27 @@ private struct Scanner {
         }
     }
 
+    /// The character a basic string's escape `\\e` stands for (`\\t`, `\\u00E9`, `\\U0001F600`; the
+    /// hex digits are read here), as TOML reads it, so that a quoted key is found under its name.
+    private mutating func unescaped(_ e: Character) -> Character {
+        switch e {
+        case "b": return "\u{8}"
+        case "t": return "\t"
+        case "n": return "\n"
+        case "f": return "\u{C}"
+        case "r": return "\r"
+        case "e": return "\u{1B}"
+        case "u", "U":
+            var hex = ""
+            while hex.count < (e == "u" ? 4 : 8), let h = peek, h.isHexDigit {
+                hex.append(h)
+                advance()
+            }
+            return UInt32(hex, radix: 16).flatMap(Unicode.Scalar.init).map(Character.init) ?? "\u{FFFD}"
+        default: return e
+        }
+    }
+
     private mutating func keyPart() -> String? {
         guard let c = peek else { return nil }
         if c == "\"" || c == "'" {
@@ -189,7 +210,7 @@ private struct Scanner {
                 if d == c { return part }
                 if d == "\\" && c == "\"", let e = peek {
                     advance()
-                    part.append(e)
+                    part.append(unescaped(e))
                     continue
                 }
                 part.append(d)

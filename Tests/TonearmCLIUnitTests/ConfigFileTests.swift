@@ -286,6 +286,18 @@ import TonearmConfig
         }
     }
 
+    /// A quoted key written with escapes (`"vol\u0075me"`, `"a\tb"`) is found on its line under
+    /// the name TOML reads (`volume`): the problem names the line (it had none at the top level,
+    /// and the table's header line inside a table).
+    @Test func quotedKeysWithEscapesHaveTheirLines() throws {
+        let p = problems("# settings\n\"vol\\u0075me\" = 50\n[playback]\n\n\"sh\\U00000075ffle\" = \"yes\"\n\"a\\tb\" = 1\n")
+        #expect(p.map(\.key) == ["volume", "playback.shuffle", "playback.a\tb"])
+        #expect(p.map(\.line) == [2, 5, 6])
+        let c = try parse("[keys]\n\n\"\\u0071uit\" = \"x\"\n")
+        #expect(c.keys == ["quit": ["x"]])
+        #expect(c.line(of: "keys.quit") == 3)
+    }
+
     @Test func suggestionsAreNearMissesOnly() {
         #expect(ConfigSchema.suggestion(for: "volmue", among: ConfigSchema.playbackKeys) == "volume")
         #expect(ConfigSchema.suggestion(for: "cross-fade", among: ConfigSchema.playbackKeys) == "crossfade")
