@@ -298,6 +298,21 @@ import TonearmConfig
         #expect(c.line(of: "keys.quit") == 3)
     }
 
+    /// Found by fuzzing (scripts/fuzz, FuzzConfig): a control character at the start of a table
+    /// header's key (`[\u{13}l= 70`) made toml++ fail an assertion and abort the program. A
+    /// control character (TOML allows none but tab and the line ends) is refused with its line
+    /// and column before the TOML parser sees the text.
+    @Test func aControlCharacterIsASyntaxErrorNotACrash() {
+        for (text, line, column, code) in [("[\u{13}l= 70\neq = \"rock\n", 1, 2, "U+0013"),
+                                           ("[playback]\nvolume = 7\u{7F}0\n", 2, 11, "U+007F"),
+                                           ("# ok\t\r\n[keys]\nquit = \"\u{0}\"\n", 3, 9, "U+0000")] {
+            let p = problems(text)
+            #expect(p.count == 1)
+            #expect(p.first?.line == line && p.first?.column == column, "\(p)")
+            #expect(p.first?.kind == .syntax("a control character (\(code)) is not allowed in TOML"), "\(p)")
+        }
+    }
+
     @Test func suggestionsAreNearMissesOnly() {
         #expect(ConfigSchema.suggestion(for: "volmue", among: ConfigSchema.playbackKeys) == "volume")
         #expect(ConfigSchema.suggestion(for: "cross-fade", among: ConfigSchema.playbackKeys) == "crossfade")
