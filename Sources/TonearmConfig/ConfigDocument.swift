@@ -32,6 +32,11 @@ package struct ConfigDocument {
             }
             column += 1
         }
+        let lines = ConfigLines(scanning: text)
+        if let bad = lines.headerWithoutName {
+            throw ConfigError(path: path, problems: [ConfigProblem(line: bad.line, column: bad.column,
+                                                                   kind: .syntax("a table header needs a name: [name] or [[name]]"))])
+        }
         do {
             root = try TOMLTable(string: text)
         } catch let e as TOMLParseError {
@@ -41,7 +46,7 @@ package struct ConfigDocument {
             throw ConfigError(path: path, problems: [ConfigProblem(kind: .syntax("\(error)"))])
         }
         self.path = path
-        lines = ConfigLines(scanning: text)
+        self.lines = lines
     }
 }
 

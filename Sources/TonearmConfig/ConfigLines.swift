@@ -11,12 +11,27 @@
 package struct ConfigLines: Sendable, Equatable {
     /// Line (1-based) of each key path set in the document; a table's path maps to its header.
     package private(set) var lines: [String: Int] = [:]
+    /// The first table header whose name does not start right after its `[` or `[[` (and
+    /// spaces) with a key's character or a quote: line and column (1-based) of what is there
+    /// instead. Not TOML; and toml++ 3 (TOMLKit 0.6.0) fails an assertion on it (found by
+    /// fuzzing), so such a document must not reach it.
+    package private(set) var headerWithoutName: (line: Int, column: Int)?
+
+    package static func == (a: ConfigLines, b: ConfigLines) -> Bool {
+        a.lines == b.lines && a.headerWithoutName?.line == b.headerWithoutName?.line && a.headerWithoutName?.column == b.headerWithoutName?.column
+    }
+
+    /// A character of a bare key: ASCII letters and digits, `_` and `-`.
+    static func isASCIIBareKeyCharacter(_ c: Character) -> Bool {
+        c.isASCII && (c.isLetter || c.isNumber || c == "_" || c == "-")
+    }
 
     package init(scanning text: String) {
         var table: [String] = []
         var inMultiline: String?  // the closing delimiter of a multi-line string being read
         var depth = 0  // brackets and braces open across lines (multi-line arrays)
-        for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // "\r\n" is one Character: splitting on "\n" alone would make a CRLF file one line.
+        for (i, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
             let number = i + 1
             var line = Substring(raw)
             if let close = inMultiline {
@@ -30,6 +45,10 @@ package struct ConfigLines: Sendable, Equatable {
                     // A table header: [a.b] or [[a.b]].
                     scanner.advance()
                     if scanner.peek == "[" { scanner.advance() }
+                    scanner.skipSpaces()
+                    if headerWithoutName == nil, !(scanner.peek.map { $0 == "\"" || $0 == "'" || Self.isASCIIBareKeyCharacter($0) } ?? false) {
+                        headerWithoutName = (number, scanner.column)
+                    }
                     if let path = scanner.keyPath() {
                         table = path
                         record(path, line: number)
@@ -121,6 +140,9 @@ private struct Scanner {
     }
 
     var peek: Character? { index < text.endIndex ? text[index] : nil }
+
+    /// The cursor's column (1-based, in characters).
+    var column: Int { text.distance(from: text.startIndex, to: index) + 1 }
 
     mutating func advance(by n: Int = 1) {
         for _ in 0..<n where index < text.endIndex { index = text.index(after: index) }

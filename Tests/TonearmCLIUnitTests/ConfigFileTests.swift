@@ -313,6 +313,31 @@ import TonearmConfig
         }
     }
 
+    /// Found by fuzzing (scripts/fuzz, FuzzConfig): a table header with no name after its `[`
+    /// (`[` then the line's end, `[ =`, `[[#`) made toml++ fail an assertion and abort the
+    /// program. It is refused with its line and column; a nested array starting a line inside a
+    /// multi-line array is no header and still reads.
+    @Test func aTableHeaderWithoutANameIsASyntaxErrorNotACrash() throws {
+        for (text, line, column) in [("[\nshuffle = true\n", 1, 2), ("# c\n[playback]\nvolume = 1\n[ =x]\n", 4, 3),
+                                     ("[[#a]]\n", 1, 3), ("[keys]\n  [\r\n", 2, 4), ("[]\n", 1, 2)] {
+            let p = problems(text)
+            #expect(p.count == 1)
+            #expect(p.first?.line == line && p.first?.column == column, "\(text.debugDescription): \(p)")
+            #expect(p.first?.kind == .syntax("a table header needs a name: [name] or [[name]]"), "\(p)")
+        }
+        let nested = try ConfigDocument(parsing: "[t]\nx = [\n  [\n1], [ 2 ],\n[\"a\"]]\ny = 3\n", path: path)
+        #expect(nested.lines.headerWithoutName == nil)
+        #expect(nested.lines.line(of: ["t", "y"]) == 6)
+    }
+
+    /// A file with Windows line ends (CRLF) names each problem's own line (it was all line 1:
+    /// "\r\n" is one Character, and the lines were split on "\n").
+    @Test func crlfLineEndsGiveEachProblemItsLine() throws {
+        let p = problems("[playback]\r\nvolume = 70\r\nshuffle = \"yes\"\r\n[keys]\r\nquit = 1\r\n")
+        #expect(p.map(\.key) == ["playback.shuffle", "keys.quit"])
+        #expect(p.map(\.line) == [3, 5])
+    }
+
     @Test func suggestionsAreNearMissesOnly() {
         #expect(ConfigSchema.suggestion(for: "volmue", among: ConfigSchema.playbackKeys) == "volume")
         #expect(ConfigSchema.suggestion(for: "cross-fade", among: ConfigSchema.playbackKeys) == "crossfade")
