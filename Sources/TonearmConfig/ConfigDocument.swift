@@ -33,9 +33,8 @@ package struct ConfigDocument {
             column += 1
         }
         let lines = ConfigLines(scanning: text)
-        if let bad = lines.headerWithoutName {
-            throw ConfigError(path: path, problems: [ConfigProblem(line: bad.line, column: bad.column,
-                                                                   kind: .syntax("a table header needs a name: [name] or [[name]]"))])
+        if let bad = lines.unparseable {
+            throw ConfigError(path: path, problems: [ConfigProblem(line: bad.line, column: bad.column, kind: .syntax(bad.reason))])
         }
         do {
             root = try TOMLTable(string: text)

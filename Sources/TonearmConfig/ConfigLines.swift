@@ -11,14 +11,16 @@
 package struct ConfigLines: Sendable, Equatable {
     /// Line (1-based) of each key path set in the document; a table's path maps to its header.
     package private(set) var lines: [String: Int] = [:]
-    /// The first table header whose name does not start right after its `[` or `[[` (and
-    /// spaces) with a key's character or a quote: line and column (1-based) of what is there
-    /// instead. Not TOML; and toml++ 3 (TOMLKit 0.6.0) fails an assertion on it (found by
-    /// fuzzing), so such a document must not reach it.
-    package private(set) var headerWithoutName: (line: Int, column: Int)?
+    /// The first thing the scan found that is not TOML and that toml++ 3 (TOMLKit 0.6.0) fails
+    /// an assertion on, aborting the program, rather than reporting it (found by fuzzing): a
+    /// table header without a name after its `[` or `[[`; a `]` closing a `{` or a `}` closing
+    /// a `[`; a line or paragraph separator (U+0085, U+2028, U+2029) outside a string. Line,
+    /// column (1-based) and what it is. Such a document must not reach toml++.
+    package private(set) var unparseable: (line: Int, column: Int, reason: String)?
 
     package static func == (a: ConfigLines, b: ConfigLines) -> Bool {
-        a.lines == b.lines && a.headerWithoutName?.line == b.headerWithoutName?.line && a.headerWithoutName?.column == b.headerWithoutName?.column
+        a.lines == b.lines && a.unparseable?.line == b.unparseable?.line && a.unparseable?.column == b.unparseable?.column
+            && a.unparseable?.reason == b.unparseable?.reason
     }
 
     /// A character of a bare key: ASCII letters and digits, `_` and `-`.
@@ -29,7 +31,7 @@ package struct ConfigLines: Sendable, Equatable {
     package init(scanning text: String) {
         var table: [String] = []
         var inMultiline: String?  // the closing delimiter of a multi-line string being read
-        var depth = 0  // brackets and braces open across lines (multi-line arrays)
+        var open: [Character] = []  // brackets and braces open across lines (multi-line arrays)
         // "\r\n" is one Character: splitting on "\n" alone would make a CRLF file one line.
         for (i, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
             let number = i + 1
@@ -38,7 +40,7 @@ package struct ConfigLines: Sendable, Equatable {
                 guard let end = line.range(of: close) else { continue }
                 inMultiline = nil
                 line = line[end.upperBound...]
-            } else if depth == 0 {
+            } else if open.isEmpty {
                 var scanner = Scanner(line)
                 scanner.skipSpaces()
                 if scanner.peek == "[" {
@@ -46,8 +48,9 @@ package struct ConfigLines: Sendable, Equatable {
                     scanner.advance()
                     if scanner.peek == "[" { scanner.advance() }
                     scanner.skipSpaces()
-                    if headerWithoutName == nil, !(scanner.peek.map { $0 == "\"" || $0 == "'" || Self.isASCIIBareKeyCharacter($0) } ?? false) {
-                        headerWithoutName = (number, scanner.column)
+                    if !(scanner.peek.map { $0 == "\"" || $0 == "'" || Self.isASCIIBareKeyCharacter($0) } ?? false) {
+                        flag(number, raw.distance(from: raw.startIndex, to: scanner.position) + 1,
+                             "a table header needs a name: [name] or [[name]]")
                     }
                     if let path = scanner.keyPath() {
                         table = path
@@ -79,8 +82,15 @@ package struct ConfigLines: Sendable, Equatable {
                     }
                     continue
                 }
-                if c == "[" || c == "{" { depth += 1 }
-                if c == "]" || c == "}" { depth = max(0, depth - 1) }
+                if c == "[" || c == "{" { open.append(c) }
+                if c == "]" || c == "}", let top = open.popLast(), (top == "[") != (c == "]") {
+                    flag(number, raw.distance(from: raw.startIndex, to: s.position) + 1, "a '\(c)' closes a '\(top)'")
+                }
+                if c == "\u{85}" || c == "\u{2028}" || c == "\u{2029}" {
+                    let hex = String(c.unicodeScalars.first!.value, radix: 16, uppercase: true)
+                    flag(number, raw.distance(from: raw.startIndex, to: s.position) + 1,
+                         "a line separator (U+\(String(repeating: "0", count: 4 - hex.count) + hex)) outside a string")
+                }
                 s.advance()
             }
         }
@@ -94,6 +104,10 @@ package struct ConfigLines: Sendable, Equatable {
             p.removeLast()
         }
         return nil
+    }
+
+    private mutating func flag(_ line: Int, _ column: Int, _ reason: String) {
+        if unparseable == nil { unparseable = (line, column, reason) }
     }
 
     private mutating func record(_ path: [String], line: Int) {
@@ -141,8 +155,8 @@ private struct Scanner {
 
     var peek: Character? { index < text.endIndex ? text[index] : nil }
 
-    /// The cursor's column (1-based, in characters).
-    var column: Int { text.distance(from: text.startIndex, to: index) + 1 }
+    /// Where the cursor is (an index of the line the scanner was made from).
+    var position: Substring.Index { index }
 
     mutating func advance(by n: Int = 1) {
         for _ in 0..<n where index < text.endIndex { index = text.index(after: index) }

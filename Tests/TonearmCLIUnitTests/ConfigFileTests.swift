@@ -326,8 +326,27 @@ import TonearmConfig
             #expect(p.first?.kind == .syntax("a table header needs a name: [name] or [[name]]"), "\(p)")
         }
         let nested = try ConfigDocument(parsing: "[t]\nx = [\n  [\n1], [ 2 ],\n[\"a\"]]\ny = 3\n", path: path)
-        #expect(nested.lines.headerWithoutName == nil)
+        #expect(nested.lines.unparseable == nil)
         #expect(nested.lines.line(of: ["t", "y"]) == 6)
+    }
+
+    /// Found by fuzzing (scripts/fuzz, FuzzConfig): a `}` closing an array (`pause = [}`) made
+    /// toml++ fail an assertion in parse_value and abort the program; so would a `]` closing an
+    /// inline table and a line separator outside a string. Each is refused with its place.
+    @Test func mismatchedBracketsAndLineSeparatorsAreSyntaxErrorsNotCrashes() throws {
+        for (text, line, column, reason) in [("[keys]\npause = [}\n", 2, 10, "a '}' closes a '['"),
+                                             ("[keys]\npause = [\n \"p\",\n}\n", 4, 1, "a '}' closes a '['"),
+                                             ("a = { b = [1, 2 }\n", 1, 17, "a '}' closes a '['"),
+                                             ("a = { b = 1 ]\n", 1, 13, "a ']' closes a '{'"),
+                                             ("a = [1,\u{2028}2]\n", 1, 8, "a line separator (U+2028) outside a string")] {
+            let p = problems(text)
+            #expect(p.count == 1)
+            #expect(p.first?.line == line && p.first?.column == column, "\(text.debugDescription): \(p)")
+            #expect(p.first?.kind == .syntax(reason), "\(p)")
+        }
+        // Inside strings and comments they are text.
+        let c = try parse("[keys]\nquit = [\"}\", \"]\", '{]'] # [}\nnext = \"\u{2028}\"\n")
+        #expect(c.keys["quit"] == ["}", "]", "{]"])
     }
 
     /// A file with Windows line ends (CRLF) names each problem's own line (it was all line 1:
