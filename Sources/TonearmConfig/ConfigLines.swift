@@ -13,8 +13,9 @@ package struct ConfigLines: Sendable, Equatable {
     package private(set) var lines: [String: Int] = [:]
     /// The first thing the scan found that is not TOML and that toml++ 3 (TOMLKit 0.6.0) fails
     /// an assertion on, aborting the program, rather than reporting it (found by fuzzing): a
-    /// table header without a name after its `[` or `[[`; a `]` closing a `{` or a `}` closing
-    /// a `[`; a line or paragraph separator (U+0085, U+2028, U+2029) outside a string. Line,
+    /// table header without a name after its `[` or `[[`; a `}` closing a `[` (and, for one
+    /// rule, a `]` closing a `{`, which toml++ reports); a line or paragraph separator (U+0085,
+    /// U+2028, U+2029) outside a string. Line,
     /// column (1-based) and what it is. Such a document must not reach toml++.
     package private(set) var unparseable: (line: Int, column: Int, reason: String)?
 
@@ -33,6 +34,8 @@ package struct ConfigLines: Sendable, Equatable {
         var inMultiline: String?  // the closing delimiter of a multi-line string being read
         var open: [Character] = []  // brackets and braces open across lines (multi-line arrays)
         // "\r\n" is one Character: splitting on "\n" alone would make a CRLF file one line.
+        // A byte-order mark (Windows editors write one) is not part of the first line's key.
+        let text = text.hasPrefix("\u{FEFF}") ? text.dropFirst() : Substring(text)
         for (i, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
             let number = i + 1
             var line = Substring(raw)

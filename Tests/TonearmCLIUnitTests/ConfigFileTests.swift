@@ -331,8 +331,9 @@ import TonearmConfig
     }
 
     /// Found by fuzzing (scripts/fuzz, FuzzConfig): a `}` closing an array (`pause = [}`) made
-    /// toml++ fail an assertion in parse_value and abort the program; so would a `]` closing an
-    /// inline table and a line separator outside a string. Each is refused with its place.
+    /// toml++ fail an assertion in parse_value and abort the program, and so does a line
+    /// separator (U+2028) between array items. Those, and the other mismatched closers (which
+    /// toml++ reports itself), are refused with their place before toml++ sees them.
     @Test func mismatchedBracketsAndLineSeparatorsAreSyntaxErrorsNotCrashes() throws {
         for (text, line, column, reason) in [("[keys]\npause = [}\n", 2, 10, "a '}' closes a '['"),
                                              ("[keys]\npause = [\n \"p\",\n}\n", 4, 1, "a '}' closes a '['"),
@@ -347,6 +348,14 @@ import TonearmConfig
         // Inside strings and comments they are text.
         let c = try parse("[keys]\nquit = [\"}\", \"]\", '{]'] # [}\nnext = \"\u{2028}\"\n")
         #expect(c.keys["quit"] == ["}", "]", "{]"])
+    }
+
+    /// Found by fuzzing (scripts/fuzz, FuzzConfig): after a byte-order mark the first key had
+    /// no line (the scan read the mark as part of it; TOML skips it).
+    @Test func aByteOrderMarkDoesNotHideTheFirstKeysLine() throws {
+        let p = problems("\u{FEFF}volume = 50\n[playback]\nshuffle = 1\n")
+        #expect(p.map(\.key) == ["volume", "playback.shuffle"])
+        #expect(p.map(\.line) == [1, 3])
     }
 
     /// A file with Windows line ends (CRLF) names each problem's own line (it was all line 1:
