@@ -15,7 +15,7 @@ package struct ConfigLines: Sendable, Equatable {
     /// an assertion on, aborting the program, rather than reporting it (found by fuzzing): a
     /// table header without a name after its `[` or `[[`; a `}` closing a `[` (and, for one
     /// rule, a `]` closing a `{`, which toml++ reports); a line or paragraph separator (U+0085,
-    /// U+2028, U+2029) outside a string. Line,
+    /// U+2028, U+2029) outside a string; a date's `T` not followed by a time's digit. Line,
     /// column (1-based) and what it is. Such a document must not reach toml++.
     package private(set) var unparseable: (line: Int, column: Int, reason: String)?
 
@@ -73,9 +73,11 @@ package struct ConfigLines: Sendable, Equatable {
             }
             // What the rest of the line leaves open: brackets, or a multi-line string.
             var s = Scanner(line)
+            var recent: [Character] = []  // the characters just before, outside strings
             while let c = s.peek {
                 if c == "#" { break }
                 if c == "\"" || c == "'" {
+                    recent = []
                     if s.startsWith(String(repeating: c, count: 3)) {
                         let delimiter = String(repeating: c, count: 3)
                         s.advance(by: 3)
@@ -89,6 +91,10 @@ package struct ConfigLines: Sendable, Equatable {
                 if c == "]" || c == "}", let top = open.popLast(), (top == "[") != (c == "]") {
                     flag(number, raw.distance(from: raw.startIndex, to: s.position) + 1, "a '\(c)' closes a '\(top)'")
                 }
+                if c == "T" || c == "t", Self.endsWithDate(recent), !(s.next.map { $0.isASCII && $0.isNumber } ?? false) {
+                    flag(number, raw.distance(from: raw.startIndex, to: s.position) + 2, "a date's '\(c)' is followed by a time (HH:MM:SS)")
+                }
+                recent.append(c)
                 if c == "\u{85}" || c == "\u{2028}" || c == "\u{2029}" {
                     let hex = String(c.unicodeScalars.first!.value, radix: 16, uppercase: true)
                     flag(number, raw.distance(from: raw.startIndex, to: s.position) + 1,
@@ -107,6 +113,13 @@ package struct ConfigLines: Sendable, Equatable {
             p.removeLast()
         }
         return nil
+    }
+
+    /// Whether `chars` ends with a date, `YYYY-MM-DD`.
+    private static func endsWithDate(_ chars: [Character]) -> Bool {
+        guard chars.count >= 10 else { return false }
+        let d = chars.suffix(10)
+        return d.enumerated().allSatisfy { i, c in i == 4 || i == 7 ? c == "-" : c.isASCII && c.isNumber }
     }
 
     private mutating func flag(_ line: Int, _ column: Int, _ reason: String) {
@@ -160,6 +173,13 @@ private struct Scanner {
 
     /// Where the cursor is (an index of the line the scanner was made from).
     var position: Substring.Index { index }
+
+    /// The character after the cursor's.
+    var next: Character? {
+        guard index < text.endIndex else { return nil }
+        let n = text.index(after: index)
+        return n < text.endIndex ? text[n] : nil
+    }
 
     mutating func advance(by n: Int = 1) {
         for _ in 0..<n where index < text.endIndex { index = text.index(after: index) }

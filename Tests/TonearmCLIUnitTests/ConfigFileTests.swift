@@ -345,6 +345,11 @@ import TonearmConfig
             #expect(p.first?.line == line && p.first?.column == column, "\(text.debugDescription): \(p)")
             #expect(p.first?.kind == .syntax(reason), "\(p)")
         }
+        // Found by fuzzing too: a date-time whose 'T' is not followed by the time's digits
+        // (toml++'s parse_time assertion).
+        let t = problems("[library]\nwhen = 1979-05-27Tite32:00Z\n")
+        #expect(t.first?.line == 2 && t.first?.column == 19 && t.first?.kind == .syntax("a date's 'T' is followed by a time (HH:MM:SS)"), "\(t)")
+        #expect(try ConfigDocument(parsing: "when = 1979-05-27T07:32:00Z\nday = 1979-05-27 # T\nx = \"1979-05-27Tx\"\n", path: path).lines.unparseable == nil)
         // Inside strings and comments they are text.
         let c = try parse("[keys]\nquit = [\"}\", \"]\", '{]'] # [}\nnext = \"\u{2028}\"\n")
         #expect(c.keys["quit"] == ["}", "]", "{]"])
