@@ -25,22 +25,25 @@ package struct ConfigLines: Sendable, Equatable {
     }
 
     /// A character of a bare key: ASCII letters and digits, `_` and `-`.
-    static func isASCIIBareKeyCharacter(_ c: Character) -> Bool {
-        c.isASCII && (c.isLetter || c.isNumber || c == "_" || c == "-")
+    static func isASCIIBareKeyCharacter(_ c: Unicode.Scalar) -> Bool {
+        ("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c) || c == "_" || c == "-"
     }
 
     package init(scanning text: String) {
         var table: [String] = []
         var inMultiline: String?  // the closing delimiter of a multi-line string being read
-        var open: [Character] = []  // brackets and braces open across lines (multi-line arrays)
-        // "\r\n" is one Character: splitting on "\n" alone would make a CRLF file one line.
+        var open: [Unicode.Scalar] = []  // brackets and braces open across lines (multi-line arrays)
+        // Read as Unicode scalars, as TOML is, not Characters: "\r\n" is one Character (a CRLF
+        // file was one line), and a combining mark after `[` or `"` made one with it (found by
+        // fuzzing: `[` + U+035F was no header).
         // A byte-order mark (Windows editors write one) is not part of the first line's key.
-        let text = text.hasPrefix("\u{FEFF}") ? text.dropFirst() : Substring(text)
-        for (i, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
+        var scalars = Substring(text).unicodeScalars
+        if scalars.first == "\u{FEFF}" { scalars = scalars.dropFirst() }
+        for (i, raw) in scalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let number = i + 1
-            var line = Substring(raw)
+            var line = raw
             if let close = inMultiline {
-                guard let end = line.range(of: close) else { continue }
+                guard let end = line.firstRange(of: close.unicodeScalars) else { continue }
                 inMultiline = nil
                 line = line[end.upperBound...]
             } else if open.isEmpty {
@@ -73,13 +76,13 @@ package struct ConfigLines: Sendable, Equatable {
             }
             // What the rest of the line leaves open: brackets, or a multi-line string.
             var s = Scanner(line)
-            var recent: [Character] = []  // the characters just before, outside strings
+            var recent: [Unicode.Scalar] = []  // the characters just before, outside strings
             while let c = s.peek {
                 if c == "#" { break }
                 if c == "\"" || c == "'" {
                     recent = []
-                    if s.startsWith(String(repeating: c, count: 3)) {
-                        let delimiter = String(repeating: c, count: 3)
+                    if s.startsWith(String(repeating: String(c), count: 3)) {
+                        let delimiter = String(repeating: String(c), count: 3)
                         s.advance(by: 3)
                         if !s.skip(past: delimiter) { inMultiline = delimiter; break }
                     } else {
@@ -91,12 +94,12 @@ package struct ConfigLines: Sendable, Equatable {
                 if c == "]" || c == "}", let top = open.popLast(), (top == "[") != (c == "]") {
                     flag(number, raw.distance(from: raw.startIndex, to: s.position) + 1, "a '\(c)' closes a '\(top)'")
                 }
-                if c == "T" || c == "t", Self.endsWithDate(recent), !(s.next.map { $0.isASCII && $0.isNumber } ?? false) {
+                if c == "T" || c == "t", Self.endsWithDate(recent), !(s.next.map { ("0"..."9").contains($0) } ?? false) {
                     flag(number, raw.distance(from: raw.startIndex, to: s.position) + 2, "a date's '\(c)' is followed by a time (HH:MM:SS)")
                 }
                 recent.append(c)
                 if c == "\u{85}" || c == "\u{2028}" || c == "\u{2029}" {
-                    let hex = String(c.unicodeScalars.first!.value, radix: 16, uppercase: true)
+                    let hex = String(c.value, radix: 16, uppercase: true)
                     flag(number, raw.distance(from: raw.startIndex, to: s.position) + 1,
                          "a line separator (U+\(String(repeating: "0", count: 4 - hex.count) + hex)) outside a string")
                 }
@@ -116,10 +119,10 @@ package struct ConfigLines: Sendable, Equatable {
     }
 
     /// Whether `chars` ends with a date, `YYYY-MM-DD`.
-    private static func endsWithDate(_ chars: [Character]) -> Bool {
+    private static func endsWithDate(_ chars: [Unicode.Scalar]) -> Bool {
         guard chars.count >= 10 else { return false }
         let d = chars.suffix(10)
-        return d.enumerated().allSatisfy { i, c in i == 4 || i == 7 ? c == "-" : c.isASCII && c.isNumber }
+        return d.enumerated().allSatisfy { i, c in i == 4 || i == 7 ? c == "-" : ("0"..."9").contains(c) }
     }
 
     private mutating func flag(_ line: Int, _ column: Int, _ reason: String) {
@@ -159,23 +162,23 @@ package struct ConfigLines: Sendable, Equatable {
     }
 }
 
-/// A cursor over one line of TOML.
+/// A cursor over one line of TOML, by Unicode scalars.
 private struct Scanner {
-    private let text: Substring
-    private var index: Substring.Index
+    private let text: Substring.UnicodeScalarView
+    private var index: Substring.UnicodeScalarView.Index
 
-    init(_ text: Substring) {
+    init(_ text: Substring.UnicodeScalarView) {
         self.text = text
         index = text.startIndex
     }
 
-    var peek: Character? { index < text.endIndex ? text[index] : nil }
+    var peek: Unicode.Scalar? { index < text.endIndex ? text[index] : nil }
 
     /// Where the cursor is (an index of the line the scanner was made from).
-    var position: Substring.Index { index }
+    var position: Substring.UnicodeScalarView.Index { index }
 
     /// The character after the cursor's.
-    var next: Character? {
+    var next: Unicode.Scalar? {
         guard index < text.endIndex else { return nil }
         let n = text.index(after: index)
         return n < text.endIndex ? text[n] : nil
@@ -185,13 +188,13 @@ private struct Scanner {
         for _ in 0..<n where index < text.endIndex { index = text.index(after: index) }
     }
 
-    func startsWith(_ prefix: String) -> Bool { text[index...].hasPrefix(prefix) }
+    func startsWith(_ prefix: String) -> Bool { text[index...].starts(with: prefix.unicodeScalars) }
 
     mutating func skipSpaces() { while let c = peek, c == " " || c == "\t" { advance() } }
 
     /// Moves past the next `delimiter` on the line; false (at the end) when there is none.
     mutating func skip(past delimiter: String) -> Bool {
-        guard let r = text[index...].range(of: delimiter) else {
+        guard let r = text[index...].firstRange(of: delimiter.unicodeScalars) else {
             index = text.endIndex
             return false
         }
@@ -240,7 +243,7 @@ private struct Scanner {
 
     /// The character a basic string's escape `\\e` stands for (`\\t`, `\\u00E9`, `\\U0001F600`; the
     /// hex digits are read here), as TOML reads it, so that a quoted key is found under its name.
-    private mutating func unescaped(_ e: Character) -> Character {
+    private mutating func unescaped(_ e: Unicode.Scalar) -> Unicode.Scalar {
         switch e {
         case "b": return "\u{8}"
         case "t": return "\t"
@@ -250,11 +253,11 @@ private struct Scanner {
         case "e": return "\u{1B}"
         case "u", "U":
             var hex = ""
-            while hex.count < (e == "u" ? 4 : 8), let h = peek, h.isHexDigit {
-                hex.append(h)
+            while hex.unicodeScalars.count < (e == "u" ? 4 : 8), let h = peek, h.properties.isASCIIHexDigit {
+                hex.unicodeScalars.append(h)
                 advance()
             }
-            return UInt32(hex, radix: 16).flatMap(Unicode.Scalar.init).map(Character.init) ?? "\u{FFFD}"
+            return UInt32(hex, radix: 16).flatMap(Unicode.Scalar.init) ?? "\u{FFFD}"
         default: return e
         }
     }
@@ -269,16 +272,16 @@ private struct Scanner {
                 if d == c { return part }
                 if d == "\\" && c == "\"", let e = peek {
                     advance()
-                    part.append(unescaped(e))
+                    part.unicodeScalars.append(unescaped(e))
                     continue
                 }
-                part.append(d)
+                part.unicodeScalars.append(d)
             }
             return part
         }
         var part = ""
-        while let d = peek, d.isLetter || d.isNumber || d == "_" || d == "-" {
-            part.append(d)
+        while let d = peek, ConfigLines.isASCIIBareKeyCharacter(d) {
+            part.unicodeScalars.append(d)
             advance()
         }
         return part.isEmpty ? nil : part

@@ -319,7 +319,9 @@ import TonearmConfig
     /// multi-line array is no header and still reads.
     @Test func aTableHeaderWithoutANameIsASyntaxErrorNotACrash() throws {
         for (text, line, column) in [("[\nshuffle = true\n", 1, 2), ("# c\n[playback]\nvolume = 1\n[ =x]\n", 4, 3),
-                                     ("[[#a]]\n", 1, 3), ("[keys]\n  [\r\n", 2, 4), ("[]\n", 1, 2)] {
+                                     ("[[#a]]\n", 1, 3), ("[keys]\n  [\r\n", 2, 4), ("[]\n", 1, 2),
+                                     // `[` and a combining mark are one Character (found by fuzzing too).
+                                     ("[\u{35F}\n", 1, 2), ("a = 1\n[\u{301}keys]\n", 2, 2)] {
             let p = problems(text)
             #expect(p.count == 1)
             #expect(p.first?.line == line && p.first?.column == column, "\(text.debugDescription): \(p)")
