@@ -97,6 +97,9 @@ package struct ConfigLines: Sendable, Equatable {
                 if c == "T" || c == "t", Self.endsWithDate(recent), !(s.next.map { ("0"..."9").contains($0) } ?? false) {
                     flag(number, raw.distance(from: raw.startIndex, to: s.position) + 2, "a date's '\(c)' is followed by a time (HH:MM:SS)")
                 }
+                if c == " ", Self.endsWithDateLikeToken(recent), s.next.map({ ("0"..."9").contains($0) }) ?? false {
+                    flag(number, raw.distance(from: raw.startIndex, to: s.position) - 9, "a value that starts like a date (YYYY-MM-DD) is not one")
+                }
                 recent.append(c)
                 if c == "\u{85}" || c == "\u{2028}" || c == "\u{2029}" {
                     let hex = String(c.value, radix: 16, uppercase: true)
@@ -123,6 +126,21 @@ package struct ConfigLines: Sendable, Equatable {
         guard chars.count >= 10 else { return false }
         let d = chars.suffix(10)
         return d.enumerated().allSatisfy { i, c in i == 4 || i == 7 ? c == "-" : ("0"..."9").contains(c) }
+    }
+
+    /// Whether `chars` ends with a value of ten characters (`_` aside) that toml++ takes for a
+    /// date because of its digit and dashes (`1978-[2-a=`) without its being one: toml++ 3
+    /// then reads on past a space for a time and fails an assertion (found by fuzzing).
+    private static func endsWithDateLikeToken(_ chars: [Unicode.Scalar]) -> Bool {
+        // toml++'s value terminators; a value starts after one, or after `=`, `[` or `{`.
+        let terminators: Set<Unicode.Scalar> = [" ", "\t", "]", "}", ",", "#"]
+        let run = Array(chars.reversed().prefix { !terminators.contains($0) }.reversed())
+        let starts = [0] + run.indices.filter { ["=", "[", "{"].contains(run[$0]) }.map { $0 + 1 }
+        return starts.contains { start in
+            let t = run[start...].filter { $0 != "_" }
+            guard t.count == 10, ("0"..."9").contains(t[0]), t[4] == "-", t[7] == "-" else { return false }
+            return !t.enumerated().allSatisfy { i, c in i == 4 || i == 7 || ("0"..."9").contains(c) }
+        }
     }
 
     private mutating func flag(_ line: Int, _ column: Int, _ reason: String) {

@@ -352,6 +352,13 @@ import TonearmConfig
         let t = problems("[library]\nwhen = 1979-05-27Tite32:00Z\n")
         #expect(t.first?.line == 2 && t.first?.column == 19 && t.first?.kind == .syntax("a date's 'T' is followed by a time (HH:MM:SS)"), "\(t)")
         #expect(try ConfigDocument(parsing: "when = 1979-05-27T07:32:00Z\nday = 1979-05-27 # T\nx = \"1979-05-27Tx\"\n", path: path).lines.unparseable == nil)
+        // And a value that looks like a date to toml++ (ten characters, dashes 5th and 8th),
+        // followed by a space and a digit (toml++'s value-scan assertion).
+        for text in ["pla= 1978-[2-a= 1#x\n", "x = [1978-[2-a= 1]\n", "x=1978-0a-01 10:00:00\n"] {
+            let d = problems(text)
+            #expect(d.first?.kind == .syntax("a value that starts like a date (YYYY-MM-DD) is not one"), "\(text.debugDescription): \(d)")
+        }
+        #expect(try ConfigDocument(parsing: "a = 1979-05-27 07:32:00\nb = [1979-05-27 07:32:00, 1979-05-27]\n", path: path).lines.unparseable == nil)
         // Inside strings and comments they are text.
         let c = try parse("[keys]\nquit = [\"}\", \"]\", '{]'] # [}\nnext = \"\u{2028}\"\n")
         #expect(c.keys["quit"] == ["}", "]", "{]"])
