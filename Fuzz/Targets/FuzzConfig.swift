@@ -18,7 +18,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         _ = error.description
         return 0
     }
-    let lineCount = text.split(separator: "\n", omittingEmptySubsequences: false).count
+    let lineCount = text.unicodeScalars.reduce(1) { $1 == "\n" ? $0 + 1 : $0 }
     var values = ConfigValues(lines: document.lines)
     walk(document.root, path: [], values: &values, lineCount: lineCount)
     _ = ConfigError(path: document.path, problems: values.problems).description
