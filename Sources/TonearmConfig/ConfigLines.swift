@@ -15,7 +15,8 @@ package struct ConfigLines: Sendable, Equatable {
     /// an assertion on, aborting the program, rather than reporting it (found by fuzzing): a
     /// table header without a name after its `[` or `[[`; a `}` closing a `[` (and, for one
     /// rule, a `]` closing a `{`, which toml++ reports); a line or paragraph separator (U+0085,
-    /// U+2028, U+2029) outside a string; a date's `T` not followed by a time's digit. Line,
+    /// U+2028, U+2029) outside a string; a date's `T` not followed by a time's digit; a date, a
+    /// space and one digit; a date-shaped value that is not a date before a space and a digit. Line,
     /// column (1-based) and what it is. Such a document must not reach toml++.
     package private(set) var unparseable: (line: Int, column: Int, reason: String)?
 
@@ -97,8 +98,13 @@ package struct ConfigLines: Sendable, Equatable {
                 if c == "T" || c == "t", Self.endsWithDate(recent), !(s.next.map { ("0"..."9").contains($0) } ?? false) {
                     flag(number, raw.distance(from: raw.startIndex, to: s.position) + 2, "a date's '\(c)' is followed by a time (HH:MM:SS)")
                 }
-                if c == " ", Self.endsWithDateLikeToken(recent), s.next.map({ ("0"..."9").contains($0) }) ?? false {
-                    flag(number, raw.distance(from: raw.startIndex, to: s.position) - 9, "a value that starts like a date (YYYY-MM-DD) is not one")
+                if c == " ", s.next.map({ ("0"..."9").contains($0) }) ?? false {
+                    if Self.endsWithDateLikeToken(recent) {
+                        flag(number, raw.distance(from: raw.startIndex, to: s.position) - 9, "a value that starts like a date (YYYY-MM-DD) is not one")
+                    } else if Self.endsWithDate(recent), !(s.scalar(at: 2).map { ("0"..."9").contains($0) } ?? false) {
+                        // `1979-05-27 1`: toml++ 3 fails its value-scan assertion (found by fuzzing).
+                        flag(number, raw.distance(from: raw.startIndex, to: s.position) + 2, "a date and time is YYYY-MM-DD HH:MM:SS")
+                    }
                 }
                 recent.append(c)
                 if c == "\u{85}" || c == "\u{2028}" || c == "\u{2029}" {
@@ -194,6 +200,16 @@ private struct Scanner {
 
     /// Where the cursor is (an index of the line the scanner was made from).
     var position: Substring.UnicodeScalarView.Index { index }
+
+    /// The character `offset` places after the cursor's, if the line has it.
+    func scalar(at offset: Int) -> Unicode.Scalar? {
+        var i = index
+        for _ in 0..<offset {
+            guard i < text.endIndex else { return nil }
+            i = text.index(after: i)
+        }
+        return i < text.endIndex ? text[i] : nil
+    }
 
     /// The character after the cursor's.
     var next: Unicode.Scalar? {

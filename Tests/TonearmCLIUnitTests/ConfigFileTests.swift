@@ -358,6 +358,11 @@ import TonearmConfig
             let d = problems(text)
             #expect(d.first?.kind == .syntax("a value that starts like a date (YYYY-MM-DD) is not one"), "\(text.debugDescription): \(d)")
         }
+        // A date, a space and one digit (found by the 600 s run: the same assertion).
+        for text in ["playb = 1979-05-27 1\n", "a = [1979-05-27 1]\n"] {
+            let d = problems(text)
+            #expect(d.first?.kind == .syntax("a date and time is YYYY-MM-DD HH:MM:SS"), "\(text.debugDescription): \(d)")
+        }
         #expect(try ConfigDocument(parsing: "a = 1979-05-27 07:32:00\nb = [1979-05-27 07:32:00, 1979-05-27]\n", path: path).lines.unparseable == nil)
         // Inside strings and comments they are text.
         let c = try parse("[keys]\nquit = [\"}\", \"]\", '{]'] # [}\nnext = \"\u{2028}\"\n")
