@@ -75,6 +75,12 @@ package struct ConfigLines: Sendable, Equatable {
                     }
                 }
             }
+            // toml++ 3 takes any ten characters with dashes 5th and 8th, after a space and before a
+            // space and one digit, for a date followed by a time, whatever the characters (quotes
+            // too), and fails an assertion reading the time (found by fuzzing: `1?79-05-"3 1`).
+            if unparseable == nil, let m = String(String.UnicodeScalarView(raw)).firstMatch(of: Self.dateLikeBeforeOneDigit) {
+                flag(number, m.output.1.unicodeScalars.count + 1, "a value that starts like a date and time is not YYYY-MM-DD HH:MM:SS")
+            }
             // What the rest of the line leaves open: brackets, or a multi-line string.
             var s = Scanner(line)
             var recent: [Unicode.Scalar] = []  // the characters just before, outside strings
@@ -126,6 +132,9 @@ package struct ConfigLines: Sendable, Equatable {
         }
         return nil
     }
+
+    /// A date-shaped value, a space and a single digit: group 1 is what is before the value.
+    nonisolated(unsafe) private static let dateLikeBeforeOneDigit = /^(.*?(?:^|[ \t=\[{,]))[0-9][^ \t\]},#]{3}-[^ \t\]},#]{2}-[^ \t\]},#]{2} [0-9](?:[ \t\]},#]|$)/.matchingSemantics(.unicodeScalar)
 
     /// Whether `chars` ends with a date, `YYYY-MM-DD`.
     private static func endsWithDate(_ chars: [Unicode.Scalar]) -> Bool {
