@@ -101,10 +101,15 @@ let package = Package(
                                                 "TonearmPlaylists", "TonearmNowPlaying", "TonearmSession", "TonearmNetwork",
                                                 "TonearmLibrary", "TonearmExport"]),
 
+        // The config file's syntax: TOML through TOMLKit, the line of each key, typed values and
+        // problems named by line and key (no ArgumentParser, no playback): what the command's
+        // `ConfigFile` gives meaning to, and what scripts/fuzz builds with the fuzzer.
+        .target(name: "TonearmConfig", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
+
         // The command-line player, last.
         .executableTarget(
             name: "TonearmCLI",
-            dependencies: ["Tonearm", "TonearmDesktop", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            dependencies: ["Tonearm", "TonearmDesktop", "TonearmConfig", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "TOMLKit", package: "TOMLKit")]
         ),
 
@@ -115,12 +120,12 @@ let package = Package(
         .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmEngine", "TonearmPlaylists", "TonearmSession", "TonearmTestSupport"]),
         .testTarget(name: "TonearmCLITests", dependencies: ["TonearmTestSupport", "TonearmCore"]),
         // The command's pure parts (key decoding, text width, the picker's screen), offline.
-        .testTarget(name: "TonearmCLIUnitTests", dependencies: ["TonearmCLI", "Tonearm", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmCLIUnitTests", dependencies: ["TonearmCLI", "TonearmConfig", "Tonearm", "TonearmTestSupport"]),
         .testTarget(name: "TonearmTests", dependencies: ["Tonearm", "TonearmTestSupport"]),
         .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TonearmCodecs", "TonearmPlaylists", "TonearmTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "TonearmExportTests", dependencies: ["TonearmExport", "TonearmCodecs", "TonearmTestSupport"]),
         .testTarget(name: "TonearmDSPTests", dependencies: ["TonearmDSP", "TonearmCore"]),
-        .testTarget(name: "TonearmPlaylistsTests", dependencies: ["TonearmPlaylists", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmPlaylistsTests", dependencies: ["TonearmPlaylists", "TonearmNetwork", "TonearmTestSupport"]),
         .testTarget(name: "TonearmNowPlayingTests", dependencies: ["TonearmNowPlaying"]),
         .testTarget(name: "TonearmNetworkTests", dependencies: ["TonearmNetwork", "TonearmTestSupport"]),
         .testTarget(name: "TonearmSessionTests", dependencies: ["TonearmSession", "TonearmOutput", "TonearmTestSupport", "CDBus"]),

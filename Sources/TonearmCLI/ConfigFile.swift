@@ -2,6 +2,7 @@
 import Foundation
 import TOMLKit
 import Tonearm
+import TonearmConfig
 
 /// The settings a config file (`config.toml`) holds, checked: every value has the right type
 /// and range, and every key is one the settings have. What a file leaves out is nil; the
@@ -101,17 +102,9 @@ struct ConfigFile: Sendable {
     /// Parses and checks `text` as the file at `path` (which names it in errors and anchors
     /// its relative paths).
     static func parse(_ text: String, path: String) throws(ConfigError) -> ConfigFile {
-        let root: TOMLTable
-        do {
-            root = try TOMLTable(string: text)
-        } catch let e as TOMLParseError {
-            throw ConfigError(path: path, problems: [ConfigProblem(line: e.source.begin.line, column: e.source.begin.column,
-                                                                   kind: .syntax(e.description))])
-        } catch {
-            throw ConfigError(path: path, problems: [ConfigProblem(kind: .syntax("\(error)"))])
-        }
-        var reader = Reader(file: ConfigFile(path: path, lines: ConfigLines(scanning: text)))
-        reader.read(root)
+        let document = try ConfigDocument(parsing: text, path: path)
+        var reader = Reader(file: ConfigFile(path: path, lines: document.lines))
+        reader.read(document.root)
         guard reader.problems.isEmpty else { throw ConfigError(path: path, problems: reader.problems) }
         return reader.file
     }
@@ -126,53 +119,36 @@ enum ConfigSchema {
     /// Every known dotted key (not the free-form `[keys]` table's).
     static var allKeys: [String] { playbackKeys.map { "playback.\($0)" } + libraryKeys.map { "library.\($0)" } }
 
-    /// The known name nearest to `name` (at most a third of its letters off, and at most 3),
-    /// else nil. Candidates are compared without case, `-` and `_`.
+    /// The known name nearest to `name`, else nil (``NearestName``).
     static func suggestion(for name: String, among candidates: [String]) -> String? {
-        func norm(_ s: String) -> String { s.lowercased().filter { $0 != "-" && $0 != "_" } }
-        let n = norm(name)
-        let scored = candidates.map { ($0, editDistance(n, norm($0))) }.min { $0.1 < $1.1 }
-        guard let (best, d) = scored, d <= min(3, max(1, n.count / 3)) else { return nil }
-        return best
-    }
-
-    static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        if a.isEmpty { return b.count }
-        if b.isEmpty { return a.count }
-        var row = Array(0...b.count)
-        for i in 1...a.count {
-            var prev = row[0]
-            row[0] = i
-            for j in 1...b.count {
-                let cur = row[j]
-                row[j] = min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] == b[j - 1] ? 0 : 1))
-                // Adjacent letters swapped count as one edit.
-                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { row[j] = min(row[j], prev) }
-                prev = cur
-            }
-        }
-        return row[b.count]
+        NearestName.suggestion(for: name, among: candidates)
     }
 }
 
 /// Reads a parsed document into a ``ConfigFile``, collecting every problem.
 private struct Reader {
     var file: ConfigFile
-    var problems: [ConfigProblem] = []
+    /// The typed reading of values, and the problems found.
+    var values: ConfigValues
+    var problems: [ConfigProblem] { values.problems }
+
+    init(file: ConfigFile) {
+        self.file = file
+        values = ConfigValues(lines: file.lines)
+    }
 
     mutating func read(_ root: TOMLTable) {
         for key in root.keys.sorted() {
             guard let value = root[key] else { continue }
             switch key {
             case "playback":
-                guard let t = table(value, key: key) else { continue }
+                guard let t = values.table(value, key: key) else { continue }
                 readPlayback(t)
             case "library":
-                guard let t = table(value, key: key) else { continue }
+                guard let t = values.table(value, key: key) else { continue }
                 readLibrary(t)
             case "keys":
-                guard let t = table(value, key: key) else { continue }
+                guard let t = values.table(value, key: key) else { continue }
                 readKeys(t)
             default:
                 unknown(key, in: nil, isTable: value.type == .table)
@@ -187,9 +163,9 @@ private struct Reader {
             let k = "playback.\(key)"
             switch key {
             case "output":
-                p.output = string(v, key: k).flatMap { s in convert(k) { try OutputSelection(parsing: s) } }
+                p.output = values.string(v, key: k).flatMap { s in convert(k) { try OutputSelection(parsing: s) } }
             case "device":
-                if let s = string(v, key: k) {
+                if let s = values.string(v, key: k) {
                     if s.trimmingCharacters(in: .whitespaces).isEmpty {
                         problem(k, .invalidValue("needs an output name (see tonearm outputs)"))
                     } else {
@@ -197,23 +173,23 @@ private struct Reader {
                     }
                 }
             case "volume":
-                p.volume = integer(v, key: k, in: 0...100, allowed: "between 0 and 100")
+                p.volume = values.integer(v, key: k, in: 0...100, allowed: "between 0 and 100")
             case "eq":
-                p.eq = string(v, key: k).flatMap { s in convert(k) { try EQChoice(parsing: s) } }
+                p.eq = values.string(v, key: k).flatMap { s in convert(k) { try EQChoice(parsing: s) } }
             case "replaygain":
-                p.replayGain = choice(v, key: k, ReplayGainMode.allCases.map(\.rawValue)).flatMap(ReplayGainMode.init(rawValue:))
+                p.replayGain = values.choice(v, key: k, ReplayGainMode.allCases.map(\.rawValue)).flatMap(ReplayGainMode.init(rawValue:))
             case "preamp":
-                p.preamp = number(v, key: k, in: -20...20, allowed: "between -20 and +20 dB")
+                p.preamp = values.number(v, key: k, in: -20...20, allowed: "between -20 and +20 dB")
             case "crossfade":
-                p.crossfade = number(v, key: k, in: 0...30, allowed: "between 0 and 30 seconds")
+                p.crossfade = values.number(v, key: k, in: 0...30, allowed: "between 0 and 30 seconds")
             case "repeat":
-                if let s = string(v, key: k) {
+                if let s = values.string(v, key: k) {
                     if let r = PlaybackOptions.repeatValue(s) { p.repeatMode = r } else {
                         problem(k, .invalidValue("must be off, one or all, not '\(s)'"))
                     }
                 }
             case "shuffle":
-                p.shuffle = bool(v, key: k)
+                p.shuffle = values.bool(v, key: k)
             default:
                 unknown(key, in: "playback", isTable: v.type == .table)
             }
@@ -227,11 +203,11 @@ private struct Reader {
             let k = "library.\(key)"
             switch key {
             case "database":
-                if let s = string(v, key: k) {
+                if let s = values.string(v, key: k) {
                     if s.isEmpty { problem(k, .invalidValue("needs a path")) } else { file.library.database = absolute(s) }
                 }
             case "folders":
-                file.library.folders = strings(v, key: k, allowEmptyStrings: false).map { $0.map(absolute) }
+                file.library.folders = values.strings(v, key: k, allowEmptyStrings: false).map { $0.map(absolute) }
             default:
                 unknown(key, in: "library", isTable: v.type == .table)
             }
@@ -241,91 +217,8 @@ private struct Reader {
     private mutating func readKeys(_ t: TOMLTable) {
         for action in t.keys.sorted() {
             guard let v = t[action] else { continue }
-            if let keys = strings(v, key: "keys.\(action)", allowEmptyStrings: false) { file.keys[action] = keys }
+            if let keys = values.strings(v, key: "keys.\(action)", allowEmptyStrings: false) { file.keys[action] = keys }
         }
-    }
-
-    // MARK: Values
-
-    private mutating func table(_ v: TOMLValueConvertible, key: String) -> TOMLTable? {
-        if let t = v.table { return t }
-        problem(key, .wrongType(expected: "a table ([\(key)])", found: describe(v)))
-        return nil
-    }
-
-    private mutating func string(_ v: TOMLValueConvertible, key: String) -> String? {
-        if let s = v.string { return s }
-        problem(key, .wrongType(expected: "a string", found: describe(v)))
-        return nil
-    }
-
-    private mutating func bool(_ v: TOMLValueConvertible, key: String) -> Bool? {
-        if let b = v.bool { return b }
-        problem(key, .wrongType(expected: "true or false", found: describe(v)))
-        return nil
-    }
-
-    private mutating func integer(_ v: TOMLValueConvertible, key: String, in range: ClosedRange<Int>, allowed: String) -> Int? {
-        guard let i = v.int else {
-            problem(key, .wrongType(expected: "an integer", found: describe(v)))
-            return nil
-        }
-        guard range.contains(i) else {
-            problem(key, .outOfRange(value: "\(i)", allowed: allowed))
-            return nil
-        }
-        return i
-    }
-
-    private mutating func number(_ v: TOMLValueConvertible, key: String, in range: ClosedRange<Double>, allowed: String) -> Double? {
-        guard let d = v.double ?? v.int.map(Double.init) else {
-            problem(key, .wrongType(expected: "a number", found: describe(v)))
-            return nil
-        }
-        guard range.contains(d) else {
-            problem(key, .outOfRange(value: d == d.rounded() && abs(d) < 1e15 ? "\(Int(d))" : "\(d)", allowed: allowed))
-            return nil
-        }
-        return d
-    }
-
-    private mutating func choice(_ v: TOMLValueConvertible, key: String, _ choices: [String]) -> String? {
-        guard let s = string(v, key: key) else { return nil }
-        guard choices.contains(s) else {
-            let list = choices.dropLast().joined(separator: ", ") + " or " + (choices.last ?? "")
-            problem(key, .invalidValue("must be \(list), not '\(s)'"))
-            return nil
-        }
-        return s
-    }
-
-    /// A string or an array of strings, as an array.
-    private mutating func strings(_ v: TOMLValueConvertible, key: String, allowEmptyStrings: Bool) -> [String]? {
-        let expected = "a string or an array of strings"
-        if let s = v.string {
-            guard allowEmptyStrings || !s.isEmpty else {
-                problem(key, .invalidValue("is an empty string"))
-                return nil
-            }
-            return [s]
-        }
-        guard let a = v.array else {
-            problem(key, .wrongType(expected: expected, found: describe(v)))
-            return nil
-        }
-        var out: [String] = []
-        for (i, e) in a.enumerated() {
-            guard let s = e.string else {
-                problem(key, .wrongType(expected: expected, found: "an array holding \(describe(e)) (item \(i + 1))"))
-                return nil
-            }
-            guard allowEmptyStrings || !s.isEmpty else {
-                problem(key, .invalidValue("item \(i + 1) is an empty string"))
-                return nil
-            }
-            out.append(s)
-        }
-        return out
     }
 
     /// Runs a parser of the CLI's own types, turning its error into a problem with `key`.
@@ -350,9 +243,7 @@ private struct Reader {
 
     // MARK: Problems
 
-    private mutating func problem(_ key: String, _ kind: ConfigProblem.Kind) {
-        problems.append(ConfigProblem(line: file.line(of: key), key: key, kind: kind))
-    }
+    private mutating func problem(_ key: String, _ kind: ConfigProblem.Kind) { values.problem(key, kind) }
 
     /// An unknown key in `table` (nil: the top level), with the nearest known name: one of
     /// the table's own, or a key of another table (`volume` at the top: `playback.volume`).
@@ -360,7 +251,7 @@ private struct Reader {
         let dotted = table.map { "\($0).\(key)" } ?? key
         if table == nil && isTable {
             let s = ConfigSchema.suggestion(for: key, among: ConfigSchema.tables)
-            problems.append(ConfigProblem(line: file.line(of: dotted), key: dotted, kind: .unknownTable(suggestion: s)))
+            problem(dotted, .unknownTable(suggestion: s))
             return
         }
         let own = table.map { $0 == "playback" ? ConfigSchema.playbackKeys : ConfigSchema.libraryKeys } ?? []
@@ -368,18 +259,6 @@ private struct Reader {
             ?? ConfigSchema.allKeys.first { $0.hasSuffix(".\(key)") }
             ?? ConfigSchema.suggestion(for: key, among: ConfigSchema.allKeys.map { String($0.split(separator: ".")[1]) })
                 .flatMap { name in ConfigSchema.allKeys.first { $0.hasSuffix(".\(name)") } }
-        problems.append(ConfigProblem(line: file.line(of: dotted), key: dotted, kind: .unknownKey(suggestion: suggestion)))
-    }
-
-    private func describe(_ v: TOMLValueConvertible) -> String {
-        switch v.type {
-        case .string: "a string (\"\(v.string ?? "")\")"
-        case .int: "an integer (\(v.int ?? 0))"
-        case .double: "a number (\(v.double ?? 0))"
-        case .bool: "\(v.bool ?? false)"
-        case .array: "an array"
-        case .table: "a table"
-        case .date, .time, .dateTime: "a date or time"
-        }
+        problem(dotted, .unknownKey(suggestion: suggestion))
     }
 }

@@ -3,6 +3,7 @@ import ArgumentParser
 import Foundation
 import Synchronization
 import Tonearm
+import TonearmConfig
 
 /// Where a setting's value came from, for `tonearm config`.
 enum SettingSource: Equatable, Sendable, CustomStringConvertible {

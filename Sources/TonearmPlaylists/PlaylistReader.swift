@@ -205,7 +205,26 @@ extension Playlist {
         // XSPF is UTF-8. Found by fuzzing (scripts/fuzz, FuzzPlaylists): Foundation's XMLParser
         // crashes (in _NSXMLParserStartElementNs) on an element name that is not valid UTF-8, so
         // bytes that are not UTF-8 never reach it. A UTF-16 document (with its BOM) is left to it.
+        // A document that declares an 8-bit encoding (ISO-8859-1, windows-1252, US-ASCII) is
+        // transcoded to UTF-8 first; one that declares another is refused.
         let utf16 = data.starts(with: [0xFF, 0xFE]) || data.starts(with: [0xFE, 0xFF])
+        var data = data
+        if !utf16 {
+            switch XMLEncoding.declared(in: data) {
+            case .unsupported(let label):
+                throw .invalidPlaylist(path: name, line: 1, reason: "the XML declaration's encoding '\(label)' is not supported"
+                                       + " (UTF-8, UTF-16, ISO-8859-1, windows-1252 or US-ASCII)")
+            case .declared(let encoding?) where encoding != .utf8:
+                switch encoding.transcode(data) {
+                case .success(let utf8): data = utf8
+                case .failure(let bad):
+                    throw .invalidPlaylist(path: name, line: bad.line, reason: "byte 0x\(String(bad.byte, radix: 16, uppercase: true))"
+                                           + " is not text in \(encoding.name), the encoding the XML declaration names")
+                }
+            case .declared:
+                break
+            }
+        }
         let text = utf16 ? nil : String(validating: data, as: UTF8.self)
         // A processing instruction without data (`<?name?>`) crashes XMLParser too (a null
         // pointer in _NSXMLParserProcessingInstruction; also found by FuzzPlaylists).

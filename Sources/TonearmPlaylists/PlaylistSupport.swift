@@ -126,6 +126,32 @@ enum PlaylistPaths {
         path.addingPercentEncoding(withAllowedCharacters: uriPathAllowed) ?? path
     }
 
+    /// A path written in an M3U or PLS playlist, as a URI reference to resolve against a network
+    /// base: percent-encoded like ``percentEncode(_:)``, except that escapes already there
+    /// (`%20`, `%E6%99%B4`: players write entries so) are kept as they are, not encoded again
+    /// (`%2520`). A `%` that does not start an escape is encoded (`100%25 live.mp3`).
+    static func percentEncodeKeepingEscapes(_ path: String) -> String {
+        let bytes = Array(path.utf8)
+        func isHex(_ b: UInt8) -> Bool { (0x30...0x39).contains(b) || (0x41...0x46).contains(b) || (0x61...0x66).contains(b) }
+        var out = ""
+        var run = ""  // the text since the last kept escape, encoded in one go
+        var i = 0
+        while i < bytes.count {
+            if bytes[i] == 0x25, i + 2 < bytes.count, isHex(bytes[i + 1]), isHex(bytes[i + 2]) {
+                out += percentEncode(run) + String(decoding: bytes[i...(i + 2)], as: UTF8.self)
+                run = ""
+                i += 3
+                continue
+            }
+            // Whole scalars (a `%` is ASCII, so the run between escapes is valid UTF-8).
+            let start = i
+            i += 1
+            while i < bytes.count, bytes[i] & 0xC0 == 0x80 { i += 1 }
+            run += String(decoding: bytes[start..<i], as: UTF8.self)
+        }
+        return out + percentEncode(run)
+    }
+
     /// A `file://` URI for an absolute path.
     static func fileURI(_ path: String) -> String {
         "file://" + percentEncode(path)
@@ -185,7 +211,7 @@ enum PlaylistPaths {
         }
         if let base, !base.isFileURL {
             // A playlist from the network: its relative (and host-absolute) entries are on that server.
-            let ref = isURIReference ? s : percentEncode(path)
+            let ref = isURIReference ? s : percentEncodeKeepingEscapes(path)
             guard let u = URL(string: ref, relativeTo: base)?.absoluteURL else { return nil }
             return .remote(u)
         }

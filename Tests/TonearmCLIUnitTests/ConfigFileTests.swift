@@ -2,6 +2,7 @@
 import Foundation
 import Testing
 import Tonearm
+import TonearmConfig
 @testable import TonearmCLI
 
 /// `config.toml` read and checked: every key, and every kind of problem with its line and key.
@@ -283,6 +284,107 @@ import Tonearm
         for key in ConfigSchema.allKeys {
             #expect(all.line(of: key) != nil, "the example has no \(key)")
         }
+    }
+
+    /// A quoted key written with escapes (`"vol\u0075me"`, `"a\tb"`) is found on its line under
+    /// the name TOML reads (`volume`): the problem names the line (it had none at the top level,
+    /// and the table's header line inside a table).
+    @Test func quotedKeysWithEscapesHaveTheirLines() throws {
+        let p = problems("# settings\n\"vol\\u0075me\" = 50\n[playback]\n\n\"sh\\U00000075ffle\" = \"yes\"\n\"a\\tb\" = 1\n")
+        #expect(p.map(\.key) == ["volume", "playback.shuffle", "playback.a\tb"])
+        #expect(p.map(\.line) == [2, 5, 6])
+        let c = try parse("[keys]\n\n\"\\u0071uit\" = \"x\"\n")
+        #expect(c.keys == ["quit": ["x"]])
+        #expect(c.line(of: "keys.quit") == 3)
+    }
+
+    /// Found by fuzzing (scripts/fuzz, FuzzConfig): a control character at the start of a table
+    /// header's key (`[\u{13}l= 70`) made toml++ fail an assertion and abort the program. A
+    /// control character (TOML allows none but tab and the line ends) is refused with its line
+    /// and column before the TOML parser sees the text.
+    @Test func aControlCharacterIsASyntaxErrorNotACrash() {
+        for (text, line, column, code) in [("[\u{13}l= 70\neq = \"rock\n", 1, 2, "U+0013"),
+                                           ("[playback]\nvolume = 7\u{7F}0\n", 2, 11, "U+007F"),
+                                           ("# ok\t\r\n[keys]\nquit = \"\u{0}\"\n", 3, 9, "U+0000")] {
+            let p = problems(text)
+            #expect(p.count == 1)
+            #expect(p.first?.line == line && p.first?.column == column, "\(p)")
+            #expect(p.first?.kind == .syntax("a control character (\(code)) is not allowed in TOML"), "\(p)")
+        }
+    }
+
+    /// Found by fuzzing (scripts/fuzz, FuzzConfig): a table header with no name after its `[`
+    /// (`[` then the line's end, `[ =`, `[[#`) made toml++ fail an assertion and abort the
+    /// program. It is refused with its line and column; a nested array starting a line inside a
+    /// multi-line array is no header and still reads.
+    @Test func aTableHeaderWithoutANameIsASyntaxErrorNotACrash() throws {
+        for (text, line, column) in [("[\nshuffle = true\n", 1, 2), ("# c\n[playback]\nvolume = 1\n[ =x]\n", 4, 3),
+                                     ("[[#a]]\n", 1, 3), ("[keys]\n  [\r\n", 2, 4), ("[]\n", 1, 2),
+                                     // `[` and a combining mark are one Character (found by fuzzing too).
+                                     ("[\u{35F}\n", 1, 2), ("a = 1\n[\u{301}keys]\n", 2, 2)] {
+            let p = problems(text)
+            #expect(p.count == 1)
+            #expect(p.first?.line == line && p.first?.column == column, "\(text.debugDescription): \(p)")
+            #expect(p.first?.kind == .syntax("a table header needs a name: [name] or [[name]]"), "\(p)")
+        }
+        let nested = try ConfigDocument(parsing: "[t]\nx = [\n  [\n1], [ 2 ],\n[\"a\"]]\ny = 3\n", path: path)
+        #expect(nested.lines.unparseable == nil)
+        #expect(nested.lines.line(of: ["t", "y"]) == 6)
+    }
+
+    /// Found by fuzzing (scripts/fuzz, FuzzConfig): a `}` closing an array (`pause = [}`) made
+    /// toml++ fail an assertion in parse_value and abort the program, and so does a line
+    /// separator (U+2028) between array items. Those, and the other mismatched closers (which
+    /// toml++ reports itself), are refused with their place before toml++ sees them.
+    @Test func mismatchedBracketsAndLineSeparatorsAreSyntaxErrorsNotCrashes() throws {
+        for (text, line, column, reason) in [("[keys]\npause = [}\n", 2, 10, "a '}' closes a '['"),
+                                             ("[keys]\npause = [\n \"p\",\n}\n", 4, 1, "a '}' closes a '['"),
+                                             ("a = { b = [1, 2 }\n", 1, 17, "a '}' closes a '['"),
+                                             ("a = { b = 1 ]\n", 1, 13, "a ']' closes a '{'"),
+                                             ("a = [1,\u{2028}2]\n", 1, 8, "a line separator (U+2028) outside a string")] {
+            let p = problems(text)
+            #expect(p.count == 1)
+            #expect(p.first?.line == line && p.first?.column == column, "\(text.debugDescription): \(p)")
+            #expect(p.first?.kind == .syntax(reason), "\(p)")
+        }
+        // Found by fuzzing too: a date-time whose 'T' is not followed by the time's digits
+        // (toml++'s parse_time assertion).
+        let t = problems("[library]\nwhen = 1979-05-27Tite32:00Z\n")
+        #expect(t.first?.line == 2 && t.first?.column == 19 && t.first?.kind == .syntax("a date's 'T' is followed by a time (HH:MM:SS)"), "\(t)")
+        #expect(try ConfigDocument(parsing: "when = 1979-05-27T07:32:00Z\nday = 1979-05-27 # T\nx = \"1979-05-27Tx\"\n", path: path).lines.unparseable == nil)
+        // And a value that looks like a date to toml++ (ten characters, dashes 5th and 8th),
+        // followed by a space and a digit (toml++'s value-scan assertion).
+        for text in ["pla= 1978-[2-a= 1#x\n", "x = [1978-[2-a= 1]\n", "x=1978-0a-01 10:00:00\n"] {
+            let d = problems(text)
+            #expect(d.first?.kind == .syntax("a value that starts like a date (YYYY-MM-DD) is not one")
+                    || d.first?.kind == .syntax("a value that starts like a date and time is not YYYY-MM-DD HH:MM:SS"), "\(text.debugDescription): \(d)")
+        }
+        // A date, a space and one digit (found by the 600 s run: the same assertion).
+        for text in ["playb = 1979-05-27 1\n", "a = [1979-05-27 1]\n", "acoJk = 1?79-05-\"3 1\n"] {
+            let d = problems(text)
+            #expect(d.first?.kind == .syntax("a value that starts like a date and time is not YYYY-MM-DD HH:MM:SS"), "\(text.debugDescription): \(d)")
+            #expect(d.first?.column == text.firstIndex(where: \.isNumber).map { text.distance(from: text.startIndex, to: $0) + 1 }, "\(d)")
+        }
+        #expect(try ConfigDocument(parsing: "a = 1979-05-27 07:32:00\nb = [1979-05-27 07:32:00, 1979-05-27]\n", path: path).lines.unparseable == nil)
+        // Inside strings and comments they are text.
+        let c = try parse("[keys]\nquit = [\"}\", \"]\", '{]'] # [}\nnext = \"\u{2028}\"\n")
+        #expect(c.keys["quit"] == ["}", "]", "{]"])
+    }
+
+    /// Found by fuzzing (scripts/fuzz, FuzzConfig): after a byte-order mark the first key had
+    /// no line (the scan read the mark as part of it; TOML skips it).
+    @Test func aByteOrderMarkDoesNotHideTheFirstKeysLine() throws {
+        let p = problems("\u{FEFF}volume = 50\n[playback]\nshuffle = 1\n")
+        #expect(p.map(\.key) == ["volume", "playback.shuffle"])
+        #expect(p.map(\.line) == [1, 3])
+    }
+
+    /// A file with Windows line ends (CRLF) names each problem's own line (it was all line 1:
+    /// "\r\n" is one Character, and the lines were split on "\n").
+    @Test func crlfLineEndsGiveEachProblemItsLine() throws {
+        let p = problems("[playback]\r\nvolume = 70\r\nshuffle = \"yes\"\r\n[keys]\r\nquit = 1\r\n")
+        #expect(p.map(\.key) == ["playback.shuffle", "keys.quit"])
+        #expect(p.map(\.line) == [3, 5])
     }
 
     @Test func suggestionsAreNearMissesOnly() {

@@ -2,6 +2,7 @@
 import Foundation
 import Testing
 import TonearmCore
+import TonearmNetwork
 import TonearmPlaylists
 import TonearmTestSupport
 
@@ -321,6 +322,107 @@ private func expected(_ p: Playlist, in format: PlaylistFormat) -> Playlist {
         #expect(reason.contains("processing instruction"), "\(reason)")
         let styled = try Playlist.parse(data: Data(("<?xml version=\"1.0\"?>\n<?xml-stylesheet href=\"s.xsl\"?>\n" + body).utf8), format: .xspf)
         #expect(styled.entries.count == 1)
+    }
+
+    /// The whole body of a GET through the player's HTTP client (throws for a status >= 400).
+    private func download(_ url: URL) throws -> [UInt8] {
+        let response = try HTTPClient.get(url)
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = try buffer.withUnsafeMutableBytes { try response.read(into: $0) }
+            if n == 0 { break }
+            out += buffer[0..<n]
+        }
+        return out
+    }
+
+    /// An M3U fetched over HTTP: its relative entries are requested from that server as written,
+    /// an escape already there (`sub%20dir`) kept as it is, not encoded again (`sub%2520dir`, a
+    /// 404); a space encoded once; a `%` that starts no escape encoded. Checked on the paths the
+    /// test server logged, and by the files' bytes coming back.
+    @Test func m3uOverHTTPRequestsItsRelativeEntriesEncodedOnce() async throws {
+        let dir = try TempDir("tonearm-playlist-http")
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: dir.file("sub dir"), withIntermediateDirectories: true)
+        let names = ["sub dir/a.flac", "sub dir/b.flac", "100% live.flac", "sub dir/\u{6674}.flac"]
+        for (i, n) in names.enumerated() { _ = try write(dir, n, [UInt8](repeating: UInt8(i + 1), count: 100 + i)) }
+        _ = try write(dir, "list.m3u", "#EXTM3U\nsub%20dir/a.flac\nsub dir/b.flac\n100% live.flac\nsub%20dir/%E6%99%B4.flac\n")
+        let server = try PrivateHTTPServer(root: dir.path)
+        defer { server.stop() }
+        let listURL = server.plainURL("/list.m3u")
+        let playlist = try Playlist.parse(data: Data(try download(listURL)), format: .m3u, baseURL: listURL)
+        #expect(playlist.entries.count == names.count)
+        for (i, entry) in playlist.entries.enumerated() {
+            #expect(entry.location.isRemote)
+            let bytes = try download(entry.location.url)
+            #expect(bytes == [UInt8](repeating: UInt8(i + 1), count: 100 + i), "entry \(i + 1): \(entry.location.url)")
+        }
+        // The server logs a request's end after the client has read it: wait for the four lines.
+        let entries: @Sendable ([RequestLogEntry]) -> [RequestLogEntry] = { all in all.filter { $0.path != "/list.m3u" } }
+        #expect(await server.waitForRequests(timeout: 10) { entries($0).count == names.count && entries($0).allSatisfy(\.complete) })
+        let logged = entries(server.requests())
+        #expect(logged.map(\.path) == names.map { "/" + $0 })
+        #expect(logged.map(\.target) == ["/sub%20dir/a.flac", "/sub%20dir/b.flac", "/100%25%20live.flac", "/sub%20dir/%E6%99%B4.flac"])
+        #expect(logged.map(\.status) == [200, 200, 200, 200])
+    }
+
+    /// An XSPF that declares ISO-8859-1 or windows-1252 is read: its text transcoded to UTF-8
+    /// before the XML parser (titles, creators and relative locations with accented letters,
+    /// windows-1252's curly quote and euro sign).
+    @Test func xspfDeclaringLatin1OrWindows1252IsTranscoded() throws {
+        let dir = try TempDir("tonearm-playlist")
+        defer { dir.remove() }
+        func latin1(_ s: String, _ encoding: String.Encoding) -> [UInt8] { Array(s.data(using: encoding)!) }
+        let body = """
+            <playlist version="1" xmlns="http://xspf.org/ns/0/">
+            <title>Caf\u{E9} mix</title>
+            <trackList>
+            <track><location>D\u{E9}j\u{E0} Vu/01 Beyonc\u{E9}.flac</location><title>D\u{E9}j\u{E0} Vu</title><creator>Beyonc\u{E9}</creator><album>B\u{E4}r \u{D8}re</album></track>
+            <track><location>file:///m/Na\u{EF}ve.mp3</location><title>Na\u{EF}ve \u{BD}</title></track>
+            </trackList>
+            </playlist>
+
+            """
+        for decl in ["<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n", "<?xml version='1.0' encoding='latin1' standalone='yes'?>\n"] {
+            let url = try write(dir, "latin1.xspf", latin1(decl + body, .isoLatin1))
+            let p = try Playlist.read(from: url)
+            #expect(p.title == "Caf\u{E9} mix")
+            #expect(p.entries.map(\.title) == ["D\u{E9}j\u{E0} Vu", "Na\u{EF}ve \u{BD}"])
+            #expect(p.entries.first?.artist == "Beyonc\u{E9}")
+            #expect(p.entries.first?.album == "B\u{E4}r \u{D8}re")
+            #expect(p.entries.map(\.location.path) == [dir.file("D\u{E9}j\u{E0} Vu/01 Beyonc\u{E9}.flac"), "/m/Na\u{EF}ve.mp3"])
+        }
+        let cp1252 = body.replacingOccurrences(of: "Caf\u{E9} mix", with: "Caf\u{E9}\u{2019}s \u{20AC}5 mix")
+        let url = try write(dir, "cp1252.xspf", latin1("<?xml version=\"1.0\" encoding=\"windows-1252\"?>\n" + cp1252, .windowsCP1252))
+        #expect(try Playlist.read(from: url).title == "Caf\u{E9}\u{2019}s \u{20AC}5 mix")
+    }
+
+    /// What stays refused: bytes that are not text in the declared encoding (windows-1252's
+    /// curly quote in an ISO-8859-1 file, an undefined windows-1252 byte, a non-ASCII byte in
+    /// US-ASCII), naming the line; an encoding that is not supported; Latin-1 bytes with no
+    /// declaration (XSPF is UTF-8).
+    @Test func xspfBytesInvalidForTheDeclaredEncodingAreRefusedNamingTheLine() throws {
+        func xspf(_ declaration: String, line3: [UInt8]) -> Data {
+            Data(Array("\(declaration)<playlist version=\"1\" xmlns=\"http://xspf.org/ns/0/\">\n".utf8) + Array("<title>".utf8) + line3
+                 + Array("</title>\n<trackList/>\n</playlist>\n".utf8))
+        }
+        let cases: [(String, [UInt8], Int, String)] = [
+            ("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n", Array("it".utf8) + [0x92] + Array("s".utf8), 3, "byte 0x92 is not text in ISO-8859-1"),
+            ("<?xml version=\"1.0\" encoding=\"windows-1252\"?>\n", [0x41, 0x81], 3, "byte 0x81 is not text in windows-1252"),
+            ("<?xml version=\"1.0\" encoding=\"US-ASCII\"?>\n", [0x43, 0x61, 0x66, 0xE9], 3, "byte 0xE9 is not text in US-ASCII"),
+            ("<?xml version=\"1.0\" encoding=\"Shift_JIS\"?>\n", Array("x".utf8), 1, "encoding 'Shift_JIS' is not supported"),
+            ("<?xml version=\"1.0\"?>\n", [0x43, 0x61, 0x66, 0xE9], 3, "not UTF-8"),
+        ]
+        for (declaration, text, line, reason) in cases {
+            let error = playlistError { _ = try Playlist.parse(data: xspf(declaration, line3: text), format: .xspf) }
+            guard case .invalidPlaylist(_, let l?, let r)? = error else {
+                Issue.record("expected invalidPlaylist with a line for \(declaration), got \(String(describing: error))")
+                continue
+            }
+            #expect(l == line, "\(declaration)")
+            #expect(r.contains(reason), "\(r)")
+        }
     }
 
     @Test func malformedXMLNamesTheLine() throws {

@@ -2,18 +2,18 @@
 
 /// Why a config file was refused: every problem found in it, each with its line and key.
 /// Printed as one `PATH:LINE: …` line per problem, like a compiler's.
-struct ConfigError: Error, Equatable, CustomStringConvertible {
+package struct ConfigError: Error, Equatable, CustomStringConvertible {
     /// The config file.
-    var path: String
+    package var path: String
     /// What is wrong, in the order of the file's lines.
-    var problems: [ConfigProblem]
+    package var problems: [ConfigProblem]
 
-    init(path: String, problems: [ConfigProblem]) {
+    package init(path: String, problems: [ConfigProblem]) {
         self.path = path
         self.problems = problems.sorted { ($0.line ?? 0, $0.key ?? "") < ($1.line ?? 0, $1.key ?? "") }
     }
 
-    var description: String {
+    package var description: String {
         problems.map { p in
             var place = path
             if let l = p.line { place += ":\(l)" }
@@ -24,8 +24,8 @@ struct ConfigError: Error, Equatable, CustomStringConvertible {
 }
 
 /// One thing wrong in a config file.
-struct ConfigProblem: Equatable, Sendable {
-    enum Kind: Equatable, Sendable {
+package struct ConfigProblem: Equatable, Sendable {
+    package enum Kind: Equatable, Sendable {
         /// Not TOML: the parser's message.
         case syntax(String)
         /// The file cannot be read.
@@ -43,13 +43,20 @@ struct ConfigProblem: Equatable, Sendable {
     }
 
     /// 1-based; nil when the problem is with the whole file.
-    var line: Int?
-    var column: Int?
+    package var line: Int?
+    package var column: Int?
     /// The dotted key (`playback.volume`), nil for the whole file.
-    var key: String?
-    var kind: Kind
+    package var key: String?
+    package var kind: Kind
 
-    var message: String {
+    package init(line: Int? = nil, column: Int? = nil, key: String? = nil, kind: Kind) {
+        self.line = line
+        self.column = column
+        self.key = key
+        self.kind = kind
+    }
+
+    package var message: String {
         let name = key.map { "'\($0)'" } ?? ""
         switch kind {
         case .syntax(let m): return "not valid TOML: \(m)"
