@@ -48,7 +48,7 @@ struct InfoCommand: AsyncParsableCommand {
             do {
                 let f = try AudioFile(path: local)
                 var report = FileReport(file: f, requestedPath: path)
-                report.tracks = try? await asset.tracks
+                report.tracks = f.isFLACWithoutPictures ? [Self.flacTrack(f)] : try? await asset.tracks
                 reports.append(report)
             } catch {
                 if case TonearmError.noAudioTrack = error, let contents = try? await asset.load() {
@@ -83,6 +83,18 @@ extension InfoCommand {
     /// The media at an http(s) `url`, opened as `play` opens it (a stream of unknown length is
     /// read only as far as its header). Throws the network failure (`the server answered 404`,
     /// `not audio (…)`) or the media errors.
+    /// The one track of a FLAC file without pictures, as FFmpeg's demuxer lists it (read by the
+    /// Swift decoder: listing it through ``Asset`` would load FFmpeg for nothing).
+    static func flacTrack(_ f: AudioFile) -> AssetTrack {
+        let s = f.fileFormat
+        let format = TrackFormatDescription(
+            codecName: "flac", codecLongName: "FLAC (Free Lossless Audio Codec)", sampleRate: s.sampleRate,
+            channelCount: s.channelCount, channelLayout: s.channelLayout, bitsPerSample: s.bitsPerSample)
+        let frames = f.flacStatedFrames
+        return AssetTrack(trackID: 0, mediaType: .audio, formatDescription: format,
+                          timeRange: AssetTimeRange(start: 0, duration: Double(frames) * 1 / Double(s.sampleRate)))
+    }
+
     static func open(_ url: URL) throws(TonearmError) -> AudioFile {
         let source = NetworkByteSource(url: url)
         source.start()

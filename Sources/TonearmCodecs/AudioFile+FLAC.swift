@@ -14,6 +14,14 @@ extension AudioFile {
         var metadata: AudioMetadata
     }
 
+    /// Whether the Swift FLAC decoder reads the file and it holds no picture FFmpeg would list
+    /// as a stream: then its one stream is the audio (`tonearm info` lists it without FFmpeg).
+    package var isFLACWithoutPictures: Bool { (decoder as? FLACDecoder)?.pictureCount == 0 }
+
+    /// STREAMINFO's length of a FLAC file the Swift decoder reads (more than ``length`` when the
+    /// file is cut short), else ``length``.
+    package var flacStatedFrames: AudioFramePosition { (decoder as? FLACDecoder)?.info.totalFrames ?? length }
+
     /// Opens a local `.flac` file with ``FLACDecoder``, or nil to leave it to FFmpeg. FFmpeg
     /// still reads: files named otherwise; files ``FLACHeader`` does not read as FFmpeg would
     /// (an ID3v2 tag before `fLaC`, more than two channels, a channel-mask or chapter comment, a
@@ -29,6 +37,7 @@ extension AudioFile {
         let info = decoder.info
         guard info.sampleRate == header.sampleRate, info.channels == header.channels,
               info.bitsPerSample == header.bitsPerSample, info.totalFrames == header.totalFrames else { return nil }
+        decoder.pictureCount = header.pictures.count
         let layout: AudioChannelLayout = info.channels == 1 ? .mono : .stereo
         return NativeFLAC(
             decoder: decoder, format: header.sourceFormat(fileSize: file.size),

@@ -95,6 +95,8 @@ final class FLACDecoder {
     private var next = 0
     private var frameCounter = 0
     private var reportedTruncation = false
+    /// The pictures FFmpeg would list as attached-picture streams (set by ``AudioFile``).
+    var pictureCount = 0
 
     private let warningLock = NSLock()
     private var warningList: [AudioWarning] = []
