@@ -91,6 +91,9 @@ final class FLACDecoder {
     // Reading state.
     var pos: Int64 = 0
     private(set) var length: Int64 = 0
+    /// The sample number of the first frame (not 0 in a stream cut from another by copying
+    /// frames): position 0.
+    private(set) var origin: Int64 = 0
     /// The file offset of the next frame to decode.
     private var next = 0
     private var frameCounter = 0
@@ -165,8 +168,10 @@ final class FLACDecoder {
         pending.reserve(blockCapacity, channels: info.channels)
 
         // The first frame must decode, and the end is where the last intact frame ends.
-        guard case .ok = decodeFrame(at: firstFrame), let end = findEnd() else { return nil }
-        length = min(info.totalFrames, end)
+        // A stream cut from another keeps its frame numbers: its first frame is position 0.
+        guard case .ok(let first) = decodeFrame(at: firstFrame), let end = findEnd() else { return nil }
+        origin = first.firstSample
+        length = max(0, min(info.totalFrames, end - origin))
         if info.totalFrames > length + Int64(max(4096, info.maxBlock)) {
             addWarning(.truncated(path: name, expectedFrames: info.totalFrames, actualFrames: length))
             reportedTruncation = true
@@ -510,11 +515,11 @@ final class FLACDecoder {
             case .ok(let f):
                 next = f.end
                 frameCounter += 1
-                place(f.firstSample, f.blockSize, decoded: true)
+                place(f.firstSample - origin, f.blockSize, decoded: true)
             case .corrupt(let first, let n, let end, let detail):
                 addWarning(.corruptPacket(path: name, packetIndex: frameCounter, framePosition: pos, detail: detail))
                 frameCounter += 1
-                if let end { next = end; place(first, n, decoded: false) } else if !resync(after: next) { return endOfData() }
+                if let end { next = end; place(first - origin, n, decoded: false) } else if !resync(after: next) { return endOfData() }
             case .noFrame:
                 addWarning(.corruptPacket(path: name, packetIndex: frameCounter, framePosition: pos,
                                           detail: "no frame header where a frame should start"))
@@ -610,11 +615,12 @@ final class FLACDecoder {
         pos = target
         if target == length { next = fileSize; return }
         var lo = firstFrame, hi = fileSize
-        if let p = seekPoints.last(where: { $0.sample <= target }), p.offset >= firstFrame { lo = p.offset }
-        if let p = seekPoints.first(where: { $0.sample > target }), p.offset > lo { hi = p.offset }
+        let goal = target + origin
+        if let p = seekPoints.last(where: { $0.sample <= goal }), p.offset >= firstFrame { lo = p.offset }
+        if let p = seekPoints.first(where: { $0.sample > goal }), p.offset > lo { hi = p.offset }
         // Check the seek point: an intact frame starting at or before the target.
         if lo != firstFrame {
-            if case .ok(let f) = decodeFrame(at: lo), f.firstSample <= target {} else { lo = firstFrame; hi = fileSize }
+            if case .ok(let f) = decodeFrame(at: lo), f.firstSample <= goal {} else { lo = firstFrame; hi = fileSize }
         }
         while hi - lo > 2 * frameBound {
             let mid = lo + (hi - lo) / 2
@@ -625,7 +631,7 @@ final class FLACDecoder {
                 o = c + 1
             }
             guard let f = found else { hi = mid; continue }
-            if f.firstSample <= target { lo = o } else { hi = mid }
+            if f.firstSample <= goal { lo = o } else { hi = mid }
         }
         next = lo
     }

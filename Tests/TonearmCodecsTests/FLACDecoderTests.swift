@@ -259,4 +259,31 @@ import TonearmTestSupport
         try Fixtures.ffmpeg(["-f", "lavfi", "-i", Self.pink, "-c:a", "flac", ogg])
         #expect(try AudioFile(path: ogg).decoder is FFmpegDecoder)
     }
+
+    /// A stream cut from another by copying frames (`-c copy` from 1.5 s) keeps the frame
+    /// numbers: its first frame is position 0, as on FFmpeg's path; reads and seeks agree.
+    @Test func aStreamCutFromAnotherStartsAtItsFirstFrame() throws {
+        let dir = try TempDir("flac-cut")
+        defer { dir.remove() }
+        let whole = dir.file("whole.flac"), path = dir.file("cut.flac")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "anoisesrc=color=pink:a=0.4:d=4", "-ac", "2", "-c:a", "flac", whole])
+        try Fixtures.ffmpeg(["-ss", "1.5", "-i", whole, "-c", "copy", path])
+        let native = try AudioFile(path: path)
+        let ffmpeg = try AudioFile(path: path, audioStream: nil, native: false)
+        #expect(native.decoder is FLACDecoder)
+        #expect(native.length == ffmpeg.length && native.length > 0, "\(native.length) vs \(ffmpeg.length)")
+        #expect(native.warnings == ffmpeg.warnings)
+        for start in [Int64(0), native.length / 3] {
+            try native.seek(toFrame: start)
+            try ffmpeg.seek(toFrame: start)
+            let n = Int(native.length - start)
+            let a = AudioPCMBuffer(format: native.processingFormat, frameCapacity: AudioFrameCount(n + 100))!
+            let b = AudioPCMBuffer(format: ffmpeg.processingFormat, frameCapacity: AudioFrameCount(n + 100))!
+            try native.read(into: a)
+            try ffmpeg.read(into: b)
+            #expect(a.frameLength == b.frameLength && Int(a.frameLength) == n)
+            for c in 0..<2 { #expect(memcmp(a.floatChannelData[c], b.floatChannelData[c], n * 4) == 0, "from \(start)") }
+        }
+    }
 }
+
