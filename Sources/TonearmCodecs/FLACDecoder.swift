@@ -409,10 +409,11 @@ final class FLACDecoder {
             guard precision <= 15 else { return "invalid coefficient precision" }
             let shift = Int(r.signed(5))
             guard shift >= 0 else { return "negative LPC shift" }
-            for i in 0..<order { coefficients[i] = r.signed(precision) }
+            // Stored oldest-first: coefficient 0 multiplies the newest sample.
+            for i in 0..<order { coefficients[order - 1 - i] = r.signed(precision) }
             if r.overrun { return "the frame is cut short" }
             if let e = decodeResidual(&r, into: out, count: count, order: order) { return e }
-            lpcPredict(out, count: count, order: order, shift: shift)
+            lpcPredict(out, count: count, order: order, shift: shift, narrow: bits + precision + (Int.bitWidth - (order - 1).leadingZeroBitCount) <= 32)
         default:
             return "reserved subframe type \(type)"
         }
@@ -491,15 +492,26 @@ final class FLACDecoder {
         }
     }
 
-    private func lpcPredict(_ s: UnsafeMutablePointer<Int32>, count: Int, order: Int, shift: Int) {
+    /// `narrow`: the sums fit in 32 bits (sample bits + coefficient precision + log2(order) ≤ 32,
+    /// as FFmpeg decides), so they are summed in 32 bits, which is faster and gives the same.
+    private func lpcPredict(_ s: UnsafeMutablePointer<Int32>, count: Int, order: Int, shift: Int, narrow: Bool) {
         let c = coefficients
         let sh = Int64(shift)
         if count <= order { return }
+        if narrow {
+            let sh32 = Int32(shift)
+            for i in order..<count {
+                var sum: Int32 = 0
+                let h = s + (i - order)
+                for j in 0..<order { sum = sum &+ c[j] &* h[j] }
+                s[i] = s[i] &+ (sum &>> sh32)
+            }
+            return
+        }
         for i in order..<count {
             var sum: Int64 = 0
             let h = s + (i - order)
-            // c[0] multiplies the newest sample.
-            for j in 0..<order { sum = sum &+ Int64(c[order - 1 - j]) &* Int64(h[j]) }
+            for j in 0..<order { sum = sum &+ Int64(c[j]) &* Int64(h[j]) }
             s[i] = s[i] &+ Int32(truncatingIfNeeded: sum &>> sh)
         }
     }
