@@ -48,7 +48,8 @@ struct InfoCommand: AsyncParsableCommand {
             do {
                 let f = try AudioFile(path: local)
                 var report = FileReport(file: f, requestedPath: path)
-                report.tracks = (try? await asset.tracks).map { Self.exact($0, file: f) }
+                report.tracks = f.isFLACWithoutPictures
+                    ? [Self.flacTrack(f)] : (try? await asset.tracks).map { Self.exact($0, file: f) }
                 reports.append(report)
             } catch {
                 if case TonearmError.noAudioTrack = error, let contents = try? await asset.load() {
@@ -92,6 +93,18 @@ extension InfoCommand {
             exact.timeRange = AssetTimeRange(start: t.timeRange.start, duration: f.duration)
             return exact
         }
+    }
+
+    /// The one track of a FLAC file without pictures, as FFmpeg's demuxer lists it (read by the
+    /// Swift decoder: listing it through ``Asset`` would load FFmpeg for nothing).
+    static func flacTrack(_ f: AudioFile) -> AssetTrack {
+        let s = f.fileFormat
+        let format = TrackFormatDescription(
+            codecName: "flac", codecLongName: "FLAC (Free Lossless Audio Codec)", sampleRate: s.sampleRate,
+            channelCount: s.channelCount, channelLayout: s.channelLayout, bitsPerSample: s.bitsPerSample)
+        let frames = f.flacStatedFrames
+        return AssetTrack(trackID: 0, mediaType: .audio, formatDescription: format,
+                          timeRange: AssetTimeRange(start: 0, duration: Double(frames) * 1 / Double(s.sampleRate)))
     }
 
     /// The media at an http(s) `url`, opened as `play` opens it (a stream of unknown length is

@@ -44,12 +44,13 @@ public final class AudioFile: @unchecked Sendable {
 
     /// The in-memory bytes, for ``init(data:nameHint:)``.
     internal let data: [UInt8]?
-    private let decoder: FFmpegDecoder
+    /// FFmpeg's decoder, or the FLAC one for a local `.flac` file (`AudioFile+FLAC.swift`).
+    let decoder: any AudioFileDecoder
     private let lock = NSLock()
 
     /// The opened demuxer (for the metadata reader). Use only while holding no expectations of
     /// its read position: reading packets from it disturbs decoding.
-    internal var formatContext: UnsafeMutablePointer<AVFormatContext> { decoder.fmt! }
+    internal var formatContext: UnsafeMutablePointer<AVFormatContext> { (decoder as! FFmpegDecoder).fmt! }
 
     /// The number of the stream decoded, as `tonearm info` lists a file's tracks (FFmpeg's
     /// stream index).
@@ -84,12 +85,23 @@ public final class AudioFile: @unchecked Sendable {
     /// Opens the file at `path`, decoding the audio stream at index `audioStream` (a stream number
     /// as `tonearm info` lists them; nil: the best audio stream). Throws `noSuchTrack` when that
     /// stream does not exist or is not audio, and the errors of ``init(path:)``.
-    public init(path: String, audioStream: Int?) throws(TonearmError) {
-        tonearm_av_log_quiet()
+    public convenience init(path: String, audioStream: Int?) throws(TonearmError) {
+        try self.init(path: path, audioStream: audioStream, native: true)
+    }
+
+    /// As ``init(path:audioStream:)``; `native`: whether a FLAC file may be read without FFmpeg.
+    init(path: String, audioStream: Int?, native: Bool) throws(TonearmError) {
         self.path = path
         url = URL(fileURLWithPath: path)
         data = nil
         try Self.checkFile(path)
+        if native, audioStream ?? 0 == 0, let flac = Self.openFLAC(path: path) {
+            decoder = flac.decoder
+            (fileFormat, processingFormat, length, warnings) = (flac.format, flac.processingFormat, flac.length, flac.warnings)
+            metadata = flac.metadata
+            return
+        }
+        tonearm_av_log_quiet()
         let head = Self.head(path: path)
         var ctx: UnsafeMutablePointer<AVFormatContext>?
         // An MP3 (or ADTS) file followed by an APE tag is read through our own I/O, which ends
@@ -110,10 +122,11 @@ public final class AudioFile: @unchecked Sendable {
                                    detail: audioStream >= 0 && audioStream < count ? "it is not an audio track" : "the file has \(count) tracks")
             }
         }
-        decoder = try Self.makeDecoder(ctx!, name: path, io: io, head: head,
-                                       audioStream: Int32(audioStream ?? -1))
-        (fileFormat, processingFormat, length) = Self.describe(decoder, path: path)
-        warnings = Self.extensionCheck(path: path, decoder: decoder) + decoder.takeWarnings()
+        let ffmpeg = try Self.makeDecoder(ctx!, name: path, io: io, head: head,
+                                          audioStream: Int32(audioStream ?? -1))
+        decoder = ffmpeg
+        (fileFormat, processingFormat, length) = Self.describe(ffmpeg, path: path)
+        warnings = Self.extensionCheck(path: path, decoder: ffmpeg) + ffmpeg.takeWarnings()
         metadata = MetadataReader.read(formatContext: formatContext, path: path, data: nil)  // METADATA HOOK
     }
 
@@ -138,9 +151,10 @@ public final class AudioFile: @unchecked Sendable {
         let r = avformat_open_input(&opt, name, nil, nil)
         if r < 0 { throw .notMediaFile(path: name, detail: Self.openFailure(r, head: Array(data.prefix(4096)))) }
         ctx = opt!
-        decoder = try Self.makeDecoder(ctx, name: name, io: io, head: Array(data.prefix(4096)))
-        (fileFormat, processingFormat, length) = Self.describe(decoder, path: name)
-        warnings = (nameHint == nil ? [] : Self.extensionCheck(path: name, decoder: decoder)) + decoder.takeWarnings()
+        let ffmpeg = try Self.makeDecoder(ctx, name: name, io: io, head: Array(data.prefix(4096)))
+        decoder = ffmpeg
+        (fileFormat, processingFormat, length) = Self.describe(ffmpeg, path: name)
+        warnings = (nameHint == nil ? [] : Self.extensionCheck(path: name, decoder: ffmpeg)) + ffmpeg.takeWarnings()
         metadata = MetadataReader.read(formatContext: formatContext, path: path, data: data)  // METADATA HOOK
     }
 
@@ -183,17 +197,19 @@ public final class AudioFile: @unchecked Sendable {
             throw .notMediaFile(path: name, detail: Self.openFailure(r, head: []))
         }
         ctx = opt!
+        let ffmpeg: FFmpegDecoder
         do {
             // Decided after the open: by then the source knows whether it has a length.
-            decoder = try Self.makeDecoder(ctx, name: name, io: io, head: [],
-                                           streaming: streaming ?? (source.length == nil))
+            ffmpeg = try Self.makeDecoder(ctx, name: name, io: io, head: [],
+                                          streaming: streaming ?? (source.length == nil))
         } catch {
             if let f = reader.failure { throw f }
             throw error
         }
         if let f = reader.failure { throw f }
-        (fileFormat, processingFormat, length) = Self.describe(decoder, path: name)
-        warnings = decoder.takeWarnings()
+        decoder = ffmpeg
+        (fileFormat, processingFormat, length) = Self.describe(ffmpeg, path: name)
+        warnings = ffmpeg.takeWarnings()
         metadata = MetadataReader.read(formatContext: formatContext, path: path, data: nil)
     }
 

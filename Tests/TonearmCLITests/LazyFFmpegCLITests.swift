@@ -63,4 +63,29 @@ import TonearmTestSupport
         #expect(again.stdout.contains("1 added"), "\(again.stdout)")
         #expect(loads("libavformat", in: again.stderr).contains { $0.contains("dynamically loaded") })
     }
+
+    @Test func playingAndDescribingAFLACFileDoesNotLoadFFmpeg() throws {
+        let dir = try TempDir("lazy-ffmpeg-flac")
+        defer { dir.remove() }
+        let song = dir.file("song.flac")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=0.5", "-c:a", "flac",
+                             "-metadata", "title=Lazy Song", song])
+        let play = try run(try tonearmBinary(), ["play", "--plain", "--output", "null", song], environment: ["LD_DEBUG": "files"])
+        #expect(play.status == 0, "\(play.stderr.suffix(1000))")
+        #expect(play.stdout.contains("1 played"), "\(play.stdout)")
+        #expect(!loads("libc.so", in: play.stderr).isEmpty, "no loader log: \(play.stderr.prefix(500))")
+        #expect(loads("libavformat", in: play.stderr).isEmpty, "FFmpeg was loaded to play a FLAC file")
+        #expect(loads("libavcodec", in: play.stderr).isEmpty)
+        let info = try run(try tonearmBinary(), ["info", song], environment: ["LD_DEBUG": "files"])
+        #expect(info.status == 0, "\(info.stderr.suffix(1000))")
+        #expect(info.stdout.contains("Lazy Song") && info.stdout.contains("#0  audio"), "\(info.stdout)")
+        #expect(loads("libavformat", in: info.stderr).isEmpty, "FFmpeg was loaded to describe a FLAC file")
+
+        // A FLAC file with more channels than the Swift path takes is FFmpeg's, loaded for it.
+        let surround = dir.file("surround.flac")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=duration=0.3", "-af", "aformat=channel_layouts=5.1", "-c:a", "flac", surround])
+        let other = try run(try tonearmBinary(), ["info", surround], environment: ["LD_DEBUG": "files"])
+        #expect(other.status == 0, "\(other.stderr.suffix(1000))")
+        #expect(loads("libavformat", in: other.stderr).contains { $0.contains("dynamically loaded") })
+    }
 }
