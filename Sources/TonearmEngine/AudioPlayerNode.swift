@@ -398,11 +398,15 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
                 srcFormat = b.format
             }
             let needsConversion = srcFormat.sampleRate != format.sampleRate
+            // Only the rate is converted (libswresample); the channels are mapped by `remap`,
+            // as for an item at the engine's rate, so that an item sounds the same at any rate
+            // (swresample would play mono on two channels at -3 dB).
+            let sc = srcFormat.channelCount
             if needsConversion {
                 if converter == nil || converter!.input.sampleRate != srcFormat.sampleRate
-                    || converter!.input.channelCount != srcFormat.channelCount {
-                    converter = try? FormatConverter(from: .interleavedFloat(sampleRate: srcFormat.sampleRate, channels: srcFormat.channelCount),
-                                                     to: .interleavedFloat(sampleRate: format.sampleRate, channels: ch))
+                    || converter!.input.channelCount != sc {
+                    converter = try? FormatConverter(from: .interleavedFloat(sampleRate: srcFormat.sampleRate, channels: sc),
+                                                     to: .interleavedFloat(sampleRate: format.sampleRate, channels: sc))
                 } else {
                     converter?.reset()
                 }
@@ -410,9 +414,9 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
             var bufferPosition = 0
             var sourceDone = false
             var flushed = false
-            // Pending converted frames not yet placed into a block.
+            // Pending converted frames (`sc` channels) not yet placed into a block.
             var carry = 0
-            let carryBuffer = UnsafeMutablePointer<Float>.allocate(capacity: (scratchFrames * 8 + 64) * ch)
+            let carryBuffer = UnsafeMutablePointer<Float>.allocate(capacity: (scratchFrames * 8 + 64) * max(sc, ch))
             defer { carryBuffer.deallocate() }
             blocks: while true {
                 if !stillCurrent() { finishedNormally = false; break }
@@ -431,8 +435,8 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
                 while filled < ring.blockFrames {
                     if carry > 0 {
                         let n = min(carry, ring.blockFrames - filled)
-                        (block + filled * ch).update(from: carryBuffer, count: n * ch)
-                        carryBuffer.update(from: carryBuffer + n * ch, count: (carry - n) * ch)
+                        Self.remap(carryBuffer, channels: sc, into: block + filled * ch, channels: ch, frames: n)
+                        carryBuffer.update(from: carryBuffer + n * sc, count: (carry - n) * sc)
                         carry -= n
                         filled += n
                         continue
