@@ -510,26 +510,10 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
         }
     }
 
-    /// Copies `frames` frames converting the channel count: equal → copy; mono → all channels;
-    /// many → mono by averaging; otherwise the common channels, silence in the rest.
+    /// Copies `frames` frames converting the channel count (``remapChannels(_:channels:into:channels:frames:)``).
     static func remap(_ src: UnsafePointer<Float>, channels sc: Int, into dst: UnsafeMutablePointer<Float>,
                       channels dc: Int, frames: Int) {
-        if sc == dc {
-            dst.update(from: src, count: frames * dc)
-        } else if sc == 1 {
-            for f in 0..<frames { for c in 0..<dc { dst[f * dc + c] = src[f] } }
-        } else if dc == 1 {
-            let inv = 1 / Float(sc)
-            for f in 0..<frames {
-                var sum: Float = 0
-                for c in 0..<sc { sum += src[f * sc + c] }
-                dst[f] = sum * inv
-            }
-        } else {
-            for f in 0..<frames {
-                for c in 0..<dc { dst[f * dc + c] = c < sc ? src[f * sc + c] : 0 }
-            }
-        }
+        remapChannels(src, channels: sc, into: dst, channels: dc, frames: frames)
     }
 
     // MARK: Event thread
@@ -568,6 +552,29 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
                 // A stop in the meantime discards it, as it discards everything scheduled.
                 if shared.withLock({ $0.generation == first.generation }) { first.handler(.dataPlayedBack) }
             }
+        }
+    }
+}
+
+/// Copies `frames` frames converting the channel count: equal → copy; mono → all channels;
+/// many → mono by averaging; otherwise the common channels, silence in the rest. (Also what
+/// a crossfade's incoming item is mapped with, so that it sounds the same in the overlap.)
+package func remapChannels(_ src: UnsafePointer<Float>, channels sc: Int, into dst: UnsafeMutablePointer<Float>,
+                           channels dc: Int, frames: Int) {
+    if sc == dc {
+        dst.update(from: src, count: frames * dc)
+    } else if sc == 1 {
+        for f in 0..<frames { for c in 0..<dc { dst[f * dc + c] = src[f] } }
+    } else if dc == 1 {
+        let inv = 1 / Float(sc)
+        for f in 0..<frames {
+            var sum: Float = 0
+            for c in 0..<sc { sum += src[f * sc + c] }
+            dst[f] = sum * inv
+        }
+    } else {
+        for f in 0..<frames {
+            for c in 0..<dc { dst[f * dc + c] = c < sc ? src[f * sc + c] : 0 }
         }
     }
 }

@@ -89,29 +89,37 @@ final class CrossfadeSource: PlaybackSource, @unchecked Sendable {
     func takeWarnings() -> [AudioWarning] { outgoing.takeWarnings() + incoming.takeWarnings() }
 }
 
-/// Reads a file converted to another sample rate and channel count (libswresample), in
-/// pieces of a fixed size: the input and output buffers are allocated once, at creation.
+/// Reads a file converted to another sample rate (libswresample) and channel count (as the
+/// player node maps an item's channels: `remapChannels`,
+/// mono on every channel at full level, so that the overlap and the item's rest after it match),
+/// in pieces of a fixed size: the input and output buffers are allocated once, at creation.
 ///
 /// Threading: one thread at a time (the node's decoder thread).
 private final class IncomingResampler {
-    private let converter: FormatConverter
+    /// Converts the rate only (nil: the rates are equal), at the input's channel count.
+    private let converter: FormatConverter?
     /// Input frames read from the file per conversion.
     private let piece = 1024
     private let input: UnsafeMutablePointer<Float>
+    /// Converted frames, at the input's channel count.
     private let output: UnsafeMutablePointer<Float>
     private let outputCapacity: Int
+    private let inChannels: Int
     private let outChannels: Int
     /// Converted frames in `output` not handed out yet: `pending` frames from `start`.
     private var start = 0, pending = 0
     private var ended = false
 
     init(from input: AudioFormat, to output: AudioFormat) throws {
-        converter = try FormatConverter(from: .interleavedFloat(sampleRate: input.sampleRate, channels: input.channelCount),
-                                        to: .interleavedFloat(sampleRate: output.sampleRate, channels: output.channelCount))
+        let c = input.sampleRate == output.sampleRate ? nil
+            : try FormatConverter(from: .interleavedFloat(sampleRate: input.sampleRate, channels: input.channelCount),
+                                  to: .interleavedFloat(sampleRate: output.sampleRate, channels: input.channelCount))
+        converter = c
+        inChannels = input.channelCount
         outChannels = output.channelCount
-        outputCapacity = converter.maximumOutputFrames(forInput: piece) + 64
+        outputCapacity = (c?.maximumOutputFrames(forInput: piece) ?? piece) + 64
         self.input = .allocate(capacity: piece * input.channelCount)
-        self.output = .allocate(capacity: outputCapacity * output.channelCount)
+        self.output = .allocate(capacity: outputCapacity * input.channelCount)
     }
 
     deinit {
@@ -121,7 +129,7 @@ private final class IncomingResampler {
 
     /// Forgets what was converted (after the file was seeked).
     func reset() {
-        converter.reset()
+        converter?.reset()
         start = 0
         pending = 0
         ended = false
@@ -133,7 +141,8 @@ private final class IncomingResampler {
         while done < frameCount {
             if pending > 0 {
                 let n = min(pending, frameCount - done)
-                (out + done * outChannels).update(from: output + start * outChannels, count: n * outChannels)
+                remapChannels(output + start * inChannels, channels: inChannels, into: out + done * outChannels,
+                              channels: outChannels, frames: n)
                 start += n
                 pending -= n
                 done += n
@@ -141,6 +150,11 @@ private final class IncomingResampler {
             }
             if ended { break }
             start = 0
+            guard let converter else {
+                pending = try file.readInterleaved(into: output, frameCount: piece)
+                if pending == 0 { ended = true }
+                continue
+            }
             let got = try file.readInterleaved(into: input, frameCount: piece)
             if got == 0 {
                 ended = true
