@@ -398,14 +398,15 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
                 srcFormat = b.format
             }
             let needsConversion = srcFormat.sampleRate != format.sampleRate
-            // Only the rate is converted (libswresample); the channels are mapped by `remap`,
-            // as for an item at the engine's rate, so that an item sounds the same at any rate
-            // (swresample would play mono on two channels at -3 dB).
-            let sc = srcFormat.channelCount
+            // Mono is resampled as mono and mapped by `remap` (on every channel at full level), as
+            // at the engine's rate, so that it sounds the same at any rate (libswresample's
+            // matrix plays it on two channels at -3 dB); other channel counts are converted by
+            // libswresample with the rate (its downmix).
+            let sc = srcFormat.channelCount == 1 ? 1 : ch
             if needsConversion {
                 if converter == nil || converter!.input.sampleRate != srcFormat.sampleRate
-                    || converter!.input.channelCount != sc {
-                    converter = try? FormatConverter(from: .interleavedFloat(sampleRate: srcFormat.sampleRate, channels: sc),
+                    || converter!.input.channelCount != srcFormat.channelCount || converter!.output.channelCount != sc {
+                    converter = try? FormatConverter(from: .interleavedFloat(sampleRate: srcFormat.sampleRate, channels: srcFormat.channelCount),
                                                      to: .interleavedFloat(sampleRate: format.sampleRate, channels: sc))
                 } else {
                     converter?.reset()
@@ -414,9 +415,9 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
             var bufferPosition = 0
             var sourceDone = false
             var flushed = false
-            // Pending converted frames (`sc` channels) not yet placed into a block.
+            // Pending converted frames (`sc` channels: 1 for mono, else the engine's) not yet placed into a block.
             var carry = 0
-            let carryBuffer = UnsafeMutablePointer<Float>.allocate(capacity: (scratchFrames * 8 + 64) * max(sc, ch))
+            let carryBuffer = UnsafeMutablePointer<Float>.allocate(capacity: (scratchFrames * 8 + 64) * ch)
             defer { carryBuffer.deallocate() }
             blocks: while true {
                 if !stillCurrent() { finishedNormally = false; break }

@@ -89,37 +89,39 @@ final class CrossfadeSource: PlaybackSource, @unchecked Sendable {
     func takeWarnings() -> [AudioWarning] { outgoing.takeWarnings() + incoming.takeWarnings() }
 }
 
-/// Reads a file converted to another sample rate (libswresample) and channel count (as the
-/// player node maps an item's channels: `remapChannels`,
-/// mono on every channel at full level, so that the overlap and the item's rest after it match),
-/// in pieces of a fixed size: the input and output buffers are allocated once, at creation.
+/// Reads a file converted to another sample rate and channel count (libswresample; mono, though,
+/// is mapped as the player node maps it, `remapChannels`: on every channel at full level, so that
+/// the overlap and the item's rest after it match), in pieces of a fixed size: the input and
+/// output buffers are allocated once, at creation.
 ///
 /// Threading: one thread at a time (the node's decoder thread).
 private final class IncomingResampler {
-    /// Converts the rate only (nil: the rates are equal), at the input's channel count.
+    /// Converts the rate, and the channels unless the input is mono (nil: nothing to convert).
     private let converter: FormatConverter?
     /// Input frames read from the file per conversion.
     private let piece = 1024
     private let input: UnsafeMutablePointer<Float>
-    /// Converted frames, at the input's channel count.
+    /// Converted frames, `convertedChannels` each.
     private let output: UnsafeMutablePointer<Float>
     private let outputCapacity: Int
-    private let inChannels: Int
+    /// 1 for a mono input (mapped on every channel afterwards), else the output's.
+    private let convertedChannels: Int
     private let outChannels: Int
     /// Converted frames in `output` not handed out yet: `pending` frames from `start`.
     private var start = 0, pending = 0
     private var ended = false
 
     init(from input: AudioFormat, to output: AudioFormat) throws {
-        let c = input.sampleRate == output.sampleRate ? nil
+        let cc = input.channelCount == 1 ? 1 : output.channelCount
+        let c = input.sampleRate == output.sampleRate && cc == input.channelCount ? nil
             : try FormatConverter(from: .interleavedFloat(sampleRate: input.sampleRate, channels: input.channelCount),
-                                  to: .interleavedFloat(sampleRate: output.sampleRate, channels: input.channelCount))
+                                  to: .interleavedFloat(sampleRate: output.sampleRate, channels: cc))
         converter = c
-        inChannels = input.channelCount
+        convertedChannels = cc
         outChannels = output.channelCount
         outputCapacity = (c?.maximumOutputFrames(forInput: piece) ?? piece) + 64
         self.input = .allocate(capacity: piece * input.channelCount)
-        self.output = .allocate(capacity: outputCapacity * input.channelCount)
+        self.output = .allocate(capacity: outputCapacity * max(cc, input.channelCount))
     }
 
     deinit {
@@ -141,7 +143,7 @@ private final class IncomingResampler {
         while done < frameCount {
             if pending > 0 {
                 let n = min(pending, frameCount - done)
-                remapChannels(output + start * inChannels, channels: inChannels, into: out + done * outChannels,
+                remapChannels(output + start * convertedChannels, channels: convertedChannels, into: out + done * outChannels,
                               channels: outChannels, frames: n)
                 start += n
                 pending -= n
