@@ -159,7 +159,7 @@ def make_files(folder: str, files: list[dict]) -> None:
 # MARK: a run, sampled
 
 def sample(pid: int, t0: float) -> dict | None:
-    s = {"t": time.monotonic() - t0}
+    s = {"t": time.monotonic() - t0, "load": os.getloadavg()[0]}
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
@@ -549,7 +549,11 @@ def bench(ctx) -> dict:
         part = os.path.join(folder, "realtime.m3u")
         with open(part, "w") as out:
             out.write("#EXTM3U\n" + "".join(f["name"] + "\n" for f in files[:n]))
-        pulse = PrivatePulse(os.path.join(base, "pulse"))
+        pdir = os.path.join(base, "pulse")
+        if os.path.exists(os.path.join(pdir, "pulse.log")):
+            os.remove(os.path.join(pdir, "pulse.log"))
+        # debug: the server logs each underrun of tonearm's stream ("end of underrun")
+        pulse = PrivatePulse(pdir, log_level="debug")
         rec = os.path.join(base, "monitor.raw")
         recf = open(rec, "wb")
         parec = subprocess.Popen(["parec", "--raw", "--format=s16le", "--rate=48000", "--channels=2",
@@ -570,6 +574,11 @@ def bench(ctx) -> dict:
             pulse.stop()
         r["files"] = n
         r["monitor"] = dropouts(rec)
+        with open(os.path.join(pdir, "pulse.log"), errors="replace") as f:
+            log_text = f.read()
+        r["server_underruns"] = log_text.count("end of underrun")
+        r["stream_latency"] = next((line.split("Final latency", 1)[1].strip() for line in log_text.splitlines()
+                                    if "Final latency" in line), "?")
         if not ctx.args.long_keep:
             os.remove(rec)
         result["runs"]["pulse"] = r
@@ -601,12 +610,19 @@ def report(r: dict, ctx) -> bool:
         if run_["status"] != 0 or f"Done: {expected_played} played, 0 failed" not in run_["output"]:
             ok = False
             log(f"     NOT all {expected_played} played: {run_['output'][-500:]!r}")
+        loads = [x["load"] for x in s if "load" in x]
+        if loads:
+            log(f"     load average (1 min) while it ran: {min(loads):.2f}–{max(loads):.2f}, "
+                f"median {sorted(loads)[len(loads) // 2]:.2f}")
         if "monitor" in run_:
             m = run_["monitor"]
+            log(f"     stream buffer {run_.get('stream_latency', '?')}; the server's underruns of the "
+                f"stream (its log): {run_.get('server_underruns', '?')}")
             log(f"     monitor: {m['sound_s']:.1f} s of sound in {m['recorded_s']:.1f} s recorded; "
-                f"dropouts (≥ 32 frames of digital silence): {len(m['dropouts'])}"
-                + "".join(f"\n       at {a:.3f} s, {b * 1000:.1f} ms" for a, b in m["dropouts"][:10]))
-            ok = ok and not m["dropouts"] and not m["silent"]
+                f"dropouts (≥ 32 frames of digital silence): {len(m['dropouts'])}, "
+                f"{sum(b for _, b in m['dropouts']) * 1000:.0f} ms in all"
+                + "".join(f"\n       at {a:.3f} s, {b * 1000:.1f} ms" for a, b in m["dropouts"][:20]))
+            ok = ok and not m["dropouts"] and not m["silent"] and not run_.get("server_underruns")
     c = r.get("check")
     if c:
         log(f"   joins of out.wav (checked in {c['check_s']:.0f} s): {c['frames']} frames written, "
