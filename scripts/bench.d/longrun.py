@@ -6,7 +6,7 @@
 # iTunSMPB), Ogg Vorbis, Ogg Opus), sample rates (22.05/44.1/48/96 kHz; Opus is always 48) and
 # channels (mono/stereo), played as one gapless queue (an M3U playlist) by `tonearm play`:
 #   1. --output null:untimed: the whole hour as fast as it decodes; memory (VmRSS, RssAnon), open
-#      file descriptors and threads sampled every second;
+#      file descriptors and threads sampled every 0.5 s;
 #   2. --output file:out.wav: the whole hour written (float32, bit-exact), then every join checked
 #      (below); sampled as in 1;
 #   3. --output pulse to a private PulseAudio server (pulse.py) in real time, for --long-realtime
@@ -524,17 +524,17 @@ def bench(ctx) -> dict:
               "rates": {r: sum(f["rate"] == r for f in files) for r in (22050, 44100, 48000, 96000)},
               "mono": sum(f["ch"] == 1 for f in files), "runs": {}}
 
-    log("  longrun: --output null:untimed (the whole queue, sampled every second)…")
+    log("  longrun: --output null:untimed (the whole queue, sampled every 0.5 s)…")
     r = play_sampled([ctx.tonearm, "play", "--plain", "--volume", "100", "--output", "null:untimed", playlist],
-                     env, 1.0, os.path.join(base, "untimed.txt"))
+                     env, 0.5, os.path.join(base, "untimed.txt"))
     result["runs"]["null:untimed"] = r
 
     wav = os.path.join(base, "out.wav")
     if os.path.exists(wav):
         os.remove(wav)  # an earlier run's (--long-keep): tonearm does not overwrite it
-    log("  longrun: --output file:out.wav (the whole queue, sampled every second)…")
+    log("  longrun: --output file:out.wav (the whole queue, sampled every 0.5 s)…")
     r = play_sampled([ctx.tonearm, "play", "--plain", "--volume", "100", "--output", f"file:{wav}", playlist],
-                     env, 1.0, os.path.join(base, "file.txt"))
+                     env, 0.5, os.path.join(base, "file.txt"))
     result["runs"]["file"] = r
     log("  longrun: checking every join of out.wav…")
     t = time.monotonic()
