@@ -13,7 +13,8 @@
 #      seconds of the queue (its first files; default 600 s, quick 60), sampled every
 #      --long-interval seconds (default 60) and the sink's monitor recorded: every stretch of
 #      digital silence inside the played span is a dropout (an underrun of tonearm's renderer or
-#      of the server's stream: `tonearm play` does not print an underrun count).
+#      of the server's stream: `tonearm play` does not print an underrun count); the server runs
+#      with --log-level=debug, where it logs each underrun of tonearm's stream ("end of underrun").
 # The signal: every file holds its 3.6 s of one continuous hour-long signal (left 220 + 331.7 Hz,
 # right 277.2 + 415.3 Hz; a mono file holds the left one, which tonearm plays on both channels),
 # so the queue played back is that signal unbroken. The queue's rate is its first file's
