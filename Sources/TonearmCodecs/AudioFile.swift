@@ -380,6 +380,9 @@ public final class AudioFile: @unchecked Sendable {
             bits = raw > 0 ? raw : coded > 0 ? coded : nil
         }
         var rate = Int(par.pointee.bit_rate)
+        // A Vorbis header without a nominal rate (libvorbis at 96 kHz) says -1, which FFmpeg
+        // reads as 4,294,967,295 b/s: no rate stated.
+        if rate >= Int(UInt32.max) { rate = 0 }
         // The container's rate is the stream's when it is the only one (cover pictures aside).
         let streams = (0..<Int(fmt.pointee.nb_streams)).filter {
             fmt.pointee.streams[$0]!.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC == 0

@@ -406,11 +406,16 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
             let mix = ChannelMix(from: srcFormat, to: format)
             let inChannels = mix == nil ? srcFormat.channelCount : ch
             let needsConversion = srcFormat.sampleRate != format.sampleRate
+            // Mono is resampled as mono and mapped by `remap` (on every channel at full level), as
+            // at the engine's rate, so that it sounds the same at any rate (libswresample's
+            // matrix plays it on two channels at -3 dB); other channel counts are converted by
+            // libswresample with the rate (its downmix), or put on the engine's layout by the mix first.
+            let sc = mix == nil && srcFormat.channelCount == 1 ? 1 : ch
             if needsConversion {
                 if converter == nil || converter!.input.sampleRate != srcFormat.sampleRate
-                    || converter!.input.channelCount != inChannels {
+                    || converter!.input.channelCount != inChannels || converter!.output.channelCount != sc {
                     converter = try? FormatConverter(from: .interleavedFloat(sampleRate: srcFormat.sampleRate, channels: inChannels),
-                                                     to: .interleavedFloat(sampleRate: format.sampleRate, channels: ch))
+                                                     to: .interleavedFloat(sampleRate: format.sampleRate, channels: sc))
                 } else {
                     converter?.reset()
                 }
@@ -418,7 +423,7 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
             var bufferPosition = 0
             var sourceDone = false
             var flushed = false
-            // Pending converted frames not yet placed into a block.
+            // Pending converted frames (`sc` channels: 1 for mono, else the engine's) not yet placed into a block.
             var carry = 0
             let carryBuffer = UnsafeMutablePointer<Float>.allocate(capacity: (scratchFrames * 8 + 64) * ch)
             defer { carryBuffer.deallocate() }
@@ -439,8 +444,8 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
                 while filled < ring.blockFrames {
                     if carry > 0 {
                         let n = min(carry, ring.blockFrames - filled)
-                        (block + filled * ch).update(from: carryBuffer, count: n * ch)
-                        carryBuffer.update(from: carryBuffer + n * ch, count: (carry - n) * ch)
+                        Self.remap(carryBuffer, channels: sc, into: block + filled * ch, channels: ch, frames: n)
+                        carryBuffer.update(from: carryBuffer + n * sc, count: (carry - n) * sc)
                         carry -= n
                         filled += n
                         continue
@@ -519,27 +524,11 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
         }
     }
 
-    /// Copies `frames` frames converting the channel count: equal → copy; mono → all channels;
-    /// many → mono by averaging; otherwise the common channels, silence in the rest. (Sources
-    /// whose known layout differs from the engine's are first put onto it by a ``ChannelMix``.)
+    /// Copies `frames` frames converting the channel count (``remapChannels(_:channels:into:channels:frames:)``).
+    /// (Sources whose known layout differs from the engine's are first put onto it by a ``ChannelMix``.)
     static func remap(_ src: UnsafePointer<Float>, channels sc: Int, into dst: UnsafeMutablePointer<Float>,
                       channels dc: Int, frames: Int) {
-        if sc == dc {
-            dst.update(from: src, count: frames * dc)
-        } else if sc == 1 {
-            for f in 0..<frames { for c in 0..<dc { dst[f * dc + c] = src[f] } }
-        } else if dc == 1 {
-            let inv = 1 / Float(sc)
-            for f in 0..<frames {
-                var sum: Float = 0
-                for c in 0..<sc { sum += src[f * sc + c] }
-                dst[f] = sum * inv
-            }
-        } else {
-            for f in 0..<frames {
-                for c in 0..<dc { dst[f * dc + c] = c < sc ? src[f * sc + c] : 0 }
-            }
-        }
+        remapChannels(src, channels: sc, into: dst, channels: dc, frames: frames)
     }
 
     // MARK: Event thread
@@ -578,6 +567,29 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
                 // A stop in the meantime discards it, as it discards everything scheduled.
                 if shared.withLock({ $0.generation == first.generation }) { first.handler(.dataPlayedBack) }
             }
+        }
+    }
+}
+
+/// Copies `frames` frames converting the channel count: equal → copy; mono → all channels;
+/// many → mono by averaging; otherwise the common channels, silence in the rest. (Also what
+/// a crossfade's incoming item is mapped with, so that it sounds the same in the overlap.)
+package func remapChannels(_ src: UnsafePointer<Float>, channels sc: Int, into dst: UnsafeMutablePointer<Float>,
+                           channels dc: Int, frames: Int) {
+    if sc == dc {
+        dst.update(from: src, count: frames * dc)
+    } else if sc == 1 {
+        for f in 0..<frames { for c in 0..<dc { dst[f * dc + c] = src[f] } }
+    } else if dc == 1 {
+        let inv = 1 / Float(sc)
+        for f in 0..<frames {
+            var sum: Float = 0
+            for c in 0..<sc { sum += src[f * sc + c] }
+            dst[f] = sum * inv
+        }
+    } else {
+        for f in 0..<frames {
+            for c in 0..<dc { dst[f * dc + c] = c < sc ? src[f * sc + c] : 0 }
         }
     }
 }

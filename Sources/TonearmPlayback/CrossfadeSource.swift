@@ -92,35 +92,46 @@ final class CrossfadeSource: PlaybackSource, @unchecked Sendable {
 }
 
 /// Reads a file converted to another sample rate and channel count (libswresample; a layout
-/// that differs is first mixed onto the output's by a ``ChannelMix``), in pieces of a fixed
-/// size: the input and output buffers are allocated once, at creation.
+/// that differs is first mixed onto the output's by a ``ChannelMix``; mono, though, is mapped as
+/// the player node maps it, `remapChannels`: on every channel at full level, so that the overlap
+/// and the item's rest after it match), in pieces of a fixed size: the input and output buffers
+/// are allocated once, at creation.
 ///
 /// Threading: one thread at a time (the node's decoder thread).
 private final class IncomingResampler {
-    private let converter: FormatConverter
+    /// Converts the rate, and the channels unless the input is mono (nil: nothing to convert).
+    private let converter: FormatConverter?
     /// Input frames read from the file per conversion.
     private let piece = 1024
     private let input: UnsafeMutablePointer<Float>
     /// The input put onto the output's layout (with a mix).
     private let mix: ChannelMix?
     private let mixed: UnsafeMutablePointer<Float>?
+    /// Converted frames, `convertedChannels` each.
     private let output: UnsafeMutablePointer<Float>
     private let outputCapacity: Int
+    /// 1 for a mono input without a mix (mapped on every channel afterwards), else the output's.
+    private let convertedChannels: Int
     private let outChannels: Int
     /// Converted frames in `output` not handed out yet: `pending` frames from `start`.
     private var start = 0, pending = 0
     private var ended = false
 
     init(from input: AudioFormat, to output: AudioFormat, mix: ChannelMix?) throws {
-        let converted = mix == nil ? input.channelCount : output.channelCount
-        converter = try FormatConverter(from: .interleavedFloat(sampleRate: input.sampleRate, channels: converted),
-                                        to: .interleavedFloat(sampleRate: output.sampleRate, channels: output.channelCount))
+        // What the converter takes: the mix's result (the output's channels) or the file's own.
+        let inChannels = mix == nil ? input.channelCount : output.channelCount
+        let cc = mix == nil && input.channelCount == 1 ? 1 : output.channelCount
+        let c = input.sampleRate == output.sampleRate && cc == inChannels ? nil
+            : try FormatConverter(from: .interleavedFloat(sampleRate: input.sampleRate, channels: inChannels),
+                                  to: .interleavedFloat(sampleRate: output.sampleRate, channels: cc))
+        converter = c
+        convertedChannels = cc
         outChannels = output.channelCount
-        outputCapacity = converter.maximumOutputFrames(forInput: piece) + 64
+        outputCapacity = (c?.maximumOutputFrames(forInput: piece) ?? piece) + 64
         self.input = .allocate(capacity: piece * input.channelCount)
         self.mix = mix
         mixed = mix == nil ? nil : .allocate(capacity: piece * output.channelCount)
-        self.output = .allocate(capacity: outputCapacity * output.channelCount)
+        self.output = .allocate(capacity: outputCapacity * max(cc, inChannels, input.channelCount))
     }
 
     deinit {
@@ -131,7 +142,7 @@ private final class IncomingResampler {
 
     /// Forgets what was converted (after the file was seeked).
     func reset() {
-        converter.reset()
+        converter?.reset()
         start = 0
         pending = 0
         ended = false
@@ -143,7 +154,8 @@ private final class IncomingResampler {
         while done < frameCount {
             if pending > 0 {
                 let n = min(pending, frameCount - done)
-                (out + done * outChannels).update(from: output + start * outChannels, count: n * outChannels)
+                remapChannels(output + start * convertedChannels, channels: convertedChannels, into: out + done * outChannels,
+                              channels: outChannels, frames: n)
                 start += n
                 pending -= n
                 done += n
@@ -151,6 +163,18 @@ private final class IncomingResampler {
             }
             if ended { break }
             start = 0
+            guard let converter else {
+                // The same rate (and, after the mix, the same channels): no conversion.
+                if let mix {
+                    let got = try file.readInterleaved(into: input, frameCount: piece)
+                    mix.apply(input, into: output, frames: got)
+                    pending = got
+                } else {
+                    pending = try file.readInterleaved(into: output, frameCount: piece)
+                }
+                if pending == 0 { ended = true }
+                continue
+            }
             let got = try file.readInterleaved(into: input, frameCount: piece)
             if got == 0 {
                 ended = true

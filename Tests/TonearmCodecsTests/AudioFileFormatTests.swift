@@ -352,6 +352,18 @@ struct AudioFileFormatTests {
         #expect(tailSame)
     }
 
+    /// The long run's Ogg Vorbis files at 96 kHz were shown at "4294967 kb/s": libvorbis
+    /// states no nominal rate there (-1 in the header), which FFmpeg reads as 2³² − 1.
+    @Test func aVorbisFileWithoutANominalBitRateHasTheContainersRate() throws {
+        let dir = try TempDir("tonearm-codecs")
+        defer { dir.remove() }
+        let path = dir.file("v96.ogg")
+        try Fixtures.tone(path: path, codecArgs: ["-c:a", "libvorbis", "-q:a", "5"], seconds: 1, rate: 96000, channels: 1)
+        let rate = try #require(try AudioFile(path: path).fileFormat.bitRate)
+        #expect(rate > 8_000 && rate < 500_000, "\(rate) b/s")
+        #expect(try MediaProbe(path: path).fileFormat.bitRate == rate)
+    }
+
     @Test func readRespectsFrameCountAndCapacity() throws {
         let dir = try TempDir("tonearm-codecs")
         defer { dir.remove() }

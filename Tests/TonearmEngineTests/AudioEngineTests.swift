@@ -258,6 +258,32 @@ import TonearmTestSupport
         #expect(abs(f - 1000) < 2)
     }
 
+    /// The long run (scripts/bench longrun) found mono files at another rate than the queue's
+    /// played at -3 dB (libswresample's mono → stereo matrix), mono files at the queue's rate at
+    /// full level: a step in level at every join between the two. Both are now mapped alike.
+    @Test func aMonoFileAtAnotherRateIsAsLoudAsOneAtTheEngineRate() throws {
+        let tone = "0.5*sin(2*PI*1000*t)"
+        let same = dir.file("mono48.wav"), other = dir.file("mono441.wav")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=\(tone):s=48000:d=1", "-c:a", "pcm_f32le", same])
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=\(tone):s=44100:d=1", "-c:a", "pcm_f32le", other])
+        let e = try makeEngine()   // 48 kHz stereo
+        let p = AudioPlayerNode()
+        e.attach(p)
+        try e.connect(p, to: e.mainMixerNode, format: nil)
+        try e.start()
+        try p.scheduleFile(try AudioFile(path: same))
+        try p.scheduleFile(try AudioFile(path: other))
+        p.play()
+        let out = try render(e, frames: 96_000)
+        func rms(_ x: ArraySlice<Float>) -> Double { (x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(x.count)).squareRoot() }
+        let input = rms(ArraySlice(try decodeAll(same)[0][4800..<43200]))
+        for c in 0..<2 {
+            let atRate = rms(out[c][4800..<43200]), converted = rms(out[c][52800..<91200])
+            #expect(abs(atRate / input - 1) < 0.001, "channel \(c): \(atRate) vs the file's \(input)")
+            #expect(abs(converted / input - 1) < 0.01, "channel \(c): the resampled file at \(converted), the file \(input)")
+        }
+    }
+
     @Test func connectRefusesLoopsAndStrangersButAcceptsReconnecting() throws {
         let e = AudioEngine()
         let a = AudioMixerNode(), b = AudioMixerNode()

@@ -82,6 +82,23 @@ import TonearmTestSupport
         #expect(step < 0.1, "largest sample step around the end of the overlap: \(step)")
     }
 
+    /// A mono item crossfaded into a stereo queue, at the queue's rate and at another: in the
+    /// overlap it was converted by libswresample (mono on two channels at -3 dB), after it mapped
+    /// by the node (at full level), so its level jumped by 3 dB where the overlap ends.
+    @Test(arguments: [44100, 48000]) func aMonoItemHasOneLevelInTheOverlapAndAfterIt(rate: Int) async throws {
+        let a = try tone("st\(rate).flac", 440, album: "First", track: 1, seconds: 6)
+        let b = dir.file("mono\(rate).flac")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.3*sin(2*PI*660*t):s=\(rate):d=6",
+                             "-metadata", "album=Second", "-metadata", "track=1", "-c:a", "flac", b])
+        let out = try await play([a, b], crossfade: 2, name: "mono\(rate)")
+        // The overlap ends at 6 s: just before it A has faded out, B (660 Hz) is all there is.
+        let seam = 6 * 44100, span = 441 * 4
+        let before = rms(out[(seam - span - 100)..<(seam - 100)]), after = rms(out[(seam + 100)..<(seam + span + 100)])
+        let full: Float = 0.3 / Float(2).squareRoot()
+        #expect(abs(20 * log10(after / full)) < 0.1, "after the overlap \(after), the file's \(full)")
+        #expect(abs(20 * log10(before / after)) < 0.25, "level at the end of the overlap \(before), after it \(after)")
+    }
+
     @Test func consecutiveTracksOfOneAlbumStayGapless() async throws {
         let a = try tone("s1.flac", 440, album: "Same", track: 1)
         let b = try tone("s2.flac", 660, album: "Same", track: 2)

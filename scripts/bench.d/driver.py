@@ -1,9 +1,10 @@
 # scripts/bench's driver: the options, which parts run, the build, the work folder, the reports
 # and the JSON file. Each part is a module of this folder (decode, playback, eq, sound, start,
-# scan) with NAME, TITLE, PEERS (machine() keys printed in the header), TOOLS (programs it
+# scan, longrun) with NAME, TITLE, PEERS (machine() keys printed in the header), TOOLS (programs it
 # needs), NEEDS_FLAC (it uses the benchmark FLAC), an optional add_arguments(ap) for its own
 # options and ONLY_FLAG (an older --X-only spelling), bench(ctx) → dict and report(dict, ctx) →
-# bool (whether its goals are met). A new part is a new module named in PARTS.
+# bool (whether its goals are met), and DEFAULT = False if it runs only when named (longrun). A new
+# part is a new module named in PARTS.
 # SPDX-License-Identifier: GPL-3.0-or-later
 import argparse
 import importlib
@@ -14,7 +15,7 @@ import types
 import common
 from common import log
 
-PARTS = ["decode", "playback", "eq", "sound", "start", "scan"]
+PARTS = ["decode", "playback", "eq", "sound", "start", "scan", "longrun"]
 ALIASES = {"library": "scan", "decoding": "decode"}
 
 
@@ -23,7 +24,8 @@ def main(default_parts: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(
         prog="scripts/bench",
         description="Benchmark tonearm against ffmpeg, sox, MPD and mpv. Parts: "
-                    + ", ".join(f"{n} ({m.TITLE})" for n, m in modules.items()) + "; all by default.")
+                    + ", ".join(f"{n} ({m.TITLE})" for n, m in modules.items())
+                    + "; all but longrun by default.")
     ap.add_argument("parts", nargs="*", metavar="PART", help="parts to run (in the order above; default: all)")
     ap.add_argument("--quick", action="store_true",
                     help="a smoke run: 1-minute file, 10 s playback window, fewer repetitions, 1,000 library files")
@@ -45,7 +47,8 @@ def main(default_parts: list[str] | None = None) -> None:
     unknown = [p for p in chosen if p not in modules]
     if unknown:
         ap.error(f"unknown part {', '.join(unknown)} (parts: {', '.join(PARTS)})")
-    chosen = chosen or default_parts or PARTS
+    # A part with DEFAULT = False (longrun: an hour and more) runs only when named.
+    chosen = chosen or default_parts or [p for p in PARTS if getattr(modules[p], "DEFAULT", True)]
     parts = [modules[p] for p in PARTS if p in chosen]
 
     minutes, window = (1, 10.0) if args.quick else (10, 60.0)

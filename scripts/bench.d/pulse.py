@@ -16,11 +16,12 @@ from common import children
 class PrivatePulse:
     """A private, headless PulseAudio server in `directory` (socket, runtime, state, config all
     inside) with one float32 48 kHz stereo null sink as the default sink — the server the tests
-    start. Ready when it sends systemd's READY=1 to its NOTIFY_SOCKET."""
+    start. Ready when it sends systemd's READY=1 to its NOTIFY_SOCKET. `log_level` ("debug": every
+    underrun of a stream is logged) goes to its --log-level."""
 
     SINK = "bench_null"
 
-    def __init__(self, directory: str):
+    def __init__(self, directory: str, log_level: str | None = None):
         self.dir = directory
         for sub in ("run", "config", "state"):
             os.makedirs(os.path.join(directory, sub), mode=0o700, exist_ok=True)
@@ -39,7 +40,8 @@ class PrivatePulse:
         self.proc = subprocess.Popen(
             ["pulseaudio", "-n", "-F", f"{directory}/bench.pa", "--daemonize=no", "--system=false",
              "--exit-idle-time=-1", "--disallow-exit", "--use-pid-file=no", "--realtime=false",
-             "--high-priority=false", f"--log-target=file:{directory}/pulse.log"],
+             "--high-priority=false", f"--log-target=file:{directory}/pulse.log",
+             *([f"--log-level={log_level}"] if log_level else [])],
             env={**self.env, "NOTIFY_SOCKET": notify_path},
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         children.append(self.proc)
