@@ -101,8 +101,7 @@ final class FFmpegDecoder {
     var segmentSeekTarget: Int64 = 0 // trusted mode: the demuxer timestamp sought for it
 
     // Warnings, read from any thread.
-    private let warningLock = NSLock()
-    private var warningList: [AudioWarning] = []
+    private let warningList = WarningList()
 
     static let nopts = tonearm_av_nopts_value()
     static let eagain = tonearm_averror_eagain()
@@ -190,19 +189,9 @@ final class FFmpegDecoder {
 
     // MARK: Warnings
 
-    func addWarning(_ w: AudioWarning) {
-        warningLock.lock()
-        if warningList.count < 1000 { warningList.append(w) }
-        warningLock.unlock()
-    }
+    func addWarning(_ w: AudioWarning) { warningList.add(w) }
 
-    func takeWarnings() -> [AudioWarning] {
-        warningLock.lock()
-        defer { warningLock.unlock() }
-        let w = warningList
-        warningList.removeAll()
-        return w
-    }
+    func takeWarnings() -> [AudioWarning] { warningList.take() }
 
     // MARK: Reading
 

@@ -101,8 +101,7 @@ final class FLACDecoder {
     /// The pictures FFmpeg would list as attached-picture streams (set by ``AudioFile``).
     var pictureCount = 0
 
-    private let warningLock = NSLock()
-    private var warningList: [AudioWarning] = []
+    private let warningList = WarningList()
 
     // MARK: Opening
 
@@ -219,19 +218,9 @@ final class FLACDecoder {
 
     // MARK: Warnings
 
-    func addWarning(_ w: AudioWarning) {
-        warningLock.lock()
-        if warningList.count < 1000 { warningList.append(w) }
-        warningLock.unlock()
-    }
+    func addWarning(_ w: AudioWarning) { warningList.add(w) }
 
-    func takeWarnings() -> [AudioWarning] {
-        warningLock.lock()
-        defer { warningLock.unlock() }
-        let w = warningList
-        warningList.removeAll()
-        return w
-    }
+    func takeWarnings() -> [AudioWarning] { warningList.take() }
 
     // MARK: Buffering
 
