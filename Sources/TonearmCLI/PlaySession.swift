@@ -219,7 +219,10 @@ final class PlaySession: @unchecked Sendable {
         printFailureSummary()
         if !interactive {
             let early = endedEarly.isEmpty ? "" : ", \(endedEarly.count) ended early"
-            Terminal.write("Done: \(played.count) played, \(failed) failed\(early)\n")
+            // Dropouts are said, not hidden: the server's buffer ran dry or decoding was late.
+            let u = player.underrunCount
+            let underruns = u == 0 ? "" : ", \(u) underrun\(u == 1 ? "" : "s") (audio came late)"
+            Terminal.write("Done: \(played.count) played, \(failed) failed\(early)\(underruns)\n")
             for line in endedEarly { Terminal.write("  " + line + "\n") }
         }
         return failed > 0

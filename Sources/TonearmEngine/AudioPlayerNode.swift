@@ -144,6 +144,10 @@ public final class AudioPlayerNode: AudioNode, @unchecked Sendable {
     /// Whether the node is playing.
     public var isPlaying: Bool { playerKernel.playing.load(ordering: .acquiring) }
 
+    /// Times the render thread wanted the node's audio and none was decoded yet (silence was
+    /// rendered instead), since the node was configured. Any thread.
+    public var underrunCount: Int { playerKernel.underrunCount }
+
     /// The node's render time: frames rendered by the node since it was configured.
     public var lastRenderTime: AudioTime? {
         guard let f = playerKernel.format else { return nil }
@@ -212,6 +216,9 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
     /// one consistent state (the last one wins, whole). Taken before `shared`; never by the
     /// render thread.
     private let producer = Mutex(())
+
+    /// The renderer's count of late data (``AudioPlayerNode/underrunCount``).
+    var underrunCount: Int { producer.withLock { _ in renderer?.underruns.load(ordering: .relaxed) ?? 0 } }
     private(set) var format: AudioFormat?
     /// Written by `configure` under `producer` while the node is not rendered; read by the
     /// render thread and, under `producer`, by the control plane.

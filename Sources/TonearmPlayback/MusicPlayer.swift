@@ -242,6 +242,8 @@ public final class MusicPlayer: Sendable {
     /// Whether the player plays on by itself when its lost output answers again
     /// (``QueuePlayer/isWaitingForOutput``).
     public var isWaitingForOutput: Bool { queue.isWaitingForOutput }
+    /// Times audio was not there when it was due (``QueuePlayer/underrunCount``).
+    public var underrunCount: Int { queue.underrunCount }
     public var nowPlayingItem: QueueItem? { queue.currentItem }
     public var indexOfNowPlayingItem: Int? { queue.currentIndex }
 

@@ -331,14 +331,15 @@ public final class Player: @unchecked Sendable {
                 rt.decoder.schedule(.init(generation: g, startFrame: frame, loops: 0, endFrame: nil, rate: Double(rate)))
             }
         case .startRendering:
-            let failure: TonearmError? = lock.withLock { s in
+            let failure: (TonearmError, any AudioOutputDriver)? = lock.withLock { s in
                 guard let rt = s.runtime else { return nil }
                 do { try rt.startRendering() } catch {
-                    return (error as? TonearmError) ?? .outputUnavailable(driver: rt.driver.name, reason: "\(error)")
+                    return ((error as? TonearmError) ?? .outputUnavailable(driver: rt.driver.name, reason: "\(error)"), rt.driver)
                 }
                 return nil
             }
-            if let failure { outputFailed(failure) }
+            // The driver: a server that went away as the stream started is watched for.
+            if let (error, driver) = failure { outputFailed(error, lost: driver) }
         case .pauseRendering:
             lock.withLock { $0.runtime?.pauseRendering() }
         case .drainOutput:
@@ -397,8 +398,10 @@ public final class Player: @unchecked Sendable {
         let sampleRate = source.sourceFormat.sampleRate
         let name = item.url.absoluteString
         let frame = AudioFramePosition((seconds * sampleRate).rounded())
+        var made: (any AudioOutputDriver)?
         do {
             let driver = try makeOutput()
+            made = driver
             let rt = PlayerRuntime(
                 source: source, driver: driver, eq: eq,
                 onWarnings: { [weak self] ws in
@@ -434,7 +437,8 @@ public final class Player: @unchecked Sendable {
                 return s.runtime
             }
             rt?.close()
-            outputFailed((error as? TonearmError) ?? .outputUnavailable(driver: "output", reason: "\(error)"))
+            // A server that answered and went away while the output opened is watched for.
+            outputFailed((error as? TonearmError) ?? .outputUnavailable(driver: "output", reason: "\(error)"), lost: made)
         }
     }
 
@@ -444,10 +448,11 @@ public final class Player: @unchecked Sendable {
         let at = currentTime()
         lock.withLock { s in
             s.lastError = error
-            if let lost {
+            // The watch's report takes the lock: it is handled after this loss. A driver that
+            // never reached its server has nothing to watch: a watch already running goes on.
+            if let w = lost?.watchForReturn({ [weak self] in self?.outputReturned() }) {
                 s.outputWatch?.cancel()
-                // The watch's report takes the lock: it is handled after this loss.
-                s.outputWatch = lost.watchForReturn { [weak self] in self?.outputReturned() }
+                s.outputWatch = w
             }
             enqueue(s.machine.handle(.outputLost(at: at, watching: s.outputWatch != nil)), in: &s)
         }

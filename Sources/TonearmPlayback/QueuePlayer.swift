@@ -84,6 +84,8 @@ public final class QueuePlayer: @unchecked Sendable {
         var corkRequestHandler: (@Sendable (Bool) -> Void)?
         /// Watches for the lost output to answer again (from a `deviceLost` until it does).
         var outputWatch: OutputReturnWatch?
+        /// Underruns of the runtimes closed so far (``QueuePlayer/underrunCount``).
+        var closedUnderruns = 0
         /// The first item of the start under way, opened off the lock, until its runtime is built.
         var startFile: (token: UInt64, file: AudioFile)?
         /// Bumped by every restart: a restart whose open comes back after a newer one began gives way.
@@ -296,6 +298,13 @@ public final class QueuePlayer: @unchecked Sendable {
 
     public var playbackState: PlaybackState { lock.withLock { $0.machine.state } }
 
+    /// Times audio was not there when it was due, since the player was made: the output's own
+    /// underruns (PulseAudio's underflows: the server's buffer ran dry) and the node's late data
+    /// (silence rendered because nothing was decoded yet). Any thread.
+    public var underrunCount: Int {
+        lock.withLock { l in l.closedUnderruns + (l.runtime?.underrunCount ?? 0) }
+    }
+
     /// Whether the queue, paused because its output was lost, plays on by itself when the output
     /// answers again (``QueuePlayerEvent/outputReturned(resuming:)``); `pause()` or `stop()`
     /// cancel that.
@@ -484,6 +493,8 @@ public final class QueuePlayer: @unchecked Sendable {
             // Closing joins the node's threads: they never wait for the executor.
             if drain { rt.driver.drain(timeout: rt.driver.latency + rt.engine.tailTime + 1) }
             rt.close()
+            let counted = rt.underrunCount
+            lock.withLock { $0.closedUnderruns += counted }
         }
         return true
     }
@@ -494,6 +505,15 @@ public final class QueuePlayer: @unchecked Sendable {
     private func renderingFailed(_ rt: QueueRuntime, _ error: any Error, flow: DispatchGroup?) -> Bool {
         lock.withLock { l in
             guard l.runtime === rt else { return false }
+            // The server went away as the output started: a loss like any other, watched for.
+            if let watch = rt.driver.watchForReturn({ [weak self] in self?.outputReturned() }) {
+                l.outputWatch?.cancel()
+                l.outputWatch = watch
+                let lost = QueueStateMachine.Input.deviceLost(reason: Self.typed(error).description,
+                                                              position: Self.currentTime(l), watching: true)
+                enqueue(apply(l.machine.handle(lost), in: &l), flow: flow)
+                return true
+            }
             enqueue(apply(l.machine.handle(.renderingFailed(Self.typed(error))), in: &l), flow: flow)
             return true
         }
@@ -556,11 +576,23 @@ public final class QueuePlayer: @unchecked Sendable {
         }) else { return }
         let partner = openCandidate(after: index, key: key, order: order)
         let rt: QueueRuntime
+        var made: (any AudioOutputDriver)?
         do {
             let driver = try makeOutput()
+            made = driver
             rt = try QueueRuntime(format: file.processingFormat, driver: driver)
         } catch {
-            feed(.runtimeFailed(token: token, error: Self.typed(error)), flow: flow)
+            lock.withLock { l in
+                // A server that answered and went away meanwhile is watched for, as when playing.
+                let watch = made?.watchForReturn({ [weak self] in self?.outputReturned() })
+                if let watch {
+                    l.outputWatch?.cancel()
+                    l.outputWatch = watch
+                }
+                let watching = watch != nil
+                enqueue(apply(l.machine.handle(.runtimeFailed(token: token, error: Self.typed(error), watching: watching)),
+                              in: &l), flow: flow)
+            }
             return
         }
         feed(.runtimeBuilt(token: token, rate: rt.format.sampleRate), flow: flow,

@@ -72,6 +72,9 @@ final class QueueRuntime: @unchecked Sendable {
         host?.pauseDriver()
     }
 
+    /// The output's underruns and the node's late data (``QueuePlayer/underrunCount``).
+    var underrunCount: Int { driver.underrunCount + node.underrunCount }
+
     /// Stops and releases everything (the equaliser and effects move on to the next runtime).
     func close() {
         if let host {

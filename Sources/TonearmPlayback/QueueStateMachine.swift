@@ -69,7 +69,9 @@ struct QueueStateMachine: Sendable {
         case startOpenFailed(token: UInt64, key: UInt64, error: TonearmError)
         /// The runtime for start `token` was built at engine rate `rate`.
         case runtimeBuilt(token: UInt64, rate: Double)
-        case runtimeFailed(token: UInt64, error: TonearmError)
+        /// `watching`: the output's server answered and then went away while the runtime was
+        /// built, and a watch waits for it to answer again.
+        case runtimeFailed(token: UInt64, error: TonearmError, watching: Bool)
         /// Re-opening the current item (entry `key`) for a restart failed.
         case restartOpenFailed(key: UInt64, error: TonearmError)
         /// The node rendered the last frame of the queue: it has played to its end.
@@ -385,7 +387,8 @@ struct QueueStateMachine: Sendable {
             case .running:
                 return [.emit(.outputReturned(resuming: false))]  // playing meanwhile (another output)
             case .none:
-                var start = resume && state == .paused ? handle(.play) : []
+                // Paused by the loss, or never started (the server went away as it opened).
+                var start = resume && state != .playing ? handle(.play) : []
                 // Held since the loss while the start it asked for is under way; a start that fails
                 // lets go (finishQueue, fail).
                 let starts = start.contains { if case .open = $0 { true } else { false } }
@@ -451,13 +454,19 @@ struct QueueStateMachine: Sendable {
             if cur.key != opened { actions.append(.restartCurrent(key: cur.key, position: pendingPosition)) }
             return actions + [.startRendering, emitCurrent(), .emit(.stateChanged(.playing))]
 
-        case .runtimeFailed(let token, let error):
+        case .runtimeFailed(let token, let error, let watching):
             guard runtime == .starting(token: token) else { return [] }
             runtime = .none
             if awaitingOutput, case .outputUnavailable = error {
                 // play() while the lost output is still gone: play on when it answers.
                 resumesWhenOutputReturns = true
                 return retain()
+            }
+            if watching {
+                // The server went away while the output was being opened: play when it is back.
+                awaitingOutput = true
+                resumesWhenOutputReturns = true
+                return retain() + [.emit(.outputLost(reason: error.description, awaitingReturn: true))]
             }
             return fail(error)
 

@@ -130,6 +130,39 @@ import TonearmTestSupport
         #expect(child.standardOutputText.contains("Done: 1 played, 0 failed"), "\(child.standardOutputText)")
     }
 
+    /// Audio that came late is counted and said in the summary, not hidden: the player is
+    /// stopped (SIGSTOP) for half a second while it plays, so the server's buffer runs dry.
+    @Test func audioThatCameLateIsCountedInTheSummary() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let short = dir.file("late.flac")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=3", short])
+        // A listener on the sink's monitor keeps the null sink rendering in small blocks, as a
+        // sound card would (alone, it renders up to 2 s ahead and a short stall goes unseen).
+        let listener = try server.startRecording(to: dir.file("late-heard.wav"))
+        defer { listener.stop() }
+        let child = try ChildProcess([try tonearmBinary(), "play", "--output", "pulse", short], environment: environment(server),
+                                     captureStandardError: true, captureStandardOutput: true)
+        defer { child.terminate(SIGKILL) }
+        let started = await child.waitForStandardOutput(timeout: 10) { $0.text.contains("0:00 /") || $0.ended }
+        #expect(started, "\(child.standardOutputText) \(child.standardErrorText)")
+        // Its stream plays on the server (not corked: past its first buffer)...
+        var playing = false
+        for _ in 0..<200 where !playing {
+            playing = try server.pactl("list", "sink-inputs").stdout.contains("Corked: no")
+        }
+        #expect(playing, "no stream plays")
+        // ...when the fault comes; it lasts half a second (it is what is measured, not a wait).
+        kill(child.pid, SIGSTOP)
+        usleep(500_000)
+        kill(child.pid, SIGCONT)
+        let ended = await child.waitForExit(timeout: 20)
+        #expect(ended, "still running: \(child.standardOutputText)")
+        #expect(child.status.map { ($0 >> 8) & 0xff } == 0, "\(child.standardErrorText)")
+        #expect(child.standardOutputText.contains(#/Done: 1 played, 0 failed, [1-9][0-9]* underruns? \(audio came late\)/#),
+                "\(child.standardOutputText)")
+    }
+
     @Test func theOutputLostWhilePipedEndsTheRun() async throws {
         let server = try PrivatePulseServer()
         defer { server.stop() }

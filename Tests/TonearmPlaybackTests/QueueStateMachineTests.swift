@@ -78,7 +78,7 @@ import TonearmCore
         #expect(m.runtime == .none)
         #expect(m.handle(.startOpened(token: 1, key: 1)).isEmpty)
         #expect(m.handle(.startOpenFailed(token: 1, key: 1, error: broken)).isEmpty)
-        #expect(m.handle(.runtimeFailed(token: 1, error: broken)).isEmpty)
+        #expect(m.handle(.runtimeFailed(token: 1, error: broken, watching: false)).isEmpty)
         // A runtime built for the cancelled start is closed, not installed.
         #expect(m.handle(.runtimeBuilt(token: 1, rate: 48000)) == [.discardRuntime])
         // The next play is a new start.
@@ -141,7 +141,7 @@ import TonearmCore
         var m = QueueStateMachine(items: [a])
         _ = m.handle(.play)
         _ = m.handle(.startOpened(token: 1, key: 1))
-        #expect(m.handle(.runtimeFailed(token: 1, error: broken)) == [
+        #expect(m.handle(.runtimeFailed(token: 1, error: broken, watching: false)) == [
             .emit(.outputLost(reason: broken.description, awaitingReturn: false)), .emit(.stateChanged(.stopped)),
         ])
         #expect(m.lastError == broken)
@@ -152,7 +152,7 @@ import TonearmCore
         var m = QueueStateMachine(items: [a])
         _ = m.handle(.play)
         _ = m.handle(.startOpened(token: 1, key: 1))
-        _ = m.handle(.runtimeFailed(token: 1, error: broken))
+        _ = m.handle(.runtimeFailed(token: 1, error: broken, watching: false))
         _ = m.handle(.play)
         _ = m.handle(.startOpened(token: 2, key: 1))
         _ = m.handle(.runtimeBuilt(token: 2, rate: 48000))
@@ -313,7 +313,7 @@ import TonearmCore
         #expect(m.handle(.play) == [.open(token: 2, key: 1, item: a, remote: false)])
         _ = m.handle(.startOpened(token: 2, key: 1))
         let unavailable = TonearmError.outputUnavailable(driver: "pulse", reason: "Connection refused")
-        #expect(m.handle(.runtimeFailed(token: 2, error: unavailable)) == [.retainSelf])
+        #expect(m.handle(.runtimeFailed(token: 2, error: unavailable, watching: false)) == [.retainSelf])
         #expect(m.state == .paused)
         #expect(m.resumesWhenOutputReturns)
         #expect(m.lastError == nil)
@@ -325,7 +325,21 @@ import TonearmCore
         _ = other.handle(.deviceLost(reason: "gone", position: 4, watching: true))
         _ = other.handle(.outputReturned)
         _ = other.handle(.startOpened(token: 2, key: 1))
-        #expect(other.handle(.runtimeFailed(token: 2, error: unavailable)).contains(.emit(.stateChanged(.stopped))))
+        #expect(other.handle(.runtimeFailed(token: 2, error: unavailable, watching: false)).contains(.emit(.stateChanged(.stopped))))
+    }
+
+    @Test func aServerThatWentAwayWhileTheOutputOpenedIsWaitedForAndPlays() {
+        var m = QueueStateMachine(items: [a])
+        _ = m.handle(.play)
+        _ = m.handle(.startOpened(token: 1, key: 1))
+        let gone = TonearmError.outputUnavailable(driver: "pulse", reason: "Connection terminated")
+        #expect(m.handle(.runtimeFailed(token: 1, error: gone, watching: true)) == [
+            .retainSelf, .emit(.outputLost(reason: gone.description, awaitingReturn: true)),
+        ])
+        #expect(m.resumesWhenOutputReturns)
+        #expect(m.handle(.outputReturned) == [
+            .emit(.outputReturned(resuming: true)), .open(token: 2, key: 1, item: a, remote: false),
+        ])
     }
 
     @Test func anOutputThatAnswersWhileAStartIsUnderWayLetsTheStartGoOn() {
