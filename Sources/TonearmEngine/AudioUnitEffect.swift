@@ -107,8 +107,31 @@ package final class DSPSlot<DSP: ParameterizedDSP & ~Copyable>: @unchecked Senda
     private var configured: (sampleRate: Double, channels: Int, maximumFrames: Int)?  // control plane
     private let messages = SPSCQueue<ParameterMessage>(capacity: 1024)
     private let producer = Mutex(())         // several control threads may post; one pushes at a time
+    /// Changes that did not fit in the queue (a flood of them while the render thread was slow):
+    /// the latest value of each parameter (slot `index + 1`; 0 is bypass) with a flag saying it
+    /// changed, so that nothing posted is ever dropped. While `overflowed` is set every post
+    /// goes here (the queue then holds only older changes, applied first).
+    private let overflowValues: UnsafeMutablePointer<Atomic<UInt64>>
+    private let overflowDirty: UnsafeMutablePointer<Atomic<Bool>>
+    private let overflowed = Atomic<Bool>(false)
+    /// Parameters the overflow table has room for (no node has as many).
+    static var overflowSlots: Int { 256 }
 
-    package init() {}
+    package init() {
+        overflowValues = .allocate(capacity: Self.overflowSlots)
+        overflowDirty = .allocate(capacity: Self.overflowSlots)
+        for i in 0..<Self.overflowSlots {
+            (overflowValues + i).initialize(to: Atomic(0))
+            (overflowDirty + i).initialize(to: Atomic(false))
+        }
+    }
+
+    deinit {
+        overflowValues.deinitialize(count: Self.overflowSlots)
+        overflowDirty.deinitialize(count: Self.overflowSlots)
+        overflowValues.deallocate()
+        overflowDirty.deallocate()
+    }
 
     /// Control plane: builds the DSP for `format` unless the one built fits. `current` reads the
     /// node's parameter values and bypass; it is read after the queue is emptied, so a change
@@ -117,6 +140,9 @@ package final class DSPSlot<DSP: ParameterizedDSP & ~Copyable>: @unchecked Senda
         if let c = configured, c.sampleRate == format.sampleRate, c.channels == format.channelCount,
            c.maximumFrames >= maximumFrames { return }
         while messages.pop() != nil {}
+        if overflowed.exchange(false, ordering: .acquiring) {
+            for i in 0..<Self.overflowSlots { overflowDirty[i].store(false, ordering: .relaxed) }
+        }
         let (values, bypass) = current()
         dsp = DSP(sampleRate: format.sampleRate, channels: format.channelCount, maximumFrames: maximumFrames, values: values)
         bypassed = bypass
@@ -125,14 +151,28 @@ package final class DSPSlot<DSP: ParameterizedDSP & ~Copyable>: @unchecked Senda
 
     /// Any control thread: queues a parameter change (index −1: bypass).
     package func post(_ m: ParameterMessage) {
-        producer.withLock { _ in _ = messages.push(m) }
+        producer.withLock { _ in
+            guard overflowed.load(ordering: .acquiring) || !messages.push(m) else { return }
+            let slot = Int(m.index) + 1
+            guard slot >= 0, slot < Self.overflowSlots else { return }
+            overflowValues[slot].store(m.value.bitPattern, ordering: .relaxed)
+            overflowDirty[slot].store(true, ordering: .releasing)
+            overflowed.store(true, ordering: .releasing)
+        }
     }
 
-    /// Render thread: applies the queued changes.
+    /// Render thread: applies the queued changes, then the latest of those that overflowed.
     package func applyPending() {
-        while let m = messages.pop() {
-            if m.index < 0 { bypassed = m.value != 0 } else { dsp?.setParameter(Int(m.index), m.value) }
+        while let m = messages.pop() { apply(m) }
+        guard overflowed.exchange(false, ordering: .acquiring) else { return }
+        for slot in 0..<Self.overflowSlots where overflowDirty[slot].exchange(false, ordering: .acquiring) {
+            apply(ParameterMessage(index: Int32(slot - 1),
+                                   value: Double(bitPattern: overflowValues[slot].load(ordering: .relaxed))))
         }
+    }
+
+    private func apply(_ m: ParameterMessage) {
+        if m.index < 0 { bypassed = m.value != 0 } else { dsp?.setParameter(Int(m.index), m.value) }
     }
 }
 
