@@ -562,11 +562,12 @@ final class FLACDecoder {
             gap = first - pos
             if gap > Int64(info.sampleRate) { pos = first; gap = 0 }
         }
-        var take = count - drop
-        if pos + gap + take > length { take = max(0, length - pos - gap) }
-        if gap > length - pos { gap = length - pos }
+        // A frame numbered at or past the end (a damaged or spliced stream) adds nothing.
+        if pos >= length { return }
+        gap = min(gap, length - pos)
+        let take = max(0, min(count - drop, length - pos - gap))
         let total = Int(gap + take)
-        if total == 0 { return }
+        if total <= 0 { return }
         pending.reserve(total, channels: info.channels)
         let out = pending.channelData
         for c in 0..<info.channels {

@@ -222,6 +222,22 @@ import TonearmTestSupport
 
     /// A file cut short opens with a truncation warning, its length where the last intact frame
     /// ends, and reads to there.
+    /// Found by FuzzFLAC (600 s run, session 10): a frame numbered far past the stream's length
+    /// moved the position beyond it, and the frame's placement went negative (a trap in
+    /// `PendingFrames`). The input is kept in the fuzz corpus; it must read to its end and seek.
+    @Test func aFrameNumberedPastTheEndIsNotACrash() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fuzz/Corpus/FuzzFLAC/regression-frame-past-the-end.flac").path
+        let decoder = try openNative(path)
+        let out = UnsafeMutablePointer<Float>.allocate(capacity: 4096 * decoder.info.channels)
+        defer { out.deallocate() }
+        var total = 0
+        while let n = try? decoder.readInterleaved(into: out, count: 4096), n > 0 { total += n }
+        #expect(Int64(total) <= decoder.length)
+        try? decoder.seek(to: decoder.length / 2)
+        _ = try? decoder.readInterleaved(into: out, count: 4096)
+    }
+
     @Test func aTruncatedFileGivesAWarning() throws {
         let dir = try TempDir("flac-truncated")
         defer { dir.remove() }
