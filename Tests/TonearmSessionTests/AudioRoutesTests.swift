@@ -111,7 +111,9 @@ import TonearmTestSupport
         // A heard the start, B the rest: B begins where A ended (no restart from frame 0).
         #expect(onA.first! < 4_800, "A began at frame \(onA.first!)")
         #expect(onB.first! > 20_000, "B began at frame \(onB.first!): the stream restarted")
-        #expect(onB.count >= 48_000, "B heard \(onB.count) frames")
+        // A second at least — less what the recorder, stopped by SIGINT, still had in flight (it
+        // reads the monitor 20 ms at a time: up to 960 frames; under load 47,672 were seen).
+        #expect(onB.count >= 48_000 - 960, "B heard \(onB.count) frames")
         // Within each output the frames run in order, without a gap.
         for (name, frames) in [("A", onA), ("B", onB)] {
             let jumps = zip(frames, frames.dropFirst()).filter { $1 != $0 + 1 }
