@@ -154,7 +154,7 @@ import TonearmTestSupport
         #expect(playing, "no stream plays")
         // ...when the fault comes; it lasts half a second (it is what is measured, not a wait).
         kill(child.pid, SIGSTOP)
-        usleep(500_000)
+        usleep(500_000)  // the measurement window: the fault's own length, longer than the 75 ms buffer
         kill(child.pid, SIGCONT)
         let ended = await child.waitForExit(timeout: 20)
         #expect(ended, "still running: \(child.standardOutputText)")

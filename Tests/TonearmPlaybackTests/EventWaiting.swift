@@ -16,6 +16,7 @@ func withDeadline<T: Sendable>(_ timeout: Double, _ what: String, onTimeout: @es
     try await withThrowingTaskGroup(of: T.self) { group in
         group.addTask { try await body() }
         group.addTask {
+            // The deadline only (the body's result ends the group first): not a wait for a state.
             try await Task.sleep(for: .seconds(timeout))
             onTimeout()
             throw TimedOut(what: what)
