@@ -36,13 +36,9 @@ import TonearmTestSupport
         return Array(bytes.prefix(count))
     }
 
-    /// An MP3 with an APE tag holding 6 KB of cover art, then an ID3v1 tag: it plays and is
-    /// described exactly as the same MP3 without them — no "corrupt audio" warning, the same
-    /// frames to the sample — and its tags and cover are read. (The tag reached FFmpeg's MP3
-    /// decoder as packets: warnings, extra frames of noise, and a length taken from the bit rate.)
-    @Test func apeTagWithCoverArtIsNotPlayedAsAudio() throws {
-        let dir = try TempDir("cli-mp3-ape")
-        defer { dir.remove() }
+    /// `plain.mp3` (1.5 s of a 440 Hz sine, 128 kbit/s stereo) and `tagged.mp3`: the same bytes
+    /// followed by an APEv2 tag (a title, 6 KB of cover art) and an ID3v1 tag.
+    func makeAPETaggedPair(in dir: TempDir) throws {
         let plain = dir.file("plain.mp3"), tagged = dir.file("tagged.mp3")
         try TagFixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=1.5:sample_rate=44100", "-ac", "2",
                                 "-c:a", "libmp3lame", "-b:a", "128k", plain])
@@ -51,6 +47,16 @@ import TonearmTestSupport
             ("Title", Array("Cover Song".utf8), false),
             ("Cover Art (Front)", Array("cover.png".utf8) + [0] + Self.cover(6000), true),
         ]) + TagFixtures.id3v1(title: Array("v1".utf8), artist: Array("V1 Artist".utf8)))
+    }
+
+    /// An MP3 with an APE tag holding 6 KB of cover art, then an ID3v1 tag: it plays and is
+    /// described exactly as the same MP3 without them — no "corrupt audio" warning, the same
+    /// frames to the sample — and its tags and cover are read. (The tag reached FFmpeg's MP3
+    /// decoder as packets: warnings, extra frames of noise, and a length taken from the bit rate.)
+    @Test func apeTagWithCoverArtIsNotPlayedAsAudio() throws {
+        let dir = try TempDir("cli-mp3-ape")
+        defer { dir.remove() }
+        try makeAPETaggedPair(in: dir)
 
         // After another file in the queue (a gapless join) and on its own.
         let played = try tonearm(["play", "--plain", "--output", "null:untimed", "plain.mp3", "tagged.mp3"], in: dir)
@@ -91,14 +97,7 @@ import TonearmTestSupport
     @Test func apeTagIsNotCopiedAsAudio() throws {
         let dir = try TempDir("cli-mp3-ape-copy")
         defer { dir.remove() }
-        let plain = dir.file("plain.mp3"), tagged = dir.file("tagged.mp3")
-        try TagFixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=1.5:sample_rate=44100", "-ac", "2",
-                                "-c:a", "libmp3lame", "-b:a", "128k", plain])
-        try FileManager.default.copyItem(atPath: plain, toPath: tagged)
-        try TagFixtures.wrap(tagged, suffix: TagFixtures.apev2([
-            ("Title", Array("Cover Song".utf8), false),
-            ("Cover Art (Front)", Array("cover.png".utf8) + [0] + Self.cover(6000), true),
-        ]) + TagFixtures.id3v1(title: Array("v1".utf8), artist: Array("V1 Artist".utf8)))
+        try makeAPETaggedPair(in: dir)
         for name in ["plain", "tagged"] {
             let r = try tonearm(["convert", "\(name).mp3", "-o", "\(name)-copy.mp3", "--preset", "passthrough"], in: dir)
             #expect(r.status == 0, "\(r.stderr)")

@@ -53,7 +53,7 @@ import TonearmTestSupport
     func startPlaying(_ server: PrivatePulseServer, _ arguments: [String]) async throws -> ChildProcess {
         let long = dir.file("long.flac")
         if !FileManager.default.fileExists(atPath: long) {
-            try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=60", long])
+            try Fixtures.minuteOfTone(path: long)
         }
         let child = try ChildProcess([try tonearmBinary(), "play"] + arguments + [long], environment: environment(server),
                                      captureStandardError: true, captureStandardOutput: true)

@@ -10,12 +10,6 @@ import TonearmTestSupport
 /// goes away, the queue pauses (whether the server moves the stream elsewhere or drops it), and
 /// `play()` goes on from the same place.
 @Suite(.serialized) struct RouteLossTests {
-    func tone(_ dir: TempDir) throws -> String {
-        let path = dir.file("long.flac")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=60", path])
-        return path
-    }
-
     /// The server moves the stream of a removed sink to the default one (PulseAudio does that by
     /// itself since version 14, as PipeWire does); the driver tells the removal from a user's
     /// move and the queue pauses.
@@ -27,7 +21,7 @@ import TonearmTestSupport
         let module = try server.pactl("load-module", "module-null-sink", "sink_name=phones", "rate=48000")
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let serverString = server.serverString
-        let q = QueuePlayer(items: [QueueItem(path: try tone(dir))], output: {
+        let q = QueuePlayer(items: [QueueItem(path: try Fixtures.minuteOfTone(in: dir))], output: {
             PulseOutput(server: serverString, streamName: "route-loss", device: "phones")
         })
         defer { q.stop() }
@@ -63,7 +57,7 @@ import TonearmTestSupport
         try server.pactl("load-module", "module-null-sink", "sink_name=jack", "rate=48000",
                          "sink_properties=\"device.description=Jack device.form_factor=headphones\"")
         let serverString = server.serverString
-        let q = QueuePlayer(items: [QueueItem(path: try tone(dir))], output: {
+        let q = QueuePlayer(items: [QueueItem(path: try Fixtures.minuteOfTone(in: dir))], output: {
             PulseOutput(server: serverString, streamName: "unplug", device: "jack")
         })
         defer { q.stop() }

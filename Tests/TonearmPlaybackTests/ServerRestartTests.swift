@@ -11,12 +11,6 @@ import TonearmTestSupport
 /// address: the queue pauses at its place, watches for the server, and plays on from there by
 /// itself when it answers — with no call from its owner.
 @Suite(.serialized) struct ServerRestartTests {
-    func tone(_ dir: TempDir) throws -> String {
-        let path = dir.file("long.flac")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=60", path])
-        return path
-    }
-
     /// The playback streams of the server that play now (not corked), by `media.name`.
     func uncorkedStreams(named name: String, on server: PrivatePulseServer) throws -> Int {
         let text = try server.pactl("list", "sink-inputs").stdout
@@ -31,7 +25,7 @@ import TonearmTestSupport
         let dir = try TempDir("server-restart")
         defer { dir.remove() }
         let serverString = server.serverString
-        let q = QueuePlayer(items: [QueueItem(path: try tone(dir))], output: {
+        let q = QueuePlayer(items: [QueueItem(path: try Fixtures.minuteOfTone(in: dir))], output: {
             PulseOutput(server: serverString, streamName: "restart")
         })
         defer { q.stop() }
@@ -73,7 +67,7 @@ import TonearmTestSupport
         let dir = try TempDir("server-restart-paused")
         defer { dir.remove() }
         let serverString = server.serverString
-        let q = QueuePlayer(items: [QueueItem(path: try tone(dir))], output: {
+        let q = QueuePlayer(items: [QueueItem(path: try Fixtures.minuteOfTone(in: dir))], output: {
             PulseOutput(server: serverString, streamName: "restart-paused")
         })
         defer { q.stop() }
@@ -144,7 +138,7 @@ import TonearmTestSupport
         let dir = try TempDir("server-restart-audioplayer")
         defer { dir.remove() }
         let serverString = server.serverString
-        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: try tone(dir)),
+        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: try Fixtures.minuteOfTone(in: dir)),
                                      output: { PulseOutput(server: serverString, streamName: "restart-audioplayer") })
         defer { player.stop() }
         let events = player.events

@@ -29,6 +29,19 @@ public enum Fixtures {
         try ffmpeg(args + codecArgs + [path])
     }
 
+    /// A minute of a 440 Hz sine at `path` (FLAC when it ends in .flac): long enough that a fault a
+    /// test causes (a server killed, a sink removed) lands while it plays.
+    public static func minuteOfTone(path: String) throws {
+        try ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=60", path])
+    }
+
+    /// ``minuteOfTone(path:)`` as `long.flac` in `dir`; returns its path.
+    public static func minuteOfTone(in dir: TempDir) throws -> String {
+        let path = dir.file("long.flac")
+        try minuteOfTone(path: path)
+        return path
+    }
+
     /// A video-only MP4 (no audio track).
     public static func videoOnly(path: String, seconds: Double = 1) throws {
         try ffmpeg(["-f", "lavfi", "-i", "testsrc=size=64x64:rate=10:d=\(seconds)", "-c:v", "mpeg4", path])
