@@ -506,9 +506,7 @@ public final class QueuePlayer: @unchecked Sendable {
         lock.withLock { l in
             guard l.runtime === rt else { return false }
             // The server went away as the output started: a loss like any other, watched for.
-            if let watch = rt.driver.watchForReturn({ [weak self] in self?.outputReturned() }) {
-                l.outputWatch?.cancel()
-                l.outputWatch = watch
+            if watchForReturn(of: rt.driver, in: &l) {
                 let lost = QueueStateMachine.Input.deviceLost(reason: Self.typed(error).description,
                                                               position: Self.currentTime(l), watching: true)
                 enqueue(apply(l.machine.handle(lost), in: &l), flow: flow)
@@ -517,6 +515,17 @@ public final class QueuePlayer: @unchecked Sendable {
             enqueue(apply(l.machine.handle(.renderingFailed(Self.typed(error))), in: &l), flow: flow)
             return true
         }
+    }
+
+    /// Watches for `driver`'s lost server to answer again (``outputReturned()`` is then called on
+    /// the watch's thread), in place of the watch of an earlier loss; false when the driver has
+    /// nothing to watch (null and file outputs, a stream killed on a server that is still there),
+    /// and then the earlier watch, if any, stays. Called under the lock.
+    private func watchForReturn(of driver: any AudioOutputDriver, in l: inout Locked) -> Bool {
+        guard let watch = driver.watchForReturn({ [weak self] in self?.outputReturned() }) else { return false }
+        l.outputWatch?.cancel()
+        l.outputWatch = watch
+        return true
     }
 
     private static func typed(_ error: any Error) -> TonearmError {
@@ -584,12 +593,7 @@ public final class QueuePlayer: @unchecked Sendable {
         } catch {
             lock.withLock { l in
                 // A server that answered and went away meanwhile is watched for, as when playing.
-                let watch = made?.watchForReturn({ [weak self] in self?.outputReturned() })
-                if let watch {
-                    l.outputWatch?.cancel()
-                    l.outputWatch = watch
-                }
-                let watching = watch != nil
+                let watching = made.map { watchForReturn(of: $0, in: &l) } ?? false
                 enqueue(apply(l.machine.handle(.runtimeFailed(token: token, error: Self.typed(error), watching: watching)),
                               in: &l), flow: flow)
             }
@@ -786,9 +790,10 @@ public final class QueuePlayer: @unchecked Sendable {
                 guard let rt = l.runtime, ObjectIdentifier(rt) == id else { return }
                 // The watch's report takes the lock, so it is handled after this loss.
                 l.outputWatch?.cancel()
-                l.outputWatch = rt.driver.watchForReturn { [weak self] in self?.outputReturned() }
+                l.outputWatch = nil
+                let watching = watchForReturn(of: rt.driver, in: &l)
                 let lost = QueueStateMachine.Input.deviceLost(reason: reason, position: Self.currentTime(l),
-                                                              watching: l.outputWatch != nil)
+                                                              watching: watching)
                 enqueue(apply(l.machine.handle(lost), in: &l), flow: nil)
             }
         case .drained, .moved:
