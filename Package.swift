@@ -84,6 +84,8 @@ let package = Package(
         // Export (AVAsset, AVAssetExportSession, AVMutableComposition): track listing, remuxing
         // without re-encoding, conversion and trimming, written through FFmpeg's muxers.
         .target(name: "TonearmExport", dependencies: ["TonearmCore", "TonearmCodecs", "CFFmpeg", "CFFmpegLazy"]),
+        // Video: the frame scheduling against a master clock (pure), and decoding (issue 19).
+        .target(name: "TonearmVideo", dependencies: ["TonearmCore"]),
 
         // Layer 3: the engine — the one render path (decoder threads → lock-free rings → node graph →
         // output) that every player shares. It knows only the render contract: no driver, no libpulse.
@@ -124,6 +126,7 @@ let package = Package(
         .testTarget(name: "TonearmTests", dependencies: ["Tonearm", "TonearmTestSupport"]),
         .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TonearmCodecs", "TonearmPlaylists", "TonearmTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "TonearmExportTests", dependencies: ["TonearmExport", "TonearmCodecs", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmVideoTests", dependencies: ["TonearmVideo", "TonearmCore"]),
         .testTarget(name: "TonearmDSPTests", dependencies: ["TonearmDSP", "TonearmCore"]),
         .testTarget(name: "TonearmPlaylistsTests", dependencies: ["TonearmPlaylists", "TonearmNetwork", "TonearmTestSupport"]),
         .testTarget(name: "TonearmNowPlayingTests", dependencies: ["TonearmNowPlaying"]),
