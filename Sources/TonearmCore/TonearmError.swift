@@ -117,6 +117,9 @@ public enum AudioWarning: Sendable, Hashable, CustomStringConvertible {
     case corruptPacket(path: String, packetIndex: Int, framePosition: AudioFramePosition, detail: String)
     /// The stream ended before its header said it would (a truncated file).
     case truncated(path: String, expectedFrames: AudioFramePosition, actualFrames: AudioFramePosition)
+    /// Reading stopped partway with an error (the disk or network failed, too many bad packets in
+    /// a row): what was read up to `framePosition` played, and the rest of the item is skipped.
+    case readFailed(path: String, framePosition: AudioFramePosition, reason: String)
 
     public var description: String {
         switch self {
@@ -126,6 +129,8 @@ public enum AudioWarning: Sendable, Hashable, CustomStringConvertible {
             "\(p): corrupt audio at packet \(i) (frame \(f)): \(d); skipped"
         case .truncated(let p, let e, let a):
             "\(p): truncated: expected \(e) frames, decoded \(a)"
+        case .readFailed(let p, let f, let r):
+            "\(p): reading stopped at frame \(f): \(r); the rest is skipped"
         }
     }
 }

@@ -94,15 +94,20 @@ public final class AudioPlayerNode: AudioNode, @unchecked Sendable {
     /// decoder thread, sample-exact from the segment's first frame to its last: ReplayGain), with
     /// two handlers — `consumed` on the decoder thread as soon as the segment has been read (the
     /// moment to schedule what follows, so that it follows without a gap), `rendered` on the event
-    /// thread once its last frame has been rendered. Neither is called after `stop()`.
+    /// thread once its last frame has been rendered. Neither is called after `stop()`. `warnings`
+    /// is called on the decoder thread with what reading the segment met (the file's
+    /// ``PlaybackSource/takeWarnings()``, and ``AudioWarning/readFailed(path:framePosition:reason:)``
+    /// when a read throws: the segment then ends there).
     /// - Throws: ``TonearmError/invalidArgument(_:)`` for a range outside the file.
     package func scheduleSegment(_ file: some PlaybackSource, startingFrame: AudioFramePosition, frameCount: AudioFrameCount,
-                                 gain: Float, consumed: CompletionHandler?, rendered: CompletionHandler?) throws {
+                                 gain: Float, consumed: CompletionHandler?, rendered: CompletionHandler?,
+                                 warnings: (@Sendable ([AudioWarning]) -> Void)? = nil) throws {
         guard startingFrame >= 0, frameCount >= 0, startingFrame + AudioFramePosition(frameCount) <= file.frameLength else {
             throw TonearmError.invalidArgument("scheduleSegment: frames \(startingFrame)..<\(startingFrame + AudioFramePosition(frameCount)) are outside the file's 0..<\(file.frameLength)")
         }
         playerKernel.enqueue(.file(file, start: startingFrame, count: AudioFramePosition(frameCount)), options: [],
-                             delay: 0, type: .dataRendered, handler: rendered, gain: gain, consumed: consumed)
+                             delay: 0, type: .dataRendered, handler: rendered, gain: gain, consumed: consumed,
+                             warnings: warnings)
     }
 
     /// Sets the output latency used for `dataPlayedBack` completions (the owner of the output).
@@ -198,6 +203,9 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
         var interruptsAtLoop: Bool
         var gain: Float = 1
         var consumed: AudioPlayerNode.CompletionHandler?
+        /// Called on the decoder thread with the warnings the file's reads met (corrupt packets
+        /// skipped, a read that failed and ended the segment early).
+        var warnings: (@Sendable ([AudioWarning]) -> Void)?
     }
 
     private struct Shared {
@@ -294,16 +302,18 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
 
     func enqueue(_ content: ScheduledContent, options: AudioPlayerNodeBufferOptions, delay: Int,
                  type: AudioPlayerNodeCompletionCallbackType, handler: AudioPlayerNode.CompletionHandler?,
-                 gain: Float = 1, consumed: AudioPlayerNode.CompletionHandler? = nil) {
+                 gain: Float = 1, consumed: AudioPlayerNode.CompletionHandler? = nil,
+                 warnings: (@Sendable ([AudioWarning]) -> Void)? = nil) {
         producer.withLock { _ in enqueueLocked(content, options: options, delay: delay, type: type, handler: handler,
-                                               gain: gain, consumed: consumed) }
+                                               gain: gain, consumed: consumed, warnings: warnings) }
         wake.signal()
     }
 
     /// Producer lock held.
     private func enqueueLocked(_ content: ScheduledContent, options: AudioPlayerNodeBufferOptions, delay: Int,
                                type: AudioPlayerNodeCompletionCallbackType, handler: AudioPlayerNode.CompletionHandler?,
-                               gain: Float, consumed: AudioPlayerNode.CompletionHandler?) {
+                               gain: Float, consumed: AudioPlayerNode.CompletionHandler?,
+                               warnings: (@Sendable ([AudioWarning]) -> Void)?) {
         let newGeneration: UInt64? = shared.withLock { s in
             var bumped: UInt64?
             if options.contains(.interrupts) {
@@ -314,7 +324,7 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
             }
             let item = Item(content: content, sequence: s.nextSequence, generation: s.generation, delay: delay,
                             type: type, handler: handler, interruptsAtLoop: options.contains(.interruptsAtLoop), gain: gain,
-                            consumed: consumed)
+                            consumed: consumed, warnings: warnings)
             s.nextSequence += 1
             s.queue.append(item)
             // Registered now, before any of its audio can be rendered, so the render thread's
@@ -469,9 +479,22 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
                     let want = needsConversion ? 1024 : ring.blockFrames - filled
                     var got = 0
                     switch item.content {
-                    case .file(let src, _, let count):
+                    case .file(let src, let start, let count):
                         let left = Int(min(AudioFramePosition(want), count - produced))
-                        got = left > 0 ? ((try? src.readInterleaved(into: scratch, frameCount: left)) ?? 0) : 0
+                        if left > 0 {
+                            do {
+                                got = try src.readInterleaved(into: scratch, frameCount: left)
+                            } catch {
+                                // The rest of the segment is lost: said, not hidden.
+                                let path = (src as? AudioFile)?.path ?? ""
+                                item.warnings?([.readFailed(path: path, framePosition: start + produced, reason: "\(error)")])
+                                got = 0
+                            }
+                            if let report = item.warnings {
+                                let met = src.takeWarnings()
+                                if !met.isEmpty { report(met) }
+                            }
+                        }
                     case .buffer(let b, let loops):
                         if bufferPosition >= b.frameLength {
                             let interrupted = shared.withLock { s in

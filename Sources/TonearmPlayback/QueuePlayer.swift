@@ -662,15 +662,23 @@ public final class QueuePlayer: @unchecked Sendable {
         let p = l.machine.schedule.placeHead(place, facts: Self.facts(file), path: m.entries[cur].item.path, at: seconds,
                                              playerFrame: rt.node.playerTime?.sampleTime ?? 0,
                                              incoming: Self.incoming(candidate, after: place, in: m), settings: Self.settings(m))
-        put(file, p, in: &l, runtime: rt)
+        put(file, p, key: key, in: &l, runtime: rt)
     }
 
-    /// Puts placement `p` of `source` on the node with its handlers.
-    private func put(_ source: any PlaybackSource, _ p: QueueSchedule.Placement, in l: inout Locked, runtime rt: QueueRuntime) {
+    /// Puts placement `p` of `source` (entry `key`'s file, or an overlap going into it) on the
+    /// node with its handlers; what opening the file and reading it meet is said as warnings.
+    private func put(_ source: any PlaybackSource, _ p: QueueSchedule.Placement, key: UInt64,
+                     in l: inout Locked, runtime rt: QueueRuntime) {
+        if let file = source as? AudioFile, !file.warnings.isEmpty {
+            enqueue(apply(l.machine.handle(.warnings(key: key, file.warnings, fromOpening: true)), in: &l), flow: nil)
+        }
         do {
             try rt.node.scheduleSegment(source, startingFrame: p.start, frameCount: p.frameCount, gain: p.gain,
                                         consumed: { [weak self] _ in self?.consumed(token: p.token, epoch: p.epoch) },
-                                        rendered: { [weak self] _ in self?.rendered(token: p.token, epoch: p.epoch) })
+                                        rendered: { [weak self] _ in self?.rendered(token: p.token, epoch: p.epoch) },
+                                        warnings: { [weak self] met in
+                                            self?.feed(.warnings(key: key, met, fromOpening: false), flow: nil)
+                                        })
         } catch {
             l.machine.schedule.dropLast(token: p.token)
         }
@@ -723,14 +731,14 @@ public final class QueuePlayer: @unchecked Sendable {
             case .overlap(let mix, let partner):
                 let p = l.machine.schedule.placeOverlap(partner, frames: mix.frameLength, sourceRate: mix.sourceFormat.sampleRate,
                                                         incomingFrames: mix.incomingFrameLength)
-                put(mix, p, in: &l, runtime: rt)
+                put(mix, p, key: partner.place.key, in: &l, runtime: rt)
             case .item(let place, let file, let start, let candidate):
                 let m = l.machine
                 guard m.entries.indices.contains(place.index), m.entries[place.index].key == place.key else { return }
                 let p = l.machine.schedule.place(place, facts: Self.facts(file), path: m.entries[place.index].item.path,
                                                  from: start, incoming: Self.incoming(candidate, after: place, in: m),
                                                  settings: Self.settings(m))
-                put(file, p, in: &l, runtime: rt)
+                put(file, p, key: place.key, in: &l, runtime: rt)
             }
         }
     }
@@ -751,7 +759,6 @@ public final class QueuePlayer: @unchecked Sendable {
             }) else { return }
             switch Self.open(item) {
             case .success(let file):
-                events += file.takeWarnings().map { .emit(.decodeWarning($0)) }
                 let candidate = openCandidate(after: next, key: key, order: order)
                 let place = QueueSchedule.Place(key: key, index: next, order: order)
                 follow(rt, token: token, epoch: epoch, .item(place, file: file, start: 0, candidate: candidate))

@@ -76,6 +76,12 @@ struct QueueStateMachine: Sendable {
         case restartOpenFailed(key: UInt64, error: TonearmError)
         /// The node rendered the last frame of the queue: it has played to its end.
         case reachedEnd
+        /// Reading entry `key`'s file met `warnings` (corrupt packets skipped, a read that
+        /// failed). `fromOpening`: found when the file was opened (a name that says another
+        /// format) — said once per entry, however often a seek re-opens it. Said at once when the
+        /// entry is the current one, else held and said right after it becomes current: the next
+        /// item of a gapless queue is read before it is heard.
+        case warnings(key: UInt64, [AudioWarning], fromOpening: Bool)
     }
 
     enum Action: Sendable, Equatable {
@@ -139,6 +145,12 @@ struct QueueStateMachine: Sendable {
     private(set) var reportedState: PlaybackState = .stopped
     /// What is scheduled on the node.
     var schedule = QueueSchedule()
+    /// Warnings of entries read ahead of being heard, by entry key (at most
+    /// ``heldWarningLimit`` each), until the entry becomes current.
+    private(set) var heldWarnings: [UInt64: [AudioWarning]] = [:]
+    /// Entries whose opening warnings were said.
+    private(set) var openingWarned: Set<UInt64> = []
+    static let heldWarningLimit = 100
 
     init(items: [QueueItem] = []) {
         entries = items.enumerated().map { Entry(item: $0.element, key: UInt64($0.offset) + 1) }
@@ -187,9 +199,33 @@ struct QueueStateMachine: Sendable {
     }
 
     mutating func handle(_ input: Input) -> [Action] {
-        let actions = rule(input)
+        let actions = releasingHeldWarnings(rule(input))
         for case .emit(.stateChanged(let s)) in actions { reportedState = s }
         return actions
+    }
+
+    /// `actions` with the held warnings of an entry said right after it becomes current.
+    private mutating func releasingHeldWarnings(_ actions: [Action]) -> [Action] {
+        guard !heldWarnings.isEmpty else { return actions }
+        var out: [Action] = []
+        out.reserveCapacity(actions.count)
+        for action in actions {
+            out.append(action)
+            if case .emit(.currentItemChanged(let index?, _)) = action, entries.indices.contains(index),
+               let held = heldWarnings.removeValue(forKey: entries[index].key) {
+                out += held.map { .emit(.decodeWarning($0)) }
+            }
+        }
+        return out
+    }
+
+    private mutating func warnings(key: UInt64, _ met: [AudioWarning], fromOpening: Bool) -> [Action] {
+        guard !met.isEmpty, entry(key: key) != nil else { return [] }
+        if fromOpening { guard openingWarned.insert(key).inserted else { return [] } }
+        if currentEntry?.key == key { return met.map { .emit(.decodeWarning($0)) } }
+        let room = max(0, Self.heldWarningLimit - (heldWarnings[key]?.count ?? 0))
+        if room > 0 { heldWarnings[key, default: []] += met.prefix(room) }
+        return []
     }
 
     private mutating func rule(_ input: Input) -> [Action] {
@@ -200,6 +236,9 @@ struct QueueStateMachine: Sendable {
                 defer { nextKey += 1 }
                 return Entry(item: item, key: nextKey)
             }
+            // New entries, new keys: what was held or said of the old ones is gone with them.
+            heldWarnings = [:]
+            openingWarned = []
             if let o, o.count == items.count {
                 order = o
             } else {
@@ -476,12 +515,19 @@ struct QueueStateMachine: Sendable {
 
         case .reachedEnd:
             return finishQueue(drain: true)
+
+        case .warnings(let key, let met, let fromOpening):
+            return warnings(key: key, met, fromOpening: fromOpening)
         }
     }
 
     /// A segment played to its end (``QueueSchedule/rendered(token:epoch:engineRate:)``): the
     /// events and actions that follow from it.
     mutating func handle(rendered outcome: QueueSchedule.Rendered) -> [Action] {
+        releasingHeldWarnings(renderedRule(outcome))
+    }
+
+    private mutating func renderedRule(_ outcome: QueueSchedule.Rendered) -> [Action] {
         switch outcome {
         case .ignored:
             return []

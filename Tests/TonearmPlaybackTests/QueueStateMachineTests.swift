@@ -712,4 +712,69 @@ import TonearmCore
         _ = m.handle(.setRepeat(.none))
         #expect(m.crossfadeCandidate(after: 0, key: 2, order: m.order) == nil)
     }
+
+    // MARK: Warnings
+
+    func corrupt(_ path: String, _ packet: Int) -> AudioWarning {
+        .corruptPacket(path: path, packetIndex: packet, framePosition: AudioFramePosition(packet * 1152), detail: "bad")
+    }
+
+    @Test func warningsOfTheCurrentItemAreSaidAtOnce() {
+        var m = running([a, b])
+        let w = corrupt(a.path, 3)
+        #expect(m.handle(.warnings(key: 1, [w], fromOpening: false)) == [.emit(.decodeWarning(w))])
+        #expect(m.heldWarnings.isEmpty)
+    }
+
+    /// The next item of a gapless queue is read ahead of being heard: what reading it met is
+    /// said right after it becomes current, not while the item before it still plays.
+    @Test func warningsOfTheNextItemWaitUntilItIsCurrent() {
+        var m = running([a, b])
+        let w = corrupt(b.path, 7)
+        #expect(m.handle(.warnings(key: 2, [w], fromOpening: false)).isEmpty)
+        var next = m.order
+        _ = next.advanceOnEnd()
+        #expect(m.handle(rendered: .advanced(ended: 1, order: next)) == [
+            .emit(.itemPlayedToEnd(index: 0, item: a)), .emit(.currentItemChanged(index: 1, item: b)),
+            .emit(.decodeWarning(w)),
+        ])
+        #expect(m.heldWarnings.isEmpty)
+    }
+
+    /// A skip to the item makes it current as well.
+    @Test func heldWarningsAreSaidWhenASkipMakesTheItemCurrent() {
+        var m = running([a, b, c])
+        let w = corrupt(c.path, 1)
+        _ = m.handle(.warnings(key: 3, [w], fromOpening: false))
+        let actions = m.handle(.skipToItem(2))
+        let changed = actions.firstIndex(of: .emit(.currentItemChanged(index: 2, item: c)))
+        #expect(changed != nil)
+        #expect(changed.map { actions[$0 + 1] } == .emit(.decodeWarning(w)))
+    }
+
+    /// A name that says another format is said once per entry, however often a seek re-opens it.
+    @Test func openingWarningsAreSaidOncePerEntry() {
+        var m = running([a])
+        let w = AudioWarning.extensionMismatch(path: a.path, extension: "flac", actualFormat: "MP3")
+        #expect(m.handle(.warnings(key: 1, [w], fromOpening: true)) == [.emit(.decodeWarning(w))])
+        #expect(m.handle(.warnings(key: 1, [w], fromOpening: true)).isEmpty)
+        // What decoding meets is said every time.
+        let c1 = corrupt(a.path, 2)
+        #expect(m.handle(.warnings(key: 1, [c1], fromOpening: false)) == [.emit(.decodeWarning(c1))])
+        #expect(m.handle(.warnings(key: 1, [c1], fromOpening: false)) == [.emit(.decodeWarning(c1))])
+    }
+
+    @Test func heldWarningsAreBoundedAndGoWithTheirQueue() {
+        var m = running([a, b])
+        let many = (0..<150).map { corrupt(b.path, $0) }
+        _ = m.handle(.warnings(key: 2, many, fromOpening: false))
+        _ = m.handle(.warnings(key: 2, many, fromOpening: false))
+        #expect(m.heldWarnings[2]?.count == QueueStateMachine.heldWarningLimit)
+        // Warnings of an entry that is not in the queue are dropped.
+        #expect(m.handle(.warnings(key: 99, [corrupt("/x", 1)], fromOpening: false)).isEmpty)
+        #expect(m.heldWarnings[99] == nil)
+        _ = m.handle(.setQueue([c], order: nil, position: 0))
+        #expect(m.heldWarnings.isEmpty)
+        #expect(m.openingWarned.isEmpty)
+    }
 }
