@@ -5,9 +5,10 @@ import TonearmCore
 import TonearmTestSupport
 
 /// `tonearm extract-audio`, `tonearm convert` and the track list of `tonearm info`, as a user runs them.
-@Suite struct ExportCLITests {
+@Suite  final class ExportCLITests: Sendable {
     let dir: TempDir
     init() throws { dir = try TempDir("export-cli") }
+    deinit { dir.remove() }
 
     func twoTrackVideo() throws -> String {
         let f = dir.file("two.mp4")

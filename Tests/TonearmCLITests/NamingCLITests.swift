@@ -6,9 +6,10 @@ import TonearmTestSupport
 /// Names as the CLI prints and takes them: one spelling (kebab-case) for reverb, filter-type and
 /// export presets everywhere (the old camel-case spelling still accepted), equalizer bands
 /// numbered from 0 in `eq show` as in `effects eq`, and tag names printed whole by `info`.
-@Suite struct NamingCLITests {
+@Suite  final class NamingCLITests: Sendable {
     let dir: TempDir
     init() throws { dir = try TempDir("naming-cli") }
+    deinit { dir.remove() }
 
     @Test func infoPrintsTagNamesWhole() throws {
         let src = dir.file("tagged.flac")

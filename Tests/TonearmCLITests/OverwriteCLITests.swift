@@ -6,9 +6,10 @@ import TonearmTestSupport
 /// One rule for every file the CLI writes: an existing file is replaced only with `--force`,
 /// and the refusal says "use --force" in the same words (play --output file:, render, convert,
 /// extract-audio).
-@Suite struct OverwriteCLITests {
+@Suite  final class OverwriteCLITests: Sendable {
     let dir: TempDir
     init() throws { dir = try TempDir("overwrite-cli") }
+    deinit { dir.remove() }
 
     @Test func playToAnExistingFileNeedsForce() throws {
         defer { dir.remove() }

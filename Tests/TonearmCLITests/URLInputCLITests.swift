@@ -6,9 +6,10 @@ import TonearmTestSupport
 /// `info`, `extract-audio` and `convert` given an address instead of a path, against a real
 /// HTTP server on 127.0.0.1: `info` reads it over the network; the export commands say they
 /// take files (not "file not found" of a path made from the URL); an HTML page is said once.
-@Suite struct URLInputCLITests {
+@Suite  final class URLInputCLITests: Sendable {
     let dir: TempDir
     init() throws { dir = try TempDir("url-input") }
+    deinit { dir.remove() }
 
     @Test func infoReadsAnHTTPAddress() throws {
         defer { dir.remove() }

@@ -9,9 +9,10 @@ import TonearmOutput
 import TonearmTestSupport
 
 /// The engine graph rendered offline (manual rendering): exact, repeatable results.
-@Suite struct AudioEngineTests {
+@Suite  final class AudioEngineTests: Sendable {
     let dir: TempDir
     init() throws { dir = try TempDir("engine") }
+    deinit { dir.remove() }
 
     func makeEngine(rate: Double = 48000, channels: Int = 2, maxFrames: Int = 4096) throws -> AudioEngine {
         let e = AudioEngine()

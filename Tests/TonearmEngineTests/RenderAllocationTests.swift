@@ -15,9 +15,10 @@ import TonearmTestSupport
 /// counters behind the test executable's own malloc and lock calls). In a ThreadSanitizer build
 /// (which owns malloc) nothing is counted, and the same scenarios run for TSan to watch.
 @Suite(.serialized)
-struct RenderAllocationTests {
+final class RenderAllocationTests: Sendable {
     let dir: TempDir
     init() throws { dir = try TempDir("render-alloc") }
+    deinit { dir.remove() }
 
     /// An engine on a null output with 5 ms periods (many render calls), counted by `probe`.
     func makeEngine(_ probe: RenderProbe) -> AudioEngine {

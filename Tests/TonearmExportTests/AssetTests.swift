@@ -6,9 +6,10 @@ import TonearmExport
 import TonearmTestSupport
 
 /// `Asset`: tracks, durations, languages, tags of generated media, and its errors.
-@Suite struct AssetTests {
+@Suite  final class AssetTests: Sendable {
     let dir: TempDir
     init() throws { dir = try TempDir("asset") }
+    deinit { dir.remove() }
 
     @Test func listsEveryTrackOfAVideoWithTwoAudioTracks() async throws {
         let f = dir.file("two.mp4")

@@ -51,9 +51,10 @@ let convertTargets: [ConvertTarget] = [
 ]
 
 /// Re-encoding exports between the common formats: codec, duration, samples and tags.
-@Suite struct ConvertExportTests {
+@Suite  final class ConvertExportTests: Sendable {
     let dir: TempDir
     init() throws { dir = try TempDir("convert") }
+    deinit { dir.remove() }
 
     func makeSource(_ s: ConvertSource, seconds: Double = 2) throws -> String {
         let path = dir.file("source.\(s.ext)")

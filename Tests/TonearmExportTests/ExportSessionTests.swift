@@ -6,9 +6,10 @@ import TonearmExport
 import TonearmTestSupport
 
 /// What an export leaves behind when it is cancelled, fails or meets an existing file.
-@Suite struct ExportSessionTests {
+@Suite  final class ExportSessionTests: Sendable {
     let dir: TempDir
     init() throws { dir = try TempDir("export-session") }
+    deinit { dir.remove() }
 
     func session(_ src: String, _ out: String, preset: ExportPreset = .passthrough) -> AssetExportSession {
         let s = AssetExportSession(asset: Asset(url: URL(fileURLWithPath: src)), presetName: preset)
@@ -142,9 +143,10 @@ let canMountTmpfs: Bool = {
 /// Exports onto file systems that refuse to take them: a full one and a read-only one
 /// (small tmpfs mounts; skipped where this process may not mount).
 @Suite(.serialized, .enabled(if: canMountTmpfs, "mounting a tmpfs needs root and CAP_SYS_ADMIN"))
-struct ExportFileSystemTests {
+final class ExportFileSystemTests: Sendable {
     let dir: TempDir
     init() throws { dir = try TempDir("export-fs") }
+    deinit { dir.remove() }
 
     func mount(_ options: String) throws -> String {
         let point = dir.file("mnt-\(UUID().uuidString.prefix(6))")

@@ -7,9 +7,10 @@ import TonearmExport
 import TonearmTestSupport
 
 /// Passthrough exports of generated videos: the packets and the decoded samples are the source's.
-@Suite struct PassthroughExportTests {
+@Suite  final class PassthroughExportTests: Sendable {
     let dir: TempDir
     init() throws { dir = try TempDir("passthrough") }
+    deinit { dir.remove() }
 
     func export(_ source: String, to out: String, track: Int? = nil) async throws -> AssetExportSession {
         let session = AssetExportSession(asset: Asset(url: URL(fileURLWithPath: source)), presetName: .passthrough)

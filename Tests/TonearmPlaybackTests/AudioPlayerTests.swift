@@ -10,9 +10,10 @@ import TonearmTestSupport
 
 /// `AudioPlayer` end to end through real outputs: the file output (exact samples) and a private
 /// PulseAudio server (what is heard, interruptions).
-@Suite(.serialized) struct AudioPlayerTests {
+@Suite(.serialized)  final class AudioPlayerTests: Sendable {
     let dir: TempDir
     init() throws { dir = try TempDir("player") }
+    deinit { dir.remove() }
 
     func decodeAll(_ path: String) throws -> [[Float]] {
         let f = try AudioFile(path: path)
@@ -244,7 +245,7 @@ import TonearmTestSupport
 
     @Test func theDelegateHearsTheFinish() async throws {
         let rec = Recorder()
-        let p = AudioPlayer(source: RampSource(frames: 2000), output: { FileOutput(path: dir.file("d.wav")) })
+        let p = AudioPlayer(source: RampSource(frames: 2000), output: { [dir] in FileOutput(path: dir.file("d.wav")) })
         p.delegate = rec
         let events = p.events
         p.play()

@@ -9,9 +9,10 @@ import TonearmTestSupport
 
 /// Crossfades between queue items: the overlap has both, the length shrinks by the overlap, and
 /// consecutive tracks of one album stay gapless.
-@Suite struct CrossfadeTests {
+@Suite  final class CrossfadeTests: Sendable {
     let dir: TempDir
     init() throws { dir = try TempDir("crossfade") }
+    deinit { dir.remove() }
 
     func tone(_ name: String, _ freq: Int, album: String, track: Int, rate: Int = 44100, seconds: Int = 3) throws -> String {
         let path = dir.file(name)

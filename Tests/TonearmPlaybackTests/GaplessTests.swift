@@ -10,9 +10,10 @@ import TonearmTestSupport
 /// Sample-exact gapless playback: one continuous recording split at an arbitrary sample, each half
 /// encoded on its own, played by a ``QueuePlayer`` into the file output, must come out as the
 /// unbroken original — nothing missing, nothing added, no click at the join.
-@Suite struct GaplessTests {
+@Suite  final class GaplessTests: Sendable {
     let dir: TempDir
     init() throws { dir = try TempDir("gapless") }
+    deinit { dir.remove() }
 
     /// Two tones per channel: any gap, overlap or repeated sample at the join shows as a large
     /// error against the original.

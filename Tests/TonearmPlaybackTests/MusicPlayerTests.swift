@@ -8,9 +8,10 @@ import TonearmPlaylists
 import TonearmTestSupport
 
 /// `MusicPlayer`'s rules (MPMusicPlayerController's), on the silent real-time output.
-@Suite struct MusicPlayerTests {
+@Suite  final class MusicPlayerTests: Sendable {
     let dir: TempDir
     init() throws { dir = try TempDir("music") }
+    deinit { dir.remove() }
 
     func tones(_ n: Int, seconds: Double = 20) throws -> [String] {
         try (0..<n).map { i in

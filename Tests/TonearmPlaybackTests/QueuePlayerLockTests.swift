@@ -8,9 +8,10 @@ import TonearmTestSupport
 
 /// The queue opens files off its lock: while it waits for a file to open (a slow disk, a network
 /// share), every other call on it answers.
-@Suite struct QueuePlayerLockTests {
+@Suite  final class QueuePlayerLockTests: Sendable {
     let dir: TempDir
     init() throws { dir = try TempDir("queue-lock") }
+    deinit { dir.remove() }
 
     func tone(_ name: String, _ freq: Int, album: String, seconds: Int) throws -> String {
         let path = dir.file(name)

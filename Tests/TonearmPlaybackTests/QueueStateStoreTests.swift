@@ -9,9 +9,10 @@ import TonearmTestSupport
 /// The saved queue's file: saves are atomic and leave no temporary file behind — not when the
 /// player is finished right after a change (its own saves still under way), not when a save
 /// fails, and the temporaries of processes that were killed are cleaned up.
-@Suite struct QueueStateStoreTests {
+@Suite  final class QueueStateStoreTests: Sendable {
     let dir: TempDir
     init() throws { dir = try TempDir("queue-state") }
+    deinit { dir.remove() }
 
     func tones(_ n: Int) throws -> [String] {
         try (0..<n).map { i in

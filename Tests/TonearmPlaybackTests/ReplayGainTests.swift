@@ -9,9 +9,10 @@ import TonearmTestSupport
 
 /// ReplayGain in a queue: track and album gains from the tags, the fallback from album to track,
 /// the pre-amp and the clipping guard, measured on what the queue plays.
-@Suite struct ReplayGainTests {
+@Suite  final class ReplayGainTests: Sendable {
     let dir: TempDir
     init() throws { dir = try TempDir("replaygain") }
+    deinit { dir.remove() }
 
     /// A 1 s 440 Hz tone at amplitude 0.25 with the given ReplayGain tags.
     func tagged(_ name: String, _ tags: [String: String]) throws -> String {
