@@ -79,10 +79,9 @@ struct ThumbnailCommand: AsyncParsableCommand {
         let g = try AssetImageGenerator(path: path, track: track)
         g.appliesPreferredTrackTransform = true
         g.maximumSize = size.flatMap(Self.parseSize) ?? .zero
-        if !keyframe {
-            g.requestedTimeToleranceBefore = 0
-            g.requestedTimeToleranceAfter = 0
-        }
+        // Exact: the frame shown at the time; --keyframe: the key frame at or before it.
+        g.requestedTimeToleranceBefore = keyframe ? .infinity : 0
+        g.requestedTimeToleranceAfter = 0
         for (t, o) in zip(at, outputs) {
             let image = try g.image(at: ExportRunner.parseTime(t) ?? 0)
             try image.writePNG(to: o)

@@ -2,8 +2,8 @@
 import TonearmCore
 
 /// Pictures of a video at given times (AVAssetImageGenerator): exact, or any frame within the
-/// requested tolerances (the key frame before the time, by default, which needs no decoding
-/// forward), scaled to fit ``maximumSize`` keeping the display aspect, as RGBA ``VideoFrame``s
+/// requested tolerances (by default the key frame the file's index gives for the time, which
+/// needs no decoding forward), scaled to fit ``maximumSize`` keeping the display aspect, as RGBA ``VideoFrame``s
 /// whose `time` is the actual time of the frame shown.
 ///
 /// Threading: not thread-safe; one thread (or task) uses a generator at a time. The frames it
@@ -24,7 +24,9 @@ public final class AssetImageGenerator {
     /// by default: the frame then keeps its `rotation` for the renderer to apply.
     public var appliesPreferredTrackTransform = false
     /// How far before and after the requested time the frame may be (seconds). Both infinite,
-    /// the default as on Apple's: the key frame at or before the time. Both zero: exact.
+    /// the default as on Apple's: the first frame decoded where the demuxer lands for the time
+    /// (a key frame, usually the one at or before it). Infinite before and zero after: the key
+    /// frame at or before the time. Both zero: exact, the frame shown at the time.
     public var requestedTimeToleranceBefore: Double = .infinity
     public var requestedTimeToleranceAfter: Double = .infinity
 

@@ -47,7 +47,7 @@ public final class VideoDecoder {
     public var outputFormat: VideoFrame.PixelFormat
     /// The size of the frames returned (nil: the coded size). Scaling goes through libswscale.
     public var outputSize: (width: Int, height: Int)?
-    /// Frames decoded and returned since opening (or the last seek).
+    /// Frames returned since opening (by ``nextFrame()`` and by seeks).
     public private(set) var framesDecoded = 0
 
     private let input: VideoInput
