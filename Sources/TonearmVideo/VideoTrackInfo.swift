@@ -107,7 +107,14 @@ final class VideoInput {
     func info(of index: Int) -> VideoTrackInfo {
         let s = stream(index)
         let par = s.pointee.codecpar.pointee
-        let codecName = String(cString: avcodec_get_name(par.codec_id))
+        var codecName = String(cString: avcodec_get_name(par.codec_id))
+        if par.codec_id == AV_CODEC_ID_NONE {
+            // A codec FFmpeg does not know: its fourcc when the container gives one.
+            let tag = par.codec_tag
+            let chars = (0..<4).map { UInt8(truncatingIfNeeded: tag >> (8 * UInt32($0))) }
+            codecName = tag != 0 && chars.allSatisfy({ $0 >= 0x20 && $0 < 0x7F })
+                ? "unknown (\(String(decoding: chars, as: UTF8.self)))" : "unknown"
+        }
         var profile: String?
         if par.profile != FF_PROFILE_UNKNOWN, let d = avcodec_descriptor_get(par.codec_id), let profiles = d.pointee.profiles {
             var p = profiles

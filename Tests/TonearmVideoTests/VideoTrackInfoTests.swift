@@ -105,6 +105,24 @@ import TonearmVideo
         #expect(throws: TonearmError.self) { try VideoDecoder(path: clip, track: 0) }
     }
 
+    /// A Matroska track whose codec FFmpeg does not know (its CodecID rewritten): listed as
+    /// video of an unknown codec, and the decoder says it cannot decode it.
+    @Test func aCodecFFmpegLacksIsNamedAsSuch() throws {
+        defer { dir.remove() }
+        let good = dir.file("good.mkv")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25:d=0.4", "-c:v", "libx264", good])
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: good)))
+        let id = Array("V_MPEG4/ISO/AVC".utf8), other = Array("V_QUUXX/ISO/AVC".utf8)
+        let at = try #require((0...(bytes.count - id.count)).first { Array(bytes[$0..<$0 + id.count]) == id })
+        bytes.replaceSubrange(at..<at + id.count, with: other)
+        let odd = dir.file("odd.mkv")
+        try Data(bytes).write(to: URL(fileURLWithPath: odd))
+        let t = try #require(try VideoTrackInfo.tracks(inFileAt: odd).first)
+        #expect(t.codecName == "unknown" && t.codedWidth == 64)
+        #expect(throws: TonearmError.unsupportedCodec(path: odd, codec: "unknown")) { try VideoDecoder(path: odd) }
+        #expect(throws: TonearmError.unsupportedCodec(path: odd, codec: "unknown")) { try AssetImageGenerator(path: odd) }
+    }
+
     /// A file cut in the middle: what is there decodes, and the decoder says the rest is missing.
     @Test func aTruncatedFileDecodesWhatItCanAndSaysSo() throws {
         defer { dir.remove() }
