@@ -127,7 +127,12 @@ struct VideoFramesCommand: AsyncParsableCommand {
         let w = try Y4MWriter(path: output, frameRate: (d.track.frameRateNumerator ?? 0, d.track.frameRateDenominator ?? 0))
         while let f = try d.nextFrame() { try w.write(f) }
         try w.close()
-        for warning in d.warnings { Terminal.writeError("tonearm: warning: \(warning)") }
+        for warning in d.warnings { Terminal.writeProblem(warning.description) }
+        if w.framesWritten == 0 {
+            // A YUV4MPEG2 file needs a frame for its header: none is no file.
+            try? FileManager.default.removeItem(atPath: output)
+            throw TonearmError.decodeFailed(path: path, detail: "no video frame could be decoded")
+        }
         Terminal.write("Wrote \(output): \(w.framesWritten) frames, \(d.track.codedWidth)×\(d.track.codedHeight), \(d.track.codecName)\n")
     }
 }
