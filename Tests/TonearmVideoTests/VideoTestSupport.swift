@@ -71,10 +71,12 @@ enum VideoClips {
     static var all: [Kind] {
         var kinds: [Kind] = []
         let h264 = ["-c:v", "libx264", "-bf", "3", "-g", "12", "-pix_fmt", "yuv420p"]
-        for ext in ["mp4", "mkv", "ts"] { kinds.append(Kind(name: "h264", ext: ext, args: h264)) }
+        for ext in ["mp4", "mov", "mkv", "ts"] { kinds.append(Kind(name: "h264", ext: ext, args: h264)) }
         let hevc = ["-c:v", "libx265", "-pix_fmt", "yuv420p"] + x265Quiet
         for ext in ["mp4", "mkv", "ts"] { kinds.append(Kind(name: "hevc", ext: ext, args: hevc)) }
-        kinds.append(Kind(name: "vp8", ext: "webm", args: ["-c:v", "libvpx", "-g", "12", "-b:v", "200k"]))
+        let vp8 = ["-c:v", "libvpx", "-g", "12", "-b:v", "200k"]
+        kinds.append(Kind(name: "vp8", ext: "webm", args: vp8))
+        kinds.append(Kind(name: "vp8", ext: "mkv", args: vp8))
         let vp9 = ["-c:v", "libvpx-vp9", "-g", "12", "-b:v", "200k", "-deadline", "realtime", "-cpu-used", "8"]
         kinds.append(Kind(name: "vp9", ext: "webm", args: vp9))
         kinds.append(Kind(name: "vp9", ext: "mp4", args: vp9))
