@@ -69,6 +69,9 @@ public final class VideoDecoder {
     private var corruptCount = 0
     private var firstCorrupt: Double?
     private var seeked = false
+    /// Frames received since the last seek: an end met right after a seek (a seek at or past
+    /// the end) says nothing about the file's length.
+    private var receivedSinceSeek = 0
     /// After a seek: whether the first key packet is still to come, and its time once seen —
     /// frames shown before it are an open GOP's leading pictures, whose references were not
     /// decoded, and are dropped.
@@ -241,6 +244,7 @@ public final class VideoDecoder {
         }
         leadingBefore = nil
         landedKeyDecodeTime = nil
+        receivedSinceSeek = 0
         awaitingKey = true
         avcodec_flush_buffers(codec)
         flushed = false
@@ -275,6 +279,9 @@ public final class VideoDecoder {
                     leadingBefore = nil
                 }
                 if f.pointee.flags & AV_FRAME_FLAG_CORRUPT != 0 || f.pointee.decode_error_flags != 0 { noteCorrupt() }
+                // How far the stream went, also through frames a seek decodes and passes over.
+                lastEnd = max(lastEnd, frameTime(f) + frameDuration(f))
+                receivedSinceSeek += 1
                 return true
             }
             if r == tonearm_averror_eof() {
@@ -332,7 +339,7 @@ public final class VideoDecoder {
         } else if !seeked, nbFrames > 0, framesDecoded + (hasHeld ? 1 : 0) < nbFrames {
             truncation = .truncated(path: path, expected: duration ?? lastEnd, decodedTo: lastEnd,
                                     detail: "\(framesDecoded) of \(nbFrames) frames")
-        } else if let d = duration, let rate = track.frameRate, rate > 0, lastEnd < d - max(2 / rate, 0.1) {
+        } else if receivedSinceSeek > 0, let d = duration, let rate = track.frameRate, rate > 0, lastEnd < d - max(2 / rate, 0.1) {
             truncation = .truncated(path: path, expected: d, decodedTo: lastEnd, detail: "the stream ends early")
         }
     }
@@ -341,7 +348,6 @@ public final class VideoDecoder {
         let t = frameTime(f)
         let d = frameDuration(f)
         lastTime = t
-        lastEnd = max(lastEnd, t + d)
         framesDecoded += 1
         let w = outputSize?.width ?? Int(f.pointee.width)
         let h = outputSize?.height ?? Int(f.pointee.height)

@@ -85,5 +85,8 @@ import TonearmVideo
         if !ffmpegSeekFailures.isEmpty { print("\(kind): ffmpeg -ss differs from ffmpeg's full decode at \(ffmpegSeekFailures)") }
         // Past the end: an error that says so.
         #expect(throws: TonearmError.self) { try d.seek(to: 60, exact: true) }
+        // Seeking is no damage: no warning (a seek past the end reads to the end, which is where
+        // the file says it ends).
+        #expect(d.warnings.isEmpty, "\(kind): \(d.warnings)")
     }
 }
