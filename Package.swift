@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "TonearmSession", targets: ["TonearmSession"]),
         .library(name: "TonearmLibrary", targets: ["TonearmLibrary"]),
         .library(name: "TonearmExport", targets: ["TonearmExport"]),
+        .library(name: "TonearmVideo", targets: ["TonearmVideo"]),
         .executable(name: "tonearm", targets: ["TonearmCLI"]),
     ],
     dependencies: [
@@ -40,7 +41,7 @@ let package = Package(
         // codec (a library scan of FLAC files, --help) starts without FFmpeg's ~130 libraries.
         .systemLibrary(
             name: "CFFmpeg",
-            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev", "libswscale-dev"])]
         ),
         .target(name: "CFFmpegLazy"),
         // No pkgConfig: libpulse.pc adds `-D_REENTRANT -pthread`, which SwiftPM warns about;
@@ -84,8 +85,13 @@ let package = Package(
         // Export (AVAsset, AVAssetExportSession, AVMutableComposition): track listing, remuxing
         // without re-encoding, conversion and trimming, written through FFmpeg's muxers.
         .target(name: "TonearmExport", dependencies: ["TonearmCore", "TonearmCodecs", "CFFmpeg", "CFFmpegLazy"]),
-        // Video: the frame scheduling against a master clock (pure), and decoding (issue 19).
-        .target(name: "TonearmVideo", dependencies: ["TonearmCore"]),
+
+        // Video (AVAssetImageGenerator, the decoding side of AVPlayerItemVideoOutput): video track
+        // descriptions, a video decoder to VideoFrames (libswscale where a conversion is needed),
+        // thumbnails and PNG, YUV4MPEG2 output, and the pipeline that shows frames against a
+        // master clock (VideoSyncMachine, VideoPipeline). Headless: no window system, no sound
+        // server, no D-Bus.
+        .target(name: "TonearmVideo", dependencies: ["TonearmCore", "TonearmCodecs", "CFFmpeg", "CFFmpegLazy"]),
 
         // Layer 3: the engine — the one render path (decoder threads → lock-free rings → node graph →
         // output) that every player shares. It knows only the render contract: no driver, no libpulse.
@@ -101,7 +107,7 @@ let package = Package(
         // Umbrella: `import Tonearm` gives the whole playback API (not MPRIS: see TonearmDesktop).
         .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmRender", "TonearmOutput", "TonearmPlayback",
                                                 "TonearmPlaylists", "TonearmNowPlaying", "TonearmSession", "TonearmNetwork",
-                                                "TonearmLibrary", "TonearmExport"]),
+                                                "TonearmLibrary", "TonearmExport", "TonearmVideo"]),
 
         // The config file's syntax: TOML through TOMLKit, the line of each key, typed values and
         // problems named by line and key (no ArgumentParser, no playback): what the command's
@@ -126,7 +132,7 @@ let package = Package(
         .testTarget(name: "TonearmTests", dependencies: ["Tonearm", "TonearmTestSupport"]),
         .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TonearmCodecs", "TonearmPlaylists", "TonearmTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "TonearmExportTests", dependencies: ["TonearmExport", "TonearmCodecs", "TonearmTestSupport"]),
-        .testTarget(name: "TonearmVideoTests", dependencies: ["TonearmVideo", "TonearmCore", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmVideoTests", dependencies: ["TonearmVideo", "TonearmCore", "TonearmCodecs", "TonearmTestSupport"]),
         .testTarget(name: "TonearmDSPTests", dependencies: ["TonearmDSP", "TonearmCore"]),
         .testTarget(name: "TonearmPlaylistsTests", dependencies: ["TonearmPlaylists", "TonearmNetwork", "TonearmTestSupport"]),
         .testTarget(name: "TonearmNowPlayingTests", dependencies: ["TonearmNowPlaying"]),

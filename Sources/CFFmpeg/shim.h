@@ -15,6 +15,9 @@
 #include <libavutil/log.h>
 #include <libswresample/swresample.h>
 #include <libavutil/audio_fifo.h>
+#include <libavutil/pixdesc.h>
+#include <libavutil/display.h>
+#include <libswscale/swscale.h>
 
 static inline int tonearm_averror(int e) { return AVERROR(e); }
 static inline int tonearm_averror_eof(void) { return AVERROR_EOF; }
@@ -40,6 +43,12 @@ static inline AVChannelLayout tonearm_layout_default(int channels) {
 static inline int tonearm_swr_convert(SwrContext *s, uint8_t **out, int out_count,
                                       uint8_t **in, int in_count) {
     return swr_convert(s, out, out_count, (const uint8_t **)in, in_count);
+}
+
+/// `sws_scale` wants `const uint8_t *const *` where frames hold `uint8_t **`.
+static inline int tonearm_sws_scale(struct SwsContext *c, uint8_t **src, const int *srcStride, int srcSliceY,
+                                    int srcSliceH, uint8_t **dst, const int *dstStride) {
+    return sws_scale(c, (const uint8_t *const *)src, srcStride, srcSliceY, srcSliceH, dst, dstStride);
 }
 
 /// Silences FFmpeg's own logging (Tonearm reports errors itself).

@@ -12,10 +12,11 @@
 const char *const tonearm_ffmpeg_libraries[] = {
     "libavutil.so." TONEARM_LAZY_STR(LIBAVUTIL_VERSION_MAJOR),
     "libswresample.so." TONEARM_LAZY_STR(LIBSWRESAMPLE_VERSION_MAJOR),
+    "libswscale.so." TONEARM_LAZY_STR(LIBSWSCALE_VERSION_MAJOR),
     "libavcodec.so." TONEARM_LAZY_STR(LIBAVCODEC_VERSION_MAJOR),
     "libavformat.so." TONEARM_LAZY_STR(LIBAVFORMAT_VERSION_MAJOR),
 };
-const int tonearm_ffmpeg_library_count = 4;
+const int tonearm_ffmpeg_library_count = 5;
 
 AVAudioFifo * av_audio_fifo_alloc(enum AVSampleFormat sample_fmt, int channels, int nb_samples) {
     TONEARM_LAZY(av_audio_fifo_alloc, 0);
@@ -65,6 +66,10 @@ int av_channel_name(char *buf, size_t buf_size, enum AVChannel channel) {
     TONEARM_LAZY(av_channel_name, 0);
     return f(buf, buf_size, channel);
 }
+const char * av_color_transfer_name(enum AVColorTransferCharacteristic transfer) {
+    TONEARM_LAZY(av_color_transfer_name, 0);
+    return f(transfer);
+}
 void av_dict_free(AVDictionary **m) {
     TONEARM_LAZY(av_dict_free, 0);
     f(m);
@@ -77,12 +82,16 @@ int av_dict_set(AVDictionary **pm, const char *key, const char *value, int flags
     TONEARM_LAZY(av_dict_set, 0);
     return f(pm, key, value, flags);
 }
+double av_display_rotation_get(const int32_t matrix[9]) {
+    TONEARM_LAZY(av_display_rotation_get, 0);
+    return f(matrix);
+}
 int av_find_best_stream(AVFormatContext *ic, enum AVMediaType type, int wanted_stream_nb, int related_stream, const AVCodec **decoder_ret, int flags) {
-    TONEARM_LAZY(av_find_best_stream, 3);
+    TONEARM_LAZY(av_find_best_stream, 4);
     return f(ic, type, wanted_stream_nb, related_stream, decoder_ret, flags);
 }
 const AVInputFormat * av_find_input_format(const char *short_name) {
-    TONEARM_LAZY(av_find_input_format, 3);
+    TONEARM_LAZY(av_find_input_format, 4);
     return f(short_name);
 }
 AVFrame * av_frame_alloc(void) {
@@ -97,6 +106,10 @@ int av_frame_get_buffer(AVFrame *frame, int align) {
     TONEARM_LAZY(av_frame_get_buffer, 0);
     return f(frame, align);
 }
+void av_frame_move_ref(AVFrame *dst, AVFrame *src) {
+    TONEARM_LAZY(av_frame_move_ref, 0);
+    f(dst, src);
+}
 void av_frame_unref(AVFrame *frame) {
     TONEARM_LAZY(av_frame_unref, 0);
     f(frame);
@@ -109,8 +122,20 @@ void av_freep(void *ptr) {
     TONEARM_LAZY(av_freep, 0);
     f(ptr);
 }
+const char * av_get_pix_fmt_name(enum AVPixelFormat pix_fmt) {
+    TONEARM_LAZY(av_get_pix_fmt_name, 0);
+    return f(pix_fmt);
+}
+AVRational av_guess_frame_rate(AVFormatContext *ctx, AVStream *stream, AVFrame *frame) {
+    TONEARM_LAZY(av_guess_frame_rate, 4);
+    return f(ctx, stream, frame);
+}
+AVRational av_guess_sample_aspect_ratio(AVFormatContext *format, AVStream *stream, AVFrame *frame) {
+    TONEARM_LAZY(av_guess_sample_aspect_ratio, 4);
+    return f(format, stream, frame);
+}
 int av_interleaved_write_frame(AVFormatContext *s, AVPacket *pkt) {
-    TONEARM_LAZY(av_interleaved_write_frame, 3);
+    TONEARM_LAZY(av_interleaved_write_frame, 4);
     return f(s, pkt);
 }
 void av_log_set_level(int level) {
@@ -122,47 +147,51 @@ void * av_malloc(size_t size) {
     return f(size);
 }
 AVPacket * av_packet_alloc(void) {
-    TONEARM_LAZY(av_packet_alloc, 2);
+    TONEARM_LAZY(av_packet_alloc, 3);
     return f();
 }
 void av_packet_free(AVPacket **pkt) {
-    TONEARM_LAZY(av_packet_free, 2);
+    TONEARM_LAZY(av_packet_free, 3);
     f(pkt);
 }
 void av_packet_free_side_data(AVPacket *pkt) {
-    TONEARM_LAZY(av_packet_free_side_data, 2);
+    TONEARM_LAZY(av_packet_free_side_data, 3);
     f(pkt);
 }
 uint8_t* av_packet_get_side_data(const AVPacket *pkt, enum AVPacketSideDataType type, size_t *size) {
-    TONEARM_LAZY(av_packet_get_side_data, 2);
+    TONEARM_LAZY(av_packet_get_side_data, 3);
     return f(pkt, type, size);
 }
 uint8_t* av_packet_new_side_data(AVPacket *pkt, enum AVPacketSideDataType type, size_t size) {
-    TONEARM_LAZY(av_packet_new_side_data, 2);
+    TONEARM_LAZY(av_packet_new_side_data, 3);
     return f(pkt, type, size);
 }
 void av_packet_rescale_ts(AVPacket *pkt, AVRational tb_src, AVRational tb_dst) {
-    TONEARM_LAZY(av_packet_rescale_ts, 2);
+    TONEARM_LAZY(av_packet_rescale_ts, 3);
     f(pkt, tb_src, tb_dst);
 }
 void av_packet_unref(AVPacket *pkt) {
-    TONEARM_LAZY(av_packet_unref, 2);
+    TONEARM_LAZY(av_packet_unref, 3);
     f(pkt);
 }
 void av_parser_close(AVCodecParserContext *s) {
-    TONEARM_LAZY(av_parser_close, 2);
+    TONEARM_LAZY(av_parser_close, 3);
     f(s);
 }
 AVCodecParserContext * av_parser_init(int codec_id) {
-    TONEARM_LAZY(av_parser_init, 2);
+    TONEARM_LAZY(av_parser_init, 3);
     return f(codec_id);
 }
 int av_parser_parse2(AVCodecParserContext *s, AVCodecContext *avctx, uint8_t **poutbuf, int *poutbuf_size, const uint8_t *buf, int buf_size, int64_t pts, int64_t dts, int64_t pos) {
-    TONEARM_LAZY(av_parser_parse2, 2);
+    TONEARM_LAZY(av_parser_parse2, 3);
     return f(s, avctx, poutbuf, poutbuf_size, buf, buf_size, pts, dts, pos);
 }
+const AVPixFmtDescriptor * av_pix_fmt_desc_get(enum AVPixelFormat pix_fmt) {
+    TONEARM_LAZY(av_pix_fmt_desc_get, 0);
+    return f(pix_fmt);
+}
 int av_read_frame(AVFormatContext *s, AVPacket *pkt) {
-    TONEARM_LAZY(av_read_frame, 3);
+    TONEARM_LAZY(av_read_frame, 4);
     return f(s, pkt);
 }
 int64_t av_rescale_q(int64_t a, AVRational bq, AVRational cq) {
@@ -178,131 +207,139 @@ int av_samples_alloc_array_and_samples(uint8_t ***audio_data, int *linesize, int
     return f(audio_data, linesize, nb_channels, nb_samples, sample_fmt, align);
 }
 int av_seek_frame(AVFormatContext *s, int stream_index, int64_t timestamp, int flags) {
-    TONEARM_LAZY(av_seek_frame, 3);
+    TONEARM_LAZY(av_seek_frame, 4);
     return f(s, stream_index, timestamp, flags);
+}
+uint8_t * av_stream_get_side_data(const AVStream *stream, enum AVPacketSideDataType type, size_t *size) {
+    TONEARM_LAZY(av_stream_get_side_data, 4);
+    return f(stream, type, size);
 }
 int av_strerror(int errnum, char *errbuf, size_t errbuf_size) {
     TONEARM_LAZY(av_strerror, 0);
     return f(errnum, errbuf, errbuf_size);
 }
 int av_write_trailer(AVFormatContext *s) {
-    TONEARM_LAZY(av_write_trailer, 3);
+    TONEARM_LAZY(av_write_trailer, 4);
     return f(s);
 }
 AVCodecContext * avcodec_alloc_context3(const AVCodec *codec) {
-    TONEARM_LAZY(avcodec_alloc_context3, 2);
+    TONEARM_LAZY(avcodec_alloc_context3, 3);
     return f(codec);
 }
 const AVCodecDescriptor * avcodec_descriptor_get(enum AVCodecID id) {
-    TONEARM_LAZY(avcodec_descriptor_get, 2);
+    TONEARM_LAZY(avcodec_descriptor_get, 3);
     return f(id);
 }
 const AVCodec * avcodec_find_decoder(enum AVCodecID id) {
-    TONEARM_LAZY(avcodec_find_decoder, 2);
+    TONEARM_LAZY(avcodec_find_decoder, 3);
     return f(id);
 }
 const AVCodec * avcodec_find_decoder_by_name(const char *name) {
-    TONEARM_LAZY(avcodec_find_decoder_by_name, 2);
+    TONEARM_LAZY(avcodec_find_decoder_by_name, 3);
     return f(name);
 }
+const AVCodec * avcodec_find_encoder(enum AVCodecID id) {
+    TONEARM_LAZY(avcodec_find_encoder, 3);
+    return f(id);
+}
 const AVCodec * avcodec_find_encoder_by_name(const char *name) {
-    TONEARM_LAZY(avcodec_find_encoder_by_name, 2);
+    TONEARM_LAZY(avcodec_find_encoder_by_name, 3);
     return f(name);
 }
 void avcodec_flush_buffers(AVCodecContext *avctx) {
-    TONEARM_LAZY(avcodec_flush_buffers, 2);
+    TONEARM_LAZY(avcodec_flush_buffers, 3);
     f(avctx);
 }
 void avcodec_free_context(AVCodecContext **avctx) {
-    TONEARM_LAZY(avcodec_free_context, 2);
+    TONEARM_LAZY(avcodec_free_context, 3);
     f(avctx);
 }
 const char * avcodec_get_name(enum AVCodecID id) {
-    TONEARM_LAZY(avcodec_get_name, 2);
+    TONEARM_LAZY(avcodec_get_name, 3);
     return f(id);
 }
 int avcodec_open2(AVCodecContext *avctx, const AVCodec *codec, AVDictionary **options) {
-    TONEARM_LAZY(avcodec_open2, 2);
+    TONEARM_LAZY(avcodec_open2, 3);
     return f(avctx, codec, options);
 }
 int avcodec_parameters_copy(AVCodecParameters *dst, const AVCodecParameters *src) {
-    TONEARM_LAZY(avcodec_parameters_copy, 2);
+    TONEARM_LAZY(avcodec_parameters_copy, 3);
     return f(dst, src);
 }
 int avcodec_parameters_from_context(AVCodecParameters *par, const AVCodecContext *codec) {
-    TONEARM_LAZY(avcodec_parameters_from_context, 2);
+    TONEARM_LAZY(avcodec_parameters_from_context, 3);
     return f(par, codec);
 }
 int avcodec_parameters_to_context(AVCodecContext *codec, const AVCodecParameters *par) {
-    TONEARM_LAZY(avcodec_parameters_to_context, 2);
+    TONEARM_LAZY(avcodec_parameters_to_context, 3);
     return f(codec, par);
 }
 int avcodec_receive_frame(AVCodecContext *avctx, AVFrame *frame) {
-    TONEARM_LAZY(avcodec_receive_frame, 2);
+    TONEARM_LAZY(avcodec_receive_frame, 3);
     return f(avctx, frame);
 }
 int avcodec_receive_packet(AVCodecContext *avctx, AVPacket *avpkt) {
-    TONEARM_LAZY(avcodec_receive_packet, 2);
+    TONEARM_LAZY(avcodec_receive_packet, 3);
     return f(avctx, avpkt);
 }
 int avcodec_send_frame(AVCodecContext *avctx, const AVFrame *frame) {
-    TONEARM_LAZY(avcodec_send_frame, 2);
+    TONEARM_LAZY(avcodec_send_frame, 3);
     return f(avctx, frame);
 }
 int avcodec_send_packet(AVCodecContext *avctx, const AVPacket *avpkt) {
-    TONEARM_LAZY(avcodec_send_packet, 2);
+    TONEARM_LAZY(avcodec_send_packet, 3);
     return f(avctx, avpkt);
 }
 AVFormatContext * avformat_alloc_context(void) {
-    TONEARM_LAZY(avformat_alloc_context, 3);
+    TONEARM_LAZY(avformat_alloc_context, 4);
     return f();
 }
 int avformat_alloc_output_context2(AVFormatContext **ctx, const AVOutputFormat *oformat, const char *format_name, const char *filename) {
-    TONEARM_LAZY(avformat_alloc_output_context2, 3);
+    TONEARM_LAZY(avformat_alloc_output_context2, 4);
     return f(ctx, oformat, format_name, filename);
 }
 void avformat_close_input(AVFormatContext **s) {
-    TONEARM_LAZY(avformat_close_input, 3);
+    TONEARM_LAZY(avformat_close_input, 4);
     f(s);
 }
 int avformat_find_stream_info(AVFormatContext *ic, AVDictionary **options) {
-    TONEARM_LAZY(avformat_find_stream_info, 3);
+    TONEARM_LAZY(avformat_find_stream_info, 4);
     return f(ic, options);
 }
 void avformat_free_context(AVFormatContext *s) {
-    TONEARM_LAZY(avformat_free_context, 3);
+    TONEARM_LAZY(avformat_free_context, 4);
     f(s);
 }
 AVStream * avformat_new_stream(AVFormatContext *s, const AVCodec *c) {
-    TONEARM_LAZY(avformat_new_stream, 3);
+    TONEARM_LAZY(avformat_new_stream, 4);
     return f(s, c);
 }
 int avformat_open_input(AVFormatContext **ps, const char *url, const AVInputFormat *fmt, AVDictionary **options) {
-    TONEARM_LAZY(avformat_open_input, 3);
+    TONEARM_LAZY(avformat_open_input, 4);
     return f(ps, url, fmt, options);
 }
 int avformat_seek_file(AVFormatContext *s, int stream_index, int64_t min_ts, int64_t ts, int64_t max_ts, int flags) {
-    TONEARM_LAZY(avformat_seek_file, 3);
+    TONEARM_LAZY(avformat_seek_file, 4);
     return f(s, stream_index, min_ts, ts, max_ts, flags);
 }
 int avformat_write_header(AVFormatContext *s, AVDictionary **options) {
-    TONEARM_LAZY(avformat_write_header, 3);
+    TONEARM_LAZY(avformat_write_header, 4);
     return f(s, options);
 }
 AVIOContext * avio_alloc_context(unsigned char *buffer, int buffer_size, int write_flag, void *opaque, int (*read_packet)(void *opaque, uint8_t *buf, int buf_size), int (*write_packet)(void *opaque, uint8_t *buf, int buf_size), int64_t (*seek)(void *opaque, int64_t offset, int whence)) {
-    TONEARM_LAZY(avio_alloc_context, 3);
+    TONEARM_LAZY(avio_alloc_context, 4);
     return f(buffer, buffer_size, write_flag, opaque, read_packet, write_packet, seek);
 }
 int avio_closep(AVIOContext **s) {
-    TONEARM_LAZY(avio_closep, 3);
+    TONEARM_LAZY(avio_closep, 4);
     return f(s);
 }
 void avio_context_free(AVIOContext **s) {
-    TONEARM_LAZY(avio_context_free, 3);
+    TONEARM_LAZY(avio_context_free, 4);
     f(s);
 }
 int avio_open(AVIOContext **s, const char *url, int flags) {
-    TONEARM_LAZY(avio_open, 3);
+    TONEARM_LAZY(avio_open, 4);
     return f(s, url, flags);
 }
 int swr_alloc_set_opts2(struct SwrContext **ps, AVChannelLayout *out_ch_layout, enum AVSampleFormat out_sample_fmt, int out_sample_rate, AVChannelLayout *in_ch_layout, enum AVSampleFormat in_sample_fmt, int in_sample_rate, int log_offset, void *log_ctx) {
@@ -324,4 +361,16 @@ int swr_get_out_samples(struct SwrContext *s, int in_samples) {
 int swr_init(struct SwrContext *s) {
     TONEARM_LAZY(swr_init, 1);
     return f(s);
+}
+void sws_freeContext(struct SwsContext *swsContext) {
+    TONEARM_LAZY(sws_freeContext, 2);
+    f(swsContext);
+}
+struct SwsContext * sws_getContext(int srcW, int srcH, enum AVPixelFormat srcFormat, int dstW, int dstH, enum AVPixelFormat dstFormat, int flags, SwsFilter *srcFilter, SwsFilter *dstFilter, const double *param) {
+    TONEARM_LAZY(sws_getContext, 2);
+    return f(srcW, srcH, srcFormat, dstW, dstH, dstFormat, flags, srcFilter, dstFilter, param);
+}
+int sws_scale(struct SwsContext *c, const uint8_t *const srcSlice[], const int srcStride[], int srcSliceY, int srcSliceH, uint8_t *const dst[], const int dstStride[]) {
+    TONEARM_LAZY(sws_scale, 2);
+    return f(c, srcSlice, srcStride, srcSliceY, srcSliceH, dst, dstStride);
 }

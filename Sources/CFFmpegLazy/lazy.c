@@ -17,7 +17,7 @@ static _Atomic int loaded;
 static void fail(const char *what, const char *detail) {
     fprintf(stderr,
             "tonearm: FFmpeg's %s cannot be loaded (%s). Install FFmpeg's libraries "
-            "(Debian: apt install libavformat59 libavcodec59 libswresample4 libavutil57, "
+            "(Debian: apt install libavformat59 libavcodec59 libswresample4 libswscale6 libavutil57, "
             "or scripts/install-deps).\n",
             what, detail ? detail : "unknown error");
     exit(127);

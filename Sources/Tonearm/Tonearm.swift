@@ -14,3 +14,4 @@
 @_exported import TonearmNetwork
 @_exported import TonearmLibrary
 @_exported import TonearmExport
+@_exported import TonearmVideo

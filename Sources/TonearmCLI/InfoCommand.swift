@@ -50,11 +50,14 @@ struct InfoCommand: AsyncParsableCommand {
                 var report = FileReport(file: f, requestedPath: path)
                 report.tracks = f.isFLACWithoutPictures
                     ? [Self.flacTrack(f)] : (try? await asset.tracks).map { Self.exact($0, file: f) }
+                report.video = Self.videoTracks(local, tracks: report.tracks)
                 reports.append(report)
             } catch {
                 if case TonearmError.noAudioTrack = error, let contents = try? await asset.load() {
                     // A video without sound is still media: list what it holds.
-                    reports.append(FileReport(contents: contents, requestedPath: path))
+                    var report = FileReport(contents: contents, requestedPath: path)
+                    report.video = Self.videoTracks(local, tracks: report.tracks)
+                    reports.append(report)
                     continue
                 }
                 failed = true
@@ -107,6 +110,15 @@ extension InfoCommand {
                           timeRange: AssetTimeRange(start: 0, duration: Double(frames) * 1 / Double(s.sampleRate)))
     }
 
+    /// The video tracks of a local file (codec, sizes, frame rate, rotation, depth, HDR), read
+    /// only when the container lists a video track (cover art is not video, and an audio file
+    /// costs nothing more); nil when there is none.
+    static func videoTracks(_ path: String, tracks: [AssetTrack]?) -> [VideoTrackInfo]? {
+        guard tracks?.contains(where: { $0.mediaType == .video }) == true,
+              let video = try? VideoTrackInfo.tracks(inFileAt: path), !video.isEmpty else { return nil }
+        return video
+    }
+
     /// The media at an http(s) `url`, opened as `play` opens it (a stream of unknown length is
     /// read only as far as its header). Throws the network failure (`the server answered 404`,
     /// `not audio (…)`) or the media errors.
@@ -136,6 +148,8 @@ struct FileReport: Encodable {
     var artwork: ArtworkInfo?
     /// Every track of the container (audio, video, subtitles, …).
     var tracks: [AssetTrack]?
+    /// The video tracks in detail (not cover art); nil when there is none.
+    var video: [VideoTrackInfo]?
     /// Set when the file holds no audio track.
     var note: String?
 
@@ -192,6 +206,7 @@ struct FileReport: Encodable {
             lines.append("  Container  \(container ?? "?")")
             lines.append("  Length     \(formatTime(duration ?? 0)) (\(String(format: "%.3f", duration ?? 0)) s)")
             lines.append("  Audio      none (\(n))")
+            lines += videoLines()
             lines += trackLines()
             return lines.joined(separator: "\n") + "\n"
         }
@@ -206,8 +221,27 @@ struct FileReport: Encodable {
                      "replayGainAlbumGain", "replayGainAlbumPeak"]
         for k in order { if let v = tags?[k] { lines.append("  \(k.rightPadded(10)) \(v.replacingOccurrences(of: "\n", with: " ⏎ "))") } }
         if let a = artwork { lines.append("  Artwork    \(a.mimeType), \(a.bytes) bytes") }
+        lines += videoLines()
         lines += trackLines()
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `  Video      #0 h264 (High) · 1920×1080 · 29.97 fps · 8-bit yuv420p · rotated 90° → 1080×1920`,
+    /// one per video track.
+    private func videoLines() -> [String] {
+        (video ?? []).map { v in
+            var parts = [v.profile.map { "\(v.codecName) (\($0))" } ?? v.codecName, "\(v.codedWidth)×\(v.codedHeight)"]
+            if let r = v.frameRate {
+                let text = r == r.rounded() ? "\(Int(r))" : String(format: "%.3f", r).replacingOccurrences(of: #"0+$"#, with: "", options: .regularExpression)
+                parts.append("\(text) fps")
+            }
+            if let d = v.bitDepth { parts.append("\(d)-bit" + (v.pixelFormat.map { " \($0)" } ?? "")) }
+            if let h = v.hdrTransfer { parts.append("HDR \(h)") }
+            if v.pixelAspectRatio != .square { parts.append("pixel aspect \(v.pixelAspectRatio)") }
+            if v.rotation != 0 { parts.append("rotated \(v.rotation)°") }
+            if v.rotation != 0 || v.pixelAspectRatio != .square { parts.append("shown \(v.displayWidth)×\(v.displayHeight)") }
+            return "  Video      #\(v.trackID) " + parts.joined(separator: " · ")
+        }
     }
 
     /// `  Track 0  audio  aac · 48 kHz · stereo · 128 kb/s · eng · default · 0:00–0:02`, one per track.

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import CFFmpeg
+import Glibc
+import TonearmCore
 
 /// Opening a file by path for demuxing, as `avformat_open_input(&ctx, path, nil, nil)` does,
 /// except that an MP3 (or ADTS) file followed by an APE tag is read through Tonearm's own I/O,
@@ -22,5 +24,50 @@ package enum InputOpening {
             io = bridge
         }
         return (avformat_open_input(&ctx, path, nil, nil), io)
+    }
+
+    /// FFmpeg's message for an error code.
+    package static func message(_ code: Int32) -> String {
+        var buf = [CChar](repeating: 0, count: 256)
+        tonearm_av_strerror(code, &buf, buf.count)
+        return String(decoding: buf.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Checks that `path` is a readable, non-empty regular file, throwing the error that says why not.
+    package static func checkReadable(_ path: String) throws(TonearmError) {
+        var st = stat()
+        if stat(path, &st) != 0 {
+            let e = errno
+            if e == ENOENT || e == ENOTDIR { throw .fileNotFound(path: path) }
+            throw .notReadable(path: path, reason: String(cString: strerror(e)))
+        }
+        if (st.st_mode & S_IFMT) == S_IFDIR { throw .isDirectory(path: path) }
+        if (st.st_mode & S_IFMT) == S_IFREG && st.st_size == 0 { throw .emptyFile(path: path) }
+        if access(path, R_OK) != 0 { throw .notReadable(path: path, reason: String(cString: strerror(errno))) }
+    }
+
+    /// Opens `path` for demuxing with stream info read (through ``open(_:path:head:)``). The
+    /// caller closes it with `avformat_close_input`, then releases `io`. Throws the file errors
+    /// of ``checkReadable(_:)`` and `notMediaFile`.
+    package static func openProbed(_ path: String) throws(TonearmError) -> (context: UnsafeMutablePointer<AVFormatContext>, io: AnyObject?) {
+        tonearm_av_log_quiet()
+        try checkReadable(path)
+        var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
+        let (r, io) = open(&ctx, path: path)
+        guard r >= 0, let fc = ctx else {
+            if r == tonearm_averror(EACCES) { throw .notReadable(path: path, reason: message(r)) }
+            throw .notMediaFile(path: path, detail: message(r))
+        }
+        let info = avformat_find_stream_info(fc, nil)
+        if info < 0 {
+            avformat_close_input(&ctx)
+            throw .notMediaFile(path: path, detail: message(info))
+        }
+        let name = String(cString: fc.pointee.iformat.pointee.name)
+        if name == "tty" || fc.pointee.nb_streams == 0 {
+            avformat_close_input(&ctx)
+            throw .notMediaFile(path: path, detail: name == "tty" ? "the content looks like text" : "no streams")
+        }
+        return (fc, io)
     }
 }

@@ -18,6 +18,8 @@ public enum TonearmError: Error, Sendable, Hashable, CustomStringConvertible {
     case noAudioTrack(path: String)
     /// The audio codec cannot be decoded by this build.
     case unsupportedCodec(path: String, codec: String)
+    /// The file holds no video stream (a picture attached to an audio file, cover art, is not video).
+    case noVideoTrack(path: String)
     /// The stream cannot be decoded at all (every packet failed, or the decoder could not start).
     case decodeFailed(path: String, detail: String)
     /// A URL that is not a local file or is otherwise malformed.
@@ -66,6 +68,7 @@ public enum TonearmError: Error, Sendable, Hashable, CustomStringConvertible {
         case .emptyFile(let p): "\(p): the file is empty (0 bytes)"
         case .notMediaFile(let p, let d): "\(p): not a media file (\(d))"
         case .noAudioTrack(let p): "\(p): has no audio track"
+        case .noVideoTrack(let p): "\(p): has no video track"
         case .unsupportedCodec(let p, let c): "\(p): the codec '\(c)' is not supported by this build"
         case .decodeFailed(let p, let d): "\(p): cannot be decoded (\(d))"
         case .invalidURL(let u): "\(u): not a usable URL"
@@ -96,7 +99,7 @@ extension TonearmError {
     public var path: String? {
         switch self {
         case .fileNotFound(let p), .notReadable(let p, _), .isDirectory(let p), .emptyFile(let p),
-             .notMediaFile(let p, _), .noAudioTrack(let p), .unsupportedCodec(let p, _),
+             .notMediaFile(let p, _), .noAudioTrack(let p), .noVideoTrack(let p), .unsupportedCodec(let p, _),
              .decodeFailed(let p, _), .writeFailed(let p, _), .invalidPlaylist(let p, _, _), .library(let p, _),
              .incompatibleFileType(let p, _, _, _), .fileExists(let p), .exportCancelled(let p),
              .encoderUnavailable(let p, _), .noSuchTrack(let p, _, _),

@@ -52,6 +52,20 @@ import Testing
         #expect(try graph.closure(of: "TonearmCLI").contains("TonearmDesktop"))
     }
 
+    /// The video decoding core is headless: FFmpeg and the core only — no window system (SDL),
+    /// no sound server, no D-Bus, no engine — so thumbnails and frame output run anywhere, and a
+    /// renderer (a window, a file) depends on it, never the other way round.
+    @Test func theVideoCoreIsHeadless() throws {
+        let closure = try graph.closure(of: "TonearmVideo")
+        #expect(closure == ["TonearmCore", "TonearmCodecs", "CFFmpeg", "CFFmpegLazy"], "TonearmVideo depends on \(closure.sorted())")
+        for forbidden in graph.targets.keys where forbidden.hasPrefix("CSDL") || forbidden.contains("SDL") {
+            #expect(!closure.contains(forbidden), "TonearmVideo depends on \(forbidden)")
+        }
+        // The umbrella carries it (AssetImageGenerator is playback API), and the command uses it.
+        #expect(try graph.closure(of: "Tonearm").contains("TonearmVideo"))
+        #expect(try graph.closure(of: "TonearmCLI").contains("TonearmVideo"))
+    }
+
     /// A module builds into the same directory as every other, so an import of a module that is
     /// not a declared dependency can compile by luck of build order and hide a seam. Every import
     /// of one of the package's modules must be a declared (direct or transitive) dependency.

@@ -16,7 +16,7 @@ import TonearmTestSupport
         #expect(dynamic.status == 0, "\(dynamic.stderr)")
         let needed = dynamic.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }
         #expect(!needed.isEmpty, "\(dynamic.stdout.prefix(1000))")
-        #expect(!needed.contains { $0.contains("libav") || $0.contains("libswresample") }, "\(needed)")
+        #expect(!needed.contains { $0.contains("libav") || $0.contains("libswresample") || $0.contains("libswscale") }, "\(needed)")
     }
 
     @Test func startingDoesNotLoadFFmpeg() throws {

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import TonearmCore
+import TonearmTestSupport
+import TonearmVideo
+
+/// MD5 (RFC 1321), to compare frames with `ffmpeg -f framemd5` without another library.
+enum MD5 {
+    private static let s: [UInt32] = [7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22,
+                                      5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20,
+                                      4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23,
+                                      6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21]
+    private static let k: [UInt32] = (0..<64).map { UInt32(truncatingIfNeeded: Int64(abs(sin(Double($0 + 1))) * 4294967296)) }
+
+    static func hex(_ message: [UInt8]) -> String {
+        var a0: UInt32 = 0x67452301, b0: UInt32 = 0xefcdab89, c0: UInt32 = 0x98badcfe, d0: UInt32 = 0x10325476
+        var m = message
+        let bitLength = UInt64(message.count) * 8
+        m.append(0x80)
+        while m.count % 64 != 56 { m.append(0) }
+        for i in 0..<8 { m.append(UInt8(truncatingIfNeeded: bitLength >> (8 * UInt64(i)))) }
+        var w = [UInt32](repeating: 0, count: 16)
+        for chunk in stride(from: 0, to: m.count, by: 64) {
+            for i in 0..<16 {
+                let b = chunk + i * 4
+                w[i] = UInt32(m[b]) | UInt32(m[b + 1]) << 8 | UInt32(m[b + 2]) << 16 | UInt32(m[b + 3]) << 24
+            }
+            var a = a0, b = b0, c = c0, d = d0
+            for i in 0..<64 {
+                var f: UInt32
+                let g: Int
+                switch i {
+                case 0..<16: f = (b & c) | (~b & d); g = i
+                case 16..<32: f = (d & b) | (~d & c); g = (5 * i + 1) % 16
+                case 32..<48: f = b ^ c ^ d; g = (3 * i + 5) % 16
+                default: f = c ^ (b | ~d); g = (7 * i) % 16
+                }
+                f = f &+ a &+ k[i] &+ w[g]
+                a = d; d = c; c = b
+                b = b &+ (f << s[i] | f >> (32 - s[i]))
+            }
+            a0 = a0 &+ a; b0 = b0 &+ b; c0 = c0 &+ c; d0 = d0 &+ d
+        }
+        return [a0, b0, c0, d0].flatMap { v in (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * UInt32($0))) } }
+            .map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+/// Clips made by Debian's ffmpeg, and what ffmpeg itself decodes from them.
+enum VideoClips {
+    /// One codec in one container.
+    struct Kind: Sendable, CustomStringConvertible {
+        var name: String
+        var ext: String
+        var args: [String]
+        var description: String { "\(name).\(ext)" }
+    }
+
+    /// The encoders this ffmpeg has.
+    static let encoders: Set<String> = {
+        guard let r = try? run("ffmpeg", ["-hide_banner", "-encoders"]) else { return [] }
+        return Set(r.stdout.split(separator: "\n").compactMap { line in
+            let parts = line.split(separator: " ", omittingEmptySubsequences: true)
+            return parts.count >= 2 ? String(parts[1]) : nil
+        })
+    }()
+
+    static let x265Quiet = ["-x265-params", "log-level=none:keyint=12:min-keyint=12:bframes=2"]
+
+    /// Every codec of issue 19 whose encoder is here, in the containers that carry it.
+    static var all: [Kind] {
+        var kinds: [Kind] = []
+        let h264 = ["-c:v", "libx264", "-bf", "3", "-g", "12", "-pix_fmt", "yuv420p"]
+        for ext in ["mp4", "mov", "mkv", "ts"] { kinds.append(Kind(name: "h264", ext: ext, args: h264)) }
+        let hevc = ["-c:v", "libx265", "-pix_fmt", "yuv420p"] + x265Quiet
+        for ext in ["mp4", "mkv", "ts"] { kinds.append(Kind(name: "hevc", ext: ext, args: hevc)) }
+        let vp8 = ["-c:v", "libvpx", "-g", "12", "-b:v", "200k"]
+        kinds.append(Kind(name: "vp8", ext: "webm", args: vp8))
+        kinds.append(Kind(name: "vp8", ext: "mkv", args: vp8))
+        let vp9 = ["-c:v", "libvpx-vp9", "-g", "12", "-b:v", "200k", "-deadline", "realtime", "-cpu-used", "8"]
+        kinds.append(Kind(name: "vp9", ext: "webm", args: vp9))
+        kinds.append(Kind(name: "vp9", ext: "mp4", args: vp9))
+        if encoders.contains("libaom-av1") {
+            let av1 = ["-c:v", "libaom-av1", "-cpu-used", "8", "-g", "12", "-b:v", "200k"]
+            kinds.append(Kind(name: "av1", ext: "mkv", args: av1))
+            kinds.append(Kind(name: "av1", ext: "mp4", args: av1))
+        }
+        let mpeg4 = ["-c:v", "mpeg4", "-bf", "2", "-g", "12", "-q:v", "5"]
+        for ext in ["mp4", "mkv", "ts"] { kinds.append(Kind(name: "mpeg4", ext: ext, args: mpeg4)) }
+        return kinds
+    }
+
+    /// A moving test pattern, 64×48 at 25 fps, `seconds` long, encoded as `kind`.
+    static func make(_ kind: Kind, in dir: TempDir, seconds: Double = 1.2, extra: [String] = []) throws -> String {
+        let path = dir.file("clip-\(kind.name).\(kind.ext)")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25:d=\(seconds)"] + kind.args + extra + [path])
+        return path
+    }
+
+    /// `source` remuxed (no re-encoding) with a display matrix: ffmpeg 5.1 writes one from a
+    /// `rotate` tag only when copying. The tag 270 makes the matrix that ffprobe shows as −90,
+    /// which players (ffmpeg's autorotate too) undo by turning the picture 90° clockwise.
+    static func rotated(_ source: String, tag: Int, to path: String) throws -> String {
+        try Fixtures.ffmpeg(["-i", source, "-c", "copy", "-metadata:s:v:0", "rotate=\(tag)", path])
+        return path
+    }
+
+    /// `ffmpeg -f framemd5` of the file's first video stream as yuv420p: one MD5 a frame, in order.
+    static func frameMD5s(_ path: String, extra: [String] = []) throws -> [String] {
+        let r = try run("ffmpeg", ["-v", "error", "-noautorotate"] + extra + ["-i", path, "-map", "0:v:0", "-fps_mode", "passthrough",
+                                   "-pix_fmt", "yuv420p", "-f", "framemd5", "-"])
+        guard r.status == 0 else { throw TestSupportError("ffmpeg framemd5 of \(path): \(r.stderr)") }
+        return r.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { line in
+            line.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+    }
+
+    /// ffprobe's presentation times of the frames (seconds from the container's start) and
+    /// which are key frames.
+    static func frameTimes(_ path: String) throws -> [(time: Double, key: Bool)] {
+        let start = try run("ffprobe", ["-v", "error", "-show_entries", "format=start_time", "-of", "csv=p=0", path])
+        let origin = Double(start.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let r = try run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
+                                    "frame=best_effort_timestamp_time,key_frame", "-of", "csv=p=0", path])
+        return r.stdout.split(separator: "\n").compactMap { line in
+            let p = line.split(separator: ",")
+            guard p.count >= 2, let k = Int(p[0]), let t = Double(p[1]) else { return nil }
+            return (t - origin, k == 1)
+        }
+    }
+
+    /// Every frame the decoder yields, to the end.
+    static func decodeAll(_ d: VideoDecoder) throws -> [VideoFrame] {
+        var out: [VideoFrame] = []
+        while let f = try d.nextFrame() { out.append(f) }
+        return out
+    }
+}
+
+extension VideoFrame {
+    var md5: String { MD5.hex(packedBytes) }
+}
