@@ -74,6 +74,8 @@ public final class Player: @unchecked Sendable {
         /// Whether the last seek asked for the exact frame (zero tolerances) or a key frame.
         var seekExact = true
         var readyForDisplay = false
+        /// The statistics of the item's last pipeline, once stopped (by the end, say).
+        var stoppedVideoStatistics: VideoPipelineStatistics?
     }
 
     /// A running video pipeline and what it was made for.
@@ -137,6 +139,7 @@ public final class Player: @unchecked Sendable {
             s.item = item
             s.itemEpoch += 1
             s.decodeError = nil
+            s.stoppedVideoStatistics = nil
             let seeks = s.seeks
             s.seeks.removeAll()
             enqueue(s.machine.handle(.itemReplaced(loading: item != nil)), in: &s)
@@ -635,8 +638,11 @@ extension Player {
     public var isPlayingVideo: Bool { lock.withLock { $0.video != nil } }
 
     /// Frames presented and dropped and the last A−V difference (seconds; positive: the picture
-    /// is late), while video plays; nil otherwise.
-    public var videoStatistics: VideoPipelineStatistics? { lock.withLock { $0.video?.pipeline.statistics } }
+    /// is late) of the current item's video: while it plays, or as it was when it stopped (the
+    /// end); nil when no video played for the item.
+    public var videoStatistics: VideoPipelineStatistics? {
+        lock.withLock { $0.video?.pipeline.statistics ?? $0.stoppedVideoStatistics }
+    }
 
     /// The master clock of the video: the audio at the speaker. The position moves once per
     /// render call; between two it is extrapolated at the rate from the host time of the last,
@@ -677,11 +683,12 @@ extension Player {
                 current.fanout.set(sinks)
                 return
             }
+            current.pipeline.stop()
             lock.withLock { s in
                 s.video = nil
                 s.readyForDisplay = false
+                s.stoppedVideoStatistics = current.epoch == s.itemEpoch ? current.pipeline.statistics : nil
             }
-            current.pipeline.stop()
         }
         guard wanted, let item else { return }
         let decoder: VideoDecoder
@@ -699,6 +706,7 @@ extension Player {
                                      clock: { box.player?.videoClock() ?? VideoClockReading(time: 0, rate: 0) })
         let stored = lock.withLock { s -> Bool in
             guard s.itemEpoch == epoch, s.video == nil else { return false }
+            s.stoppedVideoStatistics = nil
             s.video = VideoRun(pipeline: pipeline, fanout: fanout, epoch: epoch, format: format)
             return true
         }
