@@ -76,6 +76,11 @@ public final class Player: @unchecked Sendable {
         var readyForDisplay = false
         /// The statistics of the item's last pipeline, once stopped (by the end, say).
         var stoppedVideoStatistics: VideoPipelineStatistics?
+        /// After the sound's end was rendered: the video plays on to the end of what was
+        /// rendered (the output still holds it), on the host's clock from `time` at `host`.
+        /// The end event is reported when the drain is over (the picture has reached the end too).
+        var videoDrain: (time: Double, host: UInt64, until: Double, rate: Double)?
+        var endEventAfterDrain: PlayerEvent?
     }
 
     /// A running video pipeline and what it was made for.
@@ -140,6 +145,8 @@ public final class Player: @unchecked Sendable {
             s.itemEpoch += 1
             s.decodeError = nil
             s.stoppedVideoStatistics = nil
+            s.videoDrain = nil
+            s.endEventAfterDrain = nil
             let seeks = s.seeks
             s.seeks.removeAll()
             enqueue(s.machine.handle(.itemReplaced(loading: item != nil)), in: &s)
@@ -360,6 +367,11 @@ public final class Player: @unchecked Sendable {
                 rt.renderer.requestGeneration(g, startFrame: frame)
                 rt.decoder.schedule(.init(generation: g, startFrame: frame, loops: 0, endFrame: nil, rate: Double(rate)))
                 s.videoLastTime = at
+                if s.videoDrain != nil, let e = s.endEventAfterDrain {
+                    queue.async { [self] in emitItemEvent(e) }  // reached before the seek
+                }
+                s.videoDrain = nil
+                s.endEventAfterDrain = nil
                 if seconds != nil {
                     s.readyForDisplay = false
                     s.video?.pipeline.seek(to: at, exact: s.seekExact)
@@ -410,12 +422,10 @@ public final class Player: @unchecked Sendable {
             currentItem?.noteStall()
             emitItemEvent(.playbackStalled)
         case .emitPlayedToEnd:
-            reconcileVideo()
-            emitItemEvent(.didPlayToEndTime)
+            drainVideo(then: .didPlayToEndTime)
         case .emitFailedToPlayToEnd:
-            reconcileVideo()
             let e = lock.withLock { $0.decodeError } ?? .invalidState("the stream ended before its end")
-            emitItemEvent(.failedToPlayToEndTime(e))
+            drainVideo(then: .failedToPlayToEndTime(e))
         case .markItemFailed:
             let (item, e) = lock.withLock { s in (s.item, s.decodeError ?? .invalidState("the stream ended before its end")) }
             item?.markFailed(e)
@@ -650,6 +660,10 @@ extension Player {
     func videoClock() -> VideoClockReading {
         let now = DispatchTime.now().uptimeNanoseconds
         return lock.withLock { s in
+            if let d = s.videoDrain {
+                let t = min(d.until, d.time + Double(now > d.host ? now - d.host : 0) / 1e9 * d.rate)
+                return VideoClockReading(time: t, rate: t < d.until ? d.rate : 0)
+            }
             guard let rt = s.runtime, s.machine.runtimeOpen,
                   rt.renderer.positionGeneration.load(ordering: .acquiring) == s.decodingGeneration else {
                 return VideoClockReading(time: max(s.generationStart, s.videoLastTime), rate: 0)
@@ -665,12 +679,52 @@ extension Player {
         }
     }
 
+    /// Control queue: the sound's end was rendered (and the output drained, when it can). The
+    /// output may still hold what was rendered last (the null output does not drain): the
+    /// picture plays on to the end of the sound on the host's clock, then the pipeline stops —
+    /// when it has shown everything, or at the end of the sound at the latest.
+    private func drainVideo(then event: PlayerEvent) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let remaining = lock.withLock { s -> Double? in
+            guard s.video != nil, let rt = s.runtime else { return nil }
+            s.endEventAfterDrain = event
+            let until = Double(rt.renderer.positionFrame.load(ordering: .relaxed)) / s.sampleRate
+            let rate = Double(s.machine.decodingRate)
+            let from = min(until, s.videoLastTime)
+            s.videoDrain = (from, now, until, rate)
+            s.video?.pipeline.clockChanged()
+            return (until - from) / max(rate, 0.01)
+        }
+        guard let remaining else {
+            reconcileVideo()
+            return emitItemEvent(event)
+        }
+        queue.asyncAfter(deadline: .now() + remaining + 0.1) { [weak self] in
+            self?.endDrain(startedAt: now)
+        }
+    }
+
+    /// Control queue: the drain is over (the pipeline showed everything, or the sound's end
+    /// passed): the pipeline stops and the end is reported. `startedAt`: only that drain.
+    private func endDrain(startedAt host: UInt64?) {
+        let event = lock.withLock { s -> PlayerEvent? in
+            guard let d = s.videoDrain, host == nil || d.host == host else { return nil }
+            s.videoDrain = nil
+            defer { s.endEventAfterDrain = nil }
+            return s.endEventAfterDrain
+        }
+        guard let event else { return }
+        reconcileVideo()
+        emitItemEvent(event)
+    }
+
     /// Control queue: starts the video pipeline when the item has video, an output or renderer
     /// wants it and the audio runtime is open; stops it otherwise (a new item, the end, a lost
     /// output). The decoder is opened here, on the control queue, never under the lock.
     func reconcileVideo() {
         let (item, open, current, epoch, renderers, atEnd) = lock.withLock { s in
-            (s.item, s.machine.runtimeOpen && s.runtime != nil, s.video, s.itemEpoch, s.renderers, s.machine.atEnd)
+            (s.item, s.machine.runtimeOpen && s.runtime != nil, s.video, s.itemEpoch, s.renderers,
+             s.machine.atEnd && s.videoDrain == nil)
         }
         let sinks: [any PlayerVideoRenderer] = (item?.outputs ?? []) + renderers
         let format: VideoFrame.PixelFormat = !sinks.isEmpty && sinks.allSatisfy({ $0.preferredPixelFormat == .rgba }) ? .rgba : .yuv420p
@@ -726,7 +780,10 @@ extension Player {
                 case .failed(let error):
                     queue.async { self.emitItemEvent(.videoFailed(error)) }
                 case .ended:
-                    break
+                    // Every frame was shown: a drain after the sound's end is over.
+                    if lock.withLock({ $0.video?.pipeline === pipeline }) {
+                        queue.async { self.endDrain(startedAt: nil) }
+                    }
                 }
             }
         }

@@ -91,18 +91,24 @@ import TonearmVideo
         item.add(output)
         let player = Player(playerItem: item, output: { NullOutput() })
         let times = output.newFrameTimes
+        let end = collectPlayerEvents(player) { $0 == .didPlayToEndTime }
         player.play()
         // Two seconds of playback: 50 frames at 25 fps.
         let seen = try await Self.first(50, of: times)
         let stats = try #require(player.videoStatistics)
-        player.pause()
         #expect(seen.count == 50)
         for (got, want) in zip(seen, expected) { #expect(abs(got - want) < 1e-6, "every frame, in order") }
         #expect(stats.droppedFrames == 0, "nothing dropped at 160×90 (the clock moves smoothly between render calls)")
         let av = try #require(stats.lastAVDifference)
         #expect(abs(av) < 0.1, "A−V \(av)")
         let last = try #require(seen.last)
-        #expect(output.copyPixelBuffer(forItemTime: last + 0.01)?.time == last)
+        #expect(output.copyPixelBuffer(forItemTime: last + 0.01) != nil)
+        // The end is reported once the picture has reached it too: every frame shown.
+        _ = try await end.value
+        let final = try #require(player.videoStatistics)
+        #expect(final.presentedFrames == expected.count, "the last frames are shown before the end is reported")
+        #expect(final.droppedFrames == 0)
+        #expect(output.lastPresentedFrame.map { abs($0.time - expected[expected.count - 1]) < 1e-6 } == true)
     }
 
     /// A renderer that holds the presenting thread once, for `stall` seconds, at its `at`th frame.
