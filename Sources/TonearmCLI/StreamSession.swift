@@ -200,6 +200,10 @@ final class StreamSession: @unchecked Sendable {
                                            channelLayout: f.channelLayout, bitRate: f.bitRate)
                 + (url.isFileURL ? "" : " · network stream")
         }
+        if video != nil, let t = item.selectedVideoTrack {
+            let picture = "\(t.codecName.uppercased()) \(t.displayWidth)×\(t.displayHeight)"
+            screen.format = item.hasAudio ? "\(picture) · \(screen.format)" : "\(picture) · no sound"
+        }
         screen.isLive = item.duration == .indefinite
         screen.duration = item.duration.seconds ?? 0
         if !interactive {

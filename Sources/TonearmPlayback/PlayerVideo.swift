@@ -2,6 +2,7 @@
 import Dispatch
 import Synchronization
 import TonearmCore
+import TonearmEngine
 import TonearmVideo
 
 /// A picture's size in pixels (`CGSize` of `AVPlayerItem.presentationSize`).
@@ -211,4 +212,33 @@ extension VideoFrame {
     }
 
     private static func clamp(_ v: Int) -> UInt8 { UInt8(max(0, min(255, v))) }
+}
+
+/// The sound of a video without sound: silence as long as the video. It gives a video-only item
+/// the audio clock every item has — the output's pace, seeks, rates, the end — so that the
+/// player's state machine, seeks and time observers work as for any item (the cost: an output
+/// stream of silence; the picture is presented against it as against real sound).
+/// Used on the player's decoder thread only.
+final class SilentSource: PlaybackSource, @unchecked Sendable {
+    let sourceFormat = AudioFormat.standard(sampleRate: 48_000, channels: 2)
+    let frameLength: AudioFramePosition
+    private var position: AudioFramePosition = 0
+
+    init(duration: Double) {
+        frameLength = AudioFramePosition((max(0, duration.isFinite ? duration : 0) * 48_000).rounded())
+    }
+
+    func seek(toFrame frame: AudioFramePosition) throws {
+        position = max(0, min(frame, frameLength))
+    }
+
+    func readInterleaved(into buffer: UnsafeMutablePointer<Float>, frameCount: Int) throws -> Int {
+        let n = Int(min(AudioFramePosition(frameCount), frameLength - position))
+        guard n > 0 else { return 0 }
+        buffer.update(repeating: 0, count: n * sourceFormat.channelCount)
+        position += AudioFramePosition(n)
+        return n
+    }
+
+    func takeWarnings() -> [AudioWarning] { [] }
 }

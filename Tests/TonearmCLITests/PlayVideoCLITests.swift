@@ -40,15 +40,17 @@ import TonearmTestSupport
         #expect(r.stdout.contains("Done: 1 played, 0 failed"), "\(r.stdout)")
     }
 
-    @Test func realTimeShowsTheFramesInOrderWithAVAndDropped() throws {
+    @Test(arguments: [true, false])
+    func realTimeShowsTheFramesInOrderWithAVAndDropped(audio: Bool) throws {
         defer { dir.remove() }
         let clip = dir.file("av.mp4")
-        try VideoFixtures.clip(clip, seconds: 2)
+        try VideoFixtures.clip(clip, seconds: 2, audio: audio)
         let expected = try VideoFixtures.frameMD5s(clip)
         let y4m = dir.file("shown.y4m")
         let r = try play([clip, "--video-output", "file:\(y4m)", "--output", "null", "--plain"])
         #expect(r.status == 0, "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(r.stdout.contains(audio ? "H264 160×90 · AAC" : "H264 160×90 · no sound"), "\(r.stdout)")
         #expect(lines.contains { $0.hasPrefix("  0:0") && $0.contains("dropped: ") }, "the progress line: \(r.stdout)")
         let summary = try #require(lines.first { $0.hasPrefix("Video: ") }, "\(r.stdout)")
         // "Video: 50 frames shown, 0 dropped, A-V: +0.000"

@@ -111,6 +111,42 @@ import TonearmVideo
         #expect(output.lastPresentedFrame.map { abs($0.time - expected[expected.count - 1]) < 1e-6 } == true)
     }
 
+    @Test func aVideoWithoutSoundPlaysAgainstSilence() async throws {
+        let dir = try TempDir("player-video-silent")
+        defer { dir.remove() }
+        let clip = dir.file("v.mp4")
+        try VideoFixtures.clip(clip, seconds: 2, audio: false)
+        let expected = try VideoFixtures.frameTimes(clip).map(\.time)
+        let md5s = try VideoFixtures.frameMD5s(clip)
+        let output = PlayerItemVideoOutput()
+        let item = PlayerItem(url: URL(fileURLWithPath: clip))
+        item.add(output)
+        let player = Player(output: { NullOutput() })
+        let ready = collectPlayerEvents(player, until: Self.isReady(after: -1))
+        player.replaceCurrentItem(with: item)
+        _ = try await ready.value
+        #expect(item.status == .readyToPlay)
+        #expect(!item.hasAudio)
+        #expect(abs((item.duration.seconds ?? 0) - 2) < 0.05)
+        #expect(item.seekableTimeRanges.count == 1)
+        // An exact seek, then played to the end from there.
+        let target = 0.9
+        let landed = collectPlayerEvents(player, until: Self.isReady(after: 0.5))
+        #expect(await player.seek(to: target, toleranceBefore: 0, toleranceAfter: 0))
+        _ = try await landed.value
+        let index = try #require(expected.lastIndex { $0 <= target + 1e-6 })
+        #expect(output.copyPixelBuffer(forItemTime: target).map { FrameMD5.hex($0.packedBytes) } == md5s[index])
+        let times = output.newFrameTimes
+        let end = collectPlayerEvents(player) { $0 == .didPlayToEndTime }
+        player.play()
+        let seen = try await Self.first(expected.count - index - 1, of: times)
+        _ = try await end.value
+        for (got, want) in zip(seen, expected[(index + 1)...]) { #expect(abs(got - want) < 1e-6, "every frame after the seek, in order") }
+        let stats = try #require(player.videoStatistics)
+        #expect(stats.droppedFrames == 0)
+        #expect(abs(try #require(stats.lastAVDifference)) < 0.1)
+    }
+
     /// A renderer that holds the presenting thread once, for `stall` seconds, at its `at`th frame.
     final class StallingRenderer: PlayerVideoRenderer, Sendable {
         let count = Mutex(0)
