@@ -147,6 +147,34 @@ import TonearmVideo
         #expect(abs(try #require(stats.lastAVDifference)) < 0.1)
     }
 
+    @Test func atTwiceTheSpeedThePictureFollowsTheSound() async throws {
+        let dir = try TempDir("player-video-rate")
+        defer { dir.remove() }
+        let clip = dir.file("clip.mp4")
+        try VideoFixtures.clip(clip, seconds: 3)
+        let expected = try VideoFixtures.frameTimes(clip).map(\.time)
+        let output = PlayerItemVideoOutput()
+        let item = PlayerItem(url: URL(fileURLWithPath: clip))
+        item.add(output)
+        let player = Player(playerItem: item, output: { NullOutput() })
+        let times = output.newFrameTimes
+        let collected = Task {
+            var seen: [Double] = []
+            for await t in times { seen.append(t) }
+            return seen
+        }
+        let end = collectPlayerEvents(player) { $0 == .didPlayToEndTime }
+        player.rate = 2
+        _ = try await end.value
+        let stats = try #require(player.videoStatistics)
+        collected.cancel()
+        let seen = await collected.value
+        #expect(stats.presentedFrames + stats.droppedFrames == expected.count, "every frame shown or dropped by rule")
+        #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 < $1 }, "in order, none repeated")
+        #expect(seen.allSatisfy { t in expected.contains { abs($0 - t) < 1e-6 } })
+        #expect(abs(try #require(stats.lastAVDifference)) < 0.1, "A−V at 2×")
+    }
+
     /// A renderer that holds the presenting thread once, for `stall` seconds, at its `at`th frame.
     final class StallingRenderer: PlayerVideoRenderer, Sendable {
         let count = Mutex(0)
