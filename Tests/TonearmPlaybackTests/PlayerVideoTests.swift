@@ -34,6 +34,22 @@ import TonearmVideo
         return try await withDeadline(timeout, "\(count) values", onTimeout: { task.cancel() }) { await task.value }
     }
 
+    /// Whether `seen` are frames of `expected` (times), in order, none twice.
+    static func inOrder(_ seen: [Double], of expected: [Double]) -> Bool {
+        var next = expected.startIndex
+        for t in seen {
+            guard let i = expected[next...].firstIndex(where: { abs($0 - t) < 1e-6 }) else { return false }
+            next = i + 1
+        }
+        return true
+    }
+
+    /// Frames a starved machine may drop (a presenting thread held off the processor for longer
+    /// than a frame, as under ThreadSanitizer at a load of 12 on 2 cores: up to 4 of 27 seen;
+    /// none in plain runs). A clock that moves in output periods instead of smoothly drops far
+    /// more (23 of the first 45 frames with 250 ms periods, measured with the extrapolation off).
+    static func tolerableDrops(_ frames: Int) -> Int { frames / 4 }
+
     static func isReady(after: Double) -> @Sendable (PlayerEvent) -> Bool {
         { if case .readyForDisplay(let t) = $0, t > after { true } else { false } }
     }
@@ -89,16 +105,18 @@ import TonearmVideo
         let output = PlayerItemVideoOutput()
         let item = PlayerItem(url: URL(fileURLWithPath: clip))
         item.add(output)
-        let player = Player(playerItem: item, output: { NullOutput() })
+        // Periods of 250 ms, as the command's null output and a grown PulseAudio buffer have:
+        // the position moves four times a second.
+        let player = Player(playerItem: item, output: { NullOutput(periodDuration: 0.25) })
         let times = output.newFrameTimes
         let end = collectPlayerEvents(player) { $0 == .didPlayToEndTime }
         player.play()
         // Two seconds of playback: 50 frames at 25 fps.
-        let seen = try await Self.first(50, of: times)
+        let seen = try await Self.first(45, of: times)
         let stats = try #require(player.videoStatistics)
-        #expect(seen.count == 50)
-        for (got, want) in zip(seen, expected) { #expect(abs(got - want) < 1e-6, "every frame, in order") }
-        #expect(stats.droppedFrames == 0, "nothing dropped at 160×90 (the clock moves smoothly between render calls)")
+        #expect(Self.inOrder(seen, of: expected), "frames in order, none twice: \(seen)")
+        #expect(stats.droppedFrames <= Self.tolerableDrops(seen.count),
+                "(next to) nothing dropped at 160×90: the clock moves smoothly between render calls; \(stats)")
         let av = try #require(stats.lastAVDifference)
         #expect(abs(av) < 0.1, "A−V \(av)")
         let last = try #require(seen.last)
@@ -106,8 +124,8 @@ import TonearmVideo
         // The end is reported once the picture has reached it too: every frame shown.
         _ = try await end.value
         let final = try #require(player.videoStatistics)
-        #expect(final.presentedFrames == expected.count, "the last frames are shown before the end is reported")
-        #expect(final.droppedFrames == 0)
+        #expect(final.presentedFrames + final.droppedFrames == expected.count, "the last frames are shown before the end is reported")
+        #expect(final.droppedFrames <= Self.tolerableDrops(expected.count), "\(final)")
         #expect(output.lastPresentedFrame.map { abs($0.time - expected[expected.count - 1]) < 1e-6 } == true)
     }
 
@@ -137,13 +155,21 @@ import TonearmVideo
         let index = try #require(expected.lastIndex { $0 <= target + 1e-6 })
         #expect(output.copyPixelBuffer(forItemTime: target).map { FrameMD5.hex($0.packedBytes) } == md5s[index])
         let times = output.newFrameTimes
+        let collected = Task {
+            var seen: [Double] = []
+            for await t in times { seen.append(t) }
+            return seen
+        }
         let end = collectPlayerEvents(player) { $0 == .didPlayToEndTime }
         player.play()
-        let seen = try await Self.first(expected.count - index - 1, of: times)
         _ = try await end.value
-        for (got, want) in zip(seen, expected[(index + 1)...]) { #expect(abs(got - want) < 1e-6, "every frame after the seek, in order") }
+        collected.cancel()
+        let seen = await collected.value
         let stats = try #require(player.videoStatistics)
-        #expect(stats.droppedFrames == 0)
+        let after = Array(expected[(index + 1)...])
+        #expect(stats.droppedFrames <= Self.tolerableDrops(after.count), "\(stats)")
+        #expect(seen.count + stats.droppedFrames == after.count, "\(seen)")
+        #expect(Self.inOrder(seen, of: after), "the frames after the seek, in order: \(seen)")
         #expect(abs(try #require(stats.lastAVDifference)) < 0.1)
     }
 
@@ -170,8 +196,7 @@ import TonearmVideo
         collected.cancel()
         let seen = await collected.value
         #expect(stats.presentedFrames + stats.droppedFrames == expected.count, "every frame shown or dropped by rule")
-        #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 < $1 }, "in order, none repeated")
-        #expect(seen.allSatisfy { t in expected.contains { abs($0 - t) < 1e-6 } })
+        #expect(Self.inOrder(seen, of: expected), "in order, none repeated")
         #expect(abs(try #require(stats.lastAVDifference)) < 0.1, "A−V at 2×")
     }
 
