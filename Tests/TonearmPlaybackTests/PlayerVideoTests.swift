@@ -129,6 +129,38 @@ import TonearmVideo
         #expect(output.lastPresentedFrame.map { abs($0.time - expected[expected.count - 1]) < 1e-6 } == true)
     }
 
+    @Test func throughPulseAudioThePictureFollowsTheSoundAtTheSpeaker() async throws {
+        let dir = try TempDir("player-video-pulse")
+        defer { dir.remove() }
+        let clip = dir.file("clip.mp4")
+        try VideoFixtures.clip(clip, seconds: 3)
+        let expected = try VideoFixtures.frameTimes(clip).map(\.time)
+        let pulse = try PrivatePulseServer()
+        defer { pulse.stop() }
+        let server = pulse.serverString
+        let output = PlayerItemVideoOutput()
+        let item = PlayerItem(url: URL(fileURLWithPath: clip))
+        item.add(output)
+        let player = Player(playerItem: item, output: { PulseOutput(server: server, streamName: "video") })
+        let times = output.newFrameTimes
+        let collected = Task {
+            var seen: [Double] = []
+            for await t in times { seen.append(t) }
+            return seen
+        }
+        let end = collectPlayerEvents(player, timeout: 40) { $0 == .didPlayToEndTime }
+        player.play()
+        _ = try await end.value
+        collected.cancel()
+        let seen = await collected.value
+        let stats = try #require(player.videoStatistics)
+        #expect(player.outputName == "pulse")
+        #expect(stats.presentedFrames + stats.droppedFrames == expected.count, "\(stats)")
+        #expect(stats.droppedFrames <= Self.tolerableDrops(expected.count), "\(stats)")
+        #expect(Self.inOrder(seen, of: expected))
+        #expect(abs(try #require(stats.lastAVDifference)) < 0.1, "A−V against the audio at the speaker: \(stats)")
+    }
+
     @Test func aVideoWithoutSoundPlaysAgainstSilence() async throws {
         let dir = try TempDir("player-video-silent")
         defer { dir.remove() }
