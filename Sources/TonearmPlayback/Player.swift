@@ -397,6 +397,7 @@ public final class Player: @unchecked Sendable {
                 s.video?.pipeline.clockChanged()
             }
         case .drainOutput:
+            startVideoDrain()
             if let rt = lock.withLock({ $0.runtime }) {
                 rt.driver.drain(timeout: rt.driver.latency + rt.engine.tailTime + 1)
             }
@@ -661,8 +662,9 @@ extension Player {
         let now = DispatchTime.now().uptimeNanoseconds
         return lock.withLock { s in
             if let d = s.videoDrain {
+                // The rate stays: a paused clock presents nothing, and the last frames are due.
                 let t = min(d.until, d.time + Double(now > d.host ? now - d.host : 0) / 1e9 * d.rate)
-                return VideoClockReading(time: t, rate: t < d.until ? d.rate : 0)
+                return VideoClockReading(time: t, rate: d.rate)
             }
             guard let rt = s.runtime, s.machine.runtimeOpen,
                   rt.renderer.positionGeneration.load(ordering: .acquiring) == s.decodingGeneration else {
@@ -679,43 +681,55 @@ extension Player {
         }
     }
 
-    /// Control queue: the sound's end was rendered (and the output drained, when it can). The
-    /// output may still hold what was rendered last (the null output does not drain): the
-    /// picture plays on to the end of the sound on the host's clock, then the pipeline stops —
-    /// when it has shown everything, or at the end of the sound at the latest.
-    private func drainVideo(then event: PlayerEvent) {
+    /// Control queue: the sound's end was rendered; the output still holds what was rendered
+    /// last (PulseAudio is drained next; the null output does not drain). Meanwhile the player
+    /// is no longer "playing", so the picture's clock runs on the host's clock from where the
+    /// sound was heard to the end of what was rendered (at the rate), and the pipeline goes on
+    /// presenting. Idempotent.
+    private func startVideoDrain() {
         let now = DispatchTime.now().uptimeNanoseconds
-        let remaining = lock.withLock { s -> Double? in
-            guard s.video != nil, let rt = s.runtime else { return nil }
-            s.endEventAfterDrain = event
+        lock.withLock { s in
+            guard s.video != nil, s.videoDrain == nil, let rt = s.runtime else { return }
             let until = Double(rt.renderer.positionFrame.load(ordering: .relaxed)) / s.sampleRate
-            let rate = Double(s.machine.decodingRate)
-            let from = min(until, s.videoLastTime)
-            s.videoDrain = (from, now, until, rate)
+            s.videoDrain = (min(until, s.videoLastTime), now, until, Double(s.machine.decodingRate))
             s.video?.pipeline.clockChanged()
-            return (until - from) / max(rate, 0.01)
         }
-        guard let remaining else {
+    }
+
+    /// Control queue: the end was reached (and heard, when the output drains). `event` is
+    /// reported once the picture has reached the end too: when the pipeline has presented
+    /// everything, or at the end of the sound at the latest; then the pipeline stops.
+    private func drainVideo(then event: PlayerEvent) {
+        startVideoDrain()
+        let now = DispatchTime.now().uptimeNanoseconds
+        let drain = lock.withLock { s -> (host: UInt64, remaining: Double)? in
+            guard let d = s.videoDrain else { return nil }
+            s.endEventAfterDrain = event
+            let elapsed = Double(now > d.host ? now - d.host : 0) / 1e9
+            return (d.host, max(0, (d.until - d.time) / max(d.rate, 0.01) - elapsed))
+        }
+        guard let drain else {
             reconcileVideo()
             return emitItemEvent(event)
         }
-        queue.asyncAfter(deadline: .now() + remaining + 0.1) { [weak self] in
-            self?.endDrain(startedAt: now)
+        queue.asyncAfter(deadline: .now() + drain.remaining + 0.1) { [weak self] in
+            self?.endDrain(startedAt: drain.host)
         }
     }
 
     /// Control queue: the drain is over (the pipeline showed everything, or the sound's end
-    /// passed): the pipeline stops and the end is reported. `startedAt`: only that drain.
+    /// passed): the pipeline stops and the end, if reached meanwhile, is reported. `startedAt`:
+    /// only that drain (nil: whichever runs).
     private func endDrain(startedAt host: UInt64?) {
-        let event = lock.withLock { s -> PlayerEvent? in
-            guard let d = s.videoDrain, host == nil || d.host == host else { return nil }
+        let (draining, event) = lock.withLock { s -> (Bool, PlayerEvent?) in
+            guard let d = s.videoDrain, host == nil || d.host == host else { return (false, nil) }
             s.videoDrain = nil
             defer { s.endEventAfterDrain = nil }
-            return s.endEventAfterDrain
+            return (true, s.endEventAfterDrain)
         }
-        guard let event else { return }
+        guard draining else { return }
         reconcileVideo()
-        emitItemEvent(event)
+        if let event { emitItemEvent(event) }
     }
 
     /// Control queue: starts the video pipeline when the item has video, an output or renderer
