@@ -71,10 +71,19 @@ import TonearmVideo
         #expect(Self.videoThreads().isEmpty, "audio-only playback of a video decodes no video")
         // The check can see them: an output added now starts both threads.
         let ready = collectPlayerEvents(player, until: Self.isReady(after: -1))
-        item.add(PlayerItemVideoOutput())
+        let output = PlayerItemVideoOutput()
+        item.add(output)
         _ = try await ready.value
         #expect(player.isPlayingVideo)
         #expect(Set(Self.videoThreads()).count == 2)
+        // Removing the last output stops the video (the seek's completion comes through the
+        // control queue after the removal was handled there).
+        item.remove(output)
+        #expect(await player.seek(to: 1))
+        #expect(!player.isPlayingVideo, "no output, no video")
+        item.add(output)
+        #expect(await player.seek(to: 1.2))
+        #expect(player.isPlayingVideo)
         let changed = collectPlayerEvents(player) { $0 == .currentItemChanged }
         player.replaceCurrentItem(with: nil)
         _ = try await changed.value
