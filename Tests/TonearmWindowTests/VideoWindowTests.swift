@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TonearmCore
+import TonearmTestSupport
+@testable import TonearmWindow
+
+/// Real windows on a private Xvfb display (SDL's x11 driver): a generated frame of four coloured
+/// quadrants is shown, the screen is read back with `xwd`, and the colours are checked where the
+/// gravity, the rotation and the pixel aspect put them, with black bars where they must be.
+/// Waits are on the window's own presentations (with a deadline), never on time.
+///
+/// One window at a time (SDL's video is one per process), so the suite is serialized; it runs
+/// in scripts/test's one-at-a-time phase.
+@Suite(.serialized) struct VideoWindowTests {
+    static let red = Screenshot.Color(r: 255, g: 0, b: 0)
+    static let green = Screenshot.Color(r: 0, g: 255, b: 0)
+    static let blue = Screenshot.Color(r: 0, g: 0, b: 255)
+    static let white = Screenshot.Color(r: 255, g: 255, b: 255)
+    static let black = Screenshot.Color(r: 0, g: 0, b: 0)
+
+    /// Where a screenshot is kept for a person to look at (TONEARM_KEEP_SCREENSHOTS=DIR), else nowhere.
+    static func keep(_ name: String) -> String? {
+        guard let dir = ProcessInfo.processInfo.environment["TONEARM_KEEP_SCREENSHOTS"], !dir.isEmpty else { return nil }
+        return "\(dir)/\(name).png"
+    }
+
+    /// Runs `body` with a window open on a private display of `screen` size; the window is
+    /// closed (and must close) at the end.
+    func withWindow(_ configuration: VideoWindow.Configuration, screen: (Int, Int) = (640, 480),
+                    _ body: (VirtualDisplay, VideoWindow) throws -> Void) throws {
+        let display = try VirtualDisplay(width: screen.0, height: screen.1)
+        defer { display.stop() }
+        let saved = ["DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"].map { ($0, ProcessInfo.processInfo.environment[$0]) }
+        setenv("DISPLAY", display.display, 1)
+        unsetenv("WAYLAND_DISPLAY")
+        setenv("SDL_VIDEODRIVER", "x11", 1)
+        defer {
+            for (name, value) in saved {
+                if let value { setenv(name, value, 1) } else { unsetenv(name) }
+            }
+        }
+        let window = try VideoWindow(configuration)
+        defer {
+            window.close()
+            #expect(!window.isOpen)
+        }
+        try body(display, window)
+    }
+
+    /// Shows `frame` and waits until it is on screen; returns the presentation.
+    func showAndWait(_ window: VideoWindow, _ frame: VideoFrame) throws -> VideoPresentation {
+        let number = try window.show(frame)
+        return try #require(window.waitForPresentation(timeout: 20) { $0.submission >= number },
+                            "frame \(number) was not presented within 20 s")
+    }
+
+    /// Checks the colour at (x, y) of the window's drawable area.
+    func expectColor(_ shot: Screenshot, _ p: VideoPresentation, _ x: Double, _ y: Double, _ expected: Screenshot.Color,
+                     _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let sx = p.windowX + Int(x.rounded(.down)), sy = p.windowY + Int(y.rounded(.down))
+        let c = shot.color(x: sx, y: sy)
+        #expect(c.isClose(to: expected), "\(what) at (\(Int(x)), \(Int(y))) of the window is \(c), not \(expected)",
+                sourceLocation: sourceLocation)
+    }
+
+    /// Checks the four quadrants of the upright picture inside `rect` (their centres), listed
+    /// top-left, top-right, bottom-left, bottom-right.
+    func expectQuadrants(_ shot: Screenshot, _ p: VideoPresentation, in rect: VideoRect, _ colors: [Screenshot.Color],
+                         sourceLocation: SourceLocation = #_sourceLocation) {
+        let names = ["top-left", "top-right", "bottom-left", "bottom-right"]
+        for (i, color) in colors.enumerated() {
+            let x = rect.x + rect.width * (i % 2 == 0 ? 0.25 : 0.75)
+            let y = rect.y + rect.height * (i < 2 ? 0.25 : 0.75)
+            expectColor(shot, p, x, y, color, "the \(names[i]) quadrant", sourceLocation: sourceLocation)
+        }
+    }
+
+    static let upright = [red, green, blue, white]
+
+    @Test(arguments: VideoFrame.PixelFormat.allCases)
+    func theFrameFillsAWindowOfItsShape(format: VideoFrame.PixelFormat) throws {
+        try withWindow(.init(title: "fill \(format)", width: 320, height: 240)) { display, window in
+            #expect(!window.isReadyForDisplay)
+            let p = try showAndWait(window, TestFrames.quadrants(format, width: 160, height: 120))
+            #expect(window.isReadyForDisplay)
+            #expect(p.outputWidth == 320 && p.outputHeight == 240)
+            #expect(p.videoRect == VideoRect(x: 0, y: 0, width: 320, height: 240))
+            #expect(window.videoRect == p.videoRect)
+            let shot = try display.screenshot(keepingPNGAt: Self.keep("fill-\(format)"))
+            expectQuadrants(shot, p, in: p.videoRect, Self.upright)
+            // The window is where SDL says: just outside it is the empty (black) root window,
+            // just inside the picture.
+            expectColor(shot, p, 2, 2, Self.red, "the window's top-left corner")
+            expectColor(shot, p, 317, 237, Self.white, "the window's bottom-right corner")
+        }
+    }
+
+    @Test(arguments: VideoFrame.PixelFormat.allCases)
+    func aspectPutsBarsBesideASquarePicture(format: VideoFrame.PixelFormat) throws {
+        try withWindow(.init(title: "aspect", width: 320, height: 240, gravity: .resizeAspect)) { display, window in
+            let p = try showAndWait(window, TestFrames.quadrants(format, width: 96, height: 96))
+            let expected = VideoRect(x: 40, y: 0, width: 240, height: 240)
+            #expect(p.videoRect == expected)
+            let shot = try display.screenshot(keepingPNGAt: Self.keep("aspect-\(format)"))
+            expectQuadrants(shot, p, in: expected, Self.upright)
+            for (x, y) in [(20.0, 10.0), (20, 230), (300, 10), (300, 230)] {
+                expectColor(shot, p, x, y, Self.black, "the bar")
+            }
+        }
+    }
+
+    @Test func aspectFillCutsTheOverflowAndLeavesNoBar() throws {
+        try withWindow(.init(title: "fill", width: 320, height: 240, gravity: .resizeAspectFill)) { display, window in
+            let p = try showAndWait(window, TestFrames.quadrants(.rgba, width: 96, height: 96))
+            // 320×320, 40 pixels cut off at the top and at the bottom.
+            #expect(p.videoRect == VideoRect(x: 0, y: -40, width: 320, height: 320))
+            let shot = try display.screenshot(keepingPNGAt: Self.keep("aspect-fill"))
+            expectQuadrants(shot, p, in: VideoRect(x: 0, y: 0, width: 320, height: 240), Self.upright)
+            for (x, y) in [(3.0, 3.0), (316, 3), (3, 236), (316, 236)] {
+                #expect(!shot.color(x: p.windowX + Int(x), y: p.windowY + Int(y)).isClose(to: Self.black, tolerance: 30))
+            }
+        }
+    }
+
+    @Test func resizeStretchesThePictureToTheWindow() throws {
+        try withWindow(.init(title: "resize", width: 320, height: 240, gravity: .resize)) { display, window in
+            let p = try showAndWait(window, TestFrames.quadrants(.yuv420p, width: 96, height: 96))
+            #expect(p.videoRect == VideoRect(x: 0, y: 0, width: 320, height: 240))
+            let shot = try display.screenshot()
+            expectQuadrants(shot, p, in: p.videoRect, Self.upright)
+            expectColor(shot, p, 20, 120, Self.red, "where resizeAspect would put a bar")
+        }
+    }
+
+    @Test func changingTheGravityRedraws() throws {
+        try withWindow(.init(title: "gravity", width: 320, height: 240, gravity: .resizeAspect)) { display, window in
+            let first = try showAndWait(window, TestFrames.quadrants(.rgba, width: 96, height: 96))
+            #expect(first.videoRect.width == 240)
+            window.gravity = .resize
+            let p = try #require(window.waitForPresentation(timeout: 20) { $0.gravity == .resize })
+            #expect(p.videoRect == VideoRect(x: 0, y: 0, width: 320, height: 240))
+            expectColor(try display.screenshot(), p, 20, 60, Self.red, "the stretched picture")
+        }
+    }
+
+    @Test(arguments: [90, 270])
+    func aQuarterTurnStandsThePictureUp(rotation: Int) throws {
+        try withWindow(.init(title: "rotation", width: 320, height: 240)) { display, window in
+            // Coded 160×120 landscape, shown 120×160 upright: 180×240 in the window, bars of 70.
+            var frame = TestFrames.quadrants(.yuv420p, width: 160, height: 120)
+            frame.rotation = rotation
+            let p = try showAndWait(window, frame)
+            let expected = VideoRect(x: 70, y: 0, width: 180, height: 240)
+            #expect(p.videoRect == expected)
+            let shot = try display.screenshot(keepingPNGAt: Self.keep("rotation-\(rotation)"))
+            // Turned clockwise, the coded bottom-left (blue) comes to the top-left; counter-clockwise
+            // the coded top-right (green) does.
+            let colors = rotation == 90 ? [Self.blue, Self.red, Self.white, Self.green]
+                                        : [Self.green, Self.white, Self.red, Self.blue]
+            expectQuadrants(shot, p, in: expected, colors)
+            expectColor(shot, p, 35, 120, Self.black, "the left bar")
+            expectColor(shot, p, 285, 120, Self.black, "the right bar")
+        }
+    }
+
+    @Test func anamorphicPixelsAreShownWide() throws {
+        try withWindow(.init(title: "anamorphic", width: 320, height: 240)) { display, window in
+            // 120×120 coded with 4:3 pixels is 160×120: the whole 320×240 window, no bar (square
+            // pixels would leave bars of 40 at each side).
+            var frame = TestFrames.quadrants(.rgba, width: 120, height: 120)
+            frame.pixelAspectRatio = .init(horizontal: 4, vertical: 3)
+            let p = try showAndWait(window, frame)
+            #expect(p.videoRect == VideoRect(x: 0, y: 0, width: 320, height: 240))
+            let shot = try display.screenshot(keepingPNGAt: Self.keep("anamorphic"))
+            expectQuadrants(shot, p, in: p.videoRect, Self.upright)
+            expectColor(shot, p, 20, 60, Self.red, "where square pixels would leave a bar")
+            expectColor(shot, p, 300, 180, Self.white, "where square pixels would leave a bar")
+        }
+    }
+
+    @Test func aResizedWindowIsDrawnAgainAtItsNewSize() throws {
+        try withWindow(.init(title: "resized", width: 320, height: 240)) { display, window in
+            let frame = TestFrames.quadrants(.yuv420p, width: 96, height: 96)
+            _ = try showAndWait(window, frame)
+            window.setSize(width: 400, height: 200)
+            let p = try #require(window.waitForPresentation(timeout: 20) { $0.outputWidth == 400 && $0.outputHeight == 200 })
+            let expected = VideoRect(x: 100, y: 0, width: 200, height: 200)
+            #expect(p.videoRect == expected)
+            let shot = try display.screenshot(keepingPNGAt: Self.keep("resized"))
+            expectQuadrants(shot, p, in: expected, Self.upright)
+            expectColor(shot, p, 50, 100, Self.black, "the left bar")
+            expectColor(shot, p, 350, 100, Self.black, "the right bar")
+        }
+    }
+
+    @Test func aNewFrameSizeAndFormatReplacesTheTexture() throws {
+        try withWindow(.init(title: "formats", width: 320, height: 240)) { display, window in
+            _ = try showAndWait(window, TestFrames.quadrants(.yuv420p, width: 160, height: 120))
+            // The same picture in the other format and a square size; then a plain colour.
+            let p = try showAndWait(window, TestFrames.quadrants(.rgba, width: 64, height: 64))
+            #expect(p.videoRect == VideoRect(x: 40, y: 0, width: 240, height: 240))
+            expectQuadrants(try display.screenshot(), p, in: p.videoRect, Self.upright)
+            let last = try showAndWait(window, TestFrames.solid(.yuv420p, width: 160, height: 120, Self.green))
+            let shot = try display.screenshot()
+            for (x, y) in [(40.0, 30.0), (280, 30), (40, 210), (280, 210)] {
+                expectColor(shot, last, x, y, Self.green, "the plain frame")
+            }
+        }
+    }
+
+    @Test func theLastFrameGivenIsTheOneOnScreen() throws {
+        try withWindow(.init(title: "latest", width: 160, height: 120)) { display, window in
+            var last: UInt64 = 0
+            for i in 0..<50 {
+                last = try window.show(TestFrames.solid(.rgba, width: 16, height: 12, i == 49 ? Self.blue : Self.red, time: Double(i)))
+            }
+            let p = try #require(window.waitForPresentation(timeout: 20) { $0.submission == last })
+            #expect(p.frameTime == 49)
+            expectColor(try display.screenshot(), p, 80, 60, Self.blue, "the last frame")
+        }
+    }
+
+    @Test func aMalformedFrameIsRefused() throws {
+        try withWindow(.init(title: "malformed", width: 160, height: 120)) { _, window in
+            var frame = TestFrames.quadrants(.yuv420p, width: 32, height: 32)
+            frame.planes[1].bytes = []
+            #expect(throws: VideoWindowError.self) { try window.show(frame) }
+            #expect(window.lastPresentation?.submission ?? 0 == 0)
+        }
+    }
+
+    @Test func closeEndsTheWindowThreadAndTheEvents() async throws {
+        let display = try VirtualDisplay()
+        defer { display.stop() }
+        let saved = ["DISPLAY", "SDL_VIDEODRIVER"].map { ($0, ProcessInfo.processInfo.environment[$0]) }
+        defer {
+            for (name, value) in saved {
+                if let value { setenv(name, value, 1) } else { unsetenv(name) }
+            }
+        }
+        setenv("DISPLAY", display.display, 1)
+        setenv("SDL_VIDEODRIVER", "x11", 1)
+        let window = try VideoWindow(.init(title: "close", width: 160, height: 120))
+        _ = try showAndWait(window, TestFrames.quadrants(.rgba, width: 16, height: 16))
+        #expect(window.isOpen)
+        window.close()
+        #expect(!window.isOpen)
+        var seen: [VideoWindowEvent] = []
+        for await event in window.events { seen.append(event) }
+        #expect(seen.last == .closed)
+        window.close()  // again: nothing
+        // SDL is free again: another window opens.
+        let again = try VideoWindow(.init(title: "again", width: 160, height: 120))
+        #expect(again.isOpen)
+        again.close()
+    }
+
+    @Test func aSecondWindowAtOnceIsRefused() throws {
+        try withWindow(.init(title: "one", width: 160, height: 120)) { _, _ in
+            #expect(throws: VideoWindowError.anotherWindowIsOpen) { _ = try VideoWindow(.init(title: "two")) }
+        }
+    }
+
+    @Test func withoutADisplayOpeningSaysSo() throws {
+        let saved = ["DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"].map { ($0, ProcessInfo.processInfo.environment[$0]) }
+        defer {
+            for (name, value) in saved {
+                if let value { setenv(name, value, 1) } else { unsetenv(name) }
+            }
+        }
+        unsetenv("DISPLAY")
+        unsetenv("WAYLAND_DISPLAY")
+        unsetenv("SDL_VIDEODRIVER")
+        do {
+            _ = try VideoWindow(.init(title: "headless"))
+            Issue.record("a window opened without a display")
+        } catch {
+            guard case .noDisplay(let why) = error else {
+                Issue.record("\(error) is not noDisplay")
+                return
+            }
+            #expect(why.contains("DISPLAY"))
+            #expect(error.description.hasPrefix("no display"))
+        }
+        // A display that is set but not there: SDL cannot start, and says why.
+        setenv("DISPLAY", ":7999", 1)
+        setenv("SDL_VIDEODRIVER", "x11", 1)
+        #expect {
+            _ = try VideoWindow(.init(title: "nowhere"))
+        } throws: { error in
+            guard let e = error as? VideoWindowError, case .noDisplay = e else { return false }
+            return true
+        }
+    }
+}
+
+/// Generated frames: four coloured quadrants (red, green / blue, white), or one colour, in
+/// either pixel format (Y′CbCr from R′G′B′ with BT.601's limited-range matrix, as SDL shows
+/// frames of this size).
+enum TestFrames {
+    static func quadrants(_ format: VideoFrame.PixelFormat, width: Int, height: Int, time: Double = 0) -> VideoFrame {
+        frame(format, width: width, height: height, time: time) { x, y in
+            switch (x < width / 2, y < height / 2) {
+            case (true, true): VideoWindowTests.red
+            case (false, true): VideoWindowTests.green
+            case (true, false): VideoWindowTests.blue
+            case (false, false): VideoWindowTests.white
+            }
+        }
+    }
+
+    static func solid(_ format: VideoFrame.PixelFormat, width: Int, height: Int, _ color: Screenshot.Color,
+                      time: Double = 0) -> VideoFrame {
+        frame(format, width: width, height: height, time: time) { _, _ in color }
+    }
+
+    static func frame(_ format: VideoFrame.PixelFormat, width: Int, height: Int, time: Double,
+                      _ color: (Int, Int) -> Screenshot.Color) -> VideoFrame {
+        switch format {
+        case .rgba:
+            let stride = width * 4 + 12  // padding at the end of each row, as decoders leave it
+            var bytes = [UInt8](repeating: 0x55, count: stride * height)
+            for y in 0..<height {
+                for x in 0..<width {
+                    let c = color(x, y), o = y * stride + x * 4
+                    bytes[o] = UInt8(c.r)
+                    bytes[o + 1] = UInt8(c.g)
+                    bytes[o + 2] = UInt8(c.b)
+                    bytes[o + 3] = 255
+                }
+            }
+            return VideoFrame(pixelFormat: .rgba, width: width, height: height,
+                              planes: [.init(bytes: bytes, bytesPerRow: stride, width: width, height: height)], time: time)
+        case .yuv420p:
+            func yuv(_ c: Screenshot.Color) -> (UInt8, UInt8, UInt8) {
+                let r = Double(c.r) / 255, g = Double(c.g) / 255, b = Double(c.b) / 255
+                let y = 16 + 65.481 * r + 128.553 * g + 24.966 * b
+                let cb = 128 - 37.797 * r - 74.203 * g + 112 * b
+                let cr = 128 + 112 * r - 93.786 * g - 18.214 * b
+                return (UInt8(y.rounded()), UInt8(cb.rounded()), UInt8(cr.rounded()))
+            }
+            let cw = (width + 1) / 2, ch = (height + 1) / 2
+            let yStride = width + 8, cStride = cw + 8
+            var yb = [UInt8](repeating: 0, count: yStride * height)
+            var ub = [UInt8](repeating: 128, count: cStride * ch)
+            var vb = [UInt8](repeating: 128, count: cStride * ch)
+            for y in 0..<height {
+                for x in 0..<width { yb[y * yStride + x] = yuv(color(x, y)).0 }
+            }
+            for y in 0..<ch {
+                for x in 0..<cw {
+                    let (_, u, v) = yuv(color(x * 2, y * 2))
+                    ub[y * cStride + x] = u
+                    vb[y * cStride + x] = v
+                }
+            }
+            return VideoFrame(pixelFormat: .yuv420p, width: width, height: height, planes: [
+                .init(bytes: yb, bytesPerRow: yStride, width: width, height: height),
+                .init(bytes: ub, bytesPerRow: cStride, width: cw, height: ch),
+                .init(bytes: vb, bytesPerRow: cStride, width: cw, height: ch),
+            ], time: time)
+        }
+    }
+}
