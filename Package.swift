@@ -153,10 +153,11 @@ let package = Package(
         // The seams: reads this manifest (`swift package dump-package`) and checks what may not
         // depend on what (the engine on libpulse or libdbus, the umbrella on MPRIS).
         .testTarget(name: "TonearmArchitectureTests"),
-        // Shared by the tests: fixture generation, the private PulseAudio server, recording, the
+        // Shared by the tests: fixture generation, the private PulseAudio server, recording, Xvfb
+        // displays (screenshots; xclient.py sends windows close requests, keys and motion), the
         // test HTTP server (httpd.py, run with python3 from its source path).
         .target(name: "TonearmTestSupport", dependencies: ["TonearmCore", "TonearmEngine", "TonearmOutput", "RenderThreadProbe"],
-                path: "Tests/TonearmTestSupport", exclude: ["httpd.py"]),
+                path: "Tests/TonearmTestSupport", exclude: ["httpd.py", "xclient.py"]),
         // The test executable's malloc, free and pthread lock calls, counted on the render thread
         // (RenderProbe in TonearmTestSupport): proof that the render path allocates and locks nothing.
         .target(name: "RenderThreadProbe", path: "Tests/RenderThreadProbe"),

@@ -36,6 +36,9 @@ public final class VideoWindow: Sendable {
         /// at once, after ``VideoWindowEvent/closeRequested`` — so closing works even when nobody
         /// answers the event. Otherwise the owner decides and calls ``close()``.
         public var closesOnRequest: Bool
+        /// How long the built-in controls (``VideoWindow/setControls(_:)``) stay after the last
+        /// mouse movement or key.
+        public var controlsHideDelay: Double
 
         public enum Renderer: String, Sendable, Hashable {
             case automatic, software
@@ -43,7 +46,7 @@ public final class VideoWindow: Sendable {
 
         public init(title: String = "Tonearm", width: Int = 640, height: Int = 360, resizable: Bool = true,
                     fullScreen: Bool = false, gravity: VideoGravity = .resizeAspect, renderer: Renderer = .automatic,
-                    videoDriver: String? = nil, closesOnRequest: Bool = true) {
+                    videoDriver: String? = nil, closesOnRequest: Bool = true, controlsHideDelay: Double = 3) {
             self.title = title
             self.width = width
             self.height = height
@@ -53,6 +56,7 @@ public final class VideoWindow: Sendable {
             self.renderer = renderer
             self.videoDriver = videoDriver
             self.closesOnRequest = closesOnRequest
+            self.controlsHideDelay = controlsHideDelay
         }
     }
 
@@ -131,6 +135,18 @@ public final class VideoWindow: Sendable {
 
     public func setTitle(_ title: String) { shared.submit { $0.titleRequest = title } }
 
+    /// Built-in controls drawn over the video from `state` (a seek bar with the played and
+    /// buffered parts, play/pause, elapsed and remaining time, the volume): they show when the
+    /// mouse moves or a key is pressed over the window, or on ``showControls()``, and hide
+    /// ``Configuration/controlsHideDelay`` seconds after. A click on them comes out as
+    /// ``VideoWindowEvent/controls(_:)``. Call again whenever the state changes; nil removes them.
+    public func setControls(_ state: ControlsState?) {
+        shared.submit { $0.controls = state; $0.controlsChanged = true }
+    }
+
+    /// Shows the built-in controls now (they hide after the delay).
+    public func showControls() { shared.submit { $0.showControlsRequest = true } }
+
     /// Whether a frame has been drawn (AVPlayerLayer's `isReadyForDisplay`).
     public var isReadyForDisplay: Bool { shared.read { $0.lastPresentation?.frameTime != nil } }
 
@@ -175,6 +191,9 @@ final class Shared: @unchecked Sendable {
         var sizeRequest: (Int, Int)?
         var titleRequest: String?
         var closeRequest = false
+        var controls: ControlsState?
+        var controlsChanged = false
+        var showControlsRequest = false
         var isFullScreen: Bool
         var lastPresentation: VideoPresentation?
         /// SDL is started and the wake-up event registered: ``Shared/submit(_:)`` may push it.

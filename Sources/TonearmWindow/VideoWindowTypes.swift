@@ -37,6 +37,8 @@ public enum VideoWindowEvent: Sendable, Hashable {
     case mouseMoved(x: Int, y: Int)
     /// The left mouse button was pressed at (x, y).
     case clicked(x: Int, y: Int)
+    /// A click on the built-in controls: play/pause, or a seek on the seek bar.
+    case controls(ControlsAction)
     /// The window's drawable area is now `width × height` pixels.
     case resized(width: Int, height: Int)
     /// The user (or the desktop) asked to close the window. With
@@ -64,6 +66,8 @@ public struct VideoPresentation: Sendable, Hashable {
     public var videoRect: VideoRect
     public var gravity: VideoGravity
     public var isFullScreen: Bool
+    /// Whether the built-in controls were drawn over the picture.
+    public var controlsVisible: Bool
 }
 
 extension VideoFrame {

@@ -19,6 +19,20 @@ struct WindowThread: ~Copyable {
     var frame: VideoFrame?
     var submission: UInt64 = 0
     var presentations = 0
+    /// The built-in controls' state (nil: none) and when they show.
+    var controls: ControlsState?
+    var overlay: ControlsOverlay
+
+    init(shared: Shared, window: OpaquePointer, renderer: OpaquePointer, wakeType: UInt32) {
+        self.shared = shared
+        self.window = window
+        self.renderer = renderer
+        self.wakeType = wakeType
+        overlay = ControlsOverlay(hideDelay: shared.configuration.controlsHideDelay)
+    }
+
+    /// Seconds on SDL's monotonic clock.
+    static var now: Double { Double(SDL_GetTicks64()) / 1000 }
 
     static func run(_ shared: Shared, driver: String?) {
         shared.markWindowThread()
@@ -79,7 +93,16 @@ struct WindowThread: ~Copyable {
                 draw()
                 redraw = false
             }
-            guard SDL_WaitEvent(&event) == 1 else { return }
+            // Asleep until an event, or until the controls are due to hide (then drawn without them).
+            if let hide = controls == nil ? nil : overlay.hideTime(after: Self.now) {
+                let ms = Int32(clamping: Int(((hide - Self.now) * 1000).rounded(.up)) + 1)
+                if SDL_WaitEventTimeout(&event, max(1, ms)) == 0 {
+                    redraw = true
+                    continue
+                }
+            } else {
+                guard SDL_WaitEvent(&event) == 1 else { return }
+            }
             var closing = false
             repeat {
                 if handle(&event, redraw: &redraw) { closing = true }
@@ -112,16 +135,34 @@ struct WindowThread: ~Copyable {
             if let key = Self.key(event.key.keysym.sym) {
                 shared.events.yield(.key(key, isRepeat: event.key.repeat != 0))
             }
+            revealControls(redraw: &redraw)
         case SDL_MOUSEMOTION.rawValue:
             shared.events.yield(.mouseMoved(x: Int(event.motion.x), y: Int(event.motion.y)))
+            revealControls(redraw: &redraw)
         case SDL_MOUSEBUTTONDOWN.rawValue:
             if event.button.button == UInt8(SDL_BUTTON_LEFT) {
-                shared.events.yield(.clicked(x: Int(event.button.x), y: Int(event.button.y)))
+                let x = Int(event.button.x), y = Int(event.button.y)
+                shared.events.yield(.clicked(x: x, y: y))
+                if let controls, overlay.isVisible(at: Self.now) {
+                    var w: Int32 = 0, h: Int32 = 0
+                    SDL_GetRendererOutputSize(renderer, &w, &h)
+                    if let action = ControlsOverlay.hit(x: x, y: y, state: controls, width: Int(w), height: Int(h)) {
+                        shared.events.yield(.controls(action))
+                    }
+                }
+                revealControls(redraw: &redraw)
             }
         default:
             break
         }
         return false
+    }
+
+    /// Activity over the window: the controls (when there are any) show from now.
+    mutating func revealControls(redraw: inout Bool) {
+        guard controls != nil else { return }
+        overlay.activity(at: Self.now)
+        redraw = true
     }
 
     func closeRequested() -> Bool {
@@ -148,7 +189,7 @@ struct WindowThread: ~Copyable {
     /// and carries them out; true when the window is to close.
     mutating func applyRequests(redraw: inout Bool) -> Bool {
         typealias Requests = (frame: (VideoFrame, UInt64)?, fullScreen: Bool?, size: (Int, Int)?, title: String?,
-                              redraw: Bool, close: Bool)
+                              redraw: Bool, close: Bool, controls: ControlsState??, showControls: Bool)
         let r: Requests = shared.update { s in
             defer {
                 s.pendingFrame = nil
@@ -156,10 +197,19 @@ struct WindowThread: ~Copyable {
                 s.sizeRequest = nil
                 s.titleRequest = nil
                 s.needsRedraw = false
+                s.controlsChanged = false
+                s.showControlsRequest = false
             }
-            return (s.pendingFrame, s.fullScreenRequest, s.sizeRequest, s.titleRequest, s.needsRedraw, s.closeRequest)
+            return (s.pendingFrame, s.fullScreenRequest, s.sizeRequest, s.titleRequest, s.needsRedraw, s.closeRequest,
+                    s.controlsChanged ? .some(s.controls) : .none, s.showControlsRequest)
         }
         if r.close { return true }
+        if let state = r.controls {
+            // Drawn again only when the change shows (visible now, or removed while visible).
+            if overlay.isVisible(at: Self.now) { redraw = true }
+            controls = state
+        }
+        if r.showControls { revealControls(redraw: &redraw) }
         if let title = r.title { SDL_SetWindowTitle(window, title) }
         if let on = r.fullScreen {
             SDL_SetWindowFullscreen(window, on ? SDL_WINDOW_FULLSCREEN_DESKTOP.rawValue : 0)
@@ -231,6 +281,18 @@ struct WindowThread: ~Copyable {
                 SDL_RenderCopyExF(renderer, texture, nil, &d, angle, nil, SDL_FLIP_NONE)
             }
         }
+        var controlsVisible = false
+        if let controls {
+            let rects = overlay.rectangles(for: controls, width: Int(w), height: Int(h), at: Self.now)
+            controlsVisible = !rects.isEmpty
+            SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_BLEND)
+            for r in rects {
+                SDL_SetRenderDrawColor(renderer, r.color.r, r.color.g, r.color.b, r.color.a)
+                var rect = SDL_Rect(x: Int32(r.x), y: Int32(r.y), w: Int32(r.width), h: Int32(r.height))
+                SDL_RenderFillRect(renderer, &rect)
+            }
+            SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_NONE)
+        }
         SDL_RenderPresent(renderer)
         presentations += 1
         var x: Int32 = 0, y: Int32 = 0
@@ -239,7 +301,7 @@ struct WindowThread: ~Copyable {
         let presentation = VideoPresentation(
             number: presentations, submission: submission, frameTime: texture == nil ? nil : frame?.time,
             outputWidth: Int(w), outputHeight: Int(h), windowX: Int(x), windowY: Int(y), videoRect: rect,
-            gravity: gravity, isFullScreen: fullScreen)
+            gravity: gravity, isFullScreen: fullScreen, controlsVisible: controlsVisible)
         shared.update {
             $0.lastPresentation = presentation
             $0.isFullScreen = fullScreen

@@ -51,6 +51,19 @@ public final class VirtualDisplay: @unchecked Sendable {
     /// Whether Xvfb still runs.
     public var isRunning: Bool { xvfb.isRunning }
 
+    /// `xclient.py` beside this file: a small X client (ctypes over libX11) that sends a window
+    /// what a desktop or a user would.
+    public static let clientScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("xclient.py").path
+
+    /// Sends the top-level window titled `title` each of `actions` in order — `close` (the
+    /// window manager's WM_DELETE_WINDOW), `key:NAME` (an X keysym: `space`, `Left`, `q`…),
+    /// `motion:X,Y`, `click:X,Y` — and returns once the X server has them (XSync).
+    public func send(toWindowTitled title: String, _ actions: [String]) throws {
+        let r = try run("python3", [Self.clientScript, display, title] + actions)
+        guard r.status == 0 else { throw TestSupportError("xclient.py \(actions) failed (\(r.status)): \(r.stderr)") }
+    }
+
     /// The whole screen as it is now (`xwd -root`), parsed. With `keepingPNGAt`, also converted
     /// to a PNG there (by ffmpeg) for a person to look at.
     public func screenshot(keepingPNGAt png: String? = nil) throws -> Screenshot {

@@ -82,6 +82,8 @@ import TonearmTestSupport
     func theFrameFillsAWindowOfItsShape(format: VideoFrame.PixelFormat) throws {
         try withWindow(.init(title: "fill \(format)", width: 320, height: 240)) { display, window in
             #expect(!window.isReadyForDisplay)
+            #expect(!window.rendererName.isEmpty)
+            print("VideoWindowTests: SDL renderer \(window.rendererName)")
             let p = try showAndWait(window, TestFrames.quadrants(format, width: 160, height: 120))
             #expect(window.isReadyForDisplay)
             #expect(p.outputWidth == 320 && p.outputHeight == 240)
@@ -93,6 +95,18 @@ import TonearmTestSupport
             // just inside the picture.
             expectColor(shot, p, 2, 2, Self.red, "the window's top-left corner")
             expectColor(shot, p, 317, 237, Self.white, "the window's bottom-right corner")
+        }
+    }
+
+    @Test(arguments: VideoFrame.PixelFormat.allCases)
+    func sdlsSoftwareRendererDrawsTheSame(format: VideoFrame.PixelFormat) throws {
+        try withWindow(.init(title: "software", width: 320, height: 240, renderer: .software)) { display, window in
+            #expect(window.rendererName == "software")
+            let p = try showAndWait(window, TestFrames.quadrants(format, width: 96, height: 96))
+            #expect(p.videoRect == VideoRect(x: 40, y: 0, width: 240, height: 240))
+            let shot = try display.screenshot()
+            expectQuadrants(shot, p, in: p.videoRect, Self.upright)
+            expectColor(shot, p, 20, 120, Self.black, "the left bar")
         }
     }
 
@@ -129,7 +143,8 @@ import TonearmTestSupport
             #expect(p.videoRect == VideoRect(x: 0, y: 0, width: 320, height: 240))
             let shot = try display.screenshot()
             expectQuadrants(shot, p, in: p.videoRect, Self.upright)
-            expectColor(shot, p, 20, 120, Self.red, "where resizeAspect would put a bar")
+            expectColor(shot, p, 20, 60, Self.red, "where resizeAspect would put a bar")
+            expectColor(shot, p, 300, 180, Self.white, "where resizeAspect would put a bar")
         }
     }
 
@@ -254,6 +269,145 @@ import TonearmTestSupport
         let again = try VideoWindow(.init(title: "again", width: 160, height: 120))
         #expect(again.isOpen)
         again.close()
+    }
+
+    /// Opens a window on a private display for an async test (events), closing it at the end.
+    func withWindow(_ configuration: VideoWindow.Configuration,
+                    _ body: (VirtualDisplay, VideoWindow) async throws -> Void) async throws {
+        let display = try VirtualDisplay()
+        defer { display.stop() }
+        let saved = ["DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"].map { ($0, ProcessInfo.processInfo.environment[$0]) }
+        setenv("DISPLAY", display.display, 1)
+        unsetenv("WAYLAND_DISPLAY")
+        setenv("SDL_VIDEODRIVER", "x11", 1)
+        defer {
+            for (name, value) in saved {
+                if let value { setenv(name, value, 1) } else { unsetenv(name) }
+            }
+        }
+        let window = try VideoWindow(configuration)
+        defer { window.close() }
+        try await body(display, window)
+    }
+
+    /// The window's events until `done` holds for those seen (or the stream ends, or `timeout`
+    /// seconds pass: a deadline, not a synchronisation).
+    func collect(_ window: VideoWindow, timeout: Double,
+                 until done: @escaping @Sendable ([VideoWindowEvent]) -> Bool) async -> [VideoWindowEvent] {
+        let events = window.events
+        return await withTaskGroup(of: [VideoWindowEvent]?.self) { group in
+            group.addTask {
+                var seen: [VideoWindowEvent] = []
+                for await event in events {
+                    seen.append(event)
+                    if done(seen) { break }
+                }
+                return seen
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(timeout))
+                return nil
+            }
+            var result: [VideoWindowEvent] = []
+            for await r in group {
+                if let r { result = r }
+                group.cancelAll()
+            }
+            return result
+        }
+    }
+
+    @Test func keysAndTheMouseComeOutAsEvents() async throws {
+        try await withWindow(.init(title: "keys", width: 320, height: 240)) { display, window in
+            _ = try showAndWait(window, TestFrames.quadrants(.rgba, width: 32, height: 32))
+            try display.send(toWindowTitled: "keys", ["key:space", "key:Left", "key:Right", "key:Up", "key:Down", "key:f",
+                                                      "key:m", "key:a", "motion:100,50", "key:q", "key:Escape"])
+            let seen = await collect(window, timeout: 20) { $0.contains(.key(.escape, isRepeat: false)) }
+            let keys = seen.compactMap { e -> VideoWindowKey? in if case .key(let k, _) = e { k } else { nil } }
+            // `a` is no key of a player's window: not reported.
+            #expect(keys == [.space, .left, .right, .up, .down, .f, .m, .q, .escape], "\(seen)")
+            #expect(seen.contains(.mouseMoved(x: 100, y: 50)), "\(seen)")
+            #expect(window.isOpen)  // q and Escape are the owner's to answer
+        }
+    }
+
+    @Test func aCloseRequestClosesTheWindowByItself() async throws {
+        try await withWindow(.init(title: "close request", width: 320, height: 240)) { display, window in
+            _ = try showAndWait(window, TestFrames.quadrants(.yuv420p, width: 32, height: 32))
+            try display.send(toWindowTitled: "close request", ["close"])
+            // Nobody answers the event: the window closes all the same.
+            #expect(window.waitUntilClosed(timeout: 20))
+            #expect(!window.isOpen)
+            let seen = await collect(window, timeout: 20) { _ in false }
+            #expect(Array(seen.suffix(2)) == [.closeRequested, .closed], "\(seen)")
+        }
+    }
+
+    @Test func aCloseRequestCanBeLeftToTheOwner() async throws {
+        try await withWindow(.init(title: "owner closes", width: 320, height: 240, closesOnRequest: false)) { display, window in
+            _ = try showAndWait(window, TestFrames.quadrants(.yuv420p, width: 32, height: 32))
+            try display.send(toWindowTitled: "owner closes", ["close"])
+            let seen = await collect(window, timeout: 20) { $0.contains(.closeRequested) }
+            #expect(seen.contains(.closeRequested))
+            // Still open and drawing: a new frame is presented.
+            #expect(window.isOpen)
+            _ = try showAndWait(window, TestFrames.solid(.rgba, width: 8, height: 8, Self.green))
+            window.close()
+            #expect(!window.isOpen)
+        }
+    }
+
+    @Test func theControlsShowOnTheMouseAndHideAfterTheDelay() async throws {
+        let config = VideoWindow.Configuration(title: "controls", width: 320, height: 240, controlsHideDelay: 0.5)
+        try await withWindow(config) { display, window in
+            let state = ControlsState(isPlaying: false, currentTime: 30, duration: 120, bufferedUntil: 90)
+            window.setControls(state)
+            let first = try showAndWait(window, TestFrames.solid(.rgba, width: 32, height: 24, Self.blue))
+            #expect(!first.controlsVisible)  // nothing happened over the window yet
+            // (Not to the window's centre: Xvfb's pointer starts at the screen's centre, which is
+            // there, and a move to where the pointer is is no move.)
+            try display.send(toWindowTitled: "controls", ["motion:100,80"])
+            let shown = try #require(window.waitForPresentation(timeout: 20) { $0.controlsVisible })
+            let shot = try display.screenshot(keepingPNGAt: Self.keep("controls"))
+            let rects = ControlsOverlay.layout(state, width: 320, height: 240)
+            func centre(_ part: OverlayRect.Part, at fraction: Double = 0.5) throws -> (Double, Double) {
+                let r = try #require(rects.first { $0.part == part })
+                return (Double(r.x) + Double(r.width) * fraction, Double(r.y) + Double(r.height) / 2)
+            }
+            // Played (a quarter of the bar: white), buffered (to three quarters: light grey),
+            // the rest of the track (dark grey), the play glyph (paused: white), the panel over
+            // the blue picture (darkened blue), and the picture above the panel untouched.
+            let (px, py) = try centre(.seekPlayed)
+            expectColor(shot, shown, px, py, Self.white, "the played part")
+            let (tx, ty) = try centre(.seekTrack, at: 0.6)
+            expectColor(shot, shown, tx, ty, .init(r: 160, g: 160, b: 160), "the buffered part")
+            let (rx, ry) = try centre(.seekTrack, at: 0.9)
+            expectColor(shot, shown, rx, ry, .init(r: 96, g: 96, b: 96), "the track")
+            let glyph = try #require(rects.first { $0.part == .playPause && $0.width >= 10 })
+            expectColor(shot, shown, Double(glyph.x + 2), Double(glyph.y), Self.white, "the play glyph")
+            expectColor(shot, shown, 300, 205, .init(r: 0, g: 0, b: 95), "the panel over the picture")
+            expectColor(shot, shown, 160, 100, Self.blue, "the picture above the panel")
+            // No more activity: they hide, and the picture is whole again.
+            let hidden = try #require(window.waitForPresentation(timeout: 20) { !$0.controlsVisible && $0.number > shown.number })
+            expectColor(try display.screenshot(), hidden, px, py, Self.blue, "the picture where the bar was")
+            // Shown again by the API; a click on the seek bar asks for a seek, one on the glyph
+            // for play/pause (the mouse moves there first, which keeps them shown).
+            window.showControls()
+            _ = try #require(window.waitForPresentation(timeout: 20) { $0.controlsVisible && $0.number > hidden.number })
+            let track = try #require(rects.first { $0.part == .seekTrack })
+            let atHalf = track.x + (track.width - 1) / 2
+            try display.send(toWindowTitled: "controls", ["motion:\(atHalf),\(track.y + 2)", "click:\(atHalf),\(track.y + 2)",
+                                                          "motion:\(glyph.x + 3),\(glyph.y)", "click:\(glyph.x + 3),\(glyph.y)"])
+            let seen = await collect(window, timeout: 20) { $0.contains(.controls(.playPause)) }
+            let actions = seen.compactMap { e -> ControlsAction? in if case .controls(let a) = e { a } else { nil } }
+            #expect(actions.count == 2, "\(seen)")
+            if case .seek(let to) = actions.first {
+                #expect(abs(to - 60) <= 120.0 / Double(track.width), "\(to)")
+            } else {
+                Issue.record("no seek from a click on the bar: \(seen)")
+            }
+            #expect(actions.last == .playPause)
+        }
     }
 
     @Test func aSecondWindowAtOnceIsRefused() throws {
