@@ -22,6 +22,9 @@ struct WindowThread: ~Copyable {
     /// The built-in controls' state (nil: none) and when they show.
     var controls: ControlsState?
     var overlay: ControlsOverlay
+    /// Full screen without a window manager: the window's own geometry before it covered the
+    /// screen (nil when not in that state).
+    var coveringScreenFrom: (x: Int32, y: Int32, width: Int32, height: Int32)?
 
     init(shared: Shared, window: OpaquePointer, renderer: OpaquePointer, wakeType: UInt32) {
         self.shared = shared
@@ -50,7 +53,6 @@ struct WindowThread: ~Copyable {
 
         var flags = SDL_WINDOW_SHOWN.rawValue
         if c.resizable { flags |= SDL_WINDOW_RESIZABLE.rawValue }
-        if c.fullScreen { flags |= SDL_WINDOW_FULLSCREEN_DESKTOP.rawValue }
         guard let window = SDL_CreateWindow(c.title, CSDL2_WINDOWPOS_CENTERED, CSDL2_WINDOWPOS_CENTERED,
                                             Int32(clamping: max(1, c.width)), Int32(clamping: max(1, c.height)), flags) else {
             shared.started(.failure(.cannotCreateWindow(String(cString: SDL_GetError()))))
@@ -78,6 +80,8 @@ struct WindowThread: ~Copyable {
         }
         shared.update { $0.wakeType = wakeType }
         var thread = WindowThread(shared: shared, window: window, renderer: renderer, wakeType: wakeType)
+        // Full screen once the window is there (and the window manager, if any, is known).
+        if c.fullScreen { thread.setFullScreen(true) }
         shared.started(.success(name))
         thread.loop()
         // No wake-up event may be pushed from here on (SDL is about to stop).
@@ -212,7 +216,7 @@ struct WindowThread: ~Copyable {
         if r.showControls { revealControls(redraw: &redraw) }
         if let title = r.title { SDL_SetWindowTitle(window, title) }
         if let on = r.fullScreen {
-            SDL_SetWindowFullscreen(window, on ? SDL_WINDOW_FULLSCREEN_DESKTOP.rawValue : 0)
+            setFullScreen(on)
             redraw = true
         }
         if let (w, h) = r.size {
@@ -227,6 +231,41 @@ struct WindowThread: ~Copyable {
         }
         if r.redraw { redraw = true }
         return false
+    }
+
+    /// Full screen as the desktop does it (SDL's desktop full screen, which on X11 asks the window
+    /// manager); on an X display without a window manager, which would not answer, the window
+    /// itself goes borderless over the whole of its screen, and back.
+    mutating func setFullScreen(_ on: Bool) {
+        if on {
+            guard !isFullScreenNow else { return }
+            if csdl2_x11_window_manager_present(window) == 0 {
+                var x: Int32 = 0, y: Int32 = 0, w: Int32 = 0, h: Int32 = 0
+                SDL_GetWindowPosition(window, &x, &y)
+                SDL_GetWindowSize(window, &w, &h)
+                var bounds = SDL_Rect()
+                guard SDL_GetDisplayBounds(max(0, SDL_GetWindowDisplayIndex(window)), &bounds) == 0 else { return }
+                coveringScreenFrom = (x, y, w, h)
+                SDL_SetWindowBordered(window, SDL_FALSE)
+                SDL_SetWindowPosition(window, bounds.x, bounds.y)
+                SDL_SetWindowSize(window, bounds.w, bounds.h)
+                SDL_RaiseWindow(window)
+            } else {
+                SDL_SetWindowFullscreen(window, SDL_WINDOW_FULLSCREEN_DESKTOP.rawValue)
+            }
+        } else if let saved = coveringScreenFrom {
+            coveringScreenFrom = nil
+            SDL_SetWindowBordered(window, SDL_TRUE)
+            SDL_SetWindowSize(window, saved.width, saved.height)
+            SDL_SetWindowPosition(window, saved.x, saved.y)
+        } else {
+            SDL_SetWindowFullscreen(window, 0)
+        }
+    }
+
+    var isFullScreenNow: Bool {
+        coveringScreenFrom != nil
+            || SDL_GetWindowFlags(window) & SDL_WINDOW_FULLSCREEN_DESKTOP.rawValue == SDL_WINDOW_FULLSCREEN_DESKTOP.rawValue
     }
 
     /// Puts the frame's pixels into the texture, making a texture of the frame's format and
@@ -297,7 +336,7 @@ struct WindowThread: ~Copyable {
         presentations += 1
         var x: Int32 = 0, y: Int32 = 0
         SDL_GetWindowPosition(window, &x, &y)
-        let fullScreen = SDL_GetWindowFlags(window) & SDL_WINDOW_FULLSCREEN_DESKTOP.rawValue == SDL_WINDOW_FULLSCREEN_DESKTOP.rawValue
+        let fullScreen = isFullScreenNow
         let presentation = VideoPresentation(
             number: presentations, submission: submission, frameTime: texture == nil ? nil : frame?.time,
             outputWidth: Int(w), outputHeight: Int(h), windowX: Int(x), windowY: Int(y), videoRect: rect,

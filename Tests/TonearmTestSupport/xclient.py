@@ -6,6 +6,8 @@
 #     close          the window manager's close request (WM_PROTOCOLS / WM_DELETE_WINDOW)
 #     key:NAME       a key press and release (NAME is an X keysym name: space, Left, q, Escape…)
 #     motion:X,Y     the pointer moving to (X, Y) in the window
+#     cover          another client's window mapped over the whole screen, then destroyed:
+#                    the window underneath is exposed and must draw itself again
 #     click:X,Y      the left button pressed and released at (X, Y) (move there first: SDL
 #                    places a click where the pointer last moved)
 #
@@ -33,6 +35,13 @@ X.XKeysymToKeycode.argtypes = [ctypes.c_void_p, ctypes.c_ulong]
 X.XSendEvent.argtypes = [ctypes.c_void_p, Window, ctypes.c_int, ctypes.c_long, ctypes.c_void_p]
 X.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
 X.XFree.argtypes = [ctypes.c_void_p]
+X.XCreateSimpleWindow.restype = Window
+X.XCreateSimpleWindow.argtypes = [ctypes.c_void_p, Window, ctypes.c_int, ctypes.c_int, ctypes.c_uint, ctypes.c_uint,
+                                  ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulong]
+X.XMapRaised.argtypes = [ctypes.c_void_p, Window]
+X.XDestroyWindow.argtypes = [ctypes.c_void_p, Window]
+X.XDisplayWidth.argtypes = [ctypes.c_void_p, ctypes.c_int]
+X.XDisplayHeight.argtypes = [ctypes.c_void_p, ctypes.c_int]
 
 
 class ClientMessage(ctypes.Structure):
@@ -111,6 +120,12 @@ def main():
             k.type, k.send_event, k.display, k.window, k.root = MOTION_NOTIFY, 1, display, window, root
             k.x, k.y, k.x_root, k.y_root, k.same_screen = x, y, x, y, 1
             X.XSendEvent(display, window, 0, 0, ctypes.byref(event))
+        elif action == "cover":
+            w, h = X.XDisplayWidth(display, 0), X.XDisplayHeight(display, 0)
+            cover = X.XCreateSimpleWindow(display, root, 0, 0, w, h, 0, 0, 0x808080)
+            X.XMapRaised(display, cover)
+            X.XSync(display, 0)
+            X.XDestroyWindow(display, cover)
         elif action.startswith("click:"):
             x, y = (int(v) for v in action[6:].split(","))
             for kind in (BUTTON_PRESS, BUTTON_RELEASE):

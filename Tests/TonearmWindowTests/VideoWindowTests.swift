@@ -194,8 +194,8 @@ import TonearmTestSupport
         }
     }
 
-    @Test func aResizedWindowIsDrawnAgainAtItsNewSize() throws {
-        try withWindow(.init(title: "resized", width: 320, height: 240)) { display, window in
+    @Test func aResizedWindowIsDrawnAgainAtItsNewSize() async throws {
+        try await withWindow(.init(title: "resized", width: 320, height: 240)) { display, window in
             let frame = TestFrames.quadrants(.yuv420p, width: 96, height: 96)
             _ = try showAndWait(window, frame)
             window.setSize(width: 400, height: 200)
@@ -206,6 +206,50 @@ import TonearmTestSupport
             expectQuadrants(shot, p, in: expected, Self.upright)
             expectColor(shot, p, 50, 100, Self.black, "the left bar")
             expectColor(shot, p, 350, 100, Self.black, "the right bar")
+            let seen = await collect(window, timeout: 20) { $0.contains(.resized(width: 400, height: 200)) }
+            #expect(seen.contains(.resized(width: 400, height: 200)), "\(seen)")
+        }
+    }
+
+    @Test func anExposedWindowDrawsItselfAgain() throws {
+        try withWindow(.init(title: "exposed", width: 320, height: 240)) { display, window in
+            let p = try showAndWait(window, TestFrames.quadrants(.yuv420p, width: 160, height: 120))
+            // Another window over the whole screen (grey), gone again: nothing is asked of the
+            // window through its API, yet the picture is back.
+            try display.send(toWindowTitled: "exposed", ["cover"])
+            let again = try #require(window.waitForPresentation(timeout: 20) { $0.number > p.number })
+            #expect(again.submission == p.submission)
+            expectQuadrants(try display.screenshot(), again, in: again.videoRect, Self.upright)
+        }
+    }
+
+    /// (Xvfb has no window manager: the window covers the screen itself, as it does on any X
+    /// display without one; with one, SDL asks it.)
+    @Test func fullScreenCoversTheScreenAndComesBack() throws {
+        try withWindow(.init(title: "full screen", width: 320, height: 240), screen: (640, 480)) { display, window in
+            _ = try showAndWait(window, TestFrames.quadrants(.rgba, width: 160, height: 120))
+            window.setFullScreen(true)
+            let full = try #require(window.waitForPresentation(timeout: 20) { $0.isFullScreen && $0.outputWidth == 640 })
+            #expect(window.isFullScreen)
+            #expect(full.outputHeight == 480 && full.windowX == 0 && full.windowY == 0)
+            #expect(full.videoRect == VideoRect(x: 0, y: 0, width: 640, height: 480))
+            let shot = try display.screenshot(keepingPNGAt: Self.keep("full-screen"))
+            expectQuadrants(shot, full, in: full.videoRect, Self.upright)
+            window.setFullScreen(false)
+            let back = try #require(window.waitForPresentation(timeout: 20) { !$0.isFullScreen && $0.outputWidth == 320 })
+            #expect(back.outputHeight == 240)
+            #expect(back.windowX == 160 && back.windowY == 120)  // where it was, centred
+            let small = try display.screenshot()
+            expectQuadrants(small, back, in: back.videoRect, Self.upright)
+            expectColor(small, back, -20, -20, Self.black, "the screen outside the window")
+        }
+    }
+
+    @Test func aWindowCanOpenFullScreen() throws {
+        try withWindow(.init(title: "opens full", width: 320, height: 240, fullScreen: true), screen: (480, 360)) { display, window in
+            let p = try showAndWait(window, TestFrames.quadrants(.yuv420p, width: 160, height: 120))
+            #expect(p.isFullScreen && p.outputWidth == 480 && p.outputHeight == 360)
+            expectQuadrants(try display.screenshot(), p, in: VideoRect(x: 0, y: 0, width: 480, height: 360), Self.upright)
         }
     }
 
