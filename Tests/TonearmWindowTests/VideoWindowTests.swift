@@ -460,6 +460,23 @@ import TonearmTestSupport
         }
     }
 
+    @Test func sdlsOffscreenDriverNeedsNoDisplay() throws {
+        let saved = ["DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"].map { ($0, ProcessInfo.processInfo.environment[$0]) }
+        defer {
+            for (name, value) in saved {
+                if let value { setenv(name, value, 1) } else { unsetenv(name) }
+            }
+        }
+        unsetenv("DISPLAY")
+        unsetenv("WAYLAND_DISPLAY")
+        unsetenv("SDL_VIDEODRIVER")
+        let window = try VideoWindow(.init(title: "offscreen", width: 64, height: 48, renderer: .software, videoDriver: "offscreen"))
+        defer { window.close() }
+        let p = try showAndWait(window, TestFrames.quadrants(.yuv420p, width: 32, height: 32))
+        #expect(p.outputWidth == 64 && p.videoRect == VideoRect(x: 8, y: 0, width: 48, height: 48))
+        #expect(window.isReadyForDisplay)
+    }
+
     @Test func withoutADisplayOpeningSaysSo() throws {
         let saved = ["DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"].map { ($0, ProcessInfo.processInfo.environment[$0]) }
         defer {
