@@ -113,6 +113,7 @@ public final class VideoWindow: Sendable {
         if let problem = frame.layoutProblem { throw .malformedFrame(problem) }
         return shared.submit { state in
             state.submissions += 1
+            if state.pendingFrame != nil { state.framesReplaced += 1 }
             state.pendingFrame = (frame, state.submissions)
             return state.submissions
         }
@@ -185,6 +186,8 @@ final class Shared: @unchecked Sendable {
     struct State {
         var pendingFrame: (VideoFrame, UInt64)?
         var submissions: UInt64 = 0
+        /// Frames given to ``VideoWindow/show(_:)`` and replaced by a later one before drawn.
+        var framesReplaced = 0
         var gravity: VideoGravity
         var needsRedraw = false
         var fullScreenRequest: Bool?

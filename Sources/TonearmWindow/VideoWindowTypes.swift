@@ -54,6 +54,11 @@ public struct VideoPresentation: Sendable, Hashable {
     public var number: Int
     /// The ``VideoWindow/show(_:)`` number of the frame drawn; 0 when none has been shown yet.
     public var submission: UInt64
+    /// Frames taken into the window (uploaded) so far, and frames given to ``VideoWindow/show(_:)``
+    /// but replaced by a later one before the window thread took them: every frame given is one
+    /// or the other once the last is presented (there is no queue to wait in).
+    public var framesTaken: Int
+    public var framesReplaced: Int
     /// The frame's ``VideoFrame/time``, when a frame was drawn.
     public var frameTime: Double?
     /// The drawable area, in pixels.

@@ -19,6 +19,7 @@ struct WindowThread: ~Copyable {
     var frame: VideoFrame?
     var submission: UInt64 = 0
     var presentations = 0
+    var framesTaken = 0
     /// The built-in controls' state (nil: none) and when they show.
     var controls: ControlsState?
     var overlay: ControlsOverlay
@@ -225,6 +226,7 @@ struct WindowThread: ~Copyable {
         }
         if let (frame, number) = r.frame {
             upload(frame)
+            framesTaken += 1
             self.frame = frame
             submission = number
             redraw = true
@@ -338,11 +340,13 @@ struct WindowThread: ~Copyable {
         SDL_GetWindowPosition(window, &x, &y)
         let fullScreen = isFullScreenNow
         let presentation = VideoPresentation(
-            number: presentations, submission: submission, frameTime: texture == nil ? nil : frame?.time,
+            number: presentations, submission: submission, framesTaken: framesTaken, framesReplaced: 0, frameTime: texture == nil ? nil : frame?.time,
             outputWidth: Int(w), outputHeight: Int(h), windowX: Int(x), windowY: Int(y), videoRect: rect,
             gravity: gravity, isFullScreen: fullScreen, controlsVisible: controlsVisible)
         shared.update {
-            $0.lastPresentation = presentation
+            var p = presentation
+            p.framesReplaced = $0.framesReplaced
+            $0.lastPresentation = p
             $0.isFullScreen = fullScreen
         }
     }

@@ -268,15 +268,25 @@ import TonearmTestSupport
         }
     }
 
-    @Test func theLastFrameGivenIsTheOneOnScreen() throws {
-        try withWindow(.init(title: "latest", width: 160, height: 120)) { display, window in
+    @Test func framesComingFasterThanTheyAreDrawnReplaceEachOtherAndTheLastIsShown() throws {
+        try withWindow(.init(title: "latest", width: 320, height: 240)) { display, window in
+            // A 1280×720 picture takes the window thread milliseconds to take in and present;
+            // giving it (the same planes, not copied) takes microseconds.
+            let red = TestFrames.solid(.yuv420p, width: 1280, height: 720, Self.red)
+            let count = 200
             var last: UInt64 = 0
-            for i in 0..<50 {
-                last = try window.show(TestFrames.solid(.rgba, width: 16, height: 12, i == 49 ? Self.blue : Self.red, time: Double(i)))
+            for i in 0..<count {
+                var frame = i == count - 1 ? TestFrames.solid(.yuv420p, width: 1280, height: 720, Self.blue) : red
+                frame.time = Double(i)
+                last = try window.show(frame)
             }
             let p = try #require(window.waitForPresentation(timeout: 20) { $0.submission == last })
-            #expect(p.frameTime == 49)
-            expectColor(try display.screenshot(), p, 80, 60, Self.blue, "the last frame")
+            #expect(p.frameTime == Double(count - 1))
+            // Every frame was taken or replaced, none waits anywhere; and some were replaced:
+            // the window kept the latest only.
+            #expect(p.framesTaken + p.framesReplaced == count, "\(p.framesTaken) taken, \(p.framesReplaced) replaced")
+            #expect(p.framesReplaced > 0)
+            expectColor(try display.screenshot(), p, 160, 120, Self.blue, "the last frame")
         }
     }
 
