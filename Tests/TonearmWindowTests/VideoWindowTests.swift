@@ -385,6 +385,18 @@ import TonearmTestSupport
         }
     }
 
+    @Test func theTitleCanChange() async throws {
+        try await withWindow(.init(title: "before", width: 160, height: 120)) { display, window in
+            window.setTitle("after")
+            window.gravity = .resize  // a change that draws: the title is set before it is drawn
+            _ = try #require(window.waitForPresentation(timeout: 20) { $0.gravity == .resize })
+            #expect(throws: (any Error).self) { try display.send(toWindowTitled: "before", ["key:space"]) }
+            try display.send(toWindowTitled: "after", ["key:space"])
+            let seen = await collect(window, timeout: 20) { $0.contains(.key(.space, isRepeat: false)) }
+            #expect(seen.contains(.key(.space, isRepeat: false)))
+        }
+    }
+
     @Test func aCloseRequestClosesTheWindowByItself() async throws {
         try await withWindow(.init(title: "close request", width: 320, height: 240)) { display, window in
             _ = try showAndWait(window, TestFrames.quadrants(.yuv420p, width: 32, height: 32))
