@@ -80,6 +80,20 @@ public enum VideoGeometry {
         videoRect(displaySize: frame.displaySize, in: bounds, gravity: gravity)
     }
 
+    /// The size to open a window at for a picture of `size` on a screen whose usable area is
+    /// `screen`: the picture's own size, scaled down (its shape kept, whole pixels, at least 1)
+    /// to at most `fraction` of the screen each way; never scaled up. An unknown (empty) screen
+    /// leaves the size as it is.
+    public static func windowSize(for size: (width: Int, height: Int), screen: (width: Int, height: Int),
+                                  fraction: Double = 0.9) -> (width: Int, height: Int) {
+        let w = max(1, size.width), h = max(1, size.height)
+        guard screen.width > 0, screen.height > 0 else { return (w, h) }
+        let limitW = Double(screen.width) * fraction, limitH = Double(screen.height) * fraction
+        let scale = min(1, limitW / Double(w), limitH / Double(h))
+        guard scale < 1 else { return (w, h) }
+        return (max(1, Int((Double(w) * scale).rounded(.down))), max(1, Int((Double(h) * scale).rounded(.down))))
+    }
+
     /// How to draw a texture of the coded picture so that, turned by `rotation` degrees clockwise
     /// about its centre, it covers `videoRect`: the rectangle to draw the unturned texture into
     /// (for a quarter turn, `videoRect` with width and height swapped about the same centre) and

@@ -39,6 +39,9 @@ public final class VideoWindow: Sendable {
         /// How long the built-in controls (``VideoWindow/setControls(_:)``) stay after the last
         /// mouse movement or key.
         public var controlsHideDelay: Double
+        /// Whether a size larger than the screen is scaled down (its shape kept) to 90 % of the
+        /// screen's usable area before the window opens (``VideoGeometry/windowSize(for:screen:fraction:)``).
+        public var fitsScreen: Bool
 
         public enum Renderer: String, Sendable, Hashable {
             case automatic, software
@@ -46,7 +49,8 @@ public final class VideoWindow: Sendable {
 
         public init(title: String = "Tonearm", width: Int = 640, height: Int = 360, resizable: Bool = true,
                     fullScreen: Bool = false, gravity: VideoGravity = .resizeAspect, renderer: Renderer = .automatic,
-                    videoDriver: String? = nil, closesOnRequest: Bool = true, controlsHideDelay: Double = 3) {
+                    videoDriver: String? = nil, closesOnRequest: Bool = true, controlsHideDelay: Double = 3,
+                    fitsScreen: Bool = true) {
             self.title = title
             self.width = width
             self.height = height
@@ -57,6 +61,7 @@ public final class VideoWindow: Sendable {
             self.videoDriver = videoDriver
             self.closesOnRequest = closesOnRequest
             self.controlsHideDelay = controlsHideDelay
+            self.fitsScreen = fitsScreen
         }
     }
 

@@ -54,8 +54,13 @@ struct WindowThread: ~Copyable {
 
         var flags = SDL_WINDOW_SHOWN.rawValue
         if c.resizable { flags |= SDL_WINDOW_RESIZABLE.rawValue }
+        var size = (width: max(1, c.width), height: max(1, c.height))
+        var usable = SDL_Rect()
+        if c.fitsScreen, SDL_GetDisplayUsableBounds(0, &usable) == 0 {
+            size = VideoGeometry.windowSize(for: size, screen: (Int(usable.w), Int(usable.h)))
+        }
         guard let window = SDL_CreateWindow(c.title, CSDL2_WINDOWPOS_CENTERED, CSDL2_WINDOWPOS_CENTERED,
-                                            Int32(clamping: max(1, c.width)), Int32(clamping: max(1, c.height)), flags) else {
+                                            Int32(clamping: size.width), Int32(clamping: size.height), flags) else {
             shared.started(.failure(.cannotCreateWindow(String(cString: SDL_GetError()))))
             return
         }

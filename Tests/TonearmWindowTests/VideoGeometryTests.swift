@@ -112,6 +112,19 @@ import TonearmCore
         #expect(destination == VideoRect(x: -140, y: 140, width: 640, height: 360))
     }
 
+    @Test func aWindowForAPictureLargerThanTheScreenIsScaledDownToFit() {
+        // 1920×1080 on 1366×768: 90 % of the screen is 1229.4×691.2; the height limits.
+        let s = VideoGeometry.windowSize(for: (1920, 1080), screen: (1366, 768))
+        #expect(s == (1228, 691))
+        #expect(abs(Double(s.width) / Double(s.height) - 16.0 / 9) < 0.01)
+        // Smaller than the screen: its own size, never scaled up.
+        #expect(VideoGeometry.windowSize(for: (640, 360), screen: (1920, 1080)) == (640, 360))
+        // Portrait on landscape: the height limits. Unknown screen: as it is.
+        #expect(VideoGeometry.windowSize(for: (1080, 1920), screen: (1920, 1080)) == (546, 972))
+        #expect(VideoGeometry.windowSize(for: (1080, 1920), screen: (0, 0)) == (1080, 1920))
+        #expect(VideoGeometry.windowSize(for: (0, 0), screen: (100, 100)) == (1, 1))
+    }
+
     @Test func framesWhosePlanesCannotHoldThePictureAreNamed() {
         let w = 5, h = 3
         let good = VideoFrame(pixelFormat: .yuv420p, width: w, height: h, planes: [

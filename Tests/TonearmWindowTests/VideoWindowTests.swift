@@ -211,6 +211,17 @@ import TonearmTestSupport
         }
     }
 
+    @Test func aWindowLargerThanTheScreenOpensScaledDownUnlessAskedNotTo() throws {
+        try withWindow(.init(title: "large", width: 1280, height: 720), screen: (640, 480)) { _, window in
+            let p = try showAndWait(window, TestFrames.quadrants(.rgba, width: 32, height: 18))
+            #expect(p.outputWidth == 576 && p.outputHeight == 324)  // 90 % of 640 wide, 16:9 kept
+        }
+        try withWindow(.init(title: "as asked", width: 700, height: 500, fitsScreen: false), screen: (640, 480)) { _, window in
+            let p = try showAndWait(window, TestFrames.quadrants(.rgba, width: 32, height: 18))
+            #expect(p.outputWidth == 700 && p.outputHeight == 500)
+        }
+    }
+
     @Test func anExposedWindowDrawsItselfAgain() throws {
         try withWindow(.init(title: "exposed", width: 320, height: 240)) { display, window in
             let p = try showAndWait(window, TestFrames.quadrants(.yuv420p, width: 160, height: 120))
