@@ -45,9 +45,12 @@ struct WindowThread: ~Copyable {
         SDL_SetHint(SDL_HINT_NO_SIGNAL_HANDLERS, "1")
         SDL_SetHint(SDL_HINT_RENDER_SCALE_QUALITY, "linear")
         SDL_SetHint(SDL_HINT_VIDEO_X11_NET_WM_BYPASS_COMPOSITOR, "0")
+        // A close request is the window's (SDL_WINDOWEVENT_CLOSE), reported once: no SDL_QUIT after it.
+        SDL_SetHint(SDL_HINT_QUIT_ON_LAST_WINDOW_CLOSE, "0")
         if let driver { SDL_SetHint(SDL_HINT_VIDEODRIVER, driver) }
         guard SDL_InitSubSystem(SDL_INIT_VIDEO) == 0 else {
             shared.started(.failure(.noDisplay("SDL cannot start its video: \(String(cString: SDL_GetError()))")))
+            SDL_Quit()
             return
         }
         defer { SDL_QuitSubSystem(SDL_INIT_VIDEO); SDL_Quit() }

@@ -431,6 +431,10 @@ import TonearmTestSupport
             _ = try showAndWait(window, TestFrames.solid(.rgba, width: 8, height: 8, Self.green))
             window.close()
             #expect(!window.isOpen)
+            // Reported once (not again as SDL's quit event).
+            let rest = await collect(window, timeout: 20) { _ in false }
+            #expect((seen + rest).filter { $0 == .closeRequested }.count == 1, "\(seen + rest)")
+            #expect(rest.last == .closed)
         }
     }
 
