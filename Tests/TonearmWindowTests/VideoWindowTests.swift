@@ -491,6 +491,37 @@ import TonearmTestSupport
         }
     }
 
+    @Test func closingWorksWhileProducersFloodTheWindow() throws {
+        try withWindow(.init(title: "flood", width: 320, height: 240)) { _, window in
+            let frames = [TestFrames.quadrants(.yuv420p, width: 640, height: 360), TestFrames.quadrants(.rgba, width: 320, height: 180)]
+            let started = DispatchSemaphore(value: 0), stopped = DispatchSemaphore(value: 0)
+            // Two threads give frames as fast as they can until the window is closed.
+            for k in 0..<2 {
+                let t = Thread {
+                    var shown = 0
+                    while window.isOpen {
+                        _ = try? window.show(frames[(shown + k) % 2])
+                        shown += 1
+                        if shown == 1 { started.signal() }
+                    }
+                    stopped.signal()
+                }
+                t.start()
+            }
+            started.wait()
+            started.wait()
+            #expect(window.waitForPresentation(timeout: 20) { $0.framesTaken > 0 } != nil)
+            // From a third thread, concurrently with a close from this one.
+            let other = Thread { window.close() }
+            other.start()
+            window.close()
+            #expect(!window.isOpen)
+            #expect(window.waitUntilClosed(timeout: 0))
+            #expect(stopped.wait(timeout: .now() + 20) == .success)
+            #expect(stopped.wait(timeout: .now() + 20) == .success)
+        }
+    }
+
     @Test func aSecondWindowAtOnceIsRefused() throws {
         try withWindow(.init(title: "one", width: 160, height: 120)) { _, _ in
             #expect(throws: VideoWindowError.anotherWindowIsOpen) { _ = try VideoWindow(.init(title: "two")) }
