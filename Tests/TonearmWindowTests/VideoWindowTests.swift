@@ -159,23 +159,30 @@ import TonearmTestSupport
         }
     }
 
-    @Test(arguments: [90, 270])
-    func aQuarterTurnStandsThePictureUp(rotation: Int) throws {
+    @Test(arguments: [90, 180, 270])
+    func aTurnedPictureIsShownUpright(rotation: Int) throws {
         try withWindow(.init(title: "rotation", width: 320, height: 240)) { display, window in
-            // Coded 160×120 landscape, shown 120×160 upright: 180×240 in the window, bars of 70.
+            // Coded 160×120 landscape. A quarter turn shows it 120×160 upright: 180×240 in the
+            // window, bars of 70; a half turn fills the window.
             var frame = TestFrames.quadrants(.yuv420p, width: 160, height: 120)
             frame.rotation = rotation
             let p = try showAndWait(window, frame)
-            let expected = VideoRect(x: 70, y: 0, width: 180, height: 240)
+            let expected = rotation == 180 ? VideoRect(x: 0, y: 0, width: 320, height: 240)
+                                           : VideoRect(x: 70, y: 0, width: 180, height: 240)
             #expect(p.videoRect == expected)
             let shot = try display.screenshot(keepingPNGAt: Self.keep("rotation-\(rotation)"))
             // Turned clockwise, the coded bottom-left (blue) comes to the top-left; counter-clockwise
-            // the coded top-right (green) does.
-            let colors = rotation == 90 ? [Self.blue, Self.red, Self.white, Self.green]
-                                        : [Self.green, Self.white, Self.red, Self.blue]
+            // the coded top-right (green) does; upside down, the coded bottom-right (white).
+            let colors = switch rotation {
+            case 90: [Self.blue, Self.red, Self.white, Self.green]
+            case 180: [Self.white, Self.blue, Self.green, Self.red]
+            default: [Self.green, Self.white, Self.red, Self.blue]
+            }
             expectQuadrants(shot, p, in: expected, colors)
-            expectColor(shot, p, 35, 120, Self.black, "the left bar")
-            expectColor(shot, p, 285, 120, Self.black, "the right bar")
+            if rotation != 180 {
+                expectColor(shot, p, 35, 120, Self.black, "the left bar")
+                expectColor(shot, p, 285, 120, Self.black, "the right bar")
+            }
         }
     }
 
