@@ -17,6 +17,20 @@ import TonearmCore
 /// an assignment, so it never waits on a producer, and ``close()`` always ends it.
 ///
 /// SDL's video is one per process: one window is open at a time.
+///
+/// ```swift
+/// let window: VideoWindow
+/// do {
+///     window = try VideoWindow(.init(title: "clip.mp4", width: 1280, height: 720))
+/// } catch .noDisplay(let why) {
+///     print("playing the sound only: \(why)")
+///     return
+/// }
+/// try window.show(frame)                   // from the decoder's thread, each frame when due
+/// for await event in window.events {       // keys, the mouse, resizes, a close request
+///     if case .key(.f, _) = event { window.setFullScreen(!window.isFullScreen) }
+/// }
+/// ```
 public final class VideoWindow: Sendable {
     /// How to open the window.
     public struct Configuration: Sendable, Hashable {
