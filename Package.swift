@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "TonearmVideo", targets: ["TonearmVideo"]),
         // The video window (SDL2): frames shown with a gravity, keys and mouse as events.
         .library(name: "TonearmWindow", targets: ["TonearmWindow"]),
+        .library(name: "TonearmKit", targets: ["TonearmKit"]),
         .executable(name: "tonearm", targets: ["TonearmCLI"]),
     ],
     dependencies: [
@@ -101,6 +102,10 @@ let package = Package(
         // The video window (PlayerLayer's drawing): SDL2 on a thread of its own; the frames are
         // TonearmCore's VideoFrame, so it knows no decoder and no player.
         .target(name: "TonearmWindow", dependencies: ["TonearmCore", "CSDL2"]),
+        // The player's ready views (AVKit's AVPlayerViewController and AVPlayerLayer): a player's
+        // video in a window with built-in controls. Joins the playback API to the window; no
+        // audio module depends on it (the seam keeps SDL out of the audio path).
+        .target(name: "TonearmKit", dependencies: ["TonearmWindow"]),
 
         // Layer 3: the engine — the one render path (decoder threads → lock-free rings → node graph →
         // output) that every player shares. It knows only the render contract: no driver, no libpulse.
@@ -149,6 +154,7 @@ let package = Package(
         .testTarget(name: "TonearmSessionTests", dependencies: ["TonearmSession", "TonearmOutput", "TonearmTestSupport", "CDBus"]),
         // The window's geometry alone, and real windows on a private Xvfb display (screenshots).
         .testTarget(name: "TonearmWindowTests", dependencies: ["TonearmWindow", "TonearmCore", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmKitTests", dependencies: ["TonearmKit", "TonearmWindow"]),
         .testTarget(name: "TonearmMPRISTests", dependencies: ["TonearmMPRIS", "TonearmNowPlaying", "TonearmTestSupport"]),
         // The seams: reads this manifest (`swift package dump-package`) and checks what may not
         // depend on what (the engine on libpulse or libdbus, the umbrella on MPRIS).
