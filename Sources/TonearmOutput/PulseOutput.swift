@@ -15,7 +15,7 @@ import TonearmCore
 /// (`PulseChannelMap`: the file's own, else FFmpeg's default for the count).
 ///
 /// Threading:
-/// - `open`, `start`, `pause`, `resume`, `stop`, `close`, `setVolume` are control-plane calls
+/// - `open`, `start`, `pause`, `resume`, `stop`, `close`, `flush`, `setVolume` are control-plane calls
 ///   (one thread at a time; the owner serialises them). They take the mainloop lock, so they may
 ///   also be called from an event handler, but not from inside the source's `render`.
 /// - The source's `render` runs on the PulseAudio mainloop thread, inside the write callback, with

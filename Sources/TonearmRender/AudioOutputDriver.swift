@@ -83,8 +83,8 @@ public enum OutputBuffering: Sendable, Hashable {
 /// `AudioOutput`). Drivers are pull-based: once started, the driver's own render thread calls
 /// ``AudioRenderSource/render(into:frameCount:timing:)`` whenever the device wants audio.
 ///
-/// Threading: `open`, `start`, `pause`, `resume`, `stop`, `close` and `setVolume` are called from
-/// the control plane (any one thread at a time — the owner serialises them). `stop()` returns only
+/// Threading: `open`, `start`, `pause`, `resume`, `stop`, `close`, `flush` and `setVolume` are
+/// called from the control plane (any one thread at a time — the owner serialises them). `stop()` returns only
 /// when the render thread will not call the source again. `latency`, `framesPlayed` and
 /// `underrunCount` may be read from any thread. Events arrive on `events` from a non-realtime
 /// thread.
