@@ -171,6 +171,77 @@ import TonearmTestSupport
         #expect(bStart >= aEnd - window && Double(bStart - aEnd) / Self.rate < 0.15, "\(report)")
     }
 
+    /// The same for ``Player`` (AVPlayer's counterpart): its seek switches the renderer inside the
+    /// output's flush too.
+    @Test func aPlayerSeekAfterTheBufferGrewStopsTheOldToneAtOnce() async throws {
+        let dir = try TempDir("steady-pulse-avplayer")
+        defer { dir.remove() }
+        let path = dir.file("ab.wav")
+        let a = "0.5*sin(2*PI*\(Self.aFrequency)*t)", b = "0.5*sin(2*PI*\(Self.bFrequency)*t)"
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=if(lt(t\\,4)\\,\(a)\\,\(b))|if(lt(t\\,4)\\,\(a)\\,\(b)):s=48000:d=8",
+                             "-c:a", "pcm_f32le", path])
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let heardPath = dir.file("heard.wav")
+        let recording = try server.startRecording(to: heardPath)
+        defer { recording.stop() }
+        let serverString = server.serverString
+        let box = Box()
+        let p = Player(url: URL(fileURLWithPath: path), output: {
+            let d = TappedOutput(try PulseOutput.driverFactory.make(
+                OutputDriverRequest(streamName: "steady-avplayer", server: serverString, buffering: .steady)))
+            box.output.withLock { $0 = d }
+            return d
+        })
+        defer { p.pause() }
+        let events = p.events
+        p.play()
+        _ = try await waitForEvent(events, timeout: 10, "playing") {
+            if case .timeControlStatusChanged(.playing) = $0 { true } else { false }
+        }
+        let out = try #require(box.output.withLock { $0 })
+        #expect(await out.seen.wait(timeout: 10, until: out.grew(beyond: PulseOutput.shortLatency)), "the buffer did not grow")
+        let gapless = GaplessPulseTests()
+        let soFar = try recordedFrames(heardPath)
+        #expect(try gapless.waitForRecording(heardPath, atLeast: soFar + 24_000, endingInSilence: 0, timeout: 10))
+
+        let held = out.latency
+        let heardAtSeek = p.currentTime()
+        #expect(await p.seek(to: 5))
+        var times = [p.currentTime()]
+        for _ in 1...3 {
+            let now = try recordedFrames(heardPath)
+            _ = try gapless.waitForRecording(heardPath, atLeast: now + 9_600, endingInSilence: 0, timeout: 10)
+            times.append(p.currentTime())
+        }
+        p.pause()
+        times.append(p.currentTime())
+        let underruns = out.underrunCount
+        recording.stop()
+
+        #expect(underruns == 0, "PulseAudio reported \(underruns) underrun(s): the recording's timeline is shifted")
+        #expect(held > PulseOutput.shortLatency, "the output held \(held) s at the seek")
+        #expect(heardAtSeek < 4, "the seek came at \(heardAtSeek) s, after A")
+        #expect(times[0] >= 5 && times[0] < 5.1, "just after the seek the clock says \(times[0]) s")
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 <= $1 }, "the clock went back: \(times)")
+
+        let left = try readWAV(heardPath).channels[0]
+        let window = 240
+        func present(_ f: Double, at i: Int) -> Bool {
+            goertzelPower(left[i..<min(i + window, left.count)], frequency: f, sampleRate: Self.rate) > 0.01
+        }
+        let starts = Array(stride(from: 0, to: left.count - window, by: window))
+        let aStart = try #require(starts.first { present(Self.aFrequency, at: $0) }, "A was not heard")
+        let aEnd = try #require(starts.last { present(Self.aFrequency, at: $0) }) + window
+        let bStart = try #require(starts.first { present(Self.bFrequency, at: $0) }, "B was not heard")
+        let heardA = Double(aEnd - aStart) / Self.rate
+        let afterSeek = heardA - heardAtSeek
+        let report = "A heard for \(heardA) s (the clock said \(heardAtSeek) s at the seek, \(held) s held), B from \(Double(bStart - aEnd) / Self.rate) s after A's end"
+        #expect(afterSeek < held / 2, "A went on \(afterSeek) s after the seek — \(report)")
+        #expect(afterSeek > -0.05, "A stopped \(-afterSeek) s before where the clock was — \(report)")
+        #expect(bStart >= aEnd - window && Double(bStart - aEnd) / Self.rate < 0.15, "\(report)")
+    }
+
     /// Frames of 16-bit stereo in the WAV that `parecord` is writing at `path`.
     func recordedFrames(_ path: String) throws -> Int {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
