@@ -5,8 +5,9 @@
 /// Reads load 8 bytes at the current byte unaligned, so the memory must hold at least
 /// ``FLACBitReader/padding`` readable bytes after the `limitBits / 8` valid ones (the decoder's
 /// buffer keeps them zeroed). Reads never check the limit themselves: the decoder checks
-/// ``overrun`` after every group of at most `padding - 16` bytes of fixed-size reads and after
-/// every sample of a loop, so that garbage never reads past the padding.
+/// ``overrun`` after every group of at most `padding - 16` bytes of fixed-size reads, after
+/// every sample of a loop, and in the residual's Rice loop after every chunk of samples that
+/// cannot read more than `padding - 16` bytes, so that garbage never reads past the padding.
 struct FLACBitReader {
     /// Zeroed bytes the memory must hold after the valid ones.
     static let padding = 512
@@ -113,10 +114,41 @@ enum FLACCRC {
         }
     }
 
-    static func crc16(_ p: UnsafePointer<UInt8>, _ count: Int) -> UInt16 {
+    /// The CRC-16 of two bytes `x >> 8, x & 0xFF` from 0, for every `x` (128 KB, made at first
+    /// use from ``table16``): ``crc16(_:_:)`` takes two bytes a step, the whole register a lookup.
+    static let table16x2: [UInt16] = {
         table16.withUnsafeBufferPointer { t in
+            [UInt16](unsafeUninitializedCapacity: 65536) { out, n in
+                for a in 0..<256 {
+                    let c = t[a], high = c << 8, row = out.baseAddress! + a << 8
+                    let low = t.baseAddress! + 0
+                    for b in 0..<256 { (row + b).initialize(to: high ^ low[Int(UInt8(truncatingIfNeeded: c >> 8) ^ UInt8(b))]) }
+                }
+                n = 65536
+            }
+        }
+    }()
+
+    static func crc16(_ p: UnsafePointer<UInt8>, _ count: Int) -> UInt16 {
+        table16x2.withUnsafeBufferPointer { t in
+            let t = t.baseAddress!
             var c: UInt16 = 0
-            for i in 0..<count { c = (c << 8) ^ t[Int(UInt8(truncatingIfNeeded: c >> 8) ^ p[i])] }
+            var i = 0
+            let raw = UnsafeRawPointer(p)
+            // Eight bytes a load, two a lookup: c = T[c ^ next 16 bits].
+            while i &+ 8 <= count {
+                let w = UInt64(bigEndian: (raw + i).loadUnaligned(as: UInt64.self))
+                c = t[Int(c ^ UInt16(truncatingIfNeeded: w &>> 48))]
+                c = t[Int(c ^ UInt16(truncatingIfNeeded: w &>> 32))]
+                c = t[Int(c ^ UInt16(truncatingIfNeeded: w &>> 16))]
+                c = t[Int(c ^ UInt16(truncatingIfNeeded: w))]
+                i &+= 8
+            }
+            while i &+ 2 <= count {
+                c = t[Int(c ^ (UInt16(p[i]) << 8 | UInt16(p[i &+ 1])))]
+                i &+= 2
+            }
+            if i < count { c = (c << 8) ^ table16[Int(UInt8(truncatingIfNeeded: c >> 8) ^ p[i])] }
             return c
         }
     }
