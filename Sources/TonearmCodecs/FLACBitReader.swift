@@ -114,42 +114,37 @@ enum FLACCRC {
         }
     }
 
-    /// The CRC-16 of two bytes `x >> 8, x & 0xFF` from 0, for every `x` (128 KB, made at first
-    /// use from ``table16``): ``crc16(_:_:)`` takes two bytes a step, the whole register a lookup.
-    static let table16x2: [UInt16] = {
-        table16.withUnsafeBufferPointer { t in
-            [UInt16](unsafeUninitializedCapacity: 65536) { out, n in
-                for a in 0..<256 {
-                    let c = t[a], high = c << 8, row = out.baseAddress! + a << 8
-                    let low = t.baseAddress! + 0
-                    for b in 0..<256 { (row + b).initialize(to: high ^ low[Int(UInt8(truncatingIfNeeded: c >> 8) ^ UInt8(b))]) }
-                }
-                n = 65536
-            }
-        }
-    }()
+    /// The CRC-16 of the two bytes `h, 0` from 0, for every `h`: with ``table16`` (that of
+    /// `0, l`), the CRC-16 is linear, so two bytes `h, l` take `high[h] ^ table16[l]`.
+    static let table16High: [UInt16] = table16.map { c in (c << 8) ^ table16[Int(c >> 8)] }
 
     static func crc16(_ p: UnsafePointer<UInt8>, _ count: Int) -> UInt16 {
-        table16x2.withUnsafeBufferPointer { t in
-            let t = t.baseAddress!
-            var c: UInt16 = 0
-            var i = 0
-            let raw = UnsafeRawPointer(p)
-            // Eight bytes a load, two a lookup: c = T[c ^ next 16 bits].
-            while i &+ 8 <= count {
-                let w = UInt64(bigEndian: (raw + i).loadUnaligned(as: UInt64.self))
-                c = t[Int(c ^ UInt16(truncatingIfNeeded: w &>> 48))]
-                c = t[Int(c ^ UInt16(truncatingIfNeeded: w &>> 32))]
-                c = t[Int(c ^ UInt16(truncatingIfNeeded: w &>> 16))]
-                c = t[Int(c ^ UInt16(truncatingIfNeeded: w))]
-                i &+= 8
+        table16.withUnsafeBufferPointer { low in
+            table16High.withUnsafeBufferPointer { high in
+                let low = low.baseAddress!, high = high.baseAddress!
+                // Two bytes a step, eight a load: x = c ^ next 16 bits, c = high[x >> 8] ^ low[x & 0xFF].
+                @inline(__always) func step(_ c: UInt16, _ next: UInt16) -> UInt16 {
+                    let x = c ^ next
+                    return high[Int(x &>> 8)] ^ low[Int(x & 0xFF)]
+                }
+                var c: UInt16 = 0
+                var i = 0
+                let raw = UnsafeRawPointer(p)
+                while i &+ 8 <= count {
+                    let w = UInt64(bigEndian: (raw + i).loadUnaligned(as: UInt64.self))
+                    c = step(c, UInt16(truncatingIfNeeded: w &>> 48))
+                    c = step(c, UInt16(truncatingIfNeeded: w &>> 32))
+                    c = step(c, UInt16(truncatingIfNeeded: w &>> 16))
+                    c = step(c, UInt16(truncatingIfNeeded: w))
+                    i &+= 8
+                }
+                while i &+ 2 <= count {
+                    c = step(c, UInt16(p[i]) << 8 | UInt16(p[i &+ 1]))
+                    i &+= 2
+                }
+                if i < count { c = (c << 8) ^ low[Int(UInt8(truncatingIfNeeded: c >> 8) ^ p[i])] }
+                return c
             }
-            while i &+ 2 <= count {
-                c = t[Int(c ^ (UInt16(p[i]) << 8 | UInt16(p[i &+ 1])))]
-                i &+= 2
-            }
-            if i < count { c = (c << 8) ^ table16[Int(UInt8(truncatingIfNeeded: c >> 8) ^ p[i])] }
-            return c
         }
     }
 }

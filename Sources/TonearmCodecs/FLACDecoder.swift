@@ -32,9 +32,9 @@ import TonearmCore
 ///
 /// Cost: the prediction loops are specialised by order and sum width (``FLACPrediction``),
 /// the Rice residual is read a 64-bit window a code with the bounds checked once per chunk of
-/// samples, and the CRC-16 takes two bytes a table lookup (a 128 KB table made at the first
-/// frame), so that decoding costs fewer instructions than FFmpeg's FLAC decoder although it
-/// checks every frame's CRC-16 and FFmpeg checks none.
+/// samples, and the CRC-16 takes two bytes a step (two 512-byte tables), so that decoding
+/// costs fewer instructions than FFmpeg's FLAC decoder although it checks every frame's CRC-16
+/// and FFmpeg checks none.
 ///
 /// Memory: a read buffer of a few frames and one frame of samples, allocated at open; decoding
 /// allocates nothing after that. Not thread-safe: ``AudioFile`` serialises calls (warnings
