@@ -22,6 +22,9 @@ let package = Package(
         .library(name: "TonearmLibrary", targets: ["TonearmLibrary"]),
         .library(name: "TonearmExport", targets: ["TonearmExport"]),
         .library(name: "TonearmVideo", targets: ["TonearmVideo"]),
+        // The video window (SDL2): frames shown with a gravity, keys and mouse as events.
+        .library(name: "TonearmWindow", targets: ["TonearmWindow"]),
+        .library(name: "TonearmKit", targets: ["TonearmKit"]),
         .executable(name: "tonearm", targets: ["TonearmCLI"]),
     ],
     dependencies: [
@@ -52,6 +55,9 @@ let package = Package(
         // dbus-1.pc adds no flags that SwiftPM warns about.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        // No pkgConfig: sdl2.pc adds `-D_REENTRANT`; the shim includes <SDL2/SDL.h> from the
+        // default path and the module map links libSDL2.
+        .systemLibrary(name: "CSDL2", providers: [.apt(["libsdl2-dev"])]),
 
         // The render contract between the engine and its outputs (AudioRenderSource, RenderTiming,
         // AudioOutputDriver), the registry of drivers by name that a program fills, and the
@@ -92,6 +98,14 @@ let package = Package(
         // master clock (VideoSyncMachine, VideoPipeline). Headless: no window system, no sound
         // server, no D-Bus.
         .target(name: "TonearmVideo", dependencies: ["TonearmCore", "TonearmCodecs", "CFFmpeg", "CFFmpegLazy"]),
+
+        // The video window (PlayerLayer's drawing): SDL2 on a thread of its own; the frames are
+        // TonearmCore's VideoFrame, so it knows no decoder and no player.
+        .target(name: "TonearmWindow", dependencies: ["TonearmCore", "CSDL2"]),
+        // The player's ready views (AVKit's AVPlayerViewController and AVPlayerLayer): a player's
+        // video in a window with built-in controls. Joins the playback API to the window; no
+        // audio module depends on it (the seam keeps SDL out of the audio path).
+        .target(name: "TonearmKit", dependencies: ["TonearmWindow"]),
 
         // Layer 3: the engine — the one render path (decoder threads → lock-free rings → node graph →
         // output) that every player shares. It knows only the render contract: no driver, no libpulse.
@@ -138,14 +152,18 @@ let package = Package(
         .testTarget(name: "TonearmNowPlayingTests", dependencies: ["TonearmNowPlaying"]),
         .testTarget(name: "TonearmNetworkTests", dependencies: ["TonearmNetwork", "TonearmTestSupport"]),
         .testTarget(name: "TonearmSessionTests", dependencies: ["TonearmSession", "TonearmOutput", "TonearmTestSupport", "CDBus"]),
+        // The window's geometry alone, and real windows on a private Xvfb display (screenshots).
+        .testTarget(name: "TonearmWindowTests", dependencies: ["TonearmWindow", "TonearmCore", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmKitTests", dependencies: ["TonearmKit", "TonearmWindow"]),
         .testTarget(name: "TonearmMPRISTests", dependencies: ["TonearmMPRIS", "TonearmNowPlaying", "TonearmTestSupport"]),
         // The seams: reads this manifest (`swift package dump-package`) and checks what may not
         // depend on what (the engine on libpulse or libdbus, the umbrella on MPRIS).
         .testTarget(name: "TonearmArchitectureTests"),
-        // Shared by the tests: fixture generation, the private PulseAudio server, recording, the
+        // Shared by the tests: fixture generation, the private PulseAudio server, recording, Xvfb
+        // displays (screenshots; xclient.py sends windows close requests, keys and motion), the
         // test HTTP server (httpd.py, run with python3 from its source path).
         .target(name: "TonearmTestSupport", dependencies: ["TonearmCore", "TonearmEngine", "TonearmOutput", "RenderThreadProbe"],
-                path: "Tests/TonearmTestSupport", exclude: ["httpd.py"]),
+                path: "Tests/TonearmTestSupport", exclude: ["httpd.py", "xclient.py"]),
         // The test executable's malloc, free and pthread lock calls, counted on the render thread
         // (RenderProbe in TonearmTestSupport): proof that the render path allocates and locks nothing.
         .target(name: "RenderThreadProbe", path: "Tests/RenderThreadProbe"),

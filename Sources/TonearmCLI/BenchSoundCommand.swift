@@ -111,6 +111,7 @@ final class ProbeOutput: AudioOutputDriver, Sendable {
     func stop() { inner.stop() }
     func close() { inner.close() }
     func drain(timeout: Double) { inner.drain(timeout: timeout) }
+    func flush(replacing replace: () -> Void) { inner.flush(replacing: replace) }
     func setVolume(_ volume: Float) { inner.setVolume(volume) }
     var latency: Double { inner.latency }
     var framesPlayed: Int64 { inner.framesPlayed }

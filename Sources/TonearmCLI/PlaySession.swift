@@ -126,7 +126,7 @@ final class PlaySession: @unchecked Sendable {
         let role = session.streamProperties["media.role"] ?? "music"
         player = MusicPlayer(output: {
             if let shared { return shared }
-            return selection.makeDriver(streamName: "Tonearm", role: role, device: device)
+            return selection.makeDriver(streamName: "Tonearm", role: role, device: device, buffering: .steady)
         }, store: store, session: session)
         remote = RemoteBridge(player: player) { sink.yield(.remote($0)) }
         screen.output = device.map { "\(selection.description):\($0)" } ?? selection.description

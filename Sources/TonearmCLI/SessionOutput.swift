@@ -43,6 +43,7 @@ final class SessionOutput: AudioOutputDriver, @unchecked Sendable {
     /// Ignored: the session closes the real driver with ``finish()``.
     func close() { inner.stop() }
     func drain(timeout: Double) { inner.drain(timeout: timeout) }
+    func flush(replacing replace: () -> Void) { inner.flush(replacing: replace) }
     func setVolume(_ volume: Float) { inner.setVolume(volume) }
 
     /// Closes the real driver (end of the session).

@@ -56,7 +56,7 @@ final class StreamSession: @unchecked Sendable {
         try? session.setCategory(.playback, options: settings.mix ? [.mixWithOthers] : [])
         let role = session.streamProperties["media.role"] ?? "music"
         item = PlayerItem(url: url)
-        player = Player(output: { selection.makeDriver(streamName: "Tonearm", role: role, device: device) })
+        player = Player(output: { selection.makeDriver(streamName: "Tonearm", role: role, device: device, buffering: .steady) })
         remote = RemoteBridge(stream: player)
         screen.output = device.map { "\(selection.description):\($0)" } ?? selection.description
         screen.notice = notice

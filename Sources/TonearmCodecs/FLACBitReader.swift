@@ -5,8 +5,9 @@
 /// Reads load 8 bytes at the current byte unaligned, so the memory must hold at least
 /// ``FLACBitReader/padding`` readable bytes after the `limitBits / 8` valid ones (the decoder's
 /// buffer keeps them zeroed). Reads never check the limit themselves: the decoder checks
-/// ``overrun`` after every group of at most `padding - 16` bytes of fixed-size reads and after
-/// every sample of a loop, so that garbage never reads past the padding.
+/// ``overrun`` after every group of at most `padding - 16` bytes of fixed-size reads, after
+/// every sample of a loop, and in the residual's Rice loop after every chunk of samples that
+/// cannot read more than `padding - 16` bytes, so that garbage never reads past the padding.
 struct FLACBitReader {
     /// Zeroed bytes the memory must hold after the valid ones.
     static let padding = 512
@@ -113,11 +114,37 @@ enum FLACCRC {
         }
     }
 
+    /// The CRC-16 of the two bytes `h, 0` from 0, for every `h`: with ``table16`` (that of
+    /// `0, l`), the CRC-16 is linear, so two bytes `h, l` take `high[h] ^ table16[l]`.
+    static let table16High: [UInt16] = table16.map { c in (c << 8) ^ table16[Int(c >> 8)] }
+
     static func crc16(_ p: UnsafePointer<UInt8>, _ count: Int) -> UInt16 {
-        table16.withUnsafeBufferPointer { t in
-            var c: UInt16 = 0
-            for i in 0..<count { c = (c << 8) ^ t[Int(UInt8(truncatingIfNeeded: c >> 8) ^ p[i])] }
-            return c
+        table16.withUnsafeBufferPointer { low in
+            table16High.withUnsafeBufferPointer { high in
+                let low = low.baseAddress!, high = high.baseAddress!
+                // Two bytes a step, eight a load: x = c ^ next 16 bits, c = high[x >> 8] ^ low[x & 0xFF].
+                @inline(__always) func step(_ c: UInt16, _ next: UInt16) -> UInt16 {
+                    let x = c ^ next
+                    return high[Int(x &>> 8)] ^ low[Int(x & 0xFF)]
+                }
+                var c: UInt16 = 0
+                var i = 0
+                let raw = UnsafeRawPointer(p)
+                while i &+ 8 <= count {
+                    let w = UInt64(bigEndian: (raw + i).loadUnaligned(as: UInt64.self))
+                    c = step(c, UInt16(truncatingIfNeeded: w &>> 48))
+                    c = step(c, UInt16(truncatingIfNeeded: w &>> 32))
+                    c = step(c, UInt16(truncatingIfNeeded: w &>> 16))
+                    c = step(c, UInt16(truncatingIfNeeded: w))
+                    i &+= 8
+                }
+                while i &+ 2 <= count {
+                    c = step(c, UInt16(p[i]) << 8 | UInt16(p[i &+ 1]))
+                    i &+= 2
+                }
+                if i < count { c = (c << 8) ^ low[Int(UInt8(truncatingIfNeeded: c >> 8) ^ p[i])] }
+                return c
+            }
         }
     }
 }

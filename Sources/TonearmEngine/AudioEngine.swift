@@ -147,9 +147,13 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
 
     /// The automatic choice of ``OutputDriverRegistry/shared`` (``OutputSelection/automatic(server:timeout:registry:)``):
     /// PulseAudio when the program registered it (`PulseOutput.register()`) and a server answers,
-    /// otherwise the real-time null output. The engine itself knows no driver.
+    /// otherwise the real-time null output. The engine itself knows no driver. Its buffering is
+    /// short (``OutputBuffering/short``, a fixed 75 ms through PulseAudio): an engine may play live
+    /// input (its input node) or react to what its owner does at any moment (a node scheduled
+    /// now, an effect changed now), which a long buffer would delay — and the engine knows of no
+    /// seek at which to flush it.
     public static let automaticOutput: @Sendable () throws -> any AudioOutputDriver = {
-        OutputSelection.automatic().selection.makeDriver(streamName: "Engine")
+        OutputSelection.automatic().selection.makeDriver(streamName: "Engine", buffering: .short)
     }
 
     // MARK: Graph

@@ -15,7 +15,7 @@ import TonearmCore
 /// (`PulseChannelMap`: the file's own, else FFmpeg's default for the count).
 ///
 /// Threading:
-/// - `open`, `start`, `pause`, `resume`, `stop`, `close`, `setVolume` are control-plane calls
+/// - `open`, `start`, `pause`, `resume`, `stop`, `close`, `flush`, `setVolume` are control-plane calls
 ///   (one thread at a time; the owner serialises them). They take the mainloop lock, so they may
 ///   also be called from an event handler, but not from inside the source's `render`.
 /// - The source's `render` runs on the PulseAudio mainloop thread, inside the write callback, with
@@ -33,6 +33,16 @@ import TonearmCore
 /// `uncorkRequested`). PulseAudio mutes a stream that asked to be corked and sends
 /// `request-uncork` only to a stream that really corked, so an owner that ignores the request is
 /// silenced and never hears that the interruption ended.
+///
+/// Buffering: a stream starts with ``startLatency`` and, when that is shorter than
+/// ``targetLatency``, grows to it after ``growAfter`` seconds of uncorked play (a time event of the
+/// main loop, armed at the start, re-armed by an uncork or a flush, disarmed by a cork, a stop,
+/// or once grown — no timer runs while playing steadily). ``flush(replacing:)`` drops what the
+/// server holds (`pa_stream_flush`) and shrinks a grown buffer back to ``startLatency`` first, so
+/// that the first request after it asks for the short buffer only (a long one would be filled with
+/// the silence a source renders while its decoder seeks, and the new audio heard that much later).
+/// ``OutputBuffering/steady`` (the registry's `pulse` driver for media players) is 75 ms growing to
+/// 250 ms; ``OutputBuffering/short`` a fixed 75 ms.
 ///
 /// Failures: a context or stream failure, or the removal of the sink with nowhere to move the
 /// stream, publishes ``AudioOutputEvent/deviceLost(reason:)``; the driver then pulls no more.
@@ -58,13 +68,21 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     public let targetLatency: Double
     /// The buffering a new stream starts with (`tlength`, at most `targetLatency`; by default
     /// `targetLatency` itself): a small first buffer lets the first sample be heard sooner (the
-    /// sink's latency follows it); it grows to `targetLatency` after ``growAfter`` seconds (see
-    /// ``growBuffer()``). Not the default: with 25 ms on a loaded machine the first refills came
-    /// late (GaplessPulseTests counted an underrun at the start), for about 2 ms less to the
-    /// first sound, within the noise of `scripts/bench start`.
+    /// sink's latency follows it); it grows to `targetLatency` after ``growAfter`` seconds of
+    /// uncorked play (see ``growBuffer()``), and a flush makes it short again. With 25 ms on a
+    /// loaded machine the first refills came late (GaplessPulseTests counted an underrun at the
+    /// start), for about 2 ms less to the first sound, within the noise of `scripts/bench start`:
+    /// the steady buffering starts at 75 ms.
     public let startLatency: Double
-    /// Seconds after a start when the buffer grows from ``startLatency`` to ``targetLatency``.
+    /// Seconds of uncorked play after a start or a flush when the buffer grows from
+    /// ``startLatency`` to ``targetLatency``.
     public let growAfter: Double
+    /// The fixed buffer of ``OutputBuffering/short``, and where ``OutputBuffering/steady`` starts (seconds).
+    public static let shortLatency = 0.075
+    /// The buffer ``OutputBuffering/steady`` grows to (seconds): at a load of 8 to 10 on two cores
+    /// the 75 ms stream ran dry 32 times in 10 minutes (scripts/bench longrun); a seek is still heard
+    /// at once, because the players flush.
+    public static let steadyLatency = 0.25
     /// How long `open` and `start` wait for the server before failing, in seconds.
     public let connectTimeout: Double
 
@@ -115,16 +133,19 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     private var sinkFound = false
     private var closing = false
     private var starting = false
-    /// Counts the streams started, so that a growth scheduled for one leaves the next alone.
-    /// Mainloop lock.
-    private var streamSerial: UInt64 = 0
+    /// The time event that grows the buffer (from `start` to `detachStream`; nil when the stream
+    /// starts at its target), with the main loop's API that frees it. Mainloop lock.
+    private var growthTimer: (event: OpaquePointer, api: UnsafeMutablePointer<pa_mainloop_api>)?
+    /// Whether the buffer has grown to ``targetLatency`` (asked for; true from the start when it
+    /// starts there). Mainloop lock.
+    private var grown = true
     /// Set by the write callback once the source reported its end: nothing more is written, so
     /// that the server's buffer can empty and `drain` completes. Mainloop thread only.
     private var sourceEnded = false
 
     /// Creates a driver; nothing is connected until ``open(format:)``.
     public init(server: String? = nil, applicationName: String = "Tonearm", streamName: String = "Playback",
-                role: String = "music", device: String? = nil, targetLatency: Double = 0.075,
+                role: String = "music", device: String? = nil, targetLatency: Double = PulseOutput.shortLatency,
                 startLatency: Double? = nil, growAfter: Double = 1, connectTimeout: Double = 2) {
         self.server = server
         self.applicationName = applicationName
@@ -290,15 +311,18 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
             detachStream()
             throw unavailable(failure)
         }
-        streamSerial &+= 1
-        if startLatency < targetLatency {
-            // Off the mainloop (render) thread: changing the attributes allocates an operation.
-            let serial = streamSerial
-            DispatchQueue.global().asyncAfter(deadline: .now() + growAfter) { [weak self] in
-                self?.growBuffer(ofStream: serial)
-            }
+        grown = startLatency >= targetLatency
+        if !grown, let api = pa_threaded_mainloop_get_api(connection.mainloop) {
+            // A time event of the main loop: it fires on the mainloop thread (outside the write
+            // callback) with the lock held, and dies with the stream (`detachStream`).
+            let event = pa_context_rttime_new(ctx, pa_rtclock_now() + Self.micros(growAfter), { _, _, _, ud in
+                PulseOutput.from(ud).growthDue()
+            }, userdata)
+            if let event { growthTimer = (event, api) }
         }
     }
+
+    private static func micros(_ seconds: Double) -> pa_usec_t { pa_usec_t(max(0, seconds) * 1e6) }
 
     /// Buffer attributes asking for `tlength` seconds (the server's defaults for the rest).
     private func bufferAttributes(tlength seconds: Double) -> pa_buffer_attr {
@@ -307,21 +331,93 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     }
 
     /// Grows the playing stream's buffer from ``startLatency`` to ``targetLatency`` now (a start
-    /// schedules this ``growAfter`` seconds on); returns once the server has answered. Nothing
-    /// happens without a ready stream. Not on the render thread.
-    public func growBuffer() { growBuffer(ofStream: nil) }
-
-    private func growBuffer(ofStream serial: UInt64?) {
-        guard mainloop != nil else { return }
-        locked {
-            guard let s = stream, serial == nil || serial == streamSerial,
-                  pa_stream_get_state(s) == PA_STREAM_READY else { return }
-            var attr = bufferAttributes(tlength: targetLatency)
-            let op = pa_stream_set_buffer_attr(s, &attr, { _, _, ud in
-                if let ml = PulseOutput.from(ud).mainloop { pa_threaded_mainloop_signal(ml, 0) }
-            }, userdata)
-            if let op { waitFor(op) }
+    /// arms this for ``growAfter`` seconds of play on); returns once the server has answered.
+    /// Nothing happens without a ready stream, or when it has grown already. Control plane.
+    public func growBuffer() {
+        guard let connection, !connection.onMainloopThread else { return }
+        connection.withLock {
+            guard let s = stream, pa_stream_get_state(s) == PA_STREAM_READY, !grown else { return }
+            grown = true
+            armGrowth()
+            if let op = requestBuffer(s, tlength: targetLatency) { waitFor(op) }
         }
+    }
+
+    /// The growth timer fired (mainloop thread, lock held; the event is disabled until re-armed):
+    /// asks for the long buffer, without waiting for the answer.
+    private func growthDue() {
+        guard let s = stream, pa_stream_get_state(s) == PA_STREAM_READY, !grown, !corked else { return }
+        grown = true
+        if let op = requestBuffer(s, tlength: targetLatency) { pa_operation_unref(op) }
+    }
+
+    /// Asks the server for a `tlength` of `seconds` (lock held); the answer publishes
+    /// ``AudioOutputEvent/bufferChanged(length:)`` and wakes a waiting control call. The caller
+    /// waits for or releases the operation.
+    private func requestBuffer(_ s: OpaquePointer, tlength seconds: Double) -> OpaquePointer? {
+        var attr = bufferAttributes(tlength: seconds)
+        return pa_stream_set_buffer_attr(s, &attr, { s, success, ud in
+            PulseOutput.from(ud).bufferSet(s, success: success != 0)
+        }, userdata)
+    }
+
+    /// The server answered a change of the buffer (mainloop thread, lock held).
+    private func bufferSet(_ s: OpaquePointer?, success: Bool) {
+        if success, let s, s == stream, let attr = pa_stream_get_buffer_attr(s) {
+            var spec = sampleSpec
+            eventChannel.yield(.bufferChanged(length: Double(pa_bytes_to_usec(UInt64(attr.pointee.tlength), &spec)) / 1e6))
+        }
+        signal()
+    }
+
+    /// Arms the growth timer for ``growAfter`` seconds from now, or disarms it once grown or
+    /// while corked (lock held).
+    private func armGrowth() {
+        guard let t = growthTimer, let ctx = context else { return }
+        pa_context_rttime_restart(ctx, t.event, grown || corked ? pa_usec_t.max : pa_rtclock_now() + Self.micros(growAfter))
+    }
+
+    /// Runs `replace` with the mainloop lock held — the write callback, which renders with it held,
+    /// is not under way — then drops what the server holds and has not played (`pa_stream_flush`,
+    /// after shrinking a grown buffer back to ``startLatency``; the growth is armed again). Every
+    /// write after `replace` reaches the server after the flush, so it is kept.
+    ///
+    /// Timing: the flush moves the server's write index back to its read index; the stream time
+    /// (`framesPlayed`) goes on from the read index, and the frames written are set to the server's
+    /// write index by a timing update right after the flush. Until that update the latency stays
+    /// as published (libpulse cannot say it meanwhile) and grows with each write: never less than
+    /// what is queued. Control plane; does not wait for the server.
+    public func flush(replacing replace: () -> Void) {
+        guard let connection, !connection.onMainloopThread else {
+            replace()
+            return
+        }
+        connection.withLock {
+            replace()
+            guard let s = stream, pa_stream_get_state(s) == PA_STREAM_READY else { return }
+            // A source that had ended is asked again: the player replaced what it plays.
+            sourceEnded = false
+            // A grown buffer goes back to the start buffer (one that never grows stays as it is).
+            if grown, growthTimer != nil, let op = requestBuffer(s, tlength: startLatency) {
+                grown = false
+                pa_operation_unref(op)
+            }
+            if let op = pa_stream_flush(s, nil, nil) { pa_operation_unref(op) }
+            if let op = pa_stream_update_timing_info(s, { s, _, ud in PulseOutput.from(ud).timingAfterFlush(s) }, userdata) {
+                pa_operation_unref(op)
+            }
+            armGrowth()
+        }
+    }
+
+    /// The first timing update after a flush (mainloop thread, lock held): the frames written are
+    /// what the server's write index says now (the flushed ones are gone from it).
+    private func timingAfterFlush(_ s: OpaquePointer?) {
+        guard let s, s == stream else { return }
+        if let info = pa_stream_get_timing_info(s), info.pointee.write_index_corrupt == 0, frameBytes > 0 {
+            framesWritten = max(0, info.pointee.write_index) / Int64(frameBytes)
+        }
+        refreshTiming(s)
     }
 
     /// The stream's buffer length (`tlength`) as the server set it, in seconds; 0 without a stream.
@@ -456,6 +552,9 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
             }
             let frames = n / frameBytes
             let samples = data.bindMemory(to: Float.self, capacity: frames * channels)
+            // Queued before they are rendered: a reader that sees the source's position past these
+            // frames sees the latency that holds them too (a clock never runs ahead of the ear).
+            timing.raiseLatency(byMicros: Int64(Double(frames) * 1e6 / Double(sampleSpec.rate)))
             let result = source.render(into: samples, frameCount: frames, timing: .realtime)
             if result.ended {
                 // Write the last real frames only; from now on the stream is left to drain.
@@ -543,6 +642,8 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
         locked {
             guard let s = stream, pa_stream_get_state(s) == PA_STREAM_READY else { return }
             corked = on
+            // The buffer grows after steady play: a cork holds the growth, an uncork starts it over.
+            armGrowth()
             if let op = pa_stream_cork(s, on ? 1 : 0, nil, nil) { pa_operation_unref(op) }
             refreshTiming(s)
         }
@@ -557,6 +658,10 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     /// Disconnects and releases the stream. Lock held.
     private func detachStream() {
         source = nil
+        if let t = growthTimer {
+            t.api.pointee.time_free(t.event)
+            growthTimer = nil
+        }
         guard let s = stream else { return }
         refreshTiming(s, advancing: false)
         clearCallbacks(on: s)
@@ -745,6 +850,16 @@ final class TimingSnapshot: Sendable {
         rateBits.store(rate.bitPattern, ordering: .relaxed)
         sequence.store(s &+ 2, ordering: .releasing)
         if frames == 0 { reported.store(0, ordering: .relaxed) }  // a new stream starts from 0
+    }
+
+    /// Writer: adds `extra` microseconds to the published latency (frames about to be queued),
+    /// leaving the rest as it is.
+    func raiseLatency(byMicros extra: Int64) {
+        let s = sequence.load(ordering: .relaxed)
+        sequence.store(s &+ 1, ordering: .relaxed)
+        atomicMemoryFence(ordering: .releasing)
+        latency.store(latency.load(ordering: .relaxed) &+ extra, ordering: .relaxed)
+        sequence.store(s &+ 2, ordering: .releasing)
     }
 
     private struct Values {

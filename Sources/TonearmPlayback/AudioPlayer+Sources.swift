@@ -37,9 +37,12 @@ extension AudioPlayer {
     /// the real-time null output.
     ///
     /// The server is probed once per process, the first time a player needs it; the choice (and
-    /// the notice to show when nothing will be heard) is ``automaticOutput``.
+    /// the notice to show when nothing will be heard) is ``automaticOutput``. The buffering is
+    /// ``OutputBuffering/steady`` (short at the start, long after a second of play): a file player
+    /// flushes the output on a seek or a rate change, so the long buffer never delays what is asked
+    /// for. (Sounds that must be heard at once are ``SystemSound``'s, which keeps a short buffer.)
     public static let defaultOutput: @Sendable () throws -> any AudioOutputDriver = {
-        automaticOutput.selection.makeDriver()
+        automaticOutput.selection.makeDriver(buffering: .steady)
     }
 
     /// The output chosen for players created without one (see ``defaultOutput``).

@@ -231,8 +231,12 @@ public final class AudioPlayer: Sendable {
             if rt.renderer.positionGeneration.load(ordering: .acquiring) != c.machine.generation {
                 return c.machine.resumeFrame
             }
+            // The position first, then the latency (the output raises its latency before it lets
+            // the renderer render frames). Also while paused: what the output holds is not heard
+            // then either (with the steady buffer a quarter of a second — the time must not jump
+            // ahead by it at a pause and back at the resume).
             let rendered = rt.renderer.positionFrame.load(ordering: .relaxed)
-            let latencyFrames = c.machine.isPlaying ? Int64(rt.driver.latency * format.sampleRate) : 0
+            let latencyFrames = Int64(rt.driver.latency * format.sampleRate)
             var pos = rendered - latencyFrames
             if pos < c.generationStart && rendered >= c.generationStart { pos = c.generationStart }
             if pos < 0 { pos += source.frameLength }  // just looped: still hearing the previous pass
@@ -549,9 +553,15 @@ public final class AudioPlayer: Sendable {
         case .restartDecoding(let g, let f):
             c.generationStart = f
             if let rt = c.runtime {
-                rt.renderer.requestGeneration(g, startFrame: f)
-                rt.decoder.schedule(.init(generation: g, startFrame: f, loops: c.numberOfLoops, endFrame: nil,
-                                          rate: c.effectiveRate))
+                let request = StreamDecoder.Request(generation: g, startFrame: f, loops: c.numberOfLoops, endFrame: nil,
+                                                    rate: c.effectiveRate)
+                // A seek replaces what is heard: the output drops what it holds of the old
+                // position, and the renderer switches inside that flush, so that nothing of the new
+                // is lost (the player's lock, then the output's: the output never waits for ours).
+                rt.driver.flush {
+                    rt.renderer.requestGeneration(g, startFrame: f)
+                    rt.decoder.schedule(request)
+                }
             }
         case .startRendering(let delay):
             if delay > 0 { c.runtime?.renderer.commands.push(.delay(frames: delay)) }
@@ -595,7 +605,7 @@ public final class AudioPlayer: Sendable {
             }
             handle(.outputLost(watching: watching))
         case .deviceRemoved: handle(.pause)  // the unplugged-headphones rule: not on out of the speakers
-        case .drained, .moved: break
+        case .drained, .moved, .bufferChanged: break
         }
     }
 

@@ -358,12 +358,19 @@ public final class Player: @unchecked Sendable {
             reconcileVideo()
         case .restartDecoding(let g, let seconds, let rate):
             let at = seconds ?? currentTime()
-            lock.withLock { s in
-                guard let rt = s.runtime else { return }
+            guard let (rt, frame) = lock.withLock({ s -> (PlayerRuntime, AudioFramePosition)? in
+                guard let rt = s.runtime else { return nil }
                 let frame = AudioFramePosition((at * s.sampleRate).rounded())
                 s.decodingGeneration = g
                 s.generationStart = at
                 s.lastTime = at
+                return (rt, frame)
+            }) else { return }
+            // A seek (or a rate change, from the time heard) replaces what is heard: the output
+            // drops what it holds, and the renderer switches inside that flush, so that nothing of
+            // the new audio is lost. Outside the player's lock; the runtime stays until this
+            // queue's own close.
+            rt.driver.flush {
                 rt.renderer.requestGeneration(g, startFrame: frame)
                 rt.decoder.schedule(.init(generation: g, startFrame: frame, loops: 0, endFrame: nil, rate: Double(rate)))
                 s.videoLastTime = at
@@ -573,7 +580,7 @@ public final class Player: @unchecked Sendable {
         case .deviceLost(let reason):
             let driver = lock.withLock { $0.runtime?.driver }
             outputFailed(.outputUnavailable(driver: outputName ?? "output", reason: reason), lost: driver)
-        case .drained, .moved:
+        case .drained, .moved, .bufferChanged:
             break
         }
     }

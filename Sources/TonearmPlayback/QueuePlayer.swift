@@ -93,6 +93,9 @@ public final class QueuePlayer: @unchecked Sendable {
         /// The restart under way (its number and position) until its item is on the node: what a
         /// later restart that keeps the position starts from.
         var pendingRestart: (serial: UInt64, position: Double)?
+        /// The last time ``QueuePlayer/currentTime`` reported, and the head segment it was in
+        /// (within one head the time never goes back: the output's latency moves a little).
+        var lastHeard: (token: UInt64, epoch: UInt64, seconds: Double)?
     }
 
     /// What the executor carries out, in the order the machine decided it. The jobs that open
@@ -108,10 +111,13 @@ public final class QueuePlayer: @unchecked Sendable {
         /// Give the runtime just built the equaliser and the effects wanted now, start its engine,
         /// and put the start's item (entry `key`) on it from `position`.
         case install(Built, key: UInt64, position: Double, effects: [AudioNode])
-        /// Re-open the current item (entry `key`) for restart `serial` and re-schedule it.
-        case restart(QueueRuntime, key: UInt64, position: Double, serial: UInt64)
-        /// Re-schedule entry `key`, re-opened for restart `serial`, from `position`.
-        case reschedule(QueueRuntime, key: UInt64, file: AudioFile, candidate: Candidate?, position: Double, serial: UInt64)
+        /// Re-open the current item (entry `key`) for restart `serial` and re-schedule it
+        /// (`flush`: replacing what the output holds).
+        case restart(QueueRuntime, key: UInt64, position: Double, serial: UInt64, flush: Bool)
+        /// Re-schedule entry `key`, re-opened for restart `serial`, from `position` (`flush`: in
+        /// the output's flush, which drops what it holds of the old audio).
+        case reschedule(QueueRuntime, key: UInt64, file: AudioFile, candidate: Candidate?, position: Double, serial: UInt64,
+                        flush: Bool)
         case startRendering(QueueRuntime)
         case pauseRendering(QueueRuntime)
         case volume(QueueRuntime, Float)
@@ -156,9 +162,13 @@ public final class QueuePlayer: @unchecked Sendable {
         lock = Mutex(Locked(machine: QueueStateMachine(items: items)))
     }
 
-    /// PulseAudio when a server answers, otherwise the real-time null output.
+    /// PulseAudio when a server answers, otherwise the real-time null output — with the steady
+    /// buffering of media playback (``OutputBuffering/steady``: short at the start, long after a
+    /// second of play). A queue (and ``Player``, which uses this too) can afford the long buffer:
+    /// nothing it plays must be heard within a few milliseconds, and what replaces what is heard —
+    /// a seek, a skip, another item — flushes the output first, so the long buffer never delays it.
     public static let automaticOutput: @Sendable () throws -> any AudioOutputDriver = {
-        OutputSelection.automatic().selection.makeDriver(streamName: "Tonearm")
+        OutputSelection.automatic().selection.makeDriver(streamName: "Tonearm", buffering: .steady)
     }
 
     /// Events, from the moment of the call. A new stream per call.
@@ -322,11 +332,37 @@ public final class QueuePlayer: @unchecked Sendable {
     /// Stops and goes back to the start of the current item.
     public func stop() { send(.stop) }
 
-    /// Seconds into the current item (while a seek is being carried out: where it goes, as soon
-    /// as it has been asked for).
-    public var currentTime: Double { lock.withLock { Self.currentTime($0) } }
+    /// Seconds into the current item of the audio being heard now: what the node has rendered,
+    /// less what the output still holds (its latency: up to a quarter of a second once the
+    /// steady buffer has grown). While a seek is being carried out: where it goes, as soon as it
+    /// has been asked for. Within an item it never goes back except by a seek.
+    public var currentTime: Double { lock.withLock { Self.currentTime(&$0) } }
 
-    private static func currentTime(_ l: Locked) -> Double {
+    /// The time heard (lock held): the node's position less the output's latency, never before
+    /// the head's start, and never back within one head.
+    private static func currentTime(_ l: inout Locked) -> Double {
+        if let restart = l.pendingRestart { return restart.position }
+        guard let rt = l.runtime, let head = l.machine.schedule.segments.first else {
+            return l.machine.currentTime(playerSampleTime: l.runtime?.node.playerTime?.sampleTime)
+        }
+        // The position first, then the latency: the output raises its latency before it lets the
+        // node render frames, so a reader never sees frames rendered without their latency.
+        let rendered = rt.node.playerTime?.sampleTime
+        let held = Int64((rt.driver.latency * rt.format.sampleRate).rounded())
+        var t = l.machine.currentTime(playerSampleTime: rendered, heldFrames: held)
+        let epoch = l.machine.schedule.epoch
+        if let last = l.lastHeard, last.token == head.token, last.epoch == epoch { t = max(t, last.seconds) }
+        l.lastHeard = (head.token, epoch, t)
+        return t
+    }
+
+    /// Where the node has rendered to in the current item (ahead of ``currentTime`` by what the
+    /// output holds). For tests.
+    var renderedTime: Double { lock.withLock { Self.renderedTime($0) } }
+
+    /// Where the node has rendered to in the current item (lock held): where a restart that keeps
+    /// what the output holds goes on from, so that nothing is heard twice.
+    private static func renderedTime(_ l: Locked) -> Double {
         if let restart = l.pendingRestart { return restart.position }
         return l.machine.currentTime(playerSampleTime: l.runtime?.node.playerTime?.sampleTime)
     }
@@ -390,11 +426,17 @@ public final class QueuePlayer: @unchecked Sendable {
                 if let built { jobs.append(.close(built.runtime, drain: false)) }
             case .restartCurrent(let key, let position):
                 guard let rt = l.runtime else { continue }
-                // Kept position: where the restart under way goes, else where the node is.
-                let at = position ?? Self.currentTime(l)
+                // Kept position: where the restart under way goes, else where the node has
+                // rendered to (what the output holds plays on, and the node goes on after it).
+                let at = position ?? Self.renderedTime(l)
                 l.restarts += 1
                 l.pendingRestart = (l.restarts, at)
-                jobs.append(.restart(rt, key: key, position: at, serial: l.restarts))
+                jobs.append(.restart(rt, key: key, position: at, serial: l.restarts, flush: false))
+            case .replaceCurrent(let key, let position):
+                guard let rt = l.runtime else { continue }
+                l.restarts += 1
+                l.pendingRestart = (l.restarts, position)
+                jobs.append(.restart(rt, key: key, position: position, serial: l.restarts, flush: true))
             case .startRendering:
                 if let rt = l.runtime { jobs.append(.startRendering(rt)) }
             case .pauseRendering:
@@ -465,17 +507,28 @@ public final class QueuePlayer: @unchecked Sendable {
                 guard l.runtime === rt else { return }
                 scheduleHead(file: built.file, key: key, at: position, candidate: built.partner, in: &l, runtime: rt)
             }
-        case .restart(let rt, let key, let position, let serial):
-            restart(rt, key: key, at: position, serial: serial, flow: flow)
-        case .reschedule(let rt, let key, let file, let candidate, let position, let serial):
-            lock.withLock { l in
-                guard l.runtime === rt, l.restarts == serial, l.machine.currentEntry?.key == key else { return }
-                l.pendingRestart = nil
-                let playing = l.machine.state == .playing
-                rt.node.stop()
-                l.machine.noteRestart(at: position)
-                scheduleHead(file: file, key: key, at: position, candidate: candidate, in: &l, runtime: rt)
-                if playing { rt.node.play() }
+        case .restart(let rt, let key, let position, let serial, let flush):
+            restart(rt, key: key, at: position, serial: serial, flush: flush, flow: flow)
+        case .reschedule(let rt, let key, let file, let candidate, let position, let serial, let flush):
+            let stillWanted = { (l: Locked) in l.runtime === rt && l.restarts == serial && l.machine.currentEntry?.key == key }
+            let reschedule = { [self] in
+                lock.withLock { l in
+                    guard stillWanted(l) else { return }
+                    l.pendingRestart = nil
+                    let playing = l.machine.state == .playing
+                    rt.node.stop()
+                    l.machine.noteRestart(at: position)
+                    scheduleHead(file: file, key: key, at: position, candidate: candidate, in: &l, runtime: rt)
+                    if playing { rt.node.play() }
+                }
+            }
+            if flush && lock.withLock({ stillWanted($0) }) {
+                // The new audio goes on the node inside the output's flush: what the node rendered
+                // of the old is dropped, none of the new is (the lock order is the output's lock,
+                // then this player's; nothing holds this player's lock and waits for the output's).
+                rt.driver.flush(replacing: reschedule)
+            } else {
+                reschedule()
             }
         case .startRendering(let rt):
             do {
@@ -508,7 +561,7 @@ public final class QueuePlayer: @unchecked Sendable {
             // The server went away as the output started: a loss like any other, watched for.
             if watchForReturn(of: rt.driver, in: &l) {
                 let lost = QueueStateMachine.Input.deviceLost(reason: Self.typed(error).description,
-                                                              position: Self.currentTime(l), watching: true)
+                                                              position: Self.currentTime(&l), watching: true)
                 enqueue(apply(l.machine.handle(lost), in: &l), flow: flow)
                 return true
             }
@@ -606,7 +659,8 @@ public final class QueuePlayer: @unchecked Sendable {
     /// Restart `serial`: re-opens the current item (entry `key`) on a worker thread and
     /// re-schedules it from `position`, and what follows it, on the running node — unless
     /// another restart began or another item became current meanwhile. On the executor.
-    private func restart(_ rt: QueueRuntime, key: UInt64, at position: Double, serial: UInt64, flow: DispatchGroup?) {
+    private func restart(_ rt: QueueRuntime, key: UInt64, at position: Double, serial: UInt64, flush: Bool,
+                         flow: DispatchGroup?) {
         guard let (index, item, order) = lock.withLock({ l -> (Int, QueueItem, PlayOrder)? in
             guard l.runtime === rt, l.restarts == serial, let (index, item) = l.machine.entry(key: key) else { return nil }
             return (index, item, l.machine.order)
@@ -617,8 +671,8 @@ public final class QueuePlayer: @unchecked Sendable {
                 let candidate = openCandidate(after: index, key: key, order: order)
                 lock.withLock { l in
                     guard l.runtime === rt, l.restarts == serial else { return }
-                    enqueue([.reschedule(rt, key: key, file: file, candidate: candidate, position: position, serial: serial)],
-                            flow: flow)
+                    enqueue([.reschedule(rt, key: key, file: file, candidate: candidate, position: position, serial: serial,
+                                         flush: flush)], flow: flow)
                 }
             case .failure(let error):
                 lock.withLock { l in
@@ -799,11 +853,11 @@ public final class QueuePlayer: @unchecked Sendable {
                 l.outputWatch?.cancel()
                 l.outputWatch = nil
                 let watching = watchForReturn(of: rt.driver, in: &l)
-                let lost = QueueStateMachine.Input.deviceLost(reason: reason, position: Self.currentTime(l),
+                let lost = QueueStateMachine.Input.deviceLost(reason: reason, position: Self.currentTime(&l),
                                                               watching: watching)
                 enqueue(apply(l.machine.handle(lost), in: &l), flow: nil)
             }
-        case .drained, .moved:
+        case .drained, .moved, .bufferChanged:
             break
         }
     }

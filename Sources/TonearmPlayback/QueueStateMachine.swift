@@ -98,8 +98,16 @@ struct QueueStateMachine: Sendable {
         /// The runtime just built is not wanted any more (stopped meanwhile): close it.
         case discardRuntime
         /// Re-open the current item (entry `key`) and re-schedule it from `position` seconds
-        /// (the current position when nil) and what follows it, on the running node.
+        /// (where the node has rendered to when nil) and what follows it, on the running node,
+        /// keeping what the output holds: what is heard goes on seamlessly (the change is in what
+        /// follows — the lookahead — or in a gain applied from the re-scheduled audio on).
         case restartCurrent(key: UInt64, position: Double?)
+        /// Like `restartCurrent`, but what is heard is replaced (a seek, a skip, another item made
+        /// current): the output drops what it holds and has not played yet at the moment the new
+        /// audio goes on the node (``AudioOutputDriver/flush(replacing:)``), so that the old audio
+        /// does not play on for the length of the output's buffer. Never at a gapless join or a
+        /// crossfade: those are not restarts.
+        case replaceCurrent(key: UInt64, position: Double)
         case startRendering
         case pauseRendering
         /// Stop rendering and close the runtime (after letting the output play out when `drain`).
@@ -167,10 +175,12 @@ struct QueueStateMachine: Sendable {
         entries.firstIndex { $0.key == key }.map { ($0, entries[$0].item) }
     }
 
-    /// Seconds into the current item, with the node at `playerSampleTime`.
-    func currentTime(playerSampleTime: Int64?) -> Double {
+    /// Seconds into the current item, with the node at `playerSampleTime` and `heldFrames` of what
+    /// it rendered still in the output (not heard yet; never before the head's start).
+    func currentTime(playerSampleTime: Int64?, heldFrames: Int64 = 0) -> Double {
         guard case .running(let rate) = runtime,
-              let t = schedule.currentTime(playerSampleTime: playerSampleTime, engineRate: rate) else { return pendingPosition }
+              let t = schedule.currentTime(playerSampleTime: playerSampleTime.map { $0 - max(0, heldFrames) },
+                                           engineRate: rate) else { return pendingPosition }
         return t
     }
 
@@ -441,7 +451,7 @@ struct QueueStateMachine: Sendable {
         case .seek(let seconds):
             let target = max(0, seconds.isFinite ? seconds : 0)
             pendingPosition = target
-            return restart(at: target) + [.emit(.seeked(to: target))]
+            return replace(at: target) + [.emit(.seeked(to: target))]
 
         case .skipToNext:
             pendingPosition = 0
@@ -490,7 +500,7 @@ struct QueueStateMachine: Sendable {
             startedKey = nil
             var actions = retain() + [.installRuntime(key: opened, position: pendingPosition), .applyVolume(volume * duck)]
             // Another item became current while the output opened: it plays instead.
-            if cur.key != opened { actions.append(.restartCurrent(key: cur.key, position: pendingPosition)) }
+            if cur.key != opened { actions.append(.replaceCurrent(key: cur.key, position: pendingPosition)) }
             return actions + [.startRendering, emitCurrent(), .emit(.stateChanged(.playing))]
 
         case .runtimeFailed(let token, let error, let watching):
@@ -572,16 +582,23 @@ struct QueueStateMachine: Sendable {
         entries.map { albums[$0.key] ?? $0.item.url.deletingLastPathComponent().path }
     }
 
-    /// Re-schedules the current item at `seconds` (its position when nil) when running.
+    /// Re-schedules the current item at `seconds` (its position when nil) when running, keeping
+    /// what the output holds.
     private func restart(at seconds: Double?) -> [Action] {
         guard isRunning, let cur = currentEntry else { return [] }
         return [.restartCurrent(key: cur.key, position: seconds)]
     }
 
+    /// Re-schedules the current item at `seconds` when running, replacing what is heard.
+    private func replace(at seconds: Double) -> [Action] {
+        guard isRunning, let cur = currentEntry else { return [] }
+        return [.replaceCurrent(key: cur.key, position: seconds)]
+    }
+
     private func restartIfStale() -> [Action] { lookaheadIsStale ? restart(at: nil) : [] }
 
-    /// Another item became current by a skip.
-    private mutating func jumped() -> [Action] { [emitCurrent()] + restart(at: 0) }
+    /// Another item became current by a skip: what is heard is replaced.
+    private mutating func jumped() -> [Action] { [emitCurrent()] + replace(at: 0) }
 
     private mutating func closeRuntime() -> [Action] {
         let had = isRunning

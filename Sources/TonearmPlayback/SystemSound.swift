@@ -88,8 +88,11 @@ public final class SystemSound: Sendable {
 
     deinit { engine.stop() }
 
-    /// PulseAudio (role `event`, a 20 ms buffer) when the program registered it
-    /// (`PulseOutput.register()`) and a server answers, otherwise the null output.
+    /// PulseAudio (role `event`, a fixed 20 ms buffer) when the program registered it
+    /// (`PulseOutput.register()`) and a server answers, otherwise the null output. Never the
+    /// growing buffer of media playback (``OutputBuffering/steady``): a system sound must be
+    /// heard the moment it is played, and each play goes over the others rather than replacing
+    /// them, so there is nothing a flush could do for it.
     public static let automaticOutput: @Sendable () throws -> any AudioOutputDriver = {
         switch OutputSelection.automatic().selection {
         case .pulse(let server):

@@ -51,6 +51,10 @@ public enum AudioOutputEvent: Sendable, Equatable {
     case drained
     /// The stream was moved to another device.
     case moved(deviceName: String)
+    /// The output's buffer changed length (seconds queued ahead of what is heard): it grew to its
+    /// steady length after a steady start, or went back to its start length at a flush
+    /// (``OutputBuffering/steady``). For information (a player's clock reads ``AudioOutputDriver/latency``).
+    case bufferChanged(length: Double)
     /// The device the stream played to went away (headphones unplugged, a USB or Bluetooth
     /// device gone) and the server moved the stream to `current`; or headphones were unplugged
     /// from the sink it plays to (its active port is no longer headphones), and then `previous`
@@ -59,12 +63,28 @@ public enum AudioOutputEvent: Sendable, Equatable {
     case deviceRemoved(previous: String, current: String)
 }
 
+/// How much audio an output keeps queued ahead of what is heard: the trade between reacting at
+/// once and riding out a render thread that wakes late. Asked for through
+/// ``OutputDriverRequest/buffering``; drivers without a buffer of their own ignore it.
+public enum OutputBuffering: Sendable, Hashable {
+    /// A fixed short buffer (PulseAudio: 75 ms). For what must be heard at once and is never
+    /// replaced by a seek: system sounds, an engine with live input, anything interactive.
+    case short
+    /// Starts short (the first sound comes as soon as with ``short``) and grows to a long steady
+    /// buffer (PulseAudio: 250 ms) after about a second of uninterrupted play, so that a loaded
+    /// machine's late wake-ups no longer starve the device. For media playback — a music queue, a
+    /// file player, a stream — whose players drop the buffer whenever what is heard is replaced
+    /// (a seek, a skip, a new item: ``AudioOutputDriver/flush(replacing:)``), so that the long
+    /// buffer never delays what the listener asked for; after a flush it starts short again.
+    case steady
+}
+
 /// The contract between the engine and an output (the counterpart of mpv's `ao_driver` or MPD's
 /// `AudioOutput`). Drivers are pull-based: once started, the driver's own render thread calls
 /// ``AudioRenderSource/render(into:frameCount:timing:)`` whenever the device wants audio.
 ///
-/// Threading: `open`, `start`, `pause`, `resume`, `stop`, `close` and `setVolume` are called from
-/// the control plane (any one thread at a time — the owner serialises them). `stop()` returns only
+/// Threading: `open`, `start`, `pause`, `resume`, `stop`, `close`, `flush` and `setVolume` are
+/// called from the control plane (any one thread at a time — the owner serialises them). `stop()` returns only
 /// when the render thread will not call the source again. `latency`, `framesPlayed` and
 /// `underrunCount` may be read from any thread. Events arrive on `events` from a non-realtime
 /// thread.
@@ -94,6 +114,25 @@ public protocol AudioOutputDriver: AnyObject, Sendable {
     /// natural end is not cut short by `stop()`), or `timeout` seconds. Control plane.
     func drain(timeout: Double)
 
+    /// Drops the audio the output holds that has not been played yet — what a seek, a skip or a new
+    /// item replaces — so that the old audio is not heard for the length of the output's buffer.
+    /// `replace` runs first, at a moment when no render call is under way (under the driver's own
+    /// lock): what the source rendered before it is dropped, what it renders after it is kept. The
+    /// player switches its source there (a new generation, a node re-scheduled), so that no frame
+    /// of the new audio is lost and none of the old is heard — beyond what the device itself has
+    /// already taken (PulseAudio: the sink's own latency), which no client can recall.
+    ///
+    /// Timing stays right across it: `framesPlayed` goes on from where it was (the dropped frames
+    /// were never played: it neither goes back nor runs on over them), and `latency` describes what
+    /// is queued after the flush — until the driver knows that, it reports no less than before,
+    /// so that a position computed as "rendered − latency" never runs ahead of what is heard. A
+    /// buffer that grew in steady play (``OutputBuffering/steady``) starts short again.
+    ///
+    /// Control plane, never from inside the source's `render`; `replace` must not call the driver.
+    /// A driver that is not started only runs `replace`. Not for a gapless join or a crossfade:
+    /// those continue what is heard.
+    func flush(replacing replace: () -> Void)
+
     /// Volume of this stream on the device (0...1, linear), where the device supports it.
     func setVolume(_ volume: Float)
 
@@ -120,6 +159,12 @@ public protocol AudioOutputDriver: AnyObject, Sendable {
 extension AudioOutputDriver {
     /// Drivers that buffer nothing after a render call have nothing to wait for.
     public func drain(timeout: Double) {}
+
+    /// Drivers that keep nothing after a render call have nothing to drop: `replace` runs, that is all.
+    public func flush(replacing replace: () -> Void) { replace() }
+
+    /// ``flush(replacing:)`` with nothing to switch: drops what is queued now.
+    public func flush() { flush(replacing: {}) }
 
     /// Drivers whose device does not come back by itself watch for nothing.
     public func watchForReturn(_ onReturn: @escaping @Sendable () -> Void) -> OutputReturnWatch? { nil }

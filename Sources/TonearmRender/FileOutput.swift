@@ -315,6 +315,11 @@ public final class FileOutput: AudioOutputDriver, @unchecked Sendable {
     /// Ignored: the file holds the samples as rendered.
     public func setVolume(_ volume: Float) {}
 
+    /// Runs `replace` and drops nothing: every block rendered is in the file once written (the
+    /// file is what would be heard, so a seek in it is a cut, never a loss), and nothing waits to
+    /// be played after a write.
+    public func flush(replacing replace: () -> Void) { replace() }
+
     /// 0: nothing is buffered after a write.
     public var latency: Double { 0 }
     /// Frames written since `open`.

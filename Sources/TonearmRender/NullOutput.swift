@@ -20,13 +20,17 @@ import TonearmCore
 /// Growing periods: with a `steadyPeriodDuration` longer than `periodDuration`, playback starts
 /// with short periods (the first audio is pulled as soon as it is there) and, once it has run
 /// for `growAfter` seconds without a pause or restart, pulls the longer ones: fewer wake-ups while
-/// nothing needs a short latency (nobody hears a null output; a pause, resume or start makes the
-/// periods short again). ``latency`` reports the period in use.
+/// nothing needs a short latency (nobody hears a null output; a pause, resume, start or flush makes
+/// the periods short again). ``latency`` reports the period in use.
+///
+/// Flushing (``flush(replacing:)``) drops the period pulled but not yet due — what a device would
+/// still hold — and pulls the next one at once: `framesPlayed` counts of the dropped period only
+/// the part whose time had passed.
 ///
 /// Threading: control-plane calls from one thread at a time; `stop()` joins the render thread
 /// (from inside the source's `render` it only asks it to end). `framesPlayed`, `latency`,
-/// `underrunCount` and `format` may be read from any thread. The render thread takes the
-/// driver's own lock between periods (never while the source renders).
+/// `underrunCount` and `format` may be read from any thread (all but `format` without a lock). The
+/// render thread takes the driver's own lock between periods (never while the source renders).
 ///
 /// Lifetime: the running thread keeps the driver alive; call `stop()` or `close()` to release it.
 ///
@@ -55,9 +59,15 @@ public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
     private let played = Atomic<Int64>(0)
     /// The period in use, in frames (for `latency`; written by the render thread).
     private let currentPeriodFrames = Atomic<Int>(0)
+    /// The sample rate opened with (for `latency`, read without the lock).
+    private let rateBits = Atomic<UInt64>(Double(48_000).bitPattern)
     // Guarded by `cond`.
     private var _format = AudioFormat.interleavedFloat(sampleRate: 48_000, channels: 2)
     private var isOpen = false
+    /// Whether the render thread is inside the source's `render` (a flush waits for it to leave).
+    private var rendering = false
+    /// Counts the flushes: a period pulled before the last flush is dropped, not played.
+    private var flushes: UInt64 = 0
     // Control plane only.
     private var scratch: UnsafeMutablePointer<Float>?
     private var periodFrames = 960
@@ -94,6 +104,7 @@ public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
         periodFrames = max(1, Int((periodDuration * f.sampleRate).rounded()))
         steadyPeriodFrames = max(periodFrames, Int((steadyPeriodDuration * f.sampleRate).rounded()))
         currentPeriodFrames.store(periodFrames, ordering: .relaxed)
+        rateBits.store(f.sampleRate.bitPattern, ordering: .relaxed)
         scratch?.deallocate()
         let count = steadyPeriodFrames * f.channelCount
         scratch = .allocate(capacity: count)
@@ -144,6 +155,9 @@ public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
                 currentPeriodFrames.store(frames, ordering: .relaxed)
             }
             let stopping = pull.state != .running
+            // What a flush from now on replaces (it waits for `rendering` to clear).
+            let pulledAfter = flushes
+            if !stopping { rendering = true }
             cond.unlock()
             if stopping { return }
 
@@ -152,6 +166,10 @@ public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
                 if result.framesRendered > 0 {
                     pacing = false
                     played.add(Int64(frames), ordering: .relaxed)
+                    cond.withLock {
+                        rendering = false
+                        cond.broadcast()
+                    }
                     continue
                 }
                 if !pacing {
@@ -171,10 +189,27 @@ public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
                 framesSinceOrigin = 0
             }
             cond.lock()
-            while pull.state == .running, monotonicNanoseconds() < deadline {
+            rendering = false
+            cond.broadcast()
+            while pull.state == .running, flushes == pulledAfter, monotonicNanoseconds() < deadline {
                 cond.wait(untilNanoseconds: deadline)
             }
+            let dropped = flushes != pulledAfter
             cond.unlock()
+            if dropped {
+                // Flushed before it was due: only the part of the period whose time has passed was
+                // played; the next period is pulled now, short, as after a start.
+                let end = monotonicNanoseconds()
+                let periodNanos = UInt64(Double(frames) * 1e9 / rate)
+                let begun = deadline > periodNanos ? deadline - periodNanos : 0
+                let elapsed = end > begun ? Double(end - begun) * rate / 1e9 : 0
+                played.add(min(Int64(frames), Int64(elapsed)), ordering: .relaxed)
+                origin = end
+                framesSinceOrigin = 0
+                frames = periods.short
+                currentPeriodFrames.store(frames, ordering: .relaxed)
+                continue
+            }
             played.add(Int64(frames), ordering: .relaxed)
             if frames != periods.steady && !untimed && framesSinceOrigin >= growAt {
                 frames = periods.steady
@@ -191,6 +226,19 @@ public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
     /// Resumes pulling after ``pause()``; the clock restarts from now.
     public func resume() {
         pull.resume()
+    }
+
+    /// Runs `replace` while the render thread is not inside the source's `render` (waiting for it
+    /// to leave a render under way), then drops the period pulled before it that is not due yet:
+    /// the render thread pulls the next period at once, a short one. `framesPlayed` counts only the
+    /// part of the dropped period whose time had passed. Control plane.
+    public func flush(replacing replace: () -> Void) {
+        cond.lock()
+        defer { cond.unlock() }
+        while rendering { cond.wait() }
+        replace()
+        flushes &+= 1
+        cond.broadcast()
     }
 
     /// Ends the render thread and waits for it: on return the source is not called again.
@@ -212,7 +260,7 @@ public final class NullOutput: AudioOutputDriver, @unchecked Sendable {
     public var latency: Double {
         if untimed { return 0 }
         let frames = currentPeriodFrames.load(ordering: .relaxed)
-        return frames > 0 ? Double(frames) / format.sampleRate : periodDuration
+        return frames > 0 ? Double(frames) / Double(bitPattern: rateBits.load(ordering: .relaxed)) : periodDuration
     }
     /// Frames whose period has elapsed since `start`.
     public var framesPlayed: Int64 { played.load(ordering: .relaxed) }

@@ -18,9 +18,14 @@ public struct OutputDriverRequest: Sendable, Hashable {
     public var server: String?
     /// What followed `name:` in the output choice (a file's path, `untimed`); nil when nothing did.
     public var argument: String?
+    /// How much the output keeps queued ahead (``OutputBuffering``): `.steady` for media
+    /// playback whose player flushes on a seek, `.short` for everything else.
+    public var buffering: OutputBuffering
 
     public init(applicationName: String = "Tonearm", streamName: String = "Playback", role: String = "music",
-                device: String? = nil, server: String? = nil, argument: String? = nil) {
+                device: String? = nil, server: String? = nil, argument: String? = nil,
+                buffering: OutputBuffering = .short) {
+        self.buffering = buffering
         self.applicationName = applicationName
         self.streamName = streamName
         self.role = role
@@ -133,7 +138,7 @@ public final class OutputDriverRegistry: Sendable {
     }
 }
 
-/// The driver ``OutputSelection/makeDriver(applicationName:streamName:role:device:registry:)`` returns for
+/// The driver ``OutputSelection/makeDriver(applicationName:streamName:role:device:buffering:registry:)`` returns for
 /// a choice whose driver is not registered: it cannot be opened, and says why.
 ///
 /// Threading: immutable; every member may be used from any thread.

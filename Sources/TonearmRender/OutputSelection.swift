@@ -67,13 +67,15 @@ public enum OutputSelection: Sendable, Hashable, CustomStringConvertible {
 
     /// Makes a new, unopened driver for the selection from `registry`'s factory for
     /// ``driverName``. `device` names the sink to play to (nil: the server's default); the null
-    /// and file outputs ignore it. When that driver is not registered (PulseAudio in a program
+    /// and file outputs ignore it. `buffering`: how much the driver keeps queued ahead
+    /// (``OutputBuffering``; `.steady` only for a player that flushes on a seek). When that driver is not registered (PulseAudio in a program
     /// that did not call `PulseOutput.register()`), the driver returned cannot be opened: its
     /// `open` throws ``TonearmError/outputUnavailable(driver:reason:)`` saying so.
     public func makeDriver(applicationName: String = "Tonearm", streamName: String = "Playback",
-                           role: String = "music", device: String? = nil,
+                           role: String = "music", device: String? = nil, buffering: OutputBuffering = .short,
                            registry: OutputDriverRegistry = .shared) -> any AudioOutputDriver {
-        var request = OutputDriverRequest(applicationName: applicationName, streamName: streamName, role: role, device: device)
+        var request = OutputDriverRequest(applicationName: applicationName, streamName: streamName, role: role, device: device,
+                                          buffering: buffering)
         switch self {
         case .pulse(let server): request.server = server
         case .null: break

@@ -66,6 +66,22 @@ import Testing
         #expect(try graph.closure(of: "TonearmCLI").contains("TonearmVideo"))
     }
 
+    /// The video window knows frames (TonearmCore's VideoFrame) and SDL, nothing of decoding or
+    /// playing; and SDL stays out of the audio path and the video pipeline: the engine, the render
+    /// contract, the outputs, the players and the frame scheduling do not reach it (an audio-only
+    /// program loads no libSDL2; the window is one sink of frames among others).
+    @Test func theWindowNeedsOnlyTheCoreAndSDLAndTheAudioPathNoSDL() throws {
+        #expect(try graph.closure(of: "TonearmWindow") == ["TonearmCore", "CSDL2"])
+        #expect(graph.products["TonearmWindow"] == ["TonearmWindow"])
+        for audio in ["TonearmEngine", "TonearmRender", "TonearmOutput", "TonearmPlayback", "TonearmCodecs", "TonearmSession",
+                      "TonearmVideo"] {
+            let closure = try graph.closure(of: audio)
+            for forbidden in ["CSDL2", "TonearmWindow"] {
+                #expect(!closure.contains(forbidden), "\(audio) depends on \(forbidden) through \(graph.path(from: audio, to: forbidden))")
+            }
+        }
+    }
+
     /// A module builds into the same directory as every other, so an import of a module that is
     /// not a declared dependency can compile by luck of build order and hide a seam. Every import
     /// of one of the package's modules must be a declared (direct or transitive) dependency.

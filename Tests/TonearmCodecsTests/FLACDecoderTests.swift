@@ -193,6 +193,36 @@ import TonearmTestSupport
         #expect(try buf.withUnsafeMutableBufferPointer { try d.readInterleaved(into: $0.baseAddress!, count: 10) } == 0)
     }
 
+    /// The CRC-16 taken two bytes a step (eight a load) is the CRC-16 computed bit by bit, at
+    /// every length (the tails of odd lengths and of lengths not a multiple of eight included),
+    /// and so is the CRC-8.
+    @Test func crcsAreTheBitwiseCRCs() {
+        func bitwise16(_ b: [UInt8]) -> UInt16 {
+            var c: UInt16 = 0
+            for byte in b {
+                c ^= UInt16(byte) << 8
+                for _ in 0..<8 { c = c & 0x8000 != 0 ? (c << 1) ^ 0x8005 : c << 1 }
+            }
+            return c
+        }
+        func bitwise8(_ b: [UInt8]) -> UInt8 {
+            var c: UInt8 = 0
+            for byte in b {
+                c ^= byte
+                for _ in 0..<8 { c = c & 0x80 != 0 ? (c << 1) ^ 0x07 : c << 1 }
+            }
+            return c
+        }
+        var rng = SystemRandomNumberGenerator()
+        for length in Array(0...40) + [255, 1000, 4097] {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            #expect(FLACCRC.crc16(bytes, bytes.count) == bitwise16(bytes), "length \(length)")
+            #expect(FLACCRC.crc8(bytes, bytes.count) == bitwise8(bytes), "length \(length)")
+        }
+        // FLAC's check value for "123456789".
+        #expect(FLACCRC.crc16(Array("123456789".utf8), 9) == 0xFEE8)
+    }
+
     /// A damaged frame (CRC mismatch) is reported and read as silence; the rest is intact.
     @Test func aCorruptFrameGivesAWarningAndSilence() throws {
         let dir = try TempDir("flac-corrupt")

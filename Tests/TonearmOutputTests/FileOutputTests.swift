@@ -1,11 +1,34 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Synchronization
 import Testing
 import TonearmCore
 import TonearmOutput
 import TonearmTestSupport
 
 struct FileOutputTests {
+    @Test func theFileOutputLosesNothingToAFlush() async throws {
+        let dir = try TempDir("file-flush")
+        defer { dir.remove() }
+        let out = FileOutput(path: dir.file("out.wav"))
+        try out.open(format: .interleavedFloat(sampleRate: 48_000, channels: 2))
+        let source = NoiseSource(channels: 2, totalFrames: 48_000)
+        let ran = Atomic<Bool>(false)
+        out.flush { ran.store(true, ordering: .relaxed) }  // before start: replace only
+        let replaced = ran.load(ordering: .relaxed)
+        #expect(replaced)
+        let drained = EventRecorder(out.events)
+        try out.start(source: source)
+        out.flush()
+        #expect(await drained.wait(timeout: 10) { $0 == .drained })
+        out.close()
+        #expect(out.framesPlayed == 48_000)
+        let wav = try readWAV(dir.file("out.wav"))
+        #expect(wav.frameCount == 48_000)
+        let expected = NoiseSource.expected(channels: 2, totalFrames: 48_000)
+        #expect(wav.channels[0].enumerated().allSatisfy { $0.element == expected[$0.offset * 2] })
+    }
+
     @Test func float32FileHoldsTheSourceSamplesExactly() async throws {
         let dir = try TempDir()
         defer { dir.remove() }

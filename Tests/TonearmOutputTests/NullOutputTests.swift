@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Synchronization
 import Testing
 import TonearmCore
 import TonearmOutput
+import TonearmTestSupport
 
 struct NullOutputTests {
     let format = AudioFormat.interleavedFloat(sampleRate: 48_000, channels: 2)
@@ -101,6 +103,47 @@ struct NullOutputTests {
         #expect(p.renderCalls - long >= 5, "\(p.renderCalls - long) short periods before growing")
         #expect(out.latency == 0.04)
         #expect(out.framesPlayed == Int64(p.renderedFrames))
+    }
+
+    @Test func aFlushDropsThePendingPeriodCountsOnlyItsElapsedPartAndStartsShortAgain() async throws {
+        // One-second periods: the first is pulled at once and then waits a second to be "played".
+        let out = NullOutput(periodDuration: 1, steadyPeriodDuration: 1)
+        try out.open(format: format)
+        defer { out.close() }
+        let source = SineSource()
+        try out.start(source: source)
+        #expect(await source.waitFor(renderCallsAbove: 0))
+        #expect(out.framesPlayed == 0)
+        let callsInReplace = Atomic<Int>(-1)
+        out.flush { callsInReplace.store(source.renderCalls, ordering: .relaxed) }
+        // The period pulled before the flush is dropped and the next one pulled at once: its pull
+        // comes while less than a period has been counted as played (without the flush it comes
+        // only once the whole first second has been counted).
+        #expect(await source.waitFor(renderCallsAbove: 1))
+        let played = out.framesPlayed
+        #expect(played < 48_000, "\(played) frames counted for a period dropped before its end")
+        let callsSeenByReplace = callsInReplace.load(ordering: .relaxed)
+        #expect(callsSeenByReplace == 1, "replace ran while the render thread was not rendering")
+        out.stop()
+        #expect(out.framesPlayed >= played, "framesPlayed went back")
+    }
+
+    @Test func aFlushMakesGrownPeriodsShortAgain() async throws {
+        let out = NullOutput(periodDuration: 0.01, steadyPeriodDuration: 0.04, growAfter: 0.05)
+        try out.open(format: format)
+        defer { out.close() }
+        let source = SineSource()
+        try out.start(source: source)
+        // Grown: five short periods, then long ones.
+        #expect(await source.waitFor(renderedFramesAtLeast: 2_400 + 2 * 1_920))
+        #expect(out.latency == 0.04)
+        let before = source.progress.value
+        out.flush()
+        #expect(await source.waitFor(renderCallsAbove: before.renderCalls))
+        let after = source.progress.value
+        // The first pull after the flush is a short period again.
+        #expect(after.renderedFrames - before.renderedFrames == 480, "\(after.renderedFrames - before.renderedFrames) frames pulled first after the flush")
+        out.stop()
     }
 
     @Test func periodsStayWithoutASteadyDuration() async throws {

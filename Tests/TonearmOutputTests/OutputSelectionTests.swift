@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Synchronization
 import Testing
 import TonearmCore
 import TonearmOutput
@@ -35,6 +36,25 @@ struct OutputSelectionTests {
         } catch {
             Issue.record("unexpected \(error)")
         }
+    }
+
+    /// The buffering a player asks for reaches the driver's factory (the `pulse` factory makes a
+    /// steady buffer of it, the null output ignores it); `.short` unless asked.
+    @Test func theBufferingAskedForReachesTheFactory() throws {
+        let registry = OutputDriverRegistry()
+        let asked = Mutex<[OutputBuffering]>([])
+        registry.register(OutputDriverFactory(name: "probe", isAudible: false) { request in
+            asked.withLock { $0.append(request.buffering) }
+            return NullOutput()
+        })
+        registry.register(PulseOutput.driverFactory)
+        _ = try registry.makeDriver(named: "probe")
+        _ = try registry.makeDriver(named: "probe", request: OutputDriverRequest(buffering: .steady))
+        #expect(asked.withLock { $0 } == [.short, .steady])
+        let steady = try #require(OutputSelection.pulse().makeDriver(buffering: .steady, registry: registry) as? PulseOutput)
+        #expect(steady.startLatency == PulseOutput.shortLatency && steady.targetLatency == PulseOutput.steadyLatency)
+        let short = try #require(OutputSelection.pulse().makeDriver(registry: registry) as? PulseOutput)
+        #expect(short.startLatency == PulseOutput.shortLatency && short.targetLatency == PulseOutput.shortLatency)
     }
 
     @Test func noServerMeansNullWithANotice() {

@@ -69,6 +69,76 @@ struct PulseOutputTests {
         out.stop()
     }
 
+    /// The registry's steady buffering: 75 ms at the start, grown by itself to 250 ms after a
+    /// second of play (the server's buffer attributes say so, and the server holds more than the
+    /// short buffer could); a flush shrinks it back and drops what was queued — `framesPlayed`
+    /// neither goes back nor runs over the dropped frames — and it grows again a second later.
+    @Test func theSteadyBufferGrowsByItselfAndAFlushStartsItShortAgain() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let made = try PulseOutput.driverFactory.make(OutputDriverRequest(streamName: "steady", server: server.serverString,
+                                                                           buffering: .steady))
+        let out = try #require(made as? PulseOutput)
+        #expect(out.startLatency == PulseOutput.shortLatency && out.targetLatency == PulseOutput.steadyLatency)
+        let fixed = try #require(try PulseOutput.driverFactory.make(OutputDriverRequest(server: server.serverString)) as? PulseOutput)
+        #expect(fixed.startLatency == fixed.targetLatency && fixed.targetLatency == PulseOutput.shortLatency)
+        try out.open(format: format)
+        defer { out.close() }
+        let events = EventRecorder(out.events)
+        let source = SineSource(amplitude: 0.2)
+        try out.start(source: source)
+        // Read at once (the growth comes a second later). The server splits a requested latency
+        // between the sink and the stream's buffer (ADJUST_LATENCY): `tlength` is the stream's
+        // part, so never more than asked for; a 75 ms request can never give more than 75 ms.
+        let short = PulseOutput.shortLatency
+        let first = out.bufferLength
+        #expect(first > 0 && first <= short, "first buffer \(first) s")
+
+        // Grown by its own timer (the event comes with the server's answer).
+        #expect(await events.wait(timeout: 10) { if case .bufferChanged(let l) = $0 { l > short } else { false } })
+        let grown = out.bufferLength
+        #expect(grown > short && grown <= PulseOutput.steadyLatency, "grown to \(grown) s")
+        // The server holds more than a 75 ms stream ever could (read once the client has filled
+        // the longer buffer: after a few more requests).
+        let calls = source.renderCalls
+        _ = await source.waitFor(renderCallsAbove: calls + 3)
+        let held = try sinkInputBufferLatency(server)
+        #expect(held > PulseOutput.shortLatency, "the server holds \(held) s of the stream")
+
+        // Flush: what was queued is dropped; the clock goes on from where it was.
+        let renderedBefore = Int64(source.renderedFrames)
+        let playedBefore = out.framesPlayed
+        out.flush()
+        let playedRightAfter = out.framesPlayed
+        #expect(playedRightAfter >= playedBefore, "framesPlayed went back at the flush")
+        #expect(await events.wait(timeout: 10) { if case .bufferChanged(let l) = $0 { l <= short } else { false } })
+        #expect(out.bufferLength <= short, "after the flush the buffer is \(out.bufferLength) s")
+        #expect(await waitUntilPlayed(out, atLeast: playedRightAfter + 9_600, pulling: source))
+        let played = out.framesPlayed - playedBefore
+        let rendered = Int64(source.renderedFrames) - renderedBefore
+        // Played since the flush: no more than was rendered since (plus what the sink itself had
+        // taken before it, which a flush cannot recall: at most its latency, a few tens of ms).
+        #expect(played <= rendered + 4_800, "played \(played) frames since the flush, \(rendered) rendered since")
+        // Grows again after another second of play.
+        #expect(await events.waitForAll(timeout: 10) {
+            $0.filter { if case .bufferChanged(let l) = $0 { l > short } else { false } }.count >= 2
+        })
+        #expect(out.bufferLength > short)
+        out.stop()
+    }
+
+    /// "Buffer Latency" of the one sink input (what the server holds of the stream), in seconds.
+    func sinkInputBufferLatency(_ server: PrivatePulseServer) throws -> Double {
+        for line in try server.pactl("list", "sink-inputs").stdout.split(separator: "\n") {
+            let t = line.trimmingCharacters(in: .whitespaces)
+            if t.hasPrefix("Buffer Latency:"), let v = t.dropFirst("Buffer Latency:".count).split(separator: " ").first,
+               let usec = Double(v) {
+                return usec / 1e6
+            }
+        }
+        throw TestSupportError("no sink input's buffer latency in pactl list sink-inputs")
+    }
+
     @Test func phoneStreamRequestsCorkThenUncork() async throws {
         let server = try PrivatePulseServer()
         defer { server.stop() }

@@ -168,4 +168,9 @@ final class EventRecorder: Sendable {
     func wait(timeout: Double = 5, for match: @escaping @Sendable (AudioOutputEvent) -> Bool) async -> Bool {
         await received.wait(timeout: timeout) { $0.contains(where: match) }
     }
+
+    /// Waits until the events received so far satisfy `condition`; false after `timeout` seconds.
+    func waitForAll(timeout: Double = 5, until condition: @escaping @Sendable ([AudioOutputEvent]) -> Bool) async -> Bool {
+        await received.wait(timeout: timeout, until: condition)
+    }
 }

@@ -63,6 +63,17 @@ import TonearmTestSupport
 
     @Test(arguments: formats.indices)
     func twoHalvesAreHeardAsTheUnbrokenOriginal(_ index: Int) async throws {
+        try await play(index, steady: false)
+    }
+
+    /// The join with the steady buffer of media playback (``OutputBuffering/steady``, the queue's
+    /// default): it grows from 75 ms to 250 ms a second into the play, before the join at 2.27 s;
+    /// the growth must neither break the join nor drop or shift anything (FLAC: the original).
+    @Test func theJoinIsExactAfterTheSteadyBufferGrew() async throws {
+        try await play(0, steady: true)
+    }
+
+    func play(_ index: Int, steady: Bool) async throws {
         let format = Self.formats[index]
         let ext = format.ext
         let dir = try TempDir("gapless-pulse")
@@ -111,10 +122,17 @@ import TonearmTestSupport
         try #require(flowing, "\(ext): the recorder received no audio from the monitor within 5 s")
         let serverString = server.serverString
         let box = DriverBox()
+        let tap = Mutex<TappedOutput?>(nil)
         let q = QueuePlayer(items: [first, second].map { QueueItem(path: $0) }, output: {
-            let d = PulseOutput(server: serverString, streamName: "gapless-\(ext)", device: Self.sinkName)
+            let d = steady
+                ? PulseOutput(server: serverString, streamName: "gapless-\(ext)", device: Self.sinkName,
+                              targetLatency: PulseOutput.steadyLatency, startLatency: PulseOutput.shortLatency, growAfter: 1)
+                : PulseOutput(server: serverString, streamName: "gapless-\(ext)", device: Self.sinkName)
             box.driver.withLock { $0 = d }
-            return d
+            guard steady else { return d }
+            let tapped = TappedOutput(d)
+            tap.withLock { $0 = tapped }
+            return tapped
         })
         defer { q.stop() }
         let events = q.events
@@ -129,6 +147,11 @@ import TonearmTestSupport
         let seen = try await finished(collector, timeout: Self.seconds + 20)
         let playTime = clock.now - started
         let underruns = box.driver.withLock { $0?.underrunCount } ?? -1
+        if steady {
+            let tapped = try #require(tap.withLock { $0 })
+            let didGrow = await tapped.seen.wait(timeout: 2, until: tapped.grew(beyond: PulseOutput.shortLatency))
+            #expect(didGrow, "\(ext): the steady buffer did not grow during the play: \(tapped.seen.value)")
+        }
 
         // `.finished` comes once the stream has drained; the monitor's last fragment reaches the
         // recorder a little later. Wait (woken by each write to the file) until the recording holds

@@ -100,7 +100,7 @@ import TonearmCore
         _ = m.handle(.skipToNext)
         let actions = m.handle(.runtimeBuilt(token: 1, rate: 48000))
         #expect(actions.contains(.installRuntime(key: 1, position: 0)))
-        #expect(actions.contains(.restartCurrent(key: 2, position: 0)))
+        #expect(actions.contains(.replaceCurrent(key: 2, position: 0)))
         #expect(actions.contains(.emit(.currentItemChanged(index: 1, item: b))))
     }
 
@@ -374,7 +374,61 @@ import TonearmCore
 
     @Test func aSeekWhileRunningReschedulesTheCurrentItem() {
         var m = running([a, b])
-        #expect(m.handle(.seek(5)) == [.restartCurrent(key: 1, position: 5), .emit(.seeked(to: 5))])
+        #expect(m.handle(.seek(5)) == [.replaceCurrent(key: 1, position: 5), .emit(.seeked(to: 5))])
+    }
+
+    /// What replaces what is heard — a seek, a skip, the previous/next item, a jump, a shuffled
+    /// start on another item, a failed restart's skip — is a `replaceCurrent` (the output is
+    /// flushed); what only changes what follows or a gain — an insert, a remove, a move, repeat,
+    /// shuffle, ReplayGain — is a `restartCurrent` (what is heard plays on); an item's end (a
+    /// gapless join or a crossfade) is neither.
+    @Test func onlyWhatReplacesWhatIsHeardFlushesTheOutput() {
+        func flushes(_ actions: [QueueStateMachine.Action]) -> Bool {
+            actions.contains { if case .replaceCurrent = $0 { true } else { false } }
+        }
+        func keeps(_ actions: [QueueStateMachine.Action]) -> Bool {
+            actions.contains { if case .restartCurrent = $0 { true } else { false } }
+        }
+        var m = running([a, b, c])
+        #expect(flushes(m.handle(.seek(3))))
+        #expect(flushes(m.handle(.skipToNext)))
+        #expect(flushes(m.handle(.skipToPrevious)))
+        #expect(flushes(m.handle(.skipToItem(2))))
+        #expect(flushes(m.handle(.skipToBeginning)))
+        #expect(flushes(m.handle(.skipToPrevious)))  // the first item: a seek to its start
+        #expect(flushes(m.handle(.startShuffled(.songs, first: 2, albums: [:], seed: 5))))
+        #expect(flushes(m.handle(.restartOpenFailed(key: m.currentEntry!.key, error: broken))))
+
+        var n = running([a, b, c])
+        scheduled(&n, keys: [1, 2])
+        let keyed = n.handle(.insert(QueueItem(path: "/music/C/01.flac"), at: 1))
+        #expect(keeps(keyed) && !flushes(keyed))
+        for input: QueueStateMachine.Input in [.move(from: 2, to: 1), .setRepeat(.one), .setReplayGain(.album, preamp: 1)] {
+            let actions = n.handle(input)
+            #expect(!flushes(actions), "\(input): \(actions)")
+        }
+        // An item played to its end goes on to the next without a restart of any kind.
+        #expect(!flushes(n.handle(rendered: .advanced(ended: 1, order: n.order))))
+        #expect(!keeps(n.handle(rendered: .advanced(ended: 1, order: n.order))))
+    }
+
+    @Test func aSkipWhileTheOutputOpensReplacesWhatTheStartPlaysFirst() {
+        var m = QueueStateMachine(items: [a, b])
+        _ = m.handle(.play)
+        _ = m.handle(.startOpened(token: 1, key: 1))
+        _ = m.handle(.skipToNext)
+        let actions = m.handle(.runtimeBuilt(token: 1, rate: 48000))
+        #expect(!actions.contains { if case .restartCurrent = $0 { true } else { false } })
+    }
+
+    @Test func theTimeHeardIsTheNodesLessWhatTheOutputHolds() {
+        var m = running([a])
+        m.schedule.beginHead(playerFrame: 48000)
+        _ = m.schedule.append(key: 1, start: 96000, end: 480000, sourceRate: 48000, order: m.order, then: .next)
+        // 1.5 s rendered past the head's start (at 2 s): 0.25 s of it still in the output.
+        #expect(m.currentTime(playerSampleTime: 120_000, heldFrames: 12_000) == 3.25)
+        // Less rendered than held (just after a flush or a start): the head's start, not before.
+        #expect(m.currentTime(playerSampleTime: 50_000, heldFrames: 12_000) == 2)
     }
 
     @Test func aSeekToNothingIsASeekToTheStart() {
@@ -396,10 +450,10 @@ import TonearmCore
 
     @Test func skippingWhileRunningReschedulesTheNewItemFromItsStart() {
         var m = running([a, b])
-        #expect(m.handle(.skipToNext) == [.emit(.currentItemChanged(index: 1, item: b)), .restartCurrent(key: 2, position: 0)])
-        #expect(m.handle(.skipToPrevious) == [.emit(.currentItemChanged(index: 0, item: a)), .restartCurrent(key: 1, position: 0)])
-        #expect(m.handle(.skipToItem(1)) == [.emit(.currentItemChanged(index: 1, item: b)), .restartCurrent(key: 2, position: 0)])
-        #expect(m.handle(.skipToBeginning) == [.emit(.currentItemChanged(index: 0, item: a)), .restartCurrent(key: 1, position: 0)])
+        #expect(m.handle(.skipToNext) == [.emit(.currentItemChanged(index: 1, item: b)), .replaceCurrent(key: 2, position: 0)])
+        #expect(m.handle(.skipToPrevious) == [.emit(.currentItemChanged(index: 0, item: a)), .replaceCurrent(key: 1, position: 0)])
+        #expect(m.handle(.skipToItem(1)) == [.emit(.currentItemChanged(index: 1, item: b)), .replaceCurrent(key: 2, position: 0)])
+        #expect(m.handle(.skipToBeginning) == [.emit(.currentItemChanged(index: 0, item: a)), .replaceCurrent(key: 1, position: 0)])
     }
 
     @Test func skippingWhileStoppedOnlyMovesTheCurrentItem() {
@@ -422,7 +476,7 @@ import TonearmCore
 
     @Test func skippingBackFromTheFirstItemSeeksToItsStart() {
         var m = running([a, b])
-        #expect(m.handle(.skipToPrevious) == [.restartCurrent(key: 1, position: 0), .emit(.seeked(to: 0))])
+        #expect(m.handle(.skipToPrevious) == [.replaceCurrent(key: 1, position: 0), .emit(.seeked(to: 0))])
     }
 
     @Test func skippingToAnItemThatIsNotThereDoesNothing() {
@@ -578,7 +632,7 @@ import TonearmCore
         var m = running([a, b, c])
         let actions = m.handle(.startShuffled(.songs, first: 2, albums: [:], seed: 5))
         #expect(actions == [.emit(.shuffleModeChanged(.songs)), .emit(.currentItemChanged(index: 2, item: c)),
-                            .restartCurrent(key: 3, position: 0)])
+                            .replaceCurrent(key: 3, position: 0)])
         #expect(m.order.current == 2)
     }
 
@@ -685,7 +739,7 @@ import TonearmCore
         var m = running([a, b])
         #expect(m.handle(.restartOpenFailed(key: 1, error: broken)) == [
             .emit(.itemFailed(index: 0, item: a, error: broken)), .emit(.currentItemChanged(index: 1, item: b)),
-            .restartCurrent(key: 2, position: 0),
+            .replaceCurrent(key: 2, position: 0),
         ])
         #expect(m.handle(.restartOpenFailed(key: 99, error: broken)).isEmpty)
     }

@@ -3,7 +3,7 @@ import Foundation
 
 /// A real desktop notification server for tests: `dunst` on its own `Xvfb` display, owning
 /// `org.freedesktop.Notifications` on a ``PrivateDBus``. Nothing of the user's is touched: the
-/// display is a free one Xvfb picks itself (`-displayfd`, no TCP), dunst reads a configuration
+/// display is a private ``VirtualDisplay`` (a free one Xvfb picks itself), dunst reads a configuration
 /// from its own folder, and every client talks to the private bus.
 ///
 /// Start-up is waited for by events, not by time: Xvfb writes its display number once it
@@ -33,7 +33,7 @@ public final class NotificationServer: @unchecked Sendable {
     /// The X display, `:N`.
     public let display: String
     private let directory: TempDir
-    private let xvfb: ChildProcess
+    private let xvfb: VirtualDisplay
     private let dunst: ChildProcess
 
     /// Starts Xvfb and dunst on `bus` and waits (up to `timeout` seconds each) until dunst owns
@@ -41,23 +41,17 @@ public final class NotificationServer: @unchecked Sendable {
     /// - Throws: ``TestSupportError`` when either does not start (with dunst's own words).
     public init(bus: PrivateDBus, timeout: Double = 10) throws {
         self.bus = bus
-        let dir = try TempDir("tonearm-dunst")
-        directory = dir
-        // -displayfd 1: Xvfb chooses a free display and prints its number when it is ready.
+        let x = try VirtualDisplay(timeout: timeout)
+        xvfb = x
+        display = x.display
+        let dir: TempDir
         do {
-            xvfb = try ChildProcess(["Xvfb", "-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "640x480x24"],
-                                    captureStandardError: true, captureStandardOutput: true)
+            dir = try TempDir("tonearm-dunst")
         } catch {
-            dir.remove()
+            x.stop()
             throw error
         }
-        let out = xvfb.waitForStandardOutputBlocking(timeout: timeout) { $0.text.contains("\n") || $0.ended }
-        guard let number = Int(out.text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            xvfb.terminate()
-            dir.remove()
-            throw TestSupportError("Xvfb did not start: \(xvfb.standardErrorText.suffix(2000))")
-        }
-        display = ":\(number)"
+        directory = dir
 
         let config = """
         [global]
@@ -77,7 +71,7 @@ public final class NotificationServer: @unchecked Sendable {
             try config.write(toFile: dir.file("dunstrc"), atomically: true, encoding: .utf8)
             dunst = try ChildProcess(["dunst", "-conf", dir.file("dunstrc")], environment: environment, captureStandardError: true)
         } catch {
-            xvfb.terminate()
+            xvfb.stop()
             dir.remove()
             throw error
         }
@@ -85,7 +79,7 @@ public final class NotificationServer: @unchecked Sendable {
                                               "org.freedesktop.Notifications"])
         guard owned?.status == 0 else {
             dunst.terminate()
-            xvfb.terminate()
+            xvfb.stop()
             dir.remove()
             throw TestSupportError("dunst did not own org.freedesktop.Notifications within \(timeout) s: "
                                    + "\(owned?.stderr ?? "gdbus did not run") \(dunst.standardErrorText.suffix(2000))")
@@ -98,7 +92,7 @@ public final class NotificationServer: @unchecked Sendable {
     public func stop() {
         thaw()
         dunst.terminate()
-        xvfb.terminate()
+        xvfb.stop()
         directory.remove()
     }
 

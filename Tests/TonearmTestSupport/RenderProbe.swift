@@ -150,6 +150,7 @@ public final class ProbingOutput: AudioOutputDriver, Sendable {
     public func stop() { inner.stop() }
     public func close() { inner.close() }
     public func drain(timeout: Double) { inner.drain(timeout: timeout) }
+    public func flush(replacing replace: () -> Void) { inner.flush(replacing: replace) }
     public func setVolume(_ volume: Float) { inner.setVolume(volume) }
     public var latency: Double { inner.latency }
     public var framesPlayed: Int64 { inner.framesPlayed }
