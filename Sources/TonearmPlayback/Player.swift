@@ -364,15 +364,6 @@ public final class Player: @unchecked Sendable {
                 s.decodingGeneration = g
                 s.generationStart = at
                 s.lastTime = at
-                return (rt, frame)
-            }) else { return }
-            // A seek (or a rate change, from the time heard) replaces what is heard: the output
-            // drops what it holds, and the renderer switches inside that flush, so that nothing of
-            // the new audio is lost. Outside the player's lock; the runtime stays until this
-            // queue's own close.
-            rt.driver.flush {
-                rt.renderer.requestGeneration(g, startFrame: frame)
-                rt.decoder.schedule(.init(generation: g, startFrame: frame, loops: 0, endFrame: nil, rate: Double(rate)))
                 s.videoLastTime = at
                 if s.videoDrain != nil, let e = s.endEventAfterDrain {
                     queue.async { [self] in emitItemEvent(e) }  // reached before the seek
@@ -385,6 +376,15 @@ public final class Player: @unchecked Sendable {
                 } else {
                     s.video?.pipeline.clockChanged()
                 }
+                return (rt, frame)
+            }) else { return }
+            // A seek (or a rate change, from the time heard) replaces what is heard: the output
+            // drops what it holds, and the renderer switches inside that flush, so that nothing of
+            // the new audio is lost. Outside the player's lock; the runtime stays until this
+            // queue's own close.
+            rt.driver.flush {
+                rt.renderer.requestGeneration(g, startFrame: frame)
+                rt.decoder.schedule(.init(generation: g, startFrame: frame, loops: 0, endFrame: nil, rate: Double(rate)))
             }
             reconcileVideo()
         case .startRendering:
