@@ -62,6 +62,12 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Start with this file (one of those to play); with --shuffle it plays first, the rest in a random order.")
     var start: String?
 
+    @Option(name: .customLong("video-output"), help: "Play one video file's picture too: null (decoded and presented to nothing) or file:OUT.y4m (every frame that would be shown, in order; with --output null:untimed or file:OUT.wav every frame of the file, as fast as possible). Without it a video plays its sound only.")
+    var videoOutput: String?
+
+    @Flag(name: .customLong("no-video"), help: "Play the sound of videos only (no video is decoded; the default while there is no video window).")
+    var noVideo = false
+
     @OptionGroup var playback: PlaybackOptions
 
     /// What to play must be given. Checked in run(), not validate(): ArgumentParser validates
@@ -74,6 +80,11 @@ struct PlayCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
+        if let v = videoOutput {
+            _ = try VideoOutputChoice(parsing: v)
+            if noVideo { throw ValidationError("--no-video and --video-output cannot be used together") }
+            if paths.count != 1 || resume || usesLibrary { throw ValidationError("--video-output plays one video file, not a queue") }
+        }
         if start != nil && resume { throw ValidationError("--start chooses the first file of a new queue; it cannot be used with --resume") }
     }
 
@@ -112,6 +123,59 @@ struct PlayCommand: AsyncParsableCommand {
     }
 
     /// The URL of an `http(s)` argument that is not a playlist, else nil.
+    /// `play VIDEO --video-output …` (see ``VideoPlayback``): offline, the decoder writes every
+    /// frame and the sound renders after; in real time, a ``Player`` plays both (the one
+    /// ``StreamSession`` runs, with the file's URL), the picture presented against the sound.
+    private func playVideo(_ argument: String, to choice: VideoOutputChoice) async throws {
+        let path = try MediaPaths.localInput(argument, command: "play")
+        let tracks = try VideoTrackInfo.tracks(inFileAt: path)
+        guard let track = tracks.first(where: \.isDefault) ?? tracks.first else {
+            throw CommandFailure(path, "it has no video stream; play it without --video-output")
+        }
+        if case .file(let out) = choice { try Overwrite.check(out, force: playback.force) }
+        let settings = try playback.effective(command: "play", resume: false)
+        let (selection, notice): (OutputSelection, String?)
+        do { (selection, notice) = try playback.selection(settings) } catch let e as PlaybackSetupError {
+            throw CommandFailure(nil, "\(e)")
+        }
+        let offline: Bool
+        switch selection {
+        case .nullUntimed, .file: offline = true
+        case .pulse, .null: offline = false
+        }
+        if offline {
+            let frames = try VideoPlayback.writeAllFrames(of: path, to: choice)
+            if case .file(let out) = choice {
+                Terminal.write("Video: \(frames) frames written to \(out)\n")
+            } else {
+                Terminal.write("Video: \(frames) frames decoded\n")
+            }
+            guard VideoPlayback.hasAudio(path) else {
+                Terminal.write("Done: 1 played, 0 failed (no sound)\n")
+                return
+            }
+            try await playback.play(files: [path])
+            return
+        }
+        let renderer: any PlayerVideoRenderer
+        var fileRenderer: Y4MRenderer?
+        switch choice {
+        case .null:
+            renderer = NullVideoRenderer()
+        case .file(let out):
+            let r = try Y4MRenderer(path: out, track: track)
+            fileRenderer = r
+            renderer = r
+        }
+        let session = StreamSession(url: URL(fileURLWithPath: path), selection: selection, device: settings.device.value, notice: notice,
+                                    settings: try settings.sessionSettings(mix: playback.mix, resume: false, effects: try playback.sound.effects()),
+                                    interactive: playback.interactive, video: renderer)
+        let failed = await session.run()
+        if let e = fileRenderer?.finish() { throw CommandFailure(nil, e) }
+        if let sig = session.interruptedBy { throw ExitCode(128 + sig) }
+        if failed { throw ExitCode(1) }
+    }
+
     static func streamURL(_ argument: String) -> URL? {
         guard let url = URL(userText: argument), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
               url.host != nil else { return nil }
@@ -135,6 +199,10 @@ struct PlayCommand: AsyncParsableCommand {
             let failed = await session.run()
             if let sig = session.interruptedBy { throw ExitCode(128 + sig) }
             if failed { throw ExitCode(1) }
+            return
+        }
+        if let v = videoOutput {
+            try await playVideo(paths[0], to: try VideoOutputChoice(parsing: v))
             return
         }
         var problems: [String] = []

@@ -39,9 +39,12 @@ final class StreamSession: @unchecked Sendable {
     private let events: AsyncStream<SessionEvent>
     private let continuation: AsyncStream<SessionEvent>.Continuation
     private var reader: InputReader<PlayKeyDecoder>?
+    /// Where the picture goes (`play VIDEO --video-output`), nil for sound only.
+    private let video: (any PlayerVideoRenderer)?
 
     init(url: URL, selection: OutputSelection, device: String?, notice: String?, settings: PlaySession.Settings,
-         interactive: Bool) {
+         interactive: Bool, video: (any PlayerVideoRenderer)? = nil) {
+        self.video = video
         self.url = url
         self.selection = selection
         self.device = device
@@ -85,9 +88,10 @@ final class StreamSession: @unchecked Sendable {
         if settings.rate != 1 { player.defaultRate = settings.rate }
         if !settings.effects.makeNodes().isEmpty { report("effects other than the equaliser are not applied to streams yet") }
         screen.volume = player.volume
+        if let video { player.addVideoRenderer(video) }
         player.replaceCurrentItem(with: item)
         player.play()
-        if !interactive { Terminal.write("Connecting to \(url.absoluteString)\n") }
+        if !interactive && !url.isFileURL { Terminal.write("Connecting to \(url.absoluteString)\n") }
         loop: for await event in events {
             switch event {
             case .tick:
@@ -115,6 +119,10 @@ final class StreamSession: @unchecked Sendable {
             }
         }
         player.pause()
+        if let stats = player.videoStatistics, !interactive {
+            let av = stats.lastAVDifference.map { String(format: ", A-V: %+.3f", $0) } ?? ""
+            Terminal.write("Video: \(stats.presentedFrames) frames shown, \(stats.droppedFrames) dropped\(av)\n")
+        }
         player.replaceCurrentItem(with: nil)
         try? AudioSession.shared.setActive(false, options: .notifyOthersOnDeactivation)
         if let failure {
@@ -189,7 +197,12 @@ final class StreamSession: @unchecked Sendable {
         screen.album = md.album
         if let f = item.format {
             screen.format = describeFormat(codec: f.codecName, sampleRate: f.sampleRate, bits: f.bitsPerSample,
-                                           channelLayout: f.channelLayout, bitRate: f.bitRate) + " · network stream"
+                                           channelLayout: f.channelLayout, bitRate: f.bitRate)
+                + (url.isFileURL ? "" : " · network stream")
+        }
+        if video != nil, let t = item.selectedVideoTrack {
+            let picture = "\(t.codecName.uppercased()) \(t.displayWidth)×\(t.displayHeight)"
+            screen.format = item.hasAudio ? "\(picture) · \(screen.format)" : "\(picture) · no sound"
         }
         screen.isLive = item.duration == .indefinite
         screen.duration = item.duration.seconds ?? 0
@@ -255,6 +268,14 @@ final class StreamSession: @unchecked Sendable {
         }
     }
 
+    /// What the plain progress line says of the picture, as mpv's status line does:
+    /// `, A-V: +0.003, dropped: 2` (empty without video).
+    static func videoStatus(_ stats: VideoPipelineStatistics?) -> String {
+        guard let stats else { return "" }
+        let av = stats.lastAVDifference.map { String(format: ", A-V: %+.3f", $0) } ?? ""
+        return "\(av), dropped: \(stats.droppedFrames)"
+    }
+
     private func draw() {
         screen.elapsed = player.currentTime()
         switch player.timeControlStatus {
@@ -274,7 +295,7 @@ final class StreamSession: @unchecked Sendable {
                 lastPlainSecond = sec
                 let buffered = screen.bufferedAhead.map { String(format: ", %.1f s buffered", $0) } ?? ""
                 let total = screen.isLive ? "live" : formatTime(screen.duration)
-                Terminal.write("  \(formatTime(screen.elapsed)) / \(total)\(buffered)\n")
+                Terminal.write("  \(formatTime(screen.elapsed)) / \(total)\(buffered)\(Self.videoStatus(player.videoStatistics))\n")
             }
         }
         publish()

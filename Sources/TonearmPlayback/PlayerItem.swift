@@ -5,6 +5,7 @@ import TonearmCodecs
 import TonearmCore
 import TonearmEngine
 import TonearmNetwork
+import TonearmVideo
 
 /// One thing a ``Player`` plays (the counterpart of `AVPlayerItem`): a local file, or an
 /// `http`/`https` resource fetched ahead of playback — a progressive file (seeking with Range
@@ -65,6 +66,8 @@ public final class PlayerItem: @unchecked Sendable {
         case metadata([String: String])
         case accessEntry(NetworkAccessLogEntry)
         case errorEntry(NetworkErrorLogEntry)
+        /// A video output was added or removed.
+        case videoOutputsChanged
     }
 
     /// What the owning player lends the item to answer questions about the buffer.
@@ -89,6 +92,8 @@ public final class PlayerItem: @unchecked Sendable {
         var accessReported = 0
         var errorsReported = 0
         var stalls = 0
+        var videoTracks: [VideoTrackInfo] = []
+        var videoOutputs: [PlayerItemVideoOutput] = []
     }
 
     private let state = Mutex(State())
@@ -124,6 +129,47 @@ public final class PlayerItem: @unchecked Sendable {
     public var format: SourceFormat? { state.withLock { $0.file?.fileFormat } }
     /// The latest timed metadata heard: a radio stream's `StreamTitle` and `StreamUrl`.
     public var timedMetadata: [String: String] { state.withLock { $0.timedMetadata } }
+    /// The video streams of the item (empty for audio, and before it has loaded; network items
+    /// are not searched for video yet). Read when the item opens.
+    public var videoTracks: [VideoTrackInfo] { state.withLock { $0.videoTracks } }
+
+    /// The track a video output shows: the default one, else the first.
+    public var selectedVideoTrack: VideoTrackInfo? {
+        let tracks = videoTracks
+        return tracks.first(where: \.isDefault) ?? tracks.first
+    }
+
+    /// The size the picture is shown at, in square pixels and upright (the selected video
+    /// track's display size); ``VideoSize/zero`` for audio or before loading.
+    public var presentationSize: VideoSize {
+        guard let t = selectedVideoTrack else { return .zero }
+        return VideoSize(width: t.displayWidth, height: t.displayHeight)
+    }
+
+    /// The video outputs attached (`AVPlayerItem.outputs`).
+    public var outputs: [PlayerItemVideoOutput] { state.withLock { $0.videoOutputs } }
+
+    /// Attaches a video output: while the item plays, its frames reach the output (the video is
+    /// decoded only while an output or a renderer is attached).
+    public func add(_ output: PlayerItemVideoOutput) {
+        let attachment = state.withLock { s -> Attachment? in
+            guard !s.videoOutputs.contains(where: { $0 === output }) else { return nil }
+            s.videoOutputs.append(output)
+            return s.attachment
+        }
+        attachment?.signal(.videoOutputsChanged)
+    }
+
+    /// Detaches a video output (the video stops being decoded when it was the last).
+    public func remove(_ output: PlayerItemVideoOutput) {
+        let attachment = state.withLock { s -> Attachment? in
+            let before = s.videoOutputs.count
+            s.videoOutputs.removeAll { $0 === output }
+            return s.videoOutputs.count == before ? nil : s.attachment
+        }
+        attachment?.signal(.videoOutputsChanged)
+    }
+
     /// Whether the item is fetched from the network.
     public var isRemote: Bool { !url.isFileURL }
 
@@ -156,6 +202,7 @@ public final class PlayerItem: @unchecked Sendable {
     /// streaming player does): the whole item for a local file; for an endless or HLS stream,
     /// from the playhead to as far as has arrived.
     public var loadedTimeRanges: [TimeRange] {
+        if let d = videoOnlyDuration { return [TimeRange(start: 0, duration: d)] }
         guard let (file, net, attachment) = loaded() else { return [] }
         guard let net else { return [TimeRange(start: 0, duration: file.duration)] }
         return net.loadedTimeRanges(now: attachment?.currentTime() ?? 0, file: file)
@@ -164,6 +211,7 @@ public final class PlayerItem: @unchecked Sendable {
     /// The parts of the timeline a seek can go to: all of a local file, of a progressive
     /// download of known length or of a VOD HLS stream; none of a radio or live stream.
     public var seekableTimeRanges: [TimeRange] {
+        if let d = videoOnlyDuration { return [TimeRange(start: 0, duration: d)] }
         guard let (file, net, _) = loaded() else { return [] }
         if let net {
             guard net.isSeekable(file: file), let d = duration.seconds else { return [] }
@@ -175,6 +223,7 @@ public final class PlayerItem: @unchecked Sendable {
     /// Seconds of audio ahead of the playhead, decoded or not (infinite for a local file or a
     /// download that has finished).
     public var bufferedSecondsAhead: Double {
+        if videoOnlyDuration != nil { return .infinity }
         guard let (file, net, attachment) = loaded() else { return 0 }
         guard let net, !net.isFinished else { return .infinity }
         return net.secondsAhead(now: attachment?.currentTime() ?? 0, file: file)
@@ -196,12 +245,21 @@ public final class PlayerItem: @unchecked Sendable {
     /// Whether the buffer is as full as it gets: everything has arrived, or the read-ahead
     /// limit (``NetworkSourceOptions/maximumAhead``) is reached.
     public var isPlaybackBufferFull: Bool {
+        if videoOnlyDuration != nil { return true }
         guard status == .readyToPlay, let (_, net, _) = loaded() else { return false }
         guard let net else { return true }
         return net.isFull(options: networkOptions)
     }
 
     private var network: ItemFetch? { state.withLock { $0.network } }
+
+    /// The length of a video without sound (a local file played against silence); nil otherwise.
+    private var videoOnlyDuration: Double? {
+        state.withLock { s in s.file == nil && s.playback is SilentSource ? s.duration.seconds : nil }
+    }
+
+    /// Whether the item is a video without sound (played against silence).
+    public var hasAudio: Bool { state.withLock { !($0.playback is SilentSource) } }
 
     private func loaded() -> (AudioFile, ItemFetch?, Attachment?)? {
         state.withLock { s in s.file.map { ($0, s.network, s.attachment) } }
@@ -273,8 +331,25 @@ public final class PlayerItem: @unchecked Sendable {
 
     private func load(epoch: UInt64) {
         let result: Result<(AudioFile, ItemFetch?), TonearmError>
+        var videoTracks: [VideoTrackInfo] = []
+        var videoOnly: Double?
         if url.isFileURL {
             do { result = .success((try AudioFile(path: url.path), nil)) } catch { result = .failure(error) }
+            // The video streams, read here (the loader's thread, no lock held): a file that does
+            // not open as video has none.
+            switch result {
+            case .success:
+                videoTracks = (try? VideoTrackInfo.tracks(inFileAt: url.path)) ?? []
+            case .failure(.noAudioTrack):
+                // A video without sound plays against silence as long as the video.
+                videoTracks = (try? VideoTrackInfo.tracks(inFileAt: url.path)) ?? []
+                if !videoTracks.isEmpty,
+                   let d = (try? VideoDecoder(path: url.path))?.duration ?? videoTracks.first?.duration, d > 0 {
+                    videoOnly = d
+                }
+            case .failure:
+                break
+            }
         } else if let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" {
             let fetch = makeFetch(epoch: epoch)
             let current = state.withLock { s -> Bool in
@@ -291,11 +366,24 @@ public final class PlayerItem: @unchecked Sendable {
         } else {
             result = .failure(.network(url: url.absoluteString, failure: .schemeNotAllowed(url.scheme ?? "")))
         }
+        if let videoOnly {
+            let attachment = state.withLock { s -> Attachment? in
+                guard s.epoch == epoch else { return nil }
+                s.videoTracks = videoTracks
+                s.duration = .seconds(videoOnly)
+                s.playback = SilentSource(duration: videoOnly)
+                s.status = .readyToPlay
+                return s.attachment
+            }
+            attachment?.signal(.ready)
+            return
+        }
         let attachment = state.withLock { s -> Attachment? in
             guard s.epoch == epoch else { return nil }
             switch result {
             case .success(let (file, fetch)):
                 s.file = file
+                s.videoTracks = videoTracks
                 s.duration = fetch?.duration(file: file) ?? .seconds(file.duration)
                 s.playback = file
                 if case .hls(let source, _)? = fetch, let d = source.duration {
