@@ -116,7 +116,7 @@ let package = Package(
                                                 // SQLite's C API, to bind a scan's rows without boxing each value
                                                 .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         // Layer 4: players built on the engine's render path.
-        .target(name: "TonearmPlayback", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmRender", "TonearmOutput", "TonearmPlaylists", "TonearmSession", "TonearmNetwork"]),
+        .target(name: "TonearmPlayback", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmRender", "TonearmOutput", "TonearmPlaylists", "TonearmSession", "TonearmNetwork", "TonearmVideo"]),
 
         // Umbrella: `import Tonearm` gives the whole playback API (not MPRIS: see TonearmDesktop).
         .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmRender", "TonearmOutput", "TonearmPlayback",
@@ -139,7 +139,7 @@ let package = Package(
         .testTarget(name: "TonearmCodecsTests", dependencies: ["TonearmCodecs", "TonearmTestSupport"]),
         .testTarget(name: "TonearmOutputTests", dependencies: ["TonearmOutput", "TonearmRender", "TonearmTestSupport"]),
         .testTarget(name: "TonearmEngineTests", dependencies: ["TonearmEngine", "TonearmRender", "TonearmOutput", "TonearmTestSupport"]),
-        .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmEngine", "TonearmPlaylists", "TonearmSession", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmEngine", "TonearmPlaylists", "TonearmSession", "TonearmVideo", "TonearmTestSupport"]),
         .testTarget(name: "TonearmCLITests", dependencies: ["TonearmTestSupport", "TonearmCore"]),
         // The command's pure parts (key decoding, text width, the picker's screen), offline.
         .testTarget(name: "TonearmCLIUnitTests", dependencies: ["TonearmCLI", "TonearmConfig", "Tonearm", "TonearmTestSupport"]),

@@ -43,6 +43,11 @@ package final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
     /// Source frame just after the last frame rendered, and the generation it belongs to.
     package let positionFrame = Atomic<Int64>(0)
     package let positionGeneration = Atomic<UInt64>(0)
+    /// The host time (`DispatchTime` uptime nanoseconds) of the render call that last moved
+    /// ``positionFrame``: a video clock extrapolates from it between render calls (the position
+    /// moves once per output period, which may be a quarter of a second). Stored after the
+    /// position, by the render thread, without a lock.
+    package let positionHostNanos = Atomic<UInt64>(0)
     /// Frames written to the output since creation (audio and silence).
     package let framesRendered = Atomic<Int64>(0)
     package let underruns = Atomic<Int>(0)
@@ -248,6 +253,8 @@ package final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
             (buffer + written * ch).update(repeating: 0, count: (frameCount - written) * ch)
         }
         if metering && snapshot.frames > 0 { meters.push(snapshot) }
+        // clock_gettime through the vDSO: no lock, no allocation.
+        if audioFrames > 0 { positionHostNanos.store(DispatchTime.now().uptimeNanoseconds, ordering: .releasing) }
         framesRendered.add(Int64(frameCount), ordering: .relaxed)
         return RenderResult(framesRendered: audioFrames, ended: ended || allItemsEnded)
     }

@@ -8,6 +8,7 @@ import TonearmDSP
 import TonearmEngine
 import TonearmNetwork
 import TonearmOutput
+import TonearmVideo
 
 /// Plays one ``PlayerItem`` at a time — a local file, a progressive HTTP(S) file or an internet
 /// radio stream — with buffering that waits rather than stutters (the counterpart of `AVPlayer`).
@@ -23,8 +24,14 @@ import TonearmOutput
 ///   a paused player that nobody holds goes away and stops its output.
 ///
 /// The item's audio goes decoder thread → lock-free ring → render thread → equaliser → mixer →
-/// output, the same render path as every other player. A video output would be a second sink of
-/// the item next to the audio runtime, sharing this state machine and clock.
+/// output, the same render path as every other player.
+///
+/// Video: while the item has a video track and a ``PlayerItemVideoOutput`` is attached to it
+/// (or a ``PlayerVideoRenderer`` to the player), a ``VideoPipeline`` decodes the picture on a
+/// thread of its own and presents each frame when the audio at the speaker reaches it (the
+/// master clock; extrapolated between render calls from the host time of the last one). Seeks,
+/// pauses and rate changes move it with the audio; a new item or the end stops it. Without an
+/// output nothing about video is opened or decoded.
 ///
 /// Threading: every member may be called from any thread. Actions run in order on the player's
 /// control queue; events come from there, never from the render thread.
@@ -59,6 +66,24 @@ public final class Player: @unchecked Sendable {
         var outputWatch: OutputReturnWatch?
         /// Bumped when the item is replaced: metadata scheduled for the old one is dropped.
         var itemEpoch: UInt64 = 0
+        /// The video of the current item, while outputs or renderers want it.
+        var video: VideoRun?
+        var renderers: [any PlayerVideoRenderer] = []
+        /// The last time the video clock reported (it does not run backwards within a generation).
+        var videoLastTime: Double = 0
+        /// Whether the last seek asked for the exact frame (zero tolerances) or a key frame.
+        var seekExact = true
+        var readyForDisplay = false
+        /// The statistics of the item's last pipeline, once stopped (by the end, say).
+        var stoppedVideoStatistics: VideoPipelineStatistics?
+    }
+
+    /// A running video pipeline and what it was made for.
+    private struct VideoRun {
+        var pipeline: VideoPipeline
+        var fanout: VideoFanout
+        var epoch: UInt64
+        var format: VideoFrame.PixelFormat
     }
 
     private let lock = Mutex(State())
@@ -90,7 +115,8 @@ public final class Player: @unchecked Sendable {
     }
 
     deinit {
-        let (rt, item) = lock.withLock { s in (s.runtime, s.item) }
+        let (rt, item, video) = lock.withLock { s in (s.runtime, s.item, s.video) }
+        video?.pipeline.stop()
         item?.detach()
         rt?.close()
         for seek in lock.withLock({ $0.seeks }) { seek.completion(false) }
@@ -113,6 +139,7 @@ public final class Player: @unchecked Sendable {
             s.item = item
             s.itemEpoch += 1
             s.decodeError = nil
+            s.stoppedVideoStatistics = nil
             let seeks = s.seeks
             s.seeks.removeAll()
             enqueue(s.machine.handle(.itemReplaced(loading: item != nil)), in: &s)
@@ -217,8 +244,9 @@ public final class Player: @unchecked Sendable {
         }
     }
 
-    /// Moves to `seconds` in the current item. The landing is exact whatever the tolerances
-    /// (they are accepted for AVPlayer's signature). Returns true once the decoder stands there
+    /// Moves to `seconds` in the current item. The sound lands exactly whatever the tolerances;
+    /// the picture lands on the exact frame when both tolerances are zero, else on the key
+    /// frame at or before `seconds` (fast, for scrubbing) and plays on from there. Returns true once the decoder stands there
     /// (the network request for it answered; the audio follows),
     /// false when the item cannot seek (a live stream), has failed, or a later seek or another
     /// item came first. A playing player goes on from there.
@@ -250,6 +278,7 @@ public final class Player: @unchecked Sendable {
         let superseded = lock.withLock { s -> [PendingSeek] in
             let old = s.seeks
             s.seeks.removeAll()
+            s.seekExact = toleranceBefore == 0 && toleranceAfter == 0
             enqueue(s.machine.handle(.seek(seconds: target)), in: &s)
             s.seeks.append(PendingSeek(generation: s.machine.generation, target: target, completion: completionHandler))
             return old
@@ -319,6 +348,7 @@ public final class Player: @unchecked Sendable {
         switch action {
         case .openRuntime(let g, let seconds, let rate):
             openRuntime(generation: g, seconds: seconds, rate: rate)
+            reconcileVideo()
         case .restartDecoding(let g, let seconds, let rate):
             let at = seconds ?? currentTime()
             lock.withLock { s in
@@ -329,7 +359,15 @@ public final class Player: @unchecked Sendable {
                 s.lastTime = at
                 rt.renderer.requestGeneration(g, startFrame: frame)
                 rt.decoder.schedule(.init(generation: g, startFrame: frame, loops: 0, endFrame: nil, rate: Double(rate)))
+                s.videoLastTime = at
+                if seconds != nil {
+                    s.readyForDisplay = false
+                    s.video?.pipeline.seek(to: at, exact: s.seekExact)
+                } else {
+                    s.video?.pipeline.clockChanged()
+                }
             }
+            reconcileVideo()
         case .startRendering:
             let failure: (TonearmError, any AudioOutputDriver)? = lock.withLock { s in
                 guard let rt = s.runtime else { return nil }
@@ -340,8 +378,12 @@ public final class Player: @unchecked Sendable {
             }
             // The driver: a server that went away as the stream started is watched for.
             if let (error, driver) = failure { outputFailed(error, lost: driver) }
+            lock.withLock { $0.video?.pipeline.clockChanged() }
         case .pauseRendering:
-            lock.withLock { $0.runtime?.pauseRendering() }
+            lock.withLock { s in
+                s.runtime?.pauseRendering()
+                s.video?.pipeline.clockChanged()
+            }
         case .drainOutput:
             if let rt = lock.withLock({ $0.runtime }) {
                 rt.driver.drain(timeout: rt.driver.latency + rt.engine.tailTime + 1)
@@ -352,6 +394,7 @@ public final class Player: @unchecked Sendable {
                 return s.runtime
             }
             rt?.close()
+            reconcileVideo()
         case .emitOutputLost(let awaiting):
             let reason = lock.withLock { $0.lastError.map { "\($0)" } } ?? "the output failed"
             broadcaster.yield(.outputLost(reason: reason, awaitingReturn: awaiting))
@@ -367,8 +410,10 @@ public final class Player: @unchecked Sendable {
             currentItem?.noteStall()
             emitItemEvent(.playbackStalled)
         case .emitPlayedToEnd:
+            reconcileVideo()
             emitItemEvent(.didPlayToEndTime)
         case .emitFailedToPlayToEnd:
+            reconcileVideo()
             let e = lock.withLock { $0.decodeError } ?? .invalidState("the stream ended before its end")
             emitItemEvent(.failedToPlayToEndTime(e))
         case .markItemFailed:
@@ -553,6 +598,8 @@ public final class Player: @unchecked Sendable {
             queue.async { [self] in emitItemEvent(.newAccessLogEntry(entry)) }
         case .errorEntry(let entry):
             queue.async { [self] in emitItemEvent(.newErrorLogEntry(entry)) }
+        case .videoOutputsChanged:
+            queue.async { [self] in reconcileVideo() }
         }
     }
 
@@ -560,6 +607,132 @@ public final class Player: @unchecked Sendable {
     private func evaluateBuffer() {
         guard let item = currentItem else { return }
         handle(.bufferEvaluated(keepsUp: item.isPlaybackLikelyToKeepUp))
+    }
+}
+
+// MARK: Video
+
+extension Player {
+    /// Registers a renderer for the video (a window's layer, say): it is shown each frame of
+    /// the current item's video when due. While renderers or item outputs are attached the
+    /// video is decoded; otherwise not at all.
+    public func addVideoRenderer(_ renderer: any PlayerVideoRenderer) {
+        lock.withLock { s in
+            guard !s.renderers.contains(where: { $0 === renderer }) else { return }
+            s.renderers.append(renderer)
+        }
+        queue.async { [self] in reconcileVideo() }
+    }
+
+    public func removeVideoRenderer(_ renderer: any PlayerVideoRenderer) {
+        lock.withLock { s in s.renderers.removeAll { $0 === renderer } }
+        queue.async { [self] in reconcileVideo() }
+    }
+
+    /// Whether the frame for the current position has been shown since the item started or
+    /// the last seek (`AVPlayerLayer.isReadyForDisplay`; ``PlayerEvent/readyForDisplay(time:)``
+    /// says when it becomes true).
+    public var isReadyForDisplay: Bool { lock.withLock { $0.readyForDisplay } }
+
+    /// Whether a video pipeline runs for the current item.
+    public var isPlayingVideo: Bool { lock.withLock { $0.video != nil } }
+
+    /// Frames presented and dropped and the last A−V difference (seconds; positive: the picture
+    /// is late) of the current item's video: while it plays, or as it was when it stopped (the
+    /// end); nil when no video played for the item.
+    public var videoStatistics: VideoPipelineStatistics? {
+        lock.withLock { $0.video?.pipeline.statistics ?? $0.stoppedVideoStatistics }
+    }
+
+    /// The master clock of the video: the audio at the speaker. The position moves once per
+    /// render call; between two it is extrapolated at the rate from the host time of the last,
+    /// never beyond what was rendered and never backwards.
+    func videoClock() -> VideoClockReading {
+        let now = DispatchTime.now().uptimeNanoseconds
+        return lock.withLock { s in
+            guard let rt = s.runtime, s.machine.runtimeOpen,
+                  rt.renderer.positionGeneration.load(ordering: .acquiring) == s.decodingGeneration else {
+                return VideoClockReading(time: max(s.generationStart, s.videoLastTime), rate: 0)
+            }
+            let rate = s.machine.status == .playing ? Double(s.machine.rate) : 0
+            let host = rt.renderer.positionHostNanos.load(ordering: .acquiring)
+            let rendered = Double(rt.renderer.positionFrame.load(ordering: .relaxed)) / s.sampleRate
+            var heard = rendered - rt.driver.latency * Double(s.machine.decodingRate)
+            if rate > 0, host > 0, now > host { heard += Double(now - host) / 1e9 * rate }
+            heard = max(min(heard, rendered), s.generationStart, s.videoLastTime)
+            s.videoLastTime = heard
+            return VideoClockReading(time: heard, rate: rate)
+        }
+    }
+
+    /// Control queue: starts the video pipeline when the item has video, an output or renderer
+    /// wants it and the audio runtime is open; stops it otherwise (a new item, the end, a lost
+    /// output). The decoder is opened here, on the control queue, never under the lock.
+    func reconcileVideo() {
+        let (item, open, current, epoch, renderers, atEnd) = lock.withLock { s in
+            (s.item, s.machine.runtimeOpen && s.runtime != nil, s.video, s.itemEpoch, s.renderers, s.machine.atEnd)
+        }
+        let sinks: [any PlayerVideoRenderer] = (item?.outputs ?? []) + renderers
+        let format: VideoFrame.PixelFormat = !sinks.isEmpty && sinks.allSatisfy({ $0.preferredPixelFormat == .rgba }) ? .rgba : .yuv420p
+        var wanted = false
+        if let item, open, !atEnd, !sinks.isEmpty, item.url.isFileURL, item.selectedVideoTrack != nil {
+            wanted = true
+        }
+        if let current {
+            if wanted && current.epoch == epoch && current.format == format {
+                current.fanout.set(sinks)
+                return
+            }
+            current.pipeline.stop()
+            lock.withLock { s in
+                s.video = nil
+                s.readyForDisplay = false
+                s.stoppedVideoStatistics = current.epoch == s.itemEpoch ? current.pipeline.statistics : nil
+            }
+        }
+        guard wanted, let item else { return }
+        let decoder: VideoDecoder
+        do {
+            decoder = try VideoDecoder(path: item.url.path, track: nil, outputFormat: format)
+        } catch {
+            emitItemEvent(.videoFailed(error))
+            return
+        }
+        let fanout = VideoFanout()
+        fanout.set(sinks)
+        let box = WeakPlayer()
+        box.player = self
+        let pipeline = VideoPipeline(source: DecoderFrameSource(decoder: decoder), sink: fanout,
+                                     clock: { box.player?.videoClock() ?? VideoClockReading(time: 0, rate: 0) })
+        let stored = lock.withLock { s -> Bool in
+            guard s.itemEpoch == epoch, s.video == nil else { return false }
+            s.stoppedVideoStatistics = nil
+            s.video = VideoRun(pipeline: pipeline, fanout: fanout, epoch: epoch, format: format)
+            return true
+        }
+        guard stored else { return }
+        let events = pipeline.events
+        Task { [weak self] in
+            for await e in events {
+                guard let self else { return }
+                switch e {
+                case .readyForDisplay(let t):
+                    let current = lock.withLock { s -> Bool in
+                        guard s.video?.pipeline === pipeline else { return false }
+                        s.readyForDisplay = true
+                        return true
+                    }
+                    if current { queue.async { self.emitItemEvent(.readyForDisplay(time: t)) } }
+                case .failed(let error):
+                    queue.async { self.emitItemEvent(.videoFailed(error)) }
+                case .ended:
+                    break
+                }
+            }
+        }
+        let at = currentTime()
+        pipeline.start()
+        if at > 0 { pipeline.seek(to: at, exact: true) }
     }
 }
 

@@ -5,6 +5,7 @@ import TonearmCodecs
 import TonearmCore
 import TonearmEngine
 import TonearmNetwork
+import TonearmVideo
 
 /// One thing a ``Player`` plays (the counterpart of `AVPlayerItem`): a local file, or an
 /// `http`/`https` resource fetched ahead of playback — a progressive file (seeking with Range
@@ -65,6 +66,8 @@ public final class PlayerItem: @unchecked Sendable {
         case metadata([String: String])
         case accessEntry(NetworkAccessLogEntry)
         case errorEntry(NetworkErrorLogEntry)
+        /// A video output was added or removed.
+        case videoOutputsChanged
     }
 
     /// What the owning player lends the item to answer questions about the buffer.
@@ -89,6 +92,8 @@ public final class PlayerItem: @unchecked Sendable {
         var accessReported = 0
         var errorsReported = 0
         var stalls = 0
+        var videoTracks: [VideoTrackInfo] = []
+        var videoOutputs: [PlayerItemVideoOutput] = []
     }
 
     private let state = Mutex(State())
@@ -124,6 +129,47 @@ public final class PlayerItem: @unchecked Sendable {
     public var format: SourceFormat? { state.withLock { $0.file?.fileFormat } }
     /// The latest timed metadata heard: a radio stream's `StreamTitle` and `StreamUrl`.
     public var timedMetadata: [String: String] { state.withLock { $0.timedMetadata } }
+    /// The video streams of the item (empty for audio, and before it has loaded; network items
+    /// are not searched for video yet). Read when the item opens.
+    public var videoTracks: [VideoTrackInfo] { state.withLock { $0.videoTracks } }
+
+    /// The track a video output shows: the default one, else the first.
+    public var selectedVideoTrack: VideoTrackInfo? {
+        let tracks = videoTracks
+        return tracks.first(where: \.isDefault) ?? tracks.first
+    }
+
+    /// The size the picture is shown at, in square pixels and upright (the selected video
+    /// track's display size); ``VideoSize/zero`` for audio or before loading.
+    public var presentationSize: VideoSize {
+        guard let t = selectedVideoTrack else { return .zero }
+        return VideoSize(width: t.displayWidth, height: t.displayHeight)
+    }
+
+    /// The video outputs attached (`AVPlayerItem.outputs`).
+    public var outputs: [PlayerItemVideoOutput] { state.withLock { $0.videoOutputs } }
+
+    /// Attaches a video output: while the item plays, its frames reach the output (the video is
+    /// decoded only while an output or a renderer is attached).
+    public func add(_ output: PlayerItemVideoOutput) {
+        let attachment = state.withLock { s -> Attachment? in
+            guard !s.videoOutputs.contains(where: { $0 === output }) else { return nil }
+            s.videoOutputs.append(output)
+            return s.attachment
+        }
+        attachment?.signal(.videoOutputsChanged)
+    }
+
+    /// Detaches a video output (the video stops being decoded when it was the last).
+    public func remove(_ output: PlayerItemVideoOutput) {
+        let attachment = state.withLock { s -> Attachment? in
+            let before = s.videoOutputs.count
+            s.videoOutputs.removeAll { $0 === output }
+            return s.videoOutputs.count == before ? nil : s.attachment
+        }
+        attachment?.signal(.videoOutputsChanged)
+    }
+
     /// Whether the item is fetched from the network.
     public var isRemote: Bool { !url.isFileURL }
 
@@ -273,8 +319,12 @@ public final class PlayerItem: @unchecked Sendable {
 
     private func load(epoch: UInt64) {
         let result: Result<(AudioFile, ItemFetch?), TonearmError>
+        var videoTracks: [VideoTrackInfo] = []
         if url.isFileURL {
             do { result = .success((try AudioFile(path: url.path), nil)) } catch { result = .failure(error) }
+            // The video streams, read here (the loader's thread, no lock held): a file that does
+            // not open as video has none.
+            if case .success = result { videoTracks = (try? VideoTrackInfo.tracks(inFileAt: url.path)) ?? [] }
         } else if let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" {
             let fetch = makeFetch(epoch: epoch)
             let current = state.withLock { s -> Bool in
@@ -296,6 +346,7 @@ public final class PlayerItem: @unchecked Sendable {
             switch result {
             case .success(let (file, fetch)):
                 s.file = file
+                s.videoTracks = videoTracks
                 s.duration = fetch?.duration(file: file) ?? .seconds(file.duration)
                 s.playback = file
                 if case .hls(let source, _)? = fetch, let d = source.duration {

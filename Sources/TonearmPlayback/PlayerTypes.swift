@@ -84,6 +84,12 @@ public enum PlayerEvent: Sendable, Hashable {
     case outputLost(reason: String, awaitingReturn: Bool)
     /// The output lost earlier answers again. `resuming`: the player plays on from where it was.
     case outputReturned(resuming: Bool)
+    /// The first video frame after a start or a seek is shown at `time` (item seconds): a layer
+    /// becomes ready for display (`AVPlayerLayer.isReadyForDisplay`). Only while video outputs
+    /// or renderers are attached.
+    case readyForDisplay(time: Double)
+    /// The video could not be decoded (on); the sound plays on, the picture keeps its last frame.
+    case videoFailed(TonearmError)
 }
 
 /// An opaque handle for a time observer (``Player/removeTimeObserver(_:)``).

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+
+/// Tiny video clips made by ffmpeg for the player's and the command's video tests, and what
+/// ffmpeg itself decodes from them.
+public enum VideoFixtures {
+    /// `testsrc` at 160×90, 25 fps, `seconds` long, H.264 (B-frames, a key frame every 12) in
+    /// `path`'s container; with a 440 Hz `sine` as AAC beside it when `audio`.
+    public static func clip(_ path: String, seconds: Double = 3, audio: Bool = true) throws {
+        var args = ["-f", "lavfi", "-i", "testsrc=size=160x90:rate=25:d=\(seconds)"]
+        if audio { args += ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=\(seconds)"] }
+        args += ["-c:v", "libx264", "-bf", "3", "-g", "12", "-pix_fmt", "yuv420p"]
+        if audio { args += ["-c:a", "aac", "-b:a", "96k"] }
+        try Fixtures.ffmpeg(args + [path])
+    }
+
+    /// `ffmpeg -f framemd5` of the file's first video stream as `pixelFormat`: one MD5 a
+    /// frame, in order.
+    public static func frameMD5s(_ path: String, pixelFormat: String = "yuv420p") throws -> [String] {
+        let r = try run("ffmpeg", ["-v", "error", "-noautorotate", "-i", path, "-map", "0:v:0", "-fps_mode", "passthrough",
+                                   "-pix_fmt", pixelFormat, "-f", "framemd5", "-"])
+        guard r.status == 0 else { throw TestSupportError("ffmpeg framemd5 of \(path): \(r.stderr)") }
+        return r.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { line in
+            line.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+    }
+
+    /// ffprobe's presentation times of the frames (seconds from the container's start), in
+    /// presentation order, and which are key frames.
+    public static func frameTimes(_ path: String) throws -> [(time: Double, key: Bool)] {
+        let start = try run("ffprobe", ["-v", "error", "-show_entries", "format=start_time", "-of", "csv=p=0", path])
+        let origin = Double(start.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let r = try run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
+                                    "frame=best_effort_timestamp_time,key_frame", "-of", "csv=p=0", path])
+        return r.stdout.split(separator: "\n").compactMap { line in
+            let p = line.split(separator: ",")
+            guard p.count >= 2, let k = Int(p[0]), let t = Double(p[1]) else { return nil }
+            return (t - origin, k == 1)
+        }.sorted { $0.time < $1.time }
+    }
+
+    /// The frames of a YUV4MPEG2 file (4:2:0), each as its packed planes.
+    public static func y4mFrames(_ path: String) throws -> [[UInt8]] {
+        let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        guard let headerEnd = data.firstIndex(of: 0x0A) else { throw TestSupportError("\(path): no Y4M header") }
+        let header = String(decoding: data[..<headerEnd], as: UTF8.self).split(separator: " ")
+        guard header.first == "YUV4MPEG2",
+              let w = header.first(where: { $0.hasPrefix("W") }).flatMap({ Int($0.dropFirst()) }),
+              let h = header.first(where: { $0.hasPrefix("H") }).flatMap({ Int($0.dropFirst()) }) else {
+            throw TestSupportError("\(path): not a Y4M header")
+        }
+        let size = w * h + 2 * ((w + 1) / 2) * ((h + 1) / 2)
+        var frames: [[UInt8]] = []
+        var i = headerEnd + 1
+        while i < data.count {
+            guard let eol = data[i...].firstIndex(of: 0x0A), data[i..<eol].starts(with: Array("FRAME".utf8)),
+                  eol + 1 + size <= data.count else { throw TestSupportError("\(path): a damaged frame at byte \(i)") }
+            frames.append(Array(data[(eol + 1)..<(eol + 1 + size)]))
+            i = eol + 1 + size
+        }
+        return frames
+    }
+}
+
+/// MD5 (RFC 1321), to compare frames with `ffmpeg -f framemd5` without another library.
+public enum FrameMD5 {
+    private static let s: [UInt32] = [7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22,
+                                      5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20,
+                                      4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23,
+                                      6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21]
+    private static let k: [UInt32] = (0..<64).map { UInt32(truncatingIfNeeded: Int64(abs(sin(Double($0 + 1))) * 4294967296)) }
+
+    public static func hex(_ message: [UInt8]) -> String {
+        var a0: UInt32 = 0x67452301, b0: UInt32 = 0xefcdab89, c0: UInt32 = 0x98badcfe, d0: UInt32 = 0x10325476
+        var m = message
+        let bitLength = UInt64(message.count) * 8
+        m.append(0x80)
+        while m.count % 64 != 56 { m.append(0) }
+        for i in 0..<8 { m.append(UInt8(truncatingIfNeeded: bitLength >> (8 * UInt64(i)))) }
+        var w = [UInt32](repeating: 0, count: 16)
+        for chunk in stride(from: 0, to: m.count, by: 64) {
+            for i in 0..<16 {
+                let b = chunk + i * 4
+                w[i] = UInt32(m[b]) | UInt32(m[b + 1]) << 8 | UInt32(m[b + 2]) << 16 | UInt32(m[b + 3]) << 24
+            }
+            var a = a0, b = b0, c = c0, d = d0
+            for i in 0..<64 {
+                var f: UInt32
+                let g: Int
+                switch i {
+                case 0..<16: f = (b & c) | (~b & d); g = i
+                case 16..<32: f = (d & b) | (~d & c); g = (5 * i + 1) % 16
+                case 32..<48: f = b ^ c ^ d; g = (3 * i + 5) % 16
+                default: f = c ^ (b | ~d); g = (7 * i) % 16
+                }
+                f = f &+ a &+ k[i] &+ w[g]
+                a = d; d = c; c = b
+                b = b &+ (f << s[i] | f >> (32 - s[i]))
+            }
+            a0 = a0 &+ a; b0 = b0 &+ b; c0 = c0 &+ c; d0 = d0 &+ d
+        }
+        return [a0, b0, c0, d0].flatMap { v in (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * UInt32($0))) } }
+            .map { String(format: "%02x", $0) }.joined()
+    }
+}
