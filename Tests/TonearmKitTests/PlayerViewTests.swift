@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TonearmCore
+import TonearmKit
+import TonearmPlayback
+import TonearmRender
+import TonearmTestSupport
+import TonearmWindow
+
+/// PlayerView on a private Xvfb display: the window opens at the video's size titled with the
+/// file name, and real key presses and close requests (xclient.py, to the window found by that
+/// title) pause, seek and close; closing stops the player. Waits are on the player's events,
+/// the window's presentations and run()'s return, with deadlines.
+@Suite(.serialized) struct PlayerViewTests {
+    /// `testsrc` 160×90 with a sine, `seconds` long.
+    static func clip(_ dir: TempDir, seconds: Double) throws -> String {
+        let clip = dir.file("clip.mp4")
+        try VideoFixtures.clip(clip, seconds: seconds)
+        return clip
+    }
+
+    /// Opens a view for a player of `clip`, runs it and plays until the first frame is drawn.
+    static func openAndPlay(_ clip: String) async throws -> (Player, PlayerView, Task<Void, Never>) {
+        let player = Player(playerItem: PlayerItem(url: URL(fileURLWithPath: clip)), output: { NullOutput() })
+        let view = try await PlayerView.open(for: player)
+        let running = Task { await view.run() }
+        _ = try await playerEvent(player, "playing", after: { player.play() }) { $0 == .timeControlStatusChanged(.playing) }
+        _ = try #require(view.window.waitForPresentation(timeout: 30) { $0.frameTime != nil }, "no frame was drawn")
+        return (player, view, running)
+    }
+
+    /// Waits (with a deadline) for `run()` to return.
+    static func ended(_ running: Task<Void, Never>) async throws {
+        try await withDeadline(20, "PlayerView.run() to return") { await running.value }
+    }
+
+    @Test func spacePausesRightSeeksFiveSecondsAndQClosesAndStopsThePlayer() async throws {
+        let dir = try TempDir("kit-view-keys")
+        defer { dir.remove() }
+        let clip = try Self.clip(dir, seconds: 12)
+        try await KitDisplay.with { display in
+            let (player, view, running) = try await Self.openAndPlay(clip)
+            defer { view.close() }  // before the display goes, whatever happened
+            let first = try #require(view.window.lastPresentation)
+            #expect(first.outputWidth == 160 && first.outputHeight == 90, "the video's size: \(first.outputWidth)×\(first.outputHeight)")
+            #expect(!view.isClosed)
+
+            // The keys go to the window titled with the file name.
+            _ = try await playerEvent(player, "paused by space", after: {
+                try display.send(toWindowTitled: "clip.mp4", ["key:space"])
+            }) { $0 == .timeControlStatusChanged(.paused) }
+            #expect(player.rate == 0)
+            let before = player.currentTime()
+            let seeked = try await playerEvent(player, "the seek of →", after: {
+                try display.send(toWindowTitled: "clip.mp4", ["key:Right"])
+            }) { if case .seeked = $0 { true } else { false } }
+            guard case .seeked(let to) = seeked else { return }
+            #expect(abs(to - (before + 5)) < 0.05, "→ from \(before) s went to \(to) s")
+            #expect(player.rate == 0, "a seek keeps the pause")
+            _ = try? display.screenshot(keepingPNGAt: KitDisplay.keep("view-paused"))
+
+            // Playing again, then q: the window closes, run() returns, the player stops.
+            _ = try await playerEvent(player, "playing by space", after: {
+                try display.send(toWindowTitled: "clip.mp4", ["key:space"])
+            }) { $0 == .timeControlStatusChanged(.playing) }
+            try display.send(toWindowTitled: "clip.mp4", ["key:q"])
+            try await Self.ended(running)
+            #expect(view.isClosed)
+            #expect(!view.window.isOpen)
+            #expect(player.rate == 0, "closing the window stops the player")
+            #expect(view.layer.player == nil, "the player is detached from the window")
+        }
+    }
+
+    @Test func theCloseButtonClosesTheWindowAndStopsThePlayer() async throws {
+        let dir = try TempDir("kit-view-close")
+        defer { dir.remove() }
+        let clip = try Self.clip(dir, seconds: 6)
+        try await KitDisplay.with { display in
+            let (player, view, running) = try await Self.openAndPlay(clip)
+            defer { view.close() }  // before the display goes, whatever happened
+            #expect(player.rate != 0)
+            try display.send(toWindowTitled: "clip.mp4", ["close"])
+            try await Self.ended(running)
+            #expect(view.isClosed && !view.window.isOpen)
+            #expect(player.rate == 0)
+            // close() after the window closed is harmless.
+            view.close()
+        }
+    }
+
+    @Test func closeFromTheProgramEndsRunAndTheControlsFollowThePlayer() async throws {
+        let dir = try TempDir("kit-view-program")
+        defer { dir.remove() }
+        let clip = try Self.clip(dir, seconds: 6)
+        try await KitDisplay.with { display in
+            let (player, view, running) = try await Self.openAndPlay(clip)
+            defer { view.close() }  // before the display goes, whatever happened
+            // A mouse movement shows the controls; they are drawn from the player's state. (Not
+            // to the window's centre: Xvfb's pointer starts at the screen's centre, which is
+            // there, and a move to where the pointer is is no move.)
+            try display.send(toWindowTitled: "clip.mp4", ["motion:10,10"])
+            _ = try #require(view.window.waitForPresentation(timeout: 20) { $0.controlsVisible }, "the controls did not show")
+            #expect(view.controlsAreLive)
+            let state = view.controlsState()
+            #expect(state.isPlaying)
+            #expect(abs((state.duration ?? 0) - 6) < 0.2)
+            #expect(state.bufferedUntil == nil, "a local file is all there")
+            view.close()
+            try await Self.ended(running)
+            #expect(view.isClosed && !view.window.isOpen)
+            #expect(player.rate == 0)
+        }
+    }
+}
