@@ -62,6 +62,15 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Start with this file (one of those to play); with --shuffle it plays first, the rest in a random order.")
     var start: String?
 
+    @Flag(name: .customLong("no-video"), help: "Play a video's sound only (no window, the picture not decoded).")
+    var noVideo = false
+
+    @Flag(name: .long, help: "Open a video's window full screen.")
+    var fullscreen = false
+
+    @Option(name: .customLong("video-output"), help: "Where a video's picture goes: \(VideoOutputChoice.syntax) (every frame shown, in order, as YUV4MPEG2). Default: window when a display is there (DISPLAY or WAYLAND_DISPLAY), else the sound only.")
+    var videoOutput: String?
+
     @OptionGroup var playback: PlaybackOptions
 
     /// What to play must be given. Checked in run(), not validate(): ArgumentParser validates
@@ -74,6 +83,10 @@ struct PlayCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
+        if let v = videoOutput, VideoOutputChoice(parsing: v) == nil {
+            throw ValidationError("--video-output must be \(VideoOutputChoice.syntax), not '\(v)'")
+        }
+        if noVideo && videoOutput != nil { throw ValidationError("--no-video plays no picture; it cannot be used with --video-output") }
         if start != nil && resume { throw ValidationError("--start chooses the first file of a new queue; it cannot be used with --resume") }
     }
 
@@ -137,6 +150,17 @@ struct PlayCommand: AsyncParsableCommand {
             if failed { throw ExitCode(1) }
             return
         }
+        // One local video (and a place for its picture): the player with a window or a video
+        // output. Without a display, or with --no-video, its sound plays in the queue below.
+        var videoNotice: String?
+        if paths.count == 1, !resume, !usesLibrary, !noVideo, VideoPlayback.hasVideo(paths[0]) {
+            let choice = videoOutput.flatMap(VideoOutputChoice.init(parsing:)) ?? .window
+            if choice != .window || VideoPlayback.hasDisplay {
+                try await playVideo(URL(fileURLWithPath: paths[0]), output: choice)
+                return
+            }
+            videoNotice = VideoPlayback.noDisplayNotice
+        }
         var problems: [String] = []
         let (library, fromLibrary) = usesLibrary ? try libraryItems() : (nil, [])
         let files = fromLibrary.map(\.path) + MediaPaths.expandWithPlaylists(paths, problems: &problems)
@@ -152,7 +176,24 @@ struct PlayCommand: AsyncParsableCommand {
             ids.merge(found) { a, _ in a }
         }
         try await playback.play(files: files, problems: problems, resume: resume, start: try startIndex(in: files),
-                                library: recordIn, libraryIDs: ids)
+                                library: recordIn, libraryIDs: ids, extraNotice: videoNotice)
+    }
+
+    /// Plays one local video through the player, its picture to `output`, with the stream
+    /// session's screen and keys (the window's keys beside them).
+    private func playVideo(_ url: URL, output: VideoOutputChoice) async throws {
+        if case .file(let path) = output { try Overwrite.check(path, force: playback.force) }
+        let settings = try playback.effective(command: "play", resume: false)
+        let (selection, notice): (OutputSelection, String?)
+        do { (selection, notice) = try playback.selection(settings) } catch let e as PlaybackSetupError {
+            throw CommandFailure(nil, "\(e)")
+        }
+        let session = StreamSession(url: url, selection: selection, device: settings.device.value, notice: notice,
+                                    settings: try settings.sessionSettings(mix: playback.mix, resume: false, effects: try playback.sound.effects()),
+                                    interactive: playback.interactive, video: StreamSession.Video(output: output, fullScreen: fullscreen))
+        let failed = await session.run()
+        if let sig = session.interruptedBy { throw ExitCode(128 + sig) }
+        if failed { throw ExitCode(1) }
     }
 
     /// The index in `files` of --start's file (compared as absolute paths, or as addresses),
