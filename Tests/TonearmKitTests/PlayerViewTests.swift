@@ -60,6 +60,14 @@ import TonearmWindow
             #expect(player.rate == 0, "a seek keeps the pause")
             _ = try? display.screenshot(keepingPNGAt: KitDisplay.keep("view-paused"))
 
+            // m mutes, f goes full screen and back.
+            try display.send(toWindowTitled: "clip.mp4", ["key:m", "key:f"])
+            let full = try #require(view.window.waitForPresentation(timeout: 20) { $0.isFullScreen }, "f did not go full screen")
+            #expect(full.outputWidth == 640 && full.outputHeight == 480)
+            #expect(player.isMuted, "m mutes (taken before f, in order)")
+            try display.send(toWindowTitled: "clip.mp4", ["key:f"])
+            _ = try #require(view.window.waitForPresentation(timeout: 20) { !$0.isFullScreen && $0.number > full.number })
+
             // Playing again, then q: the window closes, run() returns, the player stops.
             _ = try await playerEvent(player, "playing by space", after: {
                 try display.send(toWindowTitled: "clip.mp4", ["key:space"])
