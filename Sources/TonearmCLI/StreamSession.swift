@@ -293,6 +293,14 @@ final class StreamSession: @unchecked Sendable {
         }
     }
 
+    /// The picture's part of a plain progress line, as mpv's status line has it: the last A−V
+    /// difference (positive: the picture is late) and the frames dropped so far.
+    private var videoStatus: String {
+        guard video != nil, let stats = player.videoStatistics else { return "" }
+        let av = stats.lastAVDifference.map { String(format: ", A-V %+.3f", $0) } ?? ""
+        return "\(av), \(stats.droppedFrames) dropped of \(stats.presentedFrames + stats.droppedFrames) frames"
+    }
+
     private func publish() {
         let playing = player.timeControlStatus == .playing
         remote.publish(NowPlayingInfo(title: screen.title, artist: screen.artist, album: screen.album,
@@ -368,7 +376,7 @@ final class StreamSession: @unchecked Sendable {
                 lastPlainSecond = sec
                 let buffered = screen.bufferedAhead.map { String(format: ", %.1f s buffered", $0) } ?? ""
                 let total = screen.isLive ? "live" : formatTime(screen.duration)
-                Terminal.write("  \(formatTime(screen.elapsed)) / \(total)\(buffered)\n")
+                Terminal.write("  \(formatTime(screen.elapsed)) / \(total)\(buffered)\(videoStatus)\n")
             }
         }
         publish()

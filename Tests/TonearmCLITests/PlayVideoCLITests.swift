@@ -51,6 +51,31 @@ import TonearmTestSupport
         #expect(!child.standardErrorText.contains("no display"))
     }
 
+    @Test func fullscreenFillsTheScreenWithThePicture() async throws {
+        defer { dir.remove() }
+        let clip = try redClip(seconds: 20)
+        let display = try VirtualDisplay(width: 640, height: 480)
+        defer { display.stop() }
+        var env = environment
+        env["DISPLAY"] = display.display
+        env["WAYLAND_DISPLAY"] = ""
+        env["SDL_VIDEODRIVER"] = "x11"
+        let child = try ChildProcess([try tonearmBinary(), "play", "--plain", "--output", "null", "--fullscreen", clip],
+                                     environment: env, captureStandardError: true, captureStandardOutput: true)
+        defer { child.terminate() }
+        let shown = await child.waitForStandardOutput(timeout: 60) { $0.text.contains("Video: the first frame shown") || $0.childEnded }
+        #expect(shown, "no frame was shown: \(child.standardOutputText) \(child.standardErrorText)")
+        #expect(child.standardOutputText.contains("window of 640×480"), "\(child.standardOutputText)")
+        let shot = try display.screenshot()
+        // 16:9 across the whole width: 640×360, bars of 60 above and below.
+        #expect(shot.color(x: 320, y: 240).isClose(to: .init(r: 255, g: 0, b: 0)))
+        #expect(shot.color(x: 4, y: 64).isClose(to: .init(r: 255, g: 0, b: 0)))
+        #expect(shot.color(x: 320, y: 20).isClose(to: .init(r: 0, g: 0, b: 0)))
+        try display.send(toWindowTitled: "red.mp4", ["key:Escape"])
+        #expect(await child.waitForExit(timeout: 20), "Esc in the window did not end the command")
+        #expect(child.succeeded, "status \(child.status ?? -1): \(child.standardErrorText)")
+    }
+
     @Test func withoutADisplayTheSoundPlaysAndTheCommandSaysSoOnce() throws {
         defer { dir.remove() }
         let clip = try redClip(seconds: 1)
@@ -65,10 +90,16 @@ import TonearmTestSupport
         let n = try run(try tonearmBinary(), ["play", "--plain", "--output", "null:untimed", "--no-video", clip], environment: env)
         #expect(n.status == 0 && !n.stderr.contains("no display"), "\(n.stderr)")
         #expect(n.stdout.contains("Done: 1 played"), "\(n.stdout)")
-        // A video output that is not a window needs no display.
-        let null = try run(try tonearmBinary(), ["play", "--plain", "--output", "null", "--video-output", "null", clip], environment: env)
+        // A video output that is not a window needs no display; the plain progress lines carry
+        // the A−V difference and the frames dropped (the one at 0:05 has frames behind it; the
+        // lines come every 5 s of playback, from a tick a second).
+        let long = dir.file("long.mp4")
+        try VideoFixtures.colorClip(long, colors: ["red"], segment: 8)
+        let null = try run(try tonearmBinary(), ["play", "--plain", "--output", "null", "--video-output", "null", long], environment: env)
         #expect(null.status == 0 && !null.stderr.contains("no display"), "\(null.stderr)")
         #expect(null.stdout.contains("· video 160×90"), "\(null.stdout)")
+        let line = null.stdout.split(separator: "\n").first { $0.contains("0:05 / 0:08") }.map(String.init) ?? ""
+        #expect(line.contains(", A-V ") && line.contains(" dropped of "), "\(null.stdout)")
         let bad = try run(try tonearmBinary(), ["play", "--video-output", "screen", clip], environment: env)
         #expect(bad.status != 0 && bad.stderr.contains("--video-output must be window, null or file:OUT.y4m"), "\(bad.stderr)")
     }
