@@ -23,7 +23,11 @@ struct PlayCommand: AsyncParsableCommand {
             plays; --resume picks it up again (with the EQ and speed it ended with). The volume \
             is the last run's unless --volume is given. Settings not given as flags come from the \
             config file (`tonearm config` shows them and where each came from). While playing, it is published over MPRIS \
-            (playerctl, desktop media keys) when a session bus is there.
+            (playerctl, desktop media keys) when a session bus is there. \
+            One video file opens a window at the video's size (scaled down to fit the screen) \
+            when a display is there (DISPLAY or WAYLAND_DISPLAY); its keys are space, ←/→, ↑/↓, \
+            m, f (full screen) and q or Esc (close, which ends the command), beside the \
+            terminal's. Without a display, or with --no-video, its sound plays.
 
             Examples:
               tonearm play ~/Music/Album                        # a folder, as one gapless queue
@@ -31,6 +35,7 @@ struct PlayCommand: AsyncParsableCommand {
               tonearm play --artist 'nina simone' --eq jazz     # from the library
               tonearm play --playlist 'Top 25 Most Played' --crossfade 4
               tonearm play https://radio.example/stream.mp3     # a network stream
+              tonearm play clip.mp4                             # a video, in a window (q closes it)
               tonearm play --resume                             # the saved queue, where it was
             """
     )
