@@ -169,6 +169,10 @@ struct PlayCommand: AsyncParsableCommand {
         var problems: [String] = []
         let (library, fromLibrary) = usesLibrary ? try libraryItems() : (nil, [])
         let files = fromLibrary.map(\.path) + MediaPaths.expandWithPlaylists(paths, problems: &problems)
+        // Videos in a queue of several items play their sound (a window is for one video file).
+        if videoNotice == nil, !noVideo, files.count > 1, files.contains(where: VideoPlayback.hasVideo) {
+            videoNotice = VideoPlayback.queueNotice
+        }
         if files.isEmpty && !resume {
             for p in problems { Terminal.writeProblem(p) }
             throw CommandFailure(nil, "no playable files in \(paths.joined(separator: ", "))")

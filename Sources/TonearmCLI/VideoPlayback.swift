@@ -55,6 +55,8 @@ enum VideoPlayback {
 
     /// Said once when a video plays without its picture for want of a display.
     static let noDisplayNotice = "no display: playing the sound only"
+    /// Said once when videos are queued with other items (a window is for one video file yet).
+    static let queueNotice = "videos in a queue play their sound only (one video file at a time opens a window)"
 }
 
 /// `--video-output null`: takes each frame when due and drops it, counting.

@@ -100,6 +100,19 @@ import TonearmTestSupport
         #expect(null.stdout.contains("· video 160×90"), "\(null.stdout)")
         let line = null.stdout.split(separator: "\n").first { $0.contains("0:05 / 0:08") }.map(String.init) ?? ""
         #expect(line.contains(", A-V ") && line.contains(" dropped of "), "\(null.stdout)")
+        // A display that does not answer: said once, and the sound plays to the end.
+        var unreachable = environment
+        unreachable["DISPLAY"] = ":\(Int32.max)"
+        unreachable["SDL_VIDEODRIVER"] = "x11"
+        let gone = try run(try tonearmBinary(), ["play", "--plain", "--output", "null", clip], environment: unreachable)
+        #expect(gone.status == 0, "\(gone.stderr)")
+        #expect(gone.stdout.components(separatedBy: "playing the sound only").count == 2, "\(gone.stdout)")
+        #expect(gone.stdout.contains("Done: 1 played"), "\(gone.stdout)")
+        // Videos in a queue with other items: their sound, said once.
+        let queue = try run(try tonearmBinary(), ["play", "--plain", "--output", "null:untimed", clip, long], environment: env)
+        #expect(queue.status == 0, "\(queue.stderr)")
+        #expect(queue.stderr.components(separatedBy: "videos in a queue play their sound only").count == 2, "\(queue.stderr)")
+        #expect(queue.stdout.contains("Done: 2 played"), "\(queue.stdout)")
         let bad = try run(try tonearmBinary(), ["play", "--video-output", "screen", clip], environment: env)
         #expect(bad.status != 0 && bad.stderr.contains("--video-output must be window, null or file:OUT.y4m"), "\(bad.stderr)")
     }
