@@ -137,6 +137,9 @@ final class StreamSession: @unchecked Sendable {
             case .continued:
                 // `fg` after Ctrl-Z and `bg`: the terminal is taken again.
                 if terminal.resumeIfForeground() { draw() }
+            case .videoNote(let note):
+                report(note)
+                draw()
             case .videoWindowClosed(let problem):
                 guard let problem else { break loop }
                 report("\(problem): playing the sound only")
@@ -176,7 +179,7 @@ final class StreamSession: @unchecked Sendable {
                 report("\(error): playing the sound only")
             }
         case .window:
-            let player = self.player, cont = continuation, box = view, interactive = self.interactive
+            let player = self.player, cont = continuation, box = view
             let options = PlayerView.Options(fullScreen: video.fullScreen)
             return Task {
                 do throws(PlayerViewError) {
@@ -186,13 +189,11 @@ final class StreamSession: @unchecked Sendable {
                         return s.over
                     }
                     if over { v.close(); return }
-                    if !interactive {
-                        // The plain lines say when the picture is on screen (and how big).
-                        let window = v.window
-                        Task.detached {
-                            guard let p = window.waitForPresentation(timeout: 60, where: { $0.frameTime != nil }) else { return }
-                            Terminal.write("  Video: the first frame shown in a window of \(p.outputWidth)×\(p.outputHeight)\n")
-                        }
+                    // Said (a plain line, or the screen's message) when the picture is on screen, and how big.
+                    let window = v.window
+                    Task.detached {
+                        guard let p = window.waitForPresentation(timeout: 60, where: { $0.frameTime != nil }) else { return }
+                        cont.yield(.videoNote("Video: the first frame shown in a window of \(p.outputWidth)×\(p.outputHeight)"))
                     }
                     await v.run()
                     cont.yield(.videoWindowClosed(problem: nil))

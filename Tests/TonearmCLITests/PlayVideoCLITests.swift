@@ -51,6 +51,29 @@ import TonearmTestSupport
         #expect(!child.standardErrorText.contains("no display"))
     }
 
+    @Test func theTerminalsKeysWorkBesideTheWindowsOnTheLiveScreen() throws {
+        defer { dir.remove() }
+        let clip = try redClip(seconds: 30)
+        let display = try VirtualDisplay(width: 640, height: 480)
+        defer { display.stop() }
+        func q(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        let env = "DISPLAY=\(display.display) WAYLAND_DISPLAY= SDL_VIDEODRIVER=x11 XDG_STATE_HOME=\(q(dir.file("state"))) "
+            + "XDG_CONFIG_HOME=\(q(dir.file("config"))) XDG_DATA_HOME=\(q(dir.file("data")))"
+        let screen = try PTYScreen("stty rows 24 cols 100; \(env) exec \(q(try tonearmBinary())) play --output null \(q(clip))")
+        try screen.waitFor("Video: the first frame shown in a window of 160×90", timeout: 60)
+        /// Runs `action`, then waits until the screen draws `marker` after it.
+        func drawn(_ marker: String, after action: () throws -> Void) throws {
+            let from = screen.all.utf8.count
+            try action()
+            try screen.wait(for: "'\(marker)'") { String(decoding: Array($0.utf8).dropFirst(from), as: UTF8.self).contains(marker) }
+        }
+        try drawn("⏸ Paused") { screen.type(" ") }
+        try drawn("▶ Playing") { try display.send(toWindowTitled: "red.mp4", ["key:space"]) }
+        try drawn("⏸ Paused") { try display.send(toWindowTitled: "red.mp4", ["key:space"]) }
+        screen.type("q")
+        #expect(try screen.waitForExit() == 0)
+    }
+
     @Test func fullscreenFillsTheScreenWithThePicture() async throws {
         defer { dir.remove() }
         let clip = try redClip(seconds: 20)
