@@ -95,6 +95,26 @@ import TonearmWindow
             #expect(player.rate == 0)
             // close() after the window closed is harmless.
             view.close()
+            // The window is given back: this process can open another (SDL's video is one a process).
+            let again = try VideoWindow(.init(title: "again", width: 64, height: 36))
+            again.close()
+        }
+    }
+
+    @Test func anItemThatCannotLoadOpensNoWindow() async throws {
+        let dir = try TempDir("kit-view-bad")
+        defer { dir.remove() }
+        let bad = dir.file("not-a-video.mp4")
+        try Data("not a video".utf8).write(to: URL(fileURLWithPath: bad))
+        try await KitDisplay.with { _ in
+            let player = Player(playerItem: PlayerItem(url: URL(fileURLWithPath: bad)), output: { NullOutput() })
+            do throws(PlayerViewError) {
+                _ = try await PlayerView.open(for: player)
+                Issue.record("a view opened for an item that cannot load")
+            } catch {
+                guard case .itemFailed = error else { Issue.record("\(error)"); return }
+            }
+            await #expect(throws: PlayerViewError.noItem) { _ = try await PlayerView.open(for: Player(output: { NullOutput() })) }
         }
     }
 
