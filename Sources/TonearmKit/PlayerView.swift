@@ -92,6 +92,7 @@ public final class PlayerView: Sendable {
     }
 
     private let state = Mutex(State())
+    private let feeding = EventBroadcaster<Bool>()
     private let hideDelay: Double
     private let refreshInterval: Double
     private let timers = DispatchQueue(label: "tonearm.playerview")
@@ -192,6 +193,13 @@ public final class PlayerView: Sendable {
         state.withLock { $0.visibleUntil > Self.now() }
     }
 
+    /// Whether the periodic time observer that feeds the controls is installed (from a key or
+    /// mouse movement until the controls hide; never while they are hidden).
+    public var isFeedingControls: Bool { state.withLock { $0.observer != nil } }
+
+    /// ``isFeedingControls`` as it changes, from the moment of the call.
+    public var controlsFeedChanges: AsyncStream<Bool> { feeding.stream(bufferingNewest: 16) }
+
     private func finish() {
         let (first, token) = state.withLock { s -> (Bool, TimeObserverToken?) in
             let first = !s.closed
@@ -200,7 +208,10 @@ public final class PlayerView: Sendable {
             s.observer = nil
             return (first, t)
         }
-        if let token { player.removeTimeObserver(token) }
+        if let token {
+            player.removeTimeObserver(token)
+            feeding.yield(false)
+        }
         guard first else { return }
         player.pause()
         layer.close()
@@ -244,7 +255,7 @@ public final class PlayerView: Sendable {
                 s.observer = token
                 return true
             }
-            if !keep { player.removeTimeObserver(token) }
+            if keep { feeding.yield(true) } else { player.removeTimeObserver(token) }
         }
         timers.asyncAfter(deadline: .now() + hideDelay + 0.05) { [weak self] in self?.hideIfDue() }
     }
@@ -256,7 +267,10 @@ public final class PlayerView: Sendable {
             s.observer = nil
             return t
         }
-        if let token { player.removeTimeObserver(token) }
+        if let token {
+            player.removeTimeObserver(token)
+            feeding.yield(false)
+        }
     }
 
     /// The controls drawn from the player as it is now.

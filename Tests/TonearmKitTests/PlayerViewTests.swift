@@ -21,9 +21,10 @@ import TonearmWindow
     }
 
     /// Opens a view for a player of `clip`, runs it and plays until the first frame is drawn.
-    static func openAndPlay(_ clip: String) async throws -> (Player, PlayerView, Task<Void, Never>) {
+    static func openAndPlay(_ clip: String, options: PlayerView.Options = .init()) async throws
+        -> (Player, PlayerView, Task<Void, Never>) {
         let player = Player(playerItem: PlayerItem(url: URL(fileURLWithPath: clip)), output: { NullOutput() })
-        let view = try await PlayerView.open(for: player)
+        let view = try await PlayerView.open(for: player, options: options)
         let running = Task { await view.run() }
         _ = try await playerEvent(player, "playing", after: { player.play() }) { $0 == .timeControlStatusChanged(.playing) }
         _ = try #require(view.window.waitForPresentation(timeout: 30) { $0.frameTime != nil }, "no frame was drawn")
@@ -118,18 +119,27 @@ import TonearmWindow
         }
     }
 
-    @Test func closeFromTheProgramEndsRunAndTheControlsFollowThePlayer() async throws {
+    @Test func closeFromTheProgramEndsRunAndTheControlsAreFedOnlyWhileVisible() async throws {
         let dir = try TempDir("kit-view-program")
         defer { dir.remove() }
         let clip = try Self.clip(dir, seconds: 6)
         try await KitDisplay.with { display in
-            let (player, view, running) = try await Self.openAndPlay(clip)
+            let (player, view, running) = try await Self.openAndPlay(clip, options: .init(controlsHideDelay: 0.5))
             defer { view.close() }  // before the display goes, whatever happened
-            // A mouse movement shows the controls; they are drawn from the player's state. (Not
-            // to the window's centre: Xvfb's pointer starts at the screen's centre, which is
-            // there, and a move to where the pointer is is no move.)
+            // A mouse movement shows the controls; a periodic observer feeds them from the
+            // player until they hide, not after. (Not to the window's centre: Xvfb's pointer
+            // starts at the screen's centre, which is there — the window reports that as a first
+            // movement when it opens — and a move to where the pointer is is no move.)
+            let feed = view.controlsFeedChanges
             try display.send(toWindowTitled: "clip.mp4", ["motion:10,10"])
             _ = try #require(view.window.waitForPresentation(timeout: 20) { $0.controlsVisible }, "the controls did not show")
+            if !view.isFeedingControls { _ = try await waitForEvent(feed, "the feed to start") { $0 } }
+            #expect(try await waitForEvent(feed, "the feed to stop") { !$0 } == false)
+            #expect(!view.isFeedingControls)
+            _ = try #require(view.window.waitForPresentation(timeout: 20) { !$0.controlsVisible }, "the controls did not hide")
+            // Another movement: fed again.
+            try display.send(toWindowTitled: "clip.mp4", ["motion:20,20"])
+            #expect(try await waitForEvent(feed, "the feed to start again") { $0 } == true)
             #expect(view.controlsAreLive)
             let state = view.controlsState()
             #expect(state.isPlaying)
