@@ -105,7 +105,7 @@ let package = Package(
         // The player's ready views (AVKit's AVPlayerViewController and AVPlayerLayer): a player's
         // video in a window with built-in controls. Joins the playback API to the window; no
         // audio module depends on it (the seam keeps SDL out of the audio path).
-        .target(name: "TonearmKit", dependencies: ["TonearmWindow"]),
+        .target(name: "TonearmKit", dependencies: ["TonearmPlayback", "TonearmVideo", "TonearmWindow", "TonearmCore"]),
 
         // Layer 3: the engine — the one render path (decoder threads → lock-free rings → node graph →
         // output) that every player shares. It knows only the render contract: no driver, no libpulse.
@@ -131,7 +131,7 @@ let package = Package(
         // The command-line player, last.
         .executableTarget(
             name: "TonearmCLI",
-            dependencies: ["Tonearm", "TonearmDesktop", "TonearmConfig", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            dependencies: ["Tonearm", "TonearmDesktop", "TonearmKit", "TonearmConfig", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "TOMLKit", package: "TOMLKit")]
         ),
 
@@ -154,7 +154,7 @@ let package = Package(
         .testTarget(name: "TonearmSessionTests", dependencies: ["TonearmSession", "TonearmOutput", "TonearmTestSupport", "CDBus"]),
         // The window's geometry alone, and real windows on a private Xvfb display (screenshots).
         .testTarget(name: "TonearmWindowTests", dependencies: ["TonearmWindow", "TonearmCore", "TonearmTestSupport"]),
-        .testTarget(name: "TonearmKitTests", dependencies: ["TonearmKit", "TonearmWindow"]),
+        .testTarget(name: "TonearmKitTests", dependencies: ["TonearmKit", "TonearmWindow", "TonearmPlayback", "TonearmRender", "TonearmCore", "TonearmTestSupport"]),
         .testTarget(name: "TonearmMPRISTests", dependencies: ["TonearmMPRIS", "TonearmNowPlaying", "TonearmTestSupport"]),
         // The seams: reads this manifest (`swift package dump-package`) and checks what may not
         // depend on what (the engine on libpulse or libdbus, the umbrella on MPRIS).

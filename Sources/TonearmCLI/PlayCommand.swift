@@ -23,7 +23,11 @@ struct PlayCommand: AsyncParsableCommand {
             plays; --resume picks it up again (with the EQ and speed it ended with). The volume \
             is the last run's unless --volume is given. Settings not given as flags come from the \
             config file (`tonearm config` shows them and where each came from). While playing, it is published over MPRIS \
-            (playerctl, desktop media keys) when a session bus is there.
+            (playerctl, desktop media keys) when a session bus is there. \
+            One video file opens a window at the video's size (scaled down to fit the screen) \
+            when a display is there (DISPLAY or WAYLAND_DISPLAY); its keys are space, ←/→, ↑/↓, \
+            m, f (full screen) and q or Esc (close, which ends the command), beside the \
+            terminal's. Without a display, or with --no-video, its sound plays.
 
             Examples:
               tonearm play ~/Music/Album                        # a folder, as one gapless queue
@@ -31,6 +35,7 @@ struct PlayCommand: AsyncParsableCommand {
               tonearm play --artist 'nina simone' --eq jazz     # from the library
               tonearm play --playlist 'Top 25 Most Played' --crossfade 4
               tonearm play https://radio.example/stream.mp3     # a network stream
+              tonearm play clip.mp4                             # a video, in a window (q closes it)
               tonearm play --resume                             # the saved queue, where it was
             """
     )
@@ -62,11 +67,14 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Start with this file (one of those to play); with --shuffle it plays first, the rest in a random order.")
     var start: String?
 
-    @Option(name: .customLong("video-output"), help: "Play one video file's picture too: null (decoded and presented to nothing) or file:OUT.y4m (every frame that would be shown, in order; with --output null:untimed or file:OUT.wav every frame of the file, as fast as possible). Without it a video plays its sound only.")
-    var videoOutput: String?
-
-    @Flag(name: .customLong("no-video"), help: "Play the sound of videos only (no video is decoded; the default while there is no video window).")
+    @Flag(name: .customLong("no-video"), help: "Play a video's sound only (no window, the picture not decoded).")
     var noVideo = false
+
+    @Flag(name: .long, help: "Open a video's window full screen.")
+    var fullscreen = false
+
+    @Option(name: .customLong("video-output"), help: "Where one video file's picture goes: \(VideoOutputChoice.syntax). file:OUT.y4m writes every frame shown, in order, as YUV4MPEG2 (with --output null:untimed or file:OUT.wav every frame of the file, as fast as possible); null decodes and presents to nothing. Default: a window when a display is there (DISPLAY or WAYLAND_DISPLAY), else the sound only.")
+    var videoOutput: String?
 
     @OptionGroup var playback: PlaybackOptions
 
@@ -82,7 +90,7 @@ struct PlayCommand: AsyncParsableCommand {
     func validate() throws {
         if let v = videoOutput {
             _ = try VideoOutputChoice(parsing: v)
-            if noVideo { throw ValidationError("--no-video and --video-output cannot be used together") }
+            if noVideo { throw ValidationError("--no-video and --video-output cannot be used together (--no-video plays no picture)") }
             if paths.count != 1 || resume || usesLibrary { throw ValidationError("--video-output plays one video file, not a queue") }
         }
         if start != nil && resume { throw ValidationError("--start chooses the first file of a new queue; it cannot be used with --resume") }
@@ -126,56 +134,6 @@ struct PlayCommand: AsyncParsableCommand {
     /// `play VIDEO --video-output …` (see ``VideoPlayback``): offline, the decoder writes every
     /// frame and the sound renders after; in real time, a ``Player`` plays both (the one
     /// ``StreamSession`` runs, with the file's URL), the picture presented against the sound.
-    private func playVideo(_ argument: String, to choice: VideoOutputChoice) async throws {
-        let path = try MediaPaths.localInput(argument, command: "play")
-        let tracks = try VideoTrackInfo.tracks(inFileAt: path)
-        guard let track = tracks.first(where: \.isDefault) ?? tracks.first else {
-            throw CommandFailure(path, "it has no video stream; play it without --video-output")
-        }
-        if case .file(let out) = choice { try Overwrite.check(out, force: playback.force) }
-        let settings = try playback.effective(command: "play", resume: false)
-        let (selection, notice): (OutputSelection, String?)
-        do { (selection, notice) = try playback.selection(settings) } catch let e as PlaybackSetupError {
-            throw CommandFailure(nil, "\(e)")
-        }
-        let offline: Bool
-        switch selection {
-        case .nullUntimed, .file: offline = true
-        case .pulse, .null: offline = false
-        }
-        if offline {
-            let frames = try VideoPlayback.writeAllFrames(of: path, to: choice)
-            if case .file(let out) = choice {
-                Terminal.write("Video: \(frames) frames written to \(out)\n")
-            } else {
-                Terminal.write("Video: \(frames) frames decoded\n")
-            }
-            guard VideoPlayback.hasAudio(path) else {
-                Terminal.write("Done: 1 played, 0 failed (no sound)\n")
-                return
-            }
-            try await playback.play(files: [path])
-            return
-        }
-        let renderer: any PlayerVideoRenderer
-        var fileRenderer: Y4MRenderer?
-        switch choice {
-        case .null:
-            renderer = NullVideoRenderer()
-        case .file(let out):
-            let r = try Y4MRenderer(path: out, track: track)
-            fileRenderer = r
-            renderer = r
-        }
-        let session = StreamSession(url: URL(fileURLWithPath: path), selection: selection, device: settings.device.value, notice: notice,
-                                    settings: try settings.sessionSettings(mix: playback.mix, resume: false, effects: try playback.sound.effects()),
-                                    interactive: playback.interactive, video: renderer)
-        let failed = await session.run()
-        if let e = fileRenderer?.finish() { throw CommandFailure(nil, e) }
-        if let sig = session.interruptedBy { throw ExitCode(128 + sig) }
-        if failed { throw ExitCode(1) }
-    }
-
     static func streamURL(_ argument: String) -> URL? {
         guard let url = URL(userText: argument), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
               url.host != nil else { return nil }
@@ -201,13 +159,27 @@ struct PlayCommand: AsyncParsableCommand {
             if failed { throw ExitCode(1) }
             return
         }
-        if let v = videoOutput {
-            try await playVideo(paths[0], to: try VideoOutputChoice(parsing: v))
-            return
+        // One local video (and a place for its picture): the player with a window or a video
+        // output. Without a display, or with --no-video, its sound plays in the queue below.
+        var videoNotice: String?
+        if let v = videoOutput, let path = paths.first, !VideoPlayback.hasVideo(path) {
+            throw CommandFailure(path, "it has no video stream; play it without --video-output (\(v))")
+        }
+        if paths.count == 1, !resume, !usesLibrary, !noVideo, VideoPlayback.hasVideo(paths[0]) {
+            let choice = try videoOutput.map { try VideoOutputChoice(parsing: $0) } ?? .window
+            if choice != .window || VideoPlayback.hasDisplay {
+                try await playVideo(URL(fileURLWithPath: paths[0]), output: choice)
+                return
+            }
+            videoNotice = VideoPlayback.noDisplayNotice
         }
         var problems: [String] = []
         let (library, fromLibrary) = usesLibrary ? try libraryItems() : (nil, [])
         let files = fromLibrary.map(\.path) + MediaPaths.expandWithPlaylists(paths, problems: &problems)
+        // Videos in a queue of several items play their sound (a window is for one video file).
+        if videoNotice == nil, !noVideo, files.count > 1, files.contains(where: VideoPlayback.hasVideo) {
+            videoNotice = VideoPlayback.queueNotice
+        }
         if files.isEmpty && !resume {
             for p in problems { Terminal.writeProblem(p) }
             throw CommandFailure(nil, "no playable files in \(paths.joined(separator: ", "))")
@@ -220,7 +192,48 @@ struct PlayCommand: AsyncParsableCommand {
             ids.merge(found) { a, _ in a }
         }
         try await playback.play(files: files, problems: problems, resume: resume, start: try startIndex(in: files),
-                                library: recordIn, libraryIDs: ids)
+                                library: recordIn, libraryIDs: ids, extraNotice: videoNotice)
+    }
+
+    /// Plays one local video through the player, its picture to `output`, with the stream
+    /// session's screen and keys (the window's keys beside them).
+    private func playVideo(_ url: URL, output: VideoOutputChoice) async throws {
+        if case .file(let path) = output { try Overwrite.check(path, force: playback.force) }
+        let settings = try playback.effective(command: "play", resume: false)
+        let (selection, notice): (OutputSelection, String?)
+        do { (selection, notice) = try playback.selection(settings) } catch let e as PlaybackSetupError {
+            throw CommandFailure(nil, "\(e)")
+        }
+        // Offline (`--output null:untimed` or `file:OUT.wav`) there is no clock to present
+        // against: the decoder writes every frame, then the sound renders as every `play` does
+        // (``VideoPlayback/writeAllFrames(of:to:)``).
+        switch (selection, output) {
+        case (.nullUntimed, .file), (.nullUntimed, .null), (.file, .file), (.file, .null):
+            let frames = try VideoPlayback.writeAllFrames(of: url.path, to: output)
+            if case .file(let out) = output {
+                Terminal.write("Video: \(frames) frames written to \(out)\n")
+            } else {
+                Terminal.write("Video: \(frames) frames decoded\n")
+            }
+            guard VideoPlayback.hasAudio(url.path) else {
+                Terminal.write("Done: 1 played, 0 failed (no sound)\n")
+                return
+            }
+            try await playback.play(files: [url.path])
+            return
+        case (.nullUntimed, .window), (.file, .window):
+            Terminal.writeProblem(VideoPlayback.offlineNotice)
+            try await playback.play(files: [url.path])
+            return
+        default:
+            break
+        }
+        let session = StreamSession(url: url, selection: selection, device: settings.device.value, notice: notice,
+                                    settings: try settings.sessionSettings(mix: playback.mix, resume: false, effects: try playback.sound.effects()),
+                                    interactive: playback.interactive, video: StreamSession.Video(output: output, fullScreen: fullscreen))
+        let failed = await session.run()
+        if let sig = session.interruptedBy { throw ExitCode(128 + sig) }
+        if failed { throw ExitCode(1) }
     }
 
     /// The index in `files` of --start's file (compared as absolute paths, or as addresses),

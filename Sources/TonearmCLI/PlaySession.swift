@@ -203,7 +203,7 @@ final class PlaySession: @unchecked Sendable {
                 }
                 if handle(e) { break loop }
                 draw()
-            case .player:
+            case .player, .videoWindowClosed, .videoNote:
                 break
             case .keyName(let k):
                 if await handle(key: k) { break loop }

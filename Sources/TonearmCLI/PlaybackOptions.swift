@@ -166,12 +166,14 @@ struct PlaybackOptions: ParsableArguments {
     /// --shuffle). Throws `ExitCode(1)` when any file failed, `128 + signal` when a signal ended
     /// it. The volume, EQ and speed it ended with are remembered for the next run.
     func play(files: [String], problems: [String] = [], resume: Bool = false, start: Int? = nil,
-              library: MediaLibrary? = nil, libraryIDs: [String: UInt64] = [:], command: String = "play") async throws {
+              library: MediaLibrary? = nil, libraryIDs: [String: UInt64] = [:], command: String = "play",
+              extraNotice: String? = nil) async throws {
         let settings = try effective(command: command, resume: resume)
-        let (selection, notice): (OutputSelection, String?)
+        var (selection, notice): (OutputSelection, String?)
         do { (selection, notice) = try self.selection(settings) } catch let e as PlaybackSetupError {
             throw CommandFailure(nil, "\(e)")
         }
+        if let extraNotice { notice = notice.map { "\($0); \(extraNotice)" } ?? extraNotice }
         var sessionSettings = try settings.sessionSettings(mix: mix, resume: resume, effects: try sound.effects())
         sessionSettings.start = start
         let session = PlaySession(files: files, problems: problems, selection: selection, device: settings.device.value, notice: notice,

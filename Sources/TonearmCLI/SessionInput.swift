@@ -25,6 +25,10 @@ enum SessionEvent: Sendable {
     case suspend
     /// SIGCONT: `fg` (or `bg`) after Ctrl-Z.
     case continued
+    /// The video's window closed (q, Esc, its close button), or could not open (`problem`).
+    case videoWindowClosed(problem: String?)
+    /// Something to say about the video (its first frame is on screen).
+    case videoNote(String)
 }
 
 /// What feeds a play loop besides its player and its ``InputReader``: the screen's ticks.

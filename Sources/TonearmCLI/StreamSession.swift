@@ -3,6 +3,8 @@ import Dispatch
 import Foundation
 import Tonearm
 import TonearmDesktop
+import TonearmKit
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,7 +13,24 @@ import Glibc
 /// rather than stutter, shows what is in memory on the progress bar, says when the network
 /// stalls and when it comes back, and shows a radio station's current title (also in Now
 /// Playing, over MPRIS through the ``RemoteBridge`` that local playback uses).
+///
+/// It also plays one local video (`tonearm play VIDEO`): the picture goes to a ``PlayerView``
+/// window (whose keys work beside the terminal's; closing it ends the session), to nothing
+/// (`--video-output null`) or to a YUV4MPEG2 file.
 final class StreamSession: @unchecked Sendable {
+    /// The video's window once open, and whether the session is over (shared with the task
+    /// that opens it).
+    final class ViewSlot: Sendable {
+        private let state = Mutex<(view: PlayerView?, over: Bool)>((nil, false))
+        func withLock<T>(_ body: (inout (view: PlayerView?, over: Bool)) -> T) -> T { state.withLock { body(&$0) } }
+    }
+
+    /// Where a video's picture goes.
+    struct Video {
+        var output: VideoOutputChoice
+        var fullScreen: Bool
+    }
+
     /// The keys line: the keys bound to what a stream's screen does (the defaults: "space pause
     /// · ←/→ seek 5 s · ↑/↓ volume · q quit"); the other bindings do nothing here.
     static func help(_ keys: KeyBindings) -> String {
@@ -39,11 +58,15 @@ final class StreamSession: @unchecked Sendable {
     private let events: AsyncStream<SessionEvent>
     private let continuation: AsyncStream<SessionEvent>.Continuation
     private var reader: InputReader<PlayKeyDecoder>?
-    /// Where the picture goes (`play VIDEO --video-output`), nil for sound only.
-    private let video: (any PlayerVideoRenderer)?
+    private let video: Video?
+    /// The video's window once open, and whether the session is over (a window that opens
+    /// after that is closed at once).
+    private let view = ViewSlot()
+    private var y4m: Y4MVideoRenderer?
+    private var videoRenderer: (any PlayerVideoRenderer)?
 
     init(url: URL, selection: OutputSelection, device: String?, notice: String?, settings: PlaySession.Settings,
-         interactive: Bool, video: (any PlayerVideoRenderer)? = nil) {
+         interactive: Bool, video: Video? = nil) {
         self.video = video
         self.url = url
         self.selection = selection
@@ -63,7 +86,7 @@ final class StreamSession: @unchecked Sendable {
         screen.eq = settings.eq.description
         screen.rate = settings.rate
         screen.title = url.lastPathComponent.isEmpty ? (url.host ?? url.absoluteString) : url.lastPathComponent
-        screen.format = "connecting to \(url.host ?? url.absoluteString)…"
+        screen.format = url.isFileURL ? "opening…" : "connecting to \(url.host ?? url.absoluteString)…"
         screen.help = Self.help(settings.keys)
     }
 
@@ -88,8 +111,8 @@ final class StreamSession: @unchecked Sendable {
         if settings.rate != 1 { player.defaultRate = settings.rate }
         if !settings.effects.makeNodes().isEmpty { report("effects other than the equaliser are not applied to streams yet") }
         screen.volume = player.volume
-        if let video { player.addVideoRenderer(video) }
         player.replaceCurrentItem(with: item)
+        let videoTask = startVideo()
         player.play()
         if !interactive && !url.isFileURL { Terminal.write("Connecting to \(url.absoluteString)\n") }
         loop: for await event in events {
@@ -114,10 +137,17 @@ final class StreamSession: @unchecked Sendable {
             case .continued:
                 // `fg` after Ctrl-Z and `bg`: the terminal is taken again.
                 if terminal.resumeIfForeground() { draw() }
+            case .videoNote(let note):
+                report(note)
+                draw()
+            case .videoWindowClosed(let problem):
+                guard let problem else { break loop }
+                report("\(problem): playing the sound only")
             case .queue, .systemVolume, .remote:
                 break
             }
         }
+        stopVideo(videoTask)
         player.pause()
         if let stats = player.videoStatistics, !interactive {
             let av = stats.lastAVDifference.map { String(format: ", A-V: %+.3f", $0) } ?? ""
@@ -131,6 +161,66 @@ final class StreamSession: @unchecked Sendable {
             Terminal.write("Done: 1 played, 0 failed\n")
         }
         return failure != nil
+    }
+
+    /// Sends the picture where ``video`` says: a window (opened once the item has loaded, at
+    /// its size), a null renderer or a YUV4MPEG2 file. Returns the window's task.
+    private func startVideo() -> Task<Void, Never>? {
+        guard let video else { return nil }
+        switch video.output {
+        case .null:
+            let r = NullVideoRenderer()
+            videoRenderer = r
+            player.addVideoRenderer(r)
+        case .file(let path):
+            let track = ((try? VideoTrackInfo.tracks(inFileAt: url.path)) ?? []).first
+            do {
+                let r = try Y4MVideoRenderer(path: path, frameRate: (track?.frameRateNumerator ?? 25, track?.frameRateDenominator ?? 1))
+                y4m = r
+                videoRenderer = r
+                player.addVideoRenderer(r)
+            } catch {
+                report("\(error): playing the sound only")
+            }
+        case .window:
+            let player = self.player, cont = continuation, box = view
+            let options = PlayerView.Options(fullScreen: video.fullScreen)
+            return Task {
+                do throws(PlayerViewError) {
+                    let v = try await PlayerView.open(for: player, options: options)
+                    let over = box.withLock { s -> Bool in
+                        if !s.over { s.view = v }
+                        return s.over
+                    }
+                    if over { v.close(); return }
+                    // Said (a plain line, or the screen's message) when the picture is on screen, and how big.
+                    let window = v.window
+                    Task.detached {
+                        guard let p = window.waitForPresentation(timeout: 60, where: { $0.frameTime != nil }) else { return }
+                        cont.yield(.videoNote("Video: the first frame shown in a window of \(p.outputWidth)×\(p.outputHeight)"))
+                    }
+                    await v.run()
+                    cont.yield(.videoWindowClosed(problem: nil))
+                } catch .window(let e) {
+                    cont.yield(.videoWindowClosed(problem: "\(e)"))
+                } catch {
+                    // The item failed: the player's own events say so.
+                }
+            }
+        }
+        return nil
+    }
+
+    /// Closes the window (pausing the player) or detaches the renderer; the file is closed.
+    private func stopVideo(_ task: Task<Void, Never>?) {
+        let v = view.withLock { s -> PlayerView? in
+            s.over = true
+            return s.view
+        }
+        v?.close()
+        task?.cancel()
+        if let r = videoRenderer { player.removeVideoRenderer(r) }
+        if let y4m, let error = y4m.finish() { Terminal.writeProblem("\(error)") }
     }
 
     /// Reacts to a player event; true when the session is over.
@@ -295,7 +385,7 @@ final class StreamSession: @unchecked Sendable {
                 lastPlainSecond = sec
                 let buffered = screen.bufferedAhead.map { String(format: ", %.1f s buffered", $0) } ?? ""
                 let total = screen.isLive ? "live" : formatTime(screen.duration)
-                Terminal.write("  \(formatTime(screen.elapsed)) / \(total)\(buffered)\(Self.videoStatus(player.videoStatistics))\n")
+                Terminal.write("  \(formatTime(screen.elapsed)) / \(total)\(buffered)\(video == nil ? "" : Self.videoStatus(player.videoStatistics))\n")
             }
         }
         publish()

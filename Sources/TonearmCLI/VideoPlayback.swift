@@ -3,51 +3,79 @@ import ArgumentParser
 import Foundation
 import Synchronization
 import Tonearm
+import TonearmKit
 
-/// Where `play --video-output` sends the picture.
-enum VideoOutputChoice: Sendable, Equatable {
-    /// Decoded and presented to nothing (for benchmarks).
+/// Where `tonearm play`'s picture goes (`--video-output`).
+enum VideoOutputChoice: Sendable, Hashable, CustomStringConvertible {
+    /// A ``PlayerView`` window (when a display is there).
+    case window
+    /// Decoded and timed against the sound, then dropped (the video counterpart of `--output null`).
     case null
-    /// Every frame that would be shown, in order, as YUV4MPEG2.
+    /// Every frame shown, in order, written as YUV4MPEG2 (offline: every frame of the file).
     case file(String)
 
-    static let syntax = "null|file:OUT.y4m"
+    static let syntax = "window, null or file:OUT.y4m"
 
-    init(parsing text: String) throws {
-        let lower = text.lowercased()
-        if lower == "null" {
-            self = .null
-        } else if lower.hasPrefix("file:"), text.count > 5 {
+    /// Reads `--video-output`'s value; throws a usage error that says what is accepted.
+    init(parsing text: String) throws(ValidationError) {
+        switch text {
+        case "window": self = .window
+        case "null": self = .null
+        default:
+            guard text.hasPrefix("file:"), text.count > 5 else {
+                throw ValidationError("--video-output must be \(Self.syntax), not '\(text)'")
+            }
             let path = String(text.dropFirst(5))
             guard path.lowercased().hasSuffix(".y4m") else {
                 throw ValidationError("--video-output file: writes YUV4MPEG2; the name must end in .y4m, not '\(path)'")
             }
             self = .file(path)
-        } else if lower == "window" {
-            throw ValidationError("--video-output window: there is no video window yet; use \(Self.syntax)")
-        } else {
-            throw ValidationError("--video-output must be \(Self.syntax), not '\(text)'")
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .window: "window"
+        case .null: "null"
+        case .file(let path): "file:\(path)"
         }
     }
 }
 
-/// `play VIDEO --video-output …`: one video file, its picture to a file or to nothing.
-///
-/// - Offline (`--output null:untimed` or `file:OUT.wav`): there is no clock to present against
-///   (the audio renders as fast as the processor goes), so the picture is not presented at all:
-///   the decoder writes every frame, in order, straight to the `.y4m` (none can be dropped, and
-///   the two files start at the item's 0 and hold all of it: in sync by construction). The
-///   sound then renders as every `play` does. A file without sound writes the picture only.
-/// - Real time: a ``Player`` plays the file (``StreamSession``, which already runs one
-///   ``Player``) with a renderer on the player: the frames shown, when due against the audio at
-///   the speaker; late ones are dropped and counted. The plain progress line carries `A-V` and
-///   `dropped`.
+/// What `tonearm play` needs to know about video before it chooses how to play.
 enum VideoPlayback {
-    /// Decodes every frame of `path`'s video to `choice`; the number of frames.
+    /// The containers that may hold video: only these are probed (an audio file costs nothing).
+    static let videoExtensions: Set<String> = ["mp4", "m4v", "mov", "mkv", "webm", "ts", "m2ts", "mts", "avi", "ogv",
+                                               "mpg", "mpeg", "flv", "wmv", "3gp", "y4m"]
+
+    /// Whether `path` is a local file with a video track (cover art is not video).
+    static func hasVideo(_ path: String) -> Bool {
+        guard !path.contains("://"), videoExtensions.contains(URL(fileURLWithPath: path).pathExtension.lowercased()),
+              FileManager.default.fileExists(atPath: path) else { return false }
+        return !((try? VideoTrackInfo.tracks(inFileAt: path)) ?? []).isEmpty
+    }
+
+    /// Whether a display is there to open a window on (`DISPLAY` or `WAYLAND_DISPLAY`).
+    static var hasDisplay: Bool {
+        let env = ProcessInfo.processInfo.environment
+        return !(env["DISPLAY"] ?? "").isEmpty || !(env["WAYLAND_DISPLAY"] ?? "").isEmpty
+    }
+
+    /// Said once when a video plays without its picture for want of a display.
+    static let noDisplayNotice = "no display: playing the sound only"
+    /// Said once when videos are queued with other items (a window is for one video file yet).
+    static let queueNotice = "videos in a queue play their sound only (one video file at a time opens a window)"
+    /// Said once when a window is asked for with an output that is not real time.
+    static let offlineNotice = "the picture needs a real-time output (not null:untimed or file:): playing the sound only"
+
+    /// Offline (`--output null:untimed` or `file:OUT.wav`), where there is no clock to present
+    /// against: decodes every frame of `path`'s video to `choice` (`null` or `file:`), in order,
+    /// straight from the decoder (none can be dropped, and with the sound rendered beside it
+    /// both start at the item's 0: in sync by construction). The number of frames.
     static func writeAllFrames(of path: String, to choice: VideoOutputChoice) throws -> Int {
         let decoder = try VideoDecoder(path: path)
         switch choice {
-        case .null:
+        case .null, .window:
             var n = 0
             while try decoder.nextFrame() != nil { n += 1 }
             return n
@@ -64,44 +92,41 @@ enum VideoPlayback {
     static func hasAudio(_ path: String) -> Bool { (try? AudioFile(path: path)) != nil }
 }
 
-/// A renderer that writes each frame shown to a `.y4m` (real-time `--video-output file:`), on
-/// the presenting thread. A write that fails stops the writing; the error is kept for the end.
-final class Y4MRenderer: PlayerVideoRenderer, Sendable {
+/// `--video-output null`: takes each frame when due and drops it, counting.
+final class NullVideoRenderer: PlayerVideoRenderer {
+    private let count = Atomic<Int>(0)
+    var framesShown: Int { count.load(ordering: .relaxed) }
+    func show(_ frame: VideoFrame) { count.add(1, ordering: .relaxed) }
+}
+
+/// `--video-output file:OUT.y4m`: every frame shown, in order, as YUV4MPEG2. The first write
+/// error is kept (and said at the end); the frames after it are dropped.
+final class Y4MVideoRenderer: PlayerVideoRenderer {
     private struct State {
-        var writer: Y4MWriter?
-        var error: String?
+        var writer: Y4MWriter
+        var error: TonearmError?
     }
 
     private let state: Mutex<State>
 
-    init(path: String, track: VideoTrackInfo) throws {
-        let writer = try Y4MWriter(path: path, frameRate: (track.frameRateNumerator ?? 0, track.frameRateDenominator ?? 0))
-        state = Mutex(State(writer: writer))
+    init(path: String, frameRate: (num: Int, den: Int)) throws(TonearmError) {
+        state = Mutex(State(writer: try Y4MWriter(path: path, frameRate: frameRate)))
     }
 
     func show(_ frame: VideoFrame) {
         state.withLock { s in
-            do { try s.writer?.write(frame) } catch {
-                s.error = "\(error)"
-                s.writer = nil
-            }
+            guard s.error == nil else { return }
+            do throws(TonearmError) { try s.writer.write(frame) } catch { s.error = error }
         }
     }
 
-    /// Closes the file; the error met, if any.
-    func finish() -> String? {
+    /// Closes the file; the first error met, if any.
+    func finish() -> TonearmError? {
         state.withLock { s in
-            if let w = s.writer {
-                do { try w.close() } catch { s.error = s.error ?? "\(error)" }
-                s.writer = nil
-            }
+            do throws(TonearmError) { try s.writer.close() } catch { s.error = s.error ?? error }
             return s.error
         }
     }
-}
 
-/// A renderer that shows nothing (`--video-output null`): the video is decoded and presented
-/// against the clock, for benchmarks.
-final class NullVideoRenderer: PlayerVideoRenderer, Sendable {
-    func show(_ frame: VideoFrame) {}
+    var framesWritten: Int { state.withLock { $0.writer.framesWritten } }
 }

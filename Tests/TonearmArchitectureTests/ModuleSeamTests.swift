@@ -82,6 +82,22 @@ import Testing
         }
     }
 
+    /// The kit (PlayerLayer, PlayerView) joins the player to the window; nothing of the audio
+    /// path, the video pipeline or the umbrella `import Tonearm` depends on it, so the umbrella
+    /// and every audio-only program stay free of SDL; the command uses it for its video window.
+    @Test func theKitJoinsThePlayerToTheWindowAndNoAudioModuleDependsOnIt() throws {
+        let kit = try graph.closure(of: "TonearmKit")
+        for needed in ["TonearmPlayback", "TonearmVideo", "TonearmWindow"] { #expect(kit.contains(needed)) }
+        for audio in ["TonearmEngine", "TonearmRender", "TonearmOutput", "TonearmPlayback", "TonearmCodecs", "TonearmSession",
+                      "TonearmVideo", "TonearmWindow", "TonearmNowPlaying", "TonearmMPRIS", "TonearmDesktop", "Tonearm"] {
+            let closure = try graph.closure(of: audio)
+            for forbidden in ["TonearmKit", "CSDL2"] where audio != "TonearmWindow" || forbidden == "TonearmKit" {
+                #expect(!closure.contains(forbidden), "\(audio) depends on \(forbidden) through \(graph.path(from: audio, to: forbidden))")
+            }
+        }
+        #expect(try graph.closure(of: "TonearmCLI").contains("TonearmKit"))
+    }
+
     /// A module builds into the same directory as every other, so an import of a module that is
     /// not a declared dependency can compile by luck of build order and hide a seam. Every import
     /// of one of the package's modules must be a declared (direct or transitive) dependency.

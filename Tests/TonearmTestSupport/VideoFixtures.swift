@@ -14,6 +14,20 @@ public enum VideoFixtures {
         try Fixtures.ffmpeg(args + [path])
     }
 
+    /// Solid colours one after another (ffmpeg's `color` source, names such as `red`, `blue`),
+    /// `segment` seconds each, 160×90 at 25 fps, H.264 (a key frame every 12), with a 440 Hz
+    /// `sine` as AAC for the whole length: a picture whose colour says which part is shown.
+    public static func colorClip(_ path: String, colors: [String], segment: Double = 1) throws {
+        var args: [String] = []
+        for c in colors { args += ["-f", "lavfi", "-i", "color=c=\(c):size=160x90:rate=25:d=\(segment)"] }
+        let total = segment * Double(colors.count)
+        args += ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=\(total)"]
+        let inputs = colors.indices.map { "[\($0):v]" }.joined()
+        args += ["-filter_complex", "\(inputs)concat=n=\(colors.count):v=1:a=0[v]", "-map", "[v]", "-map", "\(colors.count):a",
+                 "-c:v", "libx264", "-g", "12", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "96k", path]
+        try Fixtures.ffmpeg(args)
+    }
+
     /// `ffmpeg -f framemd5` of the file's first video stream as `pixelFormat`: one MD5 a
     /// frame, in order.
     public static func frameMD5s(_ path: String, pixelFormat: String = "yuv420p") throws -> [String] {

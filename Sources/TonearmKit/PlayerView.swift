@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Dispatch
+import Foundation
+import Synchronization
+import TonearmCore
+import TonearmPlayback
+import TonearmWindow
+
+/// Why a ``PlayerView`` could not open.
+public enum PlayerViewError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The player has no current item to show.
+    case noItem
+    /// The player's item could not be loaded.
+    case itemFailed(TonearmError)
+    /// The window could not open (``VideoWindowError/noDisplay(_:)`` without a display: play the
+    /// sound only).
+    case window(VideoWindowError)
+
+    public var description: String {
+        switch self {
+        case .noItem: "the player has no item to show"
+        case .itemFailed(let e): "the item cannot be played: \(e)"
+        case .window(let e): "\(e)"
+        }
+    }
+}
+
+/// A player in a ready window with built-in controls (AVPlayerViewController): the video through
+/// a ``PlayerLayer``, controls drawn over it (play/pause, a seek bar with what is buffered,
+/// elapsed and remaining time, the volume) that appear on mouse movement or a key and hide after
+/// a few seconds, and the keys of ``PlayerViewMachine`` (space, ←/→, ↑/↓, m, f, q/Esc).
+///
+/// Closing the window — q, Esc, the window's close button, or ``close()`` — pauses the player,
+/// detaches it from the window and closes the window (the view owns it): ``run()`` returns then.
+///
+/// The controls are fed from the player while they are visible: a periodic time observer on the
+/// player runs from a key or mouse movement until they hide (none while they are hidden), and
+/// the player's events (play, pause, seeks, the end) update them at once.
+///
+/// ```swift
+/// let player = Player(url: URL(fileURLWithPath: "clip.mp4"))
+/// let view = try await PlayerView.open(for: player)   // at the video's size, fitting the screen
+/// player.play()
+/// await view.run()                                     // until the window is closed
+/// ```
+///
+/// Threading: every member may be used from any thread; ``run()`` once.
+public final class PlayerView: Sendable {
+    /// How ``open(for:options:)`` opens the window.
+    public struct Options: Sendable, Hashable {
+        /// The window's title; nil: the item's title, else its file name.
+        public var title: String?
+        /// The drawable area's size; nil: the video's presentation size (scaled down to fit the
+        /// screen), 640×360 when the item has no video.
+        public var size: VideoSize?
+        public var fullScreen: Bool
+        public var gravity: VideoGravity
+        /// SDL's video driver (nil: SDL's choice or `SDL_VIDEODRIVER`).
+        public var videoDriver: String?
+        /// Seconds the controls stay after the last key or mouse movement.
+        public var controlsHideDelay: Double
+        /// How often the controls' time is refreshed while they are visible and the player plays.
+        public var controlsRefreshInterval: Double
+
+        public init(title: String? = nil, size: VideoSize? = nil, fullScreen: Bool = false,
+                    gravity: VideoGravity = .resizeAspect, videoDriver: String? = nil,
+                    controlsHideDelay: Double = 3, controlsRefreshInterval: Double = 0.25) {
+            self.title = title
+            self.size = size
+            self.fullScreen = fullScreen
+            self.gravity = gravity
+            self.videoDriver = videoDriver
+            self.controlsHideDelay = controlsHideDelay
+            self.controlsRefreshInterval = controlsRefreshInterval
+        }
+    }
+
+    public let player: Player
+    /// The layer the picture is drawn through (it owns ``window``).
+    public let layer: PlayerLayer
+    /// The window (the view's own; closed by ``close()``).
+    public var window: VideoWindow { layer.window }
+    /// The rules of keys, clicks and close requests.
+    public let machine: PlayerViewMachine
+
+    private struct State {
+        /// Until when (uptime seconds) the controls are visible after the last activity.
+        var visibleUntil: Double = 0
+        var observer: TimeObserverToken?
+        var closed = false
+        var running = false
+    }
+
+    private let state = Mutex(State())
+    private let feeding = EventBroadcaster<Bool>()
+    private let hideDelay: Double
+    private let refreshInterval: Double
+    private let timers = DispatchQueue(label: "tonearm.playerview")
+
+    /// A view showing `player` in a window opened with `configuration` (its own).
+    public init(player: Player, configuration: VideoWindow.Configuration, machine: PlayerViewMachine = PlayerViewMachine(),
+                controlsRefreshInterval: Double = 0.25) throws(VideoWindowError) {
+        var configuration = configuration
+        // The view decides what a close request does (it stops the player first); the window
+        // still closes when nobody answers: run() is what answers.
+        configuration.closesOnRequest = true
+        self.player = player
+        self.machine = machine
+        hideDelay = configuration.controlsHideDelay
+        refreshInterval = controlsRefreshInterval
+        layer = try PlayerLayer(player: player, configuration: configuration)
+        refreshControls()
+    }
+
+    /// Waits until the player's current item has loaded, then opens a view for it: at the video's
+    /// presentation size (scaled down to fit the screen), titled with the item's title or file
+    /// name (see ``Options``).
+    public static func open(for player: Player, options: Options = Options()) async throws(PlayerViewError) -> PlayerView {
+        guard let item = player.currentItem else { throw .noItem }
+        let events = item.events  // before the status is read: no change is missed between
+        if item.status == .unknown {
+            for await event in events {
+                if case .itemStatusChanged = event, item.status != .unknown { break }
+                if item.status != .unknown { break }
+            }
+        }
+        if case .failed(let e) = item.status { throw .itemFailed(e) }
+        do {
+            return try PlayerView(player: player, configuration: configuration(for: item, options: options),
+                                  controlsRefreshInterval: options.controlsRefreshInterval)
+        } catch {
+            throw .window(error)
+        }
+    }
+
+    /// The window ``open(for:options:)`` opens for `item`.
+    public static func configuration(for item: PlayerItem, options: Options = Options()) -> VideoWindow.Configuration {
+        let size = options.size ?? (item.presentationSize == .zero ? VideoSize(width: 640, height: 360) : item.presentationSize)
+        return VideoWindow.Configuration(title: options.title ?? title(for: item), width: size.width, height: size.height,
+                                         fullScreen: options.fullScreen, gravity: options.gravity,
+                                         videoDriver: options.videoDriver, controlsHideDelay: options.controlsHideDelay,
+                                         fitsScreen: true)
+    }
+
+    /// The item's title (its tags), else its file name.
+    public static func title(for item: PlayerItem) -> String {
+        if let t = item.metadata.title?.trimmingCharacters(in: .whitespacesAndNewlines), !t.isEmpty { return t }
+        let name = item.url.lastPathComponent
+        return name.isEmpty ? (item.url.host ?? item.url.absoluteString) : name
+    }
+
+    /// Answers the window's keys, clicks and close requests and keeps the controls current, until
+    /// the window is closed; then the player is paused and detached. Returns at once when the
+    /// view is closed already.
+    public func run() async {
+        let go = state.withLock { s -> Bool in
+            guard !s.running, !s.closed else { return false }
+            s.running = true
+            return true
+        }
+        guard go else { return }
+        let playerEvents = player.events
+        let follower = Task { [weak self] in
+            for await event in playerEvents {
+                guard let self else { return }
+                switch event {
+                case .timeControlStatusChanged, .rateChanged, .seeked, .currentItemChanged, .itemStatusChanged,
+                     .didPlayToEndTime, .playbackStalled:
+                    self.refreshControls()
+                default:
+                    break
+                }
+            }
+        }
+        defer { follower.cancel() }
+        for await event in window.events {
+            if case .closed = event { break }
+            for action in machine.handle(event, state: machineState()) { perform(action) }
+        }
+        finish()
+    }
+
+    /// Closes the view: pauses the player, detaches it and closes the window (``run()`` returns).
+    public func close() {
+        finish()
+    }
+
+    /// Whether the view is closed.
+    public var isClosed: Bool { state.withLock { $0.closed } }
+
+    /// Whether the controls are being fed (a key or mouse movement less than the hide delay ago).
+    public var controlsAreLive: Bool {
+        state.withLock { $0.visibleUntil > Self.now() }
+    }
+
+    /// Whether the periodic time observer that feeds the controls is installed (from a key or
+    /// mouse movement until the controls hide; never while they are hidden).
+    public var isFeedingControls: Bool { state.withLock { $0.observer != nil } }
+
+    /// ``isFeedingControls`` as it changes, from the moment of the call.
+    public var controlsFeedChanges: AsyncStream<Bool> { feeding.stream(bufferingNewest: 16) }
+
+    private func finish() {
+        let (first, token) = state.withLock { s -> (Bool, TimeObserverToken?) in
+            let first = !s.closed
+            s.closed = true
+            let t = s.observer
+            s.observer = nil
+            return (first, t)
+        }
+        if let token {
+            player.removeTimeObserver(token)
+            feeding.yield(false)
+        }
+        guard first else { return }
+        player.pause()
+        layer.close()
+    }
+
+    private func machineState() -> PlayerViewMachine.State {
+        PlayerViewMachine.State(isPlaying: player.rate != 0, currentTime: player.currentTime(),
+                                duration: player.currentItem?.duration.seconds, volume: player.volume,
+                                isMuted: player.isMuted, isFullScreen: window.isFullScreen)
+    }
+
+    private func perform(_ action: PlayerViewMachine.Action) {
+        switch action {
+        case .play: player.play()
+        case .pause: player.pause()
+        case .seek(let to): player.seek(to: to) { [weak self] _ in self?.refreshControls() }
+        case .setVolume(let v): player.volume = v
+        case .setMuted(let m): player.isMuted = m
+        case .setFullScreen(let on): window.setFullScreen(on)
+        case .showControls: controlsShown()
+        case .close: finish()
+        }
+        refreshControls()
+    }
+
+    /// The controls are visible from now for the hide delay: the periodic observer feeds them
+    /// until then (installed once, removed when they hide).
+    private func controlsShown() {
+        let until = Self.now() + hideDelay
+        let install = state.withLock { s -> Bool in
+            guard !s.closed else { return false }
+            s.visibleUntil = until
+            return s.observer == nil
+        }
+        if install {
+            let token = player.addPeriodicTimeObserver(forInterval: refreshInterval, queue: timers) { [weak self] _ in
+                self?.refreshControls()
+            }
+            let keep = state.withLock { s -> Bool in
+                guard s.observer == nil, !s.closed else { return false }
+                s.observer = token
+                return true
+            }
+            if keep { feeding.yield(true) } else { player.removeTimeObserver(token) }
+        }
+        timers.asyncAfter(deadline: .now() + hideDelay + 0.05) { [weak self] in self?.hideIfDue() }
+    }
+
+    /// Timer queue: removes the observer once the controls have hidden.
+    private func hideIfDue() {
+        let token = state.withLock { s -> TimeObserverToken? in
+            guard s.visibleUntil <= Self.now(), let t = s.observer else { return nil }
+            s.observer = nil
+            return t
+        }
+        if let token {
+            player.removeTimeObserver(token)
+            feeding.yield(false)
+        }
+    }
+
+    /// The controls drawn from the player as it is now.
+    public func controlsState() -> ControlsState {
+        let item = player.currentItem
+        let ahead = item?.bufferedSecondsAhead ?? .infinity
+        let now = player.currentTime()
+        return ControlsState(isPlaying: player.rate != 0, currentTime: now, duration: item?.duration.seconds,
+                             bufferedUntil: ahead.isFinite ? now + ahead : nil,
+                             volume: Double(player.volume), isMuted: player.isMuted)
+    }
+
+    private func refreshControls() {
+        guard !isClosed else { return }
+        window.setControls(controlsState())
+    }
+
+    private static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+}
