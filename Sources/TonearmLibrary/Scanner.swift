@@ -151,7 +151,7 @@ final class Scanner: @unchecked Sendable {
         let progressStep = max(1, found.count / Self.progressEvents)
 
         // Bounded: readers outrun the writer, and a read file may carry its cover.
-        let results = BlockingQueue<(Int, ReadOutcome)>(capacity: 2 * commitEvery)
+        let results = BlockingQueue<(Int, ReadOutcome, EncodedRow?)>(capacity: 2 * commitEvery)
         let next = Counter()
         let jobs = work
         if jobs.count >= Self.readAheadThreshold {
@@ -161,10 +161,14 @@ final class Scanner: @unchecked Sendable {
             let reader = Thread { [cancelled] in
                 while !cancelled.isSet, let i = next.take(below: jobs.count) {
                     let (file, existing) = jobs[i]
-                    results.push((i, FileReader.read(file, mayBeMove: existing == nil, moves: moves)))
+                    let outcome = FileReader.read(file, mayBeMove: existing == nil, moves: moves)
+                    // The row's values made here, on a reader thread, not on the writer's.
+                    var encoded: EncodedRow?
+                    if case .read(let file, let hash, let fields) = outcome { encoded = EncodedRow(file, hash: hash.current, fields) }
+                    results.push((i, outcome, encoded))
                 }
                 next.close()
-                results.push((-1, .skipped(SkippedFile(path: "", reason: "", kind: .unreadable))))  // this reader is done
+                results.push((-1, .skipped(SkippedFile(path: "", reason: "", kind: .unreadable)), nil))  // this reader is done
             }
             reader.name = "tonearm-scan-reader"
             reader.start()
@@ -174,7 +178,7 @@ final class Scanner: @unchecked Sendable {
         var batchArtworkBytes = 0
         var readersLeft = min(readerCount, max(1, work.count))
         while readersLeft > 0 {
-            let (i, outcome) = results.pop()
+            let (i, outcome, encoded) = results.pop()
             if i < 0 { readersLeft -= 1; continue }
             if cancelled.isSet { continue }
             let existing = work[i].existing
@@ -184,14 +188,15 @@ final class Scanner: @unchecked Sendable {
             case .read(let file, let hash, let fields):
                 summary.filesRead += 1
                 batchArtworkBytes += fields.artwork?.data.count ?? 0
+                let row = encoded ?? EncodedRow(file, hash: hash.current, fields)
                 if let existing {
-                    batch.append(.update(id: existing, file, hash: hash.current, fields))
+                    batch.append(.update(id: existing, row, fields))
                     summary.updated += 1
                 } else if let m = claimMissing(hash) {
-                    batch.append(.update(id: m.id, file, hash: hash.current, fields))
+                    batch.append(.update(id: m.id, row, fields))
                     summary.moved += 1
                 } else {
-                    batch.append(.insert(file, hash: hash.current, fields))
+                    batch.append(.insert(file, hash: hash.current, row, fields))
                     summary.added += 1
                 }
             case .hashed(let file, let hash):
@@ -203,7 +208,7 @@ final class Scanner: @unchecked Sendable {
                     switch FileReader.fields(file) {
                     case .success(let fields):
                         summary.filesRead += 1
-                        batch.append(.insert(file, hash: hash.current, fields))
+                        batch.append(.insert(file, hash: hash.current, EncodedRow(file, hash: hash.current, fields), fields))
                         summary.added += 1
                     case .failure(let why):
                         summary.skipped.append(SkippedFile(path: file.path, reason: why.text, kind: why.kind))
@@ -277,8 +282,8 @@ final class Scanner: @unchecked Sendable {
     // MARK: Writing
 
     private enum Write {
-        case insert(FoundFile, hash: UInt64, ItemFields)
-        case update(id: Int64, FoundFile, hash: UInt64, ItemFields)
+        case insert(FoundFile, hash: UInt64, EncodedRow, ItemFields)
+        case update(id: Int64, EncodedRow, ItemFields)
         /// The row's file moved: its new place, and its content hash made again with the
         /// current version.
         case move(id: Int64, FoundFile, hash: UInt64)
@@ -298,23 +303,19 @@ final class Scanner: @unchecked Sendable {
         var known = scanIDs
         defer { scanIDs = known }
         try pool.write { db in
-            var rows: [SQLValue] = []
-            // (Room for every new row at once: grown by doubling, the batch's values were copied
-            // again a dozen times.)
-            rows.reserveCapacity(batch.count * Self.insertColumns.count)
+            var rows: [(id: Int64, EncodedRow)] = []
+            rows.reserveCapacity(batch.count)
             var assigned = known ?? Set<Int64>()
             for w in batch {
                 switch w {
-                case .insert(let file, let hash, let fields):
+                case .insert(let file, let hash, let row, let fields):
                     let id = try Self.freeID(db, hash: hash, path: file.path, taken: assigned, onlyTaken: known != nil)
                     assigned.insert(id)
                     try Self.storeArtwork(db, fields)
-                    rows.append(.int(id))
-                    rows += Self.arguments(file, hash: hash, fields)
-                    rows.append(.real(now))
-                case .update(let id, let file, let hash, let fields):
+                    rows.append((id, row))
+                case .update(let id, let row, let fields):
                     try Self.storeArtwork(db, fields)
-                    try Self.execute(db.cachedStatement(sql: Self.updateSQL), Self.arguments(file, hash: hash, fields) + [.int(id)])
+                    try Self.execute(db.cachedStatement(sql: Self.updateSQL), rows: [(id, row)], dateAdded: nil)
                 case .move(let id, let file, let hash):
                     try Self.execute(db.cachedStatement(sql: "UPDATE item SET path = ?, size = ?, mtime = ?, contentHash = ?, hashVersion = ? WHERE id = ?"),
                                      [.text(file.path), .int(file.size), .int(file.mtime), .int(Int64(bitPattern: hash)),
@@ -322,15 +323,46 @@ final class Scanner: @unchecked Sendable {
                 }
             }
             if known != nil { known = assigned }
-            let width = Self.insertColumns.count
+            // (The full chunk's statement looked up once a batch: its SQL is 12 KB, hashed at
+            // each lookup.)
+            let full = rows.count >= Self.insertChunk ? try db.cachedStatement(sql: Self.fullInsertSQL) : nil
             var start = 0
             while start < rows.count {
-                let count = min(Self.insertChunk, (rows.count - start) / width)
-                let sql = count == Self.insertChunk ? Self.fullInsertSQL : Self.insertSQL(rows: count)
-                try Self.execute(db.cachedStatement(sql: sql), rows[start..<(start + count * width)])
-                start += count * width
+                let count = min(Self.insertChunk, rows.count - start)
+                let statement = try full.flatMap { count == Self.insertChunk ? $0 : nil } ?? db.cachedStatement(sql: Self.insertSQL(rows: count))
+                try Self.execute(statement, rows: rows[start..<(start + count)], dateAdded: now)
+                start += count
             }
         }
+    }
+
+    /// Binds `rows` to `statement` and runs it: for each row its id first, then its
+    /// ``EncodedRow`` values, then `dateAdded` (an INSERT of ``insertColumns``); without
+    /// `dateAdded`, the values then the id (``updateSQL``). Texts are bound from the rows' own
+    /// bytes, without a copy (`SQLITE_STATIC`): `rows` holds them until the statement is reset.
+    private static func execute(_ statement: Statement, rows: some Collection<(id: Int64, EncodedRow)>, dateAdded: Double?) throws {
+        let s = statement.sqliteStatement
+        sqlite3_reset(s)
+        func check(_ rc: Int32) throws {
+            if rc != SQLITE_OK {
+                sqlite3_clear_bindings(s)
+                throw DatabaseError(resultCode: ResultCode(rawValue: rc), message: "binding a value", sql: statement.sql)
+            }
+        }
+        var index: Int32 = 1
+        for (id, row) in rows {
+            if dateAdded != nil { try check(sqlite3_bind_int64(s, index, id)); index += 1 }
+            try row.bind(s, from: &index, check)
+            if let dateAdded { try check(sqlite3_bind_double(s, index, dateAdded)) } else { try check(sqlite3_bind_int64(s, index, id)) }
+            index += 1
+        }
+        let rc = sqlite3_step(s)
+        let message = rc == SQLITE_DONE ? nil : String(cString: sqlite3_errmsg(sqlite3_db_handle(s)))
+        // Nothing may point into the rows' bytes after this.
+        sqlite3_reset(s)
+        sqlite3_clear_bindings(s)
+        withExtendedLifetime(rows) {}
+        if rc != SQLITE_DONE { throw DatabaseError(resultCode: ResultCode(rawValue: rc), message: message, sql: statement.sql) }
     }
 
     /// A value bound to a statement by ``execute(_:_:)``.
@@ -462,6 +494,57 @@ final class Scanner: @unchecked Sendable {
             .init(f.replayGain.trackGain), .init(f.replayGain.trackPeak), .init(f.replayGain.albumGain), .init(f.replayGain.albumPeak),
             .init(f.artworkHash.map { Int64(bitPattern: $0) }),
         ] + f.derived.map { .text($0) }
+    }
+}
+
+extension Scanner {
+    /// A row's values of ``fileColumns`` and ``fieldColumns`` (those of ``arguments(_:hash:_:)``,
+    /// in its order), ready to bind: made on a reader thread, so that the writer only binds them.
+    /// Its texts are one block of bytes that lives as long as the row (bound `SQLITE_STATIC`).
+    final class EncodedRow: @unchecked Sendable {  // immutable once made
+        private enum Slot { case int(Int64), real(Double), text(offset: Int, count: Int), null }
+        private let slots: [Slot]
+        private let bytes: UnsafeMutableRawBufferPointer
+
+        init(_ file: FoundFile, hash: UInt64, _ fields: ItemFields) {
+            let values = Scanner.arguments(file, hash: hash, fields)
+            var total = 1  // never empty: a nil pointer would bind NULL, not ""
+            for case .text(let t) in values { total += t.utf8.count }
+            let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: total, alignment: 1)
+            var offset = 1
+            slots = values.map { value -> Slot in
+                switch value {
+                case .int(let i): return .int(i)
+                case .real(let d): return .real(d)
+                case .null: return .null
+                case .text(var t):
+                    let start = offset
+                    t.withUTF8 { utf8 in
+                        if let base = utf8.baseAddress { (bytes.baseAddress! + offset).copyMemory(from: base, byteCount: utf8.count) }
+                        offset += utf8.count
+                    }
+                    return .text(offset: start, count: offset - start)
+                }
+            }
+            self.bytes = bytes
+        }
+
+        deinit { bytes.deallocate() }
+
+        /// Binds the values to `statement` from parameter `index` on (advanced past them),
+        /// passing each binding's result code to `check`.
+        func bind(_ statement: OpaquePointer, from index: inout Int32, _ check: (Int32) throws -> Void) rethrows {
+            let base = bytes.baseAddress!.assumingMemoryBound(to: CChar.self)
+            for slot in slots {
+                switch slot {
+                case .int(let i): try check(sqlite3_bind_int64(statement, index, i))
+                case .real(let d): try check(sqlite3_bind_double(statement, index, d))
+                case .text(let offset, let count): try check(sqlite3_bind_text(statement, index, base + offset, Int32(count), nil))
+                case .null: try check(sqlite3_bind_null(statement, index))
+                }
+                index += 1
+            }
+        }
     }
 }
 
