@@ -323,6 +323,10 @@ final class Scanner: @unchecked Sendable {
                 }
             }
             if known != nil { known = assigned }
+            // In the table's order (the ids, content hashes, are spread over the whole range):
+            // each row then goes after the last one written, where the B-tree appends without
+            // splitting pages in the middle of the table.
+            rows.sort { $0.id < $1.id }
             // (The full chunk's statement looked up once a batch: its SQL is 12 KB, hashed at
             // each lookup.)
             let full = rows.count >= Self.insertChunk ? try db.cachedStatement(sql: Self.fullInsertSQL) : nil
