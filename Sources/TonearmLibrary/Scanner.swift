@@ -446,7 +446,7 @@ final class Scanner: @unchecked Sendable {
             .execute(arguments: [Int64(bitPattern: hash), art.mimeType, Data(art.data)])
     }
 
-    /// The columns ``arguments(_:hash:_:)`` gives values for, in its order.
+    /// The columns an ``EncodedRow`` gives values for, in its order.
     private static let fileColumns = ["contentHash", "hashVersion", "path", "size", "mtime"]
     private static let fieldColumns = [
         "title", "artist", "album", "albumArtist", "composer", "genre", "trackNumber", "trackCount",
@@ -486,50 +486,51 @@ final class Scanner: @unchecked Sendable {
     private static let updateSQL =
         "UPDATE item SET \((fileColumns + fieldColumns).map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?"
 
-    /// The values of ``fileColumns`` and ``fieldColumns``, in their order.
-    private static func arguments(_ file: FoundFile, hash: UInt64, _ f: ItemFields) -> [SQLValue] {
-        [
-            .int(Int64(bitPattern: hash)), .int(Int64(ContentHash.version)), .text(file.path), .int(file.size), .int(file.mtime),
-            .text(f.title), .init(f.artist), .init(f.album), .init(f.albumArtist), .init(f.composer), .init(f.genre),
-            .init(f.trackNumber), .init(f.trackCount), .init(f.discNumber), .init(f.discCount), .init(f.year),
-            .init(f.releaseDate), .real(f.duration), .text(f.format.container), .text(f.format.codec),
-            .init(f.format.sampleRate), .init(f.format.channelCount), .init(f.format.bitsPerSample), .init(f.format.bitRate),
-            .text(f.mediaType.rawValue), .int(f.isCompilation ? 1 : 0), .init(f.bpm), .init(f.lyrics),
-            .init(f.replayGain.trackGain), .init(f.replayGain.trackPeak), .init(f.replayGain.albumGain), .init(f.replayGain.albumPeak),
-            .init(f.artworkHash.map { Int64(bitPattern: $0) }),
-        ] + f.derived.map { .text($0) }
-    }
 }
 
 extension Scanner {
-    /// A row's values of ``fileColumns`` and ``fieldColumns`` (those of ``arguments(_:hash:_:)``,
-    /// in its order), ready to bind: made on a reader thread, so that the writer only binds them.
-    /// Its texts are one block of bytes that lives as long as the row (bound `SQLITE_STATIC`).
+    /// A row's values of ``fileColumns`` and ``fieldColumns``, in their order, ready to bind:
+    /// made on a reader thread, so that the writer only binds them. Its texts are one block of
+    /// bytes that lives as long as the row (bound `SQLITE_STATIC`).
     final class EncodedRow: @unchecked Sendable {  // immutable once made
-        private enum Slot { case int(Int64), real(Double), text(offset: Int, count: Int), null }
+        fileprivate enum Slot { case int(Int64), real(Double), text(offset: Int, count: Int), null }
         private let slots: [Slot]
         private let bytes: UnsafeMutableRawBufferPointer
 
-        init(_ file: FoundFile, hash: UInt64, _ fields: ItemFields) {
-            let values = Scanner.arguments(file, hash: hash, fields)
-            var total = 1  // never empty: a nil pointer would bind NULL, not ""
-            for case .text(let t) in values { total += t.utf8.count }
-            let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: total, alignment: 1)
-            var offset = 1
-            slots = values.map { value -> Slot in
-                switch value {
-                case .int(let i): return .int(i)
-                case .real(let d): return .real(d)
-                case .null: return .null
-                case .text(var t):
-                    let start = offset
-                    t.withUTF8 { utf8 in
-                        if let base = utf8.baseAddress { (bytes.baseAddress! + offset).copyMemory(from: base, byteCount: utf8.count) }
-                        offset += utf8.count
-                    }
-                    return .text(offset: start, count: offset - start)
-                }
+        /// The values as they are made: texts copied into one growing array.
+        private struct Builder {
+            var slots: [Slot] = []
+            var texts: [UInt8] = [0]  // never empty: a nil pointer would bind NULL, not ""
+            init() {
+                slots.reserveCapacity(Scanner.insertColumns.count)
+                texts.reserveCapacity(1024)
             }
+            mutating func int(_ v: Int64?) { slots.append(v.map { .int($0) } ?? .null) }
+            mutating func int(_ v: Int?) { slots.append(v.map { .int(Int64($0)) } ?? .null) }
+            mutating func real(_ v: Double?) { slots.append(v.map { .real($0) } ?? .null) }
+            mutating func text(_ v: String?) {
+                guard var v else { slots.append(.null); return }
+                let start = texts.count
+                v.withUTF8 { texts.append(contentsOf: $0) }
+                slots.append(.text(offset: start, count: texts.count - start))
+            }
+        }
+
+        init(_ file: FoundFile, hash: UInt64, _ f: ItemFields) {
+            var b = Builder()
+            b.int(Int64(bitPattern: hash)); b.int(Int64(ContentHash.version)); b.text(file.path); b.int(file.size); b.int(file.mtime)
+            b.text(f.title); b.text(f.artist); b.text(f.album); b.text(f.albumArtist); b.text(f.composer); b.text(f.genre)
+            b.int(f.trackNumber); b.int(f.trackCount); b.int(f.discNumber); b.int(f.discCount); b.int(f.year)
+            b.text(f.releaseDate); b.real(f.duration); b.text(f.format.container); b.text(f.format.codec)
+            b.int(f.format.sampleRate); b.int(f.format.channelCount); b.int(f.format.bitsPerSample); b.int(f.format.bitRate)
+            b.text(f.mediaType.rawValue); b.int(Int64(f.isCompilation ? 1 : 0)); b.int(f.bpm); b.text(f.lyrics)
+            b.real(f.replayGain.trackGain); b.real(f.replayGain.trackPeak); b.real(f.replayGain.albumGain); b.real(f.replayGain.albumPeak)
+            b.int(f.artworkHash.map { Int64(bitPattern: $0) })
+            for text in f.derived { b.text(text) }
+            assert(b.slots.count == Scanner.fileColumns.count + Scanner.fieldColumns.count)
+            let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: b.texts.count, alignment: 1)
+            b.texts.withUnsafeBytes { bytes.copyMemory(from: $0) }
+            slots = b.slots
             self.bytes = bytes
         }
 
