@@ -151,7 +151,7 @@ final class Scanner: @unchecked Sendable {
         let progressStep = max(1, found.count / Self.progressEvents)
 
         // Bounded: readers outrun the writer, and a read file may carry its cover.
-        let results = BlockingQueue<(Int, ReadOutcome, EncodedRow?)>(capacity: 2 * commitEvery)
+        let results = BlockingQueue<(Int, ReadOutcome)>(capacity: 2 * commitEvery)
         let next = Counter()
         let jobs = work
         if jobs.count >= Self.readAheadThreshold {
@@ -161,14 +161,10 @@ final class Scanner: @unchecked Sendable {
             let reader = Thread { [cancelled] in
                 while !cancelled.isSet, let i = next.take(below: jobs.count) {
                     let (file, existing) = jobs[i]
-                    let outcome = FileReader.read(file, mayBeMove: existing == nil, moves: moves)
-                    // The row's values made here, on a reader thread, not on the writer's.
-                    var encoded: EncodedRow?
-                    if case .read(let file, let hash, let fields) = outcome { encoded = EncodedRow(file, hash: hash.current, fields) }
-                    results.push((i, outcome, encoded))
+                    results.push((i, FileReader.read(file, mayBeMove: existing == nil, moves: moves)))
                 }
                 next.close()
-                results.push((-1, .skipped(SkippedFile(path: "", reason: "", kind: .unreadable)), nil))  // this reader is done
+                results.push((-1, .skipped(SkippedFile(path: "", reason: "", kind: .unreadable))))  // this reader is done
             }
             reader.name = "tonearm-scan-reader"
             reader.start()
@@ -178,7 +174,7 @@ final class Scanner: @unchecked Sendable {
         var batchArtworkBytes = 0
         var readersLeft = min(readerCount, max(1, work.count))
         while readersLeft > 0 {
-            let (i, outcome, encoded) = results.pop()
+            let (i, outcome) = results.pop()
             if i < 0 { readersLeft -= 1; continue }
             if cancelled.isSet { continue }
             let existing = work[i].existing
@@ -188,15 +184,14 @@ final class Scanner: @unchecked Sendable {
             case .read(let file, let hash, let fields):
                 summary.filesRead += 1
                 batchArtworkBytes += fields.artwork?.data.count ?? 0
-                let row = encoded ?? EncodedRow(file, hash: hash.current, fields)
                 if let existing {
-                    batch.append(.update(id: existing, row, fields))
+                    batch.append(.update(id: existing, file, hash: hash.current, fields))
                     summary.updated += 1
                 } else if let m = claimMissing(hash) {
-                    batch.append(.update(id: m.id, row, fields))
+                    batch.append(.update(id: m.id, file, hash: hash.current, fields))
                     summary.moved += 1
                 } else {
-                    batch.append(.insert(file, hash: hash.current, row, fields))
+                    batch.append(.insert(file, hash: hash.current, fields))
                     summary.added += 1
                 }
             case .hashed(let file, let hash):
@@ -208,7 +203,7 @@ final class Scanner: @unchecked Sendable {
                     switch FileReader.fields(file) {
                     case .success(let fields):
                         summary.filesRead += 1
-                        batch.append(.insert(file, hash: hash.current, EncodedRow(file, hash: hash.current, fields), fields))
+                        batch.append(.insert(file, hash: hash.current, fields))
                         summary.added += 1
                     case .failure(let why):
                         summary.skipped.append(SkippedFile(path: file.path, reason: why.text, kind: why.kind))
@@ -282,8 +277,8 @@ final class Scanner: @unchecked Sendable {
     // MARK: Writing
 
     private enum Write {
-        case insert(FoundFile, hash: UInt64, EncodedRow, ItemFields)
-        case update(id: Int64, EncodedRow, ItemFields)
+        case insert(FoundFile, hash: UInt64, ItemFields)
+        case update(id: Int64, FoundFile, hash: UInt64, ItemFields)
         /// The row's file moved: its new place, and its content hash made again with the
         /// current version.
         case move(id: Int64, FoundFile, hash: UInt64)
@@ -303,19 +298,19 @@ final class Scanner: @unchecked Sendable {
         var known = scanIDs
         defer { scanIDs = known }
         try pool.write { db in
-            var rows: [(id: Int64, EncodedRow)] = []
-            rows.reserveCapacity(batch.count)
+            var inserts: [(id: Int64, file: FoundFile, hash: UInt64, fields: ItemFields)] = []
+            inserts.reserveCapacity(batch.count)
             var assigned = known ?? Set<Int64>()
             for w in batch {
                 switch w {
-                case .insert(let file, let hash, let row, let fields):
+                case .insert(let file, let hash, let fields):
                     let id = try Self.freeID(db, hash: hash, path: file.path, taken: assigned, onlyTaken: known != nil)
                     assigned.insert(id)
                     try Self.storeArtwork(db, fields)
-                    rows.append((id, row))
-                case .update(let id, let row, let fields):
+                    inserts.append((id, file, hash, fields))
+                case .update(let id, let file, let hash, let fields):
                     try Self.storeArtwork(db, fields)
-                    try Self.execute(db.cachedStatement(sql: Self.updateSQL), rows: [(id, row)], dateAdded: nil)
+                    try Self.execute(db.cachedStatement(sql: Self.updateSQL), Self.arguments(file, hash: hash, fields) + [.int(id)])
                 case .move(let id, let file, let hash):
                     try Self.execute(db.cachedStatement(sql: "UPDATE item SET path = ?, size = ?, mtime = ?, contentHash = ?, hashVersion = ? WHERE id = ?"),
                                      [.text(file.path), .int(file.size), .int(file.mtime), .int(Int64(bitPattern: hash)),
@@ -326,47 +321,28 @@ final class Scanner: @unchecked Sendable {
             // In the table's order (the ids, content hashes, are spread over the whole range):
             // each row then goes after the last one written, where the B-tree appends without
             // splitting pages in the middle of the table.
-            rows.sort { $0.id < $1.id }
+            inserts.sort { $0.id < $1.id }
+            var rows: [SQLValue] = []
+            // (Room for every new row at once: grown by doubling, the batch's values were copied
+            // again a dozen times.)
+            rows.reserveCapacity(inserts.count * Self.insertColumns.count)
+            for i in inserts {
+                rows.append(.int(i.id))
+                rows += Self.arguments(i.file, hash: i.hash, i.fields)
+                rows.append(.real(now))
+            }
+            let width = Self.insertColumns.count
             // (The full chunk's statement looked up once a batch: its SQL is 12 KB, hashed at
             // each lookup.)
-            let full = rows.count >= Self.insertChunk ? try db.cachedStatement(sql: Self.fullInsertSQL) : nil
+            let full = inserts.count >= Self.insertChunk ? try db.cachedStatement(sql: Self.fullInsertSQL) : nil
             var start = 0
             while start < rows.count {
-                let count = min(Self.insertChunk, rows.count - start)
+                let count = min(Self.insertChunk, (rows.count - start) / width)
                 let statement = try full.flatMap { count == Self.insertChunk ? $0 : nil } ?? db.cachedStatement(sql: Self.insertSQL(rows: count))
-                try Self.execute(statement, rows: rows[start..<(start + count)], dateAdded: now)
-                start += count
+                try Self.execute(statement, rows[start..<(start + count * width)])
+                start += count * width
             }
         }
-    }
-
-    /// Binds `rows` to `statement` and runs it: for each row its id first, then its
-    /// ``EncodedRow`` values, then `dateAdded` (an INSERT of ``insertColumns``); without
-    /// `dateAdded`, the values then the id (``updateSQL``). Texts are bound from the rows' own
-    /// bytes, without a copy (`SQLITE_STATIC`): `rows` holds them until the statement is reset.
-    private static func execute(_ statement: Statement, rows: some Collection<(id: Int64, EncodedRow)>, dateAdded: Double?) throws {
-        let s = statement.sqliteStatement
-        sqlite3_reset(s)
-        func check(_ rc: Int32) throws {
-            if rc != SQLITE_OK {
-                sqlite3_clear_bindings(s)
-                throw DatabaseError(resultCode: ResultCode(rawValue: rc), message: "binding a value", sql: statement.sql)
-            }
-        }
-        var index: Int32 = 1
-        for (id, row) in rows {
-            if dateAdded != nil { try check(sqlite3_bind_int64(s, index, id)); index += 1 }
-            try row.bind(s, from: &index, check)
-            if let dateAdded { try check(sqlite3_bind_double(s, index, dateAdded)) } else { try check(sqlite3_bind_int64(s, index, id)) }
-            index += 1
-        }
-        let rc = sqlite3_step(s)
-        let message = rc == SQLITE_DONE ? nil : String(cString: sqlite3_errmsg(sqlite3_db_handle(s)))
-        // Nothing may point into the rows' bytes after this.
-        sqlite3_reset(s)
-        sqlite3_clear_bindings(s)
-        withExtendedLifetime(rows) {}
-        if rc != SQLITE_DONE { throw DatabaseError(resultCode: ResultCode(rawValue: rc), message: message, sql: statement.sql) }
     }
 
     /// A value bound to a statement by ``execute(_:_:)``.
@@ -446,7 +422,7 @@ final class Scanner: @unchecked Sendable {
             .execute(arguments: [Int64(bitPattern: hash), art.mimeType, Data(art.data)])
     }
 
-    /// The columns an ``EncodedRow`` gives values for, in its order.
+    /// The columns ``arguments(_:hash:_:)`` gives values for, in its order.
     private static let fileColumns = ["contentHash", "hashVersion", "path", "size", "mtime"]
     private static let fieldColumns = [
         "title", "artist", "album", "albumArtist", "composer", "genre", "trackNumber", "trackCount",
@@ -486,70 +462,18 @@ final class Scanner: @unchecked Sendable {
     private static let updateSQL =
         "UPDATE item SET \((fileColumns + fieldColumns).map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?"
 
-}
-
-extension Scanner {
-    /// A row's values of ``fileColumns`` and ``fieldColumns``, in their order, ready to bind:
-    /// made on a reader thread, so that the writer only binds them. Its texts are one block of
-    /// bytes that lives as long as the row (bound `SQLITE_STATIC`).
-    final class EncodedRow: @unchecked Sendable {  // immutable once made
-        fileprivate enum Slot { case int(Int64), real(Double), text(offset: Int, count: Int), null }
-        private let slots: [Slot]
-        private let bytes: UnsafeMutableRawBufferPointer
-
-        /// The values as they are made: texts copied into one growing array.
-        private struct Builder {
-            var slots: [Slot] = []
-            var texts: [UInt8] = [0]  // never empty: a nil pointer would bind NULL, not ""
-            init() {
-                slots.reserveCapacity(Scanner.insertColumns.count)
-                texts.reserveCapacity(1024)
-            }
-            mutating func int(_ v: Int64?) { slots.append(v.map { .int($0) } ?? .null) }
-            mutating func int(_ v: Int?) { slots.append(v.map { .int(Int64($0)) } ?? .null) }
-            mutating func real(_ v: Double?) { slots.append(v.map { .real($0) } ?? .null) }
-            mutating func text(_ v: String?) {
-                guard var v else { slots.append(.null); return }
-                let start = texts.count
-                v.withUTF8 { texts.append(contentsOf: $0) }
-                slots.append(.text(offset: start, count: texts.count - start))
-            }
-        }
-
-        init(_ file: FoundFile, hash: UInt64, _ f: ItemFields) {
-            var b = Builder()
-            b.int(Int64(bitPattern: hash)); b.int(Int64(ContentHash.version)); b.text(file.path); b.int(file.size); b.int(file.mtime)
-            b.text(f.title); b.text(f.artist); b.text(f.album); b.text(f.albumArtist); b.text(f.composer); b.text(f.genre)
-            b.int(f.trackNumber); b.int(f.trackCount); b.int(f.discNumber); b.int(f.discCount); b.int(f.year)
-            b.text(f.releaseDate); b.real(f.duration); b.text(f.format.container); b.text(f.format.codec)
-            b.int(f.format.sampleRate); b.int(f.format.channelCount); b.int(f.format.bitsPerSample); b.int(f.format.bitRate)
-            b.text(f.mediaType.rawValue); b.int(Int64(f.isCompilation ? 1 : 0)); b.int(f.bpm); b.text(f.lyrics)
-            b.real(f.replayGain.trackGain); b.real(f.replayGain.trackPeak); b.real(f.replayGain.albumGain); b.real(f.replayGain.albumPeak)
-            b.int(f.artworkHash.map { Int64(bitPattern: $0) })
-            for text in f.derived { b.text(text) }
-            assert(b.slots.count == Scanner.fileColumns.count + Scanner.fieldColumns.count)
-            let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: b.texts.count, alignment: 1)
-            b.texts.withUnsafeBytes { bytes.copyMemory(from: $0) }
-            slots = b.slots
-            self.bytes = bytes
-        }
-
-        deinit { bytes.deallocate() }
-
-        /// Binds the values to `statement` from parameter `index` on (advanced past them),
-        /// passing each binding's result code to `check`.
-        func bind(_ statement: OpaquePointer, from index: inout Int32, _ check: (Int32) throws -> Void) rethrows {
-            let base = bytes.baseAddress!.assumingMemoryBound(to: CChar.self)
-            for slot in slots {
-                switch slot {
-                case .int(let i): try check(sqlite3_bind_int64(statement, index, i))
-                case .real(let d): try check(sqlite3_bind_double(statement, index, d))
-                case .text(let offset, let count): try check(sqlite3_bind_text(statement, index, base + offset, Int32(count), nil))
-                case .null: try check(sqlite3_bind_null(statement, index))
-                }
-                index += 1
-            }
-        }
+    /// The values of ``fileColumns`` and ``fieldColumns``, in their order.
+    private static func arguments(_ file: FoundFile, hash: UInt64, _ f: ItemFields) -> [SQLValue] {
+        [
+            .int(Int64(bitPattern: hash)), .int(Int64(ContentHash.version)), .text(file.path), .int(file.size), .int(file.mtime),
+            .text(f.title), .init(f.artist), .init(f.album), .init(f.albumArtist), .init(f.composer), .init(f.genre),
+            .init(f.trackNumber), .init(f.trackCount), .init(f.discNumber), .init(f.discCount), .init(f.year),
+            .init(f.releaseDate), .real(f.duration), .text(f.format.container), .text(f.format.codec),
+            .init(f.format.sampleRate), .init(f.format.channelCount), .init(f.format.bitsPerSample), .init(f.format.bitRate),
+            .text(f.mediaType.rawValue), .int(f.isCompilation ? 1 : 0), .init(f.bpm), .init(f.lyrics),
+            .init(f.replayGain.trackGain), .init(f.replayGain.trackPeak), .init(f.replayGain.albumGain), .init(f.replayGain.albumPeak),
+            .init(f.artworkHash.map { Int64(bitPattern: $0) }),
+        ] + f.derived.map { .text($0) }
     }
 }
 
