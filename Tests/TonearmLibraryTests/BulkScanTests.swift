@@ -67,6 +67,28 @@ import TonearmTestSupport
         #expect(try f.library.statistics().items == LibraryFixtures.mediaCount + 3)
     }
 
+    /// A batch's new rows go into the table in its order (by id), each after the last: the
+    /// table's pages are filled, not split in the middle as rows with ids spread over the whole
+    /// range (content hashes) would leave them — about a third of each page empty.
+    @Test func aFirstScanFillsTheTablesPages() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        // 300 copies of one file: ids of their own (a hash of the path), rows of about one size.
+        let original = f.path("Sigur Rós/Ágætis byrjun/1-1.mp3")
+        for folder in 0..<10 {
+            try FileManager.default.createDirectory(atPath: f.path("copies/\(folder)"), withIntermediateDirectories: true)
+            for copy in 0..<30 { try FileManager.default.copyItem(atPath: original, toPath: f.path("copies/\(folder)/\(copy).mp3")) }
+        }
+        let s = try await f.library.scanToEnd(folders: [f.root])
+        #expect(s.added == LibraryFixtures.mediaCount + 300)
+        let (unused, size, pages) = try await DatabaseQueue(path: f.library.path).read { db in
+            let row = try #require(try Row.fetchOne(db, sql: "SELECT sum(unused), sum(pgsize), count(*) FROM dbstat WHERE name = 'item' AND pagetype = 'leaf'"))
+            return (row[0] as Int, row[1] as Int, row[2] as Int)
+        }
+        #expect(pages > 20, "enough rows for many pages: \(pages)")
+        #expect(Double(unused) < 0.08 * Double(size), "\(unused) of \(size) bytes unused in \(pages) leaf pages")
+    }
+
     /// A scan killed between deferring and restoring (simulated: the deferral committed, rows
     /// added without the trigger) is completed when the library is next opened.
     @Test func deferredIndexesAreMadeWhenTheLibraryIsOpened() async throws {
