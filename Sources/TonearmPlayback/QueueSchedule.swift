@@ -105,9 +105,9 @@ struct QueueSchedule: Sendable, Equatable {
         /// A stale completion (from before a restart or stop): nothing changes.
         case ignored
         /// The crossfade's overlap ended and the rest of the same item plays: one item.
-        case sameItem(order: PlayOrder)
+        case sameItem(order: PlayOrder, current: UInt64? = nil)
         /// Entry `ended` ended and the next segment's item is now current, with `order`.
-        case advanced(ended: UInt64, order: PlayOrder)
+        case advanced(ended: UInt64, order: PlayOrder, current: UInt64? = nil)
         /// Entry `ended` ended and nothing follows: the queue is at its end, at `position` seconds.
         case finished(ended: UInt64, position: Double)
     }
@@ -235,7 +235,8 @@ struct QueueSchedule: Sendable, Equatable {
         guard let next = segments.first else {
             return .finished(ended: head.key, position: Double(head.startFrame + head.frames) / head.sourceRate)
         }
-        return next.key == head.key ? .sameItem(order: next.order) : .advanced(ended: head.key, order: next.order)
+        return next.key == head.key ? .sameItem(order: next.order, current: next.key)
+            : .advanced(ended: head.key, order: next.order, current: next.key)
     }
 
     /// Seconds into the current item with the node at `playerSampleTime` on an engine at

@@ -541,14 +541,14 @@ struct QueueStateMachine: Sendable {
         switch outcome {
         case .ignored:
             return []
-        case .sameItem(let o):
+        case .sameItem(let o, let key):
             pendingPosition = 0
-            order = current(o)
+            order = current(o, key: key)
             return []
-        case .advanced(let ended, let o):
+        case .advanced(let ended, let o, let key):
             pendingPosition = 0
             let endedAction = entry(key: ended).map { Action.emit(.itemPlayedToEnd(index: $0.index, item: $0.item)) }
-            order = current(o)
+            order = current(o, key: key)
             return (endedAction.map { [$0] } ?? []) + [emitCurrent()]
         case .finished(let ended, let position):
             // Until the end is carried out, the time is the end of the last item, not 0.
@@ -562,9 +562,18 @@ struct QueueStateMachine: Sendable {
     /// when it was scheduled, but repeat and shuffle may have been set since (over MPRIS, by a
     /// key) while it waited. The queue's own order when it is at that item, else that order
     /// moved on past its current item when that reaches the item, else the queue's order put at
-    /// the item — always the repeat and shuffle set now.
-    func current(_ recorded: PlayOrder) -> PlayOrder {
-        guard let item = recorded.current, recorded.count == order.count else { return recorded }
+    /// the item — always the repeat and shuffle set now. When items were inserted or removed
+    /// since it was recorded, its indices are stale: the queue's order is put at entry `key`
+    /// (the segment's own entry), or stays as it is when that is not known or gone — never an
+    /// order of another length than the queue (found by QueuePlayerStressTests under TSan:
+    /// "play order of 6 for 5 items" after an insert while the next segment waited).
+    func current(_ recorded: PlayOrder, key: UInt64? = nil) -> PlayOrder {
+        guard recorded.count == order.count else {
+            var at = order
+            if let key, let index = entries.firstIndex(where: { $0.key == key }), at.jump(toItem: index) { return at }
+            return order
+        }
+        guard let item = recorded.current else { return recorded }
         if order.current == item { return order }
         var next = order
         if next.advanceOnEnd(), next.current == item { return next }

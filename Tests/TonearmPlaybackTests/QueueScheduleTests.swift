@@ -55,7 +55,7 @@ import TonearmCore
         s.beginHead(playerFrame: 1000)
         let a = s.append(key: 1, start: 0, end: 44100, sourceRate: 44100, order: order, then: .next)
         _ = s.append(key: 2, start: 0, end: 48000, sourceRate: 48000, order: second, then: .next)
-        #expect(s.rendered(token: a.token, epoch: a.epoch, engineRate: 48000) == .advanced(ended: 1, order: second))
+        #expect(s.rendered(token: a.token, epoch: a.epoch, engineRate: 48000) == .advanced(ended: 1, order: second, current: 2))
         // One second of the 44.1 kHz item is 48000 frames of a 48 kHz engine.
         #expect(s.headStartPlayerFrame == 49000)
         #expect(s.currentTime(playerSampleTime: 49000 + 24000, engineRate: 48000) == 0.5)
@@ -75,7 +75,7 @@ import TonearmCore
         let mix = s.append(key: 2, start: 0, end: 4800, sourceRate: 48000, order: second,
                            then: .rest(.init(key: 2, index: 1, order: second), frame: 4800))
         _ = s.append(key: 2, start: 4800, end: 48000, sourceRate: 48000, order: second, then: .next)
-        #expect(s.rendered(token: mix.token, epoch: mix.epoch, engineRate: 48000) == .sameItem(order: second))
+        #expect(s.rendered(token: mix.token, epoch: mix.epoch, engineRate: 48000) == .sameItem(order: second, current: 2))
     }
 
     @Test func theLastSegmentRenderedEndsTheQueueAtItsEnd() {
@@ -177,7 +177,7 @@ import TonearmCore
         #expect(next.start == 0 && next.end == b.length)
         #expect(next.token != head.token && next.epoch == head.epoch)
         #expect(s.segments.map(\.key) == [1, 2])
-        #expect(s.rendered(token: head.token, epoch: head.epoch, engineRate: 48000) == .advanced(ended: 1, order: second))
+        #expect(s.rendered(token: head.token, epoch: head.epoch, engineRate: 48000) == .advanced(ended: 1, order: second, current: 2))
         #expect(s.headStartPlayerFrame == 500 + a.length)
     }
 
@@ -214,8 +214,8 @@ import TonearmCore
         // The rest of the incoming item from where the overlap left it, to its end.
         let rest = s.place(place(2, 1, second), facts: b, path: "/b.flac", from: 96000, incoming: nil, settings: settings)
         #expect(rest.start == 96000 && rest.end == b.length)
-        #expect(s.rendered(token: head.token, epoch: head.epoch, engineRate: 48000) == .advanced(ended: 1, order: second))
-        #expect(s.rendered(token: overlap.token, epoch: overlap.epoch, engineRate: 48000) == .sameItem(order: second))
+        #expect(s.rendered(token: head.token, epoch: head.epoch, engineRate: 48000) == .advanced(ended: 1, order: second, current: 2))
+        #expect(s.rendered(token: overlap.token, epoch: overlap.epoch, engineRate: 48000) == .sameItem(order: second, current: 2))
     }
 
     @Test func aHeadStartedInsideTheOverlapPlaysToItsEndWithoutACrossfade() {

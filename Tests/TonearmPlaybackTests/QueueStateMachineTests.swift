@@ -831,4 +831,26 @@ import TonearmCore
         #expect(m.heldWarnings.isEmpty)
         #expect(m.openingWarned.isEmpty)
     }
+
+    /// An item inserted (or removed) while the next segment waited: the order that segment
+    /// recorded has the old length; the queue's order is put at the segment's entry instead
+    /// (QueuePlayerStressTests saw "play order of 6 for 5 items" under TSan).
+    @Test func anInsertWhileTheNextSegmentWaitedKeepsTheOrderTheQueuesLength() {
+        var m = running([a, b])
+        var recorded = m.order
+        _ = recorded.advanceOnEnd()  // at b (entry 2), recorded with two items
+        _ = m.handle(.insert(c, at: 0))  // c, a, b
+        #expect(m.handle(rendered: .advanced(ended: 1, order: recorded, current: 2)).contains(.emit(.currentItemChanged(index: 2, item: b))))
+        #expect(m.order.count == m.entries.count)
+        #expect(m.order.current == 2)
+        // Removed meanwhile: the order keeps the queue's length.
+        var n = running([a, b, c])
+        var old = n.order
+        _ = old.advanceOnEnd()
+        _ = n.handle(.remove(at: 2))
+        _ = n.handle(rendered: .advanced(ended: 1, order: old, current: 99))
+        #expect(n.order.count == n.entries.count)
+        _ = n.handle(rendered: .sameItem(order: old, current: 2))
+        #expect(n.order.count == n.entries.count)
+    }
 }
