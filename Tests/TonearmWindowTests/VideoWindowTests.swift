@@ -377,6 +377,7 @@ import TonearmTestSupport
                 return seen
             }
             group.addTask {
+                // The deadline only: the events decide, this ends the wait when they do not come.
                 try? await Task.sleep(for: .seconds(timeout))
                 return nil
             }
