@@ -90,7 +90,7 @@ final class FirstSoundProbe: Sendable {
 
 /// An output driver that is `inner` with a ``FirstSoundProbe`` looking at what its render
 /// thread pulls — right before the driver hands it to the server.
-final class ProbeOutput: AudioOutputDriver, Sendable {
+final class ProbeOutput: ForwardingOutputDriver, Sendable {
     let inner: any AudioOutputDriver
     let probe: FirstSoundProbe
 
@@ -99,24 +99,9 @@ final class ProbeOutput: AudioOutputDriver, Sendable {
         self.probe = probe
     }
 
-    var name: String { inner.name }
-    var format: AudioFormat { inner.format }
-    var isAudible: Bool { inner.isAudible }
-    func open(format: AudioFormat) throws { try inner.open(format: format) }
     func start(source: any AudioRenderSource) throws {
         try inner.start(source: ProbeSource(source, channels: inner.format.channelCount, probe: probe))
     }
-    func pause() { inner.pause() }
-    func resume() { inner.resume() }
-    func stop() { inner.stop() }
-    func close() { inner.close() }
-    func drain(timeout: Double) { inner.drain(timeout: timeout) }
-    func flush(replacing replace: () -> Void) { inner.flush(replacing: replace) }
-    func setVolume(_ volume: Float) { inner.setVolume(volume) }
-    var latency: Double { inner.latency }
-    var framesPlayed: Int64 { inner.framesPlayed }
-    var underrunCount: Int { inner.underrunCount }
-    var events: AsyncStream<AudioOutputEvent> { inner.events }
 }
 
 /// The engine's render source with the probe after it.

@@ -6,19 +6,11 @@ import Tonearm
 /// WAV holds the whole session rather than the last track). Each player opens, starts, stops and
 /// closes its output as usual; this wrapper opens the real driver once and closes it only when
 /// the session ends. A track whose format differs from the first is refused with a clear error.
-final class SessionOutput: AudioOutputDriver, @unchecked Sendable {
-    private let inner: any AudioOutputDriver
+final class SessionOutput: ForwardingOutputDriver, @unchecked Sendable {
+    let inner: any AudioOutputDriver
     private let opened = Mutex<AudioFormat?>(nil)
 
     init(_ inner: any AudioOutputDriver) { self.inner = inner }
-
-    var name: String { inner.name }
-    var format: AudioFormat { inner.format }
-    var isAudible: Bool { inner.isAudible }
-    var events: AsyncStream<AudioOutputEvent> { inner.events }
-    var latency: Double { inner.latency }
-    var framesPlayed: Int64 { inner.framesPlayed }
-    var underrunCount: Int { inner.underrunCount }
 
     func open(format: AudioFormat) throws {
         let current = opened.withLock { $0 }
@@ -36,15 +28,8 @@ final class SessionOutput: AudioOutputDriver, @unchecked Sendable {
         opened.withLock { $0 = format }
     }
 
-    func start(source: any AudioRenderSource) throws { try inner.start(source: source) }
-    func pause() { inner.pause() }
-    func resume() { inner.resume() }
-    func stop() { inner.stop() }
     /// Ignored: the session closes the real driver with ``finish()``.
     func close() { inner.stop() }
-    func drain(timeout: Double) { inner.drain(timeout: timeout) }
-    func flush(replacing replace: () -> Void) { inner.flush(replacing: replace) }
-    func setVolume(_ volume: Float) { inner.setVolume(volume) }
 
     /// Closes the real driver (end of the session).
     func finish() {

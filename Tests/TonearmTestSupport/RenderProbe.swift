@@ -129,7 +129,7 @@ public final class RenderProbe: Sendable {
 
 /// An output driver that passes everything to `inner` (a real driver: null, PulseAudio) and
 /// counts, with `probe`, what each call of the source does on the inner driver's render thread.
-public final class ProbingOutput: AudioOutputDriver, Sendable {
+public final class ProbingOutput: ForwardingOutputDriver, Sendable {
     public let inner: any AudioOutputDriver
     public let probe: RenderProbe
 
@@ -138,24 +138,9 @@ public final class ProbingOutput: AudioOutputDriver, Sendable {
         self.probe = probe
     }
 
-    public var name: String { inner.name }
-    public var format: AudioFormat { inner.format }
-    public var isAudible: Bool { inner.isAudible }
-    public func open(format: AudioFormat) throws { try inner.open(format: format) }
     public func start(source: any AudioRenderSource) throws {
         try inner.start(source: ProbedSource(source, probe: probe))
     }
-    public func pause() { inner.pause() }
-    public func resume() { inner.resume() }
-    public func stop() { inner.stop() }
-    public func close() { inner.close() }
-    public func drain(timeout: Double) { inner.drain(timeout: timeout) }
-    public func flush(replacing replace: () -> Void) { inner.flush(replacing: replace) }
-    public func setVolume(_ volume: Float) { inner.setVolume(volume) }
-    public var latency: Double { inner.latency }
-    public var framesPlayed: Int64 { inner.framesPlayed }
-    public var underrunCount: Int { inner.underrunCount }
-    public var events: AsyncStream<AudioOutputEvent> { inner.events }
 }
 
 /// The source a ``ProbingOutput`` hands its driver: the real source, measured.
