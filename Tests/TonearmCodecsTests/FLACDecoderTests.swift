@@ -9,42 +9,6 @@ import TonearmTestSupport
 /// The Swift FLAC decoder (``FLACDecoder``) against FFmpeg's decoding of the same files, made
 /// by `ffmpeg` and `sox` (libFLAC) over encoder settings, bit depths, channel counts and rates.
 @Suite struct FLACDecoderTests {
-    /// FFmpeg's decode of `path` as Float32 the way the FFmpeg path converts it: s32 / 2³¹.
-    private func ffmpegDecode(_ path: String, dir: TempDir) throws -> [Float] {
-        let raw = dir.file("ref-\(UUID().uuidString).raw")
-        try Fixtures.ffmpeg(["-threads", "1", "-i", path, "-f", "s32le", "-c:a", "pcm_s32le", raw])
-        let data = try Data(contentsOf: URL(fileURLWithPath: raw))
-        return data.withUnsafeBytes { b in
-            b.bindMemory(to: Int32.self).map { Float(Double(Int32(littleEndian: $0)) * (1.0 / 2147483648.0)) }
-        }
-    }
-
-    private func openNative(_ path: String) throws -> FLACDecoder {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        var st = stat()
-        fstat(fd, &st)
-        return try #require(FLACDecoder(name: path, fd: fd, size: Int(st.st_size), ownsFD: true))
-    }
-
-    /// Everything the decoder gives, interleaved.
-    private func decodeAll(_ d: FLACDecoder, chunk: Int = 4000) throws -> [Float] {
-        let ch = d.info.channels
-        var out: [Float] = []
-        var buf = [Float](repeating: 0, count: chunk * ch)
-        while true {
-            let n = try buf.withUnsafeMutableBufferPointer { try d.readInterleaved(into: $0.baseAddress!, count: chunk) }
-            if n == 0 { break }
-            out += buf[0..<(n * ch)]
-        }
-        return out
-    }
-
-    private func firstDifference(_ a: [Float], _ b: [Float]) -> String {
-        if a.count != b.count { return "lengths \(a.count) and \(b.count)" }
-        guard let i = a.indices.first(where: { a[$0].bitPattern != b[$0].bitPattern }) else { return "none" }
-        return "sample \(i): \(a[i]) vs \(b[i])"
-    }
-
     struct Case: Sendable, CustomStringConvertible {
         var name: String
         var source: String
@@ -85,12 +49,12 @@ import TonearmTestSupport
         defer { dir.remove() }
         let path = dir.file("x.flac")
         try Fixtures.ffmpeg(["-f", "lavfi", "-i", c.source] + c.args + ["-c:a", "flac", path])
-        let reference = try ffmpegDecode(path, dir: dir)
-        let d = try openNative(path)
-        let ours = try decodeAll(d)
+        let reference = try FLACTestDecoding.ffmpegDecode(path, dir: dir)
+        let d = try FLACTestDecoding.openNative(path)
+        let ours = try FLACTestDecoding.decodeAll(d)
         #expect(!reference.isEmpty)
         #expect(ours.count == reference.count && ours.elementsEqual(reference) { $0.bitPattern == $1.bitPattern },
-                "\(c.name): first difference \(firstDifference(ours, reference))")
+                "\(c.name): first difference \(FLACTestDecoding.firstDifference(ours, reference))")
         #expect(d.takeWarnings().isEmpty)
     }
 
@@ -102,10 +66,10 @@ import TonearmTestSupport
         let path = dir.file("x.flac")
         let r = try run("sox", ["-n", "-b", "\(bits)", "-r", "44100", "-c", "2", path, "synth", "2", "pinknoise", "sine", "440", "vol", "0.5"])
         #expect(r.status == 0, "\(r.stderr)")
-        let reference = try ffmpegDecode(path, dir: dir)
-        let ours = try decodeAll(try openNative(path))
+        let reference = try FLACTestDecoding.ffmpegDecode(path, dir: dir)
+        let ours = try FLACTestDecoding.decodeAll(try FLACTestDecoding.openNative(path))
         #expect(ours.count == reference.count && ours.elementsEqual(reference) { $0.bitPattern == $1.bitPattern },
-                "\(bits) bits: first difference \(firstDifference(ours, reference))")
+                "\(bits) bits: first difference \(FLACTestDecoding.firstDifference(ours, reference))")
     }
 
     /// A local `.flac` file is read by the Swift decoder, and ``AudioFile`` gives what its FFmpeg
@@ -141,7 +105,7 @@ import TonearmTestSupport
     /// Inserts a SEEKTABLE (a point every `every` frames) after STREAMINFO, found by decoding.
     private func addSeekTable(_ path: String, every: Int) throws -> Int {
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        let d = try openNative(path)
+        let d = try FLACTestDecoding.openNative(path)
         var points: [(Int64, Int)] = []
         var offset = d.firstFrame, k = 0
         while offset < bytes.count, case .ok(let f) = d.decodeFrame(at: offset) {
@@ -173,9 +137,9 @@ import TonearmTestSupport
         let path = dir.file("x.flac")
         try Fixtures.ffmpeg(["-f", "lavfi", "-i", "anoisesrc=color=pink:a=0.4:d=20", "-ac", "2", "-c:a", "flac", path])
         if seekTable { #expect(try addSeekTable(path, every: 10) > 5) }
-        let d = try openNative(path)
+        let d = try FLACTestDecoding.openNative(path)
         #expect(d.seekPoints.isEmpty != seekTable)
-        let all = try decodeAll(d)
+        let all = try FLACTestDecoding.decodeAll(d)
         let length = Int(d.length)
         #expect(all.count == length * 2)
         var rng = SystemRandomNumberGenerator()
@@ -229,14 +193,14 @@ import TonearmTestSupport
         defer { dir.remove() }
         let path = dir.file("x.flac")
         try Fixtures.ffmpeg(["-f", "lavfi", "-i", "anoisesrc=color=pink:a=0.4:d=5", "-ac", "2", "-c:a", "flac", path])
-        let good = try decodeAll(try openNative(path))
+        let good = try FLACTestDecoding.decodeAll(try FLACTestDecoding.openNative(path))
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         let at = bytes.count / 2
         bytes[at] ^= 0x5A
         bytes[at + 1] ^= 0x21
         try Data(bytes).write(to: URL(fileURLWithPath: path))
-        let d = try openNative(path)
-        let damaged = try decodeAll(d)
+        let d = try FLACTestDecoding.openNative(path)
+        let damaged = try FLACTestDecoding.decodeAll(d)
         let warnings = d.takeWarnings()
         #expect(warnings.contains { if case .corruptPacket = $0 { true } else { false } }, "\(warnings)")
         #expect(damaged.count == good.count)
@@ -258,7 +222,7 @@ import TonearmTestSupport
     @Test func aFrameNumberedPastTheEndIsNotACrash() throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Fuzz/Corpus/FuzzFLAC/regression-frame-past-the-end.flac").path
-        let decoder = try openNative(path)
+        let decoder = try FLACTestDecoding.openNative(path)
         let out = UnsafeMutablePointer<Float>.allocate(capacity: 4096 * decoder.info.channels)
         defer { out.deallocate() }
         var total = 0
@@ -273,7 +237,7 @@ import TonearmTestSupport
         defer { dir.remove() }
         let path = dir.file("x.flac")
         try Fixtures.ffmpeg(["-f", "lavfi", "-i", "anoisesrc=color=pink:a=0.4:d=5", "-ac", "2", "-c:a", "flac", path])
-        let good = try decodeAll(try openNative(path))
+        let good = try FLACTestDecoding.decodeAll(try FLACTestDecoding.openNative(path))
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         try Data(bytes[0..<(bytes.count * 3 / 5)]).write(to: URL(fileURLWithPath: path))
         let f = try AudioFile(path: path)

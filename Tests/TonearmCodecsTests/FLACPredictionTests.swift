@@ -11,50 +11,14 @@ import TonearmTestSupport
 /// 0–4, at 8, 16 and 24 bits, mono and all four stereo modes. The decoder's census says which
 /// loops a file really reached, so a test cannot pass on subframes of another kind.
 @Suite struct FLACPredictionTests {
-    /// FFmpeg's decode of `path` as Float32 the way the FFmpeg path converts it: s32 / 2³¹.
-    private func ffmpegDecode(_ path: String, dir: TempDir) throws -> [Float] {
-        let raw = dir.file("ref-\(UUID().uuidString).raw")
-        try Fixtures.ffmpeg(["-threads", "1", "-i", path, "-f", "s32le", "-c:a", "pcm_s32le", raw])
-        let data = try Data(contentsOf: URL(fileURLWithPath: raw))
-        return data.withUnsafeBytes { b in
-            b.bindMemory(to: Int32.self).map { Float(Double(Int32(littleEndian: $0)) * (1.0 / 2147483648.0)) }
-        }
-    }
-
-    private func openNative(_ path: String) throws -> FLACDecoder {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        var st = stat()
-        fstat(fd, &st)
-        return try #require(FLACDecoder(name: path, fd: fd, size: Int(st.st_size), ownsFD: true))
-    }
-
-    /// Everything the decoder gives, interleaved.
-    private func decodeAll(_ d: FLACDecoder) throws -> [Float] {
-        let ch = d.info.channels, chunk = 4000
-        var out: [Float] = []
-        var buf = [Float](repeating: 0, count: chunk * ch)
-        while true {
-            let n = try buf.withUnsafeMutableBufferPointer { try d.readInterleaved(into: $0.baseAddress!, count: chunk) }
-            if n == 0 { break }
-            out += buf[0..<(n * ch)]
-        }
-        return out
-    }
-
-    private func firstDifference(_ a: [Float], _ b: [Float]) -> String {
-        if a.count != b.count { return "lengths \(a.count) and \(b.count)" }
-        guard let i = a.indices.first(where: { a[$0].bitPattern != b[$0].bitPattern }) else { return "none" }
-        return "sample \(i): \(a[i]) vs \(b[i])"
-    }
-
     /// Decodes `path` and compares it with FFmpeg's decode, bit for bit; returns the census.
     private func decodeAndCompare(_ path: String, dir: TempDir, _ what: String) throws -> FLACDecoder.Census {
-        let reference = try ffmpegDecode(path, dir: dir)
-        let d = try openNative(path)
-        let ours = try decodeAll(d)
+        let reference = try FLACTestDecoding.ffmpegDecode(path, dir: dir)
+        let d = try FLACTestDecoding.openNative(path)
+        let ours = try FLACTestDecoding.decodeAll(d)
         #expect(!reference.isEmpty)
         #expect(ours.count == reference.count && ours.elementsEqual(reference) { $0.bitPattern == $1.bitPattern },
-                "\(what): first difference \(firstDifference(ours, reference))")
+                "\(what): first difference \(FLACTestDecoding.firstDifference(ours, reference))")
         #expect(d.takeWarnings().isEmpty, "\(what)")
         return d.census
     }
@@ -255,8 +219,8 @@ import TonearmTestSupport
         let path = dir.file("x.flac")
         try Data(file).write(to: URL(fileURLWithPath: path))
         let census = try decodeAndCompare(path, dir: dir, "\(bits)-bit, \(channels) channels")
-        let d = try openNative(path)
-        let ours = try decodeAll(d)
+        let d = try FLACTestDecoding.openNative(path)
+        let ours = try FLACTestDecoding.decodeAll(d)
         let scale = Float(1.0 / Double(Int64(1) << Int64(bits - 1)))
         #expect(ours == samples.map { Float($0) * scale })
         #expect(census.fixed == 0b11111)
