@@ -28,10 +28,10 @@ public enum VideoFixtures {
         try Fixtures.ffmpeg(args)
     }
 
-    /// `ffmpeg -f framemd5` of the file's first video stream as `pixelFormat`: one MD5 a
-    /// frame, in order.
-    public static func frameMD5s(_ path: String, pixelFormat: String = "yuv420p") throws -> [String] {
-        let r = try run("ffmpeg", ["-v", "error", "-noautorotate", "-i", path, "-map", "0:v:0", "-fps_mode", "passthrough",
+    /// `ffmpeg -f framemd5` of the file's first video stream as `pixelFormat` (not turned by its
+    /// display matrix): one MD5 a frame, in order. `inputOptions` go before `-i` (a seek, `-ss`).
+    public static func frameMD5s(_ path: String, pixelFormat: String = "yuv420p", inputOptions: [String] = []) throws -> [String] {
+        let r = try run("ffmpeg", ["-v", "error", "-noautorotate"] + inputOptions + ["-i", path, "-map", "0:v:0", "-fps_mode", "passthrough",
                                    "-pix_fmt", pixelFormat, "-f", "framemd5", "-"])
         guard r.status == 0 else { throw TestSupportError("ffmpeg framemd5 of \(path): \(r.stderr)") }
         return r.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { line in

@@ -63,28 +63,14 @@ enum VideoClips {
         return path
     }
 
-    /// `ffmpeg -f framemd5` of the file's first video stream as yuv420p: one MD5 a frame, in order.
+    /// `ffmpeg -f framemd5` of the file's first video stream as yuv420p (see VideoFixtures).
     static func frameMD5s(_ path: String, extra: [String] = []) throws -> [String] {
-        let r = try run("ffmpeg", ["-v", "error", "-noautorotate"] + extra + ["-i", path, "-map", "0:v:0", "-fps_mode", "passthrough",
-                                   "-pix_fmt", "yuv420p", "-f", "framemd5", "-"])
-        guard r.status == 0 else { throw TestSupportError("ffmpeg framemd5 of \(path): \(r.stderr)") }
-        return r.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { line in
-            line.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) }
-        }
+        try VideoFixtures.frameMD5s(path, inputOptions: extra)
     }
 
-    /// ffprobe's presentation times of the frames (seconds from the container's start) and
-    /// which are key frames.
+    /// ffprobe's presentation times of the frames and which are key frames (see VideoFixtures).
     static func frameTimes(_ path: String) throws -> [(time: Double, key: Bool)] {
-        let start = try run("ffprobe", ["-v", "error", "-show_entries", "format=start_time", "-of", "csv=p=0", path])
-        let origin = Double(start.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
-        let r = try run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
-                                    "frame=best_effort_timestamp_time,key_frame", "-of", "csv=p=0", path])
-        return r.stdout.split(separator: "\n").compactMap { line in
-            let p = line.split(separator: ",")
-            guard p.count >= 2, let k = Int(p[0]), let t = Double(p[1]) else { return nil }
-            return (t - origin, k == 1)
-        }
+        try VideoFixtures.frameTimes(path)
     }
 
     /// Every frame the decoder yields, to the end.
