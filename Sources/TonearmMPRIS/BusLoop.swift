@@ -277,7 +277,7 @@ final class BusLoop {
         case "Stop": return reply(commands.dispatch(commands.stop))
         case "PlayPause":
             if commands.togglePlayPause.isAvailable { return reply(commands.dispatch(commands.togglePlayPause)) }
-            let playing = core.infoCenter.playbackState == .playing
+            let playing = core.infoCenter.snapshot().playbackState == .playing
             return reply(commands.dispatch(playing ? commands.pause : commands.play))
         case "Seek":
             guard args.count == 1, case .int64(let offset) = args[0] else { return .invalidArgs("Seek takes (x)") }
@@ -293,7 +293,7 @@ final class BusLoop {
             guard args.count == 2, case .objectPath(let track) = args[0], case .int64(let position) = args[1] else {
                 return .invalidArgs("SetPosition takes (ox)")
             }
-            guard let info = core.infoCenter.nowPlayingInfo else { return reply(.noActionableNowPlayingItem) }
+            guard let info = core.infoCenter.snapshot().nowPlayingInfo else { return reply(.noActionableNowPlayingItem) }
             guard track == MPRIS.trackID(info.persistentID) else {
                 return .invalidArgs("stale track id \(track): the current track is \(MPRIS.trackID(info.persistentID))")
             }
