@@ -83,7 +83,7 @@ final class StreamSession: @unchecked Sendable {
         let role = session.streamProperties["media.role"] ?? "music"
         item = PlayerItem(url: url)
         player = Player(output: { selection.makeDriver(streamName: "Tonearm", role: role, device: device, buffering: .steady) })
-        remote = RemoteBridge(stream: player)
+        remote = RemoteBridge(stream: player, video: video != nil)
         screen.output = device.map { "\(selection.description):\($0)" } ?? selection.description
         screen.notice = notice
         screen.eq = settings.eq.description
