@@ -78,10 +78,7 @@ final class BusLoop {
         if dbus_error_is_set(&error) != 0 {
             return .failure(.nameUnavailable(Self.message(error, "cannot request \(base)")))
         }
-        if reply == CDBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER {
-            ownsBase = true
-            return .success(base)
-        }
+        if reply == CDBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER { return .success(base) }
         // Waiting in the queue (or owned for good by a connection that does not let it go):
         // the instance name meanwhile.
         return takeInstanceName(conn).map { .success($0) } ?? .failure(
@@ -90,8 +87,6 @@ final class BusLoop {
 
     /// The well-known name, once connected.
     private var baseName = ""
-    /// Whether this connection owns ``baseName`` now (else it waits in the bus's queue).
-    private var ownsBase = false
     /// The instance name, while owned.
     private var instanceName: String?
 
@@ -118,7 +113,7 @@ final class BusLoop {
               let args = DBusValue.arguments(of: message), args.count == 1, case .string(let name) = args[0],
               name == baseName else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
         if member == "NameAcquired" {
-            ownsBase = true
+            core.setBusName(baseName)
             if let instance = instanceName {
                 var error = DBusError()
                 dbus_error_init(&error)
@@ -126,9 +121,7 @@ final class BusLoop {
                 dbus_error_free(&error)
                 instanceName = nil
             }
-            core.setBusName(baseName)
         } else {
-            ownsBase = false
             if let instance = takeInstanceName(conn) { core.setBusName(instance) }
         }
         return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
