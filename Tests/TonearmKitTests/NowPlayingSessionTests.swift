@@ -166,6 +166,36 @@ import TonearmTestSupport
         _ = try await waitForEvent(musicEvents, timeout: 20, "the music paused") { $0 == .stateChanged(.paused) }
     }
 
+    /// The video in a PlayerView window (Xvfb): closing the window with the window manager's
+    /// close button gives everything back.
+    @Test func closingTheVideosWindowGivesEverythingBack() async throws {
+        let app = try App(clipSeconds: 30)
+        defer { app.stop() }
+        let musicEvents = app.music.events
+        app.music.play()
+        let titles = try app.followTitle()
+        defer { titles.terminate(SIGTERM) }
+        app.waitForTitle(titles, "Song")
+        try await KitDisplay.with { display in
+            let player = Player(playerItem: PlayerItem(url: URL(fileURLWithPath: app.clip)), output: { NullOutput() })
+            let view = try await PlayerView.open(for: player)
+            defer { view.close() }
+            view.nowPlayingSession = NowPlayingSession(player: player, audioSession: AudioSession(identifier: "video", bus: .address(app.bus.address)),
+                                                       infoCenter: app.info, commandCenter: app.commands)
+            let running = Task { await view.run() }
+            player.play()
+            _ = try await waitForEvent(musicEvents, timeout: 20, "the music interrupted") { $0 == .stateChanged(.interrupted) }
+            app.waitForTitle(titles, "clip.mp4")
+            try display.send(toWindowTitled: "clip.mp4", ["close"])
+            try await withDeadline(20, "PlayerView.run() to return") { await running.value }
+            #expect(player.rate == 0)
+            _ = try await waitForEvent(musicEvents, timeout: 20, "the music resumed") { $0 == .stateChanged(.playing) }
+            app.waitForTitle(titles, "Song")
+            #expect(view.nowPlayingSession?.ownsRemoteControl == false)
+            #expect(app.commands.ownerNames == ["application"])
+        }
+    }
+
     @Test func anAudioOnlyPlayerTakesNothing() async throws {
         let app = try App(clipSeconds: 1)
         defer { app.stop() }
