@@ -39,7 +39,8 @@ struct NowPlayingSessionMachine: Sendable, Equatable {
     }
 
     enum Action: Sendable, Equatable {
-        /// Set the session to `.playback` with `.moviePlayback` (no options: exclusive).
+        /// Set the session to `.playback` with `.moviePlayback`, keeping the options the app gave
+        /// `.playback` (none: exclusive, interrupting non-mixable music).
         case setMoviePlaybackCategory
         case activateSession
         /// Deactivate with `notifyOthersOnDeactivation`.

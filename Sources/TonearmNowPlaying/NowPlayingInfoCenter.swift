@@ -9,6 +9,13 @@ import TonearmCore
 /// ``shuffleType`` when they change, and calls ``didSeek(to:)`` when the position jumps;
 /// publishers (the MPRIS service) read a consistent ``snapshot()`` and follow ``changes``.
 ///
+/// Owners: the properties above are the application's (the base owner's). A temporary owner —
+/// a video player showing a clip — calls ``pushOwner(_:)`` and sets its own state on the
+/// returned ``NowPlayingInfoOwner``; while it is on top, ``snapshot()`` and ``changes`` (what
+/// publishers show) are its state, and when it is released (or its handle deallocated) the
+/// application's is shown again, as it is then — the counterpart of the command center's owners
+/// (``RemoteCommandCenter/pushOwner(_:)``), so a video never keeps Now Playing after it closes.
+///
 /// Thread-safety: every member may be used from any thread; the state is kept under one
 /// `Mutex`. Setting a property delivers one ``Change`` to every ``changes`` stream, after the
 /// lock is released, on the setter's thread (the stream's consumer runs on its own task).
