@@ -104,8 +104,11 @@ let package = Package(
         .target(name: "TonearmWindow", dependencies: ["TonearmCore", "CSDL2"]),
         // The player's ready views (AVKit's AVPlayerViewController and AVPlayerLayer): a player's
         // video in a window with built-in controls. Joins the playback API to the window; no
-        // audio module depends on it (the seam keeps SDL out of the audio path).
-        .target(name: "TonearmKit", dependencies: ["TonearmPlayback", "TonearmVideo", "TonearmWindow", "TonearmCore"]),
+        // audio module depends on it (the seam keeps SDL out of the audio path). Its
+        // NowPlayingSession joins a video player to the audio session, the remote commands and
+        // Now Playing (taken while the video plays, given back when it ends or closes).
+        .target(name: "TonearmKit", dependencies: ["TonearmPlayback", "TonearmVideo", "TonearmWindow", "TonearmCore",
+                                                   "TonearmNowPlaying", "TonearmSession"]),
 
         // Layer 3: the engine — the one render path (decoder threads → lock-free rings → node graph →
         // output) that every player shares. It knows only the render contract: no driver, no libpulse.
@@ -154,7 +157,8 @@ let package = Package(
         .testTarget(name: "TonearmSessionTests", dependencies: ["TonearmSession", "TonearmOutput", "TonearmTestSupport", "CDBus"]),
         // The window's geometry alone, and real windows on a private Xvfb display (screenshots).
         .testTarget(name: "TonearmWindowTests", dependencies: ["TonearmWindow", "TonearmCore", "TonearmTestSupport"]),
-        .testTarget(name: "TonearmKitTests", dependencies: ["TonearmKit", "TonearmWindow", "TonearmPlayback", "TonearmRender", "TonearmCore", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmKitTests", dependencies: ["TonearmKit", "TonearmWindow", "TonearmPlayback", "TonearmRender", "TonearmCore", "TonearmTestSupport",
+                                                           "TonearmNowPlaying", "TonearmSession", "TonearmMPRIS"]),
         .testTarget(name: "TonearmMPRISTests", dependencies: ["TonearmMPRIS", "TonearmNowPlaying", "TonearmTestSupport"]),
         // The seams: reads this manifest (`swift package dump-package`) and checks what may not
         // depend on what (the engine on libpulse or libdbus, the umbrella on MPRIS).

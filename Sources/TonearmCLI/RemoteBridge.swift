@@ -42,12 +42,15 @@ final class RemoteBridge: Sendable {
 
     /// The service and the transport commands, for either player; `opensURIs`: the local
     /// player's `OpenUri` (files and http(s) streams, ``mimeTypes``), else MPRIS's defaults.
-    private init(transport: RemoteTransport, opensURIs: Bool) {
+    /// `takesOver`: a video's bridge, which takes the `tonearm` name from a music player for as
+    /// long as it runs (``MPRISService``'s `takesOverName`).
+    private init(transport: RemoteTransport, opensURIs: Bool, takesOver: Bool = false) {
         self.transport = transport
         service = opensURIs
             ? MPRISService(busName: "tonearm", identity: "Tonearm", supportedUriSchemes: ["file", "http", "https"],
                            supportedMimeTypes: Self.mimeTypes, infoCenter: info, commandCenter: commands)
-            : MPRISService(busName: "tonearm", identity: "Tonearm", infoCenter: info, commandCenter: commands)
+            : MPRISService(busName: "tonearm", identity: "Tonearm", infoCenter: info, commandCenter: commands,
+                           takesOverName: takesOver)
         let c = commands
         c.play.addTarget { _ in transport.play(); return .success }
         c.pause.addTarget { _ in transport.pause(); return .success }
@@ -68,10 +71,12 @@ final class RemoteBridge: Sendable {
         c.seekBackward.isEnabled = false
     }
 
-    /// A network stream's bridge: the transport commands only (a stream has no queue, repeat,
-    /// shuffle or speed of its own here).
-    convenience init(stream player: Player) {
-        self.init(transport: .stream(player), opensURIs: false)
+    /// A network stream's or a video's bridge: the transport commands only (a stream has no
+    /// queue, repeat, shuffle or speed of its own here). A video (`video`) takes the `tonearm`
+    /// name over from a music player while it plays: the desktop's controls reach the video, and
+    /// the music player's again once the video's process ends.
+    convenience init(stream player: Player, video: Bool = false) {
+        self.init(transport: .stream(player), opensURIs: false, takesOver: video)
         let c = commands
         c.nextTrack.isEnabled = false
         c.previousTrack.isEnabled = false

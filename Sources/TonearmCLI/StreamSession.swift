@@ -76,11 +76,14 @@ final class StreamSession: @unchecked Sendable {
         self.interactive = interactive
         (events, continuation) = AsyncStream<SessionEvent>.makeStream()
         let session = AudioSession.shared
-        try? session.setCategory(.playback, options: settings.mix ? [.mixWithOthers] : [])
+        // A video is a film: `.moviePlayback` (its stream's role is `video`), and it takes the
+        // session from a music player while it plays (``NowPlayingSession`` in ``run()``).
+        try? session.setCategory(.playback, mode: video == nil ? .default : .moviePlayback,
+                                 options: settings.mix ? [.mixWithOthers] : [])
         let role = session.streamProperties["media.role"] ?? "music"
         item = PlayerItem(url: url)
         player = Player(output: { selection.makeDriver(streamName: "Tonearm", role: role, device: device, buffering: .steady) })
-        remote = RemoteBridge(stream: player)
+        remote = RemoteBridge(stream: player, video: video != nil)
         screen.output = device.map { "\(selection.description):\($0)" } ?? selection.description
         screen.notice = notice
         screen.eq = settings.eq.description
@@ -113,6 +116,11 @@ final class StreamSession: @unchecked Sendable {
         screen.volume = player.volume
         player.replaceCurrentItem(with: item)
         let videoTask = startVideo()
+        // A video takes the session (interrupting a music player that is not mixable), the
+        // remote commands and Now Playing while it plays, and gives them back when it ends.
+        let nowPlaying = video.map { _ in
+            NowPlayingSession(player: player, audioSession: .shared, infoCenter: remote.info, commandCenter: remote.commands)
+        }
         player.play()
         if !interactive && !url.isFileURL { Terminal.write("Connecting to \(url.absoluteString)\n") }
         loop: for await event in events {
@@ -148,6 +156,7 @@ final class StreamSession: @unchecked Sendable {
             }
         }
         stopVideo(videoTask)
+        nowPlaying?.invalidate()
         player.pause()
         if let stats = player.videoStatistics, !interactive {
             let av = stats.lastAVDifference.map { String(format: ", A-V: %+.3f", $0) } ?? ""

@@ -32,6 +32,8 @@ public enum PlayerViewError: Error, Sendable, Hashable, CustomStringConvertible 
 ///
 /// Closing the window — q, Esc, the window's close button, or ``close()`` — pauses the player,
 /// detaches it from the window and closes the window (the view owns it): ``run()`` returns then.
+/// With a ``nowPlayingSession`` it also gives the audio session, the remote commands and Now
+/// Playing back (to the music player the video interrupted).
 ///
 /// The controls are fed from the player while they are visible: a periodic time observer on the
 /// player runs from a key or mouse movement until they hide (none while they are hidden), and
@@ -89,6 +91,7 @@ public final class PlayerView: Sendable {
         var observer: TimeObserverToken?
         var closed = false
         var running = false
+        var nowPlayingSession: NowPlayingSession?
     }
 
     private let state = Mutex(State())
@@ -188,6 +191,20 @@ public final class PlayerView: Sendable {
     /// Whether the view is closed.
     public var isClosed: Bool { state.withLock { $0.closed } }
 
+    /// The session that joins this view's player to the audio session, the remote commands and
+    /// Now Playing, if any: closing the window invalidates it, so the music player gets them back
+    /// (set it after ``open(for:options:)``; set on a closed view, it is invalidated at once).
+    public var nowPlayingSession: NowPlayingSession? {
+        get { state.withLock { $0.nowPlayingSession } }
+        set {
+            let closed = state.withLock { s -> Bool in
+                s.nowPlayingSession = newValue
+                return s.closed
+            }
+            if closed { newValue?.invalidate() }
+        }
+    }
+
     /// Whether the controls are being fed (a key or mouse movement less than the hide delay ago).
     public var controlsAreLive: Bool {
         state.withLock { $0.visibleUntil > Self.now() }
@@ -201,12 +218,12 @@ public final class PlayerView: Sendable {
     public var controlsFeedChanges: AsyncStream<Bool> { feeding.stream(bufferingNewest: 16) }
 
     private func finish() {
-        let (first, token) = state.withLock { s -> (Bool, TimeObserverToken?) in
+        let (first, token, session) = state.withLock { s -> (Bool, TimeObserverToken?, NowPlayingSession?) in
             let first = !s.closed
             s.closed = true
             let t = s.observer
             s.observer = nil
-            return (first, t)
+            return (first, t, s.nowPlayingSession)
         }
         if let token {
             player.removeTimeObserver(token)
@@ -214,6 +231,7 @@ public final class PlayerView: Sendable {
         }
         guard first else { return }
         player.pause()
+        session?.invalidate()
         layer.close()
     }
 

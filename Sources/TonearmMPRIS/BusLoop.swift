@@ -62,14 +62,69 @@ final class BusLoop {
         guard dbus_validate_bus_name(base, nil) != 0 else {
             return .failure(.nameUnavailable("\(base) is not a valid bus name"))
         }
-        for name in [base, base + ".instance\(getpid())"] {
-            let reply = dbus_bus_request_name(conn, name, CDBUS_NAME_FLAG_DO_NOT_QUEUE, &error)
-            if dbus_error_is_set(&error) != 0 {
-                return .failure(.nameUnavailable(Self.message(error, "cannot request \(name)")))
-            }
-            if reply == CDBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER { return .success(name) }
+        baseName = base
+        // Told when the bus gives the name or takes it away (NameAcquired, NameLost).
+        let filter: DBusHandleMessageFunction = { _, message, data in
+            guard let message, let data else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
+            return Unmanaged<BusLoop>.fromOpaque(data).takeUnretainedValue().nameSignal(message)
         }
-        return .failure(.nameUnavailable("\(base) and its instance name are owned by other connections"))
+        guard dbus_connection_add_filter(conn, filter, Unmanaged.passUnretained(self).toOpaque(), nil) != 0 else {
+            return .failure(.setupFailed("cannot follow the bus name"))
+        }
+        // Queued for the base name (replaceable: a video takes it over, the bus gives it back).
+        var flags = CDBUS_NAME_FLAG_ALLOW_REPLACEMENT
+        if configuration.takesOverName { flags |= CDBUS_NAME_FLAG_REPLACE_EXISTING }
+        let reply = dbus_bus_request_name(conn, base, flags, &error)
+        if dbus_error_is_set(&error) != 0 {
+            return .failure(.nameUnavailable(Self.message(error, "cannot request \(base)")))
+        }
+        if reply == CDBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER { return .success(base) }
+        // Waiting in the queue (or owned for good by a connection that does not let it go):
+        // the instance name meanwhile.
+        return takeInstanceName(conn).map { .success($0) } ?? .failure(
+            .nameUnavailable("\(base) and its instance name are owned by other connections"))
+    }
+
+    /// The well-known name, once connected.
+    private var baseName = ""
+    /// The instance name, while owned.
+    private var instanceName: String?
+
+    /// Owns `<base>.instance<pid>`; the name, or nil when another connection has it.
+    private func takeInstanceName(_ conn: OpaquePointer) -> String? {
+        if let instanceName { return instanceName }
+        let name = baseName + ".instance\(getpid())"
+        var error = DBusError()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+        let reply = dbus_bus_request_name(conn, name, CDBUS_NAME_FLAG_DO_NOT_QUEUE, &error)
+        guard dbus_error_is_set(&error) == 0, reply == CDBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER else { return nil }
+        instanceName = name
+        return name
+    }
+
+    /// NameAcquired / NameLost of the base name (during dispatch, on the D-Bus thread): the
+    /// instance name is given up while the base is owned and taken while it is not.
+    private func nameSignal(_ message: OpaquePointer) -> DBusHandlerResult {
+        guard let conn = connection, dbus_message_get_type(message) == CDBUS_MESSAGE_TYPE_SIGNAL,
+              dbus_message_get_interface(message).map({ String(cString: $0) }) == "org.freedesktop.DBus",
+              let member = dbus_message_get_member(message).map({ String(cString: $0) }),
+              member == "NameAcquired" || member == "NameLost",
+              let args = DBusValue.arguments(of: message), args.count == 1, case .string(let name) = args[0],
+              name == baseName else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
+        if member == "NameAcquired" {
+            core.setBusName(baseName)
+            if let instance = instanceName {
+                var error = DBusError()
+                dbus_error_init(&error)
+                _ = dbus_bus_release_name(conn, instance, &error)
+                dbus_error_free(&error)
+                instanceName = nil
+            }
+        } else {
+            if let instance = takeInstanceName(conn) { core.setBusName(instance) }
+        }
+        return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
     }
 
     /// Closes the connection (which also gives up the name).
@@ -277,7 +332,7 @@ final class BusLoop {
         case "Stop": return reply(commands.dispatch(commands.stop))
         case "PlayPause":
             if commands.togglePlayPause.isAvailable { return reply(commands.dispatch(commands.togglePlayPause)) }
-            let playing = core.infoCenter.playbackState == .playing
+            let playing = core.infoCenter.snapshot().playbackState == .playing
             return reply(commands.dispatch(playing ? commands.pause : commands.play))
         case "Seek":
             guard args.count == 1, case .int64(let offset) = args[0] else { return .invalidArgs("Seek takes (x)") }
@@ -293,7 +348,7 @@ final class BusLoop {
             guard args.count == 2, case .objectPath(let track) = args[0], case .int64(let position) = args[1] else {
                 return .invalidArgs("SetPosition takes (ox)")
             }
-            guard let info = core.infoCenter.nowPlayingInfo else { return reply(.noActionableNowPlayingItem) }
+            guard let info = core.infoCenter.snapshot().nowPlayingInfo else { return reply(.noActionableNowPlayingItem) }
             guard track == MPRIS.trackID(info.persistentID) else {
                 return .invalidArgs("stale track id \(track): the current track is \(MPRIS.trackID(info.persistentID))")
             }

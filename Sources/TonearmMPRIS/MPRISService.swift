@@ -37,6 +37,14 @@ public enum MPRISError: Error, Sendable, Hashable, CustomStringConvertible {
 /// `org.mpris.MediaPlayer2` and `org.mpris.MediaPlayer2.Player` interfaces, plus
 /// `org.freedesktop.DBus.Properties` and `org.freedesktop.DBus.Introspectable`.
 ///
+/// The name is a stack across processes, kept by the bus's own name queue: a service asks for
+/// `org.mpris.MediaPlayer2.<suffix>` allowing replacement and waits in the bus's queue for it
+/// (under its instance name meanwhile). A service made with `takesOverName` — a video player —
+/// replaces the owner, which goes to the head of the queue under its instance name; when the
+/// video's service stops or its process ends, the bus gives the name back to it. Clients that
+/// pick a player by name (`playerctl -p <suffix>`, media keys) thus reach the video while it
+/// runs and the music player after. ``busName`` follows.
+///
 /// Threads: ``start()`` starts one thread of its own, the D-Bus thread, which alone uses the
 /// connection: it polls the connection's socket and an eventfd, answers calls, and sends
 /// signals. Commands from clients (Play, Next, `Set Volume`, …) are dispatched on that thread
@@ -59,6 +67,7 @@ public final class MPRISService: Sendable {
         let mimeTypes: [String]
         let busAddress: String?
         let artworkDirectory: String?
+        var takesOverName = false
     }
 
     private let core: ServiceCore
@@ -74,16 +83,20 @@ public final class MPRISService: Sendable {
     ///     `DBUS_SESSION_BUS_ADDRESS` (for tests and sandboxes).
     ///   - artworkCacheDirectory: where embedded artwork is written for `mpris:artUrl`
     ///     (default `$XDG_CACHE_HOME/tonearm/art`).
+    ///   - takesOverName: take `org.mpris.MediaPlayer2.<suffix>` from the player that owns it
+    ///     (a video player over a music player, see ``MPRISService``) instead of taking the
+    ///     `.instance<pid>` name.
     public init(busName suffix: String = "tonearm", identity: String = "Tonearm", desktopEntry: String = "tonearm",
                 supportedUriSchemes: [String] = ["file"],
                 supportedMimeTypes: [String] = ["audio/mpeg", "audio/flac", "audio/x-flac", "audio/ogg", "audio/opus",
                                                 "audio/x-vorbis+ogg", "audio/mp4", "audio/aac", "audio/x-wav", "audio/wav"],
                 infoCenter: NowPlayingInfoCenter = .default, commandCenter: RemoteCommandCenter = .shared,
-                busAddress: String? = nil, artworkCacheDirectory: String? = nil) {
+                busAddress: String? = nil, artworkCacheDirectory: String? = nil, takesOverName: Bool = false) {
         core = ServiceCore(
             configuration: Configuration(suffix: suffix, identity: identity, desktopEntry: desktopEntry,
                                          uriSchemes: supportedUriSchemes, mimeTypes: supportedMimeTypes,
-                                         busAddress: busAddress, artworkDirectory: artworkCacheDirectory),
+                                         busAddress: busAddress, artworkDirectory: artworkCacheDirectory,
+                                         takesOverName: takesOverName),
             infoCenter: infoCenter, commandCenter: commandCenter)
     }
 
@@ -140,6 +153,10 @@ final class ServiceCore: Sendable {
     }
 
     var busName: String? { shared.withLock { $0.busName } }
+
+    /// The D-Bus thread's name changed (taken over, or given back by the bus's queue).
+    func setBusName(_ name: String) { shared.withLock { if $0.running { $0.busName = name } } }
+
     var isRunning: Bool { shared.withLock { $0.running } }
 
     func start() throws(MPRISError) {

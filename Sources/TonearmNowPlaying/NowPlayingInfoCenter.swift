@@ -9,6 +9,13 @@ import TonearmCore
 /// ``shuffleType`` when they change, and calls ``didSeek(to:)`` when the position jumps;
 /// publishers (the MPRIS service) read a consistent ``snapshot()`` and follow ``changes``.
 ///
+/// Owners: the properties above are the application's (the base owner's). A temporary owner —
+/// a video player showing a clip — calls ``pushOwner(_:)`` and sets its own state on the
+/// returned ``NowPlayingInfoOwner``; while it is on top, ``snapshot()`` and ``changes`` (what
+/// publishers show) are its state, and when it is released (or its handle deallocated) the
+/// application's is shown again, as it is then — the counterpart of the command center's owners
+/// (``RemoteCommandCenter/pushOwner(_:)``), so a video never keeps Now Playing after it closes.
+///
 /// Thread-safety: every member may be used from any thread; the state is kept under one
 /// `Mutex`. Setting a property delivers one ``Change`` to every ``changes`` stream, after the
 /// lock is released, on the setter's thread (the stream's consumer runs on its own task).
@@ -54,99 +61,95 @@ public final class NowPlayingInfoCenter: Sendable {
         }
     }
 
-    private let state: Mutex<Snapshot>
+    private let state: Mutex<NowPlayingOwnerStack>
     private let broadcaster = EventBroadcaster<Change>()
 
     /// A new, empty center (no info, state unknown, volume 1, repeat none, shuffle off).
     public init() {
-        state = Mutex(Snapshot(nowPlayingInfo: nil, elapsedTimeSetAt: .now, playbackState: .unknown, volume: 1,
-                               repeatType: .none, shuffleType: .off))
+        state = Mutex(NowPlayingOwnerStack(now: .now))
     }
 
-    /// What is playing now; nil when nothing is. Setting it restarts the elapsed-time clock.
+    /// What the application (the base owner) plays; nil when nothing. Setting it restarts the
+    /// elapsed-time clock. While an owner pushed with ``pushOwner(_:)`` is on top, this is kept
+    /// but not shown: ``snapshot()`` and ``changes`` follow the owner on top.
     public var nowPlayingInfo: NowPlayingInfo? {
-        get { state.withLock { $0.nowPlayingInfo } }
-        set {
-            let changed = state.withLock { s -> Bool in
-                s.elapsedTimeSetAt = .now
-                guard s.nowPlayingInfo != newValue else { return false }
-                s.nowPlayingInfo = newValue
-                return true
-            }
-            if changed { broadcaster.yield(.nowPlayingInfo(newValue)) }
-        }
+        get { state.withLock { $0.snapshot(of: NowPlayingOwnerStack.base)?.nowPlayingInfo } }
+        set { edit(.nowPlayingInfo(newValue), of: NowPlayingOwnerStack.base) }
     }
 
-    /// The playback state. Changing it folds the extrapolated position into the info's
-    /// `elapsedTime`, so that the position stops advancing on pause and resumes from there.
+    /// The application's playback state. Changing it folds the extrapolated position into the
+    /// info's `elapsedTime`, so that the position stops advancing on pause and resumes from there.
     public var playbackState: NowPlayingPlaybackState {
-        get { state.withLock { $0.playbackState } }
-        set {
-            let changed = state.withLock { s -> Bool in
-                guard s.playbackState != newValue else { return false }
-                let now = ContinuousClock.now
-                if let t = s.elapsedTime(at: now) { s.nowPlayingInfo?.elapsedTime = t }
-                s.elapsedTimeSetAt = now
-                s.playbackState = newValue
-                return true
-            }
-            if changed { broadcaster.yield(.playbackState(newValue)) }
-        }
+        get { state.withLock { $0.snapshot(of: NowPlayingOwnerStack.base)?.playbackState ?? .unknown } }
+        set { edit(.playbackState(newValue), of: NowPlayingOwnerStack.base) }
     }
 
-    /// The player's volume, 0…1 (values outside are clamped).
+    /// The application's player volume, 0…1 (values outside are clamped).
     public var volume: Double {
-        get { state.withLock { $0.volume } }
-        set {
-            let v = newValue.isNaN ? 0 : min(1, max(0, newValue))
-            if update(\.volume, v) { broadcaster.yield(.volume(v)) }
-        }
+        get { state.withLock { $0.snapshot(of: NowPlayingOwnerStack.base)?.volume ?? 1 } }
+        set { edit(.volume(newValue), of: NowPlayingOwnerStack.base) }
     }
 
-    /// How the queue repeats.
+    /// How the application's queue repeats.
     public var repeatType: RepeatType {
-        get { state.withLock { $0.repeatType } }
-        set { if update(\.repeatType, newValue) { broadcaster.yield(.repeatType(newValue)) } }
+        get { state.withLock { $0.snapshot(of: NowPlayingOwnerStack.base)?.repeatType ?? .none } }
+        set { edit(.repeatType(newValue), of: NowPlayingOwnerStack.base) }
     }
 
-    /// How the queue is shuffled.
+    /// How the application's queue is shuffled.
     public var shuffleType: ShuffleType {
-        get { state.withLock { $0.shuffleType } }
-        set { if update(\.shuffleType, newValue) { broadcaster.yield(.shuffleType(newValue)) } }
+        get { state.withLock { $0.snapshot(of: NowPlayingOwnerStack.base)?.shuffleType ?? .off } }
+        set { edit(.shuffleType(newValue), of: NowPlayingOwnerStack.base) }
     }
 
-    /// Reports that the position jumped to `position` seconds (a seek, or a restart of the
-    /// track): sets the info's elapsed time and delivers ``Change/seeked(to:)`` (MPRIS sends
-    /// `Seeked`). Without info it does nothing.
-    public func didSeek(to position: Double) {
-        let moved = state.withLock { s -> Bool in
-            guard s.nowPlayingInfo != nil else { return false }
-            s.nowPlayingInfo?.elapsedTime = max(0, position)
-            s.elapsedTimeSetAt = .now
-            return true
-        }
-        if moved { broadcaster.yield(.seeked(to: max(0, position))) }
-    }
+    /// Reports that the application's position jumped to `position` seconds (a seek, or a
+    /// restart of the track): sets the info's elapsed time and delivers ``Change/seeked(to:)``
+    /// (MPRIS sends `Seeked`) when shown. Without info it does nothing.
+    public func didSeek(to position: Double) { edit(.seek(position), of: NowPlayingOwnerStack.base) }
 
-    /// All the state at one instant.
-    public func snapshot() -> Snapshot { state.withLock { $0 } }
+    /// What is shown now — the state of the owner on top — at one instant.
+    public func snapshot() -> Snapshot { state.withLock { $0.shown } }
 
-    /// The position now (the elapsed time extrapolated with the rate while playing); nil
+    /// The position shown now (the elapsed time extrapolated with the rate while playing); nil
     /// without info.
     public var currentElapsedTime: Double? { snapshot().elapsedTime(at: .now) }
 
-    /// The position at `instant`; nil without info.
+    /// The position shown at `instant`; nil without info.
     public func elapsedTime(at instant: ContinuousClock.Instant) -> Double? { snapshot().elapsedTime(at: instant) }
+
+    // MARK: Owners
+
+    /// Puts a temporary owner named `name` on top — a video player showing a clip, say — and
+    /// returns its handle. Until it is released, what is shown (``snapshot()``, ``changes``,
+    /// MPRIS) is that owner's state, which starts empty; the application's and the lower
+    /// owners' are kept and shown again, as they are then, when the owners above them are
+    /// released (``NowPlayingInfoOwner/release()``, or the handle's deallocation).
+    public func pushOwner(_ name: String) -> NowPlayingInfoOwner {
+        let (id, changes) = state.withLock { $0.push(name: name, now: .now) }
+        for c in changes { broadcaster.yield(c) }
+        return NowPlayingInfoOwner(name: name, id: id, center: self)
+    }
+
+    /// The names of the owners, bottom first (`"application"` is the base owner).
+    public var ownerNames: [String] { state.withLock { $0.names } }
+
+    func edit(_ e: NowPlayingOwnerStack.Edit, of owner: UInt64) {
+        let changes = state.withLock { $0.apply(e, to: owner, now: .now) }
+        for c in changes { broadcaster.yield(c) }
+    }
+
+    func release(_ owner: UInt64) {
+        let changes = state.withLock { $0.release(owner, now: .now) }
+        for c in changes { broadcaster.yield(c) }
+    }
+
+    func snapshot(of owner: UInt64) -> Snapshot? { state.withLock { $0.snapshot(of: owner) } }
+
+    func isInStack(_ owner: UInt64) -> Bool { state.withLock { $0.snapshot(of: owner) != nil } }
+
+    func isShown(_ owner: UInt64) -> Bool { state.withLock { $0.top == owner } }
 
     /// A new stream of the changes made from now on. The stream buffers the newest 256 changes
     /// when its consumer falls behind; it ends when the consumer stops iterating.
     public var changes: AsyncStream<Change> { broadcaster.stream() }
-
-    private func update<V: Equatable>(_ key: WritableKeyPath<Snapshot, V>, _ value: V) -> Bool {
-        state.withLock { s -> Bool in
-            guard s[keyPath: key] != value else { return false }
-            s[keyPath: key] = value
-            return true
-        }
-    }
 }

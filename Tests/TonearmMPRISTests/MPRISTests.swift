@@ -361,6 +361,48 @@ final class Fixture: Sendable {
         }
     }
 
+    /// A video's service takes the well-known name from the player that has it, which waits in
+    /// the bus's queue under its instance name and gets the name back when the video's service
+    /// stops: calls to `org.mpris.MediaPlayer2.tonearm` reach the video, then the music again.
+    /// (Both services are in this process, which `playerctl` shows as one player: the calls are
+    /// made with `dbus-send`; `VideoSessionCLITests` drives two processes with `playerctl`.)
+    @Test func aServiceThatTakesOverTheNameGivesItBackWhenItStops() async throws {
+        let f = try Fixture()
+        defer { f.stop() }
+        #expect(f.service.busName == "org.mpris.MediaPlayer2.tonearm")
+        let owners = try f.bus.follow("dbus-monitor", ["--session", "type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged'"])
+        defer { owners.terminate(SIGTERM) }
+        // dbus-monitor prints the NameAcquired signal of its own connection once it listens.
+        #expect(await owners.waitForStandardOutput(timeout: 10) { $0.text.contains("NameAcquired") })
+        let videoInfo = NowPlayingInfoCenter(), videoCommands = RemoteCommandCenter()
+        videoInfo.nowPlayingInfo = NowPlayingInfo(title: "The Clip", duration: 30, persistentID: 7)
+        let paused = Mutex(false)
+        videoCommands.pause.addTarget { _ in paused.withLock { $0 = true }; return .success }
+        let video = MPRISService(busName: "tonearm", infoCenter: videoInfo, commandCenter: videoCommands,
+                                 busAddress: f.bus.address, artworkCacheDirectory: f.artDirectory.path, takesOverName: true)
+        try video.start()
+        #expect(video.busName == "org.mpris.MediaPlayer2.tonearm")
+        let metadata = ["string:org.mpris.MediaPlayer2.Player", "string:Metadata"]
+        #expect(try f.dbusSend("org.freedesktop.DBus.Properties.Get", metadata).stdout.contains("The Clip"))
+        #expect(try f.dbusSend("org.mpris.MediaPlayer2.Player.Pause", []).status == 0)
+        #expect(paused.withLock { $0 })
+        #expect(f.player.info.playbackState == .paused)
+        // The music's service waits under its instance name.
+        let instance = "org.mpris.MediaPlayer2.tonearm.instance\(getpid())"
+        #expect(await owners.waitForStandardOutput(timeout: 10) { $0.text.contains("\"\(instance)\"") })
+
+        video.stop()
+        // The bus gives the name back (its owner changes a second time) and the instance name goes.
+        #expect(await owners.waitForStandardOutput(timeout: 10) { out in
+            out.text.components(separatedBy: "string \"org.mpris.MediaPlayer2.tonearm\"").count - 1 >= 2
+                && out.text.components(separatedBy: "string \"\(instance)\"").count - 1 >= 2
+        }, "\(owners.standardOutputText)")
+        #expect(f.service.busName == "org.mpris.MediaPlayer2.tonearm")
+        #expect(try f.dbusSend("org.freedesktop.DBus.Properties.Get", metadata).stdout.contains("First Light"))
+        #expect(try f.dbusSend("org.mpris.MediaPlayer2.Player.Play", []).status == 0)
+        #expect(f.player.info.playbackState == .playing)
+    }
+
     @Test func theServiceSurvivesTheBusGoingAway() throws {
         let f = try Fixture()
         defer { f.stop() }
