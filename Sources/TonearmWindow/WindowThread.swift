@@ -35,6 +35,21 @@ struct WindowThread: ~Copyable {
         overlay = ControlsOverlay(hideDelay: shared.configuration.controlsHideDelay)
     }
 
+    /// Whether `renderer` is one of SDL's OpenGL renderers on an OpenGL that draws in software
+    /// (Mesa's llvmpipe, softpipe or swrast; Google's SwiftShader).
+    static func isSoftwareOpenGL(_ renderer: OpaquePointer) -> Bool {
+        var info = SDL_RendererInfo()
+        guard SDL_GetRendererInfo(renderer, &info) == 0, let name = info.name,
+              String(cString: name).hasPrefix("opengl"), let gl = csdl2_current_gl_renderer() else { return false }
+        return isSoftwareOpenGL(named: String(cString: gl))
+    }
+
+    /// Whether an OpenGL renderer string (GL_RENDERER) names a software rasteriser.
+    static func isSoftwareOpenGL(named gl: String) -> Bool {
+        let g = gl.lowercased()
+        return ["llvmpipe", "softpipe", "software rasterizer", "swrast", "swiftshader"].contains { g.contains($0) }
+    }
+
     /// Seconds on SDL's monotonic clock.
     static var now: Double { Double(SDL_GetTicks64()) / 1000 }
 
@@ -71,6 +86,17 @@ struct WindowThread: ~Copyable {
         var renderer: OpaquePointer?
         if c.renderer == .automatic {
             renderer = SDL_CreateRenderer(window, -1, SDL_RENDERER_ACCELERATED.rawValue)
+            // Without a GPU (Xvfb, a virtual machine) OpenGL is Mesa drawing in software: at
+            // 1080p its texture upload, conversion and buffer swap cost about twice the CPU of
+            // SDL's software renderer drawing straight into the window (scripts/bench video).
+            if let r = renderer, Self.isSoftwareOpenGL(r) {
+                SDL_DestroyRenderer(r)
+                renderer = nil
+                // SDL would otherwise show the software renderer's surface through an OpenGL
+                // texture (its "framebuffer acceleration"): the same software OpenGL again. The
+                // window's own framebuffer (shared memory with the X server) instead.
+                SDL_SetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION, "0")
+            }
         }
         if renderer == nil {
             renderer = SDL_CreateRenderer(window, -1, SDL_RENDERER_SOFTWARE.rawValue)
