@@ -91,13 +91,14 @@ import TonearmTestSupport
         #expect(abs(s.median) <= 0.060, "\(describe(steady))")
         // Every flash (not only the median) within ffplay's frame-dup threshold of its beep.
         #expect(s.maxAbs <= 0.100, "\(describe(steady))")
-        // Known: in the first second or two the picture can be 50–130 ms early (the clock is
-        // the rendered position minus the output's latency, and PulseAudio's latency is not yet
-        // what it settles to); the flash at 0 s is often not seen at all (the first frames are
-        // dropped while the window opens). A Player/PulseOutput matter, reported.
+        // Known, in the start-up: the first frame is shown at once when the window opens (by
+        // design, VideoSyncMachine: the picture of the place started at), so the flash at 0 s
+        // comes 0.1–0.4 s before its beep, whose sound is still on its way through the output's
+        // buffer; and in some runs the flash at 1 s is 130 ms early (the clock is the rendered
+        // position minus the output's latency, and PulseAudio's latency has not yet settled).
+        // A Player/PulseOutput matter, reported.
         withKnownIssue("the picture runs early in the first seconds", isIntermittent: true) {
             #expect(start.allSatisfy { abs($0.offset) <= 0.060 }, "the start-up: \(describe(start))")
-            #expect(start.count == 2, "flashes seen in the start-up: \(start.count) of 2")
         }
     }
 
