@@ -123,6 +123,15 @@ import TonearmTestSupport
         #expect(!WindowThread.isSoftwareOpenGL(named: "Mesa Intel(R) UHD Graphics 620 (KBL GT2)"))
     }
 
+    @Test func aGPUIsKnownByItsDeviceNodes() {
+        #expect(!WindowThread.hasGPUDevice([]))
+        #expect(!WindowThread.hasGPUDevice(["/dev/dri/by-path"]))
+        #expect(WindowThread.hasGPUDevice(["/dev/dri/by-path", "/dev/dri/card0", "/dev/dri/renderD128"]))
+        #expect(WindowThread.hasGPUDevice(["/dev/dri/renderD128"]))
+        #expect(WindowThread.hasGPUDevice(["/dev/nvidia0", "/dev/nvidiactl"]))
+        #expect(!WindowThread.hasGPUDevice(["/dev/nvidia-caps"]))
+    }
+
     @Test(arguments: VideoFrame.PixelFormat.allCases)
     func sdlsSoftwareRendererDrawsTheSame(format: VideoFrame.PixelFormat) throws {
         try withWindow(.init(title: "software", width: 320, height: 240, renderer: .software)) { display, window in
