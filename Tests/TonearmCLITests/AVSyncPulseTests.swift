@@ -94,11 +94,12 @@ import TonearmTestSupport
         // Known, in the start-up: the first frame is shown at once when the window opens (by
         // design, VideoSyncMachine: the picture of the place started at), so the flash at 0 s
         // comes 0.13–0.36 s before its beep, whose sound is still on its way through the
-        // output. And at 1 s PulseOutput grows its buffer from 75 to 250 ms (growAfter): the
+        // output. And at 1 s the flash is dropped (9 flashes of 10 seen) or shown ~130 ms early;
+        // most likely because PulseOutput grows its buffer from 75 to 250 ms then (growAfter): the
         // engine renders the 175 ms asked for at once, while the latency the video clock
         // subtracts (rendered − latency) is the one of the last timing update, so the clock
-        // jumps ~175 ms ahead until the next: the flash at 1 s is dropped (9 flashes of 10 seen)
-        // or shown ~130 ms early. The same 1 s after every seek (a flush shrinks the buffer).
+        // jumps ~175 ms ahead until the next (the same would follow 1 s after every seek, a
+        // flush shrinking the buffer).
         // A Player/PulseOutput matter, reported.
         withKnownIssue("the picture runs early in the first seconds", isIntermittent: true) {
             #expect(start.allSatisfy { abs($0.offset) <= 0.060 }, "the start-up: \(describe(start))")
