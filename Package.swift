@@ -165,9 +165,11 @@ let package = Package(
         .testTarget(name: "TonearmArchitectureTests"),
         // Shared by the tests: fixture generation, the private PulseAudio server, recording, Xvfb
         // displays (screenshots; xclient.py sends windows close requests, keys and motion), the
-        // test HTTP server (httpd.py, run with python3 from its source path).
+        // test HTTP server (httpd.py, run with python3 from its source path), and the A/V sync
+        // instruments (xsampler.py reads a pixel of the screen, pamonitor.py records a sink's
+        // monitor with PulseAudio's timing).
         .target(name: "TonearmTestSupport", dependencies: ["TonearmCore", "TonearmEngine", "TonearmOutput", "RenderThreadProbe"],
-                path: "Tests/TonearmTestSupport", exclude: ["httpd.py", "xclient.py"]),
+                path: "Tests/TonearmTestSupport", exclude: ["httpd.py", "xclient.py", "xsampler.py", "pamonitor.py"]),
         // The test executable's malloc, free and pthread lock calls, counted on the render thread
         // (RenderProbe in TonearmTestSupport): proof that the render path allocates and locks nothing.
         .target(name: "RenderThreadProbe", path: "Tests/RenderThreadProbe"),

@@ -66,4 +66,14 @@ static inline int csdl2_x11_window_manager_present(SDL_Window *window) {
 #endif
 }
 
+/// The OpenGL renderer string (GL_RENDERER: "llvmpipe (LLVM 15.0.6, 256 bits)", a GPU's name)
+/// of the context current on this thread, looked up through SDL (which loaded the library);
+/// NULL without one. SDL's opengl and opengles2 renderers make theirs current when created.
+static inline const char *csdl2_current_gl_renderer(void) {
+    typedef const unsigned char *(*GetString)(unsigned int);
+    GetString getString = (GetString)SDL_GL_GetProcAddress("glGetString");
+    if (!getString) return NULL;
+    return (const char *)getString(0x1F01 /* GL_RENDERER */);
+}
+
 #endif

@@ -41,7 +41,9 @@ public final class VideoWindow: Sendable {
         public var resizable: Bool
         public var fullScreen: Bool
         public var gravity: VideoGravity
-        /// `.automatic`: an accelerated renderer when SDL has one, else SDL's software renderer.
+        /// `.automatic`: an accelerated renderer when SDL has one on a GPU, else SDL's software
+        /// renderer (also when SDL's OpenGL is a software one, as on Xvfb: then drawing straight
+        /// into the window, without OpenGL).
         public var renderer: Renderer
         /// SDL's video driver (`x11`, `wayland`, …; SDL_HINT_VIDEODRIVER); nil lets SDL choose
         /// (or the `SDL_VIDEODRIVER` environment variable).

@@ -35,6 +35,39 @@ struct WindowThread: ~Copyable {
         overlay = ControlsOverlay(hideDelay: shared.configuration.controlsHideDelay)
     }
 
+    /// Whether `renderer` is one of SDL's OpenGL renderers on an OpenGL that draws in software
+    /// (Mesa's llvmpipe, softpipe or swrast; Google's SwiftShader).
+    static func isSoftwareOpenGL(_ renderer: OpaquePointer) -> Bool {
+        var info = SDL_RendererInfo()
+        guard SDL_GetRendererInfo(renderer, &info) == 0, let name = info.name,
+              String(cString: name).hasPrefix("opengl"), let gl = csdl2_current_gl_renderer() else { return false }
+        return isSoftwareOpenGL(named: String(cString: gl))
+    }
+
+    /// The device nodes a GPU shows itself by: `/dev/dri/*` (DRM: `card0`, `renderD128`) and
+    /// `/dev/nvidia*` (NVIDIA's own driver), as paths.
+    static func deviceNodes() -> [String] {
+        let fm = FileManager.default
+        let dri = ((try? fm.contentsOfDirectory(atPath: "/dev/dri")) ?? []).map { "/dev/dri/\($0)" }
+        let dev = ((try? fm.contentsOfDirectory(atPath: "/dev")) ?? []).filter { $0.hasPrefix("nvidia") }.map { "/dev/\($0)" }
+        return dri + dev
+    }
+
+    /// Whether `nodes` (``deviceNodes()``) include a GPU's: a DRM card or render node, or
+    /// NVIDIA's control device. Without one, OpenGL can only draw in software.
+    static func hasGPUDevice(_ nodes: [String]) -> Bool {
+        nodes.contains { n in
+            let name = n.split(separator: "/").last.map(String.init) ?? n
+            return (n.hasPrefix("/dev/dri/") && (name.hasPrefix("card") || name.hasPrefix("renderD"))) || n == "/dev/nvidiactl"
+        }
+    }
+
+    /// Whether an OpenGL renderer string (GL_RENDERER) names a software rasteriser.
+    static func isSoftwareOpenGL(named gl: String) -> Bool {
+        let g = gl.lowercased()
+        return ["llvmpipe", "softpipe", "software rasterizer", "swrast", "swiftshader"].contains { g.contains($0) }
+    }
+
     /// Seconds on SDL's monotonic clock.
     static var now: Double { Double(SDL_GetTicks64()) / 1000 }
 
@@ -69,11 +102,36 @@ struct WindowThread: ~Copyable {
         }
         defer { SDL_DestroyWindow(window) }
         var renderer: OpaquePointer?
+        var softwareOpenGL = false
         if c.renderer == .automatic {
-            renderer = SDL_CreateRenderer(window, -1, SDL_RENDERER_ACCELERATED.rawValue)
+            // Without a GPU (Xvfb, a virtual machine) OpenGL is Mesa drawing in software: at
+            // 1080p its texture upload, conversion and buffer swap cost about twice the CPU of
+            // SDL's software renderer drawing straight into the window, and starting it delays
+            // the first frame by ~50 ms (scripts/bench video). With no GPU device at all it is
+            // not tried; with one, the OpenGL renderer is asked what it draws with (Xvfb on a
+            // machine with a GPU still has only Mesa's software OpenGL).
+            if !Self.hasGPUDevice(Self.deviceNodes()) {
+                softwareOpenGL = true
+            } else {
+                renderer = SDL_CreateRenderer(window, -1, SDL_RENDERER_ACCELERATED.rawValue)
+                if let r = renderer, Self.isSoftwareOpenGL(r) {
+                    SDL_DestroyRenderer(r)
+                    renderer = nil
+                    softwareOpenGL = true
+                }
+            }
         }
         if renderer == nil {
+            // SDL would otherwise show the software renderer's surface through an OpenGL texture
+            // (its "framebuffer acceleration"): the same software OpenGL again. The window's own
+            // framebuffer (shared memory with the X server) instead — where the video driver has
+            // one; where it has not, SDL's default again.
+            if softwareOpenGL { SDL_SetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION, "0") }
             renderer = SDL_CreateRenderer(window, -1, SDL_RENDERER_SOFTWARE.rawValue)
+            if renderer == nil, softwareOpenGL {
+                SDL_ResetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION)
+                renderer = SDL_CreateRenderer(window, -1, SDL_RENDERER_SOFTWARE.rawValue)
+            }
         }
         guard let renderer else {
             shared.started(.failure(.cannotCreateWindow("no renderer: \(String(cString: SDL_GetError()))")))

@@ -98,6 +98,40 @@ import TonearmTestSupport
         }
     }
 
+    /// Xvfb has no GPU: SDL's OpenGL there is Mesa's llvmpipe, which costs about twice the CPU
+    /// of SDL's software renderer at 1080p (scripts/bench video). The automatic choice takes the
+    /// software renderer, and it draws the frame.
+    @Test func withoutAGPUTheAutomaticRendererIsSDLsSoftwareOne() throws {
+        try withWindow(.init(title: "automatic", width: 320, height: 240)) { display, window in
+            #expect(window.rendererName == "software", "SDL's \(window.rendererName) renderer on Xvfb")
+            let p = try showAndWait(window, TestFrames.quadrants(.yuv420p, width: 160, height: 120))
+            let shot = try display.screenshot()
+            expectQuadrants(shot, p, in: p.videoRect, Self.upright)
+            // Another frame replaces it (the window's framebuffer is presented again).
+            var turned = TestFrames.quadrants(.rgba, width: 160, height: 120)
+            turned.rotation = 180
+            let q = try showAndWait(window, turned)
+            expectQuadrants(try display.screenshot(), q, in: q.videoRect, [Self.white, Self.blue, Self.green, Self.red])
+        }
+    }
+
+    @Test func softwareOpenGLIsKnownByItsName() {
+        #expect(WindowThread.isSoftwareOpenGL(named: "llvmpipe (LLVM 15.0.6, 256 bits)"))
+        #expect(WindowThread.isSoftwareOpenGL(named: "softpipe"))
+        #expect(WindowThread.isSoftwareOpenGL(named: "Software Rasterizer"))
+        #expect(!WindowThread.isSoftwareOpenGL(named: "AMD Radeon RX 6600 (radeonsi, navi23, LLVM 15.0.6, DRM 3.49)"))
+        #expect(!WindowThread.isSoftwareOpenGL(named: "Mesa Intel(R) UHD Graphics 620 (KBL GT2)"))
+    }
+
+    @Test func aGPUIsKnownByItsDeviceNodes() {
+        #expect(!WindowThread.hasGPUDevice([]))
+        #expect(!WindowThread.hasGPUDevice(["/dev/dri/by-path"]))
+        #expect(WindowThread.hasGPUDevice(["/dev/dri/by-path", "/dev/dri/card0", "/dev/dri/renderD128"]))
+        #expect(WindowThread.hasGPUDevice(["/dev/dri/renderD128"]))
+        #expect(WindowThread.hasGPUDevice(["/dev/nvidia0", "/dev/nvidiactl"]))
+        #expect(!WindowThread.hasGPUDevice(["/dev/nvidia-caps"]))
+    }
+
     @Test(arguments: VideoFrame.PixelFormat.allCases)
     func sdlsSoftwareRendererDrawsTheSame(format: VideoFrame.PixelFormat) throws {
         try withWindow(.init(title: "software", width: 320, height: 240, renderer: .software)) { display, window in
