@@ -142,7 +142,7 @@ final class Scanner: @unchecked Sendable {
         var scanIDs: Set<Int64>? = bulk ? [] : nil
         defer {
             if bulk {
-                if let leaveIndexes { leaveIndexes() } else { try? pool.write(Schema.restoreDeferredSchema) }
+                if let leaveIndexes { leaveIndexes() } else { try? Schema.restoreDeferredSchema(pool, databasePath: databasePath) }
             }
         }
         var done = summary.unchanged

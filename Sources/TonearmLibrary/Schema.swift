@@ -36,6 +36,9 @@ import GRDB
 /// - v8 adds `searchKey` (``SearchIndex``: the folded title, artist and album with each CJK
 ///   character a word of its own, and the pinyin of Chinese names) and makes `itemSearch` index
 ///   it instead of the three keys, so that any substring of Chinese text and its pinyin find it.
+/// - v9 drops `item_contentHash`: no query looks rows up by content hash (a scan and the
+///   watcher read every row's hash once, with the table), and a first scan spent 2.8k
+///   instructions a file building it.
 enum Schema {
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -157,6 +160,13 @@ enum Schema {
                 END;
                 """)
         }
+        m.registerMigration("v9: no content hash index") { db in
+            // Also when a killed first scan deferred it (see deferListingSchema).
+            try db.execute(sql: """
+                DROP INDEX IF EXISTS item_contentHash;
+                DELETE FROM deferredSchema WHERE name = 'item_contentHash';
+                """)
+        }
         return m
     }
 
@@ -217,6 +227,7 @@ enum Schema {
         "v1: items, artwork, full-text index", "v2: playlists", "v3: search keys spell out æ, ø, ł…; sort keys",
         "v4: listing indexes", "v5: deferred schema", "v6: content hash version",
         "v7: natural order of numbers in sort keys", "v8: CJK substrings and pinyin in the full-text index",
+        "v9: no content hash index",
     ]
 
     /// The schema the migrations end with, made at once: the tables (the item table's columns
@@ -233,7 +244,6 @@ enum Schema {
             hashVersion INTEGER NOT NULL DEFAULT 1,
             searchKey TEXT NOT NULL DEFAULT ''
         );
-        CREATE INDEX item_contentHash ON item(contentHash);
         CREATE INDEX item_artist ON item(artistKey, year, albumKey, discNumber, trackNumber);
         CREATE INDEX item_album ON item(albumKey, albumArtistKey, discNumber, trackNumber);
         CREATE INDEX item_albumArtist ON item(albumArtistKey);
@@ -320,6 +330,50 @@ enum Schema {
         for row in rows { try db.execute(sql: row["sql"]) }
         try db.execute(sql: "INSERT INTO itemSearch(itemSearch) VALUES ('rebuild')")
         try db.execute(sql: "DELETE FROM deferredSchema")
+    }
+
+    /// ``restoreDeferredSchema(_:)`` at the end of a first scan, with the full-text index built
+    /// on another thread (``SearchIndexBuild``) while the writer builds the listing indexes, then
+    /// copied in. Two transactions: the listing indexes (their rows leave `deferredSchema`), then
+    /// the full-text index with its insert trigger; a kill between them leaves the trigger
+    /// deferred, and the next open rebuilds the index. When the other thread fails, the index
+    /// is rebuilt on the writer as before.
+    static func restoreDeferredSchema(_ pool: DatabasePool, databasePath: String) throws {
+        let (deferred, tableSQL) = try pool.read { db in
+            (try Row.fetchAll(db, sql: "SELECT name, sql FROM deferredSchema").map { ($0["name"] as String, $0["sql"] as String) },
+             try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'itemSearch'"))
+        }
+        guard let tableSQL, deferred.contains(where: { $0.0 == "item_ai" }) else {
+            try pool.write(restoreDeferredSchema)
+            return
+        }
+        let build = SearchIndexBuild(databasePath: databasePath, tableSQL: tableSQL)
+        try pool.write { db in
+            for (name, sql) in deferred where name != "item_ai" {
+                try db.execute(sql: sql)
+                try db.execute(sql: "DELETE FROM deferredSchema WHERE name = ?", arguments: [name])
+            }
+        }
+        guard case .success(let image) = build.wait() else {
+            try pool.write(restoreDeferredSchema)
+            return
+        }
+        try pool.writeWithoutTransaction { db in
+            try SearchIndexBuild.withAttached(image, db) {
+                try db.inTransaction {
+                    // A new table (an FTS5 table keeps what it read of its index in memory),
+                    // made by the same SQL, its index replaced by the one built.
+                    try db.execute(sql: "DROP TABLE itemSearch")
+                    try db.execute(sql: tableSQL)
+                    for table in SearchIndexBuild.shadowTables {
+                        try db.execute(sql: "DELETE FROM main.\(table); INSERT INTO main.\(table) SELECT * FROM searchBuild.\(table)")
+                    }
+                    for (name, sql) in deferred where name == "item_ai" { try db.execute(sql: sql) }
+                    try db.execute(sql: "DELETE FROM deferredSchema")
+                    return .commit
+                }
+            }
+        }
     }
 
     /// Whether indexes are deferred (a first scan runs or was killed).

@@ -114,6 +114,53 @@ import TonearmTestSupport
     }
 }
 
+extension BulkScanTests {
+    /// The full-text index's tables (``SearchIndexBuild/shadowTables``), row by row, in key order.
+    static func searchIndex(_ db: Database) throws -> [String] {
+        try SearchIndexBuild.shadowTables.flatMap { table in
+            try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY 1, 2").map { "\(table) \($0)" }
+        }
+    }
+
+    /// At the end of a first scan the full-text index is built on another thread (from the
+    /// committed rows, into an in-memory database) while the writer builds the listing indexes,
+    /// then copied in with the insert trigger: the result is the index FTS5's 'rebuild' makes
+    /// from the rows, table by table, it passes FTS5's integrity check against the rows, and
+    /// the library searches and keeps its index up to date as before.
+    @Test func theFullTextIndexBuiltBesideTheListingIndexesIsTheRebuiltOne() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        _ = try await f.library.scanToEnd(folders: [f.root])
+        let complete = try Self.schema(f.library.path)
+        let pool = try DatabasePool(path: f.library.path)
+        // (Read after the commit: FTS5 writes its pending terms out then.)
+        try await pool.write { db in try db.execute(sql: "INSERT INTO itemSearch(itemSearch) VALUES ('rebuild')") }
+        let rebuilt = try await pool.read(Self.searchIndex)
+        #expect(rebuilt.count > LibraryFixtures.mediaCount, "a row of sizes for each item, and the index")
+        // As a killed first scan leaves it: everything deferred, the full-text index empty.
+        try await pool.write { db in
+            try Schema.deferListingSchema(db)
+            try db.execute(sql: "INSERT INTO itemSearch(itemSearch) VALUES ('delete-all')")
+        }
+        #expect(try await pool.read(Self.searchIndex) != rebuilt)
+        try Schema.restoreDeferredSchema(pool, databasePath: f.library.path)
+        #expect(try Self.schema(f.library.path) == complete)
+        #expect(try Self.deferred(f.library.path) == 0)
+        let copied = try await pool.read(Self.searchIndex)
+        #expect(copied == rebuilt, "\(zip(copied, rebuilt).first { $0 != $1 }.map { "\($0) ≠ \($1)" } ?? "counts \(copied.count), \(rebuilt.count)")")
+        try await pool.write { db in try db.execute(sql: "INSERT INTO itemSearch(itemSearch) VALUES ('integrity-check')") }
+        // The connection that copied it searches it, and its insert trigger feeds it.
+        let byArtist = try MediaQuery.songs().filtered(by: .artist("Beyoncé")).items(in: f.library).count
+        #expect(try MediaQuery.search("beyonce").items(in: f.library).count == byArtist && byArtist > 0)
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE item SET searchKey = 'zyzzyva' WHERE id = (SELECT min(id) FROM item)")
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM itemSearch WHERE itemSearch MATCH 'zyzzyva'") == 1)
+            try db.execute(sql: "INSERT INTO itemSearch(itemSearch) VALUES ('integrity-check')")
+        }
+        try pool.close()
+    }
+}
+
 /// A first scan may leave its indexes to the library's next use (`tonearm library scan`, which
 /// exits after scanning): the next read or write of the same library makes them first, and so
 /// does the next open of the file.
