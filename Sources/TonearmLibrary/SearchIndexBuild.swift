@@ -48,8 +48,9 @@ final class SearchIndexBuild: @unchecked Sendable {  // `image` is guarded by `c
         return try queue.writeWithoutTransaction { db in
             try db.execute(sql: "ATTACH DATABASE ? AS library", arguments: [databasePath])
             try db.execute(sql: tableSQL)
-            // In one transaction, in id order: the index FTS5's 'rebuild' makes.
-            try db.inTransaction {
+            // In one transaction, in id order: the index FTS5's 'rebuild' makes. Deferred: an
+            // immediate one would take the library's write lock too, which the writer holds.
+            try db.inTransaction(.deferred) {
                 try db.execute(sql: "INSERT INTO main.itemSearch(rowid, searchKey) SELECT id, searchKey FROM library.item ORDER BY id")
                 return .commit
             }

@@ -122,6 +122,28 @@ extension BulkScanTests {
         }
     }
 
+    /// The full-text index is built while the writer holds the library's write lock (it builds
+    /// the listing indexes meanwhile): the build only reads the library, from the last commit.
+    @Test func theFullTextIndexIsBuiltWhileTheWriterHoldsTheLibrary() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        _ = try await f.library.scanToEnd(folders: [f.root])
+        let path = f.library.path
+        let pool = try DatabasePool(path: path)
+        let tableSQL = try #require(try await pool.read { try String.fetchOne($0, sql: "SELECT sql FROM sqlite_master WHERE name = 'itemSearch'") })
+        let image = try await pool.write { db in
+            try db.execute(sql: "DELETE FROM item WHERE id = (SELECT min(id) FROM item)")  // the write lock taken
+            return try SearchIndexBuild(databasePath: path, tableSQL: tableSQL).wait().get()
+        }
+        let documents = try await DatabaseQueue().writeWithoutTransaction { db in
+            try SearchIndexBuild.withAttached(image, db) {
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM searchBuild.itemSearch_docsize")
+            }
+        }
+        #expect(documents == LibraryFixtures.mediaCount, "every committed row, not the one being deleted")
+        try pool.close()
+    }
+
     /// At the end of a first scan the full-text index is built on another thread (from the
     /// committed rows, into an in-memory database) while the writer builds the listing indexes,
     /// then copied in with the insert trigger: the result is the index FTS5's 'rebuild' makes
