@@ -391,8 +391,13 @@ enum Schema {
     static func derivedTexts(title: String?, artist: String?, album: String?, albumArtist: String?,
                              composer: String?, genre: String?) -> [String] {
         let texts = [title, artist, album, albumArtist ?? artist, composer, genre]
-        let keys = texts.map { SearchKey.fold($0) }
-        return keys + texts.map { SortKey.make($0) } + [SearchIndex.text(keys: Array(keys[0..<3]))]
+        // One array, made at its size (concatenating three cost 2.3k instructions a file).
+        var derived: [String] = []
+        derived.reserveCapacity(2 * texts.count + 1)
+        for text in texts { derived.append(SearchKey.fold(text)) }
+        for text in texts { derived.append(SortKey.make(text)) }
+        derived.append(SearchIndex.text(keys: derived[0..<3]))
+        return derived
     }
 
     /// Sets `columns` (some of ``derivedColumns``, those the schema has at the time) of every
