@@ -33,6 +33,10 @@ final class Scanner: @unchecked Sendable {
     /// Set: a first scan leaves the indexes it deferred to be made later, and calls this
     /// (before it reports its summary) instead of making them at its end.
     private let leaveIndexes: (@Sendable () -> Void)?
+    /// A first scan's new rows' ids and search keys, as written: the full-text index is built
+    /// from them at the end (``SearchIndexBuild``) without reading the table again. Touched
+    /// only by the coordinator thread.
+    private var searchRows: [(id: Int64, key: String)] = []
 
     init(pool: DatabasePool, databasePath: String, folders: [String], changed: Set<String>? = nil, readerThreads: Int,
          batchSize: Int, lock: NSLock, leaveIndexes: (@Sendable () -> Void)? = nil,
@@ -142,7 +146,7 @@ final class Scanner: @unchecked Sendable {
         var scanIDs: Set<Int64>? = bulk ? [] : nil
         defer {
             if bulk {
-                if let leaveIndexes { leaveIndexes() } else { try? Schema.restoreDeferredSchema(pool, databasePath: databasePath) }
+                if let leaveIndexes { leaveIndexes() } else { try? Schema.restoreDeferredSchema(pool, searchRows: searchRows) }
             }
         }
         var done = summary.unchanged
@@ -317,7 +321,10 @@ final class Scanner: @unchecked Sendable {
                                       .int(Int64(ContentHash.version)), .int(id)])
                 }
             }
-            if known != nil { known = assigned }
+            if known != nil {
+                known = assigned
+                searchRows += inserts.map { ($0.id, $0.fields.derived[Self.searchKeyIndex]) }
+            }
             // In the table's order (the ids, content hashes, are spread over the whole range):
             // each row then goes after the last one written, where the B-tree appends without
             // splitting pages in the middle of the table.
@@ -435,6 +442,8 @@ final class Scanner: @unchecked Sendable {
     ] + Schema.derivedColumns
     /// A new row's columns: the id, ``fileColumns``, ``fieldColumns`` and the date added.
     private static let insertColumns = ["id"] + fileColumns + fieldColumns + ["dateAdded"]
+    /// Where `searchKey` is in ``ItemFields/derived``.
+    private static let searchKeyIndex = Schema.derivedColumns.firstIndex(of: "searchKey")!
     /// Rows per INSERT statement (50 × 48 values, well under SQLite's limit of 32,766).
     private static let insertChunk = 50
     /// Files a first scan must have to build the indexes at the end (see ``run()``).
