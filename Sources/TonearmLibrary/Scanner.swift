@@ -33,10 +33,6 @@ final class Scanner: @unchecked Sendable {
     /// Set: a first scan leaves the indexes it deferred to be made later, and calls this
     /// (before it reports its summary) instead of making them at its end.
     private let leaveIndexes: (@Sendable () -> Void)?
-    /// A first scan's new rows' ids and search keys, as written: the full-text index is built
-    /// from them at the end (``SearchIndexBuild``) without reading the table again. Touched
-    /// only by the coordinator thread.
-    private var searchRows: [(id: Int64, key: String)] = []
 
     init(pool: DatabasePool, databasePath: String, folders: [String], changed: Set<String>? = nil, readerThreads: Int,
          batchSize: Int, lock: NSLock, leaveIndexes: (@Sendable () -> Void)? = nil,
@@ -146,7 +142,7 @@ final class Scanner: @unchecked Sendable {
         var scanIDs: Set<Int64>? = bulk ? [] : nil
         defer {
             if bulk {
-                if let leaveIndexes { leaveIndexes() } else { try? Schema.restoreDeferredSchema(pool, searchRows: searchRows) }
+                if let leaveIndexes { leaveIndexes() } else { try? pool.write(Schema.restoreDeferredSchema) }
             }
         }
         var done = summary.unchanged
@@ -321,10 +317,7 @@ final class Scanner: @unchecked Sendable {
                                       .int(Int64(ContentHash.version)), .int(id)])
                 }
             }
-            if known != nil {
-                known = assigned
-                searchRows += inserts.map { ($0.id, $0.fields.derived[Self.searchKeyIndex]) }
-            }
+            if known != nil { known = assigned }
             // In the table's order (the ids, content hashes, are spread over the whole range):
             // each row then goes after the last one written, where the B-tree appends without
             // splitting pages in the middle of the table.
@@ -442,8 +435,6 @@ final class Scanner: @unchecked Sendable {
     ] + Schema.derivedColumns
     /// A new row's columns: the id, ``fileColumns``, ``fieldColumns`` and the date added.
     private static let insertColumns = ["id"] + fileColumns + fieldColumns + ["dateAdded"]
-    /// Where `searchKey` is in ``ItemFields/derived``.
-    private static let searchKeyIndex = Schema.derivedColumns.firstIndex(of: "searchKey")!
     /// Rows per INSERT statement (50 × 48 values, well under SQLite's limit of 32,766).
     private static let insertChunk = 50
     /// Files a first scan must have to build the indexes at the end (see ``run()``).

@@ -332,55 +332,6 @@ enum Schema {
         try db.execute(sql: "DELETE FROM deferredSchema")
     }
 
-    /// ``restoreDeferredSchema(_:)`` at the end of a first scan, with the full-text index built
-    /// on another thread (``SearchIndexBuild``, from `searchRows`: every row's id and search key,
-    /// as the scan wrote them) while the writer builds the listing indexes, then copied in. Two
-    /// transactions: the listing indexes (their rows leave `deferredSchema`), then the full-text
-    /// index with its insert trigger; a kill between them leaves the trigger deferred, and the
-    /// next open rebuilds the index. When the other thread fails, or the table does not hold
-    /// as many rows as `searchRows`, the index is rebuilt on the writer as before.
-    static func restoreDeferredSchema(_ pool: DatabasePool, searchRows: [(id: Int64, key: String)]) throws {
-        let (deferred, tableSQL) = try pool.read { db in
-            (try Row.fetchAll(db, sql: "SELECT name, sql FROM deferredSchema").map { ($0["name"] as String, $0["sql"] as String) },
-             try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'itemSearch'"))
-        }
-        guard let tableSQL, deferred.contains(where: { $0.0 == "item_ai" }) else {
-            try pool.write(restoreDeferredSchema)
-            return
-        }
-        let build = SearchIndexBuild(rows: searchRows, tableSQL: tableSQL)
-        try pool.write { db in
-            for (name, sql) in deferred where name != "item_ai" {
-                try db.execute(sql: sql)
-                try db.execute(sql: "DELETE FROM deferredSchema WHERE name = ?", arguments: [name])
-            }
-        }
-        guard case .success(let image) = build.wait() else {
-            try pool.write(restoreDeferredSchema)
-            return
-        }
-        try pool.writeWithoutTransaction { db in
-            try SearchIndexBuild.withAttached(image, db) {
-                try db.inTransaction {
-                    guard try Int.fetchOne(db, sql: "SELECT count(*) FROM item") == searchRows.count else {
-                        try restoreDeferredSchema(db)
-                        return .commit
-                    }
-                    // A new table (an FTS5 table keeps what it read of its index in memory),
-                    // made by the same SQL, its index replaced by the one built.
-                    try db.execute(sql: "DROP TABLE itemSearch")
-                    try db.execute(sql: tableSQL)
-                    for table in SearchIndexBuild.shadowTables {
-                        try db.execute(sql: "DELETE FROM main.\(table); INSERT INTO main.\(table) SELECT * FROM searchBuild.\(table)")
-                    }
-                    for (name, sql) in deferred where name == "item_ai" { try db.execute(sql: sql) }
-                    try db.execute(sql: "DELETE FROM deferredSchema")
-                    return .commit
-                }
-            }
-        }
-    }
-
     /// Whether indexes are deferred (a first scan runs or was killed).
     static func hasDeferredSchema(_ db: Database) throws -> Bool {
         try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM deferredSchema)") ?? false
