@@ -31,19 +31,18 @@ public enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
         }
         // The folders of the path (not its last component), found in its UTF-8 bytes: the
         // standard library's `split` on a String walks Characters (28,000 instructions a file
-        // of a library scan).
-        var utf8 = path.utf8[...]
-        while utf8.last == UInt8(ascii: "/") { utf8 = utf8.dropLast() }  // as `split` drops empty parts
-        var start = utf8.startIndex
-        var i = utf8.startIndex
-        while i != utf8.endIndex {
-            if utf8[i] == UInt8(ascii: "/") {
-                if i != start, let type = folderType(path[start..<i]) { return type }
-                start = utf8.index(after: i)
+        // of a library scan), and indexing its UTF-8 view 4,000 (a buffer: a few hundred).
+        var path = path
+        return path.withUTF8 { b -> MediaType in
+            var end = b.count
+            while end > 0 && b[end - 1] == UInt8(ascii: "/") { end -= 1 }  // as `split` drops empty parts
+            var start = 0
+            for i in 0..<end where b[i] == UInt8(ascii: "/") {
+                if i != start, let type = folderType(UnsafeBufferPointer(rebasing: b[start..<i])) { return type }
+                start = i + 1
             }
-            i = utf8.index(after: i)
+            return .music
         }
-        return .music
     }
 
     /// Whether `word` occurs in `text`, byte for byte (both folded already). Foundation's
@@ -62,28 +61,32 @@ public enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
         }
     }
 
-    /// The type a folder's name says (rule 3), folded as ``SearchKey/fold(_:)`` folds; ASCII
-    /// names (most) compared byte by byte, since folding leaves ASCII lower-cased with its
-    /// white space collapsed, and none of the names has a space.
-    private static func folderType(_ name: Substring) -> MediaType? {
+    /// The type a folder's name (its UTF-8 bytes) says (rule 3), folded as ``SearchKey/fold(_:)``
+    /// folds; ASCII names (most) compared byte by byte, since folding leaves ASCII lower-cased
+    /// with its white space collapsed, and none of the names has a space.
+    private static func folderType(_ name: UnsafeBufferPointer<UInt8>) -> MediaType? {
         let key: String
-        if name.utf8.allSatisfy({ $0 < 0x80 }) {
-            var bytes = name.utf8[...]
+        if name.allSatisfy({ $0 < 0x80 }) {
             let space: (UInt8) -> Bool = { $0 == 0x20 || (0x09...0x0D).contains($0) }
-            while let b = bytes.first, space(b) { bytes = bytes.dropFirst() }
-            while let b = bytes.last, space(b) { bytes = bytes.dropLast() }
-            guard (7...10).contains(bytes.count) else { return nil }
+            var lower = 0, upper = name.count
+            while lower < upper && space(name[lower]) { lower += 1 }
+            while upper > lower && space(name[upper - 1]) { upper -= 1 }
+            guard (7...10).contains(upper - lower) else { return nil }
             // Compared byte by byte, lower-cased, without making a String (one per folder of every file).
             func `is`(_ word: StaticString) -> Bool {
-                word.utf8CodeUnitCount == bytes.count
-                    && zip(bytes, UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount))
-                        .allSatisfy { ((0x41...0x5A).contains($0) ? $0 | 0x20 : $0) == $1 }
+                guard word.utf8CodeUnitCount == upper - lower else { return false }
+                let w = word.utf8Start
+                for k in 0..<(upper - lower) {
+                    let x = name[lower + k]
+                    if ((0x41...0x5A).contains(x) ? x | 0x20 : x) != w[k] { return false }
+                }
+                return true
             }
             if `is`("podcasts") || `is`("podcast") { return .podcast }
             if `is`("audiobooks") || `is`("audiobook") || `is`("horbucher") { return .audiobook }
             return nil
         } else {
-            key = SearchKey.fold(String(name))
+            key = SearchKey.fold(String(decoding: name, as: UTF8.self))
         }
         switch key {
         case "podcasts", "podcast": return .podcast

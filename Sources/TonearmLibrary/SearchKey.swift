@@ -29,19 +29,23 @@ public enum SearchKey {
     static func foldASCII(_ text: String) -> String? {
         var text = text
         return text.withUTF8 { bytes -> String? in
-            var out = [UInt8]()
-            out.reserveCapacity(bytes.count)
-            var pendingSpace = false
-            for b in bytes {
-                if b >= 0x80 { return nil }
-                if b == 0x20 || (0x09...0x0D).contains(b) {  // Unicode's white space within ASCII
-                    pendingSpace = !out.isEmpty
-                    continue
+            for b in bytes where b >= 0x80 { return nil }
+            // Written straight into the string's storage (no array first, no copy; a key of up
+            // to 15 bytes is a small string, not allocated at all): at most as long as the text.
+            return String(unsafeUninitializedCapacity: bytes.count) { out in
+                var count = 0
+                var pendingSpace = false
+                for b in bytes {
+                    if b == 0x20 || (0x09...0x0D).contains(b) {  // Unicode's white space within ASCII
+                        pendingSpace = count > 0
+                        continue
+                    }
+                    if pendingSpace { out[count] = 0x20; count += 1; pendingSpace = false }
+                    out[count] = (0x41...0x5A).contains(b) ? b + 0x20 : b
+                    count += 1
                 }
-                if pendingSpace { out.append(0x20); pendingSpace = false }
-                out.append((0x41...0x5A).contains(b) ? b + 0x20 : b)
+                return count
             }
-            return String(decoding: out, as: UTF8.self)
         }
     }
 

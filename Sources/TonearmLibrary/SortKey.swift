@@ -69,37 +69,44 @@ public enum SortKey {
             // The class digit (the reading starts with the letter or digit found above), then
             // numbered(foldASCII(the rest)) in one pass: lower case, white space collapsed,
             // each run of digits preceded by its length.
-            var out = [UInt8]()
-            out.reserveCapacity(b.count - start + 8)
-            out.append(b[start] >= 0x30 && b[start] <= 0x39 ? 0x35 : 0x31)
-            var digits = start..<start  // the run of digits being read
-            func flushDigits() {
-                guard !digits.isEmpty else { return }
-                var first = digits.lowerBound
-                while first < digits.upperBound - 1 && b[first] == 0x30 { first += 1 }  // one "0" kept
-                let count = digits.upperBound - first
-                out.append(UInt8(0x30 + min(count, 0x7E - 0x30)))
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: b[first..<digits.upperBound]))
-                digits = start..<start
-            }
-            var pendingSpace = false
-            for i in start..<b.count {
-                let x = b[i]
-                if x == 0x20 || (0x09...0x0D).contains(x) {  // Unicode's white space within ASCII
-                    flushDigits()
-                    pendingSpace = out.count > 1
-                    continue
+            // Written straight into the string's storage (no array first, no copy): the class
+            // digit, then at most each byte of the text and a length byte per run of digits.
+            let capacity = 1 + 2 * (b.count - start)
+            return String(unsafeUninitializedCapacity: capacity) { out in
+                var count = 0
+                func put(_ x: UInt8) {
+                    out[count] = x
+                    count += 1
                 }
-                if pendingSpace { out.append(0x20); pendingSpace = false }
-                if x >= 0x30 && x <= 0x39 {
-                    digits = digits.isEmpty ? i..<(i + 1) : digits.lowerBound..<(i + 1)
-                } else {
-                    flushDigits()
-                    out.append((0x41...0x5A).contains(x) ? x | 0x20 : x)
+                put(b[start] >= 0x30 && b[start] <= 0x39 ? 0x35 : 0x31)
+                var digits = start..<start  // the run of digits being read
+                func flushDigits() {
+                    guard !digits.isEmpty else { return }
+                    var first = digits.lowerBound
+                    while first < digits.upperBound - 1 && b[first] == 0x30 { first += 1 }  // one "0" kept
+                    put(UInt8(0x30 + min(digits.upperBound - first, 0x7E - 0x30)))
+                    for k in first..<digits.upperBound { put(b[k]) }
+                    digits = start..<start
                 }
+                var pendingSpace = false
+                for i in start..<b.count {
+                    let x = b[i]
+                    if x == 0x20 || (0x09...0x0D).contains(x) {  // Unicode's white space within ASCII
+                        flushDigits()
+                        pendingSpace = count > 1
+                        continue
+                    }
+                    if pendingSpace { put(0x20); pendingSpace = false }
+                    if x >= 0x30 && x <= 0x39 {
+                        digits = digits.isEmpty ? i..<(i + 1) : digits.lowerBound..<(i + 1)
+                    } else {
+                        flushDigits()
+                        put((0x41...0x5A).contains(x) ? x | 0x20 : x)
+                    }
+                }
+                flushDigits()
+                return count
             }
-            flushDigits()
-            return String(decoding: out, as: UTF8.self)
         }
     }
 

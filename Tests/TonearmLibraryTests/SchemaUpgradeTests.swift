@@ -81,6 +81,34 @@ enum MediaLibraryProbe {
     }
 }
 
+/// v9 drops `item_contentHash` (no query used it): from a library made before, and from the
+/// deferred schema of a first scan killed before it made its indexes.
+@Suite struct ContentHashIndexUpgradeTests {
+    @Test(arguments: [false, true]) func aVersion8LibraryLosesTheContentHashIndex(killedFirstScan: Bool) throws {
+        let dir = try TempDir("upgrade-v8")
+        defer { dir.remove() }
+        let path = dir.file("library.sqlite")
+        func indexes() throws -> [String] {
+            try DatabaseQueue(path: path).read {
+                try String.fetchAll($0, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'item'")
+                    + String.fetchAll($0, sql: "SELECT name FROM deferredSchema")
+            }
+        }
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try Schema.migrator.migrate(queue, upTo: "v8: CJK substrings and pinyin in the full-text index")
+            if killedFirstScan { try queue.write(Schema.deferListingSchema) }
+            try queue.close()
+        }
+        #expect(try indexes().contains("item_contentHash"))
+        let library = try MediaLibrary(path: path)
+        let after = try indexes()
+        #expect(!after.contains("item_contentHash"))
+        #expect(after.contains("item_artist") && after.contains("item_albumOrder"), "the others are kept (or made): \(after)")
+        #expect(try library.statistics().items == 0)
+    }
+}
+
 /// A new library is made at the last schema at once, not through the migrations: it must be
 /// the schema the migrations end with, table by table, column by column, index by index.
 @Suite struct NewLibrarySchemaTests {
