@@ -751,6 +751,24 @@ import TonearmCore
         #expect(m.handle(.heard(48_000)).contains(.emit(.currentItemChanged(index: 1, item: b))))
     }
 
+    /// While a join waits to be heard, an insert that leaves what follows as it is announces
+    /// nothing early; removing the item the node renders now (B, not heard yet) makes it current
+    /// first and removes it as the current item: what the output holds of it is dropped and C
+    /// plays.
+    @Test func editingTheQueueWhileAJoinWaits() {
+        var m = running([a, b, c])
+        scheduledInOrder(&m, count: 2)
+        _ = m.handle(.segmentRendered(token: m.schedule.segments[0].token, epoch: m.schedule.epoch, heard: 40_000))
+        #expect(m.handle(.insert(radio, at: 3)) == [.emit(.queueChanged)])
+        #expect(m.order.current == 0)
+        let removed = m.handle(.remove(at: 1))
+        #expect(Array(removed.prefix(3)) == [
+            .emit(.itemPlayedToEnd(index: 0, item: a)), .emit(.currentItemChanged(index: 1, item: b)), .closeRuntime(drain: false),
+        ])
+        #expect(removed.contains(.open(token: 2, key: 3, item: c, remote: false)), "\(removed)")
+        #expect(m.currentItem == c)
+    }
+
     /// The end of the queue is not waited for (closing the runtime drains what the output holds),
     /// and a join still waiting before it is announced first.
     @Test func theEndOfTheQueueFinishesAtOnceAfterTheJoinsBeforeIt() {
