@@ -54,9 +54,9 @@ final class PlaySession: @unchecked Sendable {
     private var shortFiles: [String: (actual: Int64, expected: Int64, rate: Double?)] = [:]
     /// Those that played to their early end: "file: ended early, at 0:05 of 0:10", for the summary.
     private var endedEarly: [String] = []
-    /// Corrupt packets skipped, by path, in the order first met: the first of a file is said when
-    /// met, the count in the summary (a damaged file can have hundreds).
-    private var corruptPackets: [(path: String, count: Int)] = []
+    /// Corrupt packets skipped, by path: the first of a file is said when met, the count in the
+    /// summary (a damaged file can have hundreds).
+    private var corruptPackets = CorruptPacketTally()
     /// What the screen keeps saying when the next item is announced (that the last one ended early).
     private var messageForNext: String?
     /// Titles and artists read from the queue's files, by path.
@@ -225,14 +225,9 @@ final class PlaySession: @unchecked Sendable {
             // Dropouts are said, not hidden: the server's buffer ran dry or decoding was late.
             let u = player.underrunCount
             let underruns = u == 0 ? "" : ", \(u) underrun\(u == 1 ? "" : "s") (audio came late)"
-            let c = corruptPackets.reduce(0) { $0 + $1.count }
-            let corrupt = c == 0 ? "" : ", \(c) corrupt packet\(c == 1 ? "" : "s") skipped"
-            Terminal.write("Done: \(played.count) played, \(failed) failed\(early)\(underruns)\(corrupt)\n")
+            Terminal.write("Done: \(played.count) played, \(failed) failed\(early)\(underruns)\(corruptPackets.summaryPart)\n")
             for line in endedEarly { Terminal.write("  " + line + "\n") }
-            for (path, n) in corruptPackets {
-                Terminal.write("  \(path): " + (n == 1 ? "1 corrupt packet skipped (a gap in the sound there)\n"
-                                                       : "\(n) corrupt packets skipped (a gap in the sound at each)\n"))
-            }
+            for line in corruptPackets.summaryLines { Terminal.write(line + "\n") }
         }
         return failed > 0
     }
@@ -378,15 +373,8 @@ final class PlaySession: @unchecked Sendable {
         case .decodeWarning(.truncated(let path, let expected, let actual)):
             // Said when the file reaches its early end (itemPlayedToEnd), with where.
             if shortFiles[path] == nil { shortFiles[path] = (actual, expected, nil) }
-        case .decodeWarning(.corruptPacket(let path, _, _, _)) where corruptPackets.contains { $0.path == path }:
-            if let i = corruptPackets.firstIndex(where: { $0.path == path }) { corruptPackets[i].count += 1 }
         case .decodeWarning(let w):
-            if case .corruptPacket(let path, _, _, _) = w {
-                corruptPackets.append((path, 1))
-                report(w.description + " (further ones are counted in the summary)")
-            } else {
-                report(w.description)
-            }
+            if let message = corruptPackets.message(for: w) { report(message) }
         case .seeked(let t):
             remote.didSeek(to: t)
         case .finished:

@@ -54,6 +54,8 @@ final class StreamSession: @unchecked Sendable {
     private var stalledSince: Date?
     private var lastPlainSecond = -1
     private var announced = false
+    /// Corrupt packets skipped: the first said when met, the count in the summary (as `play` does).
+    private var corruptPackets = CorruptPacketTally()
     private(set) var interruptedBy: Int32?
     private let events: AsyncStream<SessionEvent>
     private let continuation: AsyncStream<SessionEvent>.Continuation
@@ -167,7 +169,8 @@ final class StreamSession: @unchecked Sendable {
         if let failure {
             Terminal.writeProblem(failure)
         } else if !interactive {
-            Terminal.write("Done: 1 played, 0 failed\n")
+            Terminal.write("Done: 1 played, 0 failed\(corruptPackets.summaryPart)\n")
+            for line in corruptPackets.summaryLines { Terminal.write(line + "\n") }
         }
         return failure != nil
     }
@@ -278,7 +281,7 @@ final class StreamSession: @unchecked Sendable {
         case .outputReturned(let resuming):
             report(resuming ? "the sound server is back; playing on" : "the sound server is back")
         case .decodeWarning(let w):
-            report(w.description)
+            if let message = corruptPackets.message(for: w) { report(message) }
         default:
             break
         }

@@ -173,7 +173,7 @@ public final class AudioFile: @unchecked Sendable {
         path = name
         url = URL(string: name) ?? URL(fileURLWithPath: name)
         data = nil
-        let reader = AVIOByteSourceReader(source: source)
+        let reader = AVIOByteSourceReader(source: source, end: Self.audioEnd(of: source))
         guard let io = AVIOBridge(reader: reader, bufferSize: 64 * 1024), var ctx = avformat_alloc_context() else {
             throw .decodeFailed(path: name, detail: "out of memory")
         }
@@ -211,6 +211,38 @@ public final class AudioFile: @unchecked Sendable {
         (fileFormat, processingFormat, length) = Self.describe(ffmpeg, path: name)
         warnings = ffmpeg.takeWarnings()
         metadata = MetadataReader.read(formatContext: formatContext, path: path, data: nil)
+    }
+
+    /// Where the audio of `source` ends when an APE tag follows it (as for a file:
+    /// ``ContainerSniffer/audioEnd(head:file:)``), found before it is demuxed: its first bytes are
+    /// read, and for MPEG audio or ADTS its last 4 kB (``ByteSource/readTail(_:)``: over HTTP,
+    /// when the length is known and the server accepts ranges, one ranged request of its own,
+    /// not the whole body). Nil when nothing is cut; the source is back at its start either way
+    /// (every source keeps at least its last megabyte read).
+    private static func audioEnd(of source: any ByteSource) -> Int64? {
+        defer { _ = source.seek(to: 0) }
+        // The first bytes: by then the source knows its length and whether it can seek.
+        var head = [UInt8](repeating: 0, count: 4096)
+        var got = 0
+        while got < head.count {
+            let n = head.withUnsafeMutableBytes { all -> Int in
+                (try? source.read(into: UnsafeMutableRawBufferPointer(rebasing: all[got...]))) ?? 0
+            }
+            if n <= 0 { break }
+            got += n
+        }
+        head.removeSubrange(got...)
+        guard let length = source.length, length <= Int64(Int.max) else { return nil }
+        var file = TagByteSourceReader(source: source, size: Int(length), head: head, tail: [])
+        switch ContainerSniffer.sniff(head: head, file: file) {
+        case .known("mp3"), .known("aac"): break
+        default: return nil
+        }
+        if length > Int64(head.count) {
+            guard let tail = source.readTail(4096) else { return nil }
+            file = TagByteSourceReader(source: source, size: Int(length), head: head, tail: tail)
+        }
+        return ContainerSniffer.audioEnd(head: head, file: file).map(Int64.init)
     }
 
     // MARK: Reading

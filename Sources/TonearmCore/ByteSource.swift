@@ -17,4 +17,14 @@ public protocol ByteSource: AnyObject, Sendable {
     func seek(to offset: Int64) -> Bool
     /// The position.
     var position: Int64 { get }
+    /// The last `count` bytes (all of them when the source is shorter), read without moving the
+    /// position or disturbing what is being read — a source that fetches asks for them with a
+    /// request of their own. Nil when it cannot (length unknown, no ranges: the default). For
+    /// the tags at a file's end, which decide where its audio ends before it is demuxed. The
+    /// reader thread.
+    func readTail(_ count: Int) -> [UInt8]?
+}
+
+extension ByteSource {
+    public func readTail(_ count: Int) -> [UInt8]? { nil }
 }

@@ -171,6 +171,10 @@ public final class NetworkByteSource: ByteSource, Sendable {
     public func seek(to offset: Int64) -> Bool { fetcher.seek(to: offset) }
     /// The read position.
     public var position: Int64 { fetcher.position }
+    /// The last `count` bytes, on a ranged request of their own (the reading and fetching go on
+    /// undisturbed); nil before the first response, for an endless stream or a server without
+    /// ranges, or when the request fails (once, no retry). Logged in ``accessLog``.
+    public func readTail(_ count: Int) -> [UInt8]? { fetcher.readTail(count) }
 }
 
 /// The fetching behind a ``NetworkByteSource``: its state, its thread (which holds it), and the
@@ -327,6 +331,31 @@ final class NetworkFetcher: @unchecked Sendable {
 
     /// The read position.
     public var position: Int64 { condition.withLock { state.readPosition } }
+
+    /// See ``NetworkByteSource/readTail(_:)``. The reader thread.
+    func readTail(_ count: Int) -> [UInt8]? {
+        guard count > 0, let (length, seekable) = condition.withLock({ state.opened ? (state.length, state.seekable) : nil }),
+              let length, seekable else { return nil }
+        let start = max(0, length - Int64(count))
+        let began = Date()
+        guard let response = try? HTTPClient.get(url, rangeStart: start, limits: options.limits, connector: connector),
+              response.status == 206, response.contentRange?.start == start else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(length - start))
+        var got = 0
+        while got < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { all -> Int in
+                (try? response.read(into: UnsafeMutableRawBufferPointer(rebasing: all[got...]))) ?? 0
+            }
+            if n <= 0 { break }
+            got += n
+        }
+        condition.withLock {
+            state.access.append(NetworkAccessLogEntry(url: url.absoluteString, finalURL: response.url.absoluteString,
+                                                      status: response.status, rangeStart: start, bytesTransferred: Int64(got),
+                                                      transferDuration: Date().timeIntervalSince(began), isReconnect: false))
+        }
+        return got == bytes.count ? bytes : nil
+    }
 
     // MARK: Fetching (the fetch thread)
 

@@ -15,10 +15,15 @@ public enum PlaybackState: String, Sendable, Codable {
 
 /// What a ``QueuePlayer`` reports (``QueuePlayer/events``), in order, on a non-realtime thread.
 public enum QueuePlayerEvent: Sendable, Equatable {
-    /// Another item became current (by itself at the end of the previous one, or by a skip).
+    /// Another item became current (by itself at the end of the previous one, or by a skip). By
+    /// itself: when the join is heard — the output's latency after the node rendered it — so that
+    /// a title shown on it is the one heard, and ``QueuePlayer/currentTime`` counts from the new
+    /// item's first heard frame.
     case currentItemChanged(index: Int?, item: QueueItem?)
     /// An item was played to its last frame (AVPlayerItemDidPlayToEndTime), just before the
-    /// next one becomes current or the queue finishes. Not sent for an item left by a skip.
+    /// next one becomes current (when the join is heard) or the queue finishes (when the last
+    /// frame was rendered; the output is drained before `finished`). Not sent for an item left by
+    /// a skip.
     case itemPlayedToEnd(index: Int, item: QueueItem)
     case stateChanged(PlaybackState)
     /// The position jumped (a seek): MPRIS's `Seeked`.
@@ -96,6 +101,12 @@ public final class QueuePlayer: @unchecked Sendable {
         /// The last time ``QueuePlayer/currentTime`` reported, and the head segment it was in
         /// (within one head the time never goes back: the output's latency moves a little).
         var lastHeard: (token: UInt64, epoch: UInt64, seconds: Double)?
+        /// Bumped by every ``QueueStateMachine/Action/awaitJoin(frames:)``: only the latest wait
+        /// for a join feeds the machine when it ends.
+        var joinWaits: UInt64 = 0
+        /// Called on the executor with every event just before the listeners get it (tests: what
+        /// the output has played when an event is said).
+        var eventProbe: (@Sendable (QueuePlayerEvent) -> Void)?
     }
 
     /// What the executor carries out, in the order the machine decided it. The jobs that open
@@ -122,6 +133,8 @@ public final class QueuePlayer: @unchecked Sendable {
         case pauseRendering(QueueRuntime)
         case volume(QueueRuntime, Float)
         case effects(QueueRuntime, [AudioNode])
+        /// Feed the machine what is heard once `seconds` have passed (wait `serial`).
+        case awaitJoin(QueueRuntime, seconds: Double, serial: UInt64)
         case close(QueueRuntime, drain: Bool)
     }
 
@@ -447,6 +460,10 @@ public final class QueuePlayer: @unchecked Sendable {
                 l.pendingRestart = nil
             case .applyVolume(let v):
                 if let rt = l.runtime { jobs.append(.volume(rt, v)) }
+            case .awaitJoin(let frames):
+                guard let rt = l.runtime else { continue }
+                l.joinWaits += 1
+                jobs.append(.awaitJoin(rt, seconds: Double(frames) / rt.format.sampleRate, serial: l.joinWaits))
             case .retainSelf:
                 l.keepAlive = self
             case .releaseSelf:
@@ -486,6 +503,7 @@ public final class QueuePlayer: @unchecked Sendable {
     private func carryOut(_ job: Job, flow: DispatchGroup?) -> Bool {
         switch job {
         case .emit(let event):
+            if let probe = lock.withLock({ $0.eventProbe }) { probe(event) }
             broadcaster.yield(event)
         case .open(let token, let key, let item, let remote):
             // play() waits for a local item, not for the network (bounded by the network limits).
@@ -542,6 +560,12 @@ public final class QueuePlayer: @unchecked Sendable {
             rt.engine.mainMixerNode.outputVolume = v
         case .effects(let rt, let chain):
             try? rt.setEffects(chain)
+        case .awaitJoin(let rt, let seconds, let serial):
+            // A one-shot wake-up (never a wait on the executor); a later wait or another runtime
+            // makes it void.
+            DispatchQueue.global().asyncAfter(deadline: .now() + max(0, seconds)) { [weak self] in
+                self?.joinWaitEnded(rt, serial: serial)
+            }
         case .close(let rt, let drain):
             // Closing joins the node's threads: they never wait for the executor.
             if drain { rt.driver.drain(timeout: rt.driver.latency + rt.engine.tailTime + 1) }
@@ -825,13 +849,38 @@ public final class QueuePlayer: @unchecked Sendable {
     }
 
     /// Node event thread: segment `token` has been rendered to its last frame. The next one (if
-    /// any) is already playing: make it current.
+    /// any) is already playing; it becomes current when the join is heard (the machine waits for
+    /// it with ``QueueStateMachine/Action/awaitJoin(frames:)``).
     private func rendered(token: UInt64, epoch: UInt64) {
         lock.withLock { l in
             guard let rt = l.runtime else { return }
-            let outcome = l.machine.schedule.rendered(token: token, epoch: epoch, engineRate: rt.format.sampleRate)
-            enqueue(apply(l.machine.handle(rendered: outcome), in: &l), flow: nil)
+            let input = QueueStateMachine.Input.segmentRendered(token: token, epoch: epoch, heard: Self.heardFrame(l, rt))
+            enqueue(apply(l.machine.handle(input), in: &l), flow: nil)
         }
+    }
+
+    /// A wait for a join ended: what is heard now goes to the machine, unless a later wait or
+    /// another runtime came since.
+    private func joinWaitEnded(_ rt: QueueRuntime, serial: UInt64) {
+        lock.withLock { l in
+            guard l.runtime === rt, l.joinWaits == serial else { return }
+            enqueue(apply(l.machine.handle(.heard(Self.heardFrame(l, rt))), in: &l), flow: nil)
+        }
+    }
+
+    /// The player-node frame heard now: what the node has rendered less what the output holds
+    /// (lock held). Nil while a restart is under way — the schedule it replaces is not heard on —
+    /// or before the node has a time.
+    private static func heardFrame(_ l: Locked, _ rt: QueueRuntime) -> Int64? {
+        guard l.pendingRestart == nil, let rendered = rt.node.playerTime?.sampleTime else { return nil }
+        // The position first, then the latency (see ``currentTime(_:)``).
+        return rendered - Int64((rt.driver.latency * rt.format.sampleRate).rounded())
+    }
+
+    /// Called on the executor with every event just before the listeners get it. For tests.
+    var eventProbe: (@Sendable (QueuePlayerEvent) -> Void)? {
+        get { lock.withLock { $0.eventProbe } }
+        set { lock.withLock { $0.eventProbe = newValue } }
     }
 
     /// The output's event task: an event of the output of runtime `id` (ignored once that runtime

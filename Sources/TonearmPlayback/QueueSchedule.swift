@@ -118,10 +118,15 @@ struct QueueSchedule: Sendable, Equatable {
     private(set) var segments: [Segment] = []
     /// Player-node frame at which the current segment's first frame played.
     private(set) var headStartPlayerFrame: Int64 = 0
+    /// How many of the first `segments` the node has rendered to their last frame while their end
+    /// is not heard yet (the output still holds it): each end is a join waiting to be heard
+    /// (``joinFrame(engineRate:)``). The head stays the current segment until its end is heard.
+    private(set) var renderedUnheard = 0
 
     /// Forgets everything scheduled (stop, restart): completions still to come are stale.
     mutating func clear() {
         segments.removeAll()
+        renderedUnheard = 0
         epoch += 1
     }
 
@@ -227,11 +232,44 @@ struct QueueSchedule: Sendable, Equatable {
     func isLast(token: UInt64, epoch e: UInt64) -> Bool { consumed(token: token, epoch: e) != nil }
 
     /// Segment `token` of `epoch` has been rendered to its last frame on an engine running at
-    /// `engineRate`: the next segment (if any) is already playing.
+    /// `engineRate` and its end is taken as heard at once (an output that holds nothing): the
+    /// next segment (if any) is already playing. ``markRendered(token:epoch:)`` then
+    /// ``joinHeard(engineRate:)``.
     mutating func rendered(token: UInt64, epoch e: UInt64, engineRate: Double) -> Rendered {
-        guard e == epoch, let head = segments.first, head.token == token else { return .ignored }
+        guard markRendered(token: token, epoch: e) else { return .ignored }
+        return joinHeard(engineRate: engineRate)
+    }
+
+    /// Records that segment `token` of `epoch` has been rendered to its last frame (its end is
+    /// not heard yet: the output holds it). False for a stale completion, or one out of order.
+    mutating func markRendered(token: UInt64, epoch e: UInt64) -> Bool {
+        guard e == epoch, renderedUnheard < segments.count, segments[renderedUnheard].token == token else { return false }
+        renderedUnheard += 1
+        return true
+    }
+
+    /// Whether every segment scheduled has been rendered: nothing follows the last join (the
+    /// queue's end is rendered).
+    var allRendered: Bool { renderedUnheard == segments.count }
+
+    /// The entry of the segment the node renders now (the first not rendered to its end), which a
+    /// restart that keeps what the output holds goes on with; nil when every one is rendered.
+    var renderingKey: UInt64? { renderedUnheard < segments.count ? segments[renderedUnheard].key : nil }
+
+    /// The player-node frame at which the head's end (a join, or the queue's end) is heard, with
+    /// the engine at `engineRate`: nil until the node has rendered that end.
+    func joinFrame(engineRate: Double) -> Int64? {
+        guard renderedUnheard > 0, let head = segments.first else { return nil }
+        return headStartPlayerFrame + Self.playerFrames(head, engineRate: engineRate)
+    }
+
+    /// The head's end, rendered, has been heard (``joinFrame(engineRate:)`` reached): the next
+    /// segment becomes the head, from the join on. Only when ``joinFrame(engineRate:)`` is not nil.
+    mutating func joinHeard(engineRate: Double) -> Rendered {
+        guard renderedUnheard > 0, let head = segments.first else { return .ignored }
         segments.removeFirst()
-        headStartPlayerFrame += Int64((Double(head.frames) * engineRate / head.sourceRate).rounded())
+        renderedUnheard -= 1
+        headStartPlayerFrame += Self.playerFrames(head, engineRate: engineRate)
         guard let next = segments.first else {
             return .finished(ended: head.key, position: Double(head.startFrame + head.frames) / head.sourceRate)
         }
@@ -239,11 +277,17 @@ struct QueueSchedule: Sendable, Equatable {
             : .advanced(ended: head.key, order: next.order, current: next.key)
     }
 
+    private static func playerFrames(_ s: Segment, engineRate: Double) -> Int64 {
+        Int64((Double(s.frames) * engineRate / s.sourceRate).rounded())
+    }
+
     /// Seconds into the current item with the node at `playerSampleTime` on an engine at
-    /// `engineRate`; nil when nothing is scheduled or the node has no time yet.
+    /// `engineRate`; nil when nothing is scheduled or the node has no time yet. Never before the
+    /// head's first frame nor past its last (the head's end rendered, the next segment's frames
+    /// are not the head's).
     func currentTime(playerSampleTime: Int64?, engineRate: Double) -> Double? {
         guard let head = segments.first, let t = playerSampleTime else { return nil }
-        let played = Double(max(0, t - headStartPlayerFrame)) / engineRate
+        let played = min(Double(max(0, t - headStartPlayerFrame)) / engineRate, Double(head.frames) / head.sourceRate)
         return Double(head.startFrame) / head.sourceRate + played
     }
 

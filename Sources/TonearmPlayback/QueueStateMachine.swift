@@ -76,6 +76,16 @@ struct QueueStateMachine: Sendable {
         case restartOpenFailed(key: UInt64, error: TonearmError)
         /// The node rendered the last frame of the queue: it has played to its end.
         case reachedEnd
+        /// The node rendered the last frame of segment `token` of `epoch` (``QueueSchedule``); what
+        /// is heard is at player-node frame `heard` (what the node rendered less what the output
+        /// holds; nil when not known). Its end — a join into the next item — takes effect when it
+        /// is heard (``heard(_:)``); the end of the queue at once (the output is drained then).
+        case segmentRendered(token: UInt64, epoch: UInt64, heard: Int64?)
+        /// What is heard is at player-node frame `heard` (nil: not known), asked for by
+        /// ``Action/awaitJoin(frames:)``: a join rendered before it is now heard — the next item
+        /// becomes current (``QueuePlayerEvent/currentItemChanged(index:item:)``, its clock from
+        /// its first heard frame) — or is still to come, and is waited for again.
+        case heard(Int64?)
         /// Reading entry `key`'s file met `warnings` (corrupt packets skipped, a read that
         /// failed). `fromOpening`: found when the file was opened (a name that says another
         /// format) — said once per entry, however often a seek re-opens it. Said at once when the
@@ -113,6 +123,9 @@ struct QueueStateMachine: Sendable {
         /// Stop rendering and close the runtime (after letting the output play out when `drain`).
         case closeRuntime(drain: Bool)
         case applyVolume(Float)
+        /// Feed ``Input/heard(_:)`` once about `frames` more frames (at the engine's rate) have
+        /// been heard (0: at once): a rendered join waits to be heard.
+        case awaitJoin(frames: Int64)
         /// Keep the player alive while it plays (released by `releaseSelf`).
         case retainSelf
         case releaseSelf
@@ -159,6 +172,10 @@ struct QueueStateMachine: Sendable {
     /// Entries whose opening warnings were said.
     private(set) var openingWarned: Set<UInt64> = []
     static let heldWarningLimit = 100
+    /// The last ``Input/heard(_:)`` that waited for a join, and how long it asked to wait: when
+    /// what is heard has not moved since, the next wait is twice as long (an output that stalls
+    /// while playing is not asked again and again).
+    private(set) var lastJoinWait: (heard: Int64?, frames: Int64)?
 
     init(items: [QueueItem] = []) {
         entries = items.enumerated().map { Entry(item: $0.element, key: UInt64($0.offset) + 1) }
@@ -270,6 +287,13 @@ struct QueueStateMachine: Sendable {
 
         case .remove(let index):
             guard entries.indices.contains(index) else { return [] }
+            if schedule.renderedUnheard > 0, let rendering = schedule.renderingKey, entries[index].key == rendering,
+               order.current != index {
+                // The item the node renders now, not heard yet: it becomes current first, and is
+                // removed as the current item.
+                let settled = settleJoins()
+                return settled + handle(.remove(at: index))
+            }
             if order.current == index, case .starting = runtime {
                 // A start under way goes on with the next item (it opens that one instead).
                 entries.remove(at: index)
@@ -367,7 +391,10 @@ struct QueueStateMachine: Sendable {
             if isRunning {
                 state = .playing
                 corked = false
-                return retain() + [.startRendering, .emit(.stateChanged(.playing))]
+                // A join rendered before the pause is waited for again.
+                lastJoinWait = nil
+                let join: [Action] = schedule.renderedUnheard > 0 ? [.awaitJoin(frames: 0)] : []
+                return retain() + [.startRendering, .emit(.stateChanged(.playing))] + join
             }
             guard let cur = currentEntry else { return [] }
             let token = nextStart
@@ -526,6 +553,15 @@ struct QueueStateMachine: Sendable {
         case .reachedEnd:
             return finishQueue(drain: true)
 
+        case .segmentRendered(let token, let epoch, let heard):
+            guard isRunning, schedule.markRendered(token: token, epoch: epoch) else { return [] }
+            // The end of the queue: at once (closing the runtime drains what the output holds).
+            if schedule.allRendered { return settleJoins() }
+            return joinsHeard(at: heard)
+
+        case .heard(let heard):
+            return joinsHeard(at: heard)
+
         case .warnings(let key, let met, let fromOpening):
             return warnings(key: key, met, fromOpening: fromOpening)
         }
@@ -592,10 +628,14 @@ struct QueueStateMachine: Sendable {
     }
 
     /// Re-schedules the current item at `seconds` (its position when nil) when running, keeping
-    /// what the output holds.
-    private func restart(at seconds: Double?) -> [Action] {
-        guard isRunning, let cur = currentEntry else { return [] }
-        return [.restartCurrent(key: cur.key, position: seconds)]
+    /// what the output holds. The joins the node rendered and the output still holds take effect
+    /// first: what is re-scheduled goes on after what was rendered, which is the item the node
+    /// renders now — it has to be the current one.
+    private mutating func restart(at seconds: Double?) -> [Action] {
+        guard isRunning, currentEntry != nil else { return [] }
+        let settled = settleJoins()
+        guard isRunning, let cur = currentEntry else { return settled }
+        return settled + [.restartCurrent(key: cur.key, position: seconds)]
     }
 
     /// Re-schedules the current item at `seconds` when running, replacing what is heard.
@@ -604,7 +644,48 @@ struct QueueStateMachine: Sendable {
         return [.replaceCurrent(key: cur.key, position: seconds)]
     }
 
-    private func restartIfStale() -> [Action] { lookaheadIsStale ? restart(at: nil) : [] }
+    /// Re-schedules the current item when what follows it no longer matches the play order —
+    /// judged, while a rendered join waits to be heard, after that join (what is heard then goes
+    /// on unannounced unless a restart is needed).
+    private mutating func restartIfStale() -> [Action] {
+        guard schedule.renderedUnheard > 0 else { return lookaheadIsStale ? restart(at: nil) : [] }
+        var settled = self
+        _ = settled.settleJoins()
+        return settled.lookaheadIsStale ? restart(at: nil) : []
+    }
+
+    /// Every join the node rendered takes effect now, heard or not (a restart goes on after what
+    /// was rendered; the queue's end was rendered).
+    private mutating func settleJoins() -> [Action] {
+        guard case .running(let rate) = runtime else { return [] }
+        var actions: [Action] = []
+        while isRunning, schedule.joinFrame(engineRate: rate) != nil {
+            actions += renderedRule(schedule.joinHeard(engineRate: rate))
+        }
+        lastJoinWait = nil
+        return actions
+    }
+
+    /// The joins rendered that are heard at player-node frame `heard` take effect; while one is
+    /// still to be heard and the queue plays, it is waited for (about as long as the frames to
+    /// it; twice the last wait when nothing moved since).
+    private mutating func joinsHeard(at heard: Int64?) -> [Action] {
+        guard case .running(let rate) = runtime else { return [] }
+        var actions: [Action] = []
+        while isRunning, let join = schedule.joinFrame(engineRate: rate), let heard, heard >= join {
+            actions += renderedRule(schedule.joinHeard(engineRate: rate))
+            lastJoinWait = nil
+        }
+        guard isRunning, state == .playing, let join = schedule.joinFrame(engineRate: rate) else {
+            lastJoinWait = nil
+            return actions
+        }
+        let least = Int64(rate / 200)  // 5 ms
+        var frames = max(least, heard.map { join - $0 } ?? least)
+        if let last = lastJoinWait, last.heard == heard { frames = max(frames, min(2 * last.frames, Int64(rate))) }
+        lastJoinWait = (heard, frames)
+        return actions + [.awaitJoin(frames: frames)]
+    }
 
     /// Another item became current by a skip: what is heard is replaced.
     private mutating func jumped() -> [Action] { [emitCurrent()] + replace(at: 0) }

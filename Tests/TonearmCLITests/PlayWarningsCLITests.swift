@@ -53,6 +53,30 @@ import TonearmTestSupport
         #expect(done.contains("1 played, 0 failed"))
     }
 
+    /// The same file as a network stream (`tonearm play http://…`, the streaming player): the
+    /// first corrupt packet is said when met and the rest are counted in the summary, as for a
+    /// file — every one was printed before.
+    @Test func corruptPacketsOfAStreamAreSaidOnceAndCountedInTheSummary() throws {
+        let dir = try TempDir("cli-stream-corrupt")
+        defer { dir.remove() }
+        try Self.damagedMP3(dir, name: "damaged.mp3")
+        let server = try PrivateHTTPServer(root: dir.path)
+        defer { server.stop() }
+        let url = server.url("/damaged.mp3").absoluteString
+        let r = try run(try tonearmBinary(), ["play", "--plain", "--output", "null:untimed", url],
+                        environment: Self.environment(dir), currentDirectory: dir.path)
+        #expect(r.status == 0, "\(r.stderr)")
+        let all = r.stdout + r.stderr
+        let said = all.components(separatedBy: "\n").filter { $0.contains("corrupt audio at packet") }
+        #expect(said.count == 1, "\(all)")
+        #expect(said.first?.contains("further ones are counted in the summary") == true, "\(all)")
+        let done = try #require(r.stdout.components(separatedBy: "\n").first { $0.hasPrefix("Done:") }, "\(r.stdout)")
+        let count = try #require(done.firstMatch(of: /, (\d+) corrupt packets? skipped/).map { Int($0.1)! }, "\(done)")
+        #expect(count >= 2, "\(done)")
+        #expect(r.stdout.contains("damaged.mp3: \(count) corrupt packet"), "\(r.stdout)")
+        #expect(done.contains("1 played, 0 failed"))
+    }
+
     @Test func aNameThatSaysAnotherFormatIsSaidForEveryItemOnce() throws {
         let dir = try TempDir("cli-play-misnamed")
         defer { dir.remove() }

@@ -115,6 +115,55 @@ import TonearmTestSupport
         }
     }
 
+    /// An MP3 followed by an APEv2 tag holding binary cover art (its noise full of MPEG frame
+    /// headers) and an ID3v1 tag, over HTTP with ranges: the audio ends where the tag begins, as
+    /// for a local file — found by reading the tail with one ranged request before demuxing — so
+    /// the tag's bytes never reach the decoder. Opened as playback opens it (streaming) and as
+    /// `info` does: the samples are the local file's, none more, with no warning. Before, the tag
+    /// was decoded as audio: "corrupt audio" warnings and junk frames after the music.
+    @Test(arguments: [true, false]) func anAPETagAtTheEndIsNotDecodedAsAudio(streaming: Bool) throws {
+        let site = try Site()
+        let path = site.dir.file("tagged.mp3")
+        try FileManager.default.copyItem(atPath: site.dir.file("tone.mp3"), toPath: path)
+        var x: UInt32 = 0x1234_5678
+        var cover: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        while cover.count < 6000 {
+            x = x &* 1_103_515_245 &+ 12345
+            // Every 64th byte starts a plausible layer III header (44.1 kHz, 128 kb/s).
+            if cover.count % 64 == 0 { cover += [0xFF, 0xFB, 0x90, 0x64] } else { cover.append(UInt8(truncatingIfNeeded: x >> 16)) }
+        }
+        let tag = TagFixtures.apev2([("Title", Array("Cover Song".utf8), false),
+                                     ("Cover Art (Front)", Array("cover.png".utf8) + [0] + cover, true)])
+        try TagFixtures.wrap(path, suffix: tag + TagFixtures.id3v1(title: Array("v1".utf8), artist: Array("V1".utf8)))
+
+        let url = site.server.url("/tagged.mp3")
+        let source = NetworkByteSource(url: url)
+        source.start()
+        defer { source.cancel() }
+        let remote = try AudioFile(byteSource: source, name: url.absoluteString, streaming: streaming)
+        let local = try AudioFile(path: path)
+        #expect(remote.warnings.isEmpty, "\(remote.warnings)")
+        var remoteSamples: [Float] = [], localSamples: [Float] = []
+        for (file, into) in [(remote, 0), (local, 1)] {
+            let buf = try #require(AudioPCMBuffer(format: file.processingFormat, frameCapacity: 4096))
+            while true {
+                try file.read(into: buf)
+                if buf.frameLength == 0 { break }
+                let samples = Array(buf.channel(0).prefix(Int(buf.frameLength)))
+                if into == 0 { remoteSamples += samples } else { localSamples += samples }
+            }
+        }
+        #expect(remoteSamples.count == localSamples.count, "\(remoteSamples.count) frames decoded over HTTP, \(localSamples.count) from the file")
+        let same = remoteSamples == localSamples
+        #expect(same)
+        #expect(remote.takeWarnings().isEmpty)
+        // One ranged request of its own for the tail; the body is not asked for again.
+        let requests = site.server.requests(path: "/tagged.mp3")
+        let size = try site.bytes("tagged.mp3").count
+        #expect(requests.contains { ($0.rangeStart ?? 0) >= size - 4096 }, "the tail was not asked for: \(requests.map(\.range))")
+        #expect(requests.count == 2, "\(requests.map(\.range))")
+    }
+
     /// A seek far ahead of what has arrived (the server sends 16 kB/s) asks for a range there and
     /// lands exactly where a local read does. MP4 with its index first: the demuxer knows where
     /// every packet is. (FLAC without a seek table is sought by FFmpeg reading forward, so it

@@ -29,6 +29,18 @@ import TonearmCore
         }
     }
 
+    /// `m` with `count` items from the current one scheduled back to back, a second each at 48 kHz
+    /// from player frame 0, each with the play order of when it is current (as the player does).
+    func scheduledInOrder(_ m: inout QueueStateMachine, count: Int) {
+        m.schedule.beginHead(playerFrame: 0)
+        var o = m.order
+        for i in 0..<count {
+            if i > 0 { _ = o.advanceOnEnd() }
+            _ = m.schedule.append(key: m.entries[o.current!].key, start: 0, end: 48000, sourceRate: 48000, order: o,
+                                  then: .next)
+        }
+    }
+
     // MARK: Starting
 
     @Test func playWithAnEmptyQueueDoesNothing() {
@@ -681,6 +693,111 @@ import TonearmCore
     }
 
     // MARK: Segments played
+
+    /// The join is announced when it is heard, not when it is rendered: the node rendered the end
+    /// of A (a second at 48 kHz, scheduled from player frame 0), but the output still holds what
+    /// came before — heard at frame 36,000 — so A stays current, its clock at 0.75 s and never
+    /// past its end, and the machine asks to be told again 12,000 frames on. A wake-up before
+    /// the join (the output's buffer grew meanwhile) waits again for what is left; at the join,
+    /// B becomes current, its clock from its first heard frame: 0 at the join, 0.1 s 4,800
+    /// frames after it — never negative, never held at 0.
+    @Test func theNextItemIsAnnouncedWhenTheJoinIsHeardNotWhenItIsRendered() {
+        var m = running([a, b, c])
+        scheduledInOrder(&m, count: 2)
+        let (head, epoch) = (m.schedule.segments[0].token, m.schedule.epoch)
+        #expect(m.handle(.segmentRendered(token: head, epoch: epoch, heard: 36_000)) == [.awaitJoin(frames: 12_000)])
+        #expect(m.order.current == 0)
+        #expect(m.currentItem == a)
+        #expect(m.currentTime(playerSampleTime: 52_000, heldFrames: 16_000) == 0.75)
+        #expect(m.currentTime(playerSampleTime: 60_000, heldFrames: 0) == 1, "A's clock runs past its end")
+        // Woken early (the buffer grew from 75 to 250 ms): the rest is waited for.
+        #expect(m.handle(.heard(45_000)) == [.awaitJoin(frames: 3_000)])
+        #expect(m.order.current == 0)
+        // The join is heard.
+        #expect(m.handle(.heard(48_000)) == [
+            .emit(.itemPlayedToEnd(index: 0, item: a)), .emit(.currentItemChanged(index: 1, item: b)),
+        ])
+        #expect(m.order.current == 1)
+        #expect(m.currentTime(playerSampleTime: 60_000, heldFrames: 12_000) == 0)
+        #expect(m.currentTime(playerSampleTime: 64_800, heldFrames: 12_000) == 0.1)
+        // A stale or repeated completion changes nothing.
+        #expect(m.handle(.segmentRendered(token: head, epoch: epoch, heard: 90_000)).isEmpty)
+        #expect(m.order.current == 1)
+    }
+
+    /// An output that holds nothing (the file output, `null:untimed`) hears a join as soon as it
+    /// is rendered: B is current at once, nothing is waited for.
+    @Test func aJoinRenderedWhereItIsHeardIsAnnouncedAtOnce() {
+        var m = running([a, b])
+        scheduledInOrder(&m, count: 2)
+        #expect(m.handle(.segmentRendered(token: m.schedule.segments[0].token, epoch: m.schedule.epoch, heard: 48_000)) == [
+            .emit(.itemPlayedToEnd(index: 0, item: a)), .emit(.currentItemChanged(index: 1, item: b)),
+        ])
+    }
+
+    /// Paused with a join waiting: nothing is waited for while paused (what is heard stands
+    /// still); play asks at once again. What is heard not moving while playing doubles the wait.
+    @Test func aJoinWaitingWhilePausedIsWaitedForAgainOnPlay() {
+        var m = running([a, b])
+        scheduledInOrder(&m, count: 2)
+        _ = m.handle(.segmentRendered(token: m.schedule.segments[0].token, epoch: m.schedule.epoch, heard: 47_900))
+        _ = m.handle(.pause)
+        #expect(m.handle(.heard(47_950)).isEmpty)
+        #expect(m.handle(.play) == [.startRendering, .emit(.stateChanged(.playing)), .awaitJoin(frames: 0)])
+        #expect(m.handle(.heard(47_950)) == [.awaitJoin(frames: 240)])
+        #expect(m.handle(.heard(47_950)) == [.awaitJoin(frames: 480)])
+        #expect(m.handle(.heard(nil)) == [.awaitJoin(frames: 240)])
+        #expect(m.handle(.heard(nil)) == [.awaitJoin(frames: 480)])
+        #expect(m.handle(.heard(48_000)).contains(.emit(.currentItemChanged(index: 1, item: b))))
+    }
+
+    /// While a join waits to be heard, an insert that leaves what follows as it is announces
+    /// nothing early; removing the item the node renders now (B, not heard yet) makes it current
+    /// first and removes it as the current item: what the output holds of it is dropped and C
+    /// plays.
+    @Test func editingTheQueueWhileAJoinWaits() {
+        var m = running([a, b, c])
+        scheduledInOrder(&m, count: 2)
+        _ = m.handle(.segmentRendered(token: m.schedule.segments[0].token, epoch: m.schedule.epoch, heard: 40_000))
+        #expect(m.handle(.insert(radio, at: 3)) == [.emit(.queueChanged)])
+        #expect(m.order.current == 0)
+        let removed = m.handle(.remove(at: 1))
+        #expect(Array(removed.prefix(3)) == [
+            .emit(.itemPlayedToEnd(index: 0, item: a)), .emit(.currentItemChanged(index: 1, item: b)), .closeRuntime(drain: false),
+        ])
+        #expect(removed.contains(.open(token: 2, key: 3, item: c, remote: false)), "\(removed)")
+        #expect(m.currentItem == c)
+    }
+
+    /// The end of the queue is not waited for (closing the runtime drains what the output holds),
+    /// and a join still waiting before it is announced first.
+    @Test func theEndOfTheQueueFinishesAtOnceAfterTheJoinsBeforeIt() {
+        var m = running([a, b])
+        scheduledInOrder(&m, count: 2)
+        let epoch = m.schedule.epoch
+        _ = m.handle(.segmentRendered(token: m.schedule.segments[0].token, epoch: epoch, heard: 40_000))
+        #expect(m.handle(.segmentRendered(token: m.schedule.segments[1].token, epoch: epoch, heard: 88_000)) == [
+            .emit(.itemPlayedToEnd(index: 0, item: a)), .emit(.currentItemChanged(index: 1, item: b)),
+            .emit(.itemPlayedToEnd(index: 1, item: b)), .closeRuntime(drain: true), .releaseSelf,
+            .emit(.stateChanged(.stopped)), .emit(.finished), .emit(.currentItemChanged(index: 0, item: a)),
+        ])
+    }
+
+    /// A restart that keeps what the output holds goes on after what the node rendered — the
+    /// item after a join not heard yet — so that item becomes current first (ReplayGain set in
+    /// the last quarter second of A re-schedules B, not A). A skip there goes from what is heard:
+    /// A's next, B, replacing what the output holds.
+    @Test func aRestartWhileAJoinWaitsGoesOnWithTheItemRendered() {
+        var m = running([a, b, c])
+        scheduledInOrder(&m, count: 2)
+        _ = m.handle(.segmentRendered(token: m.schedule.segments[0].token, epoch: m.schedule.epoch, heard: 40_000))
+        var n = m
+        #expect(m.handle(.setReplayGain(.track, preamp: 0)) == [
+            .emit(.itemPlayedToEnd(index: 0, item: a)), .emit(.currentItemChanged(index: 1, item: b)),
+            .restartCurrent(key: 2, position: nil),
+        ])
+        #expect(n.handle(.skipToNext) == [.emit(.currentItemChanged(index: 1, item: b)), .replaceCurrent(key: 2, position: 0)])
+    }
 
     @Test func theNextItemBecomesCurrentWhenTheCurrentOneHasPlayed() {
         var m = running([a, b])

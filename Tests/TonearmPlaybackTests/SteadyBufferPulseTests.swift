@@ -242,6 +242,86 @@ import TonearmTestSupport
         #expect(bStart >= aEnd - window && Double(bStart - aEnd) / Self.rate < 0.15, "\(report)")
     }
 
+    /// What the output had played when the queue said B was current, and B's clock then.
+    struct Announcement: Sendable {
+        var played: Int64
+        var latency: Double
+        var clock: Double
+    }
+
+    final class AnnouncementBox: Sendable {
+        let value = Mutex<Announcement?>(nil)
+    }
+
+    /// With the grown buffer (250 ms asked for; what the sink does not hold is the stream's), the
+    /// next item is announced when the join is heard, not when it is rendered: the output's own
+    /// count of frames played (PulseAudio's clock, `framesPlayed`) is at the join — A's 144,000
+    /// frames — when `currentItemChanged` for B is said (read on the executor as it is said, so
+    /// that the listener's own delay is not counted), within 10 ms before it (the two clocks'
+    /// rounding) and less than the output's buffer after it (what waking up takes). B's clock
+    /// then counts from B's first heard frame: at the announcement it agrees with the frames
+    /// played since the join, and it moves on (not held at 0). Before the fix the announcement
+    /// came a whole buffer early (about 165 ms with the recorder's 20 ms sink) with B's clock at 0.
+    @Test func theNextItemIsAnnouncedWhenItsFirstFrameIsHeard() async throws {
+        let dir = try TempDir("steady-pulse-announce")
+        defer { dir.remove() }
+        let a = dir.file("a.wav"), b = dir.file("b.wav")
+        try Fixtures.tone(path: a, codecArgs: ["-c:a", "pcm_f32le"], seconds: 3, freq: Self.aFrequency)
+        try Fixtures.tone(path: b, codecArgs: ["-c:a", "pcm_f32le"], seconds: 3, freq: Self.bFrequency)
+        let join = Int64(3 * Self.rate)
+
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let heardPath = dir.file("heard.wav")
+        let recording = try server.startRecording(to: heardPath)
+        defer { recording.stop() }
+        let serverString = server.serverString
+        let box = Box()
+        let q = QueuePlayer(items: [a, b].map { QueueItem(path: $0) }, output: {
+            let d = TappedOutput(try PulseOutput.driverFactory.make(
+                OutputDriverRequest(streamName: "steady-announce", server: serverString, buffering: .steady)))
+            box.output.withLock { $0 = d }
+            return d
+        })
+        defer { q.stop() }
+        let announced = AnnouncementBox()
+        q.eventProbe = { [weak q] e in
+            guard case .currentItemChanged(1?, _) = e, let q, let out = box.output.withLock({ $0 }) else { return }
+            let played = out.framesPlayed, latency = out.latency
+            announced.value.withLock { $0 = $0 ?? Announcement(played: played, latency: latency, clock: q.currentTime) }
+        }
+        let events = q.events
+        q.play()
+        let out = try #require(box.output.withLock { $0 })
+        _ = try await waitForEvent(events, timeout: 15, "B to be announced") {
+            if case .currentItemChanged(1?, _) = $0 { true } else { false }
+        }
+        var clocks = [q.currentTime]
+        let gapless = GaplessPulseTests()
+        for _ in 1...3 {
+            let now = try recordedFrames(heardPath)
+            _ = try gapless.waitForRecording(heardPath, atLeast: now + 9_600, endingInSilence: 0, timeout: 10)
+            clocks.append(q.currentTime)
+        }
+        let underruns = out.underrunCount
+        q.stop()
+        q.eventProbe = nil
+
+        #expect(underruns == 0, "PulseAudio reported \(underruns) underrun(s): the output's clock is not the queue's, the checks below are not the announcement's")
+        #expect(out.grew(beyond: PulseOutput.shortLatency)(out.seen.value), "the buffer did not grow before the join: \(out.seen.value)")
+        let at = try #require(announced.value.withLock { $0 }, "B was never announced")
+        let early = join - at.played
+        let report = "B announced with \(at.played) frames played (the join is at \(join)), \(at.latency) s held, B's clock at \(at.clock) s"
+        // Not before the join is heard (10 ms for the clocks' rounding)...
+        #expect(early <= Int64(0.010 * Self.rate), "\(Double(early) / Self.rate) s early — \(report)")
+        // ...and not a buffer after it.
+        #expect(-early < Int64(PulseOutput.steadyLatency * Self.rate), "\(Double(-early) / Self.rate) s late — \(report)")
+        // B's clock from its first heard frame: what has been played since the join (never more).
+        #expect(at.clock >= 0 && at.clock * Self.rate <= Double(-early) + 0.010 * Self.rate, "\(report)")
+        // ...and moving on from there.
+        #expect(zip(clocks, clocks.dropFirst()).allSatisfy { $0 < $1 } && clocks[0] >= at.clock, "B's clock: \(clocks) — \(report)")
+    }
+
     /// Frames of 16-bit stereo in the WAV that `parecord` is writing at `path`.
     func recordedFrames(_ path: String) throws -> Int {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
