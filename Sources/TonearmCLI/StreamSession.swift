@@ -66,7 +66,7 @@ final class StreamSession: @unchecked Sendable {
     private var videoRenderer: (any PlayerVideoRenderer)?
 
     init(url: URL, selection: OutputSelection, device: String?, notice: String?, settings: PlaySession.Settings,
-         interactive: Bool, video: Video? = nil) {
+         interactive: Bool, video: Video? = nil, audioStream: Int? = nil) {
         self.video = video
         self.url = url
         self.selection = selection
@@ -78,7 +78,7 @@ final class StreamSession: @unchecked Sendable {
         let session = AudioSession.shared
         try? session.setCategory(.playback, options: settings.mix ? [.mixWithOthers] : [])
         let role = session.streamProperties["media.role"] ?? "music"
-        item = PlayerItem(url: url)
+        item = audioStream == nil ? PlayerItem(url: url) : PlayerItem(url: url, audioStream: audioStream)
         player = Player(output: { selection.makeDriver(streamName: "Tonearm", role: role, device: device, buffering: .steady) })
         remote = RemoteBridge(stream: player)
         screen.output = device.map { "\(selection.description):\($0)" } ?? selection.description
