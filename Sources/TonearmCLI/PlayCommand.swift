@@ -80,7 +80,7 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .customLong("video-output"), help: "Where the videos' picture goes: \(VideoOutputChoice.syntax). file:OUT.y4m writes every frame shown, in order, as YUV4MPEG2 — in a queue, those of every video in turn (with --output null:untimed or file:OUT.wav every frame of the videos, as fast as possible); null decodes and presents to nothing. Default: a window when a display is there (DISPLAY or WAYLAND_DISPLAY), else the sound only.")
     var videoOutput: String?
 
-    @Option(name: .customLong("audio-track"), help: "Play the Nth audio track (1 is the first; audio tracks counted in the order tonearm info lists them) of each local file: a video's other language, a file with several. A file with fewer is an error that says how many it has.")
+    @Option(name: .customLong("audio-track"), help: ArgumentHelp("Play the Nth audio track (1 is the first; audio tracks counted in the order tonearm info lists them, which marks each with its N) of each local file: a video's other language, a file with several. A file with fewer is an error that says how many it has.", valueName: "N"))
     var audioTrack: Int?
 
     @OptionGroup var playback: PlaybackOptions

@@ -93,7 +93,7 @@ import TonearmTestSupport
 
     @Test func underXvfbTheWindowOpensForTheVideoAndClosesForTheSongAfterIt() async throws {
         defer { dir.remove() }
-        let a = try song("a.flac", freq: 330, seconds: 1), b = try song("b.flac", freq: 660, seconds: 3)
+        let a = try song("a.flac", freq: 330, seconds: 1), b = try song("b.flac", freq: 660, seconds: 6)
         let clip = dir.file("red.mp4")
         try VideoFixtures.colorClip(clip, colors: ["red"], segment: 3)
         let display = try VirtualDisplay(width: 640, height: 480)
@@ -114,9 +114,11 @@ import TonearmTestSupport
         var red = 0
         for y in 0..<shot.height { for x in 0..<shot.width where shot.color(x: x, y: y).isClose(to: .init(r: 255, g: 0, b: 0)) { red += 1 } }
         #expect(red >= 160 * 90 * 9 / 10 && red <= 160 * 90, "\(red) red pixels on the screen; the window holds 160×90")
-        // The song after it: the window is gone, the run goes on to its end.
-        let third = await child.waitForStandardOutput(timeout: 30) { $0.text.contains("Playing 3/3: b.flac") || $0.childEnded }
-        #expect(third, "\(child.standardOutputText)")
+        // The song after it: the window is gone (once the video's last frames, what the output
+        // still held of its sound, were shown: at most 2 s; the line at 0:05 comes well after),
+        // and the run goes on to its end.
+        let third = await child.waitForStandardOutput(timeout: 30) { $0.text.contains("0:05 / 0:06") || $0.childEnded }
+        #expect(third && child.standardOutputText.contains("Playing 3/3: b.flac"), "\(child.standardOutputText)")
         #expect(try !windowExists("red.mp4", on: display), "the window stays open while a song plays")
         #expect(await child.waitForExit(timeout: 30))
         #expect(child.succeeded, "status \(child.status ?? -1): \(child.standardErrorText)")
@@ -196,6 +198,11 @@ import TonearmTestSupport
         #expect(r.status == 1)
         #expect(r.stderr.contains("\(clip): no usable track 3 (--audio-track 3: the file has 2 audio tracks)"), "\(r.stderr)")
         #expect(!r.stdout.contains("Done:"), "nothing played: \(r.stdout)")
+        // info marks each audio track with the N that chooses it.
+        let info = try run(try tonearmBinary(), ["info", clip], environment: environment)
+        let audioLines = info.stdout.split(separator: "\n").filter { $0.contains(" audio ") }
+        #expect(audioLines.count == 2 && audioLines[0].hasSuffix("--audio-track 1") && audioLines[1].hasSuffix("--audio-track 2"),
+                "\(info.stdout)")
         let zero = try run(try tonearmBinary(), ["play", "--audio-track", "0", clip], environment: environment)
         #expect(zero.status == 64 && zero.stderr.contains("--audio-track counts from 1"), "\(zero.stderr)")
     }
