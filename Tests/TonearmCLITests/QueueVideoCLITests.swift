@@ -170,6 +170,58 @@ import TonearmTestSupport
         #expect(abs(frequency(out, from: 0.3, to: 1.7) - (track == 1 ? 300 : 700)) < 3)
     }
 
+    @Test func theWindowsKeysActOnTheQueueOnTheLiveScreen() throws {
+        defer { dir.remove() }
+        let a = try song("a.flac", freq: 330, seconds: 1), b = try song("b.flac", freq: 660, seconds: 1)
+        let clip = dir.file("red.mp4")
+        try VideoFixtures.colorClip(clip, colors: ["red"], segment: 30)
+        let display = try VirtualDisplay(width: 640, height: 480)
+        defer { display.stop() }
+        func q(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        let env = "DISPLAY=\(display.display) WAYLAND_DISPLAY= SDL_VIDEODRIVER=x11 XDG_STATE_HOME=\(q(dir.file("state"))) "
+            + "XDG_CONFIG_HOME=\(q(dir.file("config"))) XDG_DATA_HOME=\(q(dir.file("data"))) "
+            + "PULSE_SERVER=\(q("unix:" + dir.file("no-pulse"))) DBUS_SESSION_BUS_ADDRESS=\(q("unix:path=" + dir.file("no-bus")))"
+        let screen = try PTYScreen("stty rows 24 cols 100; \(env) exec \(q(try tonearmBinary())) play --output null \(q(a)) \(q(clip)) \(q(b))")
+        try screen.waitFor("Video: the first frame shown in a window of 160×90", timeout: 60)
+        /// Runs `action`, then waits until the screen draws `marker` after it.
+        func drawn(_ marker: String, after action: () throws -> Void) throws {
+            let from = screen.all.utf8.count
+            try action()
+            try screen.wait(for: "'\(marker)'") { String(decoding: Array($0.utf8).dropFirst(from), as: UTF8.self).contains(marker) }
+        }
+        try drawn("⏸ Paused") { try display.send(toWindowTitled: "red.mp4", ["key:space"]) }
+        try drawn("▶ Playing") { try display.send(toWindowTitled: "red.mp4", ["key:space"]) }
+        // → in the window seeks the queue's item 5 s on, as the terminal's → does.
+        let from = screen.all.utf8.count
+        try display.send(toWindowTitled: "red.mp4", ["key:Right"])
+        try screen.wait(for: "the time past 0:05") { text in
+            let after = String(decoding: Array(text.utf8).dropFirst(from), as: UTF8.self)
+            return (5...9).contains { after.contains(" 0:0\($0) / 0:30") }
+        }
+        try display.send(toWindowTitled: "red.mp4", ["key:Escape"])
+        #expect(try screen.waitForExit() == 0)
+    }
+
+    @Test func audioTrackInRealTimeThroughPulseAudio() throws {
+        defer { dir.remove() }
+        let clip = try twoTrackClip()
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let recording = try server.startRecording(to: dir.file("heard.wav"))
+        let r = try run(try tonearmBinary(), ["play", "--plain", "--audio-track", "2", "--output", "pulse", "--video-output", "null", clip],
+                        environment: environment.merging(server.environment) { $1 })
+        recording.stop()
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("Video: "), "the picture played too: \(r.stdout)")
+        let heard = try readWAV(recording.path).mono
+        // The sound heard (between its first and last loud sample): the second track's 700 Hz.
+        let loud = heard.indices.filter { abs(heard[$0]) > 0.1 }
+        let first = try #require(loud.first, "nothing was heard"), last = loud.last ?? first
+        let middle = Array(heard[(first + (last - first) / 4)..<(last - (last - first) / 4)])
+        let f = dominantFrequency(middle, sampleRate: try readWAV(recording.path).sampleRate) ?? 0
+        #expect(abs(f - 700) < 5, "heard \(f) Hz")
+    }
+
     @Test func audioTrackInAQueueAndInRealTime() throws {
         defer { dir.remove() }
         let clip = try twoTrackClip()
