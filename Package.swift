@@ -134,7 +134,7 @@ let package = Package(
         // The command-line player, last.
         .executableTarget(
             name: "TonearmCLI",
-            dependencies: ["Tonearm", "TonearmDesktop", "TonearmKit", "TonearmConfig", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            dependencies: ["Tonearm", "TonearmDesktop", "TonearmKit", "TonearmWindow", "TonearmConfig", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "TOMLKit", package: "TOMLKit")]
         ),
 

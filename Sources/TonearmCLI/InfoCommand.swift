@@ -248,6 +248,8 @@ struct FileReport: Encodable {
     private func trackLines() -> [String] {
         guard let tracks, !tracks.isEmpty else { return [] }
         var out = ["  Tracks"]
+        // With several audio tracks each says the number `play --audio-track` takes for it.
+        let audio = tracks.filter { $0.mediaType == .audio }.map(\.trackID)
         for t in tracks {
             let f = t.formatDescription
             var parts = [f.codecName]
@@ -263,6 +265,7 @@ struct FileReport: Encodable {
             if let title = t.title { parts.append("“\(title)”") }
             if t.isDefault { parts.append("default") }
             parts.append("\(formatTime(t.timeRange.start))–\(formatTime(t.timeRange.end))")
+            if audio.count > 1, t.mediaType == .audio, let n = audio.firstIndex(of: t.trackID) { parts.append("--audio-track \(n + 1)") }
             out.append("    #\(t.trackID)  \(t.mediaType.rawValue.rightPadded(8)) \(parts.joined(separator: " · "))")
         }
         return out

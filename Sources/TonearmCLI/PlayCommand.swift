@@ -24,10 +24,12 @@ struct PlayCommand: AsyncParsableCommand {
             is the last run's unless --volume is given. Settings not given as flags come from the \
             config file (`tonearm config` shows them and where each came from). While playing, it is published over MPRIS \
             (playerctl, desktop media keys) when a session bus is there. \
-            One video file opens a window at the video's size (scaled down to fit the screen) \
+            A video opens a window at the video's size (scaled down to fit the screen) \
             when a display is there (DISPLAY or WAYLAND_DISPLAY); its keys are space, ←/→, ↑/↓, \
             m, f (full screen) and q or Esc (close, which ends the command), beside the \
-            terminal's. Without a display, or with --no-video, its sound plays.
+            terminal's. Videos and songs share a queue: the window opens when a video's turn \
+            comes and closes when a song follows (the picture against the queue's sound, the \
+            songs gapless as ever). Without a display, or with --no-video, the sound plays.
 
             Examples:
               tonearm play ~/Music/Album                        # a folder, as one gapless queue
@@ -36,6 +38,8 @@ struct PlayCommand: AsyncParsableCommand {
               tonearm play --playlist 'Top 25 Most Played' --crossfade 4
               tonearm play https://radio.example/stream.mp3     # a network stream
               tonearm play clip.mp4                             # a video, in a window (q closes it)
+              tonearm play a.flac clip.mp4 b.flac               # songs and a video, one queue
+              tonearm play film.mkv --audio-track 2             # its second audio track
               tonearm play --resume                             # the saved queue, where it was
             """
     )
@@ -73,8 +77,11 @@ struct PlayCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Open a video's window full screen.")
     var fullscreen = false
 
-    @Option(name: .customLong("video-output"), help: "Where one video file's picture goes: \(VideoOutputChoice.syntax). file:OUT.y4m writes every frame shown, in order, as YUV4MPEG2 (with --output null:untimed or file:OUT.wav every frame of the file, as fast as possible); null decodes and presents to nothing. Default: a window when a display is there (DISPLAY or WAYLAND_DISPLAY), else the sound only.")
+    @Option(name: .customLong("video-output"), help: "Where the videos' picture goes: \(VideoOutputChoice.syntax). file:OUT.y4m writes every frame shown, in order, as YUV4MPEG2 — in a queue, those of every video in turn (with --output null:untimed or file:OUT.wav every frame of the videos, as fast as possible); null decodes and presents to nothing. Default: a window when a display is there (DISPLAY or WAYLAND_DISPLAY), else the sound only.")
     var videoOutput: String?
+
+    @Option(name: .customLong("audio-track"), help: ArgumentHelp("Play the Nth audio track (1 is the first; audio tracks counted in the order tonearm info lists them, which marks each with its N) of each local file: a video's other language, a file with several. A file with fewer is an error that says how many it has.", valueName: "N"))
+    var audioTrack: Int?
 
     @OptionGroup var playback: PlaybackOptions
 
@@ -91,8 +98,8 @@ struct PlayCommand: AsyncParsableCommand {
         if let v = videoOutput {
             _ = try VideoOutputChoice(parsing: v)
             if noVideo { throw ValidationError("--no-video and --video-output cannot be used together (--no-video plays no picture)") }
-            if paths.count != 1 || resume || usesLibrary { throw ValidationError("--video-output plays one video file, not a queue") }
         }
+        if let n = audioTrack, n < 1 { throw ValidationError("--audio-track counts from 1 (the first audio track), not \(n)") }
         if start != nil && resume { throw ValidationError("--start chooses the first file of a new queue; it cannot be used with --resume") }
     }
 
@@ -146,6 +153,7 @@ struct PlayCommand: AsyncParsableCommand {
         try playback.checkOutputFile()
         // One network stream: the streaming player (buffering, stalls, radio titles).
         if paths.count == 1, !resume, !usesLibrary, let url = Self.streamURL(paths[0]) {
+            if audioTrack != nil { throw ValidationError("--audio-track chooses among a local file's tracks, not a network stream's") }
             let settings = try playback.effective(command: "play", resume: false)
             let (selection, notice): (OutputSelection, String?)
             do { (selection, notice) = try playback.selection(settings) } catch let e as PlaybackSetupError {
@@ -162,13 +170,17 @@ struct PlayCommand: AsyncParsableCommand {
         // One local video (and a place for its picture): the player with a window or a video
         // output. Without a display, or with --no-video, its sound plays in the queue below.
         var videoNotice: String?
-        if let v = videoOutput, let path = paths.first, !VideoPlayback.hasVideo(path) {
+        if let v = videoOutput, paths.count == 1, !resume, !usesLibrary, let path = paths.first, Self.isSingleFile(path),
+           !VideoPlayback.hasVideo(path) {
             throw CommandFailure(path, "it has no video stream; play it without --video-output (\(v))")
         }
+        let choice = try videoOutput.map { try VideoOutputChoice(parsing: $0) }
         if paths.count == 1, !resume, !usesLibrary, !noVideo, VideoPlayback.hasVideo(paths[0]) {
-            let choice = try videoOutput.map { try VideoOutputChoice(parsing: $0) } ?? .window
-            if choice != .window || VideoPlayback.hasDisplay {
-                try await playVideo(URL(fileURLWithPath: paths[0]), output: choice)
+            let output = choice ?? .window
+            if output != .window || VideoPlayback.hasDisplay {
+                var stream: Int?
+                if let n = audioTrack { stream = try await VideoPlayback.audioStream(n, of: paths[0]) }
+                try await playVideo(URL(fileURLWithPath: paths[0]), output: output, audioStream: stream)
                 return
             }
             videoNotice = VideoPlayback.noDisplayNotice
@@ -176,13 +188,32 @@ struct PlayCommand: AsyncParsableCommand {
         var problems: [String] = []
         let (library, fromLibrary) = usesLibrary ? try libraryItems() : (nil, [])
         let files = fromLibrary.map(\.path) + MediaPaths.expandWithPlaylists(paths, problems: &problems)
-        // Videos in a queue of several items play their sound (a window is for one video file).
-        if videoNotice == nil, !noVideo, files.count > 1, files.contains(where: VideoPlayback.hasVideo) {
-            videoNotice = VideoPlayback.queueNotice
-        }
         if files.isEmpty && !resume {
             for p in problems { Terminal.writeProblem(p) }
             throw CommandFailure(nil, "no playable files in \(paths.joined(separator: ", "))")
+        }
+        // Videos in a queue: their picture in turn (a window opens when a video's turn comes),
+        // against the queue's sound; without a display, their sound, said once.
+        var video: QueueVideo.Request?
+        if videoNotice == nil, !noVideo {
+            if let choice {
+                if !resume, !usesLibrary, !files.contains(where: VideoPlayback.hasVideo) {
+                    throw CommandFailure(nil, "none of the files to play has a video stream; play them without --video-output (\(choice))")
+                }
+                if case .file(let path) = choice { try Overwrite.check(path, force: playback.force) }
+                video = QueueVideo.Request(output: choice, fullScreen: fullscreen)
+            } else if VideoPlayback.hasDisplay {
+                video = QueueVideo.Request(output: .window, fullScreen: fullscreen)
+            } else if files.contains(where: VideoPlayback.hasVideo) {
+                videoNotice = VideoPlayback.noDisplayNotice
+            }
+        }
+        // --audio-track: the stream of each local file (a file with fewer audio tracks stops the run before it starts).
+        var audioStreams: [String: Int] = [:]
+        if let n = audioTrack {
+            for f in files where !QueueItem(pathOrURL: f).isRemote && audioStreams[f] == nil {
+                audioStreams[f] = try await VideoPlayback.audioStream(n, of: f)
+            }
         }
         // Plays and skips of the library's items are counted in the library, whatever named them.
         var ids = Dictionary(fromLibrary.map { ($0.path, $0.persistentID) }, uniquingKeysWith: { a, _ in a })
@@ -192,12 +223,13 @@ struct PlayCommand: AsyncParsableCommand {
             ids.merge(found) { a, _ in a }
         }
         try await playback.play(files: files, problems: problems, resume: resume, start: try startIndex(in: files),
-                                library: recordIn, libraryIDs: ids, extraNotice: videoNotice)
+                                library: recordIn, libraryIDs: ids, extraNotice: videoNotice, audioStreams: audioStreams, video: video)
     }
 
     /// Plays one local video through the player, its picture to `output`, with the stream
     /// session's screen and keys (the window's keys beside them).
-    private func playVideo(_ url: URL, output: VideoOutputChoice) async throws {
+    private func playVideo(_ url: URL, output: VideoOutputChoice, audioStream: Int?) async throws {
+        let streams = audioStream.map { [url.path: $0] } ?? [:]
         if case .file(let path) = output { try Overwrite.check(path, force: playback.force) }
         let settings = try playback.effective(command: "play", resume: false)
         let (selection, notice): (OutputSelection, String?)
@@ -219,21 +251,29 @@ struct PlayCommand: AsyncParsableCommand {
                 Terminal.write("Done: 1 played, 0 failed (no sound)\n")
                 return
             }
-            try await playback.play(files: [url.path])
+            try await playback.play(files: [url.path], audioStreams: streams)
             return
         case (.nullUntimed, .window), (.file, .window):
             Terminal.writeProblem(VideoPlayback.offlineNotice)
-            try await playback.play(files: [url.path])
+            try await playback.play(files: [url.path], audioStreams: streams)
             return
         default:
             break
         }
         let session = StreamSession(url: url, selection: selection, device: settings.device.value, notice: notice,
                                     settings: try settings.sessionSettings(mix: playback.mix, resume: false, effects: try playback.sound.effects()),
-                                    interactive: playback.interactive, video: StreamSession.Video(output: output, fullScreen: fullscreen))
+                                    interactive: playback.interactive, video: StreamSession.Video(output: output, fullScreen: fullscreen),
+                                    audioStream: audioStream)
         let failed = await session.run()
         if let sig = session.interruptedBy { throw ExitCode(128 + sig) }
         if failed { throw ExitCode(1) }
+    }
+
+    /// Whether `path` names one local file (not a folder, a playlist or an address).
+    static func isSingleFile(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        guard !path.contains("://"), FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return false }
+        return !isDirectory.boolValue && !["m3u", "m3u8", "pls", "xspf"].contains(URL(fileURLWithPath: path).pathExtension.lowercased())
     }
 
     /// The index in `files` of --start's file (compared as absolute paths, or as addresses),

@@ -99,10 +99,16 @@ final class PlaySession: @unchecked Sendable {
     private let library: MediaLibrary?
     /// The library's persistentIDs of the files that are its items.
     private let libraryIDs: [String: UInt64]
+    /// The audio stream to play of each file that names one (`--audio-track`), by path.
+    private let audioStreams: [String: Int]
+    /// The picture of the queue's video items (nil: their sound only).
+    private var video: QueueVideo?
 
     init(files: [String], problems: [String], selection: OutputSelection, device: String? = nil, notice: String?, settings: Settings,
-         interactive: Bool, library: MediaLibrary? = nil, libraryIDs: [String: UInt64] = [:]) {
+         interactive: Bool, library: MediaLibrary? = nil, libraryIDs: [String: UInt64] = [:],
+         audioStreams: [String: Int] = [:], video: QueueVideo.Request? = nil) {
         self.files = files
+        self.audioStreams = audioStreams
         self.library = library
         self.libraryIDs = libraryIDs
         self.problems = problems
@@ -129,6 +135,8 @@ final class PlaySession: @unchecked Sendable {
             return selection.makeDriver(streamName: "Tonearm", role: role, device: device, buffering: .steady)
         }, store: store, session: session)
         remote = RemoteBridge(player: player) { sink.yield(.remote($0)) }
+        self.video = video.map { QueueVideo(request: $0, queue: player.queue, continuation: sink) }
+        self.video?.setSpeed(settings.rate)
         screen.output = device.map { "\(selection.description):\($0)" } ?? selection.description
         screen.notice = notice
         screen.eq = settings.eq.description
@@ -203,8 +211,16 @@ final class PlaySession: @unchecked Sendable {
                 }
                 if handle(e) { break loop }
                 draw()
-            case .player, .videoWindowClosed, .videoNote:
+            case .player:
                 break
+            case .videoWindowClosed(let problem):
+                // Closed by the user (q, Esc, its close button): the run ends, as for one video.
+                guard let problem else { break loop }
+                report("\(problem): playing the sound only")
+                draw()
+            case .videoNote(let note):
+                if interactive && terminal.isActive { screen.message = note } else { Terminal.write("  \(note)\n") }
+                draw()
             case .keyName(let k):
                 if await handle(key: k) { break loop }
                 draw()
@@ -215,16 +231,20 @@ final class PlaySession: @unchecked Sendable {
         }
         player.finishSaving()
         await recorder?.finish()
+        let videoStatistics = video?.statistics
+        let videoError = video?.finish()
         player.stop()
         try? player.session?.setActive(false, options: .notifyOthersOnDeactivation)
         sharedFileOutput?.finish()
         stopInput()
+        if let videoError { Terminal.writeProblem("\(videoError)") }
         printFailureSummary()
         if !interactive {
             let early = endedEarly.isEmpty ? "" : ", \(endedEarly.count) ended early"
             // Dropouts are said, not hidden: the server's buffer ran dry or decoding was late.
             let u = player.underrunCount
             let underruns = u == 0 ? "" : ", \(u) underrun\(u == 1 ? "" : "s") (audio came late)"
+            if let stats = videoStatistics { Terminal.write(stats.summary + "\n") }
             Terminal.write("Done: \(played.count) played, \(failed) failed\(early)\(underruns)\(corruptPackets.summaryPart)\n")
             for line in endedEarly { Terminal.write("  " + line + "\n") }
             for line in corruptPackets.summaryLines { Terminal.write(line + "\n") }
@@ -297,7 +317,7 @@ final class PlaySession: @unchecked Sendable {
             if !restored && files.isEmpty { report("no saved queue to resume") }
             if restored { appendNew(files) }
         }
-        if !restored { player.setQueue(with: files.map { QueueItem(pathOrURL: $0, persistentID: libraryIDs[$0]) }) }
+        if !restored { player.setQueue(with: files.map(queueItem)) }
         if let v = settings.volume { player.volume = v }
         if let r = settings.repeatMode { player.repeatMode = r }
         if settings.shuffle && player.shuffleMode == .off {
@@ -320,10 +340,17 @@ final class PlaySession: @unchecked Sendable {
     private func appendNew(_ files: [String]) {
         var held = Set(player.queue.items().map { $0.url.standardized.absoluteString })
         for f in files {
-            let item = QueueItem(pathOrURL: f, persistentID: libraryIDs[f])
+            let item = queueItem(f)
             guard held.insert(item.url.standardized.absoluteString).inserted else { continue }
             player.queue.append(item)
         }
+    }
+
+    /// The queue's item for a file argument: its library ID, and the audio stream `--audio-track` chose.
+    private func queueItem(_ file: String) -> QueueItem {
+        var item = QueueItem(pathOrURL: file, persistentID: libraryIDs[file])
+        item.audioStream = audioStreams[file]
+        return item
     }
 
     /// The effect chain: time-pitch for the speed (when not 1), then the options' effects.
@@ -352,8 +379,10 @@ final class PlaySession: @unchecked Sendable {
             playingOnAfterOutputLoss = false
             if started && !resumed { announce(item, index: index) }
         case .stateChanged(.interrupted):
+            video?.clockChanged()
             report("interrupted by another player; paused until it is done")
         case .stateChanged(let state):
+            video?.clockChanged()
             // The first start: the item that plays (earlier item events came from setting the
             // queue; the queue may already have moved on, so the events say which, not the player).
             if state == .playing && !started, let (item, i) = latest {
@@ -376,6 +405,7 @@ final class PlaySession: @unchecked Sendable {
         case .decodeWarning(let w):
             if let message = corruptPackets.message(for: w) { report(message) }
         case .seeked(let t):
+            video?.seeked(to: t)
             remote.didSeek(to: t)
         case .finished:
             return true
@@ -433,6 +463,7 @@ final class PlaySession: @unchecked Sendable {
 
     /// Shows the now-playing item (title, tags, format) and prints the plain line.
     private func announce(_ item: QueueItem, index: Int) {
+        video?.itemBecameCurrent(item)
         metadataFor = item.persistentID
         announcedIndex = index
         played.insert(item.persistentID)
@@ -683,6 +714,8 @@ final class PlaySession: @unchecked Sendable {
     private func setRate(_ rate: Float) {
         settings.rate = min(2, max(0.5, rate))
         if let tp = timePitch { tp.rate = settings.rate } else { applyEffects() }
+        video?.setSpeed(settings.rate)
+        video?.clockChanged()
         screen.rate = settings.rate
     }
 
@@ -722,7 +755,8 @@ final class PlaySession: @unchecked Sendable {
             let sec = Int(screen.elapsed)
             if sec / 5 != lastPlainSecond / 5 || lastPlainSecond < 0 {
                 lastPlainSecond = sec
-                Terminal.write("  \(formatTime(screen.elapsed)) / \(formatTime(screen.duration))\n")
+                let picture = video?.isShowing == true ? (video?.statistics?.status ?? "") : ""
+                Terminal.write("  \(formatTime(screen.elapsed)) / \(formatTime(screen.duration))\(picture)\n")
             }
         }
     }

@@ -167,17 +167,37 @@ struct PlaybackOptions: ParsableArguments {
     /// it. The volume, EQ and speed it ended with are remembered for the next run.
     func play(files: [String], problems: [String] = [], resume: Bool = false, start: Int? = nil,
               library: MediaLibrary? = nil, libraryIDs: [String: UInt64] = [:], command: String = "play",
-              extraNotice: String? = nil) async throws {
+              extraNotice: String? = nil, audioStreams: [String: Int] = [:], video: QueueVideo.Request? = nil) async throws {
         let settings = try effective(command: command, resume: resume)
         var (selection, notice): (OutputSelection, String?)
         do { (selection, notice) = try self.selection(settings) } catch let e as PlaybackSetupError {
             throw CommandFailure(nil, "\(e)")
         }
+        var extraNotice = extraNotice
+        var video = video
+        if let v = video, selection == .nullUntimed || { if case .file = selection { true } else { false } }() {
+            // Offline there is no clock to present against: every frame of the video files, in
+            // the queue's order, straight from the decoder (the sound renders after, as always).
+            video = nil
+            let videos = files.filter(VideoPlayback.hasVideo)
+            switch v.output {
+            case .window:
+                if !videos.isEmpty { extraNotice = VideoPlayback.offlineNotice }
+            case .null, .file:
+                let frames = try VideoPlayback.writeAllFrames(of: videos, to: v.output)
+                if case .file(let out) = v.output {
+                    Terminal.write("Video: \(frames) frames written to \(out)\n")
+                } else {
+                    Terminal.write("Video: \(frames) frames decoded\n")
+                }
+            }
+        }
         if let extraNotice { notice = notice.map { "\($0); \(extraNotice)" } ?? extraNotice }
         var sessionSettings = try settings.sessionSettings(mix: mix, resume: resume, effects: try sound.effects())
         sessionSettings.start = start
         let session = PlaySession(files: files, problems: problems, selection: selection, device: settings.device.value, notice: notice,
-                                  settings: sessionSettings, interactive: interactive, library: library, libraryIDs: libraryIDs)
+                                  settings: sessionSettings, interactive: interactive, library: library, libraryIDs: libraryIDs,
+                                  audioStreams: audioStreams, video: video)
         let anyFailed = await session.run()
         do { try Self.settingsStore.save(session.settingsToRemember) } catch {
             Terminal.writeError("\(error); the EQ and speed are not remembered for --resume")

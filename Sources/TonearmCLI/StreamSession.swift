@@ -68,7 +68,7 @@ final class StreamSession: @unchecked Sendable {
     private var videoRenderer: (any PlayerVideoRenderer)?
 
     init(url: URL, selection: OutputSelection, device: String?, notice: String?, settings: PlaySession.Settings,
-         interactive: Bool, video: Video? = nil) {
+         interactive: Bool, video: Video? = nil, audioStream: Int? = nil) {
         self.video = video
         self.url = url
         self.selection = selection
@@ -83,7 +83,7 @@ final class StreamSession: @unchecked Sendable {
         try? session.setCategory(.playback, mode: video == nil ? .default : .moviePlayback,
                                  options: settings.mix ? [.mixWithOthers] : [])
         let role = session.streamProperties["media.role"] ?? "music"
-        item = PlayerItem(url: url)
+        item = audioStream == nil ? PlayerItem(url: url) : PlayerItem(url: url, audioStream: audioStream)
         player = Player(output: { selection.makeDriver(streamName: "Tonearm", role: role, device: device, buffering: .steady) })
         remote = RemoteBridge(stream: player, video: video != nil)
         screen.output = device.map { "\(selection.description):\($0)" } ?? selection.description

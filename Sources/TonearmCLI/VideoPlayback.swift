@@ -63,8 +63,6 @@ enum VideoPlayback {
 
     /// Said once when a video plays without its picture for want of a display.
     static let noDisplayNotice = "no display: playing the sound only"
-    /// Said once when videos are queued with other items (a window is for one video file yet).
-    static let queueNotice = "videos in a queue play their sound only (one video file at a time opens a window)"
     /// Said once when a window is asked for with an output that is not real time.
     static let offlineNotice = "the picture needs a real-time output (not null:untimed or file:): playing the sound only"
 
@@ -73,19 +71,42 @@ enum VideoPlayback {
     /// straight from the decoder (none can be dropped, and with the sound rendered beside it
     /// both start at the item's 0: in sync by construction). The number of frames.
     static func writeAllFrames(of path: String, to choice: VideoOutputChoice) throws -> Int {
-        let decoder = try VideoDecoder(path: path)
-        switch choice {
-        case .null, .window:
-            var n = 0
-            while try decoder.nextFrame() != nil { n += 1 }
-            return n
-        case .file(let out):
-            let writer = try Y4MWriter(path: out, frameRate: (decoder.track.frameRateNumerator ?? 0,
-                                                               decoder.track.frameRateDenominator ?? 0))
-            while let f = try decoder.nextFrame() { try writer.write(f) }
-            try writer.close()
-            return writer.framesWritten
+        try writeAllFrames(of: [path], to: choice)
+    }
+
+    /// As for one file, for the video files of a queue, one after another
+    /// in `paths`' order, into one stream (its frame rate the first video's; a YUV4MPEG2 stream
+    /// has one picture size, so videos of another size than the first are refused by the writer).
+    static func writeAllFrames(of paths: [String], to choice: VideoOutputChoice) throws -> Int {
+        var writer: Y4MWriter?
+        var n = 0
+        for path in paths {
+            let decoder = try VideoDecoder(path: path)
+            switch choice {
+            case .null, .window:
+                while try decoder.nextFrame() != nil { n += 1 }
+            case .file(let out):
+                let w = try writer ?? Y4MWriter(path: out, frameRate: (decoder.track.frameRateNumerator ?? 0,
+                                                                       decoder.track.frameRateDenominator ?? 0))
+                writer = w
+                while let f = try decoder.nextFrame() { try w.write(f) }
+            }
         }
+        try writer?.close()
+        return writer?.framesWritten ?? n
+    }
+
+    /// The container index of the `n`th audio track (1-based, counting audio tracks only, in
+    /// the order `tonearm info` lists the tracks) of the local file `path`, for `--audio-track`.
+    /// Throws ``TonearmError/noSuchTrack(path:track:detail:)`` saying how many there are when
+    /// there is no such track.
+    static func audioStream(_ n: Int, of path: String) async throws(TonearmError) -> Int {
+        let audio = try await Asset(url: URL(fileURLWithPath: path)).tracks.filter { $0.mediaType == .audio }
+        guard n >= 1, n <= audio.count else {
+            let has = audio.count == 1 ? "1 audio track" : "\(audio.count) audio tracks"
+            throw .noSuchTrack(path: path, track: n, detail: "--audio-track \(n): the file has \(has)")
+        }
+        return audio[n - 1].trackID
     }
 
     /// Whether `path` has sound a player can play.

@@ -56,6 +56,9 @@ public final class PlayerItem: @unchecked Sendable {
     public let url: URL
     /// How the network part fetches (limits, retries, read-ahead); ignored for local files.
     public let networkOptions: NetworkSourceOptions
+    /// The audio stream played, by its index in the container (a video's second language, say);
+    /// nil: the file's best audio stream. Local files only.
+    public let audioStream: Int?
 
     /// What the player gets from the item: its signals, on the fetch or loader thread.
     enum Signal: Sendable {
@@ -103,6 +106,16 @@ public final class PlayerItem: @unchecked Sendable {
     public init(url: URL, networkOptions: NetworkSourceOptions = NetworkSourceOptions()) {
         self.url = url
         self.networkOptions = networkOptions
+        audioStream = nil
+    }
+
+    /// An item for the local file at `url` playing its audio stream `audioStream` (the stream's
+    /// index in the container, as ``AudioFile/init(path:audioStream:)`` takes it); the item
+    /// fails with ``TonearmError/noSuchTrack(path:track:detail:)`` when that stream is not audio.
+    public init(url: URL, audioStream: Int?) {
+        self.url = url
+        networkOptions = NetworkSourceOptions()
+        self.audioStream = audioStream
     }
 
     /// An item for a path or an `http(s)://` address.
@@ -334,7 +347,7 @@ public final class PlayerItem: @unchecked Sendable {
         var videoTracks: [VideoTrackInfo] = []
         var videoOnly: Double?
         if url.isFileURL {
-            do { result = .success((try AudioFile(path: url.path), nil)) } catch { result = .failure(error) }
+            do { result = .success((try AudioFile(path: url.path, audioStream: audioStream), nil)) } catch { result = .failure(error) }
             // The video streams, read here (the loader's thread, no lock held): a file that does
             // not open as video has none.
             switch result {

@@ -11,6 +11,9 @@ public struct QueueItem: Sendable, Hashable, Codable, CustomStringConvertible {
     /// A stable number for the item: the library's ID when it comes from the library, otherwise
     /// derived from the file's path (the same path always gives the same ID).
     public var persistentID: UInt64
+    /// The audio stream to play, by its index in the container (a video's second language, say);
+    /// nil: the file's best audio stream. Local files only.
+    public var audioStream: Int?
 
     public init(url: URL, persistentID: UInt64? = nil) {
         if Self.isNetwork(url) {

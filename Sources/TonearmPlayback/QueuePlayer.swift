@@ -621,7 +621,7 @@ public final class QueuePlayer: @unchecked Sendable {
             if item.isRemote {
                 return .success(try ItemFetch.make(url: item.url).openFile(name: item.url.absoluteString))
             }
-            return .success(try AudioFile(path: item.path))
+            return .success(try AudioFile(path: item.path, audioStream: item.audioStream))
         } catch {
             return .failure(Self.typed(error))
         }
