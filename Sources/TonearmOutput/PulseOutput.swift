@@ -575,6 +575,12 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
         refreshTiming(s)
     }
 
+    /// How much faster than the monotonic clock the published stream time may move to catch up
+    /// with the server's (a fraction). The server's stream time jumps ahead when the buffer grows
+    /// (measured on a null sink: by the ~145 ms written at once, the latency read as 0 until
+    /// its timing settled, ~0.4 s later); a clock read from it would jump ahead of the ear and stay there.
+    public static let clockSlew = 0.02
+
     /// Publishes the stream's timing for readers on other threads (mainloop thread, or a control
     /// call with the mainloop lock held): after every write and every timing update from the
     /// server. Reads libpulse's cached timing info only (no round trip); allocates nothing.
@@ -587,10 +593,18 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
             // ahead of the data (an idle sink rendering one long block first).
             frames = min(Int64(Double(usec) * Double(sampleSpec.rate) / 1e6), framesWritten)
         }
+        // Never faster than the monotonic clock, but for a slow catch-up (``TimingSnapshot/ceiling(slew:)``).
+        let server = frames
+        frames = min(frames, timing.ceiling(slew: Self.clockSlew))
+        // `pa_stream_get_latency` is the write index less the server's stream time: what that
+        // time counted as played and the ceiling did not is still queued, so it is added back
+        // (`written − latency` stays the played count). Without an answer (the write index is
+        // not known right after a flush) the latency stays as published, raised by each write.
         var latencyMicros = timing.latencyMicros
         var negative: Int32 = 0
         if pa_stream_get_latency(s, &usec, &negative) == 0 {
-            latencyMicros = negative != 0 ? 0 : Int64(usec)
+            latencyMicros = (negative != 0 ? 0 : Int64(usec))
+                + Int64(Double(max(0, server - frames)) * 1e6 / Double(sampleSpec.rate))
         }
         let moving = advancing ?? (!corked && pa_stream_get_state(s) == PA_STREAM_READY)
         timing.publish(frames: frames, latencyMicros: latencyMicros, advancing: moving, limit: framesWritten,
@@ -704,14 +718,18 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
 
     // MARK: Measurements
 
-    /// The stream's current latency (server and device buffering) in seconds, from
-    /// `pa_stream_get_latency` as of the last write or timing update; the last known value
-    /// without a stream. Lock-free.
+    /// The stream's latency (server and device buffering) in seconds, as of the last write or
+    /// timing update: `pa_stream_get_latency` (the write index less the server's stream time)
+    /// plus what that stream time ran ahead of ``framesPlayed`` — so that `written − latency` is
+    /// the played count itself and a growing buffer raises the latency by what it queued. Raised by what a write is about to queue before the source renders it.
+    /// The last known value without a stream. Lock-free.
     public var latency: Double { Double(timing.latencyMicros) / 1e6 }
 
     /// Frames heard since `start`: `pa_stream_get_time` as of the last write or timing update,
-    /// moved on by the monotonic clock since (never past what was written, never backwards); it
-    /// stands still while corked. Keeps its last value after `stop`. Lock-free.
+    /// moved on by the monotonic clock since (never past what was written, never backwards, and
+    /// never faster than the monotonic clock but for a slow catch-up, ``clockSlew``: the
+    /// server's stream time jumps by what a growing buffer writes at once); it stands still
+    /// while corked. Keeps its last value after `stop`. Lock-free.
     public var framesPlayed: Int64 { timing.framesNow() }
 
     /// Underflows the server reported for the current stream since `start`.
@@ -850,6 +868,17 @@ final class TimingSnapshot: Sendable {
         rateBits.store(rate.bitPattern, ordering: .relaxed)
         sequence.store(s &+ 2, ordering: .releasing)
         if frames == 0 { reported.store(0, ordering: .relaxed) }  // a new stream starts from 0
+    }
+
+    /// Writer: the most frames a new reading may say were played: the published count moved
+    /// on by the time since it was published at the rate, and `slew` of that more (a reading
+    /// behind may catch up that much faster than the clock); the count itself when not moving.
+    func ceiling(slew: Double) -> Int64 {
+        let v = read()
+        guard v.moving else { return v.frames }
+        let now = monotonicNanoseconds()
+        let elapsed = now > v.instant ? now - v.instant : 0
+        return v.frames + Int64(Double(elapsed) * v.rate * (1 + slew) / 1e9)
     }
 
     /// Writer: adds `extra` microseconds to the published latency (frames about to be queued),

@@ -22,6 +22,8 @@ import TonearmTestSupport
     struct Run {
         var pairs: [AVSync.Pair]
         var flashes: [Double]
+        /// When each flash ended (the pixel turned dark again).
+        var flashEnds: [Double]
         var beeps: [Double]
         /// When the seek key was sent (CLOCK_MONOTONIC s), if one was.
         var seekAt: Double?
@@ -63,7 +65,8 @@ import TonearmTestSupport
         sampler.stop()
         recorder.stop()
         let flashes = try sampler.whiteOnsets(), beeps = try recorder.onsets()
-        return Run(pairs: AVSync.offsets(flashes: flashes, beeps: beeps), flashes: flashes, beeps: beeps,
+        return Run(pairs: AVSync.offsets(flashes: flashes, beeps: beeps), flashes: flashes,
+                   flashEnds: try sampler.whiteEnds(), beeps: beeps,
                    seekAt: seekAt, output: child.standardOutputText)
     }
 
@@ -79,30 +82,40 @@ import TonearmTestSupport
         try AVSync.flashBeepClip(clip, seconds: 10)
         let r = try await measure(clip)
         print("AVSyncPulseTests: A−V (video minus audio, at the screen and at the sink's output): \(describe(r.pairs))")
-        // Ten flashes, the last of which may fall in the end. The first two seconds are the
-        // start-up: judged apart (below).
+        if let f0 = r.flashes.first {
+            print("AVSyncPulseTests: flashes \(r.flashes.map { String(format: "%.3f", $0 - f0) }), ends \(r.flashEnds.map { String(format: "%.3f", $0 - f0) }), beeps \(r.beeps.map { String(format: "%.3f", $0 - f0) })")
+        }
+        // Ten flashes, the last of which may fall in the end.
         #expect(r.beeps.count >= 9, "beeps heard: \(r.beeps.count)")
         let origin = try #require(r.beeps.first)
-        let start = r.pairs.filter { $0.beep < origin + 1.5 }
         let steady = r.pairs.filter { $0.beep >= origin + 1.5 }
-        print("AVSyncPulseTests: the start-up (the flashes at 0 s and 1 s): \(start.isEmpty ? "none seen" : describe(start))")
         #expect(steady.count >= 6, "flashes paired with a beep from 2 s on: \(steady.count) (flashes \(r.flashes.count), beeps \(r.beeps.count)); \(r.output)")
         let s = AVSync.summary(steady)
         #expect(abs(s.median) <= 0.060, "\(describe(steady))")
         // Every flash (not only the median) within ffplay's frame-dup threshold of its beep.
         #expect(s.maxAbs <= 0.100, "\(describe(steady))")
-        // Known, in the start-up: the first frame is shown at once when the window opens (by
-        // design, VideoSyncMachine: the picture of the place started at), so the flash at 0 s
-        // comes 0.13–0.36 s before its beep, whose sound is still on its way through the
-        // output. And at 1 s the flash is dropped (9 flashes of 10 seen) or shown ~130 ms early;
-        // most likely because PulseOutput grows its buffer from 75 to 250 ms then (growAfter): the
-        // engine renders the 175 ms asked for at once, while the latency the video clock
-        // subtracts (rendered − latency) is the one of the last timing update, so the clock
-        // jumps ~175 ms ahead until the next (the same would follow 1 s after every seek, a
-        // flush shrinking the buffer).
-        // A Player/PulseOutput matter, reported.
-        withKnownIssue("the picture runs early in the first seconds", isIntermittent: true) {
-            #expect(start.allSatisfy { abs($0.offset) <= 0.060 }, "the start-up: \(describe(start))")
+        // The flash at 0 s is the first frame, shown at once when the window opens (a poster
+        // frame, as AVPlayerLayer and ffplay show it: VideoSyncMachine), before its beep, whose
+        // sound is still on its way through the output (up to 1.4 s on the private null sink),
+        // or, when the window comes up after the sound has started, as soon as it is up: not
+        // timed by the clock, so held only to the frame-dup threshold (never much late).
+        let poster = try #require(r.flashes.first)
+        #expect(poster <= origin + 0.100, "the first frame came \(poster - origin) s after its beep")
+        // The frames after it are timed by the audio clock: the flash should end 0.1 s after
+        // the first beep, and the flash at 1 s come with its beep.
+        let end = r.flashEnds.first { $0 > poster }
+        let atOne = r.pairs.filter { abs($0.beep - origin - 1) < 0.5 }
+        print("AVSyncPulseTests: the start-up: the first flash ended \(end.map { String(format: "%+.1f ms", ($0 - origin - 0.1) * 1000) } ?? "never") from 0.1 s after its beep; the flash at 1 s: \(atOne.isEmpty ? "not seen" : describe(atOne))")
+        // Known: in the first second the clock is ~100–145 ms ahead of the ear. Measured
+        // (PulseOutput's timing against the monitor): on the idle null sink the stream's first
+        // second is consumed at once by the sink (the server's read index equals the write
+        // index, pa_stream_get_latency ≈ 0–15 ms) while the monitor hears it ~145 ms later; the
+        // stream time is right once the buffer has grown (1 s). The clock never goes backwards,
+        // so it holds the first frames early (the flash ends at the first beep) and the flash at
+        // 1 s is shown ~120 ms early or dropped.
+        withKnownIssue("the stream time runs ahead of the ear before the buffer grows", isIntermittent: true) {
+            #expect(end.map { abs($0 - origin - 0.1) <= 0.060 } ?? false, "the first flash's end")
+            #expect(atOne.count == 1 && atOne.allSatisfy { abs($0.offset) <= 0.060 }, "the flash at 1 s: \(describe(atOne))")
         }
     }
 
@@ -126,6 +139,8 @@ import TonearmTestSupport
         // on, to 0:10; six flashes follow.
         let r = try await measure(clip, seekAfter: "0:05 / 0:16")
         let seekAt = try #require(r.seekAt)
+        // From the seek's first timed frame on (the buffer restarts short and grows 1 s later:
+        // the flash then is judged with the rest).
         let after = r.pairs.filter { $0.flash > seekAt + 0.5 }
         let before = r.pairs.filter { $0.flash < seekAt }
         print("AVSyncPulseTests: before the seek \(describe(before)); after it \(describe(after))")

@@ -330,3 +330,70 @@ struct PulseOutputTests {
 extension Double {
     var float: Float { Float(self) }
 }
+
+
+/// The stream clock across a buffer growth and a flush: the frames played move on with time,
+/// never by the frames written at once when the buffer grows, and `written − latency` (what a
+/// player's clock subtracts from what it rendered) is the frames played itself.
+@Suite(.serialized)
+struct PulseStreamClockTests {
+    struct Sample {
+        var nanos: UInt64
+        var played: Int64
+        var rendered: Int64
+        var latency: Double
+    }
+
+    @Test func theStreamClockIsContinuousAcrossAGrowthAndAFlush() async throws {
+        let rate = 48_000.0
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        // Grown by hand (the timer's hour never comes), so that the samples are taken around it.
+        let out = PulseOutput(server: server.serverString, targetLatency: 0.25, startLatency: 0.075, growAfter: 3_600)
+        try out.open(format: AudioFormat.interleavedFloat(sampleRate: 48_000, channels: 2))
+        defer { out.close() }
+        let source = SineSource(amplitude: 0.2)
+        try out.start(source: source)
+        #expect(await waitUntilPlayed(out, atLeast: 24_000, pulling: source))
+        var samples: [Sample] = []
+        // One look after each render (the instant the rendered count moves) until `renders` more.
+        func look(renders: Int) async {
+            let until = source.renderCalls + renders
+            while true {
+                let calls = source.renderCalls
+                // The rendered count first: a render in between raises the latency, not the count.
+                let rendered = Int64(source.renderedFrames)
+                samples.append(Sample(nanos: DispatchTime.now().uptimeNanoseconds, played: out.framesPlayed,
+                                      rendered: rendered, latency: out.latency))
+                if calls >= until { return }
+                _ = await source.waitFor(renderCallsAbove: calls, timeout: 1)
+            }
+        }
+        await look(renders: 5)
+        out.growBuffer()
+        await look(renders: 15)
+        let grown = samples.count
+        out.flush()
+        await look(renders: 10)
+        out.growBuffer()
+        await look(renders: 15)
+        out.stop()
+
+        // Between two looks the frames played move by the time between them, give or take the
+        // server's timing corrections and a stream time held at the frames written (20 ms) — not
+        // by the ~170 ms that a growth writes at once.
+        let slack = 0.02 * rate
+        for (a, b) in zip(samples, samples.dropFirst()) {
+            let moved = Double(b.played - a.played)
+            let elapsed = Double(b.nanos - a.nanos) / 1e9 * rate
+            #expect(moved >= 0 && moved <= elapsed * 1.03 + slack,
+                    "frames played moved \(moved) in \(elapsed) frames of time (at \(a.played) → \(b.played))")
+        }
+        // A player's clock, what it rendered less the latency, is never ahead of the frames
+        // played (up to the flush: the source's count includes the frames it drops).
+        for x in samples[..<grown] {
+            #expect(Double(x.rendered) - x.latency * rate <= Double(x.played) + slack,
+                    "rendered \(x.rendered) − latency \(x.latency) s is ahead of \(x.played) played")
+        }
+    }
+}

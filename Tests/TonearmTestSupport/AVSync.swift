@@ -155,6 +155,18 @@ public final class ScreenSampler: @unchecked Sendable {
         }
     }
 
+    /// When the pixel turned from white (each channel ≥ `level`) to another colour.
+    public func whiteEnds(level: Int = 192) throws -> [Double] {
+        var result: [Double] = []
+        var white = false
+        for c in try changes() {
+            let w = c.color.r >= level && c.color.g >= level && c.color.b >= level
+            if !w && white { result.append(c.time) }
+            white = w
+        }
+        return result
+    }
+
     /// When the pixel turned white (each channel ≥ `level`) from another colour.
     public func whiteOnsets(level: Int = 192) throws -> [Double] {
         var result: [Double] = []
