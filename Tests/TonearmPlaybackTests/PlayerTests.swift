@@ -269,7 +269,13 @@ func sameSamples(_ a: [Float], _ b: [Float]) -> Bool {
         let at = stalledAt.withLock { $0 }
         #expect(item.numberOfStalls == at.count && item.numberOfStalls >= 1)
         #expect(at.contains { $0 > 3 && $0 < 5.5 }, "the server's stall is met where it is, before the end: \(at)")
-        #expect(server.requests(path: "/a.mp3").count == 1, "a 10 s stall is waited out on the same connection")
+        // The MP3's last 4 kB are read once with a ranged request of their own (a trailing APE
+        // tag is looked for: AudioFile(byteSource:)); the body is one request, never repeated.
+        let size = try FileManager.default.attributesOfItem(atPath: dir.file("a.mp3"))[.size] as? Int ?? 0
+        let requests = server.requests(path: "/a.mp3")
+        let tail = requests.filter { ($0.rangeStart ?? 0) >= size - 4096 }
+        #expect(requests.count - tail.count == 1, "a 10 s stall is waited out on the same connection: \(requests)")
+        #expect(tail.count <= 1)
     }
 
     @Test func aFarSeekUsesARangeAndLandsExactly() async throws {
