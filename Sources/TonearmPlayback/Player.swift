@@ -89,6 +89,14 @@ public final class Player: @unchecked Sendable {
         var fanout: VideoFanout
         var epoch: UInt64
         var format: VideoFrame.PixelFormat
+        /// The video's own download of a progressive HTTP item (cancelled before the pipeline
+        /// stops: its decoder may be waiting for bytes).
+        var network: NetworkByteSource?
+
+        func stop() {
+            network?.cancel()
+            pipeline.stop()
+        }
     }
 
     private let lock = Mutex(State())
@@ -121,7 +129,7 @@ public final class Player: @unchecked Sendable {
 
     deinit {
         let (rt, item, video) = lock.withLock { s in (s.runtime, s.item, s.video) }
-        video?.pipeline.stop()
+        video?.stop()
         item?.detach()
         rt?.close()
         for seek in lock.withLock({ $0.seeks }) { seek.completion(false) }
@@ -750,7 +758,7 @@ extension Player {
         let sinks: [any PlayerVideoRenderer] = (item?.outputs ?? []) + renderers
         let format: VideoFrame.PixelFormat = !sinks.isEmpty && sinks.allSatisfy({ $0.preferredPixelFormat == .rgba }) ? .rgba : .yuv420p
         var wanted = false
-        if let item, open, !atEnd, !sinks.isEmpty, item.url.isFileURL, item.selectedVideoTrack != nil {
+        if let item, open, !atEnd, !sinks.isEmpty, item.url.isFileURL || item.isProgressiveHTTP, item.selectedVideoTrack != nil {
             wanted = true
         }
         if let current {
@@ -758,7 +766,7 @@ extension Player {
                 current.fanout.set(sinks)
                 return
             }
-            current.pipeline.stop()
+            current.stop()
             lock.withLock { s in
                 s.video = nil
                 s.readyForDisplay = false
@@ -767,9 +775,20 @@ extension Player {
         }
         guard wanted, let item else { return }
         let decoder: VideoDecoder
+        var network: NetworkByteSource?
         do {
-            decoder = try VideoDecoder(path: item.url.path, track: nil, outputFormat: format)
+            if item.url.isFileURL {
+                decoder = try VideoDecoder(path: item.url.path, track: nil, outputFormat: format)
+            } else {
+                // Over HTTP the video reads its own download of the file: the audio's demuxer
+                // moves the position of the item's source as it reads (see `PlayerItem`).
+                let source = NetworkByteSource(url: item.url, options: item.networkOptions)
+                network = source
+                source.start()
+                decoder = try VideoDecoder(byteSource: source, name: item.url.absoluteString, track: nil, outputFormat: format)
+            }
         } catch {
+            network?.cancel()
             emitItemEvent(.videoFailed(error))
             return
         }
@@ -782,10 +801,10 @@ extension Player {
         let stored = lock.withLock { s -> Bool in
             guard s.itemEpoch == epoch, s.video == nil else { return false }
             s.stoppedVideoStatistics = nil
-            s.video = VideoRun(pipeline: pipeline, fanout: fanout, epoch: epoch, format: format)
+            s.video = VideoRun(pipeline: pipeline, fanout: fanout, epoch: epoch, format: format, network: network)
             return true
         }
-        guard stored else { return }
+        guard stored else { network?.cancel(); return }
         let events = pipeline.events
         Task { [weak self] in
             for await e in events {
