@@ -774,29 +774,33 @@ extension Player {
             }
         }
         guard wanted, let item else { return }
-        let decoder: VideoDecoder
+        let frames: DecoderFrameSource
         var network: NetworkByteSource?
-        do {
-            if item.url.isFileURL {
-                decoder = try VideoDecoder(path: item.url.path, track: nil, outputFormat: format)
-            } else {
-                // Over HTTP the video reads its own download of the file: the audio's demuxer
-                // moves the position of the item's source as it reads (see `PlayerItem`).
-                let source = NetworkByteSource(url: item.url, options: item.networkOptions)
-                network = source
-                source.start()
-                decoder = try VideoDecoder(byteSource: source, name: item.url.absoluteString, track: nil, outputFormat: format)
+        if item.url.isFileURL {
+            do {
+                frames = DecoderFrameSource(decoder: try VideoDecoder(path: item.url.path, track: nil, outputFormat: format))
+            } catch {
+                emitItemEvent(.videoFailed(error))
+                return
             }
-        } catch {
-            network?.cancel()
-            emitItemEvent(.videoFailed(error))
-            return
+        } else {
+            // Over HTTP the video reads a download of its own (the audio's demuxer moves the
+            // position of the item's source as it reads), opened on the decoding thread: the
+            // moov atom may come only at the end of the file. Cancelled before the pipeline
+            // stops (`VideoRun.stop()`), which wakes a read waiting for bytes.
+            let source = NetworkByteSource(url: item.url, options: item.networkOptions)
+            network = source
+            let name = item.url.absoluteString
+            frames = DecoderFrameSource(opening: { () throws(TonearmError) -> VideoDecoder in
+                source.start()
+                return try VideoDecoder(byteSource: source, name: name, track: nil, outputFormat: format)
+            })
         }
         let fanout = VideoFanout()
         fanout.set(sinks)
         let box = WeakPlayer()
         box.player = self
-        let pipeline = VideoPipeline(source: DecoderFrameSource(decoder: decoder), sink: fanout,
+        let pipeline = VideoPipeline(source: frames, sink: fanout,
                                      clock: { box.player?.videoClock() ?? VideoClockReading(time: 0, rate: 0) })
         let stored = lock.withLock { s -> Bool in
             guard s.itemEpoch == epoch, s.video == nil else { return false }

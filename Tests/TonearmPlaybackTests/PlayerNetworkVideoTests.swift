@@ -100,3 +100,29 @@ import TonearmVideo
         #expect(requests >= 2 && requests <= 8, "\(requests) requests")
     }
 }
+
+extension PlayerNetworkVideoTests {
+    /// The picture's download refused (the server answers 503 to every request after the
+    /// sound's): the video fails with the network's error, said once, and the sound plays on to
+    /// its end — no hang, two requests.
+    @Test func aRefusedPictureDownloadFailsTheVideoClearlyAndTheSoundPlaysOn() async throws {
+        let dir = try TempDir("player-network-video-refused")
+        defer { dir.remove() }
+        _ = try Self.clip(in: dir, moovFirst: true)
+        let server = try PrivateHTTPServer(root: dir.path)
+        defer { server.stop() }
+        let item = PlayerItem(url: server.url("/first.mp4", query: ["failafter": "1"]))
+        item.add(PlayerItemVideoOutput())
+        let player = Player(playerItem: item, output: { NullOutput() })
+        let end = collectPlayerEvents(player, timeout: 60) { $0 == .didPlayToEndTime }
+        player.play()
+        let events = try await end.value
+        let failures = events.compactMap { e -> TonearmError? in if case .videoFailed(let f) = e { f } else { nil } }
+        #expect(failures.count == 1, "\(events)")
+        if let f = failures.first {
+            #expect("\(f)".contains("503"), "the server's answer is said: \(f)")
+        }
+        #expect(events.last == PlayerEvent.didPlayToEndTime)
+        #expect(server.requests(path: "/first.mp4").count == 2)
+    }
+}
