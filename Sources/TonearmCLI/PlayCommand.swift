@@ -159,9 +159,17 @@ struct PlayCommand: AsyncParsableCommand {
             do { (selection, notice) = try playback.selection(settings) } catch let e as PlaybackSetupError {
                 throw CommandFailure(nil, "\(e)")
             }
+            // A progressive file's picture goes where `--video-output` says (the player fetches
+            // its video on a download of its own); without it a stream plays its sound.
+            var video: StreamSession.Video?
+            if !noVideo, let v = videoOutput, url.pathExtension.lowercased() != "m3u8" {
+                let choice = try VideoOutputChoice(parsing: v)
+                if case .file(let out) = choice { try Overwrite.check(out, force: playback.force) }
+                video = StreamSession.Video(output: choice, fullScreen: fullscreen)
+            }
             let session = StreamSession(url: url, selection: selection, device: settings.device.value, notice: notice,
                                         settings: try settings.sessionSettings(mix: playback.mix, resume: false, effects: try playback.sound.effects()),
-                                        interactive: playback.interactive)
+                                        interactive: playback.interactive, video: video)
             let failed = await session.run()
             if let sig = session.interruptedBy { throw ExitCode(128 + sig) }
             if failed { throw ExitCode(1) }

@@ -185,9 +185,18 @@ final class StreamSession: @unchecked Sendable {
             videoRenderer = r
             player.addVideoRenderer(r)
         case .file(let path):
-            let track = ((try? VideoTrackInfo.tracks(inFileAt: url.path)) ?? []).first
             do {
-                let r = try Y4MVideoRenderer(path: path, frameRate: (track?.frameRateNumerator ?? 25, track?.frameRateDenominator ?? 1))
+                let r: Y4MVideoRenderer
+                if url.isFileURL {
+                    let track = ((try? VideoTrackInfo.tracks(inFileAt: url.path)) ?? []).first
+                    r = try Y4MVideoRenderer(path: path, frameRate: (track?.frameRateNumerator ?? 25, track?.frameRateDenominator ?? 1))
+                } else {
+                    // A network item's track is known once it has loaded, before its first frame.
+                    let item = self.item
+                    r = Y4MVideoRenderer(path: path, frameRateAtFirstFrame: {
+                        item.selectedVideoTrack.map { ($0.frameRateNumerator ?? 25, $0.frameRateDenominator ?? 1) }
+                    })
+                }
                 y4m = r
                 videoRenderer = r
                 player.addVideoRenderer(r)

@@ -124,30 +124,46 @@ final class NullVideoRenderer: PlayerVideoRenderer {
 /// error is kept (and said at the end); the frames after it are dropped.
 final class Y4MVideoRenderer: PlayerVideoRenderer {
     private struct State {
-        var writer: Y4MWriter
+        var writer: Y4MWriter?
         var error: TonearmError?
     }
 
     private let state: Mutex<State>
+    private let path: String
+    /// The stream's frame rate, asked for at the first frame (when the writer is made later).
+    private let frameRateOf: (@Sendable () -> (num: Int, den: Int)?)?
 
     init(path: String, frameRate: (num: Int, den: Int)) throws(TonearmError) {
+        self.path = path
+        frameRateOf = nil
         state = Mutex(State(writer: try Y4MWriter(path: path, frameRate: frameRate)))
+    }
+
+    /// A renderer whose file is made at the first frame, with the rate `frameRate` says then
+    /// (a network item's video track is known once it has loaded, before its first frame).
+    init(path: String, frameRateAtFirstFrame frameRate: @escaping @Sendable () -> (num: Int, den: Int)?) {
+        self.path = path
+        frameRateOf = frameRate
+        state = Mutex(State(writer: nil))
     }
 
     func show(_ frame: VideoFrame) {
         state.withLock { s in
             guard s.error == nil else { return }
-            do throws(TonearmError) { try s.writer.write(frame) } catch { s.error = error }
+            do throws(TonearmError) {
+                if s.writer == nil { s.writer = try Y4MWriter(path: path, frameRate: frameRateOf?() ?? (num: 25, den: 1)) }
+                try s.writer?.write(frame)
+            } catch { s.error = error }
         }
     }
 
     /// Closes the file; the first error met, if any.
     func finish() -> TonearmError? {
         state.withLock { s in
-            do throws(TonearmError) { try s.writer.close() } catch { s.error = s.error ?? error }
+            do throws(TonearmError) { try s.writer?.close() } catch { s.error = s.error ?? error }
             return s.error
         }
     }
 
-    var framesWritten: Int { state.withLock { $0.writer.framesWritten } }
+    var framesWritten: Int { state.withLock { $0.writer?.framesWritten ?? 0 } }
 }

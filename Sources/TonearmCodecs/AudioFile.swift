@@ -50,7 +50,7 @@ public final class AudioFile: @unchecked Sendable {
 
     /// The opened demuxer (for the metadata reader). Use only while holding no expectations of
     /// its read position: reading packets from it disturbs decoding.
-    internal var formatContext: UnsafeMutablePointer<AVFormatContext> { (decoder as! FFmpegDecoder).fmt! }
+    package var formatContext: UnsafeMutablePointer<AVFormatContext> { (decoder as! FFmpegDecoder).fmt! }
 
     /// The number of the stream decoded, as `tonearm info` lists a file's tracks (FFmpeg's
     /// stream index).

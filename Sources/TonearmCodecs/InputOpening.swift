@@ -70,4 +70,40 @@ package enum InputOpening {
         }
         return (fc, io)
     }
+
+    /// Opens `source` (a network download, say) for demuxing with stream info read, through a
+    /// custom AVIOContext; `name` (the URL) names it in messages. The caller closes the context
+    /// with `avformat_close_input`, then releases `io`. A failure of the source is thrown as it
+    /// is (``TonearmError/network(url:failure:)``), not as "not a media file". FFmpeg opens no
+    /// other resource the bytes may name (no protocol is allowed).
+    package static func openProbed(byteSource source: any ByteSource, name: String) throws(TonearmError)
+        -> (context: UnsafeMutablePointer<AVFormatContext>, io: AnyObject) {
+        tonearm_av_log_quiet()
+        let reader = AVIOByteSourceReader(source: source)
+        guard let io = AVIOBridge(reader: reader, bufferSize: 64 * 1024), let custom = avformat_alloc_context() else {
+            throw .decodeFailed(path: name, detail: "out of memory")
+        }
+        custom.pointee.pb = io.context
+        custom.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        var ctx: UnsafeMutablePointer<AVFormatContext>? = custom
+        var options: OpaquePointer?
+        av_dict_set(&options, "protocol_whitelist", "tonearm-none", 0)
+        let r = avformat_open_input(&ctx, nil, nil, &options)
+        av_dict_free(&options)
+        guard r >= 0, let fc = ctx else {
+            if let f = reader.failure { throw f }
+            throw .notMediaFile(path: name, detail: message(r))
+        }
+        let info = avformat_find_stream_info(fc, nil)
+        if info < 0 || fc.pointee.nb_streams == 0 {
+            avformat_close_input(&ctx)
+            if let f = reader.failure { throw f }
+            throw .notMediaFile(path: name, detail: info < 0 ? message(info) : "no streams")
+        }
+        if let f = reader.failure {
+            avformat_close_input(&ctx)
+            throw f
+        }
+        return (fc, io)
+    }
 }

@@ -89,6 +89,14 @@ public final class Player: @unchecked Sendable {
         var fanout: VideoFanout
         var epoch: UInt64
         var format: VideoFrame.PixelFormat
+        /// The video's own download of a progressive HTTP item (cancelled before the pipeline
+        /// stops: its decoder may be waiting for bytes).
+        var network: NetworkByteSource?
+
+        func stop() {
+            network?.cancel()
+            pipeline.stop()
+        }
     }
 
     private let lock = Mutex(State())
@@ -121,7 +129,7 @@ public final class Player: @unchecked Sendable {
 
     deinit {
         let (rt, item, video) = lock.withLock { s in (s.runtime, s.item, s.video) }
-        video?.pipeline.stop()
+        video?.stop()
         item?.detach()
         rt?.close()
         for seek in lock.withLock({ $0.seeks }) { seek.completion(false) }
@@ -750,7 +758,7 @@ extension Player {
         let sinks: [any PlayerVideoRenderer] = (item?.outputs ?? []) + renderers
         let format: VideoFrame.PixelFormat = !sinks.isEmpty && sinks.allSatisfy({ $0.preferredPixelFormat == .rgba }) ? .rgba : .yuv420p
         var wanted = false
-        if let item, open, !atEnd, !sinks.isEmpty, item.url.isFileURL, item.selectedVideoTrack != nil {
+        if let item, open, !atEnd, !sinks.isEmpty, item.url.isFileURL || item.isProgressiveHTTP, item.selectedVideoTrack != nil {
             wanted = true
         }
         if let current {
@@ -758,7 +766,7 @@ extension Player {
                 current.fanout.set(sinks)
                 return
             }
-            current.pipeline.stop()
+            current.stop()
             lock.withLock { s in
                 s.video = nil
                 s.readyForDisplay = false
@@ -766,26 +774,41 @@ extension Player {
             }
         }
         guard wanted, let item else { return }
-        let decoder: VideoDecoder
-        do {
-            decoder = try VideoDecoder(path: item.url.path, track: nil, outputFormat: format)
-        } catch {
-            emitItemEvent(.videoFailed(error))
-            return
+        let frames: DecoderFrameSource
+        var network: NetworkByteSource?
+        if item.url.isFileURL {
+            do {
+                frames = DecoderFrameSource(decoder: try VideoDecoder(path: item.url.path, track: nil, outputFormat: format))
+            } catch {
+                emitItemEvent(.videoFailed(error))
+                return
+            }
+        } else {
+            // Over HTTP the video reads a download of its own (the audio's demuxer moves the
+            // position of the item's source as it reads), opened on the decoding thread: the
+            // moov atom may come only at the end of the file. Cancelled before the pipeline
+            // stops (`VideoRun.stop()`), which wakes a read waiting for bytes.
+            let source = NetworkByteSource(url: item.url, options: item.networkOptions)
+            network = source
+            let name = item.url.absoluteString
+            frames = DecoderFrameSource(opening: { () throws(TonearmError) -> VideoDecoder in
+                source.start()
+                return try VideoDecoder(byteSource: source, name: name, track: nil, outputFormat: format)
+            })
         }
         let fanout = VideoFanout()
         fanout.set(sinks)
         let box = WeakPlayer()
         box.player = self
-        let pipeline = VideoPipeline(source: DecoderFrameSource(decoder: decoder), sink: fanout,
+        let pipeline = VideoPipeline(source: frames, sink: fanout,
                                      clock: { box.player?.videoClock() ?? VideoClockReading(time: 0, rate: 0) })
         let stored = lock.withLock { s -> Bool in
             guard s.itemEpoch == epoch, s.video == nil else { return false }
             s.stoppedVideoStatistics = nil
-            s.video = VideoRun(pipeline: pipeline, fanout: fanout, epoch: epoch, format: format)
+            s.video = VideoRun(pipeline: pipeline, fanout: fanout, epoch: epoch, format: format, network: network)
             return true
         }
-        guard stored else { return }
+        guard stored else { network?.cancel(); return }
         let events = pipeline.events
         Task { [weak self] in
             for await e in events {

@@ -142,9 +142,14 @@ public final class PlayerItem: @unchecked Sendable {
     public var format: SourceFormat? { state.withLock { $0.file?.fileFormat } }
     /// The latest timed metadata heard: a radio stream's `StreamTitle` and `StreamUrl`.
     public var timedMetadata: [String: String] { state.withLock { $0.timedMetadata } }
-    /// The video streams of the item (empty for audio, and before it has loaded; network items
+    /// The video streams of the item (empty for audio, and before it has loaded; HLS streams
     /// are not searched for video yet). Read when the item opens.
     public var videoTracks: [VideoTrackInfo] { state.withLock { $0.videoTracks } }
+    /// Whether the item is a progressive HTTP(S) download (not an HLS playlist).
+    var isProgressiveHTTP: Bool {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return false }
+        return !ItemFetch.isHLS(url)
+    }
 
     /// The track a video output shows: the default one, else the first.
     public var selectedVideoTrack: VideoTrackInfo? {
@@ -372,7 +377,13 @@ public final class PlayerItem: @unchecked Sendable {
             }
             guard current else { return }
             do {
-                result = .success((try fetch.openFile(name: url.absoluteString), fetch))
+                let file = try fetch.openFile(name: url.absoluteString)
+                result = .success((file, fetch))
+                // A progressive file's video streams, as its container states them (the
+                // player decodes them from a download of their own).
+                if case .progressive = fetch {
+                    videoTracks = VideoTrackInfo.tracks(inOpened: file.formatContext, name: url.absoluteString)
+                }
             } catch {
                 result = .failure(error)
             }

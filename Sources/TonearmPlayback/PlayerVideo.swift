@@ -121,7 +121,10 @@ public final class PlayerItemVideoOutput: PlayerVideoRenderer, Sendable {
 /// The pipeline's source over a ``VideoDecoder``: the frame a seek returns is held for the next
 /// ``nextFrame()``. Used on the pipeline's decoding thread only.
 final class DecoderFrameSource: VideoFrameSource, @unchecked Sendable {
-    private let decoder: VideoDecoder
+    private var decoder: VideoDecoder?
+    /// Opens the decoder at the first use (on the decoding thread): a network item's, whose
+    /// opening waits for the network.
+    private var opening: (() throws(TonearmError) -> VideoDecoder)?
     private var held: VideoFrame?
     /// A seek went past the end of the video: nothing until the next seek.
     private var pastEnd = false
@@ -130,18 +133,34 @@ final class DecoderFrameSource: VideoFrameSource, @unchecked Sendable {
         self.decoder = decoder
     }
 
+    /// A source whose decoder `open` makes at the first frame or seek, on the decoding thread
+    /// (not the player's control queue, which it would hold up while the bytes arrive); a
+    /// failure to open fails the pipeline (``PlayerEvent/videoFailed(_:)``).
+    init(opening open: @escaping () throws(TonearmError) -> VideoDecoder) {
+        opening = open
+    }
+
+    private func opened() throws(TonearmError) -> VideoDecoder {
+        if let decoder { return decoder }
+        let d = try opening!()
+        opening = nil
+        decoder = d
+        return d
+    }
+
     func nextFrame() throws -> VideoFrame? {
         if let f = held {
             held = nil
             return f
         }
         if pastEnd { return nil }
-        return try decoder.nextFrame()
+        return try opened().nextFrame()
     }
 
     func seek(to seconds: Double, exact: Bool) throws {
         held = nil
         pastEnd = false
+        let decoder = try opened()
         do {
             held = try decoder.seek(to: seconds, exact: exact)
         } catch .invalidArgument {

@@ -85,10 +85,24 @@ public final class VideoDecoder {
     /// Throws `noVideoTrack` for a file without video (cover art does not count),
     /// `noSuchTrack` for a `track` that is not video, `unsupportedCodec` when FFmpeg has no
     /// decoder for it, and the file errors.
-    public init(path: String, track: Int? = nil, outputFormat: VideoFrame.PixelFormat = .yuv420p) throws(TonearmError) {
+    public convenience init(path: String, track: Int? = nil, outputFormat: VideoFrame.PixelFormat = .yuv420p) throws(TonearmError) {
+        try self.init(input: VideoInput(path: path), track: track, outputFormat: outputFormat)
+    }
+
+    /// Opens the video read from `source` (a progressive HTTP download: a `NetworkByteSource` of
+    /// its own, not one another demuxer reads — the decoder moves its position); `name` (the URL)
+    /// is its ``path`` in messages. As ``init(path:track:outputFormat:)`` otherwise; a failure of
+    /// the source while opening is thrown as it is (`TonearmError.network`). Reads block on the
+    /// source as long as it does (bounded by its network limits; cancelling it ends them).
+    public convenience init(byteSource source: any ByteSource, name: String, track: Int? = nil,
+                            outputFormat: VideoFrame.PixelFormat = .yuv420p) throws(TonearmError) {
+        try self.init(input: VideoInput(byteSource: source, name: name), track: track, outputFormat: outputFormat)
+    }
+
+    private init(input: VideoInput, track: Int?, outputFormat: VideoFrame.PixelFormat) throws(TonearmError) {
+        let path = input.path
         self.path = path
         self.outputFormat = outputFormat
-        let input = try VideoInput(path: path)
         self.input = input
         let video = input.videoStreams
         let tracks = video.map { input.info(of: $0) }

@@ -46,6 +46,13 @@ extension VideoTrackInfo {
         let input = try VideoInput(path: path)
         return input.videoStreams.map { input.info(of: $0) }
     }
+
+    /// Every video stream of a container already opened (an item's audio, opened on a network
+    /// source), read from its stream parameters; the context stays its owner's.
+    package static func tracks(inOpened context: UnsafeMutablePointer<AVFormatContext>, name: String) -> [VideoTrackInfo] {
+        let input = VideoInput(borrowing: context, name: name)
+        return input.videoStreams.map { input.info(of: $0) }
+    }
 }
 
 /// A file opened for reading its video: the format context (with stream info) and its I/O,
@@ -54,16 +61,35 @@ final class VideoInput {
     let path: String
     var fmt: UnsafeMutablePointer<AVFormatContext>?
     private let io: AnyObject?
+    /// False for a context borrowed from its owner (not closed here).
+    private let owned: Bool
 
     init(path: String) throws(TonearmError) {
         self.path = path
         let opened = try InputOpening.openProbed(path)
         fmt = opened.context
         io = opened.io
+        owned = true
+    }
+
+    /// Opens the bytes of `source` (a network download); `name` (its URL) names it.
+    init(byteSource source: any ByteSource, name: String) throws(TonearmError) {
+        path = name
+        let opened = try InputOpening.openProbed(byteSource: source, name: name)
+        fmt = opened.context
+        io = opened.io
+        owned = true
+    }
+
+    init(borrowing context: UnsafeMutablePointer<AVFormatContext>, name: String) {
+        path = name
+        fmt = context
+        io = nil
+        owned = false
     }
 
     deinit {
-        if fmt != nil { avformat_close_input(&fmt) }
+        if owned && fmt != nil { avformat_close_input(&fmt) }
         withExtendedLifetime(io) {}
     }
 
