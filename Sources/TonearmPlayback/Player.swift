@@ -777,7 +777,7 @@ extension Player {
         fanout.set(sinks)
         let box = WeakPlayer()
         box.player = self
-        let pipeline = VideoPipeline(source: DecoderFrameSource(decoder: decoder), sink: fanout,
+        let pipeline = VideoPipeline(source: DecoderFrameSource(decoder: decoder, subtitles: item.subtitleChoice), sink: fanout,
                                      clock: { box.player?.videoClock() ?? VideoClockReading(time: 0, rate: 0) })
         let stored = lock.withLock { s -> Bool in
             guard s.itemEpoch == epoch, s.video == nil else { return false }

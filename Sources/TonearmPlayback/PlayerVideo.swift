@@ -125,9 +125,12 @@ final class DecoderFrameSource: VideoFrameSource, @unchecked Sendable {
     private var held: VideoFrame?
     /// A seek went past the end of the video: nothing until the next seek.
     private var pastEnd = false
+    /// The item's subtitle, read before each frame is decoded.
+    private let subtitles: SubtitleChoice?
 
-    init(decoder: VideoDecoder) {
+    init(decoder: VideoDecoder, subtitles: SubtitleChoice? = nil) {
         self.decoder = decoder
+        self.subtitles = subtitles
     }
 
     func nextFrame() throws -> VideoFrame? {
@@ -136,10 +139,12 @@ final class DecoderFrameSource: VideoFrameSource, @unchecked Sendable {
             return f
         }
         if pastEnd { return nil }
+        if let subtitles { decoder.subtitle = subtitles.selection }
         return try decoder.nextFrame()
     }
 
     func seek(to seconds: Double, exact: Bool) throws {
+        if let subtitles { decoder.subtitle = subtitles.selection }
         held = nil
         pastEnd = false
         do {
