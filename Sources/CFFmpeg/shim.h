@@ -18,6 +18,9 @@
 #include <libavutil/pixdesc.h>
 #include <libavutil/display.h>
 #include <libswscale/swscale.h>
+#include <libavfilter/avfilter.h>
+#include <libavfilter/buffersrc.h>
+#include <libavfilter/buffersink.h>
 
 static inline int tonearm_averror(int e) { return AVERROR(e); }
 static inline int tonearm_averror_eof(void) { return AVERROR_EOF; }
@@ -50,6 +53,9 @@ static inline int tonearm_sws_scale(struct SwsContext *c, uint8_t **src, const i
                                     int srcSliceH, uint8_t **dst, const int *dstStride) {
     return sws_scale(c, (const uint8_t *const *)src, srcStride, srcSliceY, srcSliceH, dst, dstStride);
 }
+
+static inline int tonearm_av_buffersrc_flag_keep_ref(void) { return AV_BUFFERSRC_FLAG_KEEP_REF; }
+static inline int tonearm_av_opt_search_children(void) { return AV_OPT_SEARCH_CHILDREN; }
 
 /// Silences FFmpeg's own logging (Tonearm reports errors itself).
 static inline void tonearm_av_log_quiet(void) { av_log_set_level(AV_LOG_QUIET); }

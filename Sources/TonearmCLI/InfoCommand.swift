@@ -51,12 +51,14 @@ struct InfoCommand: AsyncParsableCommand {
                 report.tracks = f.isFLACWithoutPictures
                     ? [Self.flacTrack(f)] : (try? await asset.tracks).map { Self.exact($0, file: f) }
                 report.video = Self.videoTracks(local, tracks: report.tracks)
+                report.subtitles = Self.subtitleTracks(local, video: report.video)
                 reports.append(report)
             } catch {
                 if case TonearmError.noAudioTrack = error, let contents = try? await asset.load() {
                     // A video without sound is still media: list what it holds.
                     var report = FileReport(contents: contents, requestedPath: path)
                     report.video = Self.videoTracks(local, tracks: report.tracks)
+                    report.subtitles = Self.subtitleTracks(local, video: report.video)
                     reports.append(report)
                     continue
                 }
@@ -113,6 +115,11 @@ extension InfoCommand {
     /// The video tracks of a local file (codec, sizes, frame rate, rotation, depth, HDR), read
     /// only when the container lists a video track (cover art is not video, and an audio file
     /// costs nothing more); nil when there is none.
+    static func subtitleTracks(_ path: String, video: [VideoTrackInfo]?) -> [SubtitleTrackInfo]? {
+        guard video != nil, let subs = try? SubtitleTrackInfo.tracks(inFileAt: path), !subs.isEmpty else { return nil }
+        return subs
+    }
+
     static func videoTracks(_ path: String, tracks: [AssetTrack]?) -> [VideoTrackInfo]? {
         guard tracks?.contains(where: { $0.mediaType == .video }) == true,
               let video = try? VideoTrackInfo.tracks(inFileAt: path), !video.isEmpty else { return nil }
@@ -150,6 +157,8 @@ struct FileReport: Encodable {
     var tracks: [AssetTrack]?
     /// The video tracks in detail (not cover art); nil when there is none.
     var video: [VideoTrackInfo]?
+    /// The subtitle tracks of a video (codec, language, title); nil when there is none.
+    var subtitles: [SubtitleTrackInfo]?
     /// Set when the file holds no audio track.
     var note: String?
 
@@ -207,6 +216,7 @@ struct FileReport: Encodable {
             lines.append("  Length     \(formatTime(duration ?? 0)) (\(String(format: "%.3f", duration ?? 0)) s)")
             lines.append("  Audio      none (\(n))")
             lines += videoLines()
+            lines += subtitleLines()
             lines += trackLines()
             return lines.joined(separator: "\n") + "\n"
         }
@@ -222,6 +232,7 @@ struct FileReport: Encodable {
         for k in order { if let v = tags?[k] { lines.append("  \(k.rightPadded(10)) \(v.replacingOccurrences(of: "\n", with: " ⏎ "))") } }
         if let a = artwork { lines.append("  Artwork    \(a.mimeType), \(a.bytes) bytes") }
         lines += videoLines()
+        lines += subtitleLines()
         lines += trackLines()
         return lines.joined(separator: "\n") + "\n"
     }
@@ -241,6 +252,25 @@ struct FileReport: Encodable {
             if v.rotation != 0 { parts.append("rotated \(v.rotation)°") }
             if v.rotation != 0 || v.pixelAspectRatio != .square { parts.append("shown \(v.displayWidth)×\(v.displayHeight)") }
             return "  Video      #\(v.trackID) " + parts.joined(separator: " · ")
+        }
+    }
+
+    /// `  Subtitle   #2 subrip · eng · "English" · default · --sub-track 1`, one per subtitle track
+    /// (text ones with the N that `play --sub-track` takes; bitmap ones cannot be drawn).
+    private func subtitleLines() -> [String] {
+        var n = 0
+        return (subtitles ?? []).map { t in
+            var parts = [t.codecName]
+            if let l = t.language { parts.append(l) }
+            if let title = t.title { parts.append("\"\(title)\"") }
+            if t.isDefault { parts.append("default") }
+            if t.isText {
+                n += 1
+                parts.append("--sub-track \(n)")
+            } else {
+                parts.append("bitmap (not drawn)")
+            }
+            return "  Subtitle   #\(t.trackID) " + parts.joined(separator: " · ")
         }
     }
 

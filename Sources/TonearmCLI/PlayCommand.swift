@@ -83,6 +83,12 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .customLong("audio-track"), help: ArgumentHelp("Play the Nth audio track (1 is the first; audio tracks counted in the order tonearm info lists them, which marks each with its N) of each local file: a video's other language, a file with several. A file with fewer is an error that says how many it has.", valueName: "N"))
     var audioTrack: Int?
 
+    @Option(name: .customLong("sub"), help: ArgumentHelp("Draw this subtitle file (.srt, .ass, .vtt) over the video (one local video). Without --sub or --sub-track, an .srt beside the video with the same name (film.srt for film.mkv) is drawn.", valueName: "FILE"), completion: .file(extensions: ["srt", "ass", "ssa", "vtt"]))
+    var sub: String?
+
+    @Option(name: .customLong("sub-track"), help: ArgumentHelp("Draw the video's Nth text subtitle track (1 is the first; tonearm info lists them). A file with fewer is an error that says how many it has.", valueName: "N"))
+    var subTrack: Int?
+
     @OptionGroup var playback: PlaybackOptions
 
     /// What to play must be given. Checked in run(), not validate(): ArgumentParser validates
@@ -100,6 +106,9 @@ struct PlayCommand: AsyncParsableCommand {
             if noVideo { throw ValidationError("--no-video and --video-output cannot be used together (--no-video plays no picture)") }
         }
         if let n = audioTrack, n < 1 { throw ValidationError("--audio-track counts from 1 (the first audio track), not \(n)") }
+        if let n = subTrack, n < 1 { throw ValidationError("--sub-track counts from 1 (the first text subtitle track), not \(n)") }
+        if sub != nil && subTrack != nil { throw ValidationError("--sub and --sub-track cannot be used together (one subtitle is drawn)") }
+        if (sub != nil || subTrack != nil) && noVideo { throw ValidationError("--no-video plays no picture to draw subtitles on") }
         if start != nil && resume { throw ValidationError("--start chooses the first file of a new queue; it cannot be used with --resume") }
     }
 
@@ -188,10 +197,14 @@ struct PlayCommand: AsyncParsableCommand {
             if output != .window || VideoPlayback.hasDisplay {
                 var stream: Int?
                 if let n = audioTrack { stream = try await VideoPlayback.audioStream(n, of: paths[0]) }
-                try await playVideo(URL(fileURLWithPath: paths[0]), output: output, audioStream: stream)
+                let subtitle = try VideoPlayback.subtitle(for: paths[0], file: sub, track: subTrack)
+                try await playVideo(URL(fileURLWithPath: paths[0]), output: output, audioStream: stream, subtitle: subtitle)
                 return
             }
             videoNotice = VideoPlayback.noDisplayNotice
+        }
+        if sub != nil || subTrack != nil {
+            throw ValidationError("--sub and --sub-track draw on one local video's picture (a window or --video-output)")
         }
         var problems: [String] = []
         let (library, fromLibrary) = usesLibrary ? try libraryItems() : (nil, [])
@@ -236,7 +249,7 @@ struct PlayCommand: AsyncParsableCommand {
 
     /// Plays one local video through the player, its picture to `output`, with the stream
     /// session's screen and keys (the window's keys beside them).
-    private func playVideo(_ url: URL, output: VideoOutputChoice, audioStream: Int?) async throws {
+    private func playVideo(_ url: URL, output: VideoOutputChoice, audioStream: Int?, subtitle: SubtitleSelection?) async throws {
         let streams = audioStream.map { [url.path: $0] } ?? [:]
         if case .file(let path) = output { try Overwrite.check(path, force: playback.force) }
         let settings = try playback.effective(command: "play", resume: false)
@@ -249,7 +262,7 @@ struct PlayCommand: AsyncParsableCommand {
         // (``VideoPlayback/writeAllFrames(of:to:)``).
         switch (selection, output) {
         case (.nullUntimed, .file), (.nullUntimed, .null), (.file, .file), (.file, .null):
-            let frames = try VideoPlayback.writeAllFrames(of: url.path, to: output)
+            let frames = try VideoPlayback.writeAllFrames(of: url.path, to: output, subtitle: subtitle)
             if case .file(let out) = output {
                 Terminal.write("Video: \(frames) frames written to \(out)\n")
             } else {
@@ -271,7 +284,7 @@ struct PlayCommand: AsyncParsableCommand {
         let session = StreamSession(url: url, selection: selection, device: settings.device.value, notice: notice,
                                     settings: try settings.sessionSettings(mix: playback.mix, resume: false, effects: try playback.sound.effects()),
                                     interactive: playback.interactive, video: StreamSession.Video(output: output, fullScreen: fullscreen),
-                                    audioStream: audioStream)
+                                    audioStream: audioStream, subtitle: subtitle)
         let failed = await session.run()
         if let sig = session.interruptedBy { throw ExitCode(128 + sig) }
         if failed { throw ExitCode(1) }

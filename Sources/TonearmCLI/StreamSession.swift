@@ -68,7 +68,7 @@ final class StreamSession: @unchecked Sendable {
     private var videoRenderer: (any PlayerVideoRenderer)?
 
     init(url: URL, selection: OutputSelection, device: String?, notice: String?, settings: PlaySession.Settings,
-         interactive: Bool, video: Video? = nil, audioStream: Int? = nil) {
+         interactive: Bool, video: Video? = nil, audioStream: Int? = nil, subtitle: SubtitleSelection? = nil) {
         self.video = video
         self.url = url
         self.selection = selection
@@ -84,6 +84,8 @@ final class StreamSession: @unchecked Sendable {
                                  options: settings.mix ? [.mixWithOthers] : [])
         let role = session.streamProperties["media.role"] ?? "music"
         item = audioStream == nil ? PlayerItem(url: url) : PlayerItem(url: url, audioStream: audioStream)
+        // Chosen by the caller among the file's text tracks (or a file): nothing to refuse.
+        try? item.select(subtitle: subtitle)
         player = Player(output: { selection.makeDriver(streamName: "Tonearm", role: role, device: device, buffering: .steady) })
         remote = RemoteBridge(stream: player, video: video != nil)
         screen.output = device.map { "\(selection.description):\($0)" } ?? selection.description

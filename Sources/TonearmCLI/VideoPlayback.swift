@@ -70,18 +70,32 @@ enum VideoPlayback {
     /// against: decodes every frame of `path`'s video to `choice` (`null` or `file:`), in order,
     /// straight from the decoder (none can be dropped, and with the sound rendered beside it
     /// both start at the item's 0: in sync by construction). The number of frames.
-    static func writeAllFrames(of path: String, to choice: VideoOutputChoice) throws -> Int {
-        try writeAllFrames(of: [path], to: choice)
+    static func writeAllFrames(of path: String, to choice: VideoOutputChoice, subtitle: SubtitleSelection? = nil) throws -> Int {
+        try writeAllFrames(of: [path], to: choice, subtitle: subtitle)
+    }
+
+    /// The subtitles to draw over the local video `path`: `file` (`--sub`), its `track`th text
+    /// subtitle track (`--sub-track`, 1-based; `noSuchTrack` saying how many it has), else an
+    /// `.srt` beside it with the same name, as mpv picks one; nil when there is none.
+    static func subtitle(for path: String, file: String?, track: Int?) throws -> SubtitleSelection? {
+        if let file {
+            guard FileManager.default.isReadableFile(atPath: file) else { throw TonearmError.fileNotFound(path: file) }
+            return .file(path: file)
+        }
+        if let track { return .track(try SubtitleTrackInfo.textTrack(track, inFileAt: path)) }
+        let beside = URL(fileURLWithPath: path).deletingPathExtension().appendingPathExtension("srt").path
+        return FileManager.default.isReadableFile(atPath: beside) ? .file(path: beside) : nil
     }
 
     /// As for one file, for the video files of a queue, one after another
     /// in `paths`' order, into one stream (its frame rate the first video's; a YUV4MPEG2 stream
     /// has one picture size, so videos of another size than the first are refused by the writer).
-    static func writeAllFrames(of paths: [String], to choice: VideoOutputChoice) throws -> Int {
+    static func writeAllFrames(of paths: [String], to choice: VideoOutputChoice, subtitle: SubtitleSelection? = nil) throws -> Int {
         var writer: Y4MWriter?
         var n = 0
         for path in paths {
             let decoder = try VideoDecoder(path: path)
+            decoder.subtitle = subtitle
             switch choice {
             case .null, .window:
                 while try decoder.nextFrame() != nil { n += 1 }

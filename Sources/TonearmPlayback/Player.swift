@@ -778,7 +778,8 @@ extension Player {
         var network: NetworkByteSource?
         if item.url.isFileURL {
             do {
-                frames = DecoderFrameSource(decoder: try VideoDecoder(path: item.url.path, track: nil, outputFormat: format))
+                frames = DecoderFrameSource(decoder: try VideoDecoder(path: item.url.path, track: nil, outputFormat: format),
+                                            subtitles: item.subtitleChoice)
             } catch {
                 emitItemEvent(.videoFailed(error))
                 return
@@ -791,7 +792,7 @@ extension Player {
             let source = NetworkByteSource(url: item.url, options: item.networkOptions)
             network = source
             let name = item.url.absoluteString
-            frames = DecoderFrameSource(opening: { () throws(TonearmError) -> VideoDecoder in
+            frames = DecoderFrameSource(subtitles: item.subtitleChoice, opening: { () throws(TonearmError) -> VideoDecoder in
                 source.start()
                 return try VideoDecoder(byteSource: source, name: name, track: nil, outputFormat: format)
             })

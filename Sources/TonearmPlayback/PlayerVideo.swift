@@ -128,15 +128,19 @@ final class DecoderFrameSource: VideoFrameSource, @unchecked Sendable {
     private var held: VideoFrame?
     /// A seek went past the end of the video: nothing until the next seek.
     private var pastEnd = false
+    /// The item's subtitle, read before each frame is decoded.
+    private let subtitles: SubtitleChoice?
 
-    init(decoder: VideoDecoder) {
+    init(decoder: VideoDecoder, subtitles: SubtitleChoice? = nil) {
         self.decoder = decoder
+        self.subtitles = subtitles
     }
 
     /// A source whose decoder `open` makes at the first frame or seek, on the decoding thread
     /// (not the player's control queue, which it would hold up while the bytes arrive); a
     /// failure to open fails the pipeline (``PlayerEvent/videoFailed(_:)``).
-    init(opening open: @escaping () throws(TonearmError) -> VideoDecoder) {
+    init(subtitles: SubtitleChoice? = nil, opening open: @escaping () throws(TonearmError) -> VideoDecoder) {
+        self.subtitles = subtitles
         opening = open
     }
 
@@ -154,13 +158,16 @@ final class DecoderFrameSource: VideoFrameSource, @unchecked Sendable {
             return f
         }
         if pastEnd { return nil }
-        return try opened().nextFrame()
+        let decoder = try opened()
+        if let subtitles { decoder.subtitle = subtitles.selection }
+        return try decoder.nextFrame()
     }
 
     func seek(to seconds: Double, exact: Bool) throws {
         held = nil
         pastEnd = false
         let decoder = try opened()
+        if let subtitles { decoder.subtitle = subtitles.selection }
         do {
             held = try decoder.seek(to: seconds, exact: exact)
         } catch .invalidArgument {

@@ -49,6 +49,12 @@ public final class VideoDecoder {
     public var outputSize: (width: Int, height: Int)?
     /// Frames returned since opening (by ``nextFrame()`` and by seeks).
     public private(set) var framesDecoded = 0
+    /// The subtitles drawn into the frames returned from now on (nil: none, the frames as
+    /// decoded, bit for bit). Text subtitles only; libavfilter is loaded when first needed.
+    public var subtitle: SubtitleSelection? {
+        didSet { if subtitle != oldValue { burner = nil } }
+    }
+    private var burner: SubtitleBurner?
 
     private let input: VideoInput
     private let streamIndex: Int32
@@ -363,6 +369,14 @@ public final class VideoDecoder {
         let d = frameDuration(f)
         lastTime = t
         framesDecoded += 1
+        var f = f
+        if let subtitle {
+            let b = burner ?? SubtitleBurner(selection: subtitle, videoPath: path)
+            burner = b
+            f = try b.burn(f, time: t)
+        }
+        let burnt = f
+        defer { if let burner, burnt == burner.output { av_frame_unref(burnt) } }
         let w = outputSize?.width ?? Int(f.pointee.width)
         let h = outputSize?.height ?? Int(f.pointee.height)
         guard let planes = converter.planes(of: f, format: outputFormat, width: w, height: h) else {

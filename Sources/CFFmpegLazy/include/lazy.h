@@ -9,6 +9,9 @@
 /// FLAC files or `tonearm --help` never loads them). Any thread.
 int tonearm_ffmpeg_is_loaded(void);
 
+/// Whether libavfilter is loaded in this process yet (only a subtitle selected loads it). Any thread.
+int tonearm_avfilter_is_loaded(void);
+
 /// The address of FFmpeg's function `name` in library `library` (an index into
 /// `tonearm_ffmpeg_libraries`), loading the libraries on first use. Thread-safe. When a library
 /// or a function cannot be found, prints why and what to install to standard error and ends

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+
+/// Videos with subtitles for the subtitle tests: `.srt` files written here, muxed by ffmpeg,
+/// and what ffmpeg's own `subtitles` filter (libass) draws from them. Latin text only: the
+/// machine's fonts (DejaVu) have no CJK glyphs.
+public enum SubtitleFixtures {
+    /// The first cue: bottom centre (SubRip's default place), 0.5–1.5 s.
+    public static let bottomCue = (start: 0.5, end: 1.5)
+    /// The second track's cue: at the top (`{\an8}`), 0.7–1.3 s.
+    public static let topCue = (start: 0.7, end: 1.3)
+
+    /// A SubRip file with one cue, `text`, from `start` to `end` seconds.
+    public static func srt(_ path: String, text: String, start: Double, end: Double) throws {
+        func stamp(_ t: Double) -> String {
+            let ms = Int((t * 1000).rounded())
+            return String(format: "%02d:%02d:%02d,%03d", ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000)
+        }
+        try "1\n\(stamp(start)) --> \(stamp(end))\n\(text)\n\n".write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
+    /// A 2.4 s mid-grey 320×240 H.264 clip at 25 fps in `path` (`.mkv`, `.mp4`), without
+    /// subtitles: a plain picture, so what the subtitles draw is easy to find.
+    public static func greyClip(_ path: String) throws {
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "color=c=gray:size=320x240:rate=25:d=2.4",
+                             "-c:v", "libx264", "-g", "12", "-pix_fmt", "yuv420p", path])
+    }
+
+    /// The grey clip as an MKV with two SubRip tracks: the first (`eng`, "English") at the
+    /// bottom during ``bottomCue``, the second (`fra`, "Français") at the top during ``topCue``.
+    /// The two `.srt` files are written beside it (`NAME-1.srt`, `NAME-2.srt`).
+    public static func twoTrackMKV(_ path: String) throws {
+        let base = (path as NSString).deletingPathExtension
+        let first = base + "-1.srt", second = base + "-2.srt"
+        try srt(first, text: "Hello from the first track", start: bottomCue.start, end: bottomCue.end)
+        try srt(second, text: "{\\an8}Bonjour", start: topCue.start, end: topCue.end)
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "color=c=gray:size=320x240:rate=25:d=2.4", "-i", first, "-i", second,
+                             "-map", "0:v", "-map", "1:s", "-map", "2:s", "-c:v", "libx264", "-g", "12", "-pix_fmt", "yuv420p",
+                             "-c:s", "srt", "-metadata:s:s:0", "language=eng", "-metadata:s:s:0", "title=English",
+                             "-metadata:s:s:1", "language=fra", "-metadata:s:s:1", "title=Français", path])
+    }
+
+    /// `ffmpeg -vf subtitles=…` of `video` as framemd5: `subtitles` is the filter's argument
+    /// (`f=FILE` or `f=VIDEO:si=N`).
+    public static func burntMD5s(_ video: String, subtitles: String) throws -> [String] {
+        let r = try run("ffmpeg", ["-v", "error", "-i", video, "-map", "0:v:0", "-vf", "subtitles=\(subtitles)",
+                                   "-fps_mode", "passthrough", "-pix_fmt", "yuv420p", "-f", "framemd5", "-"])
+        guard r.status == 0 else { throw TestSupportError("ffmpeg subtitles of \(video): \(r.stderr)") }
+        return r.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { line in
+            line.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+    }
+
+    /// The rows of a 4:2:0 picture's luma plane (`width` × `height`, packed first in `a` and
+    /// `b`) where the two differ; empty when they are the same picture.
+    public static func differingRows(_ a: [UInt8], _ b: [UInt8], width: Int, height: Int) -> [Int] {
+        (0..<height).filter { y in
+            let r = y * width..<(y + 1) * width
+            return a[r] != b[r]
+        }
+    }
+}

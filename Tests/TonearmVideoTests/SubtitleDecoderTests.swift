@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TonearmCore
+import TonearmTestSupport
+import TonearmVideo
+
+/// Subtitles drawn by the video decoder (libavfilter's `subtitles` filter) against ffmpeg's
+/// own `-vf subtitles=…` of the same files: a subtitle file, a file's second subtitle track,
+/// switched off mid-stream; the tracks listed with codec, language and title.
+@Suite struct SubtitleDecoderTests {
+    let dir: TempDir
+    init() throws { dir = try TempDir("subtitle-decoder") }
+
+    @Test func subtitleFileMatchesFFmpegsFilterOnlyDuringItsCue() throws {
+        defer { dir.remove() }
+        let clip = dir.file("grey.mkv"), srt = dir.file("cue.srt")
+        try SubtitleFixtures.greyClip(clip)
+        let cue = SubtitleFixtures.bottomCue
+        try SubtitleFixtures.srt(srt, text: "Hello, subtitles", start: cue.start, end: cue.end)
+        let plain = try VideoFixtures.frameMD5s(clip)
+        let burnt = try SubtitleFixtures.burntMD5s(clip, subtitles: "f=\(srt)")
+        let d = try VideoDecoder(path: clip)
+        d.subtitle = .file(path: srt)
+        let frames = try VideoClips.decodeAll(d)
+        #expect(frames.map(\.md5) == burnt, "ffmpeg's -vf subtitles, frame for frame")
+        let plainFrames = try VideoClips.decodeAll(try VideoDecoder(path: clip))
+        var shown = 0
+        for (i, (f, p)) in zip(frames, plainFrames).enumerated() {
+            let during = f.time >= cue.start && f.time < cue.end
+            #expect((f.md5 != plain[i]) == during, "frame \(i) at \(f.time) s")
+            if during {
+                shown += 1
+                let rows = SubtitleFixtures.differingRows(f.packedBytes, p.packedBytes, width: f.width, height: f.height)
+                #expect(rows.allSatisfy { $0 >= f.height / 2 }, "a SubRip cue sits in the lower half: rows \(rows)")
+            }
+        }
+        #expect(shown == 25)
+    }
+
+    @Test func secondTrackOfTheFileAndSwitchingOff() throws {
+        defer { dir.remove() }
+        let clip = dir.file("two.mkv")
+        try SubtitleFixtures.twoTrackMKV(clip)
+        let tracks = try SubtitleTrackInfo.tracks(inFileAt: clip)
+        #expect(tracks.map(\.codecName) == ["subrip", "subrip"])
+        #expect(tracks.map(\.language) == ["eng", "fra"])
+        #expect(tracks.map(\.title) == ["English", "Français"])
+        #expect(tracks.allSatisfy { $0.isText })
+        let second = try SubtitleTrackInfo.textTrack(2, inFileAt: clip)
+        #expect(second.trackID == tracks[1].trackID)
+        let burnt = try SubtitleFixtures.burntMD5s(clip, subtitles: "f=\(clip):si=1")
+        let plain = try VideoFixtures.frameMD5s(clip)
+        let d = try VideoDecoder(path: clip)
+        d.subtitle = .track(second)
+        let frames = try VideoClips.decodeAll(d)
+        #expect(frames.map(\.md5) == burnt, "ffmpeg's -vf subtitles=…:si=1, frame for frame")
+        let plainFrames = try VideoClips.decodeAll(try VideoDecoder(path: clip))
+        let cue = SubtitleFixtures.topCue
+        for (f, p) in zip(frames, plainFrames) where f.time >= cue.start && f.time < cue.end {
+            let rows = SubtitleFixtures.differingRows(f.packedBytes, p.packedBytes, width: f.width, height: f.height)
+            #expect(!rows.isEmpty && rows.allSatisfy { $0 < f.height / 2 }, "the second track's cue is at the top: \(rows)")
+        }
+        // Switched off mid-cue: from the next frame on, the plain decode.
+        let e = try VideoDecoder(path: clip)
+        e.subtitle = .track(second)
+        var out: [String] = []
+        while let f = try e.nextFrame() {
+            out.append(f.md5)
+            if out.count == 22 { e.subtitle = nil }
+        }
+        #expect(Array(out.prefix(22)) == Array(burnt.prefix(22)))
+        #expect(Array(out.dropFirst(22)) == Array(plain.dropFirst(22)))
+        #expect(burnt[22] != plain[22], "frame 22 is within the cue")
+    }
+
+    @Test func aTrackBeyondTheTextTracksSaysHowManyThereAre() throws {
+        defer { dir.remove() }
+        let clip = dir.file("two.mkv")
+        try SubtitleFixtures.twoTrackMKV(clip)
+        #expect {
+            try SubtitleTrackInfo.textTrack(3, inFileAt: clip)
+        } throws: { e in
+            guard case TonearmError.noSuchTrack(_, 3, let detail) = e else { return false }
+            return detail.contains("2 text subtitle tracks")
+        }
+        let plain = dir.file("plain.mkv")
+        try SubtitleFixtures.greyClip(plain)
+        #expect(try SubtitleTrackInfo.tracks(inFileAt: plain).isEmpty)
+    }
+}
