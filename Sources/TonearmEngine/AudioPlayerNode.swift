@@ -264,6 +264,7 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
         // Named for ps, top and /proc/PID/task/*/comm (15 bytes at most, or the name is refused).
         let t = Thread { [self] in
             nameCurrentThread("tonearm-decoder")
+            raiseCurrentThreadPriority(.decoder, name: "tonearm-decoder")
             decodeLoop(ring: r, renderer: rr, format: f)
         }
         t.name = "tonearm-decoder"

@@ -77,6 +77,7 @@ package final class StreamDecoder: @unchecked Sendable {
     package func start(name: String) {
         let t = Thread { [self] in
             nameCurrentThread(name)
+            raiseCurrentThreadPriority(.decoder, name: name)
             self.loop()
         }
         t.name = name

@@ -52,9 +52,12 @@ package final class PulseConnection: @unchecked Sendable {
     /// seconds, until the context is ready. Blocks the calling thread. Throws
     /// ``TonearmError/outputUnavailable(driver:reason:)`` (with `driver`) when the main loop or
     /// context cannot be made, the server refuses or does not answer in time; `serverText` names
-    /// the server in those messages. `onLost` is set before the connection starts.
+    /// the server in those messages. `onLost` is set before the connection starts. With `renders`,
+    /// the mainloop thread is the one that renders into the stream's buffer: it names itself
+    /// `tonearm-pulse` and asks, once as it starts, for real-time scheduling (else a lower nice
+    /// level; see ``raiseCurrentThreadPriority(_:name:)``).
     package init(server: String?, serverText: String, clientName: String, timeout: Double, driver: String,
-                 onLost: ((String) -> Void)? = nil) throws {
+                 renders: Bool = false, onLost: ((String) -> Void)? = nil) throws {
         self.server = server
         self.serverText = serverText
         self.onLost = onLost
@@ -87,6 +90,13 @@ package final class PulseConnection: @unchecked Sendable {
         }
         var failure: String?
         pa_threaded_mainloop_lock(ml)
+        if renders, let api = pa_threaded_mainloop_get_api(ml) {
+            // Runs on the mainloop thread, before any stream exists (so before any render).
+            pa_mainloop_api_once(api, { _, _ in
+                nameCurrentThread("tonearm-pulse")
+                raiseCurrentThreadPriority(.render, name: "tonearm-pulse")
+            }, nil)
+        }
         let timedOut = wait(atMost: timeout) { pa_context_get_state(ctx) == PA_CONTEXT_READY }
         if pa_context_get_state(ctx) != PA_CONTEXT_READY {
             if tonearm_pa_context_is_good(pa_context_get_state(ctx)) == 0 {

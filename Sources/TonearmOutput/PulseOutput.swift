@@ -224,7 +224,8 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
         formatBox.withLock { $0 = f }
 
         let c = try PulseConnection(server: server, serverText: server ?? "the default server",
-                                    clientName: applicationName, timeout: connectTimeout, driver: name) { [unowned self] reason in
+                                    clientName: applicationName, timeout: connectTimeout, driver: name,
+                                    renders: true) { [unowned self] reason in
             self.source = nil
             self.serverLost.store(true, ordering: .releasing)
             self.reportLost("the connection to the server was lost: \(reason)")

@@ -45,6 +45,27 @@ struct PulseOutputTests {
         #expect(latency > 0 && latency < 1, "latency \(latency)")
     }
 
+    /// The thread that renders into the stream (the connection's mainloop thread, named
+    /// tonearm-pulse) runs SCHED_RR, asked for once as it starts, where the process may (here and
+    /// in CI: root); the caller's thread is left as it was.
+    @Test func theRenderThreadRunsRealTime() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let out = PulseOutput(server: server.serverString, applicationName: "TonearmTests", streamName: "rt")
+        try out.open(format: format)
+        defer { out.close() }
+        let source = SineSource(amplitude: 0.2)
+        try out.start(source: source)
+        #expect(await waitUntilPlayed(out, atLeast: 2_401, pulling: source))
+        let threads = ThreadScheduling.threads(named: "tonearm-pulse")
+        #expect(!threads.isEmpty)
+        if ThreadScheduling.mayRaise {
+            #expect(threads.allSatisfy { $0.policy == 2 && $0.rtPriority == 10 }, "\(threads)")
+        }
+        #expect(ThreadScheduling.current()?.policy == 0)
+        out.stop()
+    }
+
     @Test func theFirstBufferIsSmallAndGrowsToTheTarget() async throws {
         let server = try PrivatePulseServer()
         defer { server.stop() }

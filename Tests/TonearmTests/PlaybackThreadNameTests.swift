@@ -29,6 +29,7 @@ import TonearmTestSupport
         let events = player.events
         player.play()
         var names: Set<String> = []
+        var decoders: [ThreadScheduling] = []
         var playing = false
         for await e in events {
             if case .stateChanged(.playing) = e { playing = true }
@@ -37,11 +38,16 @@ import TonearmTestSupport
             // three have run (and named themselves) by then, and still run.
             if playing, case .currentItemChanged(1?, _) = e {
                 names = threadNames()
+                decoders = ThreadScheduling.threads(named: "tonearm-decoder")
                 break
             }
             if case .finished = e { break }
         }
         player.stop()
         #expect(names.isSuperset(of: ["tonearm-decoder", "tonearm-events", "tonearm-null"]), "\(names.sorted())")
+        // The decoder asked for a lower nice level as it started (not real time).
+        if ThreadScheduling.mayRaise {
+            #expect(!decoders.isEmpty && decoders.allSatisfy { $0.policy == 0 && $0.nice == -10 }, "\(decoders)")
+        }
     }
 }
