@@ -24,6 +24,34 @@ static inline int csdl2_linked_version(void) {
     return v.major * 1000000 + v.minor * 1000 + v.patch;
 }
 
+#if defined(SDL_VIDEO_DRIVER_X11)
+/// An X protocol error that is not SDL's to handle (SDL sets its own handler around the calls
+/// it checks) is ignored rather than ending the process.
+static inline int csdl2_x11_ignore_error(Display *display, XErrorEvent *error) {
+    (void)display;
+    (void)error;
+    return 0;
+}
+#endif
+
+/// Replaces Xlib's default error handler — which prints "X Error of failed request" and calls
+/// exit(1) — for the whole process, once SDL has loaded libX11. A request that races a window's
+/// destruction (SDL_PushEvent from another thread wakes the window thread with an XSendEvent to
+/// its window on a connection of its own; a window that is being destroyed then gives BadWindow)
+/// must not end a player. Returns 1 when the handler was set.
+static inline int csdl2_x11_survive_protocol_errors(void) {
+#if defined(SDL_VIDEO_DRIVER_X11)
+    void *x11 = SDL_LoadObject("libX11.so.6");
+    if (!x11) return 0;
+    XErrorHandler (*set)(XErrorHandler) = (XErrorHandler (*)(XErrorHandler))SDL_LoadFunction(x11, "XSetErrorHandler");
+    if (set) set(csdl2_x11_ignore_error);
+    SDL_UnloadObject(x11);
+    return set != NULL;
+#else
+    return 0;
+#endif
+}
+
 /// Whether the window's X11 display has a window manager (one that says so on the root window
 /// with _NET_SUPPORTING_WM_CHECK, as EWMH managers do): 1 yes, 0 no, -1 not X11 or unknown.
 /// Full screen on X11 is asked of the window manager; without one the window covers the

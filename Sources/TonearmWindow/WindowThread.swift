@@ -87,6 +87,9 @@ struct WindowThread: ~Copyable {
             return
         }
         defer { SDL_QuitSubSystem(SDL_INIT_VIDEO); SDL_Quit() }
+        // Xlib's default error handler ends the process; a late request to a window that is
+        // going away (SDL's cross-thread wake-up) must not end the player.
+        if let d = SDL_GetCurrentVideoDriver(), String(cString: d) == "x11" { _ = csdl2_x11_survive_protocol_errors() }
 
         var flags = SDL_WINDOW_SHOWN.rawValue
         if c.resizable { flags |= SDL_WINDOW_RESIZABLE.rawValue }

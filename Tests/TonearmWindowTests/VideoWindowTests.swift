@@ -115,6 +115,34 @@ import TonearmTestSupport
         }
     }
 
+    /// An X protocol error in the process (here an XSendEvent the server refuses, on a connection
+    /// of its own — what SDL's cross-thread wake-up does when it races a window's destruction,
+    /// seen as "BadWindow … X_SendEvent" ending NowPlayingSessionTests' run) does not end it:
+    /// Xlib's default handler prints "X Error of failed request" and calls exit(1), which ended
+    /// this test run before the handler was replaced.
+    @Test func anXErrorDoesNotEndTheProcess() throws {
+        try withWindow(.init(title: "x-error", width: 160, height: 120)) { display, _ in
+            let x11 = try #require(dlopen("libX11.so.6", RTLD_LAZY | RTLD_NOLOAD), "SDL loaded libX11")
+            defer { dlclose(x11) }
+            typealias Open = @convention(c) (UnsafePointer<CChar>?) -> OpaquePointer?
+            typealias Send = @convention(c) (OpaquePointer?, UInt, Int32, Int, UnsafeMutableRawPointer?) -> Int32
+            typealias Sync = @convention(c) (OpaquePointer?, Int32) -> Int32
+            typealias Close = @convention(c) (OpaquePointer?) -> Int32
+            let open = unsafeBitCast(try #require(dlsym(x11, "XOpenDisplay")), to: Open.self)
+            let send = unsafeBitCast(try #require(dlsym(x11, "XSendEvent")), to: Send.self)
+            let sync = unsafeBitCast(try #require(dlsym(x11, "XSync")), to: Sync.self)
+            let close = unsafeBitCast(try #require(dlsym(x11, "XCloseDisplay")), to: Close.self)
+            let connection = try #require(open(display.display), "a connection to \(display.display)")
+            // An XEvent (24 longs), type ClientMessage (33), to window 0x1F: nobody's (refused).
+            var event = [Int](repeating: 0, count: 24)
+            event[0] = 33
+            _ = event.withUnsafeMutableBytes { send(connection, 0x1F, 0, 0, $0.baseAddress) }
+            _ = sync(connection, 0)
+            _ = close(connection)
+            #expect(Bool(true), "the process is still here")
+        }
+    }
+
     @Test func softwareOpenGLIsKnownByItsName() {
         #expect(WindowThread.isSoftwareOpenGL(named: "llvmpipe (LLVM 15.0.6, 256 bits)"))
         #expect(WindowThread.isSoftwareOpenGL(named: "softpipe"))
