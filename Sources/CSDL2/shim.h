@@ -35,18 +35,21 @@ static inline int csdl2_x11_ignore_error(Display *display, XErrorEvent *error) {
 #endif
 
 /// Replaces Xlib's default error handler — which prints "X Error of failed request" and calls
-/// exit(1) — for the whole process, once SDL has loaded libX11. A request that races a window's
-/// destruction (SDL_PushEvent from another thread wakes the window thread with an XSendEvent to
-/// its window on a connection of its own; a window that is being destroyed then gives BadWindow)
-/// must not end a player. Returns 1 when the handler was set.
+/// exit(1) — for the whole process. A request that races a window's destruction (SDL_PushEvent
+/// from another thread wakes the window thread with an XSendEvent to its window on a connection
+/// of its own; a window being destroyed then gives BadWindow, read when SDL closes that
+/// connection at SDL_Quit) must not end a player. Called before SDL starts its video: SDL saves
+/// the handler it finds and puts it back when it stops, so this one stays across every window
+/// of the process; libX11 is loaded here and kept loaded (were SDL's unload the last, a reload
+/// would bring the default handler back). Returns 1 when the handler was set.
 static inline int csdl2_x11_survive_protocol_errors(void) {
 #if defined(SDL_VIDEO_DRIVER_X11)
     void *x11 = SDL_LoadObject("libX11.so.6");
     if (!x11) return 0;
     XErrorHandler (*set)(XErrorHandler) = (XErrorHandler (*)(XErrorHandler))SDL_LoadFunction(x11, "XSetErrorHandler");
-    if (set) set(csdl2_x11_ignore_error);
-    SDL_UnloadObject(x11);
-    return set != NULL;
+    if (!set) return 0;
+    set(csdl2_x11_ignore_error);
+    return 1;
 #else
     return 0;
 #endif

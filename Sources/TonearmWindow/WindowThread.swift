@@ -81,15 +81,16 @@ struct WindowThread: ~Copyable {
         // A close request is the window's (SDL_WINDOWEVENT_CLOSE), reported once: no SDL_QUIT after it.
         SDL_SetHint(SDL_HINT_QUIT_ON_LAST_WINDOW_CLOSE, "0")
         if let driver { SDL_SetHint(SDL_HINT_VIDEODRIVER, driver) }
+        // Xlib's default error handler ends the process; a late request to a window that is
+        // going away (SDL's cross-thread wake-up) must not end the player. Set before SDL starts,
+        // so that SDL's own handler falls back to it and SDL_Quit puts it back.
+        _ = csdl2_x11_survive_protocol_errors()
         guard SDL_InitSubSystem(SDL_INIT_VIDEO) == 0 else {
             shared.started(.failure(.noDisplay("SDL cannot start its video: \(String(cString: SDL_GetError()))")))
             SDL_Quit()
             return
         }
         defer { SDL_QuitSubSystem(SDL_INIT_VIDEO); SDL_Quit() }
-        // Xlib's default error handler ends the process; a late request to a window that is
-        // going away (SDL's cross-thread wake-up) must not end the player.
-        if let d = SDL_GetCurrentVideoDriver(), String(cString: d) == "x11" { _ = csdl2_x11_survive_protocol_errors() }
 
         var flags = SDL_WINDOW_SHOWN.rawValue
         if c.resizable { flags |= SDL_WINDOW_RESIZABLE.rawValue }

@@ -122,25 +122,35 @@ import TonearmTestSupport
     /// this test run before the handler was replaced.
     @Test func anXErrorDoesNotEndTheProcess() throws {
         try withWindow(.init(title: "x-error", width: 160, height: 120)) { display, _ in
-            let x11 = try #require(dlopen("libX11.so.6", RTLD_LAZY | RTLD_NOLOAD), "SDL loaded libX11")
-            defer { dlclose(x11) }
-            typealias Open = @convention(c) (UnsafePointer<CChar>?) -> OpaquePointer?
-            typealias Send = @convention(c) (OpaquePointer?, UInt, Int32, Int, UnsafeMutableRawPointer?) -> Int32
-            typealias Sync = @convention(c) (OpaquePointer?, Int32) -> Int32
-            typealias Close = @convention(c) (OpaquePointer?) -> Int32
-            let open = unsafeBitCast(try #require(dlsym(x11, "XOpenDisplay")), to: Open.self)
-            let send = unsafeBitCast(try #require(dlsym(x11, "XSendEvent")), to: Send.self)
-            let sync = unsafeBitCast(try #require(dlsym(x11, "XSync")), to: Sync.self)
-            let close = unsafeBitCast(try #require(dlsym(x11, "XCloseDisplay")), to: Close.self)
-            let connection = try #require(open(display.display), "a connection to \(display.display)")
-            // An XEvent (24 longs), type ClientMessage (33), to window 0x1F: nobody's (refused).
-            var event = [Int](repeating: 0, count: 24)
-            event[0] = 33
-            _ = event.withUnsafeMutableBytes { send(connection, 0x1F, 0, 0, $0.baseAddress) }
-            _ = sync(connection, 0)
-            _ = close(connection)
-            #expect(Bool(true), "the process is still here")
+            try Self.sendRefusedEvent(to: display.display)
+            #expect(Bool(true), "the process is still here while the window is open")
         }
+        // After the window closed (SDL stopped and put back the handler it found): still here.
+        let again = try VirtualDisplay(width: 160, height: 120)
+        defer { again.stop() }
+        try Self.sendRefusedEvent(to: again.display)
+        #expect(Bool(true), "the process is still here after the window closed")
+    }
+
+    /// On a connection of its own, an XSendEvent of a ClientMessage to window 0x1F (nobody's)
+    /// that the server refuses, read back with XSync.
+    static func sendRefusedEvent(to display: String) throws {
+        let x11 = try #require(dlopen("libX11.so.6", RTLD_LAZY | RTLD_NOLOAD), "libX11 is loaded (the window loaded it)")
+        defer { dlclose(x11) }
+        typealias Open = @convention(c) (UnsafePointer<CChar>?) -> OpaquePointer?
+        typealias Send = @convention(c) (OpaquePointer?, UInt, Int32, Int, UnsafeMutableRawPointer?) -> Int32
+        typealias Sync = @convention(c) (OpaquePointer?, Int32) -> Int32
+        typealias Close = @convention(c) (OpaquePointer?) -> Int32
+        let open = unsafeBitCast(try #require(dlsym(x11, "XOpenDisplay")), to: Open.self)
+        let send = unsafeBitCast(try #require(dlsym(x11, "XSendEvent")), to: Send.self)
+        let sync = unsafeBitCast(try #require(dlsym(x11, "XSync")), to: Sync.self)
+        let close = unsafeBitCast(try #require(dlsym(x11, "XCloseDisplay")), to: Close.self)
+        let connection = try #require(open(display), "a connection to \(display)")
+        var event = [Int](repeating: 0, count: 24)  // an XEvent: 24 longs; type ClientMessage (33)
+        event[0] = 33
+        _ = event.withUnsafeMutableBytes { send(connection, 0x1F, 0, 0, $0.baseAddress) }
+        _ = sync(connection, 0)
+        _ = close(connection)
     }
 
     @Test func softwareOpenGLIsKnownByItsName() {
