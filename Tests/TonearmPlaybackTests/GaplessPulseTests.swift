@@ -20,8 +20,9 @@ import TonearmTestSupport
 /// 16-bit precision, about −88 dB), and lags are measured to a fraction of a sample; a gap or
 /// overlap of one sample shifts the lag by 1, the checks allow 0.5.
 ///
-/// Real time: each format plays for 4 s. Underruns reported by PulseAudio are counted and fail
-/// the test by name, so that a starved stream is not mistaken for a gapless bug (or hidden).
+/// Real time: each format plays for 4 s. Underruns reported by PulseAudio are counted: a starved
+/// take is not judged (a shifted timeline is not a gapless bug) but taken again, and the test
+/// fails by name when every take was starved (``firstUnstarvedTake``).
 @Suite(.serialized) struct GaplessPulseTests {
     static let recordingRate = 44100.0
     /// A null sink of the queue's own rate, loaded for this test.
@@ -97,71 +98,82 @@ import TonearmTestSupport
         let reference = (channels: [halves[0][0] + halves[1][0], halves[0][1] + halves[1][1]], sampleRate: Double(Self.sourceRate))
 
         // Play the queue through the private server while recording its monitor.
-        let server = try PrivatePulseServer()
-        defer { server.stop() }
-        let heardPath = dir.file("heard.wav")
-        // The server's own sink runs at 48 kHz; a 44.1 kHz stream made PulseAudio either resample
-        // it or (now and then) switch that sink to 44.1 kHz, and then the 48 kHz recording was
-        // resampled with an arbitrary phase. A sink at the queue's rate, recorded at that rate,
-        // involves no resampling at all: the recording is the played samples to 16 bits.
-        try server.pactl("load-module", "module-null-sink", "sink_name=\(Self.sinkName)", "format=float32le",
-                         "rate=\(Self.sourceRate)", "channels=2")
-        let recorder = try ChildProcess(["parecord", "-v", "-d", "\(Self.sinkName).monitor", "--latency-msec=20",
-                                         "--format=s16le", "--rate=\(Self.sourceRate)", "--channels=2",
-                                         "--file-format=wav", heardPath],
-                                        environment: server.environment.merging(["LC_ALL": "C"]) { $1 },
-                                        captureStandardError: true)
-        defer { recorder.terminate(SIGINT) }
-        try #require(recorder.waitForStandardError(containing: "Stream successfully created.", timeout: 5),
-                     "\(ext): parecord did not connect: \(recorder.standardErrorText.suffix(2000))")
-        // A null sink with a new recorder first renders one long block (nothing reaches the
-        // recorder meanwhile); a stream that started then would lose its start in the recording.
-        // The recorder receiving 200 ms of silence shows that the sink runs with small blocks.
-        let flowing = try waitForRecording(heardPath, atLeast: Int(0.2 * Self.recordingRate),
-                                           endingInSilence: Int(0.1 * Self.recordingRate), timeout: 5)
-        try #require(flowing, "\(ext): the recorder received no audio from the monitor within 5 s")
-        let serverString = server.serverString
-        let box = DriverBox()
-        let tap = Mutex<TappedOutput?>(nil)
-        let q = QueuePlayer(items: [first, second].map { QueueItem(path: $0) }, output: {
-            let d = steady
-                ? PulseOutput(server: serverString, streamName: "gapless-\(ext)", device: Self.sinkName,
-                              targetLatency: PulseOutput.steadyLatency, startLatency: PulseOutput.shortLatency, growAfter: 1)
-                : PulseOutput(server: serverString, streamName: "gapless-\(ext)", device: Self.sinkName)
-            box.driver.withLock { $0 = d }
-            guard steady else { return d }
-            let tapped = TappedOutput(d)
-            tap.withLock { $0 = tapped }
-            return tapped
-        })
-        defer { q.stop() }
-        let events = q.events
-        let collector = eventsUntilFinished(events)
-        let clock = ContinuousClock()
-        let started = clock.now
-        q.play()
-        // The sink's format while the stream plays (the stream is connected when play returns).
-        let sinkSpec = (try? server.pactl("list", "short", "sinks").stdout)?
-            .split(separator: "\n").first { $0.contains(Self.sinkName) }?
-            .split(separator: "\t").dropFirst(3).first.map(String.init) ?? "?"
-        let seen = try await finished(collector, timeout: Self.seconds + 20)
-        let playTime = clock.now - started
-        let underruns = box.driver.withLock { $0?.underrunCount } ?? -1
-        if steady {
-            let tapped = try #require(tap.withLock { $0 })
-            let didGrow = await tapped.seen.wait(timeout: 2, until: tapped.grew(beyond: PulseOutput.shortLatency))
-            #expect(didGrow, "\(ext): the steady buffer did not grow during the play: \(tapped.seen.value)")
-        }
+        // One take: the queue played through a private server while its monitor is recorded;
+        // taken again when the server starved the stream (see firstUnstarvedTake).
+        struct Take { var heardPath: String, seen: [QueuePlayerEvent], sinkSpec: String, playTime: Duration, settled: Bool, didGrow: Bool }
+        let (chosen, counts) = try await firstUnstarvedTake("gapless \(ext)") { attempt in
+            let server = try PrivatePulseServer()
+            defer { server.stop() }
+            let heardPath = dir.file("heard-\(attempt).wav")
+            // The server's own sink runs at 48 kHz; a 44.1 kHz stream made PulseAudio either resample
+            // it or (now and then) switch that sink to 44.1 kHz, and then the 48 kHz recording was
+            // resampled with an arbitrary phase. A sink at the queue's rate, recorded at that rate,
+            // involves no resampling at all: the recording is the played samples to 16 bits.
+            try server.pactl("load-module", "module-null-sink", "sink_name=\(Self.sinkName)", "format=float32le",
+                             "rate=\(Self.sourceRate)", "channels=2")
+            let recorder = try ChildProcess(["parecord", "-v", "-d", "\(Self.sinkName).monitor", "--latency-msec=20",
+                                             "--format=s16le", "--rate=\(Self.sourceRate)", "--channels=2",
+                                             "--file-format=wav", heardPath],
+                                            environment: server.environment.merging(["LC_ALL": "C"]) { $1 },
+                                            captureStandardError: true)
+            defer { recorder.terminate(SIGINT) }
+            try #require(recorder.waitForStandardError(containing: "Stream successfully created.", timeout: 5),
+                         "\(ext): parecord did not connect: \(recorder.standardErrorText.suffix(2000))")
+            // A null sink with a new recorder first renders one long block (nothing reaches the
+            // recorder meanwhile); a stream that started then would lose its start in the recording.
+            // The recorder receiving 200 ms of silence shows that the sink runs with small blocks.
+            let flowing = try waitForRecording(heardPath, atLeast: Int(0.2 * Self.recordingRate),
+                                               endingInSilence: Int(0.1 * Self.recordingRate), timeout: 5)
+            try #require(flowing, "\(ext): the recorder received no audio from the monitor within 5 s")
+            let serverString = server.serverString
+            let box = DriverBox()
+            let tap = Mutex<TappedOutput?>(nil)
+            let q = QueuePlayer(items: [first, second].map { QueueItem(path: $0) }, output: {
+                let d = steady
+                    ? PulseOutput(server: serverString, streamName: "gapless-\(ext)", device: Self.sinkName,
+                                  targetLatency: PulseOutput.steadyLatency, startLatency: PulseOutput.shortLatency, growAfter: 1)
+                    : PulseOutput(server: serverString, streamName: "gapless-\(ext)", device: Self.sinkName)
+                box.driver.withLock { $0 = d }
+                guard steady else { return d }
+                let tapped = TappedOutput(d)
+                tap.withLock { $0 = tapped }
+                return tapped
+            })
+            defer { q.stop() }
+            let events = q.events
+            let collector = eventsUntilFinished(events)
+            let clock = ContinuousClock()
+            let started = clock.now
+            q.play()
+            // The sink's format while the stream plays (the stream is connected when play returns).
+            let sinkSpec = (try? server.pactl("list", "short", "sinks").stdout)?
+                .split(separator: "\n").first { $0.contains(Self.sinkName) }?
+                .split(separator: "\t").dropFirst(3).first.map(String.init) ?? "?"
+            let seen = try await finished(collector, timeout: Self.seconds + 20)
+            let playTime = clock.now - started
+            let underruns = box.driver.withLock { $0?.underrunCount } ?? -1
+            var didGrow = true
+            if steady {
+                let tapped = try #require(tap.withLock { $0 })
+                didGrow = await tapped.seen.wait(timeout: 2, until: tapped.grew(beyond: PulseOutput.shortLatency))
+                if !didGrow { print("\(ext): events of the steady output: \(tapped.seen.value)") }
+            }
 
-        // `.finished` comes once the stream has drained; the monitor's last fragment reaches the
-        // recorder a little later. Wait (woken by each write to the file) until the recording holds
-        // at least the whole sound and then 100 ms of silence, so that its end is not cut here.
-        // Not itself a check: parecord writes what it has when it stops, and the end of the sound
-        // is checked to the sample below (a clean clone's run once saw no write for 5 s under
-        // load, the end then intact).
-        let settled = try waitForRecording(heardPath, atLeast: Int(Self.seconds * Self.recordingRate),
-                                           endingInSilence: Int(0.1 * Self.recordingRate), timeout: 10)
-        recorder.terminate(SIGINT)
+            // `.finished` comes once the stream has drained; the monitor's last fragment reaches the
+            // recorder a little later. Wait (woken by each write to the file) until the recording holds
+            // at least the whole sound and then 100 ms of silence, so that its end is not cut here.
+            // Not itself a check: parecord writes what it has when it stops, and the end of the sound
+            // is checked to the sample below (a clean clone's run once saw no write for 5 s under
+            // load, the end then intact).
+            let settled = try waitForRecording(heardPath, atLeast: Int(Self.seconds * Self.recordingRate),
+                                               endingInSilence: Int(0.1 * Self.recordingRate), timeout: 10)
+            recorder.terminate(SIGINT)
+            return (Take(heardPath: heardPath, seen: seen, sinkSpec: sinkSpec, playTime: playTime, settled: settled,
+                         didGrow: didGrow), underruns)
+        }
+        let take = try #require(chosen, "\(ext): PulseAudio reported underruns in every take (\(counts)) — the stream was starved (a loaded machine?), so dropouts and shifts in the recording would not be the queue's")
+        let (heardPath, seen, sinkSpec, playTime, settled) = (take.heardPath, take.seen, take.sinkSpec, take.playTime, take.settled)
+        #expect(take.didGrow, "\(ext): the steady buffer did not grow during the play")
 
         let problems = seen.filter {
             switch $0 {
@@ -170,7 +182,6 @@ import TonearmTestSupport
             }
         }
         #expect(problems.isEmpty, "\(ext): \(problems)")
-        #expect(underruns == 0, "\(ext): PulseAudio reported \(underruns) underrun(s) — the stream was starved (a loaded machine?), so dropouts and shifts below are not the queue's")
 
         let heard = try readWAV(heardPath)
         let issues = Counter()
@@ -184,7 +195,7 @@ import TonearmTestSupport
         #expect(heard.sampleRate == Self.recordingRate && heard.channelCount == 2)
         let rate = heard.sampleRate
         #expect(sinkSpec.contains("\(Self.sourceRate)Hz"), "\(ext): the sink ran at \(sinkSpec)")
-        var report = "\(ext): sink \(sinkSpec) while playing, played in \(playTime), underruns \(underruns)"
+        var report = "\(ext): sink \(sinkSpec) while playing, played in \(playTime), underruns by take \(counts)"
             + (settled ? "" : "; the recording had not ended in silence 10 s after .finished")
 
         for c in 0..<2 {
@@ -240,7 +251,7 @@ import TonearmTestSupport
                 if level < expected / 2 { quiet.append((Double(i - recSpan.lowerBound) / rate, level)) }
                 i += block
             }
-            check(quiet.isEmpty, "\(ext) channel \(c): \(quiet.count) blocks below half the level \(expected), first at \(quiet.prefix(5)) s into the sound; underruns \(underruns)")
+            check(quiet.isEmpty, "\(ext) channel \(c): \(quiet.count) blocks below half the level \(expected), first at \(quiet.prefix(5)) s into the sound; underruns by take \(counts)")
 
             if burst > 0 { report += String(format: "\n  channel %ld: a burst of %.1f ms before the stream, then silence (the monitor's rewind), left out", c, Double(burst) / rate * 1000) }
             report += String(format: "\n  channel %ld: heard %.5f s (original %.5f s, %+.2f ms), start %+.1f samples late, end %+.1f samples early; lag %.3f before the join, %.3f after, %.3f at the end; error at the join %.1f dB, elsewhere %.1f dB",

@@ -67,10 +67,14 @@ public final class PrivatePulseServer: @unchecked Sendable {
         enum Startup: Sendable { case starting, ready, exited }
         let startup = Watched(Startup.starting)
         let server: ChildProcess
+        // Real-time as a desktop's server is (its sink thread SCHED_RR, the daemon at nice −11),
+        // where the process may have it (root, CAP_SYS_NICE or an RLIMIT_RTPRIO); elsewhere
+        // pulseaudio says so in its log and runs at normal priority. A normal-priority server's
+        // sink thread was preempted under load and counted as the stream's underrun.
         do {
             server = try ChildProcess(["pulseaudio", "-n", "-F", "\(dir)/test.pa", "--daemonize=no", "--system=false",
-                             "--exit-idle-time=-1", "--disallow-exit", "--use-pid-file=no", "--realtime=false",
-                             "--high-priority=false", "--log-target=file:\(dir)/pulse.log"],
+                             "--exit-idle-time=-1", "--disallow-exit", "--use-pid-file=no", "--realtime=true",
+                             "--high-priority=true", "--log-target=file:\(dir)/pulse.log"],
                                       environment: environment.merging(["NOTIFY_SOCKET": notify.path]) { $1 },
                                       onExit: { _ in startup.update { if $0 == .starting { $0 = .exited } } })
         } catch {

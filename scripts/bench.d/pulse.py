@@ -39,8 +39,8 @@ class PrivatePulse:
         notify.settimeout(10)
         self.proc = subprocess.Popen(
             ["pulseaudio", "-n", "-F", f"{directory}/bench.pa", "--daemonize=no", "--system=false",
-             "--exit-idle-time=-1", "--disallow-exit", "--use-pid-file=no", "--realtime=false",
-             "--high-priority=false", f"--log-target=file:{directory}/pulse.log",
+             "--exit-idle-time=-1", "--disallow-exit", "--use-pid-file=no", "--realtime=true",
+             "--high-priority=true", f"--log-target=file:{directory}/pulse.log",
              *([f"--log-level={log_level}"] if log_level else [])],
             env={**self.env, "NOTIFY_SOCKET": notify_path},
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
