@@ -70,7 +70,7 @@ let package = Package(
         // Layer 2: plugin families over the core.
         .target(name: "TonearmCodecs", dependencies: ["TonearmCore", "CFFmpeg", "CFFmpegLazy"]),
         // The PulseAudio driver (and the sink's port types), registered as `pulse` by the program.
-        .target(name: "TonearmOutput", dependencies: ["TonearmCore", "TonearmRender", "CPulse"]),
+        .target(name: "TonearmOutput", dependencies: ["TonearmCore", "TonearmRender", "TonearmDBus", "CPulse"]),
         // DSP kernels as plain types (time-stretching now; EQ, mixer, effects to come).
         .target(name: "TonearmDSP", dependencies: ["TonearmCore", "CRubberBand"]),
         // Now Playing and remote commands (MPNowPlayingInfoCenter, MPRemoteCommandCenter): pure Swift.
@@ -79,7 +79,7 @@ let package = Package(
         .target(name: "TonearmNetwork", dependencies: ["TonearmCore", "COpenSSL"]),
         // Both published as MPRIS2 on the session bus.
         // What the D-Bus clients share: finding the session bus, connecting, the serving loop.
-        .target(name: "TonearmDBus", dependencies: ["CDBus"]),
+        .target(name: "TonearmDBus", dependencies: ["TonearmCore", "CDBus"]),
         .target(name: "TonearmMPRIS", dependencies: ["TonearmNowPlaying", "TonearmDBus", "CDBus"]),
         // The desktop integration product: MPRIS (and Now Playing, which it publishes).
         .target(name: "TonearmDesktop", dependencies: ["TonearmMPRIS", "TonearmNowPlaying"]),
@@ -140,7 +140,7 @@ let package = Package(
 
         .testTarget(name: "TonearmCoreTests", dependencies: ["TonearmCore"]),
         .testTarget(name: "TonearmCodecsTests", dependencies: ["TonearmCodecs", "TonearmTestSupport"]),
-        .testTarget(name: "TonearmOutputTests", dependencies: ["TonearmOutput", "TonearmRender", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmOutputTests", dependencies: ["TonearmOutput", "TonearmRender", "TonearmDBus", "TonearmTestSupport"]),
         .testTarget(name: "TonearmEngineTests", dependencies: ["TonearmEngine", "TonearmRender", "TonearmOutput", "TonearmTestSupport"]),
         .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmEngine", "TonearmPlaylists", "TonearmSession", "TonearmVideo", "TonearmTestSupport"]),
         .testTarget(name: "TonearmCLITests", dependencies: ["TonearmTestSupport", "TonearmCore"]),
@@ -168,7 +168,7 @@ let package = Package(
         // test HTTP server (httpd.py, run with python3 from its source path), and the A/V sync
         // instruments (xsampler.py reads a pixel of the screen, pamonitor.py records a sink's
         // monitor with PulseAudio's timing).
-        .target(name: "TonearmTestSupport", dependencies: ["TonearmCore", "TonearmEngine", "TonearmOutput", "RenderThreadProbe"],
+        .target(name: "TonearmTestSupport", dependencies: ["TonearmCore", "TonearmEngine", "TonearmOutput", "TonearmDBus", "CDBus", "RenderThreadProbe"],
                 path: "Tests/TonearmTestSupport", exclude: ["httpd.py", "xclient.py", "xsampler.py", "pamonitor.py"]),
         // The test executable's malloc, free and pthread lock calls, counted on the render thread
         // (RenderProbe in TonearmTestSupport): proof that the render path allocates and locks nothing.

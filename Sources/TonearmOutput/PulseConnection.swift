@@ -3,6 +3,7 @@ import CPulse
 import Dispatch
 import Synchronization
 import TonearmCore
+import TonearmDBus
 
 /// One client connection to a PulseAudio server on libpulse's asynchronous API: a
 /// `pa_threaded_mainloop` of its own and a context on it, connected and ready. What the playback
@@ -55,7 +56,7 @@ package final class PulseConnection: @unchecked Sendable {
     /// the server in those messages. `onLost` is set before the connection starts. With `renders`,
     /// the mainloop thread is the one that renders into the stream's buffer: it names itself
     /// `tonearm-pulse` and asks, once as it starts, for real-time scheduling (else a lower nice
-    /// level; see ``raiseCurrentThreadPriority(_:name:)``).
+    /// level; see ``raiseCurrentThreadPriority(_:name:broker:)``, with RealtimeKit as the broker).
     package init(server: String?, serverText: String, clientName: String, timeout: Double, driver: String,
                  renders: Bool = false, onLost: ((String) -> Void)? = nil) throws {
         self.server = server
@@ -94,7 +95,9 @@ package final class PulseConnection: @unchecked Sendable {
             // Runs on the mainloop thread, before any stream exists (so before any render).
             pa_mainloop_api_once(api, { _, _ in
                 nameCurrentThread("tonearm-pulse")
-                raiseCurrentThreadPriority(.render, name: "tonearm-pulse")
+                // Where the kernel refuses real time (a desktop user), RealtimeKit is asked, as
+                // PulseAudio and PipeWire ask it for their own threads.
+                raiseCurrentThreadPriority(.render, name: "tonearm-pulse", broker: RealtimeKit.broker())
             }, nil)
         }
         let timedOut = wait(atMost: timeout) { pa_context_get_state(ctx) == PA_CONTEXT_READY }

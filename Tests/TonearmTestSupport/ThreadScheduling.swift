@@ -35,6 +35,12 @@ public struct ThreadScheduling: Sendable, Equatable {
         }
     }
 
+    /// The scheduling of the thread `tid` of the process `pid` (/proc/PID/task/TID/stat).
+    public static func thread(_ tid: Int, of pid: pid_t = getpid()) -> ThreadScheduling? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/stat", encoding: .utf8) else { return nil }
+        return ThreadScheduling(tid: tid, stat: stat)
+    }
+
     /// The calling thread's scheduling (/proc/thread-self/stat).
     public static func current() -> ThreadScheduling? {
         guard let stat = try? String(contentsOfFile: "/proc/thread-self/stat", encoding: .utf8),
