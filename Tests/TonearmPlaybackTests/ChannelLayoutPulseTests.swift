@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Synchronization
 import Testing
 import TonearmCore
 import TonearmOutput
@@ -52,23 +53,37 @@ import TonearmTestSupport
         }
     }
 
+    /// The driver the player made, kept to read its underrun count afterwards.
+    final class DriverBox: Sendable {
+        let driver = Mutex<PulseOutput?>(nil)
+    }
+
     /// Plays `file` to the end through `sink` while recording its monitor (`channelMap` channels,
-    /// or stereo), and returns the middle of what was heard, channel by channel.
+    /// or stereo), and returns the middle of what was heard, channel by channel. A take the
+    /// machine starved (PulseAudio reported an underrun: a hole in the recording, not a wrong
+    /// placement) is taken again (``firstUnstarvedTake``).
     static func playAndRecord(_ file: String, server: PrivatePulseServer, sink: String,
                               channelMap: String?, dir: TempDir) async throws -> [ArraySlice<Float>] {
-        let rec = try server.startRecording(ofSink: sink, to: dir.file("heard-\(sink).wav"), channelMap: channelMap)
-        let serverString = server.serverString
-        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: file),
-                                     output: { PulseOutput(server: serverString, streamName: "surround", device: sink) })
-        let events = player.events
-        #expect(player.play())
-        _ = try await waitForEvent(events) { $0 == .didFinishPlaying(successfully: true) }
-        rec.stop()
-        let heard = try readWAV(rec.path)
-        let span = try #require(nonSilentSpan(heard.mono, sampleRate: heard.sampleRate, threshold: 0.005))
+        let (heard, underruns) = try await firstUnstarvedTake("\(sink)") { attempt in
+            let rec = try server.startRecording(ofSink: sink, to: dir.file("heard-\(sink)-\(attempt).wav"), channelMap: channelMap)
+            let serverString = server.serverString
+            let box = DriverBox()
+            let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: file), output: {
+                let d = PulseOutput(server: serverString, streamName: "surround", device: sink)
+                box.driver.withLock { $0 = d }
+                return d
+            })
+            let events = player.events
+            guard player.play() else { throw TestSupportError("play() refused") }
+            _ = try await waitForEvent(events) { $0 == .didFinishPlaying(successfully: true) }
+            rec.stop()
+            return (try readWAV(rec.path), box.driver.withLock { $0?.underrunCount } ?? -1)
+        }
+        let take = try #require(heard, "PulseAudio reported underruns in every take (\(underruns)): the recordings have holes")
+        let span = try #require(nonSilentSpan(take.mono, sampleRate: take.sampleRate, threshold: 0.005))
         let middle = (span.lowerBound + 9_600)..<(span.upperBound - 9_600)
         try #require(middle.count > 24_000, "heard only \(span.count) frames")
-        return heard.channels.map { $0[middle] }
+        return take.channels.map { $0[middle] }
     }
 
     /// The amplitude of `frequency` in `samples`.
