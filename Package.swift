@@ -80,6 +80,9 @@ let package = Package(
         // Both published as MPRIS2 on the session bus.
         // What the D-Bus clients share: finding the session bus, connecting, the serving loop.
         .target(name: "TonearmDBus", dependencies: ["TonearmCore", "CDBus"]),
+        // The MPD protocol's text (requests, command lists, filters, arguments, ACKs): no I/O,
+        // no dependency — the daemon's server (issue 20) and the fuzz target stand on it.
+        .target(name: "TonearmMPDProtocol"),
         .target(name: "TonearmMPRIS", dependencies: ["TonearmNowPlaying", "TonearmDBus", "CDBus"]),
         // The desktop integration product: MPRIS (and Now Playing, which it publishes).
         .target(name: "TonearmDesktop", dependencies: ["TonearmMPRIS", "TonearmNowPlaying"]),
@@ -153,6 +156,7 @@ let package = Package(
         .testTarget(name: "TonearmDSPTests", dependencies: ["TonearmDSP", "TonearmCore"]),
         .testTarget(name: "TonearmPlaylistsTests", dependencies: ["TonearmPlaylists", "TonearmNetwork", "TonearmTestSupport"]),
         .testTarget(name: "TonearmNowPlayingTests", dependencies: ["TonearmNowPlaying"]),
+        .testTarget(name: "TonearmMPDProtocolTests", dependencies: ["TonearmMPDProtocol", "TonearmTestSupport"]),
         .testTarget(name: "TonearmNetworkTests", dependencies: ["TonearmNetwork", "TonearmTestSupport"]),
         .testTarget(name: "TonearmSessionTests", dependencies: ["TonearmSession", "TonearmOutput", "TonearmTestSupport", "CDBus"]),
         // The window's geometry alone, and real windows on a private Xvfb display (screenshots).
