@@ -785,11 +785,12 @@ extension Player {
                 return
             }
         } else {
-            // Over HTTP the video reads a download of its own (the audio's demuxer moves the
-            // position of the item's source as it reads), opened on the decoding thread: the
-            // moov atom may come only at the end of the file. Cancelled before the pipeline
-            // stops (`VideoRun.stop()`), which wakes a read waiting for bytes.
-            let source = NetworkByteSource(url: item.url, options: item.networkOptions)
+            // Over HTTP the video reads the item's download with a reader of its own (the
+            // audio's demuxer moves the position of the item's reader as it reads): the file is
+            // fetched once. Opened on the decoding thread: the moov atom may come only at the end
+            // of the file. Cancelled before the pipeline stops (`VideoRun.stop()`), which wakes a
+            // read waiting for bytes (and ends this reader only).
+            let source = item.makeNetworkReader() ?? NetworkByteSource(url: item.url, options: item.networkOptions)
             network = source
             let name = item.url.absoluteString
             frames = DecoderFrameSource(subtitles: item.subtitleChoice, opening: { () throws(TonearmError) -> VideoDecoder in

@@ -298,6 +298,14 @@ public final class PlayerItem: @unchecked Sendable {
 
     private var network: ItemFetch? { state.withLock { $0.network } }
 
+    /// Another reader of a progressive item's download, for its video decoder (the file is
+    /// fetched once, for the sound and the picture); nil before the item has loaded, and for
+    /// HLS.
+    func makeNetworkReader() -> NetworkByteSource? {
+        guard case .progressive(let source)? = network else { return nil }
+        return source.makeReader()
+    }
+
     /// The length of a video without sound (a local file played against silence); nil otherwise.
     private var videoOnlyDuration: Double? {
         state.withLock { s in s.file == nil && s.playback is SilentSource ? s.duration.seconds : nil }
