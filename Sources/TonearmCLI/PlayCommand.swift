@@ -168,17 +168,28 @@ struct PlayCommand: AsyncParsableCommand {
             do { (selection, notice) = try playback.selection(settings) } catch let e as PlaybackSetupError {
                 throw CommandFailure(nil, "\(e)")
             }
-            // A progressive file's picture goes where `--video-output` says (the player fetches
-            // its video on a download of its own); without it a stream plays its sound.
+            // A progressive file's picture goes where `--video-output` says (the player reads it
+            // from the sound's download); without it, a window opens when a display is there and
+            // the item turns out to have video, as for a local video; `--no-video`: the sound.
             var video: StreamSession.Video?
-            if !noVideo, let v = videoOutput, url.pathExtension.lowercased() != "m3u8" {
-                let choice = try VideoOutputChoice(parsing: v)
-                if case .file(let out) = choice { try Overwrite.check(out, force: playback.force) }
-                video = StreamSession.Video(output: choice, fullScreen: fullscreen)
+            var whenFound: StreamSession.StreamVideoWhenFound?
+            if !noVideo, url.pathExtension.lowercased() != "m3u8" {
+                if let v = videoOutput {
+                    let choice = try VideoOutputChoice(parsing: v)
+                    if case .file(let out) = choice { try Overwrite.check(out, force: playback.force) }
+                    video = StreamSession.Video(output: choice, fullScreen: fullscreen)
+                } else {
+                    switch selection {
+                    case .pulse, .null:  // real time: a picture to present against the sound
+                        whenFound = VideoPlayback.hasDisplay ? .window(fullScreen: fullscreen) : .noDisplay
+                    case .nullUntimed, .file:
+                        break
+                    }
+                }
             }
             let session = StreamSession(url: url, selection: selection, device: settings.device.value, notice: notice,
                                         settings: try settings.sessionSettings(mix: playback.mix, resume: false, effects: try playback.sound.effects()),
-                                        interactive: playback.interactive, video: video)
+                                        interactive: playback.interactive, video: video, videoWhenFound: whenFound)
             let failed = await session.run()
             if let sig = session.interruptedBy { throw ExitCode(128 + sig) }
             if failed { throw ExitCode(1) }
