@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Synchronization
 import Testing
 import TonearmCore
 import TonearmNetwork
@@ -127,5 +128,62 @@ extension PlayerNetworkVideoTests {
         #expect(stats.presentedFrames > 0)
         #expect(PlayerVideoTests.inOrder(seen, of: expected), "\(seen)")
         #expect(server.requests(path: "/first.mp4").count == 1)
+    }
+}
+
+extension PlayerNetworkVideoTests {
+    /// `isPlaybackLikelyToKeepUp` counts the picture (issue 19). A clip whose picture begins at
+    /// 4 s (its bytes after 4 s of sound), from a server that stalls for 10 s just before the
+    /// picture's first bytes: the sound before the stall covers the buffer goal, but no frame can
+    /// be decoded, so the item is not likely to keep up and the player does not start until
+    /// bytes after the stall have come and the picture's queue has filled. Before, it started
+    /// during the stall (the bytes received then were exactly those before it) with no frame.
+    @Test func thePlayerStartsOnlyWhenThePictureKeepsUpToo() async throws {
+        let dir = try TempDir("player-network-video-keepup")
+        defer { dir.remove() }
+        let clip = dir.file("late.mp4")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=8",
+                             "-f", "lavfi", "-i", "testsrc=size=160x90:rate=25:d=4", "-map", "0:a", "-map", "1:v",
+                             "-vf", "setpts=PTS+4/TB", "-c:v", "libx264", "-g", "12", "-pix_fmt", "yuv420p",
+                             "-c:a", "aac", "-b:a", "96k", "-movflags", "+faststart", clip])
+        let probe = try run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pos",
+                                        "-of", "csv=p=0", clip])
+        let firstPictureByte = try #require(probe.stdout.split(separator: "\n").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }.min())
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: clip)[.size] as? Int)
+        let stallAt = firstPictureByte - 2_000
+        // The sound before the stall covers the default 2 s goal (as the item estimates it).
+        #expect(Double(stallAt) / (Double(size) / 8) > 2.5, "the fixture's sound before the stall: \(stallAt) of \(size) bytes")
+        let server = try PrivateHTTPServer(root: dir.path)
+        defer { server.stop() }
+        var options = NetworkSourceOptions()
+        options.limits.readTimeout = 60
+        let item = PlayerItem(url: server.url("/late.mp4", query: ["stall": "10", "at": "\(stallAt)"]), networkOptions: options)
+        item.add(PlayerItemVideoOutput())
+        let player = Player(playerItem: item, output: { NullOutput() })
+        struct AtStart: Sendable { var received: Int64; var keepsUp: Bool }
+        let atStart = Mutex<AtStart?>(nil)
+        let started = collectPlayerEvents(player, timeout: 60) { e in
+            guard e == .timeControlStatusChanged(.playing) else {
+                if case .itemStatusChanged(.failed) = e { return true }
+                return false
+            }
+            atStart.withLock {
+                $0 = AtStart(received: item.accessLog.reduce(0) { $0 + $1.bytesTransferred }, keepsUp: item.isPlaybackLikelyToKeepUp)
+            }
+            return true
+        }
+        player.play()
+        let events = try await started.value
+        let start = try #require(atStart.withLock { $0 }, "\(events)")
+        #expect(start.received > Int64(stallAt), "the player started with \(start.received) bytes, the stall at \(stallAt): before the picture had a frame")
+        #expect(start.keepsUp)
+        let end = collectPlayerEvents(player, timeout: 60) { e in
+            if case .failedToPlayToEndTime = e { return true }
+            return e == .didPlayToEndTime
+        }
+        #expect(try await end.value.last == .didPlayToEndTime)
+        #expect(server.requests().contains { $0.stalled }, "the server did stall")
+        let stats = try #require(player.videoStatistics)
+        #expect(stats.presentedFrames + stats.droppedFrames == (try VideoFixtures.frameTimes(clip)).count, "\(stats)")
     }
 }
