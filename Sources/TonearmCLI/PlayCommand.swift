@@ -29,7 +29,9 @@ struct PlayCommand: AsyncParsableCommand {
             m, f (full screen) and q or Esc (close, which ends the command), beside the \
             terminal's. Videos and songs share a queue: the window opens when a video's turn \
             comes and closes when a song follows (the picture against the queue's sound, the \
-            songs gapless as ever). Without a display, or with --no-video, the sound plays.
+            songs gapless as ever). An http(s) video (a progressive file, not HLS) opens its \
+            window the same way once it has loaded, its file downloaded once for the sound and \
+            the picture. Without a display, or with --no-video, the sound plays.
 
             Examples:
               tonearm play ~/Music/Album                        # a folder, as one gapless queue
