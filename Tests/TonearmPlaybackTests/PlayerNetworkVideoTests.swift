@@ -187,3 +187,54 @@ extension PlayerNetworkVideoTests {
         #expect(stats.presentedFrames + stats.droppedFrames == (try VideoFixtures.frameTimes(clip)).count, "\(stats)")
     }
 }
+
+extension PlayerNetworkVideoTests {
+    /// An exact seek far ahead in a network video while it downloads (1 MB, sent at 250 kB/s):
+    /// the sound's and the picture's readers of the one download both go there (a ranged
+    /// request), the frame at the target is shown first, then the rest in order to the end —
+    /// and nothing is downloaded twice (bounded requests, bytes served at most the file's).
+    @Test func anExactSeekAheadWhileDownloadingLandsOnItsFrameAndFetchesNothingTwice() async throws {
+        let dir = try TempDir("player-network-video-seek")
+        defer { dir.remove() }
+        let clip = dir.file("big.mp4")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "testsrc=size=320x180:rate=25:d=8",
+                             "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=8",
+                             "-c:v", "libx264", "-b:v", "1M", "-g", "12", "-pix_fmt", "yuv420p",
+                             "-c:a", "aac", "-b:a", "96k", "-movflags", "+faststart", clip])
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: clip)[.size] as? Int)
+        let expected = try VideoFixtures.frameTimes(clip).map(\.time)
+        let server = try PrivateHTTPServer(root: dir.path)
+        defer { server.stop() }
+        let item = PlayerItem(url: server.url("/big.mp4", query: ["rate": "250000"]))
+        let output = PlayerItemVideoOutput()
+        item.add(output)
+        let player = Player(playerItem: item, output: { NullOutput() })
+        let first = collectPlayerEvents(player, timeout: 60, until: PlayerVideoTests.isReady(after: -1))
+        player.play()
+        _ = try await first.value
+        let target = 6.0
+        let landed = collectPlayerEvents(player, timeout: 60, until: PlayerVideoTests.isReady(after: target - 0.5))
+        let times = output.newFrameTimes
+        let collected = Task {
+            var seen: [Double] = []
+            for await t in times { seen.append(t) }
+            return seen
+        }
+        #expect(await player.seek(to: target, toleranceBefore: 0, toleranceAfter: 0))
+        _ = try await landed.value
+        let end = collectPlayerEvents(player, timeout: 60) { e in
+            if case .failedToPlayToEndTime = e { return true }
+            return e == .didPlayToEndTime
+        }
+        #expect(try await end.value.last == .didPlayToEndTime)
+        collected.cancel()
+        let seen = await collected.value.filter { $0 >= target - 0.5 }
+        let at = try #require(expected.lastIndex { $0 <= target + 1e-6 })
+        #expect(seen.first.map { abs($0 - expected[at]) < 1e-6 } == true, "the frame at the target first: \(seen.prefix(3))")
+        #expect(PlayerVideoTests.inOrder(seen, of: expected), "in order, none twice: \(seen)")
+        let requests = server.requests(path: "/big.mp4")
+        #expect(requests.count >= 1 && requests.count <= 6, "\(requests.map { ($0.range, $0.bytes) })")
+        let served = requests.reduce(0) { $0 + $1.bytes }
+        #expect(served <= size + size / 10, "nothing twice: \(served) bytes of \(size) — \(requests.map { ($0.range, $0.bytes) })")
+    }
+}
