@@ -29,7 +29,9 @@ struct PlayCommand: AsyncParsableCommand {
             m, f (full screen) and q or Esc (close, which ends the command), beside the \
             terminal's. Videos and songs share a queue: the window opens when a video's turn \
             comes and closes when a song follows (the picture against the queue's sound, the \
-            songs gapless as ever). Without a display, or with --no-video, the sound plays.
+            songs gapless as ever). An http(s) video (a progressive file, not HLS) opens its \
+            window the same way once it has loaded, its file downloaded once for the sound and \
+            the picture. Without a display, or with --no-video, the sound plays.
 
             Examples:
               tonearm play ~/Music/Album                        # a folder, as one gapless queue
@@ -168,17 +170,28 @@ struct PlayCommand: AsyncParsableCommand {
             do { (selection, notice) = try playback.selection(settings) } catch let e as PlaybackSetupError {
                 throw CommandFailure(nil, "\(e)")
             }
-            // A progressive file's picture goes where `--video-output` says (the player fetches
-            // its video on a download of its own); without it a stream plays its sound.
+            // A progressive file's picture goes where `--video-output` says (the player reads it
+            // from the sound's download); without it, a window opens when a display is there and
+            // the item turns out to have video, as for a local video; `--no-video`: the sound.
             var video: StreamSession.Video?
-            if !noVideo, let v = videoOutput, url.pathExtension.lowercased() != "m3u8" {
-                let choice = try VideoOutputChoice(parsing: v)
-                if case .file(let out) = choice { try Overwrite.check(out, force: playback.force) }
-                video = StreamSession.Video(output: choice, fullScreen: fullscreen)
+            var whenFound: StreamSession.StreamVideoWhenFound?
+            if !noVideo, url.pathExtension.lowercased() != "m3u8" {
+                if let v = videoOutput {
+                    let choice = try VideoOutputChoice(parsing: v)
+                    if case .file(let out) = choice { try Overwrite.check(out, force: playback.force) }
+                    video = StreamSession.Video(output: choice, fullScreen: fullscreen)
+                } else {
+                    switch selection {
+                    case .pulse, .null:  // real time: a picture to present against the sound
+                        whenFound = VideoPlayback.hasDisplay ? .window(fullScreen: fullscreen) : .noDisplay
+                    case .nullUntimed, .file:
+                        break
+                    }
+                }
             }
             let session = StreamSession(url: url, selection: selection, device: settings.device.value, notice: notice,
                                         settings: try settings.sessionSettings(mix: playback.mix, resume: false, effects: try playback.sound.effects()),
-                                        interactive: playback.interactive, video: video)
+                                        interactive: playback.interactive, video: video, videoWhenFound: whenFound)
             let failed = await session.run()
             if let sig = session.interruptedBy { throw ExitCode(128 + sig) }
             if failed { throw ExitCode(1) }

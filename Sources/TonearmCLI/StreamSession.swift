@@ -16,13 +16,24 @@ import Glibc
 ///
 /// It also plays one local video (`tonearm play VIDEO`): the picture goes to a ``PlayerView``
 /// window (whose keys work beside the terminal's; closing it ends the session), to nothing
-/// (`--video-output null`) or to a YUV4MPEG2 file.
+/// (`--video-output null`) or to a YUV4MPEG2 file. A network URL's picture goes there too; without
+/// `--video-output` it opens a window by itself once the item has loaded and has a video track
+/// (``StreamVideoWhenFound``), as a local video's does.
 final class StreamSession: @unchecked Sendable {
     /// The video's window once open, and whether the session is over (shared with the task
     /// that opens it).
     final class ViewSlot: Sendable {
         private let state = Mutex<(view: PlayerView?, over: Bool)>((nil, false))
         func withLock<T>(_ body: (inout (view: PlayerView?, over: Bool)) -> T) -> T { state.withLock { body(&$0) } }
+    }
+
+    /// Where a network URL's picture goes when no `--video-output` says: decided once the item
+    /// has loaded (whether it has video is known then).
+    enum StreamVideoWhenFound {
+        /// A window, when the item has a video track.
+        case window(fullScreen: Bool)
+        /// No display: the sound only, said when the item has a video track.
+        case noDisplay
     }
 
     /// Where a video's picture goes.
@@ -60,7 +71,12 @@ final class StreamSession: @unchecked Sendable {
     private let events: AsyncStream<SessionEvent>
     private let continuation: AsyncStream<SessionEvent>.Continuation
     private var reader: InputReader<PlayKeyDecoder>?
-    private let video: Video?
+    private var video: Video?
+    /// A network URL's window, opened once the item has loaded if it has video (nil: none).
+    private let videoWhenFound: StreamVideoWhenFound?
+    /// The window's task and the NowPlayingSession of a picture found once the item loaded.
+    private var foundVideoTask: Task<Void, Never>?
+    private var foundNowPlaying: NowPlayingSession?
     /// The video's window once open, and whether the session is over (a window that opens
     /// after that is closed at once).
     private let view = ViewSlot()
@@ -68,8 +84,10 @@ final class StreamSession: @unchecked Sendable {
     private var videoRenderer: (any PlayerVideoRenderer)?
 
     init(url: URL, selection: OutputSelection, device: String?, notice: String?, settings: PlaySession.Settings,
-         interactive: Bool, video: Video? = nil, audioStream: Int? = nil, subtitle: SubtitleSelection? = nil) {
+         interactive: Bool, video: Video? = nil, audioStream: Int? = nil, subtitle: SubtitleSelection? = nil,
+         videoWhenFound: StreamVideoWhenFound? = nil) {
         self.video = video
+        self.videoWhenFound = video == nil ? videoWhenFound : nil
         self.url = url
         self.selection = selection
         self.device = device
@@ -159,8 +177,9 @@ final class StreamSession: @unchecked Sendable {
                 break
             }
         }
-        stopVideo(videoTask)
+        stopVideo(videoTask ?? foundVideoTask)
         nowPlaying?.invalidate()
+        foundNowPlaying?.invalidate()
         player.pause()
         if let stats = player.videoStatistics, !interactive {
             let av = stats.lastAVDifference.map { String(format: ", A-V: %+.3f", $0) } ?? ""
@@ -312,6 +331,19 @@ final class StreamSession: @unchecked Sendable {
             screen.format = describeFormat(codec: f.codecName, sampleRate: f.sampleRate, bits: f.bitsPerSample,
                                            channelLayout: f.channelLayout, bitRate: f.bitRate)
                 + (url.isFileURL ? "" : " · network stream")
+        }
+        if video == nil, let found = videoWhenFound, item.selectedVideoTrack != nil {
+            switch found {
+            case .window(let fullScreen):
+                // The URL has a picture: its window opens (as a local video's), and the video
+                // takes the session, the remote commands and Now Playing while it plays.
+                video = Video(output: .window, fullScreen: fullScreen)
+                foundVideoTask = startVideo()
+                foundNowPlaying = NowPlayingSession(player: player, audioSession: .shared, infoCenter: remote.info,
+                                                    commandCenter: remote.commands)
+            case .noDisplay:
+                report(VideoPlayback.noDisplayNotice)
+            }
         }
         if video != nil, let t = item.selectedVideoTrack {
             let picture = "\(t.codecName.uppercased()) \(t.displayWidth)×\(t.displayHeight)"

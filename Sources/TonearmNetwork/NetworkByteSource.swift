@@ -114,6 +114,11 @@ public struct NetworkSourceOptions: Sendable {
 /// - Failures are typed (``TonearmError/network(url:failure:)``): the first request's failure
 ///   ends the source at once; later ones after the retries.
 ///
+/// - One download, several readers: ``makeReader()`` gives another source over the same bytes
+///   with a read position of its own (a video's demuxer beside the sound's): nothing is fetched
+///   twice. The fetcher keeps at most ``Options/maximumAhead`` ahead of the reader furthest on;
+///   a reader behind reads what is kept.
+///
 /// Threading: ``read(into:)`` and ``seek(to:)`` are for one reader thread (a demuxer's), which
 /// they block until bytes arrive, the end, a failure or ``cancel()`` — never longer than the
 /// network limits and retries allow. Everything else may be called from any thread. Events are
@@ -121,23 +126,39 @@ public struct NetworkSourceOptions: Sendable {
 public final class NetworkByteSource: ByteSource, Sendable {
     public typealias Options = NetworkSourceOptions
     private let fetcher: NetworkFetcher
+    /// This source's reader of the fetcher.
+    private let reader: Int
 
     /// A source for `url`; nothing is fetched until ``start()``. `onEvent` is called on the fetch
     /// thread.
     public init(url: URL, options: Options = Options(), onEvent: @escaping @Sendable (NetworkSourceEvent) -> Void = { _ in }) {
         fetcher = NetworkFetcher(url: url, options: options, onEvent: onEvent)
+        reader = fetcher.addReader()
     }
 
-    /// Releasing the source stops its fetching.
-    deinit { fetcher.cancel() }
+    private init(sharing fetcher: NetworkFetcher) {
+        self.fetcher = fetcher
+        reader = fetcher.addReader()
+    }
+
+    /// Another reader of this download: a source with a read position of its own (at 0) over
+    /// the same bytes, fetched once. Each reader is for its own thread. The download stops
+    /// when every reader has been cancelled or released; ``cancel()`` on one wakes and ends that
+    /// reader only (the others read on). Its events go to this source's handler.
+    public func makeReader() -> NetworkByteSource { NetworkByteSource(sharing: fetcher) }
+
+    /// Releasing the source ends its reader; the last reader's release stops the fetching.
+    deinit { fetcher.removeReader(reader) }
 
     /// The address asked for.
     public var url: URL { fetcher.url }
     public var options: Options { fetcher.options }
     /// Starts fetching. Idempotent.
     public func start() { fetcher.start() }
-    /// Stops fetching and wakes the reader (which then throws). Any thread; idempotent.
-    public func cancel() { fetcher.cancel() }
+    /// Stops fetching and wakes the reader (which then throws). With other readers
+    /// (``makeReader()``): ends this reader only; the fetching stops with the last one. Any
+    /// thread; idempotent.
+    public func cancel() { fetcher.cancel(reader: reader) }
     /// Waits until the first response has come (true) or the source failed or was cancelled
     /// (false; see ``failure``), at most `timeout` seconds.
     public func waitUntilOpen(timeout: Double) -> Bool { fetcher.waitUntilOpen(timeout: timeout) }
@@ -160,17 +181,17 @@ public final class NetworkByteSource: ByteSource, Sendable {
     /// The latest ICY metadata fields.
     public var icyMetadata: [String: String] { fetcher.icyMetadata }
     /// Bytes available at the read position without waiting.
-    public var bytesAhead: Int64 { fetcher.bytesAhead }
+    public var bytesAhead: Int64 { fetcher.bytesAhead(reader: reader) }
     /// Reads up to `buffer.count` bytes at the read position, waiting for them when they have
     /// not arrived. Returns 0 at the end. Throws the source's failure, or
     /// ``TonearmError/invalidState(_:)`` after ``cancel()``.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(TonearmError) -> Int { try fetcher.read(into: buffer) }
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(TonearmError) -> Int { try fetcher.read(into: buffer, reader: reader) }
     /// Moves the read position (the bytes are fetched when read). Returns false for a position
     /// before 0 or past the end.
     @discardableResult
-    public func seek(to offset: Int64) -> Bool { fetcher.seek(to: offset) }
+    public func seek(to offset: Int64) -> Bool { fetcher.seek(to: offset, reader: reader) }
     /// The read position.
-    public var position: Int64 { fetcher.position }
+    public var position: Int64 { fetcher.position(reader: reader) }
     /// The last `count` bytes, on a ranged request of their own (the reading and fetching go on
     /// undisturbed); nil before the first response, for an endless stream or a server without
     /// ranges, or when the request fails (once, no retry). Logged in ``accessLog``.
@@ -188,7 +209,9 @@ final class NetworkFetcher: @unchecked Sendable {
 
     private struct State {
         var chunks = ChunkStore<Void>()
-        var readPosition: Int64 = 0
+        /// The read positions of the readers not cancelled, by id.
+        var readers: [Int: Int64] = [:]
+        var nextReader = 0
         var length: Int64?
         var contentType: String?
         var seekable = false
@@ -233,7 +256,7 @@ final class NetworkFetcher: @unchecked Sendable {
         t.start()
     }
 
-    /// Stops fetching and wakes the reader (which then throws). Any thread; idempotent.
+    /// Stops fetching and wakes every reader (which then throws). Any thread; idempotent.
     public func cancel() {
         condition.lock()
         state.cancelled = true
@@ -242,6 +265,30 @@ final class NetworkFetcher: @unchecked Sendable {
         condition.unlock()
         ch?.cancel()
     }
+
+    /// A new reader, at 0 (its id). After the fetching was cancelled it reads nothing.
+    func addReader() -> Int {
+        condition.withLock {
+            let id = state.nextReader
+            state.nextReader += 1
+            if !state.cancelled { state.readers[id] = 0 }
+            return id
+        }
+    }
+
+    /// Ends reader `id` (it throws from now on; one waiting wakes); the last one stops the
+    /// fetching. Any thread; idempotent.
+    func cancel(reader id: Int) {
+        let last = condition.withLock { () -> Bool in
+            guard state.readers.removeValue(forKey: id) != nil else { return false }
+            condition.broadcast()
+            return state.readers.isEmpty
+        }
+        if last { cancel() }
+    }
+
+    /// A released reader: as ``cancel(reader:)``.
+    func removeReader(_ id: Int) { cancel(reader: id) }
 
     /// Waits until the first response has come (true) or the source failed or was cancelled
     /// (false; see ``failure``), at most `timeout` seconds.
@@ -275,27 +322,33 @@ final class NetworkFetcher: @unchecked Sendable {
     public var errorLog: [NetworkErrorLogEntry] { condition.withLock { state.errors } }
     /// The latest ICY metadata fields.
     public var icyMetadata: [String: String] { condition.withLock { state.title } }
-    /// Bytes available at the read position without waiting.
-    public var bytesAhead: Int64 {
+    /// Bytes available at `reader`'s position without waiting.
+    func bytesAhead(reader: Int) -> Int64 {
         condition.withLock {
-            let p = state.readPosition
+            guard let p = state.readers[reader] else { return 0 }
             return state.chunks.available(at: p)
         }
     }
+
+    /// Where the reader furthest on reads (the fetcher keeps at most ``Options/maximumAhead``
+    /// ahead of it). Under the lock.
+    private var leadingReader: Int64 { state.readers.values.max() ?? 0 }
 
     // MARK: Reading (one reader thread)
 
     /// Reads up to `buffer.count` bytes at the read position, waiting for them when they have
     /// not arrived. Returns 0 at the end. Throws the source's failure, or
     /// ``TonearmError/invalidState(_:)`` after ``cancel()``.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(TonearmError) -> Int {
+    func read(into buffer: UnsafeMutableRawBufferPointer, reader: Int) throws(TonearmError) -> Int {
         guard !buffer.isEmpty else { return 0 }
         condition.lock()
         defer { condition.unlock() }
         while true {
-            let p = state.readPosition
+            guard let p = state.readers[reader] else {
+                throw .invalidState("\(url.absoluteString): the network source was cancelled")
+            }
             if let n = state.chunks.copy(at: p, into: buffer) {
-                state.readPosition += Int64(n)
+                state.readers[reader] = p + Int64(n)
                 condition.broadcast()  // the fetcher may wait for room ahead
                 return n
             }
@@ -321,16 +374,17 @@ final class NetworkFetcher: @unchecked Sendable {
     /// Moves the read position (the bytes are fetched when read). Returns false for a position
     /// before 0 or past the end.
     @discardableResult
-    public func seek(to offset: Int64) -> Bool {
+    func seek(to offset: Int64, reader: Int) -> Bool {
         condition.withLock {
-            guard offset >= 0, state.length.map({ offset <= $0 }) ?? true else { return false }
-            state.readPosition = offset
+            guard offset >= 0, state.length.map({ offset <= $0 }) ?? true, state.readers[reader] != nil else { return false }
+            state.readers[reader] = offset
+            condition.broadcast()  // the fetcher may wait for room ahead of a reader that moved on
             return true
         }
     }
 
-    /// The read position.
-    public var position: Int64 { condition.withLock { state.readPosition } }
+    /// The read position of `reader`.
+    func position(reader: Int) -> Int64 { condition.withLock { state.readers[reader] ?? 0 } }
 
     /// See ``NetworkByteSource/readTail(_:)``. The reader thread.
     func readTail(_ count: Int) -> [UInt8]? {
@@ -481,8 +535,19 @@ final class NetworkFetcher: @unchecked Sendable {
                         onEvent(.metadata(b))
                     }
                 } else {
-                    store(payload, at: position)
+                    let held = store(payload, at: position)
                     position += Int64(payload.count)
+                    if let held {
+                        // The rest is here already (another reader's seek fetched it): on after it.
+                        onEvent(.loaded)
+                        if let length = condition.withLock({ state.length }), held >= length {
+                            ended = true
+                            position = length
+                        } else {
+                            condition.withLock { if state.restartAt == nil { state.restartAt = held } }
+                        }
+                        break
+                    }
                 }
                 onEvent(.loaded)
             }
@@ -595,25 +660,37 @@ final class NetworkFetcher: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while !state.cancelled && state.restartAt == nil && (state.seekable || state.length == nil)
-                && position - state.readPosition > options.maximumAhead {
+                && position - leadingReader > options.maximumAhead {
             condition.wait()
         }
         return !state.cancelled
     }
 
     /// Stores bytes that start at `position` (fetch thread), merging with the chunk they extend;
-    /// for an endless stream, drops what lies far behind the reader.
-    private func store(_ bytes: ArraySlice<UInt8>, at position: Int64) {
-        guard !bytes.isEmpty else { return }
+    /// for an endless stream, drops what lies far behind the readers. Returns where the bytes
+    /// held from the end of these on end, when the fetcher has reached bytes it fetched before
+    /// (after a seek of a reader ahead) and the server can seek: nothing to fetch twice.
+    @discardableResult
+    private func store(_ bytes: ArraySlice<UInt8>, at position: Int64) -> Int64? {
+        guard !bytes.isEmpty else { return nil }
         condition.lock()
         defer { condition.unlock() }
         let end = position + Int64(bytes.count)
         state.chunks.store(bytes, at: position)
+        var held: Int64?
+        if state.seekable, state.length != nil, let i = state.chunks.index(holding: end) {
+            held = state.chunks.chunks[i].end
+        }
         if state.length == nil {
-            state.chunks.dropBehind(state.readPosition, keeping: options.keptBehind, atLeast: 256 << 10)
+            // Behind the reader furthest back, but never more than the read-ahead behind the
+            // one furthest on (a reader that lags that far reads on from where the stream is).
+            let lead = leadingReader
+            let back = max(state.readers.values.min() ?? lead, lead - options.maximumAhead)
+            state.chunks.dropBehind(back, keeping: options.keptBehind, atLeast: 256 << 10)
         }
         state.fetchPosition = end
         condition.broadcast()
+        return held
     }
 }
 

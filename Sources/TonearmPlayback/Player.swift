@@ -168,7 +168,8 @@ public final class Player: @unchecked Sendable {
             let epoch = lock.withLock { $0.itemEpoch }
             item.attach(PlayerItem.Attachment(
                 signal: { [weak self] signal in self?.itemSignal(signal, epoch: epoch) },
-                currentTime: { [weak self] in self?.currentTime() ?? 0 }))
+                currentTime: { [weak self] in self?.currentTime() ?? 0 },
+                videoBuffer: { [weak self] in self?.videoBufferLevel(epoch: epoch) }))
         }
     }
 
@@ -747,6 +748,12 @@ extension Player {
         if let event { emitItemEvent(event) }
     }
 
+    /// How far the picture's decoder is ahead, while the item of `epoch` has its video decoded.
+    func videoBufferLevel(epoch: UInt64) -> VideoBufferLevel? {
+        let pipeline = lock.withLock { s in s.itemEpoch == epoch && s.video?.epoch == epoch ? s.video?.pipeline : nil }
+        return pipeline?.bufferLevel
+    }
+
     /// Control queue: starts the video pipeline when the item has video, an output or renderer
     /// wants it and the audio runtime is open; stops it otherwise (a new item, the end, a lost
     /// output). The decoder is opened here, on the control queue, never under the lock.
@@ -767,11 +774,14 @@ extension Player {
                 return
             }
             current.stop()
-            lock.withLock { s in
+            let waiting = lock.withLock { s -> Bool in
                 s.video = nil
                 s.readyForDisplay = false
                 s.stoppedVideoStatistics = current.epoch == s.itemEpoch ? current.pipeline.statistics : nil
+                return s.machine.needsBufferEvaluation
             }
+            // Waiting for the buffer: the picture no longer counts.
+            if waiting { evaluateBuffer() }
         }
         guard wanted, let item else { return }
         let frames: DecoderFrameSource
@@ -785,11 +795,12 @@ extension Player {
                 return
             }
         } else {
-            // Over HTTP the video reads a download of its own (the audio's demuxer moves the
-            // position of the item's source as it reads), opened on the decoding thread: the
-            // moov atom may come only at the end of the file. Cancelled before the pipeline
-            // stops (`VideoRun.stop()`), which wakes a read waiting for bytes.
-            let source = NetworkByteSource(url: item.url, options: item.networkOptions)
+            // Over HTTP the video reads the item's download with a reader of its own (the
+            // audio's demuxer moves the position of the item's reader as it reads): the file is
+            // fetched once. Opened on the decoding thread: the moov atom may come only at the end
+            // of the file. Cancelled before the pipeline stops (`VideoRun.stop()`), which wakes a
+            // read waiting for bytes (and ends this reader only).
+            let source = item.makeNetworkReader() ?? NetworkByteSource(url: item.url, options: item.networkOptions)
             network = source
             let name = item.url.absoluteString
             frames = DecoderFrameSource(subtitles: item.subtitleChoice, opening: { () throws(TonearmError) -> VideoDecoder in
@@ -824,6 +835,11 @@ extension Player {
                     if current { queue.async { self.emitItemEvent(.readyForDisplay(time: t)) } }
                 case .failed(let error):
                     queue.async { self.emitItemEvent(.videoFailed(error)) }
+                case .buffered:
+                    // The picture keeps up again: a player waiting for the buffer measures it.
+                    if lock.withLock({ $0.video?.pipeline === pipeline && $0.machine.needsBufferEvaluation }) {
+                        queue.async { self.evaluateBuffer() }
+                    }
                 case .ended:
                     // Every frame was shown: a drain after the sound's end is over.
                     if lock.withLock({ $0.video?.pipeline === pipeline }) {

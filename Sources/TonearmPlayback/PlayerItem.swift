@@ -78,6 +78,9 @@ public final class PlayerItem: @unchecked Sendable {
         var signal: @Sendable (Signal) -> Void
         /// Where playback is.
         var currentTime: @Sendable () -> Double
+        /// How far the picture's decoder is ahead, while the player decodes the item's video
+        /// (nil: it does not).
+        var videoBuffer: @Sendable () -> VideoBufferLevel? = { nil }
     }
 
     private struct State {
@@ -275,28 +278,44 @@ public final class PlayerItem: @unchecked Sendable {
     }
 
     /// Whether playback can go on from here without stalling: everything has arrived, or the
-    /// buffer ahead covers ``preferredForwardBufferDuration``.
+    /// buffer ahead covers ``preferredForwardBufferDuration`` — and, while the player decodes
+    /// the item's video, the picture keeps up too: its decoder has filled its queue of frames
+    /// (or decoded to the end) since it began, the last seek, or the queue last ran empty.
     public var isPlaybackLikelyToKeepUp: Bool {
         guard status == .readyToPlay else { return false }
-        return bufferedSecondsAhead >= forwardBufferGoal
+        return bufferedSecondsAhead >= forwardBufferGoal && (videoBuffer?.keepsUp ?? true)
     }
 
-    /// Whether the buffer has run dry (nothing ahead of the playhead, more to come).
+    /// Whether the buffer has run dry (nothing ahead of the playhead, more to come): the sound's,
+    /// or while the player decodes the item's video, the picture's (no decoded frame waiting).
     public var isPlaybackBufferEmpty: Bool {
         guard status == .readyToPlay else { return true }
-        return bufferedSecondsAhead < 0.05
+        return bufferedSecondsAhead < 0.05 || (videoBuffer?.isEmpty ?? false)
     }
 
     /// Whether the buffer is as full as it gets: everything has arrived, or the read-ahead
-    /// limit (``NetworkSourceOptions/maximumAhead``) is reached.
+    /// limit (``NetworkSourceOptions/maximumAhead``) is reached — and the picture's queue of
+    /// decoded frames is full (or decoded to the end), while the player decodes the video.
     public var isPlaybackBufferFull: Bool {
+        guard videoBuffer?.isFull ?? true else { return false }
         if videoOnlyDuration != nil { return true }
         guard status == .readyToPlay, let (_, net, _) = loaded() else { return false }
         guard let net else { return true }
         return net.isFull(options: networkOptions)
     }
 
+    /// The picture's decoder, while the player decodes the item's video.
+    private var videoBuffer: VideoBufferLevel? { state.withLock { $0.attachment }?.videoBuffer() }
+
     private var network: ItemFetch? { state.withLock { $0.network } }
+
+    /// Another reader of a progressive item's download, for its video decoder (the file is
+    /// fetched once, for the sound and the picture); nil before the item has loaded, and for
+    /// HLS.
+    func makeNetworkReader() -> NetworkByteSource? {
+        guard case .progressive(let source)? = network else { return nil }
+        return source.makeReader()
+    }
 
     /// The length of a video without sound (a local file played against silence); nil otherwise.
     private var videoOnlyDuration: Double? {

@@ -46,6 +46,34 @@ public enum VideoPipelineEvent: Sendable, Hashable {
     case ended
     /// Decoding stopped: the picture stays on its last frame; the sound is not the pipeline's.
     case failed(TonearmError)
+    /// The decoder is ahead again: the queue has filled (or the stream was decoded to its end,
+    /// or decoding stopped) after a start, a seek, or the queue running empty
+    /// (``VideoBufferLevel/keepsUp`` became true).
+    case buffered
+}
+
+/// How far the decoder is ahead of the presenter: for `isPlaybackLikelyToKeepUp` with video.
+public struct VideoBufferLevel: Sendable, Hashable {
+    /// Decoded frames waiting to be shown.
+    public var queuedFrames: Int
+    /// The most the queue holds.
+    public var capacity: Int
+    /// Every frame of the stream (after the last seek) is decoded, or decoding stopped.
+    public var decodedToEnd: Bool
+    /// The queue has filled (or the stream was decoded to its end) since the start, the last
+    /// seek or the last time it ran empty: the picture keeps up.
+    public var keepsUp: Bool
+    /// Nothing decoded to show, and more to come: the picture has run dry.
+    public var isEmpty: Bool { queuedFrames == 0 && !decodedToEnd }
+    /// The queue is full or the stream decoded to its end.
+    public var isFull: Bool { queuedFrames >= capacity || decodedToEnd }
+
+    public init(queuedFrames: Int, capacity: Int, decodedToEnd: Bool, keepsUp: Bool) {
+        self.queuedFrames = queuedFrames
+        self.capacity = capacity
+        self.decodedToEnd = decodedToEnd
+        self.keepsUp = keepsUp
+    }
 }
 
 /// Counts for a status line and for tests: what was shown and dropped, and the A−V difference.
@@ -96,6 +124,9 @@ public final class VideoPipeline: Sendable {
 
     public var statistics: VideoPipelineStatistics { core.statistics }
 
+    /// How far the decoder is ahead (``VideoPipelineEvent/buffered`` says when it keeps up again).
+    public var bufferLevel: VideoBufferLevel { core.bufferLevel }
+
     /// Starts the decoding and presenting threads (once; later calls do nothing).
     public func start() { core.start() }
 
@@ -136,6 +167,9 @@ private final class VideoPipelineCore: Sendable {
         var decodedToEnd: UInt64?
         /// The generation whose end was reported.
         var endReported: UInt64?
+        /// The generation whose queue has filled (or was decoded to its end) since it began or
+        /// the queue last ran empty (``VideoBufferLevel/keepsUp``).
+        var keepingUp: UInt64?
         /// Set by a seek for the presenter, which owns the sync machine.
         var resetMachine = false
         var stopped = false
@@ -168,6 +202,22 @@ private final class VideoPipelineCore: Sendable {
     }
 
     var statistics: VideoPipelineStatistics { shared.withLock { $0.statistics } }
+
+    var bufferLevel: VideoBufferLevel {
+        shared.withLock { s in
+            VideoBufferLevel(queuedFrames: s.pendingSeek == nil ? s.queue.count : 0, capacity: capacity,
+                             decodedToEnd: s.pendingSeek == nil && s.decodedToEnd == s.generation,
+                             keepsUp: s.pendingSeek == nil && s.keepingUp == s.generation)
+        }
+    }
+
+    /// Under the lock, after the decoder added to the queue or finished: whether the picture
+    /// keeps up again (to be reported with ``VideoPipelineEvent/buffered``).
+    private func becameBuffered(_ s: inout Shared, generation: UInt64) -> Bool {
+        guard s.keepingUp != generation, s.queue.count >= capacity || s.decodedToEnd == generation else { return false }
+        s.keepingUp = generation
+        return true
+    }
 
     func start() {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
@@ -273,29 +323,32 @@ private final class VideoPipelineCore: Sendable {
                     fail(error, generation: generation)
                     continue
                 }
-                shared.withLock { s in
-                    guard s.generation == generation, s.pendingSeek == nil else { return }
+                let buffered = shared.withLock { s -> Bool in
+                    guard s.generation == generation, s.pendingSeek == nil else { return false }
                     if let frame {
                         s.queue.append(Queued(id: s.nextID, frame: frame))
                         s.nextID += 1
                     } else {
                         s.decodedToEnd = generation
                     }
+                    return becameBuffered(&s, generation: generation)
                 }
                 presentWake.signal()
+                if buffered { broadcaster.yield(.buffered) }
             }
         }
     }
 
     private func fail(_ error: any Error, generation: UInt64) {
-        let current = shared.withLock { s -> Bool in
-            guard s.generation == generation else { return false }
+        let (current, buffered) = shared.withLock { s -> (Bool, Bool) in
+            guard s.generation == generation else { return (false, false) }
             s.decodedToEnd = generation
             s.endReported = generation
-            return true
+            return (true, becameBuffered(&s, generation: generation))
         }
         guard current else { return }
         broadcaster.yield(.failed((error as? TonearmError) ?? .decodeFailed(path: "", detail: "\(error)")))
+        if buffered { broadcaster.yield(.buffered) }
         presentWake.signal()
     }
 
@@ -349,6 +402,8 @@ private final class VideoPipelineCore: Sendable {
         shared.withLock { s in
             guard s.generation == generation, let first = s.queue.first, first.id == id else { return nil }
             s.queue.removeFirst()
+            // Run dry before the end: the picture no longer keeps up until the queue fills again.
+            if s.queue.isEmpty && s.decodedToEnd != generation { s.keepingUp = nil }
             if shown {
                 s.statistics.presentedFrames += 1
                 s.statistics.lastAVDifference = lateness

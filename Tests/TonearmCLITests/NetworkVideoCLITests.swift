@@ -4,10 +4,10 @@ import Testing
 import TonearmTestSupport
 
 /// `tonearm play http://…/clip.mp4 --video-output …` against the tests' HTTP server on
-/// 127.0.0.1 (issue 19): the picture of a progressive download is decoded on a download of its
-/// own and shown against the sound — ffmpeg's frames, in order — with the moov atom first or
-/// last, from a server that takes ranges and from one that does not (a bounded number of
-/// requests). Real time: run one at a time.
+/// 127.0.0.1 (issue 19): the picture of a progressive download is decoded from the sound's
+/// download (the file is sent once) and shown against the sound — ffmpeg's frames, in order —
+/// with the moov atom first or last, from a server that takes ranges and from one that does not
+/// (a bounded number of requests). Real time: run one at a time.
 @Suite(.serialized) final class NetworkVideoCLITests: Sendable {
     let dir: TempDir
     init() throws { dir = try TempDir("network-video-cli") }
@@ -59,8 +59,67 @@ import TonearmTestSupport
             }
             next = i + 1
         }
-        // Two downloads (the sound's and the picture's), each a few requests: never a storm.
-        let requests = server.requests(path: "/\(name)").count
-        #expect(requests >= 2 && requests <= 8, "\(requests) requests")
+        // One download for the sound and the picture, a few requests: never a storm.
+        let requests = server.requests(path: "/\(name)")
+        #expect(requests.count >= 1 && requests.count <= 4, "\(requests.count) requests")
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: clip)[.size] as? Int)
+        let served = requests.reduce(0) { $0 + $1.bytes }
+        #expect(served <= size + size / 10, "the file is sent once: \(served) bytes of \(size)")
+    }
+
+    /// `tonearm play URL` without `--video-output`, as a local video: under Xvfb a URL whose
+    /// content has video opens its window by itself (titled with the file name, the picture on
+    /// the screen) and q in it ends the command; `--no-video` gives the sound only (no window);
+    /// a URL of sound only opens none; without a display the sound plays and the command says
+    /// so once. Before, a URL played its sound only unless `--video-output window` was given.
+    @Test func aURLWithVideoOpensItsWindowByItselfWhenADisplayIsThere() async throws {
+        defer { dir.remove() }
+        try VideoFixtures.colorClip(dir.file("red.mp4"), colors: ["red"], segment: 20)
+        try VideoFixtures.colorClip(dir.file("short.mp4"), colors: ["red"], segment: 1)
+        try Fixtures.tone(path: dir.file("tone.m4a"), codecArgs: ["-c:a", "aac"], seconds: 1)
+        let server = try PrivateHTTPServer(root: dir.path)
+        defer { server.stop() }
+        let display = try VirtualDisplay(width: 640, height: 480)
+        defer { display.stop() }
+        var env = environment
+        env["DISPLAY"] = display.display
+        env["WAYLAND_DISPLAY"] = ""
+        env["SDL_VIDEODRIVER"] = "x11"
+        env["PULSE_SERVER"] = "unix:\(dir.file("no-pulse"))"
+        env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(dir.file("no-bus"))"
+        let child = try ChildProcess([try tonearmBinary(), "play", "--plain", "--output", "null", server.url("/red.mp4").absoluteString],
+                                     environment: env, captureStandardError: true, captureStandardOutput: true)
+        defer { child.terminate() }
+        let shown = await child.waitForStandardOutput(timeout: 60) { $0.text.contains("Video: the first frame shown") || $0.childEnded }
+        #expect(shown, "no window showed a frame: \(child.standardOutputText) \(child.standardErrorText)")
+        #expect(child.standardOutputText.contains("window of 160×90"), "\(child.standardOutputText)")
+        let shot = try display.screenshot()
+        var red = 0
+        for y in 0..<shot.height { for x in 0..<shot.width where shot.color(x: x, y: y).isClose(to: .init(r: 255, g: 0, b: 0)) { red += 1 } }
+        #expect(red >= 160 * 90 * 9 / 10 && red <= 160 * 90, "\(red) red pixels on the screen; the window holds 160×90")
+        try display.send(toWindowTitled: "red.mp4", ["key:q"])
+        #expect(await child.waitForExit(timeout: 20), "q in the window did not end the command")
+        #expect(child.succeeded, "status \(child.status ?? -1): \(child.standardErrorText)")
+        #expect(server.requests(path: "/red.mp4").count <= 4, "the picture reads the sound's download")
+
+        // --no-video: the sound to the end, no window.
+        let n = try run(try tonearmBinary(), ["play", "--plain", "--output", "null", "--no-video", server.url("/short.mp4").absoluteString],
+                        environment: env)
+        #expect(n.status == 0, "\(n.stdout)\n\(n.stderr)")
+        #expect(!n.stdout.contains("Video:") && !n.stdout.contains("no display"), "\(n.stdout)")
+        #expect(n.stdout.contains("Done: 1 played"), "\(n.stdout)")
+        // Sound only: no window, no word about the picture.
+        let a = try run(try tonearmBinary(), ["play", "--plain", "--output", "null", server.url("/tone.m4a").absoluteString],
+                        environment: env)
+        #expect(a.status == 0, "\(a.stdout)\n\(a.stderr)")
+        #expect(!a.stdout.contains("Video:") && !a.stdout.contains("sound only"), "\(a.stdout)")
+        // No display: the sound, said once.
+        var none = env
+        none["DISPLAY"] = ""
+        let d = try run(try tonearmBinary(), ["play", "--plain", "--output", "null", server.url("/short.mp4").absoluteString],
+                        environment: none)
+        #expect(d.status == 0, "\(d.stdout)\n\(d.stderr)")
+        #expect(d.stdout.components(separatedBy: "no display: playing the sound only").count == 2, "\(d.stdout)")
+        #expect(!d.stdout.contains("Video:"), "\(d.stdout)")
     }
 }

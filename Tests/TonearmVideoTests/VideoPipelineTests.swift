@@ -204,4 +204,61 @@ import TonearmVideo
         }
         #expect(released)
     }
+
+    /// A source that decodes a frame only when the test allows it (a decoder waiting for the
+    /// network, say).
+    final class GatedSource: VideoFrameSource, @unchecked Sendable {
+        let inner: CountingSource
+        private let permits = DispatchSemaphore(value: 0)
+        init(_ inner: CountingSource) { self.inner = inner }
+        func allow(_ n: Int) { for _ in 0..<n { permits.signal() } }
+        func nextFrame() throws -> VideoFrame? {
+            permits.wait()
+            return try inner.nextFrame()
+        }
+        func seek(to seconds: Double, exact: Bool) throws { try inner.seek(to: seconds, exact: exact) }
+    }
+
+    /// ``VideoPipeline/bufferLevel`` and ``VideoPipelineEvent/buffered`` (what
+    /// `PlayerItem.isPlaybackLikelyToKeepUp` counts of the picture): the picture keeps up once
+    /// the queue has filled, not while frames trickle in; it stops keeping up when the queue runs
+    /// empty before the end, and `.buffered` says when it keeps up again.
+    @Test func thePictureKeepsUpOnceItsQueueHasFilledAndNotAfterItRanEmpty() async throws {
+        let clock = TestClock()
+        let sink = RecordingSink()
+        let source = GatedSource(CountingSource(count: 50))
+        let pipeline = VideoPipeline(source: source, sink: sink, clock: clock.read, queueCapacity: 3)
+        defer {
+            source.allow(100)  // the decoding thread is not left waiting
+            pipeline.stop()
+        }
+        let events = pipeline.events
+        let shown = sink.stream
+        pipeline.start()
+        #expect(!pipeline.bufferLevel.keepsUp)
+        // One frame: shown at once; the queue is empty, the picture does not keep up.
+        source.allow(1)
+        _ = try await waitForEvent(events, timeout: 10, "readyForDisplay") { if case .readyForDisplay = $0 { true } else { false } }
+        #expect(!pipeline.bufferLevel.keepsUp)
+        #expect(pipeline.bufferLevel.isEmpty)
+        // Three more fill the queue: it keeps up, said once.
+        source.allow(3)
+        _ = try await waitForEvent(events, timeout: 10, "buffered") { $0 == .buffered }
+        let full = pipeline.bufferLevel
+        #expect(full.keepsUp && full.isFull && full.queuedFrames == 3, "\(full)")
+        // The clock runs past them: the queue runs empty (nothing more decoded), and the picture
+        // no longer keeps up.
+        clock.set(0.035, rate: 1)
+        pipeline.clockChanged()
+        _ = try await withDeadline(10, "the frame of 0.03 s") {
+            for await t in shown where abs(t - 0.03) < 1e-9 { return t }
+            return -1
+        }
+        let dry = pipeline.bufferLevel
+        #expect(!dry.keepsUp && dry.isEmpty, "\(dry)")
+        // Frames again: it keeps up again once the queue is full, and says so.
+        source.allow(3)
+        _ = try await waitForEvent(events, timeout: 10, "buffered again") { $0 == .buffered }
+        #expect(pipeline.bufferLevel.keepsUp)
+    }
 }
