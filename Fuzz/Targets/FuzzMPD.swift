@@ -22,6 +22,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
         for l in batch.lines {
             guard let request = try? MPDRequest(line: l) else { continue }
+            _ = try? MPDCommands.check(request)
             let written = ([request.command] + request.arguments.map(MPDRequest.quoted)).joined(separator: " ")
             precondition((try? MPDRequest(line: Array(written.utf8))) == request, "a request did not read back: \(written)")
             for exact in [true, false] {

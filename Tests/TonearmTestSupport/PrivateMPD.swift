@@ -90,7 +90,10 @@ public final class PrivateMPD: @unchecked Sendable {
                 pending += buffer[0..<got]
             }
         }
-        guard let greeting = try readLine(), greeting.hasPrefix("OK MPD ") else { throw TestSupportError("no greeting from mpd") }
+        let greeting = try readLine()
+        guard let greeting, greeting.hasPrefix("OK MPD ") else {
+            throw TestSupportError("no greeting from mpd (\(greeting ?? "closed"); running: \(process.isRunning)): \(process.standardErrorText.suffix(2000))")
+        }
         var out: [String] = []
         for line in lines {
             var bytes = line + [10]
