@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import CFFmpeg
+import Foundation
 import Synchronization
 import TonearmCodecs
 import TonearmCore
@@ -44,6 +45,34 @@ public struct SubtitleTrackInfo: Sendable, Hashable, Codable {
 public enum SubtitleSelection: Sendable, Hashable {
     case file(path: String)
     case track(SubtitleTrackInfo)
+
+    /// What a "next subtitle" key (mpv's `j`) steps through for a video: `file` (the `.srt`
+    /// beside it, or the file given) first when there is one, then its text subtitle `tracks` in
+    /// container order; "off" (nil) comes after the last.
+    public static func cycle(file: String?, tracks: [SubtitleTrackInfo]) -> [SubtitleSelection] {
+        (file.map { [.file(path: $0)] } ?? []) + tracks.filter(\.isText).map { .track($0) }
+    }
+
+    /// The subtitle after `current` in `cycle`: the next one, "off" (nil) after the last, the
+    /// first after "off" (or after a subtitle not in the cycle); nil when the cycle is empty.
+    public static func next(after current: SubtitleSelection?, in cycle: [SubtitleSelection]) -> SubtitleSelection? {
+        guard let current, let i = cycle.firstIndex(of: current) else { return cycle.first }
+        return i + 1 < cycle.count ? cycle[i + 1] : nil
+    }
+
+    /// How a player says which subtitle is drawn, as mpv's OSD does: `Subtitles: 2/3 — #2 subrip
+    /// · fra · "Français"`, `Subtitles: 1/3 — film.srt`, `Subtitles: off`.
+    public static func describe(_ selection: SubtitleSelection?, in cycle: [SubtitleSelection]) -> String {
+        guard let selection else { return "Subtitles: off" }
+        let rank = cycle.firstIndex(of: selection).map { "\($0 + 1)/\(cycle.count) — " } ?? ""
+        switch selection {
+        case .file(let path):
+            return "Subtitles: \(rank)\((path as NSString).lastPathComponent)"
+        case .track(let t):
+            let parts = [t.codecName, t.language, t.title.map { "\"\($0)\"" }].compactMap { $0 }
+            return "Subtitles: \(rank)#\(t.trackID) " + parts.joined(separator: " · ")
+        }
+    }
 }
 
 extension VideoInput {
