@@ -19,23 +19,35 @@ public enum SubtitleFixtures {
         try "1\n\(stamp(start)) --> \(stamp(end))\n\(text)\n\n".write(toFile: path, atomically: true, encoding: .utf8)
     }
 
-    /// A 2.4 s mid-grey 320×240 H.264 clip at 25 fps in `path` (`.mkv`, `.mp4`), without
-    /// subtitles: a plain picture, so what the subtitles draw is easy to find.
-    public static func greyClip(_ path: String) throws {
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "color=c=gray:size=320x240:rate=25:d=2.4",
-                             "-c:v", "libx264", "-g", "12", "-pix_fmt", "yuv420p", path])
+    /// A mid-grey 320×240 H.264 clip at 25 fps in `path` (`.mkv`, `.mp4`), `seconds` long
+    /// (2.4 by default), without subtitles: a plain picture, so what the subtitles draw is easy to
+    /// find. `sound`: with a 440 Hz tone beside it (AAC; a queue plays a video's sound).
+    public static func greyClip(_ path: String, seconds: Double = 2.4, sound: Bool = false) throws {
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "color=c=gray:size=320x240:rate=25:d=\(seconds)"] + soundInput(seconds, sound)
+                            + ["-c:v", "libx264", "-g", "12", "-pix_fmt", "yuv420p"] + soundCodec(sound) + [path])
     }
+
+    /// The extra input of a clip with `sound` (a tone, `seconds` long; input 1 after the picture).
+    private static func soundInput(_ seconds: Double, _ sound: Bool) -> [String] {
+        sound ? ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=\(seconds)"] : []
+    }
+
+    private static func soundCodec(_ sound: Bool) -> [String] { sound ? ["-c:a", "aac", "-b:a", "96k"] : [] }
 
     /// The grey clip as an MKV with two SubRip tracks: the first (`eng`, "English") at the
     /// bottom during ``bottomCue``, the second (`fra`, "Français") at the top during ``topCue``.
     /// The two `.srt` files are written beside it (`NAME-1.srt`, `NAME-2.srt`).
-    public static func twoTrackMKV(_ path: String) throws {
+    /// `seconds` and `sound` as for ``greyClip(_:seconds:sound:)``.
+    public static func twoTrackMKV(_ path: String, seconds: Double = 2.4, sound: Bool = false) throws {
         let base = (path as NSString).deletingPathExtension
         let first = base + "-1.srt", second = base + "-2.srt"
         try srt(first, text: "Hello from the first track", start: bottomCue.start, end: bottomCue.end)
         try srt(second, text: "{\\an8}Bonjour", start: topCue.start, end: topCue.end)
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "color=c=gray:size=320x240:rate=25:d=2.4", "-i", first, "-i", second,
-                             "-map", "0:v", "-map", "1:s", "-map", "2:s", "-c:v", "libx264", "-g", "12", "-pix_fmt", "yuv420p",
+        let audio = sound ? ["-map", "3:a"] : []
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "color=c=gray:size=320x240:rate=25:d=\(seconds)", "-i", first, "-i", second]
+                            + soundInput(seconds, sound)
+                            + ["-map", "0:v", "-map", "1:s", "-map", "2:s"] + audio
+                            + ["-c:v", "libx264", "-g", "12", "-pix_fmt", "yuv420p"] + soundCodec(sound) + [
                              "-c:s", "srt", "-metadata:s:s:0", "language=eng", "-metadata:s:s:0", "title=English",
                              "-metadata:s:s:1", "language=fra", "-metadata:s:s:1", "title=Français", path])
     }
