@@ -30,9 +30,7 @@ import TonearmTestSupport
     @Test func subFileAndTheSRTBesideTheVideo() throws {
         defer { dir.remove() }
         let clip = dir.file("film.mp4"), srt = dir.file("other.srt")
-        try SubtitleFixtures.greyClip(clip)
-        let cue = SubtitleFixtures.bottomCue
-        try SubtitleFixtures.srt(srt, text: "Subtitles from a file", start: cue.start, end: cue.end)
+        try SubtitleFixtures.greyClip(clip, cue: "Subtitles from a file", in: srt)
         let plain = try VideoFixtures.frameMD5s(clip)
         let burnt = try SubtitleFixtures.burntMD5s(clip, subtitles: "f=\(srt)")
         #expect(burnt != plain)
@@ -40,7 +38,7 @@ import TonearmTestSupport
         #expect(try written(clip, ["--sub", srt]) == burnt, "--sub: ffmpeg's -vf subtitles")
         // film.srt beside film.mp4 is drawn without being asked for.
         let beside = dir.file("film.srt")
-        try SubtitleFixtures.srt(beside, text: "Found beside", start: cue.start, end: cue.end)
+        try SubtitleFixtures.bottomCueSRT(beside, text: "Found beside")
         let besideBurnt = try SubtitleFixtures.burntMD5s(clip, subtitles: "f=\(beside)")
         #expect(besideBurnt != burnt)
         #expect(try written(clip, []) == besideBurnt, "film.srt beside film.mp4")
@@ -97,9 +95,7 @@ import TonearmTestSupport
         defer { dir.remove() }
         let a = try song("a.flac")
         let film = dir.file("film.mp4"), beside = dir.file("film.srt"), two = dir.file("two.mkv")
-        try SubtitleFixtures.greyClip(film, sound: true)
-        let cue = SubtitleFixtures.bottomCue
-        try SubtitleFixtures.srt(beside, text: "Found beside", start: cue.start, end: cue.end)
+        try SubtitleFixtures.greyClip(film, cue: "Found beside", in: beside, sound: true)
         try SubtitleFixtures.twoTrackMKV(two, sound: true)
         let filmBurnt = try SubtitleFixtures.burntMD5s(film, subtitles: "f=\(beside)")
         let twoPlain = try VideoFixtures.frameMD5s(two)
@@ -159,7 +155,7 @@ import TonearmTestSupport
         let a = try song("a.flac", seconds: 0.5)
         let two = dir.file("two.mkv")
         try SubtitleFixtures.twoTrackMKV(two, seconds: 20, sound: true)
-        try SubtitleFixtures.srt(dir.file("two.srt"), text: "Beside", start: 0.5, end: 1.5)
+        try SubtitleFixtures.bottomCueSRT(dir.file("two.srt"), text: "Beside")
         let lines = try await subtitleLinesAfterJ([a, two], title: "two.mkv", presses: 4)
         try #require(lines.count == 4, "\(lines)")
         // It starts with two.srt drawn: j goes on to the first track.

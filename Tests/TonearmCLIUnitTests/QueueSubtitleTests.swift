@@ -40,7 +40,7 @@ import TonearmTestSupport
         defer { dir.remove() }
         let clip = dir.file("two.mkv"), beside = dir.file("two.srt")
         try SubtitleFixtures.twoTrackMKV(clip)
-        try SubtitleFixtures.srt(beside, text: "Beside", start: 0.5, end: 1.5)
+        try SubtitleFixtures.bottomCueSRT(beside, text: "Beside")
         let tracks = try SubtitleTrackInfo.tracks(inFileAt: clip)
 
         let subs = QueueSubtitles(track: nil)

@@ -19,6 +19,19 @@ public enum SubtitleFixtures {
         try "1\n\(stamp(start)) --> \(stamp(end))\n\(text)\n\n".write(toFile: path, atomically: true, encoding: .utf8)
     }
 
+    /// A SubRip file with one cue, `text`, during ``bottomCue`` (at the bottom: SubRip's place).
+    public static func bottomCueSRT(_ path: String, text: String) throws {
+        try srt(path, text: text, start: bottomCue.start, end: bottomCue.end)
+    }
+
+    /// The grey clip (``greyClip(_:seconds:sound:)``) in `clip` and, in `srt` (beside it, or
+    /// anywhere), a SubRip file with one cue, `text`, during ``bottomCue``.
+    public static func greyClip(_ clip: String, cue text: String, in srt: String, seconds: Double = 2.4,
+                                sound: Bool = false) throws {
+        try greyClip(clip, seconds: seconds, sound: sound)
+        try bottomCueSRT(srt, text: text)
+    }
+
     /// A mid-grey 320×240 H.264 clip at 25 fps in `path` (`.mkv`, `.mp4`), `seconds` long
     /// (2.4 by default), without subtitles: a plain picture, so what the subtitles draw is easy to
     /// find. `sound`: with a 440 Hz tone beside it (AAC; a queue plays a video's sound).

@@ -15,9 +15,8 @@ import TonearmVideo
     @Test func subtitleFileMatchesFFmpegsFilterOnlyDuringItsCue() throws {
         defer { dir.remove() }
         let clip = dir.file("grey.mkv"), srt = dir.file("cue.srt")
-        try SubtitleFixtures.greyClip(clip)
+        try SubtitleFixtures.greyClip(clip, cue: "Hello, subtitles", in: srt)
         let cue = SubtitleFixtures.bottomCue
-        try SubtitleFixtures.srt(srt, text: "Hello, subtitles", start: cue.start, end: cue.end)
         let plain = try VideoFixtures.frameMD5s(clip)
         let burnt = try SubtitleFixtures.burntMD5s(clip, subtitles: "f=\(srt)")
         let d = try VideoDecoder(path: clip)
