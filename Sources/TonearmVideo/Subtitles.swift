@@ -6,8 +6,9 @@ import TonearmCodecs
 import TonearmCore
 
 /// One subtitle stream of a file (the legible side of `AVAssetTrack`, an option of
-/// `AVMediaSelectionGroup`): its codec, language and title. Only text subtitles
-/// (``isText``: SubRip, ASS/SSA, mov_text, WebVTT) can be drawn; bitmap ones (PGS, DVD) are listed.
+/// `AVMediaSelectionGroup`): its codec, language and title. Text subtitles (``isText``: SubRip,
+/// ASS/SSA, mov_text, WebVTT) are drawn with libass; bitmap ones (PGS, DVD, DVB) are decoded and
+/// blended over 8-bit planar YUV frames.
 public struct SubtitleTrackInfo: Sendable, Hashable, Codable {
     /// The stream's index in the container.
     public var trackID: Int
@@ -114,6 +115,8 @@ final class SubtitleBurner {
     private var source: UnsafeMutablePointer<AVFilterContext>?
     private var sink: UnsafeMutablePointer<AVFilterContext>?
     private var shape: (width: Int32, height: Int32, format: Int32)?
+    /// A bitmap track's (PGS, DVD, DVB): drawn without libavfilter.
+    private var bitmap: BitmapSubtitleBurner?
     let output: UnsafeMutablePointer<AVFrame>
 
     init(selection: SubtitleSelection, videoPath: String) {
@@ -129,8 +132,19 @@ final class SubtitleBurner {
     }
 
     /// `frame` with the subtitles shown at `time` (item seconds) drawn in: ``output``, which
-    /// the caller unreferences after use. `frame` is left as it was.
+    /// the caller unreferences after use. `frame` is left as it was. A bitmap track's frames
+    /// without a subtitle shown then come back as `frame` itself.
     func burn(_ frame: UnsafeMutablePointer<AVFrame>, time: Double) throws(TonearmError) -> UnsafeMutablePointer<AVFrame> {
+        if case .track(let t) = selection, !t.isText {
+            let b: BitmapSubtitleBurner
+            if let known = bitmap { b = known } else { b = try BitmapSubtitleBurner(path: videoPath, track: t) }
+            bitmap = b
+            let drawn = try b.burn(frame, time: time)
+            guard drawn != frame else { return frame }
+            av_frame_unref(output)
+            av_frame_move_ref(output, drawn)
+            return output
+        }
         let key = (frame.pointee.width, frame.pointee.height, frame.pointee.format)
         if shape == nil || shape! != key {
             try configure(width: key.0, height: key.1, format: key.2, aspect: frame.pointee.sample_aspect_ratio)

@@ -65,6 +65,54 @@ public enum SubtitleFixtures {
                              "-metadata:s:s:1", "language=fra", "-metadata:s:s:1", "title=Français", path])
     }
 
+    /// The box a bitmap track draws: x, y, width, height on the 320×240 grey clip, during ``bottomCue``.
+    public static let pgsBox = (x: 100, y: 180, width: 120, height: 30)
+
+    /// A PGS (Blu-ray) subtitle stream, written here byte by byte (ffmpeg cannot encode bitmap
+    /// subtitles from text): one display set at ``bottomCue``'s start showing ``pgsBox`` in
+    /// opaque white (palette entry Y 235, Cr/Cb 128), and one at its end clearing it.
+    public static func pgs(_ path: String) throws {
+        func be(_ v: Int, _ bytes: Int) -> [UInt8] { (0..<bytes).reversed().map { UInt8((v >> (8 * $0)) & 0xFF) } }
+        func segment(_ time: Double, _ type: UInt8, _ data: [UInt8]) -> [UInt8] {
+            [0x50, 0x47] + be(Int((time * 90000).rounded()), 4) + be(0, 4) + [type] + be(data.count, 2) + data
+        }
+        let box = pgsBox
+        var rle: [UInt8] = []
+        for _ in 0..<box.height { rle += [0, 0xC0 | UInt8(box.width >> 8), UInt8(box.width & 0xFF), 1, 0, 0] }
+        let window = [1, 0] + be(box.x, 2) + be(box.y, 2) + be(box.width, 2) + be(box.height, 2)
+        let show = be(320, 2) + be(240, 2) + [0x10] + be(0, 2) + [0x80, 0, 0, 1] + be(0, 2) + [0, 0] + be(box.x, 2) + be(box.y, 2)
+        let palette: [UInt8] = [0, 0, 1, 235, 128, 128, 255]
+        let object = be(0, 2) + [0, 0xC0] + be(rle.count + 4, 3) + be(box.width, 2) + be(box.height, 2) + rle
+        let clear = be(320, 2) + be(240, 2) + [0x10] + be(1, 2) + [0x00, 0, 0, 0]
+        let (start, end) = bottomCue
+        let bytes = segment(start, 0x16, show) + segment(start, 0x17, window) + segment(start, 0x14, palette)
+            + segment(start, 0x15, object) + segment(start, 0x80, [])
+            + segment(end, 0x16, clear) + segment(end, 0x17, window) + segment(end, 0x80, [])
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// The grey clip (2.4 s, 320×240) as an MKV with the PGS stream of ``pgs(_:)`` (written
+    /// beside it as `NAME.sup`).
+    public static func pgsMKV(_ path: String) throws {
+        let sup = (path as NSString).deletingPathExtension + ".sup"
+        try pgs(sup)
+        // -copyts: the .sup's own times (ffmpeg would otherwise start it at 0, as its first display set).
+        try Fixtures.ffmpeg(["-copyts", "-f", "lavfi", "-i", "color=c=gray:size=320x240:rate=25:d=2.4", "-i", sup,
+                             "-map", "0:v", "-map", "1:s", "-c:v", "libx264", "-g", "12", "-pix_fmt", "yuv420p",
+                             "-c:s", "copy", path])
+    }
+
+    /// `ffmpeg -filter_complex '[0:v][0:s]overlay'` of `video` (its first bitmap subtitle stream
+    /// over its picture) as framemd5.
+    public static func overlaidMD5s(_ video: String) throws -> [String] {
+        let r = try run("ffmpeg", ["-v", "error", "-i", video, "-filter_complex", "[0:v][0:s]overlay",
+                                   "-fps_mode", "passthrough", "-pix_fmt", "yuv420p", "-f", "framemd5", "-"])
+        guard r.status == 0 else { throw TestSupportError("ffmpeg overlay of \(video): \(r.stderr)") }
+        return r.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { line in
+            line.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+    }
+
     /// `ffmpeg -vf subtitles=…` of `video` as framemd5: `subtitles` is the filter's argument
     /// (`f=FILE` or `f=VIDEO:si=N`).
     public static func burntMD5s(_ video: String, subtitles: String) throws -> [String] {

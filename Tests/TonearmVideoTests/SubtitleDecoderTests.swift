@@ -116,4 +116,36 @@ import TonearmVideo
                 == "Subtitles: 3/3 — #\(tracks[1].trackID) subrip · fra · \"Français\"")
         #expect(SubtitleSelection.describe(nil, in: cycle) == "Subtitles: off")
     }
+
+    /// A PGS track (bitmap) is decoded and blended: the frames of its cue show the box as
+    /// ffmpeg's overlay draws it, bit for bit, the others are the plain decode; a seek back into
+    /// the cue draws it again, one past it does not.
+    @Test func aBitmapTrackIsDrawnDuringItsCueAsFFmpegsOverlayDrawsIt() throws {
+        defer { dir.remove() }
+        let clip = dir.file("pgs.mkv")
+        try SubtitleFixtures.pgsMKV(clip)
+        let tracks = try SubtitleTrackInfo.tracks(inFileAt: clip)
+        try #require(tracks.count == 1)
+        #expect(tracks[0].codecName == "hdmv_pgs_subtitle" && !tracks[0].isText)
+        let plain = try VideoFixtures.frameMD5s(clip)
+        // ffmpeg's sub2video shows bitmaps at its own times; the picture it draws is the reference.
+        let boxed = Set(try SubtitleFixtures.overlaidMD5s(clip)).subtracting(plain)
+        try #require(boxed.count == 1, "one picture with the box: \(boxed)")
+        let d = try VideoDecoder(path: clip)
+        d.subtitle = .track(tracks[0])
+        let frames = try VideoClips.decodeAll(d)
+        try #require(frames.count == plain.count)
+        let cue = SubtitleFixtures.bottomCue
+        var shown = 0
+        for (i, f) in frames.enumerated() {
+            let during = f.time >= cue.start - 1e-6 && f.time < cue.end - 1e-6
+            if during { shown += 1 }
+            #expect(f.md5 == (during ? boxed.first! : plain[i]), "frame \(i) at \(f.time) s")
+        }
+        #expect(shown == 25)
+        let back = try d.seek(to: 1.0, exact: true)
+        #expect(back.md5 == boxed.first!, "a seek back into the cue")
+        let after = try d.seek(to: 2.0, exact: true)
+        #expect(after.md5 == plain[50], "a seek past it")
+    }
 }
