@@ -48,10 +48,10 @@ public enum SubtitleSelection: Sendable, Hashable {
     case track(SubtitleTrackInfo)
 
     /// What a "next subtitle" key (mpv's `j`) steps through for a video: `file` (the `.srt`
-    /// beside it, or the file given) first when there is one, then its text subtitle `tracks` in
-    /// container order; "off" (nil) comes after the last.
+    /// beside it, or the file given) first when there is one, then its subtitle `tracks` (text
+    /// and bitmap) in container order; "off" (nil) comes after the last.
     public static func cycle(file: String?, tracks: [SubtitleTrackInfo]) -> [SubtitleSelection] {
-        (file.map { [.file(path: $0)] } ?? []) + tracks.filter(\.isText).map { .track($0) }
+        (file.map { [.file(path: $0)] } ?? []) + tracks.map { .track($0) }
     }
 
     /// The subtitle after `current` in `cycle`: the next one, "off" (nil) after the last, the

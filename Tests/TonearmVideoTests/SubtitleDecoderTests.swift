@@ -88,8 +88,8 @@ import TonearmVideo
         #expect(try SubtitleTrackInfo.tracks(inFileAt: plain).isEmpty)
     }
 
-    /// What `j` steps through: the file first, then the text tracks (a bitmap one is skipped),
-    /// then off, then the first again; each said as mpv's OSD does.
+    /// What `j` steps through: the file first, then the tracks (a bitmap one too), then off,
+    /// then the first again; each said as mpv's OSD does.
     @Test func theCycleGoesFileTracksOffAndRoundAgain() throws {
         defer { dir.remove() }
         let clip = dir.file("two.mkv")
@@ -101,19 +101,19 @@ import TonearmVideo
         bitmap.codecName = "hdmv_pgs_subtitle"
         tracks.append(bitmap)
         let cycle = SubtitleSelection.cycle(file: "/films/two.srt", tracks: tracks)
-        #expect(cycle == [.file(path: "/films/two.srt"), .track(tracks[0]), .track(tracks[1])])
+        #expect(cycle == [.file(path: "/films/two.srt"), .track(tracks[0]), .track(tracks[1]), .track(tracks[2])])
         var seen: [SubtitleSelection?] = []
         var now: SubtitleSelection? = nil
-        for _ in 0..<5 {
+        for _ in 0..<6 {
             now = SubtitleSelection.next(after: now, in: cycle)
             seen.append(now)
         }
-        #expect(seen == [cycle[0], cycle[1], cycle[2], nil, cycle[0]])
+        #expect(seen == [cycle[0], cycle[1], cycle[2], cycle[3], nil, cycle[0]])
         #expect(SubtitleSelection.next(after: .file(path: "/elsewhere.srt"), in: cycle) == cycle[0])
         #expect(SubtitleSelection.next(after: nil, in: []) == nil)
-        #expect(SubtitleSelection.describe(cycle[0], in: cycle) == "Subtitles: 1/3 — two.srt")
+        #expect(SubtitleSelection.describe(cycle[0], in: cycle) == "Subtitles: 1/4 — two.srt")
         #expect(SubtitleSelection.describe(cycle[2], in: cycle)
-                == "Subtitles: 3/3 — #\(tracks[1].trackID) subrip · fra · \"Français\"")
+                == "Subtitles: 3/4 — #\(tracks[1].trackID) subrip · fra · \"Français\"")
         #expect(SubtitleSelection.describe(nil, in: cycle) == "Subtitles: off")
     }
 
