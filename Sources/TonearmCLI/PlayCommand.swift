@@ -87,7 +87,7 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .customLong("sub"), help: ArgumentHelp("Draw this subtitle file (.srt, .ass, .vtt) over the video (one local video). Without --sub or --sub-track, an .srt beside the video with the same name (film.srt for film.mkv) is drawn — for each video of a queue too. j in the video window draws the next subtitle (the .srt, then each text track, then none), as in mpv.", valueName: "FILE"), completion: .file(extensions: ["srt", "ass", "ssa", "vtt"]))
     var sub: String?
 
-    @Option(name: .customLong("sub-track"), help: ArgumentHelp("Draw the video's Nth text subtitle track (1 is the first; tonearm info lists them). A file with fewer is an error that says how many it has; in a queue, each video that has that many draws it (the others their .srt, if any).", valueName: "N"))
+    @Option(name: .customLong("sub-track"), help: ArgumentHelp("Draw the video's Nth subtitle track, text or bitmap (PGS, DVD, DVB) (1 is the first; tonearm info lists them). A file with fewer is an error that says how many it has; in a queue, each video that has that many draws it (the others their .srt, if any).", valueName: "N"))
     var subTrack: Int?
 
     @OptionGroup var playback: PlaybackOptions
@@ -107,7 +107,7 @@ struct PlayCommand: AsyncParsableCommand {
             if noVideo { throw ValidationError("--no-video and --video-output cannot be used together (--no-video plays no picture)") }
         }
         if let n = audioTrack, n < 1 { throw ValidationError("--audio-track counts from 1 (the first audio track), not \(n)") }
-        if let n = subTrack, n < 1 { throw ValidationError("--sub-track counts from 1 (the first text subtitle track), not \(n)") }
+        if let n = subTrack, n < 1 { throw ValidationError("--sub-track counts from 1 (the first subtitle track), not \(n)") }
         if sub != nil && subTrack != nil { throw ValidationError("--sub and --sub-track cannot be used together (one subtitle is drawn)") }
         if (sub != nil || subTrack != nil) && noVideo { throw ValidationError("--no-video plays no picture to draw subtitles on") }
         if start != nil && resume { throw ValidationError("--start chooses the first file of a new queue; it cannot be used with --resume") }
@@ -235,8 +235,8 @@ struct PlayCommand: AsyncParsableCommand {
         if let n = subTrack {
             guard video != nil else { throw ValidationError("--sub-track draws on the videos' picture (a window or --video-output)") }
             let videos = files.filter(VideoPlayback.hasVideo)
-            if !videos.isEmpty, !videos.contains(where: { (try? SubtitleTrackInfo.textTrack(n, inFileAt: $0)) != nil }) {
-                throw CommandFailure(nil, "--sub-track \(n): none of the videos has \(n == 1 ? "a text subtitle track" : "\(n) text subtitle tracks")")
+            if !videos.isEmpty, !videos.contains(where: { (try? SubtitleTrackInfo.track(n, inFileAt: $0)) != nil }) {
+                throw CommandFailure(nil, "--sub-track \(n): none of the videos has \(n == 1 ? "a subtitle track" : "\(n) subtitle tracks")")
             }
             video?.subtitleTrack = n
         }

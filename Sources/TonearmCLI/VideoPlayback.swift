@@ -82,7 +82,7 @@ enum VideoPlayback {
             guard FileManager.default.isReadableFile(atPath: file) else { throw TonearmError.fileNotFound(path: file) }
             return .file(path: file)
         }
-        if let track { return .track(try SubtitleTrackInfo.textTrack(track, inFileAt: path)) }
+        if let track { return .track(try SubtitleTrackInfo.track(track, inFileAt: path)) }
         return subtitleBeside(path).map { .file(path: $0) }
     }
 
@@ -96,7 +96,7 @@ enum VideoPlayback {
     /// The subtitle a video of a queue draws: its `track`th text track (`--sub-track`) when it
     /// has that many, else the `.srt` beside it; nil when neither.
     static func queueSubtitle(for path: String, track: Int?) -> SubtitleSelection? {
-        if let track, let t = try? SubtitleTrackInfo.textTrack(track, inFileAt: path) { return .track(t) }
+        if let track, let t = try? SubtitleTrackInfo.track(track, inFileAt: path) { return .track(t) }
         return subtitleBeside(path).map { .file(path: $0) }
     }
 

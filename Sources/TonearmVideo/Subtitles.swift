@@ -29,6 +29,17 @@ public struct SubtitleTrackInfo: Sendable, Hashable, Codable {
         try VideoInput(path: path).subtitleTracks
     }
 
+    /// The `n`th (1-based) subtitle track of `path`, text or bitmap (what `--sub-track n`
+    /// draws); `noSuchTrack` saying how many there are when there is no such track.
+    public static func track(_ n: Int, inFileAt path: String) throws(TonearmError) -> SubtitleTrackInfo {
+        let all = try tracks(inFileAt: path)
+        guard n >= 1, n <= all.count else {
+            let has = all.count == 1 ? "1 subtitle track" : "\(all.count) subtitle tracks"
+            throw .noSuchTrack(path: path, track: n, detail: "--sub-track \(n): the file has \(has)")
+        }
+        return all[n - 1]
+    }
+
     /// The `n`th (1-based) text subtitle track of `path`; `noSuchTrack` saying how many there
     /// are when there is no such track.
     public static func textTrack(_ n: Int, inFileAt path: String) throws(TonearmError) -> SubtitleTrackInfo {

@@ -57,7 +57,7 @@ import TonearmTestSupport
         let r = try tonearm(["play", clip, "--video-output", "file:\(dir.file("bad.y4m"))", "--output", "null:untimed",
                              "--sub-track", "3"])
         #expect(r.status != 0)
-        #expect(r.stderr.contains("--sub-track 3: the file has 2 text subtitle tracks"), "\(r.stderr)")
+        #expect(r.stderr.contains("--sub-track 3: the file has 2 subtitle tracks"), "\(r.stderr)")
     }
 
     @Test func infoListsTheSubtitleTracks() throws {
@@ -111,7 +111,7 @@ import TonearmTestSupport
 
         let (beyond, _) = try writtenQueue([a, film, two], ["--sub-track", "3"])
         #expect(beyond.status != 0)
-        #expect(beyond.stderr.contains("--sub-track 3: none of the videos has 3 text subtitle tracks"), "\(beyond.stderr)")
+        #expect(beyond.stderr.contains("--sub-track 3: none of the videos has 3 subtitle tracks"), "\(beyond.stderr)")
         let (oneFile, _) = try writtenQueue([a, film, two], ["--sub", beside])
         #expect(oneFile.status != 0)
         #expect(oneFile.stderr.contains("in a queue each video draws the .srt beside it"), "\(oneFile.stderr)")
@@ -174,5 +174,26 @@ import TonearmTestSupport
         try #require(lines.count == 2, "\(lines)")
         #expect(lines[0].hasPrefix("Subtitles: 2/2 — #") && lines[0].contains("Français"), "\(lines[0])")
         #expect(lines[1] == "Subtitles: off")
+    }
+
+    /// A PGS (bitmap) track: `info` lists it with its --sub-track N, and `play --sub-track 1`
+    /// draws it during its cue as ffmpeg's overlay draws it, the plain picture elsewhere.
+    @Test func aBitmapTrackIsListedAndDrawn() throws {
+        defer { dir.remove() }
+        let clip = dir.file("pgs.mkv")
+        try SubtitleFixtures.pgsMKV(clip)
+        let info = try tonearm(["info", clip])
+        #expect(info.status == 0, "\(info.stderr)")
+        let line = info.stdout.split(separator: "\n").map(String.init).first { $0.hasPrefix("  Subtitle   ") }
+        #expect(line?.contains("hdmv_pgs_subtitle · bitmap · --sub-track 1") == true, "\(info.stdout)")
+        let plain = try VideoFixtures.frameMD5s(clip)
+        let boxed = Set(try SubtitleFixtures.overlaidMD5s(clip)).subtracting(plain)
+        try #require(boxed.count == 1)
+        let cue = SubtitleFixtures.bottomCue
+        let expected = plain.indices.map { i in
+            Double(i) / 25 >= cue.start - 1e-6 && Double(i) / 25 < cue.end - 1e-6 ? boxed.first! : plain[i]
+        }
+        #expect(try written(clip, ["--sub-track", "1"]) == expected)
+        #expect(try written(clip, []) == plain)
     }
 }
