@@ -211,6 +211,8 @@ final class StreamSession: @unchecked Sendable {
             return Task {
                 do throws(PlayerViewError) {
                     let v = try await PlayerView.open(for: player, options: options)
+                    // Now Playing is the session's (on the MPRIS service's center), not the view's.
+                    v.updatesNowPlayingInfoCenter = false
                     let over = box.withLock { s -> Bool in
                         if !s.over { s.view = v }
                         return s.over

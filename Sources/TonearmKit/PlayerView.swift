@@ -247,8 +247,8 @@ public final class PlayerView: Sendable {
     public var subtitleChanges: AsyncStream<SubtitleSelection?> { subtitleSteps.stream(bufferingNewest: 16) }
 
     /// The subtitles `j` steps through for the current item: its subtitle file (the one selected
-    /// when the view first saw it: the `.srt` beside the video or the file chosen), then its text
-    /// tracks; "off" after the last.
+    /// when the view first saw it: the `.srt` beside the video or the file chosen), then its
+    /// subtitle tracks (text and bitmap); "off" after the last.
     public func subtitleCycle() -> [SubtitleSelection] {
         guard let item = player.currentItem else { return [] }
         let id = ObjectIdentifier(item)
@@ -306,21 +306,21 @@ public final class PlayerView: Sendable {
 
     /// Publishes the player's item to the view's own Now Playing owner when the view should
     /// (see ``updatesNowPlayingInfoCenter``): pushes the owner on first use, releases it when the
-    /// view should not publish any more. Under the lock, so that publications follow each other
-    /// in order and none lands after the window closed.
+    /// view should not publish any more. The player is read outside the view's lock; a
+    /// publication that loses a race with the release changes nothing (a released owner's
+    /// edits are dropped by the center).
     private func publishNowPlaying() {
-        let released = state.withLock { s -> NowPlayingInfoOwner? in
+        let (owner, released) = state.withLock { s -> (NowPlayingInfoOwner?, NowPlayingInfoOwner?) in
             let wanted = s.running && !s.closed && s.updatesNowPlayingInfoCenter && s.nowPlayingSession == nil
             guard wanted else {
                 defer { s.infoOwner = nil }
-                return s.infoOwner
+                return (nil, s.infoOwner)
             }
-            let owner = s.infoOwner ?? infoCenter.pushOwner("video")
-            s.infoOwner = owner
-            NowPlayingSession.publish(player, to: owner)
-            return nil
+            if s.infoOwner == nil { s.infoOwner = infoCenter.pushOwner("video") }
+            return (s.infoOwner, nil)
         }
         released?.release()
+        if let owner { NowPlayingSession.publish(player, to: owner) }
     }
 
     private func machineState() -> PlayerViewMachine.State {

@@ -227,16 +227,22 @@ import TonearmTestSupport
         #expect(music.playbackState == .playing)
 
         let info = NowPlayingInfoCenter(), commands = RemoteCommandCenter()
+        let shown = info.changes, owners = commands.changes
         let player = Player(playerItem: PlayerItem(url: URL(fileURLWithPath: clip)), output: { NullOutput() })
         let session = NowPlayingSession(player: player, infoCenter: info, commandCenter: commands)
         #expect(!session.audioSession.isConnectedToBus)
         let playerEvents = player.events
         player.play()
         _ = try await waitForEvent(musicEvents, timeout: 20, "the music interrupted") { $0 == .stateChanged(.interrupted) }
-        #expect(commands.ownerNames == ["application", "video"])
+        // The video took Now Playing (after the session: the music may hear of it first).
+        _ = try await waitForEvent(shown, timeout: 20, "the video shown") {
+            if case .nowPlayingInfo(let i) = $0 { i?.title == "clip.mp4" } else { false }
+        }
         _ = try await waitForEvent(playerEvents, timeout: 20, "the video's end") { $0 == .didPlayToEndTime }
         _ = try await waitForEvent(musicEvents, timeout: 20, "the music resumed") { $0 == .stateChanged(.playing) }
-        #expect(commands.ownerNames == ["application"])
+        // The commands go back right after the session (the music may resume first).
+        _ = try await waitForEvent(owners, timeout: 20, "the commands given back") { _ in commands.ownerNames == ["application"] }
+        #expect(info.ownerNames == ["application"])
         #expect(!session.ownsRemoteControl)
     }
 
