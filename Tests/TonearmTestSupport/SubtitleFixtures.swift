@@ -94,12 +94,19 @@ public enum SubtitleFixtures {
     /// The grey clip (2.4 s, 320×240) as an MKV with the PGS stream of ``pgs(_:)`` (written
     /// beside it as `NAME.sup`).
     public static func pgsMKV(_ path: String) throws {
+        try bitmapClip(path, codec: "copy")
+    }
+
+    /// The grey clip with the bitmap subtitles of ``pgs(_:)`` (written beside it as `NAME.sup`)
+    /// as `codec`: `copy` (PGS), `dvdsub` (DVD) or `dvb_subtitle` (DVB, in MPEG-TS) — ffmpeg
+    /// re-encodes bitmaps as bitmaps. The container follows `path`'s extension.
+    public static func bitmapClip(_ path: String, codec: String) throws {
         let sup = (path as NSString).deletingPathExtension + ".sup"
         try pgs(sup)
         // -copyts: the .sup's own times (ffmpeg would otherwise start it at 0, as its first display set).
         try Fixtures.ffmpeg(["-copyts", "-f", "lavfi", "-i", "color=c=gray:size=320x240:rate=25:d=2.4", "-i", sup,
                              "-map", "0:v", "-map", "1:s", "-c:v", "libx264", "-g", "12", "-pix_fmt", "yuv420p",
-                             "-c:s", "copy", path])
+                             "-c:s", codec, path])
     }
 
     /// `ffmpeg -filter_complex '[0:v][0:s]overlay'` of `video` (its first bitmap subtitle stream

@@ -148,4 +148,36 @@ import TonearmVideo
         let after = try d.seek(to: 2.0, exact: true)
         #expect(after.md5 == plain[50], "a seek past it")
     }
+
+    /// DVD and DVB bitmap subtitles (re-encoded by ffmpeg from the PGS fixture) take the same
+    /// path: the box as ffmpeg's overlay draws it during the cue (its ends within the encoders'
+    /// rounding), the plain picture elsewhere. ffmpeg's DVD encoder drops the event that clears
+    /// the box, so its event has no end: shown to the clip's end, as ffmpeg's overlay shows it.
+    @Test(arguments: [("dvd.mkv", "dvdsub", "dvd_subtitle", true), ("dvb.ts", "dvb_subtitle", "dvb_subtitle", false)])
+    func dvdAndDVBSubtitlesAreDrawnToo(_ name: String, _ codec: String, _ decoder: String, _ endless: Bool) throws {
+        defer { dir.remove() }
+        let clip = dir.file(name)
+        try SubtitleFixtures.bitmapClip(clip, codec: codec)
+        let tracks = try SubtitleTrackInfo.tracks(inFileAt: clip)
+        try #require(tracks.count == 1)
+        #expect(tracks[0].codecName == decoder && !tracks[0].isText)
+        let plain = try VideoFixtures.frameMD5s(clip)
+        let boxed = Set(try SubtitleFixtures.overlaidMD5s(clip)).subtracting(plain)
+        try #require(boxed.count == 1, "one picture with the box: \(boxed)")
+        let d = try VideoDecoder(path: clip)
+        d.subtitle = .track(tracks[0])
+        let frames = try VideoClips.decodeAll(d)
+        try #require(frames.count == plain.count)
+        let cue = (start: SubtitleFixtures.bottomCue.start, end: endless ? Double.infinity : SubtitleFixtures.bottomCue.end)
+        #expect(try SubtitleFixtures.overlaidMD5s(clip).filter { $0 == boxed.first! }.count > (endless ? 40 : 20))
+        for (i, f) in frames.enumerated() {
+            if f.time >= cue.start + 0.05 && f.time < cue.end - 0.05 {
+                #expect(f.md5 == boxed.first!, "frame \(i) at \(f.time) s: within the cue")
+            } else if f.time < cue.start - 0.05 || f.time >= cue.end + 0.1 {
+                #expect(f.md5 == plain[i], "frame \(i) at \(f.time) s: outside it")
+            } else {
+                #expect(f.md5 == boxed.first! || f.md5 == plain[i], "frame \(i) at \(f.time) s")
+            }
+        }
+    }
 }
