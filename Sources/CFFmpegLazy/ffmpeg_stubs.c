@@ -106,9 +106,17 @@ int av_frame_get_buffer(AVFrame *frame, int align) {
     TONEARM_LAZY(av_frame_get_buffer, 0);
     return f(frame, align);
 }
+int av_frame_make_writable(AVFrame *frame) {
+    TONEARM_LAZY(av_frame_make_writable, 0);
+    return f(frame);
+}
 void av_frame_move_ref(AVFrame *dst, AVFrame *src) {
     TONEARM_LAZY(av_frame_move_ref, 0);
     f(dst, src);
+}
+int av_frame_ref(AVFrame *dst, const AVFrame *src) {
+    TONEARM_LAZY(av_frame_ref, 0);
+    return f(dst, src);
 }
 void av_frame_unref(AVFrame *frame) {
     TONEARM_LAZY(av_frame_unref, 0);
@@ -226,6 +234,10 @@ AVCodecContext * avcodec_alloc_context3(const AVCodec *codec) {
     TONEARM_LAZY(avcodec_alloc_context3, 3);
     return f(codec);
 }
+int avcodec_decode_subtitle2(AVCodecContext *avctx, AVSubtitle *sub, int *got_sub_ptr, AVPacket *avpkt) {
+    TONEARM_LAZY(avcodec_decode_subtitle2, 3);
+    return f(avctx, sub, got_sub_ptr, avpkt);
+}
 const AVCodecDescriptor * avcodec_descriptor_get(enum AVCodecID id) {
     TONEARM_LAZY(avcodec_descriptor_get, 3);
     return f(id);
@@ -341,6 +353,10 @@ void avio_context_free(AVIOContext **s) {
 int avio_open(AVIOContext **s, const char *url, int flags) {
     TONEARM_LAZY(avio_open, 4);
     return f(s, url, flags);
+}
+void avsubtitle_free(AVSubtitle *sub) {
+    TONEARM_LAZY(avsubtitle_free, 3);
+    f(sub);
 }
 int swr_alloc_set_opts2(struct SwrContext **ps, AVChannelLayout *out_ch_layout, enum AVSampleFormat out_sample_fmt, int out_sample_rate, AVChannelLayout *in_ch_layout, enum AVSampleFormat in_sample_fmt, int in_sample_rate, int log_offset, void *log_ctx) {
     TONEARM_LAZY(swr_alloc_set_opts2, 1);

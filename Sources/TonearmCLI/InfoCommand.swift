@@ -256,7 +256,7 @@ struct FileReport: Encodable {
     }
 
     /// `  Subtitle   #2 subrip · eng · "English" · default · --sub-track 1`, one per subtitle track
-    /// (text ones with the N that `play --sub-track` takes; bitmap ones cannot be drawn).
+    /// (each with the N that `play --sub-track` takes; bitmap ones said so).
     private func subtitleLines() -> [String] {
         var n = 0
         return (subtitles ?? []).map { t in
@@ -264,12 +264,9 @@ struct FileReport: Encodable {
             if let l = t.language { parts.append(l) }
             if let title = t.title { parts.append("\"\(title)\"") }
             if t.isDefault { parts.append("default") }
-            if t.isText {
-                n += 1
-                parts.append("--sub-track \(n)")
-            } else {
-                parts.append("bitmap (not drawn)")
-            }
+            if !t.isText { parts.append("bitmap") }
+            n += 1
+            parts.append("--sub-track \(n)")
             return "  Subtitle   #\(t.trackID) " + parts.joined(separator: " · ")
         }
     }

@@ -26,7 +26,8 @@ struct PlayCommand: AsyncParsableCommand {
             (playerctl, desktop media keys) when a session bus is there. \
             A video opens a window at the video's size (scaled down to fit the screen) \
             when a display is there (DISPLAY or WAYLAND_DISPLAY); its keys are space, ←/→, ↑/↓, \
-            m, f (full screen) and q or Esc (close, which ends the command), beside the \
+            m, f (full screen), j (the next subtitle, as in mpv) and q or Esc (close, which ends \
+            the command), beside the \
             terminal's. Videos and songs share a queue: the window opens when a video's turn \
             comes and closes when a song follows (the picture against the queue's sound, the \
             songs gapless as ever). An http(s) video (a progressive file, not HLS) opens its \
@@ -85,10 +86,10 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .customLong("audio-track"), help: ArgumentHelp("Play the Nth audio track (1 is the first; audio tracks counted in the order tonearm info lists them, which marks each with its N) of each local file: a video's other language, a file with several. A file with fewer is an error that says how many it has.", valueName: "N"))
     var audioTrack: Int?
 
-    @Option(name: .customLong("sub"), help: ArgumentHelp("Draw this subtitle file (.srt, .ass, .vtt) over the video (one local video). Without --sub or --sub-track, an .srt beside the video with the same name (film.srt for film.mkv) is drawn.", valueName: "FILE"), completion: .file(extensions: ["srt", "ass", "ssa", "vtt"]))
+    @Option(name: .customLong("sub"), help: ArgumentHelp("Draw this subtitle file (.srt, .ass, .vtt) over the video (one local video). Without --sub or --sub-track, an .srt beside the video with the same name (film.srt for film.mkv) is drawn — for each video of a queue too. j in the video window draws the next subtitle (the .srt, then each text track, then none), as in mpv.", valueName: "FILE"), completion: .file(extensions: ["srt", "ass", "ssa", "vtt"]))
     var sub: String?
 
-    @Option(name: .customLong("sub-track"), help: ArgumentHelp("Draw the video's Nth text subtitle track (1 is the first; tonearm info lists them). A file with fewer is an error that says how many it has.", valueName: "N"))
+    @Option(name: .customLong("sub-track"), help: ArgumentHelp("Draw the video's Nth subtitle track, text or bitmap (PGS, DVD, DVB) (1 is the first; tonearm info lists them). A file with fewer is an error that says how many it has; in a queue, each video that has that many draws it (the others their .srt, if any).", valueName: "N"))
     var subTrack: Int?
 
     @OptionGroup var playback: PlaybackOptions
@@ -108,7 +109,7 @@ struct PlayCommand: AsyncParsableCommand {
             if noVideo { throw ValidationError("--no-video and --video-output cannot be used together (--no-video plays no picture)") }
         }
         if let n = audioTrack, n < 1 { throw ValidationError("--audio-track counts from 1 (the first audio track), not \(n)") }
-        if let n = subTrack, n < 1 { throw ValidationError("--sub-track counts from 1 (the first text subtitle track), not \(n)") }
+        if let n = subTrack, n < 1 { throw ValidationError("--sub-track counts from 1 (the first subtitle track), not \(n)") }
         if sub != nil && subTrack != nil { throw ValidationError("--sub and --sub-track cannot be used together (one subtitle is drawn)") }
         if (sub != nil || subTrack != nil) && noVideo { throw ValidationError("--no-video plays no picture to draw subtitles on") }
         if start != nil && resume { throw ValidationError("--start chooses the first file of a new queue; it cannot be used with --resume") }
@@ -216,8 +217,8 @@ struct PlayCommand: AsyncParsableCommand {
             }
             videoNotice = VideoPlayback.noDisplayNotice
         }
-        if sub != nil || subTrack != nil {
-            throw ValidationError("--sub and --sub-track draw on one local video's picture (a window or --video-output)")
+        if sub != nil {
+            throw ValidationError("--sub draws on one local video's picture (a window or --video-output); in a queue each video draws the .srt beside it")
         }
         var problems: [String] = []
         let (library, fromLibrary) = usesLibrary ? try libraryItems() : (nil, [])
@@ -241,6 +242,16 @@ struct PlayCommand: AsyncParsableCommand {
             } else if files.contains(where: VideoPlayback.hasVideo) {
                 videoNotice = VideoPlayback.noDisplayNotice
             }
+        }
+        // --sub-track: each video draws its Nth text track when it has that many (the .srt beside
+        // it otherwise); a queue none of whose videos has that many is refused before it starts.
+        if let n = subTrack {
+            guard video != nil else { throw ValidationError("--sub-track draws on the videos' picture (a window or --video-output)") }
+            let videos = files.filter(VideoPlayback.hasVideo)
+            if !videos.isEmpty, !videos.contains(where: { (try? SubtitleTrackInfo.track(n, inFileAt: $0)) != nil }) {
+                throw CommandFailure(nil, "--sub-track \(n): none of the videos has \(n == 1 ? "a subtitle track" : "\(n) subtitle tracks")")
+            }
+            video?.subtitleTrack = n
         }
         // --audio-track: the stream of each local file (a file with fewer audio tracks stops the run before it starts).
         var audioStreams: [String: Int] = [:]

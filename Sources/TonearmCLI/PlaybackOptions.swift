@@ -184,7 +184,9 @@ struct PlaybackOptions: ParsableArguments {
             case .window:
                 if !videos.isEmpty { extraNotice = VideoPlayback.offlineNotice }
             case .null, .file:
-                let frames = try VideoPlayback.writeAllFrames(of: videos, to: v.output)
+                let frames = try VideoPlayback.writeAllFrames(of: videos, to: v.output) {
+                    VideoPlayback.queueSubtitle(for: $0, track: v.subtitleTrack)
+                }
                 if case .file(let out) = v.output {
                     Terminal.write("Video: \(frames) frames written to \(out)\n")
                 } else {

@@ -29,6 +29,8 @@ final class QueueVideo: @unchecked Sendable {
     struct Request: Sendable, Hashable {
         var output: VideoOutputChoice
         var fullScreen: Bool
+        /// `--sub-track`: the text track each video draws when it has that many.
+        var subtitleTrack: Int? = nil
     }
 
     /// The master clock of the item's picture: the queue's sound heard, ``QueuePlayer/currentTime``.
@@ -120,6 +122,8 @@ final class QueueVideo: @unchecked Sendable {
     }
 
     let request: Request
+    /// The subtitles of the video now current (`j` in the window steps through them).
+    private let subtitles: QueueSubtitles
     private let queue: QueuePlayer
     private let continuation: AsyncStream<SessionEvent>.Continuation
     /// The window's state, shared with the task that opens and answers it.
@@ -182,6 +186,7 @@ final class QueueVideo: @unchecked Sendable {
 
     init(request: Request, queue: QueuePlayer, continuation: AsyncStream<SessionEvent>.Continuation) {
         self.request = request
+        subtitles = QueueSubtitles(track: request.subtitleTrack)
         self.queue = queue
         self.continuation = continuation
     }
@@ -229,7 +234,8 @@ final class QueueVideo: @unchecked Sendable {
         let at = queue.currentTime
         state.reset(to: at, until: queue.currentDuration ?? decoder.track.duration ?? 0)
         let clock: VideoPipeline.Clock = { state.read(queue: queue, key: key) }
-        let pipeline = VideoPipeline(source: QueueFrameSource(decoder: decoder), sink: sink, clock: clock)
+        let source = QueueFrameSource(decoder: decoder, subtitles: subtitles.begin(item.path))
+        let pipeline = VideoPipeline(source: source, sink: sink, clock: clock)
         let cont = continuation
         let events = pipeline.events
         Task {
@@ -415,7 +421,7 @@ final class QueueVideo: @unchecked Sendable {
     private func openWindow(title: String, size: VideoSize) {
         let config = VideoWindow.Configuration(title: title, width: size.width, height: size.height,
                                                fullScreen: request.fullScreen, fitsScreen: true)
-        let box = windowState, sink = windowSink, cont = continuation
+        let box = windowState, sink = windowSink, cont = continuation, subtitles = subtitles
         Task.detached {
             let window: VideoWindow
             do {
@@ -454,6 +460,9 @@ final class QueueVideo: @unchecked Sendable {
                     window.close()  // then .closed
                 case .key(.f, _):
                     window.setFullScreen(!window.isFullScreen)
+                case .key(.j, let isRepeat):
+                    // The next subtitle (mpv's j); a held key steps once.
+                    if !isRepeat, let note = subtitles.cycle() { cont.yield(.videoNote(note)) }
                 case .key(let k, _):
                     // The terminal's names for these keys: what they do comes from the bindings.
                     cont.yield(.keyName(k.rawValue))
@@ -482,12 +491,15 @@ final class QueueVideo: @unchecked Sendable {
 /// held for the next ``nextFrame()``. Used on the pipeline's decoding thread only.
 final class QueueFrameSource: VideoFrameSource, @unchecked Sendable {
     private let decoder: VideoDecoder
+    /// The item's subtitle, read before each frame is decoded (`j` changes it).
+    private let subtitles: SubtitleChoice?
     private var held: VideoFrame?
     /// A seek went past the end of the video: nothing until the next seek.
     private var pastEnd = false
 
-    init(decoder: VideoDecoder) {
+    init(decoder: VideoDecoder, subtitles: SubtitleChoice? = nil) {
         self.decoder = decoder
+        self.subtitles = subtitles
     }
 
     func nextFrame() throws -> VideoFrame? {
@@ -496,12 +508,14 @@ final class QueueFrameSource: VideoFrameSource, @unchecked Sendable {
             return f
         }
         if pastEnd { return nil }
+        if let subtitles { decoder.subtitle = subtitles.selection }
         return try decoder.nextFrame()
     }
 
     func seek(to seconds: Double, exact: Bool) throws {
         held = nil
         pastEnd = false
+        if let subtitles { decoder.subtitle = subtitles.selection }
         do {
             held = try decoder.seek(to: seconds, exact: exact)
         } catch .invalidArgument {

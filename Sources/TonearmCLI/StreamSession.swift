@@ -230,6 +230,8 @@ final class StreamSession: @unchecked Sendable {
             return Task {
                 do throws(PlayerViewError) {
                     let v = try await PlayerView.open(for: player, options: options)
+                    // Now Playing is the session's (on the MPRIS service's center), not the view's.
+                    v.updatesNowPlayingInfoCenter = false
                     let over = box.withLock { s -> Bool in
                         if !s.over { s.view = v }
                         return s.over
@@ -241,7 +243,13 @@ final class StreamSession: @unchecked Sendable {
                         guard let p = window.waitForPresentation(timeout: 60, where: { $0.frameTime != nil }) else { return }
                         cont.yield(.videoNote("Video: the first frame shown in a window of \(p.outputWidth)×\(p.outputHeight)"))
                     }
+                    // j in the window (the view's own key) draws the next subtitle: said as mpv's OSD does.
+                    let steps = v.subtitleChanges
+                    let saying = Task.detached {
+                        for await s in steps { cont.yield(.videoNote(SubtitleSelection.describe(s, in: v.subtitleCycle()))) }
+                    }
                     await v.run()
+                    saying.cancel()
                     cont.yield(.videoWindowClosed(problem: nil))
                 } catch .window(let e) {
                     cont.yield(.videoWindowClosed(problem: "\(e)"))

@@ -82,20 +82,39 @@ enum VideoPlayback {
             guard FileManager.default.isReadableFile(atPath: file) else { throw TonearmError.fileNotFound(path: file) }
             return .file(path: file)
         }
-        if let track { return .track(try SubtitleTrackInfo.textTrack(track, inFileAt: path)) }
+        if let track { return .track(try SubtitleTrackInfo.track(track, inFileAt: path)) }
+        return subtitleBeside(path).map { .file(path: $0) }
+    }
+
+    /// The `.srt` beside the video `path` with the same name (`film.srt` for `film.mkv`), when
+    /// there is one.
+    static func subtitleBeside(_ path: String) -> String? {
         let beside = URL(fileURLWithPath: path).deletingPathExtension().appendingPathExtension("srt").path
-        return FileManager.default.isReadableFile(atPath: beside) ? .file(path: beside) : nil
+        return FileManager.default.isReadableFile(atPath: beside) ? beside : nil
+    }
+
+    /// The subtitle a video of a queue draws: its `track`th text track (`--sub-track`) when it
+    /// has that many, else the `.srt` beside it; nil when neither.
+    static func queueSubtitle(for path: String, track: Int?) -> SubtitleSelection? {
+        if let track, let t = try? SubtitleTrackInfo.track(track, inFileAt: path) { return .track(t) }
+        return subtitleBeside(path).map { .file(path: $0) }
     }
 
     /// As for one file, for the video files of a queue, one after another
     /// in `paths`' order, into one stream (its frame rate the first video's; a YUV4MPEG2 stream
     /// has one picture size, so videos of another size than the first are refused by the writer).
     static func writeAllFrames(of paths: [String], to choice: VideoOutputChoice, subtitle: SubtitleSelection? = nil) throws -> Int {
+        try writeAllFrames(of: paths, to: choice, subtitles: { _ in subtitle })
+    }
+
+    /// As above, each video with its own subtitle (`subtitles(path)`, nil: none).
+    static func writeAllFrames(of paths: [String], to choice: VideoOutputChoice,
+                               subtitles: (String) -> SubtitleSelection?) throws -> Int {
         var writer: Y4MWriter?
         var n = 0
         for path in paths {
             let decoder = try VideoDecoder(path: path)
-            decoder.subtitle = subtitle
+            decoder.subtitle = subtitles(path)
             switch choice {
             case .null, .window:
                 while try decoder.nextFrame() != nil { n += 1 }

@@ -26,8 +26,9 @@ import TonearmSession
 /// then. The music player itself needs no code for this: it keeps its targets and info on the
 /// centers' base owner.
 ///
-/// The sessions meet on the D-Bus session bus (``AudioSession``): without a bus the commands and
-/// Now Playing still move, but no interruption is delivered.
+/// The sessions meet on the D-Bus session bus (``AudioSession``); without a bus, the sessions of
+/// one process still meet in the process, so a music player and a video player of one app
+/// interrupt and resume each other all the same (another process's music is not reached then).
 ///
 /// Threading: every member may be used from any thread. The player's and the session's events
 /// are read on tasks of this object's; actions run in order, under its lock.
@@ -109,6 +110,24 @@ public final class NowPlayingSession: Sendable {
     /// Whether this session holds the remote commands and Now Playing now.
     public var ownsRemoteControl: Bool { core.ownsRemoteControl }
 
+    /// Publishes `player`'s item, position and rate as `owner`'s Now Playing (also used by a
+    /// ``PlayerView`` that updates Now Playing by itself).
+    static func publish(_ player: Player, to owner: NowPlayingInfoOwner) {
+        let item = player.currentItem
+        let rate = Double(player.rate)
+        owner.nowPlayingInfo = item.map { item in
+            let seconds = item.duration.seconds
+            return NowPlayingInfo(title: item.metadata.title ?? item.url.lastPathComponent,
+                                  artist: item.metadata.artist, album: item.metadata.album,
+                                  duration: seconds.flatMap { $0 > 0 && $0.isFinite ? $0 : nil },
+                                  elapsedTime: player.currentTime(), playbackRate: rate,
+                                  persistentID: UInt64(UInt(bitPattern: ObjectIdentifier(item).hashValue)),
+                                  trackURL: item.url, defaultPlaybackRate: Double(player.defaultRate))
+        }
+        owner.playbackState = item == nil ? .stopped : (rate != 0 ? .playing : .paused)
+        owner.volume = Double(player.volume)
+    }
+
     /// The machine and what it drives.
     final class Core: Sendable {
         let player: Player
@@ -188,21 +207,6 @@ public final class NowPlayingSession: Sendable {
             }
         }
 
-        /// The player's item, position and rate as Now Playing.
-        private func publish(to owner: NowPlayingInfoOwner) {
-            let item = player.currentItem
-            let rate = Double(player.rate)
-            owner.nowPlayingInfo = item.map { item in
-                let seconds = item.duration.seconds
-                return NowPlayingInfo(title: item.metadata.title ?? item.url.lastPathComponent,
-                                      artist: item.metadata.artist, album: item.metadata.album,
-                                      duration: seconds.flatMap { $0 > 0 && $0.isFinite ? $0 : nil },
-                                      elapsedTime: player.currentTime(), playbackRate: rate,
-                                      persistentID: UInt64(UInt(bitPattern: ObjectIdentifier(item).hashValue)),
-                                      trackURL: item.url, defaultPlaybackRate: Double(player.defaultRate))
-            }
-            owner.playbackState = item == nil ? .stopped : (rate != 0 ? .playing : .paused)
-            owner.volume = Double(player.volume)
-        }
+        private func publish(to owner: NowPlayingInfoOwner) { NowPlayingSession.publish(player, to: owner) }
     }
 }

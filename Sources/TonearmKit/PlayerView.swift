@@ -3,7 +3,9 @@ import Dispatch
 import Foundation
 import Synchronization
 import TonearmCore
+import TonearmNowPlaying
 import TonearmPlayback
+import TonearmVideo
 import TonearmWindow
 
 /// Why a ``PlayerView`` could not open.
@@ -34,6 +36,11 @@ public enum PlayerViewError: Error, Sendable, Hashable, CustomStringConvertible 
 /// detaches it from the window and closes the window (the view owns it): ``run()`` returns then.
 /// With a ``nowPlayingSession`` it also gives the audio session, the remote commands and Now
 /// Playing back (to the music player the video interrupted).
+///
+/// Now Playing: with ``updatesNowPlayingInfoCenter`` (the default, as on AVPlayerViewController)
+/// and no ``nowPlayingSession``, the view publishes its item's title, duration, position and
+/// rate to its ``infoCenter`` by itself while ``run()`` runs — on an owner of its own pushed on
+/// the center, so that closing the window shows what was there before again.
 ///
 /// The controls are fed from the player while they are visible: a periodic time observer on the
 /// player runs from a key or mouse movement until they hide (none while they are hidden), and
@@ -84,6 +91,8 @@ public final class PlayerView: Sendable {
     public var window: VideoWindow { layer.window }
     /// The rules of keys, clicks and close requests.
     public let machine: PlayerViewMachine
+    /// Where the view publishes Now Playing (see ``updatesNowPlayingInfoCenter``).
+    public let infoCenter: NowPlayingInfoCenter
 
     private struct State {
         /// Until when (uptime seconds) the controls are visible after the last activity.
@@ -92,23 +101,32 @@ public final class PlayerView: Sendable {
         var closed = false
         var running = false
         var nowPlayingSession: NowPlayingSession?
+        var updatesNowPlayingInfoCenter = true
+        /// The view's own Now Playing owner, while it publishes.
+        var infoOwner: NowPlayingInfoOwner?
+        /// The subtitle file of the item (its `.file` selection, kept for `j`'s cycle once it
+        /// has been stepped away from), by item.
+        var subtitleFile: (item: ObjectIdentifier, path: String)?
     }
 
     private let state = Mutex(State())
     private let feeding = EventBroadcaster<Bool>()
+    private let subtitleSteps = EventBroadcaster<SubtitleSelection?>()
     private let hideDelay: Double
     private let refreshInterval: Double
     private let timers = DispatchQueue(label: "tonearm.playerview")
 
-    /// A view showing `player` in a window opened with `configuration` (its own).
+    /// A view showing `player` in a window opened with `configuration` (its own), publishing Now
+    /// Playing to `infoCenter` (the process's by default).
     public init(player: Player, configuration: VideoWindow.Configuration, machine: PlayerViewMachine = PlayerViewMachine(),
-                controlsRefreshInterval: Double = 0.25) throws(VideoWindowError) {
+                controlsRefreshInterval: Double = 0.25, infoCenter: NowPlayingInfoCenter = .default) throws(VideoWindowError) {
         var configuration = configuration
         // The view decides what a close request does (it stops the player first); the window
         // still closes when nobody answers: run() is what answers.
         configuration.closesOnRequest = true
         self.player = player
         self.machine = machine
+        self.infoCenter = infoCenter
         hideDelay = configuration.controlsHideDelay
         refreshInterval = controlsRefreshInterval
         layer = try PlayerLayer(player: player, configuration: configuration)
@@ -118,7 +136,8 @@ public final class PlayerView: Sendable {
     /// Waits until the player's current item has loaded, then opens a view for it: at the video's
     /// presentation size (scaled down to fit the screen), titled with the item's title or file
     /// name (see ``Options``).
-    public static func open(for player: Player, options: Options = Options()) async throws(PlayerViewError) -> PlayerView {
+    public static func open(for player: Player, options: Options = Options(),
+                            infoCenter: NowPlayingInfoCenter = .default) async throws(PlayerViewError) -> PlayerView {
         guard let item = player.currentItem else { throw .noItem }
         let events = item.events  // before the status is read: no change is missed between
         if item.status == .unknown {
@@ -130,7 +149,7 @@ public final class PlayerView: Sendable {
         if case .failed(let e) = item.status { throw .itemFailed(e) }
         do {
             return try PlayerView(player: player, configuration: configuration(for: item, options: options),
-                                  controlsRefreshInterval: options.controlsRefreshInterval)
+                                  controlsRefreshInterval: options.controlsRefreshInterval, infoCenter: infoCenter)
         } catch {
             throw .window(error)
         }
@@ -170,12 +189,14 @@ public final class PlayerView: Sendable {
                 case .timeControlStatusChanged, .rateChanged, .seeked, .currentItemChanged, .itemStatusChanged,
                      .didPlayToEndTime, .playbackStalled:
                     self.refreshControls()
+                    self.publishNowPlaying()
                 default:
                     break
                 }
             }
         }
         defer { follower.cancel() }
+        publishNowPlaying()
         for await event in window.events {
             if case .closed = event { break }
             for action in machine.handle(event, state: machineState()) { perform(action) }
@@ -202,7 +223,53 @@ public final class PlayerView: Sendable {
                 return s.closed
             }
             if closed { newValue?.invalidate() }
+            publishNowPlaying()
         }
+    }
+
+    /// Whether the view publishes its item's title, duration, position and rate to
+    /// ``infoCenter`` by itself (`AVPlayerViewController.updatesNowPlayingInfoCenter`; default
+    /// true): while ``run()`` runs and no ``nowPlayingSession`` is set, on an owner of the view's
+    /// own, released when the window closes, when this is set to false or when a session is set
+    /// (the session publishes then).
+    public var updatesNowPlayingInfoCenter: Bool {
+        get { state.withLock { $0.updatesNowPlayingInfoCenter } }
+        set {
+            state.withLock { $0.updatesNowPlayingInfoCenter = newValue }
+            publishNowPlaying()
+        }
+    }
+
+    /// Whether the view shows its own Now Playing on ``infoCenter`` now.
+    public var publishesNowPlaying: Bool { state.withLock { $0.infoOwner != nil } }
+
+    /// The subtitle drawn after each `j` (``cycleSubtitle()``), from the moment of the call.
+    public var subtitleChanges: AsyncStream<SubtitleSelection?> { subtitleSteps.stream(bufferingNewest: 16) }
+
+    /// The subtitles `j` steps through for the current item: its subtitle file (the one selected
+    /// when the view first saw it: the `.srt` beside the video or the file chosen), then its
+    /// subtitle tracks (text and bitmap); "off" after the last.
+    public func subtitleCycle() -> [SubtitleSelection] {
+        guard let item = player.currentItem else { return [] }
+        let id = ObjectIdentifier(item)
+        let file = state.withLock { s -> String? in
+            if case .file(let path) = item.selectedSubtitle { s.subtitleFile = (id, path) }
+            return s.subtitleFile.flatMap { $0.item == id ? $0.path : nil }
+        }
+        return SubtitleSelection.cycle(file: file, tracks: item.subtitleTracks)
+    }
+
+    /// Draws the next subtitle of the current item (mpv's `j`; see ``subtitleCycle()``) and
+    /// returns it (nil: none). Nothing changes for an item without subtitles.
+    @discardableResult
+    public func cycleSubtitle() -> SubtitleSelection? {
+        guard let item = player.currentItem else { return nil }
+        let cycle = subtitleCycle()
+        guard !cycle.isEmpty else { return item.selectedSubtitle }
+        let next = SubtitleSelection.next(after: item.selectedSubtitle, in: cycle)
+        do { try item.select(subtitle: next) } catch { return item.selectedSubtitle }
+        subtitleSteps.yield(next)
+        return next
     }
 
     /// Whether the controls are being fed (a key or mouse movement less than the hide delay ago).
@@ -218,13 +285,15 @@ public final class PlayerView: Sendable {
     public var controlsFeedChanges: AsyncStream<Bool> { feeding.stream(bufferingNewest: 16) }
 
     private func finish() {
-        let (first, token, session) = state.withLock { s -> (Bool, TimeObserverToken?, NowPlayingSession?) in
+        let (first, token, session, owner) = state.withLock { s in
             let first = !s.closed
             s.closed = true
             let t = s.observer
             s.observer = nil
-            return (first, t, s.nowPlayingSession)
+            defer { s.infoOwner = nil }
+            return (first, t, s.nowPlayingSession, s.infoOwner)
         }
+        owner?.release()
         if let token {
             player.removeTimeObserver(token)
             feeding.yield(false)
@@ -233,6 +302,25 @@ public final class PlayerView: Sendable {
         player.pause()
         session?.invalidate()
         layer.close()
+    }
+
+    /// Publishes the player's item to the view's own Now Playing owner when the view should
+    /// (see ``updatesNowPlayingInfoCenter``): pushes the owner on first use, releases it when the
+    /// view should not publish any more. The player is read outside the view's lock; a
+    /// publication that loses a race with the release changes nothing (a released owner's
+    /// edits are dropped by the center).
+    private func publishNowPlaying() {
+        let (owner, released) = state.withLock { s -> (NowPlayingInfoOwner?, NowPlayingInfoOwner?) in
+            let wanted = s.running && !s.closed && s.updatesNowPlayingInfoCenter && s.nowPlayingSession == nil
+            guard wanted else {
+                defer { s.infoOwner = nil }
+                return (nil, s.infoOwner)
+            }
+            if s.infoOwner == nil { s.infoOwner = infoCenter.pushOwner("video") }
+            return (s.infoOwner, nil)
+        }
+        released?.release()
+        if let owner { NowPlayingSession.publish(player, to: owner) }
     }
 
     private func machineState() -> PlayerViewMachine.State {
@@ -249,6 +337,7 @@ public final class PlayerView: Sendable {
         case .setVolume(let v): player.volume = v
         case .setMuted(let m): player.isMuted = m
         case .setFullScreen(let on): window.setFullScreen(on)
+        case .cycleSubtitle: cycleSubtitle()
         case .showControls: controlsShown()
         case .close: finish()
         }

@@ -5,13 +5,14 @@ import TonearmWindow
 /// click or a close request in the window does to the player and the window.
 ///
 /// - space: play or pause; ←/→: 5 s back or on (kept within the item); ↑/↓: volume ±5 % (0…1);
-///   m: mute or unmute; f: full screen on or off; q and Esc: close.
+///   m: mute or unmute; f: full screen on or off; j: the next subtitle (mpv's key: the `.srt`
+///   beside the video or the file chosen, then each text track, then none); q and Esc: close.
 /// - A click on the controls' play/pause glyph or seek bar does what it shows.
 /// - Any key or mouse movement shows the controls (they hide by themselves after a delay: the
 ///   window's ``ControlsOverlay`` owns that timer).
 /// - A close request (the window manager's close button) closes; closing stops the player and
 ///   gives the window back.
-/// - A held key repeats ←/→ and ↑/↓ (a long seek, a volume sweep), never space, m, f or q.
+/// - A held key repeats ←/→ and ↑/↓ (a long seek, a volume sweep), never space, m, f, j or q.
 ///
 /// A pure value: window events and the player's state in, actions out; no threads, no window.
 public struct PlayerViewMachine: Sendable, Hashable {
@@ -45,6 +46,8 @@ public struct PlayerViewMachine: Sendable, Hashable {
         case setMuted(Bool)
         case setFullScreen(Bool)
         case showControls
+        /// Draw the next subtitle (``SubtitleSelection/next(after:in:)``).
+        case cycleSubtitle
         /// Stop the player and close the window.
         case close
     }
@@ -92,6 +95,8 @@ public struct PlayerViewMachine: Sendable, Hashable {
             return [.setMuted(!state.isMuted)]
         case .f:
             return [.setFullScreen(!state.isFullScreen)]
+        case .j:
+            return [.cycleSubtitle]
         case .q, .escape:
             return [.close]
         }

@@ -20,7 +20,7 @@ import TonearmCore
 /// `Mutex`. Setting a property delivers one ``Change`` to every ``changes`` stream, after the
 /// lock is released, on the setter's thread (the stream's consumer runs on its own task).
 /// Setting a property to the value it already has delivers nothing.
-public final class NowPlayingInfoCenter: Sendable {
+public final class NowPlayingInfoCenter: Sendable, OwnerRegistry {
     /// The process's instance, like `MPNowPlayingInfoCenter.default()`. Players and the MPRIS
     /// service use it unless given another instance (tests inject their own).
     public static let `default` = NowPlayingInfoCenter()
@@ -123,11 +123,11 @@ public final class NowPlayingInfoCenter: Sendable {
     /// returns its handle. Until it is released, what is shown (``snapshot()``, ``changes``,
     /// MPRIS) is that owner's state, which starts empty; the application's and the lower
     /// owners' are kept and shown again, as they are then, when the owners above them are
-    /// released (``NowPlayingInfoOwner/release()``, or the handle's deallocation).
+    /// released (``OwnerHandle/release()``, or the handle's deallocation).
     public func pushOwner(_ name: String) -> NowPlayingInfoOwner {
         let (id, changes) = state.withLock { $0.push(name: name, now: .now) }
         for c in changes { broadcaster.yield(c) }
-        return NowPlayingInfoOwner(name: name, id: id, center: self)
+        return NowPlayingInfoOwner(name: name, id: id, center: self, registry: self)
     }
 
     /// The names of the owners, bottom first (`"application"` is the base owner).
@@ -138,14 +138,14 @@ public final class NowPlayingInfoCenter: Sendable {
         for c in changes { broadcaster.yield(c) }
     }
 
-    func release(_ owner: UInt64) {
+    func releaseOwner(_ owner: UInt64) {
         let changes = state.withLock { $0.release(owner, now: .now) }
         for c in changes { broadcaster.yield(c) }
     }
 
     func snapshot(of owner: UInt64) -> Snapshot? { state.withLock { $0.snapshot(of: owner) } }
 
-    func isInStack(_ owner: UInt64) -> Bool { state.withLock { $0.snapshot(of: owner) != nil } }
+    func ownerIsInStack(_ owner: UInt64) -> Bool { state.withLock { $0.contains(owner) } }
 
     func isShown(_ owner: UInt64) -> Bool { state.withLock { $0.top == owner } }
 

@@ -13,14 +13,7 @@ struct NowPlayingOwnerStack: Sendable {
     typealias Change = NowPlayingInfoCenter.Change
 
     /// The application's id (the bottom, never released).
-    static let base: UInt64 = 0
-
-    /// One owner's state.
-    struct Layer: Sendable {
-        let id: UInt64
-        let name: String
-        var snapshot: Snapshot
-    }
+    static var base: UInt64 { OwnerStack<Snapshot>.base }
 
     /// What an owner sets.
     enum Edit: Sendable, Equatable {
@@ -33,11 +26,10 @@ struct NowPlayingOwnerStack: Sendable {
         case seek(Double)
     }
 
-    private(set) var layers: [Layer]
-    private var nextID: UInt64 = 1
+    private var owners: OwnerStack<Snapshot>
 
     init(now: ContinuousClock.Instant) {
-        layers = [Layer(id: Self.base, name: "application", snapshot: Self.empty(now))]
+        owners = OwnerStack(base: Self.empty(now))
     }
 
     /// A new owner's state: no info, state unknown, volume 1, repeat none, shuffle off.
@@ -47,72 +39,71 @@ struct NowPlayingOwnerStack: Sendable {
     }
 
     /// The state shown: the top owner's.
-    var shown: Snapshot { layers[layers.count - 1].snapshot }
+    var shown: Snapshot { owners.topValue }
     /// The id of the owner shown.
-    var top: UInt64 { layers[layers.count - 1].id }
-    var names: [String] { layers.map(\.name) }
+    var top: UInt64 { owners.top }
+    var names: [String] { owners.names }
 
-    func snapshot(of id: UInt64) -> Snapshot? { layers.first { $0.id == id }?.snapshot }
+    func snapshot(of id: UInt64) -> Snapshot? { owners.value(of: id) }
+
+    func contains(_ id: UInt64) -> Bool { owners.contains(id) }
 
     /// Puts a new, empty owner on top; its id and what the switch changed.
     mutating func push(name: String, now: ContinuousClock.Instant) -> (id: UInt64, changes: [Change]) {
         let before = shown
-        let id = nextID
-        nextID += 1
-        layers.append(Layer(id: id, name: name, snapshot: Self.empty(now)))
+        let id = owners.push(name: name, value: Self.empty(now))
         return (id, Self.difference(from: before, to: shown))
     }
 
     /// Removes owner `id` wherever it is (the base and unknown ids: nothing); when it was on top,
     /// the owner below is shown. A playing owner that comes back is shown at its position now.
     mutating func release(_ id: UInt64, now: ContinuousClock.Instant) -> [Change] {
-        guard id != Self.base, let i = layers.firstIndex(where: { $0.id == id }) else { return [] }
         let before = shown
-        layers.remove(at: i)
+        guard owners.release(id) else { return [] }
         return Self.difference(from: before, to: shown)
     }
 
     /// Applies `edit` to owner `id`'s state; the changes shown (none when `id` is not on top,
     /// is unknown, or the value was already there).
     mutating func apply(_ edit: Edit, to id: UInt64, now: ContinuousClock.Instant) -> [Change] {
-        guard let i = layers.firstIndex(where: { $0.id == id }) else { return [] }
-        var s = layers[i].snapshot
-        let change: Change?
-        switch edit {
-        case .nowPlayingInfo(let info):
-            s.elapsedTimeSetAt = now
-            change = s.nowPlayingInfo == info ? nil : .nowPlayingInfo(info)
-            s.nowPlayingInfo = info
-        case .playbackState(let state):
-            if s.playbackState != state {
-                if let t = s.elapsedTime(at: now) { s.nowPlayingInfo?.elapsedTime = t }
+        let applied = owners.update(id) { s -> Change? in
+            let change: Change?
+            switch edit {
+            case .nowPlayingInfo(let info):
                 s.elapsedTimeSetAt = now
-                s.playbackState = state
-                change = .playbackState(state)
-            } else {
-                change = nil
+                change = s.nowPlayingInfo == info ? nil : .nowPlayingInfo(info)
+                s.nowPlayingInfo = info
+            case .playbackState(let state):
+                if s.playbackState != state {
+                    if let t = s.elapsedTime(at: now) { s.nowPlayingInfo?.elapsedTime = t }
+                    s.elapsedTimeSetAt = now
+                    s.playbackState = state
+                    change = .playbackState(state)
+                } else {
+                    change = nil
+                }
+            case .volume(let v):
+                let clamped = v.isNaN ? 0 : min(1, max(0, v))
+                change = s.volume == clamped ? nil : .volume(clamped)
+                s.volume = clamped
+            case .repeatType(let r):
+                change = s.repeatType == r ? nil : .repeatType(r)
+                s.repeatType = r
+            case .shuffleType(let t):
+                change = s.shuffleType == t ? nil : .shuffleType(t)
+                s.shuffleType = t
+            case .seek(let position):
+                if s.nowPlayingInfo != nil {
+                    s.nowPlayingInfo?.elapsedTime = max(0, position)
+                    s.elapsedTimeSetAt = now
+                    change = .seeked(to: max(0, position))
+                } else {
+                    change = nil
+                }
             }
-        case .volume(let v):
-            let clamped = v.isNaN ? 0 : min(1, max(0, v))
-            change = s.volume == clamped ? nil : .volume(clamped)
-            s.volume = clamped
-        case .repeatType(let r):
-            change = s.repeatType == r ? nil : .repeatType(r)
-            s.repeatType = r
-        case .shuffleType(let t):
-            change = s.shuffleType == t ? nil : .shuffleType(t)
-            s.shuffleType = t
-        case .seek(let position):
-            if s.nowPlayingInfo != nil {
-                s.nowPlayingInfo?.elapsedTime = max(0, position)
-                s.elapsedTimeSetAt = now
-                change = .seeked(to: max(0, position))
-            } else {
-                change = nil
-            }
+            return change
         }
-        layers[i].snapshot = s
-        guard i == layers.count - 1, let change else { return [] }
+        guard let applied, applied.isTop, let change = applied.result else { return [] }
         return [change]
     }
 
@@ -132,34 +123,14 @@ struct NowPlayingOwnerStack: Sendable {
 
 /// A handle on a place in a ``NowPlayingInfoCenter``'s owners, from
 /// ``NowPlayingInfoCenter/pushOwner(_:)``: the now-playing state of a temporary owner (a video
-/// player), shown while it is on top.
-///
-/// ``release()`` — or the last reference going away — removes it wherever it is, and the owner
-/// below is shown again as it is then: an owner that forgets to give Now Playing back loses it
-/// when its handle is deallocated.
+/// player), shown while it is on top. ``OwnerHandle/release()`` — or the last reference going
+/// away — removes it wherever it is, and the owner below is shown again as it is then.
 ///
 /// Thread-safety: may be used and released from any thread; setting a property delivers the
 /// change to the center's ``NowPlayingInfoCenter/changes`` only while this owner is shown.
-public final class NowPlayingInfoOwner: Sendable {
-    /// The name given to ``NowPlayingInfoCenter/pushOwner(_:)``.
-    public let name: String
-    let id: UInt64
-    private let center: NowPlayingInfoCenter
+public typealias NowPlayingInfoOwner = OwnerHandle<NowPlayingInfoCenter>
 
-    init(name: String, id: UInt64, center: NowPlayingInfoCenter) {
-        self.name = name
-        self.id = id
-        self.center = center
-    }
-
-    deinit { center.release(id) }
-
-    /// Gives Now Playing back (idempotent).
-    public func release() { center.release(id) }
-
-    /// Whether this owner is still among the center's owners.
-    public var isActive: Bool { center.isInStack(id) }
-
+extension OwnerHandle where Center == NowPlayingInfoCenter {
     /// Whether this owner's state is what is shown (it is on top).
     public var isShown: Bool { center.isShown(id) }
 

@@ -83,34 +83,16 @@ public struct RemoteCommandCenterChange: Sendable, Hashable {
     public init() {}
 }
 
-/// A handle on a place in the owner stack, from ``RemoteCommandCenter/pushOwner(_:)``.
+/// A handle on a place in the command center's owner stack, from
+/// ``RemoteCommandCenter/pushOwner(_:)``.
 ///
-/// While this owner is the top of the stack, only its targets receive commands. ``release()``
-/// (or the last reference going away) removes it wherever it is in the stack, drops its
-/// targets, and gives the commands back to the owner below: an owner that forgets to give the
-/// commands back loses them when its handle is deallocated.
+/// While this owner is the top of the stack, only its targets receive commands.
+/// ``OwnerHandle/release()`` (or the last reference going away) removes it wherever it is in the
+/// stack, drops its targets, and gives the commands back to the owner below: an owner that
+/// forgets to give the commands back loses them when its handle is deallocated.
 ///
 /// Thread-safety: may be used and released from any thread.
-public final class RemoteCommandOwner: Sendable {
-    /// The name given to ``RemoteCommandCenter/pushOwner(_:)``.
-    public let name: String
-    let id: UInt64
-    private let registry: CommandRegistry
-
-    init(name: String, id: UInt64, registry: CommandRegistry) {
-        self.name = name
-        self.id = id
-        self.registry = registry
-    }
-
-    /// Gives the commands back (idempotent).
-    public func release() { registry.releaseOwner(id) }
-
-    /// Whether this owner is still in the stack.
-    public var isActive: Bool { registry.ownerIsInStack(id) }
-
-    deinit { registry.releaseOwner(id) }
-}
+public typealias RemoteCommandOwner = OwnerHandle<RemoteCommandCenter>
 
 /// One remote command (`MPRemoteCommand`), whose payload is `Event`.
 ///
@@ -165,7 +147,7 @@ public final class RemoteCommand<Event: Sendable>: Sendable {
     public func addTarget(owner: RemoteCommandOwner? = nil,
                           _ handler: @escaping @Sendable (Event) -> RemoteCommandHandlerStatus) -> RemoteCommandTarget {
         let id = registry.nextID()
-        let ownerID = owner?.id ?? 0
+        let ownerID = owner?.id ?? OwnerStack<Void>.base
         state.withLock { $0.targets.append(Target(id: id, owner: ownerID, handler: handler)) }
         registry.changed()
         return RemoteCommandTarget(id: id)
@@ -331,7 +313,7 @@ public final class RemoteCommandCenter: Sendable {
     /// Until the handle is released, only targets added with `owner: handle` receive commands.
     public func pushOwner(_ name: String) -> RemoteCommandOwner {
         let id = registry.pushOwner(name)
-        return RemoteCommandOwner(name: name, id: id, registry: registry)
+        return RemoteCommandOwner(name: name, id: id, center: self, registry: registry)
     }
 
     /// The names of the owners in the stack, bottom first (`"application"` is the base owner).
@@ -342,9 +324,9 @@ public final class RemoteCommandCenter: Sendable {
 }
 
 /// The state the commands share: the owner stack, the id counter and the change broadcaster.
-final class CommandRegistry: Sendable {
+final class CommandRegistry: Sendable, OwnerRegistry {
     private struct State {
-        var owners: [(id: UInt64, name: String)] = [(0, "application")]
+        var owners = OwnerStack<Void>(base: ())
         var nextID: UInt64 = 1
         var ownerDroppers: [@Sendable (UInt64) -> Bool] = []
     }
@@ -352,6 +334,7 @@ final class CommandRegistry: Sendable {
     private let state = Mutex(State())
     let broadcaster = EventBroadcaster<RemoteCommandCenterChange>()
 
+    /// A new target id.
     func nextID() -> UInt64 {
         state.withLock { s in
             defer { s.nextID += 1 }
@@ -363,28 +346,21 @@ final class CommandRegistry: Sendable {
         state.withLock { $0.ownerDroppers.append(ownerDropper) }
     }
 
-    var activeOwner: UInt64 { state.withLock { $0.owners.last?.id ?? 0 } }
+    var activeOwner: UInt64 { state.withLock { $0.owners.top } }
 
-    var ownerNames: [String] { state.withLock { $0.owners.map(\.name) } }
+    var ownerNames: [String] { state.withLock { $0.owners.names } }
 
-    func ownerIsInStack(_ id: UInt64) -> Bool { state.withLock { s in s.owners.contains { $0.id == id } } }
+    func ownerIsInStack(_ id: UInt64) -> Bool { state.withLock { $0.owners.contains(id) } }
 
     func pushOwner(_ name: String) -> UInt64 {
-        let id = state.withLock { s -> UInt64 in
-            defer { s.nextID += 1 }
-            s.owners.append((s.nextID, name))
-            return s.nextID
-        }
+        let id = state.withLock { $0.owners.push(name: name, value: ()) }
         changed()
         return id
     }
 
     func releaseOwner(_ id: UInt64) {
-        guard id != 0 else { return }
         let droppers = state.withLock { s -> [@Sendable (UInt64) -> Bool]? in
-            guard let i = s.owners.firstIndex(where: { $0.id == id }) else { return nil }
-            s.owners.remove(at: i)
-            return s.ownerDroppers
+            s.owners.release(id) ? s.ownerDroppers : nil
         }
         guard let droppers else { return }
         for drop in droppers { _ = drop(id) }

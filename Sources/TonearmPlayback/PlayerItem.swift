@@ -165,8 +165,8 @@ public final class PlayerItem: @unchecked Sendable {
     let subtitleChoice = SubtitleChoice()
     private let subtitleTrackCache = Mutex<[SubtitleTrackInfo]?>(nil)
 
-    /// The subtitle streams of a local file (text ones can be selected; the legible media
-    /// selection group's options). Read from the file on first use; empty for a network item.
+    /// The subtitle streams of a local file, text and bitmap (the legible media selection
+    /// group's options). Read from the file on first use; empty for a network item.
     public var subtitleTracks: [SubtitleTrackInfo] {
         if let known = subtitleTrackCache.withLock({ $0 }) { return known }
         let tracks = url.isFileURL ? ((try? SubtitleTrackInfo.tracks(inFileAt: url.path)) ?? []) : []
@@ -177,12 +177,13 @@ public final class PlayerItem: @unchecked Sendable {
     /// The subtitles shown, nil for none (the default).
     public var selectedSubtitle: SubtitleSelection? { subtitleChoice.selection }
 
-    /// Shows `subtitle` (a text track of ``subtitleTracks`` or a subtitle file) over the picture,
-    /// or none with nil (`AVPlayerItem.select(_:in:)`); while playing, from the next frame
-    /// decoded. Throws `invalidArgument` for a track that is not a text track of this item.
+    /// Shows `subtitle` (a track of ``subtitleTracks`` — text, or bitmap: PGS, DVD, DVB — or a
+    /// subtitle file) over the picture, or none with nil (`AVPlayerItem.select(_:in:)`); while
+    /// playing, from the next frame decoded. Throws `invalidArgument` for a track that is not a
+    /// subtitle track of this item.
     public func select(subtitle: SubtitleSelection?) throws(TonearmError) {
-        if case .track(let t) = subtitle, !subtitleTracks.contains(where: { $0.trackID == t.trackID && $0.isText }) {
-            throw .invalidArgument("\(url.lastPathComponent): track \(t.trackID) is not one of its text subtitle tracks")
+        if case .track(let t) = subtitle, !subtitleTracks.contains(where: { $0.trackID == t.trackID }) {
+            throw .invalidArgument("\(url.lastPathComponent): track \(t.trackID) is not one of its subtitle tracks")
         }
         subtitleChoice.selection = subtitle
     }

@@ -67,8 +67,11 @@ import TonearmCore
 /// so two sessions activating at once do not interrupt each other — the later one wins), and `Deactivated(s identifier, b notifyOthers)`
 /// when it deactivates or is interrupted. Without a session bus (none configured, or it does not
 /// answer) everything works locally: ``setActive(_:options:)`` succeeds, ``isActive`` and
-/// ``streamProperties`` are right, and no cross-session event is ever delivered
-/// (``isConnectedToBus`` is false).
+/// ``streamProperties`` are right (``isConnectedToBus`` is false), and the sessions of the
+/// process that have the same ``bus`` still meet — in the process, with the same rules as on the
+/// bus — so a video's session interrupts the music player's session of the same process and lets
+/// it resume; sessions of other processes are not reached. A session with ``Bus/none`` meets
+/// nobody.
 ///
 /// Threading: every member may be used from any thread. The bus is connected on the first call
 /// of ``setActive(_:options:)``, ``setCategory(_:mode:options:)``, ``interruptions``,
@@ -167,7 +170,8 @@ public final class AudioSession: Sendable {
         case session
         /// The bus at this address (tests use a private bus).
         case address(String)
-        /// No bus: the session works locally and gets no cross-session events.
+        /// No bus: the session works alone and gets no cross-session events, not even from the
+        /// sessions of its own process.
         case none
     }
 

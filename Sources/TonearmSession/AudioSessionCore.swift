@@ -61,6 +61,9 @@ final class SessionCore: Sendable {
         var stopRequested = false
         var wakeFD: Int32 = -1
         var finished: DispatchSemaphore?
+        /// Whether the session meets the others of the process in the ``SessionHub`` (its bus
+        /// is unavailable).
+        var inHub = false
     }
 
     let identifier: String
@@ -85,8 +88,25 @@ final class SessionCore: Sendable {
     // MARK: Bus thread life
 
     /// Connects once (starting the bus thread) and tells whether the bus is reachable. Blocks
-    /// while connecting; callers arriving meanwhile wait for the same attempt.
+    /// while connecting; callers arriving meanwhile wait for the same attempt. A session whose
+    /// bus is unavailable (and is not ``AudioSession/Bus/none``) joins the process's
+    /// ``SessionHub`` instead.
     func ensureBus() -> Bool {
+        let connected = connectOnce()
+        if !connected { joinHub() }
+        return connected
+    }
+
+    private func joinHub() {
+        guard bus != .none else { return }
+        state.withLock { s in
+            guard !s.stopRequested, !s.inHub, case .unavailable = s.link else { return }
+            s.inHub = true
+            SessionHub.shared.join(self, bus: bus)
+        }
+    }
+
+    private func connectOnce() -> Bool {
         while true {
             enum Step { case done(Bool), wait(DispatchSemaphore), start(Int32, DispatchSemaphore) }
             let step = state.withLock { s -> Step in
@@ -143,8 +163,13 @@ final class SessionCore: Sendable {
         thread.start()
     }
 
-    /// Ends the bus thread (waiting for it) and the event streams. Idempotent.
+    /// Ends the bus thread (waiting for it) and the event streams, and leaves the hub.
+    /// Idempotent.
     func stop() {
+        defer {
+            SessionHub.shared.leave(self)
+            SessionHub.shared.drain()
+        }
         let (finished, subscribers, categories) = state.withLock { s -> (DispatchSemaphore?, ([AsyncStream<AudioSession.Interruption>.Continuation], [AsyncStream<AudioSession.Ducking>.Continuation]), [@Sendable (Bool) -> Void]) in
             s.stopRequested = true
             Self.wake(s.wakeFD)
@@ -186,11 +211,22 @@ final class SessionCore: Sendable {
         _ = write(fd, &one, 8)
     }
 
-    /// Queues an announcement for the bus thread (dropped without a bus). Lock held.
-    private static func announce(_ a: Announcement, _ s: inout State) {
-        guard case .connected = s.link else { return }
-        s.outgoing.append(a)
-        wake(s.wakeFD)
+    /// Queues an announcement for the bus thread, or for the hub's other members when the
+    /// session is in the hub (dropped otherwise). Lock held; the caller drains the hub after
+    /// releasing it.
+    private func announce(_ a: Announcement, _ s: inout State) {
+        if case .connected = s.link {
+            s.outgoing.append(a)
+            Self.wake(s.wakeFD)
+        } else if s.inHub {
+            let message: Received = switch a {
+            case .activated(let category, let mode, let options, let at):
+                .activated(id: identifier, sender: "", category, mode, options, duckLevel: AudioSession.duckLevel, at: at)
+            case .deactivated(let notify):
+                .deactivated(id: identifier, notifyOthers: notify)
+            }
+            SessionHub.shared.post(message, from: self)
+        }
     }
 
     // MARK: Subscribers
@@ -253,6 +289,7 @@ final class SessionCore: Sendable {
     // MARK: This session
 
     func setCategory(_ category: Category, mode: Mode, options: Options) {
+        defer { SessionHub.shared.drain() }
         state.withLock { s in
             let changed = s.session.category != category || s.session.mode != mode
             s.session.category = category
@@ -261,12 +298,13 @@ final class SessionCore: Sendable {
             if changed { for c in s.categorySubscribers.values { c(false) } }
             if s.session.active {
                 s.activatedAt = Self.now()
-                Self.announce(.activated(category, mode, options, at: s.activatedAt), &s)
+                announce(.activated(category, mode, options, at: s.activatedAt), &s)
             }
         }
     }
 
     func setActive(_ active: Bool, notifyOthers: Bool) {
+        defer { SessionHub.shared.drain() }
         state.withLock { s in
             guard s.session.active != active else { return }
             s.session.active = active
@@ -274,9 +312,9 @@ final class SessionCore: Sendable {
                 // Taking over ends this session's own pending interruption (silently: the caller knows).
                 s.interruptedBy = []
                 s.activatedAt = Self.now()
-                Self.announce(.activated(s.session.category, s.session.mode, s.session.options, at: s.activatedAt), &s)
+                announce(.activated(s.session.category, s.session.mode, s.session.options, at: s.activatedAt), &s)
             } else {
-                Self.announce(.deactivated(notifyOthers: notifyOthers), &s)
+                announce(.deactivated(notifyOthers: notifyOthers), &s)
             }
         }
     }
@@ -287,6 +325,7 @@ final class SessionCore: Sendable {
     /// The sound server asked a stream of this process to stop for another (`began`), or let it
     /// go on. Any thread.
     func serverInterruption(began: Bool) {
+        defer { SessionHub.shared.drain() }
         state.withLock { s in
             if began {
                 let first = s.interruptedBy.isEmpty
@@ -294,7 +333,7 @@ final class SessionCore: Sendable {
                 guard first else { return }
                 if s.session.active {
                     s.session.active = false
-                    Self.announce(.deactivated(notifyOthers: false), &s)
+                    announce(.deactivated(notifyOthers: false), &s)
                 }
                 Self.emit(.began, s)
             } else {
@@ -305,8 +344,9 @@ final class SessionCore: Sendable {
 
     // MARK: Other sessions
 
-    /// Applies what another session announced (bus thread).
+    /// Applies what another session announced (bus thread, or whoever drains the hub).
     func receive(_ r: Received) {
+        defer { SessionHub.shared.drain() }
         state.withLock { s in
             switch r {
             case .activated(let id, let sender, let category, _, let options, let level, let at):
@@ -322,7 +362,7 @@ final class SessionCore: Sendable {
                     s.interruptedBy.insert(id)
                     if first {
                         s.session.active = false
-                        Self.announce(.deactivated(notifyOthers: false), &s)
+                        announce(.deactivated(notifyOthers: false), &s)
                         Self.emit(.began, s)
                     }
                 }

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import CFFmpeg
+import Foundation
 import Synchronization
 import TonearmCodecs
 import TonearmCore
 
 /// One subtitle stream of a file (the legible side of `AVAssetTrack`, an option of
-/// `AVMediaSelectionGroup`): its codec, language and title. Only text subtitles
-/// (``isText``: SubRip, ASS/SSA, mov_text, WebVTT) can be drawn; bitmap ones (PGS, DVD) are listed.
+/// `AVMediaSelectionGroup`): its codec, language and title. Text subtitles (``isText``: SubRip,
+/// ASS/SSA, mov_text, WebVTT) are drawn with libass; bitmap ones (PGS, DVD, DVB) are decoded and
+/// blended over 8-bit planar YUV frames.
 public struct SubtitleTrackInfo: Sendable, Hashable, Codable {
     /// The stream's index in the container.
     public var trackID: Int
@@ -27,6 +29,17 @@ public struct SubtitleTrackInfo: Sendable, Hashable, Codable {
         try VideoInput(path: path).subtitleTracks
     }
 
+    /// The `n`th (1-based) subtitle track of `path`, text or bitmap (what `--sub-track n`
+    /// draws); `noSuchTrack` saying how many there are when there is no such track.
+    public static func track(_ n: Int, inFileAt path: String) throws(TonearmError) -> SubtitleTrackInfo {
+        let all = try tracks(inFileAt: path)
+        guard n >= 1, n <= all.count else {
+            let has = all.count == 1 ? "1 subtitle track" : "\(all.count) subtitle tracks"
+            throw .noSuchTrack(path: path, track: n, detail: "--sub-track \(n): the file has \(has)")
+        }
+        return all[n - 1]
+    }
+
     /// The `n`th (1-based) text subtitle track of `path`; `noSuchTrack` saying how many there
     /// are when there is no such track.
     public static func textTrack(_ n: Int, inFileAt path: String) throws(TonearmError) -> SubtitleTrackInfo {
@@ -44,6 +57,34 @@ public struct SubtitleTrackInfo: Sendable, Hashable, Codable {
 public enum SubtitleSelection: Sendable, Hashable {
     case file(path: String)
     case track(SubtitleTrackInfo)
+
+    /// What a "next subtitle" key (mpv's `j`) steps through for a video: `file` (the `.srt`
+    /// beside it, or the file given) first when there is one, then its subtitle `tracks` (text
+    /// and bitmap) in container order; "off" (nil) comes after the last.
+    public static func cycle(file: String?, tracks: [SubtitleTrackInfo]) -> [SubtitleSelection] {
+        (file.map { [.file(path: $0)] } ?? []) + tracks.map { .track($0) }
+    }
+
+    /// The subtitle after `current` in `cycle`: the next one, "off" (nil) after the last, the
+    /// first after "off" (or after a subtitle not in the cycle); nil when the cycle is empty.
+    public static func next(after current: SubtitleSelection?, in cycle: [SubtitleSelection]) -> SubtitleSelection? {
+        guard let current, let i = cycle.firstIndex(of: current) else { return cycle.first }
+        return i + 1 < cycle.count ? cycle[i + 1] : nil
+    }
+
+    /// How a player says which subtitle is drawn, as mpv's OSD does: `Subtitles: 2/3 — #2 subrip
+    /// · fra · "Français"`, `Subtitles: 1/3 — film.srt`, `Subtitles: off`.
+    public static func describe(_ selection: SubtitleSelection?, in cycle: [SubtitleSelection]) -> String {
+        guard let selection else { return "Subtitles: off" }
+        let rank = cycle.firstIndex(of: selection).map { "\($0 + 1)/\(cycle.count) — " } ?? ""
+        switch selection {
+        case .file(let path):
+            return "Subtitles: \(rank)\((path as NSString).lastPathComponent)"
+        case .track(let t):
+            let parts = [t.codecName, t.language, t.title.map { "\"\($0)\"" }].compactMap { $0 }
+            return "Subtitles: \(rank)#\(t.trackID) " + parts.joined(separator: " · ")
+        }
+    }
 }
 
 extension VideoInput {
@@ -85,6 +126,8 @@ final class SubtitleBurner {
     private var source: UnsafeMutablePointer<AVFilterContext>?
     private var sink: UnsafeMutablePointer<AVFilterContext>?
     private var shape: (width: Int32, height: Int32, format: Int32)?
+    /// A bitmap track's (PGS, DVD, DVB): drawn without libavfilter.
+    private var bitmap: BitmapSubtitleBurner?
     let output: UnsafeMutablePointer<AVFrame>
 
     init(selection: SubtitleSelection, videoPath: String) {
@@ -100,8 +143,19 @@ final class SubtitleBurner {
     }
 
     /// `frame` with the subtitles shown at `time` (item seconds) drawn in: ``output``, which
-    /// the caller unreferences after use. `frame` is left as it was.
+    /// the caller unreferences after use. `frame` is left as it was. A bitmap track's frames
+    /// without a subtitle shown then come back as `frame` itself.
     func burn(_ frame: UnsafeMutablePointer<AVFrame>, time: Double) throws(TonearmError) -> UnsafeMutablePointer<AVFrame> {
+        if case .track(let t) = selection, !t.isText {
+            let b: BitmapSubtitleBurner
+            if let known = bitmap { b = known } else { b = try BitmapSubtitleBurner(path: videoPath, track: t) }
+            bitmap = b
+            let drawn = try b.burn(frame, time: time)
+            guard drawn != frame else { return frame }
+            av_frame_unref(output)
+            av_frame_move_ref(output, drawn)
+            return output
+        }
         let key = (frame.pointee.width, frame.pointee.height, frame.pointee.format)
         if shape == nil || shape! != key {
             try configure(width: key.0, height: key.1, format: key.2, aspect: frame.pointee.sample_aspect_ratio)

@@ -50,7 +50,8 @@ public final class VideoDecoder {
     /// Frames returned since opening (by ``nextFrame()`` and by seeks).
     public private(set) var framesDecoded = 0
     /// The subtitles drawn into the frames returned from now on (nil: none, the frames as
-    /// decoded, bit for bit). Text subtitles only; libavfilter is loaded when first needed.
+    /// decoded, bit for bit). Text subtitles are drawn by libass through libavfilter (loaded when
+    /// first needed), bitmap ones (PGS, DVD, DVB) by blending their pictures.
     public var subtitle: SubtitleSelection? {
         didSet { if subtitle != oldValue { burner = nil } }
     }

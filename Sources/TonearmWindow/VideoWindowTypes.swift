@@ -24,9 +24,10 @@ public enum VideoWindowError: Error, Sendable, Hashable, CustomStringConvertible
     }
 }
 
-/// The keys a video window reports (the ones a player's window answers to).
+/// The keys a video window reports (the ones a player's window answers to; `j`: the next
+/// subtitle, as in mpv).
 public enum VideoWindowKey: String, Sendable, Hashable, CaseIterable {
-    case space, left, right, up, down, f, m, q, escape
+    case space, left, right, up, down, f, m, q, escape, j
 }
 
 /// What happens in a ``VideoWindow``, as it happens (``VideoWindow/events``).

@@ -256,6 +256,7 @@ struct WindowThread: ~Copyable {
         case SDLK_m.rawValue: .m
         case SDLK_q.rawValue: .q
         case SDLK_ESCAPE.rawValue: .escape
+        case SDLK_j.rawValue: .j
         default: nil
         }
     }

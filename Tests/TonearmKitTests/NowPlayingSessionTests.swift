@@ -196,6 +196,56 @@ import TonearmTestSupport
         }
     }
 
+    /// Whether this process has no session bus (no `DBUS_SESSION_BUS_ADDRESS`, no
+    /// `$XDG_RUNTIME_DIR/bus`), as on a machine without a desktop session.
+    static var noSessionBus: Bool {
+        let env = ProcessInfo.processInfo.environment
+        if let a = env["DBUS_SESSION_BUS_ADDRESS"], !a.isEmpty { return false }
+        guard let dir = env["XDG_RUNTIME_DIR"], !dir.isEmpty else { return true }
+        return !FileManager.default.fileExists(atPath: dir + "/bus")
+    }
+
+    /// No session bus at all: the music player's session and the video's (the default one a
+    /// NowPlayingSession makes) meet in the process — the video interrupts the music, and at its
+    /// end the music resumes — and the commands go back.
+    @Test(.enabled(if: noSessionBus, "runs where no session bus is configured"))
+    func withoutASessionBusTheVideoStillInterruptsTheMusicOfItsProcess() async throws {
+        let dir = try TempDir("now-playing-no-bus")
+        defer { dir.remove() }
+        let song = dir.file("song.flac")
+        try Fixtures.minuteOfTone(path: song)
+        let clip = dir.file("clip.mp4")
+        try VideoFixtures.clip(clip, seconds: 1.5)
+        let musicSession = AudioSession(identifier: "music-no-bus")
+        #expect(!musicSession.isConnectedToBus)
+        try musicSession.setCategory(.playback)
+        let music = MusicPlayer(output: { NullOutput() }, session: musicSession)
+        defer { music.stop() }
+        music.setQueue(withPaths: [song])
+        let musicEvents = music.events
+        music.play()
+        #expect(music.playbackState == .playing)
+
+        let info = NowPlayingInfoCenter(), commands = RemoteCommandCenter()
+        let shown = info.changes, owners = commands.changes
+        let player = Player(playerItem: PlayerItem(url: URL(fileURLWithPath: clip)), output: { NullOutput() })
+        let session = NowPlayingSession(player: player, infoCenter: info, commandCenter: commands)
+        #expect(!session.audioSession.isConnectedToBus)
+        let playerEvents = player.events
+        player.play()
+        _ = try await waitForEvent(musicEvents, timeout: 20, "the music interrupted") { $0 == .stateChanged(.interrupted) }
+        // The video took Now Playing (after the session: the music may hear of it first).
+        _ = try await waitForEvent(shown, timeout: 20, "the video shown") {
+            if case .nowPlayingInfo(let i) = $0 { i?.title == "clip.mp4" } else { false }
+        }
+        _ = try await waitForEvent(playerEvents, timeout: 20, "the video's end") { $0 == .didPlayToEndTime }
+        _ = try await waitForEvent(musicEvents, timeout: 20, "the music resumed") { $0 == .stateChanged(.playing) }
+        // The commands go back right after the session (the music may resume first).
+        _ = try await waitForEvent(owners, timeout: 20, "the commands given back") { _ in commands.ownerNames == ["application"] }
+        #expect(info.ownerNames == ["application"])
+        #expect(!session.ownsRemoteControl)
+    }
+
     @Test func anAudioOnlyPlayerTakesNothing() async throws {
         let app = try App(clipSeconds: 1)
         defer { app.stop() }

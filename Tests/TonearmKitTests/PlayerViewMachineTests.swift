@@ -51,6 +51,10 @@ import TonearmWindow
         #expect(m.handle(key(.f), state: state(fullScreen: true)) == [.showControls, .setFullScreen(false)])
     }
 
+    @Test func jCyclesTheSubtitle() {
+        #expect(m.handle(key(.j), state: state()) == [.showControls, .cycleSubtitle])
+    }
+
     @Test func qEscapeAndTheCloseButtonClose() {
         #expect(m.handle(key(.q), state: state()) == [.showControls, .close])
         #expect(m.handle(key(.escape), state: state()) == [.showControls, .close])
@@ -60,7 +64,7 @@ import TonearmWindow
     @Test func aHeldKeyRepeatsOnlyTheArrows() {
         #expect(m.handle(key(.right, repeat: true), state: state(at: 30)) == [.showControls, .seek(to: 35)])
         #expect(m.handle(key(.up, repeat: true), state: state(volume: 0.5)) == [.showControls, .setVolume(0.55)])
-        for k in [VideoWindowKey.space, .m, .f, .q, .escape] {
+        for k in [VideoWindowKey.space, .m, .f, .q, .escape, .j] {
             #expect(m.handle(key(k, repeat: true), state: state()).isEmpty, "\(k)")
         }
     }

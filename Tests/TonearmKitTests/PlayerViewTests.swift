@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TonearmCore
 import TonearmKit
+import TonearmNowPlaying
 import TonearmPlayback
 import TonearmRender
 import TonearmTestSupport
@@ -149,6 +150,54 @@ import TonearmWindow
             try await Self.ended(running)
             #expect(view.isClosed && !view.window.isOpen)
             #expect(player.rate == 0)
+        }
+    }
+
+    /// `updatesNowPlayingInfoCenter` (default true): without a NowPlayingSession the view
+    /// publishes its item's title, duration, position and rate itself, on an owner of its own;
+    /// setting it false, or closing the window, shows the application's Now Playing again.
+    @Test func theViewPublishesNowPlayingByItselfAndStopsWhenItCloses() async throws {
+        let dir = try TempDir("kit-view-now-playing")
+        defer { dir.remove() }
+        let clip = try Self.clip(dir, seconds: 6)
+        let center = NowPlayingInfoCenter()
+        center.nowPlayingInfo = NowPlayingInfo(title: "Song", duration: 60, persistentID: 1)
+        try await KitDisplay.with { display in
+            let player = Player(playerItem: PlayerItem(url: URL(fileURLWithPath: clip)), output: { NullOutput() })
+            let view = try await PlayerView.open(for: player, infoCenter: center)
+            defer { view.close() }  // before the display goes, whatever happened
+            #expect(view.updatesNowPlayingInfoCenter)
+            #expect(!view.publishesNowPlaying, "nothing is published before run()")
+            let changes = center.changes
+            let running = Task { await view.run() }
+            player.play()
+            _ = try await waitForEvent(changes, "the video shown playing") { $0 == .playbackState(.playing) }
+            #expect(center.ownerNames == ["application", "video"])
+            let playing = try #require(center.snapshot().nowPlayingInfo)
+            #expect(playing.title == "clip.mp4")
+            #expect(abs((playing.duration ?? 0) - 6) < 0.2, "duration \(String(describing: playing.duration))")
+            #expect(playing.playbackRate == 1)
+
+            _ = try await playerEvent(player, "paused by space", after: {
+                try display.send(toWindowTitled: "clip.mp4", ["key:space"])
+            }) { $0 == .timeControlStatusChanged(.paused) }
+            _ = try await waitForEvent(changes, "the video shown paused") { $0 == .playbackState(.paused) }
+            let paused = try #require(center.snapshot().nowPlayingInfo)
+            #expect(paused.playbackRate == 0)
+            #expect(paused.elapsedTime > 0 && abs(paused.elapsedTime - player.currentTime()) < 0.1,
+                    "elapsed \(paused.elapsedTime) s, the player at \(player.currentTime()) s")
+
+            view.updatesNowPlayingInfoCenter = false
+            #expect(center.ownerNames == ["application"] && !view.publishesNowPlaying)
+            #expect(center.snapshot().nowPlayingInfo?.title == "Song")
+            view.updatesNowPlayingInfoCenter = true
+            #expect(center.ownerNames == ["application", "video"])
+            #expect(center.snapshot().nowPlayingInfo?.title == "clip.mp4")
+
+            try display.send(toWindowTitled: "clip.mp4", ["key:q"])
+            try await Self.ended(running)
+            #expect(center.ownerNames == ["application"] && !view.publishesNowPlaying)
+            #expect(center.snapshot().nowPlayingInfo?.title == "Song")
         }
     }
 }

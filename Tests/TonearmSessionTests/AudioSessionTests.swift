@@ -201,6 +201,48 @@ import TonearmTestSupport
         }
     }
 
+    /// Without a reachable bus, the sessions of one process that have the same `bus` meet in the
+    /// process (the hub): interrupt, let resume, duck, and end an interruption when the
+    /// interrupting session goes away; a session with `.none`, or with another unreachable bus,
+    /// reaches nobody. "Nothing happened" is shown after a barrier: the hub delivers in order.
+    @Test func sessionsWithoutABusMeetInTheProcess() async throws {
+        let address = "unix:path=/nonexistent/tonearm-hub-\(UUID().uuidString)"
+        let a = Session(identifier: "A", bus: .address(address))
+        var b: Session? = Session(identifier: "B", bus: .address(address))
+        let alone = Session(identifier: "C", bus: .none)
+        let elsewhere = Session(identifier: "D", bus: .address(address + "-other"))
+        #expect(!a.isConnectedToBus && b?.isConnectedToBus == false)
+        try a.setCategory(.playback)
+        let events = Collected(a.interruptions), ducking = Collected(a.ducking)
+        try a.setActive(true)
+        for other in [alone, elsewhere] {
+            try other.setCategory(.playback)
+            try other.setActive(true)
+        }
+        let barrier = Session(identifier: "E", bus: .address(address))
+        try await self.barrier(barrier, seenBy: ducking)
+        #expect(events.all.isEmpty && a.isActive)
+        try barrier.setActive(false)
+        #expect(await ducking.wait { $0 == .duckEnded })
+
+        try b?.setCategory(.playback, mode: .moviePlayback)
+        try b?.setActive(true)
+        #expect(await events.wait { $0 == .began })
+        #expect(!a.isActive)
+        try b?.setActive(false, options: .notifyOthersOnDeactivation)
+        #expect(await events.wait { $0 == .ended(shouldResume: true) })
+        try a.setActive(true)
+
+        // B takes over again and is released while A is interrupted: the interruption ends,
+        // without resuming (as when a process leaves the bus).
+        try b?.setActive(true)
+        #expect(await events.wait(count: 3))
+        #expect(!a.isActive)
+        b = nil
+        #expect(await events.wait(count: 4))
+        #expect(events.all == [.began, .ended(shouldResume: true), .began, .ended(shouldResume: false)])
+    }
+
     @Test func invalidCombinationsAreRefused() throws {
         let s = Session(identifier: "refuse", bus: .none)
         #expect(throws: TonearmError.self) { try s.setCategory(.playback, mode: .voiceChat) }

@@ -15,9 +15,8 @@ import TonearmVideo
     @Test func subtitleFileMatchesFFmpegsFilterOnlyDuringItsCue() throws {
         defer { dir.remove() }
         let clip = dir.file("grey.mkv"), srt = dir.file("cue.srt")
-        try SubtitleFixtures.greyClip(clip)
+        try SubtitleFixtures.greyClip(clip, cue: "Hello, subtitles", in: srt)
         let cue = SubtitleFixtures.bottomCue
-        try SubtitleFixtures.srt(srt, text: "Hello, subtitles", start: cue.start, end: cue.end)
         let plain = try VideoFixtures.frameMD5s(clip)
         let burnt = try SubtitleFixtures.burntMD5s(clip, subtitles: "f=\(srt)")
         let d = try VideoDecoder(path: clip)
@@ -87,5 +86,98 @@ import TonearmVideo
         let plain = dir.file("plain.mkv")
         try SubtitleFixtures.greyClip(plain)
         #expect(try SubtitleTrackInfo.tracks(inFileAt: plain).isEmpty)
+    }
+
+    /// What `j` steps through: the file first, then the tracks (a bitmap one too), then off,
+    /// then the first again; each said as mpv's OSD does.
+    @Test func theCycleGoesFileTracksOffAndRoundAgain() throws {
+        defer { dir.remove() }
+        let clip = dir.file("two.mkv")
+        try SubtitleFixtures.twoTrackMKV(clip)
+        var tracks = try SubtitleTrackInfo.tracks(inFileAt: clip)
+        try #require(tracks.count == 2)
+        var bitmap = tracks[1]
+        bitmap.isText = false
+        bitmap.codecName = "hdmv_pgs_subtitle"
+        tracks.append(bitmap)
+        let cycle = SubtitleSelection.cycle(file: "/films/two.srt", tracks: tracks)
+        #expect(cycle == [.file(path: "/films/two.srt"), .track(tracks[0]), .track(tracks[1]), .track(tracks[2])])
+        var seen: [SubtitleSelection?] = []
+        var now: SubtitleSelection? = nil
+        for _ in 0..<6 {
+            now = SubtitleSelection.next(after: now, in: cycle)
+            seen.append(now)
+        }
+        #expect(seen == [cycle[0], cycle[1], cycle[2], cycle[3], nil, cycle[0]])
+        #expect(SubtitleSelection.next(after: .file(path: "/elsewhere.srt"), in: cycle) == cycle[0])
+        #expect(SubtitleSelection.next(after: nil, in: []) == nil)
+        #expect(SubtitleSelection.describe(cycle[0], in: cycle) == "Subtitles: 1/4 — two.srt")
+        #expect(SubtitleSelection.describe(cycle[2], in: cycle)
+                == "Subtitles: 3/4 — #\(tracks[1].trackID) subrip · fra · \"Français\"")
+        #expect(SubtitleSelection.describe(nil, in: cycle) == "Subtitles: off")
+    }
+
+    /// A PGS track (bitmap) is decoded and blended: the frames of its cue show the box as
+    /// ffmpeg's overlay draws it, bit for bit, the others are the plain decode; a seek back into
+    /// the cue draws it again, one past it does not.
+    @Test func aBitmapTrackIsDrawnDuringItsCueAsFFmpegsOverlayDrawsIt() throws {
+        defer { dir.remove() }
+        let clip = dir.file("pgs.mkv")
+        try SubtitleFixtures.pgsMKV(clip)
+        let tracks = try SubtitleTrackInfo.tracks(inFileAt: clip)
+        try #require(tracks.count == 1)
+        #expect(tracks[0].codecName == "hdmv_pgs_subtitle" && !tracks[0].isText)
+        let plain = try VideoFixtures.frameMD5s(clip)
+        // ffmpeg's sub2video shows bitmaps at its own times; the picture it draws is the reference.
+        let boxed = Set(try SubtitleFixtures.overlaidMD5s(clip)).subtracting(plain)
+        try #require(boxed.count == 1, "one picture with the box: \(boxed)")
+        let d = try VideoDecoder(path: clip)
+        d.subtitle = .track(tracks[0])
+        let frames = try VideoClips.decodeAll(d)
+        try #require(frames.count == plain.count)
+        let cue = SubtitleFixtures.bottomCue
+        var shown = 0
+        for (i, f) in frames.enumerated() {
+            let during = f.time >= cue.start - 1e-6 && f.time < cue.end - 1e-6
+            if during { shown += 1 }
+            #expect(f.md5 == (during ? boxed.first! : plain[i]), "frame \(i) at \(f.time) s")
+        }
+        #expect(shown == 25)
+        let back = try d.seek(to: 1.0, exact: true)
+        #expect(back.md5 == boxed.first!, "a seek back into the cue")
+        let after = try d.seek(to: 2.0, exact: true)
+        #expect(after.md5 == plain[50], "a seek past it")
+    }
+
+    /// DVD and DVB bitmap subtitles (re-encoded by ffmpeg from the PGS fixture) take the same
+    /// path: the box as ffmpeg's overlay draws it during the cue (its ends within the encoders'
+    /// rounding), the plain picture elsewhere. ffmpeg's DVD encoder drops the event that clears
+    /// the box, so its event has no end: shown to the clip's end, as ffmpeg's overlay shows it.
+    @Test(arguments: [("dvd.mkv", "dvdsub", "dvd_subtitle", true), ("dvb.ts", "dvb_subtitle", "dvb_subtitle", false)])
+    func dvdAndDVBSubtitlesAreDrawnToo(_ name: String, _ codec: String, _ decoder: String, _ endless: Bool) throws {
+        defer { dir.remove() }
+        let clip = dir.file(name)
+        try SubtitleFixtures.bitmapClip(clip, codec: codec)
+        let tracks = try SubtitleTrackInfo.tracks(inFileAt: clip)
+        try #require(tracks.count == 1)
+        #expect(tracks[0].codecName == decoder && !tracks[0].isText)
+        let plain = try VideoFixtures.frameMD5s(clip)
+        let boxed = Set(try SubtitleFixtures.overlaidMD5s(clip)).subtracting(plain)
+        try #require(boxed.count == 1, "one picture with the box: \(boxed)")
+        let d = try VideoDecoder(path: clip)
+        d.subtitle = .track(tracks[0])
+        let frames = try VideoClips.decodeAll(d)
+        try #require(frames.count == plain.count)
+        let cue = (start: SubtitleFixtures.bottomCue.start, end: endless ? Double.infinity : SubtitleFixtures.bottomCue.end)
+        #expect(try SubtitleFixtures.overlaidMD5s(clip).filter { $0 == boxed.first! }.count > (endless ? 40 : 20))
+        for (i, f) in frames.enumerated() {
+            if f.time >= cue.start + 0.05 && f.time < cue.end - 0.05 {
+                #expect(f.md5 == boxed.first!, "frame \(i) at \(f.time) s: within the cue")
+            } else if f.time < cue.start - 0.05 || f.time >= cue.end + 0.1 {
+                #expect(f.md5 == plain[i], "frame \(i) at \(f.time) s: outside it")
+            } else {
+                #expect(f.md5 == boxed.first! || f.md5 == plain[i], "frame \(i) at \(f.time) s")
+            }
+        }
     }
 }
