@@ -33,11 +33,16 @@ final class Scanner: @unchecked Sendable {
     /// Set: a first scan leaves the indexes it deferred to be made later, and calls this
     /// (before it reports its summary) instead of making them at its end.
     private let leaveIndexes: (@Sendable () -> Void)?
+    /// Called on each of the scan's threads as it starts, after ``ScanPriority/enter(_:)``,
+    /// with the thread's name (tests).
+    private let threadStarted: (@Sendable (String) -> Void)?
 
     init(pool: DatabasePool, databasePath: String, folders: [String], changed: Set<String>? = nil, readerThreads: Int,
          batchSize: Int, lock: NSLock, leaveIndexes: (@Sendable () -> Void)? = nil,
+         threadStarted: (@Sendable (String) -> Void)? = nil,
          continuation: AsyncThrowingStream<ScanEvent, any Error>.Continuation) {
         self.pool = pool
+        self.threadStarted = threadStarted
         self.leaveIndexes = leaveIndexes
         self.databasePath = databasePath
         self.folders = folders
@@ -53,6 +58,7 @@ final class Scanner: @unchecked Sendable {
     func start() {
         continuation.onTermination = { [cancelled] _ in cancelled.set() }
         let thread = Thread { [self] in
+            started("tonearm-scan")
             lock.lock()
             defer { lock.unlock() }
             do {
@@ -67,6 +73,13 @@ final class Scanner: @unchecked Sendable {
         }
         thread.name = "tonearm-scan"
         thread.start()
+    }
+
+    /// What each of the scan's threads does first: `SCHED_BATCH` (``ScanPriority``), then the
+    /// test hook.
+    private func started(_ name: String) {
+        ScanPriority.enter(name)
+        threadStarted?(name)
     }
 
     /// A row as the scan needs it.
@@ -150,21 +163,38 @@ final class Scanner: @unchecked Sendable {
         var reported = done
         let progressStep = max(1, found.count / Self.progressEvents)
 
-        // Bounded: readers outrun the writer, and a read file may carry its cover.
-        let results = BlockingQueue<(Int, ReadOutcome)>(capacity: 2 * commitEvery)
+        // Bounded: readers outrun the writer, and a read file may carry its cover. Each reader
+        // hands its results over ``handOff`` at a time (and its last ones when it is done): one
+        // wake-up of the writer, and one lock, for that many files instead of one each.
+        let handOff = min(Self.handOff, max(1, work.count / (2 * readerCount)))
+        let results = BlockingQueue<[(Int, ReadOutcome)]>(capacity: max(2, 2 * commitEvery / handOff))
         let next = Counter()
         let jobs = work
-        if jobs.count >= Self.readAheadThreshold {
-            ReadAhead(files: jobs.map(\.0), distance: Self.readAheadDistance, taken: next, cancelled: cancelled).start()
-        }
+        // The kernel is asked to read ahead (``ReadAhead``) only once a reader finds a file
+        // that is not in memory: a warm scan would pay an open, an fadvise and a close a file
+        // for nothing.
+        let readAhead = jobs.count >= Self.readAheadThreshold
+            ? ColdStart { [self, cancelled] in
+                ReadAhead(files: jobs.map(\.0), distance: Self.readAheadDistance, taken: next, cancelled: cancelled,
+                          started: { [self] in started("tonearm-scan-readahead") }).start()
+            }
+            : nil
         for _ in 0..<min(readerCount, max(1, work.count)) {
-            let reader = Thread { [cancelled] in
+            let reader = Thread { [self, cancelled] in
+                started("tonearm-scan-reader")
+                var done: [(Int, ReadOutcome)] = []
+                done.reserveCapacity(handOff)
                 while !cancelled.isSet, let i = next.take(below: jobs.count) {
                     let (file, existing) = jobs[i]
-                    results.push((i, FileReader.read(file, mayBeMove: existing == nil, moves: moves)))
+                    done.append((i, FileReader.read(file, mayBeMove: existing == nil, moves: moves, cold: readAhead)))
+                    if done.count >= handOff {
+                        results.push(done)
+                        done.removeAll(keepingCapacity: true)
+                    }
                 }
                 next.close()
-                results.push((-1, .skipped(SkippedFile(path: "", reason: "", kind: .unreadable))))  // this reader is done
+                done.append((-1, .skipped(SkippedFile(path: "", reason: "", kind: .unreadable))))  // this reader is done
+                results.push(done)
             }
             reader.name = "tonearm-scan-reader"
             reader.start()
@@ -173,8 +203,15 @@ final class Scanner: @unchecked Sendable {
         var batch: [Write] = []
         var batchArtworkBytes = 0
         var readersLeft = min(readerCount, max(1, work.count))
+        var handed: [(Int, ReadOutcome)] = []
+        var position = 0
         while readersLeft > 0 {
-            let (i, outcome) = results.pop()
+            if position == handed.count {
+                handed = results.pop()
+                position = 0
+            }
+            let (i, outcome) = handed[position]
+            position += 1
             if i < 0 { readersLeft -= 1; continue }
             if cancelled.isSet { continue }
             let existing = work[i].existing
@@ -246,7 +283,7 @@ final class Scanner: @unchecked Sendable {
     /// Every regular file under the folders (``FolderWalk``, on the reader threads' count of
     /// threads), sorted by path, each once.
     private func walk(_ folders: [String]) -> [FoundFile] {
-        FolderWalk.files(under: folders, threads: readerCount)
+        FolderWalk.files(under: folders, threads: readerCount, started: { [self] in started("tonearm-scan-walk") })
     }
 
     /// The changed paths that are regular files, and the files under those that are folders
@@ -447,6 +484,9 @@ final class Scanner: @unchecked Sendable {
     static let bulkBatchFactor = 4
     /// Progress events a scan reports at most (besides the first and the last; see ``ScanEvent``).
     static let progressEvents = 100
+    /// Files a reader reads before it hands their results to the writer (fewer in a small scan,
+    /// so that every reader gets some).
+    static let handOff = 16
     /// Rows per DELETE statement.
     private static let deleteChunk = 500
     /// Cover bytes a batch holds at most before it is written (a batch of files with large
