@@ -53,10 +53,30 @@ enum ContentHash {
     /// Up to `count` bytes at `offset` (fewer at the end of the file). The buffer is not
     /// zeroed first: `pread` fills it (zeroing a file's 64 KiB window cost more instructions
     /// in a library scan than hashing it).
-    static func read(fd: Int32, path: String, at offset: Int64, count: Int) throws(TonearmError) -> [UInt8] {
+    ///
+    /// `probe` (not yet fired): the first read asks for bytes in memory only
+    /// (`preadv2(RWF_NOWAIT)`, one system call like `pread`) and tells the probe whether it got
+    /// them all; what it did not get is read as usual. See ``ColdStart``.
+    static func read(fd: Int32, path: String, at offset: Int64, count: Int, probe: ColdStart? = nil) throws(TonearmError) -> [UInt8] {
         var failure: Int32 = 0
         let buffer = [UInt8](unsafeUninitializedCapacity: count) { bytes, initialized in
             var done = 0
+            if let probe, count > 0, !probe.isFired {
+                if let preadv2 = Self.preadv2 {
+                    var iov = iovec(iov_base: UnsafeMutableRawPointer(bytes.baseAddress!), iov_len: count)
+                    let n = preadv2(fd, &iov, 1, off_t(offset), Self.rwfNoWait)
+                    if n > 0 { done = n }
+                    if n < 0 && errno != EAGAIN {
+                        probe.fire()  // the kernel cannot say
+                    } else {
+                        // Short: the rest is not in memory (the size is the walk's: the end is
+                        // not before `count` bytes unless the file shrank, which costs a miss).
+                        probe.record(hit: n == count)
+                    }
+                } else {
+                    probe.fire()
+                }
+            }
             while done < count {
                 let n = pread(fd, bytes.baseAddress! + done, count - done, off_t(offset) + off_t(done))
                 if n < 0 && errno == EINTR { continue }
@@ -69,6 +89,13 @@ enum ContentHash {
         if failure != 0 { throw .notReadable(path: path, reason: String(cString: strerror(failure))) }
         return buffer
     }
+
+    /// `preadv2`, found at run time (glibc declares it only under _GNU_SOURCE); nil where the C
+    /// library has none.
+    private typealias PreadV2 = @convention(c) (Int32, UnsafePointer<iovec>?, Int32, off_t, Int32) -> Int
+    private static let preadv2: PreadV2? = dlsym(nil, "preadv2").map { unsafeBitCast($0, to: PreadV2.self) }
+    /// Linux's `RWF_NOWAIT`: fail with `EAGAIN` rather than wait for the disk.
+    private static let rwfNoWait: Int32 = 0x08
 
     /// The hash of bytes in memory (artwork).
     static func of(bytes: [UInt8]) -> UInt64 {

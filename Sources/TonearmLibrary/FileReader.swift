@@ -73,8 +73,9 @@ enum FileReader {
     /// Hashes the file and, unless its hash is in `movedHashes` (and `mayBeMove`), reads its
     /// tags, duration and format (``fields(_:opened:)``). The file is opened once; the bytes
     /// read for the hash (the first and last 64 KiB) serve the text check and the headers.
-    /// Never throws: failures become `.skipped`.
-    static func read(_ file: FoundFile, mayBeMove: Bool, moves: MoveCandidates) -> ReadOutcome {
+    /// Never throws: failures become `.skipped`. `cold`: fired when the file's first bytes
+    /// are not all in memory (see ``ColdStart``).
+    static func read(_ file: FoundFile, mayBeMove: Bool, moves: MoveCandidates, cold: ColdStart? = nil) -> ReadOutcome {
         func skip(_ reason: String, _ kind: SkipKind) -> ReadOutcome { .skipped(SkippedFile(path: file.path, reason: reason, kind: kind)) }
         if file.size == 0 { return skip("the file is empty (0 bytes)", .empty) }
         let fd = open(file.path, O_RDONLY | O_CLOEXEC)
@@ -82,7 +83,7 @@ enum FileReader {
         defer { close(fd) }
         let head: [UInt8], hash: UInt64, tail: [UInt8]
         do {
-            head = try ContentHash.read(fd: fd, path: file.path, at: 0, count: Int(min(file.size, Int64(ContentHash.window))))
+            head = try ContentHash.read(fd: fd, path: file.path, at: 0, count: Int(min(file.size, Int64(ContentHash.window))), probe: cold)
             guard !head.isEmpty else { return skip("cannot be read (no bytes)", .unreadable) }
             if let reason = textRejection(head.prefix(512)) { return skip(reason, .notAudio) }
             (hash, tail) = try ContentHash.of(fd: fd, path: file.path, size: file.size, head: head)

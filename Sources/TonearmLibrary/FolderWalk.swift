@@ -12,7 +12,8 @@ import Glibc
 /// are passed over. Blocking: returns when every folder is listed. Any thread.
 enum FolderWalk {
     /// Every regular file under `folders` (absolute paths), sorted by path, each once.
-    static func files(under folders: [String], threads: Int) -> [FoundFile] {
+    /// `started`: called first on each of its threads (the scanner's: their scheduling).
+    static func files(under folders: [String], threads: Int, started: (@Sendable () -> Void)? = nil) -> [FoundFile] {
         if folders.isEmpty { return [] }
         let roots = folders.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
         let work = Work(roots)
@@ -22,6 +23,7 @@ enum FolderWalk {
         for t in 0..<count {
             done.enter()
             let thread = Thread {
+                started?()
                 var found: [FoundFile] = []
                 while let folder = work.take() {
                     work.finish(list(folder, into: &found))
@@ -39,10 +41,11 @@ enum FolderWalk {
     }
 
     /// Adds the regular files in `directory` to `files` and returns its folders, with `readdir`
-    /// and `stat` (the entry's type from the directory saves a `stat` per folder).
+    /// and `fstatat` (the entry's type from the directory saves a `stat` per folder).
     private static func list(_ directory: String, into files: inout [FoundFile]) -> [String] {
         guard let dir = opendir(directory) else { return [] }
         defer { closedir(dir) }
+        let folderFD = dirfd(dir)
         let prefix = directory.hasSuffix("/") ? directory : directory + "/"
         var folders: [String] = []
         while let entry = readdir(dir) {
@@ -54,8 +57,9 @@ enum FolderWalk {
             let path = prefix + name
             if type == DT_DIR { folders.append(path); continue }
             guard type == DT_REG || type == DT_LNK || type == DT_UNKNOWN else { continue }
+            // By name in the open folder: the kernel looks one name up, not the whole path.
             var st = stat()
-            guard stat(path, &st) == 0 else { continue }
+            guard fstatat(folderFD, name, &st, 0) == 0 else { continue }
             switch st.st_mode & S_IFMT {
             case S_IFREG:
                 let mtime = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)

@@ -91,13 +91,22 @@ public final class MediaLibrary: Sendable {
     /// instructions).
     public func scan(folders: [String], readerThreads: Int? = nil, batchSize: Int = 500,
                      leavingIndexesForNextUse: Bool = false) throws(TonearmError) -> AsyncThrowingStream<ScanEvent, any Error> {
+        try scan(folders: folders, readerThreads: readerThreads, batchSize: batchSize,
+                 leavingIndexesForNextUse: leavingIndexesForNextUse, threadStarted: nil)
+    }
+
+    /// ``scan(folders:readerThreads:batchSize:leavingIndexesForNextUse:)`` with `threadStarted`
+    /// called on each of the scan's threads as it starts, with its name (tests).
+    func scan(folders: [String], readerThreads: Int? = nil, batchSize: Int = 500, leavingIndexesForNextUse: Bool = false,
+              threadStarted: (@Sendable (String) -> Void)?) throws(TonearmError) -> AsyncThrowingStream<ScanEvent, any Error> {
         try Self.checkFolders(folders)
         let (stream, continuation) = AsyncThrowingStream<ScanEvent, any Error>.makeStream()
         let leave: (@Sendable () -> Void)? = leavingIndexesForNextUse
             ? { @Sendable [self] in indexesPending.withLock { $0 = true } } : nil
         Scanner(pool: pool, databasePath: path, folders: folders,
                 readerThreads: readerThreads ?? Self.defaultReaderThreads,
-                batchSize: max(1, batchSize), lock: scanLock, leaveIndexes: leave, continuation: continuation).start()
+                batchSize: max(1, batchSize), lock: scanLock, leaveIndexes: leave, threadStarted: threadStarted,
+                continuation: continuation).start()
         return stream
     }
 
