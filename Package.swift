@@ -56,8 +56,11 @@ let package = Package(
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // No pkgConfig: sdl2.pc adds `-D_REENTRANT`; the shim includes <SDL2/SDL.h> from the
-        // default path and the module map links libSDL2.
+        // default path. Not linked: CSDL2Lazy defines the SDL functions Tonearm calls and loads
+        // libSDL2 when a window first opens, so that a process that shows no video (a scan, an
+        // audio play) starts without SDL and the ~50 X11 and Wayland libraries behind it.
         .systemLibrary(name: "CSDL2", providers: [.apt(["libsdl2-dev"])]),
+        .target(name: "CSDL2Lazy"),
 
         // The render contract between the engine and its outputs (AudioRenderSource, RenderTiming,
         // AudioOutputDriver), the registry of drivers by name that a program fills, and the
@@ -104,7 +107,7 @@ let package = Package(
 
         // The video window (PlayerLayer's drawing): SDL2 on a thread of its own; the frames are
         // TonearmCore's VideoFrame, so it knows no decoder and no player.
-        .target(name: "TonearmWindow", dependencies: ["TonearmCore", "CSDL2"]),
+        .target(name: "TonearmWindow", dependencies: ["TonearmCore", "CSDL2", "CSDL2Lazy"]),
         // The player's ready views (AVKit's AVPlayerViewController and AVPlayerLayer): a player's
         // video in a window with built-in controls. Joins the playback API to the window; no
         // audio module depends on it (the seam keeps SDL out of the audio path). Its

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import CSDL2
+import CSDL2Lazy
 import Foundation
 import Synchronization
 import TonearmCore
@@ -92,13 +93,19 @@ public final class VideoWindow: Sendable {
 
     /// Opens the window and waits until it is on screen (or failed).
     /// - Throws: ``VideoWindowError/noDisplay(_:)`` without a display (the caller plays the sound
-    ///   only), ``VideoWindowError/cannotCreateWindow(_:)``, ``VideoWindowError/anotherWindowIsOpen``.
+    ///   only), ``VideoWindowError/sdlNotInstalled(library:reason:)`` when SDL2 cannot be loaded,
+    ///   ``VideoWindowError/cannotCreateWindow(_:)``, ``VideoWindowError/anotherWindowIsOpen``.
     public init(_ configuration: Configuration = Configuration()) throws(VideoWindowError) {
         let environment = ProcessInfo.processInfo.environment
         let driver = configuration.videoDriver ?? environment["SDL_VIDEODRIVER"]
         let needsDisplay = !["offscreen", "dummy", "evdev", "kmsdrm"].contains(driver ?? "")
         if needsDisplay, (environment["DISPLAY"] ?? "").isEmpty, (environment["WAYLAND_DISPLAY"] ?? "").isEmpty {
             throw .noDisplay("neither DISPLAY nor WAYLAND_DISPLAY is set")
+        }
+        // SDL is loaded here, the first time a window opens (CSDL2Lazy): not at the program's start.
+        guard tonearm_sdl2_load() == 1 else {
+            throw .sdlNotInstalled(library: String(cString: tonearm_sdl2_library),
+                                   reason: tonearm_sdl2_load_error().map { String(cString: $0) } ?? "unknown error")
         }
         let taken = Self.inUse.withLock { inUse in
             if inUse { return false }

@@ -8,6 +8,9 @@ public enum VideoWindowError: Error, Sendable, Hashable, CustomStringConvertible
     case noDisplay(String)
     /// SDL started but could not make the window or a renderer for it (SDL's reason).
     case cannotCreateWindow(String)
+    /// SDL2 (`library`, loaded when a window first opens) cannot be loaded: it is not installed,
+    /// or lacks a function Tonearm calls (`reason`: the loader's). A player then plays the sound only.
+    case sdlNotInstalled(library: String, reason: String)
     /// Another ``VideoWindow`` of this process is open: SDL's video belongs to one thread at a
     /// time, so one window is open at once (close the other first).
     case anotherWindowIsOpen
@@ -18,6 +21,7 @@ public enum VideoWindowError: Error, Sendable, Hashable, CustomStringConvertible
         switch self {
         case .noDisplay(let why): "no display to show video on: \(why)"
         case .cannotCreateWindow(let why): "cannot open a video window: \(why)"
+        case .sdlNotInstalled(let library, let reason): "SDL2 is not installed (\(library)): \(reason)"
         case .anotherWindowIsOpen: "another video window is open in this process"
         case .malformedFrame(let why): "malformed video frame: \(why)"
         }

@@ -3,8 +3,9 @@ import Foundation
 import Testing
 import TonearmTestSupport
 
-/// FFmpeg is loaded when a command first needs it, not when `tonearm` starts (CFFmpegLazy):
-/// the dynamic loader's own log (`LD_DEBUG=files`) tells which libraries a run loaded, and how.
+/// FFmpeg is loaded when a command first needs it, not when `tonearm` starts (CFFmpegLazy), and
+/// SDL2 when a window first opens (CSDL2Lazy): the dynamic loader's own log (`LD_DEBUG=files`)
+/// tells which libraries a run loaded, and how.
 @Suite struct LazyFFmpegCLITests {
     /// The lines of the loader's log that load `library`.
     private func loads(_ library: String, in log: String) -> [Substring] {
@@ -17,6 +18,7 @@ import TonearmTestSupport
         let needed = dynamic.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }
         #expect(!needed.isEmpty, "\(dynamic.stdout.prefix(1000))")
         #expect(!needed.contains { $0.contains("libav") || $0.contains("libswresample") || $0.contains("libswscale") }, "\(needed)")
+        #expect(!needed.contains { $0.contains("libSDL2") }, "\(needed)")
     }
 
     @Test func startingDoesNotLoadFFmpeg() throws {
@@ -25,6 +27,7 @@ import TonearmTestSupport
         #expect(!loads("libc.so", in: r.stderr).isEmpty, "no loader log: \(r.stderr.prefix(500))")
         #expect(loads("libavformat", in: r.stderr).isEmpty)
         #expect(loads("libavcodec", in: r.stderr).isEmpty)
+        #expect(loads("libSDL2", in: r.stderr).isEmpty)
     }
 
     @Test func readingAFileLoadsFFmpegOnFirstUse() throws {
@@ -54,6 +57,7 @@ import TonearmTestSupport
         #expect(scan.status == 0, "\(scan.stderr.suffix(1000))")
         #expect(scan.stdout.contains("3 added"), "\(scan.stdout)")
         #expect(loads("libavformat", in: scan.stderr).isEmpty, "FFmpeg was loaded to scan FLAC files")
+        #expect(loads("libSDL2", in: scan.stderr).isEmpty, "SDL was loaded to scan FLAC files")
         let songs = try run(try tonearmBinary(), ["library", "songs", "--artist", "Lazy", "--db", db])
         #expect(songs.stdout.contains("Song 0") && songs.stdout.contains("Song 2"), "\(songs.stdout)")
 
@@ -76,6 +80,7 @@ import TonearmTestSupport
         #expect(!loads("libc.so", in: play.stderr).isEmpty, "no loader log: \(play.stderr.prefix(500))")
         #expect(loads("libavformat", in: play.stderr).isEmpty, "FFmpeg was loaded to play a FLAC file")
         #expect(loads("libavcodec", in: play.stderr).isEmpty)
+        #expect(loads("libSDL2", in: play.stderr).isEmpty, "SDL was loaded to play a FLAC file")
         let info = try run(try tonearmBinary(), ["info", song], environment: ["LD_DEBUG": "files"])
         #expect(info.status == 0, "\(info.stderr.suffix(1000))")
         #expect(info.stdout.contains("Lazy Song") && info.stdout.contains("#0  audio"), "\(info.stdout)")

@@ -99,6 +99,27 @@ import TonearmTestSupport
         #expect(child.succeeded, "status \(child.status ?? -1): \(child.standardErrorText)")
     }
 
+    /// SDL2 is loaded when the window opens (CSDL2Lazy), not at the start: a libSDL2 that cannot
+    /// be loaded (here an empty file found first on LD_LIBRARY_PATH) is the window's error, said
+    /// once, and the sound plays. (Linked, the program would not start at all.)
+    @Test func whenSDL2CannotBeLoadedTheSoundPlaysAndTheCommandSaysWhy() throws {
+        defer { dir.remove() }
+        let clip = try redClip(seconds: 1)
+        let libraries = dir.file("broken-libs")
+        try FileManager.default.createDirectory(atPath: libraries, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: "\(libraries)/libSDL2-2.0.so.0", contents: Data()))
+        var env = environment
+        // A display is named (none is there: SDL would be the one to find that out, after loading).
+        env["DISPLAY"] = ":4242"
+        env["WAYLAND_DISPLAY"] = ""
+        env["LD_LIBRARY_PATH"] = libraries
+        let r = try run(try tonearmBinary(), ["play", "--plain", "--output", "null", clip], environment: env)
+        #expect(r.status == 0, "\(r.stderr)")
+        let said = "SDL2 is not installed (libSDL2-2.0.so.0): \(libraries)/libSDL2-2.0.so.0: file too short: playing the sound only"
+        #expect((r.stdout + r.stderr).components(separatedBy: said).count == 2, "\(r.stdout) \(r.stderr)")
+        #expect(r.stdout.contains("Done: 1 played"), "\(r.stdout)")
+    }
+
     @Test func withoutADisplayTheSoundPlaysAndTheCommandSaysSoOnce() throws {
         defer { dir.remove() }
         let clip = try redClip(seconds: 1)
