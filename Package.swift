@@ -50,7 +50,10 @@ let package = Package(
         // No pkgConfig: libpulse.pc adds `-D_REENTRANT -pthread`, which SwiftPM warns about;
         // the headers are on the default path and the module map links libpulse.
         .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
+        // Not linked either: CRubberBandLazy loads librubberband (and libfftw3, libsamplerate behind
+        // it) when a TimeStretcher is first made — a rate or pitch other than 1, a time-pitch node.
         .systemLibrary(name: "CRubberBand", providers: [.apt(["librubberband-dev"])]),
+        .target(name: "CRubberBandLazy"),
         // pkgConfig for the include paths (/usr/include/dbus-1.0 and the arch-specific one);
         // dbus-1.pc adds no flags that SwiftPM warns about.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
@@ -75,7 +78,7 @@ let package = Package(
         // The PulseAudio driver (and the sink's port types), registered as `pulse` by the program.
         .target(name: "TonearmOutput", dependencies: ["TonearmCore", "TonearmRender", "TonearmDBus", "CPulse"]),
         // DSP kernels as plain types (time-stretching now; EQ, mixer, effects to come).
-        .target(name: "TonearmDSP", dependencies: ["TonearmCore", "CRubberBand"]),
+        .target(name: "TonearmDSP", dependencies: ["TonearmCore", "CRubberBand", "CRubberBandLazy"]),
         // Now Playing and remote commands (MPNowPlayingInfoCenter, MPRemoteCommandCenter): pure Swift.
         .target(name: "TonearmNowPlaying", dependencies: ["TonearmCore"]),
         // Network sources: HTTP(S) with resumption, ICY metadata, HLS; no decoding here.

@@ -4,8 +4,9 @@ import Testing
 import TonearmTestSupport
 
 /// FFmpeg is loaded when a command first needs it, not when `tonearm` starts (CFFmpegLazy), and
-/// SDL2 when a window first opens (CSDL2Lazy): the dynamic loader's own log (`LD_DEBUG=files`)
-/// tells which libraries a run loaded, and how.
+/// SDL2 when a window first opens (CSDL2Lazy), librubberband when a rate or pitch first changes
+/// (CRubberBandLazy): the dynamic loader's own log (`LD_DEBUG=files`) tells which libraries a run
+/// loaded, and how.
 @Suite struct LazyFFmpegCLITests {
     /// The lines of the loader's log that load `library`.
     private func loads(_ library: String, in log: String) -> [Substring] {
@@ -18,7 +19,7 @@ import TonearmTestSupport
         let needed = dynamic.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }
         #expect(!needed.isEmpty, "\(dynamic.stdout.prefix(1000))")
         #expect(!needed.contains { $0.contains("libav") || $0.contains("libswresample") || $0.contains("libswscale") }, "\(needed)")
-        #expect(!needed.contains { $0.contains("libSDL2") }, "\(needed)")
+        #expect(!needed.contains { $0.contains("libSDL2") || $0.contains("librubberband") }, "\(needed)")
     }
 
     @Test func startingDoesNotLoadFFmpeg() throws {
@@ -28,6 +29,7 @@ import TonearmTestSupport
         #expect(loads("libavformat", in: r.stderr).isEmpty)
         #expect(loads("libavcodec", in: r.stderr).isEmpty)
         #expect(loads("libSDL2", in: r.stderr).isEmpty)
+        #expect(loads("librubberband", in: r.stderr).isEmpty)
     }
 
     @Test func readingAFileLoadsFFmpegOnFirstUse() throws {
@@ -58,6 +60,7 @@ import TonearmTestSupport
         #expect(scan.stdout.contains("3 added"), "\(scan.stdout)")
         #expect(loads("libavformat", in: scan.stderr).isEmpty, "FFmpeg was loaded to scan FLAC files")
         #expect(loads("libSDL2", in: scan.stderr).isEmpty, "SDL was loaded to scan FLAC files")
+        #expect(loads("librubberband", in: scan.stderr).isEmpty, "librubberband was loaded to scan FLAC files")
         let songs = try run(try tonearmBinary(), ["library", "songs", "--artist", "Lazy", "--db", db])
         #expect(songs.stdout.contains("Song 0") && songs.stdout.contains("Song 2"), "\(songs.stdout)")
 
@@ -81,6 +84,7 @@ import TonearmTestSupport
         #expect(loads("libavformat", in: play.stderr).isEmpty, "FFmpeg was loaded to play a FLAC file")
         #expect(loads("libavcodec", in: play.stderr).isEmpty)
         #expect(loads("libSDL2", in: play.stderr).isEmpty, "SDL was loaded to play a FLAC file")
+        #expect(loads("librubberband", in: play.stderr).isEmpty, "librubberband was loaded to play at rate 1")
         let info = try run(try tonearmBinary(), ["info", song], environment: ["LD_DEBUG": "files"])
         #expect(info.status == 0, "\(info.stderr.suffix(1000))")
         #expect(info.stdout.contains("Lazy Song") && info.stdout.contains("#0  audio"), "\(info.stdout)")
@@ -92,5 +96,34 @@ import TonearmTestSupport
         let other = try run(try tonearmBinary(), ["info", surround], environment: ["LD_DEBUG": "files"])
         #expect(other.status == 0, "\(other.stderr.suffix(1000))")
         #expect(loads("libavformat", in: other.stderr).contains { $0.contains("dynamically loaded") })
+    }
+
+    /// librubberband is loaded when a rate other than 1 first needs it; a librubberband that
+    /// cannot be loaded (an empty file found first on LD_LIBRARY_PATH) stops only such a run, with
+    /// a message that says what to install, and not a run at rate 1 (linked, neither would start).
+    @Test func aRateOtherThanOneLoadsRubberBandOnFirstUse() throws {
+        let dir = try TempDir("lazy-rubberband")
+        defer { dir.remove() }
+        let song = dir.file("song.flac")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=0.5", "-c:a", "flac", song])
+        let fast = try run(try tonearmBinary(), ["play", "--plain", "--output", "file:\(dir.file("fast.wav"))", "--rate", "2", song],
+                           environment: ["LD_DEBUG": "files"])
+        #expect(fast.status == 0, "\(fast.stderr.suffix(1000))")
+        let rubberband = loads("librubberband", in: fast.stderr)
+        #expect(rubberband.contains { $0.contains("dynamically loaded") }, "\(rubberband)")
+        #expect(!rubberband.contains { $0.contains("needed by") }, "\(rubberband)")
+
+        let broken = dir.file("broken-libs")
+        try FileManager.default.createDirectory(atPath: broken, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: "\(broken)/librubberband.so.2", contents: Data()))
+        let plain = try run(try tonearmBinary(), ["play", "--plain", "--output", "null:untimed", song],
+                            environment: ["LD_LIBRARY_PATH": broken])
+        #expect(plain.status == 0, "\(plain.stderr.suffix(1000))")
+        #expect(plain.stdout.contains("1 played"), "\(plain.stdout)")
+        let stretched = try run(try tonearmBinary(), ["play", "--plain", "--output", "null:untimed", "--rate", "2", song],
+                                environment: ["LD_LIBRARY_PATH": broken])
+        #expect(stretched.status == 127, "\(stretched.stderr.suffix(1000))")
+        #expect(stretched.stderr.contains("tonearm: librubberband cannot be loaded (\(broken)/librubberband.so.2: file too short)"),
+                "\(stretched.stderr.suffix(1000))")
     }
 }
