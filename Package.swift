@@ -57,7 +57,11 @@ let package = Package(
         // pkgConfig for the include paths (/usr/include/dbus-1.0 and the arch-specific one);
         // dbus-1.pc adds no flags that SwiftPM warns about.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
-        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        // Not linked: COpenSSLLazy loads libssl (and libcrypto) on the first HTTPS connection or
+        // AES-128 segment. No pkgConfig (openssl.pc's `-lssl -lcrypto` would link them): the
+        // headers are on the default path.
+        .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
+        .target(name: "COpenSSLLazy"),
         // No pkgConfig: sdl2.pc adds `-D_REENTRANT`; the shim includes <SDL2/SDL.h> from the
         // default path. Not linked: CSDL2Lazy defines the SDL functions Tonearm calls and loads
         // libSDL2 when a window first opens, so that a process that shows no video (a scan, an
@@ -82,7 +86,7 @@ let package = Package(
         // Now Playing and remote commands (MPNowPlayingInfoCenter, MPRemoteCommandCenter): pure Swift.
         .target(name: "TonearmNowPlaying", dependencies: ["TonearmCore"]),
         // Network sources: HTTP(S) with resumption, ICY metadata, HLS; no decoding here.
-        .target(name: "TonearmNetwork", dependencies: ["TonearmCore", "COpenSSL"]),
+        .target(name: "TonearmNetwork", dependencies: ["TonearmCore", "COpenSSL", "COpenSSLLazy"]),
         // Both published as MPRIS2 on the session bus.
         // What the D-Bus clients share: finding the session bus, connecting, the serving loop.
         .target(name: "TonearmDBus", dependencies: ["TonearmCore", "CDBus"]),

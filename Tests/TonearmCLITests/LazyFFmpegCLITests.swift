@@ -5,8 +5,8 @@ import TonearmTestSupport
 
 /// FFmpeg is loaded when a command first needs it, not when `tonearm` starts (CFFmpegLazy), and
 /// SDL2 when a window first opens (CSDL2Lazy), librubberband when a rate or pitch first changes
-/// (CRubberBandLazy): the dynamic loader's own log (`LD_DEBUG=files`) tells which libraries a run
-/// loaded, and how.
+/// (CRubberBandLazy), OpenSSL on the first HTTPS connection (COpenSSLLazy): the dynamic loader's
+/// own log (`LD_DEBUG=files`) tells which libraries a run loaded, and how.
 @Suite struct LazyFFmpegCLITests {
     /// The lines of the loader's log that load `library`.
     private func loads(_ library: String, in log: String) -> [Substring] {
@@ -20,6 +20,7 @@ import TonearmTestSupport
         #expect(!needed.isEmpty, "\(dynamic.stdout.prefix(1000))")
         #expect(!needed.contains { $0.contains("libav") || $0.contains("libswresample") || $0.contains("libswscale") }, "\(needed)")
         #expect(!needed.contains { $0.contains("libSDL2") || $0.contains("librubberband") }, "\(needed)")
+        #expect(!needed.contains { $0.contains("libssl") || $0.contains("libcrypto") }, "\(needed)")
     }
 
     @Test func startingDoesNotLoadFFmpeg() throws {
@@ -30,6 +31,8 @@ import TonearmTestSupport
         #expect(loads("libavcodec", in: r.stderr).isEmpty)
         #expect(loads("libSDL2", in: r.stderr).isEmpty)
         #expect(loads("librubberband", in: r.stderr).isEmpty)
+        #expect(loads("libssl", in: r.stderr).isEmpty)
+        #expect(loads("libcrypto", in: r.stderr).isEmpty)
     }
 
     @Test func readingAFileLoadsFFmpegOnFirstUse() throws {
@@ -61,6 +64,7 @@ import TonearmTestSupport
         #expect(loads("libavformat", in: scan.stderr).isEmpty, "FFmpeg was loaded to scan FLAC files")
         #expect(loads("libSDL2", in: scan.stderr).isEmpty, "SDL was loaded to scan FLAC files")
         #expect(loads("librubberband", in: scan.stderr).isEmpty, "librubberband was loaded to scan FLAC files")
+        #expect(loads("libcrypto", in: scan.stderr).isEmpty, "OpenSSL was loaded to scan FLAC files")
         let songs = try run(try tonearmBinary(), ["library", "songs", "--artist", "Lazy", "--db", db])
         #expect(songs.stdout.contains("Song 0") && songs.stdout.contains("Song 2"), "\(songs.stdout)")
 
@@ -85,6 +89,7 @@ import TonearmTestSupport
         #expect(loads("libavcodec", in: play.stderr).isEmpty)
         #expect(loads("libSDL2", in: play.stderr).isEmpty, "SDL was loaded to play a FLAC file")
         #expect(loads("librubberband", in: play.stderr).isEmpty, "librubberband was loaded to play at rate 1")
+        #expect(loads("libcrypto", in: play.stderr).isEmpty, "OpenSSL was loaded to play a local file")
         let info = try run(try tonearmBinary(), ["info", song], environment: ["LD_DEBUG": "files"])
         #expect(info.status == 0, "\(info.stderr.suffix(1000))")
         #expect(info.stdout.contains("Lazy Song") && info.stdout.contains("#0  audio"), "\(info.stdout)")
