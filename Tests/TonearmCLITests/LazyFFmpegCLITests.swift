@@ -131,4 +131,22 @@ import TonearmTestSupport
         #expect(stretched.stderr.contains("tonearm: librubberband cannot be loaded (\(broken)/librubberband.so.2: file too short)"),
                 "\(stretched.stderr.suffix(1000))")
     }
+
+    /// OpenSSL is loaded by the first HTTPS connection: here to a server whose self-signed
+    /// certificate is not trusted, so the connection fails, said as a TLS failure (OpenSSL's
+    /// verification, through the loaded library), not a crash.
+    @Test func anHTTPSConnectionLoadsOpenSSLOnFirstUse() throws {
+        let dir = try TempDir("lazy-openssl")
+        defer { dir.remove() }
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=duration=0.3", "-c:a", "libmp3lame", dir.file("tone.mp3")])
+        let server = try PrivateHTTPServer(root: dir.path, tls: true)
+        defer { server.stop() }
+        let r = try run(try tonearmBinary(), ["play", "--plain", "--output", "null:untimed", server.url("/tone.mp3").absoluteString],
+                        environment: ["LD_DEBUG": "files"])
+        #expect(r.status != 0, "\(r.stdout)")
+        #expect(r.stderr.contains("certificate"), "\(r.stderr.suffix(1000))")
+        let ssl = loads("libssl", in: r.stderr)
+        #expect(ssl.contains { $0.contains("dynamically loaded") }, "\(ssl)")
+        #expect(!ssl.contains { $0.contains("needed by /") && $0.contains("tonearm") }, "\(ssl)")
+    }
 }
