@@ -107,6 +107,10 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     private var framesWritten: Int64 = 0
     /// Whether the stream is corked (mainloop lock).
     private var corked = false
+    /// What the frames heard are moved on from (mainloop lock): the count at an instant — the
+    /// server's last answer, a start, a cork or uncork, the stream running dry — and whether it
+    /// moves from there.
+    private var anchor: (frames: Int64, instant: UInt64, moving: Bool) = (0, 0, false)
 
 
     /// The connection to the server, from `open` to `close` (set and cleared by control-plane
@@ -277,7 +281,10 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
         underruns.store(0, ordering: .relaxed)
         framesWritten = 0
         corked = false
-        timing.publish(frames: 0, latencyMicros: 0, advancing: false, limit: 0, rate: Double(sampleSpec.rate), newStream: true)
+        let startInstant = monotonicNanoseconds()
+        anchor = (0, startInstant, false)
+        timing.publish(frames: 0, at: startInstant, latencyMicros: 0, advancing: false, limit: 0, rate: Double(sampleSpec.rate),
+                       newStream: true)
         installCallbacks(on: s)
 
         var attr = bufferAttributes(tlength: startLatency)
@@ -590,8 +597,9 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     /// server. Reads libpulse's cached timing info only (no round trip); allocates nothing.
     ///
     /// The frames heard come from the server's answers only (`serverUpdate`: called as one
-    /// arrives): its read index less the sink's latency, plus the transport time — the sample
-    /// leaving the sink at the instant of the answer, as libpulse's own `calc_time` has it — and
+    /// arrives): its read index less the sink's latency, plus the answer's age (from the
+    /// server's stamp to now: the transport, and a busy moment of this thread) — the sample
+    /// leaving the sink now — and
     /// negative when the sink will play what it read only later: an idle null sink has rendered
     /// up to 2 s of silence ahead when a stream starts, and reads nothing of it before that has
     /// passed. libpulse's interpolated stream time (`PA_STREAM_INTERPOLATE_TIMING`, the smoother)
@@ -607,20 +615,40 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     private func refreshTiming(_ s: OpaquePointer?, advancing: Bool? = nil, serverUpdate: Bool = false) {
         guard let s else { return }
         let rate = Double(sampleSpec.rate)
-        var frames = timing.extrapolated()
+        let now = monotonicNanoseconds()
+        let moving = advancing ?? (!corked && pa_stream_get_state(s) == PA_STREAM_READY)
+        // The frames heard now, from the anchor (computed afresh each time, with the instant it
+        // is published for: a count moved on from the last publish would lose the moment between
+        // each reading of the clock and the next — at 50 writes a second, milliseconds a second).
+        var frames = anchor.frames
+        if anchor.moving && now > anchor.instant { frames += Int64(Double(now - anchor.instant) * rate / 1e9) }
+        // Never past what was written before (the stream ran dry), then on from there.
+        let before = max(anchor.frames, timing.limit)
+        if frames >= before && anchor.moving {
+            frames = before
+            anchor = (frames, now, moving)
+        }
+        // Corked or uncorked: on from here at the new pace.
+        if moving != anchor.moving { anchor = (frames, now, moving) }
         if serverUpdate, let info = pa_stream_get_timing_info(s), info.pointee.read_index_corrupt == 0, frameBytes > 0 {
             let i = info.pointee
             let read = max(0, i.read_index) / Int64(frameBytes)
-            let ahead = Double(i.sink_usec) - (corked ? 0 : Double(i.transport_usec))
+            // The answer's age: the server stamped it (`timestamp`, the realtime clock: the same
+            // machine's) before it reached this thread, which may have been busy; the sink has
+            // played on meanwhile. At most a second (a clock set meanwhile).
+            var tv = timeval()
+            gettimeofday(&tv, nil)
+            let age = min(max(0, Double(tv.tv_sec - i.timestamp.tv_sec) * 1e6 + Double(tv.tv_usec - i.timestamp.tv_usec)), 1e6)
+            let ahead = Double(i.sink_usec) - (corked ? 0 : age)
             // Never more than was written: right after a start the server's read index can run
             // ahead of the data (an idle sink rendering one long block first).
             let server = min(read - Int64(ahead * rate / 1e6), framesWritten)
             // Never faster than the monotonic clock, but for a slow catch-up (``TimingSnapshot/ceiling(slew:)``).
             frames = min(server, timing.ceiling(slew: Self.clockSlew))
+            anchor = (frames, now, moving)
         }
         let latencyMicros = Int64(Double(max(0, framesWritten - frames)) * 1e6 / rate)
-        let moving = advancing ?? (!corked && pa_stream_get_state(s) == PA_STREAM_READY)
-        timing.publish(frames: frames, latencyMicros: latencyMicros, advancing: moving, limit: framesWritten, rate: rate)
+        timing.publish(frames: frames, at: now, latencyMicros: latencyMicros, advancing: moving, limit: framesWritten, rate: rate)
     }
 
     private func streamStateChanged(_ s: OpaquePointer?) {
@@ -878,12 +906,13 @@ final class TimingSnapshot: Sendable {
 
     /// Writer: frames played at this instant, the latency, whether frames advance, how far they
     /// can advance (the frames written), the sample rate.
-    func publish(frames: Int64, latencyMicros: Int64, advancing: Bool, limit: Int64, rate: Double, newStream: Bool = false) {
+    func publish(frames: Int64, at instant: UInt64, latencyMicros: Int64, advancing: Bool, limit: Int64, rate: Double,
+                 newStream: Bool = false) {
         let s = sequence.load(ordering: .relaxed)
         sequence.store(s &+ 1, ordering: .relaxed)
         atomicMemoryFence(ordering: .releasing)
         framesAt.store(frames, ordering: .relaxed)
-        instant.store(monotonicNanoseconds(), ordering: .relaxed)
+        self.instant.store(instant, ordering: .relaxed)
         latency.store(latencyMicros, ordering: .relaxed)
         moving.store(advancing, ordering: .relaxed)
         limitFrames.store(limit, ordering: .relaxed)
@@ -943,15 +972,8 @@ final class TimingSnapshot: Sendable {
         return (v.latency, v.instant)
     }
 
-    /// Writer: the published count moved on by the time since it was published, when moving,
-    /// never past the frames written then (not held monotonic: a writer's value).
-    func extrapolated() -> Int64 {
-        let v = read()
-        guard v.moving && v.frames < v.limit else { return v.frames }
-        let now = monotonicNanoseconds()
-        let elapsed = now > v.instant ? now - v.instant : 0
-        return min(v.frames + Int64(Double(elapsed) * v.rate / 1e9), v.limit)
-    }
+    /// The frames written as last published (how far the count may move).
+    var limit: Int64 { read().limit }
 
     /// Frames played as last published.
     var frames: Int64 { read().frames }
