@@ -429,6 +429,10 @@ public final class Player: @unchecked Sendable {
         case .emitOutputReturned(let resuming):
             broadcaster.yield(.outputReturned(resuming: resuming))
         case .emitStatus(let status):
+            // The video clock's rate follows the status (0 unless playing): a presenter that saw
+            // it stand (after a seek, while waiting to play) waits for an event, and its queue
+            // may be full by then — nothing else would wake it.
+            lock.withLock { $0.video?.pipeline.clockChanged() }
             broadcaster.yield(.timeControlStatusChanged(status))
             syncObservers()
         case .emitRate(let r):
