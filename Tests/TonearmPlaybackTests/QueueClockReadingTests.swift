@@ -53,11 +53,17 @@ import TonearmTestSupport
         }
         q.stop()
         // The item started at some output frame: the offset is constant, whatever it is, but for
-        // the output's own timing corrections (its frames played never go back: 3 ms).
+        // the output's own timing corrections (its frames played never go back: 3 ms) — and for
+        // a look that falls inside a write, between the output raising its latency and the node
+        // moving its position (a write's length behind, never ahead). A clock moved on from when
+        // a new time was first seen lags by up to the time between two looks, differently at
+        // each (13 ms here): most looks would be off.
         let sorted = offsets.sorted()
         let median = sorted[sorted.count / 2]
-        let worst = offsets.map { abs($0 - median) }.max() ?? 0
-        print("QueueClockReadingTests: heard − played \(String(format: "%.1f", median * 1000)) ms, off it by up to \(String(format: "%.1f", worst * 1000)) ms over \(offsets.count) looks")
-        #expect(worst <= 0.003, "the clock moved apart from the frames played by \(worst) s: \(offsets)")
+        let ahead = (offsets.max() ?? 0) - median
+        let inStep = offsets.filter { abs($0 - median) <= 0.003 }.count
+        print("QueueClockReadingTests: heard − played \(String(format: "%.1f", median * 1000)) ms, \(inStep) of \(offsets.count) looks within 3 ms of it, at most \(String(format: "%.1f", ahead * 1000)) ms ahead")
+        #expect(ahead <= 0.003, "the clock ran ahead of the frames played by \(ahead) s: \(offsets)")
+        #expect(Double(inStep) >= 0.9 * Double(offsets.count), "looks in step: \(inStep) of \(offsets.count): \(offsets)")
     }
 }
