@@ -112,7 +112,6 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     /// moves from there.
     private var anchor: (frames: Int64, instant: UInt64, moving: Bool) = (0, 0, false)
 
-
     /// The connection to the server, from `open` to `close` (set and cleared by control-plane
     /// calls, outside the mainloop thread's callbacks).
     private var connection: PulseConnection?
@@ -599,10 +598,9 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     /// The frames heard come from the server's answers only (`serverUpdate`: called as one
     /// arrives): its read index less the sink's latency, plus the answer's age (from the
     /// server's stamp to now: the transport, and a busy moment of this thread) — the sample
-    /// leaving the sink now — and
-    /// negative when the sink will play what it read only later: an idle null sink has rendered
-    /// up to 2 s of silence ahead when a stream starts, and reads nothing of it before that has
-    /// passed. libpulse's interpolated stream time (`PA_STREAM_INTERPOLATE_TIMING`, the smoother)
+    /// leaving the sink now — and negative when the sink will play what it read only later: an
+    /// idle null sink has rendered up to 2 s of silence ahead when a stream starts, and reads
+    /// nothing of it before that has passed. libpulse's interpolated stream time (`PA_STREAM_INTERPOLATE_TIMING`, the smoother)
     /// is not used: it starts running at the monotonic clock's speed when the stream starts,
     /// whatever the sink says, and never goes back — after such a start it said that everything
     /// written was played for the two seconds in which nothing was, and then stood ahead of the
@@ -639,7 +637,10 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
             var tv = timeval()
             gettimeofday(&tv, nil)
             let age = min(max(0, Double(tv.tv_sec - i.timestamp.tv_sec) * 1e6 + Double(tv.tv_usec - i.timestamp.tv_usec)), 1e6)
-            let ahead = Double(i.sink_usec) - (corked ? 0 : age)
+            // As libpulse's `calc_time`: the sink's part counts only while the stream runs (a
+            // corked stream's audio is taken back from the sink).
+            let live = !corked && pa_stream_is_suspended(s) != 1
+            let ahead = live ? Double(i.sink_usec) - age : 0
             // Never more than was written: right after a start the server's read index can run
             // ahead of the data (an idle sink rendering one long block first).
             let server = min(read - Int64(ahead * rate / 1e6), framesWritten)
