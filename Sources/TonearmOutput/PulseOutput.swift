@@ -584,13 +584,6 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
         refreshTiming(s)
     }
 
-    /// How much faster than the monotonic clock the published stream time may move to catch up
-    /// with the server's (a fraction). The server's play position jumps ahead when the buffer
-    /// grows (measured on a null sink: by the ~145 ms written at once, the latency read as 0
-    /// until its timing settled, ~0.4 s later); a clock read from it would jump ahead of the ear
-    /// and stay there.
-    public static let clockSlew = 0.02
-
     /// Publishes the stream's timing for readers on other threads (mainloop thread, or a control
     /// call with the mainloop lock held): after every write and every timing update from the
     /// server. Reads libpulse's cached timing info only (no round trip); allocates nothing.
@@ -644,8 +637,12 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
             // Never more than was written: right after a start the server's read index can run
             // ahead of the data (an idle sink rendering one long block first).
             let server = min(read - Int64(ahead * rate / 1e6), framesWritten)
-            // Never faster than the monotonic clock, but for a slow catch-up (``TimingSnapshot/ceiling(slew:)``).
-            frames = min(server, timing.ceiling(slew: Self.clockSlew))
+            // Taken as it is, also when it is ahead of the count moved on since the last answer:
+            // the server's own read index and sink latency do not jump when the buffer grows or
+            // after a flush (PulseStreamClockTests) — libpulse's smoother did, and a slow catch-up
+            // held the clock behind the ear for minutes after a start (70 ms in a run of
+            // AVSyncPulseTests).
+            frames = server
             anchor = (frames, now, moving)
         }
         let latencyMicros = Int64(Double(max(0, framesWritten - frames)) * 1e6 / rate)
@@ -778,9 +775,8 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
 
     /// Frames heard since `start`: the server's read index less the sink's latency as of its last
     /// timing answer, moved on by the monotonic clock since (never past what was written, never
-    /// below 0 — before an idle sink reaches the first write —, never backwards, and never faster
-    /// than the monotonic clock but for a slow catch-up, ``clockSlew``); it stands still while
-    /// corked. Keeps its last value after `stop`. Lock-free.
+    /// below 0 — before an idle sink reaches the first write —, never backwards); it stands
+    /// still while corked. Keeps its last value after `stop`. Lock-free.
     public var framesPlayed: Int64 { timing.framesNow() }
 
     /// Underflows the server reported for the current stream since `start`.
@@ -920,17 +916,6 @@ final class TimingSnapshot: Sendable {
         rateBits.store(rate.bitPattern, ordering: .relaxed)
         sequence.store(s &+ 2, ordering: .releasing)
         if newStream { reported.store(0, ordering: .relaxed) }  // a new stream starts from 0
-    }
-
-    /// Writer: the most frames a new reading may say were played: the published count moved
-    /// on by the time since it was published at the rate, and `slew` of that more (a reading
-    /// behind may catch up that much faster than the clock); the count itself when not moving.
-    func ceiling(slew: Double) -> Int64 {
-        let v = read()
-        guard v.moving else { return v.frames }
-        let now = monotonicNanoseconds()
-        let elapsed = now > v.instant ? now - v.instant : 0
-        return v.frames + Int64(Double(elapsed) * v.rate * (1 + slew) / 1e9)
     }
 
     /// Writer: adds `extra` microseconds to the published latency (frames about to be queued),
