@@ -33,18 +33,16 @@ final class QueueVideo: @unchecked Sendable {
         var subtitleTrack: Int? = nil
     }
 
-    /// The master clock of the item's picture: the queue's sound heard, ``QueuePlayer/currentTime``.
-    /// That moves once per output period (a quarter of a second once the null output's periods
-    /// have grown), so between two moves it is extrapolated at the speed from the host time the
-    /// move was first seen, never more than ``maxAhead`` beyond it and never backwards (but by a
-    /// seek). Once the queue has moved to another item the clock stands where it was.
-    private final class ClockState: Sendable {
+    /// The master clock of the item's picture: the queue's sound heard, ``QueuePlayer/clockReading``
+    /// — the time heard at the instant the output's latency describes, moved on at the speed
+    /// from that instant, never past what was rendered and never backwards (but by a seek). The
+    /// queue's clock is the one clock: nothing here extrapolates from a wall clock of its own
+    /// but the drain. Once the queue has moved to another item the clock goes on from where it
+    /// was to the item's end on the host's clock (what the output still held of it is heard).
+    final class ClockState: Sendable {
         struct Track {
             /// The speed the queue plays at (the time-pitch's rate).
             var speed = 1.0
-            /// The queue's time last seen to change, and the host time it was first seen.
-            var raw = -1.0
-            var rawHost: UInt64 = 0
             /// The last time reported, and the host time it was.
             var last = 0.0
             var lastHost: UInt64 = 0
@@ -53,12 +51,10 @@ final class QueueVideo: @unchecked Sendable {
             var until = 0.0
         }
 
-        static let maxAhead = 0.5
         let track = Mutex(Track())
 
         func reset(to time: Double, until: Double? = nil) {
             track.withLock { t in
-                t.raw = -1
                 t.last = time
                 t.lastHost = DispatchTime.now().uptimeNanoseconds
                 if let until { t.until = until }
@@ -68,32 +64,30 @@ final class QueueVideo: @unchecked Sendable {
         /// The seconds left of the item after the last reading, at the speed.
         var remaining: Double { track.withLock { t in max(0, t.until - t.last) / max(0.25, t.speed) } }
 
-        func read(queue: QueuePlayer, key: UInt64) -> VideoClockReading {
-            let now = DispatchTime.now().uptimeNanoseconds
-            let playing = queue.playbackState == .playing
-            guard queue.currentItem?.persistentID == key else {
-                // The drain: on to the item's end on the host's clock.
-                return track.withLock { t in
-                    let rate = playing ? t.speed : 0
-                    if rate > 0 { t.last = min(max(t.last, t.until), t.last + Double(now - t.lastHost) / 1e9 * rate) }
+        /// The item's clock from a reading of the queue's (`reading`: nil once the queue has
+        /// moved to another item), at host time `now`.
+        func read(reading: PlaybackClockReading?, playing: Bool, now: UInt64) -> VideoClockReading {
+            track.withLock { t in
+                let rate = playing ? t.speed : 0
+                guard let reading else {
+                    // The drain: on to the item's end on the host's clock.
+                    if rate > 0 && now > t.lastHost { t.last = min(max(t.last, t.until), t.last + Double(now - t.lastHost) / 1e9 * rate) }
                     t.lastHost = now
                     return VideoClockReading(time: t.last, rate: rate)
                 }
-            }
-            let time = queue.currentTime
-            return track.withLock { t in
-                if time != t.raw {
-                    t.raw = time
-                    t.rawHost = now
-                }
-                let rate = playing ? t.speed : 0
-                var heard = time
-                if rate > 0 { heard += min(Self.maxAhead, Double(now - t.rawHost) / 1e9 * rate) }
-                heard = max(heard, t.last)
+                let heard = max(reading.time(at: now, rate: rate), t.last)
                 t.last = heard
                 t.lastHost = now
                 return VideoClockReading(time: heard, rate: rate)
             }
+        }
+
+        func read(queue: QueuePlayer, key: UInt64) -> VideoClockReading {
+            let playing = queue.playbackState == .playing
+            let current = queue.currentItem?.persistentID == key
+            let reading = current ? queue.clockReading : nil
+            // `now` after the reading: its instant may be later than a `now` taken before.
+            return read(reading: reading, playing: playing, now: DispatchTime.now().uptimeNanoseconds)
         }
     }
 

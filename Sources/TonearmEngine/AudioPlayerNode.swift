@@ -159,6 +159,11 @@ public final class AudioPlayerNode: AudioNode, @unchecked Sendable {
         return AudioTime(sampleTime: playerKernel.nodeFrames.load(ordering: .relaxed), atRate: f.sampleRate)
     }
 
+    /// The host time (`DispatchTime` uptime nanoseconds) at the end of the last render call that
+    /// moved ``playerTime`` (0 before one): the instant the player's time describes, for a clock
+    /// that moves on between render calls. Lock-free, any thread.
+    public var playerTimeHostNanos: UInt64 { playerKernel.playerHostNanos.load(ordering: .acquiring) }
+
     /// The player's timeline: frames played since `play()` after the last `stop()`.
     public var playerTime: AudioTime? {
         guard let f = playerKernel.format else { return nil }
@@ -241,6 +246,8 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
     /// Frames rendered by the node (node time) and frames played since the last stop (player time).
     let nodeFrames = Atomic<Int64>(0)
     let playerFrames = Atomic<Int64>(0)
+    /// The host time at the end of the last render call that moved `playerFrames` (render thread).
+    let playerHostNanos = Atomic<UInt64>(0)
     /// Render thread: whether everything scheduled has played (see ``EndingSource``).
     private(set) var endedInLastCall = false
     private(set) var framesInLastCall = 0
@@ -288,8 +295,11 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
         // The clocks move before the render: its end-of-item event may be handled on the event
         // thread before this call returns, and a handler must see the frames it waited for.
         nodeFrames.add(Int64(frames), ordering: .relaxed)
-        if playing.load(ordering: .relaxed) { playerFrames.add(Int64(frames), ordering: .relaxed) }
+        let moved = playing.load(ordering: .relaxed)
+        if moved { playerFrames.add(Int64(frames), ordering: .relaxed) }
         let r = renderer.render(into: output, frameCount: frames, timing: timing)
+        // clock_gettime through the vDSO: no lock, no allocation.
+        if moved { playerHostNanos.store(DispatchTime.now().uptimeNanoseconds, ordering: .releasing) }
         // The end of everything scheduled, for an engine that ends with this node (a queue).
         if r.ended { endedInLastCall = true; framesInLastCall = r.framesRendered } else if endedInLastCall {
             framesInLastCall = 0

@@ -107,6 +107,10 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     private var framesWritten: Int64 = 0
     /// Whether the stream is corked (mainloop lock).
     private var corked = false
+    /// What the frames heard are moved on from (mainloop lock): the count at an instant — the
+    /// server's last answer, a start, a cork or uncork, the stream running dry — and whether it
+    /// moves from there.
+    private var anchor: (frames: Int64, instant: UInt64, moving: Bool) = (0, 0, false)
 
     /// The connection to the server, from `open` to `close` (set and cleared by control-plane
     /// calls, outside the mainloop thread's callbacks).
@@ -276,13 +280,17 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
         underruns.store(0, ordering: .relaxed)
         framesWritten = 0
         corked = false
-        timing.publish(frames: 0, latencyMicros: 0, advancing: false, limit: 0, rate: Double(sampleSpec.rate))
+        let startInstant = monotonicNanoseconds()
+        anchor = (0, startInstant, false)
+        timing.publish(frames: 0, at: startInstant, latencyMicros: 0, advancing: false, limit: 0, rate: Double(sampleSpec.rate),
+                       newStream: true)
         installCallbacks(on: s)
 
         var attr = bufferAttributes(tlength: startLatency)
+        // No PA_STREAM_INTERPOLATE_TIMING: the driver moves the server's answers on by itself
+        // (``refreshTiming(_:advancing:serverUpdate:)``).
         let flags = pa_stream_flags_t(rawValue: PA_STREAM_ADJUST_LATENCY.rawValue
-                                      | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
-                                      | PA_STREAM_INTERPOLATE_TIMING.rawValue)
+                                      | PA_STREAM_AUTO_TIMING_UPDATE.rawValue)
         var cv = pa_cvolume()
         pa_cvolume_set(&cv, UInt32(sampleSpec.channels), pa_sw_volume_from_linear(Double(volume)))
         let rc = volumeWasSet
@@ -418,7 +426,7 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
         if let info = pa_stream_get_timing_info(s), info.pointee.write_index_corrupt == 0, frameBytes > 0 {
             framesWritten = max(0, info.pointee.write_index) / Int64(frameBytes)
         }
-        refreshTiming(s)
+        refreshTiming(s, serverUpdate: true)
     }
 
     /// The stream's buffer length (`tlength`) as the server set it, in seconds; 0 without a stream.
@@ -448,7 +456,7 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
             }
         }, userdata)
         pa_stream_set_moved_callback(s, { s, ud in PulseOutput.from(ud).streamMoved(s) }, userdata)
-        pa_stream_set_latency_update_callback(s, { s, ud in PulseOutput.from(ud).refreshTiming(s) }, userdata)
+        pa_stream_set_latency_update_callback(s, { s, ud in PulseOutput.from(ud).refreshTiming(s, serverUpdate: true) }, userdata)
     }
 
     private func clearCallbacks(on s: OpaquePointer) {
@@ -576,40 +584,69 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
         refreshTiming(s)
     }
 
-    /// How much faster than the monotonic clock the published stream time may move to catch up
-    /// with the server's (a fraction). The server's stream time jumps ahead when the buffer grows
-    /// (measured on a null sink: by the ~145 ms written at once, the latency read as 0 until
-    /// its timing settled, ~0.4 s later); a clock read from it would jump ahead of the ear and stay there.
-    public static let clockSlew = 0.02
-
     /// Publishes the stream's timing for readers on other threads (mainloop thread, or a control
     /// call with the mainloop lock held): after every write and every timing update from the
     /// server. Reads libpulse's cached timing info only (no round trip); allocates nothing.
-    private func refreshTiming(_ s: OpaquePointer?, advancing: Bool? = nil) {
+    ///
+    /// The frames heard come from the server's answers only (`serverUpdate`: called as one
+    /// arrives): its read index less the sink's latency, plus the answer's age (from the
+    /// server's stamp to now: the transport, and a busy moment of this thread) — the sample
+    /// leaving the sink now — and negative when the sink will play what it read only later: an
+    /// idle null sink has rendered up to 2 s of silence ahead when a stream starts, and reads
+    /// nothing of it before that has passed. libpulse's interpolated stream time (`PA_STREAM_INTERPOLATE_TIMING`, the smoother)
+    /// is not used: it starts running at the monotonic clock's speed when the stream starts,
+    /// whatever the sink says, and never goes back — after such a start it said that everything
+    /// written was played for the two seconds in which nothing was, and then stood ahead of the
+    /// ear by the sink's latency (the known issue of AVSyncPulseTests). Between two answers
+    /// (`PA_STREAM_AUTO_TIMING_UPDATE`: at doubling intervals from 10 ms to 1.5 s, started over
+    /// by a flush or a change of the buffer) the count is moved on by the monotonic clock while
+    /// the stream is not corked, never past what was written. The latency is what was written
+    /// less that count (`written − latency` is the frames played itself): several seconds before
+    /// an idle sink plays the first write.
+    private func refreshTiming(_ s: OpaquePointer?, advancing: Bool? = nil, serverUpdate: Bool = false) {
         guard let s else { return }
-        var usec: pa_usec_t = 0
-        var frames = timing.frames
-        if pa_stream_get_time(s, &usec) == 0 {
+        let rate = Double(sampleSpec.rate)
+        let now = monotonicNanoseconds()
+        let moving = advancing ?? (!corked && pa_stream_get_state(s) == PA_STREAM_READY)
+        // The frames heard now, from the anchor (computed afresh each time, with the instant it
+        // is published for: a count moved on from the last publish would lose the moment between
+        // each reading of the clock and the next — at 50 writes a second, milliseconds a second).
+        var frames = anchor.frames
+        if anchor.moving && now > anchor.instant { frames += Int64(Double(now - anchor.instant) * rate / 1e9) }
+        // Never past what was written before (the stream ran dry), then on from there.
+        let before = max(anchor.frames, timing.limit)
+        if frames >= before && anchor.moving {
+            frames = before
+            anchor = (frames, now, moving)
+        }
+        // Corked or uncorked: on from here at the new pace.
+        if moving != anchor.moving { anchor = (frames, now, moving) }
+        if serverUpdate, let info = pa_stream_get_timing_info(s), info.pointee.read_index_corrupt == 0, frameBytes > 0 {
+            let i = info.pointee
+            let read = max(0, i.read_index) / Int64(frameBytes)
+            // The answer's age: the server stamped it (`timestamp`, the realtime clock: the same
+            // machine's) before it reached this thread, which may have been busy; the sink has
+            // played on meanwhile. At most a second (a clock set meanwhile).
+            var tv = timeval()
+            gettimeofday(&tv, nil)
+            let age = min(max(0, Double(tv.tv_sec - i.timestamp.tv_sec) * 1e6 + Double(tv.tv_usec - i.timestamp.tv_usec)), 1e6)
+            // As libpulse's `calc_time`: the sink's part counts only while the stream runs (a
+            // corked stream's audio is taken back from the sink).
+            let live = !corked && pa_stream_is_suspended(s) != 1
+            let ahead = live ? Double(i.sink_usec) - age : 0
             // Never more than was written: right after a start the server's read index can run
             // ahead of the data (an idle sink rendering one long block first).
-            frames = min(Int64(Double(usec) * Double(sampleSpec.rate) / 1e6), framesWritten)
+            let server = min(read - Int64(ahead * rate / 1e6), framesWritten)
+            // Taken as it is, also when it is ahead of the count moved on since the last answer:
+            // the server's own read index and sink latency do not jump when the buffer grows or
+            // after a flush (PulseStreamClockTests) — libpulse's smoother did, and a slow catch-up
+            // held the clock behind the ear for minutes after a start (70 ms in a run of
+            // AVSyncPulseTests).
+            frames = server
+            anchor = (frames, now, moving)
         }
-        // Never faster than the monotonic clock, but for a slow catch-up (``TimingSnapshot/ceiling(slew:)``).
-        let server = frames
-        frames = min(frames, timing.ceiling(slew: Self.clockSlew))
-        // `pa_stream_get_latency` is the write index less the server's stream time: what that
-        // time counted as played and the ceiling did not is still queued, so it is added back
-        // (`written − latency` stays the played count). Without an answer (the write index is
-        // not known right after a flush) the latency stays as published, raised by each write.
-        var latencyMicros = timing.latencyMicros
-        var negative: Int32 = 0
-        if pa_stream_get_latency(s, &usec, &negative) == 0 {
-            latencyMicros = (negative != 0 ? 0 : Int64(usec))
-                + Int64(Double(max(0, server - frames)) * 1e6 / Double(sampleSpec.rate))
-        }
-        let moving = advancing ?? (!corked && pa_stream_get_state(s) == PA_STREAM_READY)
-        timing.publish(frames: frames, latencyMicros: latencyMicros, advancing: moving, limit: framesWritten,
-                       rate: Double(sampleSpec.rate))
+        let latencyMicros = Int64(Double(max(0, framesWritten - frames)) * 1e6 / rate)
+        timing.publish(frames: frames, at: now, latencyMicros: latencyMicros, advancing: moving, limit: framesWritten, rate: rate)
     }
 
     private func streamStateChanged(_ s: OpaquePointer?) {
@@ -643,7 +680,7 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
             if let t = pa_stream_update_timing_info(s, { _, _, ud in PulseOutput.from(ud).signal() }, userdata) {
                 waitFor(t)
             }
-            refreshTiming(s)
+            refreshTiming(s, serverUpdate: true)
         }
     }
 
@@ -720,17 +757,26 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     // MARK: Measurements
 
     /// The stream's latency (server and device buffering) in seconds, as of the last write or
-    /// timing update: `pa_stream_get_latency` (the write index less the server's stream time)
-    /// plus what that stream time ran ahead of ``framesPlayed`` — so that `written − latency` is
-    /// the played count itself and a growing buffer raises the latency by what it queued. Raised by what a write is about to queue before the source renders it.
-    /// The last known value without a stream. Lock-free.
+    /// timing update: the frames written less ``framesPlayed`` as then published (see
+    /// `refreshTiming`), so that `written − latency` is the played count itself and a growing
+    /// buffer raises the latency by what it queued; seconds when an idle sink will play the
+    /// first write only after the silence it rendered ahead. Raised by what a write is about to
+    /// queue before the source renders it. The last known value without a stream. Lock-free.
     public var latency: Double { Double(timing.latencyMicros) / 1e6 }
 
-    /// Frames heard since `start`: `pa_stream_get_time` as of the last write or timing update,
-    /// moved on by the monotonic clock since (never past what was written, never backwards, and
-    /// never faster than the monotonic clock but for a slow catch-up, ``clockSlew``: the
-    /// server's stream time jumps by what a growing buffer writes at once); it stands still
-    /// while corked. Keeps its last value after `stop`. Lock-free.
+    /// ``latency`` with the instant it describes: that of the write or the server's timing update
+    /// it was published at (a timing update of the server's may land between two writes, with a
+    /// latency smaller by the time since the write). Raised before a write renders, at the
+    /// instant of the reading before it. One consistent pair, lock-free.
+    public var clockReading: OutputClockReading {
+        let r = timing.reading()
+        return OutputClockReading(latency: Double(r.latencyMicros) / 1e6, hostNanos: r.instant)
+    }
+
+    /// Frames heard since `start`: the server's read index less the sink's latency as of its last
+    /// timing answer, moved on by the monotonic clock since (never past what was written, never
+    /// below 0 — before an idle sink reaches the first write —, never backwards); it stands
+    /// still while corked. Keeps its last value after `stop`. Lock-free.
     public var framesPlayed: Int64 { timing.framesNow() }
 
     /// Underflows the server reported for the current stream since `start`.
@@ -857,29 +903,19 @@ final class TimingSnapshot: Sendable {
 
     /// Writer: frames played at this instant, the latency, whether frames advance, how far they
     /// can advance (the frames written), the sample rate.
-    func publish(frames: Int64, latencyMicros: Int64, advancing: Bool, limit: Int64, rate: Double) {
+    func publish(frames: Int64, at instant: UInt64, latencyMicros: Int64, advancing: Bool, limit: Int64, rate: Double,
+                 newStream: Bool = false) {
         let s = sequence.load(ordering: .relaxed)
         sequence.store(s &+ 1, ordering: .relaxed)
         atomicMemoryFence(ordering: .releasing)
         framesAt.store(frames, ordering: .relaxed)
-        instant.store(monotonicNanoseconds(), ordering: .relaxed)
+        self.instant.store(instant, ordering: .relaxed)
         latency.store(latencyMicros, ordering: .relaxed)
         moving.store(advancing, ordering: .relaxed)
         limitFrames.store(limit, ordering: .relaxed)
         rateBits.store(rate.bitPattern, ordering: .relaxed)
         sequence.store(s &+ 2, ordering: .releasing)
-        if frames == 0 { reported.store(0, ordering: .relaxed) }  // a new stream starts from 0
-    }
-
-    /// Writer: the most frames a new reading may say were played: the published count moved
-    /// on by the time since it was published at the rate, and `slew` of that more (a reading
-    /// behind may catch up that much faster than the clock); the count itself when not moving.
-    func ceiling(slew: Double) -> Int64 {
-        let v = read()
-        guard v.moving else { return v.frames }
-        let now = monotonicNanoseconds()
-        let elapsed = now > v.instant ? now - v.instant : 0
-        return v.frames + Int64(Double(elapsed) * v.rate * (1 + slew) / 1e9)
+        if newStream { reported.store(0, ordering: .relaxed) }  // a new stream starts from 0
     }
 
     /// Writer: adds `extra` microseconds to the published latency (frames about to be queued),
@@ -914,6 +950,16 @@ final class TimingSnapshot: Sendable {
             if s1 == s2 && s1 & 1 == 0 { return v }
         }
     }
+
+    /// The latency (microseconds) and the instant (CLOCK_MONOTONIC ns) it was published for, as
+    /// one consistent pair.
+    func reading() -> (latencyMicros: Int64, instant: UInt64) {
+        let v = read()
+        return (v.latency, v.instant)
+    }
+
+    /// The frames written as last published (how far the count may move).
+    var limit: Int64 { read().limit }
 
     /// Frames played as last published.
     var frames: Int64 { read().frames }

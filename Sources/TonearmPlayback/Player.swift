@@ -430,6 +430,10 @@ public final class Player: @unchecked Sendable {
         case .emitOutputReturned(let resuming):
             broadcaster.yield(.outputReturned(resuming: resuming))
         case .emitStatus(let status):
+            // The video clock's rate follows the status (0 unless playing): a presenter that saw
+            // it stand (after a seek, while waiting to play) waits for an event, and its queue
+            // may be full by then — nothing else would wake it.
+            lock.withLock { $0.video?.pipeline.clockChanged() }
             broadcaster.yield(.timeControlStatusChanged(status))
             syncObservers()
         case .emitRate(let r):
@@ -672,8 +676,10 @@ extension Player {
     }
 
     /// The master clock of the video: the audio at the speaker. The position moves once per
-    /// render call; between two it is extrapolated at the rate from the host time of the last,
-    /// never beyond what was rendered and never backwards.
+    /// render call; the output's latency at the instant it describes (``OutputClockReading``: a
+    /// PulseAudio timing update between two render calls has its own) is taken off it, and the
+    /// result extrapolated at the rate from that instant — never beyond what was rendered and
+    /// never backwards.
     func videoClock() -> VideoClockReading {
         let now = DispatchTime.now().uptimeNanoseconds
         return lock.withLock { s in
@@ -689,8 +695,11 @@ extension Player {
             let rate = s.machine.status == .playing ? Double(s.machine.rate) : 0
             let host = rt.renderer.positionHostNanos.load(ordering: .acquiring)
             let rendered = Double(rt.renderer.positionFrame.load(ordering: .relaxed)) / s.sampleRate
-            var heard = rendered - rt.driver.latency * Double(s.machine.decodingRate)
-            if rate > 0, host > 0, now > host { heard += Double(now - host) / 1e9 * rate }
+            // After the position: the output raises its latency before the renderer moves it.
+            // `now` after the reading, whose instant may be later than the one above.
+            let reading = rt.driver.clockReading
+            var heard = reading.heard(rendered: rendered, renderHost: host, latencyScale: Double(s.machine.decodingRate),
+                                      rate: rate, now: DispatchTime.now().uptimeNanoseconds)
             heard = max(min(heard, rendered), s.generationStart, s.videoLastTime)
             s.videoLastTime = heard
             return VideoClockReading(time: heard, rate: rate)

@@ -369,6 +369,34 @@ public final class QueuePlayer: @unchecked Sendable {
         return t
     }
 
+    /// The sound heard with the instant it describes, for a clock that moves on between readings
+    /// (the picture of a video item): ``currentTime`` moves once per output period (a quarter of
+    /// a second on a grown buffer), and only the output knows at which instant its latency held
+    /// (``OutputClockReading``; a PulseAudio timing update between two periods has its own).
+    /// Lock-free but for the queue's own lock.
+    public var clockReading: PlaybackClockReading { lock.withLock { Self.clockReading($0) } }
+
+    /// The clock reading (lock held): the node's position less the output's latency at the
+    /// instant of the output's reading (else at the end of the node's last render call).
+    private static func clockReading(_ l: Locked) -> PlaybackClockReading {
+        if let restart = l.pendingRestart {
+            return PlaybackClockReading(time: restart.position, hostNanos: 0, rendered: restart.position)
+        }
+        let rendered = l.runtime?.node.playerTime?.sampleTime
+        let renderedTime = l.machine.currentTime(playerSampleTime: rendered)
+        guard let rt = l.runtime, l.machine.schedule.segments.first != nil else {
+            return PlaybackClockReading(time: renderedTime, hostNanos: 0, rendered: renderedTime)
+        }
+        // The position first, then the output's reading (its latency is raised before the node
+        // renders), then the render's instant.
+        let output = rt.driver.clockReading
+        let renderHost = rt.node.playerTimeHostNanos
+        let held = Int64((output.latency * rt.format.sampleRate).rounded())
+        let heard = l.machine.unclampedTime(playerSampleTime: rendered, heldFrames: held) ?? renderedTime
+        return PlaybackClockReading(time: heard, hostNanos: output.hostNanos != 0 ? output.hostNanos : renderHost,
+                                    rendered: renderedTime)
+    }
+
     /// Where the node has rendered to in the current item (ahead of ``currentTime`` by what the
     /// output holds). For tests.
     var renderedTime: Double { lock.withLock { Self.renderedTime($0) } }

@@ -291,6 +291,14 @@ struct QueueSchedule: Sendable, Equatable {
         return Double(head.startFrame) / head.sourceRate + played
     }
 
+    /// Seconds into the current item with the node at `playerSampleTime`, not clamped to the
+    /// head: before its start while earlier frames (the item before) are being played, past its
+    /// end once its end has been. Nil as ``currentTime(playerSampleTime:engineRate:)``.
+    func unclampedTime(playerSampleTime: Int64?, engineRate: Double) -> Double? {
+        guard let head = segments.first, let t = playerSampleTime else { return nil }
+        return Double(head.startFrame) / head.sourceRate + Double(t - headStartPlayerFrame) / engineRate
+    }
+
     /// The current item's duration in seconds (nil before it has been scheduled).
     var currentDuration: Double? { segments.first.map { Double($0.startFrame + $0.frames) / $0.sourceRate } }
 

@@ -201,6 +201,14 @@ struct QueueStateMachine: Sendable {
         return t
     }
 
+    /// ``currentTime(playerSampleTime:heldFrames:)`` not clamped to the current item (see
+    /// ``QueueSchedule/unclampedTime(playerSampleTime:engineRate:)``); nil when not running or
+    /// nothing is scheduled.
+    func unclampedTime(playerSampleTime: Int64?, heldFrames: Int64) -> Double? {
+        guard case .running(let rate) = runtime else { return nil }
+        return schedule.unclampedTime(playerSampleTime: playerSampleTime.map { $0 - max(0, heldFrames) }, engineRate: rate)
+    }
+
     /// The item after item `index` (entry `key`) in `order` that a crossfade would go into, when
     /// one may apply: a crossfade is set, both are local files (a network item is never opened
     /// for a crossfade: it would wait for the network), and the next item is another one (not

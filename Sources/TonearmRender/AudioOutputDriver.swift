@@ -63,6 +63,40 @@ public enum AudioOutputEvent: Sendable, Equatable {
     case deviceRemoved(previous: String, current: String)
 }
 
+/// An output's latency and the instant it describes: at host time ``hostNanos`` (CLOCK_MONOTONIC
+/// nanoseconds, the clock of `DispatchTime.now().uptimeNanoseconds`), ``latency`` seconds of
+/// what the source rendered had not been heard yet. A driver whose timing is updated between
+/// render calls (PulseAudio's timing updates) publishes the instant of each update: the sound
+/// heard is then the position rendered less the latency, moved on by the time since *that*
+/// instant — moved on from the last render instead, the time between the render and the update
+/// would be counted twice (once by the smaller latency, once by the extrapolation).
+public struct OutputClockReading: Sendable, Hashable {
+    /// Seconds rendered and not yet heard at ``hostNanos``.
+    public var latency: Double
+    /// The instant the latency describes; 0 when the driver does not say — then it describes
+    /// the end of the last render call (the latency changes only there).
+    public var hostNanos: UInt64
+
+    public init(latency: Double, hostNanos: UInt64) {
+        self.latency = latency
+        self.hostNanos = hostNanos
+    }
+
+    /// The position heard at `now` (seconds of the source's timeline): `rendered` seconds (the
+    /// position after the last render call, which ended at `renderHost`) less the latency (times
+    /// `latencyScale`: source seconds per output second, a time-stretch's rate), moved on at
+    /// `rate` by the time since the reading's instant (since `renderHost` when it has none; not
+    /// at all when neither is known). Not clamped: the caller keeps its clock within what was
+    /// rendered and monotonic.
+    public func heard(rendered: Double, renderHost: UInt64, latencyScale: Double = 1, rate: Double,
+                      now: UInt64) -> Double {
+        var t = rendered - latency * latencyScale
+        let from = hostNanos != 0 ? hostNanos : renderHost
+        if rate > 0, from > 0, now > from { t += Double(now - from) / 1e9 * rate }
+        return t
+    }
+}
+
 /// How much audio an output keeps queued ahead of what is heard: the trade between reacting at
 /// once and riding out a render thread that wakes late. Asked for through
 /// ``OutputDriverRequest/buffering``; drivers without a buffer of their own ignore it.
@@ -138,6 +172,10 @@ public protocol AudioOutputDriver: AnyObject, Sendable {
 
     /// Seconds between a frame being rendered and it being heard (device + server buffering).
     var latency: Double { get }
+    /// The latency together with the instant it describes (see ``OutputClockReading``): what a
+    /// clock that extrapolates between readings — a video's, 60 times a second — must move on
+    /// from. Lock-free; any thread.
+    var clockReading: OutputClockReading { get }
     /// Frames the device has consumed since `start` (for a clock-accurate `deviceCurrentTime`).
     var framesPlayed: Int64 { get }
     /// Times the device wanted audio and the source had none ready (counted by the driver for
@@ -157,6 +195,10 @@ public protocol AudioOutputDriver: AnyObject, Sendable {
 }
 
 extension AudioOutputDriver {
+    /// Drivers whose latency changes only at a render call: it describes the instant of the last
+    /// one (no instant of its own).
+    public var clockReading: OutputClockReading { OutputClockReading(latency: latency, hostNanos: 0) }
+
     /// Drivers that buffer nothing after a render call have nothing to wait for.
     public func drain(timeout: Double) {}
 

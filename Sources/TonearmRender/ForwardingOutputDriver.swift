@@ -28,6 +28,7 @@ extension ForwardingOutputDriver {
     public func flush(replacing replace: () -> Void) { inner.flush(replacing: replace) }
     public func setVolume(_ volume: Float) { inner.setVolume(volume) }
     public var latency: Double { inner.latency }
+    public var clockReading: OutputClockReading { inner.clockReading }
     public var framesPlayed: Int64 { inner.framesPlayed }
     public var underrunCount: Int { inner.underrunCount }
     public var events: AsyncStream<AudioOutputEvent> { inner.events }

@@ -106,17 +106,14 @@ import TonearmTestSupport
         let end = r.flashEnds.first { $0 > poster }
         let atOne = r.pairs.filter { abs($0.beep - origin - 1) < 0.5 }
         print("AVSyncPulseTests: the start-up: the first flash ended \(end.map { String(format: "%+.1f ms", ($0 - origin - 0.1) * 1000) } ?? "never") from 0.1 s after its beep; the flash at 1 s: \(atOne.isEmpty ? "not seen" : describe(atOne))")
-        // Known: in the first second the clock is ~100–145 ms ahead of the ear. Measured
-        // (PulseOutput's timing against the monitor): on the idle null sink the stream's first
-        // second is consumed at once by the sink (the server's read index equals the write
-        // index, pa_stream_get_latency ≈ 0–15 ms) while the monitor hears it ~145 ms later; the
-        // stream time is right once the buffer has grown (1 s). The clock never goes backwards,
-        // so it holds the first frames early (the flash ends at the first beep) and the flash at
-        // 1 s is shown ~120 ms early or dropped.
-        withKnownIssue("the stream time runs ahead of the ear before the buffer grows", isIntermittent: true) {
-            #expect(end.map { abs($0 - origin - 0.1) <= 0.060 } ?? false, "the first flash's end")
-            #expect(atOne.count == 1 && atOne.allSatisfy { abs($0.offset) <= 0.060 }, "the flash at 1 s: \(describe(atOne))")
-        }
+        // Once the known issue of the first second: on the idle null sink the stream's first
+        // write is heard only after the silence the sink had rendered ahead (up to 2 s), and
+        // libpulse's interpolated stream time said it was played at once, ~100–145 ms ahead of
+        // the ear until the buffer grew — the first flash ended at the first beep and the flash
+        // at 1 s came ~120 ms early or was dropped. PulseOutput now reads the server's read index
+        // and sink latency itself.
+        #expect(end.map { abs($0 - origin - 0.1) <= 0.060 } ?? false, "the first flash's end: \(end.map { $0 - origin } ?? -1) s after the first beep")
+        #expect(atOne.count == 1 && atOne.allSatisfy { abs($0.offset) <= 0.060 }, "the flash at 1 s: \(describe(atOne))")
     }
 
     @Test func theInstrumentsSeeAKnownOffset() async throws {
