@@ -145,13 +145,19 @@ public final class PlayerItem: @unchecked Sendable {
     public var format: SourceFormat? { state.withLock { $0.file?.fileFormat } }
     /// The latest timed metadata heard: a radio stream's `StreamTitle` and `StreamUrl`.
     public var timedMetadata: [String: String] { state.withLock { $0.timedMetadata } }
-    /// The video streams of the item (empty for audio, and before it has loaded; HLS streams
-    /// are not searched for video yet). Read when the item opens.
+    /// The video streams of the item (empty for audio, and before it has loaded; for HLS, those
+    /// of the variant the stream starts with). Read when the item opens.
     public var videoTracks: [VideoTrackInfo] { state.withLock { $0.videoTracks } }
     /// Whether the item is a progressive HTTP(S) download (not an HLS playlist).
     var isProgressiveHTTP: Bool {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return false }
         return !ItemFetch.isHLS(url)
+    }
+
+    /// Whether the item is an HLS stream (an `http(s)` `.m3u8` playlist).
+    var isHLS: Bool {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return false }
+        return ItemFetch.isHLS(url)
     }
 
     /// The track a video output shows: the default one, else the first.
@@ -318,6 +324,14 @@ public final class PlayerItem: @unchecked Sendable {
         return source.makeReader()
     }
 
+    /// The HLS stream the sound reads now (after a seek, the one opened again at the target's
+    /// segment), for its video decoder to take a reader of; nil before the item has loaded, and
+    /// for other items.
+    func hlsStream() -> HLSByteSource? {
+        guard case .hls(let source, _)? = network else { return nil }
+        return source
+    }
+
     /// The length of a video without sound (a local file played against silence); nil otherwise.
     private var videoOnlyDuration: Double? {
         state.withLock { s in s.file == nil && s.playback is SilentSource ? s.duration.seconds : nil }
@@ -426,11 +440,10 @@ public final class PlayerItem: @unchecked Sendable {
             do {
                 let file = try fetch.openFile(name: url.absoluteString)
                 result = .success((file, fetch))
-                // A progressive file's video streams, as its container states them (the
-                // player decodes them from a download of their own).
-                if case .progressive = fetch {
-                    videoTracks = VideoTrackInfo.tracks(inOpened: file.formatContext, name: url.absoluteString)
-                }
+                // The video streams, as the container states them: a progressive file's, or the
+                // segments' of an HLS stream's first variant (the player decodes them from a
+                // reader of the same download).
+                videoTracks = VideoTrackInfo.tracks(inOpened: file.formatContext, name: url.absoluteString)
             } catch {
                 result = .failure(error)
             }

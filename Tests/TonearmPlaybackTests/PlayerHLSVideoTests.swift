@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Synchronization
+import Testing
+import TonearmCore
+import TonearmNetwork
+import TonearmOutput
+@testable import TonearmPlayback
+import TonearmTestSupport
+import TonearmVideo
+
+/// `Player` with an HLS item whose variants carry video (H.264 in MPEG-TS segments, issue 19),
+/// from the tests' HTTP server on 127.0.0.1: the item's video output gets ffmpeg's own decode of
+/// the segments fetched, in order, every frame shown or dropped — with one variant, and across a
+/// switch between variants of different sizes (the frames go on at the new size) — each segment
+/// fetched once for the sound and the picture. Real time (the null output's clock): run one at
+/// a time.
+@Suite(.serialized) struct PlayerHLSVideoTests {
+    /// Writes `master.m3u8`, `vN/index.m3u8` and `vN/segK.ts` under `dir`: `testsrc` with a
+    /// 440 Hz sine, `seconds` long, cut by ffmpeg's HLS muxer into 2 s segments (a key frame at
+    /// each), one variant a size of `sizes` (H.264 with B-frames, AAC).
+    static func stream(in dir: TempDir, sizes: [(Int, Int)], seconds: Double = 6) throws {
+        let (w, h) = sizes[0]
+        var args = ["-f", "lavfi", "-i", "testsrc=size=\(w)x\(h):rate=25:d=\(seconds)",
+                    "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=\(seconds)"]
+        let splits = sizes.indices.map { "[s\($0)]" }.joined()
+        let scales = sizes.enumerated().map { i, s in "[s\(i)]scale=\(s.0):\(s.1)[v\(i)]" }.joined(separator: ";")
+        args += ["-filter_complex", "[0:v]split=\(sizes.count)\(splits);\(scales)"]
+        for i in sizes.indices { args += ["-map", "[v\(i)]"] }
+        for _ in sizes { args += ["-map", "1:a"] }
+        args += ["-c:v", "libx264", "-bf", "3", "-g", "50", "-force_key_frames", "expr:gte(t,n_forced*2)",
+                 "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "64k"]
+        for (i, s) in sizes.enumerated() { args += ["-b:v:\(i)", "\(s.0 * s.1 / 100)k"] }
+        args += ["-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod", "-hls_segment_type", "mpegts",
+                 "-var_stream_map", sizes.indices.map { "v:\($0),a:\($0)" }.joined(separator: " "),
+                 "-master_pl_name", "master.m3u8",
+                 "-hls_segment_filename", dir.file("v%v/seg%d.ts"), dir.file("v%v/index.m3u8")]
+        try Fixtures.ffmpeg(args)
+    }
+
+    /// Plays `item` to its end with a video output: the frames presented, and the player.
+    static func playToEnd(_ item: PlayerItem, timeout: Double = 90) async throws -> (frames: [VideoFrame], player: Player) {
+        let recorder = FrameRecorder()
+        let player = Player(playerItem: item, output: { NullOutput() })
+        player.addVideoRenderer(recorder)
+        let end = collectPlayerEvents(player, timeout: timeout) { e in
+            switch e {
+            case .didPlayToEndTime, .failedToPlayToEndTime, .videoFailed: true
+            case .itemStatusChanged(.failed): true
+            default: false
+            }
+        }
+        player.play()
+        let events = try await end.value
+        #expect(events.last == PlayerEvent.didPlayToEndTime, "\(events)")
+        return (recorder.frames, player)
+    }
+
+    /// ffmpeg's frames (MD5 of each as `yuv420p`) of the segments the item fetched, in the order
+    /// it fetched them, each segment decoded on its own (every one starts with a key frame).
+    static func expectedFrames(_ item: PlayerItem, root: TempDir) throws -> (md5s: [String], segments: [String]) {
+        let segments = item.accessLog.filter { $0.kind == .media }.compactMap { URL(string: $0.url)?.path }
+        var md5s: [String] = []
+        for s in segments { md5s += try VideoFixtures.frameMD5s(root.file(String(s.dropFirst()))) }
+        return (md5s, segments)
+    }
+
+    /// Whether every frame of `seen` is one of `expected`, in its order, none twice.
+    static func inOrder(_ seen: [String], of expected: [String]) -> Bool {
+        var next = expected.startIndex
+        for m in seen {
+            guard let i = expected[next...].firstIndex(of: m) else { return false }
+            next = i + 1
+        }
+        return true
+    }
+
+    @Test func aSingleVariantStreamsPictureIsFFmpegsFramesInOrder() async throws {
+        let dir = try TempDir("player-hls-video")
+        defer { dir.remove() }
+        try Self.stream(in: dir, sizes: [(160, 90)])
+        let server = try PrivateHTTPServer(root: dir.path)
+        defer { server.stop() }
+        let item = PlayerItem(url: server.url("/master.m3u8"))
+        let (frames, player) = try await Self.playToEnd(item)
+        #expect(item.videoTracks.count == 1, "the HLS item's video track is found")
+        #expect(item.presentationSize == VideoSize(width: 160, height: 90))
+        let (expected, segments) = try Self.expectedFrames(item, root: dir)
+        #expect(segments == ["/v0/seg0.ts", "/v0/seg1.ts", "/v0/seg2.ts"], "every segment once: \(segments)")
+        let stats = try #require(player.videoStatistics)
+        #expect(stats.presentedFrames + stats.droppedFrames == expected.count, "every frame shown or dropped: \(stats)")
+        #expect(frames.count == stats.presentedFrames && !frames.isEmpty)
+        #expect(Self.inOrder(frames.map { FrameMD5.hex($0.packedBytes) }, of: expected), "ffmpeg's frames in order, none twice")
+        for s in segments {
+            #expect(server.requests(path: s).count == 1, "\(s) fetched once for the sound and the picture")
+        }
+    }
+
+    /// Two variants of different sizes: the stream starts on the lower one and, the measured
+    /// bandwidth being far above both on 127.0.0.1, switches up after the first segment; the
+    /// picture goes on across the switch at the new size, ffmpeg's frames of the segments
+    /// fetched, in order.
+    @Test func aVariantSwitchKeepsThePictureAtTheNewSize() async throws {
+        let dir = try TempDir("player-hls-video-switch")
+        defer { dir.remove() }
+        try Self.stream(in: dir, sizes: [(320, 180), (160, 90)])
+        let server = try PrivateHTTPServer(root: dir.path)
+        defer { server.stop() }
+        let item = PlayerItem(url: server.url("/master.m3u8"))
+        let (frames, player) = try await Self.playToEnd(item)
+        let (expected, segments) = try Self.expectedFrames(item, root: dir)
+        #expect(segments == ["/v1/seg0.ts", "/v0/seg1.ts", "/v0/seg2.ts"], "low first, then up: \(segments)")
+        let stats = try #require(player.videoStatistics)
+        #expect(stats.presentedFrames + stats.droppedFrames == expected.count, "every frame shown or dropped: \(stats)")
+        #expect(Self.inOrder(frames.map { FrameMD5.hex($0.packedBytes) }, of: expected), "ffmpeg's frames in order, none twice")
+        let sizes = frames.map { VideoSize(width: $0.width, height: $0.height) }
+        let firstLarge = try #require(sizes.firstIndex(of: VideoSize(width: 320, height: 180)), "frames at the new size: \(Set(sizes))")
+        #expect(firstLarge > 0 && sizes[..<firstLarge].allSatisfy { $0 == VideoSize(width: 160, height: 90) })
+        #expect(sizes[firstLarge...].allSatisfy { $0 == VideoSize(width: 320, height: 180) })
+        #expect(sizes.count - firstLarge > 50, "the picture goes on after the switch: \(sizes.count - firstLarge) frames")
+    }
+}
+
+/// Keeps every frame presented.
+private final class FrameRecorder: PlayerVideoRenderer, Sendable {
+    private let shown = Mutex<[VideoFrame]>([])
+    var frames: [VideoFrame] { shown.withLock { $0 } }
+    func show(_ frame: VideoFrame) { shown.withLock { $0.append(frame) } }
+}
