@@ -11,10 +11,12 @@ import TonearmVideo
 /// change of size in the middle of it (the frames come at the new size; the last one stays
 /// shown meanwhile).
 ///
-/// An HLS stream cannot seek: a seek takes a new reader of the item's stream when that starts
-/// at or before the target and its first bytes are still kept (after the item opened the stream
-/// again at the target's segment, ``PlayerItem`` `reopened`), else a stream of its own opened at
-/// the target's segment; it then decodes on to the frame displayed at the target.
+/// An HLS stream cannot seek: a seek of a playing picture waits for the sound's seek to open
+/// the stream again at the target's segment (``PlayerItem`` `reopened`) and takes a reader of
+/// that stream; a picture that starts (at the item's time) takes a reader of the item's stream
+/// when that starts at or before the time and its first bytes are still kept. Otherwise (no
+/// such stream within ``reopenWait`` seconds) it opens a stream of its own at the target's
+/// segment. It then decodes on to the frame displayed at the target.
 ///
 /// Threading: the pipeline's decoding thread calls it; ``cancel()`` from any thread (it wakes a
 /// read waiting for segments, and ends the readers taken after it).
@@ -23,12 +25,22 @@ final class HLSVideoFrameSource: VideoFrameSource, @unchecked Sendable {
     private let format: VideoFrame.PixelFormat
     private var decoder: VideoDecoder?
     private var held: VideoFrame?
+    /// The item's stream generation the decoder reads (nil: none yet, or a stream of its own).
+    private var generation: Int?
+    /// How long a seek waits for the sound's seek to open the stream again.
+    static let reopenWait = 5.0
     /// The reader the decoder reads (cancelled by ``cancel()``), and whether it was.
     private let reading = Mutex<(source: HLSByteSource?, cancelled: Bool)>((nil, false))
 
-    init(item: PlayerItem, format: VideoFrame.PixelFormat) {
+    /// Where the picture starts (the item's time when it was asked for): the first seek there
+    /// is its start, not a seek of the sound's.
+    private var startTime: Double?
+
+    /// The picture of `item` from `startTime` on (the item's time when the picture is asked for).
+    init(item: PlayerItem, format: VideoFrame.PixelFormat, startTime: Double) {
         self.item = item
         self.format = format
+        self.startTime = startTime
     }
 
     /// Ends the reading: a read waiting for segments wakes and throws. Any thread; idempotent.
@@ -38,15 +50,29 @@ final class HLSVideoFrameSource: VideoFrameSource, @unchecked Sendable {
             return r.source
         }
         source?.cancel()
+        item.wakeHLSWaiters()
     }
 
+    private var isCancelled: Bool { reading.withLock { $0.cancelled } }
+
     /// Opens the decoder on a stream that starts at or before `time`: a reader of the item's,
-    /// or one of its own.
-    private func open(at time: Double) throws(TonearmError) -> VideoDecoder {
+    /// or one of its own. `seeking`: the decoder reads a stream already, and the sound's seek
+    /// will open the item's stream again (waited for).
+    private func open(at time: Double, seeking: Bool) throws(TonearmError) -> VideoDecoder {
         let previous = reading.withLock { $0.source }
         var source: HLSByteSource?
-        if let shared = item.hlsStream(), shared.startOffset <= time + 1e-6, let reader = shared.makeReader() {
+        var (shared, current) = item.hlsStreamGeneration()
+        if seeking, let known = generation, current <= known {
+            if let next = item.waitForHLSStream(after: known, timeout: Self.reopenWait, stop: { isCancelled }) {
+                (shared, current) = next
+            } else if isCancelled {
+                throw .invalidState("\(item.url.absoluteString): the video was stopped")
+            }
+        }
+        generation = nil
+        if let shared, shared.startOffset <= time + 1e-6, let reader = shared.makeReader() {
             source = reader
+            generation = current
         }
         if source == nil {
             var options = item.hlsStream()?.options ?? HLSSourceOptions()
@@ -76,13 +102,15 @@ final class HLSVideoFrameSource: VideoFrameSource, @unchecked Sendable {
             held = nil
             return f
         }
-        let d = try decoder ?? open(at: item.hlsStream()?.startOffset ?? 0)
+        let d = try decoder ?? open(at: startTime ?? item.hlsStream()?.startOffset ?? 0, seeking: false)
         return try d.nextFrame()
     }
 
     func seek(to seconds: Double, exact: Bool) throws {
         held = nil
-        let d = try open(at: seconds)
+        let starting = startTime.map { abs($0 - seconds) < 1e-6 } ?? false
+        startTime = nil
+        let d = try open(at: seconds, seeking: decoder != nil && !starting)
         held = try d.advance(to: seconds)
     }
 }

@@ -785,12 +785,13 @@ extension Player {
             if waiting { evaluateBuffer() }
         }
         guard wanted, let item else { return }
+        let at = currentTime()
         let frames: any VideoFrameSource
         var cancelNetwork: (@Sendable () -> Void)?
         if item.isHLS {
             // An HLS stream's picture reads the sound's segments with a reader of its own, opened
             // on the decoding thread (see HLSVideoFrameSource).
-            let source = HLSVideoFrameSource(item: item, format: format)
+            let source = HLSVideoFrameSource(item: item, format: format, startTime: at)
             cancelNetwork = { source.cancel() }
             frames = source
         } else if item.url.isFileURL {
@@ -855,7 +856,6 @@ extension Player {
                 }
             }
         }
-        let at = currentTime()
         pipeline.start()
         if at > 0 { pipeline.seek(to: at, exact: true) }
     }

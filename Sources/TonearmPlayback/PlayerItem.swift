@@ -332,6 +332,32 @@ public final class PlayerItem: @unchecked Sendable {
         return source
     }
 
+    /// Counts the HLS streams the sound has read (bumped when a seek opens the stream again),
+    /// under a condition a video decoder waits on for the stream of its seek.
+    private let hlsStreams = NSCondition()
+    private var hlsGeneration = 0
+
+    /// The HLS stream the sound reads now and its generation (see ``hlsStream()``).
+    func hlsStreamGeneration() -> (stream: HLSByteSource?, generation: Int) {
+        hlsStreams.withLock { (hlsStream(), hlsGeneration) }
+    }
+
+    /// Waits until a seek has opened the HLS stream again after `generation` (the stream then,
+    /// and its generation), `stop` holds (checked whenever ``wakeHLSWaiters()`` is called), or
+    /// `timeout` seconds have passed (nil). A video decoding thread.
+    func waitForHLSStream(after generation: Int, timeout: Double, stop: () -> Bool) -> (stream: HLSByteSource?, generation: Int)? {
+        let deadline = Date().addingTimeInterval(timeout)
+        hlsStreams.lock()
+        defer { hlsStreams.unlock() }
+        while hlsGeneration <= generation {
+            if stop() || !hlsStreams.wait(until: deadline) { return nil }
+        }
+        return (hlsStream(), hlsGeneration)
+    }
+
+    /// Wakes the threads in ``waitForHLSStream(after:timeout:stop:)`` to check their `stop`.
+    func wakeHLSWaiters() { hlsStreams.withLock { hlsStreams.broadcast() } }
+
     /// The length of a video without sound (a local file played against silence); nil otherwise.
     private var videoOnlyDuration: Double? {
         state.withLock { s in s.file == nil && s.playback is SilentSource ? s.duration.seconds : nil }
@@ -507,16 +533,23 @@ public final class PlayerItem: @unchecked Sendable {
     /// Decoder thread: a seek opened the HLS stream again on `next`; the logs and the buffer
     /// follow it from now on.
     private func reopened(_ next: HLSByteSource, arrived: HLSArrival, epoch: UInt64) {
-        let old = state.withLock { s -> ItemFetch? in
-            guard s.epoch == epoch else { return nil }
-            defer {
-                s.network = .hls(next, arrived: arrived)
-                s.accessReported = 0
-                s.errorsReported = 0
+        let old = hlsStreams.withLock { () -> ItemFetch?? in
+            let old = state.withLock { s -> ItemFetch?? in
+                guard s.epoch == epoch else { return nil }
+                defer {
+                    s.network = .hls(next, arrived: arrived)
+                    s.accessReported = 0
+                    s.errorsReported = 0
+                }
+                return .some(s.network)
             }
-            return s.network
+            if old != nil {
+                hlsGeneration += 1
+                hlsStreams.broadcast()
+            }
+            return old
         }
-        old?.cancel()
+        old??.cancel()
     }
 
     /// Fetch thread: turns a progressive source's events into signals for the player.

@@ -121,6 +121,60 @@ import TonearmVideo
     }
 }
 
+extension PlayerHLSVideoTests {
+    /// An exact seek while playing: the sound's seek opens the stream again at the target's
+    /// segment, and the picture follows it — a reader of that new stream, not a download of its
+    /// own — showing ffmpeg's frame at the target first, then the rest in order.
+    @Test func anExactSeekShowsTheTargetsFrameFromTheReopenedStream() async throws {
+        let dir = try TempDir("player-hls-video-seek")
+        defer { dir.remove() }
+        try Self.stream(in: dir, sizes: [(160, 90)])
+        // ffmpeg's frames of the whole stream (its segments one after another), with their times
+        // on the item's timeline.
+        let all = dir.file("all.ts")
+        var bytes = Data()
+        for k in 0..<3 { bytes += try Data(contentsOf: URL(fileURLWithPath: dir.file("v0/seg\(k).ts"))) }
+        try bytes.write(to: URL(fileURLWithPath: all))
+        let md5s = try VideoFixtures.frameMD5s(all)
+        let times = try VideoFixtures.frameTimes(all).map(\.time)
+        try #require(md5s.count == times.count && !md5s.isEmpty)
+        let server = try PrivateHTTPServer(root: dir.path)
+        defer { server.stop() }
+        let item = PlayerItem(url: server.url("/master.m3u8"))
+        let recorder = FrameRecorder()
+        let player = Player(playerItem: item, output: { NullOutput() })
+        player.addVideoRenderer(recorder)
+        let shownOnce = collectPlayerEvents(player, timeout: 30) { if case .readyForDisplay = $0 { true } else { false } }
+        player.play()
+        _ = try await shownOnce.value
+        let target = 3.5
+        let ended = collectPlayerEvents(player, timeout: 60) { e in
+            switch e {
+            case .didPlayToEndTime, .failedToPlayToEndTime, .videoFailed: true
+            case .itemStatusChanged(.failed): true
+            default: false
+            }
+        }
+        let mark = recorder.frames.count
+        #expect(await player.seek(to: target, toleranceBefore: 0, toleranceAfter: 0))
+        let events = try await ended.value
+        #expect(events.last == PlayerEvent.didPlayToEndTime, "\(events)")
+        // The frames of the seek's generation: from the first one at or after the one displayed
+        // at the target (frames of before the seek may still have been shown as it began).
+        let due = try #require(times.lastIndex { $0 <= target + 1e-6 })
+        let after = Array(recorder.frames[mark...].map { FrameMD5.hex($0.packedBytes) })
+        let start = try #require(after.firstIndex(of: md5s[due]), "the frame displayed at \(target) is shown")
+        #expect(Self.inOrder(Array(after[start...]), of: Array(md5s[due...])), "ffmpeg's frames in order after the seek")
+        #expect(after.count - start > 40, "the picture goes on to the end: \(after.count - start) frames")
+        // The segment of the target and the next: once before the seek (read ahead), once for
+        // the stream opened again, which the picture reads too (a download of its own would be a
+        // third).
+        for s in ["/v0/seg1.ts", "/v0/seg2.ts"] {
+            #expect(server.requests(path: s).count <= 2, "\(s): \(server.requests(path: s).count) requests")
+        }
+    }
+}
+
 /// Keeps every frame presented.
 private final class FrameRecorder: PlayerVideoRenderer, Sendable {
     private let shown = Mutex<[VideoFrame]>([])
