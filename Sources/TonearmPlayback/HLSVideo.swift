@@ -75,8 +75,9 @@ final class HLSVideoFrameSource: VideoFrameSource, @unchecked Sendable {
             generation = current
         }
         if source == nil {
-            var options = item.hlsStream()?.options ?? HLSSourceOptions()
-            if item.hlsStream() == nil { options.limits = item.networkOptions.limits }
+            // The sound's options (its variant choice and limits), else the item's limits.
+            var options = shared?.options ?? HLSSourceOptions()
+            if shared == nil { options.limits = item.networkOptions.limits }
             options.startTime = time
             source = HLSByteSource(url: item.url, options: options)
         }
