@@ -30,9 +30,9 @@ struct PlayCommand: AsyncParsableCommand {
             the command), beside the \
             terminal's. Videos and songs share a queue: the window opens when a video's turn \
             comes and closes when a song follows (the picture against the queue's sound, the \
-            songs gapless as ever). An http(s) video (a progressive file, not HLS) opens its \
-            window the same way once it has loaded, its file downloaded once for the sound and \
-            the picture. Without a display, or with --no-video, the sound plays.
+            songs gapless as ever). An http(s) video (a progressive file, or an HLS \
+            stream whose variants carry video) opens its window the same way once it has \
+            loaded, downloaded once for the sound and the picture. Without a display, or with --no-video, the sound plays.
 
             Examples:
               tonearm play ~/Music/Album                        # a folder, as one gapless queue
@@ -171,12 +171,12 @@ struct PlayCommand: AsyncParsableCommand {
             do { (selection, notice) = try playback.selection(settings) } catch let e as PlaybackSetupError {
                 throw CommandFailure(nil, "\(e)")
             }
-            // A progressive file's picture goes where `--video-output` says (the player reads it
-            // from the sound's download); without it, a window opens when a display is there and
+            // A progressive file's or an HLS stream's picture goes where `--video-output` says
+            // (the player reads it from the sound's download or segments); without it, a window opens when a display is there and
             // the item turns out to have video, as for a local video; `--no-video`: the sound.
             var video: StreamSession.Video?
             var whenFound: StreamSession.StreamVideoWhenFound?
-            if !noVideo, url.pathExtension.lowercased() != "m3u8" {
+            if !noVideo {
                 if let v = videoOutput {
                     let choice = try VideoOutputChoice(parsing: v)
                     if case .file(let out) = choice { try Overwrite.check(out, force: playback.force) }

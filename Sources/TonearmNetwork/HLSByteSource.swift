@@ -88,6 +88,11 @@ public struct HLSSourceOptions: Sendable {
 ///   The first playlist load fails at once (a 404 names its status). Only `http` and `https`
 ///   are ever fetched: a playlist naming `file:`, `pipe:` or another scheme is refused.
 ///
+/// One stream, several readers: ``makeReader()`` gives another source over the same segments
+/// with a read position of its own (a video's demuxer beside the sound's): nothing is fetched
+/// twice. The fetcher keeps its read-ahead limits against the slowest reader, and forgets only
+/// what lies ``HLSSourceOptions/keptBehind`` behind it.
+///
 /// Threading: ``read(into:)`` and ``seek(to:)`` are for one reader thread (a demuxer's); a read
 /// blocks until bytes arrive, the end, a failure or ``cancel()``, and never longer than the
 /// limits allow: it fails with ``NetworkFailure/timedOut(phase:seconds:)`` when the fetcher has
@@ -97,23 +102,43 @@ public struct HLSSourceOptions: Sendable {
 public final class HLSByteSource: ByteSource, Sendable {
     public typealias Options = HLSSourceOptions
     private let fetcher: HLSFetcher
+    /// This source's reader of the fetcher.
+    private let reader: Int
 
     /// A source for the master or media playlist at `url`; nothing is fetched until
     /// ``start()``. `onEvent` is called on the fetch thread.
     public init(url: URL, options: Options = Options(), onEvent: @escaping @Sendable (HLSSourceEvent) -> Void = { _ in }) {
         fetcher = HLSFetcher(url: url, options: options, onEvent: onEvent)
+        reader = fetcher.addReader() ?? 0
     }
 
-    /// Releasing the source stops its fetching.
-    deinit { fetcher.cancel() }
+    private init(sharing fetcher: HLSFetcher, reader: Int) {
+        self.fetcher = fetcher
+        self.reader = reader
+    }
+
+    /// Another reader of this stream: a source with a read position of its own, at the start of
+    /// the stream, over the same segments, fetched once. Each reader is for its own thread; the
+    /// fetching stops when every reader has been cancelled or released, and ``cancel()`` on one
+    /// ends that reader only. Nil when the stream's first bytes are no longer kept (a reader went
+    /// on past ``HLSSourceOptions/keptBehind``), or after the fetching stopped. Its events go to
+    /// this source's handler.
+    public func makeReader() -> HLSByteSource? {
+        fetcher.addReader().map { HLSByteSource(sharing: fetcher, reader: $0) }
+    }
+
+    /// Releasing the source ends its reader; the last reader's release stops the fetching.
+    deinit { fetcher.cancel(reader: reader) }
 
     /// The playlist address asked for.
     public var url: URL { fetcher.url }
     public var options: Options { fetcher.options }
     /// Starts fetching. Idempotent; any thread.
     public func start() { fetcher.start() }
-    /// Stops fetching and wakes the reader (which then throws). Any thread; idempotent.
-    public func cancel() { fetcher.cancel() }
+    /// Stops fetching and wakes the reader (which then throws). With other readers
+    /// (``makeReader()``): ends this reader only; the fetching stops with the last one. Any
+    /// thread; idempotent.
+    public func cancel() { fetcher.cancel(reader: reader) }
     /// Waits until the media playlist to play has been loaded (true), or the source failed or
     /// was cancelled (false; see ``failure``), at most `timeout` seconds. Any thread.
     public func waitUntilOpen(timeout: Double) -> Bool { fetcher.waitUntilOpen(timeout: timeout) }
@@ -144,7 +169,7 @@ public final class HLSByteSource: ByteSource, Sendable {
     /// The bandwidth measured over the last segments (bits/s); nil before the first segment.
     public var measuredBandwidth: Double? { fetcher.measuredBandwidth }
     /// Seconds of audio that have arrived and not been read yet (by the segments' durations).
-    public var bufferedDuration: Double { fetcher.bufferedDuration }
+    public var bufferedDuration: Double { fetcher.bufferedDuration(reader: reader) }
     /// The requests made so far: playlists, keys and segments, one entry each (a resumption is
     /// an entry of its own).
     public var accessLog: [NetworkAccessLogEntry] { fetcher.accessLog }
@@ -154,11 +179,11 @@ public final class HLSByteSource: ByteSource, Sendable {
     /// Reads up to `buffer.count` bytes at the read position, waiting for them when they have
     /// not arrived. Returns 0 at the end of the stream. Throws the source's failure, or
     /// ``TonearmError/invalidState(_:)`` after ``cancel()``. The reader thread.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(TonearmError) -> Int { try fetcher.read(into: buffer) }
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(TonearmError) -> Int { try fetcher.read(into: buffer, reader: reader) }
     /// Moves the read position within what is in memory, or forward; false for a position that
     /// is no longer kept, or past the end of a finished stream. The reader thread.
     @discardableResult
-    public func seek(to offset: Int64) -> Bool { fetcher.seek(to: offset) }
+    public func seek(to offset: Int64) -> Bool { fetcher.seek(to: offset, reader: reader) }
     /// The read position.
-    public var position: Int64 { fetcher.position }
+    public var position: Int64 { fetcher.position(reader: reader) }
 }

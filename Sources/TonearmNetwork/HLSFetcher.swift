@@ -20,7 +20,9 @@ final class HLSFetcher: @unchecked Sendable {
     private struct State {
         /// One chunk a segment, at its place in the stream.
         var pieces = ChunkStore<SegmentInfo>()
-        var readPosition: Int64 = 0
+        /// The read positions of the readers not cancelled, by id (``HLSByteSource/makeReader()``).
+        var readers: [Int: Int64] = [:]
+        var nextReader = 0
         /// The end of what has arrived.
         var fetchedEnd: Int64 = 0
         var opened = false
@@ -86,6 +88,31 @@ final class HLSFetcher: @unchecked Sendable {
         ch?.cancel()
     }
 
+    /// A new reader at 0 (its id); nil when the stream's first bytes are no longer kept (a
+    /// reader went on past ``HLSSourceOptions/keptBehind``) or the fetching was cancelled.
+    func addReader() -> Int? {
+        condition.withLock {
+            guard !state.cancelled, (state.pieces.start ?? state.fetchedEnd) == 0 else { return nil }
+            let id = state.nextReader
+            state.nextReader += 1
+            state.readers[id] = 0
+            return id
+        }
+    }
+
+    /// Ends reader `id` (it throws from now on; one waiting wakes, and the fetcher, which may
+    /// have waited for it); the last one stops the fetching. Any thread; idempotent.
+    func cancel(reader id: Int) {
+        let last = condition.withLock { () -> Bool in
+            guard state.readers.removeValue(forKey: id) != nil else { return false }
+            // What lay behind only this reader may go.
+            if let slowest = state.readers.values.min() { state.pieces.removeChunks(endingBy: slowest - options.keptBehind) }
+            condition.broadcast()
+            return state.readers.isEmpty
+        }
+        if last { cancel() }
+    }
+
     func waitUntilOpen(timeout: Double) -> Bool {
         waitFor(timeout: timeout) { $0.opened } && condition.withLock { state.opened }
     }
@@ -117,10 +144,10 @@ final class HLSFetcher: @unchecked Sendable {
     var measuredBandwidth: Double? { condition.withLock { state.measured } }
     var accessLog: [NetworkAccessLogEntry] { condition.withLock { state.access } }
     var errorLog: [NetworkErrorLogEntry] { condition.withLock { state.errors } }
-    var position: Int64 { condition.withLock { state.readPosition } }
-    var bufferedDuration: Double {
+    func position(reader: Int) -> Int64 { condition.withLock { state.readers[reader] ?? 0 } }
+    func bufferedDuration(reader: Int) -> Double {
         condition.withLock {
-            let p = state.readPosition
+            guard let p = state.readers[reader] else { return 0 }
             return state.pieces.chunks.reduce(0) { sum, piece in
                 guard piece.end > p, !piece.bytes.isEmpty else { return sum }
                 let unread = Double(piece.end - max(p, piece.start)) / Double(piece.bytes.count)
@@ -131,18 +158,19 @@ final class HLSFetcher: @unchecked Sendable {
 
     // MARK: Reading (one reader thread)
 
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws(TonearmError) -> Int {
+    func read(into buffer: UnsafeMutableRawBufferPointer, reader: Int) throws(TonearmError) -> Int {
         guard !buffer.isEmpty else { return 0 }
         condition.lock()
         defer { condition.unlock() }
         var seen = state.activity
         var deadline = Date().addingTimeInterval(state.stallLimit)
         while true {
-            let p = state.readPosition
+            guard let p = state.readers[reader] else { throw .invalidState("\(url.absoluteString): the HLS source was cancelled") }
             if let n = state.pieces.copy(at: p, into: buffer) {
-                state.readPosition += Int64(n)
-                // Forget what lies far enough behind.
-                state.pieces.removeChunks(endingBy: state.readPosition - options.keptBehind)
+                state.readers[reader] = p + Int64(n)
+                // Forget what lies far enough behind the slowest reader.
+                let slowest = state.readers.values.min() ?? p + Int64(n)
+                state.pieces.removeChunks(endingBy: slowest - options.keptBehind)
                 condition.broadcast()  // the fetcher may wait for room
                 return n
             }
@@ -160,12 +188,12 @@ final class HLSFetcher: @unchecked Sendable {
         }
     }
 
-    func seek(to offset: Int64) -> Bool {
+    func seek(to offset: Int64, reader: Int) -> Bool {
         condition.withLock {
             let earliest = state.pieces.start ?? state.fetchedEnd
-            guard offset >= 0, offset >= earliest else { return false }
+            guard offset >= 0, offset >= earliest, state.readers[reader] != nil else { return false }
             if state.finished && offset > state.fetchedEnd { return false }
-            state.readPosition = offset
+            state.readers[reader] = offset
             condition.broadcast()
             return true
         }
@@ -366,12 +394,13 @@ final class HLSFetcher: @unchecked Sendable {
         return !state.cancelled
     }
 
-    /// Waits while enough is ahead of the reader; false when cancelled.
+    /// Waits while enough is ahead of the slowest reader (what is kept is bounded as with one
+    /// reader); false when cancelled.
     private func waitForRoom() -> Bool {
         condition.lock()
         defer { condition.unlock() }
         while !state.cancelled {
-            let p = state.readPosition
+            let p = state.readers.values.min() ?? state.fetchedEnd
             let ahead = state.pieces.chunks.filter { $0.end > p }.count
             if ahead < options.maximumSegmentsAhead && state.fetchedEnd - p < options.maximumBytesAhead { break }
             condition.wait()

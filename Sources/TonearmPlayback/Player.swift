@@ -89,12 +89,12 @@ public final class Player: @unchecked Sendable {
         var fanout: VideoFanout
         var epoch: UInt64
         var format: VideoFrame.PixelFormat
-        /// The video's own download of a progressive HTTP item (cancelled before the pipeline
-        /// stops: its decoder may be waiting for bytes).
-        var network: NetworkByteSource?
+        /// Cancels the video's reader of a network item's download or HLS stream (before the
+        /// pipeline stops: its decoder may be waiting for bytes).
+        var cancelNetwork: (@Sendable () -> Void)?
 
         func stop() {
-            network?.cancel()
+            cancelNetwork?()
             pipeline.stop()
         }
     }
@@ -774,7 +774,8 @@ extension Player {
         let sinks: [any PlayerVideoRenderer] = (item?.outputs ?? []) + renderers
         let format: VideoFrame.PixelFormat = !sinks.isEmpty && sinks.allSatisfy({ $0.preferredPixelFormat == .rgba }) ? .rgba : .yuv420p
         var wanted = false
-        if let item, open, !atEnd, !sinks.isEmpty, item.url.isFileURL || item.isProgressiveHTTP, item.selectedVideoTrack != nil {
+        if let item, open, !atEnd, !sinks.isEmpty, item.url.isFileURL || item.isProgressiveHTTP || item.isHLS,
+           item.selectedVideoTrack != nil {
             wanted = true
         }
         if let current {
@@ -793,9 +794,16 @@ extension Player {
             if waiting { evaluateBuffer() }
         }
         guard wanted, let item else { return }
-        let frames: DecoderFrameSource
-        var network: NetworkByteSource?
-        if item.url.isFileURL {
+        let at = currentTime()
+        let frames: any VideoFrameSource
+        var cancelNetwork: (@Sendable () -> Void)?
+        if item.isHLS {
+            // An HLS stream's picture reads the sound's segments with a reader of its own, opened
+            // on the decoding thread (see HLSVideoFrameSource).
+            let source = HLSVideoFrameSource(item: item, format: format, startTime: at)
+            cancelNetwork = { source.cancel() }
+            frames = source
+        } else if item.url.isFileURL {
             do {
                 frames = DecoderFrameSource(decoder: try VideoDecoder(path: item.url.path, track: nil, outputFormat: format),
                                             subtitles: item.subtitleChoice)
@@ -810,7 +818,7 @@ extension Player {
             // of the file. Cancelled before the pipeline stops (`VideoRun.stop()`), which wakes a
             // read waiting for bytes (and ends this reader only).
             let source = item.makeNetworkReader() ?? NetworkByteSource(url: item.url, options: item.networkOptions)
-            network = source
+            cancelNetwork = { source.cancel() }
             let name = item.url.absoluteString
             frames = DecoderFrameSource(subtitles: item.subtitleChoice, opening: { () throws(TonearmError) -> VideoDecoder in
                 source.start()
@@ -826,10 +834,10 @@ extension Player {
         let stored = lock.withLock { s -> Bool in
             guard s.itemEpoch == epoch, s.video == nil else { return false }
             s.stoppedVideoStatistics = nil
-            s.video = VideoRun(pipeline: pipeline, fanout: fanout, epoch: epoch, format: format, network: network)
+            s.video = VideoRun(pipeline: pipeline, fanout: fanout, epoch: epoch, format: format, cancelNetwork: cancelNetwork)
             return true
         }
-        guard stored else { network?.cancel(); return }
+        guard stored else { cancelNetwork?(); return }
         let events = pipeline.events
         Task { [weak self] in
             for await e in events {
@@ -857,7 +865,6 @@ extension Player {
                 }
             }
         }
-        let at = currentTime()
         pipeline.start()
         if at > 0 { pipeline.seek(to: at, exact: true) }
     }

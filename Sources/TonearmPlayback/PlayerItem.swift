@@ -145,13 +145,19 @@ public final class PlayerItem: @unchecked Sendable {
     public var format: SourceFormat? { state.withLock { $0.file?.fileFormat } }
     /// The latest timed metadata heard: a radio stream's `StreamTitle` and `StreamUrl`.
     public var timedMetadata: [String: String] { state.withLock { $0.timedMetadata } }
-    /// The video streams of the item (empty for audio, and before it has loaded; HLS streams
-    /// are not searched for video yet). Read when the item opens.
+    /// The video streams of the item (empty for audio, and before it has loaded; for HLS, those
+    /// of the variant the stream starts with). Read when the item opens.
     public var videoTracks: [VideoTrackInfo] { state.withLock { $0.videoTracks } }
     /// Whether the item is a progressive HTTP(S) download (not an HLS playlist).
     var isProgressiveHTTP: Bool {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return false }
         return !ItemFetch.isHLS(url)
+    }
+
+    /// Whether the item is an HLS stream (an `http(s)` `.m3u8` playlist).
+    var isHLS: Bool {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return false }
+        return ItemFetch.isHLS(url)
     }
 
     /// The track a video output shows: the default one, else the first.
@@ -318,6 +324,40 @@ public final class PlayerItem: @unchecked Sendable {
         return source.makeReader()
     }
 
+    /// The HLS stream the sound reads now (after a seek, the one opened again at the target's
+    /// segment), for its video decoder to take a reader of; nil before the item has loaded, and
+    /// for other items.
+    func hlsStream() -> HLSByteSource? {
+        guard case .hls(let source, _)? = network else { return nil }
+        return source
+    }
+
+    /// Counts the HLS streams the sound has read (bumped when a seek opens the stream again),
+    /// under a condition a video decoder waits on for the stream of its seek.
+    private let hlsStreams = NSCondition()
+    private var hlsGeneration = 0
+
+    /// The HLS stream the sound reads now and its generation (see ``hlsStream()``).
+    func hlsStreamGeneration() -> (stream: HLSByteSource?, generation: Int) {
+        hlsStreams.withLock { (hlsStream(), hlsGeneration) }
+    }
+
+    /// Waits until a seek has opened the HLS stream again after `generation` (the stream then,
+    /// and its generation), `stop` holds (checked whenever ``wakeHLSWaiters()`` is called), or
+    /// `timeout` seconds have passed (nil). A video decoding thread.
+    func waitForHLSStream(after generation: Int, timeout: Double, stop: () -> Bool) -> (stream: HLSByteSource?, generation: Int)? {
+        let deadline = Date().addingTimeInterval(timeout)
+        hlsStreams.lock()
+        defer { hlsStreams.unlock() }
+        while hlsGeneration <= generation {
+            if stop() || !hlsStreams.wait(until: deadline) { return nil }
+        }
+        return (hlsStream(), hlsGeneration)
+    }
+
+    /// Wakes the threads in ``waitForHLSStream(after:timeout:stop:)`` to check their `stop`.
+    func wakeHLSWaiters() { hlsStreams.withLock { hlsStreams.broadcast() } }
+
     /// The length of a video without sound (a local file played against silence); nil otherwise.
     private var videoOnlyDuration: Double? {
         state.withLock { s in s.file == nil && s.playback is SilentSource ? s.duration.seconds : nil }
@@ -426,11 +466,10 @@ public final class PlayerItem: @unchecked Sendable {
             do {
                 let file = try fetch.openFile(name: url.absoluteString)
                 result = .success((file, fetch))
-                // A progressive file's video streams, as its container states them (the
-                // player decodes them from a download of their own).
-                if case .progressive = fetch {
-                    videoTracks = VideoTrackInfo.tracks(inOpened: file.formatContext, name: url.absoluteString)
-                }
+                // The video streams, as the container states them: a progressive file's, or the
+                // segments' of an HLS stream's first variant (the player decodes them from a
+                // reader of the same download).
+                videoTracks = VideoTrackInfo.tracks(inOpened: file.formatContext, name: url.absoluteString)
             } catch {
                 result = .failure(error)
             }
@@ -494,16 +533,23 @@ public final class PlayerItem: @unchecked Sendable {
     /// Decoder thread: a seek opened the HLS stream again on `next`; the logs and the buffer
     /// follow it from now on.
     private func reopened(_ next: HLSByteSource, arrived: HLSArrival, epoch: UInt64) {
-        let old = state.withLock { s -> ItemFetch? in
-            guard s.epoch == epoch else { return nil }
-            defer {
-                s.network = .hls(next, arrived: arrived)
-                s.accessReported = 0
-                s.errorsReported = 0
+        let old = hlsStreams.withLock { () -> ItemFetch?? in
+            let old = state.withLock { s -> ItemFetch?? in
+                guard s.epoch == epoch else { return nil }
+                defer {
+                    s.network = .hls(next, arrived: arrived)
+                    s.accessReported = 0
+                    s.errorsReported = 0
+                }
+                return .some(s.network)
             }
-            return s.network
+            if old != nil {
+                hlsGeneration += 1
+                hlsStreams.broadcast()
+            }
+            return old
         }
-        old?.cancel()
+        old??.cancel()
     }
 
     /// Fetch thread: turns a progressive source's events into signals for the player.

@@ -24,6 +24,38 @@ final class FrameConverter {
                 width: Int, height: Int) -> [VideoFrame.Plane]? {
         if Self.copies(frame, to: format, width: width, height: height) { return Self.copy(frame) }
         let srcW = frame.pointee.width, srcH = frame.pointee.height, srcF = frame.pointee.format
+        var srcStrides = [frame.pointee.linesize.0, frame.pointee.linesize.1, frame.pointee.linesize.2, frame.pointee.linesize.3]
+        var src: [UnsafeMutablePointer<UInt8>?] = [frame.pointee.data.0, frame.pointee.data.1, frame.pointee.data.2, frame.pointee.data.3]
+        return scale(&src, &srcStrides, width: srcW, height: srcH, format: srcF, to: format, width: width, height: height)
+    }
+
+    /// A `yuv420p` frame at `width` × `height` (libswscale, bicubic, as the `ffmpeg` command
+    /// scales a stream whose size changes to its first size); nil when libswscale refuses.
+    func scaled(_ frame: VideoFrame, width: Int, height: Int) -> VideoFrame? {
+        guard frame.pixelFormat == .yuv420p, frame.planes.count == 3 else { return nil }
+        let p = frame.planes
+        let planes: [VideoFrame.Plane]? = p[0].bytes.withUnsafeBufferPointer { y in
+            p[1].bytes.withUnsafeBufferPointer { u in
+                p[2].bytes.withUnsafeBufferPointer { v in
+                    var src: [UnsafeMutablePointer<UInt8>?] = [UnsafeMutablePointer(mutating: y.baseAddress),
+                                                               UnsafeMutablePointer(mutating: u.baseAddress),
+                                                               UnsafeMutablePointer(mutating: v.baseAddress), nil]
+                    var strides = [Int32(p[0].bytesPerRow), Int32(p[1].bytesPerRow), Int32(p[2].bytesPerRow), 0]
+                    return scale(&src, &strides, width: Int32(frame.width), height: Int32(frame.height),
+                                 format: AV_PIX_FMT_YUV420P.rawValue, to: .yuv420p, width: width, height: height)
+                }
+            }
+        }
+        guard let planes else { return nil }
+        var out = frame
+        out.width = width
+        out.height = height
+        out.planes = planes
+        return out
+    }
+
+    private func scale(_ src: inout [UnsafeMutablePointer<UInt8>?], _ srcStrides: inout [Int32], width srcW: Int32, height srcH: Int32,
+                       format srcF: Int32, to format: VideoFrame.PixelFormat, width: Int, height: Int) -> [VideoFrame.Plane]? {
         let dstF = format == .rgba ? AV_PIX_FMT_RGBA : AV_PIX_FMT_YUV420P
         let want: [Int32] = [srcW, srcH, srcF, Int32(width), Int32(height), dstF.rawValue]
         if want != key || sws == nil {
@@ -49,8 +81,6 @@ final class FrameConverter {
         defer { for b in buffers { b.deallocate() } }
         var dst: [UnsafeMutablePointer<UInt8>?] = buffers + Array(repeating: nil, count: 4 - buffers.count)
         var strides = out.map { Int32($0.bytesPerRow) } + Array(repeating: 0, count: 4 - out.count)
-        var srcStrides = [frame.pointee.linesize.0, frame.pointee.linesize.1, frame.pointee.linesize.2, frame.pointee.linesize.3]
-        var src: [UnsafeMutablePointer<UInt8>?] = [frame.pointee.data.0, frame.pointee.data.1, frame.pointee.data.2, frame.pointee.data.3]
         guard tonearm_sws_scale(sws, &src, &srcStrides, 0, srcH, &dst, &strides) > 0 else { return nil }
         for i in out.indices {
             out[i].bytes = [UInt8](UnsafeBufferPointer(start: buffers[i], count: out[i].bytesPerRow * out[i].height))

@@ -101,12 +101,15 @@ public final class VideoDecoder {
     /// is its ``path`` in messages. As ``init(path:track:outputFormat:)`` otherwise; a failure of
     /// the source while opening is thrown as it is (`TonearmError.network`). Reads block on the
     /// source as long as it does (bounded by its network limits; cancelling it ends them).
+    /// `timelineStart`: the item time at which the source's bytes begin (an HLS stream opened at
+    /// a segment after the first: that segment's start), added to every frame's time.
     public convenience init(byteSource source: any ByteSource, name: String, track: Int? = nil,
-                            outputFormat: VideoFrame.PixelFormat = .yuv420p) throws(TonearmError) {
-        try self.init(input: VideoInput(byteSource: source, name: name), track: track, outputFormat: outputFormat)
+                            outputFormat: VideoFrame.PixelFormat = .yuv420p, timelineStart: Double = 0) throws(TonearmError) {
+        try self.init(input: VideoInput(byteSource: source, name: name), track: track, outputFormat: outputFormat,
+                      timelineStart: timelineStart)
     }
 
-    private init(input: VideoInput, track: Int?, outputFormat: VideoFrame.PixelFormat) throws(TonearmError) {
+    private init(input: VideoInput, track: Int?, outputFormat: VideoFrame.PixelFormat, timelineStart: Double = 0) throws(TonearmError) {
         let path = input.path
         self.path = path
         self.outputFormat = outputFormat
@@ -130,7 +133,7 @@ public final class VideoDecoder {
         stream = input.stream(chosen)
         self.track = tracks[video.firstIndex(of: chosen)!]
         timeBase = Double(stream.pointee.time_base.num) / Double(stream.pointee.time_base.den)
-        startTime = input.startTime
+        startTime = input.startTime - timelineStart
         packet = av_packet_alloc()
         frame = av_frame_alloc()
         held = av_frame_alloc()
@@ -240,6 +243,34 @@ public final class VideoDecoder {
             }
             let next = frameTime(held)
             if next > time + 1e-9 && next > time + toleranceAfter {
+                hasHeld = true
+                break
+            }
+            swap(&frame, &held)
+            av_frame_unref(held)
+            t = next
+        }
+        defer { av_frame_unref(frame) }
+        return try makeFrame(frame)
+    }
+
+    /// Decodes on from where the decoder stands, without seeking the container (a stream that
+    /// cannot seek: an HLS stream opened at the segment that holds `time`), to the frame
+    /// displayed at `time` — the last one shown at or before it, or the first one when every
+    /// frame comes later — and returns it; the next ``nextFrame()`` continues after it. The
+    /// frames passed over are not converted. Nil when the stream ends before any frame.
+    public func advance(to time: Double) throws(TonearmError) -> VideoFrame? {
+        if hasHeld {
+            hasHeld = false
+            swap(&frame, &held)
+        } else if !receive(into: frame) {
+            return nil
+        }
+        var t = frameTime(frame)
+        while t < time - 1e-9 {
+            guard receive(into: held) else { break }
+            let next = frameTime(held)
+            if next > time + 1e-9 {
                 hasHeld = true
                 break
             }

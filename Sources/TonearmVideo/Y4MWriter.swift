@@ -4,7 +4,9 @@ import TonearmCore
 
 /// Writes `yuv420p` ``VideoFrame``s to a YUV4MPEG2 (`.y4m`) file, as FFmpeg's `yuv4mpegpipe`
 /// muxer does: the stream header (size, frame rate, progressive, pixel aspect, `C420jpeg`) from
-/// the first frame, then `FRAME` and the three planes, without padding, for each frame.
+/// the first frame, then `FRAME` and the three planes, without padding, for each frame. A frame
+/// of another size (an HLS stream's variant switch) is scaled to the first size, as the `ffmpeg`
+/// command scales it (bicubic).
 /// Not thread-safe: one writer thread.
 public final class Y4MWriter {
     public let path: String
@@ -12,6 +14,7 @@ public final class Y4MWriter {
     private var fd: Int32
     private var shape: (width: Int, height: Int)?
     public private(set) var framesWritten = 0
+    private let scaler = FrameConverter()
 
     /// Creates (or truncates) `path`. `frameRate`: the stream's rate as a fraction (the header
     /// needs one; 25/1 when the track does not say).
@@ -24,12 +27,17 @@ public final class Y4MWriter {
 
     deinit { if fd >= 0 { Glibc.close(fd) } }
 
-    /// Appends one frame; every frame must be `yuv420p` of the first frame's size.
+    /// Appends one frame; every frame must be `yuv420p` (one of another size than the first is
+    /// scaled to it).
     public func write(_ frame: VideoFrame) throws(TonearmError) {
         guard frame.pixelFormat == .yuv420p else { throw .invalidArgument("\(path): YUV4MPEG2 takes yuv420p frames, not \(frame.pixelFormat.rawValue)") }
+        var frame = frame
         if let s = shape {
-            guard s.width == frame.width, s.height == frame.height else {
-                throw .invalidArgument("\(path): frame of \(frame.width)×\(frame.height) in a \(s.width)×\(s.height) stream")
+            if s.width != frame.width || s.height != frame.height {
+                guard let scaled = scaler.scaled(frame, width: s.width, height: s.height) else {
+                    throw .invalidArgument("\(path): a frame of \(frame.width)×\(frame.height) does not scale to \(s.width)×\(s.height)")
+                }
+                frame = scaled
             }
         } else {
             shape = (frame.width, frame.height)

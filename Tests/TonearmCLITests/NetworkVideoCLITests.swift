@@ -123,3 +123,43 @@ import TonearmTestSupport
         #expect(!d.stdout.contains("Video:"), "\(d.stdout)")
     }
 }
+
+extension NetworkVideoCLITests {
+    /// `tonearm play http://…/master.m3u8 --video-output file:OUT.y4m` with an HLS stream whose
+    /// two variants carry video at different sizes: the stream starts on the lower variant and
+    /// switches up after its first segment (127.0.0.1 is fast); the file holds ffmpeg's decode of
+    /// the segments fetched one after another — the frames after the switch scaled to the first
+    /// size as ffmpeg scales them — every frame shown, in order, each segment fetched once for the
+    /// sound and the picture. Before, an HLS stream played its sound only.
+    @Test func anHLSStreamsPictureGoesOnAcrossAVariantSwitch() throws {
+        defer { dir.remove() }
+        try VideoFixtures.hls(in: dir.path, sizes: [(320, 180), (160, 90)])
+        let server = try PrivateHTTPServer(root: dir.path)
+        defer { server.stop() }
+        let y4m = dir.file("shown.y4m")
+        let r = try run(try tonearmBinary(), ["play", server.url("/master.m3u8").absoluteString, "--video-output", "file:\(y4m)",
+                                              "--output", "null", "--plain"], environment: environment)
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
+        let segments = server.requests().map(\.path).filter { $0.hasSuffix(".ts") }
+        #expect(segments == ["/v1/seg0.ts", "/v0/seg1.ts", "/v0/seg2.ts"], "low first, then up, each once: \(segments)")
+        // ffmpeg's frames of the same segments, one after another.
+        var bytes = Data()
+        for s in segments { bytes += try Data(contentsOf: URL(fileURLWithPath: dir.file(String(s.dropFirst())))) }
+        try bytes.write(to: URL(fileURLWithPath: dir.file("fetched.ts")))
+        let expected = try VideoFixtures.frameMD5s(dir.file("fetched.ts"))
+        let summary = try #require(r.stdout.split(separator: "\n").first { $0.hasPrefix("Video: ") }, "\(r.stdout)\n\(r.stderr)")
+        let numbers = summary.split(whereSeparator: { " ,:".contains($0) }).compactMap { Double($0) }
+        try #require(numbers.count == 3, "\(summary)")
+        #expect(Int(numbers[0]) + Int(numbers[1]) == expected.count, "\(summary)")
+        let written = try VideoFixtures.y4mFrames(y4m).map(FrameMD5.hex)
+        #expect(written.count == Int(numbers[0]) && written.count > 100, "\(summary)")
+        var next = expected.startIndex
+        for h in written {
+            guard let i = expected[next...].firstIndex(of: h) else {
+                Issue.record("a frame out of order or not ffmpeg's")
+                break
+            }
+            next = i + 1
+        }
+    }
+}

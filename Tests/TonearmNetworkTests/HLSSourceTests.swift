@@ -584,3 +584,52 @@ import TonearmTestSupport
         }
     }
 }
+
+extension HLSSourceTests {
+    /// Reads `source` to its end, 4096 bytes at a time.
+    static func readAll(_ source: HLSByteSource) throws(TonearmError) -> [UInt8] {
+        var out: [UInt8] = []
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 1)
+        defer { chunk.deallocate() }
+        while true {
+            let n = try source.read(into: chunk)
+            if n == 0 { return out }
+            out += chunk[0..<n]
+        }
+    }
+
+    /// One stream, two readers (a video's demuxer beside the sound's, issue 19): each reads the
+    /// whole stream, its segments in order, each fetched once; with a read-ahead of two segments
+    /// and little kept behind, the reader ahead waits for the slowest (which still finds every
+    /// byte); once the start is forgotten no reader can be added; cancelling one reader leaves
+    /// the other reading.
+    @Test func twoReadersReadTheStreamFetchedOnce() throws {
+        let site = try Site()
+        let events = Watched<[HLSSourceEvent]>([])
+        var options = HLSSourceOptions()
+        options.maximumSegmentsAhead = 2
+        options.keptBehind = 1000
+        let source = HLSByteSource(url: site.server.url("/clear/index.m3u8"), options: options, onEvent: { e in events.update { $0.append(e) } })
+        let second = try #require(source.makeReader(), "a reader at the start of a stream not yet read")
+        source.start()
+        let expected = try site.concatenated("clear")
+        let ahead = Watched<Result<[UInt8], TonearmError>?>(nil)
+        let thread = Thread { ahead.update { $0 = Result { () throws(TonearmError) in try Self.readAll(source) } } }
+        thread.start()
+        #expect(try Self.readAll(second) == expected, "the second reader reads the whole stream")
+        #expect(ahead.waitBlocking(timeout: 30) { $0 != nil })
+        #expect(try ahead.value?.get() == expected, "the first reader too")
+        let loaded = events.value.compactMap { if case .segmentLoaded(let n, _, _) = $0 { n } else { nil } }
+        #expect(loaded == Array(0..<(try site.segments("clear").count)), "each segment fetched once: \(loaded)")
+        #expect(source.makeReader() == nil, "the start is forgotten")
+
+        // Cancelling one reader of two ends that one only.
+        let other = HLSByteSource(url: site.server.url("/clear/index.m3u8"), options: options)
+        let video = try #require(other.makeReader())
+        other.start()
+        other.cancel()
+        var one = [UInt8](repeating: 0, count: 16)
+        #expect(throws: TonearmError.self) { try one.withUnsafeMutableBytes { try other.read(into: $0) } }
+        #expect(try Self.readAll(video) == expected, "the reader left reads on")
+    }
+}

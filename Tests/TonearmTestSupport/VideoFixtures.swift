@@ -28,6 +28,29 @@ public enum VideoFixtures {
         try Fixtures.ffmpeg(args)
     }
 
+    /// An HLS stream with video (issue 19): writes `master.m3u8`, `vN/index.m3u8` and
+    /// `vN/segK.ts` under `dir`: `testsrc` with a
+    /// 440 Hz sine, `seconds` long, cut by ffmpeg's HLS muxer into 2 s segments (a key frame at
+    /// each), one variant a size of `sizes` (H.264 with B-frames, AAC).
+    public static func hls(in dir: String, sizes: [(Int, Int)], seconds: Double = 6) throws {
+        let (w, h) = sizes[0]
+        var args = ["-f", "lavfi", "-i", "testsrc=size=\(w)x\(h):rate=25:d=\(seconds)",
+                    "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=\(seconds)"]
+        let splits = sizes.indices.map { "[s\($0)]" }.joined()
+        let scales = sizes.enumerated().map { i, s in "[s\(i)]scale=\(s.0):\(s.1)[v\(i)]" }.joined(separator: ";")
+        args += ["-filter_complex", "[0:v]split=\(sizes.count)\(splits);\(scales)"]
+        for i in sizes.indices { args += ["-map", "[v\(i)]"] }
+        for _ in sizes { args += ["-map", "1:a"] }
+        args += ["-c:v", "libx264", "-bf", "3", "-g", "50", "-force_key_frames", "expr:gte(t,n_forced*2)",
+                 "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "64k"]
+        for (i, s) in sizes.enumerated() { args += ["-b:v:\(i)", "\(s.0 * s.1 / 100)k"] }
+        args += ["-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod", "-hls_segment_type", "mpegts",
+                 "-var_stream_map", sizes.indices.map { "v:\($0),a:\($0)" }.joined(separator: " "),
+                 "-master_pl_name", "master.m3u8",
+                 "-hls_segment_filename", dir + "/v%v/seg%d.ts", dir + "/v%v/index.m3u8"]
+        try Fixtures.ffmpeg(args)
+    }
+
     /// `ffmpeg -f framemd5` of the file's first video stream as `pixelFormat` (not turned by its
     /// display matrix): one MD5 a frame, in order. `inputOptions` go before `-i` (a seek, `-ss`).
     public static func frameMD5s(_ path: String, pixelFormat: String = "yuv420p", inputOptions: [String] = []) throws -> [String] {

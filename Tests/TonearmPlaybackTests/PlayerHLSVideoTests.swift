@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Synchronization
+import Testing
+import TonearmCore
+import TonearmNetwork
+import TonearmOutput
+@testable import TonearmPlayback
+import TonearmTestSupport
+import TonearmVideo
+
+/// `Player` with an HLS item whose variants carry video (H.264 in MPEG-TS segments, issue 19),
+/// from the tests' HTTP server on 127.0.0.1: the item's video output gets ffmpeg's own decode of
+/// the segments fetched, in order, every frame shown or dropped — with one variant, and across a
+/// switch between variants of different sizes (the frames go on at the new size) — each segment
+/// fetched once for the sound and the picture. Real time (the null output's clock): run one at
+/// a time.
+@Suite(.serialized) struct PlayerHLSVideoTests {
+    static func stream(in dir: TempDir, sizes: [(Int, Int)], seconds: Double = 6) throws {
+        try VideoFixtures.hls(in: dir.path, sizes: sizes, seconds: seconds)
+    }
+
+    /// Plays `item` to its end with a video output: the frames presented, and the player.
+    static func playToEnd(_ item: PlayerItem, timeout: Double = 90) async throws -> (frames: [VideoFrame], player: Player) {
+        let recorder = FrameRecorder()
+        let player = Player(playerItem: item, output: { NullOutput() })
+        player.addVideoRenderer(recorder)
+        let end = collectPlayerEvents(player, timeout: timeout) { e in
+            switch e {
+            case .didPlayToEndTime, .failedToPlayToEndTime, .videoFailed: true
+            case .itemStatusChanged(.failed): true
+            default: false
+            }
+        }
+        player.play()
+        let events = try await end.value
+        #expect(events.last == PlayerEvent.didPlayToEndTime, "\(events)")
+        return (recorder.frames, player)
+    }
+
+    /// ffmpeg's frames (MD5 of each as `yuv420p`) of the segments the item fetched, in the order
+    /// it fetched them, each segment decoded on its own (every one starts with a key frame).
+    static func expectedFrames(_ item: PlayerItem, root: TempDir) throws -> (md5s: [String], segments: [String]) {
+        let segments = item.accessLog.filter { $0.kind == .media }.compactMap { URL(string: $0.url)?.path }
+        var md5s: [String] = []
+        for s in segments { md5s += try VideoFixtures.frameMD5s(root.file(String(s.dropFirst()))) }
+        return (md5s, segments)
+    }
+
+    /// Whether every frame of `seen` is one of `expected`, in its order, none twice.
+    static func inOrder(_ seen: [String], of expected: [String]) -> Bool {
+        var next = expected.startIndex
+        for m in seen {
+            guard let i = expected[next...].firstIndex(of: m) else { return false }
+            next = i + 1
+        }
+        return true
+    }
+
+    @Test func aSingleVariantStreamsPictureIsFFmpegsFramesInOrder() async throws {
+        let dir = try TempDir("player-hls-video")
+        defer { dir.remove() }
+        try Self.stream(in: dir, sizes: [(160, 90)])
+        let server = try PrivateHTTPServer(root: dir.path)
+        defer { server.stop() }
+        let item = PlayerItem(url: server.url("/master.m3u8"))
+        let (frames, player) = try await Self.playToEnd(item)
+        #expect(item.videoTracks.count == 1, "the HLS item's video track is found")
+        #expect(item.presentationSize == VideoSize(width: 160, height: 90))
+        let (expected, segments) = try Self.expectedFrames(item, root: dir)
+        #expect(segments == ["/v0/seg0.ts", "/v0/seg1.ts", "/v0/seg2.ts"], "every segment once: \(segments)")
+        let stats = try #require(player.videoStatistics)
+        #expect(stats.presentedFrames + stats.droppedFrames == expected.count, "every frame shown or dropped: \(stats)")
+        #expect(frames.count == stats.presentedFrames && !frames.isEmpty)
+        #expect(Self.inOrder(frames.map { FrameMD5.hex($0.packedBytes) }, of: expected), "ffmpeg's frames in order, none twice")
+        for s in segments {
+            #expect(server.requests(path: s).count == 1, "\(s) fetched once for the sound and the picture")
+        }
+    }
+
+    /// Two variants of different sizes: the stream starts on the lower one and, the measured
+    /// bandwidth being far above both on 127.0.0.1, switches up after the first segment; the
+    /// picture goes on across the switch at the new size, ffmpeg's frames of the segments
+    /// fetched, in order.
+    @Test func aVariantSwitchKeepsThePictureAtTheNewSize() async throws {
+        let dir = try TempDir("player-hls-video-switch")
+        defer { dir.remove() }
+        try Self.stream(in: dir, sizes: [(320, 180), (160, 90)])
+        let server = try PrivateHTTPServer(root: dir.path)
+        defer { server.stop() }
+        let item = PlayerItem(url: server.url("/master.m3u8"))
+        let (frames, player) = try await Self.playToEnd(item)
+        let (expected, segments) = try Self.expectedFrames(item, root: dir)
+        #expect(segments == ["/v1/seg0.ts", "/v0/seg1.ts", "/v0/seg2.ts"], "low first, then up: \(segments)")
+        let stats = try #require(player.videoStatistics)
+        #expect(stats.presentedFrames + stats.droppedFrames == expected.count, "every frame shown or dropped: \(stats)")
+        #expect(Self.inOrder(frames.map { FrameMD5.hex($0.packedBytes) }, of: expected), "ffmpeg's frames in order, none twice")
+        let sizes = frames.map { VideoSize(width: $0.width, height: $0.height) }
+        let firstLarge = try #require(sizes.firstIndex(of: VideoSize(width: 320, height: 180)), "frames at the new size: \(Set(sizes))")
+        #expect(firstLarge > 0 && sizes[..<firstLarge].allSatisfy { $0 == VideoSize(width: 160, height: 90) })
+        #expect(sizes[firstLarge...].allSatisfy { $0 == VideoSize(width: 320, height: 180) })
+        #expect(sizes.count - firstLarge > 50, "the picture goes on after the switch: \(sizes.count - firstLarge) frames")
+    }
+}
+
+extension PlayerHLSVideoTests {
+    /// An exact seek while playing: the sound's seek opens the stream again at the target's
+    /// segment, and the picture follows it — a reader of that new stream, not a download of its
+    /// own — showing ffmpeg's frame at the target first, then the rest in order.
+    @Test func anExactSeekShowsTheTargetsFrameFromTheReopenedStream() async throws {
+        let dir = try TempDir("player-hls-video-seek")
+        defer { dir.remove() }
+        try Self.stream(in: dir, sizes: [(160, 90)])
+        // ffmpeg's frames of the whole stream (its segments one after another), with their times
+        // on the item's timeline.
+        let all = dir.file("all.ts")
+        var bytes = Data()
+        for k in 0..<3 { bytes += try Data(contentsOf: URL(fileURLWithPath: dir.file("v0/seg\(k).ts"))) }
+        try bytes.write(to: URL(fileURLWithPath: all))
+        let md5s = try VideoFixtures.frameMD5s(all)
+        let times = try VideoFixtures.frameTimes(all).map(\.time)
+        try #require(md5s.count == times.count && !md5s.isEmpty)
+        let server = try PrivateHTTPServer(root: dir.path)
+        defer { server.stop() }
+        let item = PlayerItem(url: server.url("/master.m3u8"))
+        let recorder = FrameRecorder()
+        let player = Player(playerItem: item, output: { NullOutput() })
+        player.addVideoRenderer(recorder)
+        let shownOnce = collectPlayerEvents(player, timeout: 30) { if case .readyForDisplay = $0 { true } else { false } }
+        player.play()
+        _ = try await shownOnce.value
+        let target = 3.5
+        let ended = collectPlayerEvents(player, timeout: 60) { e in
+            switch e {
+            case .didPlayToEndTime, .failedToPlayToEndTime, .videoFailed: true
+            case .itemStatusChanged(.failed): true
+            default: false
+            }
+        }
+        let mark = recorder.frames.count
+        #expect(await player.seek(to: target, toleranceBefore: 0, toleranceAfter: 0))
+        let events = try await ended.value
+        #expect(events.last == PlayerEvent.didPlayToEndTime, "\(events)")
+        // The frames of the seek's generation: from the first one at or after the one displayed
+        // at the target (frames of before the seek may still have been shown as it began).
+        let due = try #require(times.lastIndex { $0 <= target + 1e-6 })
+        let after = Array(recorder.frames[mark...].map { FrameMD5.hex($0.packedBytes) })
+        let start = try #require(after.firstIndex(of: md5s[due]), "the frame displayed at \(target) is shown")
+        #expect(Self.inOrder(Array(after[start...]), of: Array(md5s[due...])), "ffmpeg's frames in order after the seek")
+        #expect(after.count - start > 40, "the picture goes on to the end: \(after.count - start) frames")
+        // The segment of the target and the next: once before the seek (read ahead), once for
+        // the stream opened again, which the picture reads too (a download of its own would be a
+        // third).
+        for s in ["/v0/seg1.ts", "/v0/seg2.ts"] {
+            #expect(server.requests(path: s).count <= 2, "\(s): \(server.requests(path: s).count) requests")
+        }
+    }
+}
+
+/// Keeps every frame presented.
+private final class FrameRecorder: PlayerVideoRenderer, Sendable {
+    private let shown = Mutex<[VideoFrame]>([])
+    var frames: [VideoFrame] { shown.withLock { $0 } }
+    func show(_ frame: VideoFrame) { shown.withLock { $0.append(frame) } }
+}
