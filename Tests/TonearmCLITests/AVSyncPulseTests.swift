@@ -41,10 +41,7 @@ import TonearmTestSupport
         defer { display.stop() }
         let recorder = try MonitorRecorder(server: server, directory: dir)
         let sampler = try ScreenSampler(display: display, x: 160, y: 120, directory: dir)
-        var env = server.environment
-        env["DISPLAY"] = display.display
-        env["WAYLAND_DISPLAY"] = ""
-        env["SDL_VIDEODRIVER"] = "x11"
+        var env = server.environment.merging(display.childEnvironment) { $1 }
         env["XDG_DATA_HOME"] = dir.file("data")
         env["XDG_STATE_HOME"] = dir.file("state")
         env["XDG_CONFIG_HOME"] = dir.file("config")

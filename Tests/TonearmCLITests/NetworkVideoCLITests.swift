@@ -81,10 +81,7 @@ import TonearmTestSupport
         defer { server.stop() }
         let display = try VirtualDisplay(width: 640, height: 480)
         defer { display.stop() }
-        var env = environment
-        env["DISPLAY"] = display.display
-        env["WAYLAND_DISPLAY"] = ""
-        env["SDL_VIDEODRIVER"] = "x11"
+        var env = environment.merging(display.childEnvironment) { $1 }
         env["PULSE_SERVER"] = "unix:\(dir.file("no-pulse"))"
         env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(dir.file("no-bus"))"
         let child = try ChildProcess([try tonearmBinary(), "play", "--plain", "--output", "null", server.url("/red.mp4").absoluteString],

@@ -29,10 +29,7 @@ import TonearmTestSupport
         let clip = try redClip(seconds: 20)
         let display = try VirtualDisplay(width: 640, height: 480)
         defer { display.stop() }
-        var env = environment
-        env["DISPLAY"] = display.display
-        env["WAYLAND_DISPLAY"] = ""
-        env["SDL_VIDEODRIVER"] = "x11"
+        let env = environment.merging(display.childEnvironment) { $1 }
         let child = try ChildProcess([try tonearmBinary(), "play", "--plain", "--output", "null", clip], environment: env,
                                      captureStandardError: true, captureStandardOutput: true)
         defer { child.terminate() }
@@ -79,10 +76,7 @@ import TonearmTestSupport
         let clip = try redClip(seconds: 20)
         let display = try VirtualDisplay(width: 640, height: 480)
         defer { display.stop() }
-        var env = environment
-        env["DISPLAY"] = display.display
-        env["WAYLAND_DISPLAY"] = ""
-        env["SDL_VIDEODRIVER"] = "x11"
+        let env = environment.merging(display.childEnvironment) { $1 }
         let child = try ChildProcess([try tonearmBinary(), "play", "--plain", "--output", "null", "--fullscreen", clip],
                                      environment: env, captureStandardError: true, captureStandardOutput: true)
         defer { child.terminate() }

@@ -98,9 +98,7 @@ import TonearmTestSupport
         try VideoFixtures.colorClip(clip, colors: ["red"], segment: 3)
         let display = try VirtualDisplay(width: 640, height: 480)
         defer { display.stop() }
-        var env = environment
-        env["DISPLAY"] = display.display
-        env["SDL_VIDEODRIVER"] = "x11"
+        let env = environment.merging(display.childEnvironment) { $1 }
         #expect(try !windowExists("red.mp4", on: display))
         let child = try ChildProcess([try tonearmBinary(), "play", "--plain", "--output", "null", a, clip, b], environment: env,
                                      captureStandardError: true, captureStandardOutput: true)
@@ -133,9 +131,7 @@ import TonearmTestSupport
         try VideoFixtures.colorClip(clip, colors: ["red"], segment: 20)
         let display = try VirtualDisplay(width: 640, height: 480)
         defer { display.stop() }
-        var env = environment
-        env["DISPLAY"] = display.display
-        env["SDL_VIDEODRIVER"] = "x11"
+        let env = environment.merging(display.childEnvironment) { $1 }
         let child = try ChildProcess([try tonearmBinary(), "play", "--plain", "--output", "null", a, clip, b], environment: env,
                                      captureStandardError: true, captureStandardOutput: true)
         defer { child.terminate() }

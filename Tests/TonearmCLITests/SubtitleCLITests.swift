@@ -123,9 +123,7 @@ import TonearmTestSupport
     func subtitleLinesAfterJ(_ args: [String], title: String, presses: Int) async throws -> [String] {
         let display = try VirtualDisplay(width: 640, height: 480)
         defer { display.stop() }
-        var env = environment
-        env["DISPLAY"] = display.display
-        env["SDL_VIDEODRIVER"] = "x11"
+        let env = environment.merging(display.childEnvironment) { $1 }
         let child = try ChildProcess([try tonearmBinary(), "play", "--plain", "--output", "null"] + args, environment: env,
                                      captureStandardError: true, captureStandardOutput: true)
         defer { child.terminate() }

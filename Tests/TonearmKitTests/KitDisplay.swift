@@ -12,16 +12,7 @@ enum KitDisplay {
     static func with<T>(width: Int = 640, height: Int = 480, _ body: (VirtualDisplay) async throws -> T) async throws -> T {
         let display = try VirtualDisplay(width: width, height: height)
         defer { display.stop() }
-        let saved = ["DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"].map { ($0, ProcessInfo.processInfo.environment[$0]) }
-        setenv("DISPLAY", display.display, 1)
-        unsetenv("WAYLAND_DISPLAY")
-        setenv("SDL_VIDEODRIVER", "x11", 1)
-        defer {
-            for (name, value) in saved {
-                if let value { setenv(name, value, 1) } else { unsetenv(name) }
-            }
-        }
-        return try await body(display)
+        return try await ProcessEnvironment.with(display.sdlEnvironment) { try await body(display) }
     }
 
     /// Where a screenshot is kept for a person to look at (TONEARM_KEEP_SCREENSHOTS=DIR), else nowhere.

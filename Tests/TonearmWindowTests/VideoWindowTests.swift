@@ -31,21 +31,14 @@ import TonearmTestSupport
                     _ body: (VirtualDisplay, VideoWindow) throws -> Void) throws {
         let display = try VirtualDisplay(width: screen.0, height: screen.1)
         defer { display.stop() }
-        let saved = ["DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"].map { ($0, ProcessInfo.processInfo.environment[$0]) }
-        setenv("DISPLAY", display.display, 1)
-        unsetenv("WAYLAND_DISPLAY")
-        setenv("SDL_VIDEODRIVER", "x11", 1)
-        defer {
-            for (name, value) in saved {
-                if let value { setenv(name, value, 1) } else { unsetenv(name) }
+        try ProcessEnvironment.with(display.sdlEnvironment) {
+            let window = try VideoWindow(configuration)
+            defer {
+                window.close()
+                #expect(!window.isOpen)
             }
+            try body(display, window)
         }
-        let window = try VideoWindow(configuration)
-        defer {
-            window.close()
-            #expect(!window.isOpen)
-        }
-        try body(display, window)
     }
 
     /// Shows `frame` and waits until it is on screen; returns the presentation.
@@ -392,27 +385,21 @@ import TonearmTestSupport
     @Test func closeEndsTheWindowThreadAndTheEvents() async throws {
         let display = try VirtualDisplay()
         defer { display.stop() }
-        let saved = ["DISPLAY", "SDL_VIDEODRIVER"].map { ($0, ProcessInfo.processInfo.environment[$0]) }
-        defer {
-            for (name, value) in saved {
-                if let value { setenv(name, value, 1) } else { unsetenv(name) }
-            }
+        try await ProcessEnvironment.with(display.sdlEnvironment) {
+            let window = try VideoWindow(.init(title: "close", width: 160, height: 120))
+            _ = try showAndWait(window, TestFrames.quadrants(.rgba, width: 16, height: 16))
+            #expect(window.isOpen)
+            window.close()
+            #expect(!window.isOpen)
+            var seen: [VideoWindowEvent] = []
+            for await event in window.events { seen.append(event) }
+            #expect(seen.last == .closed)
+            window.close()  // again: nothing
+            // SDL is free again: another window opens.
+            let again = try VideoWindow(.init(title: "again", width: 160, height: 120))
+            #expect(again.isOpen)
+            again.close()
         }
-        setenv("DISPLAY", display.display, 1)
-        setenv("SDL_VIDEODRIVER", "x11", 1)
-        let window = try VideoWindow(.init(title: "close", width: 160, height: 120))
-        _ = try showAndWait(window, TestFrames.quadrants(.rgba, width: 16, height: 16))
-        #expect(window.isOpen)
-        window.close()
-        #expect(!window.isOpen)
-        var seen: [VideoWindowEvent] = []
-        for await event in window.events { seen.append(event) }
-        #expect(seen.last == .closed)
-        window.close()  // again: nothing
-        // SDL is free again: another window opens.
-        let again = try VideoWindow(.init(title: "again", width: 160, height: 120))
-        #expect(again.isOpen)
-        again.close()
     }
 
     /// Opens a window on a private display for an async test (events), closing it at the end.
@@ -420,18 +407,11 @@ import TonearmTestSupport
                     _ body: (VirtualDisplay, VideoWindow) async throws -> Void) async throws {
         let display = try VirtualDisplay()
         defer { display.stop() }
-        let saved = ["DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"].map { ($0, ProcessInfo.processInfo.environment[$0]) }
-        setenv("DISPLAY", display.display, 1)
-        unsetenv("WAYLAND_DISPLAY")
-        setenv("SDL_VIDEODRIVER", "x11", 1)
-        defer {
-            for (name, value) in saved {
-                if let value { setenv(name, value, 1) } else { unsetenv(name) }
-            }
+        try await ProcessEnvironment.with(display.sdlEnvironment) {
+            let window = try VideoWindow(configuration)
+            defer { window.close() }
+            try await body(display, window)
         }
-        let window = try VideoWindow(configuration)
-        defer { window.close() }
-        try await body(display, window)
     }
 
     /// The window's events until `done` holds for those seen (or the stream ends, or `timeout`
@@ -609,51 +589,37 @@ import TonearmTestSupport
     }
 
     @Test func sdlsOffscreenDriverNeedsNoDisplay() throws {
-        let saved = ["DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"].map { ($0, ProcessInfo.processInfo.environment[$0]) }
-        defer {
-            for (name, value) in saved {
-                if let value { setenv(name, value, 1) } else { unsetenv(name) }
-            }
+        try ProcessEnvironment.with(ProcessEnvironment.noDisplay) {
+            let window = try VideoWindow(.init(title: "offscreen", width: 64, height: 48, renderer: .software, videoDriver: "offscreen"))
+            defer { window.close() }
+            let p = try showAndWait(window, TestFrames.quadrants(.yuv420p, width: 32, height: 32))
+            #expect(p.outputWidth == 64 && p.videoRect == VideoRect(x: 8, y: 0, width: 48, height: 48))
+            #expect(window.isReadyForDisplay)
         }
-        unsetenv("DISPLAY")
-        unsetenv("WAYLAND_DISPLAY")
-        unsetenv("SDL_VIDEODRIVER")
-        let window = try VideoWindow(.init(title: "offscreen", width: 64, height: 48, renderer: .software, videoDriver: "offscreen"))
-        defer { window.close() }
-        let p = try showAndWait(window, TestFrames.quadrants(.yuv420p, width: 32, height: 32))
-        #expect(p.outputWidth == 64 && p.videoRect == VideoRect(x: 8, y: 0, width: 48, height: 48))
-        #expect(window.isReadyForDisplay)
     }
 
     @Test func withoutADisplayOpeningSaysSo() throws {
-        let saved = ["DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"].map { ($0, ProcessInfo.processInfo.environment[$0]) }
-        defer {
-            for (name, value) in saved {
-                if let value { setenv(name, value, 1) } else { unsetenv(name) }
+        ProcessEnvironment.with(ProcessEnvironment.noDisplay) {
+            do throws(VideoWindowError) {
+                _ = try VideoWindow(.init(title: "headless"))
+                Issue.record("a window opened without a display")
+            } catch {
+                guard case .noDisplay(let why) = error else {
+                    Issue.record("\(error) is not noDisplay")
+                    return
+                }
+                #expect(why.contains("DISPLAY"))
+                #expect(error.description.hasPrefix("no display"))
             }
-        }
-        unsetenv("DISPLAY")
-        unsetenv("WAYLAND_DISPLAY")
-        unsetenv("SDL_VIDEODRIVER")
-        do {
-            _ = try VideoWindow(.init(title: "headless"))
-            Issue.record("a window opened without a display")
-        } catch {
-            guard case .noDisplay(let why) = error else {
-                Issue.record("\(error) is not noDisplay")
-                return
+            // A display that is set but not there: SDL cannot start, and says why.
+            setenv("DISPLAY", ":7999", 1)
+            setenv("SDL_VIDEODRIVER", "x11", 1)
+            #expect {
+                _ = try VideoWindow(.init(title: "nowhere"))
+            } throws: { error in
+                guard let e = error as? VideoWindowError, case .noDisplay = e else { return false }
+                return true
             }
-            #expect(why.contains("DISPLAY"))
-            #expect(error.description.hasPrefix("no display"))
-        }
-        // A display that is set but not there: SDL cannot start, and says why.
-        setenv("DISPLAY", ":7999", 1)
-        setenv("SDL_VIDEODRIVER", "x11", 1)
-        #expect {
-            _ = try VideoWindow(.init(title: "nowhere"))
-        } throws: { error in
-            guard let e = error as? VideoWindowError, case .noDisplay = e else { return false }
-            return true
         }
     }
 }
