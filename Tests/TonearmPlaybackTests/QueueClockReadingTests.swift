@@ -40,7 +40,12 @@ import TonearmTestSupport
         // Looks at a cadence unrelated to the output's periods (measurement, not synchronisation):
         // from 1.5 s on (the buffer has grown) to 4 s.
         var offsets: [Double] = []
+        let deadline = ContinuousClock.now + .seconds(30)  // a bound, not a synchronisation
         while offsets.count < 150 {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("only \(offsets.count) looks in 30 s: the output played \(Double(out.framesPlayed) / rate) s")
+                break
+            }
             try await Task.sleep(for: .milliseconds(13))
             guard Double(out.framesPlayed) / rate > 1.5 else { continue }
             let reading = q.clockReading
