@@ -577,7 +577,9 @@ public final class Player: @unchecked Sendable {
     private func renderEvent(_ e: RenderEvent) {
         switch e {
         case .ended(let g): handle(.reachedEnd(generation: g))
-        case .starved(let g): handle(.starved(generation: g, keepsUp: currentItem?.isPlaybackLikelyToKeepUp ?? false))
+        // The sound ran dry: a stall only when the sound's own buffer does not keep up (the
+        // picture's is waited for before playing, not at every seek's empty queue).
+        case .starved(let g): handle(.starved(generation: g, keepsUp: currentItem?.soundIsLikelyToKeepUp ?? false))
         case .itemEnded: break
         }
     }

@@ -289,8 +289,15 @@ public final class PlayerItem: @unchecked Sendable {
     /// the item's video, the picture keeps up too: its decoder has filled its queue of frames
     /// (or decoded to the end) since it began, the last seek, or the queue last ran empty.
     public var isPlaybackLikelyToKeepUp: Bool {
+        soundIsLikelyToKeepUp && (videoBuffer?.keepsUp ?? true)
+    }
+
+    /// The sound's half of ``isPlaybackLikelyToKeepUp``: what an audio underrun is judged by (the
+    /// picture's queue is empty right after every seek; a local file refills it in milliseconds,
+    /// and stalling the sound for it put a seek's picture 279 ms behind in AVSyncPulseTests).
+    var soundIsLikelyToKeepUp: Bool {
         guard status == .readyToPlay else { return false }
-        return bufferedSecondsAhead >= forwardBufferGoal && (videoBuffer?.keepsUp ?? true)
+        return bufferedSecondsAhead >= forwardBufferGoal
     }
 
     /// Whether the buffer has run dry (nothing ahead of the playhead, more to come): the sound's,
