@@ -46,7 +46,7 @@ import TonearmTestSupport
                 Issue.record("only \(offsets.count) looks in 30 s: the output played \(Double(out.framesPlayed) / rate) s")
                 break
             }
-            try await Task.sleep(for: .milliseconds(13))
+            try await Task.sleep(for: .milliseconds(13))  // the sampling period of a measurement, not a wait for a state
             guard Double(out.framesPlayed) / rate > 1.5 else { continue }
             let reading = q.clockReading
             let now = DispatchTime.now().uptimeNanoseconds
