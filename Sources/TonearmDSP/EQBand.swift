@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
 
 /// One band of an ``Equalizer`` (the counterpart of `AVAudioUnitEQFilterParameters`).
 public struct EQBand: Sendable, Hashable, Codable {
@@ -157,4 +158,10 @@ public struct EQPreset: Sendable, Hashable, Codable, CustomStringConvertible {
         if let p = all.first(where: { ParameterText.nameKey($0.name) == key }) { return p }
         throw .unknownPreset(name)
     }
+}
+
+/// `error.localizedDescription` is the same text as ``description`` (ported iOS code reports
+/// errors that way; see TonearmCore's LocalizedErrors.swift).
+extension EQSpecError: LocalizedError {
+    public var errorDescription: String? { description }
 }

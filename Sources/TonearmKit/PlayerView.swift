@@ -397,3 +397,9 @@ public final class PlayerView: Sendable {
 
     private static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 }
+
+/// `error.localizedDescription` is the same text as ``description`` (ported iOS code reports
+/// errors that way; see TonearmCore's LocalizedErrors.swift).
+extension PlayerViewError: LocalizedError {
+    public var errorDescription: String? { description }
+}

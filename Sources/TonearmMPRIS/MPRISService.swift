@@ -278,3 +278,9 @@ final class ServiceCore: Sendable {
 private final class StartOutcome: Sendable {
     let result = Mutex<Result<String, MPRISError>?>(nil)
 }
+
+/// `error.localizedDescription` is the same text as ``description`` (ported iOS code reports
+/// errors that way; see TonearmCore's LocalizedErrors.swift).
+extension MPRISError: LocalizedError {
+    public var errorDescription: String? { description }
+}

@@ -238,3 +238,9 @@ public struct DesktopNotification: Sendable, Hashable {
         error.message.map { String(cString: $0) } ?? fallback
     }
 }
+
+/// `error.localizedDescription` is the same text as ``description`` (ported iOS code reports
+/// errors that way; see TonearmCore's LocalizedErrors.swift).
+extension DesktopNotification.Failure: LocalizedError {
+    public var errorDescription: String? { description }
+}

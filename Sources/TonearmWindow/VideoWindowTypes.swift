@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
 import TonearmCore
 
 /// Why a ``VideoWindow`` could not open, or refused a frame.
@@ -108,4 +109,10 @@ extension VideoFrame {
             return check(0, width, height, bytesPerPixel: 4)
         }
     }
+}
+
+/// `error.localizedDescription` is the same text as ``description`` (ported iOS code reports
+/// errors that way; see TonearmCore's LocalizedErrors.swift).
+extension VideoWindowError: LocalizedError {
+    public var errorDescription: String? { description }
 }
