@@ -25,6 +25,14 @@ public enum AudioPlayerNodeCompletionCallbackType: Sendable, Hashable {
     case dataRendered
     /// The last frame has been played by the output (rendered + the output's latency).
     case dataPlayedBack
+    /// Not one of Apple's: the node stopped — ``AudioPlayerNode/stop()``, or a schedule with
+    /// ``AudioPlayerNodeBufferOptions/interrupts`` — before this schedule completed. As
+    /// `AVAudioPlayerNode` does, the handler of everything a stop discards is called (code that
+    /// detects the end of playback relies on it), once, from that call, before it returns; Apple
+    /// passes the type that was asked for, Tonearm says why, so a handler from before a seek is
+    /// never mistaken for the end of the current schedule. Ported code that ignores the argument
+    /// behaves as on iOS.
+    case stopped
 }
 
 /// Options for ``AudioPlayerNode/scheduleBuffer(_:at:options:completionCallbackType:completionHandler:)``.
@@ -44,10 +52,14 @@ public struct AudioPlayerNodeBufferOptions: OptionSet, Sendable {
 /// sample rate and channel count, into the engine's format — ahead of the render thread.
 ///
 /// Completion handlers carry the schedule's generation: `stop()` (or an interrupting buffer)
-/// starts a new generation, and handlers of what it discarded are never called — no stale
-/// completion after a seek made of `stop()` + `scheduleSegment` + `play()` (AudioKit #2683/#2996).
-/// Handlers run on the node's decoder thread (`dataConsumed`) or its event thread (the others),
-/// never on the render thread.
+/// starts a new generation, and each handler of what it discarded is called once with
+/// ``AudioPlayerNodeCompletionCallbackType/stopped``, on the thread that stopped, before that call
+/// returns — never later with the type it asked for: no stale completion after a seek made of
+/// `stop()` + `scheduleSegment` + `play()` (AudioKit #2683/#2996). Every handler is called
+/// exactly once (unless the node is deallocated first): whoever takes it from the node's state —
+/// the decoder thread, the event thread or a stop — does so under one lock. Completed handlers run
+/// on the node's decoder thread (`dataConsumed`) or its event thread (the others), never on the
+/// render thread.
 ///
 /// `@unchecked Sendable`: its only state is its kernel (`let`), whose every field is behind its
 /// locks, atomic, or owned by one thread (see ``PlayerNodeKernel``).
@@ -94,7 +106,8 @@ public final class AudioPlayerNode: AudioNode, @unchecked Sendable {
     /// decoder thread, sample-exact from the segment's first frame to its last: ReplayGain), with
     /// two handlers — `consumed` on the decoder thread as soon as the segment has been read (the
     /// moment to schedule what follows, so that it follows without a gap), `rendered` on the event
-    /// thread once its last frame has been rendered. Neither is called after `stop()`. `warnings`
+    /// thread once its last frame has been rendered. Neither is called after `stop()` (the queue
+    /// keeps its own epochs; unlike the public schedules, no ``AudioPlayerNodeCompletionCallbackType/stopped``). `warnings`
     /// is called on the decoder thread with what reading the segment met (the file's
     /// ``PlaybackSource/takeWarnings()``, and ``AudioWarning/readFailed(path:framePosition:reason:)``
     /// when a read throws: the segment then ends there).
@@ -107,7 +120,7 @@ public final class AudioPlayerNode: AudioNode, @unchecked Sendable {
         }
         playerKernel.enqueue(.file(file, start: startingFrame, count: AudioFramePosition(frameCount)), options: [],
                              delay: 0, type: .dataRendered, handler: rendered, gain: gain, consumed: consumed,
-                             warnings: warnings)
+                             warnings: warnings, callsOnStop: false)
     }
 
     /// Sets the output latency used for `dataPlayedBack` completions (the owner of the output).
@@ -115,7 +128,9 @@ public final class AudioPlayerNode: AudioNode, @unchecked Sendable {
         playerKernel.latencySeconds.store(max(0, seconds).bitPattern, ordering: .relaxed)
     }
 
-    /// Schedules a buffer (with `.loops`, `.interrupts`, `.interruptsAtLoop`).
+    /// Schedules a buffer (with `.loops`, `.interrupts`, `.interruptsAtLoop`). With `.interrupts`
+    /// the handlers of what it replaces are called with ``AudioPlayerNodeCompletionCallbackType/stopped``
+    /// on this thread before it returns.
     public func scheduleBuffer(_ buffer: AudioPCMBuffer, at when: AudioTime? = nil,
                                options: AudioPlayerNodeBufferOptions = [],
                                completionCallbackType: AudioPlayerNodeCompletionCallbackType = .dataRendered,
@@ -142,8 +157,10 @@ public final class AudioPlayerNode: AudioNode, @unchecked Sendable {
     /// Pauses; `play()` resumes exactly where it stopped.
     public func pause() { playerKernel.setPlaying(false) }
 
-    /// Stops, discards everything scheduled (their completion handlers are not called) and
-    /// resets the player's timeline to 0.
+    /// Stops, discards everything scheduled and resets the player's timeline to 0. The
+    /// completion handlers of what it discarded are called with
+    /// ``AudioPlayerNodeCompletionCallbackType/stopped`` on this thread before it returns (as
+    /// `AVAudioPlayerNode.stop()` calls them); a handler may schedule again or stop again.
     public func stop() { playerKernel.stop() }
 
     /// Whether the node is playing.
@@ -208,6 +225,8 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
         var interruptsAtLoop: Bool
         var gain: Float = 1
         var consumed: AudioPlayerNode.CompletionHandler?
+        /// Whether a stop calls `handler` with `.stopped` (the public schedules; not a queue's).
+        var callsOnStop = true
         /// Called on the decoder thread with the warnings the file's reads met (corrupt packets
         /// skipped, a read that failed and ended the segment early).
         var warnings: (@Sendable ([AudioWarning]) -> Void)?
@@ -219,7 +238,30 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
         var nextSequence: UInt64 = 1
         var shutdown = false
         /// Handlers waiting for the render thread (dataRendered / dataPlayedBack), by sequence.
-        var pending: [UInt64: (UInt64, AudioPlayerNodeCompletionCallbackType, AudioPlayerNode.CompletionHandler)] = [:]
+        var pending: [UInt64: Pending] = [:]
+        /// `dataPlayedBack` handlers whose item has been rendered, waiting for the output's
+        /// latency (event thread), in deadline order.
+        var due: [(deadline: DispatchTime, sequence: UInt64, pending: Pending)] = []
+
+        /// Takes every handler of the current generation out of the state (its queue, pending
+        /// and due lists) for a stop to call, in schedule order, and empties them.
+        mutating func takeForStop() -> [AudioPlayerNode.CompletionHandler] {
+            var bySequence: [UInt64: AudioPlayerNode.CompletionHandler] = [:]
+            for item in queue where item.callsOnStop { if let h = item.handler { bySequence[item.sequence] = h } }
+            for (sequence, p) in pending where p.callsOnStop { bySequence[sequence] = p.handler }
+            for d in due where d.pending.callsOnStop { bySequence[d.sequence] = d.pending.handler }
+            queue.removeAll()
+            pending.removeAll()
+            due.removeAll()
+            return bySequence.sorted { $0.key < $1.key }.map(\.value)
+        }
+    }
+
+    struct Pending {
+        var generation: UInt64
+        var type: AudioPlayerNodeCompletionCallbackType
+        var handler: AudioPlayerNode.CompletionHandler
+        var callsOnStop: Bool
     }
 
     private let shared = Mutex(Shared())
@@ -314,37 +356,44 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
     func enqueue(_ content: ScheduledContent, options: AudioPlayerNodeBufferOptions, delay: Int,
                  type: AudioPlayerNodeCompletionCallbackType, handler: AudioPlayerNode.CompletionHandler?,
                  gain: Float = 1, consumed: AudioPlayerNode.CompletionHandler? = nil,
-                 warnings: (@Sendable ([AudioWarning]) -> Void)? = nil) {
-        producer.withLock { _ in enqueueLocked(content, options: options, delay: delay, type: type, handler: handler,
-                                               gain: gain, consumed: consumed, warnings: warnings) }
+                 warnings: (@Sendable ([AudioWarning]) -> Void)? = nil, callsOnStop: Bool = true) {
+        let replaced = producer.withLock { _ in
+            enqueueLocked(content, options: options, delay: delay, type: type, handler: handler,
+                          gain: gain, consumed: consumed, warnings: warnings, callsOnStop: callsOnStop)
+        }
         wake.signal()
+        for h in replaced { h(.stopped) }
     }
 
-    /// Producer lock held.
+    /// Producer lock held. Returns the handlers an `.interrupts` discarded, for the caller to
+    /// call with `.stopped` once the locks are released.
     private func enqueueLocked(_ content: ScheduledContent, options: AudioPlayerNodeBufferOptions, delay: Int,
                                type: AudioPlayerNodeCompletionCallbackType, handler: AudioPlayerNode.CompletionHandler?,
                                gain: Float, consumed: AudioPlayerNode.CompletionHandler?,
-                               warnings: (@Sendable ([AudioWarning]) -> Void)?) {
-        let newGeneration: UInt64? = shared.withLock { s in
-            var bumped: UInt64?
-            if options.contains(.interrupts) {
+                               warnings: (@Sendable ([AudioWarning]) -> Void)?, callsOnStop: Bool) -> [AudioPlayerNode.CompletionHandler] {
+        let (bumped, replaced) = shared.withLock { s -> (Bool, [AudioPlayerNode.CompletionHandler]) in
+            var replaced: [AudioPlayerNode.CompletionHandler] = []
+            let bumped = options.contains(.interrupts)
+            if bumped {
                 s.generation += 1
-                s.queue.removeAll()
-                s.pending.removeAll()
-                bumped = s.generation
+                replaced = s.takeForStop()
             }
-            let item = Item(content: content, sequence: s.nextSequence, generation: s.generation, delay: delay,
+            var item = Item(content: content, sequence: s.nextSequence, generation: s.generation, delay: delay,
                             type: type, handler: handler, interruptsAtLoop: options.contains(.interruptsAtLoop), gain: gain,
                             consumed: consumed, warnings: warnings)
+            item.callsOnStop = callsOnStop
             s.nextSequence += 1
             s.queue.append(item)
             // Registered now, before any of its audio can be rendered, so the render thread's
             // end-of-item event always finds it.
-            if let h = handler, type != .dataConsumed { s.pending[item.sequence] = (item.generation, type, h) }
+            if let h = handler, type != .dataConsumed {
+                s.pending[item.sequence] = Pending(generation: item.generation, type: type, handler: h, callsOnStop: callsOnStop)
+            }
             renderer?.idle.store(false, ordering: .releasing)
-            return bumped
+            return (bumped, replaced)
         }
-        if newGeneration != nil { publishState() }
+        if bumped { publishState() }
+        return replaced
     }
 
     /// Stores the generation and run state for the render thread. Producer lock held.
@@ -363,17 +412,19 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
     }
 
     func stop() {
-        producer.withLock { _ in
+        let discarded = producer.withLock { _ in
             playing.store(false, ordering: .releasing)
-            shared.withLock { s in
+            let taken = shared.withLock { s in
                 s.generation += 1
-                s.queue.removeAll()
-                s.pending.removeAll()
+                return s.takeForStop()
             }
             publishState()
             playerFrames.store(0, ordering: .relaxed)
+            return taken
         }
         wake.signal()
+        // Called with no lock held: a handler may schedule or stop again.
+        for h in discarded { h(.stopped) }
     }
 
     func shutdown() { shutdownThreads() }
@@ -579,9 +630,8 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
     /// deadlines and waited for with the wait's timeout, so that a played-back handler never
     /// holds up the ones behind it and the thread never sleeps.
     private func eventLoop(renderer: StreamRenderer) {
-        var due: [(deadline: DispatchTime, handler: AudioPlayerNode.CompletionHandler, generation: UInt64)] = []
         while true {
-            if let next = due.first?.deadline {
+            if let next = shared.withLock({ $0.due.first?.deadline }) {
                 _ = renderer.eventSignal.wait(timeout: next)
             } else {
                 renderer.eventSignal.wait()
@@ -589,24 +639,27 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
             if shared.withLock({ $0.shutdown }) { return }
             while let e = renderer.events.pop() {
                 guard case .itemEnded(let generation, let sequence) = e else { continue }
+                // Taken under the lock that a stop takes them under: called by one of the two.
                 let h = shared.withLock { s -> (AudioPlayerNodeCompletionCallbackType, AudioPlayerNode.CompletionHandler)? in
-                    guard let p = s.pending.removeValue(forKey: sequence), p.0 == generation, generation == s.generation else { return nil }
-                    return (p.1, p.2)
+                    guard let p = s.pending[sequence], p.generation == generation, generation == s.generation else { return nil }
+                    s.pending[sequence] = nil
+                    if p.type == .dataPlayedBack {
+                        // Until the output has played it.
+                        let latency = Double(bitPattern: latencySeconds.load(ordering: .relaxed))
+                        s.due.append((DispatchTime.now() + latency, sequence, p))
+                        return nil
+                    }
+                    return (p.type, p.handler)
                 }
-                guard let (type, handler) = h else { continue }
-                if type == .dataPlayedBack {
-                    // Until the output has played it.
-                    let latency = Double(bitPattern: latencySeconds.load(ordering: .relaxed))
-                    due.append((DispatchTime.now() + latency, handler, generation))
-                } else {
-                    handler(type)
-                }
+                if let (type, handler) = h { handler(type) }
             }
             let now = DispatchTime.now()
-            while let first = due.first, first.deadline <= now {
-                due.removeFirst()
-                // A stop in the meantime discards it, as it discards everything scheduled.
-                if shared.withLock({ $0.generation == first.generation }) { first.handler(.dataPlayedBack) }
+            while let handler = shared.withLock({ s -> AudioPlayerNode.CompletionHandler? in
+                guard let first = s.due.first, first.deadline <= now else { return nil }
+                s.due.removeFirst()
+                return first.pending.handler
+            }) {
+                handler(.dataPlayedBack)
             }
         }
     }

@@ -110,8 +110,9 @@ public final class SystemSound: Sendable {
             return n
         }
         let node = nodes[i]
-        node.scheduleBuffer(buffer, at: nil, options: .interrupts, completionCallbackType: .dataPlayedBack) { _ in
-            completion?()
+        node.scheduleBuffer(buffer, at: nil, options: .interrupts, completionCallbackType: .dataPlayedBack) { type in
+            // A play that a later one on the same voice replaced (`.stopped`) was not heard to its end.
+            if type == .dataPlayedBack { completion?() }
         }
     }
 

@@ -142,10 +142,13 @@ import TonearmTestSupport
         buf.frameLength = 4800
         let fired = Mutex<[String]>([])
         let done = DispatchSemaphore(value: 0)
-        p.scheduleBuffer(buf, completionHandler: { _ in fired.withLock { $0.append("stale") } })
+        p.scheduleBuffer(buf, completionHandler: { t in fired.withLock { $0.append("stale \(t)") } })
         p.play()
         _ = try render(e, frames: 1024)       // part of the first buffer is rendered
         p.stop()                              // a "seek": stop, schedule again, play
+        // As AVAudioPlayerNode.stop(): the discarded schedule's handler is called — here, before
+        // stop() returns, and saying why (issue 23).
+        #expect(fired.withLock { $0 } == ["stale stopped"])
         p.scheduleBuffer(buf, completionCallbackType: .dataRendered, completionHandler: { t in
             fired.withLock { $0.append("fresh \(t)") }
             done.signal()
@@ -153,7 +156,81 @@ import TonearmTestSupport
         p.play()
         _ = try render(e, frames: 10_000)
         #expect(done.wait(timeout: .now() + 10) == .success)
-        #expect(fired.withLock { $0 } == ["fresh dataRendered"])
+        // Each once; the stale one never with the type the fresh one reports.
+        #expect(fired.withLock { $0 } == ["stale stopped", "fresh dataRendered"])
+        p.stop()
+        #expect(fired.withLock { $0 } == ["stale stopped", "fresh dataRendered"], "a completed handler is not called again")
+    }
+
+    /// Issue 23: what a stop discards — a looping buffer, schedules not yet reached, a
+    /// played-back handler waiting for the output's latency, a buffer replaced by `.interrupts`
+    /// — has its handler called once with `.stopped`, in schedule order, from that call; a
+    /// handler may schedule again from there. A queue's own schedules (the package API) are not.
+    @Test func aStopCallsTheHandlersOfWhatItDiscards() throws {
+        let e = try makeEngine(channels: 1, maxFrames: 1024)
+        let p = AudioPlayerNode()
+        e.attach(p)
+        try e.connect(p, to: e.mainMixerNode, format: nil)
+        try e.start()
+        let fmt = AudioFormat.standard(sampleRate: 48000, channels: 1)
+        let buf = AudioPCMBuffer(format: fmt, frameCapacity: 4800)!
+        buf.frameLength = 4800
+        let fired = Mutex<[String]>([])
+        func note(_ name: String) -> AudioPlayerNode.CompletionHandler { { t in fired.withLock { $0.append("\(name) \(t)") } } }
+
+        p.scheduleBuffer(buf, options: .loops, completionHandler: note("loop"))
+        p.scheduleBuffer(buf, completionCallbackType: .dataConsumed, completionHandler: note("next"))
+        p.play()
+        _ = try render(e, frames: 2048)
+        p.stop()
+        #expect(fired.withLock { $0 } == ["loop stopped", "next stopped"])
+
+        // A played-back handler whose item has been rendered, waiting for a long latency.
+        fired.withLock { $0 = [] }
+        p.setOutputLatency(30)
+        let rendered = DispatchSemaphore(value: 0)
+        p.scheduleBuffer(buf, completionCallbackType: .dataRendered, completionHandler: { _ in rendered.signal() })
+        p.scheduleBuffer(buf, completionCallbackType: .dataPlayedBack, completionHandler: note("played"))
+        p.play()
+        _ = try render(e, frames: 12_000)
+        #expect(rendered.wait(timeout: .now() + 10) == .success)
+        p.stop()
+        #expect(fired.withLock { $0 } == ["played stopped"])
+
+        // `.interrupts` replaces what is scheduled: its handlers are called by that schedule.
+        fired.withLock { $0 = [] }
+        p.scheduleBuffer(buf, completionHandler: note("first"))
+        p.scheduleBuffer(buf, options: .interrupts, completionHandler: note("second"))
+        #expect(fired.withLock { $0 } == ["first stopped"])
+        p.stop()
+        #expect(fired.withLock { $0 } == ["first stopped", "second stopped"])
+        // From a handler: schedule again (no deadlock; the new schedule stands).
+        fired.withLock { $0 = [] }
+        let again = DispatchSemaphore(value: 0)
+        p.setOutputLatency(0)
+        p.scheduleBuffer(buf, completionHandler: { t in
+            fired.withLock { $0.append("outer \(t)") }
+            if t == .stopped {
+                p.scheduleBuffer(buf, completionHandler: { t in
+                    fired.withLock { $0.append("inner \(t)") }
+                    again.signal()
+                })
+            }
+        })
+        p.stop()
+        p.play()
+        _ = try render(e, frames: 10_000)
+        #expect(again.wait(timeout: .now() + 10) == .success)
+        #expect(fired.withLock { $0 } == ["outer stopped", "inner dataRendered"])
+
+        // A queue's schedules: neither handler is called by a stop.
+        fired.withLock { $0 = [] }
+        let file = dir.file("queue.wav")
+        try Fixtures.tone(path: file, codecArgs: ["-c:a", "pcm_f32le"], seconds: 1, rate: 48000, channels: 1)
+        try p.scheduleSegment(try AudioFile(path: file), startingFrame: 0, frameCount: 48_000, gain: 1,
+                              consumed: note("consumed"), rendered: note("rendered"))
+        p.stop()
+        #expect(fired.withLock { $0 } == [])
     }
 
     @Test func aGraphChangedWhileRenderingDropsAndRepeatsNothing() throws {
