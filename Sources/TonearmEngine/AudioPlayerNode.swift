@@ -54,12 +54,14 @@ public struct AudioPlayerNodeBufferOptions: OptionSet, Sendable {
 /// Completion handlers carry the schedule's generation: `stop()` (or an interrupting buffer)
 /// starts a new generation, and each handler of what it discarded is called once with
 /// ``AudioPlayerNodeCompletionCallbackType/stopped``, on the thread that stopped, before that call
-/// returns — never later with the type it asked for: no stale completion after a seek made of
+/// returns — never with the type it asked for: no stale completion after a seek made of
 /// `stop()` + `scheduleSegment` + `play()` (AudioKit #2683/#2996). Every handler is called
 /// exactly once (unless the node is deallocated first): whoever takes it from the node's state —
 /// the decoder thread, the event thread or a stop — does so under one lock. Completed handlers run
 /// on the node's decoder thread (`dataConsumed`) or its event thread (the others), never on the
-/// render thread.
+/// render thread; one whose schedule completed just before a stop may still be running when
+/// `stop()` returns (the stop does not wait for the node's threads, so a handler that takes the
+/// caller's lock cannot deadlock it) — its type says it completed.
 ///
 /// `@unchecked Sendable`: its only state is its kernel (`let`), whose every field is behind its
 /// locks, atomic, or owned by one thread (see ``PlayerNodeKernel``).
