@@ -33,6 +33,9 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
         // The CLI's config file (~/.config/tonearm/config.toml): TOML through toml++.
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        // Warnings a library user should see without asking (a refused setCategory that ported
+        // code swallows): swift-log, to stderr unless the application bootstraps its own handler.
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         // Layer 0: formats, PCM buffers, time, errors, lock-free rings. No C dependency.
@@ -99,7 +102,8 @@ let package = Package(
         // The sound server's outputs and system volume (AudioRoutes, SystemVolume): a PulseAudio
         // control connection with subscription events. AudioSession: categories, and interruptions
         // and ducking between Tonearm sessions over the D-Bus session bus.
-        .target(name: "TonearmSession", dependencies: ["TonearmCore", "TonearmRender", "TonearmOutput", "TonearmDBus", "CPulse", "CDBus"]),
+        .target(name: "TonearmSession", dependencies: ["TonearmCore", "TonearmRender", "TonearmOutput", "TonearmDBus", "CPulse", "CDBus",
+                                                .product(name: "Logging", package: "swift-log")]),
 
         // Export (AVAsset, AVAssetExportSession, AVMutableComposition): track listing, remuxing
         // without re-encoding, conversion and trimming, written through FFmpeg's muxers.
@@ -168,7 +172,8 @@ let package = Package(
         .testTarget(name: "TonearmNowPlayingTests", dependencies: ["TonearmNowPlaying"]),
         .testTarget(name: "TonearmMPDProtocolTests", dependencies: ["TonearmMPDProtocol", "TonearmTestSupport"]),
         .testTarget(name: "TonearmNetworkTests", dependencies: ["TonearmNetwork", "TonearmTestSupport"]),
-        .testTarget(name: "TonearmSessionTests", dependencies: ["TonearmSession", "TonearmOutput", "TonearmTestSupport", "CDBus"]),
+        .testTarget(name: "TonearmSessionTests", dependencies: ["TonearmSession", "TonearmOutput", "TonearmTestSupport", "CDBus",
+                                                             .product(name: "Logging", package: "swift-log")]),
         // The window's geometry alone, and real windows on a private Xvfb display (screenshots).
         .testTarget(name: "TonearmWindowTests", dependencies: ["TonearmWindow", "TonearmCore", "TonearmTestSupport"]),
         .testTarget(name: "TonearmKitTests", dependencies: ["TonearmKit", "TonearmWindow", "TonearmPlayback", "TonearmRender", "TonearmCore", "TonearmTestSupport",

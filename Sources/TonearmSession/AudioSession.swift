@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Logging
 import TonearmCore
 
 /// The process's audio session: what kind of audio it makes (``Category``, ``Mode``,
@@ -184,6 +185,8 @@ public final class AudioSession: Sendable {
 
     /// Names the session on the bus; the process id unless given.
     public let identifier: String
+    /// Where the session's warnings go (given to ``init(identifier:bus:pulseServer:logger:)``).
+    let logger: Logger
     /// The bus the session uses.
     public let bus: Bus
     /// The PulseAudio server the process's streams use (nil: libpulse's default); the one
@@ -195,8 +198,12 @@ public final class AudioSession: Sendable {
     /// A session. `identifier` names it on the bus instead of the process id — for tests, which
     /// run several sessions in one process (two sessions with the same identifier on one bus do
     /// not see each other). Connects to `bus` on first use, not here.
-    public init(identifier: String? = nil, bus: Bus = .session, pulseServer: String? = nil) {
+    ///
+    /// `logger` receives the session's warnings (a refused ``setCategory(_:mode:options:)``).
+    public init(identifier: String? = nil, bus: Bus = .session, pulseServer: String? = nil,
+                logger: Logger = Logger(label: "tonearm.session")) {
         let id = identifier ?? String(getpid())
+        self.logger = logger
         self.identifier = id
         self.bus = bus
         self.pulseServer = pulseServer
@@ -222,18 +229,43 @@ public final class AudioSession: Sendable {
     ///
     /// Throws ``TonearmError/invalidArgument(_:)`` when the mode or the options do not go with
     /// the category (see ``Mode`` and ``CategoryOptions``); nothing changes then.
+    ///
+    /// `.ambient` with `.mixWithOthers` is accepted, as iOS accepts it: Apple's documentation
+    /// says the option can be set explicitly only with playback, playAndRecord and multiRoute,
+    /// and that ambient sets it by itself — and `setCategory(.ambient, options: .mixWithOthers)`
+    /// is what apps and plugins that want to mix ship (for instance the audio_session and
+    /// cordova-plugin-media reports of ryanheise/audio_session#112 and
+    /// apache/cordova-plugin-media#306, where iOS runs it without an error). Refusing it made the
+    /// seed's code, which swallows the error, stay exclusive and interrupt the other player.
+    ///
+    /// Every refusal is also logged as a warning (`logger`, by default swift-log's handler on
+    /// stderr): ported code often writes `try?` here, and a refused category silently changes
+    /// how the app mixes with others.
     public func setCategory(_ category: Category, mode: Mode = .default, options: CategoryOptions = []) throws {
+        do {
+            try Self.check(category, mode: mode, options: options)
+        } catch {
+            logger.warning("setCategory(\(category.rawValue), mode: \(mode.rawValue), options: \(options.rawValue)) refused: \(error) — the session keeps \(self.category.rawValue)",
+                           metadata: ["session": "\(identifier)"])
+            throw error
+        }
+        _ = core.ensureBus()
+        core.setCategory(category, mode: mode, options: options)
+    }
+
+    /// Whether `mode` and `options` go with `category` (see ``setCategory(_:mode:options:)``).
+    static func check(_ category: Category, mode: Mode, options: CategoryOptions) throws {
         guard mode.allowedCategories.contains(category) else {
             throw TonearmError.invalidArgument("mode \(mode.rawValue) cannot be used with category \(category.rawValue)")
-        }
-        if !options.isEmpty, ![Category.playback, .playAndRecord, .multiRoute].contains(category) {
-            throw TonearmError.invalidArgument("category options are allowed with playback, playAndRecord and multiRoute only, not \(category.rawValue)")
         }
         if options.rawValue & ~UInt32(7) != 0 {
             throw TonearmError.invalidArgument("unknown category options \(options.rawValue)")
         }
-        _ = core.ensureBus()
-        core.setCategory(category, mode: mode, options: options)
+        // Ambient mixes by itself; naming that explicitly changes nothing.
+        let effective = category == .ambient ? options.subtracting(.mixWithOthers) : options
+        if !effective.isEmpty, ![Category.playback, .playAndRecord, .multiRoute].contains(category) {
+            throw TonearmError.invalidArgument("category options are allowed with playback, playAndRecord and multiRoute only (and mixWithOthers with ambient, which mixes anyway), not \(category.rawValue)")
+        }
     }
 
     /// Activates or deactivates the session. Activating announces it (interrupting or ducking

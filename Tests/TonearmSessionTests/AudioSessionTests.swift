@@ -243,16 +243,34 @@ import TonearmTestSupport
         #expect(events.all == [.began, .ended(shouldResume: true), .began, .ended(shouldResume: false)])
     }
 
-    @Test func invalidCombinationsAreRefused() throws {
-        let s = Session(identifier: "refuse", bus: .none)
+    @Test func invalidCombinationsAreRefusedAndLogged() throws {
+        let logged = LogCapture()
+        let s = Session(identifier: "refuse", bus: .none, logger: logged.logger)
         #expect(throws: TonearmError.self) { try s.setCategory(.playback, mode: .voiceChat) }
-        #expect(throws: TonearmError.self) { try s.setCategory(.ambient, options: .mixWithOthers) }
         #expect(throws: TonearmError.self) { try s.setCategory(.soloAmbient, options: .duckOthers) }
+        #expect(throws: TonearmError.self) { try s.setCategory(.ambient, options: .duckOthers) }
         #expect(throws: TonearmError.self) { try s.setCategory(.record, mode: .moviePlayback) }
         #expect(throws: TonearmError.self) { try s.setCategory(.playback, options: .init(rawValue: 8)) }
         #expect(s.category == .soloAmbient && s.mode == .default)
+        // Each refusal left a warning that names the call and what the session kept (ported
+        // code swallows the error with try?).
+        let lines = logged.lines
+        #expect(lines.count == 5, "\(lines)")
+        #expect(lines.allSatisfy { $0.hasPrefix("warning: setCategory(") && $0.contains("refused") && $0.hasSuffix("the session keeps soloAmbient") }, "\(lines)")
+        #expect(lines[1].contains("setCategory(soloAmbient, mode: default, options: 2)"), "\(lines[1])")
         try s.setCategory(.playAndRecord, mode: .videoRecording, options: .mixWithOthers)
         try s.setCategory(.multiRoute, options: .duckOthers)
+        #expect(logged.lines.count == 5, "an accepted category logs nothing")
+    }
+
+    /// Issue 23 (seed 001's `setCategory(.ambient, mode: .default, options: .mixWithOthers)`):
+    /// accepted as iOS accepts it, so the session mixes instead of staying exclusive.
+    @Test func ambientWithMixWithOthersIsAcceptedAsOnIOS() throws {
+        let logged = LogCapture()
+        let s = Session(identifier: "ambient-mix", bus: .none, logger: logged.logger)
+        try s.setCategory(.ambient, mode: .default, options: .mixWithOthers)
+        #expect(s.category == .ambient && s.categoryOptions == .mixWithOthers)
+        #expect(logged.lines.isEmpty)
     }
 
     @Test func streamPropertiesForEachCategoryAndMode() throws {
