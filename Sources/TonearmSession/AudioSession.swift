@@ -232,11 +232,12 @@ public final class AudioSession: Sendable {
     ///
     /// `.ambient` with `.mixWithOthers` is accepted, as iOS accepts it: Apple's documentation
     /// says the option can be set explicitly only with playback, playAndRecord and multiRoute,
-    /// and that ambient sets it by itself — and `setCategory(.ambient, options: .mixWithOthers)`
-    /// is what apps and plugins that want to mix ship (for instance the audio_session and
-    /// cordova-plugin-media reports of ryanheise/audio_session#112 and
-    /// apache/cordova-plugin-media#306, where iOS runs it without an error). Refusing it made the
-    /// seed's code, which swallows the error, stay exclusive and interrupt the other player.
+    /// and that ambient sets it by itself; it documents no error for naming it anyway. Developers'
+    /// reports show iOS running `setCategory(.ambient, options: .mixWithOthers)`: the Flutter
+    /// plugin report ryanheise/audio_session#112 configures exactly that and its sounds play (its
+    /// problem is elsewhere), and apache/cordova-plugin-media#306 proposes it for mixing; no report
+    /// found shows iOS refusing it. It is redundant, not wrong, so it is accepted. Refusing it made
+    /// the seed's code, which swallows the error, stay exclusive and interrupt the other player.
     ///
     /// Every refusal is also logged as a warning (`logger`, by default swift-log's handler on
     /// stderr): ported code often writes `try?` here, and a refused category silently changes
