@@ -254,6 +254,36 @@ import TonearmTestSupport
         #expect(rec.lock.withLock { rec.finished } == [true])
     }
 
+    /// Issue 23: a delegate written with iOS's signatures (`error: (any Error)?`,
+    /// `withOptions flags: Int`) is called — before, those methods compiled and were never called.
+    final class IOSDelegate: AudioPlayerDelegate, @unchecked Sendable {
+        let lock = NSLock()
+        var seen: [String] = []
+        func audioPlayerDecodeErrorDidOccur(_ player: AudioPlayer, error: Error?) {
+            lock.withLock { seen.append("decode error: \(error.map { "\($0)" } ?? "nil")") }
+        }
+        func audioPlayerEndInterruption(_ player: AudioPlayer, withOptions flags: Int) {
+            lock.withLock { seen.append("end interruption \(flags)") }
+        }
+    }
+
+    @Test func aDelegateWithTheIOSSignaturesIsCalled() async throws {
+        let ios = IOSDelegate()
+        let p = AudioPlayer(source: RampSource(frames: 1000), output: { FileOutput(path: "/nonexistent-dir/x.wav") })
+        p.delegate = ios
+        let events = p.events
+        #expect(!p.play())
+        _ = try await waitForEvent(events) { if case .decodeErrorDidOccur = $0 { true } else { false } }
+        // Delegate calls happen before the stream sees the event (same thread, in order).
+        let seen = ios.lock.withLock { ios.seen }
+        #expect(seen.count == 1 && seen[0].hasPrefix("decode error: ") && seen[0].contains("/nonexistent-dir/x.wav"), "\(seen)")
+        // The interruption's end reaches the iOS form with AVAudioSession's flag value, through
+        // the Tonearm form the player calls.
+        ios.audioPlayerEndInterruption(p, shouldResume: true)
+        ios.audioPlayerEndInterruption(p, shouldResume: false)
+        #expect(ios.lock.withLock { ios.seen }.suffix(2) == ["end interruption 1", "end interruption 0"])
+    }
+
     @Test func thePlayersEqualizerShapesWhatIsPlayed() async throws {
         let src = dir.file("eq.wav")
         try Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.25*sin(2*PI*1000*t):s=48000:d=1", "-c:a", "pcm_f32le", src])
