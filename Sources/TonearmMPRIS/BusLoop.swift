@@ -332,7 +332,7 @@ final class BusLoop {
         case "Stop": return reply(commands.dispatch(commands.stop))
         case "PlayPause":
             if commands.togglePlayPause.isAvailable { return reply(commands.dispatch(commands.togglePlayPause)) }
-            let playing = core.infoCenter.snapshot().playbackState == .playing
+            let playing = core.infoCenter.snapshot().shownPlaybackState == .playing
             return reply(commands.dispatch(playing ? commands.pause : commands.play))
         case "Seek":
             guard args.count == 1, case .int64(let offset) = args[0] else { return .invalidArgs("Seek takes (x)") }

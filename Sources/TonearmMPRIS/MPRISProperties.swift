@@ -154,7 +154,7 @@ struct PlayerProperties {
         let anyCommand = canPlay || canPause || canSeek || canNext || canPrevious || c.stop.isAvailable
             || c.changeVolume.isAvailable || c.changeRepeatMode.isAvailable || c.changeShuffleMode.isAvailable
         values = [
-            "PlaybackStatus": .string(MPRIS.playbackStatus(s.playbackState)),
+            "PlaybackStatus": .string(MPRIS.playbackStatus(s.shownPlaybackState)),
             "LoopStatus": .string(MPRIS.loopStatus(s.repeatType)),
             "Rate": .double(rate),
             "Shuffle": .bool(s.shuffleType != .off),

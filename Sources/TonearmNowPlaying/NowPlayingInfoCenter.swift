@@ -35,6 +35,8 @@ public final class NowPlayingInfoCenter: Sendable, OwnerRegistry {
         /// The position jumped to this many seconds (``didSeek(to:)``).
         case seeked(to: Double)
     }
+    // `.playbackState` carries the state shown (``Snapshot/shownPlaybackState``): it also comes
+    // when a new info's rate changes the state derived from it.
 
     /// Everything at one instant, read under one lock.
     public struct Snapshot: Sendable, Hashable {
@@ -46,12 +48,24 @@ public final class NowPlayingInfoCenter: Sendable, OwnerRegistry {
         public var repeatType: RepeatType
         public var shuffleType: ShuffleType
 
-        /// The position at `instant`: the elapsed time, advanced by the rate while playing, and
-        /// kept within 0…duration.
+        /// The state the system is shown: ``playbackState`` when it was set (not `.unknown`, as
+        /// Tonearm's players and code written for macOS set it); otherwise, as iOS does — where
+        /// `MPNowPlayingInfoCenter.playbackState` does not exist — derived from the info's
+        /// playback rate: playing above 0, paused at 0 (`.unknown` without info). So code that
+        /// sets only `MPNowPlayingInfoPropertyPlaybackRate` and the elapsed time (issue 23,
+        /// seed 002) is shown playing and paused.
+        public var shownPlaybackState: NowPlayingPlaybackState {
+            if playbackState != .unknown { return playbackState }
+            guard let info = nowPlayingInfo else { return .unknown }
+            return info.playbackRate > 0 ? .playing : .paused
+        }
+
+        /// The position at `instant`: the elapsed time, advanced by the rate while playing
+        /// (``shownPlaybackState``), and kept within 0…duration.
         public func elapsedTime(at instant: ContinuousClock.Instant) -> Double? {
             guard let info = nowPlayingInfo else { return nil }
             var t = info.elapsedTime
-            if playbackState == .playing {
+            if shownPlaybackState == .playing {
                 let d = elapsedTimeSetAt.duration(to: instant)
                 let seconds = Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
                 t += info.playbackRate * max(0, seconds)

@@ -66,19 +66,24 @@ struct NowPlayingOwnerStack: Sendable {
     /// Applies `edit` to owner `id`'s state; the changes shown (none when `id` is not on top,
     /// is unknown, or the value was already there).
     mutating func apply(_ edit: Edit, to id: UInt64, now: ContinuousClock.Instant) -> [Change] {
-        let applied = owners.update(id) { s -> Change? in
-            let change: Change?
+        let applied = owners.update(id) { s -> [Change] in
+            var change: Change?
+            let shownBefore = s.shownPlaybackState
             switch edit {
             case .nowPlayingInfo(let info):
                 s.elapsedTimeSetAt = now
                 change = s.nowPlayingInfo == info ? nil : .nowPlayingInfo(info)
                 s.nowPlayingInfo = info
+                // With no state set, the info's rate says playing or paused (as on iOS).
+                if s.shownPlaybackState != shownBefore {
+                    return [change, .playbackState(s.shownPlaybackState)].compactMap { $0 }
+                }
             case .playbackState(let state):
                 if s.playbackState != state {
                     if let t = s.elapsedTime(at: now) { s.nowPlayingInfo?.elapsedTime = t }
                     s.elapsedTimeSetAt = now
                     s.playbackState = state
-                    change = .playbackState(state)
+                    change = s.shownPlaybackState == shownBefore ? nil : .playbackState(s.shownPlaybackState)
                 } else {
                     change = nil
                 }
@@ -101,10 +106,10 @@ struct NowPlayingOwnerStack: Sendable {
                     change = nil
                 }
             }
-            return change
+            return change.map { [$0] } ?? []
         }
-        guard let applied, applied.isTop, let change = applied.result else { return [] }
-        return [change]
+        guard let applied, applied.isTop else { return [] }
+        return applied.result
     }
 
     /// The changes that take what is shown from `a` to `b`, in the order publishers read them.
@@ -113,7 +118,7 @@ struct NowPlayingOwnerStack: Sendable {
         if a.nowPlayingInfo != b.nowPlayingInfo {
             changes.append(.nowPlayingInfo(b.nowPlayingInfo))
         }
-        if a.playbackState != b.playbackState { changes.append(.playbackState(b.playbackState)) }
+        if a.shownPlaybackState != b.shownPlaybackState { changes.append(.playbackState(b.shownPlaybackState)) }
         if a.volume != b.volume { changes.append(.volume(b.volume)) }
         if a.repeatType != b.repeatType { changes.append(.repeatType(b.repeatType)) }
         if a.shuffleType != b.shuffleType { changes.append(.shuffleType(b.shuffleType)) }

@@ -167,6 +167,29 @@ final class Fixture: Sendable {
         #expect(await follower.waitForStandardOutput(timeout: 10) { lines($0).contains("Stopped") })
     }
 
+    /// Issue 23: code ported from iOS sets the info's playback rate (1 playing, 0 paused) and
+    /// never `playbackState`: the desktop (playerctl) follows it.
+    @Test func theInfosRateAloneIsFollowedAsOnIOS() throws {
+        let bus = try PrivateDBus()
+        defer { bus.stop() }
+        let info = NowPlayingInfoCenter(), commands = RemoteCommandCenter()
+        commands.play.addTarget { _ in .success }
+        let service = MPRISService(busName: "tonearm", identity: "Tonearm Test", infoCenter: info, commandCenter: commands,
+                                   busAddress: bus.address)
+        try service.start()
+        defer { service.stop() }
+        func status() throws -> String {
+            try run("playerctl", ["-p", "tonearm", "status"], environment: bus.environment).stdout
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        info.nowPlayingInfo = NowPlayingInfo(title: "Seed", duration: 100, elapsedTime: 5, playbackRate: 1)
+        #expect(try status() == "Playing")
+        info.nowPlayingInfo = NowPlayingInfo(title: "Seed", duration: 100, elapsedTime: 7, playbackRate: 0)
+        #expect(try status() == "Paused")
+        let position = try run("playerctl", ["-p", "tonearm", "position"], environment: bus.environment).stdout
+        #expect(Double(position.trimmingCharacters(in: .whitespacesAndNewlines)) == 7, "\(position)")
+    }
+
     @Test func nextAndPreviousChangeTheTrack() async throws {
         let f = try Fixture()
         defer { f.stop() }

@@ -175,10 +175,11 @@ private final class Log: Sendable {
 
     @Test func theElapsedTimeAdvancesWithTheRateOnlyWhilePlaying() {
         let center = NowPlayingInfoCenter()
+        center.playbackState = .paused
         center.nowPlayingInfo = NowPlayingInfo(duration: 100, elapsedTime: 10, playbackRate: 2)
         let s = center.snapshot()
         let later = s.elapsedTimeSetAt.advanced(by: .seconds(3))
-        #expect(s.elapsedTime(at: later) == 10) // state unknown: not advancing
+        #expect(s.elapsedTime(at: later) == 10) // paused: not advancing
         center.playbackState = .playing
         let p = center.snapshot()
         let t = try! #require(p.elapsedTime(at: p.elapsedTimeSetAt.advanced(by: .seconds(3))))
@@ -188,6 +189,33 @@ private final class Log: Sendable {
         center.playbackState = .paused
         let q = center.snapshot()
         #expect(q.elapsedTime(at: q.elapsedTimeSetAt.advanced(by: .seconds(60))) == q.nowPlayingInfo?.elapsedTime)
+    }
+
+    /// Issue 23: as on iOS, where `playbackState` does not exist, code that sets only the info's
+    /// playback rate and elapsed time is shown playing (rate > 0, the position advancing) and
+    /// paused (rate 0, the position held); a state that was set wins.
+    @Test func withoutAStateTheInfosRateSaysPlayingOrPaused() async {
+        let center = NowPlayingInfoCenter()
+        let changes = center.changes
+        #expect(center.snapshot().shownPlaybackState == .unknown)
+        center.nowPlayingInfo = NowPlayingInfo(title: "Seed", duration: 100, elapsedTime: 10, playbackRate: 1)
+        let playing = center.snapshot()
+        #expect(playing.playbackState == .unknown && playing.shownPlaybackState == .playing)
+        #expect(abs((playing.elapsedTime(at: playing.elapsedTimeSetAt.advanced(by: .seconds(3))) ?? 0) - 13) < 0.01)
+        center.nowPlayingInfo = NowPlayingInfo(title: "Seed", duration: 100, elapsedTime: 13, playbackRate: 0)
+        let paused = center.snapshot()
+        #expect(paused.shownPlaybackState == .paused)
+        #expect(paused.elapsedTime(at: paused.elapsedTimeSetAt.advanced(by: .seconds(30))) == 13)
+        // An explicit state wins over the rate.
+        center.playbackState = .playing
+        #expect(center.snapshot().shownPlaybackState == .playing)
+        var seen: [NowPlayingInfoCenter.Change] = []
+        for await c in changes {
+            seen.append(c)
+            if seen.count == 5 { break }
+        }
+        #expect(seen.map { if case .playbackState(let s) = $0 { "\(s)" } else if case .nowPlayingInfo = $0 { "info" } else { "other" } }
+                == ["info", "playing", "info", "paused", "playing"])
     }
 
     @Test func seekingWithoutInfoDoesNothing() {
