@@ -131,15 +131,20 @@ import TonearmTestSupport
         }
     }
 
-    @Test func completionsFireOnceAndNeverStaleAfterStop() throws {
+    /// A started mono engine with a player node on its mixer, and a 0.1 s buffer (48 kHz) of silence.
+    func playerWithABuffer() throws -> (AudioEngine, AudioPlayerNode, AudioPCMBuffer) {
         let e = try makeEngine(channels: 1, maxFrames: 1024)
         let p = AudioPlayerNode()
         e.attach(p)
         try e.connect(p, to: e.mainMixerNode, format: nil)
         try e.start()
-        let fmt = AudioFormat.standard(sampleRate: 48000, channels: 1)
-        let buf = AudioPCMBuffer(format: fmt, frameCapacity: 4800)!
+        let buf = AudioPCMBuffer(format: .standard(sampleRate: 48000, channels: 1), frameCapacity: 4800)!
         buf.frameLength = 4800
+        return (e, p, buf)
+    }
+
+    @Test func completionsFireOnceAndNeverStaleAfterStop() throws {
+        let (e, p, buf) = try playerWithABuffer()
         let fired = Mutex<[String]>([])
         let done = DispatchSemaphore(value: 0)
         p.scheduleBuffer(buf, completionHandler: { t in fired.withLock { $0.append("stale \(t)") } })
@@ -167,14 +172,7 @@ import TonearmTestSupport
     /// — has its handler called once with `.stopped`, in schedule order, from that call; a
     /// handler may schedule again from there. A queue's own schedules (the package API) are not.
     @Test func aStopCallsTheHandlersOfWhatItDiscards() throws {
-        let e = try makeEngine(channels: 1, maxFrames: 1024)
-        let p = AudioPlayerNode()
-        e.attach(p)
-        try e.connect(p, to: e.mainMixerNode, format: nil)
-        try e.start()
-        let fmt = AudioFormat.standard(sampleRate: 48000, channels: 1)
-        let buf = AudioPCMBuffer(format: fmt, frameCapacity: 4800)!
-        buf.frameLength = 4800
+        let (e, p, buf) = try playerWithABuffer()
         let fired = Mutex<[String]>([])
         func note(_ name: String) -> AudioPlayerNode.CompletionHandler { { t in fired.withLock { $0.append("\(name) \(t)") } } }
 
