@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Glibc
+import TonearmLibrary
+import TonearmMPDProtocol
+
+/// One song as MPD's database holds it: its URI (the path relative to the music folder), the
+/// file's modification time, its audio format and its tags.
+struct MPDSong: Sendable {
+    let uri: String
+    /// The folder's URI ("" at the top).
+    let directory: String
+    let path: String
+    /// Seconds since 1970 (the file's mtime).
+    let mtime: Int64
+    let sampleRate: Int
+    /// "16", "24", "f"… as MPD's `Format` says it.
+    let bits: String
+    let channels: Int
+    let duration: Double
+    /// The tags, in the order they are printed.
+    let tags: [(MPDTag, String)]
+
+    func values(_ tag: MPDTag) -> [String] { tags.compactMap { $0.0 == tag ? $0.1 : nil } }
+
+    /// The tag's values, or those of the tag MPD falls back to when the song has none
+    /// (`ApplyTagFallback`: AlbumArtist → Artist, AlbumArtistSort → AlbumArtist → ArtistSort →
+    /// Artist, ArtistSort → Artist, AlbumSort → Album, ComposerSort → Composer).
+    func valuesWithFallback(_ tag: MPDTag) -> [String] {
+        let own = values(tag)
+        if !own.isEmpty { return own }
+        switch tag {
+        case .albumArtist, .artistSort: return values(.artist)
+        case .albumArtistSort:
+            let a = values(.albumArtist)
+            return a.isEmpty ? valuesWithFallback(.artistSort) : a
+        case .albumSort: return values(.album)
+        case .composerSort: return values(.composer)
+        default: return []
+        }
+    }
+
+    var format: String { "\(sampleRate):\(bits):\(channels)" }
+}
+
+/// A folder of the database.
+struct MPDDirectory: Sendable {
+    let uri: String
+    var mtime: Int64
+    /// Indexes into the snapshot's songs, in MPD's order (the order an update found them in).
+    var songs: [Int] = []
+    /// URIs of the subfolders, in MPD's order (ICU collation of their names).
+    var children: [String] = []
+}
+
+/// The library as MPD's database: the songs under the music folder, the folders that hold them.
+/// Immutable once made.
+final class MPDSnapshot: Sendable {
+    let songs: [MPDSong]
+    let directories: [String: MPDDirectory]
+    /// Every song in database order: a folder's songs, then each subfolder in turn (MPD's
+    /// `Directory::Walk`).
+    let order: [Int]
+    let byURI: [String: Int]
+    let updated: Int64
+
+    init(songs: [MPDSong], directories: [String: MPDDirectory], updated: Int64) {
+        self.songs = songs
+        self.directories = directories
+        self.updated = updated
+        var order: [Int] = []
+        order.reserveCapacity(songs.count)
+        func walk(_ uri: String) {
+            guard let d = directories[uri] else { return }
+            order += d.songs
+            for c in d.children { walk(c) }
+        }
+        walk("")
+        self.order = order
+        var byURI: [String: Int] = [:]
+        for (i, s) in songs.enumerated() { byURI[s.uri] = i }
+        self.byURI = byURI
+    }
+
+    /// Reads the library's items under `root` (an absolute folder, without a final slash).
+    static func load(library: MediaLibrary, root: String) throws(MPDAck) -> MPDSnapshot {
+        let items: [MediaItem]
+        do {
+            items = try MediaQuery(groupingType: .title, mediaType: nil).items(in: library)
+        } catch {
+            throw MPDAck(.system, "\(error)")
+        }
+        let prefix = root == "/" ? "/" : root + "/"
+        var songs: [MPDSong] = []
+        var directories: [String: MPDDirectory] = ["": MPDDirectory(uri: "", mtime: mtime(of: root) ?? 0)]
+        var songsByDirectory: [String: [String: Int]] = [:]
+        for item in items {
+            let path = item.path
+            guard path.hasPrefix(prefix), path.count > prefix.count else { continue }
+            let uri = String(path.dropFirst(prefix.count))
+            let directory = (uri as NSString).deletingLastPathComponent
+            // The folders up to the top.
+            var d = directory
+            while directories[d] == nil {
+                directories[d] = MPDDirectory(uri: d, mtime: mtime(of: prefix + d) ?? 0)
+                let parent = (d as NSString).deletingLastPathComponent
+                directories[parent, default: MPDDirectory(uri: parent, mtime: mtime(of: parent.isEmpty ? root : prefix + parent) ?? 0)]
+                    .children.append(d)
+                d = parent
+            }
+            songsByDirectory[directory, default: [:]][(uri as NSString).lastPathComponent] = songs.count
+            songs.append(song(item, uri: uri, directory: directory))
+        }
+        for (uri, names) in songsByDirectory {
+            // MPD keeps a folder's songs in the order its update read them: readdir's.
+            let listed = readdirOrder(uri.isEmpty ? root : prefix + uri)
+            var seen = Set<String>()
+            var ordered: [Int] = []
+            for name in listed { if let i = names[name], seen.insert(name).inserted { ordered.append(i) } }
+            for name in names.keys.sorted() where !seen.contains(name) { ordered.append(names[name]!) }
+            directories[uri]!.songs = ordered
+        }
+        for (uri, d) in directories {
+            directories[uri]!.children = d.children.sorted { collate(($0 as NSString).lastPathComponent, ($1 as NSString).lastPathComponent) }
+        }
+        return MPDSnapshot(songs: songs, directories: directories, updated: Int64(Date().timeIntervalSince1970))
+    }
+
+    /// MPD's order of folder names (ICU's root collation): letters before case, case before
+    /// code points.
+    static func collate(_ a: String, _ b: String) -> Bool {
+        a.compare(b, options: [], range: nil, locale: collationLocale) == .orderedAscending
+    }
+
+    private static let collationLocale = Locale(identifier: "en_US_POSIX")
+
+    static func mtime(of path: String) -> Int64? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return Int64(st.st_mtim.tv_sec)
+    }
+
+    static func readdirOrder(_ path: String) -> [String] {
+        guard let dir = opendir(path) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    static func song(_ item: MediaItem, uri: String, directory: String) -> MPDSong {
+        var tags: [(MPDTag, String)] = []
+        // The library names an untagged file by its name: MPD leaves such a song without Title.
+        let stem = ((uri as NSString).lastPathComponent as NSString).deletingPathExtension
+        if item.title != stem { tags.append((.title, item.title)) }
+        if let v = item.artist { tags.append((.artist, v)) }
+        if let v = item.albumTitle { tags.append((.album, v)) }
+        if let v = item.albumArtist { tags.append((.albumArtist, v)) }
+        if let v = item.composer { tags.append((.composer, v)) }
+        if let v = item.genre { tags.append((.genre, v)) }
+        if let v = item.releaseDate ?? item.year.map(String.init) { tags.append((.date, v)) }
+        if let v = item.trackNumber { tags.append((.track, String(v))) }
+        if let v = item.discNumber { tags.append((.disc, String(v))) }
+        let f = item.format
+        let bits: String
+        switch f.codec {
+        case "mp3", "mp2": bits = "24"  // MPD's libmad decoder gives 24-bit samples
+        default: bits = f.bitsPerSample.map(String.init) ?? "f"
+        }
+        return MPDSong(uri: uri, directory: directory, path: item.path, mtime: mtime(of: item.path) ?? Int64(item.dateAdded.timeIntervalSince1970),
+                       sampleRate: f.sampleRate, bits: bits, channels: f.channelCount, duration: item.duration, tags: tags)
+    }
+}
+
+/// Time as MPD writes it (`Last-Modified`): ISO 8601 in UTC, to the second.
+func iso8601(_ seconds: Int64) -> String {
+    var t = time_t(seconds)
+    var tm = tm()
+    gmtime_r(&t, &tm)
+    func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+    return "\(tm.tm_year + 1900)-\(two(tm.tm_mon + 1))-\(two(tm.tm_mday))T\(two(tm.tm_hour)):\(two(tm.tm_min)):\(two(tm.tm_sec))Z"
+}

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Synchronization
+import TonearmLibrary
+import TonearmMPDProtocol
+
+/// The database half of the MPD protocol over a ``MediaLibrary``: `lsinfo`, `listall`,
+/// `listallinfo`, `find`, `search`, `list`, `count`, the database lines of `stats` and the stored
+/// playlists (the library's own), answered as MPD 0.23 answers them (compared with a real MPD on
+/// the same music folder by `MPDLibraryPeerTests`). No networking: the daemon's server hands it
+/// a command and sends what it returns.
+///
+/// URIs are paths relative to the music folder, as MPD has them; songs the library holds outside
+/// that folder are not part of the database. The library is read into memory (as MPD holds its
+/// database) by `init` and by ``reload()``, which the daemon calls after a scan.
+///
+/// Threading: Sendable; every method may be called from any thread (the snapshot is swapped under
+/// a lock, answers are made from an immutable one).
+public final class MPDLibraryResponder: Sendable {
+    public let library: MediaLibrary
+    /// The music folder, absolute, standardized, without a final slash.
+    public let musicRoot: String
+    private let snapshot: Mutex<MPDSnapshot>
+
+    /// Reads `library`'s songs under `musicRoot`.
+    /// - Throws: ``MPDAck`` `.system` when the library cannot be read.
+    public init(library: MediaLibrary, musicRoot: String) throws(MPDAck) {
+        self.library = library
+        var root = URL(fileURLWithPath: musicRoot).standardizedFileURL.path
+        while root.count > 1, root.hasSuffix("/") { root.removeLast() }
+        self.musicRoot = root
+        snapshot = Mutex(try MPDSnapshot.load(library: library, root: root))
+    }
+
+    /// Reads the library again (after a scan or a change of its files).
+    public func reload() throws(MPDAck) {
+        let fresh = try MPDSnapshot.load(library: library, root: musicRoot)
+        snapshot.withLock { $0 = fresh }
+    }
+
+    private var current: MPDSnapshot { snapshot.withLock { $0 } }
+
+    /// The commands ``respond(command:arguments:)`` answers.
+    public static let commands: Set<String> = [
+        "lsinfo", "listall", "listallinfo", "find", "search", "list", "count",
+        "listplaylists", "listplaylist", "listplaylistinfo",
+    ]
+
+    /// The answer to `command` (its arguments counted already by `MPDCommands.check`), without
+    /// the final `OK\n`.
+    /// - Throws: the ``MPDAck`` MPD would send (its `command` set, index 0).
+    public func respond(command: String, arguments: [String]) throws(MPDAck) -> String {
+        let db = current
+        switch command {
+        case "lsinfo": return try lsinfo(db, arguments.first ?? "")
+        case "listall": return try listAll(db, arguments.first ?? "", info: false, command: command)
+        case "listallinfo": return try listAll(db, arguments.first ?? "", info: true, command: command)
+        case "find", "search": return try find(db, arguments, foldCase: command == "search", command: command)
+        case "list": return try list(db, arguments)
+        case "count": return try count(db, arguments)
+        case "listplaylists": return try listPlaylists()
+        case "listplaylist", "listplaylistinfo":
+            return try listPlaylist(db, arguments.first ?? "", info: command == "listplaylistinfo", command: command)
+        default: throw MPDAck(.unknown, "unknown command \"\(command)\"")
+        }
+    }
+
+    /// The database lines of `stats` (`artists`, `albums`, `songs`, `db_playtime`, `db_update`),
+    /// to follow `uptime` and `playtime`.
+    public func databaseStats() -> String {
+        let db = current
+        var artists = Set<String>(), albums = Set<String>()
+        var seconds: Double = 0
+        for s in db.songs {
+            artists.formUnion(s.values(.artist))
+            albums.formUnion(s.values(.album))
+            seconds += s.duration.rounded(.down)
+        }
+        return "artists: \(artists.count)\nalbums: \(albums.count)\nsongs: \(db.songs.count)\n"
+            + "db_playtime: \(Int64(seconds))\ndb_update: \(db.updated)\n"
+    }
+
+    /// The URIs of the songs `filter` matches, in database order (`findadd`; `searchadd` with
+    /// `foldCase`).
+    public func songURIs(matching filter: MPDFilter, foldCase: Bool = false) throws(MPDAck) -> [String] {
+        let db = current
+        let m = try MPDSongMatcher(filter, foldCase: foldCase, command: foldCase ? "searchadd" : "findadd")
+        return db.order.compactMap { m.matches(db.songs[$0]) ? db.songs[$0].uri : nil }
+    }
+
+    /// The URIs of the songs at or under `uri` (a song, or a folder: `add DIR`), in database
+    /// order. - Throws: `ACK [50@0] {add} No such directory` when it names neither.
+    public func songURIs(under uri: String) throws(MPDAck) -> [String] {
+        let db = current
+        guard let u = Self.normalized(uri) else { throw MPDAck(.noExist, "Malformed URI", command: "add") }
+        if let i = db.byURI[u] { return [db.songs[i].uri] }
+        guard db.directories[u] != nil else { throw MPDAck(.noExist, "No such directory", command: "add") }
+        return walk(db, u).map { db.songs[$0].uri }
+    }
+
+    /// The file of the song at `uri` in the library, or nil (not a song of the database, or a
+    /// URI that leaves the music folder).
+    public func filePath(forURI uri: String) -> String? {
+        guard let u = Self.normalized(uri), let i = current.byURI[u] else { return nil }
+        return current.songs[i].path
+    }
+
+    /// The URI of the file at `path` when it lies in the music folder (not necessarily in the
+    /// library), else nil.
+    public func uri(forFilePath path: String) -> String? {
+        let p = URL(fileURLWithPath: path).standardizedFileURL.path
+        let prefix = musicRoot == "/" ? "/" : musicRoot + "/"
+        guard p.hasPrefix(prefix), p.count > prefix.count else { return nil }
+        return String(p.dropFirst(prefix.count))
+    }
+
+    /// `uri` made plain: without leading, trailing or doubled slashes; nil when absolute after
+    /// all, or with a `.` or `..` part (MPD refuses those: `uri_safe_local`).
+    static func normalized(_ uri: String) -> String? {
+        var parts: [Substring] = []
+        for part in uri.split(separator: "/", omittingEmptySubsequences: true) {
+            if part == "." || part == ".." { return nil }
+            parts.append(part)
+        }
+        return parts.joined(separator: "/")
+    }
+
+    // MARK: Listing
+
+    private func songBlock(_ s: MPDSong) -> String {
+        var out = "file: \(s.uri)\nLast-Modified: \(iso8601(s.mtime))\nFormat: \(s.format)\n"
+        for (tag, value) in s.tags { out += MPDResponse.pair(tag.rawValue, value) }
+        out += "Time: \(Int64(s.duration.rounded()))\nduration: \(String(format: "%.3f", s.duration))\n"
+        return out
+    }
+
+    private func directoryLine(_ d: MPDDirectory, info: Bool) -> String {
+        info ? "directory: \(d.uri)\nLast-Modified: \(iso8601(d.mtime))\n" : "directory: \(d.uri)\n"
+    }
+
+    private func lsinfo(_ db: MPDSnapshot, _ uri: String) throws(MPDAck) -> String {
+        guard let u = Self.normalized(uri) else { throw MPDAck(.noExist, "No such directory", command: "lsinfo") }
+        if let i = db.byURI[u] { return songBlock(db.songs[i]) }
+        guard let d = db.directories[u] else { throw MPDAck(.noExist, "No such directory", command: "lsinfo") }
+        var out = ""
+        for i in d.songs { out += songBlock(db.songs[i]) }
+        for c in d.children { if let child = db.directories[c] { out += directoryLine(child, info: true) } }
+        if u.isEmpty { out += try playlistLines() }
+        return out
+    }
+
+    /// Song indexes at and under the folder, in database order.
+    private func walk(_ db: MPDSnapshot, _ uri: String) -> [Int] {
+        guard let d = db.directories[uri] else { return [] }
+        var out = d.songs
+        for c in d.children { out += walk(db, c) }
+        return out
+    }
+
+    private func listAll(_ db: MPDSnapshot, _ uri: String, info: Bool, command: String) throws(MPDAck) -> String {
+        guard let u = Self.normalized(uri) else { throw MPDAck(.noExist, "No such directory", command: command) }
+        if let i = db.byURI[u] { return info ? songBlock(db.songs[i]) : "file: \(u)\n" }
+        guard let top = db.directories[u] else { throw MPDAck(.noExist, "No such directory", command: command) }
+        var out = ""
+        func visit(_ d: MPDDirectory) {
+            if !d.uri.isEmpty { out += directoryLine(d, info: info) }
+            for i in d.songs { out += info ? songBlock(db.songs[i]) : "file: \(db.songs[i].uri)\n" }
+            for c in d.children { if let child = db.directories[c] { visit(child) } }
+        }
+        visit(top)
+        return out
+    }
+
+    // MARK: find, search
+
+    private func find(_ db: MPDSnapshot, _ arguments: [String], foldCase: Bool, command: String) throws(MPDAck) -> String {
+        var args = arguments[...]
+        var window: Range<Int64>?
+        var sortTag: (MPDTag?, descending: Bool)?
+        // Trailing `window START:END` and `sort TAG`, as MPD reads them (from the end).
+        if args.count >= 2, args[args.endIndex - 2] == "window" {
+            do {
+                switch try MPDArguments.range(args.last!) {
+                case .all: window = nil
+                case .span(let start, let end): window = start..<(end ?? Int64.max)
+                }
+            } catch { throw error.ack(command: command) }
+            args = args.dropLast(2)
+        }
+        if args.count >= 2, args[args.endIndex - 2] == "sort" {
+            var name = args.last!
+            let descending = name.hasPrefix("-")
+            if descending { name.removeFirst() }
+            if name == "Last-Modified" {
+                sortTag = (nil, descending)
+            } else {
+                guard let tag = MPDTag(name: name) else { throw MPDAck(.argument, "Unknown sort tag", command: command) }
+                sortTag = (tag, descending)
+            }
+            args = args.dropLast(2)
+        }
+        let filter: MPDFilter
+        do { filter = try MPDFilter.parse(arguments: Array(args), exact: !foldCase) } catch { throw error.ack(command: command) }
+        let m = try MPDSongMatcher(filter, foldCase: foldCase, command: command)
+        var found = db.order.filter { m.matches(db.songs[$0]) }
+        if let (tag, descending) = sortTag {
+            func key(_ i: Int) -> String { tag.map { db.songs[i].valuesWithFallback($0).first ?? "" } ?? "" }
+            if let _ = tag {
+                found = found.enumerated().sorted { a, b in
+                    let ka = key(a.element), kb = key(b.element)
+                    if ka != kb { return descending ? ka > kb : ka < kb }
+                    return a.offset < b.offset
+                }.map(\.element)
+            } else {
+                found = found.enumerated().sorted { a, b in
+                    let ma = db.songs[a.element].mtime, mb = db.songs[b.element].mtime
+                    if ma != mb { return descending ? ma > mb : ma < mb }
+                    return a.offset < b.offset
+                }.map(\.element)
+            }
+        }
+        if let window {
+            let lo = Int(min(window.lowerBound, Int64(found.count))), hi = Int(min(window.upperBound, Int64(found.count)))
+            found = Array(found[lo..<max(lo, hi)])
+        }
+        var out = ""
+        for i in found { out += songBlock(db.songs[i]) }
+        return out
+    }
+
+    // MARK: list, count
+
+    /// Reads trailing `group TAG` pairs (from the end, as MPD does), outermost first.
+    private func groups(_ args: inout ArraySlice<String>, command: String) throws(MPDAck) -> [MPDTag] {
+        var groups: [MPDTag] = []
+        while args.count >= 2, args[args.endIndex - 2] == "group" {
+            let name = args.last!
+            guard let tag = MPDTag(name: name) else { throw MPDAck(.argument, "Unknown tag type: \(name)", command: command) }
+            groups.insert(tag, at: 0)
+            args = args.dropLast(2)
+        }
+        return groups
+    }
+
+    private func list(_ db: MPDSnapshot, _ arguments: [String]) throws(MPDAck) -> String {
+        let command = "list"
+        guard let name = arguments.first else { throw MPDAck(.argument, "too few arguments for \"list\"", command: command) }
+        let isFile = name.lowercased() == "file"
+        let tag = MPDTag(name: name)
+        guard isFile || tag != nil else { throw MPDAck(.argument, "Unknown tag type: \(name)", command: command) }
+        var args = arguments.dropFirst()
+        let groupTags = try groups(&args, command: command)
+        var matcher: MPDSongMatcher?
+        if args.count == 1, args.first?.utf8.first != UInt8(ascii: "(") {
+            // `list album ARTIST`: the albums of an artist (MPD before 0.21).
+            guard tag == .album else { throw MPDAck(.argument, "should be \"Album\" for 3 arguments", command: command) }
+            matcher = try MPDSongMatcher(.compare(.tag(.artist), .equal, args.first!), foldCase: false, command: command)
+        } else if !args.isEmpty {
+            let filter: MPDFilter
+            do { filter = try MPDFilter.parse(arguments: Array(args), exact: true) } catch { throw error.ack(command: command) }
+            matcher = try MPDSongMatcher(filter, foldCase: false, command: command)
+        }
+        // Every distinct (group values…, value), in byte order, printed with a group's line
+        // only where it changes.
+        var rows = Set<[String]>()
+        for i in db.order {
+            let s = db.songs[i]
+            if let matcher, !matcher.matches(s) { continue }
+            var combos: [[String]] = [[]]
+            for g in groupTags {
+                let vs = s.valuesWithFallback(g)
+                let values = vs.isEmpty ? [""] : vs
+                combos = combos.flatMap { c in values.map { c + [$0] } }
+            }
+            let own: [String]
+            if isFile { own = [s.uri] } else {
+                let vs = s.valuesWithFallback(tag!)
+                own = vs.isEmpty ? [""] : vs
+            }
+            for c in combos { for v in own { rows.insert(c + [v]) } }
+        }
+        let names = groupTags.map(\.rawValue) + [isFile ? "file" : tag!.rawValue]
+        return Self.printRows(rows, names: names)
+    }
+
+    static func printRows(_ rows: Set<[String]>, names: [String]) -> String {
+        let sorted = rows.sorted { a, b in
+            for (x, y) in zip(a, b) where x != y { return Array(x.utf8).lexicographicallyPrecedes(Array(y.utf8)) }
+            return false
+        }
+        var out = ""
+        var previous: [String]?
+        for row in sorted {
+            var changed = previous == nil
+            for (k, v) in row.enumerated() {
+                if k == row.count - 1 || changed || previous![k] != v {
+                    changed = true
+                    out += MPDResponse.pair(names[k], v)
+                }
+            }
+            previous = row
+        }
+        return out
+    }
+
+    private func count(_ db: MPDSnapshot, _ arguments: [String]) throws(MPDAck) -> String {
+        let command = "count"
+        var args = arguments[...]
+        var group: MPDTag?
+        if args.count >= 2, args[args.endIndex - 2] == "group" {
+            let name = args.last!
+            guard let tag = MPDTag(name: name) else { throw MPDAck(.argument, "Unknown tag type: \(name)", command: command) }
+            group = tag
+            args = args.dropLast(2)
+        }
+        var matcher: MPDSongMatcher?
+        if !args.isEmpty {
+            let filter: MPDFilter
+            do { filter = try MPDFilter.parse(arguments: Array(args), exact: true) } catch { throw error.ack(command: command) }
+            matcher = try MPDSongMatcher(filter, foldCase: false, command: command)
+        }
+        var totals: [String: (Int, Double)] = [:]
+        for i in db.order {
+            let s = db.songs[i]
+            if let matcher, !matcher.matches(s) { continue }
+            let keys: [String]
+            if let group {
+                let vs = s.valuesWithFallback(group)
+                keys = vs.isEmpty ? [""] : vs
+            } else {
+                keys = [""]
+            }
+            for k in keys {
+                let t = totals[k] ?? (0, 0)
+                totals[k] = (t.0 + 1, t.1 + s.duration)
+            }
+        }
+        guard let group else {
+            let t = totals[""] ?? (0, 0)
+            return "songs: \(t.0)\nplaytime: \(Int64(t.1))\n"
+        }
+        var out = ""
+        for k in totals.keys.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }) {
+            let t = totals[k]!
+            out += MPDResponse.pair(group.rawValue, k) + "songs: \(t.0)\nplaytime: \(Int64(t.1))\n"
+        }
+        return out
+    }
+
+    // MARK: Stored playlists
+
+    private func playlistLines() throws(MPDAck) -> String {
+        let playlists: [MediaPlaylist]
+        do { playlists = try library.playlists() } catch { throw MPDAck(.system, "\(error)") }
+        var out = ""
+        for p in playlists {
+            out += MPDResponse.pair("playlist", p.name) + "Last-Modified: \(iso8601(Int64(p.dateModified.timeIntervalSince1970)))\n"
+        }
+        return out
+    }
+
+    private func listPlaylists() throws(MPDAck) -> String { try playlistLines() }
+
+    private func listPlaylist(_ db: MPDSnapshot, _ name: String, info: Bool, command: String) throws(MPDAck) -> String {
+        let items: [MediaItem]
+        do {
+            guard try library.playlist(named: name) != nil else { throw MPDAck(.noExist, "No such playlist", command: command) }
+            items = try library.items(in: name)
+        } catch let e as MPDAck {
+            throw e
+        } catch {
+            throw MPDAck(.system, "\(error)", command: command)
+        }
+        var out = ""
+        for item in items {
+            if let uri = uri(forFilePath: item.path), let i = db.byURI[uri] {
+                out += info ? songBlock(db.songs[i]) : "file: \(uri)\n"
+            } else {
+                out += "file: \(item.path)\n"
+            }
+        }
+        return out
+    }
+}
