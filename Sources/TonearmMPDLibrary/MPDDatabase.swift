@@ -94,6 +94,7 @@ final class MPDSnapshot: Sendable {
         var songs: [MPDSong] = []
         var directories: [String: MPDDirectory] = ["": MPDDirectory(uri: "", mtime: mtime(of: root) ?? 0)]
         var songsByDirectory: [String: [String: Int]] = [:]
+        var children: [String: [String]] = [:]
         for item in items {
             let path = item.path
             guard path.hasPrefix(prefix), path.count > prefix.count else { continue }
@@ -104,8 +105,7 @@ final class MPDSnapshot: Sendable {
             while directories[d] == nil {
                 directories[d] = MPDDirectory(uri: d, mtime: mtime(of: prefix + d) ?? 0)
                 let parent = (d as NSString).deletingLastPathComponent
-                directories[parent, default: MPDDirectory(uri: parent, mtime: mtime(of: parent.isEmpty ? root : prefix + parent) ?? 0)]
-                    .children.append(d)
+                children[parent, default: []].append(d)
                 d = parent
             }
             songsByDirectory[directory, default: [:]][(uri as NSString).lastPathComponent] = songs.count
@@ -120,19 +120,13 @@ final class MPDSnapshot: Sendable {
             for name in names.keys.sorted() where !seen.contains(name) { ordered.append(names[name]!) }
             directories[uri]!.songs = ordered
         }
-        for (uri, d) in directories {
-            directories[uri]!.children = d.children.sorted { collate(($0 as NSString).lastPathComponent, ($1 as NSString).lastPathComponent) }
+        for (uri, list) in children {
+            let keyed = list.map { (CollationKey(($0 as NSString).lastPathComponent), $0) }
+            directories[uri]!.children = keyed.sorted { $0.0 < $1.0 }.map(\.1)
         }
         return MPDSnapshot(songs: songs, directories: directories, updated: Int64(Date().timeIntervalSince1970))
     }
 
-    /// MPD's order of folder names (ICU's root collation): letters before case, case before
-    /// code points.
-    static func collate(_ a: String, _ b: String) -> Bool {
-        a.compare(b, options: [], range: nil, locale: collationLocale) == .orderedAscending
-    }
-
-    private static let collationLocale = Locale(identifier: "en_US_POSIX")
 
     static func mtime(of path: String) -> Int64? {
         var st = stat()
@@ -184,4 +178,29 @@ func iso8601(_ seconds: Int64) -> String {
     gmtime_r(&t, &tm)
     func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
     return "\(tm.tm_year + 1900)-\(two(tm.tm_mon + 1))-\(two(tm.tm_mday))T\(two(tm.tm_hour)):\(two(tm.tm_min)):\(two(tm.tm_sec))Z"
+}
+
+/// The order MPD gives folder names (`IcuCollate`: ICU's root collation), approximated in three
+/// levels as the Unicode collation algorithm has them: the letters without case or accents
+/// (`alpha` < `Alpha Band` < `Beta` < `Émile` < `loose`; CJK after Latin, by code point), then the
+/// accents, then the case (lower before upper), then the code points.
+struct CollationKey: Comparable {
+    let primary: [Unicode.Scalar], secondary: [Unicode.Scalar], tertiary: [UInt8], name: [UInt8]
+
+    init(_ name: String) {
+        let noAccents = name.folding(options: [.diacriticInsensitive], locale: nil)
+        primary = Array(noAccents.lowercased().unicodeScalars)
+        secondary = Array(name.lowercased().unicodeScalars)
+        tertiary = name.unicodeScalars.map { $0.properties.isUppercase ? 1 : 0 }
+        self.name = Array(name.utf8)
+    }
+
+    static func < (a: CollationKey, b: CollationKey) -> Bool {
+        func less<T: Comparable>(_ x: [T], _ y: [T]) -> Bool? { x == y ? nil : x.lexicographicallyPrecedes(y) }
+        func scalarsLess(_ x: [Unicode.Scalar], _ y: [Unicode.Scalar]) -> Bool? { less(x.map(\.value), y.map(\.value)) }
+        return scalarsLess(a.primary, b.primary) ?? scalarsLess(a.secondary, b.secondary)
+            ?? less(a.tertiary, b.tertiary) ?? less(a.name, b.name) ?? false
+    }
+
+    static func == (a: CollationKey, b: CollationKey) -> Bool { a.name == b.name }
 }

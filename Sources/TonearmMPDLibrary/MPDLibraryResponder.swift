@@ -114,21 +114,24 @@ public final class MPDLibraryResponder: Sendable {
         return String(p.dropFirst(prefix.count))
     }
 
-    /// `uri` made plain: without leading, trailing or doubled slashes; nil when absolute after
-    /// all, or with a `.` or `..` part (MPD refuses those: `uri_safe_local`).
+    /// `uri` as a key of the database: "" for the top ("" or "/"); nil for a URI MPD finds
+    /// nothing at — one that starts or ends with a slash, has an empty, `.` or `..` part (MPD's
+    /// `uri_safe_local`: nothing leaves the music folder).
     static func normalized(_ uri: String) -> String? {
-        var parts: [Substring] = []
-        for part in uri.split(separator: "/", omittingEmptySubsequences: true) {
-            if part == "." || part == ".." { return nil }
-            parts.append(part)
+        if uri.isEmpty || uri == "/" { return "" }
+        for part in uri.split(separator: "/", omittingEmptySubsequences: false) {
+            if part.isEmpty || part == "." || part == ".." { return nil }
         }
-        return parts.joined(separator: "/")
+        return uri
     }
 
     // MARK: Listing
 
-    private func songBlock(_ s: MPDSong) -> String {
-        var out = "file: \(s.uri)\nLast-Modified: \(iso8601(s.mtime))\nFormat: \(s.format)\n"
+    /// A song as MPD prints it; `format` false for the songs of a sorted `find` (MPD 0.23 sorts
+    /// copies of the songs that have lost their audio format).
+    private func songBlock(_ s: MPDSong, format: Bool = true) -> String {
+        var out = "file: \(s.uri)\nLast-Modified: \(iso8601(s.mtime))\n"
+        if format { out += "Format: \(s.format)\n" }
         for (tag, value) in s.tags { out += MPDResponse.pair(tag.rawValue, value) }
         out += "Time: \(Int64(s.duration.rounded()))\nduration: \(String(format: "%.3f", s.duration))\n"
         return out
@@ -224,19 +227,21 @@ public final class MPDLibraryResponder: Sendable {
             found = Array(found[lo..<max(lo, hi)])
         }
         var out = ""
-        for i in found { out += songBlock(db.songs[i]) }
+        for i in found { out += songBlock(db.songs[i], format: sortTag == nil) }
         return out
     }
 
     // MARK: list, count
 
-    /// Reads trailing `group TAG` pairs (from the end, as MPD does), outermost first.
+    /// Reads trailing `group TAG` pairs from the end, as MPD does: the last one given is the
+    /// outermost (`list title group album group albumartist` lists album artists, their
+    /// albums, their titles).
     private func groups(_ args: inout ArraySlice<String>, command: String) throws(MPDAck) -> [MPDTag] {
         var groups: [MPDTag] = []
         while args.count >= 2, args[args.endIndex - 2] == "group" {
             let name = args.last!
             guard let tag = MPDTag(name: name) else { throw MPDAck(.argument, "Unknown tag type: \(name)", command: command) }
-            groups.insert(tag, at: 0)
+            groups.append(tag)
             args = args.dropLast(2)
         }
         return groups
@@ -259,6 +264,12 @@ public final class MPDLibraryResponder: Sendable {
             let filter: MPDFilter
             do { filter = try MPDFilter.parse(arguments: Array(args), exact: true) } catch { throw error.ack(command: command) }
             matcher = try MPDSongMatcher(filter, foldCase: false, command: command)
+        }
+        if isFile, groupTags.isEmpty {
+            // MPD lists files in database order.
+            var out = ""
+            for i in db.order where matcher?.matches(db.songs[i]) ?? true { out += "file: \(db.songs[i].uri)\n" }
+            return out
         }
         // Every distinct (group values…, value), in byte order, printed with a group's line
         // only where it changes.

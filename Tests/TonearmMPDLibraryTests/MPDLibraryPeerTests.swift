@@ -93,28 +93,53 @@ import TonearmTestSupport
         }
     }
 
-    /// The lines with each song's tag lines sorted (MPD prints them in the file's order) and
-    /// `db_update` left out.
+    /// The lines with each song's tag lines sorted (MPD prints them in the order the file holds
+    /// them), `db_update` left out, and an MP3's `duration` to a tenth of a second: MPD's libmad
+    /// decoder counts the encoder's delay and padding (whole frames: 2 s at 48 kHz is 2.040 s),
+    /// the library gives the length played, without them (2.000 s).
     static func normalised(_ lines: [String]) -> [String] {
         var out: [String] = []
         var tags: [String] = []
-        var inSong = false
+        var inTags = false, mp3 = false
+        func flush() {
+            out += tags.sorted()
+            tags.removeAll()
+            inTags = false
+        }
         for line in lines {
             if line.hasPrefix("db_update: ") { continue }
-            if line.hasPrefix("Format: ") {
+            if line.hasPrefix("file: ") {
+                flush()
                 out.append(line)
-                inSong = true
+                inTags = true
+                mp3 = line.hasSuffix(".mp3")
                 continue
             }
-            if inSong, line.hasPrefix("Time: ") || line.hasPrefix("file: ") || line.hasPrefix("directory: ") || line == "OK" {
-                out += tags.sorted()
-                tags.removeAll()
-                inSong = false
+            if inTags {
+                if line.hasPrefix("Last-Modified: ") || line.hasPrefix("Format: ") {
+                    out.append(line)
+                    continue
+                }
+                if line.hasPrefix("Time: ") || line.hasPrefix("directory: ") || line.hasPrefix("playlist: ") || line == "OK" {
+                    flush()
+                } else {
+                    tags.append(line)
+                    continue
+                }
             }
-            if inSong { tags.append(line) } else { out.append(line) }
+            if mp3, line.hasPrefix("duration: "), let d = Double(line.dropFirst(10)) {
+                out.append("duration: ~" + String(format: "%.1f", d))
+                continue
+            }
+            out.append(line)
         }
-        return out + tags.sorted()
+        flush()
+        return out
     }
+
+    /// Commands whose error message is PCRE's in MPD (Swift's `Regex` words them otherwise):
+    /// compared to the command's name (`ACK [2@0] {find}`).
+    static let messageMayDiffer: Set<String> = [#"find "(title =~ \"(\")""#]
 
     struct Fixture {
         let mpd: PrivateMPD
@@ -140,8 +165,12 @@ import TonearmTestSupport
         defer { f.mpd.stop() }
         var differences: [String] = []
         for c in Self.commands {
-            let theirs = Self.normalised(try f.mpd.exchange([Array(c.utf8)]))
-            let ours = Self.normalised(Self.answer(f.responder, c))
+            var theirs = Self.normalised(try f.mpd.exchange([Array(c.utf8)]))
+            var ours = Self.normalised(Self.answer(f.responder, c))
+            if Self.messageMayDiffer.contains(c) {
+                theirs = theirs.map { $0.prefix { $0 != "}" } + "}" }
+                ours = ours.map { $0.prefix { $0 != "}" } + "}" }
+            }
             if theirs != ours {
                 differences.append("\(c):\n  MPD     \(theirs.joined(separator: " | "))\n  Tonearm \(ours.joined(separator: " | "))")
             }
@@ -168,7 +197,17 @@ import TonearmTestSupport
         for c in ["listplaylist Mix", "listplaylistinfo Mix", "listplaylist nosuch", "listplaylistinfo nosuch"] {
             #expect(Self.normalised(try f.mpd.exchange([Array(c.utf8)])) == Self.normalised(Self.answer(f.responder, c)), "\(c)")
         }
-        func names(_ lines: [String]) -> [String] { lines.filter { !$0.hasPrefix("Last-Modified: ") } }
+        // A playlist's Last-Modified is when each was made: left out (the songs' stay).
+        func names(_ lines: [String]) -> [String] {
+            var out: [String] = []
+            var afterPlaylist = false
+            for l in Self.normalised(lines) {
+                if afterPlaylist, l.hasPrefix("Last-Modified: ") { afterPlaylist = false; continue }
+                afterPlaylist = l.hasPrefix("playlist: ")
+                out.append(l)
+            }
+            return out
+        }
         #expect(names(try f.mpd.exchange([Array("listplaylists".utf8)])) == names(Self.answer(f.responder, "listplaylists")))
         // lsinfo at the top lists them after the folders, as MPD does.
         #expect(names(try f.mpd.exchange([Array("lsinfo".utf8)])) == names(Self.answer(f.responder, "lsinfo")))
