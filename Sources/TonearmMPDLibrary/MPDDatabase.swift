@@ -47,7 +47,7 @@ struct MPDSong: Sendable {
 struct MPDDirectory: Sendable {
     let uri: String
     var mtime: Int64
-    /// Indexes into the snapshot's songs, in MPD's order (the order an update found them in).
+    /// Indexes into the snapshot's songs, in MPD's order (``MPDSnapshot/songPrecedes(_:_:)``).
     var songs: [Int] = []
     /// URIs of the subfolders, in MPD's order (ICU collation of their names).
     var children: [String] = []
@@ -93,7 +93,7 @@ final class MPDSnapshot: Sendable {
         let prefix = root == "/" ? "/" : root + "/"
         var songs: [MPDSong] = []
         var directories: [String: MPDDirectory] = ["": MPDDirectory(uri: "", mtime: mtime(of: root) ?? 0)]
-        var songsByDirectory: [String: [String: Int]] = [:]
+        var songsByDirectory: [String: [Int]] = [:]
         var children: [String: [String]] = [:]
         for item in items {
             let path = item.path
@@ -108,17 +108,11 @@ final class MPDSnapshot: Sendable {
                 children[parent, default: []].append(d)
                 d = parent
             }
-            songsByDirectory[directory, default: [:]][(uri as NSString).lastPathComponent] = songs.count
+            songsByDirectory[directory, default: []].append(songs.count)
             songs.append(song(item, uri: uri, directory: directory))
         }
-        for (uri, names) in songsByDirectory {
-            // MPD keeps a folder's songs in the order its update read them: readdir's.
-            let listed = readdirOrder(uri.isEmpty ? root : prefix + uri)
-            var seen = Set<String>()
-            var ordered: [Int] = []
-            for name in listed { if let i = names[name], seen.insert(name).inserted { ordered.append(i) } }
-            for name in names.keys.sorted() where !seen.contains(name) { ordered.append(names[name]!) }
-            directories[uri]!.songs = ordered
+        for (uri, indexes) in songsByDirectory {
+            directories[uri]!.songs = indexes.sorted { songPrecedes(songs[$0], songs[$1]) }
         }
         for (uri, list) in children {
             let keyed = list.map { (CollationKey(($0 as NSString).lastPathComponent), $0) }
@@ -134,24 +128,35 @@ final class MPDSnapshot: Sendable {
         return Int64(st.st_mtim.tv_sec)
     }
 
-    static func readdirOrder(_ path: String) -> [String] {
-        guard let dir = opendir(path) else { return [] }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
+    /// MPD's order of a folder's songs (`song_cmp` in its `SongSort.cxx`): by album (collated;
+    /// none first), disc, track (numbers; none or 0 first), then file name (collated).
+    static func songPrecedes(_ a: MPDSong, _ b: MPDSong) -> Bool {
+        let albumA = a.values(.album).first.map(CollationKey.init), albumB = b.values(.album).first.map(CollationKey.init)
+        if let c = CollationKey.compare(albumA, albumB), c != 0 { return c < 0 }
+        for tag in [MPDTag.disc, .track] {
+            let x = number(a.values(tag).first), y = number(b.values(tag).first)
+            if x <= 0 && y <= 0 { continue }
+            if x != y { return x <= 0 ? true : y <= 0 ? false : x < y }
         }
-        return names
+        return CollationKey.compare(CollationKey((a.uri as NSString).lastPathComponent),
+                                    CollationKey((b.uri as NSString).lastPathComponent)) ?? 0 < 0
+    }
+
+    /// A tag's number as C's `strtol` reads it (0 when none).
+    static func number(_ s: String?) -> Int {
+        guard let s else { return 0 }
+        let digits = s.drop { $0 == " " }.prefix { $0.isASCII && ($0.isNumber || $0 == "-") }
+        return Int(digits) ?? 0
     }
 
     static func song(_ item: MediaItem, uri: String, directory: String) -> MPDSong {
         var tags: [(MPDTag, String)] = []
         // The library names an untagged file by its name: MPD leaves such a song without Title.
+        // (The library does not record whether the title was tagged: see the report's limits.)
         let stem = ((uri as NSString).lastPathComponent as NSString).deletingPathExtension
-        if item.title != stem { tags.append((.title, item.title)) }
+        // A file with no tags at all has its name as title; one with other tags keeps its title
+        // even when it is the file's name ("Yesterday.flac" titled "Yesterday").
+        if item.title != stem || item.artist != nil || item.albumTitle != nil { tags.append((.title, item.title)) }
         if let v = item.artist { tags.append((.artist, v)) }
         if let v = item.albumTitle { tags.append((.album, v)) }
         if let v = item.albumArtist { tags.append((.albumArtist, v)) }
@@ -203,4 +208,14 @@ struct CollationKey: Comparable {
     }
 
     static func == (a: CollationKey, b: CollationKey) -> Bool { a.name == b.name }
+
+    /// -1, 0 or 1; nil (none) before any value.
+    static func compare(_ a: CollationKey?, _ b: CollationKey?) -> Int? {
+        switch (a, b) {
+        case (nil, nil): return 0
+        case (nil, _): return -1
+        case (_, nil): return 1
+        case let (a?, b?): return a < b ? -1 : b < a ? 1 : 0
+        }
+    }
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Glibc
 import Synchronization
 import TonearmLibrary
 import TonearmMPDProtocol
@@ -42,7 +43,7 @@ public final class MPDLibraryResponder: Sendable {
 
     /// The commands ``respond(command:arguments:)`` answers.
     public static let commands: Set<String> = [
-        "lsinfo", "listall", "listallinfo", "find", "search", "list", "count",
+        "lsinfo", "listall", "listallinfo", "listfiles", "find", "search", "list", "count",
         "listplaylists", "listplaylist", "listplaylistinfo",
     ]
 
@@ -55,6 +56,7 @@ public final class MPDLibraryResponder: Sendable {
         case "lsinfo": return try lsinfo(db, arguments.first ?? "")
         case "listall": return try listAll(db, arguments.first ?? "", info: false, command: command)
         case "listallinfo": return try listAll(db, arguments.first ?? "", info: true, command: command)
+        case "listfiles": return try listFiles(arguments.first ?? "")
         case "find", "search": return try find(db, arguments, foldCase: command == "search", command: command)
         case "list": return try list(db, arguments)
         case "count": return try count(db, arguments)
@@ -171,6 +173,32 @@ public final class MPDLibraryResponder: Sendable {
             for c in d.children { if let child = db.directories[c] { visit(child) } }
         }
         visit(top)
+        return out
+    }
+
+    /// The folder's entries as the file system has them (readdir's order; files with their
+    /// size, folders; symbolic links and other kinds left out, as MPD leaves them out). Unlike
+    /// MPD 0.23, which lists `../` (the folder above the music folder), a URI with `..` is refused.
+    private func listFiles(_ uri: String) throws(MPDAck) -> String {
+        guard let u = Self.normalized(uri) else { throw MPDAck(.argument, "Malformed URI", command: "listfiles") }
+        let path = u.isEmpty ? musicRoot : musicRoot + "/" + u
+        guard let dir = opendir(path) else {
+            throw MPDAck(.system, "Failed to open \(path): \(String(cString: strerror(errno)))", command: "listfiles")
+        }
+        defer { closedir(dir) }
+        var out = ""
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
+            if name == "." || name == ".." { continue }
+            var st = stat()
+            guard lstat(path + "/" + name, &st) == 0 else { continue }
+            let modified = "Last-Modified: \(iso8601(Int64(st.st_mtim.tv_sec)))\n"
+            switch st.st_mode & S_IFMT {
+            case S_IFREG: out += MPDResponse.pair("file", name) + "size: \(st.st_size)\n" + modified
+            case S_IFDIR: out += MPDResponse.pair("directory", name) + modified
+            default: continue
+            }
+        }
         return out
     }
 

@@ -30,6 +30,8 @@ import TonearmTestSupport
         ("alpha/x.flac", 1, 44100, 1, meta(title: "Ex", artist: "Émile", album: "Lower")),
         ("Émile/y.flac", 1, 44100, 1, meta(title: "Why", artist: "Émile", album: "Accent")),
         ("zeta/z.flac", 1, 44100, 1, meta(title: "Zet", artist: "Zed", album: "Lower", albumArtist: "Zed")),
+        ("loose/Same Name.flac", 1, 44100, 2, meta(title: "Same Name", artist: "Zed")),
+        ("Émile/v.ogg", 1, 44100, 2, meta(title: "Vorbis", artist: "Émile", album: "Accent", track: "2")),
     ]
 
     static func meta(title: String? = nil, artist: String? = nil, album: String? = nil, albumArtist: String? = nil,
@@ -50,6 +52,10 @@ import TonearmTestSupport
                                     "-ac", String(channels)] + extra + [full])
         }
         try FileManager.default.createDirectory(atPath: root + "/empty", withIntermediateDirectories: true)
+        // Not songs: listed by listfiles only (the link not even there).
+        try Data("notes".utf8).write(to: URL(fileURLWithPath: root + "/notes.txt"))
+        try Data().write(to: URL(fileURLWithPath: root + "/.hidden"))
+        try FileManager.default.createSymbolicLink(atPath: root + "/link.mp3", withDestinationPath: "top.mp3")
     }
 
     static let commands: [String] = [
@@ -57,6 +63,7 @@ import TonearmTestSupport
         "lsinfo nosuch", "lsinfo ../x", "lsinfo empty",
         "listall", "listall Beta", "listall \"loose/untagged.flac\"", "listall nosuch",
         "listallinfo", "listallinfo loose", "listallinfo 田中",
+        "listfiles", "listfiles \"Beta/First Album\"", "listfiles empty", "listfiles 田中/東京",
         // find: exact, case kept; tags a song lacks match an empty value; AlbumArtist falls back to Artist.
         "find artist \"Beta\"", "find artist beta", "find albumartist Zed", "find artist \"\"", "find title \"\"",
         "find album \"First Album\" albumartist Beta", "find any Zed", "find file top.mp3", "find base Beta",
