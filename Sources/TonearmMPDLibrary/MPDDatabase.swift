@@ -99,12 +99,12 @@ final class MPDSnapshot: Sendable {
             let path = item.path
             guard path.hasPrefix(prefix), path.count > prefix.count else { continue }
             let uri = String(path.dropFirst(prefix.count))
-            let directory = (uri as NSString).deletingLastPathComponent
+            let directory = parentURI(uri)
             // The folders up to the top.
             var d = directory
             while directories[d] == nil {
                 directories[d] = MPDDirectory(uri: d, mtime: mtime(of: prefix + d) ?? 0)
-                let parent = (d as NSString).deletingLastPathComponent
+                let parent = parentURI(d)
                 children[parent, default: []].append(d)
                 d = parent
             }
@@ -115,7 +115,7 @@ final class MPDSnapshot: Sendable {
             directories[uri]!.songs = indexes.sorted { songPrecedes(songs[$0], songs[$1]) }
         }
         for (uri, list) in children {
-            let keyed = list.map { (CollationKey(($0 as NSString).lastPathComponent), $0) }
+            let keyed = list.map { (CollationKey(baseName($0)), $0) }
             directories[uri]!.children = keyed.sorted { $0.0 < $1.0 }.map(\.1)
         }
         return MPDSnapshot(songs: songs, directories: directories, updated: Int64(Date().timeIntervalSince1970))
@@ -138,8 +138,8 @@ final class MPDSnapshot: Sendable {
             if x <= 0 && y <= 0 { continue }
             if x != y { return x <= 0 ? true : y <= 0 ? false : x < y }
         }
-        return CollationKey.compare(CollationKey((a.uri as NSString).lastPathComponent),
-                                    CollationKey((b.uri as NSString).lastPathComponent)) ?? 0 < 0
+        return CollationKey.compare(CollationKey(baseName(a.uri)),
+                                    CollationKey(baseName(b.uri))) ?? 0 < 0
     }
 
     /// A tag's number as C's `strtol` reads it (0 when none).
@@ -153,7 +153,8 @@ final class MPDSnapshot: Sendable {
         var tags: [(MPDTag, String)] = []
         // The library names an untagged file by its name: MPD leaves such a song without Title.
         // (The library does not record whether the title was tagged: see the report's limits.)
-        let stem = ((uri as NSString).lastPathComponent as NSString).deletingPathExtension
+        let name = baseName(uri)
+        let stem = name.lastIndex(of: ".").map { String(name[..<$0]) } ?? name
         // A file with no tags at all has its name as title; one with other tags keeps its title
         // even when it is the file's name ("Yesterday.flac" titled "Yesterday").
         if item.title != stem || item.artist != nil || item.albumTitle != nil { tags.append((.title, item.title)) }
@@ -174,6 +175,18 @@ final class MPDSnapshot: Sendable {
         return MPDSong(uri: uri, directory: directory, path: item.path, mtime: mtime(of: item.path) ?? Int64(item.dateAdded.timeIntervalSince1970),
                        sampleRate: f.sampleRate, bits: bits, channels: f.channelCount, duration: item.duration, tags: tags)
     }
+}
+
+/// The folder of a URI ("" at the top).
+func parentURI(_ uri: String) -> String {
+    guard let slash = uri.lastIndex(of: "/") else { return "" }
+    return String(uri[..<slash])
+}
+
+/// The last part of a URI.
+func baseName(_ uri: String) -> String {
+    guard let slash = uri.lastIndex(of: "/") else { return uri }
+    return String(uri[uri.index(after: slash)...])
 }
 
 /// Time as MPD writes it (`Last-Modified`): ISO 8601 in UTC, to the second.

@@ -32,6 +32,11 @@ import TonearmTestSupport
         ("zeta/z.flac", 1, 44100, 1, meta(title: "Zet", artist: "Zed", album: "Lower", albumArtist: "Zed")),
         ("loose/Same Name.flac", 1, 44100, 2, meta(title: "Same Name", artist: "Zed")),
         ("Émile/v.ogg", 1, 44100, 2, meta(title: "Vorbis", artist: "Émile", album: "Accent", track: "2")),
+        // Numbers in order, not as text; a second disc after the first.
+        ("zeta/10.flac", 1, 44100, 1, meta(title: "Ten", artist: "Zed", album: "Lower", track: "10")),
+        ("zeta/9.flac", 1, 44100, 1, meta(title: "Nine", artist: "Zed", album: "Lower", track: "9")),
+        ("zeta/d2.flac", 1, 44100, 1, meta(title: "Disc two", artist: "Zed", album: "Lower", track: "1", disc: "2")),
+        ("zeta/d1.flac", 1, 44100, 1, meta(title: "Disc one", artist: "Zed", album: "Lower", track: "5", disc: "1")),
     ]
 
     static func meta(title: String? = nil, artist: String? = nil, album: String? = nil, albumArtist: String? = nil,
