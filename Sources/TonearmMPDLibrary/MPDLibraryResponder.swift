@@ -2,6 +2,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import TonearmCore
 import TonearmLibrary
 import TonearmMPDProtocol
 
@@ -125,6 +126,73 @@ public final class MPDLibraryResponder: Sendable {
             if part.isEmpty || part == "." || part == ".." { return nil }
         }
         return uri
+    }
+
+    // MARK: Pictures
+
+    /// A binary answer of `albumart` or `readpicture`: its lines (`size: …`, `type: …`,
+    /// `binary: N`) and the chunk of the picture they announce.
+    public struct BinaryResponse: Sendable, Hashable {
+        /// The lines before the data; empty when there is no picture (`readpicture` of a song
+        /// without one answers just `OK`).
+        public var header: String
+        public var data: [UInt8]
+
+        /// The answer as sent, without the final `OK\n`: the header, the data and the newline
+        /// that ends it.
+        public var bytes: [UInt8] { header.isEmpty ? [] : Array(header.utf8) + data + [10] }
+    }
+
+    /// The commands ``picture(command:arguments:binaryLimit:)`` answers.
+    public static let pictureCommands: Set<String> = ["albumart", "readpicture"]
+
+    /// `albumart URI OFFSET` (the first of `cover.png`, `cover.jpg`, `cover.tiff`, `cover.bmp`
+    /// in the song's folder, as MPD looks for them) or `readpicture URI OFFSET` (the picture the
+    /// library found in the file's tags): at most `binaryLimit` bytes from `OFFSET` (the
+    /// connection's `binarylimit`, 8192 unless the client set another).
+    /// - Throws: MPD's ACKs: "No file exists" (albumart), "No such song" (readpicture),
+    ///   "Offset too large" / "Bad file offset", "Integer expected: …".
+    public func picture(command: String, arguments: [String], binaryLimit: Int = 8192) throws(MPDAck) -> BinaryResponse {
+        guard arguments.count == 2 else { throw MPDAck(.argument, "wrong number of arguments for \"\(command)\"", command: command) }
+        let offset: Int
+        do { offset = Int(try MPDArguments.unsigned(arguments[1], max: Int64(Int32.max))) } catch { throw error.ack(command: command) }
+        let uri = arguments[0]
+        var data: [UInt8]
+        var type: String?
+        if command == "albumart" {
+            guard let u = Self.normalized(uri), !u.isEmpty,
+                  let found = Self.coverFile(in: musicRoot + (parentURI(u).isEmpty ? "" : "/" + parentURI(u))) else {
+                throw MPDAck(.noExist, "No file exists", command: command)
+            }
+            data = found
+            guard offset <= data.count else { throw MPDAck(.argument, "Offset too large", command: command) }
+        } else {
+            guard let path = filePath(forURI: uri) else { throw MPDAck(.noExist, "No such song", command: command) }
+            let artwork: Artwork?
+            do {
+                artwork = try library.item(atPath: path).flatMap { item throws(TonearmError) in try library.artwork(for: item) }
+            } catch {
+                throw MPDAck(.system, "\(error)", command: command)
+            }
+            guard let artwork else { return BinaryResponse(header: "", data: []) }
+            data = artwork.data
+            type = artwork.mimeType
+            guard offset <= data.count else { throw MPDAck(.argument, "Bad file offset", command: command) }
+        }
+        let chunk = Array(data[offset..<min(data.count, offset + max(1, binaryLimit))])
+        var header = "size: \(data.count)\n"
+        if let type { header += "type: \(type)\n" }
+        header += "binary: \(chunk.count)\n"
+        return BinaryResponse(header: header, data: chunk)
+    }
+
+    static let coverNames = ["cover.png", "cover.jpg", "cover.tiff", "cover.bmp"]
+
+    static func coverFile(in folder: String) -> [UInt8]? {
+        for name in coverNames {
+            if let data = FileManager.default.contents(atPath: folder + "/" + name) { return [UInt8](data) }
+        }
+        return nil
     }
 
     // MARK: Listing

@@ -57,6 +57,13 @@ import TonearmTestSupport
                                     "-ac", String(channels)] + extra + [full])
         }
         try FileManager.default.createDirectory(atPath: root + "/empty", withIntermediateDirectories: true)
+        // Pictures: a cover in a folder (albumart), one in a file's tags (readpicture).
+        try TagFixtures.ffmpeg(["-f", "lavfi", "-i", "color=red:s=16x16", "-frames:v", "1", root + "/Beta/First Album/cover.png"])
+        try TagFixtures.ffmpeg(["-f", "lavfi", "-i", "color=blue:s=40x40", "-frames:v", "1", root + "/blue.png"])
+        try TagFixtures.ffmpeg(["-f", "lavfi", "-i", "sine=duration=1", "-i", root + "/blue.png", "-map", "0", "-map", "1",
+                                "-c:v", "png", "-disposition:v", "attached_pic", "-metadata", "title=Pic", "-metadata", "artist=Zed",
+                                root + "/loose/pic.flac"])
+        try FileManager.default.removeItem(atPath: root + "/blue.png")
         // Not songs: listed by listfiles only (the link not even there).
         try Data("notes".utf8).write(to: URL(fileURLWithPath: root + "/notes.txt"))
         try Data().write(to: URL(fileURLWithPath: root + "/.hidden"))
@@ -225,6 +232,41 @@ import TonearmTestSupport
         #expect(names(try f.mpd.exchange([Array("lsinfo".utf8)])) == names(Self.answer(f.responder, "lsinfo")))
     }
 
+    /// `albumart` and `readpicture`, byte for byte, in chunks of the default and of a smaller
+    /// `binarylimit`.
+    @Test func picturesAreSentAsMPDSendsThem() async throws {
+        let f = try await Self.fixture()
+        defer { f.mpd.stop() }
+        let cases: [(String, Int)] = [
+            (#"albumart "Beta/First Album/b.mp3" 0"#, 8192), (#"albumart "Beta/First Album/b.mp3" 10"#, 8192),
+            (#"albumart "Beta/First Album/b.mp3" 99999"#, 8192), (#"albumart "loose/pic.flac" 0"#, 8192),
+            ("albumart nosuch 0", 8192), (#"albumart "Beta/First Album/b.mp3" x"#, 8192),
+            (#"readpicture "loose/pic.flac" 0"#, 8192), (#"readpicture "loose/pic.flac" 5"#, 8192),
+            (#"readpicture "loose/pic.flac" 100000"#, 8192), (#"readpicture "Beta/First Album/b.mp3" 0"#, 8192),
+            ("readpicture nosuch 0", 8192), (#"readpicture "loose/pic.flac" 64"#, 64), (#"albumart "Beta/First Album/b.mp3" 64"#, 64),
+        ]
+        var differences: [String] = []
+        var chunks = 0
+        for (line, limit) in cases {
+            let connection = try MPDConnection(socketPath: f.mpd.socketPath)
+            if limit != 8192 { _ = try connection.request("binarylimit \(limit)") }
+            let theirs = try connection.raw(line)
+            if String(decoding: theirs.prefix(40), as: UTF8.self).hasPrefix("size: ") { chunks += 1 }
+            var ours: [UInt8]
+            do {
+                let request = try MPDRequest(line: Array(line.utf8))
+                ours = try f.responder.picture(command: request.command, arguments: request.arguments, binaryLimit: limit).bytes + Array("OK\n".utf8)
+            } catch {
+                ours = Array((error.line + "\n").utf8)
+            }
+            if theirs != ours {
+                differences.append("\(line): MPD \(String(decoding: theirs.prefix(80), as: UTF8.self)), Tonearm \(String(decoding: ours.prefix(80), as: UTF8.self))")
+            }
+        }
+        #expect(differences.isEmpty, Comment(rawValue: differences.joined(separator: "\n")))
+        #expect(chunks == 6)
+    }
+
     /// `findadd`/`searchadd`'s songs and `add`'s files.
     @Test func songsForAddAreThoseFindFinds() async throws {
         let f = try await Self.fixture()
@@ -261,22 +303,25 @@ final class MPDConnection {
     deinit { close(fd) }
 
     func readLine(timeout: Double) throws -> String {
-        let deadline = Date().addingTimeInterval(timeout)
         while true {
             if let nl = pending.firstIndex(of: 10) {
                 let line = String(decoding: pending[..<nl], as: UTF8.self)
                 pending.removeSubrange(...nl)
                 return line
             }
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let left = deadline.timeIntervalSinceNow
-            guard left > 0 else { throw TestSupportError("mpd did not answer within \(timeout) s") }
-            if poll(&pfd, 1, Int32(left * 1000) + 1) < 0, errno == EINTR { continue }
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            let got = read(fd, &buffer, buffer.count)
-            guard got > 0 else { throw TestSupportError("mpd closed the connection") }
-            pending += buffer[0..<got]
+            try fill(timeout: timeout)
         }
+    }
+
+    /// Reads what MPD has sent (waiting at most `timeout` seconds for it) into `pending`.
+    func fill(timeout: Double) throws {
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&pfd, 1, Int32(timeout * 1000))
+        guard ready > 0 || (ready < 0 && errno == EINTR) else { throw TestSupportError("mpd did not answer within \(timeout) s") }
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let got = read(fd, &buffer, buffer.count)
+        guard got > 0 else { throw TestSupportError("mpd closed the connection") }
+        pending += buffer[0..<got]
     }
 
     /// Sends `line`, returns the answer's lines up to `OK` (throws on `ACK`).
@@ -289,6 +334,24 @@ final class MPDConnection {
             if l == "OK" { return out }
             if l.hasPrefix("ACK ") { throw TestSupportError("\(line): \(l)") }
             out.append(l)
+        }
+    }
+
+    /// Sends `line`, returns the answer's bytes as sent, up to `OK\n` or an `ACK` line (with
+    /// `binary: N` chunks read as N bytes).
+    func raw(_ line: String, timeout: Double = 30) throws -> [UInt8] {
+        var bytes = Array(line.utf8) + [10]
+        _ = send(fd, &bytes, bytes.count, Int32(MSG_NOSIGNAL))
+        var out: [UInt8] = []
+        while true {
+            let l = try readLine(timeout: timeout)
+            out += Array(l.utf8) + [10]
+            if l == "OK" || l.hasPrefix("ACK ") { return out }
+            if l.hasPrefix("binary: "), let n = Int(l.dropFirst(8)) {
+                while pending.count < n + 1 { try fill(timeout: timeout) }
+                out += pending[..<(n + 1)]
+                pending.removeSubrange(..<(n + 1))
+            }
         }
     }
 
