@@ -51,19 +51,22 @@ public final class MPDLibraryResponder: Sendable {
     /// The answer to `command` (its arguments counted already by `MPDCommands.check`), without
     /// the final `OK\n`.
     /// - Throws: the ``MPDAck`` MPD would send (its `command` set, index 0).
-    public func respond(command: String, arguments: [String]) throws(MPDAck) -> String {
+    ///
+    /// `tagTypes`: the tags the connection's `tagtypes` leaves on (nil: all): songs are printed
+    /// with those only.
+    public func respond(command: String, arguments: [String], tagTypes: Set<MPDTag>? = nil) throws(MPDAck) -> String {
         let db = current
         switch command {
-        case "lsinfo": return try lsinfo(db, arguments.first ?? "")
-        case "listall": return try listAll(db, arguments.first ?? "", info: false, command: command)
-        case "listallinfo": return try listAll(db, arguments.first ?? "", info: true, command: command)
+        case "lsinfo": return try lsinfo(db, arguments.first ?? "", tagTypes)
+        case "listall": return try listAll(db, arguments.first ?? "", info: false, command: command, tagTypes)
+        case "listallinfo": return try listAll(db, arguments.first ?? "", info: true, command: command, tagTypes)
         case "listfiles": return try listFiles(arguments.first ?? "")
-        case "find", "search": return try find(db, arguments, foldCase: command == "search", command: command)
+        case "find", "search": return try find(db, arguments, foldCase: command == "search", command: command, tagTypes)
         case "list": return try list(db, arguments)
         case "count": return try count(db, arguments)
         case "listplaylists": return try listPlaylists()
         case "listplaylist", "listplaylistinfo":
-            return try listPlaylist(db, arguments.first ?? "", info: command == "listplaylistinfo", command: command)
+            return try listPlaylist(db, arguments.first ?? "", info: command == "listplaylistinfo", command: command, tagTypes)
         default: throw MPDAck(.unknown, "unknown command \"\(command)\"")
         }
     }
@@ -199,10 +202,10 @@ public final class MPDLibraryResponder: Sendable {
 
     /// A song as MPD prints it; `format` false for the songs of a sorted `find` (MPD 0.23 sorts
     /// copies of the songs that have lost their audio format).
-    private func songBlock(_ s: MPDSong, format: Bool = true) -> String {
+    private func songBlock(_ s: MPDSong, format: Bool = true, tags: Set<MPDTag>?) -> String {
         var out = "file: \(s.uri)\nLast-Modified: \(iso8601(s.mtime))\n"
         if format { out += "Format: \(s.format)\n" }
-        for (tag, value) in s.tags { out += MPDResponse.pair(tag.rawValue, value) }
+        for (tag, value) in s.tags where tags?.contains(tag) ?? true { out += MPDResponse.pair(tag.rawValue, value) }
         out += "Time: \(Int64(s.duration.rounded()))\nduration: \(String(format: "%.3f", s.duration))\n"
         return out
     }
@@ -211,12 +214,12 @@ public final class MPDLibraryResponder: Sendable {
         info ? "directory: \(d.uri)\nLast-Modified: \(iso8601(d.mtime))\n" : "directory: \(d.uri)\n"
     }
 
-    private func lsinfo(_ db: MPDSnapshot, _ uri: String) throws(MPDAck) -> String {
+    private func lsinfo(_ db: MPDSnapshot, _ uri: String, _ tags: Set<MPDTag>?) throws(MPDAck) -> String {
         guard let u = Self.normalized(uri) else { throw MPDAck(.noExist, "No such directory", command: "lsinfo") }
-        if let i = db.byURI[u] { return songBlock(db.songs[i]) }
+        if let i = db.byURI[u] { return songBlock(db.songs[i], tags: tags) }
         guard let d = db.directories[u] else { throw MPDAck(.noExist, "No such directory", command: "lsinfo") }
         var out = ""
-        for i in d.songs { out += songBlock(db.songs[i]) }
+        for i in d.songs { out += songBlock(db.songs[i], tags: tags) }
         for c in d.children { if let child = db.directories[c] { out += directoryLine(child, info: true) } }
         if u.isEmpty { out += try playlistLines() }
         return out
@@ -230,14 +233,14 @@ public final class MPDLibraryResponder: Sendable {
         return out
     }
 
-    private func listAll(_ db: MPDSnapshot, _ uri: String, info: Bool, command: String) throws(MPDAck) -> String {
+    private func listAll(_ db: MPDSnapshot, _ uri: String, info: Bool, command: String, _ tags: Set<MPDTag>?) throws(MPDAck) -> String {
         guard let u = Self.normalized(uri) else { throw MPDAck(.noExist, "No such directory", command: command) }
-        if let i = db.byURI[u] { return info ? songBlock(db.songs[i]) : "file: \(u)\n" }
+        if let i = db.byURI[u] { return info ? songBlock(db.songs[i], tags: tags) : "file: \(u)\n" }
         guard let top = db.directories[u] else { throw MPDAck(.noExist, "No such directory", command: command) }
         var out = ""
         func visit(_ d: MPDDirectory) {
             if !d.uri.isEmpty { out += directoryLine(d, info: info) }
-            for i in d.songs { out += info ? songBlock(db.songs[i]) : "file: \(db.songs[i].uri)\n" }
+            for i in d.songs { out += info ? songBlock(db.songs[i], tags: tags) : "file: \(db.songs[i].uri)\n" }
             for c in d.children { if let child = db.directories[c] { visit(child) } }
         }
         visit(top)
@@ -272,7 +275,7 @@ public final class MPDLibraryResponder: Sendable {
 
     // MARK: find, search
 
-    private func find(_ db: MPDSnapshot, _ arguments: [String], foldCase: Bool, command: String) throws(MPDAck) -> String {
+    private func find(_ db: MPDSnapshot, _ arguments: [String], foldCase: Bool, command: String, _ tags: Set<MPDTag>?) throws(MPDAck) -> String {
         var args = arguments[...]
         var window: Range<Int64>?
         var sortTag: (MPDTag?, descending: Bool)?
@@ -323,7 +326,7 @@ public final class MPDLibraryResponder: Sendable {
             found = Array(found[lo..<max(lo, hi)])
         }
         var out = ""
-        for i in found { out += songBlock(db.songs[i], format: sortTag == nil) }
+        for i in found { out += songBlock(db.songs[i], format: sortTag == nil, tags: tags) }
         return out
     }
 
@@ -468,7 +471,7 @@ public final class MPDLibraryResponder: Sendable {
 
     private func listPlaylists() throws(MPDAck) -> String { try playlistLines() }
 
-    private func listPlaylist(_ db: MPDSnapshot, _ name: String, info: Bool, command: String) throws(MPDAck) -> String {
+    private func listPlaylist(_ db: MPDSnapshot, _ name: String, info: Bool, command: String, _ tags: Set<MPDTag>?) throws(MPDAck) -> String {
         let items: [MediaItem]
         do {
             guard try library.playlist(named: name) != nil else { throw MPDAck(.noExist, "No such playlist", command: command) }
@@ -481,7 +484,7 @@ public final class MPDLibraryResponder: Sendable {
         var out = ""
         for item in items {
             if let uri = uri(forFilePath: item.path), let i = db.byURI[uri] {
-                out += info ? songBlock(db.songs[i]) : "file: \(uri)\n"
+                out += info ? songBlock(db.songs[i], tags: tags) : "file: \(uri)\n"
             } else {
                 out += "file: \(item.path)\n"
             }

@@ -267,6 +267,22 @@ import TonearmTestSupport
         #expect(chunks == 6)
     }
 
+    /// Songs are printed with the tags `tagtypes` leaves on, as MPD prints them.
+    @Test func songsHaveTheTagsTagtypesLeavesOn() async throws {
+        let f = try await Self.fixture()
+        defer { f.mpd.stop() }
+        let connection = try MPDConnection(socketPath: f.mpd.socketPath)
+        _ = try connection.request("tagtypes clear")
+        _ = try connection.request("tagtypes enable Artist Track")
+        for c in ["lsinfo \"Alpha Band/First Album\"", "find album \"First Album\"", "listallinfo zeta"] {
+            let request = try MPDRequest(line: Array(c.utf8))
+            let ours = try f.responder.respond(command: request.command, arguments: request.arguments, tagTypes: [.artist, .track])
+            let theirs = try connection.request(c)
+            #expect(Self.normalised(theirs) == Self.normalised(ours.split(separator: "\n").map(String.init)), "\(c)")
+            #expect(theirs.contains { $0.hasPrefix("Track: ") } && !theirs.contains { $0.hasPrefix("Title: ") })
+        }
+    }
+
     /// `findadd`/`searchadd`'s songs and `add`'s files.
     @Test func songsForAddAreThoseFindFinds() async throws {
         let f = try await Self.fixture()
