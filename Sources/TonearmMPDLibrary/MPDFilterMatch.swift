@@ -3,7 +3,8 @@ import Foundation
 import TonearmMPDProtocol
 
 /// A parsed filter made ready to test songs: values folded once, regular expressions compiled.
-struct MPDSongMatcher: @unchecked Sendable {  // Regex is not Sendable; a matcher lives in one call
+/// Made for one command and dropped after it (not Sendable: `Regex` is not).
+struct MPDSongMatcher {
     indirect enum Node {
         case compare(MPDFilter.Field, MPDFilter.Operator, String, Regex<AnyRegexOutput>?)
         case base(String)

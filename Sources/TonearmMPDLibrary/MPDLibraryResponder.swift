@@ -206,7 +206,10 @@ public final class MPDLibraryResponder: Sendable {
         var out = "file: \(s.uri)\nLast-Modified: \(iso8601(s.mtime))\n"
         if format { out += "Format: \(s.format)\n" }
         for (tag, value) in s.tags where tags?.contains(tag) ?? true { out += MPDResponse.pair(tag.rawValue, value) }
-        out += "Time: \(Int64(s.duration.rounded()))\nduration: \(String(format: "%.3f", s.duration))\n"
+        // MPD keeps durations in whole milliseconds, cut (not rounded) from the samples, and
+        // rounds those to whole seconds for Time.
+        let ms = Int64((s.duration * 1000 + 1e-6).rounded(.down))
+        out += "Time: \((ms + 500) / 1000)\nduration: \(ms / 1000).\(String(1000 + ms % 1000).dropFirst())\n"
         return out
     }
 

@@ -37,6 +37,9 @@ import TonearmTestSupport
         ("zeta/9.flac", 1, 44100, 1, meta(title: "Nine", artist: "Zed", album: "Lower", track: "9")),
         ("zeta/d2.flac", 1, 44100, 1, meta(title: "Disc two", artist: "Zed", album: "Lower", track: "1", disc: "2")),
         ("zeta/d1.flac", 1, 44100, 1, meta(title: "Disc one", artist: "Zed", album: "Lower", track: "5", disc: "1")),
+        // Not whole milliseconds: MPD cuts 1.044897… s to 1.044 (and 2.4999… s to Time 2).
+        ("zeta/odd.flac", 1.0449, 44100, 1, meta(title: "Odd", artist: "Zed", album: "Lower", track: "7")),
+        ("zeta/half.flac", 2.4999, 44100, 1, meta(title: "Half", artist: "Zed", album: "Lower", track: "8")),
     ]
 
     static func meta(title: String? = nil, artist: String? = nil, album: String? = nil, albumArtist: String? = nil,
