@@ -46,6 +46,13 @@ public final class MPDLibraryResponder: Sendable {
     public static let commands: Set<String> = [
         "lsinfo", "listall", "listallinfo", "listfiles", "find", "search", "list", "count",
         "listplaylists", "listplaylist", "listplaylistinfo",
+        "rm", "rename", "playlistadd", "playlistclear", "playlistdelete", "playlistmove",
+    ]
+
+    /// Of ``commands``, those that change the stored playlists (the daemon then reports the
+    /// `stored_playlist` idle event).
+    public static let playlistChangingCommands: Set<String> = [
+        "rm", "rename", "playlistadd", "playlistclear", "playlistdelete", "playlistmove",
     ]
 
     /// The answer to `command` (its arguments counted already by `MPDCommands.check`), without
@@ -67,6 +74,9 @@ public final class MPDLibraryResponder: Sendable {
         case "listplaylists": return try listPlaylists()
         case "listplaylist", "listplaylistinfo":
             return try listPlaylist(db, arguments.first ?? "", info: command == "listplaylistinfo", command: command, tagTypes)
+        case "rm", "rename", "playlistadd", "playlistclear", "playlistdelete", "playlistmove":
+            try editPlaylist(db, command: command, arguments)
+            return ""
         default: throw MPDAck(.unknown, "unknown command \"\(command)\"")
         }
     }
@@ -96,11 +106,11 @@ public final class MPDLibraryResponder: Sendable {
 
     /// The URIs of the songs at or under `uri` (a song, or a folder: `add DIR`), in database
     /// order. - Throws: `ACK [50@0] {add} No such directory` when it names neither.
-    public func songURIs(under uri: String) throws(MPDAck) -> [String] {
+    public func songURIs(under uri: String, command: String = "add") throws(MPDAck) -> [String] {
         let db = current
-        guard let u = Self.normalized(uri) else { throw MPDAck(.noExist, "Malformed URI", command: "add") }
+        guard let u = Self.normalized(uri) else { throw MPDAck(.noExist, "No such directory", command: command) }
         if let i = db.byURI[u] { return [db.songs[i].uri] }
-        guard db.directories[u] != nil else { throw MPDAck(.noExist, "No such directory", command: "add") }
+        guard db.directories[u] != nil else { throw MPDAck(.noExist, "No such directory", command: command) }
         return walk(db, u).map { db.songs[$0].uri }
     }
 
@@ -473,6 +483,79 @@ public final class MPDLibraryResponder: Sendable {
     }
 
     private func listPlaylists() throws(MPDAck) -> String { try playlistLines() }
+
+    /// MPD's `spl_valid_name`: not empty, no slash, no line break.
+    static func validPlaylistName(_ name: String) -> Bool {
+        !name.isEmpty && !name.contains { $0 == "/" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }
+    }
+
+    /// `rm`, `rename`, `playlistadd`, `playlistclear`, `playlistdelete`, `playlistmove` on the
+    /// library's playlists, with MPD's errors.
+    private func editPlaylist(_ db: MPDSnapshot, command: String, _ a: [String]) throws(MPDAck) {
+        guard let name = a.first else { throw MPDAck(.argument, "too few arguments for \"\(command)\"", command: command) }
+        for n in command == "rename" ? Array(a.prefix(2)) : [name] where !Self.validPlaylistName(n) {
+            throw MPDAck(.argument, "Bad playlist name", command: command)
+        }
+        func ack(_ e: TonearmError) -> MPDAck {
+            switch e {
+            case .playlistNotFound: return MPDAck(.noExist, "No such playlist", command: command)
+            case .playlistExists: return MPDAck(.exist, "Playlist exists already", command: command)
+            case .invalidArgument: return MPDAck(.argument, command == "playlistmove" ? "Bad range" : "Bad song index", command: command)
+            default: return MPDAck(.system, "\(e)", command: command)
+            }
+        }
+        func argument<T>(_ body: () throws(MPDArgumentError) -> T) throws(MPDAck) -> T {
+            do { return try body() } catch { throw error.ack(command: command) }
+        }
+        switch command {
+        case "rm":
+            do { try library.deletePlaylist(named: name) } catch { throw ack(error) }
+        case "rename":
+            do { _ = try library.renamePlaylist(name, to: a[1]) } catch { throw ack(error) }
+        case "playlistadd":
+            let uris = try songURIs(under: a[1], command: command)
+            let position: Int64? = a.count > 2 ? try argument { () throws(MPDArgumentError) in try MPDArguments.unsigned(a[2], max: Int64(Int32.max)) } : nil
+            let paths = uris.compactMap { db.byURI[$0].map { db.songs[$0].path } }
+            do {
+                let ids = try library.persistentIDs(forPaths: paths)
+                if try library.playlist(named: name) == nil { _ = try library.createPlaylist(named: name) }
+                let before = try library.playlist(named: name)?.count ?? 0
+                if let position, position > before { throw MPDAck(.argument, "Bad position", command: command) }
+                _ = try library.addItems(paths.compactMap { ids[$0] }, to: name)
+                if let position {
+                    for k in 0..<(paths.count) { _ = try library.moveItem(from: before + k, to: Int(position) + k, in: name) }
+                }
+            } catch let e as MPDAck {
+                throw e
+            } catch let e as TonearmError {
+                throw ack(e)
+            } catch {
+                throw MPDAck(.system, "\(error)", command: command)
+            }
+        case "playlistclear":
+            do throws(TonearmError) {
+                guard let p = try library.playlist(named: name) else { throw TonearmError.playlistNotFound(name: name) }
+                for index in stride(from: p.count - 1, through: 0, by: -1) { _ = try library.removeItem(at: index, from: name) }
+            } catch { throw ack(error) }
+        case "playlistdelete":
+            let range = try argument { () throws(MPDArgumentError) in try MPDArguments.range(a[1]) }
+            do throws(TonearmError) {
+                guard let p = try library.playlist(named: name) else { throw TonearmError.playlistNotFound(name: name) }
+                let (start, end): (Int, Int)
+                switch range {
+                case .all: (start, end) = (0, p.count)
+                case .span(let s, let e): (start, end) = (Int(s), Int(e ?? Int64(p.count)))
+                }
+                guard start < p.count, end <= p.count else { throw TonearmError.invalidArgument("range") }
+                for index in stride(from: end - 1, through: start, by: -1) { _ = try library.removeItem(at: index, from: name) }
+            } catch { throw ack(error) }
+        case "playlistmove":
+            let from = try argument { () throws(MPDArgumentError) in try MPDArguments.unsigned(a[1], max: Int64(Int32.max)) }
+            let to = try argument { () throws(MPDArgumentError) in try MPDArguments.unsigned(a[2], max: Int64(Int32.max)) }
+            do { _ = try library.moveItem(from: Int(from), to: Int(to), in: name) } catch { throw ack(error) }
+        default: break
+        }
+    }
 
     private func listPlaylist(_ db: MPDSnapshot, _ name: String, info: Bool, command: String, _ tags: Set<MPDTag>?) throws(MPDAck) -> String {
         let items: [MediaItem]

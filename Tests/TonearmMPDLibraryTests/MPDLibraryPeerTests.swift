@@ -235,6 +235,32 @@ import TonearmTestSupport
         #expect(names(try f.mpd.exchange([Array("lsinfo".utf8)])) == names(Self.answer(f.responder, "lsinfo")))
     }
 
+    /// The commands that change stored playlists, one after the other on both: the same
+    /// answers, the same playlists after each.
+    @Test func playlistEditsAreMPDs() async throws {
+        let f = try await Self.fixture()
+        defer { f.mpd.stop() }
+        let transcript = [
+            "playlistadd P1 top.mp3", "playlistadd P1 \"Beta/First Album\"", "playlistadd P1 nosuch.mp3", "playlistadd P1 ../x",
+            "playlistadd P1 \"loose/untagged.flac\" 0", "playlistadd P1 zeta/9.flac 2", "listplaylist P1",
+            "playlistadd \"a/b\" top.mp3", "playlistadd \"\" top.mp3", "rename P1 P2", "rename nosuch P3", "playlistadd P3 top.mp3",
+            "rename P2 P3", "rename P2 \"x/y\"", "playlistdelete P2 1", "listplaylist P2", "playlistdelete P2 9",
+            "playlistdelete nosuch 0", "playlistdelete P2 x", "playlistmove P2 0 2", "listplaylist P2", "playlistmove P2 0 9",
+            "playlistmove P2 9 0", "playlistadd P2 zeta", "playlistdelete P2 1:3", "listplaylistinfo P2", "playlistclear P2",
+            "listplaylist P2", "playlistclear nosuch", "listplaylists", "rm P2", "rm nosuch", "rm \"a/b\"", "rm P3", "listplaylists",
+        ]
+        func withoutDates(_ lines: [String]) -> [String] {
+            Self.normalised(lines).filter { !$0.hasPrefix("Last-Modified: ") || !lines.contains { $0.hasPrefix("playlist: ") } }
+        }
+        var differences: [String] = []
+        for c in transcript {
+            let theirs = withoutDates(try f.mpd.exchange([Array(c.utf8)]))
+            let ours = withoutDates(Self.answer(f.responder, c))
+            if theirs != ours { differences.append("\(c):\n  MPD     \(theirs)\n  Tonearm \(ours)") }
+        }
+        #expect(differences.isEmpty, Comment(rawValue: differences.joined(separator: "\n")))
+    }
+
     /// `albumart` and `readpicture`, byte for byte, in chunks of the default and of a smaller
     /// `binarylimit`.
     @Test func picturesAreSentAsMPDSendsThem() async throws {
