@@ -112,7 +112,8 @@ final class MPDSnapshot: Sendable {
             songs.append(song(item, uri: uri, directory: directory))
         }
         for (uri, indexes) in songsByDirectory {
-            directories[uri]!.songs = indexes.sorted { songPrecedes(songs[$0], songs[$1]) }
+            let keyed = indexes.map { (SongOrderKey(songs[$0]), $0) }
+            directories[uri]!.songs = keyed.sorted { $0.0 < $1.0 }.map(\.1)
         }
         for (uri, list) in children {
             let keyed = list.map { (CollationKey(baseName($0)), $0) }
@@ -126,20 +127,6 @@ final class MPDSnapshot: Sendable {
         var st = stat()
         guard stat(path, &st) == 0 else { return nil }
         return Int64(st.st_mtim.tv_sec)
-    }
-
-    /// MPD's order of a folder's songs (`song_cmp` in its `SongSort.cxx`): by album (collated;
-    /// none first), disc, track (numbers; none or 0 first), then file name (collated).
-    static func songPrecedes(_ a: MPDSong, _ b: MPDSong) -> Bool {
-        let albumA = a.values(.album).first.map(CollationKey.init), albumB = b.values(.album).first.map(CollationKey.init)
-        if let c = CollationKey.compare(albumA, albumB), c != 0 { return c < 0 }
-        for tag in [MPDTag.disc, .track] {
-            let x = number(a.values(tag).first), y = number(b.values(tag).first)
-            if x <= 0 && y <= 0 { continue }
-            if x != y { return x <= 0 ? true : y <= 0 ? false : x < y }
-        }
-        return CollationKey.compare(CollationKey(baseName(a.uri)),
-                                    CollationKey(baseName(b.uri))) ?? 0 < 0
     }
 
     /// A tag's number as C's `strtol` reads it (0 when none).
@@ -175,6 +162,31 @@ final class MPDSnapshot: Sendable {
         return MPDSong(uri: uri, directory: directory, path: item.path, mtime: mtime(of: item.path) ?? Int64(item.dateAdded.timeIntervalSince1970),
                        sampleRate: f.sampleRate, bits: bits, channels: f.channelCount, duration: item.duration, tags: tags)
     }
+}
+
+/// MPD's order of a folder's songs (`song_cmp` in its `SongSort.cxx`): by album (collated;
+/// none first), disc, track (numbers; none or 0 first), then file name (collated). Made once per
+/// song, not per comparison.
+struct SongOrderKey: Comparable {
+    let album: CollationKey?, disc: Int, track: Int, name: CollationKey
+
+    init(_ s: MPDSong) {
+        album = s.values(.album).first.map(CollationKey.init)
+        disc = MPDSnapshot.number(s.values(.disc).first)
+        track = MPDSnapshot.number(s.values(.track).first)
+        name = CollationKey(baseName(s.uri))
+    }
+
+    static func < (a: SongOrderKey, b: SongOrderKey) -> Bool {
+        if let c = CollationKey.compare(a.album, b.album), c != 0 { return c < 0 }
+        for (x, y) in [(a.disc, b.disc), (a.track, b.track)] {
+            if x <= 0 && y <= 0 { continue }
+            if x != y { return x <= 0 ? true : y <= 0 ? false : x < y }
+        }
+        return a.name < b.name
+    }
+
+    static func == (a: SongOrderKey, b: SongOrderKey) -> Bool { !(a < b) && !(b < a) }
 }
 
 /// The folder of a URI ("" at the top).

@@ -46,13 +46,13 @@ public final class MPDLibraryResponder: Sendable {
     public static let commands: Set<String> = [
         "lsinfo", "listall", "listallinfo", "listfiles", "find", "search", "list", "count",
         "listplaylists", "listplaylist", "listplaylistinfo",
-        "rm", "rename", "playlistadd", "playlistclear", "playlistdelete", "playlistmove",
+        "rm", "rename", "playlistadd", "playlistclear", "playlistdelete", "playlistmove", "searchaddpl",
     ]
 
     /// Of ``commands``, those that change the stored playlists (the daemon then reports the
     /// `stored_playlist` idle event).
     public static let playlistChangingCommands: Set<String> = [
-        "rm", "rename", "playlistadd", "playlistclear", "playlistdelete", "playlistmove",
+        "rm", "rename", "playlistadd", "playlistclear", "playlistdelete", "playlistmove", "searchaddpl",
     ]
 
     /// The answer to `command` (its arguments counted already by `MPDCommands.check`), without
@@ -74,7 +74,7 @@ public final class MPDLibraryResponder: Sendable {
         case "listplaylists": return try listPlaylists()
         case "listplaylist", "listplaylistinfo":
             return try listPlaylist(db, arguments.first ?? "", info: command == "listplaylistinfo", command: command, tagTypes)
-        case "rm", "rename", "playlistadd", "playlistclear", "playlistdelete", "playlistmove":
+        case "rm", "rename", "playlistadd", "playlistclear", "playlistdelete", "playlistmove", "searchaddpl":
             try editPlaylist(db, command: command, arguments)
             return ""
         default: throw MPDAck(.unknown, "unknown command \"\(command)\"")
@@ -102,6 +102,13 @@ public final class MPDLibraryResponder: Sendable {
         let db = current
         let m = try MPDSongMatcher(filter, foldCase: foldCase, command: foldCase ? "searchadd" : "findadd")
         return db.order.compactMap { m.matches(db.songs[$0]) ? db.songs[$0].uri : nil }
+    }
+
+    /// The URIs of the songs `findadd`'s or `searchadd`'s arguments select (`command` says
+    /// which: `search…` ignores case), `sort` and `window` included, in the order they are added.
+    public func songURIs(filterArguments arguments: [String], command: String) throws(MPDAck) -> [String] {
+        let db = current
+        return try findIndexes(db, arguments, foldCase: command.hasPrefix("search"), command: command).0.map { db.songs[$0].uri }
     }
 
     /// The URIs of the songs at or under `uri` (a song, or a folder: `add DIR`), in database
@@ -289,6 +296,15 @@ public final class MPDLibraryResponder: Sendable {
     // MARK: find, search
 
     private func find(_ db: MPDSnapshot, _ arguments: [String], foldCase: Bool, command: String, _ tags: Set<MPDTag>?) throws(MPDAck) -> String {
+        let (found, sorted) = try findIndexes(db, arguments, foldCase: foldCase, command: command)
+        var out = ""
+        for i in found { out += songBlock(db.songs[i], format: !sorted, tags: tags) }
+        return out
+    }
+
+    /// The songs `find`/`search` arguments (a filter, then `sort TAG` and `window START:END`)
+    /// select, in their order; whether a sort was asked for.
+    private func findIndexes(_ db: MPDSnapshot, _ arguments: [String], foldCase: Bool, command: String) throws(MPDAck) -> ([Int], Bool) {
         var args = arguments[...]
         var window: Range<Int64>?
         var sortTag: (MPDTag?, descending: Bool)?
@@ -338,9 +354,7 @@ public final class MPDLibraryResponder: Sendable {
             let lo = Int(min(window.lowerBound, Int64(found.count))), hi = Int(min(window.upperBound, Int64(found.count)))
             found = Array(found[lo..<max(lo, hi)])
         }
-        var out = ""
-        for i in found { out += songBlock(db.songs[i], format: sortTag == nil, tags: tags) }
-        return out
+        return (found, sortTag != nil)
     }
 
     // MARK: list, count
@@ -512,9 +526,15 @@ public final class MPDLibraryResponder: Sendable {
             do { try library.deletePlaylist(named: name) } catch { throw ack(error) }
         case "rename":
             do { _ = try library.renamePlaylist(name, to: a[1]) } catch { throw ack(error) }
-        case "playlistadd":
-            let uris = try songURIs(under: a[1], command: command)
-            let position: Int64? = a.count > 2 ? try argument { () throws(MPDArgumentError) in try MPDArguments.unsigned(a[2], max: Int64(Int32.max)) } : nil
+        case "playlistadd", "searchaddpl":
+            let uris: [String]
+            var position: Int64?
+            if command == "searchaddpl" {
+                uris = try findIndexes(db, Array(a.dropFirst()), foldCase: true, command: command).0.map { db.songs[$0].uri }
+            } else {
+                uris = try songURIs(under: a[1], command: command)
+                if a.count > 2 { position = try argument { () throws(MPDArgumentError) in try MPDArguments.unsigned(a[2], max: Int64(Int32.max)) } }
+            }
             let paths = uris.compactMap { db.byURI[$0].map { db.songs[$0].path } }
             do {
                 let ids = try library.persistentIDs(forPaths: paths)
