@@ -41,6 +41,9 @@ struct MPDSong: Sendable {
     }
 
     var format: String { "\(sampleRate):\(bits):\(channels)" }
+
+    /// The duration as MPD keeps it: whole milliseconds, cut (not rounded) from the samples.
+    var milliseconds: Int64 { Int64((duration * 1000 + 1e-6).rounded(.down)) }
 }
 
 /// A folder of the database.

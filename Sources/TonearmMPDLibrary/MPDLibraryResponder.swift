@@ -86,14 +86,15 @@ public final class MPDLibraryResponder: Sendable {
     public func databaseStats() -> String {
         let db = current
         var artists = Set<String>(), albums = Set<String>()
-        var seconds: Double = 0
+        var ms: Int64 = 0
         for s in db.songs {
             artists.formUnion(s.values(.artist))
             albums.formUnion(s.values(.album))
-            seconds += s.duration.rounded(.down)
+            ms += s.milliseconds
         }
+        // MPD adds the songs' milliseconds and cuts the sum to seconds.
         return "artists: \(artists.count)\nalbums: \(albums.count)\nsongs: \(db.songs.count)\n"
-            + "db_playtime: \(Int64(seconds))\ndb_update: \(db.updated)\n"
+            + "db_playtime: \(ms / 1000)\ndb_update: \(db.updated)\n"
     }
 
     /// The URIs of the songs `filter` matches, in database order (`findadd`; `searchadd` with
@@ -225,7 +226,7 @@ public final class MPDLibraryResponder: Sendable {
         for (tag, value) in s.tags where tags?.contains(tag) ?? true { out += MPDResponse.pair(tag.rawValue, value) }
         // MPD keeps durations in whole milliseconds, cut (not rounded) from the samples, and
         // rounds those to whole seconds for Time.
-        let ms = Int64((s.duration * 1000 + 1e-6).rounded(.down))
+        let ms = s.milliseconds
         out += "Time: \((ms + 500) / 1000)\nduration: \(ms / 1000).\(String(1000 + ms % 1000).dropFirst())\n"
         return out
     }
@@ -456,7 +457,7 @@ public final class MPDLibraryResponder: Sendable {
             do { filter = try MPDFilter.parse(arguments: Array(args), exact: true) } catch { throw error.ack(command: command) }
             matcher = try MPDSongMatcher(filter, foldCase: false, command: command)
         }
-        var totals: [String: (Int, Double)] = [:]
+        var totals: [String: (Int, Int64)] = [:]
         for i in db.order {
             let s = db.songs[i]
             if let matcher, !matcher.matches(s) { continue }
@@ -469,17 +470,17 @@ public final class MPDLibraryResponder: Sendable {
             }
             for k in keys {
                 let t = totals[k] ?? (0, 0)
-                totals[k] = (t.0 + 1, t.1 + s.duration)
+                totals[k] = (t.0 + 1, t.1 + s.milliseconds)
             }
         }
         guard let group else {
             let t = totals[""] ?? (0, 0)
-            return "songs: \(t.0)\nplaytime: \(Int64(t.1))\n"
+            return "songs: \(t.0)\nplaytime: \(t.1 / 1000)\n"
         }
         var out = ""
         for k in totals.keys.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }) {
             let t = totals[k]!
-            out += MPDResponse.pair(group.rawValue, k) + "songs: \(t.0)\nplaytime: \(Int64(t.1))\n"
+            out += MPDResponse.pair(group.rawValue, k) + "songs: \(t.0)\nplaytime: \(t.1 / 1000)\n"
         }
         return out
     }
