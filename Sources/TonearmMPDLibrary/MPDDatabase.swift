@@ -100,7 +100,7 @@ final class MPDSnapshot: Sendable {
         var children: [String: [String]] = [:]
         for item in items {
             let path = item.path
-            guard path.hasPrefix(prefix), path.count > prefix.count else { continue }
+            guard path.hasPrefix(prefix), path.utf8.count > prefix.utf8.count else { continue }
             let uri = String(path.dropFirst(prefix.count))
             let directory = parentURI(uri)
             // The folders up to the top.
@@ -114,8 +114,9 @@ final class MPDSnapshot: Sendable {
             songsByDirectory[directory, default: []].append(songs.count)
             songs.append(song(item, uri: uri, directory: directory))
         }
+        var albumKeys: [String: CollationKey] = [:]
         for (uri, indexes) in songsByDirectory {
-            let keyed = indexes.map { (SongOrderKey(songs[$0]), $0) }
+            let keyed = indexes.map { (SongOrderKey(songs[$0], albumKeys: &albumKeys), $0) }
             directories[uri]!.songs = keyed.sorted { $0.0 < $1.0 }.map(\.1)
         }
         for (uri, list) in children {
@@ -173,8 +174,16 @@ final class MPDSnapshot: Sendable {
 struct SongOrderKey: Comparable {
     let album: CollationKey?, disc: Int, track: Int, name: CollationKey
 
-    init(_ s: MPDSong) {
-        album = s.values(.album).first.map(CollationKey.init)
+    init(_ s: MPDSong, albumKeys: inout [String: CollationKey]) {
+        if let a = s.values(.album).first {
+            if let k = albumKeys[a] { album = k } else {
+                let k = CollationKey(a)
+                albumKeys[a] = k
+                album = k
+            }
+        } else {
+            album = nil
+        }
         disc = MPDSnapshot.number(s.values(.disc).first)
         track = MPDSnapshot.number(s.values(.track).first)
         name = CollationKey(baseName(s.uri))
@@ -218,21 +227,30 @@ func iso8601(_ seconds: Int64) -> String {
 /// (`alpha` < `Alpha Band` < `Beta` < `Émile` < `loose`; CJK after Latin, by code point), then the
 /// accents, then the case (lower before upper), then the code points.
 struct CollationKey: Comparable {
-    let primary: [Unicode.Scalar], secondary: [Unicode.Scalar], tertiary: [UInt8], name: [UInt8]
+    let primary: [UInt32], secondary: [UInt32], tertiary: [UInt8], name: [UInt8]
 
     init(_ name: String) {
-        let noAccents = name.folding(options: [.diacriticInsensitive], locale: nil)
-        primary = Array(noAccents.lowercased().unicodeScalars)
-        secondary = Array(name.lowercased().unicodeScalars)
+        if name.utf8.allSatisfy({ $0 < 0x80 }) {
+            // ASCII (most names): no accents to take off, and no Foundation call.
+            primary = name.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? UInt32($0) + 32 : UInt32($0) }
+            secondary = primary
+        } else {
+            let noAccents = name.folding(options: [.diacriticInsensitive], locale: nil)
+            primary = noAccents.lowercased().unicodeScalars.map(\.value)
+            secondary = name.lowercased().unicodeScalars.map(\.value)
+        }
         tertiary = name.unicodeScalars.map { $0.properties.isUppercase ? 1 : 0 }
         self.name = Array(name.utf8)
     }
 
+    /// The order of the first level where `a` and `b` differ; nil when equal there.
+    private static func level<T: Comparable>(_ a: [T], _ b: [T]) -> Bool? {
+        a == b ? nil : a.lexicographicallyPrecedes(b)
+    }
+
     static func < (a: CollationKey, b: CollationKey) -> Bool {
-        func less<T: Comparable>(_ x: [T], _ y: [T]) -> Bool? { x == y ? nil : x.lexicographicallyPrecedes(y) }
-        func scalarsLess(_ x: [Unicode.Scalar], _ y: [Unicode.Scalar]) -> Bool? { less(x.map(\.value), y.map(\.value)) }
-        return scalarsLess(a.primary, b.primary) ?? scalarsLess(a.secondary, b.secondary)
-            ?? less(a.tertiary, b.tertiary) ?? less(a.name, b.name) ?? false
+        level(a.primary, b.primary) ?? level(a.secondary, b.secondary) ?? level(a.tertiary, b.tertiary)
+            ?? level(a.name, b.name) ?? false
     }
 
     static func == (a: CollationKey, b: CollationKey) -> Bool { a.name == b.name }

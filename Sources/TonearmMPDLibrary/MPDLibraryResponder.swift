@@ -400,7 +400,9 @@ public final class MPDLibraryResponder: Sendable {
         }
         // Every distinct (group values…, value), in byte order, printed with a group's line
         // only where it changes.
-        var rows = Set<[String]>()
+        // A row is its values joined by NUL (which no tag holds): sorted as bytes, that is the
+        // rows' order value by value.
+        var rows = Set<String>()
         for i in db.order {
             let s = db.songs[i]
             if let matcher, !matcher.matches(s) { continue }
@@ -415,25 +417,26 @@ public final class MPDLibraryResponder: Sendable {
                 let vs = s.valuesWithFallback(tag!)
                 own = vs.isEmpty ? [""] : vs
             }
-            for c in combos { for v in own { rows.insert(c + [v]) } }
+            for c in combos {
+                let prefix = c.isEmpty ? "" : c.joined(separator: "\0") + "\0"
+                for v in own { rows.insert(prefix + v) }
+            }
         }
         let names = groupTags.map(\.rawValue) + [isFile ? "file" : tag!.rawValue]
         return Self.printRows(rows, names: names)
     }
 
-    static func printRows(_ rows: Set<[String]>, names: [String]) -> String {
-        let sorted = rows.sorted { a, b in
-            for (x, y) in zip(a, b) where x != y { return Array(x.utf8).lexicographicallyPrecedes(Array(y.utf8)) }
-            return false
-        }
+    static func printRows(_ rows: Set<String>, names: [String]) -> String {
+        let sorted = rows.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         var out = ""
-        var previous: [String]?
-        for row in sorted {
+        var previous: [Substring]?
+        for joined in sorted {
+            let row = joined.split(separator: "\0", omittingEmptySubsequences: false)
             var changed = previous == nil
             for (k, v) in row.enumerated() {
                 if k == row.count - 1 || changed || previous![k] != v {
                     changed = true
-                    out += MPDResponse.pair(names[k], v)
+                    out += MPDResponse.pair(names[k], String(v))
                 }
             }
             previous = row
@@ -478,7 +481,7 @@ public final class MPDLibraryResponder: Sendable {
             return "songs: \(t.0)\nplaytime: \(t.1 / 1000)\n"
         }
         var out = ""
-        for k in totals.keys.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }) {
+        for k in totals.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
             let t = totals[k]!
             out += MPDResponse.pair(group.rawValue, k) + "songs: \(t.0)\nplaytime: \(t.1 / 1000)\n"
         }
