@@ -125,8 +125,9 @@ public final class MPDLibraryResponder: Sendable {
     /// The file of the song at `uri` in the library, or nil (not a song of the database, or a
     /// URI that leaves the music folder).
     public func filePath(forURI uri: String) -> String? {
-        guard let u = Self.normalized(uri), let i = current.byURI[u] else { return nil }
-        return current.songs[i].path
+        let db = current
+        guard let u = Self.normalized(uri), !u.isEmpty, let i = db.byURI[u] else { return nil }
+        return db.songs[i].path
     }
 
     /// The URI of the file at `path` when it lies in the music folder (not necessarily in the
