@@ -96,6 +96,9 @@ let package = Package(
         // The MPD protocol's text (requests, command lists, filters, arguments, ACKs): no I/O,
         // no dependency — the daemon's server (issue 20) and the fuzz target stand on it.
         .target(name: "TonearmMPDProtocol"),
+        // The database half of the MPD protocol over the library (lsinfo, find, list, count…):
+        // answers as text, no I/O but the library's and stat/readdir of the music folder.
+        .target(name: "TonearmMPDLibrary", dependencies: ["TonearmMPDProtocol", "TonearmLibrary", "TonearmCore"]),
         .target(name: "TonearmMPRIS", dependencies: ["TonearmNowPlaying", "TonearmDBus", "CDBus"]),
         // The desktop integration product: MPRIS (and Now Playing, which it publishes).
         .target(name: "TonearmDesktop", dependencies: ["TonearmMPRIS", "TonearmNowPlaying"]),
@@ -171,6 +174,7 @@ let package = Package(
         .testTarget(name: "TonearmPlaylistsTests", dependencies: ["TonearmPlaylists", "TonearmNetwork", "TonearmTestSupport"]),
         .testTarget(name: "TonearmNowPlayingTests", dependencies: ["TonearmNowPlaying"]),
         .testTarget(name: "TonearmMPDProtocolTests", dependencies: ["TonearmMPDProtocol", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmMPDLibraryTests", dependencies: ["TonearmMPDLibrary", "TonearmMPDProtocol", "TonearmLibrary", "TonearmTestSupport"]),
         .testTarget(name: "TonearmNetworkTests", dependencies: ["TonearmNetwork", "TonearmTestSupport"]),
         .testTarget(name: "TonearmSessionTests", dependencies: ["TonearmSession", "TonearmOutput", "TonearmTestSupport", "CDBus",
                                                              .product(name: "Logging", package: "swift-log")]),
