@@ -147,7 +147,13 @@ final class Scanner: @unchecked Sendable {
         // full-text index once at the end (about twice as fast as growing them row by row);
         // meanwhile the library lists slowly and its search finds nothing new.
         let bulk = changed == nil && known.isEmpty && work.count >= Self.bulkThreshold
-        if bulk { try pool.write(Schema.deferListingSchema) }
+        if bulk {
+            try pool.write(Schema.deferListingSchema)
+        } else if try pool.read(Schema.hasDeferredSchema) {
+            // Indexes an earlier first scan left: rows written now go in with every index (and
+            // the insert trigger feeding the full-text index) in place.
+            try pool.write(Schema.restoreDeferredSchema)
+        }
         // Rows are written in transactions of `batchSize` files; a first scan's of four times as
         // many: its ids (content hashes) fall all over the table, so each commit writes most of
         // the table's pages to the log again, and a kill loses at most a few seconds' reading.
