@@ -234,6 +234,22 @@ import TonearmTestSupport
         #expect(try MediaQuery.search("beyonce").items(in: other).count > 0)
     }
 
+    /// A scan that finds nothing changed writes no row: it leaves them too, and the next
+    /// listing makes them.
+    @Test func aScanThatChangesNothingLeavesThem() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        let complete = try BulkScanTests.schema(f.library.path)
+        _ = try await f.library.scanToEnd(folders: [f.root], leavingIndexesForNextUse: true)
+        let left = try BulkScanTests.deferred(f.library.path)
+        let other = try MediaLibrary(path: f.library.path)
+        let again = try await other.scanToEnd(folders: [f.root])
+        #expect(again.unchanged == LibraryFixtures.mediaCount && again.added == 0 && again.removed == 0)
+        #expect(try BulkScanTests.deferred(f.library.path) == left && left > 0)
+        #expect(try MediaQuery.search("beyonce").items(in: other).count > 0)
+        #expect(try BulkScanTests.schema(f.library.path) == complete)
+    }
+
     /// A later scan (not a first one) writes rows with every index in place either way.
     @Test func aScanOfALibraryWithRowsLeavesNothing() async throws {
         let f = try LibraryFixture()
