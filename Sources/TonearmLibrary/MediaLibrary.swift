@@ -369,10 +369,13 @@ public final class MediaLibrary: Sendable {
     /// library at a time; another process's is kept out by SQLite's write lock).
     /// While this library scans, its scan decides: a first scan makes them at its end (or
     /// leaves them), and until then reads see the bare table, as they did before it ended.
+    /// (A thread that comes while another makes them waits for it, then finds nothing left.)
     private func makeLeftIndexes() throws {
-        guard scanLock.try() else { return }
-        defer { scanLock.unlock() }
-        try indexBuild.withLock { _ in try pool.write(Schema.restoreDeferredSchema) }
+        try indexBuild.withLock { _ in
+            guard scanLock.try() else { return }
+            defer { scanLock.unlock() }
+            try pool.write(Schema.restoreDeferredSchema)
+        }
     }
 
     /// Creates `folder` and its parents (`mkdir -p`); nil on success, else the system's reason.

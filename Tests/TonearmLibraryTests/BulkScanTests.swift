@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 @testable import TonearmLibrary
 import TonearmTestSupport
@@ -135,6 +136,24 @@ import TonearmTestSupport
         #expect(try BulkScanTests.deferred(f.library.path) == 0)
         let byArtist = try MediaQuery.songs().filtered(by: .artist("Beyoncé")).items(in: f.library).count
         #expect(found == byArtist && found > 0)
+    }
+
+    /// Queries on several threads at once right after the scan: one makes the indexes, the
+    /// others wait for it, and every one finds what a search finds afterwards (none reads the
+    /// bare table's empty full-text index meanwhile).
+    @Test func queriesOnSeveralThreadsWaitForTheOneThatMakesThem() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        _ = try await f.library.scanToEnd(folders: [f.root], leavingIndexesForNextUse: true)
+        #expect(try BulkScanTests.deferred(f.library.path) > 0)
+        let counts = Mutex<[Int]>([])
+        let library = f.library
+        DispatchQueue.concurrentPerform(iterations: 6) { _ in
+            let n = (try? MediaQuery.search("beyonce").items(in: library).count) ?? -1
+            counts.withLock { $0.append(n) }
+        }
+        let expected = try MediaQuery.songs().filtered(by: .artist("Beyoncé")).items(in: f.library).count
+        #expect(expected > 0 && counts.withLock { $0 } == Array(repeating: expected, count: 6))
     }
 
     /// Another process (another library of the same file) finds what was left in the database:
