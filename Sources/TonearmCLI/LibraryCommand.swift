@@ -188,9 +188,11 @@ struct LibraryScanCommand: AsyncParsableCommand {
         var lastTenth = -1
         do {
             let start = Date()
-            // A first scan makes its indexes before it ends (the library can leave them to
-            // its next use, `leavingIndexesForNextUse`, but that moves the work, not saves it).
-            let summary = try await library.scanToEnd(folders: folders, readerThreads: readers, batchSize: batchSize) { p in
+            // A first scan leaves its listing and full-text indexes (recorded in the database)
+            // to the first query that needs them: a listing, a search or a later scan makes
+            // them; playing a file, counting a play and `library stats` do not wait for them.
+            let summary = try await library.scanToEnd(folders: folders, readerThreads: readers, batchSize: batchSize,
+                                                      leavingIndexesForNextUse: true) { p in
                 guard !quiet, p.filesTotal > 0 else { return }
                 if live {
                     FileHandle.standardError.write(Data(("\r\u{1B}[K" + Self.progressLine(p, width: Terminal.width)).utf8))

@@ -23,10 +23,10 @@ public final class MediaLibrary: Sendable {
     /// Held by a scan's coordinator thread for the whole scan: scans of one library run one
     /// after the other.
     let scanLock = NSLock()
-    /// True while a first scan's indexes are left for the library's next use (see
-    /// ``scan(folders:readerThreads:batchSize:leavingIndexesForNextUse:)``): the next read or
-    /// write through this library makes them first.
-    private let indexesPending = Mutex(false)
+    /// Held while the indexes a first scan left (see
+    /// ``scan(folders:readerThreads:batchSize:leavingIndexesForNextUse:)``) are made: one thread
+    /// makes them, the others wait for it.
+    private let indexBuild = Mutex(())
 
     /// `$XDG_DATA_HOME/tonearm/library.sqlite`, else `~/.local/share/tonearm/library.sqlite`.
     public static var defaultPath: String {
@@ -61,8 +61,9 @@ public final class MediaLibrary: Sendable {
         do {
             pool = try DatabasePool(path: path, configuration: config)
             try Schema.prepare(pool)
-            // A first scan killed midway left its indexes deferred: make them now.
-            if try pool.read(Schema.hasDeferredSchema) { try pool.write(Schema.restoreDeferredSchema) }
+            // Indexes a first scan left (it was killed, or left them on purpose) are made by the
+            // first query that needs them, not here: opening the library to play a file, look an
+            // item up or count a play does not wait for them.
         } catch {
             throw .library(path: path, reason: Self.underlying(error))
         }
@@ -84,11 +85,12 @@ public final class MediaLibrary: Sendable {
     ///
     /// A first scan (of an empty library) fills a bare table and makes the listing indexes and
     /// the full-text index once at its end. With `leavingIndexesForNextUse`, it leaves them
-    /// (recorded in the database) to whatever uses the library next: this library's next read
-    /// or write, or the next process that opens the file. For a process that scans and exits
-    /// (`tonearm library scan`): the scan ends sooner, the next user of the library waits for
-    /// the indexes instead (the same work, moved: at 10,000 files about a third of the scan's
-    /// instructions).
+    /// (recorded in the database) to the first query that needs them, in this process or
+    /// another: a listing, a search, a playlist, a later scan. Looking an item up by its id or
+    /// path, its cover, recording a play, rating and ``statistics()`` read the rows as they are
+    /// and leave the indexes waiting. For a process that scans and exits (`tonearm library
+    /// scan`): the scan ends sooner (at 10,000 files about a quarter of its instructions), and
+    /// playing a file or counting the library afterwards does not make them either.
     public func scan(folders: [String], readerThreads: Int? = nil, batchSize: Int = 500,
                      leavingIndexesForNextUse: Bool = false) throws(TonearmError) -> AsyncThrowingStream<ScanEvent, any Error> {
         try scan(folders: folders, readerThreads: readerThreads, batchSize: batchSize,
@@ -101,8 +103,8 @@ public final class MediaLibrary: Sendable {
               threadStarted: (@Sendable (String) -> Void)?) throws(TonearmError) -> AsyncThrowingStream<ScanEvent, any Error> {
         try Self.checkFolders(folders)
         let (stream, continuation) = AsyncThrowingStream<ScanEvent, any Error>.makeStream()
-        let leave: (@Sendable () -> Void)? = leavingIndexesForNextUse
-            ? { @Sendable [self] in indexesPending.withLock { $0 = true } } : nil
+        // The database records what was left (`deferredSchema`): nothing to remember here.
+        let leave: (@Sendable () -> Void)? = leavingIndexesForNextUse ? { @Sendable in } : nil
         Scanner(pool: pool, databasePath: path, folders: folders,
                 readerThreads: readerThreads ?? Self.defaultReaderThreads,
                 batchSize: max(1, batchSize), lock: scanLock, leaveIndexes: leave, threadStarted: threadStarted,
@@ -157,7 +159,7 @@ public final class MediaLibrary: Sendable {
 
     /// The item with `persistentID`, or nil.
     public func item(persistentID: UInt64) throws(TonearmError) -> MediaItem? {
-        try read { db in
+        try read(needsIndexes: false) { db in
             try Row.fetchOne(db, sql: "SELECT * FROM item WHERE id = ?", arguments: [Int64(bitPattern: persistentID)])
                 .map(MediaItem.init(row:))
         }
@@ -172,7 +174,7 @@ public final class MediaLibrary: Sendable {
         var candidates = [absolute]
         let resolved = (absolute as NSString).resolvingSymlinksInPath
         if resolved != absolute { candidates.append(resolved) }
-        return try read { db in
+        return try read(needsIndexes: false) { db in
             for candidate in candidates {
                 if let row = try Row.fetchOne(db, sql: "SELECT * FROM item WHERE path = ?", arguments: [candidate]) {
                     return MediaItem(row: row)
@@ -186,7 +188,7 @@ public final class MediaLibrary: Sendable {
     /// library does not hold are left out. Reads only: nothing is scanned.
     public func persistentIDs(forPaths paths: [String]) throws(TonearmError) -> [String: UInt64] {
         guard !paths.isEmpty else { return [:] }
-        return try read { db in
+        return try read(needsIndexes: false) { db in
             var found: [String: UInt64] = [:]
             // SQLite takes at most 32,766 parameters per statement: ask in pieces.
             var start = 0
@@ -207,7 +209,7 @@ public final class MediaLibrary: Sendable {
     /// The cover art of `item`, or nil when it has none.
     public func artwork(for item: MediaItem) throws(TonearmError) -> Artwork? {
         guard let id = item.artworkID else { return nil }
-        return try read { db in
+        return try read(needsIndexes: false) { db in
             try Row.fetchOne(db, sql: "SELECT mimeType, data FROM artwork WHERE hash = ?", arguments: [Int64(bitPattern: id)])
                 .map { Artwork(data: [UInt8]($0["data"] as Data), mimeType: $0["mimeType"]) }
         }
@@ -236,7 +238,7 @@ public final class MediaLibrary: Sendable {
             throw .invalidArgument("playedSeconds must be 0 or more, not \(playedSeconds)")
         }
         let id = Int64(bitPattern: persistentID)
-        let result: PlayRecord? = try write { db in
+        let result: PlayRecord? = try write(needsIndexes: false) { db in
             guard let duration = try Double.fetchOne(db, sql: "SELECT duration FROM item WHERE id = ?", arguments: [id]) else {
                 return nil
             }
@@ -257,7 +259,7 @@ public final class MediaLibrary: Sendable {
     /// - Throws: `TonearmError.invalidArgument` for a rating out of range or an unknown item.
     public func setRating(_ rating: Int, of persistentID: UInt64) throws(TonearmError) {
         guard (0...5).contains(rating) else { throw .invalidArgument("a rating is 0 to 5, not \(rating)") }
-        let changed = try write { db in
+        let changed = try write(needsIndexes: false) { db in
             try db.execute(sql: "UPDATE item SET rating = ? WHERE id = ?", arguments: [rating, Int64(bitPattern: persistentID)])
             return db.changesCount
         }
@@ -270,7 +272,7 @@ public final class MediaLibrary: Sendable {
     ///   unknown item; `.library` when the database cannot be written.
     public func setRating(_ rating: Int, of persistentIDs: [UInt64]) throws(TonearmError) {
         guard (0...5).contains(rating) else { throw .invalidArgument("a rating is 0 to 5, not \(rating)") }
-        try write { db in
+        try write(needsIndexes: false) { db in
             for pid in persistentIDs {
                 try db.execute(sql: "UPDATE item SET rating = ? WHERE id = ?", arguments: [rating, Int64(bitPattern: pid)])
                 if db.changesCount == 0 { throw TonearmError.invalidArgument("no item with persistentID \(pid) in \(self.path)") }
@@ -297,8 +299,10 @@ public final class MediaLibrary: Sendable {
     }
 
     /// Counts of items by type, albums, artists, genres and covers; total duration and size.
+    /// Counts the rows as they are: indexes a first scan left stay left (every count reads
+    /// the whole table either way).
     public func statistics() throws(TonearmError) -> Statistics {
-        try read { db in
+        try read(needsIndexes: false) { db in
             var s = Statistics()
             let row = try Row.fetchOne(db, sql: """
                 SELECT count(*) AS n, total(duration) AS d, total(size) AS z,
@@ -325,33 +329,52 @@ public final class MediaLibrary: Sendable {
     // MARK: Database access
 
     /// Runs `body` in a read transaction. A `TonearmError` thrown by `body` passes through as it
-    /// is; any other error becomes `.library`.
-    func read<T>(_ body: (Database) throws -> T) throws(TonearmError) -> T {
+    /// is; any other error becomes `.library`. `needsIndexes`: the indexes a first scan left
+    /// are made first (found in the database, so also those another process's scan left);
+    /// false for reads by id or path, which the table's own keys serve.
+    func read<T>(needsIndexes: Bool = true, _ body: (Database) throws -> T) throws(TonearmError) -> T {
         do {
-            try makePendingIndexes()
+            guard needsIndexes else { return try pool.read(body) }
+            // One transaction when nothing is left (the check is one row of an empty table).
+            let outcome = try pool.read { db -> IndexedRead<T> in
+                try Schema.hasDeferredSchema(db) ? .indexesLeft : .value(try body(db))
+            }
+            if case .value(let value) = outcome { return value }
+            try makeLeftIndexes()
             return try pool.read(body)
         } catch let e as TonearmError { throw e } catch {
             throw .library(path: path, reason: Self.underlying(error))
         }
     }
 
+    private enum IndexedRead<T> {
+        case value(T)
+        case indexesLeft
+    }
+
     /// Runs `body` in a write transaction (rolled back if it throws). A `TonearmError` thrown by
-    /// `body` passes through as it is; any other error becomes `.library`.
-    func write<T>(_ body: (Database) throws -> T) throws(TonearmError) -> T {
+    /// `body` passes through as it is; any other error becomes `.library`. `needsIndexes`: as
+    /// for ``read(needsIndexes:_:)``.
+    func write<T>(needsIndexes: Bool = true, _ body: (Database) throws -> T) throws(TonearmError) -> T {
         do {
-            try makePendingIndexes()
+            guard needsIndexes else { return try pool.write(body) }
+            if try pool.read(Schema.hasDeferredSchema) { try makeLeftIndexes() }
             return try pool.write(body)
         } catch let e as TonearmError { throw e } catch {
             throw .library(path: path, reason: Self.underlying(error))
         }
     }
 
-    /// Makes the indexes a first scan left for the next use, if it did (others wait meanwhile).
-    private func makePendingIndexes() throws {
-        try indexesPending.withLock { pending in
-            guard pending else { return }
+    /// Makes the indexes a first scan left, if they are still left (one thread of this
+    /// library at a time; another process's is kept out by SQLite's write lock).
+    /// While this library scans, its scan decides: a first scan makes them at its end (or
+    /// leaves them), and until then reads see the bare table, as they did before it ended.
+    /// (A thread that comes while another makes them waits for it, then finds nothing left.)
+    private func makeLeftIndexes() throws {
+        try indexBuild.withLock { _ in
+            guard scanLock.try() else { return }
+            defer { scanLock.unlock() }
             try pool.write(Schema.restoreDeferredSchema)
-            pending = false
         }
     }
 

@@ -263,15 +263,16 @@ final class Scanner: @unchecked Sendable {
                 continuation.yield(.progress(ScanProgress(filesDone: done, filesTotal: found.count, currentFile: work[i].0.path)))
             }
             if batch.count >= commitEvery || batchArtworkBytes >= Self.batchArtworkLimit {
-                try flush(batch, scanIDs: &scanIDs)
+                try flush(batch, scanIDs: &scanIDs, makingLeftIndexes: !bulk)
                 batch.removeAll(keepingCapacity: true)
                 batchArtworkBytes = 0
             }
         }
         if cancelled.isSet { throw CancellationError() }
-        try flush(batch, scanIDs: &scanIDs)
+        try flush(batch, scanIDs: &scanIDs, makingLeftIndexes: !bulk)
         let gone = missing.values.flatMap { $0 }.map(\.id)
         try pool.write { db in
+            if !bulk && !gone.isEmpty { try Schema.restoreDeferredSchema(db) }
             // Many rows per statement, for the full-text index's trigger (see flush).
             for start in stride(from: 0, to: gone.count, by: Self.deleteChunk) {
                 let ids = gone[start..<min(gone.count, start + Self.deleteChunk)]
@@ -336,12 +337,17 @@ final class Scanner: @unchecked Sendable {
     /// `scanIDs`: in a first scan (the table was empty when it began, and only scans insert
     /// rows, one at a time), every id given so far, so that a new row's id is checked against
     /// them instead of queried.
-    private func flush(_ batch: [Write], scanIDs: inout Set<Int64>?) throws {
+    /// `makingLeftIndexes`: indexes an earlier first scan left (`deferredSchema`) are made first,
+    /// in the same transaction, so that rows written now go in with every index and the insert
+    /// trigger feeding the full-text index in place (a scan that writes nothing leaves them to
+    /// the first query that needs them). False for a first scan's own bare table.
+    private func flush(_ batch: [Write], scanIDs: inout Set<Int64>?, makingLeftIndexes: Bool) throws {
         guard !batch.isEmpty else { return }
         let now = Date().timeIntervalSince1970
         var known = scanIDs
         defer { scanIDs = known }
         try pool.write { db in
+            if makingLeftIndexes { try Schema.restoreDeferredSchema(db) }
             var inserts: [(id: Int64, file: FoundFile, hash: UInt64, fields: ItemFields)] = []
             inserts.reserveCapacity(batch.count)
             var assigned = known ?? Set<Int64>()

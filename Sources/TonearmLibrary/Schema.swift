@@ -306,7 +306,7 @@ enum Schema {
     /// Drops the item table's indexes (but the path's uniqueness) and the trigger that feeds
     /// the full-text index from new rows, so that a first scan inserts into a bare table; their
     /// SQL is kept in `deferredSchema`, in the same transaction, so that a scan killed before
-    /// ``restoreDeferredSchema(_:)`` leaves a database that the next open completes. Called by
+    /// ``restoreDeferredSchema(_:)`` leaves a database that the next query needing them completes. Called by
     /// the scanner, in a write transaction.
     static func deferListingSchema(_ db: Database) throws {
         let rows = try Row.fetchAll(db, sql: """
@@ -322,8 +322,9 @@ enum Schema {
 
     /// Makes again what ``deferListingSchema(_:)`` dropped, with the full-text index rebuilt from
     /// the rows (sorting once is much faster than growing each index row by row). Does nothing
-    /// when nothing is deferred. In a write transaction: at the end of a scan, and when a library
-    /// is opened (a scan was killed, or another process opens the library while it scans).
+    /// when nothing is deferred. In a write transaction: at the end of a scan, at the start of a
+    /// later one, and before the first query that needs the indexes (a first scan left them, was
+    /// killed, or runs in another process).
     static func restoreDeferredSchema(_ db: Database) throws {
         let rows = try Row.fetchAll(db, sql: "SELECT sql FROM deferredSchema")
         guard !rows.isEmpty else { return }

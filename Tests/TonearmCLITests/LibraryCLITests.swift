@@ -188,6 +188,29 @@ struct SmallLibrary {
         #expect(!FileManager.default.fileExists(atPath: dir.file("data")), "--db given: the default library is not created")
     }
 
+    /// `library scan` leaves a first scan's indexes to the first query that needs them: the
+    /// statistics right after it count the bare table right, and the listings and searches after
+    /// that (which make them) find what they found when the scan made them (CJK included).
+    @Test func statisticsAndSearchesRightAfterAFirstScan() throws {
+        let dir = try TempDir("library-cli-first")
+        defer { dir.remove() }
+        let music = dir.file("Music"), db = dir.file("library.sqlite")
+        try LibraryFixtures.make(at: music)
+        let bin = try tonearmBinary()
+        #expect(try run(bin, ["library", "scan", music, "--db", db, "--quiet"]).status == 0)
+        let stats = try run(bin, ["library", "stats", "--db", db])
+        #expect(stats.status == 0, "\(stats.stderr)")
+        #expect(stats.stdout.contains("podcasts: 2, audiobooks: 2 (\(LibraryFixtures.mediaCount) items)"), "\(stats.stdout)")
+        #expect(stats.stdout.contains("Albums: 7"), "\(stats.stdout)")
+        let cjk = try run(bin, ["library", "songs", "--search", "青花", "--db", db])
+        #expect(cjk.status == 0 && cjk.stdout.split(separator: "\n").count == 1, "\(cjk.stdout) \(cjk.stderr)")
+        let found = try run(bin, ["library", "songs", "--search", "sigur", "--db", db])
+        #expect(found.stdout.split(separator: "\n").count == 8, "\(found.stdout)")
+        #expect(try run(bin, ["library", "stats", "--db", db]).stdout == stats.stdout)
+        let artists = try run(bin, ["library", "artists", "--genre", "rock", "--db", db])
+        #expect(artists.stdout == "The Band  [2 albums, 16 tracks]\n")
+    }
+
     /// The scan's summary counts skipped files by reason; `--verbose` lists each with its reason.
     @Test func scanSummarisesSkippedFilesByReason() throws {
         let lib = try SmallLibrary("library-skipped", [SmallLibrary.track("Song")])

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 @testable import TonearmLibrary
 import TonearmTestSupport
@@ -90,8 +91,9 @@ import TonearmTestSupport
     }
 
     /// A scan killed between deferring and restoring (simulated: the deferral committed, rows
-    /// added without the trigger) is completed when the library is next opened.
-    @Test func deferredIndexesAreMadeWhenTheLibraryIsOpened() async throws {
+    /// added without the trigger) is completed by the first query that needs the indexes, after
+    /// the library is next opened (opening it does not wait for them).
+    @Test func deferredIndexesAreMadeByTheFirstQueryAfterTheLibraryIsOpened() async throws {
         let f = try LibraryFixture()
         defer { f.dir.remove() }
         _ = try await f.library.scanToEnd(folders: [f.root])
@@ -108,15 +110,17 @@ import TonearmTestSupport
         #expect(try Self.schema(f.library.path).count == 3, "left: the path's unique index, the update and delete triggers")
 
         let reopened = try MediaLibrary(path: f.library.path)
+        #expect(try Self.schema(f.library.path).count == 3, "opening leaves them")
+        #expect(try MediaQuery.search("beyonce").items(in: reopened).count == count && count > 0)
         #expect(try Self.schema(f.library.path) == complete)
         #expect(try Self.deferred(f.library.path) == 0)
-        #expect(try MediaQuery.search("beyonce").items(in: reopened).count == count && count > 0)
     }
 }
 
-/// A first scan may leave its indexes to the library's next use (`tonearm library scan`, which
-/// exits after scanning): the next read or write of the same library makes them first, and so
-/// does the next open of the file.
+/// A first scan may leave its indexes (`tonearm library scan`, which exits after scanning): the
+/// first query that needs them makes them — a listing, a search, a playlist or a later scan, in
+/// this library or in another process's — while lookups by id or path, covers, play counts,
+/// ratings and the statistics read the bare table and leave them.
 @Suite struct IndexesLeftForNextUseTests {
     @Test func theNextQueryOfTheLibraryMakesThem() async throws {
         let f = try LibraryFixture()
@@ -134,18 +138,135 @@ import TonearmTestSupport
         #expect(found == byArtist && found > 0)
     }
 
-    @Test func theNextOpenOfTheFileMakesThem() async throws {
+    /// Queries on several threads at once right after the scan: one makes the indexes, the
+    /// others wait for it, and every one finds what a search finds afterwards (none reads the
+    /// bare table's empty full-text index meanwhile).
+    @Test func queriesOnSeveralThreadsWaitForTheOneThatMakesThem() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        _ = try await f.library.scanToEnd(folders: [f.root], leavingIndexesForNextUse: true)
+        #expect(try BulkScanTests.deferred(f.library.path) > 0)
+        let counts = Mutex<[Int]>([])
+        let library = f.library
+        DispatchQueue.concurrentPerform(iterations: 6) { _ in
+            let n = (try? MediaQuery.search("beyonce").items(in: library).count) ?? -1
+            counts.withLock { $0.append(n) }
+        }
+        let expected = try MediaQuery.songs().filtered(by: .artist("Beyoncé")).items(in: f.library).count
+        #expect(expected > 0 && counts.withLock { $0 } == Array(repeating: expected, count: 6))
+    }
+
+    /// Another process (another library of the same file) finds what was left in the database:
+    /// opening does not make the indexes, its first listing does — also when it opened the
+    /// file before the scan.
+    @Test func anotherLibraryOfTheFileMakesThemAtItsFirstQuery() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        let complete = try BulkScanTests.schema(f.library.path)
+        let openedBefore = try MediaLibrary(path: f.library.path)
+        _ = try await f.library.scanToEnd(folders: [f.root], leavingIndexesForNextUse: true)
+        #expect(try BulkScanTests.deferred(f.library.path) > 0)
+        let other = try MediaLibrary(path: f.library.path)
+        #expect(try BulkScanTests.schema(f.library.path).count == 3, "opening leaves them")
+        let albums = try MediaQuery.albums().collections(in: other)
+        #expect(!albums.isEmpty)
+        #expect(try BulkScanTests.schema(f.library.path) == complete)
+        #expect(try BulkScanTests.deferred(f.library.path) == 0)
+        // The others have nothing left to make: their queries just read, and find.
+        #expect(try MediaQuery.search("beyonce").items(in: openedBefore).count > 0)
+        #expect(try MediaQuery.search("beyonce").items(in: f.library).count > 0)
+        #expect(try MediaQuery.albums().collections(in: f.library).count == albums.count)
+    }
+
+    /// A library opened before another's first scan, whose first query comes after it: the
+    /// query finds the left indexes in the database (nothing in memory said so) and makes them.
+    @Test func aLibraryOpenedBeforeTheScanMakesThemAtItsNextQuery() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        let complete = try BulkScanTests.schema(f.library.path)
+        let openedBefore = try MediaLibrary(path: f.library.path)
+        #expect(try MediaQuery.songs().items(in: openedBefore).isEmpty)
+        _ = try await f.library.scanToEnd(folders: [f.root], leavingIndexesForNextUse: true)
+        #expect(try BulkScanTests.deferred(f.library.path) > 0)
+        let found = try MediaQuery.search("beyonce").items(in: openedBefore).count
+        #expect(try BulkScanTests.schema(f.library.path) == complete)
+        #expect(found == (try MediaQuery.songs().filtered(by: .artist("Beyoncé")).items(in: f.library).count) && found > 0)
+    }
+
+    /// Lookups by id and path, covers, play counts, ratings and the statistics are right on the
+    /// bare table, and leave the indexes for a query that needs them; the statistics are the
+    /// same before and after the indexes are made.
+    @Test func lookupsPlayCountsAndStatisticsLeaveThem() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        let complete = try BulkScanTests.schema(f.library.path)
+        let summary = try await f.library.scanToEnd(folders: [f.root], leavingIndexesForNextUse: true)
+        let left = try BulkScanTests.deferred(f.library.path)
+        #expect(left > 0)
+        let other = try MediaLibrary(path: f.library.path)
+        let coveredPath: String? = try await DatabaseQueue(path: f.library.path).read {
+            try String.fetchOne($0, sql: "SELECT path FROM item WHERE artworkHash IS NOT NULL LIMIT 1")
+        }
+        let covered = try #require(coveredPath)
+        for library in [f.library, other] {
+            let stats = try library.statistics()
+            #expect(stats.items == summary.added && stats.items > 0)
+            #expect(stats.albums > 0 && stats.artists > 0 && stats.genres > 0)
+            let item = try #require(try library.item(atPath: f.path("Sigur Rós/Ágætis byrjun/1-1.mp3")))
+            #expect(try library.item(persistentID: item.persistentID)?.path == item.path)
+            #expect(try library.persistentIDs(forPaths: [item.path]) == [item.path: item.persistentID])
+            #expect(try library.recordPlay(of: item.persistentID, playedSeconds: item.duration) == .played)
+            try library.setRating(4, of: item.persistentID)
+            try library.setRating(3, of: [item.persistentID])
+            #expect(try library.item(persistentID: item.persistentID)?.rating == 3)
+            let coveredItem = try #require(try library.item(atPath: covered))
+            #expect(try library.artwork(for: coveredItem) != nil)
+            #expect(try BulkScanTests.deferred(f.library.path) == left, "nothing made them")
+        }
+        let before = try other.statistics()
+        #expect(try f.library.item(atPath: f.path("Sigur Rós/Ágætis byrjun/1-1.mp3"))?.playCount == 2)
+        // A listing makes them; the statistics are the same with them.
+        #expect(!(try MediaQuery.songs().items(in: other)).isEmpty)
+        #expect(try BulkScanTests.schema(f.library.path) == complete)
+        #expect(try BulkScanTests.deferred(f.library.path) == 0)
+        #expect(try other.statistics() == before)
+        #expect(try f.library.statistics() == before)
+    }
+
+    /// A later scan of a library with rows (the last one left its indexes) makes them before it
+    /// writes: its new rows are searchable.
+    @Test func aLaterScanMakesThemBeforeItWrites() async throws {
         let f = try LibraryFixture()
         defer { f.dir.remove() }
         let complete = try BulkScanTests.schema(f.library.path)
         _ = try await f.library.scanToEnd(folders: [f.root], leavingIndexesForNextUse: true)
-        #expect(try BulkScanTests.deferred(f.library.path) > 0)
+        let later = LibraryFixtures.Track(path: "Later/01 Zyzzyva.mp3", title: "Zyzzyva Nocturne", artist: "Nobody",
+                                          album: "Later", genre: "Jazz", track: 1, trackCount: 1, year: 2020)
+        try LibraryFixtures.write(later, base: try LibraryFixtures.baseMP3(in: f.root),
+                                  png: try TagFixtures.coverPNG(f.dir.file("cover.png")), root: f.root)
         let other = try MediaLibrary(path: f.library.path)
+        let again = try await other.scanToEnd(folders: [f.root], leavingIndexesForNextUse: true)
+        #expect(again.added == 1)
         #expect(try BulkScanTests.schema(f.library.path) == complete)
-        #expect(try MediaQuery.search("beyonce").items(in: other).count > 0)
-        // The first library has nothing left to make: its next query just reads.
-        #expect(try MediaQuery.search("beyonce").items(in: f.library).count > 0)
         #expect(try BulkScanTests.deferred(f.library.path) == 0)
+        #expect(try MediaQuery.search("zyzzyva").items(in: other).map(\.title) == ["Zyzzyva Nocturne"])
+        #expect(try MediaQuery.search("beyonce").items(in: other).count > 0)
+    }
+
+    /// A scan that finds nothing changed writes no row: it leaves them too, and the next
+    /// listing makes them.
+    @Test func aScanThatChangesNothingLeavesThem() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        let complete = try BulkScanTests.schema(f.library.path)
+        _ = try await f.library.scanToEnd(folders: [f.root], leavingIndexesForNextUse: true)
+        let left = try BulkScanTests.deferred(f.library.path)
+        let other = try MediaLibrary(path: f.library.path)
+        let again = try await other.scanToEnd(folders: [f.root])
+        #expect(again.unchanged == LibraryFixtures.mediaCount && again.added == 0 && again.removed == 0)
+        #expect(try BulkScanTests.deferred(f.library.path) == left && left > 0)
+        #expect(try MediaQuery.search("beyonce").items(in: other).count > 0)
+        #expect(try BulkScanTests.schema(f.library.path) == complete)
     }
 
     /// A later scan (not a first one) writes rows with every index in place either way.
