@@ -145,8 +145,9 @@ public final class PlayerItem: @unchecked Sendable {
     public var format: SourceFormat? { state.withLock { $0.file?.fileFormat } }
     /// The latest timed metadata heard: a radio stream's `StreamTitle` and `StreamUrl`.
     public var timedMetadata: [String: String] { state.withLock { $0.timedMetadata } }
-    /// The video streams of the item (empty for audio, and before it has loaded; for HLS, those
-    /// of the variant the stream starts with). Read when the item opens.
+    /// The video streams of the item (empty for audio, and before it has loaded). Read when the
+    /// item opens; for HLS, those of the variant the stream starts with, and then the selected
+    /// track follows the size of the variant whose frames are shown.
     public var videoTracks: [VideoTrackInfo] { state.withLock { $0.videoTracks } }
     /// Whether the item is a progressive HTTP(S) download (not an HLS playlist).
     var isProgressiveHTTP: Bool {
@@ -194,8 +195,27 @@ public final class PlayerItem: @unchecked Sendable {
         subtitleChoice.selection = subtitle
     }
 
+    /// The picture shown has `shape` (a frame without planes; the player's presenting side):
+    /// for an HLS item, whose variants may differ in size, the selected video track — its coded
+    /// and display size, pixel aspect ratio and rotation — and so ``presentationSize`` follow the
+    /// variant on screen. Other items' tracks say it from the start.
+    func pictureShown(shape: VideoFrame) {
+        guard isHLS else { return }
+        state.withLock { s in
+            guard let i = s.videoTracks.firstIndex(where: \.isDefault) ?? (s.videoTracks.isEmpty ? nil : 0) else { return }
+            let display = shape.displaySize
+            s.videoTracks[i].codedWidth = shape.width
+            s.videoTracks[i].codedHeight = shape.height
+            s.videoTracks[i].displayWidth = display.width
+            s.videoTracks[i].displayHeight = display.height
+            s.videoTracks[i].pixelAspectRatio = shape.pixelAspectRatio
+            s.videoTracks[i].rotation = shape.rotation
+        }
+    }
+
     /// The size the picture is shown at, in square pixels and upright (the selected video
-    /// track's display size); ``VideoSize/zero`` for audio or before loading.
+    /// track's display size; for HLS, the variant's on screen); ``VideoSize/zero`` for audio or
+    /// before loading.
     public var presentationSize: VideoSize {
         guard let t = selectedVideoTrack else { return .zero }
         return VideoSize(width: t.displayWidth, height: t.displayHeight)
