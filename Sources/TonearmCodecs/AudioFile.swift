@@ -197,6 +197,15 @@ public final class AudioFile: @unchecked Sendable {
             throw .notMediaFile(path: name, detail: Self.openFailure(r, head: []))
         }
         ctx = opt!
+        if streaming == true, (0..<Int(ctx.pointee.nb_streams)).contains(where: {
+            ctx.pointee.streams[$0]?.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO
+        }) {
+            // A stream with a picture (an HLS or MPEG-TS video): its first sound can come after
+            // far more than 64 kB of video (a 3 Mb/s picture, the muxer's interleaving delay);
+            // FFmpeg's defaults let the analysis reach it (it stops once every stream is known).
+            ctx.pointee.probesize = 5 << 20
+            ctx.pointee.max_analyze_duration = Int64(5 * AV_TIME_BASE)
+        }
         let ffmpeg: FFmpegDecoder
         do {
             // Decided after the open: by then the source knows whether it has a length.

@@ -52,7 +52,12 @@ struct ChunkStore<Info> {
 
     /// Forgets the chunks that end at or before `offset`.
     mutating func removeChunks(endingBy offset: Int64) {
-        while let first = chunks.first, first.end <= offset { chunks.removeFirst() }
+        removeChunks { $0.end <= offset }
+    }
+
+    /// Forgets the first chunks, as long as `drop` holds for them.
+    mutating func removeChunks(while drop: (Chunk) -> Bool) {
+        while let first = chunks.first, drop(first) { chunks.removeFirst() }
     }
 }
 

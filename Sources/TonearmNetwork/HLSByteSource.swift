@@ -40,6 +40,12 @@ public struct HLSSourceOptions: Sendable {
     public var maximumBytesAhead: Int64 = 16 << 20
     /// Bytes kept behind the reader (for a demuxer's seeks back while probing).
     public var keptBehind: Int64 = 1 << 20
+    /// Seconds of segments kept behind the slowest reader besides ``keptBehind``: a segment is
+    /// forgotten once it lies both that many bytes and that many seconds behind it. What the
+    /// sound has read ahead of what is heard stays, so that a picture that starts (or joins
+    /// after a seek) reads the segment it shows from memory (``HLSByteSource/makeReader(at:)``)
+    /// instead of fetching it again.
+    public var keptBehindDuration = 10.0
     /// A segment larger than this fails the source (``NetworkFailure/limitExceeded(_:)``).
     public var maximumSegmentBytes = 64 << 20
     /// Variants above this `BANDWIDTH` (bits/s) are not chosen; 0: no cap. The first variant is
@@ -88,10 +94,11 @@ public struct HLSSourceOptions: Sendable {
 ///   The first playlist load fails at once (a 404 names its status). Only `http` and `https`
 ///   are ever fetched: a playlist naming `file:`, `pipe:` or another scheme is refused.
 ///
-/// One stream, several readers: ``makeReader()`` gives another source over the same segments
-/// with a read position of its own (a video's demuxer beside the sound's): nothing is fetched
-/// twice. The fetcher keeps its read-ahead limits against the slowest reader, and forgets only
-/// what lies ``HLSSourceOptions/keptBehind`` behind it.
+/// One stream, several readers: ``makeReader()`` (from the start) and ``makeReader(at:)`` (from
+/// a kept segment) give another source over the same segments with a read position of its own
+/// (a video's demuxer beside the sound's): nothing is fetched twice. The fetcher keeps its
+/// read-ahead limits against the slowest reader, and forgets only what lies both
+/// ``HLSSourceOptions/keptBehind`` and ``HLSSourceOptions/keptBehindDuration`` behind it.
 ///
 /// Threading: ``read(into:)`` and ``seek(to:)`` are for one reader thread (a demuxer's); a read
 /// blocks until bytes arrive, the end, a failure or ``cancel()``, and never longer than the
@@ -104,17 +111,21 @@ public final class HLSByteSource: ByteSource, Sendable {
     private let fetcher: HLSFetcher
     /// This source's reader of the fetcher.
     private let reader: Int
+    /// Where this reader's first byte starts on the stream's timeline; nil: the stream's start.
+    private let readerStart: Double?
 
     /// A source for the master or media playlist at `url`; nothing is fetched until
     /// ``start()``. `onEvent` is called on the fetch thread.
     public init(url: URL, options: Options = Options(), onEvent: @escaping @Sendable (HLSSourceEvent) -> Void = { _ in }) {
         fetcher = HLSFetcher(url: url, options: options, onEvent: onEvent)
         reader = fetcher.addReader() ?? 0
+        readerStart = nil
     }
 
-    private init(sharing fetcher: HLSFetcher, reader: Int) {
+    private init(sharing fetcher: HLSFetcher, reader: Int, start: Double?) {
         self.fetcher = fetcher
         self.reader = reader
+        readerStart = start
     }
 
     /// Another reader of this stream: a source with a read position of its own, at the start of
@@ -124,7 +135,17 @@ public final class HLSByteSource: ByteSource, Sendable {
     /// on past ``HLSSourceOptions/keptBehind``), or after the fetching stopped. Its events go to
     /// this source's handler.
     public func makeReader() -> HLSByteSource? {
-        fetcher.addReader().map { HLSByteSource(sharing: fetcher, reader: $0) }
+        fetcher.addReader().map { HLSByteSource(sharing: fetcher, reader: $0, start: nil) }
+    }
+
+    /// Another reader of this stream (as ``makeReader()``), from the start of the segment that
+    /// holds `time` (seconds on the item's timeline) while that segment is kept (see
+    /// ``HLSSourceOptions/keptBehindDuration``), or from where it will arrive when it is the
+    /// next one (or the first of a stream that has fetched nothing yet). Its ``startOffset`` is
+    /// the time its first byte starts at. Nil when that place is no longer (or not yet) in the
+    /// stream, or after the fetching stopped: the caller opens a stream of its own.
+    public func makeReader(at time: Double) -> HLSByteSource? {
+        fetcher.addReader(at: time).map { HLSByteSource(sharing: fetcher, reader: $0.id, start: $0.start) }
     }
 
     /// Releasing the source ends its reader; the last reader's release stops the fetching.
@@ -155,9 +176,11 @@ public final class HLSByteSource: ByteSource, Sendable {
     public var failure: TonearmError? { fetcher.failure }
     /// Whether the media playlist is live (had no `#EXT-X-ENDLIST` when opened).
     public var isLive: Bool { fetcher.isLive }
-    /// Where the first segment fetched starts in the VOD playlist (seconds; see
-    /// ``HLSSourceOptions/startTime``); 0 for a live one.
-    public var startOffset: Double { fetcher.startOffset }
+    /// Where this reader's first byte starts in the VOD playlist (seconds): for the source and
+    /// ``makeReader()``, where the first segment fetched starts (see
+    /// ``HLSSourceOptions/startTime``; 0 for a live one); for ``makeReader(at:)``, where its
+    /// segment starts.
+    public var startOffset: Double { readerStart ?? fetcher.startOffset }
     /// The sum of the segments' durations of a VOD playlist; nil for a live one (or before open).
     public var duration: Double? { fetcher.duration }
     /// Whether every segment has arrived.

@@ -15,6 +15,8 @@ final class HLSFetcher: @unchecked Sendable {
     private struct SegmentInfo {
         var sequence: Int
         var duration: Double
+        /// Where the segment starts on the stream's timeline (seconds; ``startOffset`` for the first).
+        var start: Double
     }
 
     private struct State {
@@ -25,6 +27,10 @@ final class HLSFetcher: @unchecked Sendable {
         var nextReader = 0
         /// The end of what has arrived.
         var fetchedEnd: Int64 = 0
+        /// Where the next segment starts on the stream's timeline (seconds).
+        var fetchedEndTime = 0.0
+        /// The duration of the last segment that arrived (0 before the first).
+        var lastDuration = 0.0
         var opened = false
         var finished = false
         var cancelled = false
@@ -100,13 +106,53 @@ final class HLSFetcher: @unchecked Sendable {
         }
     }
 
+    /// A new reader at the start of the kept segment that holds `time` (seconds on the stream's
+    /// timeline) — or, when that segment has not arrived yet, where it will (the next segment,
+    /// or the first of a stream that has fetched nothing). Its id and the time its first byte
+    /// starts at (nil: the stream's ``startOffset``, not known before it opened). Nil when no
+    /// such place is kept, or the fetching was cancelled.
+    func addReader(at time: Double) -> (id: Int, start: Double?)? {
+        condition.withLock {
+            guard !state.cancelled else { return nil }
+            let position: Int64
+            let start: Double?
+            if let c = state.pieces.chunks.last(where: { $0.info.start <= time + 1e-6 }),
+               time < c.info.start + c.info.duration - 1e-6 || (state.finished && c.end == state.fetchedEnd) {
+                (position, start) = (c.start, c.info.start)
+            } else if state.opened, !state.finished, state.fetchedEndTime <= time + 1e-6,
+                      state.fetchedEnd == 0 || time < state.fetchedEndTime + 1.5 * state.lastDuration,
+                      (state.pieces.end ?? state.fetchedEnd) == state.fetchedEnd {
+                (position, start) = (state.fetchedEnd, state.fetchedEndTime)
+            } else if !state.opened, state.fetchedEnd == 0, options.startTime <= time + 1e-6 {
+                (position, start) = (0, nil)
+            } else {
+                return nil
+            }
+            let id = state.nextReader
+            state.nextReader += 1
+            state.readers[id] = position
+            return (id, start)
+        }
+    }
+
+    /// Forgets what lies behind every reader: the segments that end ``HLSSourceOptions/keptBehind``
+    /// bytes and ``HLSSourceOptions/keptBehindDuration`` seconds before the slowest one. Under
+    /// the lock.
+    private func trimBehindReaders() {
+        guard let slowest = state.readers.values.min() else { return }
+        let at = state.pieces.index(holding: slowest).map { state.pieces.chunks[$0].info.start } ?? state.fetchedEndTime
+        let byBytes = slowest - options.keptBehind
+        let byTime = at - options.keptBehindDuration
+        state.pieces.removeChunks { $0.end <= byBytes && $0.info.start + $0.info.duration <= byTime + 1e-6 }
+    }
+
     /// Ends reader `id` (it throws from now on; one waiting wakes, and the fetcher, which may
     /// have waited for it); the last one stops the fetching. Any thread; idempotent.
     func cancel(reader id: Int) {
         let last = condition.withLock { () -> Bool in
             guard state.readers.removeValue(forKey: id) != nil else { return false }
             // What lay behind only this reader may go.
-            if let slowest = state.readers.values.min() { state.pieces.removeChunks(endingBy: slowest - options.keptBehind) }
+            trimBehindReaders()
             condition.broadcast()
             return state.readers.isEmpty
         }
@@ -169,8 +215,7 @@ final class HLSFetcher: @unchecked Sendable {
             if let n = state.pieces.copy(at: p, into: buffer) {
                 state.readers[reader] = p + Int64(n)
                 // Forget what lies far enough behind the slowest reader.
-                let slowest = state.readers.values.min() ?? p + Int64(n)
-                state.pieces.removeChunks(endingBy: slowest - options.keptBehind)
+                trimBehindReaders()
                 condition.broadcast()  // the fetcher may wait for room
                 return n
             }
@@ -241,6 +286,7 @@ final class HLSFetcher: @unchecked Sendable {
         var next = live ? liveStart(media) : vodStart
         condition.withLock {
             state.startOffset = live ? 0 : vodOffset
+            state.fetchedEndTime = state.startOffset
             state.isLive = live
             state.duration = live ? nil : media.duration
             state.stallLimit = Self.stallLimit(options, targetDuration: media.targetDuration)
@@ -410,8 +456,11 @@ final class HLSFetcher: @unchecked Sendable {
 
     private func store(_ bytes: [UInt8], segment: HLSSegment) {
         condition.withLock {
-            state.pieces.append(bytes, at: state.fetchedEnd, info: SegmentInfo(sequence: segment.sequence, duration: segment.duration))
+            state.pieces.append(bytes, at: state.fetchedEnd,
+                                info: SegmentInfo(sequence: segment.sequence, duration: segment.duration, start: state.fetchedEndTime))
             state.fetchedEnd += Int64(bytes.count)
+            state.fetchedEndTime += segment.duration
+            state.lastDuration = segment.duration
             state.activity += 1
             condition.broadcast()
         }

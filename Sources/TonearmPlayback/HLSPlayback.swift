@@ -10,12 +10,15 @@ import TonearmNetwork
 /// ``HLSByteSource`` with ``HLSSourceOptions/startTime``) and decodes up to the target, which is
 /// then sample-exact within the stream as decoded from that segment.
 ///
+/// `open` gives the stream for a seek's time (the item's: a reader of the stream the picture
+/// opened for the same seek, else a new one), not yet started.
+///
 /// Threading: after the player takes it, only the decoder thread calls it (as every
-/// ``PlaybackSource``). `onReopen` is called there with each new source, before it is read.
+/// ``PlaybackSource``). `open` and `onReopen` are called there with each new source, before it
+/// is read.
 final class HLSPlayback: PlaybackSource, @unchecked Sendable {
     private let url: URL
-    private let options: HLSSourceOptions
-    private let makeEvents: @Sendable (HLSArrival) -> @Sendable (HLSSourceEvent) -> Void
+    private let open: @Sendable (Double) -> (source: HLSByteSource, arrived: HLSArrival)
     private let onReopen: @Sendable (HLSByteSource, HLSArrival) -> Void
     private var file: AudioFile
     /// The source `file` reads (kept: releasing it stops its fetching).
@@ -26,14 +29,13 @@ final class HLSPlayback: PlaybackSource, @unchecked Sendable {
     let frameLength: AudioFramePosition
 
     /// Wraps `file`, open on `source` from the start of the VOD playlist of `duration` seconds.
-    init(url: URL, options: HLSSourceOptions, file: AudioFile, source: HLSByteSource, duration: Double,
-         makeEvents: @escaping @Sendable (HLSArrival) -> @Sendable (HLSSourceEvent) -> Void,
+    init(url: URL, file: AudioFile, source: HLSByteSource, duration: Double,
+         open: @escaping @Sendable (Double) -> (source: HLSByteSource, arrived: HLSArrival),
          onReopen: @escaping @Sendable (HLSByteSource, HLSArrival) -> Void) {
         self.url = url
-        self.options = options
         self.file = file
         self.source = source
-        self.makeEvents = makeEvents
+        self.open = open
         self.onReopen = onReopen
         sourceFormat = file.processingFormat
         frameLength = AudioFramePosition((duration * file.processingFormat.sampleRate).rounded())
@@ -43,10 +45,8 @@ final class HLSPlayback: PlaybackSource, @unchecked Sendable {
         let target = max(0, min(frame, frameLength))
         if target == position { return }
         let rate = sourceFormat.sampleRate
-        var opts = options
-        opts.startTime = Double(target) / rate
-        let arrived = HLSArrival()
-        let next = HLSByteSource(url: url, options: opts, onEvent: makeEvents(arrived))
+        // A stream at the target's segment (or a reader of the one the picture opened for it).
+        let (next, arrived) = open(Double(target) / rate)
         onReopen(next, arrived)
         next.start()
         let nextFile = try AudioFile(byteSource: next, name: url.absoluteString, streaming: true)

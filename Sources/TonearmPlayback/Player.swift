@@ -859,6 +859,9 @@ extension Player {
                     if lock.withLock({ $0.video?.pipeline === pipeline && $0.machine.needsBufferEvaluation }) {
                         queue.async { self.evaluateBuffer() }
                     }
+                case .shapeChanged(let shape):
+                    // An HLS variant of another size is on screen: the item's track follows it.
+                    if lock.withLock({ $0.video?.pipeline === pipeline }) { item.pictureShown(shape: shape) }
                 case .ended:
                     // Every frame was shown: a drain after the sound's end is over.
                     if lock.withLock({ $0.video?.pipeline === pipeline }) {

@@ -145,8 +145,9 @@ public final class PlayerItem: @unchecked Sendable {
     public var format: SourceFormat? { state.withLock { $0.file?.fileFormat } }
     /// The latest timed metadata heard: a radio stream's `StreamTitle` and `StreamUrl`.
     public var timedMetadata: [String: String] { state.withLock { $0.timedMetadata } }
-    /// The video streams of the item (empty for audio, and before it has loaded; for HLS, those
-    /// of the variant the stream starts with). Read when the item opens.
+    /// The video streams of the item (empty for audio, and before it has loaded). Read when the
+    /// item opens; for HLS, those of the variant the stream starts with, and then the selected
+    /// track follows the size of the variant whose frames are shown.
     public var videoTracks: [VideoTrackInfo] { state.withLock { $0.videoTracks } }
     /// Whether the item is a progressive HTTP(S) download (not an HLS playlist).
     var isProgressiveHTTP: Bool {
@@ -194,8 +195,27 @@ public final class PlayerItem: @unchecked Sendable {
         subtitleChoice.selection = subtitle
     }
 
+    /// The picture shown has `shape` (a frame without planes; the player's presenting side):
+    /// for an HLS item, whose variants may differ in size, the selected video track — its coded
+    /// and display size, pixel aspect ratio and rotation — and so ``presentationSize`` follow the
+    /// variant on screen. Other items' tracks say it from the start.
+    func pictureShown(shape: VideoFrame) {
+        guard isHLS else { return }
+        state.withLock { s in
+            guard let i = s.videoTracks.firstIndex(where: \.isDefault) ?? (s.videoTracks.isEmpty ? nil : 0) else { return }
+            let display = shape.displaySize
+            s.videoTracks[i].codedWidth = shape.width
+            s.videoTracks[i].codedHeight = shape.height
+            s.videoTracks[i].displayWidth = display.width
+            s.videoTracks[i].displayHeight = display.height
+            s.videoTracks[i].pixelAspectRatio = shape.pixelAspectRatio
+            s.videoTracks[i].rotation = shape.rotation
+        }
+    }
+
     /// The size the picture is shown at, in square pixels and upright (the selected video
-    /// track's display size); ``VideoSize/zero`` for audio or before loading.
+    /// track's display size; for HLS, the variant's on screen); ``VideoSize/zero`` for audio or
+    /// before loading.
     public var presentationSize: VideoSize {
         guard let t = selectedVideoTrack else { return .zero }
         return VideoSize(width: t.displayWidth, height: t.displayHeight)
@@ -339,31 +359,60 @@ public final class PlayerItem: @unchecked Sendable {
         return source
     }
 
-    /// Counts the HLS streams the sound has read (bumped when a seek opens the stream again),
-    /// under a condition a video decoder waits on for the stream of its seek.
-    private let hlsStreams = NSCondition()
-    private var hlsGeneration = 0
+    /// Guards ``seekStream`` and the choice between joining a stream and opening one: the
+    /// sound's seek and the picture's, on their own threads, meet here in either order.
+    private let hlsStreams = NSLock()
+    /// The last HLS stream opened at a time (by the sound's seek or by the picture), held weakly
+    /// (its readers keep it), and the seconds of it that have arrived.
+    private var seekStream: (source: WeakHLSSource, arrived: HLSArrival)?
 
-    /// The HLS stream the sound reads now and its generation (see ``hlsStream()``).
-    func hlsStreamGeneration() -> (stream: HLSByteSource?, generation: Int) {
-        hlsStreams.withLock { (hlsStream(), hlsGeneration) }
-    }
-
-    /// Waits until a seek has opened the HLS stream again after `generation` (the stream then,
-    /// and its generation), `stop` holds (checked whenever ``wakeHLSWaiters()`` is called), or
-    /// `timeout` seconds have passed (nil). A video decoding thread.
-    func waitForHLSStream(after generation: Int, timeout: Double, stop: () -> Bool) -> (stream: HLSByteSource?, generation: Int)? {
-        let deadline = Date().addingTimeInterval(timeout)
-        hlsStreams.lock()
-        defer { hlsStreams.unlock() }
-        while hlsGeneration <= generation {
-            if stop() || !hlsStreams.wait(until: deadline) { return nil }
+    /// A stream at `time` for the picture (its decoding thread), so that no segment is fetched
+    /// twice: a reader from the kept segment that holds `time` (``HLSByteSource/makeReader(at:)``)
+    /// of the stream opened for a seek to `time` (the sound's, when its seek came first), or —
+    /// when the picture starts rather than seeks — of the stream the sound reads; else a stream
+    /// of its own at `time`, which the sound's seek to the same time then reads too (in either
+    /// order, however long the sound's seek takes).
+    func hlsStreamForPicture(at time: Double, seeking: Bool) -> HLSByteSource {
+        hlsStreams.withLock {
+            if let known = seekStream?.source.value, abs(known.options.startTime - time) < 1e-3,
+               let reader = known.makeReader(at: time) {
+                return reader
+            }
+            if !seeking, let reader = hlsStream()?.makeReader(at: time) { return reader }
+            return openSeekStream(at: time, epoch: state.withLock { $0.epoch }).source
         }
-        return (hlsStream(), hlsGeneration)
     }
 
-    /// Wakes the threads in ``waitForHLSStream(after:timeout:stop:)`` to check their `stop`.
-    func wakeHLSWaiters() { hlsStreams.withLock { hlsStreams.broadcast() } }
+    /// A stream at `time` for the sound's seek (its decoder thread): a reader from the start of
+    /// the stream the picture opened for the same seek while its first bytes are kept, else a
+    /// new one; with the seconds of it that have arrived.
+    private func hlsStreamForSound(at time: Double, epoch: UInt64) -> (source: HLSByteSource, arrived: HLSArrival) {
+        hlsStreams.withLock {
+            if let known = seekStream, let source = known.source.value, abs(source.options.startTime - time) < 1e-3,
+               let reader = source.makeReader() {
+                return (reader, known.arrived)
+            }
+            return openSeekStream(at: time, epoch: epoch)
+        }
+    }
+
+    /// A new HLS stream at `time`, with the sound's options (its variant choice and limits; the
+    /// item's limits before it loaded), whose events are the item's of `epoch`, kept as
+    /// ``seekStream``. Under `hlsStreams`.
+    private func openSeekStream(at time: Double, epoch: UInt64) -> (source: HLSByteSource, arrived: HLSArrival) {
+        var options = hlsStream()?.options ?? {
+            var o = HLSSourceOptions()
+            o.limits = networkOptions.limits
+            return o
+        }()
+        options.startTime = time
+        let arrived = HLSArrival()
+        let item = WeakItem(self)
+        let source = HLSByteSource(url: url, options: options,
+                                   onEvent: ItemFetch.countingArrivals(arrived) { e in item.item?.hlsEvent(e, epoch: epoch) })
+        seekStream = (WeakHLSSource(source), arrived)
+        return (source, arrived)
+    }
 
     /// The length of a video without sound (a local file played against silence); nil otherwise.
     private var videoOnlyDuration: Double? {
@@ -504,11 +553,14 @@ public final class PlayerItem: @unchecked Sendable {
                 s.duration = fetch?.duration(file: file) ?? .seconds(file.duration)
                 s.playback = file
                 if case .hls(let source, _)? = fetch, let d = source.duration {
+                    let soundOptions = source.options, itemURL = url
                     s.playback = HLSPlayback(
-                        url: url, options: source.options, file: file, source: source, duration: d,
-                        makeEvents: { [weak self] arrived in
-                            let item = WeakItem(self)
-                            return ItemFetch.countingArrivals(arrived) { e in item.item?.hlsEvent(e, epoch: epoch) }
+                        url: url, file: file, source: source, duration: d,
+                        open: { [weak self] time in
+                            if let self { return self.hlsStreamForSound(at: time, epoch: epoch) }
+                            var options = soundOptions
+                            options.startTime = time
+                            return (HLSByteSource(url: itemURL, options: options), HLSArrival())
                         },
                         onReopen: { [weak self] next, arrived in self?.reopened(next, arrived: arrived, epoch: epoch) })
                 }
@@ -540,8 +592,8 @@ public final class PlayerItem: @unchecked Sendable {
     /// Decoder thread: a seek opened the HLS stream again on `next`; the logs and the buffer
     /// follow it from now on.
     private func reopened(_ next: HLSByteSource, arrived: HLSArrival, epoch: UInt64) {
-        let old = hlsStreams.withLock { () -> ItemFetch?? in
-            let old = state.withLock { s -> ItemFetch?? in
+        let old = hlsStreams.withLock {
+            state.withLock { s -> ItemFetch?? in
                 guard s.epoch == epoch else { return nil }
                 defer {
                     s.network = .hls(next, arrived: arrived)
@@ -550,11 +602,6 @@ public final class PlayerItem: @unchecked Sendable {
                 }
                 return .some(s.network)
             }
-            if old != nil {
-                hlsGeneration += 1
-                hlsStreams.broadcast()
-            }
-            return old
         }
         old??.cancel()
     }
@@ -606,6 +653,12 @@ public final class PlayerItem: @unchecked Sendable {
 }
 
 /// A weak reference to an item, for event handlers made inside other handlers.
+/// A weak reference to an HLS stream (a reader that, held strongly, would hold the fetching back).
+private struct WeakHLSSource {
+    weak var value: HLSByteSource?
+    init(_ value: HLSByteSource) { self.value = value }
+}
+
 private final class WeakItem: @unchecked Sendable {
     weak var item: PlayerItem?
     init(_ item: PlayerItem?) { self.item = item }

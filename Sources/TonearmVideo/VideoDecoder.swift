@@ -232,54 +232,56 @@ public final class VideoDecoder {
             }
         }
         guard landed else { throw pastEnd(time) }
-        var t = frameTime(frame)
-        // frame: the candidate; held: the one after it, when read.
-        while t < time - toleranceBefore {
-            guard receive(into: held) else {
-                // The stream ended: the last frame is displayed at `time` while it lasts.
-                let end = t + frameDuration(frame)
-                if time >= end + 1e-6 { av_frame_unref(frame); throw pastEnd(time) }
-                break
-            }
-            let next = frameTime(held)
-            if next > time + 1e-9 && next > time + toleranceAfter {
-                hasHeld = true
-                break
-            }
-            swap(&frame, &held)
-            av_frame_unref(held)
-            t = next
+        if let end = decodeForward(to: time, toleranceBefore: toleranceBefore, toleranceAfter: toleranceAfter),
+           time >= end + 1e-6 {
+            // The stream ended before `time`: the last frame is displayed there only while it lasts.
+            av_frame_unref(frame)
+            throw pastEnd(time)
         }
         defer { av_frame_unref(frame) }
         return try makeFrame(frame)
     }
 
     /// Decodes on from where the decoder stands, without seeking the container (a stream that
-    /// cannot seek: an HLS stream opened at the segment that holds `time`), to the frame
-    /// displayed at `time` — the last one shown at or before it, or the first one when every
-    /// frame comes later — and returns it; the next ``nextFrame()`` continues after it. The
-    /// frames passed over are not converted. Nil when the stream ends before any frame.
-    public func advance(to time: Double) throws(TonearmError) -> VideoFrame? {
+    /// cannot seek: an HLS stream opened at the segment that holds `time`), and returns the
+    /// frame found; the next ``nextFrame()`` continues after it. `exact`: the frame displayed at
+    /// `time` — the last one shown at or before it, or the first one when every frame comes
+    /// later; otherwise the first frame from where the decoder stands (for a stream opened at a
+    /// segment, its key frame at or before `time`, as ``seek(to:exact:)`` lands on the key frame
+    /// before the target). The frames passed over are not converted. Nil when the stream ends
+    /// before any frame.
+    public func advance(to time: Double, exact: Bool = true) throws(TonearmError) -> VideoFrame? {
         if hasHeld {
             hasHeld = false
             swap(&frame, &held)
         } else if !receive(into: frame) {
             return nil
         }
+        // A stream that ends first shows its last frame.
+        _ = decodeForward(to: time, toleranceBefore: exact ? 1e-9 : .infinity, toleranceAfter: 0)
+        defer { av_frame_unref(frame) }
+        return try makeFrame(frame)
+    }
+
+    /// Decodes on from `frame` (the candidate, just received) while the candidate is shown
+    /// before `time` − `toleranceBefore`: each next frame replaces it, unless that one comes
+    /// after both `time` and `time` + `toleranceAfter` — then it is kept in `held` for
+    /// ``nextFrame()`` and the candidate stays. Returns when the stream ended first the time at
+    /// which the candidate (its last frame) stops being displayed, else nil.
+    private func decodeForward(to time: Double, toleranceBefore: Double, toleranceAfter: Double) -> Double? {
         var t = frameTime(frame)
-        while t < time - 1e-9 {
-            guard receive(into: held) else { break }
+        while t < time - toleranceBefore {
+            guard receive(into: held) else { return t + frameDuration(frame) }
             let next = frameTime(held)
-            if next > time + 1e-9 {
+            if next > time + 1e-9 && next > time + toleranceAfter {
                 hasHeld = true
-                break
+                return nil
             }
             swap(&frame, &held)
             av_frame_unref(held)
             t = next
         }
-        defer { av_frame_unref(frame) }
-        return try makeFrame(frame)
+        return nil
     }
 
     private func pastEnd(_ time: Double) -> TonearmError {

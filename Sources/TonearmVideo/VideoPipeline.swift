@@ -50,6 +50,10 @@ public enum VideoPipelineEvent: Sendable, Hashable {
     /// or decoding stopped) after a start, a seek, or the queue running empty
     /// (``VideoBufferLevel/keepsUp`` became true).
     case buffered
+    /// A frame of another shape than the one shown before it is on screen (the first frame; an
+    /// HLS variant switch to another resolution): its size, pixel aspect ratio and rotation, as a
+    /// frame without planes.
+    case shapeChanged(VideoFrame)
 }
 
 /// How far the decoder is ahead of the presenter: for `isPlaybackLikelyToKeepUp` with video.
@@ -356,6 +360,7 @@ private final class VideoPipelineCore: Sendable {
 
     private func presentLoop() {
         var machine = VideoSyncMachine()
+        var shownShape: VideoFrame?
         while true {
             let (stop, reset, window, generation) = shared.withLock { s in
                 let reset = s.resetMachine
@@ -376,6 +381,16 @@ private final class VideoPipelineCore: Sendable {
                     tookFrames = true
                     sink.show(frame)
                     if wasShowingAtOnce { broadcaster.yield(.readyForDisplay(time: frame.time)) }
+                    let sameShape = shownShape.map {
+                        $0.width == frame.width && $0.height == frame.height && $0.pixelAspectRatio == frame.pixelAspectRatio
+                            && $0.rotation == frame.rotation
+                    } ?? false
+                    if !sameShape {
+                        let shape = VideoFrame(pixelFormat: frame.pixelFormat, width: frame.width, height: frame.height, planes: [],
+                                               time: frame.time, pixelAspectRatio: frame.pixelAspectRatio, rotation: frame.rotation)
+                        shownShape = shape
+                        broadcaster.yield(.shapeChanged(shape))
+                    }
                 case .drop(let id):
                     tookFrames = take(id: id, generation: generation, shown: false, lateness: nil) != nil || tookFrames
                 case .wait(let seconds):

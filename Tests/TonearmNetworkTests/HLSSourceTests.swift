@@ -633,3 +633,37 @@ extension HLSSourceTests {
         #expect(try Self.readAll(video) == expected, "the reader left reads on")
     }
 }
+
+extension HLSSourceTests {
+    /// A reader that joins late (a picture that starts after the sound has read on, issue 19):
+    /// `makeReader(at:)` starts at the kept segment that holds the time, reads from there to the
+    /// end what the first reader's fetch brought — every segment fetched once — and says where
+    /// its first byte starts on the timeline; the start, far behind in bytes but not in time, is
+    /// still kept, and a segment both far enough behind in bytes and in seconds is not.
+    @Test func aReaderFromTheSegmentThatHoldsATimeReadsWhatWasFetched() throws {
+        let site = try Site()
+        var options = HLSSourceOptions()
+        options.keptBehind = 1000
+        options.keptBehindDuration = 5
+        let source = HLSByteSource(url: site.server.url("/clear/index.m3u8"), options: options)
+        source.start()
+        let expected = try site.concatenated("clear")
+        #expect(try Self.readAll(source) == expected)
+        // The first reader stands at the end (12 s): what ends 5 s or less before it is kept.
+        let segments = try site.segments("clear")
+        let starts = segments.indices.map { i in segments[..<i].reduce(0) { $0 + $1.duration } }
+        let end = starts.last! + segments.last!.duration
+        let time = 8.5
+        let k = try #require(starts.lastIndex { $0 <= time })
+        let late = try #require(source.makeReader(at: time), "the segment that holds \(time) s is kept")
+        #expect(abs(late.startOffset - starts[k]) < 1e-6, "the reader starts where its segment does: \(late.startOffset)")
+        let fromK = try segments[k...].reduce(into: [UInt8]()) { $0 += try site.bytes("clear/\($1.name)") }
+        #expect(try Self.readAll(late) == fromK, "it reads the segments from there to the end")
+        let forgotten = try #require(starts.indices.last { starts[$0] + segments[$0].duration <= end - 5 - 1e-6 })
+        #expect(source.makeReader(at: starts[forgotten] + 0.1) == nil, "segment \(forgotten) lies 5 s and 1000 bytes behind: forgotten")
+        #expect(source.makeReader() == nil, "the start is forgotten")
+        for s in segments {
+            #expect(site.server.requests(path: "/clear/\(s.name)").count == 1, "\(s.name) fetched once")
+        }
+    }
+}

@@ -100,6 +100,11 @@ import TonearmVideo
         #expect(firstLarge > 0 && sizes[..<firstLarge].allSatisfy { $0 == VideoSize(width: 160, height: 90) })
         #expect(sizes[firstLarge...].allSatisfy { $0 == VideoSize(width: 320, height: 180) })
         #expect(sizes.count - firstLarge > 50, "the picture goes on after the switch: \(sizes.count - firstLarge) frames")
+        // The item's size and track follow the variant on screen (they were the first one's).
+        #expect(item.presentationSize == VideoSize(width: 320, height: 180), "\(item.presentationSize)")
+        let track = try #require(item.selectedVideoTrack)
+        #expect(track.codedWidth == 320 && track.codedHeight == 180 && track.displayWidth == 320 && track.displayHeight == 180,
+                "the track list says the shown variant's size: \(track)")
     }
 }
 
@@ -154,6 +159,152 @@ extension PlayerHLSVideoTests {
         for s in ["/v0/seg1.ts", "/v0/seg2.ts"] {
             #expect(server.requests(path: s).count <= 2, "\(s): \(server.requests(path: s).count) requests")
         }
+    }
+}
+
+extension PlayerHLSVideoTests {
+    /// Plays `player` to its end; its events.
+    static func playToEnd(_ player: Player, timeout: Double = 90, start: () -> Void) async throws -> [PlayerEvent] {
+        let ended = collectPlayerEvents(player, timeout: timeout) { e in
+            switch e {
+            case .didPlayToEndTime, .failedToPlayToEndTime, .videoFailed: true
+            case .itemStatusChanged(.failed): true
+            default: false
+            }
+        }
+        start()
+        return try await ended.value
+    }
+
+    /// A picture that starts late — a renderer added at 6.5 s, when the sound has read past the
+    /// first segment and 1 MB more, so that a reader from the stream's start is no longer
+    /// possible (large segments: a noisy 640×360 picture) — reads the segment that holds its
+    /// time from what the sound fetched: every segment is fetched once (before, the picture
+    /// opened a stream of its own and fetched them again), and the picture shows ffmpeg's frames
+    /// in order from that segment to the end.
+    @Test func aPictureThatStartsLateReadsTheSegmentsTheSoundFetched() async throws {
+        let dir = try TempDir("player-hls-video-late")
+        defer { dir.remove() }
+        try VideoFixtures.hls(in: dir.path, sizes: [(640, 360)], seconds: 10, noisy: true)
+        let server = try PrivateHTTPServer(root: dir.path)
+        defer { server.stop() }
+        let item = PlayerItem(url: server.url("/master.m3u8"))
+        let recorder = FrameRecorder()
+        let player = Player(playerItem: item, output: { NullOutput() })
+        let (started, continuation) = AsyncStream<Int64>.makeStream()
+        let token = player.addBoundaryTimeObserver(forTimes: [6.5]) { _ in
+            // Where the sound reads when the picture is asked for.
+            continuation.yield(item.hlsStream()?.position ?? 0)
+            continuation.finish()
+            player.addVideoRenderer(recorder)
+        }
+        defer { player.removeTimeObserver(token) }
+        let events = try await Self.playToEnd(player) { player.play() }
+        #expect(events.last == PlayerEvent.didPlayToEndTime, "\(events)")
+        continuation.finish()  // (a boundary never crossed leaves nothing to read, not a wait)
+        var iterator = started.makeAsyncIterator()
+        let read = try #require(await iterator.next(), "the picture was asked for at 6.5 s")
+        let segmentFiles = (0..<5).map { "v0/seg\($0).ts" }
+        let sizes = try segmentFiles.map { try Data(contentsOf: URL(fileURLWithPath: dir.file($0))).count }
+        #expect(read > Int64(HLSSourceOptions().keptBehind) + Int64(sizes[0]),
+                "the sound had read \(read) bytes: past the first segment (\(sizes[0])) and 1 MB more")
+        for s in segmentFiles {
+            #expect(server.requests(path: "/" + s).count == 1, "\(s) fetched once for the sound and the late picture")
+        }
+        let perSegment = try segmentFiles.map { try VideoFixtures.frameMD5s(dir.file($0)) }
+        let expected = perSegment.flatMap { $0 }
+        let shown = recorder.frames.map { FrameMD5.hex($0.packedBytes) }
+        #expect(shown.count > 50, "the picture plays from 6.5 s to the end: \(shown.count) frames")
+        #expect(Self.inOrder(shown, of: expected), "ffmpeg's frames in order, none twice")
+        let first = try #require(shown.first.flatMap { expected.firstIndex(of: $0) })
+        #expect(first >= perSegment[0...2].reduce(0) { $0 + $1.count }, "the picture starts in the segment of 6.5 s, not before: frame \(first)")
+    }
+
+    /// The sound's seek and the picture's meet on one stream whichever comes first and however
+    /// long the other takes (before, a picture that waited 5 s for the sound's seek opened a
+    /// stream of its own and every segment after the target was fetched twice more): the
+    /// picture's seek to 5 s comes first and reads its stream to the end; the sound's seek to the
+    /// same time, long after, reads that stream — each segment from the target's on is fetched
+    /// once more than by the first play-through, not twice — and plays to the end.
+    @Test func aSoundSeekLongAfterThePicturesReadsThePicturesStream() async throws {
+        let dir = try TempDir("player-hls-video-seek-order")
+        defer { dir.remove() }
+        try Self.stream(in: dir, sizes: [(160, 90)], seconds: 8)
+        let server = try PrivateHTTPServer(root: dir.path)
+        defer { server.stop() }
+        let item = PlayerItem(url: server.url("/master.m3u8"))
+        let player = Player(playerItem: item, output: { NullOutput() })
+        let ready = collectPlayerEvents(player, timeout: 30) { $0 == .itemStatusChanged(.readyToPlay) }
+        player.play()
+        _ = try await ready.value
+        player.pause()
+        // The first play-through's stream fetches the whole (short) stream ahead.
+        #expect(item.hlsStream()?.waitUntilFinished(timeout: 30) == true)
+        let before = (0..<4).map { server.requests(path: "/v0/seg\($0).ts").count }
+        // The picture's seek, first: a stream of its own at 5 s, read to its end.
+        let target = 5.0
+        let picture = item.hlsStreamForPicture(at: target, seeking: true)
+        picture.start()
+        var pictureBytes = 0
+        var piece = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = try piece.withUnsafeMutableBytes { try picture.read(into: $0) }
+            if n == 0 { break }
+            pictureBytes += n
+        }
+        #expect(pictureBytes > 0)
+        // The sound's seek, long after: it reads the picture's stream.
+        #expect(await player.seek(to: target, toleranceBefore: 0, toleranceAfter: 0))
+        let events = try await Self.playToEnd(player) { player.play() }
+        #expect(events.last == PlayerEvent.didPlayToEndTime, "\(events)")
+        for k in 2..<4 {
+            let path = "/v0/seg\(k).ts"
+            #expect(server.requests(path: path).count == before[k] + 1,
+                    "\(path): \(before[k]) request(s) before the seeks, \(server.requests(path: path).count) after")
+        }
+        withExtendedLifetime(picture) {}
+    }
+
+    /// A seek with tolerance (scrubbing) on an HLS stream lands on the key frame at or before
+    /// the target — the first frame of the target's segment, as ffmpeg decodes it — and plays on
+    /// in order; an exact one (the test above) on the frame displayed at the target.
+    @Test func aKeyFrameSeekShowsTheKeyFrameAtOrBeforeTheTarget() async throws {
+        let dir = try TempDir("player-hls-video-keyseek")
+        defer { dir.remove() }
+        try Self.stream(in: dir, sizes: [(160, 90)])
+        let all = dir.file("all.ts")
+        var bytes = Data()
+        for k in 0..<3 { bytes += try Data(contentsOf: URL(fileURLWithPath: dir.file("v0/seg\(k).ts"))) }
+        try bytes.write(to: URL(fileURLWithPath: all))
+        let md5s = try VideoFixtures.frameMD5s(all)
+        let frames = try VideoFixtures.frameTimes(all)
+        try #require(md5s.count == frames.count && !md5s.isEmpty)
+        let server = try PrivateHTTPServer(root: dir.path)
+        defer { server.stop() }
+        let item = PlayerItem(url: server.url("/master.m3u8"))
+        let recorder = FrameRecorder()
+        let player = Player(playerItem: item, output: { NullOutput() })
+        player.addVideoRenderer(recorder)
+        let shownOnce = collectPlayerEvents(player, timeout: 30) { if case .readyForDisplay = $0 { true } else { false } }
+        player.play()
+        _ = try await shownOnce.value
+        let target = 3.5
+        let key = try #require(frames.lastIndex { $0.key && $0.time <= target + 1e-6 })
+        let exact = try #require(frames.lastIndex { $0.time <= target + 1e-6 })
+        try #require(key < exact, "the target is not on a key frame")
+        let seeked = collectPlayerEvents(player, timeout: 30) { if case .readyForDisplay = $0 { true } else { false } }
+        let mark = recorder.frames.count
+        #expect(await player.seek(to: target))
+        let shownAt = try await seeked.value
+        let events = try await Self.playToEnd(player) {}
+        #expect(events.last == PlayerEvent.didPlayToEndTime, "\(events)")
+        let after = Array(recorder.frames[mark...].map { FrameMD5.hex($0.packedBytes) })
+        let start = try #require(after.firstIndex(of: md5s[key]), "the key frame at \(frames[key].time) s is shown")
+        #expect(Self.inOrder(Array(after[start...]), of: Array(md5s[key...])), "ffmpeg's frames in order after the seek")
+        // The frame the seek put on screen first (its readyForDisplay) is the key frame.
+        guard case .readyForDisplay(let t)? = shownAt.last else { Issue.record("no readyForDisplay: \(shownAt)"); return }
+        let first = try #require(recorder.frames[mark...].first { $0.time == t })
+        #expect(FrameMD5.hex(first.packedBytes) == md5s[key], "the first frame after the seek is the key frame")
     }
 }
 

@@ -31,10 +31,13 @@ public enum VideoFixtures {
     /// An HLS stream with video (issue 19): writes `master.m3u8`, `vN/index.m3u8` and
     /// `vN/segK.ts` under `dir`: `testsrc` with a
     /// 440 Hz sine, `seconds` long, cut by ffmpeg's HLS muxer into 2 s segments (a key frame at
-    /// each), one variant a size of `sizes` (H.264 with B-frames, AAC).
-    public static func hls(in dir: String, sizes: [(Int, Int)], seconds: Double = 6) throws {
+    /// each), one variant a size of `sizes` (H.264 with B-frames, AAC). `noisy`: the picture
+    /// carries noise (about 300 kB a second at 640×360, where the plain one takes 65 kB): a
+    /// stream whose segments are large.
+    public static func hls(in dir: String, sizes: [(Int, Int)], seconds: Double = 6, noisy: Bool = false) throws {
         let (w, h) = sizes[0]
-        var args = ["-f", "lavfi", "-i", "testsrc=size=\(w)x\(h):rate=25:d=\(seconds)",
+        let noise = noisy ? ",noise=alls=30:allf=t+u" : ""
+        var args = ["-f", "lavfi", "-i", "testsrc=size=\(w)x\(h):rate=25:d=\(seconds)\(noise)",
                     "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=\(seconds)"]
         let splits = sizes.indices.map { "[s\($0)]" }.joined()
         let scales = sizes.enumerated().map { i, s in "[s\(i)]scale=\(s.0):\(s.1)[v\(i)]" }.joined(separator: ";")
