@@ -82,7 +82,9 @@ struct MPDServerService: Service {
         try? await gracefulShutdown()
         logger.info("shutting down")
         await server.shutdown()
+        logger.debug("connections closed")
         server.daemon.shutdown()
+        logger.debug("player stopped")
     }
 
     /// `READY=1` to `$NOTIFY_SOCKET` (systemd's `Type=notify`; the tests wait for it).

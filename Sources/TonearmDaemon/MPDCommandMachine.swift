@@ -246,7 +246,7 @@ public struct MPDCommandMachine: Sendable {
             }
             var tags = Set<MPDTag>()
             for a in args.dropFirst() {
-                guard let t = MPDTag(name: a) else { throw MPDAck(.argument, "Unknown tag type: \(a)", command: name) }
+                guard let t = MPDTag(name: a) else { throw MPDAck(.argument, "Unknown tag type", command: name) }
                 tags.insert(t)
             }
             switch args[0] {
@@ -319,11 +319,11 @@ public struct MPDCommandMachine: Sendable {
             out.actions = [.stop]
             out.changed.insert(.player)
         case "next":
-            guard player.state != .stop else { break }
+            guard player.state != .stop else { throw MPDAck(.playerSync, "Not playing", command: name) }
             out.actions = [.next]
             out.changed.insert(.player)
         case "previous":
-            guard player.state != .stop else { break }
+            guard player.state != .stop else { throw MPDAck(.playerSync, "Not playing", command: name) }
             out.actions = [.previous]
             out.changed.insert(.player)
         case "seek":
@@ -374,13 +374,15 @@ public struct MPDCommandMachine: Sendable {
 
         // The queue.
         case "add", "addid":
-            let song = try resolve(args[0], client)
+            // The position is read first (MPD's order), then the URI.
             var at = entries.count
             if args.count > 1 {
                 let p: MPDArguments.Position
                 do { p = try MPDArguments.position(args[1]) } catch { throw arg(error) }
                 switch p {
-                case .absolute(let n): at = Int(n)
+                case .absolute(let n):
+                    guard n <= entries.count else { throw MPDAck(.argument, "Number too large: \(args[1])", command: name) }
+                    at = Int(n)
                 case .afterCurrent(let n):
                     guard let c = player.position else { throw MPDAck(.argument, "No current song", command: name) }
                     at = c + 1 + Int(n)
@@ -390,13 +392,22 @@ public struct MPDCommandMachine: Sendable {
                 }
                 guard at >= 0, at <= entries.count else { throw MPDAck(.argument, "Bad song index", command: name) }
             }
+            let song = try resolve(args[0], client)
             let id = appendEntry(song, at: at)
             if name == "addid" { out.response = MPDResponse.pair("Id", String(id)) }
             out.actions = [.insert(song, at: at)]
             out.changed.insert(.playlist)
         case "delete":
-            let r = try range(args[0])
-            guard !r.isEmpty else { throw MPDAck(.argument, "Bad song index", command: name) }
+            // As MPD's (RangeArg::CheckClip): the end is cut to the queue; a start past it is an error.
+            let parsed: MPDArguments.Range
+            do { parsed = try MPDArguments.range(args[0]) } catch { throw arg(error) }
+            var r = 0..<entries.count
+            if case .span(let start, let end) = parsed {
+                let hi = min(end.map { Int($0) } ?? entries.count, entries.count)
+                guard Int(start) <= hi else { throw MPDAck(.argument, "Bad song index", command: name) }
+                r = Int(start)..<hi
+            }
+            guard !r.isEmpty else { break }
             removeEntries(r)
             out.actions = r.reversed().map { .remove(at: $0) }
             out.changed.insert(.playlist)
