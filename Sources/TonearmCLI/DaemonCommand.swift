@@ -34,6 +34,9 @@ struct DaemonCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The folder of the socket and the lock (default $XDG_RUNTIME_DIR/tonearm).", valueName: "DIR"))
     var runtimeDir: String?
 
+    @Option(name: .long, help: ArgumentHelp("Where the queue, position, volume and modes are kept between runs (default $XDG_STATE_HOME/tonearm/daemon).", valueName: "DIR"))
+    var stateDir: String?
+
     @Flag(name: .long, help: "Log every connection and command problem.")
     var verbose = false
 
@@ -69,8 +72,9 @@ struct DaemonCommand: AsyncParsableCommand {
             selection = auto.selection
         }
         let folders = music.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath).standardizedFileURL.path }
-        let options = DaemonOptions(runtimeDirectory: runtimeDir ?? DaemonOptions.defaultRuntimeDirectory, tcp: tcp, output: selection,
+        var options = DaemonOptions(runtimeDirectory: runtimeDir ?? DaemonOptions.defaultRuntimeDirectory, tcp: tcp, output: selection,
                                     musicDirectories: folders, verbose: verbose)
+        options.stateDirectory = stateDir ?? DaemonOptions.defaultStateDirectory
         do {
             try await DaemonRunner.run(options)
         } catch let e as DaemonLockError {

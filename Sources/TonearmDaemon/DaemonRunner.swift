@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import TonearmCore
+import TonearmMPDProtocol
 import TonearmPlayback
 import TonearmRender
 
@@ -17,6 +18,10 @@ public struct DaemonOptions: Sendable {
     public var musicDirectories: [String]
     public var verbose: Bool
     public var limits = MPDServerLimits()
+    /// Where the state is saved (queue, position, volume, modes); nil: not saved.
+    public var stateDirectory: String?
+    /// The library's answers to the database commands (nil: `ACK [5@0]` unknown command).
+    public var database: (any MPDDatabaseResponder)?
 
     public init(runtimeDirectory: String, tcp: [MPDListenAddress], output: OutputSelection, musicDirectories: [String], verbose: Bool) {
         self.runtimeDirectory = runtimeDirectory
@@ -30,6 +35,13 @@ public struct DaemonOptions: Sendable {
     public static var defaultRuntimeDirectory: String {
         if let d = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"], !d.isEmpty { return d + "/tonearm" }
         return "/tmp/tonearm-\(getuid())"
+    }
+
+    /// `$XDG_STATE_HOME/tonearm/daemon` (`~/.local/state/tonearm/daemon`).
+    public static var defaultStateDirectory: String {
+        let env = ProcessInfo.processInfo.environment
+        if let s = env["XDG_STATE_HOME"], s.hasPrefix("/") { return s + "/tonearm/daemon" }
+        return (env["HOME"] ?? NSHomeDirectory()) + "/.local/state/tonearm/daemon"
     }
 
     public var socketPath: String { runtimeDirectory + "/mpd.sock" }
@@ -117,8 +129,16 @@ public enum DaemonRunner {
         logger.logLevel = options.verbose ? .debug : .info
         let lock = try DaemonLock(path: options.lockPath, socketPath: options.socketPath)
         let selection = options.output
-        let player = MusicPlayer(output: { selection.makeDriver(applicationName: "Tonearm", streamName: "Tonearm daemon", buffering: .steady) })
-        let daemon = MPDDaemon(player: player, musicDirectories: options.musicDirectories)
+        let store = options.stateDirectory.map { QueueStateStore(path: $0 + "/queue.json") }
+        let player = MusicPlayer(output: { selection.makeDriver(applicationName: "Tonearm", streamName: "Tonearm daemon", buffering: .steady) },
+                                 store: store)
+        let daemon = MPDDaemon(player: player, database: options.database, musicDirectories: options.musicDirectories,
+                               stateFile: options.stateDirectory.map { $0 + "/daemon.json" })
+        do {
+            if try daemon.restore() { logger.info("resumed the saved queue (\(daemon.player.queue.items().count) songs)") }
+        } catch {
+            logger.warning("the saved state could not be read: \(error)")
+        }
         let server = MPDServer(daemon: daemon, limits: options.limits, logger: logger)
         logger.info("output: \(selection)")
         let service = MPDServerService(server: server, addresses: [.unix(path: options.socketPath)] + options.tcp, logger: logger)

@@ -149,7 +149,7 @@ public struct MPDCommandMachine: Sendable {
 
     /// Restores what a saved state says (queue, volume, modes).
     public mutating func restore(songs: [MPDSong], volume: Int, isRepeat: Bool, isRandom: Bool, single: MPDArguments.SingleMode,
-                                 consume: Bool) {
+                                 consume: Bool, crossfade: Int = 0) {
         entries = []
         for s in songs { appendEntry(s, at: entries.count) }
         self.volume = volume
@@ -157,6 +157,7 @@ public struct MPDCommandMachine: Sendable {
         self.isRandom = isRandom
         self.single = single
         self.consume = consume
+        self.crossfade = crossfade
     }
 
     // MARK: Events from the player

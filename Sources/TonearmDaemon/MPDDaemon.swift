@@ -74,14 +74,24 @@ public final class MPDDaemon: Sendable {
     public let database: (any MPDDatabaseResponder)?
     /// Folders a relative URI (`add Artist/song.flac`) is found in, until the library answers.
     public let musicDirectories: [String]
+    /// Where the MPD side of the state is saved (URIs, play state, the modes the queue does not
+    /// keep); the queue, position, volume, repeat and shuffle are in the player's store.
+    public let stateFile: String?
     private let queue = DispatchQueue(label: "tonearm.daemon.commands")
     private let machine = Mutex(MPDCommandMachine())
     private let pump = Mutex<Task<Void, Never>?>(nil)
+    /// False once shut down: the stop that follows is not saved (a restart plays on).
+    private let saving = Mutex(true)
 
-    public init(player: MusicPlayer, database: (any MPDDatabaseResponder)? = nil, musicDirectories: [String] = []) {
+    /// With `stateFile` (and a player made with a ``QueueStateStore``), every change is saved
+    /// before its answer is sent, and ``restore()`` picks up where a previous daemon was —
+    /// also after SIGKILL.
+    public init(player: MusicPlayer, database: (any MPDDatabaseResponder)? = nil, musicDirectories: [String] = [],
+                stateFile: String? = nil) {
         self.player = player
         self.database = database
         self.musicDirectories = musicDirectories
+        self.stateFile = stateFile
         let events = player.events
         let task = Task.detached { [weak self] in
             for await e in events {
@@ -96,12 +106,71 @@ public final class MPDDaemon: Sendable {
         pump.withLock { $0?.cancel() }
     }
 
-    /// Stops playing and lets go of the player's events (shutdown).
+    /// Saves the state a last time, stops playing and lets go of the player's events
+    /// (shutdown). A restart resumes as it was (playing on when it played).
     public func shutdown() {
         queue.sync {
+            persist()
+            saving.withLock { $0 = false }
+            player.finishSaving()
             player.stop()
         }
         pump.withLock { $0?.cancel() }
+    }
+
+    /// The MPD side of the saved state.
+    struct SavedState: Codable {
+        var uris: [String]
+        var playing: Bool
+        var consume: Bool
+        var single: String
+        var crossfade: Int
+    }
+
+    /// Restores the queue, position, volume and modes a previous daemon saved, and plays on
+    /// when it was playing. False when nothing was saved.
+    @discardableResult
+    public func restore() throws -> Bool {
+        try queue.sync { () throws -> Bool in
+            guard try player.restore() else { return false }
+            var saved: SavedState?
+            if let stateFile, let data = FileManager.default.contents(atPath: stateFile) {
+                saved = try? JSONDecoder().decode(SavedState.self, from: data)
+            }
+            let items = player.queue.items()
+            let uris = saved?.uris.count == items.count ? saved?.uris : nil
+            let songs = items.enumerated().map { i, item in
+                let uri = uris?[i] ?? item.path
+                return item.isRemote ? MPDSong(uri: uri, location: item.path) : Self.probe(path: item.path, uri: uri)
+            }
+            let q = player.queue
+            let single = saved.flatMap { MPDArguments.SingleMode(rawValue: $0.single) } ?? (q.repeatMode == .one ? .on : .off)
+            machine.withLock {
+                $0.restore(songs: songs, volume: Int((player.volume * 100).rounded()), isRepeat: q.repeatMode != .none,
+                           isRandom: q.shuffleMode != .off, single: single, consume: saved?.consume ?? false,
+                           crossfade: saved?.crossfade ?? 0)
+            }
+            if let c = saved?.crossfade, c > 0 { q.crossfadeDuration = Double(c) }
+            if saved?.playing == true { player.play() }
+            return true
+        }
+    }
+
+    /// Saves now (on the daemon's queue): the player's store, then the MPD side.
+    private func persist() {
+        guard let stateFile, saving.withLock({ $0 }) else { return }
+        player.save()
+        let (uris, consume, single, crossfade) = machine.withLock { m in (m.songs.map(\.uri), m.consume, m.single.rawValue, m.crossfade) }
+        let state = SavedState(uris: uris, playing: player.playbackState == .playing, consume: consume, single: single, crossfade: crossfade)
+        guard let data = try? JSONEncoder().encode(state) else { return }
+        let temp = stateFile + ".tmp"
+        do {
+            try FileManager.default.createDirectory(atPath: (stateFile as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try data.write(to: URL(fileURLWithPath: temp))
+            _ = rename(temp, stateFile)
+        } catch {
+            try? FileManager.default.removeItem(atPath: temp)
+        }
     }
 
     /// Runs `batch` on the daemon's queue and calls `completion` there with the answer.
@@ -118,7 +187,11 @@ public final class MPDDaemon: Sendable {
     private func run(_ batch: MPDRequestFramer.Batch, client: MPDClientContext) -> MPDBatchResult {
         var result = MPDBatchResult(text: "", client: client, close: false)
         var changed = Set<MPDSubsystem>()
-        defer { hub.post(changed) }
+        defer {
+            // Saved before the answer goes out: what a client was told is what a restart finds.
+            if !changed.isEmpty { persist() }
+            hub.post(changed)
+        }
         for (i, line) in batch.lines.enumerated() {
             let request: MPDRequest
             do {
@@ -197,8 +270,10 @@ public final class MPDDaemon: Sendable {
     private func playerEvent(_ e: QueuePlayerEvent) {
         switch e {
         case .stateChanged, .seeked, .finished, .outputLost, .outputReturned, .outputRemoved:
+            persist()
             hub.post([.player])
         case .currentItemChanged:
+            persist()
             // Another song while stopped (the queue edited) is not a player change for MPD.
             if player.playbackState != .stopped { hub.post([.player]) }
         case .itemPlayedToEnd(let index, _):
