@@ -83,10 +83,12 @@ public struct DaemonLockError: Error, Sendable, CustomStringConvertible {
 
 /// The server as a service of a `ServiceGroup`: listens until a graceful shutdown (SIGTERM,
 /// SIGINT), then closes the sockets and stops playing.
-struct MPDServerService: Service {
+struct MPDServerService: Service, CustomStringConvertible {
     let server: MPDServer
     let addresses: [MPDListenAddress]
     let logger: Logger
+
+    var description: String { "MPD server on \(addresses.map(\.description).joined(separator: ", "))" }
 
     func run() async throws {
         for a in addresses { try await server.listen(a) }
