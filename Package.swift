@@ -33,8 +33,13 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
         // The CLI's config file (~/.config/tonearm/config.toml): TOML through toml++.
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
-        // Warnings a library user should see without asking (a refused setCategory that ported
-        // code swallows): swift-log, to stderr unless the application bootstraps its own handler.
+        // The daemon's MPD server (issue 20): sockets and their event loop, and start-up, signals
+        // and graceful shutdown. Only TonearmDaemon imports them.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // swift-log: the daemon's log (service-lifecycle's Logger), and the warnings a library user
+        // should see without asking (a refused setCategory that ported code swallows), on stderr
+        // unless the application bootstraps its own handler.
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
@@ -151,10 +156,19 @@ let package = Package(
         // `ConfigFile` gives meaning to, and what scripts/fuzz builds with the fuzzer.
         .target(name: "TonearmConfig", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
 
+        // The daemon (issue 20): one queue driven over the MPD protocol by any MPD client, on a
+        // Unix socket and TCP through SwiftNIO; start-up and shutdown through service-lifecycle.
+        // The only module that imports NIO.
+        .target(name: "TonearmDaemon", dependencies: ["TonearmMPDProtocol", "TonearmPlayback", "TonearmCodecs", "TonearmCore", "TonearmRender",
+                                                      .product(name: "NIOCore", package: "swift-nio"),
+                                                      .product(name: "NIOPosix", package: "swift-nio"),
+                                                      .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                                                      .product(name: "Logging", package: "swift-log")]),
+
         // The command-line player, last.
         .executableTarget(
             name: "TonearmCLI",
-            dependencies: ["Tonearm", "TonearmDesktop", "TonearmKit", "TonearmWindow", "TonearmConfig", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            dependencies: ["Tonearm", "TonearmDesktop", "TonearmKit", "TonearmWindow", "TonearmConfig", "TonearmDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "TOMLKit", package: "TOMLKit")]
         ),
 
@@ -173,6 +187,7 @@ let package = Package(
         .testTarget(name: "TonearmDSPTests", dependencies: ["TonearmDSP", "TonearmCore"]),
         .testTarget(name: "TonearmPlaylistsTests", dependencies: ["TonearmPlaylists", "TonearmNetwork", "TonearmTestSupport"]),
         .testTarget(name: "TonearmNowPlayingTests", dependencies: ["TonearmNowPlaying"]),
+        .testTarget(name: "TonearmDaemonTests", dependencies: ["TonearmDaemon", "TonearmMPDProtocol", "TonearmPlayback", "TonearmRender", "TonearmTestSupport"]),
         .testTarget(name: "TonearmMPDProtocolTests", dependencies: ["TonearmMPDProtocol", "TonearmTestSupport"]),
         .testTarget(name: "TonearmMPDLibraryTests", dependencies: ["TonearmMPDLibrary", "TonearmMPDProtocol", "TonearmLibrary", "TonearmTestSupport"]),
         .testTarget(name: "TonearmNetworkTests", dependencies: ["TonearmNetwork", "TonearmTestSupport"]),

@@ -99,6 +99,24 @@ import Testing
         #expect(try graph.closure(of: "TonearmCLI").contains("TonearmKit"))
     }
 
+    /// SwiftNIO and service-lifecycle are the daemon's alone: no other module of the package
+    /// (sources or tests) imports them, so the playback API and the command never carry the
+    /// server's dependencies except through TonearmDaemon. swift-log is the daemon's and the audio
+    /// session's (its warnings, and the session tests that capture them) only.
+    @Test func onlyTheDaemonImportsTheServerPackages() throws {
+        var found: [String] = []
+        let logging: Set<String> = ["TonearmDaemon", "TonearmSession", "TonearmSessionTests"]
+        for target in graph.targets.values where target.type != "system" && target.name != "TonearmDaemon" {
+            for (file, module) in try graph.imports(of: target)
+            where module.hasPrefix("NIO") || module == "ServiceLifecycle" || (module == "Logging" && !logging.contains(target.name)) {
+                found.append("\(file) imports \(module)")
+            }
+        }
+        #expect(found.isEmpty, "\(found.sorted().joined(separator: "\n"))")
+        let daemon = try #require(graph.targets["TonearmDaemon"])
+        #expect(try graph.imports(of: daemon).contains { $0.1 == "NIOPosix" })
+    }
+
     /// A module builds into the same directory as every other, so an import of a module that is
     /// not a declared dependency can compile by luck of build order and hide a seam. Every import
     /// of one of the package's modules must be a declared (direct or transitive) dependency.

@@ -112,6 +112,8 @@ import TonearmTestSupport
             Case(arguments: ["effects", "fuzz"], status: 64, says: "effects: unknown effect 'fuzz'; effects: eq, "),
             Case(arguments: ["outputs", "--set", " "], status: 64, says: "outputs: --set needs the name of an output"),
             Case(arguments: ["outputs"], status: 1, says: "outputs: "),
+            Case(arguments: ["daemon", "--listen", "nowhere"], status: 64, says: "daemon: --listen 'nowhere': expected ADDR:PORT, as in 127.0.0.1:6600"),
+            Case(arguments: ["daemon", "--output", "file:x.wav"], status: 64, says: "daemon: --output 'file:x.wav': the daemon plays to pulse or null"),
             Case(arguments: ["volume", "200"], status: 64, says: "volume: '200' is not a volume"),
             Case(arguments: ["volume", "10", "20"], status: 64, says: "volume: give one volume value, not 2"),
             Case(arguments: ["sound"], status: 64, says: "sound: missing expected argument '<files> ...'"),

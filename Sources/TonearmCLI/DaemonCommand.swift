@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import ArgumentParser
+import Foundation
+import Tonearm
+import TonearmDaemon
+
+/// `tonearm daemon`: the music player as a background service, driven over the MPD protocol
+/// (mpc, ncmpcpp, any MPD client) on `$XDG_RUNTIME_DIR/tonearm/mpd.sock` and TCP. Runs in the
+/// foreground (for a service manager), logs to standard error, ends on SIGTERM or SIGINT.
+struct DaemonCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "daemon",
+        abstract: "Play in the background, driven over the MPD protocol (mpc, ncmpcpp, …).",
+        discussion: """
+            Listens on the Unix socket $XDG_RUNTIME_DIR/tonearm/mpd.sock (always; its clients may \
+            add local files) and on TCP (127.0.0.1:6600 by default). One daemon per user: a \
+            second one says where the first one is and exits with status 1.
+
+            Examples:
+              tonearm daemon
+              MPD_HOST=$XDG_RUNTIME_DIR/tonearm/mpd.sock mpc add ~/Music/song.flac
+              mpc play
+            """)
+
+    @Option(name: .long, help: ArgumentHelp("TCP address to listen on (repeatable; 'none' for none). Default: 127.0.0.1:6600.", valueName: "ADDR:PORT"))
+    var listen: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Where to play: pulse or null. Default: PulseAudio/PipeWire if a server answers, else null.", valueName: "OUTPUT"))
+    var output: String?
+
+    @Option(name: .long, help: ArgumentHelp("A music folder (repeatable): songs are added by their path in it.", valueName: "DIR"))
+    var music: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("The folder of the socket and the lock (default $XDG_RUNTIME_DIR/tonearm).", valueName: "DIR"))
+    var runtimeDir: String?
+
+    @Option(name: .long, help: ArgumentHelp("Where the queue, position, volume and modes are kept between runs (default $XDG_STATE_HOME/tonearm/daemon).", valueName: "DIR"))
+    var stateDir: String?
+
+    @Flag(name: .long, help: "Log every connection and command problem.")
+    var verbose = false
+
+    @Flag(name: .long, help: "Start in the background: return once the daemon listens (its log goes to DIR/daemon.log of --state-dir).")
+    var detach = false
+
+    @Flag(name: .long, help: "Write a systemd user unit that runs this daemon (with these options) to ~/.config/systemd/user/tonearm.service, and exit.")
+    var installUserService = false
+
+    func validate() throws {
+        for l in listen where l != "none" {
+            guard case .tcp? = try? MPDListenAddress(parsing: l) else {
+                throw ValidationError("--listen '\(l)': expected ADDR:PORT, as in 127.0.0.1:6600")
+            }
+        }
+        if let output {
+            let s: OutputSelection
+            do { s = try OutputSelection(parsing: output) } catch { throw ValidationError("--output: \(error)") }
+            switch s {
+            case .pulse, .null: break
+            default: throw ValidationError("--output '\(output)': the daemon plays to pulse or null")
+            }
+        }
+    }
+
+    func run() async throws {
+        if installUserService {
+            try installService()
+            return
+        }
+        if detach {
+            try startDetached()
+            return
+        }
+        let tcp: [MPDListenAddress]
+        if listen.isEmpty {
+            tcp = [.tcp(host: "127.0.0.1", port: 6600)]
+        } else {
+            tcp = try listen.filter { $0 != "none" }.map { try MPDListenAddress(parsing: $0) }
+        }
+        let selection: OutputSelection
+        if let output {
+            selection = try OutputSelection(parsing: output)
+        } else {
+            let auto = OutputSelection.automatic()
+            if let notice = auto.notice { FileHandle.standardError.write(Data("tonearm daemon: \(notice)\n".utf8)) }
+            selection = auto.selection
+        }
+        let folders = music.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath).standardizedFileURL.path }
+        var options = DaemonOptions(runtimeDirectory: runtimeDir ?? DaemonOptions.defaultRuntimeDirectory, tcp: tcp, output: selection,
+                                    musicDirectories: folders, verbose: verbose)
+        options.stateDirectory = stateDir ?? DaemonOptions.defaultStateDirectory
+        do {
+            try await DaemonRunner.run(options)
+        } catch let e as DaemonLockError {
+            throw ValidationFailure(e.message)
+        }
+    }
+}
+
+extension DaemonCommand {
+    /// The daemon's arguments as given, without `--detach` and `--install-user-service`.
+    static func passedArguments() -> [String] {
+        let all = Array(CommandLine.arguments.dropFirst())
+        guard let i = all.firstIndex(of: "daemon") else { return [] }
+        return all[(i + 1)...].filter { $0 != "--detach" && $0 != "--install-user-service" }
+    }
+
+    /// The executable running now (its absolute path).
+    static var executablePath: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
+    /// The systemd user unit for `executable daemon ARGS` (dist/systemd/tonearm.service with its
+    /// ExecStart; `Type=notify`: the daemon says READY=1 once it listens).
+    static func unitText(executable: String, arguments: [String]) -> String {
+        func quoted(_ a: String) -> String {
+            guard a.contains(where: { $0 == " " || $0 == "\"" || $0 == "\\" || $0 == "'" || $0 == "%" || $0 == "$" }) else { return a }
+            let escaped = a.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                .replacingOccurrences(of: "%", with: "%%").replacingOccurrences(of: "$", with: "$$")
+            return "\"" + escaped + "\""
+        }
+        let exec = ([executable, "daemon"] + arguments).map(quoted).joined(separator: " ")
+        return """
+            # Tonearm's music daemon as a systemd user service: `tonearm daemon --install-user-service`
+            # writes this file (with the path of the tonearm that ran it) to ~/.config/systemd/user/.
+            # SPDX-License-Identifier: GPL-3.0-or-later
+            [Unit]
+            Description=Tonearm music daemon (MPD protocol)
+            After=sound.target pipewire-pulse.service pulseaudio.service
+
+            [Service]
+            Type=notify
+            NotifyAccess=main
+            ExecStart=\(exec)
+            Restart=on-failure
+            RestartSec=2
+
+            [Install]
+            WantedBy=default.target
+
+            """
+    }
+
+    func installService() throws {
+        let env = ProcessInfo.processInfo.environment
+        let config = env["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? ((env["HOME"] ?? NSHomeDirectory()) + "/.config")
+        let dir = config + "/systemd/user"
+        let path = dir + "/tonearm.service"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try Self.unitText(executable: Self.executablePath, arguments: Self.passedArguments()).write(toFile: path, atomically: true, encoding: .utf8)
+        Terminal.write("""
+            Wrote \(path).
+            Start it now and at every login with:
+              systemctl --user daemon-reload
+              systemctl --user enable --now tonearm.service
+
+            """)
+    }
+
+    /// `--detach`: the daemon started again as a child in a session of its own (standard error
+    /// to its log file), waited for until it says it listens (READY=1 on a notify socket of
+    /// ours) or ends (a pipe only it holds closes) — no polling, no fork of this threaded process.
+    func startDetached() throws {
+        let runtime = runtimeDir ?? DaemonOptions.defaultRuntimeDirectory
+        let stateDirectory = stateDir ?? DaemonOptions.defaultStateDirectory
+        try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let log = stateDirectory + "/daemon.log"
+        let notifyPath = runtime + "/.detach-\(getpid()).notify"
+        unlink(notifyPath)
+        let notify = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        defer {
+            close(notify)
+            unlink(notifyPath)
+        }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, b) in notifyPath.utf8.enumerated() where i < raw.count - 1 { raw[i] = b }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(notify, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard notify >= 0, bound == 0 else { throw ValidationFailure("cannot make a notify socket at \(notifyPath): \(String(cString: strerror(errno)))") }
+        var lifeline: [Int32] = [-1, -1]
+        guard pipe(&lifeline) == 0 else { throw ValidationFailure("cannot make a pipe: \(String(cString: strerror(errno)))") }
+        _ = fcntl(lifeline[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(lifeline[1], F_SETFD, FD_CLOEXEC)
+        defer { close(lifeline[0]) }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        // Descriptor 3: the lifeline's write end, held by the daemon only (ours is closed below).
+        posix_spawn_file_actions_adddup2(&actions, lifeline[1], 3)
+        // Nothing else of ours: a pipe inherited from whoever started us (a caller reading our
+        // output to its end) must not be held open by the daemon. This process ends right after.
+        if let open = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
+            for fd in open.compactMap(Int32.init) where fd > 2 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        }
+        posix_spawn_file_actions_addopen(&actions, 2, log, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        // glibc's POSIX_SPAWN_SETSID (0x80, a GNU extension Swift does not import): a session of
+        // its own, so closing the terminal does not hang it up.
+        posix_spawnattr_setflags(&attr, 0x80)
+        let args = [Self.executablePath, "daemon"] + Self.passedArguments()
+        var env = ProcessInfo.processInfo.environment
+        env["NOTIFY_SOCKET"] = notifyPath
+        let argv = args.map { strdup($0) } + [nil]
+        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for p in argv { free(p) }
+            for p in envp { free(p) }
+        }
+        var child: pid_t = 0
+        let rc = posix_spawn(&child, args[0], &actions, &attr, argv, envp)
+        close(lifeline[1])
+        guard rc == 0 else { throw ValidationFailure("cannot start the daemon: \(String(cString: strerror(rc)))") }
+
+        var fds = [pollfd(fd: notify, events: Int16(POLLIN), revents: 0), pollfd(fd: lifeline[0], events: Int16(POLLIN), revents: 0)]
+        while true {
+            let n = poll(&fds, 2, 60_000)
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { throw ValidationFailure("the daemon (pid \(child)) did not say it was ready within 60 s; see \(log)") }
+            if fds[0].revents != 0 {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                let got = recv(notify, &buffer, buffer.count, 0)
+                if got > 0, String(decoding: buffer[0..<got], as: UTF8.self).split(separator: "\n").contains("READY=1") {
+                    Terminal.write("tonearm daemon: running (pid \(child)); socket \(runtime)/mpd.sock; log \(log)\n")
+                    return
+                }
+            }
+            if fds[1].revents != 0 {
+                var status: Int32 = 0
+                _ = waitpid(child, &status, 0)
+                let tail = (try? String(contentsOfFile: log, encoding: .utf8)).map { $0.split(separator: "\n").suffix(3).joined(separator: "\n") } ?? ""
+                throw ValidationFailure("the daemon ended at start (see \(log)):\n\(tail)")
+            }
+        }
+    }
+}
+
+/// A failure reported as `tonearm: daemon: MESSAGE`, status 1.
+struct ValidationFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}

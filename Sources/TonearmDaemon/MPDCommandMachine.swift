@@ -1,0 +1,584 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import TonearmMPDProtocol
+
+/// MPD's idle subsystems (`idle` arguments and `changed:` values).
+public enum MPDSubsystem: String, Sendable, Hashable, CaseIterable {
+    case database, update, storedPlaylist = "stored_playlist", playlist, player, mixer, output, options, partition,
+         sticker, subscription, message, neighbor, mount
+}
+
+/// What the command layer knows about the connection a command came on.
+public struct MPDClientContext: Sendable, Hashable {
+    /// On the Unix socket (may add local files), not TCP.
+    public var isLocal: Bool
+    /// The tags sent in song answers (`tagtypes`).
+    public var tagTypes: Set<MPDTag> = Set(MPDTag.allCases)
+    public var binaryLimit = 8192
+
+    public init(isLocal: Bool) { self.isLocal = isLocal }
+}
+
+/// A song of the queue as MPD shows it: its URI as added, the file or address played, tags.
+public struct MPDSong: Sendable, Hashable {
+    /// What `file:` says (the URI the client added).
+    public var uri: String
+    /// The local path or the http(s) address played.
+    public var location: String
+    public var tags: [(MPDTag, String)]
+    public var duration: Double?
+    public var format: MPDAudioFormat?
+
+    public init(uri: String, location: String, tags: [(MPDTag, String)] = [], duration: Double? = nil,
+                format: MPDAudioFormat? = nil) {
+        self.uri = uri
+        self.location = location
+        self.tags = tags
+        self.duration = duration
+        self.format = format
+    }
+
+    public static func == (a: MPDSong, b: MPDSong) -> Bool {
+        a.uri == b.uri && a.location == b.location && a.duration == b.duration && a.format == b.format
+            && a.tags.map(\.0) == b.tags.map(\.0) && a.tags.map(\.1) == b.tags.map(\.1)
+    }
+
+    public func hash(into h: inout Hasher) {
+        h.combine(uri)
+        h.combine(location)
+    }
+}
+
+/// The player as the command layer sees it when a command arrives (read from the player).
+public struct MPDPlayerSnapshot: Sendable, Hashable {
+    public enum State: String, Sendable, Hashable { case play, pause, stop }
+    public var state: State
+    /// Queue position of the current song (nil: none).
+    public var position: Int?
+    public var elapsed: Double
+    public var duration: Double?
+
+    public init(state: State = .stop, position: Int? = nil, elapsed: Double = 0, duration: Double? = nil) {
+        self.state = state
+        self.position = position
+        self.elapsed = elapsed
+        self.duration = duration
+    }
+}
+
+/// What the daemon does to its player for a command, in order.
+public enum MPDPlayerAction: Sendable, Hashable {
+    case insert(MPDSong, at: Int)
+    case remove(at: Int)
+    case move(from: Int, to: Int)
+    case clear
+    /// Play the song at `position` from `seconds` (nil position: resume or start the current one).
+    case play(position: Int?, seconds: Double?)
+    case pause
+    case stop
+    case next
+    case previous
+    /// Seek in the current song.
+    case seek(Double)
+    case volume(Int)
+    case repeatMode(repeat: Bool, single: Bool)
+    case random(Bool)
+    case crossfade(Int)
+}
+
+/// What a command gave: the text of its answer (without `OK`), what the player is to do, and
+/// the subsystems it changed.
+public struct MPDOutcome: Sendable, Hashable {
+    public var response = ""
+    public var actions: [MPDPlayerAction] = []
+    public var changed: Set<MPDSubsystem> = []
+    /// The connection's context after the command (`tagtypes`, `binarylimit`).
+    public var client: MPDClientContext
+
+    public init(client: MPDClientContext) { self.client = client }
+}
+
+/// The database commands' seam: the library's responder (another module) answers these names.
+public protocol MPDDatabaseResponder: Sendable {
+    func respond(command: String, arguments: [String]) throws(MPDAck) -> String
+}
+
+/// The daemon's command layer as a state machine: requests in (with the player as it is now),
+/// an ``MPDOutcome`` out — the answer, the player actions, the changed subsystems. It owns the
+/// MPD view of the queue: the songs with their ids, the playlist version (`plchanges`), the
+/// modes and the volume. No I/O, no threads; ``MPDDaemon`` carries the actions out on the
+/// player and resolves URIs before they get here.
+public struct MPDCommandMachine: Sendable {
+    public struct Entry: Sendable, Hashable {
+        public var id: Int
+        public var song: MPDSong
+        /// The playlist version in which this position last changed.
+        public var version: UInt32
+    }
+
+    public private(set) var entries: [Entry] = []
+    public private(set) var version: UInt32 = 1
+    private var nextID = 1
+    public private(set) var volume = 100
+    public private(set) var isRepeat = false
+    public private(set) var isRandom = false
+    public private(set) var single: MPDArguments.SingleMode = .off
+    public private(set) var consume = false
+    public private(set) var crossfade = 0
+    public private(set) var error: String?
+    /// Commands the database responder answers (``MPDDatabaseResponder``).
+    public static let databaseCommands: Set<String> = [
+        "lsinfo", "listall", "listallinfo", "listfiles", "find", "search", "findadd", "searchadd", "searchaddpl",
+        "list", "count", "update", "rescan", "albumart", "readpicture", "getfingerprint", "readcomments",
+        "listplaylists", "listplaylist", "listplaylistinfo", "load", "save", "rm", "rename", "playlistadd",
+        "playlistclear", "playlistdelete", "playlistmove",
+    ]
+    /// The commands this layer answers itself (with the connection's and the database's).
+    public static let implemented: Set<String> = [
+        "ping", "close", "idle", "noidle", "commands", "notcommands", "tagtypes", "urlhandlers", "decoders", "binarylimit",
+        "status", "currentsong", "stats", "clearerror", "play", "playid", "pause", "stop", "next", "previous", "seek",
+        "seekid", "seekcur", "setvol", "getvol", "volume", "repeat", "random", "single", "consume", "crossfade",
+        "add", "addid", "delete", "deleteid", "clear", "move", "moveid", "playlistinfo", "playlistid", "playlist",
+        "plchanges", "plchangesposid", "shuffle", "swap", "swapid", "replay_gain_status", "outputs",
+    ]
+
+    public init() {}
+
+    /// Songs of the queue in order.
+    public var songs: [MPDSong] { entries.map(\.song) }
+
+    /// Restores what a saved state says (queue, volume, modes).
+    public mutating func restore(songs: [MPDSong], volume: Int, isRepeat: Bool, isRandom: Bool, single: MPDArguments.SingleMode,
+                                 consume: Bool, crossfade: Int = 0) {
+        entries = []
+        for s in songs { appendEntry(s, at: entries.count) }
+        self.volume = volume
+        self.isRepeat = isRepeat
+        self.isRandom = isRandom
+        self.single = single
+        self.consume = consume
+        self.crossfade = crossfade
+    }
+
+    // MARK: Events from the player
+
+    /// The player played the song at `position` to its end: with consume on, it leaves the queue.
+    public mutating func playedToEnd(position: Int) -> MPDOutcome? {
+        guard consume, entries.indices.contains(position) else { return nil }
+        var o = MPDOutcome(client: MPDClientContext(isLocal: true))
+        removeEntries(position..<(position + 1))
+        o.actions = [.remove(at: position)]
+        o.changed = [.playlist]
+        return o
+    }
+
+    /// The player reported an error (an item that could not be played).
+    public mutating func failed(_ message: String) {
+        error = message
+    }
+
+    // MARK: Requests
+
+    /// Carries out `request` (already checked against ``MPDCommands``). `resolve` turns a URI of
+    /// `add`/`addid` into a song (or the ACK why not).
+    public mutating func handle(_ request: MPDRequest, client: MPDClientContext, player: MPDPlayerSnapshot,
+                                database: (any MPDDatabaseResponder)?,
+                                resolve: (String, MPDClientContext) throws(MPDAck) -> MPDSong) throws(MPDAck) -> MPDOutcome {
+        let name = request.command
+        let args = request.arguments
+        var out = MPDOutcome(client: client)
+        func arg(_ e: MPDArgumentError) -> MPDAck { e.ack(command: name) }
+        func integer(_ s: String, min: Int64 = Int64(Int32.min), max: Int64 = Int64(Int32.max)) throws(MPDAck) -> Int {
+            do { return Int(try MPDArguments.integer(s, min: min, max: max)) } catch { throw arg(error) }
+        }
+        func unsigned(_ s: String, max: Int64 = Int64(UInt32.max)) throws(MPDAck) -> Int {
+            do { return Int(try MPDArguments.unsigned(s, max: max)) } catch { throw arg(error) }
+        }
+        func bool(_ s: String) throws(MPDAck) -> Bool {
+            do { return try MPDArguments.bool(s) } catch { throw arg(error) }
+        }
+        func float(_ s: String) throws(MPDAck) -> Double {
+            do { return try MPDArguments.float(s) } catch { throw arg(error) }
+        }
+        func range(_ s: String) throws(MPDAck) -> Range<Int> {
+            let r: MPDArguments.Range
+            do { r = try MPDArguments.range(s) } catch { throw arg(error) }
+            switch r {
+            case .all: return 0..<entries.count
+            case .span(let start, let end):
+                let e = end.map { Int($0) } ?? entries.count
+                guard Int(start) <= entries.count, e <= entries.count, Int(start) < e || (Int(start) == e && e == entries.count) else {
+                    throw MPDAck(.argument, "Bad song index", command: name)
+                }
+                return Int(start)..<e
+            }
+        }
+        func position(_ s: String) throws(MPDAck) -> Int {
+            let n = try unsigned(s, max: Int64(Int32.max))
+            guard n < entries.count else { throw MPDAck(.argument, "Bad song index", command: name) }
+            return n
+        }
+        func index(ofID s: String) throws(MPDAck) -> Int {
+            let id = try unsigned(s)
+            guard let i = entries.firstIndex(where: { $0.id == id }) else { throw MPDAck(.noExist, "No such song", command: name) }
+            return i
+        }
+        func changeOptions() { out.changed.insert(.options) }
+
+        if Self.databaseCommands.contains(name) {
+            guard let database else { throw MPDAck(.unknown, "unknown command \"\(name)\"") }
+            do { out.response = try database.respond(command: name, arguments: args) } catch { throw error.at(0, command: name) }
+            return out
+        }
+
+        switch name {
+        case "ping", "close", "idle", "noidle":
+            break
+        case "commands":
+            for c in MPDCommands.all where Self.implemented.contains(c.name) || (database != nil && Self.databaseCommands.contains(c.name)) {
+                out.response += MPDResponse.pair("command", c.name)
+            }
+        case "notcommands":
+            break
+        case "tagtypes":
+            if args.isEmpty {
+                for t in MPDTag.allCases where client.tagTypes.contains(t) { out.response += MPDResponse.pair("tagtype", t.rawValue) }
+                break
+            }
+            var tags = Set<MPDTag>()
+            for a in args.dropFirst() {
+                guard let t = MPDTag(name: a) else { throw MPDAck(.argument, "Unknown tag type", command: name) }
+                tags.insert(t)
+            }
+            switch args[0] {
+            case "clear": out.client.tagTypes = []
+            case "all": out.client.tagTypes = Set(MPDTag.allCases)
+            case "enable":
+                guard !tags.isEmpty else { throw MPDAck(.argument, "Not enough arguments", command: name) }
+                out.client.tagTypes.formUnion(tags)
+            case "disable":
+                guard !tags.isEmpty else { throw MPDAck(.argument, "Not enough arguments", command: name) }
+                out.client.tagTypes.subtract(tags)
+            default: throw MPDAck(.argument, "Unknown sub command", command: name)
+            }
+        case "urlhandlers":
+            out.response = MPDResponse.pair("handler", "http://") + MPDResponse.pair("handler", "https://")
+                + (client.isLocal ? MPDResponse.pair("handler", "file://") : "")
+        case "decoders":
+            out.response = MPDResponse.pair("plugin", "ffmpeg")
+                + ["flac", "mp3", "ogg", "oga", "opus", "m4a", "wav", "aiff"].map { MPDResponse.pair("suffix", $0) }.joined()
+        case "binarylimit":
+            let n = try unsigned(args[0])
+            guard n >= 64 else { throw MPDAck(.argument, "Value too small", command: name) }
+            out.client.binaryLimit = n
+        case "status":
+            out.response = status(player)
+        case "currentsong":
+            if let p = player.position, entries.indices.contains(p) { out.response = songText(p, client: client) }
+        case "stats":
+            out.response = MPDResponse.pair("artists", "0") + MPDResponse.pair("albums", "0") + MPDResponse.pair("songs", "0")
+                + MPDResponse.pair("uptime", "0") + MPDResponse.pair("db_playtime", "0") + MPDResponse.pair("playtime", "0")
+        case "clearerror":
+            error = nil
+            out.changed.insert(.player)
+        case "replay_gain_status":
+            out.response = MPDResponse.pair("replay_gain_mode", "off")
+        case "outputs":
+            out.response = MPDResponse.pair("outputid", "0") + MPDResponse.pair("outputname", "default")
+                + MPDResponse.pair("plugin", "tonearm") + MPDResponse.pair("outputenabled", "1")
+
+        // Playback.
+        case "play":
+            var p: Int? = nil
+            if let a = args.first {
+                let n = try integer(a, min: -1)
+                if n >= 0 {
+                    guard n < entries.count else { throw MPDAck(.argument, "Bad song index", command: name) }
+                    p = n
+                }
+            }
+            if p == nil && entries.isEmpty { break }
+            if p == nil && player.state == .stop { p = player.position ?? 0 }
+            out.actions = [.play(position: p, seconds: nil)]
+            out.changed.insert(.player)
+        case "playid":
+            var p: Int? = nil
+            if let a = args.first {
+                let n = try integer(a, min: -1)
+                if n >= 0 { p = try index(ofID: a) }
+            }
+            if p == nil && entries.isEmpty { break }
+            if p == nil && player.state == .stop { p = player.position ?? 0 }
+            out.actions = [.play(position: p, seconds: nil)]
+            out.changed.insert(.player)
+        case "pause":
+            let pause = try args.first.map { a throws(MPDAck) in try bool(a) } ?? (player.state == .play)
+            if player.state == .stop { break }
+            out.actions = [pause ? .pause : .play(position: nil, seconds: nil)]
+            out.changed.insert(.player)
+        case "stop":
+            out.actions = [.stop]
+            out.changed.insert(.player)
+        case "next":
+            guard player.state != .stop else { throw MPDAck(.playerSync, "Not playing", command: name) }
+            out.actions = [.next]
+            out.changed.insert(.player)
+        case "previous":
+            guard player.state != .stop else { throw MPDAck(.playerSync, "Not playing", command: name) }
+            out.actions = [.previous]
+            out.changed.insert(.player)
+        case "seek":
+            let p = try position(args[0])
+            let t = try float(args[1])
+            out.actions = [.play(position: p, seconds: max(0, t))]
+            out.changed.insert(.player)
+        case "seekid":
+            let p = try index(ofID: args[0])
+            let t = try float(args[1])
+            out.actions = [.play(position: p, seconds: max(0, t))]
+            out.changed.insert(.player)
+        case "seekcur":
+            let a = args[0]
+            let t = try float(a)
+            guard player.state != .stop, player.position != nil else { throw MPDAck(.playerSync, "Not playing", command: name) }
+            let relative = a.hasPrefix("+") || a.hasPrefix("-")
+            out.actions = [.seek(max(0, relative ? player.elapsed + t : t))]
+            out.changed.insert(.player)
+        case "setvol":
+            let v = try unsigned(args[0])
+            guard v <= 100 else { throw MPDAck(.argument, "Invalid volume value", command: name) }
+            setVolume(v, &out)
+        case "volume":
+            let d = try integer(args[0], min: -100, max: 100)
+            setVolume(min(100, max(0, volume + d)), &out)
+        case "getvol":
+            out.response = MPDResponse.pair("volume", String(volume))
+        case "repeat":
+            isRepeat = try bool(args[0])
+            out.actions = [.repeatMode(repeat: isRepeat, single: single != .off)]
+            changeOptions()
+        case "single":
+            do { single = try MPDArguments.singleMode(args[0]) } catch { throw arg(error) }
+            out.actions = [.repeatMode(repeat: isRepeat, single: single != .off)]
+            changeOptions()
+        case "random":
+            isRandom = try bool(args[0])
+            out.actions = [.random(isRandom)]
+            changeOptions()
+        case "consume":
+            consume = try bool(args[0])
+            changeOptions()
+        case "crossfade":
+            crossfade = try unsigned(args[0])
+            out.actions = [.crossfade(crossfade)]
+            changeOptions()
+
+        // The queue.
+        case "add", "addid":
+            // The position is read first (MPD's order), then the URI.
+            var at = entries.count
+            if args.count > 1 {
+                let p: MPDArguments.Position
+                do { p = try MPDArguments.position(args[1]) } catch { throw arg(error) }
+                switch p {
+                case .absolute(let n):
+                    guard n <= entries.count else { throw MPDAck(.argument, "Number too large: \(args[1])", command: name) }
+                    at = Int(n)
+                case .afterCurrent(let n):
+                    guard let c = player.position else { throw MPDAck(.argument, "No current song", command: name) }
+                    at = c + 1 + Int(n)
+                case .beforeCurrent(let n):
+                    guard let c = player.position else { throw MPDAck(.argument, "No current song", command: name) }
+                    at = c - Int(n)
+                }
+                guard at >= 0, at <= entries.count else { throw MPDAck(.argument, "Bad song index", command: name) }
+            }
+            let song = try resolve(args[0], client)
+            let id = appendEntry(song, at: at)
+            if name == "addid" { out.response = MPDResponse.pair("Id", String(id)) }
+            out.actions = [.insert(song, at: at)]
+            out.changed.insert(.playlist)
+        case "delete":
+            // As MPD's (RangeArg::CheckClip): the end is cut to the queue; a start past it is an error.
+            let parsed: MPDArguments.Range
+            do { parsed = try MPDArguments.range(args[0]) } catch { throw arg(error) }
+            var r = 0..<entries.count
+            if case .span(let start, let end) = parsed {
+                let hi = min(end.map { Int($0) } ?? entries.count, entries.count)
+                guard Int(start) <= hi else { throw MPDAck(.argument, "Bad song index", command: name) }
+                r = Int(start)..<hi
+            }
+            guard !r.isEmpty else { break }
+            removeEntries(r)
+            out.actions = r.reversed().map { .remove(at: $0) }
+            out.changed.insert(.playlist)
+        case "deleteid":
+            let i = try index(ofID: args[0])
+            removeEntries(i..<(i + 1))
+            out.actions = [.remove(at: i)]
+            out.changed.insert(.playlist)
+        case "clear":
+            entries = []
+            bump()
+            out.actions = [.clear]
+            out.changed.formUnion([.playlist, .player])
+        case "move", "moveid":
+            let from: Int
+            if name == "move" {
+                let r = try range(args[0])
+                guard r.count == 1 else {
+                    // A range: moved one by one, keeping their order.
+                    let to = try unsigned(args[1])
+                    guard to + r.count <= entries.count else { throw MPDAck(.argument, "Bad song index", command: name) }
+                    for (k, _) in r.enumerated() {
+                        let src = r.lowerBound < to ? r.lowerBound : r.lowerBound + k
+                        let dst = r.lowerBound < to ? to + r.count - 1 : to + k
+                        moveEntry(src, dst)
+                        out.actions.append(.move(from: src, to: dst))
+                    }
+                    out.changed.insert(.playlist)
+                    break
+                }
+                from = r.lowerBound
+            } else {
+                from = try index(ofID: args[0])
+            }
+            let to = try position(args[1])
+            moveEntry(from, to)
+            out.actions = [.move(from: from, to: to)]
+            out.changed.insert(.playlist)
+        case "swap", "swapid":
+            let a = name == "swap" ? try position(args[0]) : try index(ofID: args[0])
+            let b = name == "swap" ? try position(args[1]) : try index(ofID: args[1])
+            guard a != b else { break }
+            let (lo, hi) = (min(a, b), max(a, b))
+            moveEntry(hi, lo)
+            moveEntry(lo + 1, hi)
+            out.actions = [.move(from: hi, to: lo), .move(from: lo + 1, to: hi)]
+            out.changed.insert(.playlist)
+        case "shuffle":
+            let r = try args.first.map { a throws(MPDAck) in try range(a) } ?? 0..<entries.count
+            guard r.count > 1 else { break }
+            var rng = SystemRandomNumberGenerator()
+            for i in r.dropLast() {
+                let j = Int.random(in: i..<r.upperBound, using: &rng)
+                guard j != i else { continue }
+                moveEntry(j, i)
+                out.actions.append(.move(from: j, to: i))
+            }
+            out.changed.insert(.playlist)
+        case "playlistinfo":
+            let r = try args.first.map { a throws(MPDAck) in try range(a) } ?? 0..<entries.count
+            for i in r { out.response += songText(i, client: client) }
+        case "playlistid":
+            if let a = args.first {
+                out.response = songText(try index(ofID: a), client: client)
+            } else {
+                for i in entries.indices { out.response += songText(i, client: client) }
+            }
+        case "playlist":
+            for (i, e) in entries.enumerated() { out.response += "\(i):file: \(MPDResponse.oneLine(e.song.uri))\n" }
+        case "plchanges", "plchangesposid":
+            let since = try unsigned(args[0])
+            let r = try args.count > 1 ? range(args[1]) : 0..<entries.count
+            for i in r where entries[i].version > since || UInt32(truncatingIfNeeded: since) > version {
+                if name == "plchanges" {
+                    out.response += songText(i, client: client)
+                } else {
+                    out.response += MPDResponse.pair("cpos", String(i)) + MPDResponse.pair("Id", String(entries[i].id))
+                }
+            }
+        default:
+            throw MPDAck(.unknown, "unknown command \"\(name)\"")
+        }
+        return out
+    }
+
+    // MARK: Answers
+
+    func status(_ p: MPDPlayerSnapshot) -> String {
+        var s = MPDResponse.pair("volume", String(volume))
+        s += MPDResponse.pair("repeat", isRepeat ? "1" : "0")
+        s += MPDResponse.pair("random", isRandom ? "1" : "0")
+        s += MPDResponse.pair("single", single.rawValue)
+        s += MPDResponse.pair("consume", consume ? "1" : "0")
+        s += MPDResponse.pair("partition", "default")
+        s += MPDResponse.pair("playlist", String(version))
+        s += MPDResponse.pair("playlistlength", String(entries.count))
+        s += MPDResponse.pair("mixrampdb", "0.000000")
+        s += MPDResponse.pair("state", p.state.rawValue)
+        if crossfade > 0 { s += MPDResponse.pair("xfade", String(crossfade)) }
+        if let pos = p.position, entries.indices.contains(pos) {
+            s += MPDResponse.pair("song", String(pos))
+            s += MPDResponse.pair("songid", String(entries[pos].id))
+            if p.state != .stop {
+                let d = p.duration ?? entries[pos].song.duration
+                s += MPDResponse.pair("time", "\(Int(p.elapsed.rounded())):\(Int((d ?? 0).rounded()))")
+                s += MPDResponse.pair("elapsed", String(format: "%.3f", p.elapsed))
+                s += MPDResponse.pair("bitrate", "0")
+                if let d { s += MPDResponse.pair("duration", String(format: "%.3f", d)) }
+                if let f = entries[pos].song.format { s += MPDResponse.pair("audio", f.text) }
+            }
+            let next = pos + 1 < entries.count ? pos + 1 : (isRepeat && !entries.isEmpty ? 0 : nil)
+            if let next, !isRandom {
+                s += MPDResponse.pair("nextsong", String(next))
+                s += MPDResponse.pair("nextsongid", String(entries[next].id))
+            }
+        }
+        if let error { s += MPDResponse.pair("error", error) }
+        return s
+    }
+
+    func songText(_ i: Int, client: MPDClientContext) -> String {
+        let e = entries[i]
+        var s = MPDResponse.pair("file", e.song.uri)
+        for (tag, value) in e.song.tags where client.tagTypes.contains(tag) { s += MPDResponse.pair(tag.rawValue, value) }
+        if let d = e.song.duration {
+            s += MPDResponse.pair("Time", String(Int(d.rounded())))
+            s += MPDResponse.pair("duration", String(format: "%.3f", d))
+        }
+        if let f = e.song.format { s += MPDResponse.pair("Format", f.text) }
+        s += MPDResponse.pair("Pos", String(i))
+        s += MPDResponse.pair("Id", String(e.id))
+        return s
+    }
+
+    // MARK: The queue's bookkeeping
+
+    private mutating func setVolume(_ v: Int, _ out: inout MPDOutcome) {
+        volume = v
+        out.actions = [.volume(v)]
+        out.changed.insert(.mixer)
+    }
+
+    private mutating func bump() {
+        version = version == UInt32.max ? 1 : version + 1
+    }
+
+    /// Marks positions from `start` on as changed in a new version.
+    private mutating func touch(from start: Int) {
+        bump()
+        for i in max(0, start)..<entries.count { entries[i].version = version }
+    }
+
+    @discardableResult
+    private mutating func appendEntry(_ song: MPDSong, at: Int) -> Int {
+        let id = nextID
+        nextID += 1
+        entries.insert(Entry(id: id, song: song, version: version), at: at)
+        touch(from: at)
+        return id
+    }
+
+    private mutating func removeEntries(_ r: Range<Int>) {
+        entries.removeSubrange(r)
+        touch(from: r.lowerBound)
+    }
+
+    private mutating func moveEntry(_ from: Int, _ to: Int) {
+        guard from != to else { return }
+        let e = entries.remove(at: from)
+        entries.insert(e, at: to)
+        touch(from: min(from, to))
+    }
+}

@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Dispatch
+import Foundation
+import Synchronization
+import TonearmCodecs
+import TonearmCore
+import TonearmMPDProtocol
+import TonearmPlayback
+
+/// Who wants to hear about changed subsystems (each connection, for `idle`): a callback per
+/// subscriber, called on the poster's thread (a connection hops to its event loop).
+public final class MPDIdleHub: Sendable {
+    private let subscribers = Mutex<(next: UInt64, all: [UInt64: @Sendable (Set<MPDSubsystem>) -> Void])>((1, [:]))
+
+    public init() {}
+
+    public func subscribe(_ callback: @escaping @Sendable (Set<MPDSubsystem>) -> Void) -> UInt64 {
+        subscribers.withLock { s in
+            let id = s.next
+            s.next += 1
+            s.all[id] = callback
+            return id
+        }
+    }
+
+    public func unsubscribe(_ id: UInt64) {
+        _ = subscribers.withLock { $0.all.removeValue(forKey: id) }
+    }
+
+    public func post(_ changed: Set<MPDSubsystem>) {
+        guard !changed.isEmpty else { return }
+        let callbacks = subscribers.withLock { Array($0.all.values) }
+        for c in callbacks { c(changed) }
+    }
+
+    public var count: Int { subscribers.withLock { $0.all.count } }
+
+    private let idlers = Mutex(0)
+    private let idlerCounts = EventBroadcaster<Int>()
+
+    /// Connections waiting in `idle` now.
+    public var idleCount: Int { idlers.withLock { $0 } }
+
+    /// The number of idling connections each time it changes (from the call on).
+    public var idleCountChanges: AsyncStream<Int> { idlerCounts.stream(bufferingNewest: 64) }
+
+    func idleChanged(by delta: Int) {
+        let n = idlers.withLock { c in
+            c += delta
+            return c
+        }
+        idlerCounts.yield(n)
+    }
+}
+
+/// The answer to a batch of lines (one command or a command list).
+public struct MPDBatchResult: Sendable {
+    public var text: String
+    public var client: MPDClientContext
+    /// The client sent `close` (or the batch asks the connection to end).
+    public var close: Bool
+}
+
+/// The daemon's core: one ``MusicPlayer`` (one queue) and the ``MPDCommandMachine`` that MPD
+/// commands drive, on one serial queue (MPD's commands run one at a time, in arrival order,
+/// whichever connection sent them), and the ``MPDIdleHub`` the connections hear changes from.
+/// The player's own events (the next song by itself, the queue's end) come back here too.
+///
+/// Threading: ``execute(_:client:completion:)`` may be called from any thread; commands run on
+/// the daemon's queue, never on a network event loop (a `play` waits for the output to start).
+public final class MPDDaemon: Sendable {
+    public let player: MusicPlayer
+    public let hub = MPDIdleHub()
+    public let database: (any MPDDatabaseResponder)?
+    /// Folders a relative URI (`add Artist/song.flac`) is found in, until the library answers.
+    public let musicDirectories: [String]
+    /// Where the MPD side of the state is saved (URIs, play state, the modes the queue does not
+    /// keep); the queue, position, volume, repeat and shuffle are in the player's store.
+    public let stateFile: String?
+    private let queue = DispatchQueue(label: "tonearm.daemon.commands")
+    private let machine = Mutex(MPDCommandMachine())
+    private let pump = Mutex<Task<Void, Never>?>(nil)
+    /// False once shut down: the stop that follows is not saved (a restart plays on).
+    private let saving = Mutex(true)
+
+    /// With `stateFile` (and a player made with a ``QueueStateStore``), every change is saved
+    /// before its answer is sent, and ``restore()`` picks up where a previous daemon was —
+    /// also after SIGKILL.
+    public init(player: MusicPlayer, database: (any MPDDatabaseResponder)? = nil, musicDirectories: [String] = [],
+                stateFile: String? = nil) {
+        self.player = player
+        self.database = database
+        self.musicDirectories = musicDirectories
+        self.stateFile = stateFile
+        let events = player.events
+        let task = Task.detached { [weak self] in
+            for await e in events {
+                guard let self else { return }
+                self.queue.async { self.playerEvent(e) }
+            }
+        }
+        pump.withLock { $0 = task }
+    }
+
+    deinit {
+        pump.withLock { $0?.cancel() }
+    }
+
+    /// Saves the state a last time, stops playing and lets go of the player's events
+    /// (shutdown). A restart resumes as it was (playing on when it played).
+    public func shutdown() {
+        queue.sync {
+            persist()
+            saving.withLock { $0 = false }
+            player.finishSaving()
+            player.stop()
+        }
+        pump.withLock { $0?.cancel() }
+    }
+
+    /// The MPD side of the saved state.
+    struct SavedState: Codable {
+        var uris: [String]
+        var playing: Bool
+        var consume: Bool
+        var single: String
+        var crossfade: Int
+    }
+
+    /// Restores the queue, position, volume and modes a previous daemon saved, and plays on
+    /// when it was playing. False when nothing was saved.
+    @discardableResult
+    public func restore() throws -> Bool {
+        try queue.sync { () throws -> Bool in
+            guard try player.restore() else { return false }
+            var saved: SavedState?
+            if let stateFile, let data = FileManager.default.contents(atPath: stateFile) {
+                saved = try? JSONDecoder().decode(SavedState.self, from: data)
+            }
+            let items = player.queue.items()
+            let uris = saved?.uris.count == items.count ? saved?.uris : nil
+            let songs = items.enumerated().map { i, item in
+                let uri = uris?[i] ?? item.path
+                return item.isRemote ? MPDSong(uri: uri, location: item.path) : Self.probe(path: item.path, uri: uri)
+            }
+            let q = player.queue
+            let single = saved.flatMap { MPDArguments.SingleMode(rawValue: $0.single) } ?? (q.repeatMode == .one ? .on : .off)
+            machine.withLock {
+                $0.restore(songs: songs, volume: Int((player.volume * 100).rounded()), isRepeat: q.repeatMode != .none,
+                           isRandom: q.shuffleMode != .off, single: single, consume: saved?.consume ?? false,
+                           crossfade: saved?.crossfade ?? 0)
+            }
+            if let c = saved?.crossfade, c > 0 { q.crossfadeDuration = Double(c) }
+            if saved?.playing == true { player.play() }
+            return true
+        }
+    }
+
+    /// Saves now (on the daemon's queue): the player's store, then the MPD side.
+    private func persist() {
+        guard let stateFile, saving.withLock({ $0 }) else { return }
+        player.save()
+        let (uris, consume, single, crossfade) = machine.withLock { m in (m.songs.map(\.uri), m.consume, m.single.rawValue, m.crossfade) }
+        let state = SavedState(uris: uris, playing: player.playbackState == .playing, consume: consume, single: single, crossfade: crossfade)
+        guard let data = try? JSONEncoder().encode(state) else { return }
+        let temp = stateFile + ".tmp"
+        do {
+            try FileManager.default.createDirectory(atPath: (stateFile as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try data.write(to: URL(fileURLWithPath: temp))
+            _ = rename(temp, stateFile)
+        } catch {
+            try? FileManager.default.removeItem(atPath: temp)
+        }
+    }
+
+    /// Runs `batch` on the daemon's queue and calls `completion` there with the answer.
+    public func execute(_ batch: MPDRequestFramer.Batch, client: MPDClientContext,
+                        completion: @escaping @Sendable (MPDBatchResult) -> Void) {
+        queue.async { completion(self.run(batch, client: client)) }
+    }
+
+    /// Runs `batch` now on the caller's thread (tests, and the queue itself).
+    public func executeNow(_ batch: MPDRequestFramer.Batch, client: MPDClientContext) -> MPDBatchResult {
+        queue.sync { run(batch, client: client) }
+    }
+
+    private func run(_ batch: MPDRequestFramer.Batch, client: MPDClientContext) -> MPDBatchResult {
+        var result = MPDBatchResult(text: "", client: client, close: false)
+        var changed = Set<MPDSubsystem>()
+        defer {
+            // Saved before the answer goes out: what a client was told is what a restart finds.
+            if !changed.isEmpty { persist() }
+            hub.post(changed)
+        }
+        for (i, line) in batch.lines.enumerated() {
+            let request: MPDRequest
+            do {
+                request = try MPDRequest(line: line)
+                _ = try MPDCommands.check(request)
+            } catch {
+                result.text += error.at(i, command: "").line + "\n"
+                return result
+            }
+            if request.command == "close" {
+                result.close = true
+                return result
+            }
+            do {
+                let outcome = try handle(request, client: result.client)
+                result.text += outcome.response
+                result.client = outcome.client
+                changed.formUnion(outcome.changed)
+            } catch {
+                result.text += error.at(i, command: request.command).line + "\n"
+                return result
+            }
+            if batch.mode == .list(ok: true) { result.text += MPDResponse.listOK }
+        }
+        result.text += MPDResponse.ok
+        return result
+    }
+
+    private func handle(_ request: MPDRequest, client: MPDClientContext) throws(MPDAck) -> MPDOutcome {
+        let snapshot = playerSnapshot()
+        let outcome = try machine.withLock { m throws(MPDAck) in
+            try m.handle(request, client: client, player: snapshot, database: database) { uri, client throws(MPDAck) in
+                try self.resolve(uri, client: client, command: request.command)
+            }
+        }
+        apply(outcome.actions)
+        return outcome
+    }
+
+    func playerSnapshot() -> MPDPlayerSnapshot {
+        let q = player.queue
+        let state: MPDPlayerSnapshot.State = switch q.playbackState {
+        case .playing: .play
+        case .paused, .interrupted: .pause
+        case .stopped: .stop
+        }
+        return MPDPlayerSnapshot(state: state, position: q.currentIndex, elapsed: state == .stop ? 0 : q.currentTime,
+                                 duration: q.currentDuration)
+    }
+
+    private func apply(_ actions: [MPDPlayerAction]) {
+        let q = player.queue
+        for a in actions {
+            switch a {
+            case .insert(let song, let at): q.insert(QueueItem(pathOrURL: song.location), at: at)
+            case .remove(let at): q.remove(at: at)
+            case .move(let from, let to): q.move(from: from, to: to)
+            case .clear: q.setQueue([])
+            case .play(let position, let seconds):
+                if let position, position != q.currentIndex || q.playbackState == .stopped { q.skipToItem(at: position) }
+                player.play()
+                if let seconds { q.seek(to: seconds) }
+            case .pause: player.pause()
+            case .stop: player.stop()
+            case .next: q.advanceToNextItem()
+            case .previous: q.skipToPreviousItem()
+            case .seek(let s): q.seek(to: s)
+            case .volume(let v): player.volume = Float(v) / 100
+            case .repeatMode(let r, let single): q.repeatMode = single && r ? .one : (r ? .all : .none)
+            case .random(let on): q.shuffleMode = on ? .songs : .off
+            case .crossfade(let s): q.crossfadeDuration = Double(s)
+            }
+        }
+    }
+
+    private func playerEvent(_ e: QueuePlayerEvent) {
+        switch e {
+        case .stateChanged, .seeked, .finished, .outputLost, .outputReturned, .outputRemoved:
+            persist()
+            hub.post([.player])
+        case .currentItemChanged:
+            persist()
+            // Another song while stopped (the queue edited) is not a player change for MPD.
+            if player.playbackState != .stopped { hub.post([.player]) }
+        case .itemPlayedToEnd(let index, _):
+            let single = machine.withLock { $0.single != .off && !$0.isRepeat }
+            if let outcome = machine.withLock({ $0.playedToEnd(position: index) }) {
+                apply(outcome.actions)
+                hub.post(outcome.changed)
+            }
+            if single { player.stop() }
+        case .itemFailed(_, let item, let error):
+            machine.withLock { $0.failed("Failed to play \(item.path): \(error)") }
+            hub.post([.player])
+        default:
+            break
+        }
+    }
+
+    /// The song a URI of `add` names. Local files (an absolute path or `file://`) only for a
+    /// client on the Unix socket (MPD's rule); http(s) for everyone; a relative URI from the
+    /// music folders.
+    func resolve(_ uri: String, client: MPDClientContext, command: String) throws(MPDAck) -> MPDSong {
+        let lower = uri.lowercased()
+        if lower.hasPrefix("http://") || lower.hasPrefix("https://") {
+            return MPDSong(uri: uri, location: uri)
+        }
+        var path: String?
+        if lower.hasPrefix("file://") {
+            path = URL(string: uri)?.path
+        } else if uri.hasPrefix("/") {
+            path = uri
+        }
+        if let path {
+            guard client.isLocal else { throw MPDAck(.permission, "Access denied", command: command) }
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw MPDAck(.noExist, "No such file or directory", command: command)
+            }
+            return Self.probe(path: path, uri: uri)
+        }
+        guard !uri.isEmpty, !uri.split(separator: "/").contains("..") else {
+            throw MPDAck(.noExist, "No such directory", command: command)
+        }
+        for dir in musicDirectories {
+            let p = (dir as NSString).appendingPathComponent(uri)
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: p, isDirectory: &isDir), !isDir.boolValue {
+                return Self.probe(path: p, uri: uri)
+            }
+        }
+        throw MPDAck(.noExist, "No such directory", command: command)
+    }
+
+    /// The song's tags, duration and format from its headers (a file that cannot be read is
+    /// added without them; playing it then fails as with MPD).
+    static func probe(path: String, uri: String) -> MPDSong {
+        guard let p = try? MediaProbe(path: path) else { return MPDSong(uri: uri, location: path) }
+        let m = p.metadata
+        var tags: [(MPDTag, String)] = []
+        func add(_ t: MPDTag, _ v: String?) { if let v, !v.isEmpty { tags.append((t, v)) } }
+        add(.artist, m.artist)
+        add(.album, m.album)
+        add(.albumArtist, m.albumArtist)
+        add(.title, m.title)
+        add(.track, m.trackNumber.map(String.init))
+        add(.genre, m.genre)
+        add(.date, m.date)
+        add(.composer, m.composer)
+        add(.disc, m.discNumber.map(String.init))
+        let f = p.fileFormat
+        let format = MPDAudioFormat(sampleRate: f.sampleRate, format: f.bitsPerSample.map(String.init) ?? "f", channels: f.channelCount)
+        return MPDSong(uri: uri, location: path, tags: tags, duration: p.duration, format: format)
+    }
+}

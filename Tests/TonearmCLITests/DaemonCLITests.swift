@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TonearmTestSupport
+
+/// `tonearm daemon` as a user runs it: in the foreground, logging to standard error, driven by
+/// the real `mpc` over its Unix socket; one per user (a second one says where the first is and
+/// fails); SIGTERM ends it cleanly (status 0, the socket removed).
+@Suite(.serialized)
+struct DaemonCLITests {
+    @Test func runsIsDrivenByMPCRefusesASecondAndEndsOnSIGTERM() async throws {
+        let dir = try TempDir("tonearm-daemon-cli")
+        defer { dir.remove() }
+        let song = dir.file("song.flac")
+        try Fixtures.tone(path: song, codecArgs: ["-c:a", "flac", "-metadata", "title=Daemon tone"], seconds: 20)
+        let runtime = dir.file("run")
+        let daemon = try ChildProcess([try tonearmBinary(), "daemon", "--output", "null", "--listen", "127.0.0.1:0", "--runtime-dir", runtime,
+                                       "--state-dir", dir.file("state")],
+                                      captureStandardError: true)
+        defer { daemon.terminate(SIGKILL) }
+        #expect(daemon.waitForStandardError(containing: "listening on 127.0.0.1:", timeout: 30), "\(daemon.standardErrorText)")
+        let socket = runtime + "/mpd.sock"
+        #expect(daemon.standardErrorText.contains("listening on \(socket)"))
+        let env = ["MPD_HOST": socket, "MPD_PORT": "6600"]
+
+        #expect(try run("mpc", ["add", song], environment: env).status == 0)
+        let play = try run("mpc", ["play"], environment: env)
+        #expect(play.status == 0, "\(play.stderr)")
+        #expect(play.stdout.contains("[playing] #1/1"), "\(play.stdout)")
+        #expect(play.stdout.hasPrefix("Daemon tone\n"))
+
+        let second = try run(try tonearmBinary(), ["daemon", "--output", "null", "--listen", "none", "--runtime-dir", runtime, "--state-dir", dir.file("state")])
+        #expect(second.status == 1)
+        #expect(second.stderr.contains("already running (pid \(daemon.pid), socket \(socket))"), "\(second.stderr)")
+        // The first one is untouched.
+        #expect(try run("mpc", ["status"], environment: env).stdout.contains("[playing]"))
+
+        daemon.terminate(SIGTERM)
+        #expect(daemon.succeeded, "status \(String(describing: daemon.status)): \(daemon.standardErrorText)")
+        #expect(!FileManager.default.fileExists(atPath: socket))
+    }
+}
+
+/// The daemon's state survives SIGKILL: the queue, the song, the position, the volume and the
+/// modes are saved as they change (before the answer goes out), and a new daemon resumes.
+@Suite(.serialized)
+struct DaemonStateCLITests {
+    static func start(_ runtime: String, _ state: String) throws -> ChildProcess {
+        let d = try ChildProcess([try tonearmBinary(), "daemon", "--output", "null", "--listen", "none", "--runtime-dir", runtime,
+                                  "--state-dir", state], captureStandardError: true)
+        guard d.waitForStandardError(containing: "listening on \(runtime)/mpd.sock", timeout: 30) else {
+            d.terminate(SIGKILL)
+            throw TestSupportError("the daemon did not start: \(d.standardErrorText)")
+        }
+        return d
+    }
+
+    @Test func resumesAfterSIGKILL() async throws {
+        let dir = try TempDir("tonearm-daemon-state")
+        defer { dir.remove() }
+        let a = dir.file("a.flac"), b = dir.file("b.flac")
+        try Fixtures.tone(path: a, codecArgs: ["-c:a", "flac", "-metadata", "title=First"], seconds: 30)
+        try Fixtures.tone(path: b, codecArgs: ["-c:a", "flac", "-metadata", "title=Second"], seconds: 30, freq: 660)
+        let runtime = dir.file("run"), state = dir.file("state")
+        let env = ["MPD_HOST": runtime + "/mpd.sock", "MPD_PORT": "6600"]
+        func mpc(_ args: String...) throws -> RunResult { try run("mpc", args, environment: env) }
+
+        let first = try Self.start(runtime, state)
+        #expect(try mpc("add", a).status == 0)
+        #expect(try mpc("add", b).status == 0)
+        #expect(try mpc("play", "2").status == 0)
+        #expect(try mpc("seek", "12").status == 0)
+        #expect(try mpc("volume", "30").status == 0)
+        #expect(try mpc("repeat", "on").status == 0)
+        #expect(try mpc("consume", "on").status == 0)
+        first.terminate(SIGKILL)
+
+        let second = try Self.start(runtime, state)
+        defer { second.terminate(SIGTERM) }
+        #expect(second.standardErrorText.contains("resumed the saved queue (2 songs)"))
+        let status = try mpc("status")
+        let lines = status.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == "Second", "\(status.stdout)")
+        #expect(lines.count == 3 && lines[1].hasPrefix("[playing] #2/2   0:1"), "\(status.stdout)")
+        #expect(lines.last?.hasPrefix("volume: 30%   repeat: on    random: off   single: off   consume: on") == true, "\(status.stdout)")
+        #expect(try mpc("playlist").stdout == "First\nSecond\n")
+    }
+}
+
+/// `--detach` and `--install-user-service`.
+@Suite(.serialized)
+struct DaemonServiceCLITests {
+    @Test func detachReturnsOnceListeningInASessionOfItsOwn() async throws {
+        let dir = try TempDir("tonearm-daemon-detach")
+        defer { dir.remove() }
+        let runtime = dir.file("run"), state = dir.file("state")
+        let r = try run(try tonearmBinary(), ["daemon", "--detach", "--output", "null", "--listen", "none", "--runtime-dir", runtime,
+                                              "--state-dir", state])
+        #expect(r.status == 0, "\(r.stderr)")
+        let pidText = try #require(r.stdout.split(separator: "(pid ").last?.split(separator: ")").first)
+        let pid = try #require(pid_t(pidText))
+        defer { kill(pid, SIGKILL) }
+        // Listening as soon as the command returned, in a session of its own (a closed terminal
+        // does not hang it up).
+        let client = try MPDTestConnection(unixPath: runtime + "/mpd.sock")
+        #expect(client.greeting == "OK MPD 0.23.5")
+        #expect(getsid(pid) == pid)
+        // A second --detach fails and says where the first is.
+        let second = try run(try tonearmBinary(), ["daemon", "--detach", "--output", "null", "--listen", "none", "--runtime-dir", runtime,
+                                                   "--state-dir", state])
+        #expect(second.status == 1)
+        #expect(second.stderr.contains("already running (pid \(pid)"), "\(second.stderr)")
+        // SIGTERM ends it: the open connection is closed.
+        kill(pid, SIGTERM)
+        #expect(try client.readLine(timeout: 20) == nil)
+        let log = try String(contentsOfFile: state + "/daemon.log", encoding: .utf8)
+        #expect(log.contains("listening on \(runtime)/mpd.sock"))
+    }
+
+    @Test func installsTheRepositorysUserUnitWhichSystemdAccepts() throws {
+        let dir = try TempDir("tonearm-daemon-unit")
+        defer { dir.remove() }
+        let r = try run(try tonearmBinary(), ["daemon", "--install-user-service"], environment: ["XDG_CONFIG_HOME": dir.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let unit = dir.file("systemd/user/tonearm.service")
+        let installed = try String(contentsOfFile: unit, encoding: .utf8)
+        let binary = try #require(realpath(try tonearmBinary(), nil).map { p in defer { free(p) }; return String(cString: p) })
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../dist/systemd/tonearm.service").standardized.path
+        let shipped = try String(contentsOfFile: repository, encoding: .utf8)
+        #expect(installed == shipped.replacingOccurrences(of: "ExecStart=/usr/bin/tonearm daemon", with: "ExecStart=\(binary) daemon"))
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") {
+            let verify = try run("systemd-analyze", ["verify", unit])
+            #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
+        }
+    }
+}
+
+/// A raw protocol connection to a Unix socket: the greeting, then lines (nil: closed).
+final class MPDTestConnection: @unchecked Sendable {
+    let fd: Int32
+    private var pending: [UInt8] = []
+    private(set) var greeting = ""
+
+    init(unixPath: String) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, b) in unixPath.utf8.enumerated() where i < raw.count - 1 { raw[i] = b }
+        }
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard rc == 0 else { throw TestSupportError("connect \(unixPath): \(String(cString: strerror(errno)))") }
+        greeting = try readLine(timeout: 10) ?? "<closed>"
+    }
+
+    deinit { close(fd) }
+
+    func readLine(timeout: Double) throws -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if let nl = pending.firstIndex(of: 10) {
+                let line = String(decoding: pending[..<nl], as: UTF8.self)
+                pending.removeSubrange(...nl)
+                return line
+            }
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { throw TestSupportError("nothing within \(timeout) s") }
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let n = poll(&pfd, 1, Int32(left * 1000) + 1)
+            if n <= 0 { continue }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let got = read(fd, &buffer, buffer.count)
+            if got <= 0 { return nil }
+            pending += buffer[0..<got]
+        }
+    }
+}

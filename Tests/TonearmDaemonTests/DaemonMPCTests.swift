@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TonearmDaemon
+import TonearmMPDProtocol
+import TonearmTestSupport
+
+/// The daemon driven by the real `mpc` (Debian's), as a user would: songs added over the Unix
+/// socket, played, paused, skipped, the volume and modes set — each checked by what the
+/// daemon's player then does and by what `mpc` and the raw protocol report.
+@Suite(.serialized)
+struct DaemonMPCTests {
+    /// `mpc status`'s second line: `[playing] #1/2   0:00/0:02 (0%)`.
+    static func stateLine(_ r: RunResult) -> String {
+        r.stdout.split(separator: "\n").first(where: { $0.hasPrefix("[") }).map(String.init) ?? ""
+    }
+
+    @Test func addPlayPauseVolumeRepeatNextPlaylist() async throws {
+        let d = try await TestDaemon()
+        let a = try d.tone("a.flac", seconds: 1.5, title: "First tone")
+        let b = try d.tone("b.flac", seconds: 30, freq: 660, title: "Second tone")
+        try d.mpc("add", a).expectSuccess()
+        try d.mpc("add", b).expectSuccess()
+
+        let playlist = try d.mpc("playlist")
+        #expect(playlist.stdout == "Tonearm Tests - First tone\nTonearm Tests - Second tone\n")
+
+        let events = d.daemon.player.events
+        let play = try d.mpc("play")
+        #expect(play.status == 0, "\(play.stderr)")
+        #expect(Self.stateLine(play).hasPrefix("[playing] #1/2"))
+        #expect(d.daemon.player.playbackState == .playing)
+
+        // Time advances: the first song (1.5 s) plays to its end in real time (the null output
+        // is real time) and the second follows by itself; status says so before and after.
+        let c = try MPDTestClient(unixPath: d.socketPath)
+        let s1 = MPDTestClient.pairs(try c.exchange(["status"]))
+        #expect(s1["state"] == "play")
+        #expect(s1["song"] == "0")
+        let e1 = try #require(Double(s1["elapsed"] ?? ""))
+        #expect(e1 < 1.5)
+        _ = try await waitForEvent(events, timeout: 20, "the second song by itself") {
+            if case .currentItemChanged(index: 1, _) = $0 { true } else { false }
+        }
+        let s2 = MPDTestClient.pairs(try c.exchange(["status"]))
+        #expect(s2["state"] == "play")
+        #expect(s2["song"] == "1")
+        let e2 = try #require(Double(s2["elapsed"] ?? ""))
+        #expect(1.5 + e2 > e1)
+        #expect(s2["duration"].flatMap(Double.init).map { abs($0 - 30) < 0.05 } == true)
+        #expect(Self.stateLine(try d.mpc("status")).hasPrefix("[playing] #2/2"))
+
+        let pause = try d.mpc("pause")
+        #expect(Self.stateLine(pause).hasPrefix("[paused]"))
+        #expect(d.daemon.player.playbackState == .paused)
+
+        let vol = try d.mpc("volume", "50")
+        #expect(vol.stdout.contains("volume: 50%"))
+        #expect(d.daemon.player.volume == 0.5)
+
+        let rep = try d.mpc("repeat", "on")
+        #expect(rep.stdout.contains("repeat: on"))
+        #expect(d.daemon.player.repeatMode == .all)
+
+        try d.mpc("play").expectSuccess()
+        let prev = try d.mpc("prev")
+        #expect(Self.stateLine(prev).hasPrefix("[playing] #1/2"), "\(prev.stdout)")
+        #expect(d.daemon.player.indexOfNowPlayingItem == 0)
+        let next = try d.mpc("next")
+        #expect(Self.stateLine(next).hasPrefix("[playing] #2/2"), "\(next.stdout)")
+        #expect(d.daemon.player.indexOfNowPlayingItem == 1)
+        let current = try d.mpc("current")
+        #expect(current.stdout == "Tonearm Tests - Second tone\n")
+
+        try d.mpc("stop").expectSuccess()
+        #expect(d.daemon.player.playbackState == .stopped)
+        await d.stop()
+    }
+
+    @Test func idleIsWokenByAnotherClientsChange() async throws {
+        let d = try await TestDaemon()
+        let a = try d.tone("a.flac", seconds: 2)
+        let idlers = d.daemon.hub.idleCountChanges
+        let idle = try ChildProcess(["mpc", "idle", "playlist"], environment: ["MPD_HOST": d.socketPath, "MPD_PORT": "6600"],
+                                    captureStandardOutput: true)
+        // mpc waits in `idle` once the daemon counts an idling connection.
+        _ = try await waitForEvent(idlers, timeout: 10, "mpc to idle") { $0 == 1 }
+        try d.mpc("add", a).expectSuccess()
+        let out = idle.waitForStandardOutputBlocking(timeout: 10) { $0.childEnded }
+        #expect(out.text == "playlist\n")
+        #expect(idle.succeeded)
+        await d.stop()
+    }
+
+    @Test func tcpClientMayNotAddALocalFile() async throws {
+        let d = try await TestDaemon()
+        let a = try d.tone("a.flac", seconds: 1)
+        let r = try d.mpc("add", a, tcp: true)
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("Access denied"), "\(r.stderr)")
+        let raw = try MPDTestClient(port: d.port)
+        #expect(try raw.exchange(["add \(MPDRequest.quoted(a))"]) == ["ACK [4@0] {add} Access denied"])
+        #expect(try raw.exchange(["add file://\(a)"]) == ["ACK [4@0] {add} Access denied"])
+        // A song of the music folder by its relative path is allowed on TCP.
+        #expect(try raw.exchange(["add a.flac"]) == ["OK"])
+        #expect(try d.mpc("playlist").stdout == "a.flac\n")
+        await d.stop()
+    }
+}
+
+extension RunResult {
+    func expectSuccess(sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(status == 0, "exit \(status): \(stderr)", sourceLocation: sourceLocation)
+    }
+}

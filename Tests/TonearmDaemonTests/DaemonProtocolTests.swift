@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TonearmDaemon
+import TonearmMPDProtocol
+import TonearmTestSupport
+
+/// The daemon's server on the raw protocol: the same request lines sent to Debian's MPD
+/// (``PrivateMPD``, an empty queue and library) and to the daemon (an empty queue), the answers
+/// compared line for line — nothing of MPD's answers is written here; command lists; the idle
+/// rules; the connection limit; 100 idle clients and a busy one.
+@Suite(.serialized)
+struct DaemonProtocolTests {
+    /// Requests (one line, or a command list) whose answers on an empty queue depend only on the
+    /// protocol: error codes, indices, messages, `list_OK`, closing.
+    static let cases: [[String]] = [
+        ["ping"],
+        ["foo"],
+        ["PING"],
+        ["play 5"],
+        ["play x"],
+        ["play -1"],
+        ["playid 99"],
+        ["repeat 2"],
+        ["random x"],
+        ["single 2"],
+        ["single oneshot"],
+        ["consume 1"],
+        ["consume 0"],
+        ["crossfade -1"],
+        ["delete 0"],
+        ["delete 3:"],
+        ["delete -1"],
+        ["delete 2:1"],
+        ["deleteid 5"],
+        ["move 0 1"],
+        ["moveid 3 0"],
+        ["swap 0 1"],
+        ["swapid 1 2"],
+        ["seek 0 1"],
+        ["seekid 9 1"],
+        ["seekcur x"],
+        ["playlistinfo 5"],
+        ["playlistinfo"],
+        ["playlistid 3"],
+        ["plchanges x"],
+        ["plchangesposid 0"],
+        ["clearerror"],
+        ["stop"],
+        ["next"],
+        ["previous"],
+        ["pause"],
+        ["pause 2"],
+        ["shuffle"],
+        ["clear"],
+        ["play"],
+        ["currentsong"],
+        ["tagtypes enable Foo"],
+        ["tagtypes bogus"],
+        ["tagtypes clear"],
+        ["tagtypes disable Artist"],
+        ["tagtypes all"],
+        ["seekcur 5"],
+        ["setvol x"],
+        ["volume 500"],
+        ["addid x 5"],
+        ["deleteid x"],
+        ["binarylimit x"],
+        ["add"],
+        ["status 1"],
+        ["idle foo"],
+        ["noidle", "ping"],
+        ["idle", "ping"],
+        ["command_list_begin", "ping", "foo", "ping", "command_list_end"],
+        ["command_list_ok_begin", "ping", "ping", "command_list_end"],
+        ["command_list_ok_begin", "ping", "play 3", "command_list_end"],
+        ["command_list_begin", "repeat 0", "random 0", "command_list_end"],
+        ["command_list_begin", "close", "command_list_end"],
+        ["GET / HTTP/1.1"],
+        ["ping \"unterminated"],
+    ]
+
+    @Test func answersAsMPDDoes() async throws {
+        let mpd = try PrivateMPD()
+        defer { mpd.stop() }
+        let d = try await TestDaemon()
+        var differences: [String] = []
+        for lines in Self.cases {
+            let theirs = try mpd.exchange(lines.map { Array($0.utf8) })
+            let client = try MPDTestClient(unixPath: d.socketPath)
+            #expect(client.greeting == "OK MPD 0.23.5")
+            let ours = try client.exchange(lines)
+            if ours != theirs { differences.append("\(lines): MPD \(theirs), Tonearm \(ours)") }
+        }
+        #expect(differences.isEmpty, "\(differences.joined(separator: "\n"))")
+        await d.stop()
+    }
+
+    @Test func idleRules() async throws {
+        let d = try await TestDaemon()
+        let a = try d.tone("a.flac", seconds: 1)
+        let idler = try MPDTestClient(unixPath: d.socketPath)
+        let idlers = d.daemon.hub.idleCountChanges
+        // Changes made while a client is busy (not idling) are kept for its next idle.
+        let other = try MPDTestClient(unixPath: d.socketPath)
+        #expect(try other.exchange(["add \(MPDRequest.quoted(a))"]) == ["OK"])
+        #expect(try other.exchange(["repeat 1"]) == ["OK"])
+        #expect(try idler.exchange(["idle playlist"]) == ["changed: playlist", "OK"])
+        #expect(try idler.exchange(["idle"]) == ["changed: options", "OK"])
+        // An idle with nothing pending waits; another client's change wakes it.
+        idler.send(["idle mixer options"])
+        _ = try await waitForEvent(idlers, timeout: 10, "the idle") { $0 == 1 }
+        #expect(try other.exchange(["setvol 40"]) == ["OK"])
+        #expect(try idler.readAnswer() == ["changed: mixer", "OK"])
+        // noidle ends an idle with what changed (nothing): OK.
+        idler.send(["idle"])
+        _ = try await waitForEvent(idlers, timeout: 10, "the second idle") { $0 == 1 }
+        #expect(try idler.exchange(["noidle"]) == ["OK"])
+        #expect(try idler.exchange(["ping"]) == ["OK"])
+        // Any other command while idling closes the connection.
+        idler.send(["idle"])
+        _ = try await waitForEvent(idlers, timeout: 10, "the third idle") { $0 == 1 }
+        #expect(try idler.exchange(["status"]) == ["<closed>"])
+        await d.stop()
+    }
+
+    @Test func connectionLimitAndLongLines() async throws {
+        var limits = MPDServerLimits()
+        limits.maxConnections = 3
+        limits.maxLineLength = 1024
+        let d = try await TestDaemon(limits: limits)
+        let kept = try (0..<3).map { _ in try MPDTestClient(unixPath: d.socketPath) }
+        for c in kept { #expect(c.greeting == "OK MPD 0.23.5") }
+        // The fourth is closed at once, without a greeting.
+        let refused = try MPDTestClient(unixPath: d.socketPath)
+        #expect(refused.greeting == "<closed>")
+        // A line longer than the limit closes its connection; the others go on.
+        kept[0].send([String(repeating: "a", count: 2000)])
+        #expect(try kept[0].readAnswer() == ["<closed>"])
+        #expect(try kept[1].exchange(["ping"]) == ["OK"])
+        await d.stop()
+    }
+
+    @Test func hundredIdleClientsAndABusyOneAllServed() async throws {
+        var limits = MPDServerLimits()
+        limits.maxConnections = 128
+        let d = try await TestDaemon(limits: limits)
+        let a = try d.tone("a.flac", seconds: 1)
+        let idlers = d.daemon.hub.idleCountChanges
+        let idle = try (0..<100).map { _ in try MPDTestClient(unixPath: d.socketPath) }
+        for c in idle { c.send(["idle playlist"]) }
+        _ = try await waitForEvent(idlers, timeout: 30, "100 idle clients") { $0 == 100 }
+        let busy = try MPDTestClient(unixPath: d.socketPath)
+        for i in 0..<200 {
+            let id = MPDTestClient.pairs(try busy.exchange(["addid \(MPDRequest.quoted(a))"]))["Id"]
+            #expect(id == String(i + 1))
+            if i % 50 == 0 { #expect(try busy.exchange(["status"]).last == "OK") }
+        }
+        let info = try busy.exchange(["playlistinfo"])
+        #expect(info.filter { $0.hasPrefix("Id: ") }.count == 200)
+        for c in idle { #expect(try c.readAnswer() == ["changed: playlist", "OK"]) }
+        await d.stop()
+    }
+}
