@@ -89,6 +89,10 @@ struct DaemonCommand: AsyncParsableCommand {
         var options = DaemonOptions(runtimeDirectory: runtimeDir ?? DaemonOptions.defaultRuntimeDirectory, tcp: tcp, output: selection,
                                     musicDirectories: folders, verbose: verbose)
         options.stateDirectory = stateDir ?? DaemonOptions.defaultStateDirectory
+        // The first music folder is the database's root (MPD's music_directory): scanned now.
+        if let root = folders.first, let state = options.stateDirectory {
+            options.makeDatabase = { try await DaemonDatabase.open(musicRoot: root, stateDirectory: state) }
+        }
         do {
             try await DaemonRunner.run(options)
         } catch let e as DaemonLockError {

@@ -22,6 +22,10 @@ public struct DaemonOptions: Sendable {
     public var stateDirectory: String?
     /// The library's answers to the database commands (nil: `ACK [5@0]` unknown command).
     public var database: (any MPDDatabaseResponder)?
+    /// Makes ``database`` once this daemon holds the one-per-user lock (a library scanned at
+    /// start must not be written by a second daemon that is about to be refused). Wins over
+    /// `database`.
+    public var makeDatabase: (@Sendable () async throws -> any MPDDatabaseResponder)?
 
     public init(runtimeDirectory: String, tcp: [MPDListenAddress], output: OutputSelection, musicDirectories: [String], verbose: Bool) {
         self.runtimeDirectory = runtimeDirectory
@@ -130,11 +134,16 @@ public enum DaemonRunner {
         var logger = Logger(label: "tonearm.daemon") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = options.verbose ? .debug : .info
         let lock = try DaemonLock(path: options.lockPath, socketPath: options.socketPath)
+        var database = options.database
+        if let make = options.makeDatabase {
+            logger.info("scanning the music folder")
+            database = try await make()
+        }
         let selection = options.output
         let store = options.stateDirectory.map { QueueStateStore(path: $0 + "/queue.json") }
         let player = MusicPlayer(output: { selection.makeDriver(applicationName: "Tonearm", streamName: "Tonearm daemon", buffering: .steady) },
                                  store: store)
-        let daemon = MPDDaemon(player: player, database: options.database, musicDirectories: options.musicDirectories,
+        let daemon = MPDDaemon(player: player, database: database, musicDirectories: options.musicDirectories,
                                stateFile: options.stateDirectory.map { $0 + "/daemon.json" })
         do {
             if try daemon.restore() { logger.info("resumed the saved queue (\(daemon.player.queue.items().count) songs)") }

@@ -99,8 +99,13 @@ public struct MPDOutcome: Sendable, Hashable {
 }
 
 /// The database commands' seam: the library's responder (another module) answers these names.
+/// Called on the daemon's command queue.
 public protocol MPDDatabaseResponder: Sendable {
-    func respond(command: String, arguments: [String]) throws(MPDAck) -> String
+    /// The database commands it answers (a subset of ``MPDCommandMachine/databaseCommands``);
+    /// the others answer `ACK [5@0]` unknown command and are not listed by `commands`.
+    var commands: Set<String> { get }
+    /// The answer's body without the final `OK`; `tagTypes` are the connection's (`tagtypes`).
+    func respond(command: String, arguments: [String], tagTypes: Set<MPDTag>) throws(MPDAck) -> String
 }
 
 /// The daemon's command layer as a state machine: requests in (with the player as it is now),
@@ -132,6 +137,10 @@ public struct MPDCommandMachine: Sendable {
         "list", "count", "update", "rescan", "albumart", "readpicture", "getfingerprint", "readcomments",
         "listplaylists", "listplaylist", "listplaylistinfo", "load", "save", "rm", "rename", "playlistadd",
         "playlistclear", "playlistdelete", "playlistmove",
+    ]
+    /// The database commands that change a stored playlist (idle `stored_playlist` after them).
+    public static let storedPlaylistCommands: Set<String> = [
+        "save", "rm", "rename", "playlistadd", "playlistclear", "playlistdelete", "playlistmove", "searchaddpl",
     ]
     /// The commands this layer answers itself (with the connection's and the database's).
     public static let implemented: Set<String> = [
@@ -226,8 +235,9 @@ public struct MPDCommandMachine: Sendable {
         func changeOptions() { out.changed.insert(.options) }
 
         if Self.databaseCommands.contains(name) {
-            guard let database else { throw MPDAck(.unknown, "unknown command \"\(name)\"") }
-            do { out.response = try database.respond(command: name, arguments: args) } catch { throw error.at(0, command: name) }
+            guard let database, database.commands.contains(name) else { throw MPDAck(.unknown, "unknown command \"\(name)\"") }
+            do { out.response = try database.respond(command: name, arguments: args, tagTypes: client.tagTypes) } catch { throw error.at(0, command: name) }
+            if MPDCommandMachine.storedPlaylistCommands.contains(name) { out.changed.insert(.storedPlaylist) }
             return out
         }
 
@@ -235,7 +245,7 @@ public struct MPDCommandMachine: Sendable {
         case "ping", "close", "idle", "noidle":
             break
         case "commands":
-            for c in MPDCommands.all where Self.implemented.contains(c.name) || (database != nil && Self.databaseCommands.contains(c.name)) {
+            for c in MPDCommands.all where Self.implemented.contains(c.name) || database?.commands.contains(c.name) == true {
                 out.response += MPDResponse.pair("command", c.name)
             }
         case "notcommands":

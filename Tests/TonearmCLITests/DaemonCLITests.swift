@@ -41,6 +41,44 @@ struct DaemonCLITests {
     }
 }
 
+/// The daemon's database: `--music DIR` is scanned into the daemon's own library at start, and
+/// mpc browses, searches and adds from it as from MPD (issue 20; the answers' format is compared
+/// with a real MPD by MPDLibraryPeerTests).
+@Suite(.serialized)
+struct DaemonDatabaseCLITests {
+    @Test func mpcBrowsesSearchesAndAddsFromTheMusicFolder() throws {
+        let dir = try TempDir("tonearm-daemon-db")
+        defer { dir.remove() }
+        let music = dir.file("music")
+        try FileManager.default.createDirectory(atPath: music + "/Artist/青花", withIntermediateDirectories: true)
+        try Fixtures.tone(path: music + "/Artist/青花/01.flac",
+                          codecArgs: ["-c:a", "flac", "-metadata", "title=青花瓷", "-metadata", "artist=Artist", "-metadata", "album=青花"], seconds: 2)
+        try Fixtures.tone(path: music + "/Artist/青花/02.flac",
+                          codecArgs: ["-c:a", "flac", "-metadata", "title=Second", "-metadata", "artist=Artist", "-metadata", "album=青花"], seconds: 2)
+        let runtime = dir.file("run")
+        let daemon = try ChildProcess([try tonearmBinary(), "daemon", "--output", "null", "--listen", "none", "--music", music,
+                                       "--runtime-dir", runtime, "--state-dir", dir.file("state")], captureStandardError: true)
+        defer { daemon.terminate(SIGKILL) }
+        #expect(daemon.waitForStandardError(containing: "listening on \(runtime)/mpd.sock", timeout: 60), "\(daemon.standardErrorText)")
+        let env = ["MPD_HOST": runtime + "/mpd.sock"]
+        func mpc(_ args: String...) throws -> String {
+            let r = try run("mpc", args, environment: env)
+            #expect(r.status == 0, "mpc \(args): \(r.stderr)")
+            return r.stdout
+        }
+        #expect(try mpc("ls") == "Artist\n")
+        #expect(try mpc("ls", "Artist") == "Artist/青花\n")
+        #expect(try mpc("listall") == "Artist/青花/01.flac\nArtist/青花/02.flac\n")
+        #expect(try mpc("search", "title", "青花") == "Artist/青花/01.flac\n")
+        #expect(try mpc("list", "album") == "青花\n")
+        // Added by its URI in the music folder (over the socket and, as a library song, over TCP too).
+        _ = try mpc("add", "Artist/青花/02.flac")
+        #expect(try mpc("playlist") == "Artist - Second\n")
+        daemon.terminate(SIGTERM)
+        #expect(daemon.succeeded, "\(daemon.standardErrorText)")
+    }
+}
+
 /// The daemon's state survives SIGKILL: the queue, the song, the position, the volume and the
 /// modes are saved as they change (before the answer goes out), and a new daemon resumes.
 @Suite(.serialized)

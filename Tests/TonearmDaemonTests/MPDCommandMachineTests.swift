@@ -7,7 +7,8 @@ import TonearmMPDProtocol
 /// the actions a command asks of the player, consume, and the database seam.
 struct MPDCommandMachineTests {
     struct Library: MPDDatabaseResponder {
-        func respond(command: String, arguments: [String]) throws(MPDAck) -> String {
+        var commands: Set<String> { ["lsinfo", "find", "rm"] }
+        func respond(command: String, arguments: [String], tagTypes: Set<MPDTag>) throws(MPDAck) -> String {
             guard arguments.first != "bad" else { throw MPDAck(.noExist, "No such directory") }
             return "directory: \(command)\n"
         }
@@ -64,5 +65,11 @@ struct MPDCommandMachineTests {
         // `commands` lists them only when a library answers.
         #expect(!(try Self.send(&m, "commands").response.contains("command: lsinfo\n")))
         #expect(try Self.send(&m, "commands", database: Library()).response.contains("command: lsinfo\n"))
+        // Only those the library answers: the others stay unknown and unlisted.
+        #expect(throws: MPDAck(.unknown, "unknown command \"listall\"")) { try Self.send(&m, "listall", database: Library()) }
+        #expect(!(try Self.send(&m, "commands", database: Library()).response.contains("command: listall\n")))
+        // A stored playlist's change wakes `idle stored_playlist`.
+        #expect(try Self.send(&m, "rm x", database: Library()).changed == [.storedPlaylist])
+        #expect(try Self.send(&m, "find artist x", database: Library()).changed.isEmpty)
     }
 }
