@@ -28,7 +28,7 @@ struct DaemonCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Where to play: pulse or null. Default: PulseAudio/PipeWire if a server answers, else null.", valueName: "OUTPUT"))
     var output: String?
 
-    @Option(name: .long, help: ArgumentHelp("A music folder (repeatable): songs are added by their path in it.", valueName: "DIR"))
+    @Option(name: .long, help: ArgumentHelp("A music folder (repeatable): songs are added by their path in it. The first is the database: scanned at start, browsed with lsinfo, find, search and list.", valueName: "DIR"))
     var music: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("The folder of the socket and the lock (default $XDG_RUNTIME_DIR/tonearm).", valueName: "DIR"))
