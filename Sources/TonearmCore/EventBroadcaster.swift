@@ -11,9 +11,13 @@ public final class EventBroadcaster<Event: Sendable>: Sendable {
 
     public init() {}
 
-    /// A new stream of the events yielded from now on.
-    public func stream(bufferingNewest limit: Int = 256) -> AsyncStream<Event> {
-        let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(limit))
+    /// A new stream of the events yielded from now on. With a `limit`, a subscriber that falls
+    /// more than `limit` events behind loses the oldest (for streams of states, where only the
+    /// latest matters); with `nil`, it keeps every event however far behind it is (for streams
+    /// whose consumers count or record events: what played, what changed).
+    public func stream(bufferingNewest limit: Int? = 256) -> AsyncStream<Event> {
+        let policy: AsyncStream<Event>.Continuation.BufferingPolicy = limit.map { .bufferingNewest($0) } ?? .unbounded
+        let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: policy)
         if finished.withLock({ $0 }) {
             continuation.finish()
             return stream

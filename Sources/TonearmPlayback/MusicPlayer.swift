@@ -274,8 +274,8 @@ public final class MusicPlayer: Sendable {
         set { queue.volume = newValue }
     }
 
-    /// Every event of the queue.
-    public var events: AsyncStream<QueuePlayerEvent> { broadcaster.stream(bufferingNewest: 1024) }
+    /// Every event of the queue (lossless, as ``QueuePlayer/events``).
+    public var events: AsyncStream<QueuePlayerEvent> { broadcaster.stream(bufferingNewest: nil) }
 
     /// Playback state changes.
     public var playbackStateChanges: AsyncStream<PlaybackState> {

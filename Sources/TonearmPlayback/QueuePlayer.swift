@@ -184,8 +184,11 @@ public final class QueuePlayer: @unchecked Sendable {
         OutputSelection.automatic().selection.makeDriver(streamName: "Tonearm", buffering: .steady)
     }
 
-    /// Events, from the moment of the call. A new stream per call.
-    public var events: AsyncStream<QueuePlayerEvent> { broadcaster.stream(bufferingNewest: 1024) }
+    /// Events, from the moment of the call. A new stream per call. Lossless: a consumer that
+    /// falls behind (a busy screen while an untimed output plays hundreds of items a second)
+    /// still gets every event, so what counts or records them (the play command's "N played",
+    /// the library's play counts, the daemon's idle) loses none.
+    public var events: AsyncStream<QueuePlayerEvent> { broadcaster.stream(bufferingNewest: nil) }
 
     // MARK: Queue
 
