@@ -213,8 +213,8 @@ enum ScheduledContent: @unchecked Sendable {
 /// that calls completion handlers.
 ///
 /// `@unchecked Sendable`: the queue and generations are under `shared`, the renderer's controls
-/// under `producer`, the clocks and flags are atomics; `format`, `renderer`, `ring` and the
-/// threads are written by `configure` only while the node is not rendered; the `…InLastCall`
+/// under `producer`, the clocks and flags are atomics, `format` is under its own lock; `renderer`,
+/// `ring` and the threads are written by `configure` only while the node is not rendered; the `…InLastCall`
 /// fields belong to the render thread.
 final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
     struct Item {
@@ -276,7 +276,12 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
 
     /// The renderer's count of late data (``AudioPlayerNode/underrunCount``).
     var underrunCount: Int { producer.withLock { _ in renderer?.underruns.load(ordering: .relaxed) ?? 0 } }
-    private(set) var format: AudioFormat?
+    /// The engine's format the node was configured for (nil before). Written by `configure` on
+    /// the control plane; read from any thread (a player's time, asked while an engine starts —
+    /// ThreadSanitizer saw `QueuePlayer.currentTime` read it during `configure`), so kept under
+    /// its own lock; the render and decoder threads never read it (the decoder is given it).
+    var format: AudioFormat? { configuredFormat.withLock { $0 } }
+    private let configuredFormat = Mutex<AudioFormat?>(nil)
     /// Written by `configure` under `producer` while the node is not rendered; read by the
     /// render thread and, under `producer`, by the control plane.
     private var renderer: StreamRenderer?
@@ -303,7 +308,7 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
         if let old = format, old.sampleRate == f.sampleRate, old.channelCount == f.channelCount,
            old.effectiveChannelLayout == f.effectiveChannelLayout { return }
         shutdownThreads()
-        format = f
+        configuredFormat.withLock { $0 = f }
         let r = PCMBlockRing(blockFrames: 1024, channels: f.channelCount, blockCount: max(8, Int(f.sampleRate) / 1024))
         ring = r
         let rr = StreamRenderer(ring: r, spaceSignal: wake, dataSignal: dataSignal, continuesAfterItems: true)
