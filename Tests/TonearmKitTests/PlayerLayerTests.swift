@@ -13,10 +13,14 @@ import TonearmWindow
 /// shows the colour of the frame the window last drew, where the gravity puts it. Waits are on
 /// the player's events and the window's presentations, with deadlines.
 @Suite(.serialized) struct PlayerLayerTests {
-    /// Red for 1.5 s, then blue for 1.5 s.
+    /// Red for 1.5 s, then blue for 4.5 s. The second check plays to a frame at 1.7 s and then
+    /// pauses: with only 1.5 s of blue, a loaded machine (or a late presentation) now and then let
+    /// the clip end first — the player was then paused at its end and `pause()` changed nothing,
+    /// seen as "timed out waiting for paused" (two clean-clone runs and 2 of 5 local runs of
+    /// session 14: status paused, rate 0, before `pause()`).
     static func colorClip(_ dir: TempDir) throws -> String {
         let clip = dir.file("colors.mp4")
-        try VideoFixtures.colorClip(clip, colors: ["red", "blue"], segment: 1.5)
+        try VideoFixtures.colorClip(clip, colors: ["red", "blue", "blue", "blue"], segment: 1.5)
         return clip
     }
 
