@@ -140,7 +140,7 @@ struct DaemonServiceCLITests {
         defer { kill(pid, SIGKILL) }
         // Listening as soon as the command returned, in a session of its own (a closed terminal
         // does not hang it up).
-        let client = try MPDTestConnection(unixPath: runtime + "/mpd.sock")
+        let client = try MPDLineSocket(unixPath: runtime + "/mpd.sock")
         #expect(client.greeting == "OK MPD 0.23.5")
         #expect(getsid(pid) == pid)
         // A second --detach fails and says where the first is.
@@ -169,49 +169,6 @@ struct DaemonServiceCLITests {
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") {
             let verify = try run("systemd-analyze", ["verify", unit])
             #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
-        }
-    }
-}
-
-/// A raw protocol connection to a Unix socket: the greeting, then lines (nil: closed).
-final class MPDTestConnection: @unchecked Sendable {
-    let fd: Int32
-    private var pending: [UInt8] = []
-    private(set) var greeting = ""
-
-    init(unixPath: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, b) in unixPath.utf8.enumerated() where i < raw.count - 1 { raw[i] = b }
-        }
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard rc == 0 else { throw TestSupportError("connect \(unixPath): \(String(cString: strerror(errno)))") }
-        greeting = try readLine(timeout: 10) ?? "<closed>"
-    }
-
-    deinit { close(fd) }
-
-    func readLine(timeout: Double) throws -> String? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
-            if let nl = pending.firstIndex(of: 10) {
-                let line = String(decoding: pending[..<nl], as: UTF8.self)
-                pending.removeSubrange(...nl)
-                return line
-            }
-            let left = deadline.timeIntervalSinceNow
-            guard left > 0 else { throw TestSupportError("nothing within \(timeout) s") }
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let n = poll(&pfd, 1, Int32(left * 1000) + 1)
-            if n <= 0 { continue }
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            let got = read(fd, &buffer, buffer.count)
-            if got <= 0 { return nil }
-            pending += buffer[0..<got]
         }
     }
 }

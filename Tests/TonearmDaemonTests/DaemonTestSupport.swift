@@ -52,85 +52,24 @@ final class TestDaemon: @unchecked Sendable {
 /// sends lines, reads answers up to `OK`/`ACK` (or the connection's end). Blocking reads with a
 /// deadline (poll), no sleeps.
 final class MPDTestClient: @unchecked Sendable {
-    let fd: Int32
-    private var pending: [UInt8] = []
+    private let socket: MPDLineSocket
 
-    init(unixPath: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, b) in unixPath.utf8.enumerated() where i < raw.count - 1 { raw[i] = b }
-        }
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard rc == 0 else { throw TestSupportError("connect \(unixPath): \(String(cString: strerror(errno)))") }
-        greeting = try readLine(timeout: 10) ?? "<closed>"
-    }
+    init(unixPath: String) throws { socket = try MPDLineSocket(unixPath: unixPath) }
 
-    init(port: Int) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard rc == 0 else { throw TestSupportError("connect 127.0.0.1:\(port): \(String(cString: strerror(errno)))") }
-        greeting = try readLine(timeout: 10) ?? "<closed>"
-    }
+    init(port: Int) throws { socket = try MPDLineSocket(tcpPort: port) }
 
     /// The first line the server sent.
-    private(set) var greeting = ""
+    var greeting: String { socket.greeting }
 
-    deinit { close(fd) }
+    func send(_ lines: [String]) { socket.send(lines: lines) }
 
-    func send(_ lines: [String]) {
-        var bytes = Array(lines.map { $0 + "\n" }.joined().utf8)
-        _ = Glibc.send(fd, &bytes, bytes.count, Int32(MSG_NOSIGNAL))
-    }
-
-    func send(bytes: [UInt8]) {
-        var b = bytes
-        _ = Glibc.send(fd, &b, b.count, Int32(MSG_NOSIGNAL))
-    }
+    func send(bytes: [UInt8]) { socket.send(bytes) }
 
     /// The next line (nil: the connection closed).
-    func readLine(timeout: Double = 10) throws -> String? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
-            if let nl = pending.firstIndex(of: 10) {
-                let line = String(decoding: pending[..<nl], as: UTF8.self)
-                pending.removeSubrange(...nl)
-                return line
-            }
-            let left = deadline.timeIntervalSinceNow
-            guard left > 0 else { throw TestSupportError("no answer within \(timeout) s (have: \(String(decoding: pending, as: UTF8.self)))") }
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let n = poll(&pfd, 1, Int32(left * 1000) + 1)
-            if n < 0, errno == EINTR { continue }
-            if n == 0 { continue }
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            let got = read(fd, &buffer, buffer.count)
-            if got <= 0 { return nil }
-            pending += buffer[0..<got]
-        }
-    }
+    func readLine(timeout: Double = 10) throws -> String? { try socket.readLine(timeout: timeout) }
 
     /// Every line up to and including `OK` or `ACK …`, or ending with `<closed>`.
-    func readAnswer(timeout: Double = 10) throws -> [String] {
-        var out: [String] = []
-        while true {
-            guard let l = try readLine(timeout: timeout) else {
-                out.append("<closed>")
-                return out
-            }
-            out.append(l)
-            if l == "OK" || l.hasPrefix("ACK ") { return out }
-        }
-    }
+    func readAnswer(timeout: Double = 10) throws -> [String] { try socket.readAnswer(timeout: timeout) }
 
     func exchange(_ lines: [String], timeout: Double = 10) throws -> [String] {
         send(lines)

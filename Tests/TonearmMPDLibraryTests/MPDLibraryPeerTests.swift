@@ -337,51 +337,18 @@ import TonearmTestSupport
 
 /// One connection to MPD kept open (``PrivateMPD/exchange(_:timeout:)`` opens one per request).
 final class MPDConnection {
-    let fd: Int32
-    private var pending: [UInt8] = []
+    private let socket: MPDLineSocket
 
-    init(socketPath: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, b) in socketPath.utf8.enumerated() where i < raw.count - 1 { raw[i] = b }
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard connected == 0 else { throw TestSupportError("connect \(socketPath): \(String(cString: strerror(errno)))") }
-        _ = try readLine(timeout: 10)
-    }
-
-    deinit { close(fd) }
+    init(socketPath: String) throws { socket = try MPDLineSocket(unixPath: socketPath) }
 
     func readLine(timeout: Double) throws -> String {
-        while true {
-            if let nl = pending.firstIndex(of: 10) {
-                let line = String(decoding: pending[..<nl], as: UTF8.self)
-                pending.removeSubrange(...nl)
-                return line
-            }
-            try fill(timeout: timeout)
-        }
-    }
-
-    /// Reads what MPD has sent (waiting at most `timeout` seconds for it) into `pending`.
-    func fill(timeout: Double) throws {
-        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&pfd, 1, Int32(timeout * 1000))
-        guard ready > 0 || (ready < 0 && errno == EINTR) else { throw TestSupportError("mpd did not answer within \(timeout) s") }
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        let got = read(fd, &buffer, buffer.count)
-        guard got > 0 else { throw TestSupportError("mpd closed the connection") }
-        pending += buffer[0..<got]
+        guard let line = try socket.readLine(timeout: timeout) else { throw TestSupportError("mpd closed the connection") }
+        return line
     }
 
     /// Sends `line`, returns the answer's lines up to `OK` (throws on `ACK`).
     func request(_ line: String, timeout: Double = 30) throws -> [String] {
-        var bytes = Array(line.utf8) + [10]
-        _ = send(fd, &bytes, bytes.count, Int32(MSG_NOSIGNAL))
+        socket.send(Array(line.utf8) + [10])
         var out: [String] = []
         while true {
             let l = try readLine(timeout: timeout)
@@ -394,17 +361,18 @@ final class MPDConnection {
     /// Sends `line`, returns the answer's bytes as sent, up to `OK\n` or an `ACK` line (with
     /// `binary: N` chunks read as N bytes).
     func raw(_ line: String, timeout: Double = 30) throws -> [UInt8] {
-        var bytes = Array(line.utf8) + [10]
-        _ = send(fd, &bytes, bytes.count, Int32(MSG_NOSIGNAL))
+        socket.send(Array(line.utf8) + [10])
         var out: [UInt8] = []
         while true {
             let l = try readLine(timeout: timeout)
             out += Array(l.utf8) + [10]
             if l == "OK" || l.hasPrefix("ACK ") { return out }
             if l.hasPrefix("binary: "), let n = Int(l.dropFirst(8)) {
-                while pending.count < n + 1 { try fill(timeout: timeout) }
-                out += pending[..<(n + 1)]
-                pending.removeSubrange(..<(n + 1))
+                while socket.pending.count < n + 1 {
+                    guard try socket.fill(timeout: timeout) else { throw TestSupportError("mpd closed the connection") }
+                }
+                out += socket.pending[..<(n + 1)]
+                socket.pending.removeSubrange(..<(n + 1))
             }
         }
     }

@@ -109,6 +109,29 @@ import TonearmVideo
 }
 
 extension PlayerHLSVideoTests {
+
+    /// ffmpeg's frames (MD5s, times and key flags) of the first variant's three segments one
+    /// after another — the item's timeline — and a player of the stream's master playlist,
+    /// served from `dir`, playing with a frame recorder and showing its first frame. The caller
+    /// stops the server.
+    private static func playingTheFirstVariant(in dir: TempDir) async throws
+        -> (md5s: [String], frames: [(time: Double, key: Bool)], server: PrivateHTTPServer, player: Player, recorder: FrameRecorder) {
+        let all = dir.file("all.ts")
+        var bytes = Data()
+        for k in 0..<3 { bytes += try Data(contentsOf: URL(fileURLWithPath: dir.file("v0/seg\(k).ts"))) }
+        try bytes.write(to: URL(fileURLWithPath: all))
+        let md5s = try VideoFixtures.frameMD5s(all)
+        let frames = try VideoFixtures.frameTimes(all)
+        try #require(md5s.count == frames.count && !md5s.isEmpty)
+        let server = try PrivateHTTPServer(root: dir.path)
+        let recorder = FrameRecorder()
+        let player = Player(playerItem: PlayerItem(url: server.url("/master.m3u8")), output: { NullOutput() })
+        player.addVideoRenderer(recorder)
+        let shownOnce = collectPlayerEvents(player, timeout: 30) { if case .readyForDisplay = $0 { true } else { false } }
+        player.play()
+        _ = try await shownOnce.value
+        return (md5s, frames, server, player, recorder)
+    }
     /// An exact seek while playing: the sound's seek opens the stream again at the target's
     /// segment, and the picture follows it — a reader of that new stream, not a download of its
     /// own — showing ffmpeg's frame at the target first, then the rest in order.
@@ -118,22 +141,9 @@ extension PlayerHLSVideoTests {
         try Self.stream(in: dir, sizes: [(160, 90)])
         // ffmpeg's frames of the whole stream (its segments one after another), with their times
         // on the item's timeline.
-        let all = dir.file("all.ts")
-        var bytes = Data()
-        for k in 0..<3 { bytes += try Data(contentsOf: URL(fileURLWithPath: dir.file("v0/seg\(k).ts"))) }
-        try bytes.write(to: URL(fileURLWithPath: all))
-        let md5s = try VideoFixtures.frameMD5s(all)
-        let times = try VideoFixtures.frameTimes(all).map(\.time)
-        try #require(md5s.count == times.count && !md5s.isEmpty)
-        let server = try PrivateHTTPServer(root: dir.path)
+        let (md5s, frames, server, player, recorder) = try await Self.playingTheFirstVariant(in: dir)
         defer { server.stop() }
-        let item = PlayerItem(url: server.url("/master.m3u8"))
-        let recorder = FrameRecorder()
-        let player = Player(playerItem: item, output: { NullOutput() })
-        player.addVideoRenderer(recorder)
-        let shownOnce = collectPlayerEvents(player, timeout: 30) { if case .readyForDisplay = $0 { true } else { false } }
-        player.play()
-        _ = try await shownOnce.value
+        let times = frames.map(\.time)
         let target = 3.5
         let ended = collectPlayerEvents(player, timeout: 60) { e in
             switch e {
@@ -272,22 +282,8 @@ extension PlayerHLSVideoTests {
         let dir = try TempDir("player-hls-video-keyseek")
         defer { dir.remove() }
         try Self.stream(in: dir, sizes: [(160, 90)])
-        let all = dir.file("all.ts")
-        var bytes = Data()
-        for k in 0..<3 { bytes += try Data(contentsOf: URL(fileURLWithPath: dir.file("v0/seg\(k).ts"))) }
-        try bytes.write(to: URL(fileURLWithPath: all))
-        let md5s = try VideoFixtures.frameMD5s(all)
-        let frames = try VideoFixtures.frameTimes(all)
-        try #require(md5s.count == frames.count && !md5s.isEmpty)
-        let server = try PrivateHTTPServer(root: dir.path)
+        let (md5s, frames, server, player, recorder) = try await Self.playingTheFirstVariant(in: dir)
         defer { server.stop() }
-        let item = PlayerItem(url: server.url("/master.m3u8"))
-        let recorder = FrameRecorder()
-        let player = Player(playerItem: item, output: { NullOutput() })
-        player.addVideoRenderer(recorder)
-        let shownOnce = collectPlayerEvents(player, timeout: 30) { if case .readyForDisplay = $0 { true } else { false } }
-        player.play()
-        _ = try await shownOnce.value
         let target = 3.5
         let key = try #require(frames.lastIndex { $0.key && $0.time <= target + 1e-6 })
         let exact = try #require(frames.lastIndex { $0.time <= target + 1e-6 })

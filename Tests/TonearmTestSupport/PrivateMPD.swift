@@ -57,56 +57,11 @@ public final class PrivateMPD: @unchecked Sendable {
     /// and returns every line of the answer up to its `OK` or `ACK …`, or ending with `<closed>`
     /// when MPD closed the connection. At most `timeout` seconds.
     public func exchange(_ lines: [[UInt8]], timeout: Double = 5) throws -> [String] {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, b) in socketPath.utf8.enumerated() where i < raw.count - 1 { raw[i] = b }
+        let connection = try MPDLineSocket(unixPath: socketPath, timeout: timeout)
+        guard connection.greeting.hasPrefix("OK MPD ") else {
+            throw TestSupportError("no greeting from mpd (\(connection.greeting); running: \(process.isRunning)): \(process.standardErrorText.suffix(2000))")
         }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard connected == 0 else { throw TestSupportError("connect \(socketPath): \(String(cString: strerror(errno)))") }
-        let deadline = Date().addingTimeInterval(timeout)
-        var pending: [UInt8] = []
-        /// The next line MPD sends (nil: closed).
-        func readLine() throws -> String? {
-            while true {
-                if let nl = pending.firstIndex(of: 10) {
-                    let line = String(decoding: pending[..<nl], as: UTF8.self)
-                    pending.removeSubrange(...nl)
-                    return line
-                }
-                var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-                let left = deadline.timeIntervalSinceNow
-                guard left > 0 else { throw TestSupportError("mpd did not answer within \(timeout) s") }
-                let n = poll(&pfd, 1, Int32(left * 1000) + 1)
-                if n < 0, errno == EINTR { continue }
-                var buffer = [UInt8](repeating: 0, count: 65_536)
-                let got = read(fd, &buffer, buffer.count)
-                if got <= 0 { return nil }
-                pending += buffer[0..<got]
-            }
-        }
-        let greeting = try readLine()
-        guard let greeting, greeting.hasPrefix("OK MPD ") else {
-            throw TestSupportError("no greeting from mpd (\(greeting ?? "closed"); running: \(process.isRunning)): \(process.standardErrorText.suffix(2000))")
-        }
-        var out: [String] = []
-        for line in lines {
-            var bytes = line + [10]
-            _ = send(fd, &bytes, bytes.count, Int32(MSG_NOSIGNAL))
-        }
-        while true {
-            guard let l = try readLine() else {
-                out.append("<closed>")
-                break
-            }
-            out.append(l)
-            if l == "OK" || l.hasPrefix("ACK ") { break }
-        }
-        return out
+        for line in lines { connection.send(line + [10]) }
+        return try connection.readAnswer(timeout: timeout)
     }
 }
