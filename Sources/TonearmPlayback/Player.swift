@@ -618,7 +618,14 @@ public final class Player: @unchecked Sendable {
             }
             failPendingSeeks()
         case .loaded:
-            if lock.withLock({ $0.machine.needsBufferEvaluation }) { evaluateBuffer() }
+            // Measured on the control queue, after what the machine asked for before it: an
+            // item that just became ready opens its runtime and its video there, and a
+            // measurement taken in between would count the sound alone (the player then started
+            // with no frame of a picture that stalls — PlayerNetworkVideoTests).
+            queue.async { [self] in
+                guard lock.withLock({ $0.itemEpoch == epoch && $0.machine.needsBufferEvaluation }) else { return }
+                evaluateBuffer()
+            }
         case .metadata(let fields):
             // Heard when the audio that came with it plays: after what is buffered ahead.
             let delay = min(30, max(0, (currentItem?.bufferedSecondsAhead ?? 0) / Double(max(0.25, rate == 0 ? 1 : rate))))
@@ -636,7 +643,9 @@ public final class Player: @unchecked Sendable {
         }
     }
 
-    /// Measures the buffer and tells the machine whether playback is likely to keep up.
+    /// Control queue: measures the buffer and tells the machine whether playback is likely to
+    /// keep up. Only there: the video pipeline that the measurement counts is made and replaced
+    /// on that queue.
     private func evaluateBuffer() {
         guard let item = currentItem else { return }
         handle(.bufferEvaluated(keepsUp: item.isPlaybackLikelyToKeepUp))
