@@ -142,7 +142,7 @@ public enum DaemonRunner {
         let selection = options.output
         let store = options.stateDirectory.map { QueueStateStore(path: $0 + "/queue.json") }
         let player = MusicPlayer(output: { selection.makeDriver(applicationName: "Tonearm", streamName: "Tonearm daemon", buffering: .steady) },
-                                 store: store)
+                                 store: store, session: nil)  // the daemon's own audio session: issue 20
         let daemon = MPDDaemon(player: player, database: database, musicDirectories: options.musicDirectories,
                                stateFile: options.stateDirectory.map { $0 + "/daemon.json" })
         do {

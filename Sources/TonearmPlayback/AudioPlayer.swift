@@ -55,9 +55,22 @@ public final class AudioPlayer: Sendable {
     private let sessionBox = Mutex(SessionBox())
 
     private struct SessionBox: Sendable {
-        var session: AudioSession?
+        /// What ``audioSession`` was set to; `.processDefault` until it is set.
+        var choice: SessionChoice = .processDefault
+        /// The session whose interruptions and duck requests are followed now (nil until the
+        /// first `play()` for the process default; at once for a session set explicitly).
+        var followed: AudioSession?
         var tasks: [Task<Void, Never>] = []
         var duck: Float = 1
+    }
+
+    /// Which session the player belongs to.
+    private enum SessionChoice: Sendable {
+        /// ``AudioSession/shared``, followed from the first `play()` on (as every AVAudioPlayer
+        /// belongs to `AVAudioSession.sharedInstance()`).
+        case processDefault
+        /// The session set (nil: none — the player opted out).
+        case set(AudioSession?)
     }
 
     private struct WeakDelegate { weak var value: (any AudioPlayerDelegate)? }
@@ -125,46 +138,93 @@ public final class AudioPlayer: Sendable {
     /// The audio session whose interruptions this player follows, as an AVAudioPlayer follows
     /// the app's AVAudioSession: another Tonearm session's interruption pauses it
     /// (`interruptionBegan`), its end with `shouldResume` plays on (`interruptionEnded`), and a
-    /// duck request scales its volume until the duck ends. Nil (the default): none. Set it from
-    /// any thread; the player holds the session.
+    /// duck request scales its volume until the duck ends. `play()` activates it, as
+    /// AVAudioPlayer's `play()` activates the app's session.
+    ///
+    /// By default the process's ``AudioSession/shared``, as on iOS, where every player belongs
+    /// to `AVAudioSession.sharedInstance()`: the player starts following it at its first `play()`,
+    /// off the play path (connecting to the bus never delays the first sound), so a player that
+    /// never plays never touches the bus. Set another session to follow that one at once; set
+    /// nil to follow none (the sound server's requests to stop then pause the player directly).
+    /// Set it from any thread; the player holds the session.
     public var audioSession: AudioSession? {
-        get { sessionBox.withLock { $0.session } }
+        get {
+            switch sessionBox.withLock({ $0.choice }) {
+            case .processDefault: return AudioSession.shared
+            case .set(let s): return s
+            }
+        }
         set {
             let old = sessionBox.withLock { b -> [Task<Void, Never>] in
                 let t = b.tasks
-                b.session = newValue
+                b.choice = .set(newValue)
+                b.followed = nil
                 b.tasks = []
                 return t
             }
             old.forEach { $0.cancel() }
             guard let session = newValue else { return }
-            let interruptions = session.interruptions
-            let ducking = session.ducking
-            let tasks = [
-                Task.detached { [weak self] in
-                    for await i in interruptions {
-                        guard let self else { return }
-                        switch i {
-                        case .began: self.handle(.interruptionBegan)
-                        case .ended(let resume):
-                            if resume { try? session.setActive(true) }
-                            self.handle(.interruptionEnded(shouldResume: resume))
-                        }
-                    }
-                },
-                Task.detached { [weak self] in
-                    for await d in ducking {
-                        guard let self else { return }
-                        switch d {
-                        case .duckRequested(let level): self.sessionBox.withLock { $0.duck = level }
-                        case .duckEnded: self.sessionBox.withLock { $0.duck = 1 }
-                        }
-                        self.volume = self.volume  // re-applies volume × duck
-                    }
-                },
-            ]
-            sessionBox.withLock { $0.tasks = tasks }
+            follow(session, connecting: true)
         }
+    }
+
+    /// Subscribes to `session`'s interruptions and duck requests; `connecting`: after the
+    /// session has connected to its bus (blocks meanwhile), else at once (the play path, which
+    /// connects and activates on a task of its own). Does nothing when another session was
+    /// chosen meanwhile.
+    private func follow(_ session: AudioSession, connecting: Bool) {
+        if connecting { _ = session.isConnectedToBus }
+        let (interruptions, ducking) = session.subscribeWithoutConnecting()
+        let tasks = [
+            Task.detached { [weak self] in
+                for await i in interruptions {
+                    guard let self else { return }
+                    switch i {
+                    case .began: self.handle(.interruptionBegan)
+                    case .ended(let resume):
+                        if resume { try? session.setActive(true) }
+                        self.handle(.interruptionEnded(shouldResume: resume))
+                    }
+                }
+            },
+            Task.detached { [weak self] in
+                for await d in ducking {
+                    guard let self else { return }
+                    switch d {
+                    case .duckRequested(let level): self.sessionBox.withLock { $0.duck = level }
+                    case .duckEnded: self.sessionBox.withLock { $0.duck = 1 }
+                    }
+                    self.volume = self.volume  // re-applies volume × duck
+                }
+            },
+        ]
+        let stale = sessionBox.withLock { b -> Bool in
+            let current: AudioSession? = switch b.choice {
+            case .processDefault: AudioSession.shared
+            case .set(let s): s
+            }
+            guard current === session, b.followed == nil else { return true }
+            b.followed = session
+            b.tasks = tasks
+            return false
+        }
+        if stale { tasks.forEach { $0.cancel() } }
+    }
+
+    /// `play()`: starts following the process default on the first call (a subscription, no
+    /// bus), and activates the session the player belongs to on a task of its own — connecting
+    /// to the bus never delays the first sound.
+    private func activateSessionForPlay() {
+        let (session, followed) = sessionBox.withLock { b -> (AudioSession?, Bool) in
+            switch b.choice {
+            case .processDefault: return (AudioSession.shared, b.followed != nil)
+            case .set(let s): return (s, true)
+            }
+        }
+        guard let session else { return }
+        if !followed { follow(session, connecting: false) }
+        guard !session.isActive else { return }
+        Task.detached { try? session.setActive(true) }
     }
 
     /// The delegate, held weakly (called on the player's event thread).
@@ -190,13 +250,17 @@ public final class AudioPlayer: Sendable {
 
     /// Starts or resumes playback. Returns false when playback could not start.
     @discardableResult
-    public func play() -> Bool { handle(.play(delayFrames: 0)) }
+    public func play() -> Bool {
+        activateSessionForPlay()
+        return handle(.play(delayFrames: 0))
+    }
 
     /// Starts playback at `time` on the ``deviceCurrentTime`` clock (for starting several players
     /// together). A time in the past plays at once.
     @discardableResult
     public func play(atTime time: Double) -> Bool {
         let delay = max(0, time - deviceCurrentTime)
+        activateSessionForPlay()
         return handle(.play(delayFrames: Int((delay * format.sampleRate).rounded())))
     }
 
@@ -587,9 +651,9 @@ public final class AudioPlayer: Sendable {
     }
 
     private func outputEvent(_ e: AudioOutputEvent) {
-        // With a session, the server's requests become the session's interruptions, which every
-        // player following it (this one included) acts on.
-        let session = audioSession
+        // With a session followed, the server's requests become the session's interruptions,
+        // which every player following it (this one included) acts on.
+        let session = sessionBox.withLock { $0.followed }
         switch e {
         case .corkRequested:
             if let session { session.reportServerInterruption(began: true) } else { handle(.interruptionBegan) }

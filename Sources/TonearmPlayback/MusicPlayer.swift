@@ -28,55 +28,28 @@ public final class MusicPlayer: Sendable {
     private let pump: Task<Void, Never>
     /// The audio session whose interruptions and ducking this player follows (nil: none).
     public let session: AudioSession?
-    private let sessionTasks: [Task<Void, Never>]
+    /// The tasks following ``session`` (nil until it is followed).
+    private let sessionTasks = Mutex<[Task<Void, Never>]?>(nil)
 
     /// A player whose output is made by `output` when playback starts; `store` (optional) keeps
     /// the queue between runs.
     ///
-    /// With a `session`, `play()` activates it, and the player follows it as an iOS app's player
-    /// follows its AVAudioSession: another session's interruption pauses it (state
-    /// `interrupted`) and the interruption's end with `shouldResume` plays on; a duck request
-    /// lowers it to the asked level and its end restores it exactly.
+    /// The player follows `session` as an iOS app's player follows its AVAudioSession:
+    /// `play()` activates it, another session's interruption pauses it (state `interrupted`) and
+    /// the interruption's end with `shouldResume` plays on; a duck request lowers it to the
+    /// asked level and its end restores it exactly. By default the process's
+    /// ``AudioSession/shared`` — as `MPMusicPlayerController.applicationMusicPlayer` belongs to
+    /// the app's session — followed from the first `play()` on (a subscription on the play
+    /// path, the bus connected on a task of its own: never a delay before the first sound);
+    /// another session is followed from here on; nil follows none.
     public init(output: @escaping @Sendable () throws -> any AudioOutputDriver = QueuePlayer.automaticOutput,
-                store: QueueStateStore? = nil, session: AudioSession? = nil) {
+                store: QueueStateStore? = nil, session: AudioSession? = .shared) {
         let q = QueuePlayer(output: output)
         queue = q
         self.store = store
         self.session = session
         if let session {
             q.corkRequestHandler = { session.reportServerInterruption(began: $0) }
-            let interruptions = session.interruptions
-            let ducking = session.ducking
-            sessionTasks = [
-                Task.detached { [q] in
-                    var wasPlaying = false
-                    for await i in interruptions {
-                        switch i {
-                        case .began:
-                            wasPlaying = q.playbackState == .playing
-                            q.interrupt()
-                        case .ended(let shouldResume):
-                            if shouldResume && wasPlaying && q.playbackState == .interrupted {
-                                try? session.setActive(true)
-                                q.play()
-                            } else if q.playbackState == .interrupted {
-                                q.pause()
-                            }
-                            wasPlaying = false
-                        }
-                    }
-                },
-                Task.detached { [q] in
-                    for await d in ducking {
-                        switch d {
-                        case .duckRequested(let level): q.duckLevel = level
-                        case .duckEnded: q.duckLevel = 1
-                        }
-                    }
-                },
-            ]
-        } else {
-            sessionTasks = []
         }
         let b = broadcaster
         let events = q.events
@@ -91,10 +64,14 @@ public final class MusicPlayer: Sendable {
                 b.yield(e)
             }
         }
+        if let session, session !== AudioSession.shared {
+            _ = session.isConnectedToBus
+            follow(session)
+        }
     }
 
     deinit {
-        sessionTasks.forEach { $0.cancel() }
+        sessionTasks.withLock { $0?.forEach { $0.cancel() } }
         pump.cancel()
         seeking.withLock { $0?.cancel() }
         saver.withLock { $0?.cancel() }
@@ -156,11 +133,52 @@ public final class MusicPlayer: Sendable {
         store?.close()
     }
 
+    /// Subscribes to `session`'s interruptions and duck requests, once (no bus needed).
+    private func follow(_ session: AudioSession) {
+        sessionTasks.withLock { tasks in
+            guard tasks == nil else { return }
+            let q = queue
+            let (interruptions, ducking) = session.subscribeWithoutConnecting()
+            tasks = [
+                Task.detached { [q] in
+                    var wasPlaying = false
+                    for await i in interruptions {
+                        switch i {
+                        case .began:
+                            wasPlaying = q.playbackState == .playing
+                            q.interrupt()
+                        case .ended(let shouldResume):
+                            if shouldResume && wasPlaying && q.playbackState == .interrupted {
+                                try? session.setActive(true)
+                                q.play()
+                            } else if q.playbackState == .interrupted {
+                                q.pause()
+                            }
+                            wasPlaying = false
+                        }
+                    }
+                },
+                Task.detached { [q] in
+                    for await d in ducking {
+                        switch d {
+                        case .duckRequested(let level): q.duckLevel = level
+                        case .duckEnded: q.duckLevel = 1
+                        }
+                    }
+                },
+            ]
+        }
+    }
+
     // MARK: Transport
 
-    /// Plays (activating the session first, when there is one).
+    /// Plays, activating the session when there is one (on a task of its own: the bus never
+    /// delays the first sound).
     public func play() {
-        try? session?.setActive(true)
+        if let session {
+            follow(session)
+            if !session.isActive { Task.detached { try? session.setActive(true) } }
+        }
         queue.play()
         startSaving()
     }

@@ -291,6 +291,18 @@ public final class AudioSession: Sendable {
         return stream
     }
 
+    /// Interruptions and duck requests from now on, subscribed at once without connecting to
+    /// the bus (the in-process sessions reach them at once; other processes' once something
+    /// connects — ``setActive(_:options:)`` does). For a player starting to follow the session
+    /// on its play path, which must not wait for the bus.
+    package func subscribeWithoutConnecting() -> (interruptions: AsyncStream<Interruption>, ducking: AsyncStream<Ducking>) {
+        let (i, ic) = AsyncStream.makeStream(of: Interruption.self, bufferingPolicy: .unbounded)
+        core.subscribe(interruptions: ic)
+        let (d, dc) = AsyncStream.makeStream(of: Ducking.self, bufferingPolicy: .unbounded)
+        core.subscribe(ducking: dc)
+        return (i, d)
+    }
+
     /// Duck requests by other sessions, from now on. Each access returns a new stream; it ends
     /// when the session is released. Connects to the bus first (blocks meanwhile).
     public var ducking: AsyncStream<Ducking> {

@@ -285,4 +285,52 @@ import TonearmTestSupport
         _ = try await waitForEvent(events, timeout: 10, "interruptionEnded") { $0 == .interruptionEnded(shouldResume: true) }
         #expect(player.isPlaying)
     }
+
+    /// Issue 23: every player belongs to the process's session unless it opts out, as on iOS
+    /// every AVAudioPlayer and the application music player belong to
+    /// `AVAudioSession.sharedInstance()` — no `player.audioSession = .shared` needed. Another
+    /// session of the process that becomes active exclusively interrupts a default
+    /// `AudioPlayer` and a default `MusicPlayer`; one that opted out (`audioSession = nil`,
+    /// `session: nil`) plays on; its end with notifyOthersOnDeactivation resumes them. The
+    /// process session and the other meet in the process (their bus: the user's session bus
+    /// or, without one, the process's hub).
+    @Test func playersFollowTheProcessSessionUnlessTheyOptOut() async throws {
+        let dir = try TempDir("player-default-session")
+        defer { dir.remove() }
+        let url = URL(fileURLWithPath: try tone(dir, "p.wav", 440, 30))
+        let shared = AudioSession.shared
+        try shared.setCategory(.playback)
+        // The process session connected (or in its hub) before the other announces itself:
+        // the players' own activation on play runs on a task of its own.
+        try shared.setActive(true)
+        let following = try AudioPlayer(contentsOf: url, output: { NullOutput() })
+        defer { following.stop() }
+        let optedOut = try AudioPlayer(contentsOf: url, output: { NullOutput() })
+        defer { optedOut.stop() }
+        optedOut.audioSession = nil
+        #expect(following.audioSession === shared)
+        #expect(optedOut.audioSession == nil)
+        let music = MusicPlayer(output: { NullOutput() })
+        defer { music.stop() }
+        #expect(music.session === shared)
+        music.setQueue(withPaths: [url.path])
+        let playerEvents = following.events
+        let musicEvents = music.events
+        #expect(following.play())
+        #expect(optedOut.play())
+        music.play()
+        _ = try await waitForEvent(musicEvents, timeout: 10, "the music plays") { $0 == .stateChanged(.playing) }
+        let other = AudioSession(identifier: "other-\(UUID().uuidString)")
+        try other.setCategory(.playback)
+        try other.setActive(true)
+        _ = try await waitForEvent(playerEvents, timeout: 10, "interruptionBegan") { $0 == .interruptionBegan }
+        _ = try await waitForEvent(musicEvents, timeout: 10, "the music interrupted") { $0 == .stateChanged(.interrupted) }
+        #expect(!following.isPlaying)
+        #expect(optedOut.isPlaying, "a player that opted out is not interrupted")
+        try other.setActive(false, options: .notifyOthersOnDeactivation)
+        _ = try await waitForEvent(playerEvents, timeout: 10, "interruptionEnded") { $0 == .interruptionEnded(shouldResume: true) }
+        _ = try await waitForEvent(musicEvents, timeout: 10, "the music resumed") { $0 == .stateChanged(.playing) }
+        #expect(following.isPlaying)
+        try? shared.setActive(false)
+    }
 }
