@@ -50,12 +50,19 @@ public final class AssetExportSession: Sendable {
         self.presetName = presetName
     }
 
-    /// A session exporting `composition` (its segments in order) with a re-encoding preset;
-    /// the tags default to those of the first segment's file.
+    /// A session exporting `composition` (its segments in order); the tags default to those of
+    /// the first segment's file. With ``ExportPreset/passthrough`` the segments' packets are
+    /// copied unchanged, when they share one format (codec, rate, channels); else re-encoded.
     public init(composition: Composition, presetName: ExportPreset) {
         asset = nil
         self.composition = composition
         self.presetName = presetName
+    }
+
+    /// The same, spelt as iOS code spells it: on iOS a composition is an asset, and the seeds
+    /// write `AVAssetExportSession(asset: composition, presetName: AVAssetExportPresetPassthrough)`.
+    public convenience init(asset composition: Composition, presetName: ExportPreset) {
+        self.init(composition: composition, presetName: presetName)
     }
 
     // MARK: Settings
@@ -125,7 +132,11 @@ public final class AssetExportSession: Sendable {
     /// Throws the asset's loading errors, `noAudioTrack`, `noSuchTrack`.
     public func compatibleFileTypes() async throws(TonearmError) -> [ExportFileType] {
         guard let asset else {
-            return presetName == .passthrough ? [] : ExportPlanner.compatibleTypes(preset: presetName, codec: "")
+            guard presetName == .passthrough else { return ExportPlanner.compatibleTypes(preset: presetName, codec: "") }
+            // A composition's passthrough writes its first segment's codec.
+            guard let first = composition?.segments.first,
+                  let track = try await Asset(url: first.url).track(withTrackID: first.trackID) else { return [] }
+            return ExportPlanner.compatibleTypes(preset: .passthrough, codec: track.codecName)
         }
         let track = try await ExportPlanner.audioTrack(of: asset, trackID: audioTrackID)
         return ExportPlanner.compatibleTypes(preset: presetName, codec: track.codecName)

@@ -4,7 +4,9 @@ import TonearmCore
 
 /// A sequence of audio taken from time ranges of assets (the counterpart of
 /// `AVMutableComposition`, for one audio track): enough to cut, join and reorder audio. Export
-/// it with ``AssetExportSession/init(composition:presetName:)`` and a re-encoding preset.
+/// it with ``AssetExportSession/init(composition:presetName:)`` (or `init(asset:presetName:)`,
+/// as iOS code writes it): re-encoded by a preset, or with ``ExportPreset/passthrough`` its
+/// packets unchanged when every segment has one format (seed 003 extracts a video's sound so).
 ///
 /// A plain value: copy it, change the copy. The export has the first segment's sample rate and
 /// channel count; segments at another rate or channel count are resampled or remixed to it

@@ -50,12 +50,10 @@ enum ExportPlanner {
     /// A composition's export: its segments (inside the time range) re-encoded in order.
     static func plan(composition: Composition, preset: ExportPreset, settings s: AssetExportSession.Settings) async throws(TonearmError) -> Plan {
         let (path, fileType) = try output(s)
-        guard preset != .passthrough else {
-            throw .invalidArgument("\(path): a composition is exported by re-encoding; choose a preset other than passthrough")
-        }
         let c = s.timeRange.map { composition.trimmed(to: $0.clamped(to: AssetTimeRange(start: 0, duration: composition.duration))) }
             ?? composition
         guard let first = c.segments.first else { throw .invalidArgument("\(path): the composition is empty") }
+        if preset == .passthrough { return try await passthroughPlan(c, path: path, fileType: fileType, settings: s) }
         guard let choice = EncoderChoice.choose(preset: preset, fileType: fileType, sourceBits: nil) else {
             throw .invalidArgument("\(path): the \(preset) preset cannot write \(fileType) files; it writes "
                                    + compatibleTypes(preset: preset, codec: "").map(\.rawValue).joined(separator: ", "))
@@ -71,6 +69,37 @@ enum ExportPlanner {
         let segments = c.segments.map { Transcoder.Segment(path: $0.url.path, trackID: $0.trackID, range: $0.sourceRange) }
         return Plan(outputPath: path, job: Transcoder(segments: segments, fileType: fileType, choice: deepChoice, tags: tags,
                                                      language: track?.language))
+    }
+
+    /// A composition's passthrough: its packets unchanged, the container able to hold the first
+    /// segment's codec (the job checks that every segment has that format). One segment is the
+    /// asset's passthrough of a time range.
+    private static func passthroughPlan(_ c: Composition, path: String, fileType: ExportFileType,
+                                        settings s: AssetExportSession.Settings) async throws(TonearmError) -> Plan {
+        let first = c.segments[0]
+        let firstAsset = Asset(url: first.url)
+        guard let track = try await firstAsset.track(withTrackID: first.trackID) else {
+            throw .noSuchTrack(path: firstAsset.path, track: first.trackID, detail: "the file changed since it was inserted")
+        }
+        let compatible = compatibleTypes(preset: .passthrough, codec: track.codecName)
+        guard compatible.contains(fileType) else {
+            throw .incompatibleFileType(path: path, codec: track.codecName, fileType: fileType.rawValue, compatible: compatible.map(\.rawValue))
+        }
+        let tags: ExportTags
+        if let m = s.metadata { tags = ExportTags(metadata: m, includingArtwork: s.includesArtwork) } else {
+            let m = try await firstAsset.metadata
+            tags = ExportTags(metadata: m.common, formatSpecific: m.formatSpecific, includingArtwork: s.includesArtwork)
+        }
+        if c.segments.count == 1 {
+            // The whole track is the asset's passthrough (its encoder-delay packets before 0
+            // included); a part of it, the packets overlapping the part.
+            let end = track.timeRange.duration > 0 ? track.timeRange.end : try await firstAsset.duration
+            let whole = first.sourceRange.start <= 1e-9 && first.sourceRange.end >= end - 1e-6
+            return Plan(outputPath: path, job: Remuxer(sourcePath: firstAsset.path, trackID: first.trackID, fileType: fileType,
+                                                      timeRange: whole ? nil : first.sourceRange, tags: tags, language: track.language))
+        }
+        let segments = c.segments.map { CompositionRemuxer.Segment(path: $0.url.path, trackID: $0.trackID, range: $0.sourceRange) }
+        return Plan(outputPath: path, job: CompositionRemuxer(segments: segments, fileType: fileType, tags: tags, language: track.language))
     }
 
     static func plan(asset: Asset, preset: ExportPreset, settings s: AssetExportSession.Settings) async throws(TonearmError) -> Plan {

@@ -28,25 +28,9 @@ struct Remuxer: ExportJob {
         for i in 0..<Int(ic.pointee.nb_streams) where i != trackID { ic.pointee.streams[i]!.pointee.discard = AVDISCARD_ALL }
         let inStream = ic.pointee.streams[trackID]!
         let par = inStream.pointee.codecpar!
-        let codecName = String(cString: avcodec_get_name(par.pointee.codec_id))
         let inTB = inStream.pointee.time_base
 
-        let sink: PacketSink
-        if fileType == .caf && par.pointee.codec_id == AV_CODEC_ID_AAC {
-            let asc = par.pointee.extradata.map { Array(UnsafeBufferPointer(start: $0, count: Int(par.pointee.extradata_size))) } ?? []
-            sink = .caf(try CAFAACWriter(target: target, sampleRate: Int(par.pointee.sample_rate),
-                                         channels: Int(par.pointee.ch_layout.nb_channels), audioSpecificConfig: asc, tags: tags))
-        } else {
-            let out = try MuxerOutput(fileType: fileType, target: target)
-            if avcodec_parameters_copy(out.stream.pointee.codecpar, par) < 0 {
-                throw .writeFailed(path: target.path, reason: "cannot copy the codec parameters")
-            }
-            // The source container's tag (mp4a, A_AAC…) means nothing in another container.
-            out.stream.pointee.codecpar.pointee.codec_tag = 0
-            out.stream.pointee.time_base = inTB
-            try out.writeHeader(tags: tags, language: language, codecName: codecName)
-            sink = .muxer(out)
-        }
+        let sink = try Self.makeSink(par: par, inTimeBase: inTB, fileType: fileType, target: target, tags: tags, language: language)
         let outTB = sink.timeBase(rate: par.pointee.sample_rate)
 
         let nopts = tonearm_av_nopts_value()
@@ -130,6 +114,27 @@ struct Remuxer: ExportJob {
         let valid: Int64? = range == nil && inStream.pointee.duration != nopts && inStream.pointee.duration > 0
             ? av_rescale_q(inStream.pointee.duration, inTB, toSamples) : nil
         try sink.finish(priming: priming, validFrames: valid)
+    }
+
+    /// The output for packets of a stream with parameters `par`: Tonearm's CAF writer for AAC
+    /// in CAF, else an FFmpeg muxer with the parameters copied and its header written.
+    static func makeSink(par: UnsafeMutablePointer<AVCodecParameters>, inTimeBase inTB: AVRational, fileType: ExportFileType,
+                         target: OutputTarget, tags: ExportTags, language: String?) throws(TonearmError) -> PacketSink {
+        if fileType == .caf && par.pointee.codec_id == AV_CODEC_ID_AAC {
+            let asc = par.pointee.extradata.map { Array(UnsafeBufferPointer(start: $0, count: Int(par.pointee.extradata_size))) } ?? []
+            return .caf(try CAFAACWriter(target: target, sampleRate: Int(par.pointee.sample_rate),
+                                         channels: Int(par.pointee.ch_layout.nb_channels), audioSpecificConfig: asc, tags: tags))
+        }
+        let codecName = String(cString: avcodec_get_name(par.pointee.codec_id))
+        let out = try MuxerOutput(fileType: fileType, target: target)
+        if avcodec_parameters_copy(out.stream.pointee.codecpar, par) < 0 {
+            throw .writeFailed(path: target.path, reason: "cannot copy the codec parameters")
+        }
+        // The source container's tag (mp4a, A_AAC…) means nothing in another container.
+        out.stream.pointee.codecpar.pointee.codec_tag = 0
+        out.stream.pointee.time_base = inTB
+        try out.writeHeader(tags: tags, language: language, codecName: codecName)
+        return .muxer(out)
     }
 
     /// The samples a packet's skip side data says to drop at its end (0 when none).

@@ -110,14 +110,65 @@ import TonearmTestSupport
             try await c.insertTimeRange(AssetTimeRange(start: 0, duration: 0.1), of: Asset(url: URL(fileURLWithPath: silent)), at: 0)
         }
         #expect(c.segments.count == 1, "a failed insert changes nothing")
-        let pass = AssetExportSession(composition: c, presetName: .passthrough)
+        // Passthrough joins segments of one format only: a 44.1 kHz segment after a 48 kHz one is
+        // refused, naming it, and nothing is written.
+        let other = dir.file("other.wav")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=0.5:sample_rate=44100", "-ac", "2", "-c:a", "pcm_s16le", other])
+        var mixed = c
+        try await mixed.insertTimeRange(AssetTimeRange(start: 0, duration: 0.5), of: Asset(url: URL(fileURLWithPath: other)), at: 1)
+        let pass = AssetExportSession(composition: mixed, presetName: .passthrough)
         pass.outputURL = URL(fileURLWithPath: dir.file("p.wav"))
-        await #expect(throws: TonearmError.invalidArgument("\(dir.file("p.wav")): a composition is exported by re-encoding; choose a preset other than passthrough")) {
+        await #expect(throws: TonearmError.invalidArgument("\(dir.file("p.wav")): segment 2 (\(other)) has 44100 Hz, not 48000 Hz — a passthrough export joins segments of one format; re-encode with another preset")) {
             try await pass.export()
         }
         let empty = AssetExportSession(composition: Composition(), presetName: .pcm)
         empty.outputURL = URL(fileURLWithPath: dir.file("e.wav"))
         await #expect(throws: TonearmError.invalidArgument("\(dir.file("e.wav")): the composition is empty")) { try await empty.export() }
-        #expect(ExportFixtures.listing(dir.path) == ["a.wav", "b.wav", "silent.mp4"])
+        #expect(ExportFixtures.listing(dir.path) == ["a.wav", "b.wav", "other.wav", "silent.mp4"])
+    }
+
+    /// Seed 003's extraction of a video's sound, as written for iOS: a composition of the audio
+    /// track's whole range, exported with the passthrough preset to CAF through
+    /// `AssetExportSession(asset: composition, …)` — the packets are the source's, unchanged.
+    @Test func aCompositionOfAVideosSoundExportsByPassthrough() async throws {
+        let video = dir.file("clip.mp4"), out = dir.file("clip.caf")
+        try ExportFixtures.mp4WithAAC(video)
+        let asset = Asset(url: URL(fileURLWithPath: video))
+        var c = Composition()
+        for track in try await asset.tracks(withMediaType: .audio) {
+            try await c.insertTimeRange(track.timeRange, of: asset, at: track.timeRange.start, trackID: track.trackID)
+        }
+        let session = AssetExportSession(asset: c, presetName: .passthrough)
+        #expect(try await session.compatibleFileTypes().contains(.caf))
+        session.outputFileType = .caf
+        session.outputURL = URL(fileURLWithPath: out)
+        try await session.export()
+        #expect(session.status == .completed)
+        #expect(try ExportFixtures.packetDigests(out) == ExportFixtures.packetDigests(video))
+    }
+
+    /// Segments of one format are joined packet for packet: two AAC files' packets, in order,
+    /// in one M4A, and two PCM files' samples exactly.
+    @Test func aPassthroughJoinsSegmentsOfOneFormatPacketForPacket() async throws {
+        let one = dir.file("one.mp4"), two = dir.file("two.mp4"), out = dir.file("joined.m4a")
+        try ExportFixtures.mp4WithAAC(one, seconds: 1)
+        try ExportFixtures.mp4WithAAC(two, seconds: 1.5)
+        var c = Composition()
+        for path in [one, two] {
+            let asset = Asset(url: URL(fileURLWithPath: path))
+            try await c.insertTimeRange(AssetTimeRange(start: 0, duration: try await asset.duration), of: asset, at: c.duration)
+        }
+        let s = AssetExportSession(composition: c, presetName: .passthrough)
+        s.outputURL = URL(fileURLWithPath: out)
+        try await s.export()
+        #expect(try ExportFixtures.packetDigests(out) == (try ExportFixtures.packetDigests(one) + ExportFixtures.packetDigests(two)))
+        let joined = try AudioFile(path: out)
+        #expect(abs(joined.duration - 2.5) < 0.05, "\(joined.duration) s")
+
+        var pcm = Composition()
+        try await pcm.insertTimeRange(AssetTimeRange(start: 0, duration: 1), of: Asset(url: URL(fileURLWithPath: a)), at: 0)
+        try await pcm.insertTimeRange(AssetTimeRange(start: 0, duration: 0.5), of: Asset(url: URL(fileURLWithPath: b)), at: 1)
+        let got = try await export(pcm, to: "joined.wav", preset: .passthrough)
+        #expect(got == (try frames(a, 0, 48000) + frames(b, 0, 24000)))
     }
 }
