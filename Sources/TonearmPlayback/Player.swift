@@ -869,8 +869,11 @@ extension Player {
                         queue.async { self.evaluateBuffer() }
                     }
                 case .shapeChanged(let shape):
-                    // An HLS variant of another size is on screen: the item's track follows it.
-                    if lock.withLock({ $0.video?.pipeline === pipeline }) { item.pictureShown(shape: shape) }
+                    // A picture of another size is on screen (the first; an HLS variant): the
+                    // item's track follows it, and observers hear of it.
+                    if lock.withLock({ $0.video?.pipeline === pipeline }), let size = item.pictureShown(shape: shape) {
+                        queue.async { self.emitItemEvent(.presentationSizeChanged(size)) }
+                    }
                 case .ended:
                     // Every frame was shown: a drain after the sound's end is over.
                     if lock.withLock({ $0.video?.pipeline === pipeline }) {

@@ -100,6 +100,8 @@ public final class PlayerItem: @unchecked Sendable {
         var stalls = 0
         var videoTracks: [VideoTrackInfo] = []
         var videoOutputs: [PlayerItemVideoOutput] = []
+        /// The presentation size last announced (``PlayerEvent/presentationSizeChanged(_:)``).
+        var announcedSize: VideoSize = .zero
     }
 
     private let state = Mutex(State())
@@ -199,17 +201,23 @@ public final class PlayerItem: @unchecked Sendable {
     /// for an HLS item, whose variants may differ in size, the selected video track — its coded
     /// and display size, pixel aspect ratio and rotation — and so ``presentationSize`` follow the
     /// variant on screen. Other items' tracks say it from the start.
-    func pictureShown(shape: VideoFrame) {
-        guard isHLS else { return }
-        state.withLock { s in
-            guard let i = s.videoTracks.firstIndex(where: \.isDefault) ?? (s.videoTracks.isEmpty ? nil : 0) else { return }
-            let display = shape.displaySize
+    ///
+    /// Returns the new ``presentationSize`` when it differs from the one last announced (the
+    /// first frame of the item, an HLS variant of another size), for the player to announce.
+    func pictureShown(shape: VideoFrame) -> VideoSize? {
+        let display = shape.displaySize
+        return state.withLock { s -> VideoSize? in
+            let size = VideoSize(width: display.width, height: display.height)
+            defer { s.announcedSize = size }
+            let changed = size != s.announcedSize ? size : nil
+            guard isHLS, let i = s.videoTracks.firstIndex(where: \.isDefault) ?? (s.videoTracks.isEmpty ? nil : 0) else { return changed }
             s.videoTracks[i].codedWidth = shape.width
             s.videoTracks[i].codedHeight = shape.height
             s.videoTracks[i].displayWidth = display.width
             s.videoTracks[i].displayHeight = display.height
             s.videoTracks[i].pixelAspectRatio = shape.pixelAspectRatio
             s.videoTracks[i].rotation = shape.rotation
+            return changed
         }
     }
 

@@ -90,6 +90,10 @@ public enum PlayerEvent: Sendable, Hashable {
     case readyForDisplay(time: Double)
     /// The video could not be decoded (on); the sound plays on, the picture keeps its last frame.
     case videoFailed(TonearmError)
+    /// ``PlayerItem/presentationSize`` changed (what AVPlayerItem's key-value observers of
+    /// `presentationSize` hear): the item's first frame is on screen, or an HLS variant of
+    /// another size is. Only while video outputs or renderers are attached.
+    case presentationSizeChanged(VideoSize)
 }
 
 /// An opaque handle for a time observer (``Player/removeTimeObserver(_:)``).

@@ -89,8 +89,18 @@ import TonearmVideo
         let server = try PrivateHTTPServer(root: dir.path)
         defer { server.stop() }
         let item = PlayerItem(url: server.url("/master.m3u8"))
+        let itemEvents = item.events
+        let sizesAnnounced = Task {
+            var sizes: [VideoSize] = []
+            for await e in itemEvents { if case .presentationSizeChanged(let size) = e { sizes.append(size) } }
+            return sizes
+        }
         let (frames, player) = try await Self.playToEnd(item)
         let (expected, segments) = try Self.expectedFrames(item, root: dir)
+        sizesAnnounced.cancel()
+        // Observers hear the size change (AVPlayerItem's presentationSize observed): the first
+        // picture's, then the new variant's.
+        #expect(await sizesAnnounced.value == [VideoSize(width: 160, height: 90), VideoSize(width: 320, height: 180)])
         #expect(segments == ["/v1/seg0.ts", "/v0/seg1.ts", "/v0/seg2.ts"], "low first, then up: \(segments)")
         let stats = try #require(player.videoStatistics)
         #expect(stats.presentedFrames + stats.droppedFrames == expected.count, "every frame shown or dropped: \(stats)")
