@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Dispatch
 import Foundation
+import Observation
 import Synchronization
 import TonearmCodecs
 import TonearmCore
@@ -35,7 +36,7 @@ import TonearmVideo
 ///
 /// Threading: every member may be called from any thread. Actions run in order on the player's
 /// control queue; events come from there, never from the render thread.
-public final class Player: @unchecked Sendable {
+public final class Player: @unchecked Sendable, Observable {
     /// The equaliser (10 graphic bands, flat and bit-transparent until changed).
     public let eq = AudioUnitEQ(preset: .flat)
 
@@ -102,6 +103,10 @@ public final class Player: @unchecked Sendable {
     private let lock = Mutex(State())
     private let queue = DispatchQueue(label: "tonearm.player")
     private let broadcaster = EventBroadcaster<PlayerEvent>()
+    /// Observation (`withObservationTracking`, SwiftUI-style observers): ``timeControlStatus``,
+    /// ``rate``, ``currentItem`` and ``isReadyForDisplay`` report their reads here and their
+    /// changes on the control queue, as they happen.
+    private let registrar = ObservationRegistrar()
     private let makeOutput: @Sendable () throws -> any AudioOutputDriver
     private let observers: PlayerTimeObservers
 
@@ -141,7 +146,10 @@ public final class Player: @unchecked Sendable {
     // MARK: Item
 
     /// The item being played.
-    public var currentItem: PlayerItem? { lock.withLock { $0.item } }
+    public var currentItem: PlayerItem? {
+        registrar.access(self, keyPath: \.currentItem)
+        return lock.withLock { $0.item }
+    }
 
     /// Plays `item` instead of the current one (nil: none). The current item's fetching stops;
     /// pending seeks complete with false. The rate stays: a playing player plays the new item
@@ -163,6 +171,7 @@ public final class Player: @unchecked Sendable {
         for seek in seeks { seek.completion(false) }
         queue.async { [self] in
             if let old, old !== item { old.detach() }
+            registrar.withMutation(of: self, keyPath: \.currentItem) {}
             broadcaster.yield(.currentItemChanged)
             guard let item else { return }
             let epoch = lock.withLock { $0.itemEpoch }
@@ -184,7 +193,10 @@ public final class Player: @unchecked Sendable {
     /// The playback rate: 0 is paused, 1 normal; other rates change the speed and keep the
     /// pitch (0.25…4). Setting a rate other than 0 plays.
     public var rate: Float {
-        get { lock.withLock { $0.machine.rate } }
+        get {
+            registrar.access(self, keyPath: \.rate)
+            return lock.withLock { $0.machine.rate }
+        }
         set { handle(.setRate(newValue == 0 ? 0 : Self.clampRate(newValue))) }
     }
 
@@ -201,7 +213,10 @@ public final class Player: @unchecked Sendable {
     }
 
     /// Whether the player is playing, paused, or waiting, and why.
-    public var timeControlStatus: TimeControlStatus { lock.withLock { $0.machine.status } }
+    public var timeControlStatus: TimeControlStatus {
+        registrar.access(self, keyPath: \.timeControlStatus)
+        return lock.withLock { $0.machine.status }
+    }
 
     /// Why the player waits (nil when it does not).
     public var reasonForWaitingToPlay: WaitingReason? {
@@ -434,9 +449,11 @@ public final class Player: @unchecked Sendable {
             // it stand (after a seek, while waiting to play) waits for an event, and its queue
             // may be full by then — nothing else would wake it.
             lock.withLock { $0.video?.pipeline.clockChanged() }
+            registrar.withMutation(of: self, keyPath: \.timeControlStatus) {}
             broadcaster.yield(.timeControlStatusChanged(status))
             syncObservers()
         case .emitRate(let r):
+            registrar.withMutation(of: self, keyPath: \.rate) {}
             broadcaster.yield(.rateChanged(r))
             syncObservers()
         case .emitStalled:
@@ -568,6 +585,7 @@ public final class Player: @unchecked Sendable {
     }
 
     private func emitItemEvent(_ e: PlayerEvent) {
+        if case .readyForDisplay = e { registrar.withMutation(of: self, keyPath: \.isReadyForDisplay) {} }
         currentItem?.broadcast(e)
         broadcaster.yield(e)
     }
@@ -674,7 +692,10 @@ extension Player {
     /// Whether the frame for the current position has been shown since the item started or
     /// the last seek (`AVPlayerLayer.isReadyForDisplay`; ``PlayerEvent/readyForDisplay(time:)``
     /// says when it becomes true).
-    public var isReadyForDisplay: Bool { lock.withLock { $0.readyForDisplay } }
+    public var isReadyForDisplay: Bool {
+        registrar.access(self, keyPath: \.isReadyForDisplay)
+        return lock.withLock { $0.readyForDisplay }
+    }
 
     /// Whether a video pipeline runs for the current item.
     public var isPlayingVideo: Bool { lock.withLock { $0.video != nil } }
@@ -865,6 +886,7 @@ extension Player {
                     queue.async { self.emitItemEvent(.videoFailed(error)) }
                 case .buffered:
                     // The picture keeps up again: a player waiting for the buffer measures it.
+                    item.bufferChanged()
                     if lock.withLock({ $0.video?.pipeline === pipeline && $0.machine.needsBufferEvaluation }) {
                         queue.async { self.evaluateBuffer() }
                     }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Observation
 import Synchronization
 import TonearmCodecs
 import TonearmCore
@@ -19,7 +20,7 @@ import TonearmVideo
 ///
 /// Threading: every member may be used from any thread. Events come on the owning player's
 /// control queue.
-public final class PlayerItem: @unchecked Sendable {
+public final class PlayerItem: @unchecked Sendable , Observable {
     /// Whether the item can be played (`AVPlayerItem.Status`).
     public enum Status: Sendable, Hashable, CustomStringConvertible {
         /// Not loaded yet (or no longer, after its player let it go).
@@ -106,6 +107,9 @@ public final class PlayerItem: @unchecked Sendable {
 
     private let state = Mutex(State())
     private let broadcaster = EventBroadcaster<PlayerEvent>()
+    /// Observation (`withObservationTracking`, SwiftUI-style observers): the properties below
+    /// report their reads here, and their changes when they happen.
+    private let registrar = ObservationRegistrar()
 
     /// An item for `url`: a `file:` URL, or `http`/`https`.
     public init(url: URL, networkOptions: NetworkSourceOptions = NetworkSourceOptions()) {
@@ -134,19 +138,28 @@ public final class PlayerItem: @unchecked Sendable {
     /// the call; the same ones also come on the owning player's ``Player/events``.
     public var events: AsyncStream<PlayerEvent> { broadcaster.stream(bufferingNewest: 1024) }
 
-    public var status: Status { state.withLock { $0.status } }
+    public var status: Status {
+        registrar.access(self, keyPath: \.status)
+        return state.withLock { $0.status }
+    }
     /// The error that made the item fail, if it did.
     public var error: TonearmError? {
         if case .failed(let e) = status { return e }
         return nil
     }
-    public var duration: Duration { state.withLock { $0.duration } }
+    public var duration: Duration {
+        registrar.access(self, keyPath: \.duration)
+        return state.withLock { $0.duration }
+    }
     /// The tags of the item (title, artist, … ; empty before it has loaded).
     public var metadata: AudioMetadata { state.withLock { $0.file?.metadata ?? AudioMetadata() } }
     /// The format of the item as stored (codec, rate, channels, bit rate), once loaded.
     public var format: SourceFormat? { state.withLock { $0.file?.fileFormat } }
     /// The latest timed metadata heard: a radio stream's `StreamTitle` and `StreamUrl`.
-    public var timedMetadata: [String: String] { state.withLock { $0.timedMetadata } }
+    public var timedMetadata: [String: String] {
+        registrar.access(self, keyPath: \.timedMetadata)
+        return state.withLock { $0.timedMetadata }
+    }
     /// The video streams of the item (empty for audio, and before it has loaded). Read when the
     /// item opens; for HLS, those of the variant the stream starts with, and then the selected
     /// track follows the size of the variant whose frames are shown.
@@ -225,6 +238,7 @@ public final class PlayerItem: @unchecked Sendable {
     /// track's display size; for HLS, the variant's on screen); ``VideoSize/zero`` for audio or
     /// before loading.
     public var presentationSize: VideoSize {
+        registrar.access(self, keyPath: \.presentationSize)
         guard let t = selectedVideoTrack else { return .zero }
         return VideoSize(width: t.displayWidth, height: t.displayHeight)
     }
@@ -277,7 +291,10 @@ public final class PlayerItem: @unchecked Sendable {
     public var accessLog: [NetworkAccessLogEntry] { network?.accessLog ?? [] }
     /// How many times playback stalled because the audio ran out before the end
     /// (`AVPlayerItemAccessLogEvent.numberOfStalls`).
-    public var numberOfStalls: Int { state.withLock { $0.stalls } }
+    public var numberOfStalls: Int {
+        registrar.access(self, keyPath: \.numberOfStalls)
+        return state.withLock { $0.stalls }
+    }
     /// The network problems met so far, also those overcome (`AVPlayerItemErrorLog`).
     public var errorLog: [NetworkErrorLogEntry] { network?.errorLog ?? [] }
 
@@ -285,6 +302,7 @@ public final class PlayerItem: @unchecked Sendable {
     /// streaming player does): the whole item for a local file; for an endless or HLS stream,
     /// from the playhead to as far as has arrived.
     public var loadedTimeRanges: [TimeRange] {
+        registrar.access(self, keyPath: \.loadedTimeRanges)
         if let d = videoOnlyDuration { return [TimeRange(start: 0, duration: d)] }
         guard let (file, net, attachment) = loaded() else { return [] }
         guard let net else { return [TimeRange(start: 0, duration: file.duration)] }
@@ -306,6 +324,7 @@ public final class PlayerItem: @unchecked Sendable {
     /// Seconds of audio ahead of the playhead, decoded or not (infinite for a local file or a
     /// download that has finished).
     public var bufferedSecondsAhead: Double {
+        registrar.access(self, keyPath: \.bufferedSecondsAhead)
         if videoOnlyDuration != nil { return .infinity }
         guard let (file, net, attachment) = loaded() else { return 0 }
         guard let net, !net.isFinished else { return .infinity }
@@ -317,7 +336,8 @@ public final class PlayerItem: @unchecked Sendable {
     /// the item's video, the picture keeps up too: its decoder has filled its queue of frames
     /// (or decoded to the end) since it began, the last seek, or the queue last ran empty.
     public var isPlaybackLikelyToKeepUp: Bool {
-        soundIsLikelyToKeepUp && (videoBuffer?.keepsUp ?? true)
+        registrar.access(self, keyPath: \.isPlaybackLikelyToKeepUp)
+        return soundIsLikelyToKeepUp && (videoBuffer?.keepsUp ?? true)
     }
 
     /// The sound's half of ``isPlaybackLikelyToKeepUp``: what an audio underrun is judged by (the
@@ -331,6 +351,7 @@ public final class PlayerItem: @unchecked Sendable {
     /// Whether the buffer has run dry (nothing ahead of the playhead, more to come): the sound's,
     /// or while the player decodes the item's video, the picture's (no decoded frame waiting).
     public var isPlaybackBufferEmpty: Bool {
+        registrar.access(self, keyPath: \.isPlaybackBufferEmpty)
         guard status == .readyToPlay else { return true }
         return bufferedSecondsAhead < 0.05 || (videoBuffer?.isEmpty ?? false)
     }
@@ -339,6 +360,7 @@ public final class PlayerItem: @unchecked Sendable {
     /// limit (``NetworkSourceOptions/maximumAhead``) is reached — and the picture's queue of
     /// decoded frames is full (or decoded to the end), while the player decodes the video.
     public var isPlaybackBufferFull: Bool {
+        registrar.access(self, keyPath: \.isPlaybackBufferFull)
         guard videoBuffer?.isFull ?? true else { return false }
         if videoOnlyDuration != nil { return true }
         guard status == .readyToPlay, let (_, net, _) = loaded() else { return false }
@@ -494,7 +516,38 @@ public final class PlayerItem: @unchecked Sendable {
     }
 
     /// Delivers one of the item's notifications to its own subscribers.
-    func broadcast(_ event: PlayerEvent) { broadcaster.yield(event) }
+    func broadcast(_ event: PlayerEvent) {
+        switch event {
+        case .itemStatusChanged:
+            changed(\.status)
+            changed(\.duration)
+            changed(\.presentationSize)  // the tracks are known once loaded
+            bufferChanged()
+        case .presentationSizeChanged: changed(\.presentationSize)
+        case .timedMetadata: changed(\.timedMetadata)
+        case .playbackStalled:
+            changed(\.numberOfStalls)
+            bufferChanged()
+        default: break
+        }
+        broadcaster.yield(event)
+    }
+
+    /// Tells observers that `keyPath` changed (any thread; it has changed already — observers
+    /// read it again).
+    private func changed<V>(_ keyPath: KeyPath<PlayerItem, V>) {
+        registrar.withMutation(of: self, keyPath: keyPath) {}
+    }
+
+    /// Bytes arrived, the playhead moved on or the picture's queue filled: what is buffered
+    /// ahead (and whether it is enough) may have changed. Any thread.
+    func bufferChanged() {
+        changed(\.loadedTimeRanges)
+        changed(\.bufferedSecondsAhead)
+        changed(\.isPlaybackLikelyToKeepUp)
+        changed(\.isPlaybackBufferEmpty)
+        changed(\.isPlaybackBufferFull)
+    }
 
     // MARK: Loading
 
@@ -619,10 +672,12 @@ public final class PlayerItem: @unchecked Sendable {
         guard let attachment = state.withLock({ s in s.epoch == epoch ? s.attachment : nil }) else { return }
         switch e {
         case .loaded:
+            bufferChanged()
             attachment.signal(.loaded)
         case .finished, .failed:
             // Nothing more will come: what has arrived is all the buffer there will be.
             reportLogs(attachment, epoch: epoch)
+            bufferChanged()
             attachment.signal(.loaded)
         case .metadata(let fields):
             attachment.signal(.metadata(fields))
@@ -637,6 +692,7 @@ public final class PlayerItem: @unchecked Sendable {
         switch e {
         case .segmentLoaded, .finished, .failed:
             reportLogs(attachment, epoch: epoch)
+            bufferChanged()
             attachment.signal(.loaded)
         case .opened, .variantSwitched, .playlistReloaded, .retrying:
             reportLogs(attachment, epoch: epoch)
