@@ -212,8 +212,8 @@ public final class AudioPlayer: Sendable {
     }
 
     /// `play()`: starts following the process default on the first call (a subscription, no
-    /// bus), and activates the session the player belongs to on a task of its own — connecting
-    /// to the bus never delays the first sound.
+    /// bus), and activates the session the player belongs to — connecting to the bus never
+    /// delays the first sound (``AudioSession/activateForPlay()``).
     private func activateSessionForPlay() {
         let (session, followed) = sessionBox.withLock { b -> (AudioSession?, Bool) in
             switch b.choice {
@@ -223,8 +223,7 @@ public final class AudioPlayer: Sendable {
         }
         guard let session else { return }
         if !followed { follow(session, connecting: false) }
-        guard !session.isActive else { return }
-        Task.detached { try? session.setActive(true) }
+        session.activateForPlay()
     }
 
     /// The delegate, held weakly (called on the player's event thread).

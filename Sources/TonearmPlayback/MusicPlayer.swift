@@ -172,12 +172,12 @@ public final class MusicPlayer: Sendable {
 
     // MARK: Transport
 
-    /// Plays, activating the session when there is one (on a task of its own: the bus never
-    /// delays the first sound).
+    /// Plays, activating the session when there is one (``AudioSession`` never makes the first
+    /// sound wait for its bus).
     public func play() {
         if let session {
             follow(session)
-            if !session.isActive { Task.detached { try? session.setActive(true) } }
+            session.activateForPlay()
         }
         queue.play()
         startSaving()

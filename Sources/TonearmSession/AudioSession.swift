@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import Logging
+import Synchronization
 import TonearmCore
 
 /// The process's audio session: what kind of audio it makes (``Category``, ``Mode``,
@@ -194,6 +195,9 @@ public final class AudioSession: Sendable {
     public let pulseServer: String?
     private let core: SessionCore
     private let routes: AudioRoutes
+    /// Counts ``setActive(_:options:)`` calls: a play's activation that waited for the bus
+    /// gives way to any made meanwhile (``activateForPlay()``).
+    private let activations = Atomic<UInt64>(0)
 
     /// A session. `identifier` names it on the bus instead of the process id — for tests, which
     /// run several sessions in one process (two sessions with the same identifier on one bus do
@@ -278,6 +282,7 @@ public final class AudioSession: Sendable {
     /// Throws nothing today (without a bus it succeeds locally); `throws` is kept for
     /// `AVAudioSession` compatibility and future checks against the sound server.
     public func setActive(_ active: Bool, options: SetActiveOptions = []) throws {
+        activations.add(1, ordering: .sequentiallyConsistent)
         _ = core.ensureBus()
         core.setActive(active, notifyOthers: options.contains(.notifyOthersOnDeactivation))
     }
@@ -289,6 +294,23 @@ public final class AudioSession: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: Interruption.self, bufferingPolicy: .unbounded)
         core.subscribe(interruptions: continuation)
         return stream
+    }
+
+    /// A player's `play()`: activates the session as `setActive(true)` does, never waiting for
+    /// the bus — at once when the session has connected to it already (or knows there is none);
+    /// else on a task of its own once connected, unless the session was activated or
+    /// deactivated meanwhile (a short play that ended and deactivated stays deactivated).
+    package func activateForPlay() {
+        if core.isBusSettled {
+            if !isActive { try? setActive(true) }
+            return
+        }
+        let ticket = activations.load(ordering: .sequentiallyConsistent)
+        Task.detached { [self] in
+            _ = core.ensureBus()
+            guard activations.load(ordering: .sequentiallyConsistent) == ticket, !isActive else { return }
+            try? setActive(true)
+        }
     }
 
     /// Interruptions and duck requests from now on, subscribed at once without connecting to

@@ -91,6 +91,17 @@ final class SessionCore: Sendable {
     /// while connecting; callers arriving meanwhile wait for the same attempt. A session whose
     /// bus is unavailable (and is not ``AudioSession/Bus/none``) joins the process's
     /// ``SessionHub`` instead.
+    /// Whether the bus question is settled (connected, or known to be unavailable): an
+    /// activation then never waits for a connection.
+    var isBusSettled: Bool {
+        state.withLock { s in
+            switch s.link {
+            case .connected, .unavailable: true
+            case .idle, .connecting: false
+            }
+        }
+    }
+
     func ensureBus() -> Bool {
         let connected = connectOnce()
         if !connected { joinHub() }

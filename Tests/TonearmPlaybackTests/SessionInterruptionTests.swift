@@ -333,4 +333,27 @@ import TonearmTestSupport
         #expect(following.isPlaying)
         try? shared.setActive(false)
     }
+
+    /// `play()` activates the session the player belongs to, as AVAudioPlayer's and the
+    /// application music player's `play()` activate the app's session (at once here: a session
+    /// without a bus has nothing to wait for).
+    @Test func playActivatesThePlayersSession() async throws {
+        let dir = try TempDir("player-session-activation")
+        defer { dir.remove() }
+        let url = URL(fileURLWithPath: try tone(dir, "p.wav", 440, 5))
+        let forPlayer = AudioSession(identifier: "activation-player", bus: .none)
+        let player = try AudioPlayer(contentsOf: url, output: { NullOutput() })
+        defer { player.stop() }
+        player.audioSession = forPlayer
+        #expect(!forPlayer.isActive)
+        #expect(player.play())
+        #expect(forPlayer.isActive)
+        let forMusic = AudioSession(identifier: "activation-music", bus: .none)
+        let music = MusicPlayer(output: { NullOutput() }, session: forMusic)
+        defer { music.stop() }
+        music.setQueue(withPaths: [url.path])
+        #expect(!forMusic.isActive)
+        music.play()
+        #expect(forMusic.isActive)
+    }
 }
