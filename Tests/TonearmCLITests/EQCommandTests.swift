@@ -131,7 +131,7 @@ private final class SVGCollector: NSObject, XMLParserDelegate {
 }
 
 /// The equalizer on files below 44.1 kHz: `eq show --rate` and `render --eq` of real files.
-@Suite struct EQSampleRateCLITests {
+@Suite struct EQSampleRateCommandLineTests {
     /// The `frequency   response` rows of `eq show`: (Hz, dB).
     static func responseRows(_ stdout: String) -> [(Double, Double)] {
         stdout.split(separator: "\n").compactMap { line -> (Double, Double)? in

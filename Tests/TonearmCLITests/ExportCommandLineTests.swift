@@ -5,7 +5,7 @@ import TonearmCore
 import TonearmTestSupport
 
 /// `tonearm extract-audio`, `tonearm convert` and the track list of `tonearm info`, as a user runs them.
-@Suite  final class ExportCLITests: Sendable {
+@Suite  final class ExportCommandLineTests: Sendable {
     let dir: TempDir
     init() throws { dir = try TempDir("export-cli") }
     deinit { dir.remove() }
@@ -77,7 +77,7 @@ import TonearmTestSupport
     }
 }
 
-extension ExportCLITests {
+extension ExportCommandLineTests {
     @Test func convertTrimsToTheSampleAndKeepsTags() throws {
         let src = dir.file("song.wav")
         try Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.5*sin(2*PI*440*t)|0.5*sin(2*PI*550*t):s=44100:d=200",
@@ -113,7 +113,7 @@ extension ExportCLITests {
     }
 }
 
-extension ExportCLITests {
+extension ExportCommandLineTests {
     @Test func ctrlCStopsAConversionAndLeavesNothing() throws {
         let src = dir.file("long.wav")
         try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=900:sample_rate=48000", "-ac", "2", "-c:a", "pcm_s16le", src])
@@ -150,7 +150,7 @@ enum ExportFixturesCLI {
     }
 }
 
-extension ExportCLITests {
+extension ExportCommandLineTests {
     /// `--start` without `--end` keeps everything from there to the end, between every pair of
     /// the common formats (PCM and lossless output exactly the source's samples from the start);
     /// a start at or after the end is a clear error that leaves no file.
@@ -190,7 +190,7 @@ extension ExportCLITests {
     }
 }
 
-extension ExportCLITests {
+extension ExportCommandLineTests {
     /// The cover `tonearm info --json` reads from `path`: (MIME type, bytes), nil when none.
     func cover(_ path: String) throws -> (String, Int)? {
         let r = try run(try tonearmBinary(), ["info", "--json", path])
