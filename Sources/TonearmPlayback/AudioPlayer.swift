@@ -127,6 +127,9 @@ public final class AudioPlayer: Sendable {
             return r
         }
         rt?.close()
+        // The tasks following the session end with the player (the process session lives on:
+        // their subscriptions would pile up, one pair per player ever played).
+        sessionBox.withLock { $0.tasks }.forEach { $0.cancel() }
         broadcaster.finish()
     }
 
