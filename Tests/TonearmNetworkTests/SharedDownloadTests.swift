@@ -122,8 +122,9 @@ import TonearmTestSupport
         #expect(requests.count <= 4, "\(requests.map { ($0.range, $0.bytes) })")
         // The first request is cut when the far seek comes, the third where the bytes already
         // fetched begin; what they sent past that (in flight, the socket's buffers) is the only
-        // excess. Fetching the second half again would be 2.5 MB more.
-        #expect(site.served < site.bytes.count + 1_000_000, "each byte about once: \(site.served) of \(site.bytes.count) — \(requests.map { ($0.range, $0.bytes) })")
+        // excess — at 4 MB/s, more the longer the fetcher takes to cut a request (1.24 MB seen
+        // at load 13). Fetching the second half again would be 2.5 MB more.
+        #expect(site.served < site.bytes.count + 1_500_000, "each byte about once: \(site.served) of \(site.bytes.count) — \(requests.map { ($0.range, $0.bytes) })")
         #expect(ahead.loadedRanges == [0..<Int64(site.bytes.count)])
     }
 
