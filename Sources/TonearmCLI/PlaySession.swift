@@ -61,8 +61,10 @@ final class PlaySession: @unchecked Sendable {
     private var messageForNext: String?
     /// Titles and artists read from the queue's files, by path.
     private var tags: [String: (title: String, artist: String?)] = [:]
+    /// The queue's rows, kept between events (built again only when the queue changed).
+    private var queueRows = QueueRows()
     /// The play order behind ``ScreenState/queue``: row → queue index.
-    private var rowItems: [Int] = []
+    private var rowItems: [Int] { queueRows.rowItems }
     /// The terminal's size, read when the screen is taken and on SIGWINCH (never polled).
     private var size = (columns: 80, rows: 24)
     /// The volume before `m` muted (nil: not muted).
@@ -332,6 +334,7 @@ final class PlaySession: @unchecked Sendable {
         applyEffects()
         screen.volume = player.volume
         // Tags and MPRIS (which reads the track number from the tags) after the first sound.
+        queueRows.queueChanged()
         refreshQueueScreen(readingTags: false)
     }
 
@@ -389,7 +392,7 @@ final class PlaySession: @unchecked Sendable {
                 started = true
                 announce(item, index: i)
             }
-        case .itemFailed(_, let item, let error):
+        case .itemFailed(let index, let item, let error):
             failed += 1
             let reason = "\(error)"
             // On its row, why (the row names the file).
@@ -398,6 +401,7 @@ final class PlaySession: @unchecked Sendable {
             let name = item.isRemote ? item.path : item.url.lastPathComponent
             failureSummary.append(reason.contains(item.path) ? reason : "\(item.path): \(reason)")
             report(interactive ? "\(name) failed: \(reason)" : reason)
+            queueRows.itemChanged(at: index)
             refreshQueueScreen()
         case .decodeWarning(.truncated(let path, let expected, let actual)):
             // Said when the file reaches its early end (itemPlayedToEnd), with where.
@@ -451,8 +455,10 @@ final class PlaySession: @unchecked Sendable {
             screen.repeatMode = r
         case .shuffleModeChanged(let s):
             screen.shuffleMode = s
+            queueRows.queueChanged()
             refreshQueueScreen()
         case .queueChanged:
+            queueRows.queueChanged()
             refreshQueueScreen()
         case .itemPlayedToEnd(_, let item):
             sayEndedEarly(item)
@@ -524,22 +530,16 @@ final class PlaySession: @unchecked Sendable {
     /// The queue rows in play order (what plays next, also when shuffled), with titles and
     /// artists from the tags and why an item failed; the cursor kept on the queue.
     /// `readingTags: false` shows file names for rows whose tags have not been read yet. Tags are
-    /// read only for the live screen (plain mode shows no rows).
+    /// read only for the live screen (plain mode shows no rows). Built from all the items only
+    /// when the queue changed (``QueueRows``); otherwise it costs the rows that changed.
     private func refreshQueueScreen(readingTags: Bool = true) {
-        let items = player.queue.items()
-        let order = player.queue.playOrder
-        rowItems = order.count == items.count ? order.order : Array(items.indices)
-        let current = order.count == items.count ? order.position : player.indexOfNowPlayingItem
-        // Tags are read for the rows that can be on screen (around the current item and the cursor).
-        let near = Set([current ?? 0, screen.cursor ?? 0].flatMap { max(0, $0 - 100)..<min(rowItems.count, $0 + 200) })
-        screen.queue = rowItems.enumerated().map { row, i in
-            let item = items[i]
-            let (title, artist) = readingTags && interactive && near.contains(row)
-                ? tags(of: item) : (tags[item.path] ?? (Self.name(of: item), nil))
+        let reading = readingTags && interactive
+        queueRows.refresh(&screen.queue, from: player.queue, cursor: screen.cursor, readingTags: reading) { item, readTags in
+            let (title, artist) = readTags ? tags(of: item) : (tags[item.path] ?? (Self.name(of: item), nil))
             return ScreenState.QueueRow(title: title, artist: artist, failure: failures[item.persistentID])
         }
-        screen.current = items.isEmpty ? nil : current
-        if let c = screen.cursor { screen.cursor = items.isEmpty ? nil : min(c, items.count - 1) }
+        screen.current = queueRows.current
+        if let c = screen.cursor { screen.cursor = screen.queue.isEmpty ? nil : min(c, screen.queue.count - 1) }
         screen.repeatMode = player.repeatMode
         screen.shuffleMode = player.shuffleMode
     }
@@ -642,6 +642,7 @@ final class PlaySession: @unchecked Sendable {
         case .queueRemove:
             guard let c = screen.cursor, rowItems.indices.contains(c) else { break }
             player.queue.remove(at: rowItems[c])
+            queueRows.queueChanged()
             refreshQueueScreen()
             if screen.queue.isEmpty { report("the queue is empty: \(keyName(.add)) adds songs from the library, \(keyName(.quit)) quits") }
         case .queueMoveUp, .queueMoveDown:
@@ -654,6 +655,7 @@ final class PlaySession: @unchecked Sendable {
             guard rowItems.indices.contains(to) else { break }
             player.queue.move(from: rowItems[c], to: rowItems[to])
             screen.cursor = to
+            queueRows.queueChanged()
             refreshQueueScreen()
         }
         return false
@@ -689,6 +691,7 @@ final class PlaySession: @unchecked Sendable {
         switch outcome {
         case .picked(let items):
             for item in items { player.queue.append(QueueItem(pathOrURL: item.path, persistentID: item.persistentID)) }
+            queueRows.queueChanged()
             refreshQueueScreen()
             report("added \(items.count == 1 ? "1 song" : "\(items.count) songs") to the queue")
         case .cancelled:
