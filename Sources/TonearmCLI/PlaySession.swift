@@ -67,6 +67,8 @@ final class PlaySession: @unchecked Sendable {
     private var rowItems: [Int] { queueRows.rowItems }
     /// The terminal's size, read when the screen is taken and on SIGWINCH (never polled).
     private var size = (columns: 80, rows: 24)
+    /// Ticks of the screen's clock (every fifth writes the frame even when it is unchanged).
+    private var ticks = 0
     /// The volume before `m` muted (nil: not muted).
     private var mutedVolume: Float?
     private var screen = ScreenState()
@@ -186,9 +188,14 @@ final class PlaySession: @unchecked Sendable {
             switch event {
             case .tick:
                 startAfterFirstSound()  // at the latest (an item that takes long to open)
+                // Once a second the frame is written even when unchanged: whatever else wrote
+                // on the terminal (another program's message) is gone within a second.
+                ticks += 1
+                if ticks % 5 == 0 { terminal.invalidate() }
                 draw()
             case .resized:
                 size = Terminal.size(of: terminal.output)
+                terminal.invalidate()
                 draw()
             case .signalled(let sig):
                 interruptedBy = sig
@@ -197,11 +204,13 @@ final class PlaySession: @unchecked Sendable {
                 // `fg` after Ctrl-Z and `bg`: the terminal is taken again.
                 if terminal.resumeIfForeground() {
                     size = Terminal.size(of: terminal.output)
+                    terminal.invalidate()
                     draw()
                 }
             case .suspend:
                 terminal.suspend()
                 size = Terminal.size(of: terminal.output)  // it may have changed while stopped
+                terminal.invalidate()
                 draw()
             case .systemVolume(let v):
                 screen.systemVolume = v
@@ -753,7 +762,8 @@ final class PlaySession: @unchecked Sendable {
         }
         if interactive {
             let lines = LiveScreen.lines(screen, width: size.columns, height: size.rows)
-            terminal.draw("\u{1B}[H" + lines.joined(separator: "\u{1B}[K\n") + "\u{1B}[K\u{1B}[J")
+            // A frame like the last one is not written again (the ticker's redraws while paused).
+            terminal.drawFrame("\u{1B}[H" + lines.joined(separator: "\u{1B}[K\n") + "\u{1B}[K\u{1B}[J")
         } else if player.playbackState == .playing && announced {
             let sec = Int(screen.elapsed)
             if sec / 5 != lastPlainSecond / 5 || lastPlainSecond < 0 {
