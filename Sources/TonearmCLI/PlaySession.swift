@@ -61,10 +61,14 @@ final class PlaySession: @unchecked Sendable {
     private var messageForNext: String?
     /// Titles and artists read from the queue's files, by path.
     private var tags: [String: (title: String, artist: String?)] = [:]
+    /// The queue's rows, kept between events (built again only when the queue changed).
+    private var queueRows = QueueRows()
     /// The play order behind ``ScreenState/queue``: row → queue index.
-    private var rowItems: [Int] = []
+    private var rowItems: [Int] { queueRows.rowItems }
     /// The terminal's size, read when the screen is taken and on SIGWINCH (never polled).
     private var size = (columns: 80, rows: 24)
+    /// Ticks of the screen's clock (every fifth writes the frame even when it is unchanged).
+    private var ticks = 0
     /// The volume before `m` muted (nil: not muted).
     private var mutedVolume: Float?
     private var screen = ScreenState()
@@ -184,9 +188,14 @@ final class PlaySession: @unchecked Sendable {
             switch event {
             case .tick:
                 startAfterFirstSound()  // at the latest (an item that takes long to open)
+                // Once a second the frame is written even when unchanged: whatever else wrote
+                // on the terminal (another program's message) is gone within a second.
+                ticks += 1
+                if ticks % 5 == 0 { terminal.invalidate() }
                 draw()
             case .resized:
                 size = Terminal.size(of: terminal.output)
+                terminal.invalidate()
                 draw()
             case .signalled(let sig):
                 interruptedBy = sig
@@ -195,11 +204,13 @@ final class PlaySession: @unchecked Sendable {
                 // `fg` after Ctrl-Z and `bg`: the terminal is taken again.
                 if terminal.resumeIfForeground() {
                     size = Terminal.size(of: terminal.output)
+                    terminal.invalidate()
                     draw()
                 }
             case .suspend:
                 terminal.suspend()
                 size = Terminal.size(of: terminal.output)  // it may have changed while stopped
+                terminal.invalidate()
                 draw()
             case .systemVolume(let v):
                 screen.systemVolume = v
@@ -332,6 +343,7 @@ final class PlaySession: @unchecked Sendable {
         applyEffects()
         screen.volume = player.volume
         // Tags and MPRIS (which reads the track number from the tags) after the first sound.
+        queueRows.queueChanged()
         refreshQueueScreen(readingTags: false)
     }
 
@@ -389,7 +401,7 @@ final class PlaySession: @unchecked Sendable {
                 started = true
                 announce(item, index: i)
             }
-        case .itemFailed(_, let item, let error):
+        case .itemFailed(let index, let item, let error):
             failed += 1
             let reason = "\(error)"
             // On its row, why (the row names the file).
@@ -398,6 +410,7 @@ final class PlaySession: @unchecked Sendable {
             let name = item.isRemote ? item.path : item.url.lastPathComponent
             failureSummary.append(reason.contains(item.path) ? reason : "\(item.path): \(reason)")
             report(interactive ? "\(name) failed: \(reason)" : reason)
+            queueRows.itemChanged(at: index)
             refreshQueueScreen()
         case .decodeWarning(.truncated(let path, let expected, let actual)):
             // Said when the file reaches its early end (itemPlayedToEnd), with where.
@@ -451,8 +464,10 @@ final class PlaySession: @unchecked Sendable {
             screen.repeatMode = r
         case .shuffleModeChanged(let s):
             screen.shuffleMode = s
+            queueRows.queueChanged()
             refreshQueueScreen()
         case .queueChanged:
+            queueRows.queueChanged()
             refreshQueueScreen()
         case .itemPlayedToEnd(_, let item):
             sayEndedEarly(item)
@@ -524,22 +539,16 @@ final class PlaySession: @unchecked Sendable {
     /// The queue rows in play order (what plays next, also when shuffled), with titles and
     /// artists from the tags and why an item failed; the cursor kept on the queue.
     /// `readingTags: false` shows file names for rows whose tags have not been read yet. Tags are
-    /// read only for the live screen (plain mode shows no rows).
+    /// read only for the live screen (plain mode shows no rows). Built from all the items only
+    /// when the queue changed (``QueueRows``); otherwise it costs the rows that changed.
     private func refreshQueueScreen(readingTags: Bool = true) {
-        let items = player.queue.items()
-        let order = player.queue.playOrder
-        rowItems = order.count == items.count ? order.order : Array(items.indices)
-        let current = order.count == items.count ? order.position : player.indexOfNowPlayingItem
-        // Tags are read for the rows that can be on screen (around the current item and the cursor).
-        let near = Set([current ?? 0, screen.cursor ?? 0].flatMap { max(0, $0 - 100)..<min(rowItems.count, $0 + 200) })
-        screen.queue = rowItems.enumerated().map { row, i in
-            let item = items[i]
-            let (title, artist) = readingTags && interactive && near.contains(row)
-                ? tags(of: item) : (tags[item.path] ?? (Self.name(of: item), nil))
+        let reading = readingTags && interactive
+        queueRows.refresh(&screen.queue, from: player.queue, cursor: screen.cursor, readingTags: reading) { item, readTags in
+            let (title, artist) = readTags ? tags(of: item) : (tags[item.path] ?? (Self.name(of: item), nil))
             return ScreenState.QueueRow(title: title, artist: artist, failure: failures[item.persistentID])
         }
-        screen.current = items.isEmpty ? nil : current
-        if let c = screen.cursor { screen.cursor = items.isEmpty ? nil : min(c, items.count - 1) }
+        screen.current = queueRows.current
+        if let c = screen.cursor { screen.cursor = screen.queue.isEmpty ? nil : min(c, screen.queue.count - 1) }
         screen.repeatMode = player.repeatMode
         screen.shuffleMode = player.shuffleMode
     }
@@ -642,6 +651,7 @@ final class PlaySession: @unchecked Sendable {
         case .queueRemove:
             guard let c = screen.cursor, rowItems.indices.contains(c) else { break }
             player.queue.remove(at: rowItems[c])
+            queueRows.queueChanged()
             refreshQueueScreen()
             if screen.queue.isEmpty { report("the queue is empty: \(keyName(.add)) adds songs from the library, \(keyName(.quit)) quits") }
         case .queueMoveUp, .queueMoveDown:
@@ -654,6 +664,7 @@ final class PlaySession: @unchecked Sendable {
             guard rowItems.indices.contains(to) else { break }
             player.queue.move(from: rowItems[c], to: rowItems[to])
             screen.cursor = to
+            queueRows.queueChanged()
             refreshQueueScreen()
         }
         return false
@@ -689,6 +700,7 @@ final class PlaySession: @unchecked Sendable {
         switch outcome {
         case .picked(let items):
             for item in items { player.queue.append(QueueItem(pathOrURL: item.path, persistentID: item.persistentID)) }
+            queueRows.queueChanged()
             refreshQueueScreen()
             report("added \(items.count == 1 ? "1 song" : "\(items.count) songs") to the queue")
         case .cancelled:
@@ -750,7 +762,8 @@ final class PlaySession: @unchecked Sendable {
         }
         if interactive {
             let lines = LiveScreen.lines(screen, width: size.columns, height: size.rows)
-            terminal.draw("\u{1B}[H" + lines.joined(separator: "\u{1B}[K\n") + "\u{1B}[K\u{1B}[J")
+            // A frame like the last one is not written again (the ticker's redraws while paused).
+            terminal.drawFrame("\u{1B}[H" + lines.joined(separator: "\u{1B}[K\n") + "\u{1B}[K\u{1B}[J")
         } else if player.playbackState == .playing && announced {
             let sec = Int(screen.elapsed)
             if sec / 5 != lastPlainSecond / 5 || lastPlainSecond < 0 {

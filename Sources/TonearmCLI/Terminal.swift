@@ -44,6 +44,7 @@ final class Terminal: @unchecked Sendable {
 
     /// Enters cbreak mode and (when it draws a screen) the alternate screen, hides the cursor.
     func enter() {
+        lastFrame = nil
         guard !active, tcgetattr(0, savedTermios) == 0 else { return }
         savedOutput.pointee = drawsScreen ? output : -1
         savedValid.pointee = 1
@@ -61,6 +62,7 @@ final class Terminal: @unchecked Sendable {
 
     /// Leaves the alternate screen, shows the cursor and restores the terminal settings.
     func restore() {
+        lastFrame = nil
         guard active else { return }
         active = false
         if drawsScreen { Terminal.write((bracketedPaste ? "\u{1B}[?2004l" : "") + "\u{1B}[?25h\u{1B}[?1049l", to: output) }
@@ -100,6 +102,25 @@ final class Terminal: @unchecked Sendable {
 
     /// Draws on the screen (to ``output``).
     func draw(_ s: String) { Terminal.write(s, to: output) }
+
+    /// Draws a whole frame of the screen, unless it is the frame drawn last: a screen redrawn
+    /// five times a second that shows the same (paused, or the same second) writes nothing. The
+    /// next frame is drawn whatever it is after ``invalidate()``, and once the terminal is taken
+    /// again (after Ctrl-Z and `fg`, after the picker had it). True when it was written.
+    @discardableResult
+    func drawFrame(_ frame: String) -> Bool {
+        guard frame != lastFrame else { return false }
+        draw(frame)
+        lastFrame = frame
+        return true
+    }
+
+    /// The next ``drawFrame(_:)`` writes its frame (the screen's size changed, or what is on it
+    /// is not the last frame any more).
+    func invalidate() { lastFrame = nil }
+
+    /// The frame ``drawFrame(_:)`` wrote last (nil: none since the terminal was taken).
+    private var lastFrame: String?
 
     /// Writes text to standard output (or `fd`), unbuffered.
     static func write(_ s: String, to fd: Int32 = 1) {
