@@ -106,6 +106,37 @@ struct DaemonMPCTests {
         #expect(try d.mpc("playlist").stdout == "a.flac\n")
         await d.stop()
     }
+
+    /// `mpc outputs`, `disable`, `enable`, `toggleoutput`: disabling the only output while it
+    /// plays pauses the player with MPD's error and wakes `mpc idle output`; `mpc play` plays
+    /// nothing until the output is enabled again.
+    @Test func mpcDisablesAndEnablesTheOutput() async throws {
+        let d = try await TestDaemon()
+        let a = try d.tone("a.flac", seconds: 30, title: "Outputs")
+        try d.mpc("add", a).expectSuccess()
+        try d.mpc("play").expectSuccess()
+        #expect(try d.mpc("outputs").stdout == "Output 1 (default) is enabled\n")
+        let idlers = d.daemon.hub.idleCountChanges
+        let idle = try ChildProcess(["mpc", "idle", "output"], environment: ["MPD_HOST": d.socketPath, "MPD_PORT": "6600"],
+                                    captureStandardOutput: true)
+        _ = try await waitForEvent(idlers, timeout: 10, "mpc to idle") { $0 == 1 }
+        try d.mpc("disable", "1").expectSuccess()
+        #expect(idle.waitForStandardOutputBlocking(timeout: 10) { $0.childEnded }.text == "output\n")
+        #expect(d.daemon.player.playbackState == .paused)
+        let status = try d.mpc("status").stdout
+        #expect(status.contains("[paused]") && status.contains("ERROR: All audio outputs are disabled"), "\(status)")
+        #expect(try d.mpc("outputs").stdout == "Output 1 (default) is disabled\n")
+        try d.mpc("play").expectSuccess()
+        #expect(d.daemon.player.playbackState == .paused)
+        try d.mpc("enable", "1").expectSuccess()
+        try d.mpc("clearerror").expectSuccess()
+        #expect(try d.mpc("play").stdout.contains("[playing]"))
+        #expect(d.daemon.player.playbackState == .playing)
+        try d.mpc("toggleoutput", "1").expectSuccess()
+        #expect(try d.mpc("outputs").stdout == "Output 1 (default) is disabled\n")
+        #expect(d.daemon.player.playbackState == .paused)
+        await d.stop()
+    }
 }
 
 extension RunResult {
