@@ -231,6 +231,32 @@ public struct MPDCommandMachine: Sendable {
         return changed ? [.update, .database] : [.update]
     }
 
+    /// The player's volume (0…100) was set by someone else (MPRIS): `mixer` when it differs.
+    public mutating func playerVolumeChanged(_ v: Int) -> Set<MPDSubsystem> {
+        let v = min(100, max(0, v))
+        guard v != volume else { return [] }
+        volume = v
+        return [.mixer]
+    }
+
+    /// The player's repeat mode was set by someone else (MPRIS `LoopStatus`): `repeat` follows,
+    /// and `single` too when it says (a repeat of none leaves `single` as it is: MPD's single
+    /// without repeat is the player's none). `options` when they differ.
+    public mutating func playerRepeatChanged(repeat r: Bool, single s: Bool?) -> Set<MPDSubsystem> {
+        let newSingle = s.map { $0 ? MPDArguments.SingleMode.on : .off } ?? single
+        guard r != isRepeat || newSingle != single else { return [] }
+        isRepeat = r
+        single = newSingle
+        return [.options]
+    }
+
+    /// The player's shuffle was set by someone else (MPRIS `Shuffle`): `random` follows.
+    public mutating func playerRandomChanged(_ on: Bool) -> Set<MPDSubsystem> {
+        guard on != isRandom else { return [] }
+        isRandom = on
+        return [.options]
+    }
+
     /// The player reported an error (an item that could not be played).
     public mutating func failed(_ message: String) {
         error = message

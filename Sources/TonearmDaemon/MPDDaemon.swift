@@ -343,12 +343,31 @@ public final class MPDDaemon: Sendable {
                 hub.post(outcome.changed)
             }
             if single { player.stop() }
+        // Set by someone else (MPRIS): the MPD view follows; its own commands change nothing here.
+        case .volumeChanged(let v):
+            changedByPlayer(machine.withLock { $0.playerVolumeChanged(Int((v * 100).rounded())) })
+        case .repeatModeChanged(let mode):
+            changedByPlayer(machine.withLock { m in
+                switch mode {
+                case .none: m.playerRepeatChanged(repeat: false, single: nil)
+                case .one: m.playerRepeatChanged(repeat: true, single: true)
+                case .all: m.playerRepeatChanged(repeat: true, single: false)
+                }
+            })
+        case .shuffleModeChanged(let mode):
+            changedByPlayer(machine.withLock { $0.playerRandomChanged(mode != .off) })
         case .itemFailed(_, let item, let error):
             machine.withLock { $0.failed("Failed to play \(item.path): \(error)") }
             hub.post([.player])
         default:
             break
         }
+    }
+
+    private func changedByPlayer(_ changed: Set<MPDSubsystem>) {
+        guard !changed.isEmpty else { return }
+        persist()
+        hub.post(changed)
     }
 
     /// The song a URI of `add` names. Local files (an absolute path or `file://`) only for a

@@ -203,6 +203,15 @@ struct DaemonMPRISCLITests {
         #expect(resumed, "\(follower.standardOutputText)")
         let status = try mpc("status")
         #expect(status.hasPrefix("The Testers - Alpha\n[playing] #1/2"), "\(status)")
+        // The volume and the modes set over MPRIS are MPD's too.
+        try bus.playerctl("-p", "tonearm", "volume", "0.5")
+        watcher.send(lines: ["idle mixer"])
+        #expect(try watcher.readAnswer(timeout: 10) == ["changed: mixer", "OK"])
+        #expect(try mpc("volume") == "volume: 50%\n")
+        try bus.playerctl("-p", "tonearm", "loop", "Track")
+        watcher.send(lines: ["idle options"])
+        #expect(try watcher.readAnswer(timeout: 10) == ["changed: options", "OK"])
+        #expect(try mpc("status").contains("repeat: on    random: off   single: on "))
         daemon.terminate(SIGTERM)
         #expect(daemon.succeeded, "\(daemon.standardErrorText)")
     }

@@ -139,4 +139,22 @@ struct MPDCommandMachineTests {
         #expect(on.actions == [.output(enabled: true)] && on.changed == [.output])
         #expect(m.outputEnabled)
     }
+
+    /// The volume and modes set on the player by someone else (MPRIS) show in `status`, with
+    /// idle `mixer`/`options`; the values the MPD commands set already change nothing.
+    @Test func theVolumeAndModesFollowThePlayer() throws {
+        var m = MPDCommandMachine()
+        #expect(m.playerVolumeChanged(100).isEmpty)
+        #expect(m.playerVolumeChanged(50) == [.mixer])
+        #expect(try Self.send(&m, "getvol").response == "volume: 50\n")
+        #expect(m.playerRepeatChanged(repeat: true, single: true) == [.options])
+        let status = try Self.send(&m, "status").response
+        #expect(status.contains("repeat: 1\n") && status.contains("single: 1\n"), "\(status)")
+        _ = try Self.send(&m, "repeat 0")
+        // What `repeat 0` made of the player (none) is no change; single stays on.
+        #expect(m.playerRepeatChanged(repeat: false, single: nil).isEmpty)
+        #expect(m.single == .on)
+        #expect(m.playerRandomChanged(true) == [.options])
+        #expect(m.isRandom)
+    }
 }
