@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Synchronization
 import TonearmCore
 import TonearmDaemon
 import TonearmLibrary
@@ -12,6 +13,17 @@ import TonearmMPDProtocol
 /// ``MPDLibraryResponder`` in MPD's format. Called on the daemon's command queue.
 struct DaemonDatabase: MPDDatabaseResponder, MPDDatabaseUpdater {
     let responder: MPDLibraryResponder
+    /// One reload at a time: an update's and the watch's, each after its scan, so that an older
+    /// reading never replaces a newer one.
+    private let reloads = Reloads()
+
+    final class Reloads: Sendable {
+        let lock = Mutex(())
+    }
+
+    private func reload() {
+        reloads.lock.withLock { _ in try? responder.reload() }
+    }
 
     var commands: Set<String> { MPDLibraryResponder.commands }
 
@@ -31,7 +43,7 @@ struct DaemonDatabase: MPDDatabaseResponder, MPDDatabaseUpdater {
         if !isDirectory.boolValue { folder = (folder as NSString).deletingLastPathComponent }
         guard let summary = try? await responder.library.scanToEnd(folders: [folder]),
               summary.added + summary.updated + summary.moved + summary.removed > 0 else { return false }
-        try? responder.reload()
+        reload()
         return true
     }
 
@@ -39,7 +51,7 @@ struct DaemonDatabase: MPDDatabaseResponder, MPDDatabaseUpdater {
     func watchFolders(changed: @escaping @Sendable () -> Void) async throws {
         let changes = try responder.library.watch(folders: [responder.musicRoot], initialScan: false)
         for try await change in changes where !(change.added.isEmpty && change.updated.isEmpty && change.moved.isEmpty && change.removed.isEmpty) {
-            try? responder.reload()
+            reload()
             changed()
         }
     }

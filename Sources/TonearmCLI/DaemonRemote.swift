@@ -17,10 +17,12 @@ final class DaemonRemote: Sendable {
 
     private init(player: MusicPlayer) {
         self.player = player
-        // The daemon has no speed of its own and is not quit by a desktop widget.
+        // The daemon has no speed of its own and is not quit by a desktop widget; songs are
+        // added over the MPD protocol, which keeps the queue's ids (not by `OpenUri`).
         bridge = RemoteBridge(player: player) { _ in }
         bridge.commands.changePlaybackRate.isEnabled = false
         bridge.commands.quit.isEnabled = false
+        bridge.commands.openURL.isEnabled = false
     }
 
     /// Starts the export for `player`; returns it with nil, or nil with why not (no session bus).
