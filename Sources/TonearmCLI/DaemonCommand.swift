@@ -96,7 +96,7 @@ struct DaemonCommand: AsyncParsableCommand {
         // MPRIS on the session bus when there is one: playerctl and the desktop drive the same queue.
         options.attachPlayer = { player in
             let (remote, failure) = DaemonRemote.start(player: player)
-            return ({ remote?.stop() }, failure.map { "\($0); running without MPRIS" } ?? "MPRIS: org.mpris.MediaPlayer2.tonearm")
+            return ({ remote?.stop() }, failure.map { "\($0); running without MPRIS" } ?? "MPRIS: on the session bus")
         }
         do {
             try await DaemonRunner.run(options)
