@@ -93,6 +93,11 @@ struct DaemonCommand: AsyncParsableCommand {
         if let root = folders.first, let state = options.stateDirectory {
             options.makeDatabase = { try await DaemonDatabase.open(musicRoot: root, stateDirectory: state) }
         }
+        // MPRIS on the session bus when there is one: playerctl and the desktop drive the same queue.
+        options.attachPlayer = { player in
+            let (remote, failure) = DaemonRemote.start(player: player)
+            return ({ remote?.stop() }, failure.map { "\($0); running without MPRIS" } ?? "MPRIS: on the session bus")
+        }
         do {
             try await DaemonRunner.run(options)
         } catch let e as DaemonLockError {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Synchronization
 import TonearmCore
 import TonearmDaemon
 import TonearmLibrary
@@ -10,13 +11,49 @@ import TonearmMPDProtocol
 /// its first music folder — MPD's `music_directory` — scanned when the daemon starts (an
 /// unchanged file costs a stat; the first scan reads every file), answered by
 /// ``MPDLibraryResponder`` in MPD's format. Called on the daemon's command queue.
-struct DaemonDatabase: MPDDatabaseResponder {
+struct DaemonDatabase: MPDDatabaseResponder, MPDDatabaseUpdater {
     let responder: MPDLibraryResponder
+    /// One reload at a time: an update's and the watch's, each after its scan, so that an older
+    /// reading never replaces a newer one.
+    private let reloads = Reloads()
+
+    final class Reloads: Sendable {
+        let lock = Mutex(())
+    }
+
+    private func reload() {
+        reloads.lock.withLock { _ in try? responder.reload() }
+    }
 
     var commands: Set<String> { MPDLibraryResponder.commands }
 
     func respond(command: String, arguments: [String], tagTypes: Set<MPDTag>) throws(MPDAck) -> String {
         try responder.respond(command: command, arguments: arguments, tagTypes: tagTypes)
+    }
+
+    /// `update`/`rescan`: the library's scan of the folder `uri` (of a song's folder for a
+    /// song; "" for the whole music folder), then the responder reads the library again.
+    /// `rescan` scans as `update` does: the library reads again the files whose size or
+    /// modification time changed.
+    func update(uri: String, rescan: Bool) async -> Bool {
+        let root = responder.musicRoot
+        var folder = uri.isEmpty ? root : (root as NSString).appendingPathComponent(uri)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) else { return false }
+        if !isDirectory.boolValue { folder = (folder as NSString).deletingLastPathComponent }
+        guard let summary = try? await responder.library.scanToEnd(folders: [folder]),
+              summary.added + summary.updated + summary.moved + summary.removed > 0 else { return false }
+        reload()
+        return true
+    }
+
+    /// The library's watch of the music folder (inotify; a burst of changes is one batch).
+    func watchFolders(changed: @escaping @Sendable () -> Void) async throws {
+        let changes = try responder.library.watch(folders: [responder.musicRoot], initialScan: false)
+        for try await change in changes where !(change.added.isEmpty && change.updated.isEmpty && change.moved.isEmpty && change.removed.isEmpty) {
+            reload()
+            changed()
+        }
     }
 
     /// Opens (or makes) the library file, scans `musicRoot` into it and loads it for the

@@ -26,6 +26,9 @@ public struct DaemonOptions: Sendable {
     /// start must not be written by a second daemon that is about to be refused). Wins over
     /// `database`.
     public var makeDatabase: (@Sendable () async throws -> any MPDDatabaseResponder)?
+    /// Started with the daemon's player before it listens (the command's MPRIS export): returns
+    /// what stops it at shutdown and a line for the log (why it did not start), or nil.
+    public var attachPlayer: (@Sendable (MusicPlayer) -> (stop: @Sendable () -> Void, message: String?))?
 
     public init(runtimeDirectory: String, tcp: [MPDListenAddress], output: OutputSelection, musicDirectories: [String], verbose: Bool) {
         self.runtimeDirectory = runtimeDirectory
@@ -143,18 +146,28 @@ public enum DaemonRunner {
         let store = options.stateDirectory.map { QueueStateStore(path: $0 + "/queue.json") }
         let player = MusicPlayer(output: { selection.makeDriver(applicationName: "Tonearm", streamName: "Tonearm daemon", buffering: .steady) },
                                  store: store, session: nil)  // the daemon's own audio session: issue 20
+        let output: MPDOutput = switch selection {
+        case .pulse: MPDOutput(name: "PulseAudio", plugin: "pulse")
+        case .null, .nullUntimed: MPDOutput(name: "null", plugin: "null")
+        default: MPDOutput(name: selection.description, plugin: "tonearm")
+        }
         let daemon = MPDDaemon(player: player, database: database, musicDirectories: options.musicDirectories,
-                               stateFile: options.stateDirectory.map { $0 + "/daemon.json" })
+                               stateFile: options.stateDirectory.map { $0 + "/daemon.json" }, output: output)
         do {
             if try daemon.restore() { logger.info("resumed the saved queue (\(daemon.player.queue.items().count) songs)") }
         } catch {
             logger.warning("the saved state could not be read: \(error)")
         }
+        let watchLogger = logger
+        daemon.startWatching { error in watchLogger.warning("the music folder is not watched (changes need `update`): \(error)") }
+        let attached = options.attachPlayer?(player)
+        if let message = attached?.message { logger.info("\(message)") }
         let server = MPDServer(daemon: daemon, limits: options.limits, logger: logger)
         logger.info("output: \(selection)")
         let service = MPDServerService(server: server, addresses: [.unix(path: options.socketPath)] + options.tcp, logger: logger)
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [service], gracefulShutdownSignals: [.sigterm, .sigint],
                                                                           logger: logger))
+        defer { attached?.stop() }
         try await group.run()
         try? FileManager.default.removeItem(atPath: options.socketPath)
         _ = consume lock

@@ -19,6 +19,17 @@ public struct MPDClientContext: Sendable, Hashable {
     public init(isLocal: Bool) { self.isLocal = isLocal }
 }
 
+/// The daemon's audio output as `outputs` shows it (output 0, the only one).
+public struct MPDOutput: Sendable, Hashable {
+    public var name: String
+    public var plugin: String
+
+    public init(name: String, plugin: String) {
+        self.name = name
+        self.plugin = plugin
+    }
+}
+
 /// A song of the queue as MPD shows it: its URI as added, the file or address played, tags.
 public struct MPDSong: Sendable, Hashable {
     /// What `file:` says (the URI the client added).
@@ -84,6 +95,12 @@ public enum MPDPlayerAction: Sendable, Hashable {
     case repeatMode(repeat: Bool, single: Bool)
     case random(Bool)
     case crossfade(Int)
+    /// Update the database (`update`/`rescan`): the folder or song `uri` ("" for all), as job
+    /// `job`; the daemon runs the jobs one after another and reports each end with
+    /// ``MPDCommandMachine/updateFinished(job:changed:)``.
+    case update(job: Int, uri: String, rescan: Bool)
+    /// The output enabled or disabled (`enableoutput`…): disabled, it pauses what plays.
+    case output(enabled: Bool)
 }
 
 /// What a command gave: the text of its answer (without `OK`), what the player is to do, and
@@ -106,6 +123,18 @@ public protocol MPDDatabaseResponder: Sendable {
     var commands: Set<String> { get }
     /// The answer's body without the final `OK`; `tagTypes` are the connection's (`tagtypes`).
     func respond(command: String, arguments: [String], tagTypes: Set<MPDTag>) throws(MPDAck) -> String
+}
+
+/// A database that can be updated (`update`, `rescan`) and watched: the library's, in the
+/// daemon. The daemon calls ``update(uri:rescan:)`` for one job at a time, off its command queue.
+public protocol MPDDatabaseUpdater: Sendable {
+    /// Scans the folder or song `uri` of the music folder ("" for all; one that does not exist
+    /// changes nothing), then reads the database again. True when the database changed.
+    func update(uri: String, rescan: Bool) async -> Bool
+    /// Watches the music folder until the task is cancelled, calling `changed` after each batch
+    /// of files added, written, moved or removed that changed the database (read again before).
+    /// Throws when the folder cannot be watched (or stops being watchable).
+    func watchFolders(changed: @escaping @Sendable () -> Void) async throws
 }
 
 /// The daemon's command layer as a state machine: requests in (with the player as it is now),
@@ -131,6 +160,17 @@ public struct MPDCommandMachine: Sendable {
     public private(set) var consume = false
     public private(set) var crossfade = 0
     public private(set) var error: String?
+    /// The output (`outputs`) and whether it is enabled.
+    public var output = MPDOutput(name: "default", plugin: "tonearm")
+    public private(set) var outputEnabled = true
+    /// MPD's error when the player is to play with every output disabled.
+    static let noOutput = "All audio outputs are disabled"
+    /// Update jobs asked for and not finished, in order (the first runs): `updating_db`.
+    public private(set) var updateJobs: [Int] = []
+    private var lastUpdateJob = 0
+    /// MPD's largest job number (then it starts again at 1) and its queue's length.
+    static let maxUpdateJob = 1 << 15
+    static let maxUpdateQueue = 32
     /// Commands the database responder answers (``MPDDatabaseResponder``).
     public static let databaseCommands: Set<String> = [
         "lsinfo", "listall", "listallinfo", "listfiles", "find", "search", "findadd", "searchadd", "searchaddpl",
@@ -149,6 +189,7 @@ public struct MPDCommandMachine: Sendable {
         "seekid", "seekcur", "setvol", "getvol", "volume", "repeat", "random", "single", "consume", "crossfade",
         "add", "addid", "delete", "deleteid", "clear", "move", "moveid", "playlistinfo", "playlistid", "playlist",
         "plchanges", "plchangesposid", "shuffle", "swap", "swapid", "replay_gain_status", "outputs",
+        "enableoutput", "disableoutput", "toggleoutput", "outputset",
     ]
 
     public init() {}
@@ -158,7 +199,8 @@ public struct MPDCommandMachine: Sendable {
 
     /// Restores what a saved state says (queue, volume, modes).
     public mutating func restore(songs: [MPDSong], volume: Int, isRepeat: Bool, isRandom: Bool, single: MPDArguments.SingleMode,
-                                 consume: Bool, crossfade: Int = 0) {
+                                 consume: Bool, crossfade: Int = 0, outputEnabled: Bool = true) {
+        self.outputEnabled = outputEnabled
         entries = []
         for s in songs { appendEntry(s, at: entries.count) }
         self.volume = volume
@@ -179,6 +221,40 @@ public struct MPDCommandMachine: Sendable {
         o.actions = [.remove(at: position)]
         o.changed = [.playlist]
         return o
+    }
+
+    /// The update job `job` ended (`changed`: the database changed): idle `update`, and
+    /// `database` when it changed.
+    public mutating func updateFinished(job: Int, changed: Bool) -> Set<MPDSubsystem> {
+        guard let i = updateJobs.firstIndex(of: job) else { return [] }
+        updateJobs.remove(at: i)
+        return changed ? [.update, .database] : [.update]
+    }
+
+    /// The player's volume (0…100) was set by someone else (MPRIS): `mixer` when it differs.
+    public mutating func playerVolumeChanged(_ v: Int) -> Set<MPDSubsystem> {
+        let v = min(100, max(0, v))
+        guard v != volume else { return [] }
+        volume = v
+        return [.mixer]
+    }
+
+    /// The player's repeat mode was set by someone else (MPRIS `LoopStatus`): `repeat` follows,
+    /// and `single` too when it says (a repeat of none leaves `single` as it is: MPD's single
+    /// without repeat is the player's none). `options` when they differ.
+    public mutating func playerRepeatChanged(repeat r: Bool, single s: Bool?) -> Set<MPDSubsystem> {
+        let newSingle = s.map { $0 ? MPDArguments.SingleMode.on : .off } ?? single
+        guard r != isRepeat || newSingle != single else { return [] }
+        isRepeat = r
+        single = newSingle
+        return [.options]
+    }
+
+    /// The player's shuffle was set by someone else (MPRIS `Shuffle`): `random` follows.
+    public mutating func playerRandomChanged(_ on: Bool) -> Set<MPDSubsystem> {
+        guard on != isRandom else { return [] }
+        isRandom = on
+        return [.options]
     }
 
     /// The player reported an error (an item that could not be played).
@@ -234,6 +310,24 @@ public struct MPDCommandMachine: Sendable {
         }
         func changeOptions() { out.changed.insert(.options) }
 
+        if name == "update" || name == "rescan" {
+            guard database is any MPDDatabaseUpdater else { throw MPDAck(.unknown, "unknown command \"\(name)\"") }
+            var uri = args.first ?? ""
+            while uri.hasSuffix("/") { uri.removeLast() }
+            // MPD's uri_safe_local: relative, without "." or ".." parts.
+            guard !uri.hasPrefix("/"), !(args.first ?? "").hasPrefix("/"),
+                  !uri.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0 == "." || $0 == ".." || (!uri.isEmpty && $0.isEmpty) }) else {
+                throw MPDAck(.argument, "Malformed path", command: name)
+            }
+            guard updateJobs.count < Self.maxUpdateQueue else { throw MPDAck(.updateAlready, "Update queue is full", command: name) }
+            lastUpdateJob = lastUpdateJob >= Self.maxUpdateJob ? 1 : lastUpdateJob + 1
+            updateJobs.append(lastUpdateJob)
+            out.response = MPDResponse.pair("updating_db", String(lastUpdateJob))
+            out.actions = [.update(job: lastUpdateJob, uri: uri, rescan: name == "rescan")]
+            // Idle `update` when it starts (a job queued behind another starts later).
+            if updateJobs.count == 1 { out.changed.insert(.update) }
+            return out
+        }
         if Self.databaseCommands.contains(name) {
             guard let database, database.commands.contains(name) else { throw MPDAck(.unknown, "unknown command \"\(name)\"") }
             do { out.response = try database.respond(command: name, arguments: args, tagTypes: client.tagTypes) } catch { throw error.at(0, command: name) }
@@ -245,7 +339,9 @@ public struct MPDCommandMachine: Sendable {
         case "ping", "close", "idle", "noidle":
             break
         case "commands":
-            for c in MPDCommands.all where Self.implemented.contains(c.name) || database?.commands.contains(c.name) == true {
+            let updates = database is any MPDDatabaseUpdater
+            for c in MPDCommands.all where Self.implemented.contains(c.name) || database?.commands.contains(c.name) == true
+                || (updates && (c.name == "update" || c.name == "rescan")) {
                 out.response += MPDResponse.pair("command", c.name)
             }
         case "notcommands":
@@ -294,8 +390,23 @@ public struct MPDCommandMachine: Sendable {
         case "replay_gain_status":
             out.response = MPDResponse.pair("replay_gain_mode", "off")
         case "outputs":
-            out.response = MPDResponse.pair("outputid", "0") + MPDResponse.pair("outputname", "default")
-                + MPDResponse.pair("plugin", "tonearm") + MPDResponse.pair("outputenabled", "1")
+            out.response = MPDResponse.pair("outputid", "0") + MPDResponse.pair("outputname", output.name)
+                + MPDResponse.pair("plugin", output.plugin) + MPDResponse.pair("outputenabled", outputEnabled ? "1" : "0")
+        case "enableoutput", "disableoutput", "toggleoutput":
+            guard try unsigned(args[0]) == 0 else { throw MPDAck(.noExist, "No such audio output", command: name) }
+            let enable = name == "toggleoutput" ? !outputEnabled : name == "enableoutput"
+            guard enable != outputEnabled else { break }
+            outputEnabled = enable
+            out.actions = [.output(enabled: enable)]
+            out.changed.insert(.output)
+            // As MPD: what played pauses, with the error in `status`.
+            if !enable && player.state == .play {
+                error = Self.noOutput
+                out.changed.insert(.player)
+            }
+        case "outputset":
+            guard try unsigned(args[0]) == 0 else { throw MPDAck(.noExist, "No such audio output", command: name) }
+            throw MPDAck(.argument, "Unsupported attribute", command: name)
 
         // Playback.
         case "play":
@@ -501,6 +612,8 @@ public struct MPDCommandMachine: Sendable {
         default:
             throw MPDAck(.unknown, "unknown command \"\(name)\"")
         }
+        // Nothing plays without an output: the daemon does not start it (MPD pauses, with this error).
+        if !outputEnabled, out.actions.contains(where: { if case .play = $0 { true } else { false } }) { error = Self.noOutput }
         return out
     }
 
@@ -535,6 +648,7 @@ public struct MPDCommandMachine: Sendable {
                 s += MPDResponse.pair("nextsongid", String(entries[next].id))
             }
         }
+        if let job = updateJobs.first { s += MPDResponse.pair("updating_db", String(job)) }
         if let error { s += MPDResponse.pair("error", error) }
         return s
     }

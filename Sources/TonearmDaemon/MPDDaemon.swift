@@ -82,16 +82,25 @@ public final class MPDDaemon: Sendable {
     private let pump = Mutex<Task<Void, Never>?>(nil)
     /// False once shut down: the stop that follows is not saved (a restart plays on).
     private let saving = Mutex(true)
+    /// The database's updates and watch (`update`, `rescan`; nil: the database has none).
+    public var updater: (any MPDDatabaseUpdater)? { database as? any MPDDatabaseUpdater }
+    /// The update jobs, run one after another by ``updateTask``.
+    private let updateJobs: AsyncStream<(job: Int, uri: String, rescan: Bool)>.Continuation
+    private let updateTask = Mutex<Task<Void, Never>?>(nil)
+    private let watchTask = Mutex<Task<Void, Never>?>(nil)
 
     /// With `stateFile` (and a player made with a ``QueueStateStore``), every change is saved
     /// before its answer is sent, and ``restore()`` picks up where a previous daemon was —
     /// also after SIGKILL.
     public init(player: MusicPlayer, database: (any MPDDatabaseResponder)? = nil, musicDirectories: [String] = [],
-                stateFile: String? = nil) {
+                stateFile: String? = nil, output: MPDOutput = MPDOutput(name: "default", plugin: "tonearm")) {
         self.player = player
         self.database = database
         self.musicDirectories = musicDirectories
         self.stateFile = stateFile
+        machine.withLock { $0.output = output }
+        let (jobs, continuation) = AsyncStream<(job: Int, uri: String, rescan: Bool)>.makeStream()
+        updateJobs = continuation
         let events = player.events
         let task = Task.detached { [weak self] in
             for await e in events {
@@ -100,10 +109,46 @@ public final class MPDDaemon: Sendable {
             }
         }
         pump.withLock { $0 = task }
+        if let updater = database as? any MPDDatabaseUpdater {
+            let runner = Task.detached { [weak self] in
+                for await j in jobs {
+                    let changed = await updater.update(uri: j.uri, rescan: j.rescan)
+                    guard let self else { return }
+                    self.queue.async {
+                        let subsystems = self.machine.withLock { $0.updateFinished(job: j.job, changed: changed) }
+                        self.hub.post(subsystems)
+                    }
+                }
+            }
+            updateTask.withLock { $0 = runner }
+        }
     }
 
     deinit {
         pump.withLock { $0?.cancel() }
+        updateJobs.finish()
+        updateTask.withLock { $0?.cancel() }
+        watchTask.withLock { $0?.cancel() }
+    }
+
+    /// Watches the music folder (the database's ``MPDDatabaseUpdater/watchFolders(changed:)``)
+    /// until shutdown: files added, removed or renamed there change the database, and the
+    /// clients hear idle `database` (one per batch; the watch gathers a burst of changes). Does
+    /// nothing without an updater. `failed` is called once if watching fails or stops.
+    public func startWatching(failed: @escaping @Sendable (any Error) -> Void) {
+        guard let updater else { return }
+        let task = Task.detached { [weak self] in
+            do {
+                try await updater.watchFolders { [weak self] in
+                    guard let self else { return }
+                    self.queue.async { self.hub.post([.database]) }
+                }
+            } catch is CancellationError {
+            } catch {
+                if self != nil, !Task.isCancelled { failed(error) }
+            }
+        }
+        watchTask.withLock { $0?.cancel(); $0 = task }
     }
 
     /// Saves the state a last time, stops playing and lets go of the player's events
@@ -116,6 +161,9 @@ public final class MPDDaemon: Sendable {
             player.stop()
         }
         pump.withLock { $0?.cancel() }
+        updateJobs.finish()
+        updateTask.withLock { $0?.cancel() }
+        watchTask.withLock { $0?.cancel() }
     }
 
     /// The MPD side of the saved state.
@@ -125,6 +173,8 @@ public final class MPDDaemon: Sendable {
         var consume: Bool
         var single: String
         var crossfade: Int
+        /// `disableoutput` (nil in states saved before outputs could be disabled).
+        var outputEnabled: Bool?
     }
 
     /// Restores the queue, position, volume and modes a previous daemon saved, and plays on
@@ -148,10 +198,10 @@ public final class MPDDaemon: Sendable {
             machine.withLock {
                 $0.restore(songs: songs, volume: Int((player.volume * 100).rounded()), isRepeat: q.repeatMode != .none,
                            isRandom: q.shuffleMode != .off, single: single, consume: saved?.consume ?? false,
-                           crossfade: saved?.crossfade ?? 0)
+                           crossfade: saved?.crossfade ?? 0, outputEnabled: saved?.outputEnabled ?? true)
             }
             if let c = saved?.crossfade, c > 0 { q.crossfadeDuration = Double(c) }
-            if saved?.playing == true { player.play() }
+            if saved?.playing == true, saved?.outputEnabled != false { player.play() }
             return true
         }
     }
@@ -160,8 +210,11 @@ public final class MPDDaemon: Sendable {
     private func persist() {
         guard let stateFile, saving.withLock({ $0 }) else { return }
         player.save()
-        let (uris, consume, single, crossfade) = machine.withLock { m in (m.songs.map(\.uri), m.consume, m.single.rawValue, m.crossfade) }
-        let state = SavedState(uris: uris, playing: player.playbackState == .playing, consume: consume, single: single, crossfade: crossfade)
+        let (uris, consume, single, crossfade, enabled) = machine.withLock { m in
+            (m.songs.map(\.uri), m.consume, m.single.rawValue, m.crossfade, m.outputEnabled)
+        }
+        let state = SavedState(uris: uris, playing: player.playbackState == .playing, consume: consume, single: single, crossfade: crossfade,
+                               outputEnabled: enabled)
         guard let data = try? JSONEncoder().encode(state) else { return }
         let temp = stateFile + ".tmp"
         do {
@@ -244,12 +297,17 @@ public final class MPDDaemon: Sendable {
 
     private func apply(_ actions: [MPDPlayerAction]) {
         let q = player.queue
+        let outputEnabled = machine.withLock { $0.outputEnabled }
         for a in actions {
             switch a {
             case .insert(let song, let at): q.insert(QueueItem(pathOrURL: song.location), at: at)
             case .remove(let at): q.remove(at: at)
             case .move(let from, let to): q.move(from: from, to: to)
             case .clear: q.setQueue([])
+            case .play(let position, let seconds) where !outputEnabled:
+                // Nothing sounds without an output: the song and place are taken, not played.
+                if let position, position != q.currentIndex { q.skipToItem(at: position) }
+                if let seconds, q.playbackState != .stopped { q.seek(to: seconds) }
             case .play(let position, let seconds):
                 if let position, position != q.currentIndex || q.playbackState == .stopped { q.skipToItem(at: position) }
                 player.play()
@@ -263,6 +321,8 @@ public final class MPDDaemon: Sendable {
             case .repeatMode(let r, let single): q.repeatMode = single && r ? .one : (r ? .all : .none)
             case .random(let on): q.shuffleMode = on ? .songs : .off
             case .crossfade(let s): q.crossfadeDuration = Double(s)
+            case .update(let job, let uri, let rescan): updateJobs.yield((job, uri, rescan))
+            case .output(let enabled): if !enabled, player.playbackState == .playing { player.pause() }
             }
         }
     }
@@ -283,12 +343,31 @@ public final class MPDDaemon: Sendable {
                 hub.post(outcome.changed)
             }
             if single { player.stop() }
+        // Set by someone else (MPRIS): the MPD view follows; its own commands change nothing here.
+        case .volumeChanged(let v):
+            changedByPlayer(machine.withLock { $0.playerVolumeChanged(Int((v * 100).rounded())) })
+        case .repeatModeChanged(let mode):
+            changedByPlayer(machine.withLock { m in
+                switch mode {
+                case .none: m.playerRepeatChanged(repeat: false, single: nil)
+                case .one: m.playerRepeatChanged(repeat: true, single: true)
+                case .all: m.playerRepeatChanged(repeat: true, single: false)
+                }
+            })
+        case .shuffleModeChanged(let mode):
+            changedByPlayer(machine.withLock { $0.playerRandomChanged(mode != .off) })
         case .itemFailed(_, let item, let error):
             machine.withLock { $0.failed("Failed to play \(item.path): \(error)") }
             hub.post([.player])
         default:
             break
         }
+    }
+
+    private func changedByPlayer(_ changed: Set<MPDSubsystem>) {
+        guard !changed.isEmpty else { return }
+        persist()
+        hub.post(changed)
     }
 
     /// The song a URI of `add` names. Local files (an absolute path or `file://`) only for a

@@ -79,6 +79,144 @@ struct DaemonDatabaseCLITests {
     }
 }
 
+/// `update` and the watch of the music folder (issue 20): `update` answers a job number at
+/// once, `status` shows it while it runs, `mpc update --wait` (which waits on idle `update`)
+/// returns once the new song is in the database; files copied in, removed and renamed while the
+/// daemon runs are found by its inotify watch, and an idling client hears `database`.
+@Suite(.serialized)
+struct DaemonUpdateCLITests {
+    @Test func updateAndTheFolderWatchChangeTheDatabase() throws {
+        let dir = try TempDir("tonearm-daemon-update")
+        defer { dir.remove() }
+        let music = dir.file("music"), spare = dir.file("spare")
+        for d in [music + "/Album", spare] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
+        for (name, folder) in [("a", music + "/Album"), ("b", spare), ("c", spare)] {
+            try Fixtures.tone(path: "\(folder)/\(name).flac", codecArgs: ["-c:a", "flac", "-metadata", "title=\(name)"], seconds: 1)
+        }
+        let runtime = dir.file("run")
+        // No session bus: the daemon runs without MPRIS and says so once.
+        let daemon = try ChildProcess([try tonearmBinary(), "daemon", "--output", "null", "--listen", "none", "--music", music,
+                                       "--runtime-dir", runtime, "--state-dir", dir.file("state")],
+                                      environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=" + dir.file("no-bus")], captureStandardError: true)
+        defer { daemon.terminate(SIGKILL) }
+        #expect(daemon.waitForStandardError(containing: "listening on \(runtime)/mpd.sock", timeout: 60), "\(daemon.standardErrorText)")
+        #expect(daemon.standardErrorText.components(separatedBy: "running without MPRIS").count == 2, "\(daemon.standardErrorText)")
+        let env = ["MPD_HOST": runtime + "/mpd.sock"]
+        func mpc(_ args: String...) throws -> String {
+            let r = try run("mpc", args, environment: env)
+            #expect(r.status == 0, "mpc \(args): \(r.stderr)")
+            return r.stdout
+        }
+        // Connected before any change: the events it has not heard wait for its next `idle`.
+        let watcher = try MPDLineSocket(unixPath: runtime + "/mpd.sock")
+        /// Idles on `database` until `mpc listall` says `expected` (each change wakes it).
+        func waitForDatabase(_ expected: String) throws {
+            var listing = try mpc("listall")
+            var wakes = 0
+            while listing != expected && wakes < 20 {
+                watcher.send(lines: ["idle database"])
+                let answer = try watcher.readAnswer(timeout: 30)
+                #expect(answer == ["changed: database", "OK"], "\(answer)")
+                guard answer.last == "OK" else { return }
+                wakes += 1
+                listing = try mpc("listall")
+            }
+            #expect(listing == expected)
+        }
+        #expect(try mpc("listall") == "Album/a.flac\n")
+
+        // `update`: the job's number at once, in `status` (same command list) while it runs.
+        let client = try MPDLineSocket(unixPath: runtime + "/mpd.sock")
+        client.send(lines: ["command_list_begin", "update Album", "status", "command_list_end"])
+        let answer = try client.readAnswer()
+        #expect(answer.first == "updating_db: 1", "\(answer)")
+        #expect(answer.contains("updating_db: 1") && answer.filter { $0 == "updating_db: 1" }.count == 2, "\(answer)")
+        // A file put in the folder is in the database once `mpc update --wait` returns.
+        #expect(rename(spare + "/b.flac", music + "/Album/b.flac") == 0)
+        #expect(try mpc("update", "--wait").isEmpty == false)
+        #expect(try mpc("listall") == "Album/a.flac\nAlbum/b.flac\n")
+        #expect(try mpc("status").contains("Updating DB") == false)
+
+        // The watch: a song copied in, one removed, one renamed, each heard as idle `database`.
+        try FileManager.default.copyItem(atPath: spare + "/c.flac", toPath: music + "/c.flac")
+        try waitForDatabase("c.flac\nAlbum/a.flac\nAlbum/b.flac\n")  // MPD's order: a folder's songs, then its folders
+        try FileManager.default.removeItem(atPath: music + "/Album/a.flac")
+        try waitForDatabase("c.flac\nAlbum/b.flac\n")
+        #expect(rename(music + "/c.flac", music + "/Album/d.flac") == 0)
+        try waitForDatabase("Album/b.flac\nAlbum/d.flac\n")
+        #expect(try mpc("-f", "%title%", "search", "title", "c") == "c\n")
+        daemon.terminate(SIGTERM)
+        #expect(daemon.succeeded, "\(daemon.standardErrorText)")
+    }
+}
+
+/// The daemon on the session bus (issue 20): `org.mpris.MediaPlayer2.tonearm` shows and drives
+/// the queue the MPD protocol drives — what mpc plays is in playerctl's metadata, a playerctl
+/// pause is in `mpc status` and wakes an idling MPD client with `player`.
+@Suite(.serialized)
+struct DaemonMPRISCLITests {
+    @Test func playerctlAndMPCDriveTheSameQueue() async throws {
+        let dir = try TempDir("tonearm-daemon-mpris")
+        defer { dir.remove() }
+        let bus = try PrivateDBus()
+        defer { bus.stop() }
+        let a = dir.file("alpha.flac"), b = dir.file("beta.flac")
+        try Fixtures.tone(path: a, codecArgs: ["-c:a", "flac", "-metadata", "title=Alpha", "-metadata", "artist=The Testers"], seconds: 30)
+        try Fixtures.tone(path: b, codecArgs: ["-c:a", "flac", "-metadata", "title=Beta"], seconds: 30, freq: 660)
+        let follower = try bus.follow("playerctl", ["-p", "tonearm", "-F", "metadata", "--format", "{{status}} {{title}}"])
+        defer { follower.terminate() }
+        func sees(_ text: String) async -> Bool { await follower.waitForStandardOutput(timeout: 15) { $0.text.contains(text) } }
+        let runtime = dir.file("run")
+        let daemon = try ChildProcess([try tonearmBinary(), "daemon", "--output", "null", "--listen", "none", "--runtime-dir", runtime,
+                                       "--state-dir", dir.file("state")], environment: bus.environment, captureStandardError: true)
+        defer { daemon.terminate(SIGKILL) }
+        #expect(daemon.waitForStandardError(containing: "listening on \(runtime)/mpd.sock", timeout: 30), "\(daemon.standardErrorText)")
+        let env = ["MPD_HOST": runtime + "/mpd.sock"]
+        func mpc(_ args: String...) throws -> String {
+            let r = try run("mpc", args, environment: env)
+            #expect(r.status == 0, "mpc \(args): \(r.stderr)")
+            return r.stdout
+        }
+        let watcher = try MPDLineSocket(unixPath: runtime + "/mpd.sock")
+        _ = try mpc("add", a)
+        _ = try mpc("add", b)
+        _ = try mpc("play")
+        #expect(await sees("Playing Alpha"), "playerctl saw: \(follower.standardOutputText)")
+        let meta = try bus.playerctl("-p", "tonearm", "metadata")
+        #expect(meta.stdout.contains("The Testers") && meta.stdout.contains("30000000"), "\(meta.stdout)")
+        _ = try mpc("next")
+        #expect(await sees("Playing Beta"), "\(follower.standardOutputText)")
+
+        // playerctl drives the daemon's queue: mpc sees it, an idling client is woken.
+        watcher.send(lines: ["idle player"])
+        #expect(try watcher.readAnswer(timeout: 10) == ["changed: player", "OK"])  // mpc's play and next, heard already
+        try bus.playerctl("-p", "tonearm", "pause")
+        watcher.send(lines: ["idle player"])
+        #expect(try watcher.readAnswer(timeout: 10) == ["changed: player", "OK"])
+        #expect(try mpc("status").contains("[paused]  #2/2"))
+        #expect(await sees("Paused Beta"), "\(follower.standardOutputText)")
+        try bus.playerctl("-p", "tonearm", "previous")
+        try bus.playerctl("-p", "tonearm", "play")
+        let resumed = await follower.waitForStandardOutput(timeout: 15) { o in
+            o.text.range(of: "Paused Beta").map { o.text[$0.upperBound...].contains("Playing Alpha") } ?? false
+        }
+        #expect(resumed, "\(follower.standardOutputText)")
+        let status = try mpc("status")
+        #expect(status.hasPrefix("The Testers - Alpha\n[playing] #1/2"), "\(status)")
+        // The volume and the modes set over MPRIS are MPD's too.
+        try bus.playerctl("-p", "tonearm", "volume", "0.5")
+        watcher.send(lines: ["idle mixer"])
+        #expect(try watcher.readAnswer(timeout: 10) == ["changed: mixer", "OK"])
+        #expect(try mpc("volume") == "volume: 50%\n")
+        try bus.playerctl("-p", "tonearm", "loop", "Track")
+        watcher.send(lines: ["idle options"])
+        #expect(try watcher.readAnswer(timeout: 10) == ["changed: options", "OK"])
+        #expect(try mpc("status").contains("repeat: on    random: off   single: on "))
+        daemon.terminate(SIGTERM)
+        #expect(daemon.succeeded, "\(daemon.standardErrorText)")
+    }
+}
+
 /// The daemon's state survives SIGKILL: the queue, the song, the position, the volume and the
 /// modes are saved as they change (before the answer goes out), and a new daemon resumes.
 @Suite(.serialized)

@@ -3,6 +3,8 @@ import Foundation
 import Testing
 import TonearmDaemon
 import TonearmMPDProtocol
+import TonearmOutput
+import TonearmPlayback
 import TonearmTestSupport
 
 /// The daemon driven by the real `mpc` (Debian's), as a user would: songs added over the Unix
@@ -104,6 +106,70 @@ struct DaemonMPCTests {
         // A song of the music folder by its relative path is allowed on TCP.
         #expect(try raw.exchange(["add a.flac"]) == ["OK"])
         #expect(try d.mpc("playlist").stdout == "a.flac\n")
+        await d.stop()
+    }
+
+    /// `mpc outputs`, `disable`, `enable`, `toggleoutput`: disabling the only output while it
+    /// plays pauses the player with MPD's error and wakes `mpc idle output`; `mpc play` plays
+    /// nothing until the output is enabled again.
+    @Test func mpcDisablesAndEnablesTheOutput() async throws {
+        let d = try await TestDaemon()
+        let a = try d.tone("a.flac", seconds: 30, title: "Outputs")
+        try d.mpc("add", a).expectSuccess()
+        try d.mpc("play").expectSuccess()
+        #expect(try d.mpc("outputs").stdout == "Output 1 (default) is enabled\n")
+        let idlers = d.daemon.hub.idleCountChanges
+        let idle = try ChildProcess(["mpc", "idle", "output"], environment: ["MPD_HOST": d.socketPath, "MPD_PORT": "6600"],
+                                    captureStandardOutput: true)
+        _ = try await waitForEvent(idlers, timeout: 10, "mpc to idle") { $0 == 1 }
+        try d.mpc("disable", "1").expectSuccess()
+        #expect(idle.waitForStandardOutputBlocking(timeout: 10) { $0.childEnded }.text == "output\n")
+        #expect(d.daemon.player.playbackState == .paused)
+        let status = try d.mpc("status").stdout
+        #expect(status.contains("[paused]") && status.contains("ERROR: All audio outputs are disabled"), "\(status)")
+        #expect(try d.mpc("outputs").stdout == "Output 1 (default) is disabled\n")
+        try d.mpc("play").expectSuccess()
+        #expect(d.daemon.player.playbackState == .paused)
+        try d.mpc("enable", "1").expectSuccess()
+        try d.mpc("clearerror").expectSuccess()
+        #expect(try d.mpc("play").stdout.contains("[playing]"))
+        #expect(d.daemon.player.playbackState == .playing)
+        try d.mpc("toggleoutput", "1").expectSuccess()
+        #expect(try d.mpc("outputs").stdout == "Output 1 (default) is disabled\n")
+        #expect(d.daemon.player.playbackState == .paused)
+        await d.stop()
+    }
+
+    /// PulseAudio killed while the daemon plays and started again: the daemon's queue pauses at
+    /// its place, and plays on from there by itself once the server answers (mpc sees both).
+    @Test func playsOnFromItsPlaceWhenPulseAudioComesBack() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let serverString = server.serverString
+        let d = try await TestDaemon(output: {
+            PulseOutput(server: serverString, streamName: "Tonearm daemon")
+        })
+        let a = try d.tone("long.flac", seconds: 60, title: "Restart")
+        let events = d.daemon.player.events
+        try d.mpc("add", a).expectSuccess()
+        let play = try d.mpc("play")
+        #expect(play.stdout.contains("[playing]"), "\(play.stdout) \(play.stderr)")
+        try d.mpc("seek", "7").expectSuccess()
+        let playing = try d.mpc("status").stdout
+        #expect(playing.contains("[playing] #1/1   0:0"), "\(playing)")
+
+        server.kill()
+        _ = try await waitForEvent(events, timeout: 10, "the loss") { if case .outputLost = $0 { true } else { false } }
+        let lost = try d.mpc("status").stdout
+        #expect(lost.contains("[paused]  #1/1   0:0"), "\(lost)")
+        let position = d.daemon.player.currentPlaybackTime
+        try server.start()
+        _ = try await waitForEvent(events, timeout: 15, "playing again") { $0 == .stateChanged(.playing) }
+        let back = try d.mpc("status").stdout
+        #expect(back.contains("[playing] #1/1"), "\(back)")
+        #expect(abs(d.daemon.player.currentPlaybackTime - position) < 1.5, "\(d.daemon.player.currentPlaybackTime) after \(position)")
+        let streams = try server.pactl("list", "sink-inputs").stdout
+        #expect(streams.contains("Corked: no") && streams.contains("Tonearm daemon"), "\(streams)")
         await d.stop()
     }
 }

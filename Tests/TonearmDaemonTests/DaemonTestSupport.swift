@@ -14,10 +14,11 @@ final class TestDaemon: @unchecked Sendable {
     let server: MPDServer
     private(set) var port = 0
 
-    init(limits: MPDServerLimits = MPDServerLimits()) async throws {
+    init(limits: MPDServerLimits = MPDServerLimits(),
+         output: @escaping @Sendable () throws -> any AudioOutputDriver = { NullOutput() }) async throws {
         dir = try TempDir("tonearm-daemon")
         socketPath = dir.file("mpd.sock")
-        let player = MusicPlayer(output: { NullOutput() })
+        let player = MusicPlayer(output: output)
         daemon = MPDDaemon(player: player, musicDirectories: [dir.file("music")])
         server = MPDServer(daemon: daemon, limits: limits)
         try FileManager.default.createDirectory(atPath: dir.file("music"), withIntermediateDirectories: true)

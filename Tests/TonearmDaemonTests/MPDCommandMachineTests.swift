@@ -72,4 +72,89 @@ struct MPDCommandMachineTests {
         #expect(try Self.send(&m, "rm x", database: Library()).changed == [.storedPlaylist])
         #expect(try Self.send(&m, "find artist x", database: Library()).changed.isEmpty)
     }
+
+    struct UpdatableLibrary: MPDDatabaseResponder, MPDDatabaseUpdater {
+        var commands: Set<String> { ["lsinfo"] }
+        func respond(command: String, arguments: [String], tagTypes: Set<MPDTag>) throws(MPDAck) -> String { "" }
+        func update(uri: String, rescan: Bool) async -> Bool { false }
+        func watchFolders(changed: @escaping @Sendable () -> Void) async throws {}
+    }
+
+    /// `update`/`rescan` as MPD answers them: a job number at once, `updating_db` in `status`
+    /// until the job ends, idle `update` when the first starts and when each ends, `database`
+    /// when it changed; paths that leave the music folder refused; unknown without an updater.
+    @Test func updateJobs() throws {
+        var m = MPDCommandMachine()
+        let db = UpdatableLibrary()
+        #expect(throws: MPDAck(.unknown, "unknown command \"update\"")) { try Self.send(&m, "update", database: Library()) }
+        #expect(!(try Self.send(&m, "commands", database: Library()).response.contains("command: update\n")))
+        #expect(try Self.send(&m, "commands", database: db).response.contains("command: rescan\n"))
+        let first = try Self.send(&m, "update", database: db)
+        #expect(first.response == "updating_db: 1\n")
+        #expect(first.actions == [.update(job: 1, uri: "", rescan: false)])
+        #expect(first.changed == [.update])
+        #expect(try Self.send(&m, "status", database: db).response.hasSuffix("state: stop\nupdating_db: 1\n"))
+        // A second one waits behind the first: no new `update` event yet.
+        let second = try Self.send(&m, "rescan Artist/Album/", database: db)
+        #expect(second.response == "updating_db: 2\n")
+        #expect(second.actions == [.update(job: 2, uri: "Artist/Album", rescan: true)])
+        #expect(second.changed.isEmpty)
+        for bad in ["/etc", "../x", "a/../b", "./a"] {
+            #expect(throws: MPDAck(.argument, "Malformed path", command: "update")) { try Self.send(&m, "update \(bad)", database: db) }
+        }
+        #expect(m.updateFinished(job: 1, changed: false) == [.update])
+        #expect(try Self.send(&m, "status", database: db).response.hasSuffix("updating_db: 2\n"))
+        #expect(m.updateFinished(job: 2, changed: true) == [.update, .database])
+        #expect(!(try Self.send(&m, "status", database: db).response.contains("updating_db")))
+        #expect(m.updateFinished(job: 2, changed: true).isEmpty)
+        #expect(try Self.send(&m, "update", database: db).response == "updating_db: 3\n")
+    }
+
+    /// The outputs commands as MPD answers them (the format of a real MPD's `outputs`), and
+    /// disabling the only output while playing: a pause, with MPD's error; `play` then plays
+    /// nothing until it is enabled again.
+    @Test func outputs() throws {
+        var m = MPDCommandMachine()
+        m.output = MPDOutput(name: "PulseAudio", plugin: "pulse")
+        #expect(try Self.send(&m, "outputs").response == "outputid: 0\noutputname: PulseAudio\nplugin: pulse\noutputenabled: 1\n")
+        #expect(throws: MPDAck(.noExist, "No such audio output", command: "enableoutput")) { try Self.send(&m, "enableoutput 5") }
+        #expect(throws: MPDAck(.argument, "Integer expected: x", command: "disableoutput")) { try Self.send(&m, "disableoutput x") }
+        #expect(throws: MPDAck(.argument, "Unsupported attribute", command: "outputset")) { try Self.send(&m, "outputset 0 a b") }
+        #expect(throws: MPDAck(.noExist, "No such audio output", command: "outputset")) { try Self.send(&m, "outputset 7 a b") }
+        // Enabling what is enabled changes nothing.
+        let same = try Self.send(&m, "enableoutput 0")
+        #expect(same.changed.isEmpty && same.actions.isEmpty)
+        _ = try Self.send(&m, "add a")
+        let playing = MPDPlayerSnapshot(state: .play, position: 0, elapsed: 3)
+        let off = try Self.send(&m, "disableoutput 0", player: playing)
+        #expect(off.actions == [.output(enabled: false)])
+        #expect(off.changed == [.output, .player])
+        #expect(try Self.send(&m, "outputs").response.hasSuffix("outputenabled: 0\n"))
+        #expect(try Self.send(&m, "status", player: MPDPlayerSnapshot(state: .pause, position: 0, elapsed: 3)).response
+            .contains("error: All audio outputs are disabled\n"))
+        _ = try Self.send(&m, "clearerror")
+        _ = try Self.send(&m, "play 0")
+        #expect(try Self.send(&m, "status").response.contains("error: All audio outputs are disabled\n"))
+        let on = try Self.send(&m, "toggleoutput 0")
+        #expect(on.actions == [.output(enabled: true)] && on.changed == [.output])
+        #expect(m.outputEnabled)
+    }
+
+    /// The volume and modes set on the player by someone else (MPRIS) show in `status`, with
+    /// idle `mixer`/`options`; the values the MPD commands set already change nothing.
+    @Test func theVolumeAndModesFollowThePlayer() throws {
+        var m = MPDCommandMachine()
+        #expect(m.playerVolumeChanged(100).isEmpty)
+        #expect(m.playerVolumeChanged(50) == [.mixer])
+        #expect(try Self.send(&m, "getvol").response == "volume: 50\n")
+        #expect(m.playerRepeatChanged(repeat: true, single: true) == [.options])
+        let status = try Self.send(&m, "status").response
+        #expect(status.contains("repeat: 1\n") && status.contains("single: 1\n"), "\(status)")
+        _ = try Self.send(&m, "repeat 0")
+        // What `repeat 0` made of the player (none) is no change; single stays on.
+        #expect(m.playerRepeatChanged(repeat: false, single: nil).isEmpty)
+        #expect(m.single == .on)
+        #expect(m.playerRandomChanged(true) == [.options])
+        #expect(m.isRandom)
+    }
 }
