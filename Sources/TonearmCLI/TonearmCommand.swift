@@ -40,6 +40,12 @@ struct TonearmCommand: AsyncParsableCommand {
         let arguments = Array(CommandLine.arguments.dropFirst())
         var status: Int32 = 0
         do {
+            // The common `library scan DIR… [--db PATH] [--quiet] [--verbose]` without the parser
+            // (see ``LibraryScanCommand/Arguments/init(commandLine:)``).
+            if let scan = LibraryScanCommand.Arguments(commandLine: arguments) {
+                try await LibraryScanCommand.scan(scan)
+                Glibc.exit(0)
+            }
             var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
