@@ -26,6 +26,8 @@ public struct DaemonOptions: Sendable {
     /// start must not be written by a second daemon that is about to be refused). Wins over
     /// `database`.
     public var makeDatabase: (@Sendable () async throws -> any MPDDatabaseResponder)?
+    /// Passwords and default permissions (MPD's `password` and `default_permissions`).
+    public var access = MPDAccess.open
 
     public init(runtimeDirectory: String, tcp: [MPDListenAddress], output: OutputSelection, musicDirectories: [String], verbose: Bool) {
         self.runtimeDirectory = runtimeDirectory
@@ -144,7 +146,7 @@ public enum DaemonRunner {
         let player = MusicPlayer(output: { selection.makeDriver(applicationName: "Tonearm", streamName: "Tonearm daemon", buffering: .steady) },
                                  store: store)
         let daemon = MPDDaemon(player: player, database: database, musicDirectories: options.musicDirectories,
-                               stateFile: options.stateDirectory.map { $0 + "/daemon.json" })
+                               stateFile: options.stateDirectory.map { $0 + "/daemon.json" }, access: options.access)
         do {
             if try daemon.restore() { logger.info("resumed the saved queue (\(daemon.player.queue.items().count) songs)") }
         } catch {
