@@ -23,6 +23,10 @@ struct DaemonDatabase: MPDDatabaseResponder {
         try responder.songURIs(filterArguments: filterArguments, command: command)
     }
 
+    func songURIs(under uri: String, command: String) throws(MPDAck) -> [String] {
+        try responder.songURIs(under: uri, command: command)
+    }
+
     func playlistURIs(named name: String, command: String) throws(MPDAck) -> [String] {
         try responder.playlistURIs(named: name, command: command)
     }

@@ -120,6 +120,9 @@ public protocol MPDDatabaseResponder: Sendable {
     /// The URIs of the stored playlist `name` in its order (`load`).
     /// - Throws: `ACK [50@0] {load} No such playlist`.
     func playlistURIs(named name: String, command: String) throws(MPDAck) -> [String]
+    /// The URIs of the songs at or under `uri` (a song, or a folder: `add DIR`), in database
+    /// order. - Throws: `ACK [50@0]` when it names neither.
+    func songURIs(under uri: String, command: String) throws(MPDAck) -> [String]
     /// Saves `uris` as a new stored playlist (`save`).
     /// - Throws: `ACK [56@0] {save} Playlist already exists`, `ACK [2@0] {save} Bad playlist name`.
     func savePlaylist(named name: String, uris: [String], command: String) throws(MPDAck)
@@ -134,6 +137,10 @@ extension MPDDatabaseResponder {
 
     public func playlistURIs(named name: String, command: String) throws(MPDAck) -> [String] {
         throw MPDAck(.unknown, "unknown command \"\(command)\"")
+    }
+
+    public func songURIs(under uri: String, command: String) throws(MPDAck) -> [String] {
+        throw MPDAck(.noExist, "No such directory", command: command)
     }
 
     public func savePlaylist(named name: String, uris: [String], command: String) throws(MPDAck) {
@@ -552,25 +559,30 @@ public struct MPDCommandMachine: Sendable {
         // The queue.
         case "add", "addid":
             // The position is read first (MPD's order), then the URI.
-            var at = entries.count
-            if args.count > 1 {
-                let p: MPDArguments.Position
-                do { p = try MPDArguments.position(args[1]) } catch { throw arg(error) }
-                switch p {
-                case .absolute(let n):
-                    guard n <= entries.count else { throw MPDAck(.argument, "Number too large: \(args[1])", command: name) }
-                    at = Int(n)
-                case .afterCurrent(let n):
-                    guard let c = player.position else { throw MPDAck(.argument, "No current song", command: name) }
-                    at = c + 1 + Int(n)
-                case .beforeCurrent(let n):
-                    guard let c = player.position else { throw MPDAck(.argument, "No current song", command: name) }
-                    at = c - Int(n)
+            let at = args.count > 1 ? try insertPosition(args[1], player: player, command: name) : entries.count
+            // `add DIR`: the database's songs under a folder of it, as one edit (MPD's bulk
+            // edit: one playlist version, one more for the move to a position). `addid` takes
+            // songs only.
+            if let database, database.commands.contains("findadd"), !args[0].contains("://"),
+               !args[0].hasPrefix("/") || args[0] == "/",
+               let uris = try? database.songURIs(under: args[0], command: name), uris != [args[0]] {
+                guard name == "add" else { throw MPDAck(.noExist, "No such song", command: name) }
+                var songs: [MPDSong] = []
+                for u in uris { songs.append(try resolve(u, client)) }
+                guard !songs.isEmpty else { break }
+                for (k, song) in songs.enumerated() {
+                    appendEntry(song, at: at + k, bumping: false)
+                    out.actions.append(.insert(song, at: at + k))
                 }
-                guard at >= 0, at <= entries.count else { throw MPDAck(.argument, "Bad song index", command: name) }
+                touch(from: at)
+                if at < entries.count - songs.count { touch(from: at) }
+                out.changed.insert(.playlist)
+                break
             }
             let song = try resolve(args[0], client)
             let id = appendEntry(song, at: at)
+            // MPD appends, then moves the song to its position: one version more.
+            if at < entries.count - 1 { touch(from: at) }
             if name == "addid" { out.response = MPDResponse.pair("Id", String(id)) }
             out.actions = [.insert(song, at: at)]
             out.changed.insert(.playlist)
@@ -631,8 +643,12 @@ public struct MPDCommandMachine: Sendable {
             let b = name == "swap" ? try position(args[1]) : try index(ofID: args[1])
             guard a != b else { break }
             let (lo, hi) = (min(a, b), max(a, b))
-            moveEntry(hi, lo)
-            moveEntry(lo + 1, hi)
+            // One playlist version, and only the two positions changed in it (MPD's
+            // SwapPositions); the player moves the two songs.
+            entries.swapAt(lo, hi)
+            bump()
+            entries[lo].version = version
+            entries[hi].version = version
             out.actions = [.move(from: hi, to: lo), .move(from: lo + 1, to: hi)]
             out.changed.insert(.playlist)
         case "shuffle":

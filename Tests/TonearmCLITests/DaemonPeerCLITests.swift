@@ -108,6 +108,9 @@ struct DaemonPeerCLITests {
         "replay_gain_status", "replay_gain_mode track", "replay_gain_status", "replay_gain_mode foo", "replay_gain_mode auto",
         "replay_gain_status",
         "rm 保存", "load 保存", "clear", "findadd \"(title == '曲三')\"", "playlistinfo", "status",
+        // add DIR: the folder's songs, as one edit; addid takes songs only.
+        "add 歌手", "status", "addid 歌手", "add \"\"", "status", "add / 0", "add 歌手 1", "add 歌手 +1", "playlist", "status",
+        "add nosuch", "add \"歌手/アルバム/02 二.flac\" 0", "status",
     ]
 
     /// The commands of issue 20's list the daemon answers (in `commands`), compared with MPD's

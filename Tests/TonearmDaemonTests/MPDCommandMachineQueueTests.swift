@@ -24,6 +24,14 @@ struct MPDCommandMachineQueueTests {
             guard saved[name] == nil else { throw MPDAck(.exist, "Playlist already exists", command: command) }
             saved[name] = uris
         }
+        func songURIs(under uri: String, command: String) throws(MPDAck) -> [String] {
+            switch uri {
+            case "dir": return ["a", "b"]
+            case "", "/": return ["a", "b", "c"]
+            case "a", "b", "c": return [uri]
+            default: throw MPDAck(.noExist, "No such directory", command: command)
+            }
+        }
         func databaseStats() -> String { "artists: 1\nalbums: 1\nsongs: 3\ndb_playtime: 3\ndb_update: 5\n" }
     }
 
@@ -88,6 +96,28 @@ struct MPDCommandMachineQueueTests {
         let found = try Self.send(&m, "playlistfind artist x", database: db).response
         #expect(found.components(separatedBy: "file: ").count - 1 == m.songs.count)
         #expect(throws: MPDAck(.argument, "Unknown filter type", command: "playlistfind")) { try Self.send(&m, "playlistfind foo x", database: db) }
+    }
+
+    @Test func addAFolderAndVersionsOfAddAndSwap() throws {
+        var m = MPDCommandMachine()
+        let db = Library()
+        let v = m.version
+        // A folder's songs as one edit.
+        let added = try Self.send(&m, "add dir", database: db)
+        #expect(m.songs.map(\.uri) == ["a", "b"] && m.version == v + 1 && added.actions.count == 2)
+        // "/" is the whole database (MPD's work-around for clients that send it).
+        _ = try Self.send(&m, "add / 1", database: db)
+        #expect(m.songs.map(\.uri) == ["a", "a", "b", "c", "b"] && m.version == v + 3)
+        #expect(throws: MPDAck(.noExist, "No such song", command: "addid")) { try Self.send(&m, "addid dir", database: db) }
+        // A song at a position: appended, then moved (two versions); at the end, one.
+        _ = try Self.send(&m, "add c 0", database: db)
+        #expect(m.version == v + 5 && m.songs.first?.uri == "c")
+        _ = try Self.send(&m, "add c", database: db)
+        #expect(m.version == v + 6)
+        // swap: one version, the two positions only in plchanges.
+        _ = try Self.send(&m, "swap 1 4", database: db)
+        #expect(m.version == v + 7)
+        #expect(try Self.send(&m, "plchangesposid \(v + 6)").response == "cpos: 1\nId: \(m.entries[1].id)\ncpos: 4\nId: \(m.entries[4].id)\n")
     }
 
     @Test func priorityAndReplayGain() throws {
