@@ -3,6 +3,7 @@ import ArgumentParser
 import Foundation
 import Tonearm
 import TonearmDaemon
+import TonearmMPDProtocol
 
 /// `tonearm daemon`: the music player as a background service, driven over the MPD protocol
 /// (mpc, ncmpcpp, any MPD client) on `$XDG_RUNTIME_DIR/tonearm/mpd.sock` and TCP. Runs in the
@@ -37,6 +38,12 @@ struct DaemonCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Where the queue, position, volume and modes are kept between runs (default $XDG_STATE_HOME/tonearm/daemon).", valueName: "DIR"))
     var stateDir: String?
 
+    @Option(name: .long, help: ArgumentHelp("A password and what it allows, as MPD's password setting (repeatable): SECRET@read,add,control,admin. With one, a client without it has the default permissions only.", valueName: "SECRET@PERMS"))
+    var password: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("What a client may do before it sends a password, as MPD's default_permissions (read, add, player, control, admin, comma-separated). Default: everything without --password, nothing with.", valueName: "PERMS"))
+    var defaultPermissions: String?
+
     @Flag(name: .long, help: "Log every connection and command problem.")
     var verbose = false
 
@@ -46,7 +53,21 @@ struct DaemonCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Write a systemd user unit that runs this daemon (with these options) to ~/.config/systemd/user/tonearm.service, and exit.")
     var installUserService = false
 
+    /// The `--password` and `--default-permissions` given, checked.
+    /// - Throws: ``ValidationError`` naming the flag and the malformed value.
+    func access() throws -> MPDAccess {
+        var access = MPDAccess()
+        for p in password {
+            do { try access.addPassword(parsing: p) } catch { throw ValidationError("--password: \(error)") }
+        }
+        if let defaultPermissions {
+            do { try access.setDefaultPermissions(parsing: defaultPermissions) } catch { throw ValidationError("--default-permissions: \(error)") }
+        }
+        return access
+    }
+
     func validate() throws {
+        _ = try access()
         for l in listen where l != "none" {
             guard case .tcp? = try? MPDListenAddress(parsing: l) else {
                 throw ValidationError("--listen '\(l)': expected ADDR:PORT, as in 127.0.0.1:6600")
@@ -89,6 +110,7 @@ struct DaemonCommand: AsyncParsableCommand {
         var options = DaemonOptions(runtimeDirectory: runtimeDir ?? DaemonOptions.defaultRuntimeDirectory, tcp: tcp, output: selection,
                                     musicDirectories: folders, verbose: verbose)
         options.stateDirectory = stateDir ?? DaemonOptions.defaultStateDirectory
+        options.access = try access()
         // The first music folder is the database's root (MPD's music_directory): scanned now.
         if let root = folders.first, let state = options.stateDirectory {
             options.makeDatabase = { try await DaemonDatabase.open(musicRoot: root, stateDirectory: state) }

@@ -25,7 +25,7 @@ struct DaemonDatabase: MPDDatabaseResponder, MPDDatabaseUpdater {
         reloads.lock.withLock { _ in try? responder.reload() }
     }
 
-    var commands: Set<String> { MPDLibraryResponder.commands }
+    var commands: Set<String> { MPDLibraryResponder.commands.union(MPDCommandMachine.queueDatabaseCommands) }
 
     func respond(command: String, arguments: [String], tagTypes: Set<MPDTag>) throws(MPDAck) -> String {
         try responder.respond(command: command, arguments: arguments, tagTypes: tagTypes)
@@ -55,6 +55,24 @@ struct DaemonDatabase: MPDDatabaseResponder, MPDDatabaseUpdater {
             changed()
         }
     }
+
+    func songURIs(filterArguments: [String], command: String) throws(MPDAck) -> [String] {
+        try responder.songURIs(filterArguments: filterArguments, command: command)
+    }
+
+    func songURIs(under uri: String, command: String) throws(MPDAck) -> [String] {
+        try responder.songURIs(under: uri, command: command)
+    }
+
+    func playlistURIs(named name: String, command: String) throws(MPDAck) -> [String] {
+        try responder.playlistURIs(named: name, command: command)
+    }
+
+    func savePlaylist(named name: String, uris: [String], command: String) throws(MPDAck) {
+        try responder.savePlaylist(named: name, uris: uris, command: command)
+    }
+
+    func databaseStats() -> String { responder.databaseStats() }
 
     /// Opens (or makes) the library file, scans `musicRoot` into it and loads it for the
     /// responder. Throws the library's ``TonearmError`` (an unreadable folder, a damaged

@@ -29,6 +29,8 @@ public struct DaemonOptions: Sendable {
     /// Started with the daemon's player before it listens (the command's MPRIS export): returns
     /// what stops it at shutdown and a line for the log (why it did not start), or nil.
     public var attachPlayer: (@Sendable (MusicPlayer) -> (stop: @Sendable () -> Void, message: String?))?
+    /// Passwords and default permissions (MPD's `password` and `default_permissions`).
+    public var access = MPDAccess.open
 
     public init(runtimeDirectory: String, tcp: [MPDListenAddress], output: OutputSelection, musicDirectories: [String], verbose: Bool) {
         self.runtimeDirectory = runtimeDirectory
@@ -152,7 +154,7 @@ public enum DaemonRunner {
         default: MPDOutput(name: selection.description, plugin: "tonearm")
         }
         let daemon = MPDDaemon(player: player, database: database, musicDirectories: options.musicDirectories,
-                               stateFile: options.stateDirectory.map { $0 + "/daemon.json" }, output: output)
+                               stateFile: options.stateDirectory.map { $0 + "/daemon.json" }, output: output, access: options.access)
         do {
             if try daemon.restore() { logger.info("resumed the saved queue (\(daemon.player.queue.items().count) songs)") }
         } catch {

@@ -15,8 +15,13 @@ public struct MPDClientContext: Sendable, Hashable {
     /// The tags sent in song answers (`tagtypes`).
     public var tagTypes: Set<MPDTag> = Set(MPDTag.allCases)
     public var binaryLimit = 8192
+    /// What the connection may do (``MPDAccess``; `password` changes it).
+    public var permissions: MPDPermissions
 
-    public init(isLocal: Bool) { self.isLocal = isLocal }
+    public init(isLocal: Bool, permissions: MPDPermissions = .all) {
+        self.isLocal = isLocal
+        self.permissions = permissions
+    }
 }
 
 /// The daemon's audio output as `outputs` shows it (output 0, the only one).
@@ -101,6 +106,8 @@ public enum MPDPlayerAction: Sendable, Hashable {
     case update(job: Int, uri: String, rescan: Bool)
     /// The output enabled or disabled (`enableoutput`…): disabled, it pauses what plays.
     case output(enabled: Bool)
+    /// ReplayGain levelling: `off`, `track` or `album` (MPD's `auto` resolved by the machine).
+    case replayGain(String)
 }
 
 /// What a command gave: the text of its answer (without `OK`), what the player is to do, and
@@ -123,6 +130,41 @@ public protocol MPDDatabaseResponder: Sendable {
     var commands: Set<String> { get }
     /// The answer's body without the final `OK`; `tagTypes` are the connection's (`tagtypes`).
     func respond(command: String, arguments: [String], tagTypes: Set<MPDTag>) throws(MPDAck) -> String
+    /// The URIs of the songs `find`-style arguments select (`sort` and `window` included), in
+    /// the order they are added: `findadd`, `searchadd` (`command` says which; `search…`
+    /// ignores case), and the queue's `playlistfind`/`playlistsearch`.
+    func songURIs(filterArguments: [String], command: String) throws(MPDAck) -> [String]
+    /// The URIs of the stored playlist `name` in its order (`load`).
+    /// - Throws: `ACK [50@0] {load} No such playlist`.
+    func playlistURIs(named name: String, command: String) throws(MPDAck) -> [String]
+    /// The URIs of the songs at or under `uri` (a song, or a folder: `add DIR`), in database
+    /// order. - Throws: `ACK [50@0]` when it names neither.
+    func songURIs(under uri: String, command: String) throws(MPDAck) -> [String]
+    /// Saves `uris` as a new stored playlist (`save`).
+    /// - Throws: `ACK [56@0] {save} Playlist already exists`, `ACK [2@0] {save} Bad playlist name`.
+    func savePlaylist(named name: String, uris: [String], command: String) throws(MPDAck)
+    /// The database lines of `stats` (`artists` … `db_update`), each ending with a newline.
+    func databaseStats() -> String
+}
+
+extension MPDDatabaseResponder {
+    public func songURIs(filterArguments: [String], command: String) throws(MPDAck) -> [String] {
+        throw MPDAck(.unknown, "unknown command \"\(command)\"")
+    }
+
+    public func playlistURIs(named name: String, command: String) throws(MPDAck) -> [String] {
+        throw MPDAck(.unknown, "unknown command \"\(command)\"")
+    }
+
+    public func songURIs(under uri: String, command: String) throws(MPDAck) -> [String] {
+        throw MPDAck(.noExist, "No such directory", command: command)
+    }
+
+    public func savePlaylist(named name: String, uris: [String], command: String) throws(MPDAck) {
+        throw MPDAck(.unknown, "unknown command \"\(command)\"")
+    }
+
+    public func databaseStats() -> String { "" }
 }
 
 /// A database that can be updated (`update`, `rescan`) and watched: the library's, in the
@@ -148,6 +190,8 @@ public struct MPDCommandMachine: Sendable {
         public var song: MPDSong
         /// The playlist version in which this position last changed.
         public var version: UInt32
+        /// `prio`: 0…255 (MPD plays higher ones first in random mode).
+        public var priority: UInt8 = 0
     }
 
     public private(set) var entries: [Entry] = []
@@ -159,6 +203,11 @@ public struct MPDCommandMachine: Sendable {
     public private(set) var single: MPDArguments.SingleMode = .off
     public private(set) var consume = false
     public private(set) var crossfade = 0
+    public private(set) var replayGainMode = MPDArguments.ReplayGainMode.off
+    /// Whether the queue has a current song while stopped, as MPD has one: from the first
+    /// `play` (or a restored state) until `clear` or the current song's deletion. The player
+    /// keeps an index from the first song added; MPD's status shows none until then.
+    public private(set) var hasCurrent = false
     public private(set) var error: String?
     /// The output (`outputs`) and whether it is enabled.
     public var output = MPDOutput(name: "default", plugin: "tonearm")
@@ -182,6 +231,12 @@ public struct MPDCommandMachine: Sendable {
     public static let storedPlaylistCommands: Set<String> = [
         "save", "rm", "rename", "playlistadd", "playlistclear", "playlistdelete", "playlistmove", "searchaddpl",
     ]
+    /// Database commands carried out here, on the queue, with the database's songs
+    /// (``MPDDatabaseResponder/songURIs(filterArguments:command:)`` and the stored playlists);
+    /// answered when the database lists them in its ``MPDDatabaseResponder/commands``.
+    public static let queueDatabaseCommands: Set<String> = [
+        "findadd", "searchadd", "load", "save", "playlistfind", "playlistsearch",
+    ]
     /// The commands this layer answers itself (with the connection's and the database's).
     public static let implemented: Set<String> = [
         "ping", "close", "idle", "noidle", "commands", "notcommands", "tagtypes", "urlhandlers", "decoders", "binarylimit",
@@ -189,10 +244,13 @@ public struct MPDCommandMachine: Sendable {
         "seekid", "seekcur", "setvol", "getvol", "volume", "repeat", "random", "single", "consume", "crossfade",
         "add", "addid", "delete", "deleteid", "clear", "move", "moveid", "playlistinfo", "playlistid", "playlist",
         "plchanges", "plchangesposid", "shuffle", "swap", "swapid", "replay_gain_status", "outputs",
-        "enableoutput", "disableoutput", "toggleoutput", "outputset",
+        "enableoutput", "disableoutput", "toggleoutput", "outputset", "password", "replay_gain_mode", "prio", "prioid",
     ]
 
-    public init() {}
+    /// The passwords and default permissions (`password`).
+    public var access: MPDAccess
+
+    public init(access: MPDAccess = .open) { self.access = access }
 
     /// Songs of the queue in order.
     public var songs: [MPDSong] { entries.map(\.song) }
@@ -209,6 +267,7 @@ public struct MPDCommandMachine: Sendable {
         self.single = single
         self.consume = consume
         self.crossfade = crossfade
+        hasCurrent = !entries.isEmpty
     }
 
     // MARK: Events from the player
@@ -269,6 +328,21 @@ public struct MPDCommandMachine: Sendable {
     public mutating func handle(_ request: MPDRequest, client: MPDClientContext, player: MPDPlayerSnapshot,
                                 database: (any MPDDatabaseResponder)?,
                                 resolve: (String, MPDClientContext) throws(MPDAck) -> MPDSong) throws(MPDAck) -> MPDOutcome {
+        var player = player
+        if player.state == .stop, !hasCurrent { player.position = nil }
+        let out = try handleRequest(request, client: client, player: player, database: database, resolve: resolve)
+        if out.actions.contains(where: { if case .play = $0 { true } else { false } }) { hasCurrent = true }
+        // MPD: deleting the current song while stopped leaves no current song.
+        if player.state == .stop, let p = player.position,
+           out.actions.contains(where: { if case .remove(at: p) = $0 { true } else { false } }) || request.command == "clear" {
+            hasCurrent = false
+        }
+        return out
+    }
+
+    private mutating func handleRequest(_ request: MPDRequest, client: MPDClientContext, player: MPDPlayerSnapshot,
+                                        database: (any MPDDatabaseResponder)?,
+                                        resolve: (String, MPDClientContext) throws(MPDAck) -> MPDSong) throws(MPDAck) -> MPDOutcome {
         let name = request.command
         let args = request.arguments
         var out = MPDOutcome(client: client)
@@ -328,7 +402,7 @@ public struct MPDCommandMachine: Sendable {
             if updateJobs.count == 1 { out.changed.insert(.update) }
             return out
         }
-        if Self.databaseCommands.contains(name) {
+        if Self.databaseCommands.contains(name), !Self.queueDatabaseCommands.contains(name) {
             guard let database, database.commands.contains(name) else { throw MPDAck(.unknown, "unknown command \"\(name)\"") }
             do { out.response = try database.respond(command: name, arguments: args, tagTypes: client.tagTypes) } catch { throw error.at(0, command: name) }
             if MPDCommandMachine.storedPlaylistCommands.contains(name) { out.changed.insert(.storedPlaylist) }
@@ -338,14 +412,20 @@ public struct MPDCommandMachine: Sendable {
         switch name {
         case "ping", "close", "idle", "noidle":
             break
-        case "commands":
+        case "commands", "notcommands":
+            // MPD: `commands` lists what the connection may run, `notcommands` what it may not
+            // (of the commands answered here).
             let updates = database is any MPDDatabaseUpdater
             for c in MPDCommands.all where Self.implemented.contains(c.name) || database?.commands.contains(c.name) == true
                 || (updates && (c.name == "update" || c.name == "rescan")) {
-                out.response += MPDResponse.pair("command", c.name)
+                if MPDCommands.allows(c.name, client.permissions) == (name == "commands") {
+                    out.response += MPDResponse.pair("command", c.name)
+                }
             }
-        case "notcommands":
-            break
+        case "password":
+            // A wrong password leaves the permissions as they were.
+            guard let p = access.permissions(forPassword: args[0]) else { throw MPDAck(.password, "incorrect password", command: name) }
+            out.client.permissions = p
         case "tagtypes":
             if args.isEmpty {
                 for t in MPDTag.allCases where client.tagTypes.contains(t) { out.response += MPDResponse.pair("tagtype", t.rawValue) }
@@ -382,13 +462,23 @@ public struct MPDCommandMachine: Sendable {
         case "currentsong":
             if let p = player.position, entries.indices.contains(p) { out.response = songText(p, client: client) }
         case "stats":
-            out.response = MPDResponse.pair("artists", "0") + MPDResponse.pair("albums", "0") + MPDResponse.pair("songs", "0")
-                + MPDResponse.pair("uptime", "0") + MPDResponse.pair("db_playtime", "0") + MPDResponse.pair("playtime", "0")
+            // MPD's order: uptime, playtime, then the database's lines when it has one.
+            out.response = MPDResponse.pair("uptime", "0") + MPDResponse.pair("playtime", "0")
+            if let database {
+                out.response += database.databaseStats()
+            } else {
+                out.response += MPDResponse.pair("artists", "0") + MPDResponse.pair("albums", "0") + MPDResponse.pair("songs", "0")
+                    + MPDResponse.pair("db_playtime", "0")
+            }
         case "clearerror":
             error = nil
             out.changed.insert(.player)
         case "replay_gain_status":
-            out.response = MPDResponse.pair("replay_gain_mode", "off")
+            out.response = MPDResponse.pair("replay_gain_mode", replayGainMode.rawValue)
+        case "replay_gain_mode":
+            do { replayGainMode = try MPDArguments.replayGainMode(args[0]) } catch { throw arg(error) }
+            out.actions = [.replayGain(effectiveReplayGain)]
+            changeOptions()
         case "outputs":
             out.response = MPDResponse.pair("outputid", "0") + MPDResponse.pair("outputname", output.name)
                 + MPDResponse.pair("plugin", output.plugin) + MPDResponse.pair("outputenabled", outputEnabled ? "1" : "0")
@@ -485,6 +575,7 @@ public struct MPDCommandMachine: Sendable {
         case "random":
             isRandom = try bool(args[0])
             out.actions = [.random(isRandom)]
+            if replayGainMode == .auto { out.actions.append(.replayGain(effectiveReplayGain)) }
             changeOptions()
         case "consume":
             consume = try bool(args[0])
@@ -494,28 +585,114 @@ public struct MPDCommandMachine: Sendable {
             out.actions = [.crossfade(crossfade)]
             changeOptions()
 
+        // The queue from the database.
+        case "findadd", "searchadd", "load":
+            guard let database, database.commands.contains(name) else { throw MPDAck(.unknown, "unknown command \"\(name)\"") }
+            var a = args
+            // The insert position first (as MPD reads it): `position POS` at the end of
+            // findadd's, load's third argument.
+            var at = entries.count
+            var positionText: String?
+            if name == "load" {
+                if a.count > 2 { positionText = a[2] }
+            } else if a.count >= 2, a[a.count - 2] == "position" {
+                positionText = a.removeLast()
+                a.removeLast()
+            }
+            if let positionText { at = try insertPosition(positionText, player: player, command: name) }
+            let uris: [String]
+            if name == "load" {
+                var r = 0..<Int.max
+                if a.count > 1 {
+                    do {
+                        if case .span(let start, let end) = try MPDArguments.range(a[1]) { r = Int(start)..<(end.map { Int($0) } ?? Int.max) }
+                    } catch { throw arg(error) }
+                }
+                let all = try database.playlistURIs(named: a[0], command: name)
+                uris = r.lowerBound < all.count ? Array(all[r.lowerBound..<min(all.count, r.upperBound)]) : []
+            } else {
+                uris = try database.songURIs(filterArguments: a, command: name)
+            }
+            var songs: [MPDSong] = []
+            for u in uris { songs.append(try resolve(u, client)) }
+            guard !songs.isEmpty else { break }
+            // Playlist versions as MPD counts them: `load` is one edit (MPD's bulk edit);
+            // `findadd` one per song added at the end, and one more for moving them to the
+            // position asked for.
+            for (k, song) in songs.enumerated() {
+                appendEntry(song, at: at + k, bumping: name != "load")
+                out.actions.append(.insert(song, at: at + k))
+            }
+            if name == "load" || at < entries.count - songs.count { touch(from: at) }
+            out.changed.insert(.playlist)
+        case "save":
+            guard let database, database.commands.contains(name) else { throw MPDAck(.unknown, "unknown command \"\(name)\"") }
+            try database.savePlaylist(named: args[0], uris: entries.map(\.song.uri), command: name)
+            out.changed.insert(.storedPlaylist)
+        case "playlistfind", "playlistsearch":
+            guard let database, database.commands.contains(name) else { throw MPDAck(.unknown, "unknown command \"\(name)\"") }
+            // A filter only (no sort or window): parsed here for MPD's errors first.
+            do { _ = try MPDFilter.parse(arguments: args, exact: name == "playlistfind") } catch { throw error.ack(command: name) }
+            // The database's songs the filter selects; the queue's entries of those URIs.
+            let matching = Set(try database.songURIs(filterArguments: args, command: name))
+            for i in entries.indices where matching.contains(entries[i].song.uri) { out.response += songText(i, client: client) }
+        case "prio", "prioid":
+            let priority = UInt8(try unsigned(args[0], max: 255))
+            // One range or id at a time, as MPD sets them: those before a bad one stay set.
+            for a in args.dropFirst() {
+                var r: Range<Int>
+                if name == "prioid" {
+                    let i = try index(ofID: a)
+                    r = i..<(i + 1)
+                } else {
+                    // MPD's RangeArg::CheckClip: the end is cut to the queue, a start past it is an error.
+                    let parsed: MPDArguments.Range
+                    do { parsed = try MPDArguments.range(a) } catch { throw arg(error) }
+                    r = 0..<entries.count
+                    if case .span(let start, let end) = parsed {
+                        let hi = min(end.map { Int($0) } ?? entries.count, entries.count)
+                        guard Int(start) <= hi else { throw MPDAck(.argument, "Bad song index", command: name) }
+                        r = Int(start)..<hi
+                    }
+                }
+                // A new playlist version for each non-empty range, changed or not; only the
+                // songs whose priority changed are in `plchanges` after it.
+                guard !r.isEmpty else { continue }
+                bump()
+                for p in r where entries[p].priority != priority {
+                    entries[p].priority = priority
+                    entries[p].version = version
+                }
+                out.changed.insert(.playlist)
+            }
+
         // The queue.
         case "add", "addid":
             // The position is read first (MPD's order), then the URI.
-            var at = entries.count
-            if args.count > 1 {
-                let p: MPDArguments.Position
-                do { p = try MPDArguments.position(args[1]) } catch { throw arg(error) }
-                switch p {
-                case .absolute(let n):
-                    guard n <= entries.count else { throw MPDAck(.argument, "Number too large: \(args[1])", command: name) }
-                    at = Int(n)
-                case .afterCurrent(let n):
-                    guard let c = player.position else { throw MPDAck(.argument, "No current song", command: name) }
-                    at = c + 1 + Int(n)
-                case .beforeCurrent(let n):
-                    guard let c = player.position else { throw MPDAck(.argument, "No current song", command: name) }
-                    at = c - Int(n)
+            let at = args.count > 1 ? try insertPosition(args[1], player: player, command: name) : entries.count
+            // `add DIR`: the database's songs under a folder of it, as one edit (MPD's bulk
+            // edit: one playlist version, one more for the move to a position). `addid` takes
+            // songs only.
+            if let database, database.commands.contains("findadd"), !args[0].contains("://"),
+               !args[0].hasPrefix("/") || args[0] == "/",
+               let uris = try? database.songURIs(under: args[0], command: name), uris != [args[0]] {
+                guard name == "add" else { throw MPDAck(.noExist, "No such song", command: name) }
+                var songs: [MPDSong] = []
+                for u in uris { songs.append(try resolve(u, client)) }
+                guard !songs.isEmpty else { break }
+                for (k, song) in songs.enumerated() {
+                    appendEntry(song, at: at + k, bumping: false)
+                    out.actions.append(.insert(song, at: at + k))
                 }
-                guard at >= 0, at <= entries.count else { throw MPDAck(.argument, "Bad song index", command: name) }
+                touch(from: at)
+                if at < entries.count - songs.count { touch(from: at) }
+                out.changed.insert(.playlist)
+                break
             }
             let song = try resolve(args[0], client)
             let id = appendEntry(song, at: at)
+            // MPD appends, then moves the song to its position: one version more.
+            if at < entries.count - 1 { touch(from: at) }
             if name == "addid" { out.response = MPDResponse.pair("Id", String(id)) }
             out.actions = [.insert(song, at: at)]
             out.changed.insert(.playlist)
@@ -539,10 +716,13 @@ public struct MPDCommandMachine: Sendable {
             out.actions = [.remove(at: i)]
             out.changed.insert(.playlist)
         case "clear":
+            hasCurrent = false
             entries = []
             bump()
             out.actions = [.clear]
-            out.changed.formUnion([.playlist, .player])
+            // MPD stops the player first: a player event only when it was not stopped.
+            out.changed.insert(.playlist)
+            if player.state != .stop { out.changed.insert(.player) }
         case "move", "moveid":
             let from: Int
             if name == "move" {
@@ -573,8 +753,12 @@ public struct MPDCommandMachine: Sendable {
             let b = name == "swap" ? try position(args[1]) : try index(ofID: args[1])
             guard a != b else { break }
             let (lo, hi) = (min(a, b), max(a, b))
-            moveEntry(hi, lo)
-            moveEntry(lo + 1, hi)
+            // One playlist version, and only the two positions changed in it (MPD's
+            // SwapPositions); the player moves the two songs.
+            entries.swapAt(lo, hi)
+            bump()
+            entries[lo].version = version
+            entries[hi].version = version
             out.actions = [.move(from: hi, to: lo), .move(from: lo + 1, to: hi)]
             out.changed.insert(.playlist)
         case "shuffle":
@@ -664,7 +848,27 @@ public struct MPDCommandMachine: Sendable {
         if let f = e.song.format { s += MPDResponse.pair("Format", f.text) }
         s += MPDResponse.pair("Pos", String(i))
         s += MPDResponse.pair("Id", String(e.id))
+        if e.priority > 0 { s += MPDResponse.pair("Prio", String(e.priority)) }
         return s
+    }
+
+    /// The level ReplayGain applies: MPD's `auto` is `track` in random mode, else `album`.
+    var effectiveReplayGain: String {
+        replayGainMode == .auto ? (isRandom ? "track" : "album") : replayGainMode.rawValue
+    }
+
+    /// An insert position as MPD's `ParseInsertPosition` reads it: `N` (at most the queue's
+    /// length), `+N` after the current song, `-N` before it.
+    func insertPosition(_ s: String, player: MPDPlayerSnapshot, command: String) throws(MPDAck) -> Int {
+        let count = entries.count
+        if s.hasPrefix("+") || s.hasPrefix("-") {
+            guard let c = player.position, c < count else { throw MPDAck(.playerSync, "No current song", command: command) }
+            let limit = s.hasPrefix("+") ? count - c - 1 : c
+            let n: Int
+            do { n = Int(try MPDArguments.unsigned(String(s.dropFirst()), max: Int64(limit))) } catch { throw error.ack(command: command) }
+            return s.hasPrefix("+") ? c + 1 + n : c - n
+        }
+        do { return Int(try MPDArguments.unsigned(s, max: Int64(count))) } catch { throw error.ack(command: command) }
     }
 
     // MARK: The queue's bookkeeping
@@ -685,12 +889,14 @@ public struct MPDCommandMachine: Sendable {
         for i in max(0, start)..<entries.count { entries[i].version = version }
     }
 
+    /// Inserts `song` at `at` with a new id; a new playlist version unless `bumping` is false
+    /// (the caller counts the version of a bulk edit itself).
     @discardableResult
-    private mutating func appendEntry(_ song: MPDSong, at: Int) -> Int {
+    private mutating func appendEntry(_ song: MPDSong, at: Int, bumping: Bool = true) -> Int {
         let id = nextID
         nextID += 1
         entries.insert(Entry(id: id, song: song, version: version), at: at)
-        touch(from: at)
+        if bumping { touch(from: at) }
         return id
     }
 

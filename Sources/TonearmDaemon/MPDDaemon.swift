@@ -78,7 +78,9 @@ public final class MPDDaemon: Sendable {
     /// keep); the queue, position, volume, repeat and shuffle are in the player's store.
     public let stateFile: String?
     private let queue = DispatchQueue(label: "tonearm.daemon.commands")
-    private let machine = Mutex(MPDCommandMachine())
+    private let machine: Mutex<MPDCommandMachine>
+    /// Who may do what (`password`, MPD's default permissions).
+    public let access: MPDAccess
     private let pump = Mutex<Task<Void, Never>?>(nil)
     /// False once shut down: the stop that follows is not saved (a restart plays on).
     private let saving = Mutex(true)
@@ -93,8 +95,11 @@ public final class MPDDaemon: Sendable {
     /// before its answer is sent, and ``restore()`` picks up where a previous daemon was —
     /// also after SIGKILL.
     public init(player: MusicPlayer, database: (any MPDDatabaseResponder)? = nil, musicDirectories: [String] = [],
-                stateFile: String? = nil, output: MPDOutput = MPDOutput(name: "default", plugin: "tonearm")) {
+                stateFile: String? = nil, output: MPDOutput = MPDOutput(name: "default", plugin: "tonearm"),
+                access: MPDAccess = .open) {
         self.player = player
+        self.access = access
+        machine = Mutex(MPDCommandMachine(access: access))
         self.database = database
         self.musicDirectories = musicDirectories
         self.stateFile = stateFile
@@ -249,7 +254,7 @@ public final class MPDDaemon: Sendable {
             let request: MPDRequest
             do {
                 request = try MPDRequest(line: line)
-                _ = try MPDCommands.check(request)
+                _ = try MPDCommands.check(request, permissions: result.client.permissions)
             } catch {
                 result.text += error.at(i, command: "").line + "\n"
                 return result
@@ -323,6 +328,7 @@ public final class MPDDaemon: Sendable {
             case .crossfade(let s): q.crossfadeDuration = Double(s)
             case .update(let job, let uri, let rescan): updateJobs.yield((job, uri, rescan))
             case .output(let enabled): if !enabled, player.playbackState == .playing { player.pause() }
+            case .replayGain(let mode): q.setReplayGain(ReplayGainMode(rawValue: mode) ?? .off)
             }
         }
     }

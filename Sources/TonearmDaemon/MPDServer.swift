@@ -117,7 +117,7 @@ final class MPDConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
         self.limits = limits
         self.logger = logger
         framer = MPDRequestFramer(maxCommandListBytes: limits.maxCommandListBytes)
-        client = MPDClientContext(isLocal: isLocal)
+        client = MPDClientContext(isLocal: isLocal, permissions: daemon.access.initialPermissions)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -191,7 +191,9 @@ final class MPDConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
     /// otherwise when it does (or at `noidle`). False when the line is not `idle`.
     private func startIdle(_ line: [UInt8]) -> Bool {
         guard line.starts(with: "idle".utf8), line.count == 4 || line[4] == 0x20 || line[4] == 0x09,
-              let request = try? MPDRequest(line: line), request.command == "idle" else { return false }
+              let request = try? MPDRequest(line: line), request.command == "idle",
+              // Without `read`, the daemon answers it with MPD's permission error.
+              MPDCommands.allows("idle", client.permissions) else { return false }
         var mask = Set<MPDSubsystem>()
         for a in request.arguments {
             guard let s = MPDSubsystem(rawValue: a) else {

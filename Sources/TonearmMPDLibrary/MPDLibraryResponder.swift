@@ -106,10 +106,11 @@ public final class MPDLibraryResponder: Sendable {
     }
 
     /// The URIs of the songs `findadd`'s or `searchadd`'s arguments select (`command` says
-    /// which: `search…` ignores case), `sort` and `window` included, in the order they are added.
+    /// which: `search…` and `playlistsearch` ignore case), `sort` and `window` included, in the order they are added.
     public func songURIs(filterArguments arguments: [String], command: String) throws(MPDAck) -> [String] {
         let db = current
-        return try findIndexes(db, arguments, foldCase: command.hasPrefix("search"), command: command).0.map { db.songs[$0].uri }
+        let foldCase = command.hasPrefix("search") || command == "playlistsearch"
+        return try findIndexes(db, arguments, foldCase: foldCase, command: command).0.map { db.songs[$0].uri }
     }
 
     /// The URIs of the songs at or under `uri` (a song, or a folder: `add DIR`), in database
@@ -579,6 +580,44 @@ public final class MPDLibraryResponder: Sendable {
             let to = try argument { () throws(MPDArgumentError) in try MPDArguments.unsigned(a[2], max: Int64(Int32.max)) }
             do { _ = try library.moveItem(from: Int(from), to: Int(to), in: name) } catch { throw ack(error) }
         default: break
+        }
+    }
+
+    /// The URIs of the stored playlist `name` in its order, as `listplaylist` prints them
+    /// (`load`): a song of the music folder by its URI, another file by its path.
+    /// - Throws: `ACK [50@0] {load} No such playlist`.
+    public func playlistURIs(named name: String, command: String = "load") throws(MPDAck) -> [String] {
+        let items: [MediaItem]
+        do {
+            guard try library.playlist(named: name) != nil else { throw MPDAck(.noExist, "No such playlist", command: command) }
+            items = try library.items(in: name)
+        } catch let e as MPDAck {
+            throw e
+        } catch {
+            throw MPDAck(.system, "\(error)", command: command)
+        }
+        return items.map { uri(forFilePath: $0.path) ?? $0.path }
+    }
+
+    /// Saves the queue's `uris` as the new stored playlist `name` (`save`, MPD 0.23: no mode;
+    /// an existing playlist is an error). URIs of the database and absolute paths of files the
+    /// library holds are kept; others (streams, files outside the library) are left out.
+    /// - Throws: MPD's `Bad playlist name`, `Playlist already exists`.
+    public func savePlaylist(named name: String, uris: [String], command: String = "save") throws(MPDAck) {
+        guard Self.validPlaylistName(name) else { throw MPDAck(.argument, "Bad playlist name", command: command) }
+        let db = current
+        let paths = uris.compactMap { u -> String? in
+            if u.hasPrefix("/") { return u }
+            return Self.normalized(u).flatMap { db.byURI[$0] }.map { db.songs[$0].path }
+        }
+        do throws(TonearmError) {
+            guard try library.playlist(named: name) == nil else { throw TonearmError.playlistExists(name: name) }
+            let ids = try library.persistentIDs(forPaths: paths)
+            _ = try library.createPlaylist(named: name)
+            _ = try library.addItems(paths.compactMap { ids[$0] }, to: name)
+        } catch {
+            if case .playlistExists = error { throw MPDAck(.exist, "Playlist already exists", command: command) }
+            throw MPDAck(.system, "\(error)", command: command)
         }
     }
 

@@ -58,6 +58,49 @@ public enum MPDCommands {
     /// The command named `name` (as sent: names are lowercase), or nil.
     public static func spec(_ name: String) -> MPDCommandSpec? { byName[name] }
 
+    /// The permission each command needs (MPD 0.23's command table); absent: none.
+    private static let permissionNeeded: [String: MPDPermissions] = {
+        var d: [String: MPDPermissions] = [:]
+        let table: [(MPDPermissions, [String])] = [
+            (.read, [
+                "albumart", "channels", "count", "currentsong", "decoders", "find", "getfingerprint", "getvol", "idle", "list",
+                "listall", "listallinfo", "listfiles", "listmounts", "listneighbors", "listpartitions", "listplaylist",
+                "listplaylistinfo", "listplaylists", "lsinfo", "outputs", "partition", "playlist", "playlistfind", "playlistid",
+                "playlistinfo", "playlistsearch", "plchanges", "plchangesposid", "readcomments", "readmessages", "readpicture",
+                "replay_gain_status", "search", "stats", "status", "subscribe", "unsubscribe", "urlhandlers"]),
+            (.add, ["add", "addid", "addtagid", "cleartagid", "findadd", "load", "rangeid", "searchadd"]),
+            (.player, [
+                "clear", "clearerror", "consume", "crossfade", "delete", "deleteid", "mixrampdb", "mixrampdelay", "move", "moveid",
+                "next", "pause", "play", "playid", "previous", "prio", "prioid", "random", "repeat", "replay_gain_mode", "seek",
+                "seekcur", "seekid", "setvol", "shuffle", "single", "stop", "swap", "swapid", "volume"]),
+            (.control, [
+                "playlistadd", "playlistclear", "playlistdelete", "playlistmove", "rename", "rescan", "rm", "save", "searchaddpl",
+                "sendmessage", "update"]),
+            (.admin, [
+                "config", "delpartition", "disableoutput", "enableoutput", "kill", "mount", "moveoutput", "newpartition",
+                "outputset", "sticker", "toggleoutput", "unmount"]),
+        ]
+        for (p, names) in table { for n in names { d[n] = p } }
+        return d
+    }()
+
+    /// The permission `name` needs (empty: none — `ping`, `password`, `commands`, …).
+    public static func permission(for name: String) -> MPDPermissions { permissionNeeded[name] ?? [] }
+
+    /// Whether a connection with `permissions` may run `name`.
+    public static func allows(_ name: String, _ permissions: MPDPermissions) -> Bool {
+        permissions.isSuperset(of: permission(for: name))
+    }
+
+    /// ``check(_:)`` for a connection with `permissions`, in MPD's order: an unknown command,
+    /// then `ACK [4@0] {x} you don't have permission for "x"`, then the argument count.
+    public static func check(_ request: MPDRequest, permissions: MPDPermissions) throws(MPDAck) -> MPDCommandSpec {
+        if byName[request.command] != nil, !allows(request.command, permissions) {
+            throw MPDAck(.permission, "you don't have permission for \"\(request.command)\"", command: request.command)
+        }
+        return try check(request)
+    }
+
     /// The command `request` names, when it exists and has an allowed number of arguments.
     /// - Throws: ``MPDAck``: `ACK [5@0] {} unknown command "x"`, or `ACK [2@0] {x}` "wrong
     ///   number of arguments for \"x\"" (a command with a fixed count), "too few arguments for

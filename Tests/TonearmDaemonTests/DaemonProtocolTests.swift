@@ -162,3 +162,80 @@ struct DaemonProtocolTests {
         await d.stop()
     }
 }
+
+/// Passwords and permissions as MPD has them: the same configuration (`password` lines, with
+/// and without `default_permissions`) given to a real MPD and to the daemon, the same requests
+/// sent on one connection to each, the answers compared line for line. `commands` and
+/// `notcommands` are compared on the commands the daemon answers (MPD's lists also name the
+/// ones it lacks: `sticker`, `mount`, …).
+@Suite(.serialized)
+struct DaemonPermissionTests {
+    static let passwords = ["sec@read,add", "adm@read,add,control,admin"]
+
+    static let transcript: [[String]] = [
+        ["currentsong"], ["commands"], ["notcommands"], ["idle foo"], ["play 1 2 3"], ["add nosuch.flac"], ["ping"],
+        ["password nope"], ["currentsong"],
+        ["password sec"], ["currentsong"], ["commands"], ["notcommands"], ["playlistinfo"], ["play"], ["add nosuch.flac"],
+        ["clear"], ["setvol 10"],
+        ["command_list_ok_begin", "ping", "password adm", "clear", "command_list_end"],
+        ["commands"], ["notcommands"], ["password nope"], ["clear"], ["random 0"],
+        ["password sec"], ["clear"], ["command_list_begin", "currentsong", "repeat 0", "command_list_end"],
+    ]
+
+    /// The answers to ``transcript`` on one connection, `commands`/`notcommands` lines kept
+    /// for the daemon's commands only.
+    static func run(_ client: MPDTestClient) throws -> [String] {
+        var out: [String] = []
+        for lines in transcript {
+            let answer = try client.exchange(lines).filter { line in
+                guard line.hasPrefix("command: ") else { return true }
+                return MPDCommandMachine.implemented.contains(String(line.dropFirst(9)))
+            }
+            out.append("\(lines.joined(separator: " / ")) → \(answer.joined(separator: " | "))")
+        }
+        return out
+    }
+
+    @Test(arguments: [nil, "read"])
+    func passwordsAndPermissionsAreMPDs(defaultPermissions: String?) async throws {
+        var config = Self.passwords.map { "password \"\($0)\"\n" }.joined()
+        var access = MPDAccess()
+        for p in Self.passwords { try access.addPassword(parsing: p) }
+        if let defaultPermissions {
+            config += "default_permissions \"\(defaultPermissions)\"\n"
+            try access.setDefaultPermissions(parsing: defaultPermissions)
+        }
+        let mpd = try PrivateMPD(extraConfig: config)
+        defer { mpd.stop() }
+        let d = try await TestDaemon(access: access)
+        let theirs = try Self.run(MPDTestClient(unixPath: mpd.socketPath))
+        let ours = try Self.run(MPDTestClient(unixPath: d.socketPath))
+        await d.stop()
+        let differences = zip(theirs, ours).filter { $0 != $1 }.map { "MPD     \($0)\nTonearm \($1)" }
+        #expect(differences.isEmpty, Comment(rawValue: differences.joined(separator: "\n")))
+        // The permission errors were there to compare.
+        #expect(ours.contains { $0.contains("ACK [4@0] {play} you don't have permission for \"play\"") })
+        #expect(ours.contains { $0.contains("ACK [3@0] {password} incorrect password") })
+    }
+
+    /// Idle needs `read`: without it the daemon answers MPD's permission error instead of
+    /// waiting; with it (after `password`) a change made by another client wakes it.
+    @Test func idleNeedsRead() async throws {
+        var access = MPDAccess()
+        try access.addPassword(parsing: "sec@read")
+        try access.addPassword(parsing: "adm@read,add,control,admin")
+        let d = try await TestDaemon(access: access)
+        let idlers = d.daemon.hub.idleCountChanges
+        let idler = try MPDTestClient(unixPath: d.socketPath)
+        #expect(try idler.exchange(["idle player"]) == ["ACK [4@0] {idle} you don't have permission for \"idle\""])
+        #expect(try idler.exchange(["password sec"]) == ["OK"])
+        idler.send(["idle options"])
+        _ = try await waitForEvent(idlers, timeout: 10, "the idle") { $0 == 1 }
+        let admin = try MPDTestClient(unixPath: d.socketPath)
+        #expect(try admin.exchange(["repeat 1"]) == ["ACK [4@0] {repeat} you don't have permission for \"repeat\""])
+        #expect(try admin.exchange(["password adm"]) == ["OK"])
+        #expect(try admin.exchange(["repeat 1"]) == ["OK"])
+        #expect(try idler.readAnswer() == ["changed: options", "OK"])
+        await d.stop()
+    }
+}

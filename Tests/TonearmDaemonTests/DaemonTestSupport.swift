@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import TonearmDaemon
+import TonearmMPDProtocol
 import TonearmPlayback
 import TonearmRender
 import TonearmTestSupport
@@ -14,12 +15,12 @@ final class TestDaemon: @unchecked Sendable {
     let server: MPDServer
     private(set) var port = 0
 
-    init(limits: MPDServerLimits = MPDServerLimits(),
+    init(limits: MPDServerLimits = MPDServerLimits(), access: MPDAccess = .open,
          output: @escaping @Sendable () throws -> any AudioOutputDriver = { NullOutput() }) async throws {
         dir = try TempDir("tonearm-daemon")
         socketPath = dir.file("mpd.sock")
-        let player = MusicPlayer(output: output)
-        daemon = MPDDaemon(player: player, musicDirectories: [dir.file("music")])
+        let player = MusicPlayer(output: output, session: nil)  // as the daemon's (DaemonRunner)
+        daemon = MPDDaemon(player: player, musicDirectories: [dir.file("music")], access: access)
         server = MPDServer(daemon: daemon, limits: limits)
         try FileManager.default.createDirectory(atPath: dir.file("music"), withIntermediateDirectories: true)
         try await server.listen(.unix(path: socketPath))

@@ -14,7 +14,8 @@ public final class PrivateMPD: @unchecked Sendable {
     public let socketPath: String
     private let process: ChildProcess
 
-    public init(timeout: Double = 10) throws {
+    /// `extraConfig`: more lines of `mpd.conf` (`password "secret@read"`, `default_permissions "read"`).
+    public init(timeout: Double = 10, extraConfig: String = "") throws {
         let dir = try TempDir("tonearm-mpd")
         directory = dir
         socketPath = dir.file("socket")
@@ -31,7 +32,7 @@ public final class PrivateMPD: @unchecked Sendable {
             type "null"
             name "null"
         }
-
+        \(extraConfig)
         """
         try config.write(toFile: dir.file("mpd.conf"), atomically: true, encoding: .utf8)
         let notify = try NotifySocket(path: dir.file("notify"))

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TonearmTestSupport
+
+/// `tonearm daemon` and a real MPD (``PrivateMPD``) on the same generated music folder (FLACs
+/// with CJK tags): the same requests sent to both, the answers compared (issue 20). Nothing of
+/// MPD's answers is written here.
+@Suite(.serialized)
+struct DaemonPeerCLITests {
+    /// The music folder: (path, title, artist, album, track).
+    static let songs: [(String, String, String, String, String)] = [
+        ("歌手/アルバム/01 一.flac", "曲一", "歌手", "アルバム", "1"),
+        ("歌手/アルバム/02 二.flac", "曲二", "歌手", "アルバム", "2"),
+        ("歌手/アルバム/03 三.flac", "曲三", "歌手", "アルバム", "3"),
+        ("Other/Solo/x.flac", "Ex", "Other", "Solo", "1"),
+    ]
+
+    /// A real MPD and the daemon, both on one music folder, both updated.
+    final class Peers: @unchecked Sendable {
+        let mpd: PrivateMPD
+        let daemon: ChildProcess
+        let daemonSocket: String
+        let dir: TempDir
+
+        init(extraConfig: String = "", daemonArguments: [String] = []) throws {
+            mpd = try PrivateMPD(extraConfig: extraConfig)
+            let music = mpd.directory.file("music")
+            for (path, title, artist, album, track) in DaemonPeerCLITests.songs {
+                let full = music + "/" + path
+                try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try Fixtures.tone(path: full, codecArgs: ["-c:a", "flac", "-metadata", "title=\(title)", "-metadata", "artist=\(artist)",
+                                                          "-metadata", "album=\(album)", "-metadata", "track=\(track)"],
+                                  seconds: 1, rate: 44_100, channels: 1)
+            }
+            // MPD's update, waited for by its idle event (MPD keeps a client's events while it
+            // is busy, so an update that ends between `status` and `idle` is not missed).
+            let c = try MPDLineSocket(unixPath: mpd.socketPath)
+            c.send(lines: ["update"])
+            _ = try c.readAnswer(timeout: 10)
+            while true {
+                c.send(lines: ["status"])
+                guard try c.readAnswer(timeout: 10).contains(where: { $0.hasPrefix("updating_db: ") }) else { break }
+                c.send(lines: ["idle update"])
+                _ = try c.readAnswer(timeout: 30)
+            }
+            dir = try TempDir("tonearm-daemon-peer")
+            let runtime = dir.file("run")
+            daemonSocket = runtime + "/mpd.sock"
+            daemon = try ChildProcess([try tonearmBinary(), "daemon", "--output", "null", "--listen", "none", "--music", music,
+                                       "--runtime-dir", runtime, "--state-dir", dir.file("state")] + daemonArguments,
+                                      captureStandardError: true)
+            guard daemon.waitForStandardError(containing: "listening on \(daemonSocket)", timeout: 60) else {
+                daemon.terminate(SIGKILL)
+                throw TestSupportError("the daemon did not start: \(daemon.standardErrorText)")
+            }
+        }
+
+        func stop() {
+            daemon.terminate(SIGTERM)
+            _ = daemon.succeeded
+            mpd.stop()
+            dir.remove()
+        }
+    }
+
+    /// An answer with what must differ taken out: the songs' `Last-Modified` and `Format`
+    /// (the daemon's queue entries carry neither), tag lines sorted within a song (MPD prints
+    /// them in the file's order), `stats`' times and `db_update`, and of `status` the queue's
+    /// fields only (the mixer, the times and the audio are the outputs').
+    static func normalised(_ lines: [String], status: Bool = false) -> [String] {
+        let statusKeys: Set<String> = ["repeat", "random", "single", "consume", "playlist", "playlistlength", "state", "song", "songid",
+                                       "nextsong", "nextsongid"]
+        var out: [String] = []
+        var tags: [String] = []
+        func flush() {
+            out += tags.sorted()
+            tags.removeAll()
+        }
+        for line in lines {
+            let key = line.split(separator: ":", maxSplits: 1).first.map(String.init) ?? line
+            if status {
+                if statusKeys.contains(key) || line == "OK" || line.hasPrefix("ACK ") { out.append(line) }
+                continue
+            }
+            if ["Last-Modified", "Format", "uptime", "playtime", "db_update"].contains(key) { continue }
+            if ["Artist", "Album", "AlbumArtist", "Title", "Track", "Genre", "Date", "Disc", "Composer"].contains(key) {
+                tags.append(line)
+                continue
+            }
+            flush()
+            out.append(line)
+        }
+        flush()
+        return out
+    }
+
+    static let transcript: [String] = [
+        "stats",
+        "findadd artist 歌手", "playlistinfo", "status",
+        "searchadd title 曲 position 1", "playlist", "findadd artist x position 99", "findadd foo x",
+        "findadd artist 歌手 position +1", "findadd album アルバム sort -Track window 0:2", "findadd artist nobody", "playlist", "status",
+        "save 保存", "save 保存", "save \"a/b\"", "save 保存 create", "listplaylist 保存",
+        "load 保存 1:3 0", "load 保存 9:", "load nosuch", "load 保存 x", "load 保存 0:1 99", "playlist", "status",
+        "playlistfind artist 歌手", "playlistsearch title 曲二", "playlistfind foo x", "playlistfind artist 歌手 sort Title",
+        "playlistsearch \"(album contains 'アル')\"",
+        "prio 5 0:2", "prio 256 0", "prio 1 99", "prio 1 5:99", "prioid 3 1", "prioid 1 99", "prio 7 2:2", "playlistinfo 0:3", "status",
+        "replay_gain_status", "replay_gain_mode track", "replay_gain_status", "replay_gain_mode foo", "replay_gain_mode auto",
+        "replay_gain_status",
+        "rm 保存", "load 保存", "clear", "findadd \"(title == '曲三')\"", "playlistinfo", "status",
+        // add DIR: the folder's songs, as one edit; addid takes songs only.
+        "add 歌手", "status", "addid 歌手", "add \"\"", "status", "add / 0", "add 歌手 1", "add 歌手 +1", "playlist", "status",
+        "add nosuch", "add \"歌手/アルバム/02 二.flac\" 0", "status",
+    ]
+
+    /// The commands of issue 20's list the daemon answers (in `commands`), compared with MPD's
+    /// `commands`, and the transcript's answers line for line.
+    @Test func queueFromTheDatabaseAnswersAsMPDDoes() throws {
+        let peers = try Peers()
+        defer { peers.stop() }
+        let theirs = try MPDLineSocket(unixPath: peers.mpd.socketPath)
+        let ours = try MPDLineSocket(unixPath: peers.daemonSocket)
+        var differences: [String] = []
+        for line in Self.transcript {
+            theirs.send(lines: [line])
+            ours.send(lines: [line])
+            let status = line == "status"
+            let a = Self.normalised(try theirs.readAnswer(timeout: 10), status: status)
+            let b = Self.normalised(try ours.readAnswer(timeout: 10), status: status)
+            if a != b { differences.append("\(line):\n  MPD     \(a.joined(separator: " | "))\n  Tonearm \(b.joined(separator: " | "))") }
+        }
+        #expect(differences.isEmpty, Comment(rawValue: "\(differences.count) of \(Self.transcript.count) differ:\n" + differences.joined(separator: "\n")))
+        theirs.send(lines: ["commands"])
+        ours.send(lines: ["commands"])
+        let mpdCommands = Set(try theirs.readAnswer(timeout: 10).filter { $0.hasPrefix("command: ") })
+        let daemonCommands = Set(try ours.readAnswer(timeout: 10).filter { $0.hasPrefix("command: ") })
+        for c in ["findadd", "searchadd", "searchaddpl", "load", "save", "playlistfind", "playlistsearch", "prio", "prioid",
+                  "replay_gain_mode", "replay_gain_status", "stats", "password"] {
+            #expect(mpdCommands.contains("command: \(c)") && daemonCommands.contains("command: \(c)"), "\(c)")
+        }
+        #expect(daemonCommands.isSubset(of: mpdCommands), "\(daemonCommands.subtracting(mpdCommands))")
+    }
+}
+
+/// `--password` and `--default-permissions`: malformed values are refused naming them; a
+/// client without the password has the default permissions, with it the password's (driven by
+/// the real `mpc`, which sends `password` for `MPD_HOST=SECRET@HOST`).
+@Suite(.serialized)
+struct DaemonPasswordCLITests {
+    @Test func malformedValuesAreRefusedNamingThem() throws {
+        let dir = try TempDir("tonearm-daemon-pw")
+        defer { dir.remove() }
+        for (args, message) in [(["--password", "secret"], "--password: \"@\" not found in password string \"secret\""),
+                                (["--password", "pw@read,rule"], "unknown permission \"rule\""),
+                                (["--default-permissions", "read,root"], "--default-permissions: unknown permission \"root\"")] {
+            let r = try run(try tonearmBinary(), ["daemon", "--output", "null", "--listen", "none", "--runtime-dir", dir.file("run"),
+                                                  "--state-dir", dir.file("state")] + args)
+            #expect(r.status != 0)
+            #expect(r.stderr.contains(message), "\(args): \(r.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: dir.file("run/mpd.sock")))
+        }
+    }
+
+    @Test func mpcWithAndWithoutThePassword() throws {
+        let dir = try TempDir("tonearm-daemon-pw")
+        defer { dir.remove() }
+        let runtime = dir.file("run")
+        let daemon = try ChildProcess([try tonearmBinary(), "daemon", "--output", "null", "--listen", "none", "--runtime-dir", runtime,
+                                       "--state-dir", dir.file("state"), "--password", "adm@read,add,control,admin",
+                                       "--default-permissions", "read"], captureStandardError: true)
+        defer { daemon.terminate(SIGKILL) }
+        #expect(daemon.waitForStandardError(containing: "listening on \(runtime)/mpd.sock", timeout: 30), "\(daemon.standardErrorText)")
+        let socket = runtime + "/mpd.sock"
+        let reader = try run("mpc", ["status"], environment: ["MPD_HOST": socket])
+        #expect(reader.status == 0, "\(reader.stderr)")
+        let refused = try run("mpc", ["repeat", "on"], environment: ["MPD_HOST": socket])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("you don't have permission for \"repeat\""), "\(refused.stderr)")
+        let wrong = try run("mpc", ["repeat", "on"], environment: ["MPD_HOST": "nope@" + socket])
+        #expect(wrong.stderr.contains("incorrect password"), "\(wrong.stderr)")
+        let allowed = try run("mpc", ["repeat", "on"], environment: ["MPD_HOST": "adm@" + socket])
+        #expect(allowed.status == 0, "\(allowed.stderr)")
+        #expect(try run("mpc", ["status"], environment: ["MPD_HOST": socket]).stdout.contains("repeat: on"))
+        daemon.terminate(SIGTERM)
+        #expect(daemon.succeeded, "\(daemon.standardErrorText)")
+    }
+}
+
+/// A typical client session written with python3-mpd (Debian's, as MPD clients in Python use
+/// it), run against the real MPD and against `tonearm daemon` on the same music folder; the
+/// two transcripts must be the same. Normalised in the script: the songs' `last-modified` and
+/// `format` (the daemon's queue entries carry neither), `status` reduced to the queue's fields,
+/// `stats` to the database's counts. Ids and playlist versions are compared as they are.
+@Suite(.serialized)
+struct DaemonPythonMPDCLITests {
+    static let script = #"""
+        import json, sys, threading
+        from mpd import MPDClient, CommandError
+
+        sock = sys.argv[1]
+        out = []
+        STATUS = {"repeat", "random", "single", "consume", "playlist", "playlistlength", "state", "song", "songid",
+                  "nextsong", "nextsongid"}
+
+        def clean(x):
+            if isinstance(x, list):
+                return [clean(i) for i in x]
+            if isinstance(x, dict):
+                return {k: clean(v) for k, v in sorted(x.items()) if k not in ("last-modified", "format")}
+            return x
+
+        def rec(name, f):
+            try:
+                r = clean(f())
+            except CommandError as e:
+                r = "error: " + str(e)
+            out.append([name, r])
+
+        a = MPDClient()
+        a.timeout = 10
+        a.connect(sock)
+        rec("status", lambda: {k: v for k, v in a.status().items() if k in STATUS})
+        rec("stats", lambda: {k: v for k, v in a.stats().items() if k in ("artists", "albums", "songs", "db_playtime")})
+        rec("lsinfo", lambda: a.lsinfo("歌手/アルバム"))
+        rec("find", lambda: a.find("artist", "歌手"))
+        rec("search", lambda: a.search("title", "曲"))
+        rec("list", lambda: a.list("album", "group", "artist"))
+        rec("count", lambda: a.count("artist", "歌手"))
+        rec("add", lambda: a.add("Other/Solo/x.flac"))
+        rec("addid", lambda: a.addid("歌手/アルバム/02 二.flac", 0))
+        rec("findadd", lambda: a.findadd("album", "アルバム"))
+        rec("searchadd", lambda: a.searchadd("title", "ex"))
+        rec("playlistinfo", lambda: a.playlistinfo())
+        rec("move", lambda: a.move(0, 3))
+        rec("swapid", lambda: a.swapid(1, 2))
+        rec("deleteid", lambda: a.deleteid(3))
+        rec("delete", lambda: a.delete((0, 1)))
+        rec("playlistid", lambda: a.playlistid())
+        rec("playlistfind", lambda: a.playlistfind("title", "曲二"))
+        rec("prioid", lambda: a.prioid(9, 4))
+        rec("plchangesposid", lambda: a.plchangesposid(3))
+        rec("random", lambda: a.random(1))
+        rec("consume", lambda: a.consume(1))
+        rec("single", lambda: a.single("oneshot"))
+        rec("repeat", lambda: a.repeat(1))
+        rec("status after modes", lambda: {k: v for k, v in a.status().items() if k in STATUS})
+        rec("bad index", lambda: a.play(99))
+        rec("bad id", lambda: a.playid(99))
+        rec("bad move", lambda: a.move(7, 0))
+        rec("bad find", lambda: a.find("nosuchtag", "x"))
+        rec("no such file", lambda: a.add("nosuch.flac"))
+        rec("save", lambda: a.save("保存"))
+        rec("listplaylists", lambda: [p["playlist"] for p in a.listplaylists()])
+        rec("listplaylist", lambda: a.listplaylist("保存"))
+        rec("clear", lambda: a.clear())
+        rec("load", lambda: a.load("保存"))
+        rec("rm", lambda: a.rm("保存"))
+        # Everything this connection changed, in one idle (answered at once: they are pending).
+        rec("idle after own changes", lambda: sorted(a.idle()))
+        # A change from a second connection wakes the first one's idle (waiting in a thread;
+        # should the change come first, it is pending and answers the idle as well).
+        b = MPDClient()
+        b.timeout = 10
+        b.connect(sock)
+        woken = []
+        waiter = threading.Thread(target=lambda: woken.append(a.idle("playlist", "mixer")))
+        waiter.start()
+        b.add("歌手/アルバム/01 一.flac")
+        waiter.join(10)
+        out.append(["idle woken by another client", woken])
+        rec("status at the end", lambda: {k: v for k, v in b.status().items() if k in STATUS})
+        b.close(); b.disconnect()
+        a.close(); a.disconnect()
+        print(json.dumps(out, ensure_ascii=False, indent=1))
+        """#
+
+    @Test func aPythonMPDSessionIsTheSameOnBoth() throws {
+        let peers = try DaemonPeerCLITests.Peers()
+        defer { peers.stop() }
+        let path = peers.dir.file("session.py")
+        try Self.script.write(toFile: path, atomically: true, encoding: .utf8)
+        // Debian's python3 (python3-mpd is a Debian package), not another one first in PATH.
+        let theirs = try run("/usr/bin/python3", [path, peers.mpd.socketPath])
+        let ours = try run("/usr/bin/python3", [path, peers.daemonSocket])
+        #expect(theirs.status == 0, "\(theirs.stderr)")
+        #expect(ours.status == 0, "\(ours.stderr)")
+        let a = theirs.stdout.split(separator: "\n"), b = ours.stdout.split(separator: "\n")
+        #expect(a.count > 100)
+        let differences = zip(a, b).enumerated().filter { $0.element.0 != $0.element.1 }
+            .map { "line \($0.offset + 1):\n  MPD     \($0.element.0)\n  Tonearm \($0.element.1)" }
+        #expect(differences.isEmpty && a.count == b.count,
+                Comment(rawValue: differences.prefix(20).joined(separator: "\n") + "\n\nMPD:\n\(theirs.stdout)\n\nTonearm:\n\(ours.stdout)"))
+    }
+}
