@@ -302,7 +302,13 @@ public struct MPDCommandMachine: Sendable {
     /// and `single` too when it says (a repeat of none leaves `single` as it is: MPD's single
     /// without repeat is the player's none). `options` when they differ.
     public mutating func playerRepeatChanged(repeat r: Bool, single s: Bool?) -> Set<MPDSubsystem> {
-        let newSingle = s.map { $0 ? MPDArguments.SingleMode.on : .off } ?? single
+        // A player repeating one song is MPD's single on or oneshot: oneshot stays oneshot (the
+        // player's own echo of an MPD `single oneshot` is no change).
+        let newSingle: MPDArguments.SingleMode = switch s {
+        case nil: single
+        case true?: single == .off ? .on : single
+        case false?: .off
+        }
         guard r != isRepeat || newSingle != single else { return [] }
         isRepeat = r
         single = newSingle

@@ -156,5 +156,10 @@ struct MPDCommandMachineTests {
         #expect(m.single == .on)
         #expect(m.playerRandomChanged(true) == [.options])
         #expect(m.isRandom)
+        // `single oneshot` with repeat: the player repeats one song, and its echo keeps oneshot.
+        _ = try Self.send(&m, "repeat 1")
+        _ = try Self.send(&m, "single oneshot")
+        #expect(m.playerRepeatChanged(repeat: true, single: true).isEmpty)
+        #expect(m.single == .oneshot)
     }
 }
