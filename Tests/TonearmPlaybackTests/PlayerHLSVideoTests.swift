@@ -260,7 +260,13 @@ extension PlayerHLSVideoTests {
         player.pause()
         // The first play-through's stream fetches the whole (short) stream ahead.
         #expect(item.hlsStream()?.waitUntilFinished(timeout: 30) == true)
-        let before = (0..<4).map { server.requests(path: "/v0/seg\($0).ts").count }
+        // The server's log is read on a thread of its own: wait until it shows what the stream
+        // received (under ThreadSanitizer it lagged, and seg2's request was not counted yet).
+        let segments = (0..<4).map { "/v0/seg\($0).ts" }
+        #expect(await server.waitForRequests(timeout: 30) { log in
+            segments.allSatisfy { path in log.contains { $0.path == path && $0.complete } }
+        })
+        let before = segments.map { server.requests(path: $0).count }
         // The picture's seek, first: a stream of its own at 5 s, read to its end.
         let target = 5.0
         let picture = item.hlsStreamForPicture(at: target, seeking: true)
@@ -279,6 +285,7 @@ extension PlayerHLSVideoTests {
         #expect(events.last == PlayerEvent.didPlayToEndTime, "\(events)")
         for k in 2..<4 {
             let path = "/v0/seg\(k).ts"
+            _ = await server.waitForRequests(timeout: 10) { log in log.filter { $0.path == path }.count >= before[k] + 1 }
             #expect(server.requests(path: path).count == before[k] + 1,
                     "\(path): \(before[k]) request(s) before the seeks, \(server.requests(path: path).count) after")
         }
