@@ -587,15 +587,7 @@ public final class MPDLibraryResponder: Sendable {
     /// (`load`): a song of the music folder by its URI, another file by its path.
     /// - Throws: `ACK [50@0] {load} No such playlist`.
     public func playlistURIs(named name: String, command: String = "load") throws(MPDAck) -> [String] {
-        let items: [MediaItem]
-        do {
-            guard try library.playlist(named: name) != nil else { throw MPDAck(.noExist, "No such playlist", command: command) }
-            items = try library.items(in: name)
-        } catch let e as MPDAck {
-            throw e
-        } catch {
-            throw MPDAck(.system, "\(error)", command: command)
-        }
+        let items = try playlistItems(named: name, command: command)
         return items.map { uri(forFilePath: $0.path) ?? $0.path }
     }
 
@@ -621,16 +613,21 @@ public final class MPDLibraryResponder: Sendable {
         }
     }
 
-    private func listPlaylist(_ db: MPDSnapshot, _ name: String, info: Bool, command: String, _ tags: Set<MPDTag>?) throws(MPDAck) -> String {
-        let items: [MediaItem]
+    /// The songs of the stored playlist `name`, in order.
+    /// - Throws: `ACK [50@0] {command} No such playlist`; a library error as MPD's system error.
+    private func playlistItems(named name: String, command: String) throws(MPDAck) -> [MediaItem] {
         do {
             guard try library.playlist(named: name) != nil else { throw MPDAck(.noExist, "No such playlist", command: command) }
-            items = try library.items(in: name)
+            return try library.items(in: name)
         } catch let e as MPDAck {
             throw e
         } catch {
             throw MPDAck(.system, "\(error)", command: command)
         }
+    }
+
+    private func listPlaylist(_ db: MPDSnapshot, _ name: String, info: Bool, command: String, _ tags: Set<MPDTag>?) throws(MPDAck) -> String {
+        let items = try playlistItems(named: name, command: command)
         var out = ""
         for item in items {
             if let uri = uri(forFilePath: item.path), let i = db.byURI[uri] {
