@@ -44,6 +44,23 @@ enum KitDisplay {
 }
 
 /// The first event of `player` that `match` accepts, from a stream taken before `action` runs.
+/// Pauses `player` and waits for its `paused` event — or not at all when it was not playing
+/// any more (a clip that reached its end while a loaded machine drew it has paused by itself,
+/// and `pause()` then changes nothing: "timed out waiting for paused" in two clean-clone runs).
+/// A timeout says where the player was.
+func pauseAndWait(_ player: Player, _ what: String, timeout: Double = 30) async throws {
+    let events = player.events
+    let wasPlaying = player.rate != 0
+    let before = player.currentTime()
+    player.pause()
+    guard wasPlaying else { return }
+    do {
+        _ = try await waitForEvent(events, timeout: timeout, what) { $0 == .timeControlStatusChanged(.paused) }
+    } catch let e as TimedOut {
+        throw TimedOut(what: "\(e.what) (at \(before) s when paused, now \(player.currentTime()) s, \(player.timeControlStatus), rate \(player.rate))")
+    }
+}
+
 func playerEvent(_ player: Player, _ what: String, timeout: Double = 30, after action: () throws -> Void = {},
                  where match: @escaping @Sendable (PlayerEvent) -> Bool) async throws -> PlayerEvent {
     let events = player.events

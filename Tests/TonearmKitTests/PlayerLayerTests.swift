@@ -35,7 +35,7 @@ import TonearmWindow
         _ = try await playerEvent(player, "playing", after: { player.play() }) { $0 == .timeControlStatusChanged(.playing) }
         _ = try #require(layer.window.waitForPresentation(timeout: 30) { ($0.frameTime ?? -1) >= from },
                          "no frame at or after \(from) s was drawn")
-        _ = try await playerEvent(player, "paused", after: { player.pause() }) { $0 == .timeControlStatusChanged(.paused) }
+        try await pauseAndWait(player, "paused")
         let (shot, p) = try KitDisplay.stableShot(display, layer.window, keep: keep)
         let time = try #require(p.frameTime)
         let c = KitDisplay.color(shot, p, p.videoRect.midX, p.videoRect.midY.clamped(to: 1...Double(p.outputHeight - 1)))
@@ -116,7 +116,7 @@ import TonearmWindow
             #expect(!a.isPlayingVideo, "the old player decodes no video for the layer any more")
             let since = try #require(layer.window.lastPresentation).submission
             _ = try #require(layer.window.waitForPresentation(timeout: 30) { $0.submission > since && $0.frameTime != nil })
-            _ = try await playerEvent(b, "paused", after: { b.pause() }) { $0 == .timeControlStatusChanged(.paused) }
+            try await pauseAndWait(b, "b paused")
             let (shot, p) = try KitDisplay.stableShot(display, layer.window, keep: "layer-switched")
             let c = KitDisplay.color(shot, p, p.videoRect.midX, p.videoRect.midY)
             #expect(c.isClose(to: KitDisplay.blue), "the new player's picture: \(c)")
