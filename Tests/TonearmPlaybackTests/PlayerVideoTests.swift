@@ -12,13 +12,19 @@ import TonearmVideo
 /// null output, seeks landing on ffmpeg's frame, and no video work without an output.
 /// Real time (the null output's clock): run one at a time.
 @Suite(.serialized) struct PlayerVideoTests {
-    /// The names of this process's video pipeline threads (`/proc/self/task/*/comm`; the kernel
+    /// This process's video pipeline threads by thread id (`/proc/self/task/*/comm`; the kernel
     /// keeps 15 characters of a name: `tonearm-vdecode`, `tonearm-vpresen`).
-    static func videoThreads() -> [String] {
+    static func videoThreads() -> [Int: String] {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        return tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
-            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-            .filter { $0.hasPrefix("tonearm-vdec") || $0.hasPrefix("tonearm-vpres") }
+        var found: [Int: String] = [:]
+        for task in tasks {
+            guard let tid = Int(task),
+                  let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)
+                      .trimmingCharacters(in: .whitespacesAndNewlines),
+                  name.hasPrefix("tonearm-vdec") || name.hasPrefix("tonearm-vpres") else { continue }
+            found[tid] = name
+        }
+        return found
     }
 
     /// The first `count` values of `stream`, or what came when it ended; throws after `timeout`.
@@ -60,6 +66,11 @@ import TonearmVideo
         let clip = dir.file("clip.mp4")
         try VideoFixtures.clip(clip, seconds: 3)
         let item = PlayerItem(url: URL(fileURLWithPath: clip))
+        // Threads of this player only: ones that were there before it (an earlier test's player
+        // that has not gone yet; reported) are not counted.
+        let before = Self.videoThreads()
+        if !before.isEmpty { print("video threads before the player: \(before)") }
+        func ours() -> [Int: String] { Self.videoThreads().filter { before[$0.key] == nil } }
         let player = Player(playerItem: item, output: { NullOutput() })
         let playing = collectPlayerEvents(player) { $0 == .timeControlStatusChanged(.playing) }
         player.play()
@@ -68,14 +79,14 @@ import TonearmVideo
         #expect(item.videoTracks.count == 1)
         #expect(item.presentationSize == VideoSize(width: 160, height: 90))
         #expect(!player.isPlayingVideo)
-        #expect(Self.videoThreads().isEmpty, "audio-only playback of a video decodes no video")
+        #expect(ours().isEmpty, "audio-only playback of a video decodes no video: \(ours())")
         // The check can see them: an output added now starts both threads.
         let ready = collectPlayerEvents(player, until: Self.isReady(after: -1))
         let output = PlayerItemVideoOutput()
         item.add(output)
         _ = try await ready.value
         #expect(player.isPlayingVideo)
-        #expect(Set(Self.videoThreads()).count == 2)
+        #expect(Set(ours().values).count == 2, "\(ours())")
         // Removing the last output stops the video (the seek's completion comes through the
         // control queue after the removal was handled there).
         item.remove(output)
