@@ -52,6 +52,19 @@ public final class AudioFile: @unchecked Sendable {
     /// its read position: reading packets from it disturbs decoding.
     package var formatContext: UnsafeMutablePointer<AVFormatContext> { (decoder as! FFmpegDecoder).fmt! }
 
+    /// Where the stream's own clock stands at the first sample: its timestamp in frames at the
+    /// source's rate, and the container's start time in seconds (the earliest of its streams;
+    /// FFmpeg's `start_time`). A stream that goes on in another file — an HLS segment opened
+    /// after the first — is placed on the first one's timeline by these, not by what its
+    /// playlist states (see `HLSPlayback`). Nil parts: not known (the FLAC decoder; no
+    /// timestamps).
+    package var timestampOrigin: (firstSample: Int64?, containerStart: Double?) {
+        guard let d = decoder as? FFmpegDecoder else { return (nil, nil) }
+        let start = d.fmt.map { $0.pointee.start_time }
+        let container = start.flatMap { $0 == tonearm_av_nopts_value() ? nil : Double($0) / Double(tonearm_av_time_base()) }
+        return (d.startTs, container)
+    }
+
     /// The number of the stream decoded, as `tonearm info` lists a file's tracks (FFmpeg's
     /// stream index).
     public var audioTrack: Int { Int(decoder.streamIndex) }

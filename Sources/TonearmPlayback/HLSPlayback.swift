@@ -10,6 +10,14 @@ import TonearmNetwork
 /// ``HLSByteSource`` with ``HLSSourceOptions/startTime``) and decodes up to the target, which is
 /// then sample-exact within the stream as decoded from that segment.
 ///
+/// The timeline is the first stream's: a reopened stream is placed on it by its timestamps
+/// (the first sample's against the first stream's first sample), not by the segment's start as
+/// the playlist states it — those differ when segments are cut at the picture's key frames (by
+/// 53–59 ms in ffmpeg's own HLS output: the audio before a key frame goes into the segment
+/// before it), and the sound after a seek would be that much off the timeline (the picture too:
+/// see `HLSVideoFrameSource`). A segment whose sound starts after the target (its timestamps say
+/// so) is not used: the one before it is opened instead.
+///
 /// `open` gives the stream for a seek's time (the item's: a reader of the stream the picture
 /// opened for the same seek, else a new one), not yet started.
 ///
@@ -27,6 +35,8 @@ final class HLSPlayback: PlaybackSource, @unchecked Sendable {
     private var position: AudioFramePosition = 0
     let sourceFormat: AudioFormat
     let frameLength: AudioFramePosition
+    /// The first stream's first sample's timestamp (frames), when its decoder states one.
+    private let origin: Int64?
 
     /// Wraps `file`, open on `source` from the start of the VOD playlist of `duration` seconds.
     init(url: URL, file: AudioFile, source: HLSByteSource, duration: Double,
@@ -37,6 +47,7 @@ final class HLSPlayback: PlaybackSource, @unchecked Sendable {
         self.source = source
         self.open = open
         self.onReopen = onReopen
+        origin = file.timestampOrigin.firstSample
         sourceFormat = file.processingFormat
         frameLength = AudioFramePosition((duration * file.processingFormat.sampleRate).rounded())
     }
@@ -45,12 +56,25 @@ final class HLSPlayback: PlaybackSource, @unchecked Sendable {
         let target = max(0, min(frame, frameLength))
         if target == position { return }
         let rate = sourceFormat.sampleRate
-        // A stream at the target's segment (or a reader of the one the picture opened for it).
-        let (next, arrived) = open(Double(target) / rate)
-        onReopen(next, arrived)
-        next.start()
-        let nextFile = try AudioFile(byteSource: next, name: url.absoluteString, streaming: true)
-        let nextBase = AudioFramePosition((next.startOffset * rate).rounded())
+        // A stream at the target's segment (or a reader of the one the picture opened for it);
+        // the segment before when that one's sound starts after the target.
+        var time = Double(target) / rate
+        var next: HLSByteSource, nextFile: AudioFile, nextBase: AudioFramePosition
+        while true {
+            let opened = open(time)
+            next = opened.source
+            onReopen(next, opened.arrived)
+            next.start()
+            nextFile = try AudioFile(byteSource: next, name: url.absoluteString, streaming: true)
+            let stated = AudioFramePosition((next.startOffset * rate).rounded())
+            if let origin, let first = nextFile.timestampOrigin.firstSample {
+                nextBase = first - origin
+            } else {
+                nextBase = stated
+            }
+            guard nextBase > target, next.startOffset > 0, time > 0 else { break }
+            time = max(0, next.startOffset - 0.001)
+        }
         // Decode from the segment's start up to the target.
         var skip = Int(max(0, target - nextBase))
         let ch = sourceFormat.channelCount

@@ -61,8 +61,10 @@ final class HLSVideoFrameSource: VideoFrameSource, @unchecked Sendable {
         source.start()
         _ = source.waitUntilOpen(timeout: item.networkOptions.limits.connectTimeout + item.networkOptions.limits.readTimeout)
         decoder = nil
+        // On the sound's timeline: placed by the first stream's timestamps when the item knows
+        // them (a VOD stream), by the segment's stated start otherwise (see HLSPlayback).
         let d = try VideoDecoder(byteSource: source, name: item.url.absoluteString, track: nil, outputFormat: format,
-                                 timelineStart: source.startOffset)
+                                 timelineStart: source.startOffset, timestampOrigin: item.hlsTimestampOrigin)
         d.subtitle = item.subtitleChoice.selection
         decoder = d
         return d

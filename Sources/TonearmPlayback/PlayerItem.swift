@@ -89,6 +89,9 @@ public final class PlayerItem: @unchecked Sendable , Observable {
         var file: AudioFile?
         /// What the player decodes: the file, or for a VOD HLS stream the seekable wrapper.
         var playback: (any PlaybackSource)?
+        /// A VOD HLS stream's first stream's container start (seconds of its timestamps): the
+        /// item's time 0 for the picture (see ``hlsTimestampOrigin``).
+        var hlsTimestampOrigin: Double?
         var network: ItemFetch?
         var duration: Duration = .unknown
         var timedMetadata: [String: String] = [:]
@@ -488,6 +491,7 @@ public final class PlayerItem: @unchecked Sendable , Observable {
                 s.network = nil
                 s.file = nil
                 s.playback = nil
+                s.hlsTimestampOrigin = nil
                 s.duration = .unknown
                 if s.status == .readyToPlay { s.status = .unknown }
             }
@@ -501,6 +505,11 @@ public final class PlayerItem: @unchecked Sendable , Observable {
     /// What the player decodes (nil before the item is ready): the file, or a VOD HLS stream
     /// that seeks by opening the stream again at the segment of the target.
     var playbackSource: (any PlaybackSource)? { state.withLock { $0.playback } }
+
+    /// A VOD HLS item's timeline origin: the stream timestamp (seconds) of its time 0, as the
+    /// first stream (from the first segment) states it; nil for other items and live streams.
+    /// Any thread.
+    var hlsTimestampOrigin: Double? { state.withLock { $0.hlsTimestampOrigin } }
 
     /// Marks the item failed (a failure during playback). Returns whether it changed.
     func markFailed(_ error: TonearmError) {
@@ -615,6 +624,7 @@ public final class PlayerItem: @unchecked Sendable , Observable {
                 s.playback = file
                 if case .hls(let source, _)? = fetch, let d = source.duration {
                     let soundOptions = source.options, itemURL = url
+                    s.hlsTimestampOrigin = file.timestampOrigin.containerStart
                     s.playback = HLSPlayback(
                         url: url, file: file, source: source, duration: d,
                         open: { [weak self] time in

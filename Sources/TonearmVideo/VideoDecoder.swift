@@ -103,13 +103,18 @@ public final class VideoDecoder {
     /// source as long as it does (bounded by its network limits; cancelling it ends them).
     /// `timelineStart`: the item time at which the source's bytes begin (an HLS stream opened at
     /// a segment after the first: that segment's start), added to every frame's time.
+    /// `timestampOrigin`: instead, the stream timestamp (seconds) that is the item's time 0 — a
+    /// stream that goes on from an earlier one (HLS segments) keeps the first one's timeline by
+    /// its timestamps, exactly where a segment's stated start is not where its frames are.
     public convenience init(byteSource source: any ByteSource, name: String, track: Int? = nil,
-                            outputFormat: VideoFrame.PixelFormat = .yuv420p, timelineStart: Double = 0) throws(TonearmError) {
+                            outputFormat: VideoFrame.PixelFormat = .yuv420p, timelineStart: Double = 0,
+                            timestampOrigin: Double? = nil) throws(TonearmError) {
         try self.init(input: VideoInput(byteSource: source, name: name), track: track, outputFormat: outputFormat,
-                      timelineStart: timelineStart)
+                      timelineStart: timelineStart, timestampOrigin: timestampOrigin)
     }
 
-    private init(input: VideoInput, track: Int?, outputFormat: VideoFrame.PixelFormat, timelineStart: Double = 0) throws(TonearmError) {
+    private init(input: VideoInput, track: Int?, outputFormat: VideoFrame.PixelFormat, timelineStart: Double = 0,
+                 timestampOrigin: Double? = nil) throws(TonearmError) {
         let path = input.path
         self.path = path
         self.outputFormat = outputFormat
@@ -133,7 +138,7 @@ public final class VideoDecoder {
         stream = input.stream(chosen)
         self.track = tracks[video.firstIndex(of: chosen)!]
         timeBase = Double(stream.pointee.time_base.num) / Double(stream.pointee.time_base.den)
-        startTime = input.startTime - timelineStart
+        startTime = timestampOrigin ?? (input.startTime - timelineStart)
         packet = av_packet_alloc()
         frame = av_frame_alloc()
         held = av_frame_alloc()

@@ -171,6 +171,10 @@ extension PlayerHLSVideoTests {
         let due = try #require(times.lastIndex { $0 <= target + 1e-6 })
         let after = Array(recorder.frames[mark...].map { FrameMD5.hex($0.packedBytes) })
         let start = try #require(after.firstIndex(of: md5s[due]), "the frame displayed at \(target) is shown")
+        // At its time on the item's timeline (the first segment's timestamps): the reopened
+        // stream's frames were 58.7 ms late when placed by the segment's stated start.
+        let shownTime = recorder.frames[mark + start].time
+        #expect(abs(shownTime - times[due]) < 0.001, "the target's frame is shown as \(shownTime) s; it is at \(times[due]) s")
         #expect(Self.inOrder(Array(after[start...]), of: Array(md5s[due...])), "ffmpeg's frames in order after the seek")
         #expect(after.count - start > 40, "the picture goes on to the end: \(after.count - start) frames")
         // The segment of the target and the next: once before the seek (read ahead), once for
@@ -183,6 +187,50 @@ extension PlayerHLSVideoTests {
 }
 
 extension PlayerHLSVideoTests {
+    /// A seek into a later segment plays the sound that is at the target on the stream's own
+    /// timeline: the same samples as a play from the start has there. The segments of a stream
+    /// with video are cut at its key frames, and the sound before each key frame goes into the
+    /// segment before — ffmpeg's segment 1 here starts 58.7 ms before its stated 2 s — so a
+    /// stream placed by its stated start played 58.7 ms late. The sound is a sweep (no lag
+    /// looks like another); played to a file output (as fast as it decodes, no video output).
+    @Test func aSeekIntoALaterSegmentPlaysTheSoundAtTheTarget() async throws {
+        let dir = try TempDir("player-hls-seek-timeline")
+        defer { dir.remove() }
+        try VideoFixtures.hls(in: dir.path, sizes: [(160, 90)], seconds: 6, chirp: true)
+        let server = try PrivateHTTPServer(root: dir.path)
+        defer { server.stop() }
+        /// The item played to a WAV file, after a seek to `seek` when given.
+        func played(_ name: String, seek: Double?) async throws -> [Float] {
+            let out = dir.file(name)
+            let item = PlayerItem(url: server.url("/master.m3u8"))
+            let player = Player(output: { FileOutput(path: out) })
+            let ready = collectPlayerEvents(player, timeout: 30) { $0 == .itemStatusChanged(.readyToPlay) }
+            player.replaceCurrentItem(with: item)
+            _ = try await ready.value
+            if let seek { #expect(await player.seek(to: seek, toleranceBefore: 0, toleranceAfter: 0)) }
+            let events = try await Self.playToEnd(player) { player.play() }
+            #expect(events.last == PlayerEvent.didPlayToEndTime, "\(events)")
+            return try readWAV(out).channels[0]
+        }
+        let whole = try await played("whole.wav", seek: nil)
+        for target in [2.5, 4.2] {
+            let after = try await played("after-\(target).wav", seek: target)
+            // The lag (samples) at which the seek's first 0.1 s best matches the whole play.
+            let at = Int(target * 48000), window = 4800
+            try #require(after.count > window && whole.count > at + window + 4800)
+            var best = (lag: 0, error: Float.infinity)
+            for lag in -4800...4800 where at + lag >= 0 {
+                var e: Float = 0
+                for i in stride(from: 0, to: window, by: 4) {
+                    let d = after[i] - whole[at + lag + i]
+                    e += d * d
+                }
+                if e < best.error { best = (lag, e) }
+            }
+            #expect(abs(best.lag) <= 2, "after a seek to \(target) s the sound heard is \(Double(best.lag) / 48) ms from the target's")
+        }
+    }
+
     /// Plays `player` to its end; its events.
     static func playToEnd(_ player: Player, timeout: Double = 90, start: () -> Void) async throws -> [PlayerEvent] {
         let ended = collectPlayerEvents(player, timeout: timeout) { e in

@@ -33,12 +33,16 @@ public enum VideoFixtures {
     /// 440 Hz sine, `seconds` long, cut by ffmpeg's HLS muxer into 2 s segments (a key frame at
     /// each), one variant a size of `sizes` (H.264 with B-frames, AAC). `noisy`: the picture
     /// carries noise (about 300 kB a second at 640×360, where the plain one takes 65 kB): a
-    /// stream whose segments are large.
-    public static func hls(in dir: String, sizes: [(Int, Int)], seconds: Double = 6, noisy: Bool = false) throws {
+    /// stream whose segments are large. `chirp`: the sound is a sweep from 200 Hz rising 300 Hz a
+    /// second instead of the sine, so that where a piece of it belongs is unambiguous.
+    public static func hls(in dir: String, sizes: [(Int, Int)], seconds: Double = 6, noisy: Bool = false,
+                           chirp: Bool = false) throws {
         let (w, h) = sizes[0]
         let noise = noisy ? ",noise=alls=30:allf=t+u" : ""
+        let sound = chirp ? "aevalsrc=0.4*sin(2*PI*(200*t+150*t*t)):s=48000:d=\(seconds)"
+                          : "sine=frequency=440:sample_rate=48000:duration=\(seconds)"
         var args = ["-f", "lavfi", "-i", "testsrc=size=\(w)x\(h):rate=25:d=\(seconds)\(noise)",
-                    "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=\(seconds)"]
+                    "-f", "lavfi", "-i", sound]
         let splits = sizes.indices.map { "[s\($0)]" }.joined()
         let scales = sizes.enumerated().map { i, s in "[s\(i)]scale=\(s.0):\(s.1)[v\(i)]" }.joined(separator: ";")
         args += ["-filter_complex", "[0:v]split=\(sizes.count)\(splits);\(scales)"]
