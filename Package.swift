@@ -177,7 +177,7 @@ let package = Package(
         .testTarget(name: "TonearmOutputTests", dependencies: ["TonearmOutput", "TonearmRender", "TonearmDBus", "TonearmTestSupport"]),
         .testTarget(name: "TonearmEngineTests", dependencies: ["TonearmEngine", "TonearmRender", "TonearmOutput", "TonearmTestSupport"]),
         .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmEngine", "TonearmPlaylists", "TonearmSession", "TonearmVideo", "TonearmTestSupport"]),
-        .testTarget(name: "TonearmCLITests", dependencies: ["TonearmTestSupport", "TonearmCore"]),
+        .testTarget(name: "TonearmCLITests", dependencies: ["TonearmTestSupport", "TonearmCore", "TonearmWindow"]),
         // The command's pure parts (key decoding, text width, the picker's screen), offline.
         .testTarget(name: "TonearmCLIUnitTests", dependencies: ["TonearmCLI", "TonearmConfig", "Tonearm", "TonearmTestSupport"]),
         .testTarget(name: "TonearmTests", dependencies: ["Tonearm", "TonearmTestSupport"]),

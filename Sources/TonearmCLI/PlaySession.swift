@@ -232,6 +232,13 @@ final class PlaySession: @unchecked Sendable {
             case .videoNote(let note):
                 if interactive && terminal.isActive { screen.message = note } else { Terminal.write("  \(note)\n") }
                 draw()
+            case .videoControl(let action):
+                // A click on the window's controls: what they show, whatever the keys are bound to.
+                switch action {
+                case .playPause: remote.transport.togglePlayPause()
+                case .seek(let to): player.currentPlaybackTime = min(max(0, to), max(0, screen.duration - 0.5))
+                }
+                draw()
             case .keyName(let k):
                 if await handle(key: k) { break loop }
                 draw()

@@ -19,7 +19,10 @@ import TonearmWindow
 /// opens one again. Its keys act on the queue as the terminal's do (space, ←/→, ↑/↓, m, through
 /// the `[keys]` bindings), f toggles full screen, and q, Esc or closing the window end the run, as
 /// they do for one video (mpv quits its whole playlist when its window is closed;
-/// AVPlayerViewController's dismissal stops its player).
+/// AVPlayerViewController's dismissal stops its player). It has `PlayerView`'s built-in controls
+/// (play/pause, the seek bar, elapsed and remaining time, the volume) drawn from the queue: they
+/// show on a mouse movement or a key, are kept current while they show (not after they hid), and
+/// a click on them plays, pauses or seeks the queue's item (``SessionEvent/videoControl(_:)``).
 ///
 /// Threading: the methods are called from the session's loop, one at a time. The clock closure
 /// runs on the pipeline's presenting thread; the window opens and is answered on tasks of its
@@ -184,6 +187,17 @@ final class QueueVideo: @unchecked Sendable {
         self.queue = queue
         self.continuation = continuation
     }
+
+    /// The window's built-in controls drawn from the queue as it is now (the volume the queue
+    /// plays at; the session mutes by setting it to 0).
+    static func controlsState(of queue: QueuePlayer) -> ControlsState {
+        let volume = Double(queue.volume)
+        return ControlsState(isPlaying: queue.playbackState == .playing, currentTime: queue.currentTime,
+                             duration: queue.currentDuration, volume: volume, isMuted: volume == 0)
+    }
+
+    /// How often the controls are redrawn from the queue while they show.
+    static let controlsRefreshInterval: Duration = .milliseconds(250)
 
     /// The speed of the queue (`--rate`, `[`/`]`), for the clock's extrapolation.
     func setSpeed(_ rate: Float) {
@@ -442,6 +456,15 @@ final class QueueVideo: @unchecked Sendable {
             if nowTitle != title { window.setTitle(nowTitle) }
             if nowSize != size && !config.fullScreen { window.setSize(width: nowSize.width, height: nowSize.height) }
             sink.set(window)
+            // The built-in controls: there from the start (so the window shows them on the first
+            // movement by itself), redrawn from the queue while they show.
+            let queue = self.queue, hideDelay = config.controlsHideDelay
+            window.setControls(Self.controlsState(of: queue))
+            let feed = ControlsFeed()
+            defer { feed.stop() }
+            func controlsShown() {
+                feed.show(for: hideDelay) { window.setControls(Self.controlsState(of: queue)) }
+            }
             // Said (a plain line, or the screen's message) when the picture is on screen, and how big.
             let note = Thread {
                 guard let p = window.waitForPresentation(timeout: 60, where: { $0.frameTime != nil }) else { return }
@@ -454,12 +477,20 @@ final class QueueVideo: @unchecked Sendable {
                     window.close()  // then .closed
                 case .key(.f, _):
                     window.setFullScreen(!window.isFullScreen)
+                    controlsShown()
                 case .key(.j, let isRepeat):
                     // The next subtitle (mpv's j); a held key steps once.
                     if !isRepeat, let note = subtitles.cycle() { cont.yield(.videoNote(note)) }
+                    controlsShown()
                 case .key(let k, _):
                     // The terminal's names for these keys: what they do comes from the bindings.
                     cont.yield(.keyName(k.rawValue))
+                    controlsShown()
+                case .mouseMoved, .clicked:
+                    controlsShown()
+                case .controls(let action):
+                    cont.yield(.videoControl(action))
+                    controlsShown()
                 case .closed:
                     break loop
                 default:
@@ -478,6 +509,55 @@ final class QueueVideo: @unchecked Sendable {
                 cont.yield(.videoWindowClosed(problem: nil))
             }
         }
+    }
+}
+
+/// Redraws a window's built-in controls while they show: from a key or mouse movement until
+/// the hide delay after the last one, every ``QueueVideo/controlsRefreshInterval`` (the time moves
+/// on while playing); nothing runs while they are hidden. Called from the window's event task.
+final class ControlsFeed: Sendable {
+    private struct State {
+        var visibleUntil = ContinuousClock.now
+        /// Whether a redrawing task runs (decided with `visibleUntil`, under the lock).
+        var running = false
+        var task: Task<Void, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    /// The controls show from now for `seconds`: `redraw` now and while they show.
+    func show(for seconds: Double, redraw: @escaping @Sendable () -> Void) {
+        redraw()
+        let start = state.withLock { s -> Bool in
+            s.visibleUntil = .now + .milliseconds(Int(seconds * 1000))
+            defer { s.running = true }
+            return !s.running
+        }
+        guard start else { return }
+        let task = Task { [self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: QueueVideo.controlsRefreshInterval)
+                redraw()
+                let goOn = state.withLock { s -> Bool in
+                    if !Task.isCancelled && ContinuousClock.now < s.visibleUntil { return true }
+                    s.running = false
+                    return false
+                }
+                if !goOn { return }
+            }
+            state.withLock { $0.running = false }
+        }
+        state.withLock { $0.task = task }
+    }
+
+    /// Stops redrawing (the window closed).
+    func stop() {
+        let task = state.withLock { s -> Task<Void, Never>? in
+            s.visibleUntil = .now
+            defer { s.task = nil }
+            return s.task
+        }
+        task?.cancel()
     }
 }
 

@@ -2,6 +2,7 @@
 import Dispatch
 import Foundation
 import Tonearm
+import TonearmWindow
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,6 +30,8 @@ enum SessionEvent: Sendable {
     case videoWindowClosed(problem: String?)
     /// Something to say about the video (its first frame is on screen).
     case videoNote(String)
+    /// A click on the video window's built-in controls: play/pause, or a seek in the item.
+    case videoControl(ControlsAction)
 }
 
 /// What feeds a play loop besides its player and its ``InputReader``: the screen's ticks.

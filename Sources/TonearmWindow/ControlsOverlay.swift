@@ -102,6 +102,8 @@ public struct ControlsOverlay: Sendable, Hashable {
     static let margin = 8
     static let glyphSize = 20
     static let trackHeight = 6
+    /// The narrowest seek bar drawn before the volume and then the remaining time make room.
+    static let minimumSeekWidth = 32
     static let volumeWidth = 40
     static let textScale = 2
 
@@ -141,16 +143,24 @@ public struct ControlsOverlay: Sendable, Hashable {
         out += DigitFont.rectangles(elapsedText, x: x, y: textY, scale: textScale, color: .text, part: .elapsed)
         x += DigitFont.width(of: elapsedText, scale: textScale) + margin
 
+        // In a narrow window the seek bar keeps at least ``minimumSeekWidth``: the volume goes
+        // first, then the remaining time (a 160-pixel video has a bar, as mpv's has).
+        let remainingText = state.duration.map { "-" + Self.clock(max(0, $0 - state.currentTime)) }
+        let remainingWidth = remainingText.map { DigitFont.width(of: $0, scale: textScale) + margin } ?? 0
+        let full = width - margin - x
+        let showsVolume = full - volumeWidth - margin - remainingWidth >= minimumSeekWidth
+        let showsRemaining = full - (showsVolume ? volumeWidth + margin : 0) - remainingWidth >= minimumSeekWidth
         var right = width - margin
-        let volumeX = right - volumeWidth
-        out.append(OverlayRect(x: volumeX, y: midY - trackHeight / 2, width: volumeWidth, height: trackHeight,
-                               color: .track, part: .volumeTrack))
-        let level = Int((min(max(state.volume, 0), 1) * Double(volumeWidth)).rounded())
-        out.append(OverlayRect(x: volumeX, y: midY - trackHeight / 2, width: state.isMuted ? volumeWidth : level,
-                               height: trackHeight, color: state.isMuted ? .muted : .played, part: .volumeLevel))
-        right = volumeX - margin
-        if let duration = state.duration {
-            let remainingText = "-" + Self.clock(max(0, duration - state.currentTime))
+        if showsVolume {
+            let volumeX = right - volumeWidth
+            out.append(OverlayRect(x: volumeX, y: midY - trackHeight / 2, width: volumeWidth, height: trackHeight,
+                                   color: .track, part: .volumeTrack))
+            let level = Int((min(max(state.volume, 0), 1) * Double(volumeWidth)).rounded())
+            out.append(OverlayRect(x: volumeX, y: midY - trackHeight / 2, width: state.isMuted ? volumeWidth : level,
+                                   height: trackHeight, color: state.isMuted ? .muted : .played, part: .volumeLevel))
+            right = volumeX - margin
+        }
+        if showsRemaining, let remainingText {
             let w = DigitFont.width(of: remainingText, scale: textScale)
             out += DigitFont.rectangles(remainingText, x: right - w, y: textY, scale: textScale, color: .text, part: .remaining)
             right -= w + margin

@@ -2,6 +2,7 @@
 import Foundation
 import Testing
 import TonearmTestSupport
+import TonearmWindow
 
 /// `tonearm play song.flac clip.mp4 song2.flac` as a user runs it: one queue, the video's picture
 /// in its turn — offline every frame of ffmpeg's decode with the sound of all three in order; in
@@ -194,6 +195,65 @@ import TonearmTestSupport
             let after = String(decoding: Array(text.utf8).dropFirst(from), as: UTF8.self)
             return (5...9).contains { after.contains(" 0:0\($0) / 0:30") }
         }
+        try display.send(toWindowTitled: "red.mp4", ["key:Escape"])
+        #expect(try screen.waitForExit() == 0)
+    }
+
+    /// The queue's window has PlayerView's built-in controls: a mouse movement shows them (the
+    /// screenshot finds the seek bar's white played part and grey track over the red picture), a
+    /// click on the seek bar's middle seeks the queue's item there, and one on the play glyph
+    /// pauses — as the live screen shows.
+    @Test func theWindowsControlsShowAndTheirClicksActOnTheQueue() throws {
+        defer { dir.remove() }
+        let a = try song("a.flac", freq: 330, seconds: 1)
+        let clip = dir.file("red.mp4")
+        try VideoFixtures.colorClip(clip, colors: ["red"], segment: 30)
+        let display = try VirtualDisplay(width: 640, height: 480)
+        defer { display.stop() }
+        func q(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        let env = "DISPLAY=\(display.display) WAYLAND_DISPLAY= SDL_VIDEODRIVER=x11 XDG_STATE_HOME=\(q(dir.file("state"))) "
+            + "XDG_CONFIG_HOME=\(q(dir.file("config"))) XDG_DATA_HOME=\(q(dir.file("data"))) "
+            + "PULSE_SERVER=\(q("unix:" + dir.file("no-pulse"))) DBUS_SESSION_BUS_ADDRESS=\(q("unix:path=" + dir.file("no-bus")))"
+        let screen = try PTYScreen("stty rows 24 cols 100; \(env) exec \(q(try tonearmBinary())) play --output null \(q(a)) \(q(clip))")
+        try screen.waitFor("Video: the first frame shown in a window of 160×90", timeout: 60)
+        // Where the controls are drawn in a 160×90 window (the overlay's own layout).
+        let rects = ControlsOverlay.layout(ControlsState(isPlaying: true, currentTime: 1, duration: 30, volume: 1, isMuted: false),
+                                           width: 160, height: 90)
+        let track = try #require(rects.first { $0.part == .seekTrack })
+        let glyph = try #require(rects.first { $0.part == .playPause && $0.width >= 4 })
+        // The window's place on the screen: where its red picture is.
+        let shot = try display.screenshot()
+        var origin: (x: Int, y: Int)?
+        search: for y in 0..<shot.height {
+            for x in 0..<shot.width where shot.color(x: x, y: y).isClose(to: .init(r: 255, g: 0, b: 0)) {
+                origin = (x, y)
+                break search
+            }
+        }
+        let (ox, oy) = try #require(origin, "the red picture is on the screen")
+        // A movement shows the controls: the track's far end turns grey (nothing played there)
+        // where the picture was red. (Another process draws it: screenshots until it shows, 10 s
+        // at most.)
+        try display.send(toWindowTitled: "red.mp4", ["motion:\(track.x + track.width - 2),\(track.y + track.height / 2)"])
+        let grey = ContinuousClock.now + .seconds(10)
+        var far = shot.color(x: ox + track.x + track.width - 3, y: oy + track.y + track.height / 2)
+        while !far.isClose(to: .init(r: 160, g: 160, b: 160)) && ContinuousClock.now < grey {
+            far = try display.screenshot().color(x: ox + track.x + track.width - 3, y: oy + track.y + track.height / 2)
+        }
+        #expect(far.isClose(to: .init(r: 160, g: 160, b: 160)), "the seek bar is drawn over the picture: \(far)")
+        // A click on the middle of the bar: the item goes to about 0:15.
+        let from = screen.all.utf8.count
+        let middle = track.x + (track.width - 1) / 2
+        try display.send(toWindowTitled: "red.mp4", ["motion:\(middle),\(track.y + track.height / 2)",
+                                                     "click:\(middle),\(track.y + track.height / 2)"])
+        try screen.wait(for: "the time near 0:15") { text in
+            let after = String(decoding: Array(text.utf8).dropFirst(from), as: UTF8.self)
+            return (14...18).contains { after.contains(" 0:\($0) / 0:30") }
+        }
+        let beforePause = screen.all.utf8.count
+        try display.send(toWindowTitled: "red.mp4", ["motion:\(glyph.x + glyph.width / 2),\(glyph.y + glyph.height / 2)",
+                                                     "click:\(glyph.x + glyph.width / 2),\(glyph.y + glyph.height / 2)"])
+        try screen.wait(for: "'⏸ Paused'") { String(decoding: Array($0.utf8).dropFirst(beforePause), as: UTF8.self).contains("⏸ Paused") }
         try display.send(toWindowTitled: "red.mp4", ["key:Escape"])
         #expect(try screen.waitForExit() == 0)
     }

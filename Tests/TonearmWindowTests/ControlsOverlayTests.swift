@@ -103,6 +103,22 @@ import Testing
         #expect(m.color == .muted)
     }
 
+    /// A narrow window keeps a seek bar: the volume makes room first (a 160-pixel video), then
+    /// the remaining time; a wide one has all.
+    @Test func aNarrowWindowKeepsTheSeekBar() throws {
+        let small = ControlsState(isPlaying: true, currentTime: 1, duration: 30, volume: 1)
+        let at160 = ControlsOverlay.layout(small, width: 160, height: 90)
+        let track = try #require(parts(at160, .seekTrack).first, "a 160-pixel window has a seek bar")
+        #expect(track.width >= ControlsOverlay.minimumSeekWidth)
+        #expect(parts(at160, .volumeTrack).isEmpty && !parts(at160, .remaining).isEmpty)
+        #expect(ControlsOverlay.hit(x: track.x + track.width / 2, y: track.y, state: small, width: 160, height: 90) != nil)
+        let at120 = ControlsOverlay.layout(small, width: 120, height: 90)
+        #expect((parts(at120, .seekTrack).first?.width ?? 0) >= ControlsOverlay.minimumSeekWidth)
+        #expect(parts(at120, .volumeTrack).isEmpty && parts(at120, .remaining).isEmpty)
+        let wide = ControlsOverlay.layout(small, width: 640, height: 360)
+        #expect(!parts(wide, .volumeTrack).isEmpty && !parts(wide, .remaining).isEmpty)
+    }
+
     @Test func clicksSeekOnTheBarAndPlayPauseOnTheGlyph() throws {
         let rects = ControlsOverlay.layout(state, width: 640, height: 360)
         let track = try #require(parts(rects, .seekTrack).first)
