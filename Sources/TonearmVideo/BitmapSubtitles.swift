@@ -8,8 +8,9 @@ import TonearmCore
 /// (every other stream discarded) a little ahead of the frames, each event decoded with
 /// `avcodec_decode_subtitle2` and kept as YUVA in the frame's matrix (BT.601, limited range), and
 /// its rectangles blended over the frames of its interval. An event without an end lasts until
-/// the next (PGS clears with an empty one). 8-bit planar YUV frames are drawn on; others pass as
-/// they are.
+/// the next (PGS clears with an empty one). Planar YUV frames are drawn on, 8-bit and deeper
+/// (10, 12, 16 bits a sample, little-endian: the colours scaled to the depth, as ffmpeg's
+/// overlay does); others pass as they are.
 ///
 /// Threading: not thread-safe; the decoding thread owns it.
 final class BitmapSubtitleBurner {
@@ -89,22 +90,38 @@ final class BitmapSubtitleBurner {
             heldFrom = max(heldFrom, cutoff)
         }
         guard let shown = events.last(where: { $0.start <= time && time < $0.end }), !shown.rects.isEmpty,
-              let chroma = Self.chromaShift(frame.pointee.format) else { return frame }
+              let layout = Self.planeLayout(frame.pointee.format) else { return frame }
         av_frame_unref(output)
         guard av_frame_ref(output, frame) >= 0, av_frame_make_writable(output) >= 0 else {
             av_frame_unref(output)
             throw .decodeFailed(path: input.path, detail: "no memory to draw the subtitles")
         }
-        for rect in shown.rects { blend(rect, into: output, chroma: chroma) }
+        for rect in shown.rects {
+            if layout.bits == 8 {
+                blend(rect, into: output, chroma: layout.chroma, sample: UInt8.self, shift: 0)
+            } else {
+                blend(rect, into: output, chroma: layout.chroma, sample: UInt16.self, shift: layout.bits - 8)
+            }
+        }
         return output
     }
 
-    /// The chroma subsampling (log2 horizontal, vertical) of the 8-bit planar YUV formats drawn on.
-    private static func chromaShift(_ format: Int32) -> (Int, Int)? {
+    /// The chroma subsampling (log2 horizontal, vertical) and bits a sample of the planar YUV
+    /// formats drawn on (deeper than 8 bits: little-endian 16-bit words, as this machine's).
+    static func planeLayout(_ format: Int32) -> (chroma: (Int, Int), bits: Int)? {
         switch AVPixelFormat(rawValue: format) {
-        case AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P: (1, 1)
-        case AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUVJ422P: (1, 0)
-        case AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUVJ444P: (0, 0)
+        case AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P: ((1, 1), 8)
+        case AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUVJ422P: ((1, 0), 8)
+        case AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUVJ444P: ((0, 0), 8)
+        case AV_PIX_FMT_YUV420P10LE: ((1, 1), 10)
+        case AV_PIX_FMT_YUV422P10LE: ((1, 0), 10)
+        case AV_PIX_FMT_YUV444P10LE: ((0, 0), 10)
+        case AV_PIX_FMT_YUV420P12LE: ((1, 1), 12)
+        case AV_PIX_FMT_YUV422P12LE: ((1, 0), 12)
+        case AV_PIX_FMT_YUV444P12LE: ((0, 0), 12)
+        case AV_PIX_FMT_YUV420P16LE: ((1, 1), 16)
+        case AV_PIX_FMT_YUV422P16LE: ((1, 0), 16)
+        case AV_PIX_FMT_YUV444P16LE: ((0, 0), 16)
         default: nil
         }
     }
@@ -188,12 +205,23 @@ final class BitmapSubtitleBurner {
         return Rect(x: Int(r.pointee.x), y: Int(r.pointee.y), width: w, height: h, luma: luma, cb: cb, cr: cr, alpha: alpha)
     }
 
-    /// Blends `rect` over the planes of `frame` (clipped to it); a chroma sample takes the mean
-    /// of the alpha-weighted colours of the pixels it covers.
-    private func blend(_ rect: Rect, into frame: UnsafeMutablePointer<AVFrame>, chroma: (Int, Int)) {
+    /// Blends `rect` over the planes of `frame` (clipped to it), whose samples are `Sample`s
+    /// holding values `shift` bits above 8-bit ones; a chroma sample takes the mean of the
+    /// alpha-weighted colours of the pixels it covers.
+    private func blend<Sample: FixedWidthInteger & UnsignedInteger>(
+        _ rect: Rect, into frame: UnsafeMutablePointer<AVFrame>, chroma: (Int, Int), sample: Sample.Type, shift: Int) {
         let fw = Int(frame.pointee.width), fh = Int(frame.pointee.height)
-        guard let yPlane = frame.pointee.data.0, let uPlane = frame.pointee.data.1, let vPlane = frame.pointee.data.2 else { return }
-        let ys = Int(frame.pointee.linesize.0), us = Int(frame.pointee.linesize.1), vs = Int(frame.pointee.linesize.2)
+        guard let y8 = frame.pointee.data.0, let u8 = frame.pointee.data.1, let v8 = frame.pointee.data.2 else { return }
+        let size = MemoryLayout<Sample>.size
+        let yPlane = UnsafeMutableRawPointer(y8).assumingMemoryBound(to: Sample.self)
+        let uPlane = UnsafeMutableRawPointer(u8).assumingMemoryBound(to: Sample.self)
+        let vPlane = UnsafeMutableRawPointer(v8).assumingMemoryBound(to: Sample.self)
+        let ys = Int(frame.pointee.linesize.0) / size, us = Int(frame.pointee.linesize.1) / size
+        let vs = Int(frame.pointee.linesize.2) / size
+        /// `value` (8-bit) over `under` with alpha `a` (0…255), at the plane's depth.
+        func over(_ value: Int, _ a: Int, _ under: Sample) -> Sample {
+            Sample(((value << shift) * a + Int(under) * (255 - a) + 127) / 255)
+        }
         let x0 = max(0, rect.x), y0 = max(0, rect.y)
         let x1 = min(fw, rect.x + rect.width), y1 = min(fh, rect.y + rect.height)
         guard x0 < x1, y0 < y1 else { return }
@@ -203,7 +231,7 @@ final class BitmapSubtitleBurner {
                 let a = Int(rect.alpha[k])
                 guard a > 0 else { continue }
                 let p = yPlane + y * ys + x
-                p.pointee = UInt8((Int(rect.luma[k]) * a + Int(p.pointee) * (255 - a) + 127) / 255)
+                p.pointee = over(Int(rect.luma[k]), a, p.pointee)
             }
         }
         let (sx, sy) = chroma
@@ -226,8 +254,8 @@ final class BitmapSubtitleBurner {
                 let a = aSum / n  // the block's coverage
                 let u = uPlane + cy * us + cx, v = vPlane + cy * vs + cx
                 let su = uSum / aSum, sv = vSum / aSum
-                u.pointee = UInt8((su * a + Int(u.pointee) * (255 - a) + 127) / 255)
-                v.pointee = UInt8((sv * a + Int(v.pointee) * (255 - a) + 127) / 255)
+                u.pointee = over(su, a, u.pointee)
+                v.pointee = over(sv, a, v.pointee)
             }
         }
     }

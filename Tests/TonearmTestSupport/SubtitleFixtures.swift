@@ -100,12 +100,13 @@ public enum SubtitleFixtures {
     /// The grey clip with the bitmap subtitles of ``pgs(_:)`` (written beside it as `NAME.sup`)
     /// as `codec`: `copy` (PGS), `dvdsub` (DVD) or `dvb_subtitle` (DVB, in MPEG-TS) — ffmpeg
     /// re-encodes bitmaps as bitmaps. The container follows `path`'s extension.
-    public static func bitmapClip(_ path: String, codec: String) throws {
+    /// `pixelFormat`: the picture's (`yuv420p10le`: a 10-bit H.264 picture).
+    public static func bitmapClip(_ path: String, codec: String, pixelFormat: String = "yuv420p") throws {
         let sup = (path as NSString).deletingPathExtension + ".sup"
         try pgs(sup)
         // -copyts: the .sup's own times (ffmpeg would otherwise start it at 0, as its first display set).
         try Fixtures.ffmpeg(["-copyts", "-f", "lavfi", "-i", "color=c=gray:size=320x240:rate=25:d=2.4", "-i", sup,
-                             "-map", "0:v", "-map", "1:s", "-c:v", "libx264", "-g", "12", "-pix_fmt", "yuv420p",
+                             "-map", "0:v", "-map", "1:s", "-c:v", "libx264", "-g", "12", "-pix_fmt", pixelFormat,
                              "-c:s", codec, path])
     }
 

@@ -149,6 +149,36 @@ import TonearmVideo
         #expect(after.md5 == plain[50], "a seek past it")
     }
 
+    /// A bitmap track over a 10-bit picture (before, 8-bit pictures only were drawn on; a 10-bit
+    /// one showed no subtitle): during the cue the box is there — white where it is, the grey
+    /// picture around it as the plain decode has it — and the frames outside the cue are the
+    /// plain decode.
+    @Test func aBitmapTrackIsDrawnOnA10BitPicture() throws {
+        defer { dir.remove() }
+        let clip = dir.file("pgs10.mkv")
+        try SubtitleFixtures.bitmapClip(clip, codec: "copy", pixelFormat: "yuv420p10le")
+        let tracks = try SubtitleTrackInfo.tracks(inFileAt: clip)
+        try #require(tracks.count == 1)
+        let plain = try VideoClips.decodeAll(try VideoDecoder(path: clip))
+        let d = try VideoDecoder(path: clip)
+        d.subtitle = .track(tracks[0])
+        let frames = try VideoClips.decodeAll(d)
+        try #require(frames.count == plain.count && frames.count > 50)
+        let cue = SubtitleFixtures.bottomCue, box = SubtitleFixtures.pgsBox
+        for (i, f) in frames.enumerated() {
+            if f.time >= cue.start - 1e-6 && f.time < cue.end - 1e-6 {
+                let luma = f.planes[0]
+                let inside = luma.bytes[(box.y + box.height / 2) * luma.bytesPerRow + box.x + box.width / 2]
+                let outside = luma.bytes[(box.y - 10) * luma.bytesPerRow + box.x + box.width / 2]
+                let plainOutside = plain[i].planes[0].bytes[(box.y - 10) * luma.bytesPerRow + box.x + box.width / 2]
+                #expect(abs(Int(inside) - 235) <= 2, "frame \(i) at \(f.time) s: the box's luma \(inside)")
+                #expect(outside == plainOutside, "frame \(i): the picture around the box")
+            } else {
+                #expect(f.md5 == plain[i].md5, "frame \(i) at \(f.time) s: outside the cue")
+            }
+        }
+    }
+
     /// DVD and DVB bitmap subtitles (re-encoded by ffmpeg from the PGS fixture) take the same
     /// path: the box as ffmpeg's overlay draws it during the cue (its ends within the encoders'
     /// rounding), the plain picture elsewhere. ffmpeg's DVD encoder drops the event that clears
