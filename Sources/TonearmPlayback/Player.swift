@@ -720,11 +720,18 @@ extension Player {
                 let t = min(d.until, d.time + Double(now > d.host ? now - d.host : 0) / 1e9 * d.rate)
                 return VideoClockReading(time: t, rate: d.rate)
             }
-            guard let rt = s.runtime, s.machine.runtimeOpen,
-                  rt.renderer.positionGeneration.load(ordering: .acquiring) == s.decodingGeneration else {
+            let rate = s.machine.status == .playing ? Double(s.machine.rate) : 0
+            guard let rt = s.runtime, s.machine.runtimeOpen else {
                 return VideoClockReading(time: max(s.generationStart, s.videoLastTime), rate: 0)
             }
-            let rate = s.machine.status == .playing ? Double(s.machine.rate) : 0
+            guard rt.renderer.positionGeneration.load(ordering: .acquiring) == s.decodingGeneration else {
+                // Playing, but nothing of this generation rendered yet: the clock stands where
+                // the generation starts — at the rate it is about to move, so that a presenter
+                // reading it now waits for its next frame's time and reads it again, rather than
+                // for an event (the render thread's first block raises none: a presenter that
+                // saw rate 0 here with a full queue waited until the sound's end).
+                return VideoClockReading(time: max(s.generationStart, s.videoLastTime), rate: rate)
+            }
             let host = rt.renderer.positionHostNanos.load(ordering: .acquiring)
             let rendered = Double(rt.renderer.positionFrame.load(ordering: .relaxed)) / s.sampleRate
             // After the position: the output raises its latency before the renderer moves it.

@@ -79,6 +79,62 @@ import TonearmVideo
         #expect(served <= size + size / 10, "the file is sent once for the sound and the picture: \(served) bytes of \(size)")
     }
 
+    /// A poorly interleaved MP4 (all the picture's data, then all the sound's) over a server that
+    /// sends 200 kB/s (about twice what it plays): the sound reads the end of the file and the
+    /// picture its start, one download serving both by turns. The picture moves with the sound
+    /// (most frames are shown while it plays; a presenter that once saw the clock stand at the
+    /// start showed them all after the sound's end — PlayerVideoTests'
+    /// thePictureMovesWhenTheSoundStartsAfterThePlay has that case for certain), every frame is
+    /// shown or dropped, in order, and the file is sent about once.
+    @Test func aPoorlyInterleavedFilesPictureMovesWithItsSound() async throws {
+        let dir = try TempDir("player-network-video-interleave")
+        defer { dir.remove() }
+        let clip = dir.file("poor.mp4")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "testsrc=size=320x180:rate=25:d=4,noise=alls=30:allf=t+u",
+                             "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=4",
+                             "-c:v", "libx264", "-b:v", "800k", "-bf", "3", "-g", "50", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "96k",
+                             "-movflags", "+faststart", clip])
+        let firsts = try VideoFixtures.deinterleave(clip)
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: clip)[.size] as? Int)
+        try #require(firsts.count == 2 && firsts[1] > size / 2, "the sound's data after the picture's: \(firsts) of \(size)")
+        let expected = try VideoFixtures.frameTimes(clip).map(\.time)
+        let server = try PrivateHTTPServer(root: dir.path)
+        defer { server.stop() }
+        let item = PlayerItem(url: server.url("/poor.mp4", query: ["rate": "200000"]))
+        let output = PlayerItemVideoOutput()
+        item.add(output)
+        let player = Player(playerItem: item, output: { NullOutput() })
+        // Each frame as it is shown, and whether the sound was playing then (after the sound's
+        // end the picture plays out on the host's clock).
+        let times = output.newFrameTimes
+        let collected = Task {
+            var seen: [(time: Double, whilePlaying: Bool)] = []
+            for await t in times { seen.append((t, player.timeControlStatus == .playing)) }
+            return seen
+        }
+        let end = collectPlayerEvents(player, timeout: 60) { e in
+            switch e {
+            case .didPlayToEndTime, .failedToPlayToEndTime, .videoFailed, .itemStatusChanged(.failed): true
+            default: false
+            }
+        }
+        player.play()
+        let events = try await end.value
+        #expect(events.last == PlayerEvent.didPlayToEndTime, "\(events)")
+        collected.cancel()
+        let shown = await collected.value
+        let seen = shown.map(\.time)
+        // With the sound (not its first frames while the sound played on, the rest after it).
+        let whilePlaying = shown.filter(\.whilePlaying).count
+        #expect(whilePlaying >= expected.count * 3 / 4, "\(whilePlaying) of \(shown.count) frames shown while the sound played")
+        let stats = try #require(player.videoStatistics)
+        #expect(stats.presentedFrames + stats.droppedFrames == expected.count, "every frame shown or dropped: \(stats)")
+        #expect(stats.droppedFrames <= PlayerVideoTests.tolerableDrops(expected.count), "\(stats)")
+        #expect(PlayerVideoTests.inOrder(seen, of: expected), "ffmpeg's frames in order, none twice: \(seen)")
+        let served = server.requests(path: "/poor.mp4").reduce(0) { $0 + $1.bytes }
+        #expect(served <= size + size / 5, "the file is sent about once for the sound and the picture: \(served) bytes of \(size)")
+    }
+
     /// A stall mid-file shorter than the read timeout (the stalled download waits), and one
     /// longer (the stalled request times out and the download resumes with a new one): the
     /// picture and the sound both go on to the end.

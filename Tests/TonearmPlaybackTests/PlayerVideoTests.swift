@@ -101,6 +101,39 @@ import TonearmVideo
         #expect(!player.isPlayingVideo, "a replaced item's video stops")
     }
 
+    /// Playing before the output renders anything (a sound server slow to start, a sound still
+    /// being fetched): the picture's clock stands at the start — at the playing rate, so that
+    /// the presenter, woken by the status, waits for its next frame's time instead of for an
+    /// event — and the picture moves once the sound does. Before, the clock read rate 0 there;
+    /// a presenter with a full queue then waited for an event that never came, and the picture
+    /// stood still until the sound's end (seen with a poorly interleaved network file).
+    @Test func thePictureMovesWhenTheSoundStartsAfterThePlay() async throws {
+        let dir = try TempDir("player-video-late-sound")
+        defer { dir.remove() }
+        let clip = dir.file("clip.mp4")
+        try VideoFixtures.clip(clip, seconds: 3)
+        let item = PlayerItem(url: URL(fileURLWithPath: clip))
+        let output = PlayerItemVideoOutput()
+        item.add(output)
+        let gated = Mutex<GatedOutput?>(nil)
+        let player = Player(playerItem: item, output: {
+            let g = GatedOutput(NullOutput())
+            gated.withLock { $0 = g }
+            return g
+        })
+        let ready = collectPlayerEvents(player, until: Self.isReady(after: -1))
+        _ = try await ready.value
+        let playing = collectPlayerEvents(player) { $0 == .timeControlStatusChanged(.playing) }
+        player.play()
+        _ = try await playing.value
+        let clock = player.videoClock()
+        #expect(clock.rate == 1 && clock.time == 0, "nothing rendered yet: \(clock)")
+        try #require(gated.withLock { $0 }).openGate()
+        _ = try await Self.first(1, of: player.boundaryCrossings([1]))
+        let shown = output.lastPresentedFrame?.time ?? -1
+        #expect(shown >= 0.5, "the sound at 1 s, the picture at \(shown) s")
+    }
+
     @Test func anAudioItemHasNoPresentationSize() async throws {
         let dir = try TempDir("player-video-audio")
         defer { dir.remove() }
@@ -320,5 +353,40 @@ import TonearmVideo
         let k = try #require(output.copyPixelBuffer(forItemTime: loose))
         #expect(abs(k.time - frames[key].time) < 1e-6, "the key frame before \(loose), not \(k.time)")
         #expect(FrameMD5.hex(k.packedBytes) == md5s[key])
+    }
+}
+
+/// An output whose render thread starts only when ``openGate()`` is called (`start` is held
+/// until then): a player that plays before its output renders anything.
+final class GatedOutput: ForwardingOutputDriver, @unchecked Sendable {
+    let inner: any AudioOutputDriver
+    private let lock = NSLock()
+    private var isOpen = false
+    private var pending: (any AudioRenderSource)?
+
+    init(_ inner: any AudioOutputDriver) { self.inner = inner }
+
+    func start(source: any AudioRenderSource) throws {
+        let now = lock.withLock { () -> Bool in
+            if isOpen { return true }
+            pending = source
+            return false
+        }
+        if now { try inner.start(source: source) }
+    }
+
+    /// From now on the output renders (the held `start` goes through).
+    func openGate() throws {
+        let held = lock.withLock { () -> (any AudioRenderSource)? in
+            isOpen = true
+            defer { pending = nil }
+            return pending
+        }
+        if let held { try inner.start(source: held) }
+    }
+
+    func stop() {
+        lock.withLock { pending = nil }
+        inner.stop()
     }
 }

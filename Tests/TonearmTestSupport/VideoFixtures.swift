@@ -58,6 +58,77 @@ public enum VideoFixtures {
         try Fixtures.ffmpeg(args)
     }
 
+    /// Rewrites the MP4 at `path` (its `moov` before its `mdat`: `-movflags +faststart`, 32-bit
+    /// chunk offsets) as a poorly interleaved one, in place: the same samples and index, but the
+    /// media data of each track together, the first track's chunks all before the second's (a
+    /// player reads the picture at the start of the file and the sound for the same instant
+    /// near its end). Returns each track's first chunk offset after the rewrite.
+    @discardableResult
+    public static func deinterleave(_ path: String) throws -> [Int] {
+        var data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        func u32(_ i: Int) -> Int { Int(data[i]) << 24 | Int(data[i + 1]) << 16 | Int(data[i + 2]) << 8 | Int(data[i + 3]) }
+        func put32(_ v: Int, _ i: Int) { for k in 0..<4 { data[i + k] = UInt8((v >> (8 * (3 - k))) & 0xFF) } }
+        /// The boxes in `range`: type, start of the payload, end.
+        func boxes(_ range: Range<Int>) -> [(type: String, body: Int, end: Int)] {
+            var out: [(String, Int, Int)] = []
+            var i = range.lowerBound
+            while i + 8 <= range.upperBound {
+                let size = u32(i)
+                guard size >= 8, i + size <= range.upperBound else { break }
+                out.append((String(decoding: data[(i + 4)..<(i + 8)], as: UTF8.self), i + 8, i + size))
+                i += size
+            }
+            return out
+        }
+        func child(_ range: Range<Int>, _ path: [String]) -> Range<Int>? {
+            var r = range
+            for name in path {
+                guard let b = boxes(r).first(where: { $0.type == name }) else { return nil }
+                r = b.body..<b.end
+            }
+            return r
+        }
+        let top = boxes(0..<data.count)
+        guard let moov = top.first(where: { $0.type == "moov" }), let mdat = top.first(where: { $0.type == "mdat" }),
+              moov.end <= mdat.body else { throw TestSupportError("\(path): not an MP4 with its moov before its mdat") }
+        // Each track's chunks (offset, length) and where its offset table is.
+        var tracks: [(table: Int, chunks: [(offset: Int, length: Int)])] = []
+        for trak in boxes(moov.body..<moov.end) where trak.type == "trak" {
+            guard let stbl = child(trak.body..<trak.end, ["mdia", "minf", "stbl"]),
+                  let stco = child(stbl, ["stco"]), let stsz = child(stbl, ["stsz"]), let stsc = child(stbl, ["stsc"]) else {
+                throw TestSupportError("\(path): a track without 32-bit chunk offsets")
+            }
+            let count = u32(stco.lowerBound + 4)
+            let offsets = (0..<count).map { u32(stco.lowerBound + 8 + 4 * $0) }
+            let fixed = u32(stsz.lowerBound + 4), samples = u32(stsz.lowerBound + 8)
+            let sizes = fixed != 0 ? Array(repeating: fixed, count: samples) : (0..<samples).map { u32(stsz.lowerBound + 12 + 4 * $0) }
+            let entries = (0..<u32(stsc.lowerBound + 4)).map { (first: u32(stsc.lowerBound + 8 + 12 * $0), perChunk: u32(stsc.lowerBound + 12 + 12 * $0)) }
+            var chunks: [(Int, Int)] = []
+            var sample = 0
+            for c in 0..<count {
+                let per = entries.last { $0.first <= c + 1 }?.perChunk ?? 1
+                chunks.append((offsets[c], sizes[sample..<(sample + per)].reduce(0, +)))
+                sample += per
+            }
+            tracks.append((stco.lowerBound + 8, chunks))
+        }
+        var payload: [UInt8] = []
+        var firsts: [Int] = []
+        for track in tracks {
+            for (k, chunk) in track.chunks.enumerated() {
+                put32(mdat.body + payload.count, track.table + 4 * k)
+                if k == 0 { firsts.append(mdat.body + payload.count) }
+                payload += data[chunk.offset..<(chunk.offset + chunk.length)]
+            }
+        }
+        guard payload.count <= mdat.end - mdat.body else { throw TestSupportError("\(path): the chunks overlap") }
+        // The old offsets were read before any was written: the payload was gathered from the
+        // original bytes (the tables live in moov, before mdat).
+        data.replaceSubrange(mdat.body..<(mdat.body + payload.count), with: payload)
+        try Data(data).write(to: URL(fileURLWithPath: path))
+        return firsts
+    }
+
     /// `ffmpeg -f framemd5` of the file's first video stream as `pixelFormat` (not turned by its
     /// display matrix): one MD5 a frame, in order. `inputOptions` go before `-i` (a seek, `-ss`).
     public static func frameMD5s(_ path: String, pixelFormat: String = "yuv420p", inputOptions: [String] = []) throws -> [String] {
