@@ -427,68 +427,77 @@ struct TagSet {
     static let fieldKeys = SpellingTable()
 
     /// The spellings of the fields by their UTF-8 bytes, in an open-addressed table of a
-    /// power-of-two size hashed with FNV-1a: looking a key up is a few dozen instructions
-    /// where a `[String: …]` look-up hashed the key with SipHash (about 300, and a second one
-    /// for every tag after ``values``'s).
-    struct SpellingTable {
-        private let slots: [(key: [UInt8], field: Field, rank: Int)?]
+    /// power-of-two size hashed with FNV-1a, the spellings' bytes in one buffer: looking a key
+    /// up is about a hundred instructions, where a `[String: …]` look-up hashed the key with
+    /// SipHash (about 300, a second time for every tag after ``values``'s).
+    struct SpellingTable: Sendable {
+        /// Each spelling: where its bytes are in ``bytes``, its field and its rank.
+        private struct Entry: Sendable {
+            var start: Int, count: Int
+            var field: Field, rank: Int
+        }
+        private let bytes: [UInt8]
+        private let entries: [Entry]
+        /// Index into ``entries``, or -1.
+        private let slots: [Int]
         private let mask: Int
 
         init() {
-            let spellings = Field.allCases.flatMap { field in field.keys.enumerated().map { (Array($1.utf8), field, $0) } }
-            var size = 1
-            while size < 4 * spellings.count { size *= 2 }
-            var slots: [(key: [UInt8], field: Field, rank: Int)?] = Array(repeating: nil, count: size)
-            for s in spellings {
-                var i = Self.hash(s.0) & (size - 1)
-                while let held = slots[i] {
-                    precondition(held.key != s.0, "\(String(decoding: s.0, as: UTF8.self)) spells two fields")
-                    i = (i + 1) & (size - 1)
+            var bytes: [UInt8] = [], entries: [Entry] = []
+            for field in Field.allCases {
+                for (rank, key) in field.keys.enumerated() {
+                    entries.append(Entry(start: bytes.count, count: key.utf8.count, field: field, rank: rank))
+                    bytes += key.utf8
                 }
-                slots[i] = (s.0, s.1, s.2)
             }
+            var size = 1
+            while size < 4 * entries.count { size *= 2 }
+            var slots = Array(repeating: -1, count: size)
+            bytes.withUnsafeBufferPointer { all in
+                for (n, e) in entries.enumerated() {
+                    let key = UnsafeBufferPointer(rebasing: all[e.start..<(e.start + e.count)])
+                    var i = Self.hash(key) & (size - 1)
+                    while slots[i] >= 0 {
+                        let held = entries[slots[i]]
+                        precondition(!all[held.start..<(held.start + held.count)].elementsEqual(key),
+                                     "\(String(decoding: key, as: UTF8.self)) spells two fields")
+                        i = (i + 1) & (size - 1)
+                    }
+                    slots[i] = n
+                }
+            }
+            self.bytes = bytes
+            self.entries = entries
             self.slots = slots
             self.mask = size - 1
         }
 
-        private static func hash(_ bytes: some Collection<UInt8>) -> Int {
+        private static func hash(_ key: UnsafeBufferPointer<UInt8>) -> Int {
             var h: UInt64 = 0xcbf2_9ce4_8422_2325
-            for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+            for b in key { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
             return Int(truncatingIfNeeded: h ^ (h >> 29))
         }
 
         /// The field `key` (lower-case) spells and its rank, or nil.
         subscript(key: String) -> (field: Field, rank: Int)? {
-            var key = key
-            return key.withUTF8 { bytes -> (field: Field, rank: Int)? in
-                var i = Self.hash(bytes) & mask
-                while let held = slots[i] {
-                    if held.key.elementsEqual(bytes) { return (held.field, held.rank) }
+            if let found = key.utf8.withContiguousStorageIfAvailable({ self[$0] }) { return found }
+            return Array(key.utf8).withUnsafeBufferPointer { self[$0] }
+        }
+
+        private subscript(key: UnsafeBufferPointer<UInt8>) -> (field: Field, rank: Int)? {
+            bytes.withUnsafeBufferPointer { all in
+                var i = Self.hash(key) & mask
+                while true {
+                    let n = slots[i]
+                    guard n >= 0 else { return nil }
+                    let e = entries[n]
+                    if e.count == key.count
+                        && (key.isEmpty || memcmp(all.baseAddress! + e.start, key.baseAddress!, key.count) == 0) {
+                        return (e.field, e.rank)
+                    }
                     i = (i + 1) & mask
                 }
-                return nil
             }
-        }
-    }
-
-    /// `key` lower-cased as `String.lowercased()` does it. An ASCII key (nearly every tag's) is
-    /// lowered byte by byte, and returned as it is when it has no capital: `lowercased()` made a
-    /// new string of each (a FLAC's keys come upper-case, an ID3 or MP4 one's lower-case).
-    static func lowercasedKey(_ key: String) -> String {
-        var capitals = false
-        for b in key.utf8 {
-            if b >= 0x80 { return key.lowercased() }
-            if b >= 0x41 && b <= 0x5A { capitals = true }
-        }
-        guard capitals else { return key }
-        let utf8 = key.utf8
-        return String(unsafeUninitializedCapacity: utf8.count) { buffer in
-            var n = 0
-            for b in utf8 {
-                buffer[n] = b >= 0x41 && b <= 0x5A ? b + 0x20 : b
-                n += 1
-            }
-            return n
         }
     }
 
@@ -507,7 +516,7 @@ struct TagSet {
 
     mutating func add(key: String, value: String?) {
         guard let value, !value.trimmingWhitespace().isEmpty else { return }
-        let k = Self.lowercasedKey(key)
+        let k = key.lowercased()
         // One lookup to find the key absent and to add it.
         guard Self.addIfAbsent(&values[k], value) else { return }
         if let (field, rank) = Self.fieldKeys[k] {

@@ -465,22 +465,6 @@ private typealias F = TagFixtures
             #expect(found?.field == expected?.field && found?.rank == expected?.rank, "\(probe)")
         }
     }
-
-    /// A key is lower-cased as `String.lowercased()` does it, ASCII (lowered by bytes, or kept
-    /// when already lower-case) or not.
-    @Test func keysAreLowerCasedAsStringDoesIt() {
-        var rng = SplitMix(seed: 0x6C6F_7765)
-        let pieces = ["A", "z", "M", "_", " ", "-", "0", "©", "Ä", "ß", "İ", "Σ", "ǅ", "\u{0}", "~", "@", "[", "`", "{"]
-        var keys = ["", "TITLE", "title", "Title", "REPLAYGAIN_TRACK_GAIN", "©NAM", "ÄRTIST", "İSTANBUL", "ΣΑΣ"]
-        for _ in 0..<2_000 {
-            keys.append((0..<Int(rng.next() % 10)).map { _ in pieces[Int(rng.next() % UInt64(pieces.count))] }.joined())
-        }
-        for key in keys {
-            let lowered = TagSet.lowercasedKey(key)
-            #expect(lowered == key.lowercased(), "\(key)")
-            #expect(Array(lowered.utf8) == Array(key.lowercased().utf8), "\(key): the same bytes")
-        }
-    }
 }
 
 /// ``MetadataReader/plainNumberPair(_:)`` (track and disc numbers read from the bytes) gives
