@@ -71,7 +71,7 @@ struct FLACHeader {
         }
         guard let info else { return nil }
         comments = Self.renamed(comments)
-        if comments.contains(where: { $0.key.elementsEqual("WAVEFORMATEXTENSIBLE_CHANNEL_MASK".utf8) }) { return nil }
+        if comments.contains(where: { $0.key == Self.channelMaskKey }) { return nil }
         self.sampleRate = info.rate
         self.channels = info.channels
         self.bitsPerSample = info.bits
@@ -92,8 +92,17 @@ struct FLACHeader {
         return (rate, channels, bits, frames)
     }
 
+    /// The keys this reader compares with, as bytes (compared with a `String`'s UTF-8 view, each
+    /// cost about 100 instructions a comment).
+    private static let channelMaskKey = Array("WAVEFORMATEXTENSIBLE_CHANNEL_MASK".utf8)
+    private static let pictureKey = Array("METADATA_BLOCK_PICTURE".utf8)
+    private static let chapterPrefix = Array("CHAPTER".utf8)
+
     /// Adds a VORBIS_COMMENT block's entries as FFmpeg's `ff_vorbis_comment` does; false when
     /// the block is malformed or holds what this reader leaves to FFmpeg.
+    ///
+    /// The keys are upper-cased as they are read, so that FFmpeg's case-blind comparison of
+    /// them (``sameKey(_:_:)``) is plain equality here.
     private static func addComments(_ b: [UInt8], to dict: inout [(key: [UInt8], value: [UInt8])]) -> Bool {
         func le32(_ at: Int) -> Int { Int(b[at]) | Int(b[at + 1]) << 8 | Int(b[at + 2]) << 16 | Int(b[at + 3]) << 24 }
         guard b.count >= 8 else { return false }
@@ -102,6 +111,9 @@ struct FLACHeader {
         var p = 4 + vendor
         var count = le32(p)
         p += 4
+        // (Room for the entries from the start, at most one for each 4-byte length the block
+        // can hold: grown from empty, the list was copied three times for a file's 7 tags.)
+        dict.reserveCapacity(dict.count + max(0, min(count, (b.count - p) / 4)))
         while b.count - p >= 4 && count > 0 {
             let length = le32(p)
             p += 4
@@ -113,10 +125,10 @@ struct FLACHeader {
             let key = entry[entry.startIndex..<equals].map { $0 >= 0x61 && $0 <= 0x7A ? $0 - 0x20 : $0 }
             var value = Array(entry[(equals + 1)...])
             guard !key.isEmpty, !value.isEmpty else { continue }
-            if key.elementsEqual("METADATA_BLOCK_PICTURE".utf8) || key.starts(with: "CHAPTER".utf8) { return false }
+            if key == Self.pictureKey || key.starts(with: Self.chapterPrefix) { return false }
             // A C string: it ends at the first NUL.
             if let nul = value.firstIndex(of: 0) { value.removeSubrange(nul...) }
-            if let i = dict.firstIndex(where: { Self.sameKey($0.key, key) }) {
+            if let i = dict.firstIndex(where: { $0.key == key }) {
                 // AV_DICT_APPEND: ";" then the value; the entry moves to the end.
                 let joined = dict[i].value + [UInt8(ascii: ";")] + value
                 dict[i] = dict[dict.count - 1]

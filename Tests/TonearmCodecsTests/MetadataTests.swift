@@ -450,6 +450,46 @@ private typealias F = TagFixtures
         #expect(Set(all).count == all.count)
         #expect(all.allSatisfy { $0 == $0.lowercased() })
     }
+
+    /// The table of spellings (hashed by bytes) finds each spelling's field and rank, and
+    /// nothing for a key that only looks like one (a prefix, a longer key, another case).
+    @Test func theSpellingTableFindsEverySpellingAndNothingElse() {
+        var reference: [String: (field: TagSet.Field, rank: Int)] = [:]
+        for field in TagSet.Field.allCases {
+            for (rank, key) in field.keys.enumerated() { reference[key] = (field, rank) }
+        }
+        var probes = ["", "x", "vendor", "lyrics-eng", "tbpm", "encoder", String(repeating: "title", count: 20)]
+        for key in reference.keys { probes += [key, String(key.dropLast()), key + "x", "x" + key, key.uppercased()] }
+        for probe in probes {
+            let found = TagSet.fieldKeys[probe], expected = reference[probe]
+            #expect(found?.field == expected?.field && found?.rank == expected?.rank, "\(probe)")
+        }
+    }
+}
+
+/// ``MetadataReader/plainNumberPair(_:)`` (track and disc numbers read from the bytes) gives
+/// what the general parse gives for every text it takes, and takes the usual forms.
+@Suite struct NumberPairTests {
+    @Test func thePlainPathAgreesWithTheGeneralOne() {
+        var rng = SplitMix(seed: 0x7472_6B21)
+        let pieces = ["0", "1", "7", "9", "/", " ", "a", "-", "12", "0000000000", "١"]
+        var texts = ["", "7", "03", "3/12", "3/", "/12", "/", "1/2/3", "123456789", "1234567890", "1/1234567890", "00000000001"]
+        for _ in 0..<5_000 {
+            texts.append((0..<Int(rng.next() % 8)).map { _ in pieces[Int(rng.next() % UInt64(pieces.count))] }.joined())
+        }
+        var taken = 0
+        for text in texts {
+            let general = MetadataReader.generalNumberPair(text)
+            if let plain = MetadataReader.plainNumberPair(text) {
+                taken += 1
+                #expect(plain.0 == general.0 && plain.1 == general.1, "\(text): \(plain) against \(general)")
+            }
+            let parsed = MetadataReader.parseNumberPair(text)
+            #expect(parsed.0 == general.0 && parsed.1 == general.1, "\(text)")
+        }
+        #expect(taken > 500)
+        for usual in ["1", "12", "3/12", "03/12"] { #expect(MetadataReader.plainNumberPair(usual) != nil, "\(usual)") }
+    }
 }
 
 /// A reproducible pseudo-random sequence (SplitMix64).

@@ -56,6 +56,47 @@ func versionOneHash(ofFile path: String) throws -> UInt64 {
         #expect(sized.value != original)
     }
 
+    /// ``WordHash`` (four words a turn of its loop) is version 2 written out plainly — the size,
+    /// each run's whole words then its last bytes one at a time, then the run's length — for
+    /// every length around the loop's steps, in one run and in two.
+    @Test func theWordHashIsVersionTwoWrittenOutPlainly() {
+        func mix(_ x: UInt64, _ w: UInt64) -> UInt64 {
+            let y = (x ^ w) &* 0x9E37_79B9_7F4A_7C15
+            return y ^ (y >> 32)
+        }
+        func plain(size: Int, runs: [[UInt8]]) -> UInt64 {
+            var x = mix(0xcbf2_9ce4_8422_2325, UInt64(size))
+            for run in runs {
+                var i = 0
+                while i + 8 <= run.count {
+                    var w: UInt64 = 0
+                    for k in 0..<8 { w |= UInt64(run[i + k]) << (8 * k) }
+                    x = mix(x, w)
+                    i += 8
+                }
+                while i < run.count { x = mix(x, UInt64(run[i])); i += 1 }
+                x = mix(x, UInt64(run.count))
+            }
+            var z = x
+            z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+            z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+            return z ^ (z >> 31)
+        }
+        var state: UInt32 = 7
+        let bytes = (0..<300).map { _ -> UInt8 in state = state &* 1_664_525 &+ 1_013_904_223; return UInt8(state >> 24) }
+        for n in 1...bytes.count {
+            let run = Array(bytes[0..<n])
+            #expect(hash(run) == plain(size: n, runs: [run]), "\(n) bytes")
+            let cut = n / 3
+            var split = WordHash(size: Int64(n))
+            run.withUnsafeBytes { all in
+                split.add(UnsafeRawBufferPointer(rebasing: all[0..<cut]))
+                split.add(UnsafeRawBufferPointer(rebasing: all[cut...]))
+            }
+            #expect(split.value == plain(size: n, runs: [Array(run[0..<cut]), Array(run[cut...])]), "\(n) bytes in two")
+        }
+    }
+
     /// ``ContentHash/legacy(size:head:tail:)`` is version 1 exactly, on a file smaller than the
     /// window and on one with a separate tail.
     @Test func theLegacyHashIsVersionOne() throws {
