@@ -117,7 +117,7 @@ final class MPDConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
         self.limits = limits
         self.logger = logger
         framer = MPDRequestFramer(maxCommandListBytes: limits.maxCommandListBytes)
-        client = MPDClientContext(isLocal: isLocal, permissions: daemon.access.initialPermissions)
+        client = MPDClientContext(isLocal: isLocal, permissions: daemon.access.initialPermissions(isLocal: isLocal))
     }
 
     func handlerAdded(context: ChannelHandlerContext) {

@@ -309,4 +309,19 @@ struct DaemonServiceCLITests {
             #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
         }
     }
+
+    /// A password is not written into the unit (readable, and shown by `ps` when it runs): the
+    /// user is pointed at the config file's `[daemon]` table.
+    @Test func theUnitHoldsNoPassword() throws {
+        let dir = try TempDir("tonearm-daemon-unit")
+        defer { dir.remove() }
+        let r = try run(try tonearmBinary(), ["daemon", "--password", "s3cret@read", "--listen", "none", "--install-user-service"],
+                        environment: ["XDG_CONFIG_HOME": dir.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let installed = try String(contentsOfFile: dir.file("systemd/user/tonearm.service"), encoding: .utf8)
+        #expect(!installed.contains("s3cret") && !installed.contains("--password"), "\(installed)")
+        #expect(installed.contains(" daemon --listen none\n"), "\(installed)")
+        #expect(r.stdout.contains("--password is not written into the unit"), "\(r.stdout)")
+        #expect(r.stdout.contains("[daemon] table of \(dir.path)/tonearm/config.toml"), "\(r.stdout)")
+    }
 }

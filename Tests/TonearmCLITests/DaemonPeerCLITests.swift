@@ -186,6 +186,54 @@ struct DaemonPasswordCLITests {
     }
 }
 
+/// The config file's `[daemon]` table: the same settings as the flags, read by the daemon; a
+/// bad value ends it before it listens, naming the file, the line and the key.
+@Suite(.serialized)
+struct DaemonConfigCLITests {
+    @Test func theDaemonTableSetsPasswordsAndPermissions() throws {
+        let dir = try TempDir("tonearm-daemon-config")
+        defer { dir.remove() }
+        let runtime = dir.file("run")
+        let config = dir.file("config.toml")
+        try """
+            [daemon]
+            listen = []
+            outputs = ["null"]
+            password = ["adm@read,add,control,admin"]
+            default_permissions = "read"
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        let daemon = try ChildProcess([try tonearmBinary(), "daemon", "--config", config, "--runtime-dir", runtime,
+                                       "--state-dir", dir.file("state")], captureStandardError: true)
+        defer { daemon.terminate(SIGKILL) }
+        #expect(daemon.waitForStandardError(containing: "listening on \(runtime)/mpd.sock", timeout: 30), "\(daemon.standardErrorText)")
+        let socket = runtime + "/mpd.sock"
+        let refused = try run("mpc", ["repeat", "on"], environment: ["MPD_HOST": socket])
+        #expect(refused.stderr.contains("you don't have permission for \"repeat\""), "\(refused.stderr)")
+        #expect(try run("mpc", ["repeat", "on"], environment: ["MPD_HOST": "adm@" + socket]).status == 0)
+        // listen = []: no TCP; outputs = ["null"].
+        #expect(!daemon.standardErrorText.contains("listening on 127.0.0.1"), "\(daemon.standardErrorText)")
+        #expect(daemon.standardErrorText.contains("output: null"), "\(daemon.standardErrorText)")
+        daemon.terminate(SIGTERM)
+        #expect(daemon.succeeded, "\(daemon.standardErrorText)")
+
+        // A flag wins: --default-permissions lets everyone change the options.
+        let second = try ChildProcess([try tonearmBinary(), "daemon", "--config", config, "--runtime-dir", runtime,
+                                       "--state-dir", dir.file("state"), "--default-permissions", "read,control"], captureStandardError: true)
+        defer { second.terminate(SIGKILL) }
+        #expect(second.waitForStandardError(containing: "listening on \(runtime)/mpd.sock", timeout: 30), "\(second.standardErrorText)")
+        #expect(try run("mpc", ["repeat", "off"], environment: ["MPD_HOST": socket]).status == 0)
+        second.terminate(SIGTERM)
+        #expect(second.succeeded, "\(second.standardErrorText)")
+
+        // A bad value: refused before listening, with the file, the line and the key.
+        try "[daemon]\nlisten = []\npassword = [\"nosecret\"]\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let bad = try run(try tonearmBinary(), ["daemon", "--config", config, "--runtime-dir", runtime, "--state-dir", dir.file("state")])
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("\(config):3: 'daemon.password': item 1: \"@\" not found in password string \"nosecret\""), "\(bad.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: socket))
+    }
+}
+
 /// A typical client session written with python3-mpd (Debian's, as MPD clients in Python use
 /// it), run against the real MPD and against `tonearm daemon` on the same music folder; the
 /// two transcripts must be the same. Normalised in the script: the songs' `last-modified` and
