@@ -25,7 +25,14 @@ struct DaemonDatabase: MPDDatabaseResponder, MPDDatabaseUpdater {
         reloads.lock.withLock { _ in try? responder.reload() }
     }
 
-    var commands: Set<String> { MPDLibraryResponder.commands.union(MPDCommandMachine.queueDatabaseCommands) }
+    var commands: Set<String> {
+        MPDLibraryResponder.commands.union(MPDCommandMachine.queueDatabaseCommands).union(MPDLibraryResponder.pictureCommands)
+    }
+
+    func picture(command: String, arguments: [String], binaryLimit: Int) throws(MPDAck) -> (header: String, data: [UInt8]) {
+        let answer = try responder.picture(command: command, arguments: arguments, binaryLimit: binaryLimit)
+        return (answer.header, answer.data)
+    }
 
     func respond(command: String, arguments: [String], tagTypes: Set<MPDTag>) throws(MPDAck) -> String {
         try responder.respond(command: command, arguments: arguments, tagTypes: tagTypes)

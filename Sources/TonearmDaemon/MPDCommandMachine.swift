@@ -114,6 +114,9 @@ public enum MPDPlayerAction: Sendable, Hashable {
 /// the subsystems it changed.
 public struct MPDOutcome: Sendable, Hashable {
     public var response = ""
+    /// The raw bytes of a binary answer (`albumart`, `readpicture`), sent after ``response``
+    /// (which ends with `binary: N`) and followed by a newline; nil for a text answer.
+    public var binary: [UInt8]?
     public var actions: [MPDPlayerAction] = []
     public var changed: Set<MPDSubsystem> = []
     /// The connection's context after the command (`tagtypes`, `binarylimit`).
@@ -145,6 +148,11 @@ public protocol MPDDatabaseResponder: Sendable {
     func savePlaylist(named name: String, uris: [String], command: String) throws(MPDAck)
     /// The database lines of `stats` (`artists` … `db_update`), each ending with a newline.
     func databaseStats() -> String
+    /// `albumart URI OFFSET` or `readpicture URI OFFSET`: the lines before the picture's bytes
+    /// (`size: …`, `type: …`, `binary: N`; empty when the song has no picture: MPD then
+    /// answers `OK` alone) and at most `binaryLimit` bytes from OFFSET.
+    /// - Throws: MPD's ACKs ("No file exists", "No such song", "Bad file offset"…).
+    func picture(command: String, arguments: [String], binaryLimit: Int) throws(MPDAck) -> (header: String, data: [UInt8])
 }
 
 extension MPDDatabaseResponder {
@@ -165,6 +173,10 @@ extension MPDDatabaseResponder {
     }
 
     public func databaseStats() -> String { "" }
+
+    public func picture(command: String, arguments: [String], binaryLimit: Int) throws(MPDAck) -> (header: String, data: [UInt8]) {
+        throw MPDAck(.unknown, "unknown command \"\(command)\"")
+    }
 }
 
 /// A database that can be updated (`update`, `rescan`) and watched: the library's, in the
@@ -406,6 +418,14 @@ public struct MPDCommandMachine: Sendable {
             out.actions = [.update(job: lastUpdateJob, uri: uri, rescan: name == "rescan")]
             // Idle `update` when it starts (a job queued behind another starts later).
             if updateJobs.count == 1 { out.changed.insert(.update) }
+            return out
+        }
+        if name == "albumart" || name == "readpicture" {
+            guard let database, database.commands.contains(name) else { throw MPDAck(.unknown, "unknown command \"\(name)\"") }
+            let picture: (header: String, data: [UInt8])
+            do { picture = try database.picture(command: name, arguments: args, binaryLimit: client.binaryLimit) } catch { throw error.at(0, command: name) }
+            out.response = picture.header
+            if !picture.header.isEmpty { out.binary = picture.data }
             return out
         }
         if Self.databaseCommands.contains(name), !Self.queueDatabaseCommands.contains(name) {

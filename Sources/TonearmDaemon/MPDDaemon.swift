@@ -55,10 +55,33 @@ public final class MPDIdleHub: Sendable {
 
 /// The answer to a batch of lines (one command or a command list).
 public struct MPDBatchResult: Sendable {
+    /// The answer while it is text only; once a binary answer joined it, the start of the
+    /// answer is in ``bytes`` and this holds what came after the last binary part.
     public var text: String
     public var client: MPDClientContext
     /// The client sent `close` (or the batch asks the connection to end).
     public var close: Bool
+    /// The answer up to and with its last binary part (`albumart`, `readpicture`), nil while it
+    /// has none: the whole answer is then ``bytes`` followed by ``text``.
+    public var bytes: [UInt8]?
+
+    public init(text: String, client: MPDClientContext, close: Bool) {
+        self.text = text
+        self.client = client
+        self.close = close
+    }
+
+    /// Appends raw bytes (a picture's chunk) after what the answer has so far.
+    mutating func append(binary: [UInt8]) {
+        var b = bytes ?? []
+        b.append(contentsOf: text.utf8)
+        b.append(contentsOf: binary)
+        bytes = b
+        text = ""
+    }
+
+    /// The whole answer as sent.
+    public var data: [UInt8] { (bytes ?? []) + Array(text.utf8) }
 }
 
 /// The daemon's core: one ``MusicPlayer`` (one queue) and the ``MPDCommandMachine`` that MPD
@@ -266,6 +289,7 @@ public final class MPDDaemon: Sendable {
             do {
                 let outcome = try handle(request, client: result.client)
                 result.text += outcome.response
+                if let binary = outcome.binary { result.append(binary: binary + [10]) }
                 result.client = outcome.client
                 changed.formUnion(outcome.changed)
             } catch {

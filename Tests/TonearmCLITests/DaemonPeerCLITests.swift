@@ -23,9 +23,11 @@ struct DaemonPeerCLITests {
         let daemonSocket: String
         let dir: TempDir
 
-        init(extraConfig: String = "", daemonArguments: [String] = []) throws {
+        /// `extraMusic`: makes more files in the music folder (its path) before both read it.
+        init(extraConfig: String = "", daemonArguments: [String] = [], extraMusic: (String) throws -> Void = { _ in }) throws {
             mpd = try PrivateMPD(extraConfig: extraConfig)
             let music = mpd.directory.file("music")
+            try extraMusic(music)
             for (path, title, artist, album, track) in DaemonPeerCLITests.songs {
                 let full = music + "/" + path
                 try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
@@ -183,6 +185,94 @@ struct DaemonPasswordCLITests {
         #expect(try run("mpc", ["status"], environment: ["MPD_HOST": socket]).stdout.contains("repeat: on"))
         daemon.terminate(SIGTERM)
         #expect(daemon.succeeded, "\(daemon.standardErrorText)")
+    }
+}
+
+/// `albumart` and `readpicture` through the daemon's server: the binary answers (`binary: N`,
+/// N bytes, a newline, `OK`) in `binarylimit` chunks from an offset, compared byte for byte with
+/// a real MPD's on the same folder, and the pictures the real `mpc` gets from both compared with
+/// the cover file and the picture embedded in the song.
+@Suite(.serialized)
+struct DaemonPictureCLITests {
+    /// One answer as bytes: its lines up to `OK` or `ACK`, with the bytes a `binary: N` line
+    /// announces (and the newline after them) read as they are.
+    static func rawAnswer(_ c: MPDLineSocket, _ line: String) throws -> [UInt8] {
+        c.send(lines: [line])
+        var out: [UInt8] = []
+        while true {
+            guard let l = try c.readLine(timeout: 10) else { return out + Array("<closed>".utf8) }
+            out += Array((l + "\n").utf8)
+            if l == "OK" || l.hasPrefix("ACK ") { return out }
+            if l.hasPrefix("binary: "), let n = Int(l.dropFirst(8)) {
+                while c.pending.count < n + 1 {
+                    guard try c.fill(timeout: 10) else { return out + c.pending + Array("<closed>".utf8) }
+                }
+                out += c.pending.prefix(n + 1)
+                c.pending.removeFirst(n + 1)
+            }
+        }
+    }
+
+    @Test func picturesAreSentAsMPDSendsThem() throws {
+        var embedded: [UInt8] = [], cover: [UInt8] = []
+        let peers = try DaemonPeerCLITests.Peers { music in
+            let folder = music + "/Art/Pics"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            // Noise (PNG cannot shrink it): more than one 8192-byte chunk each.
+            func noise(_ size: Int, _ path: String) throws -> [UInt8] {
+                try TagFixtures.ffmpeg(["-f", "lavfi", "-i", "nullsrc=s=\(size)x\(size),geq=lum='random(1)*255':cb=128:cr=128",
+                                        "-frames:v", "1", path])
+                return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            }
+            embedded = try noise(160, music + "/embedded.png")
+            cover = try noise(176, folder + "/cover.png")
+            try TagFixtures.ffmpeg(["-f", "lavfi", "-i", "sine=duration=1", "-i", music + "/embedded.png", "-map", "0", "-map", "1",
+                                    "-c:a", "flac", "-c:v", "copy", "-disposition:v", "attached_pic", "-metadata", "title=Pic",
+                                    folder + "/p.flac"])
+            try FileManager.default.removeItem(atPath: music + "/embedded.png")
+        }
+        defer { peers.stop() }
+        #expect(embedded.count > 8192 && cover.count > 8192, "\(embedded.count) \(cover.count)")
+        let song = "\"Art/Pics/p.flac\""
+        let requests: [(String, Int?)] = [
+            ("albumart \(song) 0", nil), ("albumart \(song) 8192", nil), ("albumart \(song) \(cover.count)", nil),
+            ("albumart \(song) \(cover.count + 1)", nil), ("albumart \"Other/Solo/x.flac\" 0", nil), ("albumart nosuch 0", nil),
+            ("albumart \(song) x", nil), ("albumart \(song)", nil),
+            ("readpicture \(song) 0", nil), ("readpicture \(song) 100", nil), ("readpicture \(song) \(embedded.count + 1)", nil),
+            ("readpicture \"Other/Solo/x.flac\" 0", nil), ("readpicture nosuch 0", nil),
+            ("readpicture \(song) 0", 64), ("readpicture \(song) 1000", 64), ("albumart \(song) 4000", 100),
+        ]
+        var differences: [String] = []
+        for (line, limit) in requests {
+            let theirs = try MPDLineSocket(unixPath: peers.mpd.socketPath), ours = try MPDLineSocket(unixPath: peers.daemonSocket)
+            if let limit {
+                _ = try Self.rawAnswer(theirs, "binarylimit \(limit)")
+                _ = try Self.rawAnswer(ours, "binarylimit \(limit)")
+            }
+            let a = try Self.rawAnswer(theirs, line), b = try Self.rawAnswer(ours, line)
+            if a != b {
+                differences.append("\(line): MPD \(a.count) bytes \(String(decoding: a.prefix(60), as: UTF8.self).debugDescription), "
+                                   + "Tonearm \(b.count) bytes \(String(decoding: b.prefix(60), as: UTF8.self).debugDescription)")
+            }
+        }
+        #expect(differences.isEmpty, Comment(rawValue: differences.joined(separator: "\n")))
+        // In a command list, between text answers.
+        let list = ["command_list_ok_begin", "ping", "readpicture \(song) 13000", "ping", "command_list_end"]
+        let theirs = try MPDLineSocket(unixPath: peers.mpd.socketPath), ours = try MPDLineSocket(unixPath: peers.daemonSocket)
+        theirs.send(lines: Array(list.dropLast()))
+        ours.send(lines: Array(list.dropLast()))
+        #expect(try Self.rawAnswer(theirs, list.last!) == Self.rawAnswer(ours, list.last!))
+        // The real mpc reads the whole pictures (chunk by chunk, at offsets) from both.
+        for (command, expected) in [("albumart", cover), ("readpicture", embedded)] {
+            for (name, socket) in [("MPD", peers.mpd.socketPath), ("Tonearm", peers.daemonSocket)] {
+                let out = peers.dir.file("\(command)-\(name).bin")
+                let r = try run("/bin/sh", ["-c", "mpc \(command) \"$1\" > \"$2\"", "sh", "Art/Pics/p.flac", out],
+                                environment: ["MPD_HOST": socket])
+                #expect(r.status == 0, "\(name) \(command): \(r.stderr)")
+                let got = [UInt8]((try? Data(contentsOf: URL(fileURLWithPath: out))) ?? Data())
+                #expect(got == expected, "\(name) \(command): \(got.count) bytes, expected \(expected.count)")
+            }
+        }
     }
 }
 
