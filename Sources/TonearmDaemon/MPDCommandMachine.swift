@@ -232,6 +232,8 @@ public struct MPDCommandMachine: Sendable {
     /// MPD's largest job number (then it starts again at 1) and its queue's length.
     static let maxUpdateJob = 1 << 15
     static let maxUpdateQueue = 32
+    /// The largest `binarylimit` MPD 0.23 takes (a larger one: "Number too large").
+    static let maxBinaryLimit: Int64 = (8 << 20) + (16 << 10) - (4 << 10)
     /// Commands the database responder answers (``MPDDatabaseResponder``).
     public static let databaseCommands: Set<String> = [
         "lsinfo", "listall", "listallinfo", "listfiles", "find", "search", "findadd", "searchadd", "searchaddpl",
@@ -480,7 +482,8 @@ public struct MPDCommandMachine: Sendable {
             out.response = MPDResponse.pair("plugin", "ffmpeg")
                 + ["flac", "mp3", "ogg", "oga", "opus", "m4a", "wav", "aiff"].map { MPDResponse.pair("suffix", $0) }.joined()
         case "binarylimit":
-            let n = try unsigned(args[0])
+            // MPD's largest: its client output buffer (8 MiB and 16 KiB) less 4 KiB.
+            let n = try unsigned(args[0], max: Self.maxBinaryLimit)
             guard n >= 64 else { throw MPDAck(.argument, "Value too small", command: name) }
             out.client.binaryLimit = n
         case "status":
