@@ -29,6 +29,8 @@ struct DaemonDatabase: MPDDatabaseResponder, MPDDatabaseUpdater {
         MPDLibraryResponder.commands.union(MPDCommandMachine.queueDatabaseCommands).union(MPDLibraryResponder.pictureCommands)
     }
 
+    func uri(forLocalPath path: String) -> String? { responder.uri(forFilePath: path) }
+
     func picture(command: String, arguments: [String], binaryLimit: Int) throws(MPDAck) -> (header: String, data: [UInt8]) {
         let answer = try responder.picture(command: command, arguments: arguments, binaryLimit: binaryLimit)
         return (answer.header, answer.data)

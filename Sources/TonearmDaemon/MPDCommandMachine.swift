@@ -153,6 +153,9 @@ public protocol MPDDatabaseResponder: Sendable {
     /// answers `OK` alone) and at most `binaryLimit` bytes from OFFSET.
     /// - Throws: MPD's ACKs ("No file exists", "No such song", "Bad file offset"…).
     func picture(command: String, arguments: [String], binaryLimit: Int) throws(MPDAck) -> (header: String, data: [UInt8])
+    /// The URI of the local file or folder at the absolute `path` when it lies inside the music
+    /// folder (not the folder itself), else nil: MPD adds such a path as the database's URI.
+    func uri(forLocalPath path: String) -> String?
 }
 
 extension MPDDatabaseResponder {
@@ -177,6 +180,8 @@ extension MPDDatabaseResponder {
     public func picture(command: String, arguments: [String], binaryLimit: Int) throws(MPDAck) -> (header: String, data: [UInt8]) {
         throw MPDAck(.unknown, "unknown command \"\(command)\"")
     }
+
+    public func uri(forLocalPath path: String) -> String? { nil }
 }
 
 /// A database that can be updated (`update`, `rescan`) and watched: the library's, in the
@@ -699,6 +704,14 @@ public struct MPDCommandMachine: Sendable {
         case "add", "addid":
             // The position is read first (MPD's order), then the URI.
             let at = args.count > 1 ? try insertPosition(args[1], player: player, command: name) : entries.count
+            var args = args
+            // A local path of a song inside the music folder is the database's URI (MPD's
+            // LocateFileUri: for every client, before the local-file rules). A folder's path
+            // stays a path (MPD: "No such song", inside the music folder or not).
+            if let database, let path = Self.localPath(args[0]), let uri = database.uri(forLocalPath: path),
+               (try? database.songURIs(under: uri, command: name)) == [uri] {
+                args[0] = uri
+            }
             // `add DIR`: the database's songs under a folder of it, as one edit (MPD's bulk
             // edit: one playlist version, one more for the move to a position). `addid` takes
             // songs only.
@@ -830,6 +843,13 @@ public struct MPDCommandMachine: Sendable {
         return out
     }
 
+    /// The path an absolute or `file://` URI names, else nil.
+    static func localPath(_ uri: String) -> String? {
+        if uri.hasPrefix("/") { return uri }
+        guard uri.lowercased().hasPrefix("file://") else { return nil }
+        return URL(string: uri)?.path
+    }
+
     // MARK: Answers
 
     func status(_ p: MPDPlayerSnapshot) -> String {
@@ -841,7 +861,8 @@ public struct MPDCommandMachine: Sendable {
         s += MPDResponse.pair("partition", "default")
         s += MPDResponse.pair("playlist", String(version))
         s += MPDResponse.pair("playlistlength", String(entries.count))
-        s += MPDResponse.pair("mixrampdb", "0.000000")
+        // MPD prints its floats in the shortest form (fmt's `{}`): 0, not 0.000000.
+        s += MPDResponse.pair("mixrampdb", "0")
         s += MPDResponse.pair("state", p.state.rawValue)
         if crossfade > 0 { s += MPDResponse.pair("xfade", String(crossfade)) }
         if let pos = p.position, entries.indices.contains(pos) {

@@ -416,9 +416,13 @@ public final class MPDDaemon: Sendable {
         }
         if let path {
             guard client.isLocal else { throw MPDAck(.permission, "Access denied", command: command) }
-            guard FileManager.default.fileExists(atPath: path) else {
-                throw MPDAck(.noExist, "No such file or directory", command: command)
+            // As MPD: a path that cannot be reached is a system error; a folder (outside the
+            // music folder) is no song.
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw MPDAck(.system, "Failed to access \(path): No such file or directory", command: command)
             }
+            guard !isDirectory.boolValue else { throw MPDAck(.noExist, "No such song", command: command) }
             return Self.probe(path: path, uri: uri)
         }
         guard !uri.isEmpty, !uri.split(separator: "/").contains("..") else {

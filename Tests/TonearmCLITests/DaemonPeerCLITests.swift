@@ -72,7 +72,7 @@ struct DaemonPeerCLITests {
     /// fields only (the mixer, the times and the audio are the outputs').
     static func normalised(_ lines: [String], status: Bool = false) -> [String] {
         let statusKeys: Set<String> = ["repeat", "random", "single", "consume", "playlist", "playlistlength", "state", "song", "songid",
-                                       "nextsong", "nextsongid"]
+                                       "nextsong", "nextsongid", "mixrampdb"]
         var out: [String] = []
         var tags: [String] = []
         func flush() {
@@ -115,6 +115,15 @@ struct DaemonPeerCLITests {
         "add nosuch", "add \"歌手/アルバム/02 二.flac\" 0", "status",
     ]
 
+    /// Lines with absolute paths (sent on the Unix socket, so both take local files): a folder
+    /// and a song inside the music folder (the database's), a folder and a song outside it, a
+    /// path that is not there, the music folder itself.
+    static func localTranscript(music: String, outside: String) -> [String] {
+        ["clear", "add \"\(music)/歌手\"", "playlist", "add \"\(music)/Other/Solo/x.flac\"", "addid \"\(music)/歌手/アルバム\"",
+         "add \"\(outside)\"", "add \"\(outside)/\"", "addid \"\(outside)\"", "add \"\(outside)/o.flac\"", "add \"file://\(outside)\"",
+         "add \"\(outside)/nosuch.flac\"", "add \"\(music)\"", "add \"file://\(music)/Other\"", "playlist", "status"]
+    }
+
     /// The commands of issue 20's list the daemon answers (in `commands`), compared with MPD's
     /// `commands`, and the transcript's answers line for line.
     @Test func queueFromTheDatabaseAnswersAsMPDDoes() throws {
@@ -132,6 +141,20 @@ struct DaemonPeerCLITests {
             if a != b { differences.append("\(line):\n  MPD     \(a.joined(separator: " | "))\n  Tonearm \(b.joined(separator: " | "))") }
         }
         #expect(differences.isEmpty, Comment(rawValue: "\(differences.count) of \(Self.transcript.count) differ:\n" + differences.joined(separator: "\n")))
+        // Local paths (`add /abs/dir` was once taken as a song).
+        let outside = peers.dir.file("outside")
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        try Fixtures.tone(path: outside + "/o.flac", codecArgs: ["-c:a", "flac", "-metadata", "title=Out"], seconds: 1, rate: 44_100, channels: 1)
+        var localDifferences: [String] = []
+        for line in Self.localTranscript(music: peers.mpd.directory.file("music"), outside: outside) {
+            theirs.send(lines: [line])
+            ours.send(lines: [line])
+            let status = line == "status"
+            let a = Self.normalised(try theirs.readAnswer(timeout: 10), status: status)
+            let b = Self.normalised(try ours.readAnswer(timeout: 10), status: status)
+            if a != b { localDifferences.append("\(line):\n  MPD     \(a.joined(separator: " | "))\n  Tonearm \(b.joined(separator: " | "))") }
+        }
+        #expect(localDifferences.isEmpty, Comment(rawValue: localDifferences.joined(separator: "\n")))
         theirs.send(lines: ["commands"])
         ours.send(lines: ["commands"])
         let mpdCommands = Set(try theirs.readAnswer(timeout: 10).filter { $0.hasPrefix("command: ") })
