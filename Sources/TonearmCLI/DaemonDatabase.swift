@@ -42,15 +42,16 @@ struct DaemonDatabase: MPDDatabaseResponder, MPDDatabaseUpdater {
 
     /// `update`/`rescan`: the library's scan of the folder `uri` (of a song's folder for a
     /// song; "" for the whole music folder), then the responder reads the library again.
-    /// `rescan` scans as `update` does: the library reads again the files whose size or
-    /// modification time changed.
+    /// `update` reads the files whose size or modification time changed; `rescan` reads every
+    /// file again (MPD's: unmodified files too).
     func update(uri: String, rescan: Bool) async -> Bool {
         let root = responder.musicRoot
         var folder = uri.isEmpty ? root : (root as NSString).appendingPathComponent(uri)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) else { return false }
         if !isDirectory.boolValue { folder = (folder as NSString).deletingLastPathComponent }
-        guard let summary = try? await responder.library.scanToEnd(folders: [folder]),
+        let library = responder.library
+        guard let summary = try? await (rescan ? library.rescanToEnd(folders: [folder]) : library.scanToEnd(folders: [folder])),
               summary.added + summary.updated + summary.moved + summary.removed > 0 else { return false }
         reload()
         return true
