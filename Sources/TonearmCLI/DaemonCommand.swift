@@ -36,7 +36,7 @@ struct DaemonCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Where to play: pulse or null. Default: PulseAudio/PipeWire if a server answers, else null.", valueName: "OUTPUT"))
     var output: String?
 
-    @Option(name: .long, help: ArgumentHelp("A music folder (repeatable): songs are added by their path in it. The first is the database: scanned at start, browsed with lsinfo, find, search and list.", valueName: "DIR"))
+    @Option(name: .long, help: ArgumentHelp("A music folder (repeatable): the database, scanned at start and watched, browsed with lsinfo, find, search and list. Songs are added by their path in the first; each other folder is a top-level folder of the database, under its name.", valueName: "DIR"))
     var music: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("The folder of the socket and the lock (default $XDG_RUNTIME_DIR/tonearm).", valueName: "DIR"))
@@ -149,9 +149,11 @@ struct DaemonCommand: AsyncParsableCommand {
                                     musicDirectories: folders, verbose: verbose)
         options.stateDirectory = stateDir ?? DaemonOptions.defaultStateDirectory
         options.access = settings.access
-        // The first music folder is the database's root (MPD's music_directory): scanned now.
+        // The first music folder is the database's root (MPD's music_directory), the others
+        // top-level folders of it under their names: scanned now, then watched.
         if let root = folders.first, let state = options.stateDirectory {
-            options.makeDatabase = { try await DaemonDatabase.open(musicRoot: root, stateDirectory: state) }
+            let others = Array(folders.dropFirst())
+            options.makeDatabase = { try await DaemonDatabase.open(musicRoot: root, otherFolders: others, stateDirectory: state) }
         }
         // MPRIS on the session bus when there is one: playerctl and the desktop drive the same queue.
         options.attachPlayer = { player in

@@ -156,6 +156,8 @@ public protocol MPDDatabaseResponder: Sendable {
     /// The URI of the local file or folder at the absolute `path` when it lies inside the music
     /// folder (not the folder itself), else nil: MPD adds such a path as the database's URI.
     func uri(forLocalPath path: String) -> String?
+    /// The file of the database's song at `uri`, else nil.
+    func localPath(forURI uri: String) -> String?
 }
 
 extension MPDDatabaseResponder {
@@ -182,6 +184,19 @@ extension MPDDatabaseResponder {
     }
 
     public func uri(forLocalPath path: String) -> String? { nil }
+
+    public func localPath(forURI uri: String) -> String? { nil }
+}
+
+/// A batch of the music folders' watch, as the daemon hears of it: it becomes an update job
+/// (MPD's inotify enqueues one), shown in `status` while it runs.
+public enum MPDWatchBatch: Sendable, Hashable {
+    /// A batch of changes is being read into the database.
+    case started
+    /// It ended (`changed`: the database changed; read again before this is sent). Also sent
+    /// without `started` for the watch's first look at the folders (no job: the daemon is
+    /// starting).
+    case finished(changed: Bool)
 }
 
 /// A database that can be updated (`update`, `rescan`) and watched: the library's, in the
@@ -190,10 +205,10 @@ public protocol MPDDatabaseUpdater: Sendable {
     /// Scans the folder or song `uri` of the music folder ("" for all; one that does not exist
     /// changes nothing), then reads the database again. True when the database changed.
     func update(uri: String, rescan: Bool) async -> Bool
-    /// Watches the music folder until the task is cancelled, calling `changed` after each batch
-    /// of files added, written, moved or removed that changed the database (read again before).
-    /// Throws when the folder cannot be watched (or stops being watchable).
-    func watchFolders(changed: @escaping @Sendable () -> Void) async throws
+    /// Watches the music folders until the task is cancelled, calling `batches` when a batch of
+    /// files added, written, moved or removed starts being read and when it ends. Throws when a
+    /// folder cannot be watched (or stops being watchable).
+    func watchFolders(batches: @escaping @Sendable (MPDWatchBatch) -> Void) async throws
 }
 
 /// The daemon's command layer as a state machine: requests in (with the player as it is now),
@@ -307,6 +322,15 @@ public struct MPDCommandMachine: Sendable {
         guard let i = updateJobs.firstIndex(of: job) else { return [] }
         updateJobs.remove(at: i)
         return changed ? [.update, .database] : [.update]
+    }
+
+    /// A batch of the folder watch started: an update job (a number as `update` gives, in
+    /// `status` until ``updateFinished(job:changed:)``), idle `update` when no other job runs.
+    /// The update queue's limit does not apply (the watch never waits).
+    public mutating func watchJobStarted() -> (job: Int, changed: Set<MPDSubsystem>) {
+        lastUpdateJob = lastUpdateJob >= Self.maxUpdateJob ? 1 : lastUpdateJob + 1
+        updateJobs.append(lastUpdateJob)
+        return (lastUpdateJob, updateJobs.count == 1 ? [.update] : [])
     }
 
     /// The player's volume (0…100) was set by someone else (MPRIS): `mixer` when it differs.

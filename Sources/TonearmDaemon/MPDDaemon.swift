@@ -113,6 +113,8 @@ public final class MPDDaemon: Sendable {
     private let updateJobs: AsyncStream<(job: Int, uri: String, rescan: Bool)>.Continuation
     private let updateTask = Mutex<Task<Void, Never>?>(nil)
     private let watchTask = Mutex<Task<Void, Never>?>(nil)
+    /// The update job of the watch's batch being read (set and taken on the daemon's queue).
+    private let watchJob = Mutex<Int?>(nil)
 
     /// With `stateFile` (and a player made with a ``QueueStateStore``), every change is saved
     /// before its answer is sent, and ``restore()`` picks up where a previous daemon was —
@@ -159,24 +161,44 @@ public final class MPDDaemon: Sendable {
         watchTask.withLock { $0?.cancel() }
     }
 
-    /// Watches the music folder (the database's ``MPDDatabaseUpdater/watchFolders(changed:)``)
-    /// until shutdown: files added, removed or renamed there change the database, and the
-    /// clients hear idle `database` (one per batch; the watch gathers a burst of changes). Does
-    /// nothing without an updater. `failed` is called once if watching fails or stops.
+    /// Watches the music folders (the database's ``MPDDatabaseUpdater/watchFolders(batches:)``)
+    /// until shutdown: each batch of files added, removed or renamed there is an update job, as
+    /// MPD's inotify makes one — `updating_db` in `status` while it runs, idle `update` when it
+    /// starts and ends, `database` when it changed the database. Does nothing without an
+    /// updater. `failed` is called once if watching fails or stops.
     public func startWatching(failed: @escaping @Sendable (any Error) -> Void) {
         guard let updater else { return }
         let task = Task.detached { [weak self] in
             do {
-                try await updater.watchFolders { [weak self] in
+                try await updater.watchFolders { [weak self] batch in
                     guard let self else { return }
-                    self.queue.async { self.hub.post([.database]) }
+                    self.queue.async { self.watchBatch(batch) }
                 }
             } catch is CancellationError {
             } catch {
                 if self != nil, !Task.isCancelled { failed(error) }
             }
+            // A batch cut short ends its job.
+            guard let self else { return }
+            self.queue.async { self.watchBatch(.finished(changed: false)) }
         }
         watchTask.withLock { $0?.cancel(); $0 = task }
+    }
+
+    /// On the daemon's queue: a watch batch started or ended.
+    private func watchBatch(_ batch: MPDWatchBatch) {
+        switch batch {
+        case .started:
+            let (job, changed) = machine.withLock { $0.watchJobStarted() }
+            watchJob.withLock { $0 = job }
+            hub.post(changed)
+        case .finished(let changed):
+            if let job = watchJob.withLock({ r in defer { r = nil }; return r }) {
+                hub.post(machine.withLock { $0.updateFinished(job: job, changed: changed) })
+            } else if changed {
+                hub.post([.database])
+            }
+        }
     }
 
     /// Saves the state a last time, stops playing and lets go of the player's events
@@ -428,6 +450,8 @@ public final class MPDDaemon: Sendable {
         guard !uri.isEmpty, !uri.split(separator: "/").contains("..") else {
             throw MPDAck(.noExist, "No such directory", command: command)
         }
+        // A song of the database (the music folders, each after the first under its name).
+        if let path = database?.localPath(forURI: uri) { return Self.probe(path: path, uri: uri) }
         for dir in musicDirectories {
             let p = (dir as NSString).appendingPathComponent(uri)
             var isDir: ObjCBool = false
