@@ -41,7 +41,8 @@ enum ConfigExample {
         [daemon]
         # `tonearm daemon`, the background player driven over the MPD protocol. Each flag of
         # the same name wins over these.
-        # The music folders (--music): the first is the database (lsinfo, find, update).
+        # The music folders (--music), the database (lsinfo, find, update), watched: the first
+        # is MPD's music folder, each other one a top-level folder of it under its name.
         # music = ["~/Music"]
         # TCP addresses to listen on (--listen), [] for none; the Unix socket
         # $XDG_RUNTIME_DIR/tonearm/mpd.sock is always there.

@@ -30,7 +30,7 @@ import TonearmMPDProtocol
 /// folders = ["~/Music"]
 ///
 /// [daemon]                  # `tonearm daemon`; its flags win
-/// music = ["~/Music"]       # the first is the database
+/// music = ["~/Music"]       # the database; the first is MPD's music folder
 /// listen = ["127.0.0.1:6600"]   # TCP; [] for none (the Unix socket is always there)
 /// outputs = ["pulse"]       # pulse | null
 /// password = ["secret@read,add,control,admin"]
@@ -66,7 +66,8 @@ struct ConfigFile: Sendable {
 
     /// The `[daemon]` table: `tonearm daemon`'s settings, as MPD's `mpd.conf` has them.
     struct Daemon: Sendable {
-        /// The music folders (absolute); the first is the database (`--music`).
+        /// The music folders (absolute), the database: the first is MPD's music folder, the
+        /// others top-level folders of it (`--music`).
         var music: [String]?
         /// TCP addresses (`--listen`); empty: none (the Unix socket is always there).
         var listen: [MPDListenAddress]?
