@@ -237,8 +237,8 @@ final class MPDConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
         busy = false
         guard !closing else { return }
         client = result.client
-        if let bytes = result.bytes {
-            send(bytes: bytes + Array(result.text.utf8))
+        if result.bytes != nil {
+            send(bytes: result.data)
         } else if !result.text.isEmpty {
             send(result.text)
         }
