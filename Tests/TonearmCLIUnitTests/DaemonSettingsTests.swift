@@ -53,6 +53,22 @@ import Tonearm
         #expect(throws: (any Error).self) { try settings(["--local-permissions", "root"], file: nil) }
     }
 
+    /// `tonearm config` lists the `[daemon]` table with where each value came from; passwords
+    /// are counted, never shown.
+    @Test func configListsTheDaemonTable() throws {
+        let file = try ConfigFile.parse(Self.file, path: "/c.toml")
+        let rows = ConfigCommand.daemonRows(file)
+        #expect(rows.map(\.key) == ["daemon.music", "daemon.listen", "daemon.outputs", "daemon.password", "daemon.default_permissions",
+                                    "daemon.local_permissions"])
+        #expect(rows.map(\.text) == ["/srv/a, /srv/b", "no TCP and the Unix socket", "null", "1 (not shown)", "read", "read,add"])
+        #expect(rows.map(\.source) == [2, 3, 4, 5, 6, 7].map { SettingSource.file(path: "/c.toml", line: $0) })
+        #expect(!rows.contains { $0.text.contains("pw") || "\($0.value)".contains("pw@") })
+        let none = ConfigCommand.daemonRows(nil)
+        #expect(none.allSatisfy { $0.source == .default })
+        #expect(none.map(\.text) == ["none", "127.0.0.1:6600 and the Unix socket", "automatic (pulse if a server answers, else null)", "none",
+                                     "all (no password)", "as default_permissions"])
+    }
+
     @Test func theUnitGetsNoPassword() {
         #expect(DaemonCommand.withoutPasswords(["--music", "/m", "--password", "s@read", "--password=t@add", "--verbose"])
                 == ["--music", "/m", "--verbose"])
