@@ -134,7 +134,14 @@ struct DaemonCommand: AsyncParsableCommand {
             try startDetached()
             return
         }
-        let settings = try settings(file: config.loadOrExit(command: "daemon")?.daemon)
+        let file = try config.loadOrExit(command: "daemon")
+        let settings = try settings(file: file?.daemon)
+        if let file, password.isEmpty, file.daemon.passwords?.isEmpty == false {
+            var st = stat()
+            if stat(file.path, &st) == 0, st.st_mode & 0o077 != 0 {
+                FileHandle.standardError.write(Data("tonearm daemon: \(file.path) holds passwords and others may read it (chmod 600 \(file.path))\n".utf8))
+            }
+        }
         let tcp = settings.tcp
         let selection: OutputSelection
         if let output = settings.output {

@@ -326,15 +326,21 @@ struct DaemonConfigCLITests {
         // listen = []: no TCP; outputs = ["null"].
         #expect(!daemon.standardErrorText.contains("listening on 127.0.0.1"), "\(daemon.standardErrorText)")
         #expect(daemon.standardErrorText.contains("output: null"), "\(daemon.standardErrorText)")
+        // The file holds a password and others may read it (written 0644): said once.
+        #expect(daemon.standardErrorText.contains("\(config) holds passwords and others may read it (chmod 600 \(config))"),
+                "\(daemon.standardErrorText)")
         daemon.terminate(SIGTERM)
         #expect(daemon.succeeded, "\(daemon.standardErrorText)")
 
-        // A flag wins: --default-permissions lets everyone change the options.
+        // A flag wins: --default-permissions lets everyone change the options. (Readable by the
+        // user only now: no warning.)
+        #expect(chmod(config, 0o600) == 0)
         let second = try ChildProcess([try tonearmBinary(), "daemon", "--config", config, "--runtime-dir", runtime,
                                        "--state-dir", dir.file("state"), "--default-permissions", "read,control"], captureStandardError: true)
         defer { second.terminate(SIGKILL) }
         #expect(second.waitForStandardError(containing: "listening on \(runtime)/mpd.sock", timeout: 30), "\(second.standardErrorText)")
         #expect(try run("mpc", ["repeat", "off"], environment: ["MPD_HOST": socket]).status == 0)
+        #expect(!second.standardErrorText.contains("holds passwords"), "\(second.standardErrorText)")
         second.terminate(SIGTERM)
         #expect(second.succeeded, "\(second.standardErrorText)")
 
