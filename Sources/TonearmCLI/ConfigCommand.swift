@@ -2,6 +2,7 @@
 import ArgumentParser
 import Foundation
 import Tonearm
+import TonearmMPDProtocol
 
 /// `tonearm config [--json] [PLAY FLAGS…]`: the settings `play` would run with and where each
 /// came from; `--path`: the config file's path; `--init [--force]`: writes a commented example.
@@ -55,7 +56,7 @@ struct ConfigCommand: ParsableCommand {
         }
         let file = try playback.config.loadOrExit(command: "config")
         let settings = try playback.effective(command: "config", resume: false, db: db)
-        let rows = Self.rows(settings)
+        let rows = Self.rows(settings) + Self.daemonRows(file)
         if json {
             Terminal.write(Self.json(location: location, exists: file != nil, rows: rows) + "\n")
         } else {
@@ -114,6 +115,38 @@ struct ConfigCommand: ParsableCommand {
         rows.append(Row(key: "library.folders", text: s.musicFolders.value.isEmpty ? "none" : s.musicFolders.value.joined(separator: ", "),
                         value: .array(s.musicFolders.value.map(JSONValue.string)), source: s.musicFolders.source))
         return rows
+    }
+
+    /// `tonearm daemon`'s settings of the `[daemon]` table (its flags win over them when it
+    /// runs). Passwords are counted, never shown.
+    static func daemonRows(_ file: ConfigFile?) -> [Row] {
+        let d = file?.daemon
+        func source(_ key: String, _ set: Bool) -> SettingSource {
+            set ? .file(path: file?.path ?? "", line: file?.line(of: "daemon.\(key)")) : .default
+        }
+        let music = d?.music ?? []
+        let listen = (d?.listen ?? [.tcp(host: "127.0.0.1", port: 6600)]).map(\.description)
+        let output = d?.outputs?.first?.description
+        let passwords = d?.passwords?.count ?? 0
+        func permissions(_ p: MPDPermissions?, _ unset: String) -> (String, JSONValue) {
+            guard let p else { return (unset, .null) }
+            return (p.isEmpty ? "none" : p.description, .string(p.description))
+        }
+        let defaults = permissions(d?.defaultPermissions, passwords == 0 ? "all (no password)" : "none (a password is set)")
+        let local = permissions(d?.localPermissions, "as default_permissions")
+        return [
+            Row(key: "daemon.music", text: music.isEmpty ? "none" : music.joined(separator: ", "), value: .array(music.map(JSONValue.string)),
+                source: source("music", d?.music != nil)),
+            Row(key: "daemon.listen", text: (listen.isEmpty ? "no TCP" : listen.joined(separator: ", ")) + " and the Unix socket",
+                value: .array(listen.map(JSONValue.string)), source: source("listen", d?.listen != nil)),
+            Row(key: "daemon.outputs", text: output ?? "automatic (pulse if a server answers, else null)",
+                value: output.map { .array([.string($0)]) } ?? .null, source: source("outputs", d?.outputs != nil)),
+            Row(key: "daemon.password", text: passwords == 0 ? "none" : "\(passwords) (not shown)", value: .number(Double(passwords)),
+                source: source("password", d?.passwords != nil)),
+            Row(key: "daemon.default_permissions", text: defaults.0, value: defaults.1,
+                source: source("default_permissions", d?.defaultPermissions != nil)),
+            Row(key: "daemon.local_permissions", text: local.0, value: local.1, source: source("local_permissions", d?.localPermissions != nil)),
+        ]
     }
 
     private static func repeatName(_ r: RepeatMode?) -> String {

@@ -38,6 +38,25 @@ enum ConfigExample {
         # database = "~/.local/share/tonearm/library.sqlite"
         # folders = ["~/Music"]
 
+        [daemon]
+        # `tonearm daemon`, the background player driven over the MPD protocol. Each flag of
+        # the same name wins over these.
+        # The music folders (--music), the database (lsinfo, find, update), watched: the first
+        # is MPD's music folder, each other one a top-level folder of it under its name.
+        # music = ["~/Music"]
+        # TCP addresses to listen on (--listen), [] for none; the Unix socket
+        # $XDG_RUNTIME_DIR/tonearm/mpd.sock is always there.
+        # listen = ["127.0.0.1:6600"]
+        # Where to play (--output): pulse or null (default: PulseAudio if a server answers).
+        # outputs = ["pulse"]
+        # Passwords as MPD's: "SECRET@PERMISSIONS" (read, add, player, control, admin). Here
+        # rather than as --password, which `ps` shows; keep this file readable by you only.
+        # password = ["secret@read,add,control,admin"]
+        # What a client may do before it sends a password (default: everything without a
+        # password, nothing with one), and a client on the Unix socket (default: the same).
+        # default_permissions = "read"
+        # local_permissions = "read,add,control,admin"
+
         """
     }
 }

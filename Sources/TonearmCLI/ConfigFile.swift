@@ -3,6 +3,8 @@ import Foundation
 import TOMLKit
 import Tonearm
 import TonearmConfig
+import TonearmDaemon
+import TonearmMPDProtocol
 
 /// The settings a config file (`config.toml`) holds, checked: every value has the right type
 /// and range, and every key is one the settings have. What a file leaves out is nil; the
@@ -26,6 +28,14 @@ import TonearmConfig
 /// [library]
 /// database = "~/music/library.sqlite"
 /// folders = ["~/Music"]
+///
+/// [daemon]                  # `tonearm daemon`; its flags win
+/// music = ["~/Music"]       # the database; the first is MPD's music folder
+/// listen = ["127.0.0.1:6600"]   # TCP; [] for none (the Unix socket is always there)
+/// outputs = ["pulse"]       # pulse | null
+/// password = ["secret@read,add,control,admin"]
+/// default_permissions = "read"
+/// local_permissions = "read,add,control,admin"
 /// ```
 ///
 /// Paths may start with `~/`; relative paths are taken from the config file's folder.
@@ -54,10 +64,28 @@ struct ConfigFile: Sendable {
         var folders: [String]?
     }
 
+    /// The `[daemon]` table: `tonearm daemon`'s settings, as MPD's `mpd.conf` has them.
+    struct Daemon: Sendable {
+        /// The music folders (absolute), the database: the first is MPD's music folder, the
+        /// others top-level folders of it (`--music`).
+        var music: [String]?
+        /// TCP addresses (`--listen`); empty: none (the Unix socket is always there).
+        var listen: [MPDListenAddress]?
+        /// Where to play (`--output`): one, pulse or null.
+        var outputs: [OutputSelection]?
+        /// `SECRET@PERMISSIONS`, each checked (`--password`; MPD's `password`).
+        var passwords: [String]?
+        /// MPD's `default_permissions` (`--default-permissions`).
+        var defaultPermissions: MPDPermissions?
+        /// MPD's `local_permissions`: a Unix-socket client's before `password` (`--local-permissions`).
+        var localPermissions: MPDPermissions?
+    }
+
     /// Where the file is.
     var path: String
     var playback = Playback()
     var library = Library()
+    var daemon = Daemon()
     /// The `[keys]` table: action name → the keys bound to it (a single key is a one-element
     /// array). Only checked to be strings here; the key-binding type checks the names.
     var keys: [String: [String]] = [:]
@@ -112,12 +140,25 @@ struct ConfigFile: Sendable {
 
 /// The keys a config file may have, for checking and for "did you mean".
 enum ConfigSchema {
-    static let tables = ["playback", "keys", "library"]
+    static let tables = ["playback", "keys", "library", "daemon"]
     static let playbackKeys = ["output", "device", "volume", "eq", "replaygain", "preamp", "crossfade", "repeat", "shuffle"]
     static let libraryKeys = ["database", "folders"]
+    static let daemonKeys = ["music", "listen", "outputs", "password", "default_permissions", "local_permissions"]
+
+    /// The keys of `table` (nil for `[keys]`, whose keys are free).
+    static func keys(of table: String) -> [String]? {
+        switch table {
+        case "playback": playbackKeys
+        case "library": libraryKeys
+        case "daemon": daemonKeys
+        default: nil
+        }
+    }
 
     /// Every known dotted key (not the free-form `[keys]` table's).
-    static var allKeys: [String] { playbackKeys.map { "playback.\($0)" } + libraryKeys.map { "library.\($0)" } }
+    static var allKeys: [String] {
+        playbackKeys.map { "playback.\($0)" } + libraryKeys.map { "library.\($0)" } + daemonKeys.map { "daemon.\($0)" }
+    }
 
     /// The known name nearest to `name`, else nil (``NearestName``).
     static func suggestion(for name: String, among candidates: [String]) -> String? {
@@ -150,6 +191,9 @@ private struct Reader {
             case "keys":
                 guard let t = values.table(value, key: key) else { continue }
                 readKeys(t)
+            case "daemon":
+                guard let t = values.table(value, key: key) else { continue }
+                readDaemon(t)
             default:
                 unknown(key, in: nil, isTable: value.type == .table)
             }
@@ -214,6 +258,63 @@ private struct Reader {
         }
     }
 
+    private mutating func readDaemon(_ t: TOMLTable) {
+        var d = ConfigFile.Daemon()
+        for key in t.keys.sorted() {
+            guard let v = t[key] else { continue }
+            let k = "daemon.\(key)"
+            switch key {
+            case "music":
+                d.music = values.strings(v, key: k, allowEmptyStrings: false).map { $0.map(absolute) }
+            case "listen":
+                // An empty array: no TCP (a single string is one address).
+                guard let all = v.array?.isEmpty == true ? [] : values.strings(v, key: k, allowEmptyStrings: false) else { continue }
+                var addresses: [MPDListenAddress] = []
+                for (i, s) in all.enumerated() {
+                    guard let a = try? MPDListenAddress(parsing: s), case .tcp = a else {
+                        problem(k, .invalidValue("item \(i + 1) '\(s)' is not ADDR:PORT, as in 127.0.0.1:6600 (the Unix socket is always there)"))
+                        break
+                    }
+                    addresses.append(a)
+                }
+                if addresses.count == all.count { d.listen = addresses }
+            case "outputs":
+                guard let all = values.strings(v, key: k, allowEmptyStrings: false) else { continue }
+                guard all.count == 1 else {
+                    problem(k, .invalidValue(all.isEmpty ? "needs an output: pulse or null" : "the daemon plays to one output (pulse or null), not \(all.count)"))
+                    continue
+                }
+                guard let o = convert(k, { try OutputSelection(parsing: all[0]) }) else { continue }
+                switch o {
+                case .pulse, .null: d.outputs = [o]
+                default: problem(k, .invalidValue("the daemon plays to pulse or null, not '\(all[0])'"))
+                }
+            case "password":
+                guard let all = values.strings(v, key: k, allowEmptyStrings: false) else { continue }
+                var access = MPDAccess()
+                var good = true
+                for (i, p) in all.enumerated() {
+                    do { try access.addPassword(parsing: p) } catch {
+                        problem(k, .invalidValue("item \(i + 1): \(error)"))
+                        good = false
+                    }
+                }
+                if good { d.passwords = all }
+            case "default_permissions", "local_permissions":
+                guard let s = values.string(v, key: k) else { continue }
+                do {
+                    let p = try MPDPermissions(parsing: s)
+                    if key == "default_permissions" { d.defaultPermissions = p } else { d.localPermissions = p }
+                } catch {
+                    problem(k, .invalidValue("\(error)"))
+                }
+            default:
+                unknown(key, in: "daemon", isTable: v.type == .table)
+            }
+        }
+        file.daemon = d
+    }
+
     private mutating func readKeys(_ t: TOMLTable) {
         for action in t.keys.sorted() {
             guard let v = t[action] else { continue }
@@ -254,7 +355,7 @@ private struct Reader {
             problem(dotted, .unknownTable(suggestion: s))
             return
         }
-        let own = table.map { $0 == "playback" ? ConfigSchema.playbackKeys : ConfigSchema.libraryKeys } ?? []
+        let own = table.flatMap(ConfigSchema.keys(of:)) ?? []
         let suggestion = ConfigSchema.suggestion(for: key, among: own).map { name in table.map { "\($0).\(name)" } ?? name }
             ?? ConfigSchema.allKeys.first { $0.hasSuffix(".\(key)") }
             ?? ConfigSchema.suggestion(for: key, among: ConfigSchema.allKeys.map { String($0.split(separator: ".")[1]) })

@@ -17,19 +17,26 @@ struct DaemonCommand: AsyncParsableCommand {
             add local files) and on TCP (127.0.0.1:6600 by default). One daemon per user: a \
             second one says where the first one is and exits with status 1.
 
+            The [daemon] table of the config file holds the same settings (music, listen, \
+            outputs, password, default_permissions, local_permissions; see `tonearm config \
+            --init`); each flag wins over it. Passwords belong there, not on the command line \
+            (where `ps` shows them).
+
             Examples:
               tonearm daemon
               MPD_HOST=$XDG_RUNTIME_DIR/tonearm/mpd.sock mpc add ~/Music/song.flac
               mpc play
             """)
 
-    @Option(name: .long, help: ArgumentHelp("TCP address to listen on (repeatable; 'none' for none). Default: 127.0.0.1:6600.", valueName: "ADDR:PORT"))
+    @OptionGroup var config: ConfigOption
+
+    @Option(name: .long, help: ArgumentHelp("TCP address to listen on (repeatable; 'none' for none). Default: the config file's [daemon] listen, else 127.0.0.1:6600.", valueName: "ADDR:PORT"))
     var listen: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("Where to play: pulse or null. Default: PulseAudio/PipeWire if a server answers, else null.", valueName: "OUTPUT"))
     var output: String?
 
-    @Option(name: .long, help: ArgumentHelp("A music folder (repeatable): songs are added by their path in it. The first is the database: scanned at start, browsed with lsinfo, find, search and list.", valueName: "DIR"))
+    @Option(name: .long, help: ArgumentHelp("A music folder (repeatable): the database, scanned at start and watched, browsed with lsinfo, find, search and list. Songs are added by their path in the first; each other folder is a top-level folder of the database, under its name.", valueName: "DIR"))
     var music: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("The folder of the socket and the lock (default $XDG_RUNTIME_DIR/tonearm).", valueName: "DIR"))
@@ -44,6 +51,9 @@ struct DaemonCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("What a client may do before it sends a password, as MPD's default_permissions (read, add, player, control, admin, comma-separated). Default: everything without --password, nothing with.", valueName: "PERMS"))
     var defaultPermissions: String?
 
+    @Option(name: .long, help: ArgumentHelp("What a client on the Unix socket may do before it sends a password, as MPD's local_permissions. Default: the default permissions.", valueName: "PERMS"))
+    var localPermissions: String?
+
     @Flag(name: .long, help: "Log every connection and command problem.")
     var verbose = false
 
@@ -53,17 +63,49 @@ struct DaemonCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Write a systemd user unit that runs this daemon (with these options) to ~/.config/systemd/user/tonearm.service, and exit.")
     var installUserService = false
 
-    /// The `--password` and `--default-permissions` given, checked.
+    /// The `--password`, `--default-permissions` and `--local-permissions` given, checked; what
+    /// a flag does not set comes from the config file's `[daemon]` table (`file`). The file's
+    /// passwords are used only when no `--password` is given.
     /// - Throws: ``ValidationError`` naming the flag and the malformed value.
-    func access() throws -> MPDAccess {
+    func access(file: ConfigFile.Daemon? = nil) throws -> MPDAccess {
         var access = MPDAccess()
-        for p in password {
+        for p in password.isEmpty ? file?.passwords ?? [] : password {
             do { try access.addPassword(parsing: p) } catch { throw ValidationError("--password: \(error)") }
         }
         if let defaultPermissions {
             do { try access.setDefaultPermissions(parsing: defaultPermissions) } catch { throw ValidationError("--default-permissions: \(error)") }
+        } else if let d = file?.defaultPermissions {
+            access.defaultPermissions = d
+        }
+        if let localPermissions {
+            do { try access.setLocalPermissions(parsing: localPermissions) } catch { throw ValidationError("--local-permissions: \(error)") }
+        } else if let l = file?.localPermissions {
+            access.localPermissions = l
         }
         return access
+    }
+
+    /// What the daemon runs with: each flag, else the config file's `[daemon]` value, else the
+    /// default (TCP 127.0.0.1:6600; the output found automatically; no music folder).
+    struct Settings {
+        var tcp: [MPDListenAddress]
+        /// nil: automatic.
+        var output: OutputSelection?
+        var music: [String]
+        var access: MPDAccess
+    }
+
+    func settings(file: ConfigFile.Daemon?) throws -> Settings {
+        let tcp: [MPDListenAddress]
+        if !listen.isEmpty {
+            tcp = try listen.filter { $0 != "none" }.map { try MPDListenAddress(parsing: $0) }
+        } else {
+            tcp = file?.listen ?? [.tcp(host: "127.0.0.1", port: 6600)]
+        }
+        let folders = music.isEmpty ? file?.music ?? [] : music
+        return Settings(tcp: tcp, output: try output.map { try OutputSelection(parsing: $0) } ?? file?.outputs?.first,
+                        music: folders.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath).standardizedFileURL.path },
+                        access: try access(file: file))
     }
 
     func validate() throws {
@@ -92,28 +134,33 @@ struct DaemonCommand: AsyncParsableCommand {
             try startDetached()
             return
         }
-        let tcp: [MPDListenAddress]
-        if listen.isEmpty {
-            tcp = [.tcp(host: "127.0.0.1", port: 6600)]
-        } else {
-            tcp = try listen.filter { $0 != "none" }.map { try MPDListenAddress(parsing: $0) }
+        let file = try config.loadOrExit(command: "daemon")
+        let settings = try settings(file: file?.daemon)
+        if let file, password.isEmpty, file.daemon.passwords?.isEmpty == false {
+            var st = stat()
+            if stat(file.path, &st) == 0, st.st_mode & 0o077 != 0 {
+                FileHandle.standardError.write(Data("tonearm daemon: \(file.path) holds passwords and others may read it (chmod 600 \(file.path))\n".utf8))
+            }
         }
+        let tcp = settings.tcp
         let selection: OutputSelection
-        if let output {
-            selection = try OutputSelection(parsing: output)
+        if let output = settings.output {
+            selection = output
         } else {
             let auto = OutputSelection.automatic()
             if let notice = auto.notice { FileHandle.standardError.write(Data("tonearm daemon: \(notice)\n".utf8)) }
             selection = auto.selection
         }
-        let folders = music.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath).standardizedFileURL.path }
+        let folders = settings.music
         var options = DaemonOptions(runtimeDirectory: runtimeDir ?? DaemonOptions.defaultRuntimeDirectory, tcp: tcp, output: selection,
                                     musicDirectories: folders, verbose: verbose)
         options.stateDirectory = stateDir ?? DaemonOptions.defaultStateDirectory
-        options.access = try access()
-        // The first music folder is the database's root (MPD's music_directory): scanned now.
+        options.access = settings.access
+        // The first music folder is the database's root (MPD's music_directory), the others
+        // top-level folders of it under their names: scanned now, then watched.
         if let root = folders.first, let state = options.stateDirectory {
-            options.makeDatabase = { try await DaemonDatabase.open(musicRoot: root, stateDirectory: state) }
+            let others = Array(folders.dropFirst())
+            options.makeDatabase = { try await DaemonDatabase.open(musicRoot: root, otherFolders: others, stateDirectory: state) }
         }
         // MPRIS on the session bus when there is one: playerctl and the desktop drive the same queue.
         options.attachPlayer = { player in
@@ -129,11 +176,32 @@ struct DaemonCommand: AsyncParsableCommand {
 }
 
 extension DaemonCommand {
-    /// The daemon's arguments as given, without `--detach` and `--install-user-service`.
-    static func passedArguments() -> [String] {
+    /// The daemon's arguments as given, without `--detach` and `--install-user-service` (and
+    /// without `--password` when `droppingPasswords`).
+    static func passedArguments(droppingPasswords: Bool = false) -> [String] {
         let all = Array(CommandLine.arguments.dropFirst())
         guard let i = all.firstIndex(of: "daemon") else { return [] }
-        return all[(i + 1)...].filter { $0 != "--detach" && $0 != "--install-user-service" }
+        let given = all[(i + 1)...].filter { $0 != "--detach" && $0 != "--install-user-service" }
+        return droppingPasswords ? withoutPasswords(Array(given)) : Array(given)
+    }
+
+    /// `arguments` without `--password SECRET` and `--password=SECRET` (ArgumentParser's forms).
+    static func withoutPasswords(_ arguments: [String]) -> [String] {
+        var out: [String] = []
+        var skipNext = false
+        for a in arguments {
+            if skipNext {
+                skipNext = false
+                continue
+            }
+            if a == "--password" {
+                skipNext = true
+                continue
+            }
+            if a.hasPrefix("--password=") { continue }
+            out.append(a)
+        }
+        return out
     }
 
     /// The executable running now (its absolute path).
@@ -174,18 +242,33 @@ extension DaemonCommand {
 
     func installService() throws {
         let env = ProcessInfo.processInfo.environment
-        let config = env["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? ((env["HOME"] ?? NSHomeDirectory()) + "/.config")
-        let dir = config + "/systemd/user"
+        let configHome = env["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? ((env["HOME"] ?? NSHomeDirectory()) + "/.config")
+        let dir = configHome + "/systemd/user"
         let path = dir + "/tonearm.service"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        try Self.unitText(executable: Self.executablePath, arguments: Self.passedArguments()).write(toFile: path, atomically: true, encoding: .utf8)
-        Terminal.write("""
-            Wrote \(path).
+        // No password in the unit: a unit file is readable, and its command line shows in `ps`.
+        try Self.unitText(executable: Self.executablePath, arguments: Self.passedArguments(droppingPasswords: true))
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        let configPath = config.location().value
+        var text = "Wrote \(path).\n"
+        if !password.isEmpty {
+            text += """
+                --password is not written into the unit (the unit file is readable and its command line shows in `ps`):
+                put it in the [daemon] table of \(configPath) instead:
+                  [daemon]
+                  password = ["SECRET@read,add,control,admin"]
+
+                """
+        } else {
+            text += "Its settings (passwords too) can go in the [daemon] table of \(configPath); flags in the unit win over it.\n"
+        }
+        text += """
             Start it now and at every login with:
               systemctl --user daemon-reload
               systemctl --user enable --now tonearm.service
 
-            """)
+            """
+        Terminal.write(text)
     }
 
     /// `--detach`: the daemon started again as a child in a session of its own (standard error

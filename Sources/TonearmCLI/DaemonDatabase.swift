@@ -8,8 +8,9 @@ import TonearmMPDLibrary
 import TonearmMPDProtocol
 
 /// The daemon's database (issue 20): a library of its own (`library.db` in its state folder) of
-/// its first music folder — MPD's `music_directory` — scanned when the daemon starts (an
-/// unchanged file costs a stat; the first scan reads every file), answered by
+/// its music folders — the first is MPD's `music_directory`, each other one a top-level folder
+/// of the database under its name (as MPD's `mount`) — scanned when the daemon starts (an
+/// unchanged file costs a stat; the first scan reads every file) and watched, answered by
 /// ``MPDLibraryResponder`` in MPD's format. Called on the daemon's command queue.
 struct DaemonDatabase: MPDDatabaseResponder, MPDDatabaseUpdater {
     let responder: MPDLibraryResponder
@@ -25,36 +26,55 @@ struct DaemonDatabase: MPDDatabaseResponder, MPDDatabaseUpdater {
         reloads.lock.withLock { _ in try? responder.reload() }
     }
 
-    var commands: Set<String> { MPDLibraryResponder.commands.union(MPDCommandMachine.queueDatabaseCommands) }
+    var commands: Set<String> {
+        MPDLibraryResponder.commands.union(MPDCommandMachine.queueDatabaseCommands).union(MPDLibraryResponder.pictureCommands)
+    }
+
+    func uri(forLocalPath path: String) -> String? { responder.uri(forFilePath: path) }
+
+    func picture(command: String, arguments: [String], binaryLimit: Int) throws(MPDAck) -> (header: String, data: [UInt8]) {
+        let answer = try responder.picture(command: command, arguments: arguments, binaryLimit: binaryLimit)
+        return (answer.header, answer.data)
+    }
 
     func respond(command: String, arguments: [String], tagTypes: Set<MPDTag>) throws(MPDAck) -> String {
         try responder.respond(command: command, arguments: arguments, tagTypes: tagTypes)
     }
 
     /// `update`/`rescan`: the library's scan of the folder `uri` (of a song's folder for a
-    /// song; "" for the whole music folder), then the responder reads the library again.
-    /// `rescan` scans as `update` does: the library reads again the files whose size or
-    /// modification time changed.
+    /// song; "" for every music folder), then the responder reads the library again.
+    /// `update` reads the files whose size or modification time changed; `rescan` reads every
+    /// file again (MPD's: unmodified files too).
     func update(uri: String, rescan: Bool) async -> Bool {
-        let root = responder.musicRoot
-        var folder = uri.isEmpty ? root : (root as NSString).appendingPathComponent(uri)
+        var folders = uri.isEmpty ? responder.folders.all : [responder.folders.path(forURI: uri)]
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) else { return false }
-        if !isDirectory.boolValue { folder = (folder as NSString).deletingLastPathComponent }
-        guard let summary = try? await responder.library.scanToEnd(folders: [folder]),
+        guard FileManager.default.fileExists(atPath: folders[0], isDirectory: &isDirectory) else { return false }
+        if !isDirectory.boolValue { folders = [(folders[0] as NSString).deletingLastPathComponent] }
+        let library = responder.library
+        guard let summary = try? await (rescan ? library.rescanToEnd(folders: folders) : library.scanToEnd(folders: folders)),
               summary.added + summary.updated + summary.moved + summary.removed > 0 else { return false }
         reload()
         return true
     }
 
-    /// The library's watch of the music folder (inotify; a burst of changes is one batch).
-    func watchFolders(changed: @escaping @Sendable () -> Void) async throws {
-        let changes = try responder.library.watch(folders: [responder.musicRoot], initialScan: false)
-        for try await change in changes where !(change.added.isEmpty && change.updated.isEmpty && change.moved.isEmpty && change.removed.isEmpty) {
-            reload()
-            changed()
+    /// The library's watch of every music folder (inotify; a burst of changes is one batch, an
+    /// update job while it is read). It starts with a look at the folders (no job): what changed
+    /// between the start-up scan and the watch is not missed.
+    func watchFolders(batches: @escaping @Sendable (MPDWatchBatch) -> Void) async throws {
+        let changes = try responder.library.watch(folders: responder.folders.all, initialScan: true) { batch in
+            switch batch {
+            case .applying(let cause):
+                if cause != .initialScan { batches(.started) }
+            case .applied(let change):
+                let changed = !(change.added.isEmpty && change.updated.isEmpty && change.moved.isEmpty && change.removed.isEmpty)
+                if changed { reload() }
+                batches(.finished(changed: changed))
+            }
         }
+        for try await _ in changes {}
     }
+
+    func localPath(forURI uri: String) -> String? { responder.filePath(forURI: uri) }
 
     func songURIs(filterArguments: [String], command: String) throws(MPDAck) -> [String] {
         try responder.songURIs(filterArguments: filterArguments, command: command)
@@ -74,16 +94,18 @@ struct DaemonDatabase: MPDDatabaseResponder, MPDDatabaseUpdater {
 
     func databaseStats() -> String { responder.databaseStats() }
 
-    /// Opens (or makes) the library file, scans `musicRoot` into it and loads it for the
-    /// responder. Throws the library's ``TonearmError`` (an unreadable folder, a damaged
-    /// database) or the responder's ``MPDAck`` as a ``TonearmError/library(path:reason:)``.
-    static func open(musicRoot: String, stateDirectory: String) async throws -> DaemonDatabase {
+    /// Opens (or makes) the library file, scans the music folders into it and loads it for the
+    /// responder: `musicRoot`, and `otherFolders` as top-level folders of the database. Throws
+    /// the library's ``TonearmError`` (an unreadable folder, a damaged database) or the
+    /// responder's ``MPDAck`` as a ``TonearmError/library(path:reason:)``.
+    static func open(musicRoot: String, otherFolders: [String] = [], stateDirectory: String) async throws -> DaemonDatabase {
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
         let path = (stateDirectory as NSString).appendingPathComponent("library.db")
         let library = try MediaLibrary(path: path)
-        _ = try await library.scanToEnd(folders: [musicRoot])
+        let folders = MPDFolders(root: musicRoot, others: otherFolders)
+        _ = try await library.scanToEnd(folders: folders.all)
         do {
-            return DaemonDatabase(responder: try MPDLibraryResponder(library: library, musicRoot: musicRoot))
+            return DaemonDatabase(responder: try MPDLibraryResponder(library: library, musicRoot: musicRoot, otherFolders: otherFolders))
         } catch {
             throw TonearmError.library(path: path, reason: error.message)
         }

@@ -114,6 +114,9 @@ public enum MPDPlayerAction: Sendable, Hashable {
 /// the subsystems it changed.
 public struct MPDOutcome: Sendable, Hashable {
     public var response = ""
+    /// The raw bytes of a binary answer (`albumart`, `readpicture`), sent after ``response``
+    /// (which ends with `binary: N`) and followed by a newline; nil for a text answer.
+    public var binary: [UInt8]?
     public var actions: [MPDPlayerAction] = []
     public var changed: Set<MPDSubsystem> = []
     /// The connection's context after the command (`tagtypes`, `binarylimit`).
@@ -145,6 +148,16 @@ public protocol MPDDatabaseResponder: Sendable {
     func savePlaylist(named name: String, uris: [String], command: String) throws(MPDAck)
     /// The database lines of `stats` (`artists` … `db_update`), each ending with a newline.
     func databaseStats() -> String
+    /// `albumart URI OFFSET` or `readpicture URI OFFSET`: the lines before the picture's bytes
+    /// (`size: …`, `type: …`, `binary: N`; empty when the song has no picture: MPD then
+    /// answers `OK` alone) and at most `binaryLimit` bytes from OFFSET.
+    /// - Throws: MPD's ACKs ("No file exists", "No such song", "Bad file offset"…).
+    func picture(command: String, arguments: [String], binaryLimit: Int) throws(MPDAck) -> (header: String, data: [UInt8])
+    /// The URI of the local file or folder at the absolute `path` when it lies inside the music
+    /// folder (not the folder itself), else nil: MPD adds such a path as the database's URI.
+    func uri(forLocalPath path: String) -> String?
+    /// The file of the database's song at `uri`, else nil.
+    func localPath(forURI uri: String) -> String?
 }
 
 extension MPDDatabaseResponder {
@@ -165,6 +178,25 @@ extension MPDDatabaseResponder {
     }
 
     public func databaseStats() -> String { "" }
+
+    public func picture(command: String, arguments: [String], binaryLimit: Int) throws(MPDAck) -> (header: String, data: [UInt8]) {
+        throw MPDAck(.unknown, "unknown command \"\(command)\"")
+    }
+
+    public func uri(forLocalPath path: String) -> String? { nil }
+
+    public func localPath(forURI uri: String) -> String? { nil }
+}
+
+/// A batch of the music folders' watch, as the daemon hears of it: it becomes an update job
+/// (MPD's inotify enqueues one), shown in `status` while it runs.
+public enum MPDWatchBatch: Sendable, Hashable {
+    /// A batch of changes is being read into the database.
+    case started
+    /// It ended (`changed`: the database changed; read again before this is sent). Also sent
+    /// without `started` for the watch's first look at the folders (no job: the daemon is
+    /// starting).
+    case finished(changed: Bool)
 }
 
 /// A database that can be updated (`update`, `rescan`) and watched: the library's, in the
@@ -173,10 +205,10 @@ public protocol MPDDatabaseUpdater: Sendable {
     /// Scans the folder or song `uri` of the music folder ("" for all; one that does not exist
     /// changes nothing), then reads the database again. True when the database changed.
     func update(uri: String, rescan: Bool) async -> Bool
-    /// Watches the music folder until the task is cancelled, calling `changed` after each batch
-    /// of files added, written, moved or removed that changed the database (read again before).
-    /// Throws when the folder cannot be watched (or stops being watchable).
-    func watchFolders(changed: @escaping @Sendable () -> Void) async throws
+    /// Watches the music folders until the task is cancelled, calling `batches` when a batch of
+    /// files added, written, moved or removed starts being read and when it ends. Throws when a
+    /// folder cannot be watched (or stops being watchable).
+    func watchFolders(batches: @escaping @Sendable (MPDWatchBatch) -> Void) async throws
 }
 
 /// The daemon's command layer as a state machine: requests in (with the player as it is now),
@@ -220,6 +252,8 @@ public struct MPDCommandMachine: Sendable {
     /// MPD's largest job number (then it starts again at 1) and its queue's length.
     static let maxUpdateJob = 1 << 15
     static let maxUpdateQueue = 32
+    /// The largest `binarylimit` MPD 0.23 takes (a larger one: "Number too large").
+    static let maxBinaryLimit: Int64 = (8 << 20) + (16 << 10) - (4 << 10)
     /// Commands the database responder answers (``MPDDatabaseResponder``).
     public static let databaseCommands: Set<String> = [
         "lsinfo", "listall", "listallinfo", "listfiles", "find", "search", "findadd", "searchadd", "searchaddpl",
@@ -288,6 +322,15 @@ public struct MPDCommandMachine: Sendable {
         guard let i = updateJobs.firstIndex(of: job) else { return [] }
         updateJobs.remove(at: i)
         return changed ? [.update, .database] : [.update]
+    }
+
+    /// A batch of the folder watch started: an update job (a number as `update` gives, in
+    /// `status` until ``updateFinished(job:changed:)``), idle `update` when no other job runs.
+    /// The update queue's limit does not apply (the watch never waits).
+    public mutating func watchJobStarted() -> (job: Int, changed: Set<MPDSubsystem>) {
+        lastUpdateJob = lastUpdateJob >= Self.maxUpdateJob ? 1 : lastUpdateJob + 1
+        updateJobs.append(lastUpdateJob)
+        return (lastUpdateJob, updateJobs.count == 1 ? [.update] : [])
     }
 
     /// The player's volume (0…100) was set by someone else (MPRIS): `mixer` when it differs.
@@ -408,6 +451,14 @@ public struct MPDCommandMachine: Sendable {
             if updateJobs.count == 1 { out.changed.insert(.update) }
             return out
         }
+        if name == "albumart" || name == "readpicture" {
+            guard let database, database.commands.contains(name) else { throw MPDAck(.unknown, "unknown command \"\(name)\"") }
+            let picture: (header: String, data: [UInt8])
+            do { picture = try database.picture(command: name, arguments: args, binaryLimit: client.binaryLimit) } catch { throw error.at(0, command: name) }
+            out.response = picture.header
+            if !picture.header.isEmpty { out.binary = picture.data }
+            return out
+        }
         if Self.databaseCommands.contains(name), !Self.queueDatabaseCommands.contains(name) {
             guard let database, database.commands.contains(name) else { throw MPDAck(.unknown, "unknown command \"\(name)\"") }
             do { out.response = try database.respond(command: name, arguments: args, tagTypes: client.tagTypes) } catch { throw error.at(0, command: name) }
@@ -460,7 +511,8 @@ public struct MPDCommandMachine: Sendable {
             out.response = MPDResponse.pair("plugin", "ffmpeg")
                 + ["flac", "mp3", "ogg", "oga", "opus", "m4a", "wav", "aiff"].map { MPDResponse.pair("suffix", $0) }.joined()
         case "binarylimit":
-            let n = try unsigned(args[0])
+            // MPD's largest: its client output buffer (8 MiB and 16 KiB) less 4 KiB.
+            let n = try unsigned(args[0], max: Self.maxBinaryLimit)
             guard n >= 64 else { throw MPDAck(.argument, "Value too small", command: name) }
             out.client.binaryLimit = n
         case "status":
@@ -676,6 +728,14 @@ public struct MPDCommandMachine: Sendable {
         case "add", "addid":
             // The position is read first (MPD's order), then the URI.
             let at = args.count > 1 ? try insertPosition(args[1], player: player, command: name) : entries.count
+            var args = args
+            // A local path of a song inside the music folder is the database's URI (MPD's
+            // LocateFileUri: for every client, before the local-file rules). A folder's path
+            // stays a path (MPD: "No such song", inside the music folder or not).
+            if let database, let path = Self.localPath(args[0]), let uri = database.uri(forLocalPath: path),
+               (try? database.songURIs(under: uri, command: name)) == [uri] {
+                args[0] = uri
+            }
             // `add DIR`: the database's songs under a folder of it, as one edit (MPD's bulk
             // edit: one playlist version, one more for the move to a position). `addid` takes
             // songs only.
@@ -807,6 +867,13 @@ public struct MPDCommandMachine: Sendable {
         return out
     }
 
+    /// The path an absolute or `file://` URI names, else nil.
+    static func localPath(_ uri: String) -> String? {
+        if uri.hasPrefix("/") { return uri }
+        guard uri.lowercased().hasPrefix("file://") else { return nil }
+        return URL(string: uri)?.path
+    }
+
     // MARK: Answers
 
     func status(_ p: MPDPlayerSnapshot) -> String {
@@ -818,7 +885,8 @@ public struct MPDCommandMachine: Sendable {
         s += MPDResponse.pair("partition", "default")
         s += MPDResponse.pair("playlist", String(version))
         s += MPDResponse.pair("playlistlength", String(entries.count))
-        s += MPDResponse.pair("mixrampdb", "0.000000")
+        // MPD prints its floats in the shortest form (fmt's `{}`): 0, not 0.000000.
+        s += MPDResponse.pair("mixrampdb", "0")
         s += MPDResponse.pair("state", p.state.rawValue)
         if crossfade > 0 { s += MPDResponse.pair("xfade", String(crossfade)) }
         if let pos = p.position, entries.indices.contains(pos) {

@@ -55,10 +55,33 @@ public final class MPDIdleHub: Sendable {
 
 /// The answer to a batch of lines (one command or a command list).
 public struct MPDBatchResult: Sendable {
+    /// The answer while it is text only; once a binary answer joined it, the start of the
+    /// answer is in ``bytes`` and this holds what came after the last binary part.
     public var text: String
     public var client: MPDClientContext
     /// The client sent `close` (or the batch asks the connection to end).
     public var close: Bool
+    /// The answer up to and with its last binary part (`albumart`, `readpicture`), nil while it
+    /// has none: the whole answer is then ``bytes`` followed by ``text``.
+    public var bytes: [UInt8]?
+
+    public init(text: String, client: MPDClientContext, close: Bool) {
+        self.text = text
+        self.client = client
+        self.close = close
+    }
+
+    /// Appends raw bytes (a picture's chunk) after what the answer has so far.
+    mutating func append(binary: [UInt8]) {
+        var b = bytes ?? []
+        b.append(contentsOf: text.utf8)
+        b.append(contentsOf: binary)
+        bytes = b
+        text = ""
+    }
+
+    /// The whole answer as sent.
+    public var data: [UInt8] { (bytes ?? []) + Array(text.utf8) }
 }
 
 /// The daemon's core: one ``MusicPlayer`` (one queue) and the ``MPDCommandMachine`` that MPD
@@ -90,6 +113,8 @@ public final class MPDDaemon: Sendable {
     private let updateJobs: AsyncStream<(job: Int, uri: String, rescan: Bool)>.Continuation
     private let updateTask = Mutex<Task<Void, Never>?>(nil)
     private let watchTask = Mutex<Task<Void, Never>?>(nil)
+    /// The update job of the watch's batch being read (set and taken on the daemon's queue).
+    private let watchJob = Mutex<Int?>(nil)
 
     /// With `stateFile` (and a player made with a ``QueueStateStore``), every change is saved
     /// before its answer is sent, and ``restore()`` picks up where a previous daemon was —
@@ -136,24 +161,44 @@ public final class MPDDaemon: Sendable {
         watchTask.withLock { $0?.cancel() }
     }
 
-    /// Watches the music folder (the database's ``MPDDatabaseUpdater/watchFolders(changed:)``)
-    /// until shutdown: files added, removed or renamed there change the database, and the
-    /// clients hear idle `database` (one per batch; the watch gathers a burst of changes). Does
-    /// nothing without an updater. `failed` is called once if watching fails or stops.
+    /// Watches the music folders (the database's ``MPDDatabaseUpdater/watchFolders(batches:)``)
+    /// until shutdown: each batch of files added, removed or renamed there is an update job, as
+    /// MPD's inotify makes one — `updating_db` in `status` while it runs, idle `update` when it
+    /// starts and ends, `database` when it changed the database. Does nothing without an
+    /// updater. `failed` is called once if watching fails or stops.
     public func startWatching(failed: @escaping @Sendable (any Error) -> Void) {
         guard let updater else { return }
         let task = Task.detached { [weak self] in
             do {
-                try await updater.watchFolders { [weak self] in
+                try await updater.watchFolders { [weak self] batch in
                     guard let self else { return }
-                    self.queue.async { self.hub.post([.database]) }
+                    self.queue.async { self.watchBatch(batch) }
                 }
             } catch is CancellationError {
             } catch {
                 if self != nil, !Task.isCancelled { failed(error) }
             }
+            // A batch cut short ends its job.
+            guard let self else { return }
+            self.queue.async { self.watchBatch(.finished(changed: false)) }
         }
         watchTask.withLock { $0?.cancel(); $0 = task }
+    }
+
+    /// On the daemon's queue: a watch batch started or ended.
+    private func watchBatch(_ batch: MPDWatchBatch) {
+        switch batch {
+        case .started:
+            let (job, changed) = machine.withLock { $0.watchJobStarted() }
+            watchJob.withLock { $0 = job }
+            hub.post(changed)
+        case .finished(let changed):
+            if let job = watchJob.withLock({ r in defer { r = nil }; return r }) {
+                hub.post(machine.withLock { $0.updateFinished(job: job, changed: changed) })
+            } else if changed {
+                hub.post([.database])
+            }
+        }
     }
 
     /// Saves the state a last time, stops playing and lets go of the player's events
@@ -266,6 +311,7 @@ public final class MPDDaemon: Sendable {
             do {
                 let outcome = try handle(request, client: result.client)
                 result.text += outcome.response
+                if let binary = outcome.binary { result.append(binary: binary + [10]) }
                 result.client = outcome.client
                 changed.formUnion(outcome.changed)
             } catch {
@@ -392,14 +438,20 @@ public final class MPDDaemon: Sendable {
         }
         if let path {
             guard client.isLocal else { throw MPDAck(.permission, "Access denied", command: command) }
-            guard FileManager.default.fileExists(atPath: path) else {
-                throw MPDAck(.noExist, "No such file or directory", command: command)
+            // As MPD: a path that cannot be reached is a system error; a folder (outside the
+            // music folder) is no song.
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw MPDAck(.system, "Failed to access \(path): No such file or directory", command: command)
             }
+            guard !isDirectory.boolValue else { throw MPDAck(.noExist, "No such song", command: command) }
             return Self.probe(path: path, uri: uri)
         }
         guard !uri.isEmpty, !uri.split(separator: "/").contains("..") else {
             throw MPDAck(.noExist, "No such directory", command: command)
         }
+        // A song of the database (the music folders, each after the first under its name).
+        if let path = database?.localPath(forURI: uri) { return Self.probe(path: path, uri: uri) }
         for dir in musicDirectories {
             let p = (dir as NSString).appendingPathComponent(uri)
             var isDir: ObjCBool = false

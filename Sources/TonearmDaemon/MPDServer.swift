@@ -117,7 +117,7 @@ final class MPDConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
         self.limits = limits
         self.logger = logger
         framer = MPDRequestFramer(maxCommandListBytes: limits.maxCommandListBytes)
-        client = MPDClientContext(isLocal: isLocal, permissions: daemon.access.initialPermissions)
+        client = MPDClientContext(isLocal: isLocal, permissions: daemon.access.initialPermissions(isLocal: isLocal))
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -237,7 +237,11 @@ final class MPDConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
         busy = false
         guard !closing else { return }
         client = result.client
-        if !result.text.isEmpty { send(result.text) }
+        if result.bytes != nil {
+            send(bytes: result.data)
+        } else if !result.text.isEmpty {
+            send(result.text)
+        }
         if result.close {
             close()
             return
@@ -248,7 +252,17 @@ final class MPDConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
     /// Writes `text`; closes a client that has left more than the limit unread.
     private func send(_ text: String) {
         guard let context, !closing else { return }
-        let buffer = context.channel.allocator.buffer(string: text)
+        write(context.channel.allocator.buffer(string: text))
+    }
+
+    /// Writes raw bytes (an answer with a binary part).
+    private func send(bytes: [UInt8]) {
+        guard let context, !closing else { return }
+        write(context.channel.allocator.buffer(bytes: bytes))
+    }
+
+    private func write(_ buffer: ByteBuffer) {
+        guard let context, !closing else { return }
         let n = buffer.readableBytes
         unflushed += n
         if unflushed > limits.maxOutputBuffer {

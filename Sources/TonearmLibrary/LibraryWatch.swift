@@ -51,6 +51,14 @@ public struct LibraryChange: Sendable, Hashable {
     public var isEmpty: Bool { added.isEmpty && updated.isEmpty && moved.isEmpty && removed.isEmpty && skipped.isEmpty }
 }
 
+/// A batch of a watch as it is applied (``MediaLibrary/watch(folders:debounce:initialScan:batches:)``).
+public enum LibraryWatchBatch: Sendable, Hashable {
+    /// A batch is about to be scanned (the library is not changed yet).
+    case applying(LibraryChange.Cause)
+    /// The batch was applied: what it did (possibly nothing).
+    case applied(LibraryChange)
+}
+
 extension MediaLibrary {
     /// Keeps the library up to date with `folders` (recursively) as files are added, written,
     /// moved, renamed and deleted, through the kernel's inotify, until the returned stream's
@@ -88,10 +96,19 @@ extension MediaLibrary {
         try startWatching(folders: folders, debounce: debounce, initialScan: initialScan).stream
     }
 
+    /// ``watch(folders:debounce:initialScan:)``, and `batches` told of every batch on the
+    /// watch's task: before it is applied (`.applying`) and after (`.applied`, also when it
+    /// changed nothing) — an MPD server shows the batch as an update job while it runs.
+    public func watch(folders: [String], debounce: Duration = .milliseconds(300), initialScan: Bool = true,
+                      batches: @escaping @Sendable (LibraryWatchBatch) -> Void) throws(TonearmError) -> AsyncThrowingStream<LibraryChange, any Error> {
+        try startWatching(folders: folders, debounce: debounce, initialScan: initialScan, batches: batches).stream
+    }
+
     /// ``watch(folders:debounce:initialScan:)``, with its watcher (for tests) and, for tests, a
     /// limit of watches smaller than the system's.
-    func startWatching(folders: [String], debounce: Duration, initialScan: Bool,
-                       maxWatches: Int? = nil) throws(TonearmError) -> (stream: AsyncThrowingStream<LibraryChange, any Error>, watcher: FolderWatcher) {
+    func startWatching(folders: [String], debounce: Duration, initialScan: Bool, maxWatches: Int? = nil,
+                       batches: (@Sendable (LibraryWatchBatch) -> Void)? = nil) throws(TonearmError)
+        -> (stream: AsyncThrowingStream<LibraryChange, any Error>, watcher: FolderWatcher) {
         guard debounce >= .zero else { throw .invalidArgument("debounce must be 0 or more, not \(debounce)") }
         guard !folders.isEmpty else { throw .invalidArgument("no folder to watch") }
         try Self.checkFolders(folders)
@@ -104,13 +121,19 @@ extension MediaLibrary {
         let (stream, continuation) = AsyncThrowingStream<LibraryChange, any Error>.makeStream()
         let task = Task {
             do {
-                if initialScan { continuation.yield(try await apply(nil, roots: roots, cause: .initialScan)) }
+                /// A batch applied, with `batches` told before and after.
+                func applying(_ scope: Set<String>?, cause: LibraryChange.Cause) async throws -> LibraryChange {
+                    batches?(.applying(cause))
+                    let change = try await apply(scope, roots: roots, cause: cause)
+                    batches?(.applied(change))
+                    return change
+                }
+                if initialScan { continuation.yield(try await applying(nil, cause: .initialScan)) }
                 for await signal in watcher.signals {
                     if case .failed(let error) = signal { throw error }
                     guard let batch = watcher.take() else { continue }
                     if batch.fullRescan || !batch.paths.isEmpty {
-                        let change = try await apply(batch.fullRescan ? nil : batch.paths, roots: roots,
-                                                     cause: batch.fullRescan ? .rescan : .changes)
+                        let change = try await applying(batch.fullRescan ? nil : batch.paths, cause: batch.fullRescan ? .rescan : .changes)
                         if batch.fullRescan || !change.isEmpty { continuation.yield(change) }
                     }
                     if let root = batch.rootsGone.first { throw TonearmError.watchFailed(path: root, failure: .folderGone) }

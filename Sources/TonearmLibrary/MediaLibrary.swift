@@ -99,7 +99,10 @@ public final class MediaLibrary: Sendable {
 
     /// ``scan(folders:readerThreads:batchSize:leavingIndexesForNextUse:)`` with `threadStarted`
     /// called on each of the scan's threads as it starts, with its name (tests).
+    /// With `rereadingAll`, every file is read again, its size and modification time the same
+    /// or not (``rescanToEnd(folders:)``).
     func scan(folders: [String], readerThreads: Int? = nil, batchSize: Int = 500, leavingIndexesForNextUse: Bool = false,
+              rereadingAll: Bool = false,
               threadStarted: (@Sendable (String) -> Void)?) throws(TonearmError) -> AsyncThrowingStream<ScanEvent, any Error> {
         try Self.checkFolders(folders)
         let (stream, continuation) = AsyncThrowingStream<ScanEvent, any Error>.makeStream()
@@ -107,7 +110,7 @@ public final class MediaLibrary: Sendable {
         let leave: (@Sendable () -> Void)? = leavingIndexesForNextUse ? { @Sendable in } : nil
         Scanner(pool: pool, databasePath: path, folders: folders,
                 readerThreads: readerThreads ?? Self.defaultReaderThreads,
-                batchSize: max(1, batchSize), lock: scanLock, leaveIndexes: leave, threadStarted: threadStarted,
+                batchSize: max(1, batchSize), lock: scanLock, leaveIndexes: leave, rereadAll: rereadingAll, threadStarted: threadStarted,
                 continuation: continuation).start()
         return stream
     }
@@ -140,6 +143,20 @@ public final class MediaLibrary: Sendable {
                           progress: (ScanProgress) -> Void = { _ in }) async throws(TonearmError) -> ScanSummary {
         let stream = try scan(folders: folders, readerThreads: readerThreads, batchSize: batchSize,
                               leavingIndexesForNextUse: leavingIndexesForNextUse)
+        return try await drain(stream, progress: progress)
+    }
+
+    /// Scans `folders` to the end as ``scanToEnd(folders:readerThreads:batchSize:leavingIndexesForNextUse:progress:)``
+    /// does, but reads every file again, also those whose size and modification time are the
+    /// same (MPD's `rescan`: a tag edited in place, a reader that now reads more): each is
+    /// `updated` in the summary. Items keep their persistentIDs.
+    @discardableResult
+    public func rescanToEnd(folders: [String]) async throws(TonearmError) -> ScanSummary {
+        try await drain(try scan(folders: folders, rereadingAll: true, threadStarted: nil), progress: { _ in })
+    }
+
+    private func drain(_ stream: AsyncThrowingStream<ScanEvent, any Error>,
+                       progress: (ScanProgress) -> Void) async throws(TonearmError) -> ScanSummary {
         do {
             for try await event in stream {
                 switch event {

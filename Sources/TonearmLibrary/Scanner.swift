@@ -36,12 +36,15 @@ final class Scanner: @unchecked Sendable {
     /// Called on each of the scan's threads as it starts, after ``ScanPriority/enter(_:)``,
     /// with the thread's name (tests).
     private let threadStarted: (@Sendable (String) -> Void)?
+    /// Every file is read again, unchanged or not (a rescan).
+    private let rereadAll: Bool
 
     init(pool: DatabasePool, databasePath: String, folders: [String], changed: Set<String>? = nil, readerThreads: Int,
-         batchSize: Int, lock: NSLock, leaveIndexes: (@Sendable () -> Void)? = nil,
+         batchSize: Int, lock: NSLock, leaveIndexes: (@Sendable () -> Void)? = nil, rereadAll: Bool = false,
          threadStarted: (@Sendable (String) -> Void)? = nil,
          continuation: AsyncThrowingStream<ScanEvent, any Error>.Continuation) {
         self.pool = pool
+        self.rereadAll = rereadAll
         self.threadStarted = threadStarted
         self.leaveIndexes = leaveIndexes
         self.databasePath = databasePath
@@ -138,7 +141,7 @@ final class Scanner: @unchecked Sendable {
         var work: [(FoundFile, existing: Int64?)] = []
         for f in found {
             if let k = byPath[f.path] {
-                if k.size == f.size && k.mtime == f.mtime { summary.unchanged += 1 } else { work.append((f, k.id)) }
+                if k.size == f.size && k.mtime == f.mtime && !rereadAll { summary.unchanged += 1 } else { work.append((f, k.id)) }
             } else {
                 work.append((f, nil))
             }

@@ -46,6 +46,76 @@ struct MPDSong: Sendable {
     var milliseconds: Int64 { Int64((duration * 1000 + 1e-6).rounded(.down)) }
 }
 
+/// Where the database's URIs are on disk: the music folder (MPD's `music_directory`) and more
+/// folders shown as top-level folders of the database under a name of their own (as MPD's
+/// `mount` shows another storage).
+public struct MPDFolders: Sendable, Hashable {
+    /// The music folder: absolute, standardized, without a final slash.
+    public let root: String
+    /// The other folders: (top-level name, absolute path).
+    public let mounts: [(name: String, path: String)]
+
+    /// `root`, and each of `others` under its last path component (made unique: a name taken
+    /// by an entry of the music folder or an earlier folder gets " (2)", " (3)"…).
+    public init(root: String, others: [String] = []) {
+        func clean(_ p: String) -> String {
+            var r = URL(fileURLWithPath: p).standardizedFileURL.path
+            while r.count > 1, r.hasSuffix("/") { r.removeLast() }
+            return r
+        }
+        self.root = clean(root)
+        var mounts: [(String, String)] = []
+        var taken = Set((try? FileManager.default.contentsOfDirectory(atPath: self.root)) ?? [])
+        for o in others.map(clean) where o != self.root && !mounts.contains(where: { $0.1 == o }) {
+            let base = (o as NSString).lastPathComponent
+            var name = base.isEmpty || base == "/" ? "music" : base
+            var n = 2
+            while taken.contains(name) {
+                name = "\(base) (\(n))"
+                n += 1
+            }
+            taken.insert(name)
+            mounts.append((name, o))
+        }
+        self.mounts = mounts
+    }
+
+    public static func == (a: MPDFolders, b: MPDFolders) -> Bool {
+        a.root == b.root && a.mounts.map(\.name) == b.mounts.map(\.name) && a.mounts.map(\.path) == b.mounts.map(\.path)
+    }
+
+    public func hash(into h: inout Hasher) {
+        h.combine(root)
+        for m in mounts { h.combine(m.path) }
+    }
+
+    /// Every folder on disk: the music folder first.
+    public var all: [String] { [root] + mounts.map(\.path) }
+
+    /// The file or folder a (normalized) URI names: "" is the music folder.
+    public func path(forURI uri: String) -> String {
+        let top = uri.split(separator: "/", maxSplits: 1).first.map(String.init) ?? ""
+        if let m = mounts.first(where: { $0.name == top }) {
+            return uri.count == top.count ? m.path : m.path + uri.dropFirst(top.count)
+        }
+        return uri.isEmpty ? root : (root == "/" ? "/" : root + "/") + uri
+    }
+
+    /// The URI of the file or folder at `path` inside one of the folders (not a folder itself
+    /// of the music folder; a mounted folder is its name), else nil.
+    public func uri(forPath path: String) -> String? {
+        var p = URL(fileURLWithPath: path).standardizedFileURL.path
+        while p.count > 1, p.hasSuffix("/") { p.removeLast() }
+        for m in mounts {
+            if p == m.path { return m.name }
+            if p.hasPrefix(m.path + "/") { return m.name + "/" + p.dropFirst(m.path.count + 1) }
+        }
+        let prefix = root == "/" ? "/" : root + "/"
+        guard p.hasPrefix(prefix), p.count > prefix.count else { return nil }
+        return String(p.dropFirst(prefix.count))
+    }
+}
+
 /// A folder of the database.
 struct MPDDirectory: Sendable {
     let uri: String
@@ -85,28 +155,25 @@ final class MPDSnapshot: Sendable {
         self.byURI = byURI
     }
 
-    /// Reads the library's items under `root` (an absolute folder, without a final slash).
-    static func load(library: MediaLibrary, root: String) throws(MPDAck) -> MPDSnapshot {
+    /// Reads the library's items under the folders (``MPDFolders``).
+    static func load(library: MediaLibrary, folders: MPDFolders) throws(MPDAck) -> MPDSnapshot {
         let items: [MediaItem]
         do {
             items = try MediaQuery(groupingType: .title, mediaType: nil).items(in: library)
         } catch {
             throw MPDAck(.system, "\(error)")
         }
-        let prefix = root == "/" ? "/" : root + "/"
         var songs: [MPDSong] = []
-        var directories: [String: MPDDirectory] = ["": MPDDirectory(uri: "", mtime: mtime(of: root) ?? 0)]
+        var directories: [String: MPDDirectory] = ["": MPDDirectory(uri: "", mtime: mtime(of: folders.root) ?? 0)]
         var songsByDirectory: [String: [Int]] = [:]
         var children: [String: [String]] = [:]
         for item in items {
-            let path = item.path
-            guard path.hasPrefix(prefix), path.utf8.count > prefix.utf8.count else { continue }
-            let uri = String(path.dropFirst(prefix.count))
+            guard let uri = folders.uri(forPath: item.path) else { continue }
             let directory = parentURI(uri)
             // The folders up to the top.
             var d = directory
             while directories[d] == nil {
-                directories[d] = MPDDirectory(uri: d, mtime: mtime(of: prefix + d) ?? 0)
+                directories[d] = MPDDirectory(uri: d, mtime: mtime(of: folders.path(forURI: d)) ?? 0)
                 let parent = parentURI(d)
                 children[parent, default: []].append(d)
                 d = parent

@@ -21,22 +21,23 @@ import TonearmMPDProtocol
 public final class MPDLibraryResponder: Sendable {
     public let library: MediaLibrary
     /// The music folder, absolute, standardized, without a final slash.
-    public let musicRoot: String
+    public var musicRoot: String { folders.root }
+    /// The music folder and the folders shown as its top-level folders.
+    public let folders: MPDFolders
     private let snapshot: Mutex<MPDSnapshot>
 
-    /// Reads `library`'s songs under `musicRoot`.
+    /// Reads `library`'s songs under `musicRoot` and, each as a top-level folder of the
+    /// database named as the folder (``MPDFolders``), under `otherFolders`.
     /// - Throws: ``MPDAck`` `.system` when the library cannot be read.
-    public init(library: MediaLibrary, musicRoot: String) throws(MPDAck) {
+    public init(library: MediaLibrary, musicRoot: String, otherFolders: [String] = []) throws(MPDAck) {
         self.library = library
-        var root = URL(fileURLWithPath: musicRoot).standardizedFileURL.path
-        while root.count > 1, root.hasSuffix("/") { root.removeLast() }
-        self.musicRoot = root
-        snapshot = Mutex(try MPDSnapshot.load(library: library, root: root))
+        folders = MPDFolders(root: musicRoot, others: otherFolders)
+        snapshot = Mutex(try MPDSnapshot.load(library: library, folders: folders))
     }
 
     /// Reads the library again (after a scan or a change of its files).
     public func reload() throws(MPDAck) {
-        let fresh = try MPDSnapshot.load(library: library, root: musicRoot)
+        let fresh = try MPDSnapshot.load(library: library, folders: folders)
         snapshot.withLock { $0 = fresh }
     }
 
@@ -131,14 +132,9 @@ public final class MPDLibraryResponder: Sendable {
         return db.songs[i].path
     }
 
-    /// The URI of the file at `path` when it lies in the music folder (not necessarily in the
-    /// library), else nil.
-    public func uri(forFilePath path: String) -> String? {
-        let p = URL(fileURLWithPath: path).standardizedFileURL.path
-        let prefix = musicRoot == "/" ? "/" : musicRoot + "/"
-        guard p.hasPrefix(prefix), p.count > prefix.count else { return nil }
-        return String(p.dropFirst(prefix.count))
-    }
+    /// The URI of the file at `path` when it lies in the music folder or another of the
+    /// folders (not necessarily in the library), else nil.
+    public func uri(forFilePath path: String) -> String? { folders.uri(forPath: path) }
 
     /// `uri` as a key of the database: "" for the top ("" or "/"); nil for a URI MPD finds
     /// nothing at — one that starts or ends with a slash, has an empty, `.` or `..` part (MPD's
@@ -184,7 +180,7 @@ public final class MPDLibraryResponder: Sendable {
         var type: String?
         if command == "albumart" {
             guard let u = Self.normalized(uri), !u.isEmpty,
-                  let found = Self.coverFile(in: musicRoot + (parentURI(u).isEmpty ? "" : "/" + parentURI(u))) else {
+                  let found = Self.coverFile(in: folders.path(forURI: parentURI(u))) else {
                 throw MPDAck(.noExist, "No file exists", command: command)
             }
             data = found
@@ -275,7 +271,7 @@ public final class MPDLibraryResponder: Sendable {
     /// MPD 0.23, which lists `../` (the folder above the music folder), a URI with `..` is refused.
     private func listFiles(_ uri: String) throws(MPDAck) -> String {
         guard let u = Self.normalized(uri) else { throw MPDAck(.argument, "Malformed URI", command: "listfiles") }
-        let path = u.isEmpty ? musicRoot : musicRoot + "/" + u
+        let path = folders.path(forURI: u)
         guard let dir = opendir(path) else {
             throw MPDAck(.system, "Failed to open \(path): \(String(cString: strerror(errno)))", command: "listfiles")
         }

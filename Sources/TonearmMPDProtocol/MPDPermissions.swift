@@ -47,15 +47,19 @@ public struct MPDPermissionError: Error, Sendable, Hashable, CustomStringConvert
     public var description: String { message }
 }
 
-/// Who may do what: MPD's `password` settings (each `SECRET@PERMISSIONS`) and
-/// `default_permissions`. Without any password every connection may do everything; with one,
-/// a connection starts with the default permissions (none unless set) and `password SECRET`
+/// Who may do what: MPD's `password` settings (each `SECRET@PERMISSIONS`),
+/// `default_permissions` and `local_permissions`. Without any password every connection may do
+/// everything; with one, a connection starts with the default permissions (none unless set) —
+/// on the Unix socket with the local permissions when they are set — and `password SECRET`
 /// gives it that password's.
 public struct MPDAccess: Sendable, Hashable {
     public private(set) var passwords: [String: MPDPermissions] = [:]
     /// What a connection has before `password` (nil: MPD's default — all without passwords,
     /// none with).
     public var defaultPermissions: MPDPermissions?
+    /// What a connection on the Unix socket has before `password` (nil: the default
+    /// permissions, as MPD's `local_permissions` when it is not set).
+    public var localPermissions: MPDPermissions?
 
     public init() {}
 
@@ -77,9 +81,20 @@ public struct MPDAccess: Sendable, Hashable {
         defaultPermissions = try MPDPermissions(parsing: value)
     }
 
-    /// What a new connection may do.
+    /// `local_permissions` as MPD reads it.
+    public mutating func setLocalPermissions(parsing value: String) throws(MPDPermissionError) {
+        localPermissions = try MPDPermissions(parsing: value)
+    }
+
+    /// What a new TCP connection may do.
     public var initialPermissions: MPDPermissions {
         defaultPermissions ?? (passwords.isEmpty ? .all : [])
+    }
+
+    /// What a new connection may do: on the Unix socket (`isLocal`) the local permissions when
+    /// set, otherwise (and on TCP) the default ones (MPD's `GetPermissions` of its listener).
+    public func initialPermissions(isLocal: Bool) -> MPDPermissions {
+        isLocal ? (localPermissions ?? initialPermissions) : initialPermissions
     }
 
     /// The permissions `secret` gives, or nil (a wrong password).

@@ -88,15 +88,16 @@ struct DaemonUpdateCLITests {
     @Test func updateAndTheFolderWatchChangeTheDatabase() throws {
         let dir = try TempDir("tonearm-daemon-update")
         defer { dir.remove() }
-        let music = dir.file("music"), spare = dir.file("spare")
-        for d in [music + "/Album", spare] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
+        let music = dir.file("music"), spare = dir.file("spare"), extra = dir.file("extra")
+        for d in [music + "/Album", spare, extra] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
         for (name, folder) in [("a", music + "/Album"), ("b", spare), ("c", spare)] {
             try Fixtures.tone(path: "\(folder)/\(name).flac", codecArgs: ["-c:a", "flac", "-metadata", "title=\(name)"], seconds: 1)
         }
         let runtime = dir.file("run")
         // No session bus: the daemon runs without MPRIS and says so once.
+        // A second music folder: a top-level folder of the database, watched too.
         let daemon = try ChildProcess([try tonearmBinary(), "daemon", "--output", "null", "--listen", "none", "--music", music,
-                                       "--runtime-dir", runtime, "--state-dir", dir.file("state")],
+                                       "--music", extra, "--runtime-dir", runtime, "--state-dir", dir.file("state")],
                                       environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=" + dir.file("no-bus")], captureStandardError: true)
         defer { daemon.terminate(SIGKILL) }
         #expect(daemon.waitForStandardError(containing: "listening on \(runtime)/mpd.sock", timeout: 60), "\(daemon.standardErrorText)")
@@ -135,16 +136,26 @@ struct DaemonUpdateCLITests {
         #expect(rename(spare + "/b.flac", music + "/Album/b.flac") == 0)
         #expect(try mpc("update", "--wait").isEmpty == false)
         #expect(try mpc("listall") == "Album/a.flac\nAlbum/b.flac\n")
-        #expect(try mpc("status").contains("Updating DB") == false)
+        // (The watch saw the rename too: its own job may follow.)
+        #expect(try mpc("status").contains("Updating DB (#1)") == false)
 
-        // The watch: a song copied in, one removed, one renamed, each heard as idle `database`.
+        // The watch: a song copied in, one removed, one renamed, each heard as idle `database`;
+        // each batch an update job (idle `update`).
+        let updates = try MPDLineSocket(unixPath: runtime + "/mpd.sock")
+        updates.send(lines: ["idle update"])
         try FileManager.default.copyItem(atPath: spare + "/c.flac", toPath: music + "/c.flac")
+        #expect(try updates.readAnswer(timeout: 30) == ["changed: update", "OK"])
         try waitForDatabase("c.flac\nAlbum/a.flac\nAlbum/b.flac\n")  // MPD's order: a folder's songs, then its folders
         try FileManager.default.removeItem(atPath: music + "/Album/a.flac")
         try waitForDatabase("c.flac\nAlbum/b.flac\n")
         #expect(rename(music + "/c.flac", music + "/Album/d.flac") == 0)
         try waitForDatabase("Album/b.flac\nAlbum/d.flac\n")
         #expect(try mpc("-f", "%title%", "search", "title", "c") == "c\n")
+        // The second music folder is watched: a song put there is in the database under its name.
+        try FileManager.default.copyItem(atPath: spare + "/c.flac", toPath: extra + "/e.flac")
+        try waitForDatabase("Album/b.flac\nAlbum/d.flac\nextra/e.flac\n")
+        _ = try mpc("add", "extra/e.flac")
+        #expect(try mpc("-f", "%file% %title%", "playlist") == "extra/e.flac c\n")
         daemon.terminate(SIGTERM)
         #expect(daemon.succeeded, "\(daemon.standardErrorText)")
     }
@@ -308,5 +319,20 @@ struct DaemonServiceCLITests {
             let verify = try run("systemd-analyze", ["verify", unit])
             #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
         }
+    }
+
+    /// A password is not written into the unit (readable, and shown by `ps` when it runs): the
+    /// user is pointed at the config file's `[daemon]` table.
+    @Test func theUnitHoldsNoPassword() throws {
+        let dir = try TempDir("tonearm-daemon-unit")
+        defer { dir.remove() }
+        let r = try run(try tonearmBinary(), ["daemon", "--password", "s3cret@read", "--listen", "none", "--install-user-service"],
+                        environment: ["XDG_CONFIG_HOME": dir.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let installed = try String(contentsOfFile: dir.file("systemd/user/tonearm.service"), encoding: .utf8)
+        #expect(!installed.contains("s3cret") && !installed.contains("--password"), "\(installed)")
+        #expect(installed.contains(" daemon --listen none\n"), "\(installed)")
+        #expect(r.stdout.contains("--password is not written into the unit"), "\(r.stdout)")
+        #expect(r.stdout.contains("[daemon] table of \(dir.path)/tonearm/config.toml"), "\(r.stdout)")
     }
 }

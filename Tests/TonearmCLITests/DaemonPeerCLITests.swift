@@ -23,9 +23,11 @@ struct DaemonPeerCLITests {
         let daemonSocket: String
         let dir: TempDir
 
-        init(extraConfig: String = "", daemonArguments: [String] = []) throws {
+        /// `extraMusic`: makes more files in the music folder (its path) before both read it.
+        init(extraConfig: String = "", daemonArguments: [String] = [], extraMusic: (String) throws -> Void = { _ in }) throws {
             mpd = try PrivateMPD(extraConfig: extraConfig)
             let music = mpd.directory.file("music")
+            try extraMusic(music)
             for (path, title, artist, album, track) in DaemonPeerCLITests.songs {
                 let full = music + "/" + path
                 try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
@@ -70,7 +72,7 @@ struct DaemonPeerCLITests {
     /// fields only (the mixer, the times and the audio are the outputs').
     static func normalised(_ lines: [String], status: Bool = false) -> [String] {
         let statusKeys: Set<String> = ["repeat", "random", "single", "consume", "playlist", "playlistlength", "state", "song", "songid",
-                                       "nextsong", "nextsongid"]
+                                       "nextsong", "nextsongid", "mixrampdb"]
         var out: [String] = []
         var tags: [String] = []
         func flush() {
@@ -113,6 +115,15 @@ struct DaemonPeerCLITests {
         "add nosuch", "add \"歌手/アルバム/02 二.flac\" 0", "status",
     ]
 
+    /// Lines with absolute paths (sent on the Unix socket, so both take local files): a folder
+    /// and a song inside the music folder (the database's), a folder and a song outside it, a
+    /// path that is not there, the music folder itself.
+    static func localTranscript(music: String, outside: String) -> [String] {
+        ["clear", "add \"\(music)/歌手\"", "playlist", "add \"\(music)/Other/Solo/x.flac\"", "addid \"\(music)/歌手/アルバム\"",
+         "add \"\(outside)\"", "add \"\(outside)/\"", "addid \"\(outside)\"", "add \"\(outside)/o.flac\"", "add \"file://\(outside)\"",
+         "add \"\(outside)/nosuch.flac\"", "add \"\(music)\"", "add \"file://\(music)/Other\"", "playlist", "status"]
+    }
+
     /// The commands of issue 20's list the daemon answers (in `commands`), compared with MPD's
     /// `commands`, and the transcript's answers line for line.
     @Test func queueFromTheDatabaseAnswersAsMPDDoes() throws {
@@ -130,6 +141,20 @@ struct DaemonPeerCLITests {
             if a != b { differences.append("\(line):\n  MPD     \(a.joined(separator: " | "))\n  Tonearm \(b.joined(separator: " | "))") }
         }
         #expect(differences.isEmpty, Comment(rawValue: "\(differences.count) of \(Self.transcript.count) differ:\n" + differences.joined(separator: "\n")))
+        // Local paths (`add /abs/dir` was once taken as a song).
+        let outside = peers.dir.file("outside")
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        try Fixtures.tone(path: outside + "/o.flac", codecArgs: ["-c:a", "flac", "-metadata", "title=Out"], seconds: 1, rate: 44_100, channels: 1)
+        var localDifferences: [String] = []
+        for line in Self.localTranscript(music: peers.mpd.directory.file("music"), outside: outside) {
+            theirs.send(lines: [line])
+            ours.send(lines: [line])
+            let status = line == "status"
+            let a = Self.normalised(try theirs.readAnswer(timeout: 10), status: status)
+            let b = Self.normalised(try ours.readAnswer(timeout: 10), status: status)
+            if a != b { localDifferences.append("\(line):\n  MPD     \(a.joined(separator: " | "))\n  Tonearm \(b.joined(separator: " | "))") }
+        }
+        #expect(localDifferences.isEmpty, Comment(rawValue: localDifferences.joined(separator: "\n")))
         theirs.send(lines: ["commands"])
         ours.send(lines: ["commands"])
         let mpdCommands = Set(try theirs.readAnswer(timeout: 10).filter { $0.hasPrefix("command: ") })
@@ -183,6 +208,148 @@ struct DaemonPasswordCLITests {
         #expect(try run("mpc", ["status"], environment: ["MPD_HOST": socket]).stdout.contains("repeat: on"))
         daemon.terminate(SIGTERM)
         #expect(daemon.succeeded, "\(daemon.standardErrorText)")
+    }
+}
+
+/// `albumart` and `readpicture` through the daemon's server: the binary answers (`binary: N`,
+/// N bytes, a newline, `OK`) in `binarylimit` chunks from an offset, compared byte for byte with
+/// a real MPD's on the same folder, and the pictures the real `mpc` gets from both compared with
+/// the cover file and the picture embedded in the song.
+@Suite(.serialized)
+struct DaemonPictureCLITests {
+    /// One answer as bytes: its lines up to `OK` or `ACK`, with the bytes a `binary: N` line
+    /// announces (and the newline after them) read as they are.
+    static func rawAnswer(_ c: MPDLineSocket, _ line: String) throws -> [UInt8] {
+        c.send(lines: [line])
+        var out: [UInt8] = []
+        while true {
+            guard let l = try c.readLine(timeout: 10) else { return out + Array("<closed>".utf8) }
+            out += Array((l + "\n").utf8)
+            if l == "OK" || l.hasPrefix("ACK ") { return out }
+            if l.hasPrefix("binary: "), let n = Int(l.dropFirst(8)) {
+                while c.pending.count < n + 1 {
+                    guard try c.fill(timeout: 10) else { return out + c.pending + Array("<closed>".utf8) }
+                }
+                out += c.pending.prefix(n + 1)
+                c.pending.removeFirst(n + 1)
+            }
+        }
+    }
+
+    @Test func picturesAreSentAsMPDSendsThem() throws {
+        var embedded: [UInt8] = [], cover: [UInt8] = []
+        let peers = try DaemonPeerCLITests.Peers { music in
+            let folder = music + "/Art/Pics"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            // Noise (PNG cannot shrink it): more than one 8192-byte chunk each.
+            func noise(_ size: Int, _ path: String) throws -> [UInt8] {
+                try TagFixtures.ffmpeg(["-f", "lavfi", "-i", "nullsrc=s=\(size)x\(size),geq=lum='random(1)*255':cb=128:cr=128",
+                                        "-frames:v", "1", path])
+                return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            }
+            embedded = try noise(160, music + "/embedded.png")
+            cover = try noise(176, folder + "/cover.png")
+            try TagFixtures.ffmpeg(["-f", "lavfi", "-i", "sine=duration=1", "-i", music + "/embedded.png", "-map", "0", "-map", "1",
+                                    "-c:a", "flac", "-c:v", "copy", "-disposition:v", "attached_pic", "-metadata", "title=Pic",
+                                    folder + "/p.flac"])
+            try FileManager.default.removeItem(atPath: music + "/embedded.png")
+        }
+        defer { peers.stop() }
+        #expect(embedded.count > 8192 && cover.count > 8192, "\(embedded.count) \(cover.count)")
+        let song = "\"Art/Pics/p.flac\""
+        let requests: [(String, Int?)] = [
+            ("albumart \(song) 0", nil), ("albumart \(song) 8192", nil), ("albumart \(song) \(cover.count)", nil),
+            ("albumart \(song) \(cover.count + 1)", nil), ("albumart \"Other/Solo/x.flac\" 0", nil), ("albumart nosuch 0", nil),
+            ("albumart \(song) x", nil), ("albumart \(song)", nil),
+            ("readpicture \(song) 0", nil), ("readpicture \(song) 100", nil), ("readpicture \(song) \(embedded.count + 1)", nil),
+            ("readpicture \"Other/Solo/x.flac\" 0", nil), ("readpicture nosuch 0", nil),
+            ("readpicture \(song) 0", 64), ("readpicture \(song) 1000", 64), ("albumart \(song) 4000", 100),
+        ]
+        var differences: [String] = []
+        for (line, limit) in requests {
+            let theirs = try MPDLineSocket(unixPath: peers.mpd.socketPath), ours = try MPDLineSocket(unixPath: peers.daemonSocket)
+            if let limit {
+                _ = try Self.rawAnswer(theirs, "binarylimit \(limit)")
+                _ = try Self.rawAnswer(ours, "binarylimit \(limit)")
+            }
+            let a = try Self.rawAnswer(theirs, line), b = try Self.rawAnswer(ours, line)
+            if a != b {
+                differences.append("\(line): MPD \(a.count) bytes \(String(decoding: a.prefix(60), as: UTF8.self).debugDescription), "
+                                   + "Tonearm \(b.count) bytes \(String(decoding: b.prefix(60), as: UTF8.self).debugDescription)")
+            }
+        }
+        #expect(differences.isEmpty, Comment(rawValue: differences.joined(separator: "\n")))
+        // In a command list, between text answers.
+        let list = ["command_list_ok_begin", "ping", "readpicture \(song) 13000", "ping", "command_list_end"]
+        let theirs = try MPDLineSocket(unixPath: peers.mpd.socketPath), ours = try MPDLineSocket(unixPath: peers.daemonSocket)
+        theirs.send(lines: Array(list.dropLast()))
+        ours.send(lines: Array(list.dropLast()))
+        #expect(try Self.rawAnswer(theirs, list.last!) == Self.rawAnswer(ours, list.last!))
+        // The real mpc reads the whole pictures (chunk by chunk, at offsets) from both.
+        for (command, expected) in [("albumart", cover), ("readpicture", embedded)] {
+            for (name, socket) in [("MPD", peers.mpd.socketPath), ("Tonearm", peers.daemonSocket)] {
+                let out = peers.dir.file("\(command)-\(name).bin")
+                let r = try run("/bin/sh", ["-c", "mpc \(command) \"$1\" > \"$2\"", "sh", "Art/Pics/p.flac", out],
+                                environment: ["MPD_HOST": socket])
+                #expect(r.status == 0, "\(name) \(command): \(r.stderr)")
+                let got = [UInt8]((try? Data(contentsOf: URL(fileURLWithPath: out))) ?? Data())
+                #expect(got == expected, "\(name) \(command): \(got.count) bytes, expected \(expected.count)")
+            }
+        }
+    }
+}
+
+/// The config file's `[daemon]` table: the same settings as the flags, read by the daemon; a
+/// bad value ends it before it listens, naming the file, the line and the key.
+@Suite(.serialized)
+struct DaemonConfigCLITests {
+    @Test func theDaemonTableSetsPasswordsAndPermissions() throws {
+        let dir = try TempDir("tonearm-daemon-config")
+        defer { dir.remove() }
+        let runtime = dir.file("run")
+        let config = dir.file("config.toml")
+        try """
+            [daemon]
+            listen = []
+            outputs = ["null"]
+            password = ["adm@read,add,control,admin"]
+            default_permissions = "read"
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        let daemon = try ChildProcess([try tonearmBinary(), "daemon", "--config", config, "--runtime-dir", runtime,
+                                       "--state-dir", dir.file("state")], captureStandardError: true)
+        defer { daemon.terminate(SIGKILL) }
+        #expect(daemon.waitForStandardError(containing: "listening on \(runtime)/mpd.sock", timeout: 30), "\(daemon.standardErrorText)")
+        let socket = runtime + "/mpd.sock"
+        let refused = try run("mpc", ["repeat", "on"], environment: ["MPD_HOST": socket])
+        #expect(refused.stderr.contains("you don't have permission for \"repeat\""), "\(refused.stderr)")
+        #expect(try run("mpc", ["repeat", "on"], environment: ["MPD_HOST": "adm@" + socket]).status == 0)
+        // listen = []: no TCP; outputs = ["null"].
+        #expect(!daemon.standardErrorText.contains("listening on 127.0.0.1"), "\(daemon.standardErrorText)")
+        #expect(daemon.standardErrorText.contains("output: null"), "\(daemon.standardErrorText)")
+        // The file holds a password and others may read it (written 0644): said once.
+        #expect(daemon.standardErrorText.contains("\(config) holds passwords and others may read it (chmod 600 \(config))"),
+                "\(daemon.standardErrorText)")
+        daemon.terminate(SIGTERM)
+        #expect(daemon.succeeded, "\(daemon.standardErrorText)")
+
+        // A flag wins: --default-permissions lets everyone change the options. (Readable by the
+        // user only now: no warning.)
+        #expect(chmod(config, 0o600) == 0)
+        let second = try ChildProcess([try tonearmBinary(), "daemon", "--config", config, "--runtime-dir", runtime,
+                                       "--state-dir", dir.file("state"), "--default-permissions", "read,control"], captureStandardError: true)
+        defer { second.terminate(SIGKILL) }
+        #expect(second.waitForStandardError(containing: "listening on \(runtime)/mpd.sock", timeout: 30), "\(second.standardErrorText)")
+        #expect(try run("mpc", ["repeat", "off"], environment: ["MPD_HOST": socket]).status == 0)
+        #expect(!second.standardErrorText.contains("holds passwords"), "\(second.standardErrorText)")
+        second.terminate(SIGTERM)
+        #expect(second.succeeded, "\(second.standardErrorText)")
+
+        // A bad value: refused before listening, with the file, the line and the key.
+        try "[daemon]\nlisten = []\npassword = [\"nosecret\"]\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let bad = try run(try tonearmBinary(), ["daemon", "--config", config, "--runtime-dir", runtime, "--state-dir", dir.file("state")])
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("\(config):3: 'daemon.password': item 1: \"@\" not found in password string \"nosecret\""), "\(bad.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: socket))
     }
 }
 

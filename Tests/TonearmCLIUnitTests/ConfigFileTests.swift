@@ -252,6 +252,60 @@ import TonearmConfig
                 == "/home/u/.config/tonearm/config.toml:2: 'playback.volume' must be between 0 and 100, not 101")
     }
 
+    /// The `[daemon]` table: `tonearm daemon`'s settings, read and checked.
+    @Test func theDaemonTableIsRead() throws {
+        let c = try parse("""
+            [daemon]
+            music = ["/srv/music", "More"]
+            listen = ["0.0.0.0:6601", "[::1]:6602"]
+            outputs = ["null"]
+            password = ["pw@read,add", "adm@read,add,control,admin"]
+            default_permissions = "read"
+            local_permissions = "read,add,control"
+            """)
+        let d = c.daemon
+        #expect(d.music == ["/srv/music", "/home/u/.config/tonearm/More"])
+        #expect(d.listen == [.tcp(host: "0.0.0.0", port: 6601), .tcp(host: "::1", port: 6602)])
+        #expect(d.outputs == [.null])
+        #expect(d.passwords == ["pw@read,add", "adm@read,add,control,admin"])
+        #expect(d.defaultPermissions == [.read])
+        #expect(d.localPermissions == [.read, .add, .control, .player])
+        #expect(c.line(of: "daemon.listen") == 3 && c.line(of: "daemon.local_permissions") == 7)
+        // No TCP at all; one music folder as a string.
+        let none = try parse("[daemon]\nlisten = []\nmusic = \"/m\"\n").daemon
+        #expect(none.listen == [] && none.music == ["/m"])
+        #expect(try parse("[daemon]\n").daemon.listen == nil)
+    }
+
+    @Test func badDaemonValuesAreNamedWithTheirLines() {
+        let p = problems("""
+            [daemon]
+            music = [""]
+            listen = ["127.0.0.1:6600", "/run/mpd.sock"]
+            outputs = ["pulse", "null"]
+            password = ["secret", "ok@read"]
+            default_permissions = "read,root"
+            local_permissions = ["read"]
+            port = 6600
+            """)
+        #expect(p.map(\.line) == [2, 3, 4, 5, 6, 7, 8], "\(p)")
+        #expect(p.map(\.key) == ["daemon.music", "daemon.listen", "daemon.outputs", "daemon.password", "daemon.default_permissions",
+                                 "daemon.local_permissions", "daemon.port"])
+        #expect(p[0].kind == .invalidValue("item 1 is an empty string"))
+        #expect(p[1].kind == .invalidValue("item 2 '/run/mpd.sock' is not ADDR:PORT, as in 127.0.0.1:6600 (the Unix socket is always there)"))
+        #expect(p[2].kind == .invalidValue("the daemon plays to one output (pulse or null), not 2"))
+        #expect(p[3].kind == .invalidValue("item 1: \"@\" not found in password string \"secret\" (expected SECRET@read,add,control,admin)"))
+        #expect(p[4].kind == .invalidValue("unknown permission \"root\" in \"read,root\" (known: read, add, player, control, admin)"))
+        #expect(p[5].kind == .wrongType(expected: "a string", found: "an array"))
+        #expect(p[6].kind == .unknownKey(suggestion: nil))
+        #expect(ConfigError(path: path, problems: [p[3]]).description
+                == "/home/u/.config/tonearm/config.toml:5: 'daemon.password': item 1: \"@\" not found in password string \"secret\" (expected SECRET@read,add,control,admin)")
+        let outputs = problems("[daemon]\noutputs = [\"file:/tmp/x.wav\"]\n")
+        #expect(outputs.first?.kind == .invalidValue("the daemon plays to pulse or null, not 'file:/tmp/x.wav'"))
+        // A daemon key in another table is pointed at.
+        #expect(problems("[library]\nlocal_permissions = \"read\"\n").first?.kind == .unknownKey(suggestion: "daemon.local_permissions"))
+    }
+
     @Test func anUnreadableFileIsAnError() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("config-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -281,6 +335,8 @@ import TonearmConfig
         #expect(all.playback.shuffle == false)
         #expect(all.keys["quit"] == ["q", "Q"])
         #expect(all.library.folders?.count == 1)
+        #expect(all.daemon.listen == [.tcp(host: "127.0.0.1", port: 6600)] && all.daemon.passwords?.count == 1)
+        #expect(all.daemon.localPermissions == .all && all.daemon.outputs == [.pulse()])
         for key in ConfigSchema.allKeys {
             #expect(all.line(of: key) != nil, "the example has no \(key)")
         }

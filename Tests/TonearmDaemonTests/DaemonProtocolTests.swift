@@ -66,6 +66,11 @@ struct DaemonProtocolTests {
         ["addid x 5"],
         ["deleteid x"],
         ["binarylimit x"],
+        ["binarylimit 63"],
+        ["binarylimit 64"],
+        ["binarylimit 8400896"],
+        ["binarylimit 8400897"],
+        ["binarylimit -1"],
         ["add"],
         ["status 1"],
         ["idle foo"],
@@ -216,6 +221,31 @@ struct DaemonPermissionTests {
         // The permission errors were there to compare.
         #expect(ours.contains { $0.contains("ACK [4@0] {play} you don't have permission for \"play\"") })
         #expect(ours.contains { $0.contains("ACK [3@0] {password} incorrect password") })
+    }
+
+    /// `local_permissions`: a client on the Unix socket starts with them (the same transcript,
+    /// compared with MPD given the same settings; MPD's private instance listens on a Unix
+    /// socket only), a TCP client with the default ones.
+    @Test func localPermissionsAreMPDs() async throws {
+        var access = MPDAccess()
+        for p in Self.passwords { try access.addPassword(parsing: p) }
+        try access.setDefaultPermissions(parsing: "read")
+        try access.setLocalPermissions(parsing: "read,add,player")
+        let mpd = try PrivateMPD(extraConfig: Self.passwords.map { "password \"\($0)\"\n" }.joined()
+                                    + "default_permissions \"read\"\nlocal_permissions \"read,add,player\"\n")
+        defer { mpd.stop() }
+        let d = try await TestDaemon(access: access)
+        let theirs = try Self.run(MPDTestClient(unixPath: mpd.socketPath))
+        let ours = try Self.run(MPDTestClient(unixPath: d.socketPath))
+        let differences = zip(theirs, ours).filter { $0 != $1 }.map { "MPD     \($0)\nTonearm \($1)" }
+        #expect(differences.isEmpty, Comment(rawValue: differences.joined(separator: "\n")))
+        // The local permissions were in force: `play` allowed before any password.
+        #expect(ours[1].hasPrefix("commands → ") && ours[1].contains("command: play |"), "\(ours)")
+        #expect(ours[4] == "play 1 2 3 → ACK [2@0] {play} too many arguments for \"play\"", "\(ours)")
+        let tcp = try MPDTestClient(port: d.port)
+        #expect(try tcp.exchange(["play"]) == ["ACK [4@0] {play} you don't have permission for \"play\""])
+        #expect(try tcp.exchange(["currentsong"]) == ["OK"])
+        await d.stop()
     }
 
     /// Idle needs `read`: without it the daemon answers MPD's permission error instead of

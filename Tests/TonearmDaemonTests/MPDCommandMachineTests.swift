@@ -77,7 +77,7 @@ struct MPDCommandMachineTests {
         var commands: Set<String> { ["lsinfo"] }
         func respond(command: String, arguments: [String], tagTypes: Set<MPDTag>) throws(MPDAck) -> String { "" }
         func update(uri: String, rescan: Bool) async -> Bool { false }
-        func watchFolders(changed: @escaping @Sendable () -> Void) async throws {}
+        func watchFolders(batches: @escaping @Sendable (MPDWatchBatch) -> Void) async throws {}
     }
 
     /// `update`/`rescan` as MPD answers them: a job number at once, `updating_db` in `status`
@@ -108,6 +108,32 @@ struct MPDCommandMachineTests {
         #expect(!(try Self.send(&m, "status", database: db).response.contains("updating_db")))
         #expect(m.updateFinished(job: 2, changed: true).isEmpty)
         #expect(try Self.send(&m, "update", database: db).response == "updating_db: 3\n")
+    }
+
+    /// A batch of the folder watch is an update job (as MPD's inotify enqueues one): a number
+    /// of the same count as `update`'s, `updating_db` in `status` while it runs, idle `update`
+    /// when it starts alone and when it ends, `database` when it changed; the update queue's
+    /// limit does not hold it back.
+    @Test func watchBatchesAreUpdateJobs() throws {
+        var m = MPDCommandMachine()
+        let db = UpdatableLibrary()
+        let (job, started) = m.watchJobStarted()
+        #expect(job == 1 && started == [.update])
+        #expect(try Self.send(&m, "status", database: db).response.hasSuffix("updating_db: 1\n"))
+        // An `update` meanwhile waits behind it.
+        let update = try Self.send(&m, "update", database: db)
+        #expect(update.response == "updating_db: 2\n" && update.changed.isEmpty)
+        #expect(m.updateFinished(job: 1, changed: true) == [.update, .database])
+        #expect(try Self.send(&m, "status", database: db).response.hasSuffix("updating_db: 2\n"))
+        // Behind a running job, a batch's start is no event of its own.
+        #expect(m.watchJobStarted() == (3, []))
+        #expect(m.updateFinished(job: 2, changed: false) == [.update])
+        #expect(m.updateFinished(job: 3, changed: false) == [.update])
+        #expect(!(try Self.send(&m, "status", database: db).response.contains("updating_db")))
+        // A full update queue does not stop the watch.
+        for _ in 0..<32 { _ = try Self.send(&m, "update", database: db) }
+        #expect(throws: MPDAck(.updateAlready, "Update queue is full", command: "update")) { try Self.send(&m, "update", database: db) }
+        #expect(m.watchJobStarted().job == 36)
     }
 
     /// The outputs commands as MPD answers them (the format of a real MPD's `outputs`), and

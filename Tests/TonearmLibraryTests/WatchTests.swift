@@ -290,6 +290,36 @@ func descriptorTarget(_ fd: Int32) -> String? {
         #expect(await watch.waitForEnd() == "finished")
     }
 
+    /// `batches` hears of every batch before and after it is applied — also one that changed
+    /// nothing (the same file put back with its modification time), which the stream does not
+    /// yield.
+    @Test func batchesAreToldBeforeAndAfterEvenWhenNothingChanged() async throws {
+        let f = try WatchFixture(tracks: ["one.mp3"])
+        defer { f.dir.remove() }
+        let (heard, sink) = AsyncStream<LibraryWatchBatch>.makeStream()
+        let watch = WatchRecorder(try f.library.watch(folders: [f.root], debounce: .milliseconds(50), initialScan: true) { sink.yield($0) })
+        _ = try await waitForEvent(heard, timeout: 20, "the initial scan's start") { $0 == .applying(.initialScan) }
+        let first = try await waitForEvent(heard, timeout: 20, "the initial scan's end") { if case .applied = $0 { true } else { false } }
+        guard case .applied(let initial) = first else { return }
+        #expect(initial.cause == .initialScan && initial.added == [f.path("one.mp3")])
+        #expect(await watch.wait { $0.count == 1 })
+        // The same bytes with the same modification time renamed over it (one event): a batch
+        // that changes nothing.
+        var before = stat()
+        #expect(stat(f.path("one.mp3"), &before) == 0)
+        let copy = f.dir.file("tmp/copy.mp3")
+        try Data(contentsOf: URL(fileURLWithPath: f.path("one.mp3"))).write(to: URL(fileURLWithPath: copy))
+        var times = [before.st_atim, before.st_mtim]
+        #expect(utimensat(AT_FDCWD, copy, &times, 0) == 0)
+        #expect(rename(copy, f.path("one.mp3")) == 0)
+        _ = try await waitForEvent(heard, timeout: 20, "the batch's start") { $0 == .applying(.changes) }
+        let end = try await waitForEvent(heard, timeout: 20, "the batch's end") { if case .applied = $0 { true } else { false } }
+        guard case .applied(let change) = end else { return }
+        #expect(change.cause == .changes && change.isEmpty, "\(change)")
+        #expect(watch.all.count == 1, "the stream yields no empty batch")
+        await watch.stop()
+    }
+
     @Test func aLostEventQueueMeansAFullRescan() async throws {
         let f = try WatchFixture(tracks: ["one.mp3", "two.mp3"])
         defer { f.dir.remove() }

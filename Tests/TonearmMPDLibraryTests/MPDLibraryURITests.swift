@@ -53,6 +53,26 @@ import TonearmTestSupport
         }
     }
 
+    /// More music folders (the daemon's later `--music` folders) are top-level folders of the
+    /// database under their names; a name the music folder already has is made unique.
+    @Test func otherFoldersAreTopLevelFoldersUnderTheirNames() async throws {
+        let f = try await Self.fixture()
+        defer { f.dir.remove() }
+        let outside = f.dir.file("outside")
+        try FileManager.default.createDirectory(atPath: f.dir.file("x/a"), withIntermediateDirectories: true)
+        let r = try MPDLibraryResponder(library: f.responder.library, musicRoot: f.music, otherFolders: [outside, f.dir.file("x/a")])
+        #expect(r.folders.mounts.map(\.name) == ["outside", "a (2)"])
+        #expect(try r.respond(command: "listall", arguments: []) == "directory: a\nfile: a/song.flac\ndirectory: outside\nfile: outside/secret.flac\n")
+        #expect(r.filePath(forURI: "outside/secret.flac") == outside + "/secret.flac")
+        #expect(r.uri(forFilePath: outside + "/secret.flac") == "outside/secret.flac")
+        #expect(r.uri(forFilePath: f.dir.file("x/a/new.flac")) == "a (2)/new.flac")
+        #expect(try r.songURIs(under: "outside") == ["outside/secret.flac"])
+        #expect(try r.respond(command: "listfiles", arguments: ["outside"]).contains("file: secret.flac\n"))
+        #expect(r.folders.path(forURI: "outside/sub/x.flac") == outside + "/sub/x.flac")
+        #expect(r.folders.path(forURI: "a/song.flac") == f.music + "/a/song.flac")
+        #expect(r.folders.all == [f.music, outside, f.dir.file("x/a")])
+    }
+
     @Test func aFileIsAURIOnlyInsideTheMusicFolder() async throws {
         let f = try await Self.fixture()
         let r = f.responder

@@ -39,6 +39,12 @@ struct MPDPermissionsTests {
             try other.addPassword(parsing: "secret")
         }
         #expect(throws: MPDPermissionError.self) { try other.setDefaultPermissions(parsing: "read,root") }
+        // local_permissions: the Unix socket's start, the default ones until set; TCP keeps the default.
+        #expect(other.initialPermissions(isLocal: true) == [.read])
+        try other.setLocalPermissions(parsing: "read,control")
+        #expect(other.initialPermissions(isLocal: true) == [.read, .control, .player])
+        #expect(other.initialPermissions(isLocal: false) == [.read])
+        #expect(throws: MPDPermissionError.self) { try other.setLocalPermissions(parsing: "all") }
     }
 
     @Test func thePermissionIsCheckedBeforeTheArguments() throws {

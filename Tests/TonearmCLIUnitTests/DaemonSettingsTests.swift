@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import Tonearm
+@testable import TonearmCLI
+
+/// `tonearm daemon`'s settings: each flag wins over the config file's `[daemon]` table, which
+/// wins over the defaults; the unit `--install-user-service` writes holds no password.
+@Suite struct DaemonSettingsTests {
+    static let file = """
+        [daemon]
+        music = ["/srv/a", "/srv/b"]
+        listen = []
+        outputs = ["null"]
+        password = ["pw@read,add"]
+        default_permissions = "read"
+        local_permissions = "read,add"
+        """
+
+    func settings(_ arguments: [String], file text: String? = Self.file) throws -> DaemonCommand.Settings {
+        let command = try DaemonCommand.parse(arguments)
+        let file = try text.map { try ConfigFile.parse($0, path: "/home/u/.config/tonearm/config.toml") }
+        return try command.settings(file: file?.daemon)
+    }
+
+    @Test func theFileGivesWhatNoFlagSays() throws {
+        let s = try settings([])
+        #expect(s.music == ["/srv/a", "/srv/b"])
+        #expect(s.tcp == [])
+        #expect(s.output == .null)
+        #expect(s.access.permissions(forPassword: "pw") == [.read, .add])
+        #expect(s.access.initialPermissions(isLocal: false) == [.read])
+        #expect(s.access.initialPermissions(isLocal: true) == [.read, .add])
+    }
+
+    @Test func eachFlagWins() throws {
+        let s = try settings(["--music", "/m", "--listen", "127.0.0.1:7000", "--output", "pulse", "--password", "other@read",
+                              "--default-permissions", "add", "--local-permissions", "read,control"])
+        #expect(s.music == ["/m"])
+        #expect(s.tcp == [.tcp(host: "127.0.0.1", port: 7000)])
+        #expect(s.output == .pulse())
+        // The flag's passwords replace the file's.
+        #expect(s.access.permissions(forPassword: "pw") == nil && s.access.permissions(forPassword: "other") == [.read])
+        #expect(s.access.initialPermissions(isLocal: false) == [.add])
+        #expect(s.access.initialPermissions(isLocal: true) == [.read, .control, .player])
+        #expect(try settings(["--listen", "none"]).tcp == [])
+    }
+
+    @Test func withoutAFileTheDefaults() throws {
+        let s = try settings([], file: nil)
+        #expect(s.music == [] && s.tcp == [.tcp(host: "127.0.0.1", port: 6600)] && s.output == nil)
+        #expect(s.access.initialPermissions(isLocal: true) == .all && s.access.initialPermissions(isLocal: false) == .all)
+        #expect(throws: (any Error).self) { try settings(["--local-permissions", "root"], file: nil) }
+    }
+
+    /// `tonearm config` lists the `[daemon]` table with where each value came from; passwords
+    /// are counted, never shown.
+    @Test func configListsTheDaemonTable() throws {
+        let file = try ConfigFile.parse(Self.file, path: "/c.toml")
+        let rows = ConfigCommand.daemonRows(file)
+        #expect(rows.map(\.key) == ["daemon.music", "daemon.listen", "daemon.outputs", "daemon.password", "daemon.default_permissions",
+                                    "daemon.local_permissions"])
+        #expect(rows.map(\.text) == ["/srv/a, /srv/b", "no TCP and the Unix socket", "null", "1 (not shown)", "read", "read,add"])
+        #expect(rows.map(\.source) == [2, 3, 4, 5, 6, 7].map { SettingSource.file(path: "/c.toml", line: $0) })
+        #expect(!rows.contains { $0.text.contains("pw") || "\($0.value)".contains("pw@") })
+        let none = ConfigCommand.daemonRows(nil)
+        #expect(none.allSatisfy { $0.source == .default })
+        #expect(none.map(\.text) == ["none", "127.0.0.1:6600 and the Unix socket", "automatic (pulse if a server answers, else null)", "none",
+                                     "all (no password)", "as default_permissions"])
+    }
+
+    @Test func theUnitGetsNoPassword() {
+        #expect(DaemonCommand.withoutPasswords(["--music", "/m", "--password", "s@read", "--password=t@add", "--verbose"])
+                == ["--music", "/m", "--verbose"])
+        let unit = DaemonCommand.unitText(executable: "/usr/bin/tonearm",
+                                          arguments: DaemonCommand.withoutPasswords(["--password", "s3cret@read", "--listen", "none"]))
+        #expect(!unit.contains("s3cret"))
+        #expect(unit.contains("ExecStart=/usr/bin/tonearm daemon --listen none\n"))
+    }
+}
