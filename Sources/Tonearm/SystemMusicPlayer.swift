@@ -55,6 +55,11 @@ public final class SystemMusicPlayer: Sendable {
         let value = Mutex<MPDClientError?>(nil)
     }
     private let tasks = Mutex<[Task<Void, Never>]>([])
+    private let connected = Atomic<Bool>(true)
+
+    /// False once the connection to the daemon broke (the daemon ended): the sequences have
+    /// finished and commands fail; connect again.
+    public var isConnected: Bool { connected.load(ordering: .relaxed) }
 
     private init(address: MPDAddress, commands: MPDClient, watcher: MPDClient, snapshot: Snapshot) {
         self.address = address
@@ -81,6 +86,7 @@ public final class SystemMusicPlayer: Sendable {
                     guard !changed.isEmpty else { continue }
                     next = try await Self.read(watcher)
                 } catch {
+                    self?.connected.store(false, ordering: .relaxed)
                     broadcaster.finish()
                     return
                 }
@@ -301,15 +307,15 @@ extension MusicPlayer {
 
     /// The system's music player: the queue of `tonearm daemon` on its Unix socket
     /// (`$XDG_RUNTIME_DIR/tonearm/mpd.sock`), as ``SystemMusicPlayer`` — one per process,
-    /// connected on first use.
+    /// connected on first use, and again after the daemon went away (a restart).
     /// - Throws: ``MPDClientError/noServer(_:reason:)`` when no daemon runs (it is not started
     ///   from here; start it with `tonearm daemon`).
     public static var system: SystemMusicPlayer {
         get async throws(MPDClientError) {
-            if let p = systemPlayer.withLock({ $0 }) { return p }
+            if let p = systemPlayer.withLock({ $0 }), p.isConnected { return p }
             let p = try await SystemMusicPlayer.connect()
             return systemPlayer.withLock { current in
-                if let current { return current }
+                if let current, current.isConnected { return current }
                 current = p
                 return p
             }

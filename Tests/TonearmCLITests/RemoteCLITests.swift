@@ -240,6 +240,17 @@ struct SystemMusicPlayerCLITests {
         let replies = try await client.sendList([("status", []), ("playlistinfo", [])])
         #expect(MPDSong.list(replies[1]).map(\.file) == [a, b])
         client.close()
+
+        // The daemon ends: the sequences finish, and MusicPlayer.system connects again to the next one.
+        let ending = player.events
         daemon.stop()
+        _ = try await collectUntilFinished(ending)
+        #expect(!player.isConnected)
+        let second = try RemoteDaemon(dir)
+        defer { second.process.terminate(SIGKILL) }
+        let again = try await ProcessEnvironment.with(["XDG_RUNTIME_DIR": xdg]) { try await MusicPlayer.system }
+        #expect(again !== player && again.isConnected)
+        #expect(again.currentSnapshot.status.playlistLength == 2, "the restarted daemon's saved queue")
+        second.stop()
     }
 }
