@@ -51,6 +51,9 @@ struct RemoteOptions: ParsableArguments {
                                                       valueName: "FORMAT"))
     var format: String?
 
+    @Flag(name: .long, help: "Say on standard error where it connected (a script's log; `idle` then waits for changes made after that line).")
+    var verbose = false
+
     func validate() throws {
         if let host, MPDAddress(host) == nil { throw ValidationError("--host takes a socket's path or HOST[:PORT], not '\(host)'") }
         if let format { _ = try Self.parseFormat(format) }
@@ -67,7 +70,9 @@ struct RemoteOptions: ParsableArguments {
 
     /// Connects, or fails with the one-line error and status 69 when no daemon answers.
     func connect() async throws -> MPDClient {
-        try await Self.connect(to: address, password: password)
+        let client = try await Self.connect(to: address, password: password)
+        if verbose { Terminal.writeError("tonearm remote: connected to \(address) (MPD protocol \(client.protocolVersion))\n") }
+        return client
     }
 
     static func connect(to address: MPDAddress, password: String?) async throws -> MPDClient {

@@ -130,10 +130,21 @@ struct RemoteCLITests {
         #expect(try remote("current").stdout.isEmpty)
         #expect(try remote("search", "青花", "--format", "%file%").stdout == "青花/01.flac\n")
         #expect(try remote("search", "artist", "somebody", "--format", "%title%").stdout == (try mpc("-f", "%title%", "search", "artist", "somebody")))
+        // idle: the change made after it connected (its --verbose line), printed as the subsystem.
+        let idle = try ChildProcess([tonearm, "remote", "idle", "player", "--verbose"], environment: ["XDG_RUNTIME_DIR": xdg],
+                                    captureStandardError: true, captureStandardOutput: true)
+        defer { idle.terminate(SIGKILL) }
+        #expect(idle.waitForStandardError(containing: "tonearm remote: connected to \(daemon.socket) (MPD protocol 0.23", timeout: 30), "\(idle.standardErrorText)")
+        _ = try mpc("volume", "26")  // mixer: not what it waits for
+        _ = try mpc("play")
+        #expect(idle.wait(timeout: 30) && idle.succeeded, "\(idle.standardErrorText)")
+        let printed = idle.waitForStandardOutputBlocking(timeout: 30) { $0.ended }
+        #expect(printed.text == "player\n", "\(printed.text)")
+        _ = try mpc("stop")
         #expect(try remote("clear", "-q").status == 0)
         #expect(try mpc("playlist").isEmpty)
         // --host: the same daemon by its socket's path, without XDG_RUNTIME_DIR.
-        #expect(try run(tonearm, ["remote", "volume", "--host", daemon.socket]).stdout == "volume: 25%\n")
+        #expect(try run(tonearm, ["remote", "volume", "--host", daemon.socket]).stdout == "volume: 26%\n")
         daemon.stop()
     }
 
