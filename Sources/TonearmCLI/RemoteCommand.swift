@@ -21,7 +21,7 @@ struct RemoteClientCommand: AsyncParsableCommand {
             tag in it is missing, | for alternatives.
 
             Exit status: 0 done; 1 the daemon refused (its message is printed); 64 a usage error; \
-            69 no daemon answers at the address.
+            69 no daemon answers at the address. Without a command: status.
 
             Examples:
               tonearm remote add ~/Music/Album && tonearm remote play
@@ -32,7 +32,9 @@ struct RemoteClientCommand: AsyncParsableCommand {
             """,
         subcommands: [RemoteStatus.self, RemotePlay.self, RemotePause.self, RemoteToggle.self, RemoteStop.self, RemoteNext.self,
                       RemotePrevious.self, RemoteSeek.self, RemoteVolume.self, RemoteAdd.self, RemoteInsert.self, RemoteClear.self,
-                      RemoteQueue.self, RemoteCurrent.self, RemoteSearch.self, RemoteOutputs.self, RemoteIdle.self])
+                      RemoteQueue.self, RemoteCurrent.self, RemoteSearch.self, RemoteOutputs.self, RemoteIdle.self],
+        // As mpc: no command is `status`.
+        defaultSubcommand: RemoteStatus.self)
 }
 
 /// Where the daemon is and how to print: every `remote` subcommand takes these.

@@ -82,6 +82,7 @@ struct RemoteCLITests {
         #expect(try remote("pause", "--quiet").stdout.isEmpty)
         let status = try remote("status")
         #expect(status.status == 0)
+        #expect(try remote().stdout == status.stdout, "no command: status, as mpc")
         #expect(status.stdout == (try mpc("status")), "\(status.stdout)")
         #expect(status.stdout.contains("[paused]  #1/2"))
         #expect(try remote("current").stdout == (try mpc("current")))
@@ -247,6 +248,14 @@ struct SystemMusicPlayerCLITests {
             guard case .server(let e) = error else { Issue.record("\(error)"); return }
             #expect(e.ack == .argument && e.command == "play", "\(e)")
         }
+        // Idle as an async sequence: the change made before the first idle is its first element;
+        // leaving the loop ends the idle (noidle) and the connection goes on.
+        _ = try mpc("volume", "60")
+        for try await changed in client.changes(["mixer"]) {
+            #expect(changed == ["mixer"])
+            break
+        }
+        #expect(try await client.status().volume == 60)
         // A command list: one reply per command.
         let replies = try await client.sendList([("status", []), ("playlistinfo", [])])
         #expect(MPDSong.list(replies[1]).map(\.file) == [a, b])
