@@ -149,6 +149,33 @@ struct RemoteCLITests {
         daemon.stop()
     }
 
+    /// `tonearm pick --daemon` in a real pseudo-terminal: the picked song goes to the daemon's
+    /// queue by its absolute path and plays there; the picker says so and ends.
+    @Test func pickHandsThePickedSongsToTheDaemon() throws {
+        let dir = try TempDir("tonearm-remote-pick")
+        defer { dir.remove() }
+        let music = dir.file("music"), db = dir.file("library.sqlite")
+        try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
+        try Fixtures.tone(path: music + "/alpha.flac", codecArgs: ["-c:a", "flac", "-metadata", "title=Alpha Song"], seconds: 3)
+        try Fixtures.tone(path: music + "/beta.flac", codecArgs: ["-c:a", "flac", "-metadata", "title=Beta Song"], seconds: 3)
+        let tonearm = try tonearmBinary()
+        let scan = try run(tonearm, ["library", "scan", music, "--db", db, "--quiet"])
+        #expect(scan.status == 0, "\(scan.stderr)")
+        let daemon = try RemoteDaemon(dir)
+        defer { daemon.process.terminate(SIGKILL) }
+        func q(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        let pty = try PTYScreen("XDG_RUNTIME_DIR=\(q(daemon.xdg)) XDG_STATE_HOME=\(q(dir.file("state-pick"))) \(q(tonearm)) pick --db \(q(db)) --daemon")
+        try pty.waitFor("Enter: add this song")
+        pty.type("beta\r")
+        try pty.waitFor("Playing: Beta Song (#1).")
+        #expect(try pty.waitForExit() == 0, "\(pty.all.suffix(600))")
+        #expect(pty.all.contains("Added 1 song to the daemon's queue at \(daemon.socket) (#1 of 1)."), "\(pty.all.suffix(600))")
+        #expect(pty.all.contains("Playing: Beta Song (#1)."), "\(pty.all.suffix(600))")
+        let queue = try run("mpc", ["-f", "%file%", "playlist"], environment: ["MPD_HOST": daemon.socket])
+        #expect(queue.stdout == music + "/beta.flac\n", "\(queue)")
+        daemon.stop()
+    }
+
     /// Terminal columns of a line (CJK two each): what a user sees as alignment.
     private func lineWidth(_ line: String) -> Int {
         line.unicodeScalars.reduce(0) { w, s in
