@@ -14,10 +14,10 @@ private struct RemoteDaemon {
     var socket: String { xdg + "/tonearm/mpd.sock" }
     var env: [String: String] { ["XDG_RUNTIME_DIR": xdg, "MPD_HOST": socket] }
 
-    init(_ dir: TempDir, music: String? = nil) throws {
+    init(_ dir: TempDir, music: String? = nil, options: [String] = []) throws {
         xdg = dir.file("xdg")
         process = try ChildProcess([try tonearmBinary(), "daemon", "--output", "null", "--listen", "none", "--runtime-dir", xdg + "/tonearm",
-                                    "--state-dir", dir.file("state")] + (music.map { ["--music", $0] } ?? []),
+                                    "--state-dir", dir.file("state")] + (music.map { ["--music", $0] } ?? []) + options,
                                    environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=" + dir.file("no-bus")], captureStandardError: true)
         #expect(process.waitForStandardError(containing: "listening on \(xdg)/tonearm/mpd.sock", timeout: 60), "\(process.standardErrorText)")
     }
@@ -293,11 +293,38 @@ struct SystemMusicPlayerCLITests {
         daemon.stop()
         _ = try await collectUntilFinished(ending)
         #expect(!player.isConnected)
-        let second = try RemoteDaemon(dir)
+        // This one has a password; without it a client may read only.
+        let second = try RemoteDaemon(dir, options: ["--password", "secret@read,add,control,admin", "--default-permissions", "read"])
         defer { second.process.terminate(SIGKILL) }
         let again = try await ProcessEnvironment.with(["XDG_RUNTIME_DIR": xdg]) { try await MusicPlayer.system }
         #expect(again !== player && again.isConnected)
         #expect(again.currentSnapshot.status.playlistLength == 2, "the restarted daemon's saved queue")
+        again.play()
+        do {
+            try await again.synchronize()
+            Issue.record("play without the password was accepted")
+        } catch {
+            guard case .server(let e) = error else { Issue.record("\(error)"); return }
+            #expect(e.ack == .permission && e.command == "play", "\(e)")
+        }
+        do {
+            _ = try await MPDClient.connect(to: .unix(path: second.socket), password: "wrong")
+            Issue.record("a wrong password was accepted")
+        } catch {
+            guard case .server(let e) = error else { Issue.record("\(error)"); return }
+            #expect(e.ack == .password, "\(e)")
+        }
+        let tonearm = try tonearmBinary()
+        let denied = try run(tonearm, ["remote", "play", "--host", second.socket])
+        #expect(denied.status == 1 && denied.stderr.hasPrefix("tonearm: remote play: you don't have permission"), "\(denied)")
+        // The saved queue was at its second song.
+        let allowed = try run(tonearm, ["remote", "play", "--host", second.socket, "--password", "secret"])
+        #expect(allowed.status == 0 && allowed.stdout.contains("[playing] #2/2"), "\(allowed)")
+        let withPassword = try await SystemMusicPlayer.connect(to: .unix(path: second.socket), password: "secret")
+        #expect(withPassword.playbackState == .playing)
+        withPassword.stop()
+        try await withPassword.synchronize()
+        #expect(withPassword.playbackState == .stopped)
         second.stop()
     }
 }
