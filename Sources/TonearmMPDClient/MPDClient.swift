@@ -176,11 +176,19 @@ public final class MPDClient: Sendable {
             var connected: Int32 = -1
             var ai: UnsafeMutablePointer<addrinfo>? = first
             while let a = ai {
-                let s = socket(a.pointee.ai_family, a.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), a.pointee.ai_protocol)
+                // Non-blocking, so that a host that drops the packets is given up after `timeout`
+                // (not the kernel's two minutes).
+                let s = socket(a.pointee.ai_family, a.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue),
+                               a.pointee.ai_protocol)
                 if s >= 0 {
-                    if Glibc.connect(s, a.pointee.ai_addr, a.pointee.ai_addrlen) == 0 { connected = s; break }
-                    reason = String(cString: strerror(errno))
-                    Glibc.close(s)
+                    if let failure = connectWithin(s, a.pointee.ai_addr, a.pointee.ai_addrlen, timeout: timeout) {
+                        reason = failure
+                        Glibc.close(s)
+                    } else {
+                        _ = fcntl(s, F_SETFL, fcntl(s, F_GETFL) & ~O_NONBLOCK)
+                        connected = s
+                        break
+                    }
                 }
                 ai = a.pointee.ai_next
             }
@@ -205,6 +213,20 @@ public final class MPDClient: Sendable {
             Glibc.close(fd)
             throw .protocolError(address, "\(error)")
         }
+    }
+
+    /// Connects the non-blocking socket `s`, waiting at most `timeout` seconds: nil, or why not.
+    private static func connectWithin(_ s: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t, timeout: Double) -> String? {
+        if Glibc.connect(s, address, length) == 0 { return nil }
+        guard errno == EINPROGRESS else { return String(cString: strerror(errno)) }
+        var pfd = pollfd(fd: s, events: Int16(POLLOUT), revents: 0)
+        var n: Int32
+        repeat { n = poll(&pfd, 1, Int32(min(timeout * 1000, Double(Int32.max)))) } while n < 0 && errno == EINTR
+        if n == 0 { return "no answer within \(timeout.formatted()) s" }
+        var error: Int32 = 0
+        var size = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(s, SOL_SOCKET, SO_ERROR, &error, &size) == 0 else { return String(cString: strerror(errno)) }
+        return error == 0 ? nil : String(cString: strerror(error))
     }
 
     /// Waits (poll, at most `timeout` s; negative: no limit) and reads what came into `parser`.

@@ -14,9 +14,9 @@ private struct RemoteDaemon {
     var socket: String { xdg + "/tonearm/mpd.sock" }
     var env: [String: String] { ["XDG_RUNTIME_DIR": xdg, "MPD_HOST": socket] }
 
-    init(_ dir: TempDir, music: String? = nil, options: [String] = []) throws {
+    init(_ dir: TempDir, music: String? = nil, listen: String = "none", options: [String] = []) throws {
         xdg = dir.file("xdg")
-        process = try ChildProcess([try tonearmBinary(), "daemon", "--output", "null", "--listen", "none", "--runtime-dir", xdg + "/tonearm",
+        process = try ChildProcess([try tonearmBinary(), "daemon", "--output", "null", "--listen", listen, "--runtime-dir", xdg + "/tonearm",
                                     "--state-dir", dir.file("state")] + (music.map { ["--music", $0] } ?? []) + options,
                                    environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=" + dir.file("no-bus")], captureStandardError: true)
         #expect(process.waitForStandardError(containing: "listening on \(xdg)/tonearm/mpd.sock", timeout: 60), "\(process.standardErrorText)")
@@ -54,6 +54,10 @@ struct RemoteCLITests {
         #expect(none.status == 69, "\(none)")
         #expect(none.stderr == "tonearm: remote status: no daemon at \(xdg)/tonearm/mpd.sock (No such file or directory); start it with `tonearm daemon`\n",
                 "\(none.stderr)")
+        // Over TCP, a port nobody listens on.
+        let refused = try remote("status", "--host", "127.0.0.1:1")
+        #expect(refused.status == 69 && refused.stderr == "tonearm: remote status: no daemon at 127.0.0.1:1 (Connection refused); start it with `tonearm daemon`\n",
+                "\(refused)")
         let handNone = try run(tonearm, ["play", "--daemon", music], environment: ["XDG_RUNTIME_DIR": xdg])
         #expect(handNone.status == 69 && handNone.stderr.contains("no daemon at \(xdg)/tonearm/mpd.sock"), "\(handNone)")
         // Bad arguments: usage errors before any connection.
@@ -103,8 +107,8 @@ struct RemoteCLITests {
         #expect(table.map { lineWidth($0) }.allSatisfy { $0 == lineWidth(table[0]) }, "\(table)")
 
         // A refusal of the daemon: its message, status 1.
-        let refused = try remote("play", "9")
-        #expect(refused.status == 1 && refused.stderr == "tonearm: remote play: Bad song index\n", "\(refused)")
+        let badIndex = try remote("play", "9")
+        #expect(badIndex.status == 1 && badIndex.stderr == "tonearm: remote play: Bad song index\n", "\(badIndex)")
 
         // Playing: another file is handed over without interrupting what plays.
         let play = try remote("play")
@@ -161,7 +165,7 @@ struct RemoteCLITests {
         let tonearm = try tonearmBinary()
         let scan = try run(tonearm, ["library", "scan", music, "--db", db, "--quiet"])
         #expect(scan.status == 0, "\(scan.stderr)")
-        let daemon = try RemoteDaemon(dir)
+        let daemon = try RemoteDaemon(dir, listen: "127.0.0.1:0")
         defer { daemon.process.terminate(SIGKILL) }
         func q(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
         let pty = try PTYScreen("XDG_RUNTIME_DIR=\(q(daemon.xdg)) XDG_STATE_HOME=\(q(dir.file("state-pick"))) \(q(tonearm)) pick --db \(q(db)) --daemon")
@@ -173,6 +177,11 @@ struct RemoteCLITests {
         #expect(pty.all.contains("Playing: Beta Song (#1)."), "\(pty.all.suffix(600))")
         let queue = try run("mpc", ["-f", "%file%", "playlist"], environment: ["MPD_HOST": daemon.socket])
         #expect(queue.stdout == music + "/beta.flac\n", "\(queue)")
+        // The same daemon over TCP (its port from its log).
+        let log = daemon.process.standardErrorText
+        let port = try #require(log.components(separatedBy: "listening on 127.0.0.1:").dropFirst().first?.prefix { $0.isNumber })
+        let overTCP = try run(tonearm, ["remote", "status", "--host", "127.0.0.1:\(port)"])
+        #expect(overTCP.status == 0 && overTCP.stdout.hasPrefix("Beta Song\n[playing] #1/1"), "\(overTCP)")
         daemon.stop()
     }
 
