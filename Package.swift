@@ -25,6 +25,7 @@ let package = Package(
         // The video window (SDL2): frames shown with a gravity, keys and mouse as events.
         .library(name: "TonearmWindow", targets: ["TonearmWindow"]),
         .library(name: "TonearmKit", targets: ["TonearmKit"]),
+        .library(name: "TonearmMPDClient", targets: ["TonearmMPDClient"]),
         .executable(name: "tonearm", targets: ["TonearmCLI"]),
     ],
     dependencies: [
@@ -101,6 +102,9 @@ let package = Package(
         // The MPD protocol's text (requests, command lists, filters, arguments, ACKs): no I/O,
         // no dependency — the daemon's server (issue 20) and the fuzz target stand on it.
         .target(name: "TonearmMPDProtocol"),
+        // A client of the MPD protocol (the daemon's, or MPD's): typed answers and errors, async
+        // requests, idle as an async sequence; POSIX sockets on a queue of its own, no NIO.
+        .target(name: "TonearmMPDClient", dependencies: ["TonearmMPDProtocol"]),
         // The database half of the MPD protocol over the library (lsinfo, find, list, count…):
         // answers as text, no I/O but the library's and stat/readdir of the music folder.
         .target(name: "TonearmMPDLibrary", dependencies: ["TonearmMPDProtocol", "TonearmLibrary", "TonearmCore"]),
@@ -149,7 +153,7 @@ let package = Package(
         // Umbrella: `import Tonearm` gives the whole playback API (not MPRIS: see TonearmDesktop).
         .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmRender", "TonearmOutput", "TonearmPlayback",
                                                 "TonearmPlaylists", "TonearmNowPlaying", "TonearmSession", "TonearmNetwork",
-                                                "TonearmLibrary", "TonearmExport", "TonearmVideo"]),
+                                                "TonearmLibrary", "TonearmExport", "TonearmVideo", "TonearmMPDClient"]),
 
         // The config file's syntax: TOML through TOMLKit, the line of each key, typed values and
         // problems named by line and key (no ArgumentParser, no playback): what the command's
@@ -168,7 +172,7 @@ let package = Package(
         // The command-line player, last.
         .executableTarget(
             name: "TonearmCLI",
-            dependencies: ["Tonearm", "TonearmDesktop", "TonearmKit", "TonearmWindow", "TonearmConfig", "TonearmDaemon", "TonearmMPDLibrary", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            dependencies: ["Tonearm", "TonearmDesktop", "TonearmKit", "TonearmWindow", "TonearmConfig", "TonearmDaemon", "TonearmMPDLibrary", "TonearmMPDClient", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "TOMLKit", package: "TOMLKit")]
         ),
 
@@ -177,7 +181,7 @@ let package = Package(
         .testTarget(name: "TonearmOutputTests", dependencies: ["TonearmOutput", "TonearmRender", "TonearmDBus", "TonearmTestSupport"]),
         .testTarget(name: "TonearmEngineTests", dependencies: ["TonearmEngine", "TonearmRender", "TonearmOutput", "TonearmTestSupport"]),
         .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmEngine", "TonearmPlaylists", "TonearmSession", "TonearmVideo", "TonearmTestSupport"]),
-        .testTarget(name: "TonearmCLITests", dependencies: ["TonearmTestSupport", "TonearmCore", "TonearmWindow"]),
+        .testTarget(name: "TonearmCLITests", dependencies: ["TonearmTestSupport", "TonearmCore", "Tonearm", "TonearmMPDClient", "TonearmWindow"]),
         // The command's pure parts (key decoding, text width, the picker's screen), offline.
         .testTarget(name: "TonearmCLIUnitTests", dependencies: ["TonearmCLI", "TonearmConfig", "Tonearm", "TonearmTestSupport"]),
         .testTarget(name: "TonearmTests", dependencies: ["Tonearm", "TonearmTestSupport"]),

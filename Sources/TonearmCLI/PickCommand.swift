@@ -62,11 +62,14 @@ struct PickCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Append the picks to this library playlist (made if missing) instead of playing.", valueName: "NAME"), completion: Completions.playlists)
     var addTo: String?
 
+    @Flag(name: .long, help: "Add the picks to the running daemon's queue (tonearm daemon) instead of playing them here.")
+    var daemon = false
+
     @OptionGroup var playback: PlaybackOptions
 
     func validate() throws {
         let modes = [queue ? "--queue" : nil, print ? "--print" : nil, print0 ? "--print0" : nil, printIds ? "--print-ids" : nil,
-                     addTo.map { _ in "--add-to" }].compactMap { $0 }
+                     addTo.map { _ in "--add-to" }, daemon ? "--daemon" : nil].compactMap { $0 }
         if modes.count > 1 { throw ValidationError("\(modes.joined(separator: ", ")): choose one") }
         if let addTo, addTo.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("--add-to needs a playlist name") }
         guard let v = MediaPicker.View(rawValue: view.lowercased()), v != .selected else {
@@ -81,7 +84,7 @@ struct PickCommand: AsyncParsableCommand {
     private var verb: String {
         if queue { return "queue" }
         if print || print0 || printIds { return "print" }
-        if addTo != nil { return "add" }
+        if addTo != nil || daemon { return "add" }
         return "play"
     }
 
@@ -136,6 +139,10 @@ struct PickCommand: AsyncParsableCommand {
                 let p = try library.addItems(items.map(\.persistentID), to: addTo)
                 Terminal.write("Added \(items.count == 1 ? "1 track" : "\(items.count) tracks") to '\(p.name)' (\(p.count) in all)\n")
             }
+            return
+        }
+        if daemon {
+            try await RemoteHandOff.hand(items.map(\.path))
             return
         }
         // Picked items' plays and skips are counted in the library.

@@ -92,6 +92,9 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .customLong("sub-track"), help: ArgumentHelp("Draw the video's Nth subtitle track, text or bitmap (PGS, DVD, DVB) (1 is the first; tonearm info lists them). A file with fewer is an error that says how many it has; in a queue, each video that has that many draws it (the others their .srt, if any).", valueName: "N"))
     var subTrack: Int?
 
+    @Flag(name: .long, help: "Hand the files to the running daemon's queue (tonearm daemon) instead of playing them here; it plays them when it was not playing.")
+    var daemon = false
+
     @OptionGroup var playback: PlaybackOptions
 
     /// What to play must be given. Checked in run(), not validate(): ArgumentParser validates
@@ -162,6 +165,15 @@ struct PlayCommand: AsyncParsableCommand {
 
     func run() async throws {
         try checkSomethingToPlay()
+        if daemon {
+            if resume { throw ValidationError("--resume plays the saved queue here; the daemon keeps its own (use tonearm remote play)") }
+            var problems: [String] = []
+            let files = (usesLibrary ? try libraryItems().1.map(\.path) : []) + MediaPaths.expandWithPlaylists(paths, problems: &problems)
+            for p in problems { Terminal.writeProblem(p) }
+            if files.isEmpty { throw CommandFailure(nil, "no playable files in \(paths.joined(separator: ", "))") }
+            try await RemoteHandOff.hand(files)
+            return
+        }
         try playback.checkOutputFile()
         // One network stream: the streaming player (buffering, stalls, radio titles).
         if paths.count == 1, !resume, !usesLibrary, let url = Self.streamURL(paths[0]) {

@@ -117,6 +117,16 @@ import Testing
         #expect(try graph.imports(of: daemon).contains { $0.1 == "NIOPosix" })
     }
 
+    /// The MPD client (issue 20's `tonearm remote`, `MusicPlayer.system`) stands on the protocol's
+    /// text alone: not on the daemon, the playback engine or a C library, so the umbrella that
+    /// carries it brings no server with it.
+    @Test func theMPDClientNeedsOnlyTheProtocol() throws {
+        let closure = try graph.closure(of: "TonearmMPDClient")
+        #expect(closure.subtracting(["TonearmMPDClient"]) == ["TonearmMPDProtocol"], "\(closure.sorted())")
+        #expect(try graph.closure(of: "Tonearm").contains("TonearmMPDClient"))
+        #expect(!(try graph.closure(of: "Tonearm").contains("TonearmDaemon")))
+    }
+
     /// A module builds into the same directory as every other, so an import of a module that is
     /// not a declared dependency can compile by luck of build order and hide a seam. Every import
     /// of one of the package's modules must be a declared (direct or transitive) dependency.

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Tonearm
+import TonearmMPDClient
+
+/// `tonearm play --daemon` and `tonearm pick --daemon`: the files go to the running daemon's
+/// queue (by their absolute paths, over its Unix socket) instead of playing in the terminal.
+/// The daemon plays the first of them when it was not playing; when it was, they wait after
+/// what plays. Says both.
+enum RemoteHandOff {
+    /// Adds `files` (local paths, made absolute; URLs as they are) after the queue's end, in one
+    /// command list; starts the first added one when the daemon is stopped or paused. Prints
+    /// what was added and what plays.
+    static func hand(_ files: [String], address: MPDAddress = .daemonSocket) async throws {
+        let uris = files.map { f -> String in
+            f.contains("://") ? f : URL(fileURLWithPath: f).standardizedFileURL.path
+        }
+        guard !uris.isEmpty else { throw CommandFailure(nil, "nothing to hand to the daemon") }
+        let client = try await RemoteOptions.connect(to: address, password: nil)
+        defer { client.close() }
+        do throws(MPDClientError) {
+            let before = try await client.status()
+            let replies = try await client.sendList(uris.map { ("addid", [$0]) })
+            let first = before.playlistLength
+            let songs = uris.count == 1 ? "1 song" : "\(uris.count) songs"
+            let positions = uris.count == 1 ? "#\(first + 1)" : "#\(first + 1)–#\(first + uris.count)"
+            var text = "Added \(songs) to the daemon's queue at \(address) (\(positions) of \(first + uris.count)).\n"
+            if before.state == .play {
+                let current = try await client.currentSong()
+                text += "The daemon plays on: \(current.flatMap { RemoteFormat.songDefault.render($0) }.map(TextWidth.printable) ?? "?")"
+                    + " (#\((before.song ?? 0) + 1)); the added songs follow in the queue's order.\n"
+            } else {
+                let id = replies.first?["Id"] ?? ""
+                try await client.send("playid", id)
+                let now = try await client.currentSong()
+                text += "Playing: \(now.flatMap { RemoteFormat.songDefault.render($0) }.map(TextWidth.printable) ?? uris[0]) (#\(first + 1)).\n"
+            }
+            Terminal.write(text)
+        } catch {
+            throw RemoteOptions.failure(error)
+        }
+    }
+}

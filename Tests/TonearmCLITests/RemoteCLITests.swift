@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import Tonearm
+import TonearmMPDClient
+import TonearmTestSupport
+
+/// A daemon for the remote tests: a private runtime folder (`XDG/tonearm`, so that clients
+/// given `XDG_RUNTIME_DIR=XDG` find it where they look by default), the null output (real
+/// time), no session bus, an optional music folder.
+private struct RemoteDaemon {
+    let process: ChildProcess
+    let xdg: String
+    var socket: String { xdg + "/tonearm/mpd.sock" }
+    var env: [String: String] { ["XDG_RUNTIME_DIR": xdg, "MPD_HOST": socket] }
+
+    init(_ dir: TempDir, music: String? = nil, listen: String = "none", options: [String] = []) throws {
+        xdg = dir.file("xdg")
+        process = try ChildProcess([try tonearmBinary(), "daemon", "--output", "null", "--listen", listen, "--runtime-dir", xdg + "/tonearm",
+                                    "--state-dir", dir.file("state")] + (music.map { ["--music", $0] } ?? []) + options,
+                                   environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=" + dir.file("no-bus")], captureStandardError: true)
+        #expect(process.waitForStandardError(containing: "listening on \(xdg)/tonearm/mpd.sock", timeout: 60), "\(process.standardErrorText)")
+    }
+
+    func stop() {
+        process.terminate(SIGTERM)
+        #expect(process.succeeded, "\(process.standardErrorText)")
+    }
+}
+
+/// `tonearm remote` and `tonearm play --daemon` against a real daemon (issue 20): the files
+/// handed over by absolute path and started, the answers the same as mpc's against the same
+/// daemon (status, current, the queue in a format, outputs, volume), the song table aligned
+/// with CJK titles, the exit statuses (69 no daemon, 64 a bad argument, 1 the daemon's refusal).
+@Suite(.serialized)
+struct RemoteCLITests {
+    @Test func handsFilesToTheDaemonAndAnswersAsMPCDoes() throws {
+        let dir = try TempDir("tonearm-remote-cli")
+        defer { dir.remove() }
+        let music = dir.file("music")
+        try FileManager.default.createDirectory(atPath: music + "/青花", withIntermediateDirectories: true)
+        try Fixtures.tone(path: music + "/青花/01.flac", codecArgs: ["-c:a", "flac", "-metadata", "title=青花瓷", "-metadata", "artist=周杰伦",
+                                                                   "-metadata", "album=我很忙"], seconds: 8)
+        try Fixtures.tone(path: music + "/青花/02.flac", codecArgs: ["-c:a", "flac", "-metadata", "title=Second", "-metadata", "artist=Somebody Else"], seconds: 3)
+        try Fixtures.tone(path: dir.file("extra.flac"), codecArgs: ["-c:a", "flac", "-metadata", "title=Extra"], seconds: 3)
+        let xdg = dir.file("xdg")
+        let tonearm = try tonearmBinary()
+        func remote(_ args: String..., env: [String: String] = ["XDG_RUNTIME_DIR": xdg]) throws -> RunResult {
+            try run(tonearm, ["remote"] + args, environment: env, currentDirectory: dir.path)
+        }
+
+        // No daemon: one line saying where it looked and what to do; status 69.
+        let none = try remote("status")
+        #expect(none.status == 69, "\(none)")
+        #expect(none.stderr == "tonearm: remote status: no daemon at \(xdg)/tonearm/mpd.sock (No such file or directory); start it with `tonearm daemon`\n",
+                "\(none.stderr)")
+        // Over TCP, a port nobody listens on.
+        let refused = try remote("status", "--host", "127.0.0.1:1")
+        #expect(refused.status == 69 && refused.stderr == "tonearm: remote status: no daemon at 127.0.0.1:1 (Connection refused); start it with `tonearm daemon`\n",
+                "\(refused)")
+        let handNone = try run(tonearm, ["play", "--daemon", music], environment: ["XDG_RUNTIME_DIR": xdg])
+        #expect(handNone.status == 69 && handNone.stderr.contains("no daemon at \(xdg)/tonearm/mpd.sock"), "\(handNone)")
+        // Bad arguments: usage errors before any connection.
+        for (args, says) in [(["seek", "abc"], "seek takes SECONDS"), (["volume", "101"], "volume takes 0–100"), (["play", "0"], "counts from 1"),
+                             (["status", "--host", "h:0"], "--host takes"), (["queue", "--format", "[%title%"], "a [ without its ]")] {
+            let r = try run(tonearm, ["remote"] + args, environment: ["XDG_RUNTIME_DIR": xdg])
+            #expect(r.status == 64 && r.stderr.contains(says), "\(args): \(r)")
+        }
+
+        let daemon = try RemoteDaemon(dir, music: music)
+        defer { daemon.process.terminate(SIGKILL) }
+        func mpc(_ args: String...) throws -> String {
+            let r = try run("mpc", args, environment: ["MPD_HOST": daemon.socket])
+            #expect(r.status == 0, "mpc \(args): \(r.stderr)")
+            return r.stdout
+        }
+
+        // play --daemon DIR (a relative path): the folder's songs by absolute path, started.
+        let hand = try run(tonearm, ["play", "--daemon", "music/青花"], environment: ["XDG_RUNTIME_DIR": xdg], currentDirectory: dir.path)
+        #expect(hand.status == 0, "\(hand)")
+        #expect(hand.stdout == "Added 2 songs to the daemon's queue at \(daemon.socket) (#1–#2 of 2).\nPlaying: 周杰伦 - 青花瓷 (#1).\n", "\(hand.stdout)")
+        #expect(try mpc("-f", "%file%", "playlist") == "\(music)/青花/01.flac\n\(music)/青花/02.flac\n")
+        #expect(try mpc("status").contains("[playing] #1/2"))
+
+        // Paused, the answers are mpc's, line for line.
+        #expect(try remote("pause", "--quiet").stdout.isEmpty)
+        let status = try remote("status")
+        #expect(status.status == 0)
+        #expect(try remote().stdout == status.stdout, "no command: status, as mpc")
+        #expect(status.stdout == (try mpc("status")), "\(status.stdout)")
+        #expect(status.stdout.contains("[paused]  #1/2"))
+        #expect(try remote("current").stdout == (try mpc("current")))
+        #expect(try remote("current", "--format", "%album%").stdout == "我很忙\n")
+        let format = "%position% [%artist% - ]%title% %time% %file%"
+        #expect(try remote("queue", "--format", format).stdout == (try mpc("-f", format, "playlist")))
+        #expect(try remote("outputs").stdout == (try mpc("outputs")))
+        let volume = try remote("volume", "40")
+        #expect(volume.status == 0 && volume.stdout.contains("volume: 40%"), "\(volume)")
+        #expect(try remote("volume").stdout == (try mpc("volume")))
+        #expect(try remote("volume", "-15", "-q").stdout.isEmpty)
+        #expect(try mpc("volume") == "volume: 25%\n")
+
+        // The table: the current song marked, the wide title's columns counted as two each.
+        let table = try remote("queue").stdout.split(separator: "\n").map(String.init)
+        #expect(table.count == 2, "\(table)")
+        #expect(table[0].hasPrefix("> 1  青花瓷") && table[1].hasPrefix("  2  Second"), "\(table)")
+        #expect(table.map { lineWidth($0) }.allSatisfy { $0 == lineWidth(table[0]) }, "\(table)")
+
+        // A refusal of the daemon: its message, status 1.
+        let badIndex = try remote("play", "9")
+        #expect(badIndex.status == 1 && badIndex.stderr == "tonearm: remote play: Bad song index\n", "\(badIndex)")
+
+        // Playing: another file is handed over without interrupting what plays.
+        let play = try remote("play")
+        #expect(play.status == 0 && play.stdout.contains("[playing] #1/2"), "\(play)")
+        let more = try run(tonearm, ["play", "--daemon", "extra.flac"], environment: ["XDG_RUNTIME_DIR": xdg], currentDirectory: dir.path)
+        #expect(more.stdout == "Added 1 song to the daemon's queue at \(daemon.socket) (#3 of 3).\n"
+                + "The daemon plays on: 周杰伦 - 青花瓷 (#1); the added songs follow in the queue's order.\n", "\(more)")
+        #expect(try mpc("current") == "周杰伦 - 青花瓷\n")
+
+        // insert: right after the current song; add: at the end (a library URI as it is).
+        #expect(try remote("insert", "extra.flac").status == 0)
+        #expect(try remote("add", "青花/02.flac").status == 0)
+        #expect(try mpc("-f", "%title%", "playlist") == "青花瓷\nExtra\nSecond\nExtra\nSecond\n")
+        // seek, next, prev, toggle, stop, search, clear: each as mpc sees it afterwards.
+        #expect(try remote("seek", "0:04").stdout.contains("0:04/0:08"))
+        #expect(try remote("next", "-q").status == 0)
+        #expect(try mpc("-f", "%position% %title%", "current") == "2 Extra\n")
+        #expect(try remote("prev", "-q").status == 0)
+        #expect(try mpc("-f", "%position%", "current") == "1\n")
+        #expect(try remote("toggle").stdout.contains("[paused]"))
+        #expect(try remote("toggle").stdout.contains("[playing]"))
+        let stop = try remote("stop")
+        #expect(stop.stdout == (try mpc("status")), "\(stop.stdout)")
+        #expect(try remote("current").stdout.isEmpty)
+        #expect(try remote("search", "青花", "--format", "%file%").stdout == "青花/01.flac\n")
+        #expect(try remote("search", "artist", "somebody", "--format", "%title%").stdout == (try mpc("-f", "%title%", "search", "artist", "somebody")))
+        // idle: the change made after it connected (its --verbose line), printed as the subsystem.
+        let idle = try ChildProcess([tonearm, "remote", "idle", "player", "--verbose"], environment: ["XDG_RUNTIME_DIR": xdg],
+                                    captureStandardError: true, captureStandardOutput: true)
+        defer { idle.terminate(SIGKILL) }
+        #expect(idle.waitForStandardError(containing: "tonearm remote: connected to \(daemon.socket) (MPD protocol 0.23", timeout: 30), "\(idle.standardErrorText)")
+        _ = try mpc("volume", "26")  // mixer: not what it waits for
+        _ = try mpc("play")
+        #expect(idle.wait(timeout: 30) && idle.succeeded, "\(idle.standardErrorText)")
+        let printed = idle.waitForStandardOutputBlocking(timeout: 30) { $0.ended }
+        #expect(printed.text == "player\n", "\(printed.text)")
+        _ = try mpc("stop")
+        #expect(try remote("clear", "-q").status == 0)
+        #expect(try mpc("playlist").isEmpty)
+        // --host: the same daemon by its socket's path, without XDG_RUNTIME_DIR.
+        #expect(try run(tonearm, ["remote", "volume", "--host", daemon.socket]).stdout == "volume: 26%\n")
+        daemon.stop()
+    }
+
+    /// `tonearm pick --daemon` in a real pseudo-terminal: the picked song goes to the daemon's
+    /// queue by its absolute path and plays there; the picker says so and ends.
+    @Test func pickHandsThePickedSongsToTheDaemon() throws {
+        let dir = try TempDir("tonearm-remote-pick")
+        defer { dir.remove() }
+        let music = dir.file("music"), db = dir.file("library.sqlite")
+        try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
+        try Fixtures.tone(path: music + "/alpha.flac", codecArgs: ["-c:a", "flac", "-metadata", "title=Alpha Song"], seconds: 3)
+        try Fixtures.tone(path: music + "/beta.flac", codecArgs: ["-c:a", "flac", "-metadata", "title=Beta Song"], seconds: 3)
+        let tonearm = try tonearmBinary()
+        let scan = try run(tonearm, ["library", "scan", music, "--db", db, "--quiet"])
+        #expect(scan.status == 0, "\(scan.stderr)")
+        let daemon = try RemoteDaemon(dir, listen: "127.0.0.1:0")
+        defer { daemon.process.terminate(SIGKILL) }
+        func q(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        let pty = try PTYScreen("XDG_RUNTIME_DIR=\(q(daemon.xdg)) XDG_STATE_HOME=\(q(dir.file("state-pick"))) \(q(tonearm)) pick --db \(q(db)) --daemon")
+        try pty.waitFor("Enter: add this song")
+        pty.type("beta\r")
+        try pty.waitFor("Playing: Beta Song (#1).")
+        #expect(try pty.waitForExit() == 0, "\(pty.all.suffix(600))")
+        #expect(pty.all.contains("Added 1 song to the daemon's queue at \(daemon.socket) (#1 of 1)."), "\(pty.all.suffix(600))")
+        #expect(pty.all.contains("Playing: Beta Song (#1)."), "\(pty.all.suffix(600))")
+        let queue = try run("mpc", ["-f", "%file%", "playlist"], environment: ["MPD_HOST": daemon.socket])
+        #expect(queue.stdout == music + "/beta.flac\n", "\(queue)")
+        // The same daemon over TCP (its port from its log).
+        let log = daemon.process.standardErrorText
+        let port = try #require(log.components(separatedBy: "listening on 127.0.0.1:").dropFirst().first?.prefix { $0.isNumber })
+        let overTCP = try run(tonearm, ["remote", "status", "--host", "127.0.0.1:\(port)"])
+        #expect(overTCP.status == 0 && overTCP.stdout.hasPrefix("Beta Song\n[playing] #1/1"), "\(overTCP)")
+        daemon.stop()
+    }
+
+    /// Terminal columns of a line (CJK two each): what a user sees as alignment.
+    private func lineWidth(_ line: String) -> Int {
+        line.unicodeScalars.reduce(0) { w, s in
+            w + ((0x3000...0x9FFF).contains(s.value) || (0xFF00...0xFF60).contains(s.value) ? 2 : 1)
+        }
+    }
+}
+
+/// `MusicPlayer.system` (issue 20): the daemon's queue driven with MusicPlayer's names from this
+/// process, its changes heard from `idle` as async sequences, what it does seen by mpc; a typed
+/// error when no daemon runs. And the MPD client underneath: idle events that came while the
+/// client was busy, cancelling an idle, typed ACKs.
+@Suite(.serialized)
+struct SystemMusicPlayerCLITests {
+    @Test func drivesTheDaemonsQueueAndHearsItsChanges() async throws {
+        let dir = try TempDir("tonearm-system-player")
+        defer { dir.remove() }
+        let a = dir.file("a.flac"), b = dir.file("b.flac")
+        try Fixtures.tone(path: a, codecArgs: ["-c:a", "flac", "-metadata", "title=Alpha"], seconds: 20)
+        try Fixtures.tone(path: b, codecArgs: ["-c:a", "flac", "-metadata", "title=Beta"], seconds: 20)
+        let xdg = dir.file("xdg")
+
+        // No daemon: a typed error naming the socket looked at.
+        await ProcessEnvironment.with(["XDG_RUNTIME_DIR": xdg]) {
+            do {
+                _ = try await MusicPlayer.system
+                Issue.record("MusicPlayer.system without a daemon")
+            } catch {
+                guard let error = error as? MPDClientError, case .noServer(let address, _) = error else { Issue.record("\(error)"); return }
+                #expect(address == .unix(path: xdg + "/tonearm/mpd.sock"))
+                #expect(error.description.hasPrefix("no daemon at \(xdg)/tonearm/mpd.sock"))
+            }
+        }
+
+        let daemon = try RemoteDaemon(dir)
+        defer { daemon.process.terminate(SIGKILL) }
+        func mpc(_ args: String...) throws -> String {
+            let r = try run("mpc", args, environment: ["MPD_HOST": daemon.socket])
+            #expect(r.status == 0, "mpc \(args): \(r.stderr)")
+            return r.stdout
+        }
+        let player = try await ProcessEnvironment.with(["XDG_RUNTIME_DIR": xdg]) { try await MusicPlayer.system }
+        #expect(try await MusicPlayer.system === player, "one per process")
+        #expect(player.playbackState == .stopped && player.nowPlayingItem == nil)
+
+        let states = player.playbackStateChanges, items = player.nowPlayingItemChanges, volumes = player.volumeChanges
+        player.setQueue(withPaths: [a, b])
+        player.play()
+        _ = try await waitForEvent(states, "playing") { $0 == .playing }
+        #expect(player.nowPlayingItem?.path == a)
+        #expect(try mpc("status").contains("[playing] #1/2"))
+
+        player.volume = 0.3
+        _ = try await waitForEvent(volumes, "volume 0.3") { $0 == 0.3 }
+        #expect(try mpc("volume") == "volume: 30%\n")
+
+        player.skipToNextItem()
+        _ = try await waitForEvent(items, "the second item") { $0?.path == b }
+        #expect(player.indexOfNowPlayingItem == 1)
+        #expect(try mpc("-f", "%title%", "current") == "Beta\n")
+
+        player.pause()
+        _ = try await waitForEvent(states, "paused") { $0 == .paused }
+        player.repeatMode = .one
+        player.shuffleMode = .songs
+        try await player.synchronize()
+        #expect(player.repeatMode == .one && player.shuffleMode == .songs)
+        #expect(try mpc("status").contains("repeat: on    random: on    single: on "))
+
+        // An error of a command made without waiting comes out of synchronize(), typed.
+        player.stop()
+        player.currentPlaybackTime = 5
+        do {
+            try await player.synchronize()
+            Issue.record("a seek while stopped was accepted")
+        } catch {
+            guard case .server(let e) = error else { Issue.record("\(error)"); return }
+            #expect(e.ack == .playerSync && e.command == "seekcur" && e.message == "Not playing", "\(e)")
+        }
+        #expect(player.playbackState == .stopped)
+        try await player.synchronize()  // reported once
+
+        // The client underneath: changes made while it was not idling are told at its next idle.
+        let client = try await MPDClient.connect(to: .unix(path: daemon.socket))
+        #expect(client.protocolVersion.hasPrefix("0.23"))
+        _ = try mpc("volume", "55")
+        #expect(try await client.idle() == ["mixer"])
+        // A cancelled idle ends with noidle; the connection goes on.
+        let waiting = Task { try await client.idle(["database"]) }
+        waiting.cancel()
+        #expect(try await waiting.value == [])
+        #expect(try await client.status().volume == 55)
+        do {
+            try await client.send("play", "99")
+            Issue.record("play 99 was accepted")
+        } catch {
+            guard case .server(let e) = error else { Issue.record("\(error)"); return }
+            #expect(e.ack == .argument && e.command == "play", "\(e)")
+        }
+        // Idle as an async sequence: the change made before the first idle is its first element;
+        // leaving the loop ends the idle (noidle) and the connection goes on.
+        _ = try mpc("volume", "60")
+        for try await changed in client.changes(["mixer"]) {
+            #expect(changed == ["mixer"])
+            break
+        }
+        #expect(try await client.status().volume == 60)
+        // A command list: one reply per command.
+        let replies = try await client.sendList([("status", []), ("playlistinfo", [])])
+        #expect(MPDSong.list(replies[1]).map(\.file) == [a, b])
+        client.close()
+
+        // The daemon ends: the sequences finish, and MusicPlayer.system connects again to the next one.
+        let ending = player.events
+        daemon.stop()
+        _ = try await collectUntilFinished(ending)
+        #expect(!player.isConnected)
+        // This one has a password; without it a client may read only.
+        let second = try RemoteDaemon(dir, options: ["--password", "secret@read,add,control,admin", "--default-permissions", "read"])
+        defer { second.process.terminate(SIGKILL) }
+        let again = try await ProcessEnvironment.with(["XDG_RUNTIME_DIR": xdg]) { try await MusicPlayer.system }
+        #expect(again !== player && again.isConnected)
+        #expect(again.currentSnapshot.status.playlistLength == 2, "the restarted daemon's saved queue")
+        again.play()
+        do {
+            try await again.synchronize()
+            Issue.record("play without the password was accepted")
+        } catch {
+            guard case .server(let e) = error else { Issue.record("\(error)"); return }
+            #expect(e.ack == .permission && e.command == "play", "\(e)")
+        }
+        do {
+            _ = try await MPDClient.connect(to: .unix(path: second.socket), password: "wrong")
+            Issue.record("a wrong password was accepted")
+        } catch {
+            guard case .server(let e) = error else { Issue.record("\(error)"); return }
+            #expect(e.ack == .password, "\(e)")
+        }
+        let tonearm = try tonearmBinary()
+        let denied = try run(tonearm, ["remote", "play", "--host", second.socket])
+        #expect(denied.status == 1 && denied.stderr.hasPrefix("tonearm: remote play: you don't have permission"), "\(denied)")
+        // The saved queue was at its second song.
+        let allowed = try run(tonearm, ["remote", "play", "--host", second.socket, "--password", "secret"])
+        #expect(allowed.status == 0 && allowed.stdout.contains("[playing] #2/2"), "\(allowed)")
+        let withPassword = try await SystemMusicPlayer.connect(to: .unix(path: second.socket), password: "secret")
+        #expect(withPassword.playbackState == .playing)
+        withPassword.stop()
+        try await withPassword.synchronize()
+        #expect(withPassword.playbackState == .stopped)
+        second.stop()
+    }
+}
