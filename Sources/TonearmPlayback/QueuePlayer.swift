@@ -617,12 +617,15 @@ public final class QueuePlayer: @unchecked Sendable {
                 self?.joinWaitEnded(rt, serial: serial)
             }
         case .drainEnd(let rt, let epoch):
-            // The queue plays on (its state `playing`) until the output has played its end.
+            // The queue plays on (its state `playing`) until the output has played its end. The
+            // drain ends when the server has taken the last frame; what the device (the sink)
+            // still holds of it, the latency then, plays after that: a one-shot wake-up then.
             rt.driver.drain(timeout: rt.driver.latency + rt.engine.tailTime + 1)
-            lock.withLock { l in
-                // A restart under way (a seek after the end was rendered) schedules anew.
-                guard l.runtime === rt, l.pendingRestart == nil else { return }
-                enqueue(apply(l.machine.handle(.endHeard(epoch: epoch)), in: &l), flow: nil)
+            let rest = min(1, max(0, rt.driver.latency))
+            if rest > 0 {
+                DispatchQueue.global().asyncAfter(deadline: .now() + rest) { [weak self] in self?.endHeard(rt, epoch: epoch) }
+            } else {
+                endHeard(rt, epoch: epoch)
             }
         case .close(let rt, let drain):
             // Closing joins the node's threads: they never wait for the executor.
@@ -982,6 +985,16 @@ public final class QueuePlayer: @unchecked Sendable {
         guard l.pendingRestart?.position == nil, let rendered = rt.node.playerTime?.sampleTime else { return nil }
         // The position first, then the latency (see ``currentTime(_:)``).
         return rendered - Int64((rt.driver.latency * rt.format.sampleRate).rounded())
+    }
+
+    /// The output has played the queue's end (schedule `epoch`): the machine is told, unless
+    /// another runtime came since or a restart is under way (a seek after the end was rendered
+    /// schedules anew).
+    private func endHeard(_ rt: QueueRuntime, epoch: UInt64) {
+        lock.withLock { l in
+            guard l.runtime === rt, l.pendingRestart == nil else { return }
+            enqueue(apply(l.machine.handle(.endHeard(epoch: epoch)), in: &l), flow: nil)
+        }
     }
 
     /// Called on the executor with every event just before the listeners get it. For tests.
