@@ -306,9 +306,11 @@ struct QueueStateMachine: Sendable {
             guard entries.indices.contains(index) else { return [] }
             if schedule.renderedUnheard > 0, let rendering = schedule.renderingKey, entries[index].key == rendering,
                order.current != index {
-                // The item the node renders now, not heard yet: it becomes current first, and is
-                // removed as the current item.
-                let settled = settleJoins()
+                // The item the node renders now, not heard yet: the joins rendered take effect
+                // first and it is removed as the current item (what the output holds is
+                // dropped) — never announced, as it is never heard.
+                let settled = settleJoins().filter { if case .emit(.currentItemChanged) = $0 { false } else { true } }
+                heldWarnings[rendering] = nil
                 return settled + handle(.remove(at: index))
             }
             if order.current == index, case .starting = runtime {

@@ -754,19 +754,22 @@ import TonearmCore
     /// While a join waits to be heard, an insert that leaves what follows as it is announces
     /// nothing early; removing the item the node renders now (B, not heard yet) makes it current
     /// first and removes it as the current item: what the output holds of it is dropped and C
-    /// plays.
+    /// plays — B, never heard, is never announced (before, B was announced and C right after it).
     @Test func editingTheQueueWhileAJoinWaits() {
         var m = running([a, b, c])
         scheduledInOrder(&m, count: 2)
         _ = m.handle(.segmentRendered(token: m.schedule.segments[0].token, epoch: m.schedule.epoch, heard: 40_000))
+        _ = m.handle(.warnings(key: 2, [corrupt(b.path, 1)], fromOpening: false))
         #expect(m.handle(.insert(radio, at: 3)) == [.emit(.queueChanged)])
         #expect(m.order.current == 0)
         let removed = m.handle(.remove(at: 1))
         #expect(Array(removed.prefix(3)) == [
-            .emit(.itemPlayedToEnd(index: 0, item: a)), .emit(.currentItemChanged(index: 1, item: b)), .closeRuntime(drain: false),
+            .emit(.itemPlayedToEnd(index: 0, item: a)), .closeRuntime(drain: false), .emit(.currentItemChanged(index: 1, item: c)),
         ])
+        #expect(removed.filter { if case .emit(.currentItemChanged) = $0 { true } else { false } }.count == 1, "\(removed)")
         #expect(removed.contains(.open(token: 2, key: 3, item: c, remote: false)), "\(removed)")
         #expect(m.currentItem == c)
+        #expect(m.heldWarnings.isEmpty, "B's warnings went with it")
     }
 
     /// The queue plays until its end is heard: the node rendered the last frame of B while the
