@@ -16,14 +16,14 @@ public enum PlaybackState: String, Sendable, Codable {
 /// What a ``QueuePlayer`` reports (``QueuePlayer/events``), in order, on a non-realtime thread.
 public enum QueuePlayerEvent: Sendable, Equatable {
     /// Another item became current (by itself at the end of the previous one, or by a skip). By
-    /// itself: when the join is heard — the output's latency after the node rendered it — so that
-    /// a title shown on it is the one heard, and ``QueuePlayer/currentTime`` counts from the new
-    /// item's first heard frame.
+    /// itself: when the join is heard — the output's latency after the node rendered it, also when
+    /// a setting or an edit of the queue re-schedules meanwhile — so that a title shown on it is
+    /// the one heard, and ``QueuePlayer/currentTime`` counts from the new item's first heard frame.
     case currentItemChanged(index: Int?, item: QueueItem?)
     /// An item was played to its last frame (AVPlayerItemDidPlayToEndTime), just before the
-    /// next one becomes current (when the join is heard) or the queue finishes (when the last
-    /// frame was rendered; the output is drained before `finished`). Not sent for an item left by
-    /// a skip.
+    /// next one becomes current (when the join is heard) or the queue finishes (when its last
+    /// frame is heard: until then the queue is `playing`, the output playing out what it holds).
+    /// Not sent for an item left by a skip.
     case itemPlayedToEnd(index: Int, item: QueueItem)
     case stateChanged(PlaybackState)
     /// The position jumped (a seek): MPRIS's `Seeked`.
@@ -124,8 +124,9 @@ public final class QueuePlayer: @unchecked Sendable {
         /// Give the runtime just built the equaliser and the effects wanted now, start its engine,
         /// and put the start's item (entry `key`) on it from `position`.
         case install(Built, key: UInt64, position: Double, effects: [AudioNode])
-        /// Re-open the current item (entry `key`) for restart `serial` and re-schedule it
-        /// (`flush`: replacing what the output holds).
+        /// Re-open entry `key` (the current item, or the one the node renders) for restart
+        /// `serial` and re-schedule it from `position` (nil: on from where the node has rendered
+        /// to, keeping what the output holds; `flush`: replacing what the output holds).
         case restart(QueueRuntime, key: UInt64, position: Double?, serial: UInt64, flush: Bool)
         /// Re-schedule entry `key`, re-opened for restart `serial`, from `position` (`flush`: in
         /// the output's flush, which drops what it holds of the old audio).
@@ -409,8 +410,8 @@ public final class QueuePlayer: @unchecked Sendable {
     /// output holds). For tests.
     var renderedTime: Double { lock.withLock { Self.renderedTime($0) } }
 
-    /// Where the node has rendered to in the current item (lock held): where a restart that keeps
-    /// what the output holds goes on from, so that nothing is heard twice.
+    /// Where the node has rendered to in the current item (lock held; a restart that goes
+    /// somewhere: there).
     private static func renderedTime(_ l: Locked) -> Double {
         if let restart = l.pendingRestart, let position = restart.position { return position }
         return l.machine.currentTime(playerSampleTime: l.runtime?.node.playerTime?.sampleTime)
@@ -741,9 +742,10 @@ public final class QueuePlayer: @unchecked Sendable {
              built: Built(runtime: rt, file: file, partner: partner))
     }
 
-    /// Restart `serial`: re-opens the current item (entry `key`) on a worker thread and
-    /// re-schedules it from `position`, and what follows it, on the running node — unless
-    /// another restart began or another item became current meanwhile. On the executor.
+    /// Restart `serial`: re-opens entry `key` on a worker thread and re-schedules it from
+    /// `position` (nil: where the node has rendered to then, ``keepRendered(_:key:file:candidate:in:)``),
+    /// and what follows it, on the running node — unless another restart began meanwhile (or,
+    /// with a position, another item became current). On the executor.
     private func restart(_ rt: QueueRuntime, key: UInt64, at position: Double?, serial: UInt64, flush: Bool,
                          flow: DispatchGroup?) {
         guard let (index, item, order) = lock.withLock({ l -> (Int, QueueItem, PlayOrder)? in
@@ -979,8 +981,9 @@ public final class QueuePlayer: @unchecked Sendable {
     }
 
     /// The player-node frame heard now: what the node has rendered less what the output holds
-    /// (lock held). Nil while a restart is under way — the schedule it replaces is not heard on —
-    /// or before the node has a time.
+    /// (lock held). Nil while a restart that goes somewhere (a seek, a skip) is under way — the
+    /// schedule it replaces is not heard on — or before the node has a time. (A restart that
+    /// keeps what the output holds changes nothing heard: the schedule of before is heard on.)
     private static func heardFrame(_ l: Locked, _ rt: QueueRuntime) -> Int64? {
         guard l.pendingRestart?.position == nil, let rendered = rt.node.playerTime?.sampleTime else { return nil }
         // The position first, then the latency (see ``currentTime(_:)``).
@@ -988,11 +991,12 @@ public final class QueuePlayer: @unchecked Sendable {
     }
 
     /// The output has played the queue's end (schedule `epoch`): the machine is told, unless
-    /// another runtime came since or a restart is under way (a seek after the end was rendered
-    /// schedules anew).
+    /// another runtime came since or a restart that goes somewhere is under way (a seek after the
+    /// end was rendered schedules anew). A restart that keeps what the output holds, asked for
+    /// before the end was rendered, finds nothing left to re-schedule: the end stands.
     private func endHeard(_ rt: QueueRuntime, epoch: UInt64) {
         lock.withLock { l in
-            guard l.runtime === rt, l.pendingRestart == nil else { return }
+            guard l.runtime === rt, l.pendingRestart?.position == nil else { return }
             enqueue(apply(l.machine.handle(.endHeard(epoch: epoch)), in: &l), flow: nil)
         }
     }
