@@ -825,7 +825,10 @@ public final class QueuePlayer: @unchecked Sendable {
             scheduleHead(file: file, key: key, at: m.pendingPosition, candidate: candidate, in: &l, runtime: rt)
             return
         }
-        guard let rendering = m.schedule.renderingKey, m.entry(key: rendering) != nil else {
+        // Where the node has rendered to now (it runs ahead of its completions: into the next
+        // segment, or to the queue's end).
+        let rendered = rt.node.playerTime?.sampleTime ?? 0
+        guard let rendering = m.renderingKeyAt(rendered), m.entry(key: rendering) != nil else {
             l.pendingRestart = nil
             return
         }
@@ -837,9 +840,15 @@ public final class QueuePlayer: @unchecked Sendable {
         }
         l.pendingRestart = nil
         let playing = m.state == .playing
-        let rendered = rt.node.playerTime?.sampleTime ?? 0
-        rt.node.stop()
-        if let (place, seconds) = l.machine.keepRendered(upTo: rendered, restartingAt: rt.node.playerTime?.sampleTime ?? 0) {
+        // Exactly where the node stopped (it renders on until then): within the entry, or at
+        // the last frame of its segment when it crossed into the next one meanwhile (the few
+        // frames rendered of that one are then heard again).
+        var stopped = rt.node.stopReturningPlayerTime()
+        if case .running(let rate) = m.runtime, let (i, start) = m.schedule.segment(renderedAt: rendered, engineRate: rate) {
+            let end = start + Int64((Double(m.schedule.segments[i].frames) * rate / m.schedule.segments[i].sourceRate).rounded())
+            stopped = max(rendered, min(stopped, end - 1))
+        }
+        if let (place, seconds) = l.machine.keepRendered(upTo: stopped, restartingAt: rt.node.playerTime?.sampleTime ?? 0) {
             let facts = Self.facts(file)
             let now = l.machine
             let p = l.machine.schedule.place(place, facts: facts, path: now.entries[place.index].item.path,

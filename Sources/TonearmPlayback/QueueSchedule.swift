@@ -291,26 +291,38 @@ struct QueueSchedule: Sendable, Equatable {
     /// A restart that keeps what the output holds: the node, which had rendered to player frame
     /// `rendered`, was stopped and goes on from player frame `restartFrame` (its timeline starts
     /// again). The segments rendered whose ends are not heard yet stay — their joins are heard,
-    /// and announced, when they would have been — and the segment the node was rendering is cut
+    /// and announced, when they would have been — and the segment the node was rendering
+    /// (``segment(renderedAt:engineRate:)``) is cut
     /// where it had rendered to, as rendered: its end is a join into the rest of the same entry,
     /// which the restart schedules behind it (from ``Cut/seconds``). What came after it was read,
     /// not rendered: it is forgotten, never heard nor announced. Every completion of before is
     /// stale from now on. Nil, and nothing changes, when the node renders nothing scheduled (the
     /// queue's end rendered, or nothing scheduled).
     mutating func keepRendered(upTo rendered: Int64, restartingAt restartFrame: Int64, engineRate: Double) -> Cut? {
-        guard renderedUnheard < segments.count else { return nil }
-        var joinAt = headStartPlayerFrame
-        for s in segments[..<renderedUnheard] { joinAt += Self.playerFrames(s, engineRate: engineRate) }
-        var cut = segments[renderedUnheard]
+        guard let (i, joinAt) = segment(renderedAt: rendered, engineRate: engineRate) else { return nil }
+        var cut = segments[i]
         let done = AudioFramePosition((Double(max(0, rendered - joinAt)) * cut.sourceRate / engineRate).rounded())
         cut.frames = min(cut.frames, done)
         cut.then = .restarted
-        segments.removeSubrange(renderedUnheard...)
+        segments.removeSubrange(i...)
         segments.append(cut)
         renderedUnheard = segments.count
         headStartPlayerFrame += restartFrame - rendered
         epoch += 1
         return Cut(key: cut.key, order: cut.order, seconds: Double(cut.startFrame + cut.frames) / cut.sourceRate)
+    }
+
+    /// The segment the node renders at player frame `rendered` — past every segment it has
+    /// rendered to its end, whether that completion has come yet or not (the node runs ahead of
+    /// its events) — and the player frame at which it began; nil when it has rendered them all.
+    func segment(renderedAt rendered: Int64, engineRate: Double) -> (index: Int, start: Int64)? {
+        var start = headStartPlayerFrame
+        for (i, s) in segments.enumerated() {
+            let end = start + Self.playerFrames(s, engineRate: engineRate)
+            if rendered < end && i >= renderedUnheard { return (i, start) }
+            start = end
+        }
+        return nil
     }
 
     /// Where a restart that kept what the output holds goes on: entry `key`, with the play order

@@ -664,17 +664,29 @@ struct QueueStateMachine: Sendable {
         return [.restartCurrent(key: key, position: seconds)]
     }
 
+    /// The entry of the segment the node renders at player frame `rendered` (nil: none, it has
+    /// rendered everything scheduled).
+    func renderingKeyAt(_ rendered: Int64) -> UInt64? {
+        guard case .running(let rate) = runtime, let (i, _) = schedule.segment(renderedAt: rendered, engineRate: rate) else {
+            return nil
+        }
+        return schedule.segments[i].key
+    }
+
     /// A restart that keeps what the output holds, carried out: the node, which had rendered to
     /// player frame `rendered`, was stopped and goes on from `restartFrame` (see
     /// ``QueueSchedule/keepRendered(upTo:restartingAt:engineRate:)``). Returns where the restart
     /// goes on — the entry, its index and its play order, and the position in it — for the
     /// player to schedule behind what was kept; nil when that entry is gone or the node renders
-    /// nothing scheduled (nothing changes then).
+    /// nothing scheduled (nothing changes then). ``renderingKeyAt(_:)`` says beforehand which entry.
     mutating func keepRendered(upTo rendered: Int64, restartingAt restartFrame: Int64)
         -> (place: QueueSchedule.Place, seconds: Double)? {
-        guard case .running(let rate) = runtime, let key = schedule.renderingKey,
-              let index = entries.firstIndex(where: { $0.key == key }) else { return nil }
-        guard let cut = schedule.keepRendered(upTo: rendered, restartingAt: restartFrame, engineRate: rate) else { return nil }
+        guard case .running(let rate) = runtime, let (i, _) = schedule.segment(renderedAt: rendered, engineRate: rate) else {
+            return nil
+        }
+        let key = schedule.segments[i].key
+        guard let index = entries.firstIndex(where: { $0.key == key }),
+              let cut = schedule.keepRendered(upTo: rendered, restartingAt: restartFrame, engineRate: rate) else { return nil }
         var order = current(cut.order, key: key)
         if order.current != index {
             // Recorded before items were inserted or removed: the queue's order put at the entry.

@@ -191,6 +191,32 @@ import TonearmCore
         #expect(end.epoch == only.epoch)
     }
 
+    /// The node runs ahead of its completions: it has rendered into B while A's completion has
+    /// not come yet. The restart cuts B — the segment the node renders — and keeps A whole as
+    /// rendered (its late completion is stale); nothing past what the node rendered is kept, so
+    /// what follows the cut is B's rest, not B from its start (which would be heard twice: 22 s
+    /// of a 30 s queue written twice after 12 restarts through the file output before the fix).
+    /// Everything rendered (the queue's end): no cut, the epoch stays, the end's completion holds.
+    @Test func aRestartCutsTheSegmentTheNodeRendersEvenBeforeTheCompletionsBeforeIt() throws {
+        var s = QueueSchedule()
+        s.beginHead(playerFrame: 0)
+        let a = s.append(key: 1, start: 0, end: 48000, sourceRate: 48000, order: order, then: .next)
+        _ = s.append(key: 2, start: 0, end: 48000, sourceRate: 48000, order: second, then: .next)
+        #expect(s.segment(renderedAt: 60000, engineRate: 48000)?.index == 1)
+        #expect(s.segment(renderedAt: 96000, engineRate: 48000) == nil)
+        let kept = s.keepRendered(upTo: 60000, restartingAt: 0, engineRate: 48000)
+        let cut = try #require(kept)
+        #expect(cut == .init(key: 2, order: second, seconds: 0.25))
+        #expect(s.segments.map(\.frames) == [48000, 12000] && s.renderedUnheard == 2)
+        #expect(s.joinFrame(engineRate: 48000) == -12000)
+        let late = s.markRendered(token: a.token, epoch: a.epoch)
+        #expect(!late, "A's completion from before the restart is stale")
+        var end = QueueSchedule()
+        let only = end.append(key: 1, start: 0, end: 100, sourceRate: 48000, order: order, then: .next)
+        #expect(end.keepRendered(upTo: 100, restartingAt: 0, engineRate: 48000) == nil)
+        #expect(end.epoch == only.epoch && end.segments.count == 1)
+    }
+
     // MARK: Placing items: where each item's frames go on the node
 
     var third: PlayOrder {
