@@ -163,7 +163,13 @@ public final class AudioPlayerNode: AudioNode, @unchecked Sendable {
     /// completion handlers of what it discarded are called with
     /// ``AudioPlayerNodeCompletionCallbackType/stopped`` on this thread before it returns (as
     /// `AVAudioPlayerNode.stop()` calls them); a handler may schedule again or stop again.
-    public func stop() { playerKernel.stop() }
+    public func stop() { _ = playerKernel.stop() }
+
+    /// ``stop()``, returning the player time it ended (the frames played since `play()` after the
+    /// last stop, as ``playerTime`` said then): read as the timeline is reset, so that a render
+    /// that begins between a reading of ``playerTime`` and the stop is counted too (a queue's
+    /// restart goes on exactly from there).
+    package func stopReturningPlayerTime() -> AudioFramePosition { playerKernel.stop() }
 
     /// Whether the node is playing.
     public var isPlaying: Bool { playerKernel.playing.load(ordering: .acquiring) }
@@ -418,20 +424,22 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
         }
     }
 
-    func stop() {
-        let discarded = producer.withLock { _ in
+    /// Returns the player frames it reset.
+    @discardableResult
+    func stop() -> Int64 {
+        let (discarded, played) = producer.withLock { _ in
             playing.store(false, ordering: .releasing)
             let taken = shared.withLock { s in
                 s.generation += 1
                 return s.takeForStop()
             }
             publishState()
-            playerFrames.store(0, ordering: .relaxed)
-            return taken
+            return (taken, playerFrames.exchange(0, ordering: .relaxed))
         }
         wake.signal()
         // Called with no lock held: a handler may schedule or stop again.
         for h in discarded { h(.stopped) }
+        return played
     }
 
     func shutdown() { shutdownThreads() }

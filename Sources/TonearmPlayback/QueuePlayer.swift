@@ -16,14 +16,14 @@ public enum PlaybackState: String, Sendable, Codable {
 /// What a ``QueuePlayer`` reports (``QueuePlayer/events``), in order, on a non-realtime thread.
 public enum QueuePlayerEvent: Sendable, Equatable {
     /// Another item became current (by itself at the end of the previous one, or by a skip). By
-    /// itself: when the join is heard — the output's latency after the node rendered it — so that
-    /// a title shown on it is the one heard, and ``QueuePlayer/currentTime`` counts from the new
-    /// item's first heard frame.
+    /// itself: when the join is heard — the output's latency after the node rendered it, also when
+    /// a setting or an edit of the queue re-schedules meanwhile — so that a title shown on it is
+    /// the one heard, and ``QueuePlayer/currentTime`` counts from the new item's first heard frame.
     case currentItemChanged(index: Int?, item: QueueItem?)
     /// An item was played to its last frame (AVPlayerItemDidPlayToEndTime), just before the
-    /// next one becomes current (when the join is heard) or the queue finishes (when the last
-    /// frame was rendered; the output is drained before `finished`). Not sent for an item left by
-    /// a skip.
+    /// next one becomes current (when the join is heard) or the queue finishes (when its last
+    /// frame is heard: until then the queue is `playing`, the output playing out what it holds).
+    /// Not sent for an item left by a skip.
     case itemPlayedToEnd(index: Int, item: QueueItem)
     case stateChanged(PlaybackState)
     /// The position jumped (a seek): MPRIS's `Seeked`.
@@ -95,9 +95,11 @@ public final class QueuePlayer: @unchecked Sendable {
         var startFile: (token: UInt64, file: AudioFile)?
         /// Bumped by every restart: a restart whose open comes back after a newer one began gives way.
         var restarts: UInt64 = 0
-        /// The restart under way (its number and position) until its item is on the node: what a
-        /// later restart that keeps the position starts from.
-        var pendingRestart: (serial: UInt64, position: Double)?
+        /// The restart under way until its item is on the node: its number, where it goes (nil: on
+        /// from where the node has rendered to, keeping what the output holds — the schedule of
+        /// before is heard on meanwhile), and whether it replaces what the output holds. A later
+        /// restart while one that goes somewhere is under way goes there, replacing as it does.
+        var pendingRestart: (serial: UInt64, position: Double?, flush: Bool)?
         /// The last time ``QueuePlayer/currentTime`` reported, and the head segment it was in
         /// (within one head the time never goes back: the output's latency moves a little).
         var lastHeard: (token: UInt64, epoch: UInt64, seconds: Double)?
@@ -122,12 +124,13 @@ public final class QueuePlayer: @unchecked Sendable {
         /// Give the runtime just built the equaliser and the effects wanted now, start its engine,
         /// and put the start's item (entry `key`) on it from `position`.
         case install(Built, key: UInt64, position: Double, effects: [AudioNode])
-        /// Re-open the current item (entry `key`) for restart `serial` and re-schedule it
-        /// (`flush`: replacing what the output holds).
-        case restart(QueueRuntime, key: UInt64, position: Double, serial: UInt64, flush: Bool)
+        /// Re-open entry `key` (the current item, or the one the node renders) for restart
+        /// `serial` and re-schedule it from `position` (nil: on from where the node has rendered
+        /// to, keeping what the output holds; `flush`: replacing what the output holds).
+        case restart(QueueRuntime, key: UInt64, position: Double?, serial: UInt64, flush: Bool)
         /// Re-schedule entry `key`, re-opened for restart `serial`, from `position` (`flush`: in
         /// the output's flush, which drops what it holds of the old audio).
-        case reschedule(QueueRuntime, key: UInt64, file: AudioFile, candidate: Candidate?, position: Double, serial: UInt64,
+        case reschedule(QueueRuntime, key: UInt64, file: AudioFile, candidate: Candidate?, position: Double?, serial: UInt64,
                         flush: Bool)
         case startRendering(QueueRuntime)
         case pauseRendering(QueueRuntime)
@@ -135,6 +138,9 @@ public final class QueuePlayer: @unchecked Sendable {
         case effects(QueueRuntime, [AudioNode])
         /// Feed the machine what is heard once `seconds` have passed (wait `serial`).
         case awaitJoin(QueueRuntime, seconds: Double, serial: UInt64)
+        /// Let the output play out what it holds after the queue's end, then feed the machine
+        /// `endHeard` for schedule `epoch`.
+        case drainEnd(QueueRuntime, epoch: UInt64)
         case close(QueueRuntime, drain: Bool)
     }
 
@@ -357,7 +363,7 @@ public final class QueuePlayer: @unchecked Sendable {
     /// The time heard (lock held): the node's position less the output's latency, never before
     /// the head's start, and never back within one head.
     private static func currentTime(_ l: inout Locked) -> Double {
-        if let restart = l.pendingRestart { return restart.position }
+        if let restart = l.pendingRestart, let position = restart.position { return position }
         guard let rt = l.runtime, let head = l.machine.schedule.segments.first else {
             return l.machine.currentTime(playerSampleTime: l.runtime?.node.playerTime?.sampleTime)
         }
@@ -382,8 +388,8 @@ public final class QueuePlayer: @unchecked Sendable {
     /// The clock reading (lock held): the node's position less the output's latency at the
     /// instant of the output's reading (else at the end of the node's last render call).
     private static func clockReading(_ l: Locked) -> PlaybackClockReading {
-        if let restart = l.pendingRestart {
-            return PlaybackClockReading(time: restart.position, hostNanos: 0, rendered: restart.position)
+        if let restart = l.pendingRestart, let position = restart.position {
+            return PlaybackClockReading(time: position, hostNanos: 0, rendered: position)
         }
         let rendered = l.runtime?.node.playerTime?.sampleTime
         let renderedTime = l.machine.currentTime(playerSampleTime: rendered)
@@ -404,10 +410,10 @@ public final class QueuePlayer: @unchecked Sendable {
     /// output holds). For tests.
     var renderedTime: Double { lock.withLock { Self.renderedTime($0) } }
 
-    /// Where the node has rendered to in the current item (lock held): where a restart that keeps
-    /// what the output holds goes on from, so that nothing is heard twice.
+    /// Where the node has rendered to in the current item (lock held; a restart that goes
+    /// somewhere: there).
     private static func renderedTime(_ l: Locked) -> Double {
-        if let restart = l.pendingRestart { return restart.position }
+        if let restart = l.pendingRestart, let position = restart.position { return position }
         return l.machine.currentTime(playerSampleTime: l.runtime?.node.playerTime?.sampleTime)
     }
 
@@ -468,18 +474,25 @@ public final class QueuePlayer: @unchecked Sendable {
                 jobs.append(.install(built, key: key, position: position, effects: l.effects))
             case .discardRuntime:
                 if let built { jobs.append(.close(built.runtime, drain: false)) }
-            case .restartCurrent(let key, let position):
+            case .restartCurrent(var key, var position):
                 guard let rt = l.runtime else { continue }
-                // Kept position: where the restart under way goes, else where the node has
-                // rendered to (what the output holds plays on, and the node goes on after it).
-                let at = position ?? Self.renderedTime(l)
+                var flush = false
+                if let pending = l.pendingRestart, let going = pending.position {
+                    // A restart under way that goes somewhere (a seek, a skip): this one goes
+                    // there too, with the current item, and replaces what is heard as it does.
+                    key = l.machine.currentEntry?.key ?? key
+                    position = position ?? going
+                    flush = pending.flush
+                }
+                // Without a position: on from where the node has rendered to when the item is on
+                // the node again (what the output holds plays on, and the node goes on after it).
                 l.restarts += 1
-                l.pendingRestart = (l.restarts, at)
-                jobs.append(.restart(rt, key: key, position: at, serial: l.restarts, flush: false))
+                l.pendingRestart = (l.restarts, position, flush)
+                jobs.append(.restart(rt, key: key, position: position, serial: l.restarts, flush: flush))
             case .replaceCurrent(let key, let position):
                 guard let rt = l.runtime else { continue }
                 l.restarts += 1
-                l.pendingRestart = (l.restarts, position)
+                l.pendingRestart = (l.restarts, position, true)
                 jobs.append(.restart(rt, key: key, position: position, serial: l.restarts, flush: true))
             case .startRendering:
                 if let rt = l.runtime { jobs.append(.startRendering(rt)) }
@@ -495,6 +508,8 @@ public final class QueuePlayer: @unchecked Sendable {
                 guard let rt = l.runtime else { continue }
                 l.joinWaits += 1
                 jobs.append(.awaitJoin(rt, seconds: Double(frames) / rt.format.sampleRate, serial: l.joinWaits))
+            case .drainEnd(let epoch):
+                if let rt = l.runtime { jobs.append(.drainEnd(rt, epoch: epoch)) }
             case .retainSelf:
                 l.keepAlive = self
             case .releaseSelf:
@@ -559,10 +574,15 @@ public final class QueuePlayer: @unchecked Sendable {
         case .restart(let rt, let key, let position, let serial, let flush):
             restart(rt, key: key, at: position, serial: serial, flush: flush, flow: flow)
         case .reschedule(let rt, let key, let file, let candidate, let position, let serial, let flush):
-            let stillWanted = { (l: Locked) in l.runtime === rt && l.restarts == serial && l.machine.currentEntry?.key == key }
+            let stillWanted = { (l: Locked) in l.runtime === rt && l.restarts == serial }
             let reschedule = { [self] in
                 lock.withLock { l in
                     guard stillWanted(l) else { return }
+                    guard let position else {
+                        keepRendered(rt, key: key, file: file, candidate: candidate, in: &l)
+                        return
+                    }
+                    guard l.machine.currentEntry?.key == key else { return }
                     l.pendingRestart = nil
                     let playing = l.machine.state == .playing
                     rt.node.stop()
@@ -596,6 +616,17 @@ public final class QueuePlayer: @unchecked Sendable {
             // makes it void.
             DispatchQueue.global().asyncAfter(deadline: .now() + max(0, seconds)) { [weak self] in
                 self?.joinWaitEnded(rt, serial: serial)
+            }
+        case .drainEnd(let rt, let epoch):
+            // The queue plays on (its state `playing`) until the output has played its end. The
+            // drain ends when the server has taken the last frame; what the device (the sink)
+            // still holds of it, the latency then, plays after that: a one-shot wake-up then.
+            rt.driver.drain(timeout: rt.driver.latency + rt.engine.tailTime + 1)
+            let rest = min(1, max(0, rt.driver.latency))
+            if rest > 0 {
+                DispatchQueue.global().asyncAfter(deadline: .now() + rest) { [weak self] in self?.endHeard(rt, epoch: epoch) }
+            } else {
+                endHeard(rt, epoch: epoch)
             }
         case .close(let rt, let drain):
             // Closing joins the node's threads: they never wait for the executor.
@@ -711,14 +742,18 @@ public final class QueuePlayer: @unchecked Sendable {
              built: Built(runtime: rt, file: file, partner: partner))
     }
 
-    /// Restart `serial`: re-opens the current item (entry `key`) on a worker thread and
-    /// re-schedules it from `position`, and what follows it, on the running node — unless
-    /// another restart began or another item became current meanwhile. On the executor.
-    private func restart(_ rt: QueueRuntime, key: UInt64, at position: Double, serial: UInt64, flush: Bool,
+    /// Restart `serial`: re-opens entry `key` on a worker thread and re-schedules it from
+    /// `position` (nil: where the node has rendered to then, ``keepRendered(_:key:file:candidate:in:)``),
+    /// and what follows it, on the running node — unless another restart began meanwhile (or,
+    /// with a position, another item became current). On the executor.
+    private func restart(_ rt: QueueRuntime, key: UInt64, at position: Double?, serial: UInt64, flush: Bool,
                          flow: DispatchGroup?) {
         guard let (index, item, order) = lock.withLock({ l -> (Int, QueueItem, PlayOrder)? in
             guard l.runtime === rt, l.restarts == serial, let (index, item) = l.machine.entry(key: key) else { return nil }
-            return (index, item, l.machine.order)
+            // The play order once the entry is current (the one after a join not heard yet is not).
+            var order = l.machine.order
+            if order.current != index { _ = order.jump(toItem: index) }
+            return (index, item, order)
         }) else { return }
         onWorker(flow) { [self] in
             switch Self.open(item) {
@@ -774,6 +809,59 @@ public final class QueuePlayer: @unchecked Sendable {
         put(file, p, key: key, in: &l, runtime: rt)
     }
 
+    /// Carries out a restart that keeps what the output holds (lock held), entry `key` re-opened
+    /// as `file`: the node is stopped where it has rendered to, the schedule keeps what the output
+    /// holds (``QueueStateMachine/keepRendered(upTo:restartingAt:)``) and the entry goes on from
+    /// there behind it, so that nothing is heard twice or left out, and each join kept is
+    /// announced when heard. When the node went on into another entry while this one was
+    /// re-opened, that one is restarted instead; when it rendered the queue's end, nothing is.
+    private func keepRendered(_ rt: QueueRuntime, key: UInt64, file: AudioFile, candidate: Candidate?,
+                              in l: inout Locked) {
+        let m = l.machine
+        if m.schedule.segments.isEmpty {
+            // Nothing on the node (its head was refused): the current item from where it was.
+            l.pendingRestart = nil
+            guard m.currentEntry?.key == key else { return }
+            scheduleHead(file: file, key: key, at: m.pendingPosition, candidate: candidate, in: &l, runtime: rt)
+            return
+        }
+        // Where the node has rendered to now (it runs ahead of its completions: into the next
+        // segment, or to the queue's end).
+        let rendered = rt.node.playerTime?.sampleTime ?? 0
+        guard let rendering = m.renderingKeyAt(rendered), m.entry(key: rendering) != nil else {
+            l.pendingRestart = nil
+            return
+        }
+        guard rendering == key else {
+            l.restarts += 1
+            l.pendingRestart = (l.restarts, nil, false)
+            enqueue([.restart(rt, key: rendering, position: nil, serial: l.restarts, flush: false)], flow: nil)
+            return
+        }
+        l.pendingRestart = nil
+        let playing = m.state == .playing
+        // Exactly where the node stopped (it renders on until then): within the entry, or at
+        // the last frame of its segment when it crossed into the next one meanwhile (the few
+        // frames rendered of that one are then heard again).
+        var stopped = rt.node.stopReturningPlayerTime()
+        if case .running(let rate) = m.runtime, let (i, start) = m.schedule.segment(renderedAt: rendered, engineRate: rate) {
+            let end = start + Int64((Double(m.schedule.segments[i].frames) * rate / m.schedule.segments[i].sourceRate).rounded())
+            stopped = max(rendered, min(stopped, end - 1))
+        }
+        if let (place, seconds) = l.machine.keepRendered(upTo: stopped, restartingAt: rt.node.playerTime?.sampleTime ?? 0) {
+            let facts = Self.facts(file)
+            let now = l.machine
+            let p = l.machine.schedule.place(place, facts: facts, path: now.entries[place.index].item.path,
+                                             from: QueueSchedule.startFrame(seconds: seconds, facts: facts),
+                                             incoming: Self.incoming(candidate, after: place, in: now),
+                                             settings: Self.settings(now))
+            put(file, p, key: key, in: &l, runtime: rt)
+        }
+        if playing { rt.node.play() }
+        // The joins kept are waited for on the node's new timeline.
+        enqueue(apply(l.machine.handle(.heard(Self.heardFrame(l, rt))), in: &l), flow: nil)
+    }
+
     /// Puts placement `p` of `source` (entry `key`'s file, or an overlap going into it) on the
     /// node with its handlers; what opening the file and reading it meet is said as warnings.
     private func put(_ source: any PlaybackSource, _ p: QueueSchedule.Placement, key: UInt64,
@@ -825,6 +913,8 @@ public final class QueuePlayer: @unchecked Sendable {
             follow(rt, token: token, epoch: epoch, .item(place, file: file, start: frame, candidate: candidate))
         case .next:
             scheduleNext(after: last.order, token: token, epoch: epoch, runtime: rt)
+        case .restarted:
+            return  // a restart's cut: what follows it is scheduled with it
         }
     }
 
@@ -900,12 +990,24 @@ public final class QueuePlayer: @unchecked Sendable {
     }
 
     /// The player-node frame heard now: what the node has rendered less what the output holds
-    /// (lock held). Nil while a restart is under way — the schedule it replaces is not heard on —
-    /// or before the node has a time.
+    /// (lock held). Nil while a restart that goes somewhere (a seek, a skip) is under way — the
+    /// schedule it replaces is not heard on — or before the node has a time. (A restart that
+    /// keeps what the output holds changes nothing heard: the schedule of before is heard on.)
     private static func heardFrame(_ l: Locked, _ rt: QueueRuntime) -> Int64? {
-        guard l.pendingRestart == nil, let rendered = rt.node.playerTime?.sampleTime else { return nil }
+        guard l.pendingRestart?.position == nil, let rendered = rt.node.playerTime?.sampleTime else { return nil }
         // The position first, then the latency (see ``currentTime(_:)``).
         return rendered - Int64((rt.driver.latency * rt.format.sampleRate).rounded())
+    }
+
+    /// The output has played the queue's end (schedule `epoch`): the machine is told, unless
+    /// another runtime came since or a restart that goes somewhere is under way (a seek after the
+    /// end was rendered schedules anew). A restart that keeps what the output holds, asked for
+    /// before the end was rendered, finds nothing left to re-schedule: the end stands.
+    private func endHeard(_ rt: QueueRuntime, epoch: UInt64) {
+        lock.withLock { l in
+            guard l.runtime === rt, l.pendingRestart?.position == nil else { return }
+            enqueue(apply(l.machine.handle(.endHeard(epoch: epoch)), in: &l), flow: nil)
+        }
     }
 
     /// Called on the executor with every event just before the listeners get it. For tests.

@@ -63,6 +63,17 @@ struct QueueSchedule: Sendable, Equatable {
         case crossfade(Partner)
         /// The rest of the entry at `place` from `frame`, after its crossfade overlap.
         case rest(Place, frame: AudioFramePosition)
+        /// The rest of the same entry, where a restart that kept what the output holds cut this
+        /// segment (``keepRendered(upTo:restartingAt:engineRate:)``): it is scheduled already.
+        case restarted
+
+        /// Whether the next segment is more of the same entry (not the next item).
+        var continuesItem: Bool {
+            switch self {
+            case .rest, .restarted: true
+            case .next, .crossfade: false
+            }
+        }
     }
 
     /// The item a crossfade goes into, decided when the outgoing item is scheduled.
@@ -277,6 +288,51 @@ struct QueueSchedule: Sendable, Equatable {
             : .advanced(ended: head.key, order: next.order, current: next.key)
     }
 
+    /// A restart that keeps what the output holds: the node, which had rendered to player frame
+    /// `rendered`, was stopped and goes on from player frame `restartFrame` (its timeline starts
+    /// again). The segments rendered whose ends are not heard yet stay — their joins are heard,
+    /// and announced, when they would have been — and the segment the node was rendering
+    /// (``segment(renderedAt:engineRate:)``) is cut
+    /// where it had rendered to, as rendered: its end is a join into the rest of the same entry,
+    /// which the restart schedules behind it (from ``Cut/seconds``). What came after it was read,
+    /// not rendered: it is forgotten, never heard nor announced. Every completion of before is
+    /// stale from now on. Nil, and nothing changes, when the node renders nothing scheduled (the
+    /// queue's end rendered, or nothing scheduled).
+    mutating func keepRendered(upTo rendered: Int64, restartingAt restartFrame: Int64, engineRate: Double) -> Cut? {
+        guard let (i, joinAt) = segment(renderedAt: rendered, engineRate: engineRate) else { return nil }
+        var cut = segments[i]
+        let done = AudioFramePosition((Double(max(0, rendered - joinAt)) * cut.sourceRate / engineRate).rounded())
+        cut.frames = min(cut.frames, done)
+        cut.then = .restarted
+        segments.removeSubrange(i...)
+        segments.append(cut)
+        renderedUnheard = segments.count
+        headStartPlayerFrame += restartFrame - rendered
+        epoch += 1
+        return Cut(key: cut.key, order: cut.order, seconds: Double(cut.startFrame + cut.frames) / cut.sourceRate)
+    }
+
+    /// The segment the node renders at player frame `rendered` — past every segment it has
+    /// rendered to its end, whether that completion has come yet or not (the node runs ahead of
+    /// its events) — and the player frame at which it began; nil when it has rendered them all.
+    func segment(renderedAt rendered: Int64, engineRate: Double) -> (index: Int, start: Int64)? {
+        var start = headStartPlayerFrame
+        for (i, s) in segments.enumerated() {
+            let end = start + Self.playerFrames(s, engineRate: engineRate)
+            if rendered < end && i >= renderedUnheard { return (i, start) }
+            start = end
+        }
+        return nil
+    }
+
+    /// Where a restart that kept what the output holds goes on: entry `key`, with the play order
+    /// as it will be once that entry is current, from `seconds` into it.
+    struct Cut: Sendable, Equatable {
+        var key: UInt64
+        var order: PlayOrder
+        var seconds: Double
+    }
+
     private static func playerFrames(_ s: Segment, engineRate: Double) -> Int64 {
         Int64((Double(s.frames) * engineRate / s.sourceRate).rounded())
     }
@@ -299,14 +355,32 @@ struct QueueSchedule: Sendable, Equatable {
         return Double(head.startFrame) / head.sourceRate + Double(t - headStartPlayerFrame) / engineRate
     }
 
-    /// The current item's duration in seconds (nil before it has been scheduled).
-    var currentDuration: Double? { segments.first.map { Double($0.startFrame + $0.frames) / $0.sourceRate } }
+    /// The current item's duration in seconds (nil before it has been scheduled): where the last
+    /// of the head's segments of the same entry ends (a crossfade's overlap and the rest after
+    /// it, a segment cut by a restart and the rest re-scheduled after it are one item).
+    var currentDuration: Double? {
+        guard var last = segments.first else { return nil }
+        for s in segments.dropFirst() {
+            guard last.then.continuesItem else { break }
+            last = s
+        }
+        return Double(last.startFrame + last.frames) / last.sourceRate
+    }
+
+    /// The index of the first segment after the head's item (past the segments that are more of
+    /// it); `segments.count` when none is scheduled.
+    private var afterHeadItem: Int {
+        var i = 1
+        while i < segments.count, segments[i - 1].then.continuesItem { i += 1 }
+        return i
+    }
 
     /// Whether what is scheduled after the current item no longer matches: the head is not entry
     /// `current`, or what follows it is not entry `next` (nil: nothing follows).
     func lookaheadIsStale(current: UInt64?, next: UInt64?) -> Bool {
         guard segments.count > 1, let current else { return false }
         guard current == segments[0].key else { return true }
-        return next != segments[1].key
+        let i = afterHeadItem
+        return i < segments.count && next != segments[i].key
     }
 }

@@ -74,13 +74,17 @@ struct QueueStateMachine: Sendable {
         case runtimeFailed(token: UInt64, error: TonearmError, watching: Bool)
         /// Re-opening the current item (entry `key`) for a restart failed.
         case restartOpenFailed(key: UInt64, error: TonearmError)
-        /// The node rendered the last frame of the queue: it has played to its end.
+        /// The queue has played to its end: its last frame heard.
         case reachedEnd
         /// The node rendered the last frame of segment `token` of `epoch` (``QueueSchedule``); what
         /// is heard is at player-node frame `heard` (what the node rendered less what the output
-        /// holds; nil when not known). Its end — a join into the next item — takes effect when it
-        /// is heard (``heard(_:)``); the end of the queue at once (the output is drained then).
+        /// holds; nil when not known). Its end — a join into the next item, or the queue's end —
+        /// takes effect when it is heard (``heard(_:)``; the queue's end at the latest when the
+        /// output has played out what it holds, ``endHeard(epoch:)``).
         case segmentRendered(token: UInt64, epoch: UInt64, heard: Int64?)
+        /// The output played out what it held after the queue's end was rendered
+        /// (``Action/drainEnd(epoch:)`` for schedule `epoch`): the end is heard.
+        case endHeard(epoch: UInt64)
         /// What is heard is at player-node frame `heard` (nil: not known), asked for by
         /// ``Action/awaitJoin(frames:)``: a join rendered before it is now heard — the next item
         /// becomes current (``QueuePlayerEvent/currentItemChanged(index:item:)``, its clock from
@@ -107,10 +111,12 @@ struct QueueStateMachine: Sendable {
         case installRuntime(key: UInt64, position: Double)
         /// The runtime just built is not wanted any more (stopped meanwhile): close it.
         case discardRuntime
-        /// Re-open the current item (entry `key`) and re-schedule it from `position` seconds
-        /// (where the node has rendered to when nil) and what follows it, on the running node,
-        /// keeping what the output holds: what is heard goes on seamlessly (the change is in what
-        /// follows — the lookahead — or in a gain applied from the re-scheduled audio on).
+        /// Re-open the item the node renders now (entry `key`: the current one, or the one after
+        /// joins rendered and not heard yet) and re-schedule it from `position` seconds (where the
+        /// node has rendered to when nil: ``keepRendered(upTo:restartingAt:)``) and what follows
+        /// it, on the running node, keeping what the output holds: what is heard goes on
+        /// seamlessly (the change is in what follows — the lookahead — or in a gain applied from
+        /// the re-scheduled audio on), and the joins in it are announced when they are heard.
         case restartCurrent(key: UInt64, position: Double?)
         /// Like `restartCurrent`, but what is heard is replaced (a seek, a skip, another item made
         /// current): the output drops what it holds and has not played yet at the moment the new
@@ -122,6 +128,9 @@ struct QueueStateMachine: Sendable {
         case pauseRendering
         /// Stop rendering and close the runtime (after letting the output play out when `drain`).
         case closeRuntime(drain: Bool)
+        /// The queue's end is rendered: let the output play out what it holds (it is still
+        /// playing the end of the last item), then feed ``Input/endHeard(epoch:)``.
+        case drainEnd(epoch: UInt64)
         case applyVolume(Float)
         /// Feed ``Input/heard(_:)`` once about `frames` more frames (at the engine's rate) have
         /// been heard (0: at once): a rendered join waits to be heard.
@@ -297,9 +306,11 @@ struct QueueStateMachine: Sendable {
             guard entries.indices.contains(index) else { return [] }
             if schedule.renderedUnheard > 0, let rendering = schedule.renderingKey, entries[index].key == rendering,
                order.current != index {
-                // The item the node renders now, not heard yet: it becomes current first, and is
-                // removed as the current item.
-                let settled = settleJoins()
+                // The item the node renders now, not heard yet: the joins rendered take effect
+                // first and it is removed as the current item (what the output holds is
+                // dropped) — never announced, as it is never heard.
+                let settled = settleJoins().filter { if case .emit(.currentItemChanged) = $0 { false } else { true } }
+                heldWarnings[rendering] = nil
                 return settled + handle(.remove(at: index))
             }
             if order.current == index, case .starting = runtime {
@@ -563,9 +574,16 @@ struct QueueStateMachine: Sendable {
 
         case .segmentRendered(let token, let epoch, let heard):
             guard isRunning, schedule.markRendered(token: token, epoch: epoch) else { return [] }
-            // The end of the queue: at once (closing the runtime drains what the output holds).
-            if schedule.allRendered { return settleJoins() }
-            return joinsHeard(at: heard)
+            let actions = joinsHeard(at: heard)
+            // The end of the queue, not heard yet: the queue plays until the output has played
+            // out what it holds (a join before it is announced when heard, or then).
+            guard isRunning, schedule.allRendered else { return actions }
+            return actions + [.drainEnd(epoch: epoch)]
+
+        case .endHeard(let epoch):
+            guard isRunning, schedule.epoch == epoch, schedule.allRendered, !schedule.segments.isEmpty else { return [] }
+            // Drained already: the runtime is closed without waiting again.
+            return settleJoins().map { $0 == .closeRuntime(drain: true) ? .closeRuntime(drain: false) : $0 }
 
         case .heard(let heard):
             return joinsHeard(at: heard)
@@ -635,15 +653,48 @@ struct QueueStateMachine: Sendable {
         entries.map { albums[$0.key] ?? $0.item.url.deletingLastPathComponent().path }
     }
 
-    /// Re-schedules the current item at `seconds` (its position when nil) when running, keeping
-    /// what the output holds. The joins the node rendered and the output still holds take effect
-    /// first: what is re-scheduled goes on after what was rendered, which is the item the node
-    /// renders now — it has to be the current one.
+    /// Re-schedules the item the node renders now at `seconds` (where it has rendered to when
+    /// nil) when running, keeping what the output holds: the current item, or — while joins the
+    /// node rendered wait to be heard — the item after them, which becomes current when its
+    /// start is heard, as without the restart. Nothing once the queue's end is rendered.
     private mutating func restart(at seconds: Double?) -> [Action] {
-        guard isRunning, currentEntry != nil else { return [] }
-        let settled = settleJoins()
-        guard isRunning, let cur = currentEntry else { return settled }
-        return settled + [.restartCurrent(key: cur.key, position: seconds)]
+        guard isRunning, let cur = currentEntry else { return [] }
+        if schedule.segments.isEmpty { return [.restartCurrent(key: cur.key, position: seconds)] }
+        guard let key = schedule.renderingKey else { return [] }
+        return [.restartCurrent(key: key, position: seconds)]
+    }
+
+    /// The entry of the segment the node renders at player frame `rendered` (nil: none, it has
+    /// rendered everything scheduled).
+    func renderingKeyAt(_ rendered: Int64) -> UInt64? {
+        guard case .running(let rate) = runtime, let (i, _) = schedule.segment(renderedAt: rendered, engineRate: rate) else {
+            return nil
+        }
+        return schedule.segments[i].key
+    }
+
+    /// A restart that keeps what the output holds, carried out: the node, which had rendered to
+    /// player frame `rendered`, was stopped and goes on from `restartFrame` (see
+    /// ``QueueSchedule/keepRendered(upTo:restartingAt:engineRate:)``). Returns where the restart
+    /// goes on — the entry, its index and its play order, and the position in it — for the
+    /// player to schedule behind what was kept; nil when that entry is gone or the node renders
+    /// nothing scheduled (nothing changes then). ``renderingKeyAt(_:)`` says beforehand which entry.
+    mutating func keepRendered(upTo rendered: Int64, restartingAt restartFrame: Int64)
+        -> (place: QueueSchedule.Place, seconds: Double)? {
+        guard case .running(let rate) = runtime, let (i, _) = schedule.segment(renderedAt: rendered, engineRate: rate) else {
+            return nil
+        }
+        let key = schedule.segments[i].key
+        guard let index = entries.firstIndex(where: { $0.key == key }),
+              let cut = schedule.keepRendered(upTo: rendered, restartingAt: restartFrame, engineRate: rate) else { return nil }
+        var order = current(cut.order, key: key)
+        if order.current != index {
+            // Recorded before items were inserted or removed: the queue's order put at the entry.
+            order = self.order
+            _ = order.jump(toItem: index)
+        }
+        lastJoinWait = nil
+        return (QueueSchedule.Place(key: key, index: index, order: order), cut.seconds)
     }
 
     /// Re-schedules the current item at `seconds` when running, replacing what is heard.

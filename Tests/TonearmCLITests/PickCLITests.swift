@@ -123,7 +123,10 @@ import TonearmTestSupport
         #expect(pty.all.contains("Playing 1/1: 晴天 3 — 周杰伦"), "\(pty.all.suffix(800))")
         let heard = try readWAV(wav)
         let seconds = Double(heard.channels[0].count) / heard.sampleRate
-        #expect(abs(seconds - 0.2) < 0.06, "\(seconds) s written")
+        // On failure: the WAV's length in frames (a whole 4,096-frame block of the file output
+        // more or less says which part was written twice or left out) and what the screen showed.
+        #expect(abs(seconds - 0.2) < 0.06,
+                "\(seconds) s written (\(heard.channels[0].count) frames at \(heard.sampleRate) Hz); the screen: \(pty.all.suffix(1500))")
 
         // --queue: appended to the saved queue, which plays on (here from its start, as it ended).
         let queued = try pick("--queue --output \(q("file:" + dir.file("queued.wav"))) --plain")

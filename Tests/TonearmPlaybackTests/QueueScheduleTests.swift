@@ -152,6 +152,71 @@ import TonearmCore
         #expect(!s.lookaheadIsStale(current: nil, next: 2))
     }
 
+    /// A restart that keeps what the output holds, with the join A→B rendered (not heard) and C
+    /// read ahead: A stays with its join, B is cut where the node had rendered to (0.25 s of it,
+    /// from a 44.1 kHz source on a 48 kHz engine), C is forgotten, and the timeline moves to the
+    /// node's restart (at frame 0): A's join is where it was relative to what is heard. The cut
+    /// and the rest placed after it are one item (its duration, the look-ahead after it).
+    @Test func aRestartKeepsWhatWasRenderedAndCutsTheSegmentTheNodeRenders() throws {
+        var s = QueueSchedule()
+        s.beginHead(playerFrame: 1000)
+        let a = s.append(key: 1, start: 0, end: 48000, sourceRate: 48000, order: order, then: .next)
+        _ = s.append(key: 2, start: 0, end: 44100, sourceRate: 44100, order: second, then: .next)
+        _ = s.append(key: 3, start: 0, end: 48000, sourceRate: 48000, order: third, then: .next)
+        let marked = s.markRendered(token: a.token, epoch: a.epoch)
+        #expect(marked)
+        #expect(s.renderingKey == 2)
+        let kept = s.keepRendered(upTo: 1000 + 48000 + 12000, restartingAt: 0, engineRate: 48000)
+        let cut = try #require(kept)
+        #expect(cut == .init(key: 2, order: second, seconds: 0.25))
+        #expect(s.segments.map(\.key) == [1, 2])
+        #expect(s.segments[1].frames == 11025 && s.segments[1].then == .restarted)
+        #expect(s.allRendered && s.renderingKey == nil)
+        #expect(s.joinFrame(engineRate: 48000) == -12000)
+        #expect(s.consumed(token: a.token, epoch: a.epoch) == nil, "the completions of before are stale")
+        let rest = s.append(key: 2, start: 11025, end: 44100, sourceRate: 44100, order: second, then: .next)
+        #expect(s.renderingKey == 2)
+        #expect(s.joinHeard(engineRate: 48000) == .advanced(ended: 1, order: second, current: 2))
+        #expect(s.currentDuration == 1, "B's duration, not its cut")
+        #expect(!s.lookaheadIsStale(current: 2, next: 3), "the rest of B is not the item after B")
+        _ = s.append(key: 1, start: 0, end: 48000, sourceRate: 48000, order: order, then: .next)
+        #expect(s.lookaheadIsStale(current: 2, next: 3))
+        #expect(s.joinHeard(engineRate: 48000) == .sameItem(order: second, current: 2))
+        #expect(s.segments.first?.token == rest.token)
+        // Nothing left to render (the queue's end rendered): nothing to keep, nothing changes.
+        var end = QueueSchedule()
+        let only = end.append(key: 1, start: 0, end: 100, sourceRate: 48000, order: order, then: .next)
+        _ = end.markRendered(token: only.token, epoch: only.epoch)
+        #expect(end.keepRendered(upTo: 100, restartingAt: 0, engineRate: 48000) == nil)
+        #expect(end.epoch == only.epoch)
+    }
+
+    /// The node runs ahead of its completions: it has rendered into B while A's completion has
+    /// not come yet. The restart cuts B — the segment the node renders — and keeps A whole as
+    /// rendered (its late completion is stale); nothing past what the node rendered is kept, so
+    /// what follows the cut is B's rest, not B from its start (which would be heard twice: 22 s
+    /// of a 30 s queue written twice after 12 restarts through the file output before the fix).
+    /// Everything rendered (the queue's end): no cut, the epoch stays, the end's completion holds.
+    @Test func aRestartCutsTheSegmentTheNodeRendersEvenBeforeTheCompletionsBeforeIt() throws {
+        var s = QueueSchedule()
+        s.beginHead(playerFrame: 0)
+        let a = s.append(key: 1, start: 0, end: 48000, sourceRate: 48000, order: order, then: .next)
+        _ = s.append(key: 2, start: 0, end: 48000, sourceRate: 48000, order: second, then: .next)
+        #expect(s.segment(renderedAt: 60000, engineRate: 48000)?.index == 1)
+        #expect(s.segment(renderedAt: 96000, engineRate: 48000) == nil)
+        let kept = s.keepRendered(upTo: 60000, restartingAt: 0, engineRate: 48000)
+        let cut = try #require(kept)
+        #expect(cut == .init(key: 2, order: second, seconds: 0.25))
+        #expect(s.segments.map(\.frames) == [48000, 12000] && s.renderedUnheard == 2)
+        #expect(s.joinFrame(engineRate: 48000) == -12000)
+        let late = s.markRendered(token: a.token, epoch: a.epoch)
+        #expect(!late, "A's completion from before the restart is stale")
+        var end = QueueSchedule()
+        let only = end.append(key: 1, start: 0, end: 100, sourceRate: 48000, order: order, then: .next)
+        #expect(end.keepRendered(upTo: 100, restartingAt: 0, engineRate: 48000) == nil)
+        #expect(end.epoch == only.epoch && end.segments.count == 1)
+    }
+
     // MARK: Placing items: where each item's frames go on the node
 
     var third: PlayOrder {

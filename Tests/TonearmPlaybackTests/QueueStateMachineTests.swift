@@ -754,48 +754,157 @@ import TonearmCore
     /// While a join waits to be heard, an insert that leaves what follows as it is announces
     /// nothing early; removing the item the node renders now (B, not heard yet) makes it current
     /// first and removes it as the current item: what the output holds of it is dropped and C
-    /// plays.
+    /// plays — B, never heard, is never announced (before, B was announced and C right after it).
     @Test func editingTheQueueWhileAJoinWaits() {
         var m = running([a, b, c])
         scheduledInOrder(&m, count: 2)
         _ = m.handle(.segmentRendered(token: m.schedule.segments[0].token, epoch: m.schedule.epoch, heard: 40_000))
+        _ = m.handle(.warnings(key: 2, [corrupt(b.path, 1)], fromOpening: false))
         #expect(m.handle(.insert(radio, at: 3)) == [.emit(.queueChanged)])
         #expect(m.order.current == 0)
         let removed = m.handle(.remove(at: 1))
         #expect(Array(removed.prefix(3)) == [
-            .emit(.itemPlayedToEnd(index: 0, item: a)), .emit(.currentItemChanged(index: 1, item: b)), .closeRuntime(drain: false),
+            .emit(.itemPlayedToEnd(index: 0, item: a)), .closeRuntime(drain: false), .emit(.currentItemChanged(index: 1, item: c)),
         ])
+        #expect(removed.filter { if case .emit(.currentItemChanged) = $0 { true } else { false } }.count == 1, "\(removed)")
         #expect(removed.contains(.open(token: 2, key: 3, item: c, remote: false)), "\(removed)")
         #expect(m.currentItem == c)
+        #expect(m.heldWarnings.isEmpty, "B's warnings went with it")
     }
 
-    /// The end of the queue is not waited for (closing the runtime drains what the output holds),
-    /// and a join still waiting before it is announced first.
-    @Test func theEndOfTheQueueFinishesAtOnceAfterTheJoinsBeforeIt() {
+    /// The queue plays until its end is heard: the node rendered the last frame of B while the
+    /// output still holds some of it, so the state stays `playing` (nothing said yet), a join
+    /// still waiting before it is announced when heard, and the output is asked to play out
+    /// what it holds. When it has, the queue stops and finishes (the runtime closed without a
+    /// second drain). Before the fix the state read `stopped` the moment the end was rendered.
+    @Test func theQueuePlaysUntilItsEndIsHeard() {
         var m = running([a, b])
         scheduledInOrder(&m, count: 2)
         let epoch = m.schedule.epoch
         _ = m.handle(.segmentRendered(token: m.schedule.segments[0].token, epoch: epoch, heard: 40_000))
         #expect(m.handle(.segmentRendered(token: m.schedule.segments[1].token, epoch: epoch, heard: 88_000)) == [
             .emit(.itemPlayedToEnd(index: 0, item: a)), .emit(.currentItemChanged(index: 1, item: b)),
+            .awaitJoin(frames: 8_000), .drainEnd(epoch: epoch),
+        ])
+        #expect(m.state == .playing)
+        #expect(m.isRunning)
+        #expect(m.currentTime(playerSampleTime: 96_000, heldFrames: 6_000) == 1 - 6_000 / 48_000.0)
+        // Nothing is left to re-schedule: a setting changed now restarts nothing.
+        #expect(m.handle(.setReplayGain(.track, preamp: 0)).isEmpty)
+        #expect(m.handle(.heard(90_000)) == [.awaitJoin(frames: 6_000)])
+        #expect(m.state == .playing)
+        // A drain of another schedule (a seek came since) is not this end.
+        #expect(m.handle(.endHeard(epoch: epoch + 1)).isEmpty)
+        #expect(m.handle(.endHeard(epoch: epoch)) == [
+            .emit(.itemPlayedToEnd(index: 1, item: b)), .closeRuntime(drain: false), .releaseSelf,
+            .emit(.stateChanged(.stopped)), .emit(.finished), .emit(.currentItemChanged(index: 0, item: a)),
+        ])
+        #expect(m.state == .stopped)
+        #expect(m.handle(.endHeard(epoch: epoch)).isEmpty)
+    }
+
+    /// The end heard before the drain returned (what is heard passed it), or at once (an output
+    /// that holds nothing): the queue finishes then, and the drain's report changes nothing.
+    @Test func anEndHeardBeforeTheDrainFinishesThen() {
+        var m = running([a, b])
+        scheduledInOrder(&m, count: 2)
+        let (epoch, tokens) = (m.schedule.epoch, m.schedule.segments.map(\.token))
+        _ = m.handle(.segmentRendered(token: tokens[0], epoch: epoch, heard: 48_000))
+        _ = m.handle(.segmentRendered(token: tokens[1], epoch: epoch, heard: 90_000))
+        #expect(m.handle(.heard(96_000)) == [
             .emit(.itemPlayedToEnd(index: 1, item: b)), .closeRuntime(drain: true), .releaseSelf,
+            .emit(.stateChanged(.stopped)), .emit(.finished), .emit(.currentItemChanged(index: 0, item: a)),
+        ])
+        #expect(m.handle(.endHeard(epoch: epoch)).isEmpty)
+
+        var n = running([a])
+        scheduledInOrder(&n, count: 1)
+        #expect(n.handle(.segmentRendered(token: n.schedule.segments[0].token, epoch: n.schedule.epoch, heard: 48_000)) == [
+            .emit(.itemPlayedToEnd(index: 0, item: a)), .closeRuntime(drain: true), .releaseSelf,
             .emit(.stateChanged(.stopped)), .emit(.finished), .emit(.currentItemChanged(index: 0, item: a)),
         ])
     }
 
-    /// A restart that keeps what the output holds goes on after what the node rendered — the
-    /// item after a join not heard yet — so that item becomes current first (ReplayGain set in
-    /// the last quarter second of A re-schedules B, not A). A skip there goes from what is heard:
-    /// A's next, B, replacing what the output holds.
-    @Test func aRestartWhileAJoinWaitsGoesOnWithTheItemRendered() {
+    /// The player's part of a restart that keeps what the output holds, done as it does it: the
+    /// node, rendered to player frame `rendered`, stopped (its timeline back at 0), what was kept
+    /// and the rest of the item re-scheduled behind it (each item a second at 48 kHz).
+    func carryOutKeptRestart(_ m: inout QueueStateMachine, rendered: Int64) throws {
+        let kept = m.keepRendered(upTo: rendered, restartingAt: 0)
+        let (place, seconds) = try #require(kept)
+        let facts = QueueSchedule.ItemFacts(length: 48_000, rate: 48_000)
+        _ = m.schedule.place(place, facts: facts, path: m.entries[place.index].item.path,
+                             from: QueueSchedule.startFrame(seconds: seconds, facts: facts), incoming: nil, settings: .init())
+    }
+
+    /// ReplayGain set while the join into B is rendered but not heard (inside the output's
+    /// latency) re-schedules B — the item the node renders — and B is still announced when its
+    /// first frame is heard, once, however often it is restarted meanwhile; its clock runs on
+    /// through the restarts (nothing heard twice or left out). Before the fix B was announced
+    /// at the restart, a quarter of a second early.
+    @Test func aRestartWhileAJoinWaitsAnnouncesTheNextItemWhenItsStartIsHeard() throws {
         var m = running([a, b, c])
         scheduledInOrder(&m, count: 2)
+        let (aToken, oldEpoch) = (m.schedule.segments[0].token, m.schedule.epoch)
+        let bToken = m.schedule.segments[1].token
+        var said: [QueueStateMachine.Action] = []
+        said += m.handle(.segmentRendered(token: aToken, epoch: oldEpoch, heard: 40_000))
+        let restart = m.handle(.setReplayGain(.track, preamp: 0))
+        said += restart
+        #expect(restart == [.restartCurrent(key: 2, position: nil)])
+        #expect(m.currentItem == a)
+        // Carried out with a quarter of B rendered (the node at 60,000); the node starts again at 0.
+        try carryOutKeptRestart(&m, rendered: 60_000)
+        #expect(m.schedule.segments.map(\.key) == [1, 2, 2])
+        #expect(m.schedule.segments[2].startFrame == 12_000, "B goes on where it was rendered to")
+        // What is heard, on the node's new timeline: 4,000 frames before the join, still A.
+        #expect(m.handle(.heard(-16_000)) == [.awaitJoin(frames: 4_000)])
+        #expect(m.currentItem == a)
+        #expect(m.currentTime(playerSampleTime: 0, heldFrames: 16_000) == 44_000 / 48_000.0)
+        // A second restart (another setting) before the join is heard: B again, not announced.
+        let again = m.handle(.setReplayGain(.album, preamp: 0))
+        said += again
+        #expect(again == [.restartCurrent(key: 2, position: nil)])
+        try carryOutKeptRestart(&m, rendered: 2_400)  // 0.3 s of B rendered in all
+        #expect(m.schedule.segments.map(\.startFrame) == [0, 0, 12_000, 14_400])
+        // The join is heard (12,000 + 2,400 frames before the node's new start): B is current.
+        let joined = m.handle(.heard(-14_400))
+        said += joined
+        #expect(Array(joined.prefix(2)) == [.emit(.itemPlayedToEnd(index: 0, item: a)), .emit(.currentItemChanged(index: 1, item: b))])
+        #expect(m.currentItem == b)
+        // B's clock from its first heard frame, across the cuts.
+        #expect(m.currentTime(playerSampleTime: 0, heldFrames: 12_000) == 0.05)
+        said += m.handle(.heard(-2_400))
+        said += m.handle(.heard(0))
+        #expect(m.currentTime(playerSampleTime: 4_800, heldFrames: 0) == 0.4)
+        #expect(m.schedule.currentDuration == 1)
+        // The completions of the schedules before the restarts are stale.
+        #expect(m.handle(.segmentRendered(token: bToken, epoch: oldEpoch, heard: 96_000)).isEmpty)
+        let announced = said.filter { if case .emit(.currentItemChanged) = $0 { true } else { false } }
+        #expect(announced == [.emit(.currentItemChanged(index: 1, item: b))], "\(said)")
+        #expect(m.currentItem == b)
+    }
+
+    /// A look-ahead made stale while the join into B waits (repeat-one set: B follows B, not C)
+    /// re-schedules B, which was rendered; C, read ahead but not rendered, is dropped — never
+    /// announced — and B is announced when heard. A skip there goes from what is heard: A's next,
+    /// B, replacing what the output holds.
+    @Test func aStaleLookaheadWhileAJoinWaitsDropsWhatWasOnlyRead() throws {
+        var m = running([a, b, c])
+        scheduledInOrder(&m, count: 3)
         _ = m.handle(.segmentRendered(token: m.schedule.segments[0].token, epoch: m.schedule.epoch, heard: 40_000))
         var n = m
-        #expect(m.handle(.setReplayGain(.track, preamp: 0)) == [
-            .emit(.itemPlayedToEnd(index: 0, item: a)), .emit(.currentItemChanged(index: 1, item: b)),
-            .restartCurrent(key: 2, position: nil),
-        ])
+        var said = m.handle(.setRepeat(.one))
+        #expect(said == [.restartCurrent(key: 2, position: nil), .emit(.repeatModeChanged(.one))])
+        #expect(m.currentItem == a)
+        try carryOutKeptRestart(&m, rendered: 50_000)
+        #expect(m.schedule.segments.map(\.key) == [1, 2, 2], "C is gone from the schedule")
+        #expect(m.schedule.segments[2].order.repeatMode == .one, "what follows B is B again")
+        said += m.handle(.heard(-2_000))
+        said += m.handle(.heard(60_000))
+        let announced = said.filter { if case .emit(.currentItemChanged) = $0 { true } else { false } }
+        #expect(announced == [.emit(.currentItemChanged(index: 1, item: b))], "\(said)")
+        #expect(m.order.current == 1)
+        #expect(m.order.repeatMode == .one)
         #expect(n.handle(.skipToNext) == [.emit(.currentItemChanged(index: 1, item: b)), .replaceCurrent(key: 2, position: 0)])
     }
 

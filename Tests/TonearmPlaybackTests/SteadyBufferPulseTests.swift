@@ -321,6 +321,125 @@ import TonearmTestSupport
         #expect(zip(clocks, clocks.dropFirst()).allSatisfy { $0 < $1 } && clocks[0] >= at.clock, "B's clock: \(clocks) — \(report)")
     }
 
+    /// An output that says when the queue's render has reached a frame (`signalAt`, counted from
+    /// the first render) and when it ended — the render thread signals a semaphore, the test
+    /// waits on it — so that a test can act while what was rendered is still in the output.
+    final class RenderWatch: ForwardingOutputDriver, Sendable {
+        let inner: any AudioOutputDriver
+        let reached = DispatchSemaphore(value: 0)
+        let ended = DispatchSemaphore(value: 0)
+        let signalAt: Int64
+        init(_ inner: any AudioOutputDriver, signalAt: Int64) {
+            self.inner = inner
+            self.signalAt = signalAt
+        }
+
+        final class Counting: AudioRenderSource {
+            let source: any AudioRenderSource
+            let watch: RenderWatch
+            let frames = Atomic<Int64>(0)
+            let endSaid = Atomic<Bool>(false)
+            init(_ source: any AudioRenderSource, _ watch: RenderWatch) {
+                self.source = source
+                self.watch = watch
+            }
+
+            func render(into buffer: UnsafeMutablePointer<Float>, frameCount: Int, timing: RenderTiming) -> RenderResult {
+                let r = source.render(into: buffer, frameCount: frameCount, timing: timing)
+                let before = frames.add(Int64(r.framesRendered), ordering: .relaxed).oldValue
+                if before < watch.signalAt && before + Int64(r.framesRendered) >= watch.signalAt { watch.reached.signal() }
+                if r.ended && !endSaid.exchange(true, ordering: .relaxed) { watch.ended.signal() }
+                return r
+            }
+        }
+
+        func start(source: any AudioRenderSource) throws { try inner.start(source: Counting(source, self)) }
+    }
+
+    /// Waits (off the test's task) for `semaphore`, at most 10 s.
+    static func wait(_ semaphore: DispatchSemaphore) async -> Bool {
+        await Task.detached { semaphore.wait(timeout: .now() + 10) == .success }.value
+    }
+
+    /// A restart inside the output's latency, for real: ReplayGain is set when the node has
+    /// rendered 50 ms of B (the join into it is in the grown buffer, not heard yet), which
+    /// re-schedules B. B is still announced when its first frame is heard (PulseAudio's count of
+    /// frames played at the join, as in ``theNextItemIsAnnouncedWhenItsFirstFrameIsHeard()``),
+    /// once; before the fix it was announced at the restart, about the buffer early. And once
+    /// the node has rendered B's end, the queue still reads `playing` while the output holds
+    /// what is left of B (before the fix: `stopped` at once); `itemPlayedToEnd` for B comes when
+    /// the output has played it.
+    @Test func aRestartInsideTheOutputsLatencyStillAnnouncesTheNextItemWhenHeard() async throws {
+        let dir = try TempDir("steady-pulse-restart")
+        defer { dir.remove() }
+        let a = dir.file("a.wav"), b = dir.file("b.wav")
+        try Fixtures.tone(path: a, codecArgs: ["-c:a", "pcm_f32le"], seconds: 2, freq: Self.aFrequency)
+        try Fixtures.tone(path: b, codecArgs: ["-c:a", "pcm_f32le"], seconds: 1, freq: Self.bFrequency)
+        let join = Int64(2 * Self.rate), end = Int64(3 * Self.rate)
+
+        struct Take {
+            var announced: [Announcement], currentAtRestart: Int?, heldAtRestart: Double
+            var stateAtEnd: PlaybackState?, heldAtEnd: Double, playedAtBsEnd: Int64?
+        }
+        final class Said: Sendable {
+            let announced = Mutex<[Announcement]>([])
+            let playedAtBsEnd = Mutex<Int64?>(nil)
+        }
+        let (chosen, underruns) = try await firstUnstarvedTake("restart in the latency") { attempt in
+            let stage = try Stage(dir, "heard-\(attempt)")
+            defer { stage.stop() }
+            let made = Mutex<RenderWatch?>(nil)
+            let tapped = stage.output("steady-restart")
+            let q = QueuePlayer(items: [a, b].map { QueueItem(path: $0) }, output: {
+                let w = RenderWatch(try tapped(), signalAt: join + Int64(0.05 * Self.rate))
+                made.withLock { $0 = w }
+                return w
+            })
+            defer { q.stop() }
+            let said = Said()
+            let box = stage.box
+            q.eventProbe = { [weak q] e in
+                guard let q, let out = box.output.withLock({ $0 }) else { return }
+                switch e {
+                case .currentItemChanged(1?, _):
+                    let at = Announcement(played: out.framesPlayed, latency: out.latency, clock: q.currentTime)
+                    said.announced.withLock { $0.append(at) }
+                case .itemPlayedToEnd(1, _):
+                    said.playedAtBsEnd.withLock { $0 = out.framesPlayed }
+                default: break
+                }
+            }
+            let events = q.events
+            q.play()
+            let out = try stage.madeOutput()
+            let watch = try #require(made.withLock { $0 })
+            guard await Self.wait(watch.reached) else { throw TestSupportError("the render never reached B") }
+            let (currentAtRestart, heldAtRestart) = (q.currentIndex, out.latency)
+            q.setReplayGain(.track)
+            guard await Self.wait(watch.ended) else { throw TestSupportError("the render never ended") }
+            let (stateAtEnd, heldAtEnd) = (q.playbackState, out.latency)
+            _ = try await waitForEvent(events, timeout: 15, "the queue to finish") { $0 == .finished }
+            let underruns = out.underrunCount
+            q.eventProbe = nil
+            return (Take(announced: said.announced.withLock { $0 }, currentAtRestart: currentAtRestart,
+                         heldAtRestart: heldAtRestart, stateAtEnd: stateAtEnd, heldAtEnd: heldAtEnd,
+                         playedAtBsEnd: said.playedAtBsEnd.withLock { $0 }), underruns)
+        }
+        let take = try #require(chosen, "PulseAudio reported underruns in every take (\(underruns))")
+        let report = "B announced at \(take.announced.map { "\($0.played) frames played, \($0.latency) s held" }) (the join is at \(join)); at the restart item \(String(describing: take.currentAtRestart)) was current with \(take.heldAtRestart) s held"
+        #expect(take.currentAtRestart == 0 && take.heldAtRestart > 0.05, "the restart came after the join was heard: \(report)")
+        #expect(take.announced.count == 1, "\(report)")
+        let at = try #require(take.announced.first, "\(report)")
+        let early = join - at.played
+        #expect(early <= Int64(0.010 * Self.rate), "\(Double(early) / Self.rate) s early — \(report)")
+        #expect(-early < Int64(PulseOutput.steadyLatency * Self.rate), "\(Double(-early) / Self.rate) s late — \(report)")
+        // The end: playing while the output holds it, and B played to its end when heard.
+        #expect(take.stateAtEnd == .playing || take.heldAtEnd < 0.02,
+                "the queue read \(String(describing: take.stateAtEnd)) with \(take.heldAtEnd) s of B still in the output")
+        let played = try #require(take.playedAtBsEnd, "B was never played to its end")
+        #expect(end - played <= Int64(0.010 * Self.rate), "B's end said \(Double(end - played) / Self.rate) s before it was heard")
+    }
+
     /// Frames of 16-bit stereo in the WAV that `parecord` is writing at `path`.
     static func recordedFrames(_ path: String) throws -> Int {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
