@@ -114,6 +114,18 @@ import TonearmTestSupport
             Case(arguments: ["outputs"], status: 1, says: "outputs: "),
             Case(arguments: ["daemon", "--listen", "nowhere"], status: 64, says: "daemon: --listen 'nowhere': expected ADDR:PORT, as in 127.0.0.1:6600"),
             Case(arguments: ["daemon", "--output", "file:x.wav"], status: 64, says: "daemon: --output 'file:x.wav': the daemon plays to pulse or null"),
+            // The daemon's client: no daemon at the address is a failure of its own (69, EX_UNAVAILABLE).
+            Case(arguments: ["remote", "status", "--host", s.dir.file("no.sock")], status: 69,
+                 says: "remote status: no daemon at \(s.dir.file("no.sock"))"),
+            Case(arguments: ["remote", "play", "x"], status: 64, says: "remote play: the value 'x' is invalid for '<position>'"),
+            Case(arguments: ["remote", "seek", "abc"], status: 64, says: "remote seek: seek takes SECONDS, [H:]M:SS, +/- before either, or N% (0–100), not 'abc'"),
+            Case(arguments: ["remote", "volume", "200"], status: 64, says: "remote volume: volume takes 0–100, +N or -N, not '200'"),
+            Case(arguments: ["remote", "add"], status: 64, says: "remote add: missing expected argument '<WHAT> ...'"),
+            Case(arguments: ["remote", "insert"], status: 64, says: "remote insert: missing expected argument '<WHAT> ...'"),
+            Case(arguments: ["remote", "search"], status: 64, says: "remote search: missing expected argument '<QUERY> ...'"),
+        ] + ["pause", "toggle", "stop", "next", "prev", "clear", "queue", "current", "outputs", "idle"].map {
+            Case(arguments: ["remote", $0, "--bogus"], status: 64, says: "remote \($0): unknown option '--bogus'")
+        } + [
             Case(arguments: ["volume", "200"], status: 64, says: "volume: '200' is not a volume"),
             Case(arguments: ["volume", "10", "20"], status: 64, says: "volume: give one volume value, not 2"),
             Case(arguments: ["sound"], status: 64, says: "sound: missing expected argument '<files> ...'"),

@@ -167,6 +167,16 @@ import TonearmWindow
         #expect(abs(frequency(out, from: 0.3, to: 1.7) - (track == 1 ? 300 : 700)) < 3)
     }
 
+    /// `tonearm ARGUMENTS` on a 100×24 pseudo-terminal, its windows on `display` (X11), with the
+    /// private homes, no sound server and no session bus.
+    func liveScreen(on display: VirtualDisplay, _ arguments: [String]) throws -> PTYScreen {
+        func q(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        let env = "DISPLAY=\(display.display) WAYLAND_DISPLAY= SDL_VIDEODRIVER=x11 XDG_STATE_HOME=\(q(dir.file("state"))) "
+            + "XDG_CONFIG_HOME=\(q(dir.file("config"))) XDG_DATA_HOME=\(q(dir.file("data"))) "
+            + "PULSE_SERVER=\(q("unix:" + dir.file("no-pulse"))) DBUS_SESSION_BUS_ADDRESS=\(q("unix:path=" + dir.file("no-bus")))"
+        return try PTYScreen("stty rows 24 cols 100; \(env) exec \(q(try tonearmBinary())) " + arguments.map(q).joined(separator: " "))
+    }
+
     @Test func theWindowsKeysActOnTheQueueOnTheLiveScreen() throws {
         defer { dir.remove() }
         let a = try song("a.flac", freq: 330, seconds: 1), b = try song("b.flac", freq: 660, seconds: 1)
@@ -174,11 +184,7 @@ import TonearmWindow
         try VideoFixtures.colorClip(clip, colors: ["red"], segment: 30)
         let display = try VirtualDisplay(width: 640, height: 480)
         defer { display.stop() }
-        func q(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
-        let env = "DISPLAY=\(display.display) WAYLAND_DISPLAY= SDL_VIDEODRIVER=x11 XDG_STATE_HOME=\(q(dir.file("state"))) "
-            + "XDG_CONFIG_HOME=\(q(dir.file("config"))) XDG_DATA_HOME=\(q(dir.file("data"))) "
-            + "PULSE_SERVER=\(q("unix:" + dir.file("no-pulse"))) DBUS_SESSION_BUS_ADDRESS=\(q("unix:path=" + dir.file("no-bus")))"
-        let screen = try PTYScreen("stty rows 24 cols 100; \(env) exec \(q(try tonearmBinary())) play --output null \(q(a)) \(q(clip)) \(q(b))")
+        let screen = try liveScreen(on: display, ["play", "--output", "null", a, clip, b])
         try screen.waitFor("Video: the first frame shown in a window of 160×90", timeout: 60)
         /// Runs `action`, then waits until the screen draws `marker` after it.
         func drawn(_ marker: String, after action: () throws -> Void) throws {
@@ -210,11 +216,7 @@ import TonearmWindow
         try VideoFixtures.colorClip(clip, colors: ["red"], segment: 30)
         let display = try VirtualDisplay(width: 640, height: 480)
         defer { display.stop() }
-        func q(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
-        let env = "DISPLAY=\(display.display) WAYLAND_DISPLAY= SDL_VIDEODRIVER=x11 XDG_STATE_HOME=\(q(dir.file("state"))) "
-            + "XDG_CONFIG_HOME=\(q(dir.file("config"))) XDG_DATA_HOME=\(q(dir.file("data"))) "
-            + "PULSE_SERVER=\(q("unix:" + dir.file("no-pulse"))) DBUS_SESSION_BUS_ADDRESS=\(q("unix:path=" + dir.file("no-bus")))"
-        let screen = try PTYScreen("stty rows 24 cols 100; \(env) exec \(q(try tonearmBinary())) play --output null \(q(a)) \(q(clip))")
+        let screen = try liveScreen(on: display, ["play", "--output", "null", a, clip])
         try screen.waitFor("Video: the first frame shown in a window of 160×90", timeout: 60)
         // Where the controls are drawn in a 160×90 window (the overlay's own layout).
         let rects = ControlsOverlay.layout(ControlsState(isPlaying: true, currentTime: 1, duration: 30, volume: 1, isMuted: false),
