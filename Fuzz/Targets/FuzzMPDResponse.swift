@@ -43,8 +43,9 @@ func check(_ answer: MPDResponseParser.Answer) {
         end = e.description + "\n"
         precondition(MPDServerError(line: e.description) == e, "an ACK did not read back: \(e)")
     }
-    // A key or value ending in CR reads back without it (CR LF is a line end): not comparable.
-    guard !reply.pairs.contains(where: { $0.key.hasSuffix("\r") || $0.value.hasSuffix("\r") }) else { return }
+    // A key, value or ACK message ending in CR reads back without it (CR LF is a line end): not
+    // comparable.
+    guard !reply.pairs.contains(where: { $0.key.hasSuffix("\r") || $0.value.hasSuffix("\r") }), !end.hasSuffix("\r\n") else { return }
     var bytes: [UInt8] = []
     var ends = reply.listEnds[...]
     for (k, p) in reply.pairs.enumerated() {
