@@ -171,6 +171,15 @@ public final class AudioPlayerNode: AudioNode, @unchecked Sendable {
     /// restart goes on exactly from there).
     package func stopReturningPlayerTime() -> AudioFramePosition { playerKernel.stop() }
 
+    /// Runs `body` with the node's offline rendering (an untimed output: file, `null:untimed`)
+    /// held between two render calls, so that a restart made of ``playerTime``, a stop, schedules
+    /// and `play()` inside it is sample-exact: the time read is what was rendered, and nothing
+    /// (no silence) is rendered between the stop and the play. Realtime rendering is never held
+    /// (`body` just runs). Control plane, one caller at a time per node; the caller must hold no
+    /// lock that the node's handlers take (the render call under way may wait for the decoder,
+    /// whose `consumed` handler a queue answers under its lock).
+    package func withRenderHeld<T>(_ body: () throws -> T) rethrows -> T { try playerKernel.withRenderHeld(body) }
+
     /// Whether the node is playing.
     public var isPlaying: Bool { playerKernel.playing.load(ordering: .acquiring) }
 
@@ -298,6 +307,16 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
     private var eventThread: Thread?
     private let decoderExited = DispatchSemaphore(value: 0)
     let playing = Atomic<Bool>(false)
+    /// ``withRenderHeld(_:)``: how many control threads hold offline rendering, whether a render
+    /// call is under way (both sequentially consistent: a holder that sees no call under way
+    /// knows that the next call sees it), and whether the node has been rendered offline.
+    private let holders = Atomic<Int>(0)
+    private let inRender = Atomic<Bool>(false)
+    private let renderedOffline = Atomic<Bool>(false)
+    /// Render thread → holder: a call ended (or stopped at its start) while held. Holder →
+    /// render thread: the hold is over. Extra signals are harmless: both sides check the atomics.
+    private let heldSignal = DispatchSemaphore(value: 0)
+    private let releaseSignal = DispatchSemaphore(value: 0)
     /// Frames rendered by the node (node time) and frames played since the last stop (player time).
     let nodeFrames = Atomic<Int64>(0)
     let playerFrames = Atomic<Int64>(0)
@@ -346,6 +365,24 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
         guard let renderer else {
             output.update(repeating: 0, count: frames * channels)
             return
+        }
+        // Offline (an untimed output's own thread, which may wait): held between two calls while
+        // a control thread re-schedules (``withRenderHeld(_:)``). Never with `.realtime` timing.
+        if timing == .offline {
+            renderedOffline.store(true, ordering: .relaxed)
+            inRender.store(true, ordering: .sequentiallyConsistent)
+            while holders.load(ordering: .sequentiallyConsistent) > 0 {
+                inRender.store(false, ordering: .sequentiallyConsistent)
+                heldSignal.signal()
+                releaseSignal.wait()
+                inRender.store(true, ordering: .sequentiallyConsistent)
+            }
+        }
+        defer {
+            if timing == .offline {
+                inRender.store(false, ordering: .sequentiallyConsistent)
+                if holders.load(ordering: .sequentiallyConsistent) > 0 { heldSignal.signal() }
+            }
         }
         // The clocks move before the render: its end-of-item event may be handled on the event
         // thread before this call returns, and a handler must see the frames it waited for.
@@ -440,6 +477,27 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
         // Called with no lock held: a handler may schedule or stop again.
         for h in discarded { h(.stopped) }
         return played
+    }
+
+    /// Runs `body` with the node's offline rendering held between two render calls: the call
+    /// under way (if any) ends first, and none begins until `body` returns. What `body` reads of
+    /// the player's time is then exactly what was rendered, and what it stops, schedules and
+    /// plays again takes effect at one frame, with nothing rendered in between (no silence
+    /// written while the node is stopped). With `.realtime` rendering (or none yet) it only runs
+    /// `body`: a realtime render never waits. Control plane; the caller holds no lock that the
+    /// node's decoder thread or handlers take (the call under way may wait for the decoder).
+    func withRenderHeld<T>(_ body: () throws -> T) rethrows -> T {
+        guard renderedOffline.load(ordering: .relaxed) else { return try body() }
+        holders.add(1, ordering: .sequentiallyConsistent)
+        defer {
+            holders.subtract(1, ordering: .sequentiallyConsistent)
+            releaseSignal.signal()
+        }
+        while inRender.load(ordering: .sequentiallyConsistent) {
+            // Signalled when the call ends; the timeout only re-checks (a stale signal is possible).
+            _ = heldSignal.wait(timeout: .now() + .milliseconds(50))
+        }
+        return try body()
     }
 
     func shutdown() { shutdownThreads() }

@@ -591,14 +591,21 @@ public final class QueuePlayer: @unchecked Sendable {
                     if playing { rt.node.play() }
                 }
             }
-            if flush && lock.withLock({ stillWanted($0) }) {
-                // The new audio goes on the node inside the output's flush: what the node rendered
-                // of the old is dropped, none of the new is (the lock order is the output's lock,
-                // then this player's; nothing holds this player's lock and waits for the output's).
-                rt.driver.flush(replacing: reschedule)
-            } else {
-                reschedule()
+            // A restart that keeps what was rendered holds an untimed output's rendering (taken
+            // before this player's lock: the render call under way may wait for the decoder,
+            // whose `consumed` handler takes it), so that the node stops exactly where it had
+            // rendered to and goes on from there with nothing written in between.
+            let carryOut = { [self] in
+                if flush && lock.withLock({ stillWanted($0) }) {
+                    // The new audio goes on the node inside the output's flush: what the node rendered
+                    // of the old is dropped, none of the new is (the lock order is the output's lock,
+                    // then this player's; nothing holds this player's lock and waits for the output's).
+                    rt.driver.flush(replacing: reschedule)
+                } else {
+                    reschedule()
+                }
             }
+            if position == nil { rt.node.withRenderHeld(carryOut) } else { carryOut() }
         case .startRendering(let rt):
             do {
                 try rt.startRendering()
@@ -842,7 +849,9 @@ public final class QueuePlayer: @unchecked Sendable {
         let playing = m.state == .playing
         // Exactly where the node stopped (it renders on until then): within the entry, or at
         // the last frame of its segment when it crossed into the next one meanwhile (the few
-        // frames rendered of that one are then heard again).
+        // frames rendered of that one are then heard again). Through an untimed output the
+        // render is held while this runs (the `.reschedule` job): it stopped where it had
+        // rendered to, so neither happens there.
         var stopped = rt.node.stopReturningPlayerTime()
         if case .running(let rate) = m.runtime, let (i, start) = m.schedule.segment(renderedAt: rendered, engineRate: rate) {
             let end = start + Int64((Double(m.schedule.segments[i].frames) * rate / m.schedule.segments[i].sourceRate).rounded())
