@@ -591,10 +591,12 @@ public final class QueuePlayer: @unchecked Sendable {
                     if playing { rt.node.play() }
                 }
             }
-            // A restart that keeps what was rendered holds an untimed output's rendering (taken
-            // before this player's lock: the render call under way may wait for the decoder,
-            // whose `consumed` handler takes it), so that the node stops exactly where it had
-            // rendered to and goes on from there with nothing written in between.
+            // Every re-schedule holds an untimed output's rendering (taken before this player's
+            // lock: the render call under way may wait for the decoder, whose `consumed` handler
+            // takes it): a restart that keeps what was rendered stops the node exactly where it
+            // had rendered to and goes on from there, and no restart writes the silence of a
+            // stopped node between its stop and its play (a seek through the file output wrote
+            // up to half its file as silence before).
             let carryOut = { [self] in
                 if flush && lock.withLock({ stillWanted($0) }) {
                     // The new audio goes on the node inside the output's flush: what the node rendered
@@ -605,7 +607,7 @@ public final class QueuePlayer: @unchecked Sendable {
                     reschedule()
                 }
             }
-            if position == nil { rt.node.withRenderHeld(carryOut) } else { carryOut() }
+            rt.node.withRenderHeld(carryOut)
         case .startRendering(let rt):
             do {
                 try rt.startRendering()
