@@ -197,7 +197,7 @@ final class QueueVideo: @unchecked Sendable {
     }
 
     /// How often the controls are redrawn from the queue while they show.
-    static let controlsRefreshInterval: Duration = .milliseconds(250)
+    static let controlsRefreshInterval = 0.25
 
     /// The speed of the queue (`--rate`, `[`/`]`), for the clock's extrapolation.
     func setSpeed(_ rate: Float) {
@@ -457,14 +457,10 @@ final class QueueVideo: @unchecked Sendable {
             if nowSize != size && !config.fullScreen { window.setSize(width: nowSize.width, height: nowSize.height) }
             sink.set(window)
             // The built-in controls: there from the start (so the window shows them on the first
-            // movement by itself), redrawn from the queue while they show.
-            let queue = self.queue, hideDelay = config.controlsHideDelay
+            // movement by itself), fed from the queue by the window while they show.
+            let queue = self.queue
             window.setControls(Self.controlsState(of: queue))
-            let feed = ControlsFeed()
-            defer { feed.stop() }
-            func controlsShown() {
-                feed.show(for: hideDelay) { window.setControls(Self.controlsState(of: queue)) }
-            }
+            window.feedControls(every: Self.controlsRefreshInterval) { Self.controlsState(of: queue) }
             // Said (a plain line, or the screen's message) when the picture is on screen, and how big.
             let note = Thread {
                 guard let p = window.waitForPresentation(timeout: 60, where: { $0.frameTime != nil }) else { return }
@@ -477,20 +473,14 @@ final class QueueVideo: @unchecked Sendable {
                     window.close()  // then .closed
                 case .key(.f, _):
                     window.setFullScreen(!window.isFullScreen)
-                    controlsShown()
                 case .key(.j, let isRepeat):
                     // The next subtitle (mpv's j); a held key steps once.
                     if !isRepeat, let note = subtitles.cycle() { cont.yield(.videoNote(note)) }
-                    controlsShown()
                 case .key(let k, _):
                     // The terminal's names for these keys: what they do comes from the bindings.
                     cont.yield(.keyName(k.rawValue))
-                    controlsShown()
-                case .mouseMoved, .clicked:
-                    controlsShown()
                 case .controls(let action):
                     cont.yield(.videoControl(action))
-                    controlsShown()
                 case .closed:
                     break loop
                 default:
@@ -509,55 +499,6 @@ final class QueueVideo: @unchecked Sendable {
                 cont.yield(.videoWindowClosed(problem: nil))
             }
         }
-    }
-}
-
-/// Redraws a window's built-in controls while they show: from a key or mouse movement until
-/// the hide delay after the last one, every ``QueueVideo/controlsRefreshInterval`` (the time moves
-/// on while playing); nothing runs while they are hidden. Called from the window's event task.
-final class ControlsFeed: Sendable {
-    private struct State {
-        var visibleUntil = ContinuousClock.now
-        /// Whether a redrawing task runs (decided with `visibleUntil`, under the lock).
-        var running = false
-        var task: Task<Void, Never>?
-    }
-
-    private let state = Mutex(State())
-
-    /// The controls show from now for `seconds`: `redraw` now and while they show.
-    func show(for seconds: Double, redraw: @escaping @Sendable () -> Void) {
-        redraw()
-        let start = state.withLock { s -> Bool in
-            s.visibleUntil = .now + .milliseconds(Int(seconds * 1000))
-            defer { s.running = true }
-            return !s.running
-        }
-        guard start else { return }
-        let task = Task { [self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: QueueVideo.controlsRefreshInterval)
-                redraw()
-                let goOn = state.withLock { s -> Bool in
-                    if !Task.isCancelled && ContinuousClock.now < s.visibleUntil { return true }
-                    s.running = false
-                    return false
-                }
-                if !goOn { return }
-            }
-            state.withLock { $0.running = false }
-        }
-        state.withLock { $0.task = task }
-    }
-
-    /// Stops redrawing (the window closed).
-    func stop() {
-        let task = state.withLock { s -> Task<Void, Never>? in
-            s.visibleUntil = .now
-            defer { s.task = nil }
-            return s.task
-        }
-        task?.cancel()
     }
 }
 

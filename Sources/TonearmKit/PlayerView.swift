@@ -42,9 +42,10 @@ public enum PlayerViewError: Error, Sendable, Hashable, CustomStringConvertible 
 /// rate to its ``infoCenter`` by itself while ``run()`` runs — on an owner of its own pushed on
 /// the center, so that closing the window shows what was there before again.
 ///
-/// The controls are fed from the player while they are visible: a periodic time observer on the
-/// player runs from a key or mouse movement until they hide (none while they are hidden), and
-/// the player's events (play, pause, seeks, the end) update them at once.
+/// The controls are fed from the player while they are visible: the window asks for their state
+/// every ``Options/controlsRefreshInterval`` from a key or mouse movement until they hide
+/// (``VideoWindow/feedControls(every:_:)``; nothing runs while they are hidden), and the player's
+/// events (play, pause, seeks, the end) update them at once.
 ///
 /// ```swift
 /// let player = Player(url: URL(fileURLWithPath: "clip.mp4"))
@@ -95,9 +96,6 @@ public final class PlayerView: Sendable {
     public let infoCenter: NowPlayingInfoCenter
 
     private struct State {
-        /// Until when (uptime seconds) the controls are visible after the last activity.
-        var visibleUntil: Double = 0
-        var observer: TimeObserverToken?
         var closed = false
         var running = false
         var nowPlayingSession: NowPlayingSession?
@@ -110,11 +108,7 @@ public final class PlayerView: Sendable {
     }
 
     private let state = Mutex(State())
-    private let feeding = EventBroadcaster<Bool>()
     private let subtitleSteps = EventBroadcaster<SubtitleSelection?>()
-    private let hideDelay: Double
-    private let refreshInterval: Double
-    private let timers = DispatchQueue(label: "tonearm.playerview")
 
     /// A view showing `player` in a window opened with `configuration` (its own), publishing Now
     /// Playing to `infoCenter` (the process's by default).
@@ -127,10 +121,10 @@ public final class PlayerView: Sendable {
         self.player = player
         self.machine = machine
         self.infoCenter = infoCenter
-        hideDelay = configuration.controlsHideDelay
-        refreshInterval = controlsRefreshInterval
         layer = try PlayerLayer(player: player, configuration: configuration)
         refreshControls()
+        // Called on the window thread while the controls show (weak: the window is the view's).
+        layer.window.feedControls(every: controlsRefreshInterval) { [weak self] in self?.controlsState() }
     }
 
     /// Waits until the player's current item has loaded, then opens a view for it: at the video's
@@ -272,33 +266,27 @@ public final class PlayerView: Sendable {
         return next
     }
 
-    /// Whether the controls are being fed (a key or mouse movement less than the hide delay ago).
-    public var controlsAreLive: Bool {
-        state.withLock { $0.visibleUntil > Self.now() }
-    }
+    /// Whether the controls show and are kept current (a key or mouse movement less than the
+    /// hide delay ago): ``isFeedingControls``.
+    public var controlsAreLive: Bool { isFeedingControls }
 
-    /// Whether the periodic time observer that feeds the controls is installed (from a key or
-    /// mouse movement until the controls hide; never while they are hidden).
-    public var isFeedingControls: Bool { state.withLock { $0.observer != nil } }
+    /// Whether the window is feeding the controls from the player (from a key or mouse movement
+    /// until they hide; never while they are hidden): ``VideoWindow/isFeedingControls``.
+    public var isFeedingControls: Bool { window.isFeedingControls }
 
     /// ``isFeedingControls`` as it changes, from the moment of the call.
-    public var controlsFeedChanges: AsyncStream<Bool> { feeding.stream(bufferingNewest: 16) }
+    public var controlsFeedChanges: AsyncStream<Bool> { window.controlsFeedChanges }
 
     private func finish() {
-        let (first, token, session, owner) = state.withLock { s in
+        let (first, session, owner) = state.withLock { s in
             let first = !s.closed
             s.closed = true
-            let t = s.observer
-            s.observer = nil
             defer { s.infoOwner = nil }
-            return (first, t, s.nowPlayingSession, s.infoOwner)
+            return (first, s.nowPlayingSession, s.infoOwner)
         }
         owner?.release()
-        if let token {
-            player.removeTimeObserver(token)
-            feeding.yield(false)
-        }
         guard first else { return }
+        window.feedControls(every: 1, nil)
         player.pause()
         session?.invalidate()
         layer.close()
@@ -338,46 +326,10 @@ public final class PlayerView: Sendable {
         case .setMuted(let m): player.isMuted = m
         case .setFullScreen(let on): window.setFullScreen(on)
         case .cycleSubtitle: cycleSubtitle()
-        case .showControls: controlsShown()
+        case .showControls: window.showControls()
         case .close: finish()
         }
         refreshControls()
-    }
-
-    /// The controls are visible from now for the hide delay: the periodic observer feeds them
-    /// until then (installed once, removed when they hide).
-    private func controlsShown() {
-        let until = Self.now() + hideDelay
-        let install = state.withLock { s -> Bool in
-            guard !s.closed else { return false }
-            s.visibleUntil = until
-            return s.observer == nil
-        }
-        if install {
-            let token = player.addPeriodicTimeObserver(forInterval: refreshInterval, queue: timers) { [weak self] _ in
-                self?.refreshControls()
-            }
-            let keep = state.withLock { s -> Bool in
-                guard s.observer == nil, !s.closed else { return false }
-                s.observer = token
-                return true
-            }
-            if keep { feeding.yield(true) } else { player.removeTimeObserver(token) }
-        }
-        timers.asyncAfter(deadline: .now() + hideDelay + 0.05) { [weak self] in self?.hideIfDue() }
-    }
-
-    /// Timer queue: removes the observer once the controls have hidden.
-    private func hideIfDue() {
-        let token = state.withLock { s -> TimeObserverToken? in
-            guard s.visibleUntil <= Self.now(), let t = s.observer else { return nil }
-            s.observer = nil
-            return t
-        }
-        if let token {
-            player.removeTimeObserver(token)
-            feeding.yield(false)
-        }
     }
 
     /// The controls drawn from the player as it is now.
@@ -394,8 +346,6 @@ public final class PlayerView: Sendable {
         guard !isClosed else { return }
         window.setControls(controlsState())
     }
-
-    private static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 }
 
 /// `error.localizedDescription` is the same text as ``description`` (ported iOS code reports

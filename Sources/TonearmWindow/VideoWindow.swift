@@ -176,6 +176,25 @@ public final class VideoWindow: Sendable {
     /// Shows the built-in controls now (they hide after the delay).
     public func showControls() { shared.submit { $0.showControlsRequest = true } }
 
+    /// Keeps the built-in controls current while they show: the window thread calls `state` when
+    /// they appear and every `interval` seconds until they hide (nil: keep what is drawn), and
+    /// never while they are hidden — so a player's time moves on the seek bar without anything
+    /// running while nobody looks. ``setControls(_:)`` still draws a change at once. `state` is
+    /// called on the window thread: it must not wait for a lock held while calling this window.
+    /// Nil stops it.
+    public func feedControls(every interval: Double, _ state: (@Sendable () -> ControlsState?)?) {
+        shared.submit { s in
+            s.controlsFeed = state.map { ControlsFeed(interval: max(0.01, interval), state: $0) }
+            s.controlsFeedChanged = true
+        }
+    }
+
+    /// Whether ``feedControls(every:_:)``'s `state` is being called (set, and the controls show).
+    public var isFeedingControls: Bool { shared.read { $0.feeding } }
+
+    /// ``isFeedingControls`` as it changes, from the moment of the call.
+    public var controlsFeedChanges: AsyncStream<Bool> { shared.feedingChanges.stream(bufferingNewest: 16) }
+
     /// Whether a frame has been drawn (AVPlayerLayer's `isReadyForDisplay`).
     public var isReadyForDisplay: Bool { shared.read { $0.lastPresentation?.frameTime != nil } }
 
@@ -225,6 +244,10 @@ final class Shared: @unchecked Sendable {
         var controls: ControlsState?
         var controlsChanged = false
         var showControlsRequest = false
+        var controlsFeed: ControlsFeed?
+        var controlsFeedChanged = false
+        /// The window thread calls the feed now (``VideoWindow/isFeedingControls``).
+        var feeding = false
         var isFullScreen: Bool
         var lastPresentation: VideoPresentation?
         /// SDL is started and the wake-up event registered: ``Shared/submit(_:)`` may push it.
@@ -237,6 +260,7 @@ final class Shared: @unchecked Sendable {
 
     let configuration: VideoWindow.Configuration
     let events: AsyncStream<VideoWindowEvent>.Continuation
+    let feedingChanges = EventBroadcaster<Bool>()
     private let condition = NSCondition()
     private var state: State
     private var windowThread: Thread?
@@ -335,4 +359,10 @@ final class Shared: @unchecked Sendable {
             }
         }
     }
+}
+
+/// What keeps the built-in controls current while they show (``VideoWindow/feedControls(every:_:)``).
+struct ControlsFeed: Sendable {
+    var interval: Double
+    var state: @Sendable () -> ControlsState?
 }

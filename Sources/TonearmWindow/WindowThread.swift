@@ -23,6 +23,10 @@ struct WindowThread: ~Copyable {
     /// The built-in controls' state (nil: none) and when they show.
     var controls: ControlsState?
     var overlay: ControlsOverlay
+    /// What keeps them current while they show, whether it is being called, and when next.
+    var feed: ControlsFeed?
+    var feeding = false
+    var nextFeed: Double?
     /// Full screen without a window manager: the window's own geometry before it covered the
     /// screen (nil when not in that state).
     var coveringScreenFrom: (x: Int32, y: Int32, width: Int32, height: Int32)?
@@ -155,8 +159,9 @@ struct WindowThread: ~Copyable {
         if c.fullScreen { thread.setFullScreen(true) }
         shared.started(.success(name))
         thread.loop()
-        // No wake-up event may be pushed from here on (SDL is about to stop).
-        shared.update { $0.wakeType = nil }
+        // No wake-up event may be pushed from here on (SDL is about to stop); no feed is called.
+        shared.update { $0.wakeType = nil; $0.feeding = false }
+        if thread.feeding { shared.feedingChanges.yield(false) }
         if let t = thread.texture { SDL_DestroyTexture(t) }
     }
 
@@ -164,13 +169,15 @@ struct WindowThread: ~Copyable {
         var redraw = true
         var event = SDL_Event()
         while true {
+            feedControls(redraw: &redraw)
             if redraw {
                 draw()
                 redraw = false
             }
-            // Asleep until an event, or until the controls are due to hide (then drawn without them).
-            if let hide = controls == nil ? nil : overlay.hideTime(after: Self.now) {
-                let ms = Int32(clamping: Int(((hide - Self.now) * 1000).rounded(.up)) + 1)
+            // Asleep until an event, or until the controls are due to hide (then drawn without
+            // them) or to be fed again.
+            if let wake = nextWake() {
+                let ms = Int32(clamping: Int(((wake - Self.now) * 1000).rounded(.up)) + 1)
                 if SDL_WaitEventTimeout(&event, max(1, ms)) == 0 {
                     redraw = true
                     continue
@@ -236,8 +243,38 @@ struct WindowThread: ~Copyable {
     /// Activity over the window: the controls (when there are any) show from now.
     mutating func revealControls(redraw: inout Bool) {
         guard controls != nil else { return }
+        // Shown after being hidden: fed at once (their state may be old).
+        if !overlay.isVisible(at: Self.now) { nextFeed = nil }
         overlay.activity(at: Self.now)
         redraw = true
+    }
+
+    /// When the loop must wake without an event: the controls hide, or are fed again.
+    func nextWake() -> Double? {
+        guard controls != nil, let hide = overlay.hideTime(after: Self.now) else { return nil }
+        guard feeding, let next = nextFeed else { return hide }
+        return min(hide, next)
+    }
+
+    /// Calls the feed while the controls show (when it is due), and says when that starts and stops.
+    mutating func feedControls(redraw: inout Bool) {
+        let now = Self.now
+        let wanted = feed != nil && controls != nil && overlay.isVisible(at: now)
+        if wanted != feeding {
+            feeding = wanted
+            shared.update { $0.feeding = wanted }
+            shared.feedingChanges.yield(wanted)
+        }
+        guard wanted, let feed else {
+            nextFeed = nil
+            return
+        }
+        if let next = nextFeed, now < next { return }
+        if let state = feed.state() {
+            controls = state
+            redraw = true
+        }
+        nextFeed = now + feed.interval
     }
 
     func closeRequested() -> Bool {
@@ -265,7 +302,8 @@ struct WindowThread: ~Copyable {
     /// and carries them out; true when the window is to close.
     mutating func applyRequests(redraw: inout Bool) -> Bool {
         typealias Requests = (frame: (VideoFrame, UInt64)?, fullScreen: Bool?, size: (Int, Int)?, title: String?,
-                              redraw: Bool, close: Bool, controls: ControlsState??, showControls: Bool)
+                              redraw: Bool, close: Bool, controls: ControlsState??, showControls: Bool,
+                              feed: ControlsFeed??)
         let r: Requests = shared.update { s in
             defer {
                 s.pendingFrame = nil
@@ -275,11 +313,17 @@ struct WindowThread: ~Copyable {
                 s.needsRedraw = false
                 s.controlsChanged = false
                 s.showControlsRequest = false
+                s.controlsFeedChanged = false
             }
             return (s.pendingFrame, s.fullScreenRequest, s.sizeRequest, s.titleRequest, s.needsRedraw, s.closeRequest,
-                    s.controlsChanged ? .some(s.controls) : .none, s.showControlsRequest)
+                    s.controlsChanged ? .some(s.controls) : .none, s.showControlsRequest,
+                    s.controlsFeedChanged ? .some(s.controlsFeed) : .none)
         }
         if r.close { return true }
+        if let f = r.feed {
+            feed = f
+            nextFeed = nil
+        }
         if let state = r.controls {
             // Drawn again only when the change shows (visible now, or removed while visible).
             if overlay.isVisible(at: Self.now) { redraw = true }
