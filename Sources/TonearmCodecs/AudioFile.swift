@@ -58,11 +58,11 @@ public final class AudioFile: @unchecked Sendable {
     /// after the first — is placed on the first one's timeline by these, not by what its
     /// playlist states (see `HLSPlayback`). Nil parts: not known (the FLAC decoder; no
     /// timestamps).
-    package var timestampOrigin: (firstSample: Int64?, containerStart: Double?) {
-        guard let d = decoder as? FFmpegDecoder else { return (nil, nil) }
+    package var timestampOrigin: TimestampOrigin {
+        guard let d = decoder as? FFmpegDecoder else { return TimestampOrigin(firstSample: nil, containerStart: nil) }
         let start = d.fmt.map { $0.pointee.start_time }
         let container = start.flatMap { $0 == tonearm_av_nopts_value() ? nil : Double($0) / Double(tonearm_av_time_base()) }
-        return (d.startTs, container)
+        return TimestampOrigin(firstSample: d.startTs, containerStart: container)
     }
 
     /// The number of the stream decoded, as `tonearm info` lists a file's tracks (FFmpeg's
@@ -491,5 +491,18 @@ public final class AudioFile: @unchecked Sendable {
         if expected.contains(where: { demuxerFamily.hasPrefix($0) }) { return [] }
         let actual = containerName(name, fmt: fmt, path: "")
         return [.extensionMismatch(path: path, extension: ext, actualFormat: actual)]
+    }
+}
+
+/// Where a stream's own clock stands at its first sample (``AudioFile/timestampOrigin``): the
+/// sound's first timestamp in frames at the source's rate, and the container's start in seconds.
+/// The first stream of an HLS item states its timeline's origin with it, for the sound (a later
+/// segment's first sample against `firstSample`) and the picture (`containerStart`) alike.
+package struct TimestampOrigin: Sendable, Hashable {
+    package var firstSample: Int64?
+    package var containerStart: Double?
+    package init(firstSample: Int64?, containerStart: Double?) {
+        self.firstSample = firstSample
+        self.containerStart = containerStart
     }
 }

@@ -35,11 +35,12 @@ final class HLSPlayback: PlaybackSource, @unchecked Sendable {
     private var position: AudioFramePosition = 0
     let sourceFormat: AudioFormat
     let frameLength: AudioFramePosition
-    /// The first stream's first sample's timestamp (frames), when its decoder states one.
+    /// The first stream's first sample's timestamp (frames), when its decoder states one: the
+    /// item's timeline origin (``PlayerItem/hlsOrigin``), which the picture shares.
     private let origin: Int64?
 
     /// Wraps `file`, open on `source` from the start of the VOD playlist of `duration` seconds.
-    init(url: URL, file: AudioFile, source: HLSByteSource, duration: Double,
+    init(url: URL, file: AudioFile, source: HLSByteSource, duration: Double, origin: TimestampOrigin,
          open: @escaping @Sendable (Double) -> (source: HLSByteSource, arrived: HLSArrival),
          onReopen: @escaping @Sendable (HLSByteSource, HLSArrival) -> Void) {
         self.url = url
@@ -47,7 +48,7 @@ final class HLSPlayback: PlaybackSource, @unchecked Sendable {
         self.source = source
         self.open = open
         self.onReopen = onReopen
-        origin = file.timestampOrigin.firstSample
+        self.origin = origin.firstSample
         sourceFormat = file.processingFormat
         frameLength = AudioFramePosition((duration * file.processingFormat.sampleRate).rounded())
     }

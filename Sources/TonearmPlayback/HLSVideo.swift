@@ -64,7 +64,7 @@ final class HLSVideoFrameSource: VideoFrameSource, @unchecked Sendable {
         // On the sound's timeline: placed by the first stream's timestamps when the item knows
         // them (a VOD stream), by the segment's stated start otherwise (see HLSPlayback).
         let d = try VideoDecoder(byteSource: source, name: item.url.absoluteString, track: nil, outputFormat: format,
-                                 timelineStart: source.startOffset, timestampOrigin: item.hlsTimestampOrigin)
+                                 timelineStart: source.startOffset, timestampOrigin: item.hlsOrigin?.containerStart)
         d.subtitle = item.subtitleChoice.selection
         decoder = d
         return d

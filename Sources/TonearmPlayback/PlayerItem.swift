@@ -89,9 +89,9 @@ public final class PlayerItem: @unchecked Sendable , Observable {
         var file: AudioFile?
         /// What the player decodes: the file, or for a VOD HLS stream the seekable wrapper.
         var playback: (any PlaybackSource)?
-        /// A VOD HLS stream's first stream's container start (seconds of its timestamps): the
-        /// item's time 0 for the picture (see ``hlsTimestampOrigin``).
-        var hlsTimestampOrigin: Double?
+        /// A VOD HLS stream's first stream's timestamps at its start: the item's timeline origin
+        /// for the sound and the picture (see ``hlsOrigin``).
+        var hlsOrigin: TimestampOrigin?
         var network: ItemFetch?
         var duration: Duration = .unknown
         var timedMetadata: [String: String] = [:]
@@ -491,7 +491,7 @@ public final class PlayerItem: @unchecked Sendable , Observable {
                 s.network = nil
                 s.file = nil
                 s.playback = nil
-                s.hlsTimestampOrigin = nil
+                s.hlsOrigin = nil
                 s.duration = .unknown
                 if s.status == .readyToPlay { s.status = .unknown }
             }
@@ -506,10 +506,11 @@ public final class PlayerItem: @unchecked Sendable , Observable {
     /// that seeks by opening the stream again at the segment of the target.
     var playbackSource: (any PlaybackSource)? { state.withLock { $0.playback } }
 
-    /// A VOD HLS item's timeline origin: the stream timestamp (seconds) of its time 0, as the
-    /// first stream (from the first segment) states it; nil for other items and live streams.
-    /// Any thread.
-    var hlsTimestampOrigin: Double? { state.withLock { $0.hlsTimestampOrigin } }
+    /// A VOD HLS item's timeline origin, as the first stream (from the first segment) states it:
+    /// where the sound of a stream reopened at a later segment goes (its first sample against
+    /// the origin's) and where its picture's time 0 is (the container's start); nil for other
+    /// items and live streams. Any thread.
+    var hlsOrigin: TimestampOrigin? { state.withLock { $0.hlsOrigin } }
 
     /// Marks the item failed (a failure during playback). Returns whether it changed.
     func markFailed(_ error: TonearmError) {
@@ -624,9 +625,10 @@ public final class PlayerItem: @unchecked Sendable , Observable {
                 s.playback = file
                 if case .hls(let source, _)? = fetch, let d = source.duration {
                     let soundOptions = source.options, itemURL = url
-                    s.hlsTimestampOrigin = file.timestampOrigin.containerStart
+                    let origin = file.timestampOrigin
+                    s.hlsOrigin = origin
                     s.playback = HLSPlayback(
-                        url: url, file: file, source: source, duration: d,
+                        url: url, file: file, source: source, duration: d, origin: origin,
                         open: { [weak self] time in
                             if let self { return self.hlsStreamForSound(at: time, epoch: epoch) }
                             var options = soundOptions
