@@ -132,8 +132,9 @@ public final class HLSByteSource: ByteSource, Sendable {
     /// the stream, over the same segments, fetched once. Each reader is for its own thread; the
     /// fetching stops when every reader has been cancelled or released, and ``cancel()`` on one
     /// ends that reader only. Nil when the stream's first bytes are no longer kept (a reader went
-    /// on past ``HLSSourceOptions/keptBehind``), or after the fetching stopped. Its events go to
-    /// this source's handler.
+    /// on past ``HLSSourceOptions/keptBehind``), or after the fetching stopped or failed (a
+    /// failed stream is never joined: the joiner opens its own). Its events go to this source's
+    /// handler.
     public func makeReader() -> HLSByteSource? {
         fetcher.addReader().map { HLSByteSource(sharing: fetcher, reader: $0, start: nil) }
     }
@@ -143,7 +144,8 @@ public final class HLSByteSource: ByteSource, Sendable {
     /// ``HLSSourceOptions/keptBehindDuration``), or from where it will arrive when it is the
     /// next one (or the first of a stream that has fetched nothing yet). Its ``startOffset`` is
     /// the time its first byte starts at. Nil when that place is no longer (or not yet) in the
-    /// stream, or after the fetching stopped: the caller opens a stream of its own.
+    /// stream, or after the fetching stopped or failed: the caller opens a stream of its own
+    /// (the sound's seek and the picture's never share a stream that failed).
     public func makeReader(at time: Double) -> HLSByteSource? {
         fetcher.addReader(at: time).map { HLSByteSource(sharing: fetcher, reader: $0.id, start: $0.start) }
     }

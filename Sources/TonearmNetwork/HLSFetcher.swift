@@ -98,7 +98,7 @@ final class HLSFetcher: @unchecked Sendable {
     /// reader went on past ``HLSSourceOptions/keptBehind``) or the fetching was cancelled.
     func addReader() -> Int? {
         condition.withLock {
-            guard !state.cancelled, (state.pieces.start ?? state.fetchedEnd) == 0 else { return nil }
+            guard !state.cancelled, state.failure == nil, (state.pieces.start ?? state.fetchedEnd) == 0 else { return nil }
             let id = state.nextReader
             state.nextReader += 1
             state.readers[id] = 0
@@ -110,10 +110,11 @@ final class HLSFetcher: @unchecked Sendable {
     /// timeline) — or, when that segment has not arrived yet, where it will (the next segment,
     /// or the first of a stream that has fetched nothing). Its id and the time its first byte
     /// starts at (nil: the stream's ``startOffset``, not known before it opened). Nil when no
-    /// such place is kept, or the fetching was cancelled.
+    /// such place is kept, or the fetching was cancelled or failed (a joiner opens a stream of
+    /// its own: a seek to the same time tries the network again).
     func addReader(at time: Double) -> (id: Int, start: Double?)? {
         condition.withLock {
-            guard !state.cancelled else { return nil }
+            guard !state.cancelled, state.failure == nil else { return nil }
             let position: Int64
             let start: Double?
             if let c = state.pieces.chunks.last(where: { $0.info.start <= time + 1e-6 }),

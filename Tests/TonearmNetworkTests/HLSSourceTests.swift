@@ -513,6 +513,10 @@ import TonearmTestSupport
         } catch {
             #expect(error as? TonearmError == .network(url: segmentURL, failure: .httpStatus(code: 404, reason: "Not Found")), "\(error)")
         }
+        // A failed stream is not joined (a seek's sound and picture share streams by joining):
+        // its first segment is still kept, but another reader would only meet the failure.
+        #expect(source.makeReader() == nil, "a reader of a failed stream")
+        #expect(source.makeReader(at: 0) == nil, "a reader at 0 s of a failed stream")
     }
 
     /// A segment whose server never answers times out after the retries: the reader is never
