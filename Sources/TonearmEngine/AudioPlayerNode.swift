@@ -307,12 +307,11 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
     private var eventThread: Thread?
     private let decoderExited = DispatchSemaphore(value: 0)
     let playing = Atomic<Bool>(false)
-    /// ``withRenderHeld(_:)``: how many control threads hold offline rendering, whether a render
-    /// call is under way (both sequentially consistent: a holder that sees no call under way
-    /// knows that the next call sees it), and whether the node has been rendered offline.
+    /// ``withRenderHeld(_:)``: how many control threads hold offline rendering, and whether an
+    /// offline render call is under way (both sequentially consistent: a holder that sees no
+    /// call under way knows that the next call sees it).
     private let holders = Atomic<Int>(0)
     private let inRender = Atomic<Bool>(false)
-    private let renderedOffline = Atomic<Bool>(false)
     /// Render thread → holder: a call ended (or stopped at its start) while held. Holder →
     /// render thread: the hold is over. Extra signals are harmless: both sides check the atomics.
     private let heldSignal = DispatchSemaphore(value: 0)
@@ -369,7 +368,6 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
         // Offline (an untimed output's own thread, which may wait): held between two calls while
         // a control thread re-schedules (``withRenderHeld(_:)``). Never with `.realtime` timing.
         if timing == .offline {
-            renderedOffline.store(true, ordering: .relaxed)
             inRender.store(true, ordering: .sequentiallyConsistent)
             while holders.load(ordering: .sequentiallyConsistent) > 0 {
                 inRender.store(false, ordering: .sequentiallyConsistent)
@@ -483,11 +481,11 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
     /// under way (if any) ends first, and none begins until `body` returns. What `body` reads of
     /// the player's time is then exactly what was rendered, and what it stops, schedules and
     /// plays again takes effect at one frame, with nothing rendered in between (no silence
-    /// written while the node is stopped). With `.realtime` rendering (or none yet) it only runs
-    /// `body`: a realtime render never waits. Control plane; the caller holds no lock that the
-    /// node's decoder thread or handlers take (the call under way may wait for the decoder).
+    /// written while the node is stopped) — also before the first call (an output just
+    /// started). A `.realtime` render never waits: it is not held (and never waited for).
+    /// Control plane; the caller holds no lock that the node's decoder thread or handlers take
+    /// (the call under way may wait for the decoder).
     func withRenderHeld<T>(_ body: () throws -> T) rethrows -> T {
-        guard renderedOffline.load(ordering: .relaxed) else { return try body() }
         holders.add(1, ordering: .sequentiallyConsistent)
         defer {
             holders.subtract(1, ordering: .sequentiallyConsistent)

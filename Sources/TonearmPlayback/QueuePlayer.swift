@@ -106,6 +106,10 @@ public final class QueuePlayer: @unchecked Sendable {
         /// Bumped by every ``QueueStateMachine/Action/awaitJoin(frames:)``: only the latest wait
         /// for a join feeds the machine when it ends.
         var joinWaits: UInt64 = 0
+        /// The runtime whose output stopped pulling by itself at the end of what was scheduled
+        /// (``AudioOutputEvent/drained``: the file output): started again when the queue has more
+        /// to play (a seek or skip that came as the end was rendered).
+        var outputEnded: ObjectIdentifier?
         /// Called on the executor with every event just before the listeners get it (tests: what
         /// the output has played when an event is said).
         var eventProbe: (@Sendable (QueuePlayerEvent) -> Void)?
@@ -608,6 +612,7 @@ public final class QueuePlayer: @unchecked Sendable {
                 }
             }
             rt.node.withRenderHeld(carryOut)
+            restartEndedOutput(rt)
         case .startRendering(let rt):
             do {
                 try rt.startRendering()
@@ -1050,8 +1055,28 @@ public final class QueuePlayer: @unchecked Sendable {
                                                               watching: watching)
                 enqueue(apply(l.machine.handle(lost), in: &l), flow: nil)
             }
-        case .drained, .moved, .bufferChanged:
+        case .drained:
+            let rt = lock.withLock { l -> QueueRuntime? in
+                guard let rt = l.runtime, ObjectIdentifier(rt) == id else { return nil }
+                l.outputEnded = id
+                return rt
+            }
+            if let rt { restartEndedOutput(rt) }
+        case .moved, .bufferChanged:
             break
+        }
+    }
+
+    /// Starts `rt`'s output again when it stopped pulling by itself at the end of what was
+    /// scheduled (``Locked/outputEnded``) while the queue plays something not yet rendered — a
+    /// seek or skip carried out as the end was rendered, whichever of the two came first; else
+    /// nothing. Any thread.
+    private func restartEndedOutput(_ rt: QueueRuntime) {
+        lock.withLock { l in
+            guard l.runtime === rt, l.outputEnded == ObjectIdentifier(rt), l.machine.state == .playing,
+                  !l.machine.schedule.allRendered else { return }
+            l.outputEnded = nil
+            enqueue([.startRendering(rt)], flow: nil)
         }
     }
 

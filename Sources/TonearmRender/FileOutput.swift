@@ -53,6 +53,9 @@ public final class FileOutput: AudioOutputDriver, @unchecked Sendable {
 
     private let pull = PullThreadControl()
     private var cond: DriverCondition { pull.cond }
+    /// The source of the last ``start(source:)`` (control plane only): ``resume()`` starts the
+    /// writer on it again after it ended at the source's end.
+    private var startedSource: (any AudioRenderSource)?
     private let eventChannel = OutputEventChannel()
     private let written = Atomic<Int64>(0)
     // Guarded by `cond`.
@@ -123,6 +126,7 @@ public final class FileOutput: AudioOutputDriver, @unchecked Sendable {
         guard fd >= 0 else { throw TonearmError.invalidState("\(name): start before open (or after a write failure)") }
         stop()
         guard fd >= 0 else { throw TonearmError.invalidState("\(name): the file was closed by a write failure") }
+        startedSource = source
         cond.withLock { pull.state = .running }
         do {
             pull.thread = try DriverThread(name: "tonearm-file") { [self] in
@@ -286,14 +290,23 @@ public final class FileOutput: AudioOutputDriver, @unchecked Sendable {
         pull.pause()
     }
 
-    /// Continues writing after ``pause()``.
+    /// Continues writing after ``pause()``; after the writer ended at the source's end
+    /// (``AudioOutputEvent/drained``) it starts it again on the same source, appending to the
+    /// file — a player that was given more to play after its end (a queue seeking back as its
+    /// last item ended) goes on writing.
     public func resume() {
+        let endedBySource = pull.thread != nil && cond.withLock { pull.state == .idle }
+        if endedBySource, fd >= 0, let source = startedSource {
+            try? start(source: source)
+            return
+        }
         pull.resume()
     }
 
     /// Ends the writer thread and waits for it; the file is left valid with what was written.
     public func stop() {
         pull.stop()
+        startedSource = nil
     }
 
     /// Stops, completes the header when nothing was started, closes the file, and finishes the
