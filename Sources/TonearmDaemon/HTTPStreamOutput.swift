@@ -13,8 +13,10 @@ struct HTTPStreamRequest: Equatable {
     /// Parses a request head (the bytes up to and including the blank line). Nil when it is not
     /// an HTTP request line.
     static func parse(_ head: [UInt8]) -> HTTPStreamRequest? {
-        let text = String(decoding: head, as: UTF8.self)
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.hasSuffix("\r") ? $0.dropLast() : $0 }
+        // By bytes: as a String, CR LF is one Character and would not split at LF.
+        let lines = head.split(separator: 10, omittingEmptySubsequences: false).map { line in
+            String(decoding: line.last == 13 ? line.dropLast() : line, as: UTF8.self)
+        }
         guard let first = lines.first else { return nil }
         let parts = first.split(separator: " ")
         guard parts.count >= 2, parts.last?.hasPrefix("HTTP/") == true || parts.count == 2 else { return nil }

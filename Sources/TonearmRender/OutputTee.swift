@@ -120,7 +120,7 @@ public final class OutputHub: Sendable {
     }
 
     /// Render thread: after the clock driver's period was rendered.
-    fileprivate func feed(_ buffer: UnsafeMutablePointer<Float>, frames: Int, channels: Int, sampleRate: Int) {
+    func feed(_ buffer: UnsafeMutablePointer<Float>, frames: Int, channels: Int, sampleRate: Int) {
         for tap in taps where tap.isEnabled {
             tap.feed(buffer, frames: frames, channels: channels, sampleRate: sampleRate)
         }

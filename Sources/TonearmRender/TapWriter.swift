@@ -99,8 +99,8 @@ struct LinearResampler {
 
 /// The Snapcast output (`snapcast:FIFO`): what plays, as signed 16-bit little-endian stereo at
 /// 48 kHz (snapserver's default `sampleformat`, or the rate given), written into the named pipe
-/// of a snapserver `pipe` source. The pipe is opened without blocking: while snapserver is not
-/// running (no reader, or no pipe yet) it is tried again with a growing delay (0.1 s to 2 s), and
+/// of a snapserver `pipe` source. The pipe is opened without blocking (read-write): while there
+/// is no pipe yet (snapserver not started) it is tried again with a growing delay (0.1 s to 2 s), and
 /// the log says so once; when snapserver stops reading, what does not fit is dropped and counted,
 /// never waited for; when it goes away the pipe is opened again.
 public final class SnapcastOutput: @unchecked Sendable {
@@ -149,7 +149,12 @@ public final class SnapcastOutput: @unchecked Sendable {
         guard fd < 0 else { return }
         let now = monotonicNanoseconds()
         guard now >= retryAt else { return }
-        let f = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+        // Read-write: on Linux, opening a FIFO so never blocks and never fails for want of a
+        // reader (snapserver opens its end only now and then while nothing is written); what
+        // snapserver does not take fills the pipe's buffer, and then is dropped (EAGAIN).
+        var st = stat()
+        let isFIFO = stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFIFO
+        let f = isFIFO ? open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC) : -1
         if f >= 0 {
             fd = f
             delay = 100_000_000
@@ -159,7 +164,8 @@ public final class SnapcastOutput: @unchecked Sendable {
         }
         let e = errno
         if !said {
-            log("snapcast: cannot open \(path) (\(errnoDescription(e))\(e == ENXIO || e == ENOENT ? ": is snapserver running with a pipe source there?" : "")); trying again")
+            let why = isFIFO ? errnoDescription(e) : "no named pipe there yet"
+            log("snapcast: cannot open \(path) (\(why): is snapserver running with a pipe source there?); trying again")
             said = true
         }
         retryAt = now + delay
