@@ -2,34 +2,9 @@
 import Foundation
 import Synchronization
 import TonearmCore
+import TonearmMPDProtocol
 import TonearmExport
 import TonearmRender
-
-/// What an HTTP listener asked for: the request line's method and whether it wants ICY titles.
-struct HTTPStreamRequest: Equatable {
-    var method: String
-    var wantsMetadata: Bool
-
-    /// Parses a request head (the bytes up to and including the blank line). Nil when it is not
-    /// an HTTP request line.
-    static func parse(_ head: [UInt8]) -> HTTPStreamRequest? {
-        // By bytes: as a String, CR LF is one Character and would not split at LF.
-        let lines = head.split(separator: 10, omittingEmptySubsequences: false).map { line in
-            String(decoding: line.last == 13 ? line.dropLast() : line, as: UTF8.self)
-        }
-        guard let first = lines.first else { return nil }
-        let parts = first.split(separator: " ")
-        guard parts.count >= 2, parts.last?.hasPrefix("HTTP/") == true || parts.count == 2 else { return nil }
-        var wants = false
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            if line[..<colon].trimmingCharacters(in: .whitespaces).lowercased() == "icy-metadata" {
-                wants = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces) == "1"
-            }
-        }
-        return HTTPStreamRequest(method: String(parts[0]), wantsMetadata: wants)
-    }
-}
 
 /// The HTTP stream output (`http:ADDR:PORT`, as MPD's `httpd`): what plays, encoded as FLAC (or
 /// MP3) and sent to any number of listeners, with ICY titles (`StreamTitle`) every 8 KiB for a
