@@ -116,7 +116,10 @@ struct DaemonCommand: AsyncParsableCommand {
             }
         }
         for o in output {
-            do { _ = try DaemonOutput(parsing: o) } catch { throw ValidationError("--output: \(error)") }
+            do { _ = try DaemonOutput(parsing: o) } catch {
+                if case TonearmError.invalidArgument(let m) = error { throw ValidationError("--output: \(m)") }
+                throw ValidationError("--output: \(error)")
+            }
         }
     }
 
