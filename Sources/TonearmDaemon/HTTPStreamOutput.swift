@@ -79,7 +79,7 @@ public final class HTTPStreamOutput: @unchecked Sendable {
 
     public func stop() {
         writer.stop()
-        for c in clients { close(c.fd) }
+        for c in clients where c.fd >= 0 { close(c.fd) }
         clients = []
         clientCount.store(0, ordering: .relaxed)
         if listener >= 0 { close(listener); listener = -1 }
