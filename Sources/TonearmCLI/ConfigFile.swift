@@ -32,7 +32,7 @@ import TonearmMPDProtocol
 /// [daemon]                  # `tonearm daemon`; its flags win
 /// music = ["~/Music"]       # the database; the first is MPD's music folder
 /// listen = ["127.0.0.1:6600"]   # TCP; [] for none (the Unix socket is always there)
-/// outputs = ["pulse"]       # pulse | null
+/// outputs = ["pulse"]       # pulse | null | snapcast:FIFO | http:ADDR:PORT, several
 /// password = ["secret@read,add,control,admin"]
 /// default_permissions = "read"
 /// local_permissions = "read,add,control,admin"
@@ -72,7 +72,7 @@ struct ConfigFile: Sendable {
         /// TCP addresses (`--listen`); empty: none (the Unix socket is always there).
         var listen: [MPDListenAddress]?
         /// Where to play (`--output`): one, pulse or null.
-        var outputs: [OutputSelection]?
+        var outputs: [DaemonOutput]?
         /// `SECRET@PERMISSIONS`, each checked (`--password`; MPD's `password`).
         var passwords: [String]?
         /// MPD's `default_permissions` (`--default-permissions`).
@@ -280,15 +280,18 @@ private struct Reader {
                 if addresses.count == all.count { d.listen = addresses }
             case "outputs":
                 guard let all = values.strings(v, key: k, allowEmptyStrings: false) else { continue }
-                guard all.count == 1 else {
-                    problem(k, .invalidValue(all.isEmpty ? "needs an output: pulse or null" : "the daemon plays to one output (pulse or null), not \(all.count)"))
+                guard !all.isEmpty else {
+                    problem(k, .invalidValue("needs an output: \(DaemonOutput.syntax)"))
                     continue
                 }
-                guard let o = convert(k, { try OutputSelection(parsing: all[0]) }) else { continue }
-                switch o {
-                case .pulse, .null: d.outputs = [o]
-                default: problem(k, .invalidValue("the daemon plays to pulse or null, not '\(all[0])'"))
+                var outputs: [DaemonOutput] = []
+                for (i, text) in all.enumerated() {
+                    do { outputs.append(try DaemonOutput(parsing: text)) } catch {
+                        problem(k, .invalidValue("item \(i + 1): \(error)"))
+                        break
+                    }
                 }
+                if outputs.count == all.count { d.outputs = outputs }
             case "password":
                 guard let all = values.strings(v, key: k, allowEmptyStrings: false) else { continue }
                 var access = MPDAccess()

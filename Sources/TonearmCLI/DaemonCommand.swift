@@ -33,8 +33,8 @@ struct DaemonCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("TCP address to listen on (repeatable; 'none' for none). Default: the config file's [daemon] listen, else 127.0.0.1:6600.", valueName: "ADDR:PORT"))
     var listen: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("Where to play: pulse or null. Default: PulseAudio/PipeWire if a server answers, else null.", valueName: "OUTPUT"))
-    var output: String?
+    @Option(name: .long, help: ArgumentHelp("Where to play (repeatable, all at once): pulse, null, snapcast:FIFO (a snapserver pipe source) or http:ADDR:PORT (a FLAC stream with ICY titles). Default: the config file's [daemon] outputs, else PulseAudio/PipeWire if a server answers, else null.", valueName: "OUTPUT"))
+    var output: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("A music folder (repeatable): the database, scanned at start and watched, browsed with lsinfo, find, search and list. Songs are added by their path in the first; each other folder is a top-level folder of the database, under its name.", valueName: "DIR"))
     var music: [String] = []
@@ -89,8 +89,8 @@ struct DaemonCommand: AsyncParsableCommand {
     /// default (TCP 127.0.0.1:6600; the output found automatically; no music folder).
     struct Settings {
         var tcp: [MPDListenAddress]
-        /// nil: automatic.
-        var output: OutputSelection?
+        /// Empty: automatic.
+        var outputs: [DaemonOutput]
         var music: [String]
         var access: MPDAccess
     }
@@ -103,7 +103,7 @@ struct DaemonCommand: AsyncParsableCommand {
             tcp = file?.listen ?? [.tcp(host: "127.0.0.1", port: 6600)]
         }
         let folders = music.isEmpty ? file?.music ?? [] : music
-        return Settings(tcp: tcp, output: try output.map { try OutputSelection(parsing: $0) } ?? file?.outputs?.first,
+        return Settings(tcp: tcp, outputs: output.isEmpty ? file?.outputs ?? [] : try output.map { try DaemonOutput(parsing: $0) },
                         music: folders.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath).standardizedFileURL.path },
                         access: try access(file: file))
     }
@@ -115,12 +115,10 @@ struct DaemonCommand: AsyncParsableCommand {
                 throw ValidationError("--listen '\(l)': expected ADDR:PORT, as in 127.0.0.1:6600")
             }
         }
-        if let output {
-            let s: OutputSelection
-            do { s = try OutputSelection(parsing: output) } catch { throw ValidationError("--output: \(error)") }
-            switch s {
-            case .pulse, .null: break
-            default: throw ValidationError("--output '\(output)': the daemon plays to pulse or null")
+        for o in output {
+            do { _ = try DaemonOutput(parsing: o) } catch {
+                if case TonearmError.invalidArgument(let m) = error { throw ValidationError("--output: \(m)") }
+                throw ValidationError("--output: \(error)")
             }
         }
     }
@@ -144,8 +142,12 @@ struct DaemonCommand: AsyncParsableCommand {
         }
         let tcp = settings.tcp
         let selection: OutputSelection
-        if let output = settings.output {
-            selection = output
+        if settings.outputs == [.pulse] {
+            selection = .pulse()
+        } else if settings.outputs == [.null] {
+            selection = .null
+        } else if !settings.outputs.isEmpty {
+            selection = settings.outputs.contains(.pulse) ? .pulse() : .null
         } else {
             let auto = OutputSelection.automatic()
             if let notice = auto.notice { FileHandle.standardError.write(Data("tonearm daemon: \(notice)\n".utf8)) }
@@ -156,6 +158,10 @@ struct DaemonCommand: AsyncParsableCommand {
                                     musicDirectories: folders, verbose: verbose)
         options.stateDirectory = stateDir ?? DaemonOptions.defaultStateDirectory
         options.access = settings.access
+        // One pulse or null output is the single output it always was; anything more is a set.
+        if settings.outputs.count > 1 || settings.outputs.contains(where: { $0 != .pulse && $0 != .null }) {
+            options.outputs = settings.outputs
+        }
         // The first music folder is the database's root (MPD's music_directory), the others
         // top-level folders of it under their names: scanned now, then watched.
         if let root = folders.first, let state = options.stateDirectory {

@@ -14,6 +14,9 @@ public struct DaemonOptions: Sendable {
     /// TCP addresses (default 127.0.0.1:6600); the Unix socket is always there.
     public var tcp: [MPDListenAddress]
     public var output: OutputSelection
+    /// Several outputs (`--output`, repeatable): when not empty, wins over ``output`` (the clock
+    /// is the first `pulse` or `null` among them, else an unlisted null output).
+    public var outputs: [DaemonOutput] = []
     /// Music folders (`--music`): relative URIs are found there until the library serves them.
     public var musicDirectories: [String]
     public var verbose: Bool
@@ -144,17 +147,26 @@ public enum DaemonRunner {
             logger.info("scanning the music folder")
             database = try await make()
         }
-        let selection = options.output
+        let outputLogger = logger
+        let several = options.outputs.isEmpty ? nil
+            : DaemonOutputs(options.outputs, pulseServer: { if case .pulse(let s) = options.output { s } else { nil } }(),
+                            log: { outputLogger.info("\($0)") })
+        let selection = several?.clock ?? options.output
+        let hub = several?.hub
         let store = options.stateDirectory.map { QueueStateStore(path: $0 + "/queue.json") }
-        let player = MusicPlayer(output: { selection.makeDriver(applicationName: "Tonearm", streamName: "Tonearm daemon", buffering: .steady) },
-                                 store: store, session: nil)  // the daemon's own audio session: issue 20
+        let player = MusicPlayer(output: {
+            let driver = selection.makeDriver(applicationName: "Tonearm", streamName: "Tonearm daemon", buffering: .steady)
+            return hub?.wrap(driver) ?? driver
+        }, store: store, session: nil)  // the daemon's own audio session: issue 20
+        try several?.start()
+        defer { several?.stop() }
         let output: MPDOutput = switch selection {
         case .pulse: MPDOutput(name: "PulseAudio", plugin: "pulse")
         case .null, .nullUntimed: MPDOutput(name: "null", plugin: "null")
         default: MPDOutput(name: selection.description, plugin: "tonearm")
         }
         let daemon = MPDDaemon(player: player, database: database, musicDirectories: options.musicDirectories,
-                               stateFile: options.stateDirectory.map { $0 + "/daemon.json" }, output: output, access: options.access)
+                               stateFile: options.stateDirectory.map { $0 + "/daemon.json" }, output: output, access: options.access, outputs: several)
         do {
             if try daemon.restore() { logger.info("resumed the saved queue (\(daemon.player.queue.items().count) songs)") }
         } catch {
@@ -165,7 +177,7 @@ public enum DaemonRunner {
         let attached = options.attachPlayer?(player)
         if let message = attached?.message { logger.info("\(message)") }
         let server = MPDServer(daemon: daemon, limits: options.limits, logger: logger)
-        logger.info("output: \(selection)")
+        logger.info("output: \(several.map { $0.outputs.map(\.description).joined(separator: ", ") } ?? selection.description)")
         let service = MPDServerService(server: server, addresses: [.unix(path: options.socketPath)] + options.tcp, logger: logger)
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [service], gracefulShutdownSignals: [.sigterm, .sigint],
                                                                           logger: logger))

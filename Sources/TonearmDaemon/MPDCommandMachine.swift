@@ -24,14 +24,17 @@ public struct MPDClientContext: Sendable, Hashable {
     }
 }
 
-/// The daemon's audio output as `outputs` shows it (output 0, the only one).
+/// One of the daemon's audio outputs as `outputs` shows it (its id is its place in the list).
 public struct MPDOutput: Sendable, Hashable {
     public var name: String
     public var plugin: String
+    /// `attribute:` lines, as `NAME=VALUE`.
+    public var attributes: [String]
 
-    public init(name: String, plugin: String) {
+    public init(name: String, plugin: String, attributes: [String] = []) {
         self.name = name
         self.plugin = plugin
+        self.attributes = attributes
     }
 }
 
@@ -104,8 +107,9 @@ public enum MPDPlayerAction: Sendable, Hashable {
     /// `job`; the daemon runs the jobs one after another and reports each end with
     /// ``MPDCommandMachine/updateFinished(job:changed:)``.
     case update(job: Int, uri: String, rescan: Bool)
-    /// The output enabled or disabled (`enableoutput`…): disabled, it pauses what plays.
-    case output(enabled: Bool)
+    /// Output `id` enabled or disabled (`enableoutput`…); with every output disabled, what
+    /// plays pauses.
+    case output(id: Int, enabled: Bool)
     /// ReplayGain levelling: `off`, `track` or `album` (MPD's `auto` resolved by the machine).
     case replayGain(String)
 }
@@ -241,9 +245,22 @@ public struct MPDCommandMachine: Sendable {
     /// keeps an index from the first song added; MPD's status shows none until then.
     public private(set) var hasCurrent = false
     public private(set) var error: String?
-    /// The output (`outputs`) and whether it is enabled.
-    public var output = MPDOutput(name: "default", plugin: "tonearm")
-    public private(set) var outputEnabled = true
+    /// The outputs (`outputs`; the id is the index) and whether each is enabled.
+    public var outputs = [MPDOutput(name: "default", plugin: "tonearm")] {
+        didSet { enabledOutputs = outputs.indices.map { $0 < enabledOutputs.count ? enabledOutputs[$0] : true } }
+    }
+    public private(set) var enabledOutputs = [true]
+    /// Output 0.
+    public var output: MPDOutput {
+        get { outputs[0] }
+        set { outputs[0] = newValue }
+    }
+    /// Whether any output is enabled (with none, nothing plays).
+    public var outputEnabled: Bool { enabledOutputs.contains(true) }
+    /// Sets which outputs are enabled, by name (a saved state; names not listed keep theirs).
+    public mutating func restoreOutputs(_ enabled: [String: Bool]) {
+        for (i, o) in outputs.enumerated() { if let e = enabled[o.name] { enabledOutputs[i] = e } }
+    }
     /// MPD's error when the player is to play with every output disabled.
     static let noOutput = "All audio outputs are disabled"
     /// Update jobs asked for and not finished, in order (the first runs): `updating_db`.
@@ -292,7 +309,7 @@ public struct MPDCommandMachine: Sendable {
     /// Restores what a saved state says (queue, volume, modes).
     public mutating func restore(songs: [MPDSong], volume: Int, isRepeat: Bool, isRandom: Bool, single: MPDArguments.SingleMode,
                                  consume: Bool, crossfade: Int = 0, outputEnabled: Bool = true) {
-        self.outputEnabled = outputEnabled
+        enabledOutputs = outputs.map { _ in outputEnabled }
         entries = []
         for s in songs { appendEntry(s, at: entries.count) }
         self.volume = volume
@@ -538,22 +555,26 @@ public struct MPDCommandMachine: Sendable {
             out.actions = [.replayGain(effectiveReplayGain)]
             changeOptions()
         case "outputs":
-            out.response = MPDResponse.pair("outputid", "0") + MPDResponse.pair("outputname", output.name)
-                + MPDResponse.pair("plugin", output.plugin) + MPDResponse.pair("outputenabled", outputEnabled ? "1" : "0")
+            out.response = outputs.enumerated().map { i, o in
+                MPDResponse.pair("outputid", String(i)) + MPDResponse.pair("outputname", o.name)
+                    + MPDResponse.pair("plugin", o.plugin) + MPDResponse.pair("outputenabled", enabledOutputs[i] ? "1" : "0")
+                    + o.attributes.map { MPDResponse.pair("attribute", $0) }.joined()
+            }.joined()
         case "enableoutput", "disableoutput", "toggleoutput":
-            guard try unsigned(args[0]) == 0 else { throw MPDAck(.noExist, "No such audio output", command: name) }
-            let enable = name == "toggleoutput" ? !outputEnabled : name == "enableoutput"
-            guard enable != outputEnabled else { break }
-            outputEnabled = enable
-            out.actions = [.output(enabled: enable)]
+            let id = try unsigned(args[0])
+            guard id < outputs.count else { throw MPDAck(.noExist, "No such audio output", command: name) }
+            let enable = name == "toggleoutput" ? !enabledOutputs[id] : name == "enableoutput"
+            guard enable != enabledOutputs[id] else { break }
+            enabledOutputs[id] = enable
+            out.actions = [.output(id: id, enabled: enable)]
             out.changed.insert(.output)
-            // As MPD: what played pauses, with the error in `status`.
-            if !enable && player.state == .play {
+            // As MPD: with every output disabled, what played pauses, with the error in `status`.
+            if !outputEnabled && player.state == .play {
                 error = Self.noOutput
                 out.changed.insert(.player)
             }
         case "outputset":
-            guard try unsigned(args[0]) == 0 else { throw MPDAck(.noExist, "No such audio output", command: name) }
+            guard try unsigned(args[0]) < outputs.count else { throw MPDAck(.noExist, "No such audio output", command: name) }
             throw MPDAck(.argument, "Unsupported attribute", command: name)
 
         // Playback.

@@ -115,20 +115,25 @@ public final class MPDDaemon: Sendable {
     private let watchTask = Mutex<Task<Void, Never>?>(nil)
     /// The update job of the watch's batch being read (set and taken on the daemon's queue).
     private let watchJob = Mutex<Int?>(nil)
+    /// The outputs' switches and the stream title (``DaemonOutputs``); nil: output 0 only.
+    public let outputControl: DaemonOutputs?
 
     /// With `stateFile` (and a player made with a ``QueueStateStore``), every change is saved
     /// before its answer is sent, and ``restore()`` picks up where a previous daemon was —
     /// also after SIGKILL.
     public init(player: MusicPlayer, database: (any MPDDatabaseResponder)? = nil, musicDirectories: [String] = [],
                 stateFile: String? = nil, output: MPDOutput = MPDOutput(name: "default", plugin: "tonearm"),
-                access: MPDAccess = .open) {
+                access: MPDAccess = .open, outputs: DaemonOutputs? = nil) {
         self.player = player
+        outputControl = outputs
         self.access = access
         machine = Mutex(MPDCommandMachine(access: access))
         self.database = database
         self.musicDirectories = musicDirectories
         self.stateFile = stateFile
-        machine.withLock { $0.output = output }
+        machine.withLock { m in
+            if let outputs { m.outputs = outputs.listed } else { m.output = output }
+        }
         let (jobs, continuation) = AsyncStream<(job: Int, uri: String, rescan: Bool)>.makeStream()
         updateJobs = continuation
         let events = player.events
@@ -225,6 +230,8 @@ public final class MPDDaemon: Sendable {
         var crossfade: Int
         /// `disableoutput` (nil in states saved before outputs could be disabled).
         var outputEnabled: Bool?
+        /// Each output's `enableoutput` state by name (nil in states saved before several outputs).
+        var outputs: [String: Bool]?
     }
 
     /// Restores the queue, position, volume and modes a previous daemon saved, and plays on
@@ -249,22 +256,47 @@ public final class MPDDaemon: Sendable {
                 $0.restore(songs: songs, volume: Int((player.volume * 100).rounded()), isRepeat: q.repeatMode != .none,
                            isRandom: q.shuffleMode != .off, single: single, consume: saved?.consume ?? false,
                            crossfade: saved?.crossfade ?? 0, outputEnabled: saved?.outputEnabled ?? true)
+                if let o = saved?.outputs { $0.restoreOutputs(o) }
             }
+            syncOutputs()
             if let c = saved?.crossfade, c > 0 { q.crossfadeDuration = Double(c) }
-            if saved?.playing == true, saved?.outputEnabled != false { player.play() }
+            if saved?.playing == true, machine.withLock({ $0.outputEnabled }) { player.play() }
             return true
         }
+    }
+
+    /// Gives the outputs the machine's enabled states (after a restore).
+    private func syncOutputs() {
+        guard let outputControl else { return }
+        for (i, e) in machine.withLock({ $0.enabledOutputs }).enumerated() { outputControl.setEnabled(i, e) }
+    }
+
+    /// The stream outputs' title: `Artist - Title` of the current song (its file name without tags).
+    private func updateTitle() {
+        guard let outputControl else { return }
+        let index = player.queue.currentIndex
+        let song = machine.withLock { m in index.flatMap { $0 >= 0 && $0 < m.songs.count ? m.songs[$0] : nil } }
+        guard let song else { return }
+        let artist = song.tags.first { $0.0 == .artist }?.1
+        let title = song.tags.first { $0.0 == .title }?.1
+        let text = switch (artist, title) {
+        case let (a?, t?): "\(a) - \(t)"
+        case let (nil, t?): t
+        default: (song.uri as NSString).lastPathComponent
+        }
+        outputControl.setTitle(text)
     }
 
     /// Saves now (on the daemon's queue): the player's store, then the MPD side.
     private func persist() {
         guard let stateFile, saving.withLock({ $0 }) else { return }
         player.save()
-        let (uris, consume, single, crossfade, enabled) = machine.withLock { m in
-            (m.songs.map(\.uri), m.consume, m.single.rawValue, m.crossfade, m.outputEnabled)
+        let (uris, consume, single, crossfade, enabled, outputs) = machine.withLock { m in
+            (m.songs.map(\.uri), m.consume, m.single.rawValue, m.crossfade, m.outputEnabled,
+             Dictionary(zip(m.outputs.map(\.name), m.enabledOutputs), uniquingKeysWith: { a, _ in a }))
         }
         let state = SavedState(uris: uris, playing: player.playbackState == .playing, consume: consume, single: single, crossfade: crossfade,
-                               outputEnabled: enabled)
+                               outputEnabled: enabled, outputs: outputs)
         guard let data = try? JSONEncoder().encode(state) else { return }
         let temp = stateFile + ".tmp"
         do {
@@ -373,7 +405,9 @@ public final class MPDDaemon: Sendable {
             case .random(let on): q.shuffleMode = on ? .songs : .off
             case .crossfade(let s): q.crossfadeDuration = Double(s)
             case .update(let job, let uri, let rescan): updateJobs.yield((job, uri, rescan))
-            case .output(let enabled): if !enabled, player.playbackState == .playing { player.pause() }
+            case .output(let id, let enabled):
+                outputControl?.setEnabled(id, enabled)
+                if !machine.withLock({ $0.outputEnabled }), player.playbackState == .playing { player.pause() }
             case .replayGain(let mode): q.setReplayGain(ReplayGainMode(rawValue: mode) ?? .off)
             }
         }
@@ -386,6 +420,7 @@ public final class MPDDaemon: Sendable {
             hub.post([.player])
         case .currentItemChanged:
             persist()
+            updateTitle()
             // Another song while stopped (the queue edited) is not a player change for MPD.
             if player.playbackState != .stopped { hub.post([.player]) }
         case .itemPlayedToEnd(let index, _):

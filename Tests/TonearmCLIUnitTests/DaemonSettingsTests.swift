@@ -27,7 +27,7 @@ import Tonearm
         let s = try settings([])
         #expect(s.music == ["/srv/a", "/srv/b"])
         #expect(s.tcp == [])
-        #expect(s.output == .null)
+        #expect(s.outputs == [.null])
         #expect(s.access.permissions(forPassword: "pw") == [.read, .add])
         #expect(s.access.initialPermissions(isLocal: false) == [.read])
         #expect(s.access.initialPermissions(isLocal: true) == [.read, .add])
@@ -38,7 +38,8 @@ import Tonearm
                               "--default-permissions", "add", "--local-permissions", "read,control"])
         #expect(s.music == ["/m"])
         #expect(s.tcp == [.tcp(host: "127.0.0.1", port: 7000)])
-        #expect(s.output == .pulse())
+        #expect(s.outputs == [.pulse])
+        #expect(try settings(["--output", "null", "--output", "http:[::1]:8001"]).outputs == [.null, .http(host: "::1", port: 8001)])
         // The flag's passwords replace the file's.
         #expect(s.access.permissions(forPassword: "pw") == nil && s.access.permissions(forPassword: "other") == [.read])
         #expect(s.access.initialPermissions(isLocal: false) == [.add])
@@ -48,7 +49,7 @@ import Tonearm
 
     @Test func withoutAFileTheDefaults() throws {
         let s = try settings([], file: nil)
-        #expect(s.music == [] && s.tcp == [.tcp(host: "127.0.0.1", port: 6600)] && s.output == nil)
+        #expect(s.music == [] && s.tcp == [.tcp(host: "127.0.0.1", port: 6600)] && s.outputs == [])
         #expect(s.access.initialPermissions(isLocal: true) == .all && s.access.initialPermissions(isLocal: false) == .all)
         #expect(throws: (any Error).self) { try settings(["--local-permissions", "root"], file: nil) }
     }

@@ -16,11 +16,12 @@ final class TestDaemon: @unchecked Sendable {
     private(set) var port = 0
 
     init(limits: MPDServerLimits = MPDServerLimits(), access: MPDAccess = .open,
-         output: @escaping @Sendable () throws -> any AudioOutputDriver = { NullOutput() }) async throws {
+         output: @escaping @Sendable () throws -> any AudioOutputDriver = { NullOutput() }, outputs: DaemonOutputs? = nil) async throws {
         dir = try TempDir("tonearm-daemon")
         socketPath = dir.file("mpd.sock")
-        let player = MusicPlayer(output: output, session: nil)  // as the daemon's (DaemonRunner)
-        daemon = MPDDaemon(player: player, musicDirectories: [dir.file("music")], access: access)
+        let hub = outputs?.hub
+        let player = MusicPlayer(output: { let d = try output(); return hub?.wrap(d) ?? d }, session: nil)  // as the daemon's (DaemonRunner)
+        daemon = MPDDaemon(player: player, musicDirectories: [dir.file("music")], access: access, outputs: outputs)
         server = MPDServer(daemon: daemon, limits: limits)
         try FileManager.default.createDirectory(atPath: dir.file("music"), withIntermediateDirectories: true)
         try await server.listen(.unix(path: socketPath))

@@ -153,7 +153,7 @@ struct MPDCommandMachineTests {
         _ = try Self.send(&m, "add a")
         let playing = MPDPlayerSnapshot(state: .play, position: 0, elapsed: 3)
         let off = try Self.send(&m, "disableoutput 0", player: playing)
-        #expect(off.actions == [.output(enabled: false)])
+        #expect(off.actions == [.output(id: 0, enabled: false)])
         #expect(off.changed == [.output, .player])
         #expect(try Self.send(&m, "outputs").response.hasSuffix("outputenabled: 0\n"))
         #expect(try Self.send(&m, "status", player: MPDPlayerSnapshot(state: .pause, position: 0, elapsed: 3)).response
@@ -162,8 +162,28 @@ struct MPDCommandMachineTests {
         _ = try Self.send(&m, "play 0")
         #expect(try Self.send(&m, "status").response.contains("error: All audio outputs are disabled\n"))
         let on = try Self.send(&m, "toggleoutput 0")
-        #expect(on.actions == [.output(enabled: true)] && on.changed == [.output])
+        #expect(on.actions == [.output(id: 0, enabled: true)] && on.changed == [.output])
         #expect(m.outputEnabled)
+    }
+
+    /// Several outputs: each listed with its id and attributes, switched alone; only with every
+    /// output disabled does what plays pause.
+    @Test func severalOutputs() throws {
+        var m = MPDCommandMachine()
+        m.outputs = [MPDOutput(name: "null", plugin: "null"), MPDOutput(name: "Snapcast", plugin: "fifo", attributes: ["path=/tmp/f"])]
+        #expect(try Self.send(&m, "outputs").response == "outputid: 0\noutputname: null\nplugin: null\noutputenabled: 1\n"
+            + "outputid: 1\noutputname: Snapcast\nplugin: fifo\noutputenabled: 1\nattribute: path=/tmp/f\n")
+        _ = try Self.send(&m, "add a")
+        let playing = MPDPlayerSnapshot(state: .play, position: 0, elapsed: 1)
+        let off0 = try Self.send(&m, "disableoutput 0", player: playing)
+        #expect(off0.actions == [.output(id: 0, enabled: false)] && off0.changed == [.output])
+        #expect(m.outputEnabled && m.enabledOutputs == [false, true])
+        let off1 = try Self.send(&m, "toggleoutput 1", player: playing)
+        #expect(off1.actions == [.output(id: 1, enabled: false)] && off1.changed == [.output, .player])
+        #expect(!m.outputEnabled)
+        #expect(throws: MPDAck(.noExist, "No such audio output", command: "enableoutput")) { try Self.send(&m, "enableoutput 2") }
+        m.restoreOutputs(["Snapcast": true])
+        #expect(m.enabledOutputs == [false, true])
     }
 
     /// The volume and modes set on the player by someone else (MPRIS) show in `status`, with

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Synchronization
+import Testing
+import TonearmDaemon
+import TonearmRender
+import TonearmTestSupport
+
+/// Stereo s16le audio arriving in chunks (a snapclient's standard output, an HTTP stream once
+/// decoded): each chunk wakes the waiter, which looks at the newest 0.2 s for the tone.
+final class ToneWatch: @unchecked Sendable {
+    private let samples = Mutex<[Float]>([])  // left channel
+    private let pending = Mutex<[UInt8]>([])
+    private let arrived = DispatchSemaphore(value: 0)
+    let rate: Double
+
+    init(rate: Double = 48_000) { self.rate = rate }
+
+    func feed(_ bytes: [UInt8]) {
+        pending.withLock { p in
+            p += bytes
+            let frames = p.count / 4
+            var left: [Float] = []
+            left.reserveCapacity(frames)
+            for i in 0..<frames {
+                let v = Int16(bitPattern: UInt16(p[i * 4]) | UInt16(p[i * 4 + 1]) << 8)
+                left.append(Float(v) / 32768)
+            }
+            p.removeFirst(frames * 4)
+            samples.withLock { $0 += left }
+        }
+        arrived.signal()
+    }
+
+    /// Whether the newest 0.2 s holds `freq` (loud, and most of the window's power).
+    func hasTone(_ freq: Double) -> Bool {
+        let window = Int(rate * 0.2)
+        let s = samples.withLock { $0.suffix(window) }
+        guard s.count == window, rms(s) > 0.1 else { return false }
+        let p = goertzelPower(s, frequency: freq, sampleRate: rate)
+        let off = goertzelPower(s, frequency: freq * 1.7, sampleRate: rate)
+        return p > 100 * max(off, 1e-9)
+    }
+
+    func isSilent() -> Bool {
+        let s = samples.withLock { $0.suffix(Int(rate * 0.2)) }
+        return s.count == Int(rate * 0.2) && rms(s) < 0.001
+    }
+
+    /// Waits, chunk by chunk, until `condition` holds or `timeout` passes.
+    func wait(timeout: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = DispatchTime.now() + timeout
+        while !condition() {
+            if arrived.wait(timeout: deadline) == .timedOut { return condition() }
+        }
+        return true
+    }
+}
+
+/// A TCP port free now (bound to 0, read, released).
+func freeTCPPort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var a = sockaddr_in()
+    a.sin_family = sa_family_t(AF_INET)
+    a.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+    _ = withUnsafeMutablePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+    return Int(UInt16(bigEndian: a.sin_port))
+}
+
+/// The daemon with several outputs at once, heard by real programs on loopback: snapserver
+/// with a pipe source and two `snapclient --player file` (the audio on their standard output),
+/// and an HTTP listener of our own asking for ICY titles; outputs switched live with `mpc`.
+@Suite(.serialized)
+struct DaemonOutputsTests {
+    @Test func snapcastAndHTTPListenersHearTheToneAndOutputsSwitchLive() async throws {
+        let work = try TempDir("tonearm-outputs")
+        defer { work.remove() }
+        let fifo = work.file("snapfifo")
+        let streamPort = freeTCPPort(), httpPort = freeTCPPort()
+        let logs = Mutex<[String]>([])
+        let outputs = DaemonOutputs([.null, .snapcast(path: fifo), .http(host: "127.0.0.1", port: httpPort)]) { m in logs.withLock { $0.append(m) } }
+        let d = try await TestDaemon(outputs: outputs)
+        try outputs.start()
+        defer { outputs.stop() }
+
+        // mpc lists the three (mpc numbers outputs from 1).
+        let listed = try d.mpc("outputs")
+        #expect(listed.stdout == "Output 1 (null) is enabled\nOutput 2 (Snapcast) is enabled\n\tpath=\"\(fifo)\"\n"
+            + "Output 3 (HTTP stream) is enabled\n\tbind_to_address=\"127.0.0.1\"\n\tport=\"\(httpPort)\"\n", "\(listed.stdout)")
+
+        // snapserver is not running yet: the daemon waits for the pipe without blocking and says so.
+        let tone = try d.tone("room.flac", seconds: 10, freq: 1000, title: "Room tone")
+        try d.mpc("add", tone).expectSuccess()
+        try d.mpc("play").expectSuccess()
+
+        try """
+            [server]
+            datadir = \(work.file("snapdata"))
+            [stream]
+            source = pipe://\(fifo)?name=tonearm&mode=create
+            port = \(streamPort)
+            [http]
+            enabled = false
+            [tcp]
+            enabled = false
+            """.write(toFile: work.file("snapserver.conf"), atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: work.file("snapdata"), withIntermediateDirectories: true)
+        let server = try ChildProcess(["snapserver", "-c", work.file("snapserver.conf"), "--logging.sink", "stderr"], captureStandardError: true)
+        defer { server.terminate() }
+        let watches = [ToneWatch(), ToneWatch()]
+        var clients: [ChildProcess] = []
+        defer { for c in clients { c.terminate() } }
+        for (i, w) in watches.enumerated() {
+            clients.append(try ChildProcess(["snapclient", "-h", "127.0.0.1", "-p", String(streamPort), "--hostID", "room\(i)",
+                                             "--player", "file:filename=stdout", "--logsink", "null"],
+                                            captureStandardOutput: true, onStandardOutput: { w.feed($0) }))
+        }
+        for (i, w) in watches.enumerated() {
+            #expect(w.wait(timeout: 15) { w.hasTone(1000) }, "snapclient \(i) hears the tone; \(server.standardErrorText.suffix(400))")
+        }
+        #expect(logs.withLock { $0.contains { $0.contains("snapcast: cannot open") } } || logs.withLock { $0.contains { $0.contains("snapcast: writing") } })
+
+        // The HTTP stream: FLAC with ICY titles.
+        let heard = try HTTPListen(port: httpPort, bytes: 48 * 1024)
+        #expect(heard.headers.lowercased().contains("icy-metaint: 8192"), "\(heard.headers)")
+        #expect(heard.titles.contains("Tonearm Tests - Room tone"), "\(heard.titles)")
+        let flac = work.file("heard.flac"), wav = work.file("heard.wav")
+        _ = FileManager.default.createFile(atPath: flac, contents: Data(heard.audio))
+        try Fixtures.ffmpeg(["-i", flac, "-c:a", "pcm_f32le", wav])
+        let decoded = try readWAV(wav)
+        let left = decoded.channels.first ?? []
+        let tail = left.suffix(Int(decoded.sampleRate * 0.3))
+        #expect(decoded.sampleRate == 48_000 && tail.count > 1000)
+        #expect(goertzelPower(tail, frequency: 1000, sampleRate: 48_000) > 100 * goertzelPower(tail, frequency: 1700, sampleRate: 48_000))
+
+        // Disabled live, the Snapcast rooms go silent; enabled, they hear it again.
+        try d.mpc("disable", "2").expectSuccess()
+        #expect(try d.mpc("outputs").stdout.contains("Output 2 (Snapcast) is disabled"))
+        for w in watches { #expect(w.wait(timeout: 10) { w.isSilent() }, "silent once disabled") }
+        try d.mpc("enable", "2").expectSuccess()
+        for w in watches { #expect(w.wait(timeout: 10) { w.hasTone(1000) }, "the tone again once enabled") }
+        await d.stop()
+    }
+}
+
+/// Our own HTTP listener: asks for ICY metadata, keeps the headers, the titles and `bytes` of audio.
+struct HTTPListen {
+    var headers = ""
+    var titles: [String] = []
+    var audio: [UInt8] = []
+
+    init(port: Int, bytes: Int, timeout: Double = 15) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_port = UInt16(port).bigEndian
+        a.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let c = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard c == 0 else { throw HTTPListenError("cannot connect to the HTTP output on \(port)") }
+        let request = "GET / HTTP/1.0\r\nHost: 127.0.0.1\r\nIcy-MetaData: 1\r\n\r\n"
+        _ = request.withCString { send(fd, $0, strlen($0), 0) }
+        var raw: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        let deadline = Date().addingTimeInterval(timeout)
+        var metaint = 0, untilMeta = 0, headerEnd: Int? = nil, pos = 0
+        while audio.count < bytes {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let left = Int32(max(0, deadline.timeIntervalSinceNow) * 1000)
+            guard poll(&p, 1, left) > 0 else { throw HTTPListenError("the HTTP stream stalled after \(audio.count) bytes") }
+            let n = recv(fd, &buffer, buffer.count, 0)
+            guard n > 0 else { throw HTTPListenError("the HTTP stream ended after \(audio.count) bytes") }
+            raw += buffer[0..<n]
+            if headerEnd == nil, let r = raw.firstRange(of: [13, 10, 13, 10]) {
+                headerEnd = r.upperBound
+                headers = String(decoding: raw[..<r.lowerBound], as: UTF8.self)
+                for line in headers.split(separator: "\r\n") where line.lowercased().hasPrefix("icy-metaint:") {
+                    metaint = Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) ?? 0
+                }
+                untilMeta = metaint
+                pos = r.upperBound
+            }
+            guard headerEnd != nil else { continue }
+            // Walks the audio and the metadata blocks.
+            while pos < raw.count {
+                if metaint == 0 || untilMeta > 0 {
+                    let take = metaint == 0 ? raw.count - pos : min(untilMeta, raw.count - pos)
+                    audio += raw[pos..<(pos + take)]
+                    pos += take
+                    untilMeta -= take
+                } else {
+                    let length = Int(raw[pos]) * 16
+                    guard pos + 1 + length <= raw.count else { break }
+                    if length > 0 {
+                        let text = String(decoding: raw[(pos + 1)..<(pos + 1 + length)], as: UTF8.self).trimmingCharacters(in: CharacterSet(charactersIn: "\0"))
+                        if let s = text.range(of: "StreamTitle='"), let e = text.range(of: "';", range: s.upperBound..<text.endIndex) {
+                            titles.append(String(text[s.upperBound..<e.lowerBound]))
+                        }
+                    }
+                    pos += 1 + length
+                    untilMeta = metaint
+                }
+            }
+        }
+    }
+}
+
+struct HTTPListenError: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}
