@@ -595,23 +595,21 @@ public final class QueuePlayer: @unchecked Sendable {
                     if playing { rt.node.play() }
                 }
             }
-            // Every re-schedule holds an untimed output's rendering (taken before this player's
-            // lock: the render call under way may wait for the decoder, whose `consumed` handler
-            // takes it): a restart that keeps what was rendered stops the node exactly where it
-            // had rendered to and goes on from there, and no restart writes the silence of a
-            // stopped node between its stop and its play (a seek through the file output wrote
-            // up to half its file as silence before).
-            let carryOut = { [self] in
-                if flush && lock.withLock({ stillWanted($0) }) {
-                    // The new audio goes on the node inside the output's flush: what the node rendered
-                    // of the old is dropped, none of the new is (the lock order is the output's lock,
-                    // then this player's; nothing holds this player's lock and waits for the output's).
-                    rt.driver.flush(replacing: reschedule)
-                } else {
-                    reschedule()
-                }
+            // Every re-schedule holds an untimed output's rendering (before this player's lock:
+            // the render call under way may wait for the decoder, whose `consumed` handler takes
+            // it): a restart that keeps what was rendered stops the node exactly where it had
+            // rendered to and goes on from there, and no restart writes the silence of a stopped
+            // node between its stop and its play (a seek through the file output wrote up to half
+            // its file as silence before). Inside a flush it is taken within the driver's
+            // (which may itself wait for the render call under way to end: the null output's).
+            if flush && lock.withLock({ stillWanted($0) }) {
+                // The new audio goes on the node inside the output's flush: what the node rendered
+                // of the old is dropped, none of the new is (the lock order is the output's lock,
+                // then this player's; nothing holds this player's lock and waits for the output's).
+                rt.driver.flush(replacing: { rt.node.withRenderHeld(reschedule) })
+            } else {
+                rt.node.withRenderHeld(reschedule)
             }
-            rt.node.withRenderHeld(carryOut)
             restartEndedOutput(rt)
         case .startRendering(let rt):
             do {

@@ -89,4 +89,28 @@ import TonearmTestSupport
             #expect(zeros == 0, "round \(round): \(zeros) frames of silence written after \(seeks) seeks")
         }
     }
+
+    /// Seeks and skips through the untimed null output, whose flush waits for the render call
+    /// under way to end: the hold of an untimed render is taken inside that flush, so the two
+    /// never wait for each other (taken around it, a seek waited for ever on a render held for
+    /// it) and the queue plays to its end.
+    @Test func seeksThroughTheUntimedNullOutputFinish() async throws {
+        let (paths, _) = try chirps()
+        for _ in 0..<3 {
+            let q = QueuePlayer(items: paths.map { QueueItem(path: $0) }, output: { NullOutput(untimed: true) })
+            defer { q.stop() }
+            let collector = eventsUntilFinished(q.events)
+            let done = Mutex(false)
+            let watcher = Task { _ = await collector.value; done.withLock { $0 = true } }
+            q.play()
+            var seeks = 0
+            while !done.withLock({ $0 }) && seeks < 30 {
+                if seeks % 7 == 6 { q.advanceToNextItem() } else { q.seek(to: Double(seeks % 5)) }
+                seeks += 1
+                await Task.yield()
+            }
+            _ = try await finished(collector, timeout: 60)
+            _ = await watcher.value
+        }
+    }
 }
