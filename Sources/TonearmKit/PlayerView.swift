@@ -326,7 +326,11 @@ public final class PlayerView: Sendable {
         case .setMuted(let m): player.isMuted = m
         case .setFullScreen(let on): window.setFullScreen(on)
         case .cycleSubtitle: cycleSubtitle()
-        case .showControls: window.showControls()
+        case .showControls:
+            // The window has shown them for the movement or key itself (and feeds them while they
+            // show); asking again would also show them for the movement the window reports when
+            // it opens under the pointer, before its controls were set (which it ignores).
+            break
         case .close: finish()
         }
         refreshControls()
