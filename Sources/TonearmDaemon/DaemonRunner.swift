@@ -182,6 +182,8 @@ public enum DaemonRunner {
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [service], gracefulShutdownSignals: [.sigterm, .sigint],
                                                                           logger: logger))
         defer { attached?.stop() }
+        // `kill` from a client: the same graceful shutdown as SIGTERM.
+        daemon.onKill.withLock { $0 = { Task { await group.triggerGracefulShutdown() } } }
         try await group.run()
         try? FileManager.default.removeItem(atPath: options.socketPath)
         _ = consume lock

@@ -17,6 +17,9 @@ public struct MPDClientContext: Sendable, Hashable {
     public var binaryLimit = 8192
     /// What the connection may do (``MPDAccess``; `password` changes it).
     public var permissions: MPDPermissions
+    /// The connection's number (its channels and messages: `subscribe`, `readmessages`); 0
+    /// for one that takes no part in them.
+    public var connection: UInt64 = 0
 
     public init(isLocal: Bool, permissions: MPDPermissions = .all) {
         self.isLocal = isLocal
@@ -125,6 +128,10 @@ public struct MPDOutcome: Sendable, Hashable {
     public var changed: Set<MPDSubsystem> = []
     /// The connection's context after the command (`tagtypes`, `binarylimit`).
     public var client: MPDClientContext
+    /// Subsystems changed for some connections only (`message` for those a message was sent to).
+    public var notify: [UInt64: Set<MPDSubsystem>] = [:]
+    /// `kill`: the daemon is to stop (the connection ends without an answer).
+    public var kill = false
 
     public init(client: MPDClientContext) { self.client = client }
 }
@@ -296,7 +303,20 @@ public struct MPDCommandMachine: Sendable {
         "add", "addid", "delete", "deleteid", "clear", "move", "moveid", "playlistinfo", "playlistid", "playlist",
         "plchanges", "plchangesposid", "shuffle", "swap", "swapid", "replay_gain_status", "outputs",
         "enableoutput", "disableoutput", "toggleoutput", "outputset", "password", "replay_gain_mode", "prio", "prioid",
+        "channels", "subscribe", "unsubscribe", "sendmessage", "readmessages", "listpartitions", "partition",
+        "newpartition", "delpartition", "listmounts", "mixrampdb", "mixrampdelay", "config", "kill", "addtagid", "cleartagid",
     ]
+    /// MPD's limits: channels a connection may subscribe to, messages waiting for it.
+    static let maxSubscriptions = 16
+    static let maxMessages = 64
+    /// Each connection's channels (`subscribe`) and its unread messages (`readmessages`).
+    public private(set) var subscriptions: [UInt64: Set<String>] = [:]
+    private var mailboxes: [UInt64: [(channel: String, text: String)]] = [:]
+    /// `mixrampdb` and `mixrampdelay` (MPD keeps them as floats; a delay of 0 or less is off).
+    public private(set) var mixRampDB: Float = 0
+    public private(set) var mixRampDelay: Float = -1
+    /// The music folder `config` shows to local clients (nil: none), and `listmounts`' root.
+    public var musicDirectory: String?
 
     /// The passwords and default permissions (`password`).
     public var access: MPDAccess
@@ -380,6 +400,34 @@ public struct MPDCommandMachine: Sendable {
         guard on != isRandom else { return [] }
         isRandom = on
         return [.options]
+    }
+
+    /// The connection `connection` ended: its channels and messages go (idle `subscription`
+    /// when it had channels).
+    public mutating func connectionClosed(_ connection: UInt64) -> Set<MPDSubsystem> {
+        mailboxes[connection] = nil
+        guard let channels = subscriptions.removeValue(forKey: connection), !channels.isEmpty else { return [] }
+        return [.subscription]
+    }
+
+    /// MPD's channel names: letters, digits and `_-.:`, not empty.
+    static func isValidChannel(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x5F || c == 0x2D || c == 0x2E || c == 0x3A
+        }
+    }
+
+    /// MPD's partition names: letters, digits, `_` and `-`, not empty.
+    static func isValidPartition(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x5F || c == 0x2D
+        }
+    }
+
+    /// A float as MPD prints it (the shortest form that reads back: `-17`, `0.5`).
+    static func shortest(_ f: Float) -> String {
+        if f.isFinite, f == f.rounded(), abs(f) < 1e9 { return String(Int(f)) }
+        return f.description
     }
 
     /// The player reported an error (an item that could not be played).
@@ -573,6 +621,94 @@ public struct MPDCommandMachine: Sendable {
                 error = Self.noOutput
                 out.changed.insert(.player)
             }
+        // Client-to-client messages (MPD's MessageCommands).
+        case "channels":
+            var all = Set<String>()
+            for (_, c) in subscriptions { all.formUnion(c) }
+            for c in all.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }) {
+                out.response += MPDResponse.pair("channel", c)
+            }
+        case "subscribe":
+            let c = args[0]
+            guard Self.isValidChannel(c) else { throw MPDAck(.argument, "invalid channel name", command: name) }
+            var mine = subscriptions[client.connection] ?? []
+            guard !mine.contains(c) else { throw MPDAck(.exist, "already subscribed to this channel", command: name) }
+            guard mine.count < Self.maxSubscriptions else { throw MPDAck(.exist, "subscription list is full", command: name) }
+            mine.insert(c)
+            subscriptions[client.connection] = mine
+            out.changed.insert(.subscription)
+        case "unsubscribe":
+            guard subscriptions[client.connection]?.remove(args[0]) != nil else {
+                throw MPDAck(.noExist, "not subscribed to this channel", command: name)
+            }
+            out.changed.insert(.subscription)
+        case "sendmessage":
+            let c = args[0]
+            guard Self.isValidChannel(c) else { throw MPDAck(.argument, "invalid channel name", command: name) }
+            var sent = false
+            for (connection, channels) in subscriptions where channels.contains(c) {
+                guard mailboxes[connection, default: []].count < Self.maxMessages else { continue }
+                mailboxes[connection, default: []].append((c, args[1]))
+                out.notify[connection, default: []].insert(.message)
+                sent = true
+            }
+            guard sent else { throw MPDAck(.noExist, "nobody is subscribed to this channel", command: name) }
+        case "readmessages":
+            for m in mailboxes.removeValue(forKey: client.connection) ?? [] {
+                out.response += MPDResponse.pair("channel", m.channel) + MPDResponse.pair("message", m.text)
+            }
+
+        // Partitions: the default one only.
+        case "listpartitions":
+            out.response = MPDResponse.pair("partition", "default")
+        case "partition":
+            guard args[0] == "default" else { throw MPDAck(.noExist, "partition does not exist", command: name) }
+        case "newpartition":
+            guard Self.isValidPartition(args[0]) else { throw MPDAck(.argument, "bad name", command: name) }
+            guard args[0] != "default" else { throw MPDAck(.exist, "name already exists", command: name) }
+            // MPD's answer when it has all the partitions it may have: here, the default one.
+            throw MPDAck(.unknown, "Too many partitions", command: name)
+        case "delpartition":
+            guard args[0] == "default" else { throw MPDAck(.noExist, "no such partition", command: name) }
+            throw MPDAck(.unknown, "cannot delete the default partition", command: name)
+
+        // Storage: the music folder, no mounts.
+        case "listmounts":
+            guard let musicDirectory, database != nil else { throw MPDAck(.noExist, "No database", command: name) }
+            out.response = MPDResponse.pair("mount", "") + MPDResponse.pair("storage", musicDirectory)
+        case "config":
+            guard client.isLocal else { throw MPDAck(.permission, "Command only permitted to local clients", command: name) }
+            if let musicDirectory { out.response = MPDResponse.pair("music_directory", musicDirectory) }
+        case "kill":
+            out.kill = true
+
+        case "mixrampdb":
+            mixRampDB = Float(try float(args[0]))
+            changeOptions()
+        case "mixrampdelay":
+            mixRampDelay = Float(try float(args[0]))
+            changeOptions()
+
+        // Tags of stream songs (MPD edits those only: a file's are the file's).
+        case "addtagid", "cleartagid":
+            let id = try unsigned(args[0])
+            var tag: MPDTag?
+            if args.count > 1 {
+                guard let t = MPDTag(name: args[1]) else { throw MPDAck(.argument, "Unknown tag type: \(args[1])", command: name) }
+                tag = t
+            }
+            guard let i = entries.firstIndex(where: { $0.id == id }) else { throw MPDAck(.noExist, "No such song", command: name) }
+            guard entries[i].song.uri.contains("://"), !entries[i].song.uri.lowercased().hasPrefix("file://") else {
+                throw MPDAck(.permission, "Cannot edit tags of local files", command: name)
+            }
+            if name == "addtagid", let tag {
+                entries[i].song.tags.append((tag, args[2]))
+            } else {
+                entries[i].song.tags.removeAll { tag == nil || $0.0 == tag }
+            }
+            bump()
+            entries[i].version = version
+            out.changed.insert(.playlist)
         case "outputset":
             guard try unsigned(args[0]) < outputs.count else { throw MPDAck(.noExist, "No such audio output", command: name) }
             throw MPDAck(.argument, "Unsupported attribute", command: name)
@@ -907,9 +1043,10 @@ public struct MPDCommandMachine: Sendable {
         s += MPDResponse.pair("playlist", String(version))
         s += MPDResponse.pair("playlistlength", String(entries.count))
         // MPD prints its floats in the shortest form (fmt's `{}`): 0, not 0.000000.
-        s += MPDResponse.pair("mixrampdb", "0")
+        s += MPDResponse.pair("mixrampdb", Self.shortest(mixRampDB))
         s += MPDResponse.pair("state", p.state.rawValue)
         if crossfade > 0 { s += MPDResponse.pair("xfade", String(crossfade)) }
+        if mixRampDelay > 0 { s += MPDResponse.pair("mixrampdelay", Self.shortest(mixRampDelay)) }
         if let pos = p.position, entries.indices.contains(pos) {
             s += MPDResponse.pair("song", String(pos))
             s += MPDResponse.pair("songid", String(entries[pos].id))

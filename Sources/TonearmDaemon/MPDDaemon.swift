@@ -27,6 +27,12 @@ public final class MPDIdleHub: Sendable {
         _ = subscribers.withLock { $0.all.removeValue(forKey: id) }
     }
 
+    /// Tells one subscriber only (`message` for the connections a message was sent to).
+    public func post(_ changed: Set<MPDSubsystem>, to id: UInt64) {
+        guard !changed.isEmpty, let callback = subscribers.withLock({ $0.all[id] }) else { return }
+        callback(changed)
+    }
+
     public func post(_ changed: Set<MPDSubsystem>) {
         guard !changed.isEmpty else { return }
         let callbacks = subscribers.withLock { Array($0.all.values) }
@@ -133,6 +139,7 @@ public final class MPDDaemon: Sendable {
         self.stateFile = stateFile
         machine.withLock { m in
             if let outputs { m.outputs = outputs.listed } else { m.output = output }
+            m.musicDirectory = musicDirectories.first
         }
         let (jobs, continuation) = AsyncStream<(job: Int, uri: String, rescan: Bool)>.makeStream()
         updateJobs = continuation
@@ -308,6 +315,18 @@ public final class MPDDaemon: Sendable {
         }
     }
 
+    /// Called once by `kill` (the daemon is to stop; the runner shuts down gracefully).
+    public let onKill = Mutex<(@Sendable () -> Void)?>(nil)
+
+    /// The connection `connection` (its ``MPDClientContext/connection``) ended: its channels
+    /// and unread messages go.
+    public func connectionClosed(_ connection: UInt64) {
+        queue.async {
+            let changed = self.machine.withLock { $0.connectionClosed(connection) }
+            self.hub.post(changed)
+        }
+    }
+
     /// Runs `batch` on the daemon's queue and calls `completion` there with the answer.
     public func execute(_ batch: MPDRequestFramer.Batch, client: MPDClientContext,
                         completion: @escaping @Sendable (MPDBatchResult) -> Void) {
@@ -322,10 +341,12 @@ public final class MPDDaemon: Sendable {
     private func run(_ batch: MPDRequestFramer.Batch, client: MPDClientContext) -> MPDBatchResult {
         var result = MPDBatchResult(text: "", client: client, close: false)
         var changed = Set<MPDSubsystem>()
+        var notify: [UInt64: Set<MPDSubsystem>] = [:]
         defer {
             // Saved before the answer goes out: what a client was told is what a restart finds.
             if !changed.isEmpty { persist() }
             hub.post(changed)
+            for (id, subsystems) in notify { hub.post(subsystems, to: id) }
         }
         for (i, line) in batch.lines.enumerated() {
             let request: MPDRequest
@@ -346,6 +367,13 @@ public final class MPDDaemon: Sendable {
                 if let binary = outcome.binary { result.append(binary: binary + [10]) }
                 result.client = outcome.client
                 changed.formUnion(outcome.changed)
+                notify.merge(outcome.notify) { $0.union($1) }
+                if outcome.kill {
+                    // MPD answers nothing to `kill`: it ends.
+                    result.close = true
+                    if let kill = onKill.withLock({ f in defer { f = nil }; return f }) { kill() }
+                    return result
+                }
             } catch {
                 result.text += error.at(i, command: request.command).line + "\n"
                 return result

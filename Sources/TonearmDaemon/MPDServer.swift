@@ -130,12 +130,16 @@ final class MPDConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
         subscription = daemon.hub.subscribe { changed in
             loop.execute { bound.value.subsystemsChanged(changed) }
         }
+        client.connection = subscription ?? 0
         send(Self.greeting)
         context.fireChannelActive()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if let subscription { daemon.hub.unsubscribe(subscription) }
+        if let subscription {
+            daemon.hub.unsubscribe(subscription)
+            daemon.connectionClosed(subscription)
+        }
         subscription = nil
         closing = true
         idleMask = nil
@@ -143,7 +147,10 @@ final class MPDConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        if let subscription { daemon.hub.unsubscribe(subscription) }
+        if let subscription {
+            daemon.hub.unsubscribe(subscription)
+            daemon.connectionClosed(subscription)
+        }
         subscription = nil
         self.context = nil
     }

@@ -23,6 +23,55 @@ struct MPDCommandMachineTests {
         }
     }
 
+    static func send(_ m: inout MPDCommandMachine, _ line: String, connection: UInt64, isLocal: Bool = true) throws(MPDAck) -> MPDOutcome {
+        let r = try MPDRequest(line: Array(line.utf8))
+        _ = try MPDCommands.check(r)
+        var c = MPDClientContext(isLocal: isLocal)
+        c.connection = connection
+        return try m.handle(r, client: c, player: MPDPlayerSnapshot(), database: nil) { uri, _ in MPDSong(uri: uri, location: uri) }
+    }
+
+    /// Messages go to the subscribers only (idle `message` for them alone); a closed
+    /// connection's channels go; mixramp in `status`; `config` for local clients; `kill`;
+    /// stream songs' tags edited, files' refused.
+    @Test func messagesMixRampConfigKillAndStreamTags() throws {
+        var m = MPDCommandMachine()
+        #expect(try Self.send(&m, "subscribe news", connection: 1).changed == [.subscription])
+        _ = try Self.send(&m, "subscribe news", connection: 2)
+        _ = try Self.send(&m, "subscribe other", connection: 3)
+        let sent = try Self.send(&m, "sendmessage news hello", connection: 3)
+        #expect(sent.notify == [1: [.message], 2: [.message]])
+        #expect(try Self.send(&m, "readmessages", connection: 1).response == "channel: news\nmessage: hello\n")
+        #expect(try Self.send(&m, "readmessages", connection: 1).response == "")
+        #expect(m.connectionClosed(2) == [.subscription])
+        #expect(try Self.send(&m, "channels", connection: 9).response == "channel: news\nchannel: other\n")
+        #expect(m.connectionClosed(1) == [.subscription])
+        #expect(throws: MPDAck.self) { try Self.send(&m, "sendmessage news again", connection: 3) }
+
+        _ = try Self.send(&m, "mixrampdb -17.5", connection: 1)
+        _ = try Self.send(&m, "mixrampdelay 2", connection: 1)
+        let status = try Self.send(&m, "status", connection: 1).response
+        #expect(status.contains("mixrampdb: -17.5\nstate: stop\nmixrampdelay: 2\n"))
+
+        m.musicDirectory = "/music"
+        #expect(try Self.send(&m, "config", connection: 1).response == "music_directory: /music\n")
+        #expect(throws: MPDAck.self) { try Self.send(&m, "config", connection: 1, isLocal: false) }
+        #expect(try Self.send(&m, "kill", connection: 1).kill)
+
+        _ = try Self.send(&m, "add http://radio.example/stream", connection: 1)
+        _ = try Self.send(&m, "add song.flac", connection: 1)
+        let v = m.version
+        let edited = try Self.send(&m, "addtagid 1 Artist Radio", connection: 1)
+        #expect(edited.changed == [.playlist] && m.version == v + 1)
+        #expect(m.entries[0].song.tags.map(\.1) == ["Radio"])
+        #expect(try Self.send(&m, "plchangesposid \(v)", connection: 1).response == "cpos: 0\nId: 1\n")
+        _ = try Self.send(&m, "cleartagid 1", connection: 1)
+        #expect(m.entries[0].song.tags.isEmpty)
+        #expect(throws: MPDAck(.permission, "Cannot edit tags of local files", command: "addtagid")) {
+            try Self.send(&m, "addtagid 2 Artist X", connection: 1)
+        }
+    }
+
     @Test func idsVersionsAndActions() throws {
         var m = MPDCommandMachine()
         for name in ["a", "b", "c"] { _ = try Self.send(&m, "add \(name)") }
