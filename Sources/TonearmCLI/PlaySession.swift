@@ -222,7 +222,7 @@ final class PlaySession: @unchecked Sendable {
                 }
                 if handle(e) { break loop }
                 draw()
-            case .player:
+            case .player, .daemon, .daemonGone:
                 break
             case .videoWindowClosed(let problem):
                 // Closed by the user (q, Esc, its close button): the run ends, as for one video.

@@ -32,7 +32,7 @@ struct RemoteClientCommand: AsyncParsableCommand {
             """,
         subcommands: [RemoteStatus.self, RemotePlay.self, RemotePause.self, RemoteToggle.self, RemoteStop.self, RemoteNext.self,
                       RemotePrevious.self, RemoteSeek.self, RemoteVolume.self, RemoteAdd.self, RemoteInsert.self, RemoteClear.self,
-                      RemoteQueue.self, RemoteCurrent.self, RemoteSearch.self, RemoteOutputs.self, RemoteIdle.self],
+                      RemoteQueue.self, RemoteCurrent.self, RemoteSearch.self, RemoteOutputs.self, RemoteIdle.self, RemoteScreen.self],
         // As mpc: no command is `status`.
         defaultSubcommand: RemoteStatus.self)
 }

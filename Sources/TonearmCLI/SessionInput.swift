@@ -32,6 +32,10 @@ enum SessionEvent: Sendable {
     case videoNote(String)
     /// A click on the video window's built-in controls: play/pause, or a seek in the item.
     case videoControl(ControlsAction)
+    /// The daemon's subsystems that changed (`tonearm remote screen`: its `idle` connection).
+    case daemon([String])
+    /// The daemon's `idle` connection ended (why, when it failed).
+    case daemonGone(String?)
 }
 
 /// What feeds a play loop besides its player and its ``InputReader``: the screen's ticks.

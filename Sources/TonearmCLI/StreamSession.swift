@@ -173,7 +173,7 @@ final class StreamSession: @unchecked Sendable {
             case .videoWindowClosed(let problem):
                 guard let problem else { break loop }
                 report("\(problem): playing the sound only")
-            case .queue, .systemVolume, .remote, .videoControl:
+            case .queue, .systemVolume, .remote, .videoControl, .daemon, .daemonGone:
                 break
             }
         }

@@ -123,7 +123,7 @@ import TonearmTestSupport
             Case(arguments: ["remote", "add"], status: 64, says: "remote add: missing expected argument '<WHAT> ...'"),
             Case(arguments: ["remote", "insert"], status: 64, says: "remote insert: missing expected argument '<WHAT> ...'"),
             Case(arguments: ["remote", "search"], status: 64, says: "remote search: missing expected argument '<QUERY> ...'"),
-        ] + ["pause", "toggle", "stop", "next", "prev", "clear", "queue", "current", "outputs", "idle"].map {
+        ] + ["pause", "toggle", "stop", "next", "prev", "clear", "queue", "current", "outputs", "idle", "screen"].map {
             Case(arguments: ["remote", $0, "--bogus"], status: 64, says: "remote \($0): unknown option '--bogus'")
         } + [
             Case(arguments: ["volume", "200"], status: 64, says: "volume: '200' is not a volume"),
