@@ -57,8 +57,12 @@ let package = Package(
         ),
         .target(name: "CFFmpegLazy"),
         // No pkgConfig: libpulse.pc adds `-D_REENTRANT -pthread`, which SwiftPM warns about;
-        // the headers are on the default path and the module map links libpulse.
+        // the headers are on the default path. Not linked: CPulseLazy defines the pa_ functions
+        // Tonearm calls and loads libpulse on the first one (a mainloop made for the output, the
+        // sink list or a volume), so that a library scan, an export or --help starts without it
+        // and the ~24 libraries behind it.
         .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
+        .target(name: "CPulseLazy"),
         // Not linked either: CRubberBandLazy loads librubberband (and libfftw3, libsamplerate behind
         // it) when a TimeStretcher is first made — a rate or pitch other than 1, a time-pitch node.
         .systemLibrary(name: "CRubberBand", providers: [.apt(["librubberband-dev"])]),
@@ -89,7 +93,7 @@ let package = Package(
         // Layer 2: plugin families over the core.
         .target(name: "TonearmCodecs", dependencies: ["TonearmCore", "CFFmpeg", "CFFmpegLazy"]),
         // The PulseAudio driver (and the sink's port types), registered as `pulse` by the program.
-        .target(name: "TonearmOutput", dependencies: ["TonearmCore", "TonearmRender", "TonearmDBus", "CPulse"]),
+        .target(name: "TonearmOutput", dependencies: ["TonearmCore", "TonearmRender", "TonearmDBus", "CPulse", "CPulseLazy"]),
         // DSP kernels as plain types (time-stretching now; EQ, mixer, effects to come).
         .target(name: "TonearmDSP", dependencies: ["TonearmCore", "CRubberBand", "CRubberBandLazy"]),
         // Now Playing and remote commands (MPNowPlayingInfoCenter, MPRemoteCommandCenter): pure Swift.
@@ -114,7 +118,7 @@ let package = Package(
         // The sound server's outputs and system volume (AudioRoutes, SystemVolume): a PulseAudio
         // control connection with subscription events. AudioSession: categories, and interruptions
         // and ducking between Tonearm sessions over the D-Bus session bus.
-        .target(name: "TonearmSession", dependencies: ["TonearmCore", "TonearmRender", "TonearmOutput", "TonearmDBus", "CPulse", "CDBus",
+        .target(name: "TonearmSession", dependencies: ["TonearmCore", "TonearmRender", "TonearmOutput", "TonearmDBus", "CPulse", "CPulseLazy", "CDBus",
                                                 .product(name: "Logging", package: "swift-log")]),
 
         // Export (AVAsset, AVAssetExportSession, AVMutableComposition): track listing, remuxing

@@ -5,7 +5,8 @@ import TonearmTestSupport
 
 /// FFmpeg is loaded when a command first needs it, not when `tonearm` starts (CFFmpegLazy), and
 /// SDL2 when a window first opens (CSDL2Lazy), librubberband when a rate or pitch first changes
-/// (CRubberBandLazy), OpenSSL on the first HTTPS connection (COpenSSLLazy): the dynamic loader's
+/// (CRubberBandLazy), OpenSSL on the first HTTPS connection (COpenSSLLazy), libpulse on the first
+/// sound-server connection (CPulseLazy): the dynamic loader's
 /// own log (`LD_DEBUG=files`) tells which libraries a run loaded, and how.
 @Suite struct LazyFFmpegCLITests {
     /// The lines of the loader's log that load `library`.
@@ -21,6 +22,7 @@ import TonearmTestSupport
         #expect(!needed.contains { $0.contains("libav") || $0.contains("libswresample") || $0.contains("libswscale") }, "\(needed)")
         #expect(!needed.contains { $0.contains("libSDL2") || $0.contains("librubberband") }, "\(needed)")
         #expect(!needed.contains { $0.contains("libssl") || $0.contains("libcrypto") }, "\(needed)")
+        #expect(!needed.contains { $0.contains("libpulse") }, "\(needed)")
     }
 
     @Test func startingDoesNotLoadFFmpeg() throws {
@@ -33,6 +35,7 @@ import TonearmTestSupport
         #expect(loads("librubberband", in: r.stderr).isEmpty)
         #expect(loads("libssl", in: r.stderr).isEmpty)
         #expect(loads("libcrypto", in: r.stderr).isEmpty)
+        #expect(loads("libpulse", in: r.stderr).isEmpty)
     }
 
     @Test func readingAFileLoadsFFmpegOnFirstUse() throws {
@@ -65,6 +68,7 @@ import TonearmTestSupport
         #expect(loads("libSDL2", in: scan.stderr).isEmpty, "SDL was loaded to scan FLAC files")
         #expect(loads("librubberband", in: scan.stderr).isEmpty, "librubberband was loaded to scan FLAC files")
         #expect(loads("libcrypto", in: scan.stderr).isEmpty, "OpenSSL was loaded to scan FLAC files")
+        #expect(loads("libpulse", in: scan.stderr).isEmpty, "libpulse was loaded to scan FLAC files")
         let songs = try run(try tonearmBinary(), ["library", "songs", "--artist", "Lazy", "--db", db])
         #expect(songs.stdout.contains("Song 0") && songs.stdout.contains("Song 2"), "\(songs.stdout)")
 
