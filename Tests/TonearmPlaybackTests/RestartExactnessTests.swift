@@ -31,6 +31,24 @@ import TonearmTestSupport
         return ([a, b], zip(wa, wb).map { $0 + $1 })
     }
 
+    /// Plays `q` to its end while `perturb(n)` is called (n = 0, 1, …) between task yields, until
+    /// the queue finishes or `limit` calls were made; returns the number of calls.
+    func playPerturbing(_ q: QueuePlayer, limit: Int, _ perturb: (Int) -> Void) async throws -> Int {
+        let collector = eventsUntilFinished(q.events)
+        let done = Mutex(false)
+        let watcher = Task { _ = await collector.value; done.withLock { $0 = true } }
+        q.play()
+        var n = 0
+        while !done.withLock({ $0 }) && n < limit {
+            perturb(n)
+            n += 1
+            await Task.yield()
+        }
+        _ = try await finished(collector, timeout: 60)
+        _ = await watcher.value
+        return n
+    }
+
     @Test func restartsThroughTheFileOutputWriteEverySampleOnce() async throws {
         let (paths, expected) = try chirps()
         // Three plays: the restarts land at other moments of the render each time.
@@ -38,19 +56,8 @@ import TonearmTestSupport
             let out = dir.file("out-\(round).wav")
             let q = QueuePlayer(items: paths.map { QueueItem(path: $0) }, output: { FileOutput(path: out) })
             defer { q.stop() }
-            let collector = eventsUntilFinished(q.events)
-            let done = Mutex(false)
-            let watcher = Task { _ = await collector.value; done.withLock { $0 = true } }
-            q.play()
             // ReplayGain toggled (no tags: the gain stays 1, the restart happens) until the end.
-            var toggles = 0
-            while !done.withLock({ $0 }) && toggles < 4000 {
-                q.setReplayGain(toggles % 2 == 0 ? .track : .off)
-                toggles += 1
-                await Task.yield()
-            }
-            _ = try await finished(collector, timeout: 60)
-            _ = await watcher.value
+            let toggles = try await playPerturbing(q, limit: 4000) { q.setReplayGain($0 % 2 == 0 ? .track : .off) }
             let got = try readWAV(out).channels
             #expect(got[0].count == expected[0].count, "round \(round): \(got[0].count) frames written for \(expected[0].count)")
             for c in expected.indices {
@@ -71,18 +78,7 @@ import TonearmTestSupport
             let out = dir.file("seeks-\(round).wav")
             let q = QueuePlayer(items: [QueueItem(path: a)], output: { FileOutput(path: out) })
             defer { q.stop() }
-            let collector = eventsUntilFinished(q.events)
-            let done = Mutex(false)
-            let watcher = Task { _ = await collector.value; done.withLock { $0 = true } }
-            q.play()
-            var seeks = 0
-            while !done.withLock({ $0 }) && seeks < 30 {
-                q.seek(to: Double(seeks % 5))
-                seeks += 1
-                await Task.yield()
-            }
-            _ = try await finished(collector, timeout: 60)
-            _ = await watcher.value
+            let seeks = try await playPerturbing(q, limit: 30) { q.seek(to: Double($0 % 5)) }
             let got = try readWAV(out).channels[0]
             #expect(got.count >= 44100 * 15, "round \(round): \(got.count) frames")
             let zeros = got.count { $0 == 0 }
@@ -99,18 +95,9 @@ import TonearmTestSupport
         for _ in 0..<3 {
             let q = QueuePlayer(items: paths.map { QueueItem(path: $0) }, output: { NullOutput(untimed: true) })
             defer { q.stop() }
-            let collector = eventsUntilFinished(q.events)
-            let done = Mutex(false)
-            let watcher = Task { _ = await collector.value; done.withLock { $0 = true } }
-            q.play()
-            var seeks = 0
-            while !done.withLock({ $0 }) && seeks < 30 {
-                if seeks % 7 == 6 { q.advanceToNextItem() } else { q.seek(to: Double(seeks % 5)) }
-                seeks += 1
-                await Task.yield()
+            _ = try await playPerturbing(q, limit: 30) { n in
+                if n % 7 == 6 { q.advanceToNextItem() } else { q.seek(to: Double(n % 5)) }
             }
-            _ = try await finished(collector, timeout: 60)
-            _ = await watcher.value
         }
     }
 }
