@@ -192,6 +192,44 @@ struct DaemonProtocolTests {
         for c in idle { #expect(try c.readAnswer() == ["changed: playlist", "OK"]) }
         await d.stop()
     }
+
+    /// A client that vanishes mid-answer (a reset while a long `playlistinfo` is written) and one
+    /// that asks and never reads hold no one else: a third client is served throughout, an idle
+    /// one is woken, and the one that does not read is closed once its unread answers pass the
+    /// output limit (MPD's `max_output_buffer_size`), instead of being answered in full.
+    @Test func vanishedAndStalledClientsHoldNoOne() async throws {
+        var limits = MPDServerLimits()
+        limits.maxOutputBuffer = 256 << 10
+        let d = try await TestDaemon(limits: limits)
+        let a = try d.tone("a.flac", seconds: 1, title: "A song whose title makes the answer longer")
+        let busy = try MPDTestClient(unixPath: d.socketPath)
+        let adds = ["command_list_begin"] + Array(repeating: "add \(MPDRequest.quoted(a))", count: 1000) + ["command_list_end"]
+        #expect(try busy.exchange(adds, timeout: 30) == ["OK"])
+        let watcher = try MPDTestClient(unixPath: d.socketPath)
+        watcher.send(["idle playlist"])
+        // Vanishes: asks for the whole queue, then resets the connection without reading.
+        do {
+            let vanishing = try MPDTestClient(port: d.port)
+            vanishing.send(["playlistinfo"])
+            vanishing.closeAbortively()
+        }
+        // Stalls: 30 answers of the whole queue asked for, none read.
+        let stalled = try MPDTestClient(unixPath: d.socketPath)
+        stalled.send(Array(repeating: "playlistinfo", count: 30))
+        for _ in 0..<20 { #expect(try busy.exchange(["status"]).last == "OK") }
+        #expect(MPDTestClient.pairs(try busy.exchange(["addid \(MPDRequest.quoted(a))"]))["Id"] == "1001")
+        #expect(try watcher.readAnswer() == ["changed: playlist", "OK"])
+        // The stalled client, read at last: cut off after a few answers, not given all 30.
+        var answers = 0, closed = false
+        while !closed && answers < 30 {
+            let answer = try stalled.readAnswer(timeout: 30)
+            if answer.last == "OK" { answers += 1 }
+            closed = answer.last == "<closed>"
+        }
+        #expect(answers < 30, "\(answers) whole answers read before the close")
+        #expect(try busy.exchange(["ping"]) == ["OK"])
+        await d.stop()
+    }
 }
 
 /// Passwords and permissions as MPD has them: the same configuration (`password` lines, with

@@ -68,6 +68,9 @@ final class MPDTestClient: @unchecked Sendable {
 
     func send(bytes: [UInt8]) { socket.send(bytes) }
 
+    /// See ``MPDLineSocket/closeAbortively()``.
+    func closeAbortively() { socket.closeAbortively() }
+
     /// The next line (nil: the connection closed).
     func readLine(timeout: Double = 10) throws -> String? { try socket.readLine(timeout: timeout) }
 

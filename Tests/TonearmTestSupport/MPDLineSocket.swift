@@ -56,6 +56,13 @@ public final class MPDLineSocket: @unchecked Sendable {
 
     deinit { close(fd) }
 
+    /// Makes the close at deinit abortive (SO_LINGER 0): on TCP the server gets a reset, as from
+    /// a client that vanished, instead of an orderly end.
+    public func closeAbortively() {
+        var l = linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, socklen_t(MemoryLayout<linger>.size))
+    }
+
     /// Sends `bytes` as they are (no signal if the server has gone).
     public func send(_ bytes: [UInt8]) {
         var b = bytes
