@@ -167,7 +167,7 @@ let package = Package(
         // The daemon (issue 20): one queue driven over the MPD protocol by any MPD client, on a
         // Unix socket and TCP through SwiftNIO; start-up and shutdown through service-lifecycle.
         // The only module that imports NIO.
-        .target(name: "TonearmDaemon", dependencies: ["TonearmMPDProtocol", "TonearmPlayback", "TonearmCodecs", "TonearmCore", "TonearmRender", "TonearmExport",
+        .target(name: "TonearmDaemon", dependencies: ["TonearmMPDProtocol", "TonearmPlayback", "TonearmSession", "TonearmCodecs", "TonearmCore", "TonearmRender", "TonearmExport",
                                                       .product(name: "NIOCore", package: "swift-nio"),
                                                       .product(name: "NIOPosix", package: "swift-nio"),
                                                       .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -146,6 +146,8 @@ struct ConfigCommand: ParsableCommand {
             Row(key: "daemon.default_permissions", text: defaults.0, value: defaults.1,
                 source: source("default_permissions", d?.defaultPermissions != nil)),
             Row(key: "daemon.local_permissions", text: local.0, value: local.1, source: source("local_permissions", d?.localPermissions != nil)),
+            Row(key: "daemon.mix", text: d?.mix == true ? "on (plays along with other Tonearm players)" : "off (pauses while another Tonearm player plays)",
+                value: .bool(d?.mix == true), source: source("mix", d?.mix != nil)),
         ]
     }
 

@@ -56,6 +56,9 @@ enum ConfigExample {
         # password, nothing with one), and a client on the Unix socket (default: the same).
         # default_permissions = "read"
         # local_permissions = "read,add,control,admin"
+        # Play along with other Tonearm players (--mix) instead of pausing while one plays
+        # and playing on when it ends.
+        # mix = false
 
         """
     }

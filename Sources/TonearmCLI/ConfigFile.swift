@@ -36,6 +36,7 @@ import TonearmMPDProtocol
 /// password = ["secret@read,add,control,admin"]
 /// default_permissions = "read"
 /// local_permissions = "read,add,control,admin"
+/// mix = false               # true: play along with other Tonearm players
 /// ```
 ///
 /// Paths may start with `~/`; relative paths are taken from the config file's folder.
@@ -79,6 +80,8 @@ struct ConfigFile: Sendable {
         var defaultPermissions: MPDPermissions?
         /// MPD's `local_permissions`: a Unix-socket client's before `password` (`--local-permissions`).
         var localPermissions: MPDPermissions?
+        /// Play along with other Tonearm players instead of pausing while one plays (`--mix`).
+        var mix: Bool?
     }
 
     /// Where the file is.
@@ -143,7 +146,7 @@ enum ConfigSchema {
     static let tables = ["playback", "keys", "library", "daemon"]
     static let playbackKeys = ["output", "device", "volume", "eq", "replaygain", "preamp", "crossfade", "repeat", "shuffle"]
     static let libraryKeys = ["database", "folders"]
-    static let daemonKeys = ["music", "listen", "outputs", "password", "default_permissions", "local_permissions"]
+    static let daemonKeys = ["music", "listen", "outputs", "password", "default_permissions", "local_permissions", "mix"]
 
     /// The keys of `table` (nil for `[keys]`, whose keys are free).
     static func keys(of table: String) -> [String]? {
@@ -311,6 +314,8 @@ private struct Reader {
                 } catch {
                     problem(k, .invalidValue("\(error)"))
                 }
+            case "mix":
+                d.mix = values.bool(v, key: k)
             default:
                 unknown(key, in: "daemon", isTable: v.type == .table)
             }

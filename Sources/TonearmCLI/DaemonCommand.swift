@@ -18,7 +18,7 @@ struct DaemonCommand: AsyncParsableCommand {
             second one says where the first one is and exits with status 1.
 
             The [daemon] table of the config file holds the same settings (music, listen, \
-            outputs, password, default_permissions, local_permissions; see `tonearm config \
+            outputs, password, default_permissions, local_permissions, mix; see `tonearm config \
             --init`); each flag wins over it. Passwords belong there, not on the command line \
             (where `ps` shows them).
 
@@ -53,6 +53,9 @@ struct DaemonCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("What a client on the Unix socket may do before it sends a password, as MPD's local_permissions. Default: the default permissions.", valueName: "PERMS"))
     var localPermissions: String?
+
+    @Flag(name: .long, help: "Play along with other Tonearm players. Default: pause while one plays (its audio session interrupts the daemon's) and play on when it ends.")
+    var mix = false
 
     @Flag(name: .long, help: "Log every connection and command problem.")
     var verbose = false
@@ -158,6 +161,7 @@ struct DaemonCommand: AsyncParsableCommand {
                                     musicDirectories: folders, verbose: verbose)
         options.stateDirectory = stateDir ?? DaemonOptions.defaultStateDirectory
         options.access = settings.access
+        options.mixWithOthers = mix || file?.daemon.mix == true
         // One pulse or null output is the single output it always was; anything more is a set.
         if settings.outputs.count > 1 || settings.outputs.contains(where: { $0 != .pulse && $0 != .null }) {
             options.outputs = settings.outputs

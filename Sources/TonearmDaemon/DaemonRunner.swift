@@ -6,6 +6,7 @@ import TonearmCore
 import TonearmMPDProtocol
 import TonearmPlayback
 import TonearmRender
+import TonearmSession
 
 /// What `tonearm daemon` was asked for.
 public struct DaemonOptions: Sendable {
@@ -33,6 +34,11 @@ public struct DaemonOptions: Sendable {
     /// what stops it at shutdown and a line for the log (why it did not start), or nil.
     public var attachPlayer: (@Sendable (MusicPlayer) -> (stop: @Sendable () -> Void, message: String?))?
     /// Passwords and default permissions (MPD's `password` and `default_permissions`).
+    /// Play along with other Tonearm audio sessions (`AVAudioSession`'s `mixWithOthers`)
+    /// instead of the default: the daemon's session is `playback`, exclusive, so a `tonearm play`
+    /// (or any app's exclusive session) interrupts it — it pauses — and, when that session ends
+    /// saying so, it plays on.
+    public var mixWithOthers = false
     public var access = MPDAccess.open
 
     public init(runtimeDirectory: String, tcp: [MPDListenAddress], output: OutputSelection, musicDirectories: [String], verbose: Bool) {
@@ -154,10 +160,18 @@ public enum DaemonRunner {
         let selection = several?.clock ?? options.output
         let hub = several?.hub
         let store = options.stateDirectory.map { QueueStateStore(path: $0 + "/queue.json") }
+        // The daemon's audio session, as the system music player's on iOS: playback, exclusive
+        // unless --mix. Another exclusive session (a `tonearm play`) interrupts it: the queue
+        // pauses (MPD's `pause`), and plays on when that session ends with
+        // notifyOthersOnDeactivation. Its stream role goes on the PulseAudio stream.
+        let session = AudioSession.shared
+        try? session.setCategory(.playback, options: options.mixWithOthers ? [.mixWithOthers] : [])
+        let role = session.streamProperties["media.role"] ?? "music"
         let player = MusicPlayer(output: {
-            let driver = selection.makeDriver(applicationName: "Tonearm", streamName: "Tonearm daemon", buffering: .steady)
+            let driver = selection.makeDriver(applicationName: "Tonearm", streamName: "Tonearm daemon", role: role, buffering: .steady)
             return hub?.wrap(driver) ?? driver
-        }, store: store, session: nil)  // the daemon's own audio session: issue 20
+        }, store: store, session: session)
+        defer { try? session.setActive(false, options: .notifyOthersOnDeactivation) }
         try several?.start()
         defer { several?.stop() }
         let output: MPDOutput = switch selection {

@@ -226,6 +226,60 @@ struct DaemonMPRISCLITests {
         daemon.terminate(SIGTERM)
         #expect(daemon.succeeded, "\(daemon.standardErrorText)")
     }
+
+    /// The daemon's audio session, as iOS's system music player's: a `tonearm play` in a terminal
+    /// (an exclusive playback session) interrupts it — the daemon pauses, an idling client hears
+    /// `player` — and when that player ends (deactivating with notifyOthersOnDeactivation) the
+    /// daemon plays on from where it was. With `--mix` it plays along instead.
+    @Test(arguments: [false, true])
+    func aTonearmPlayInterruptsTheDaemonWhichPlaysOnAfter(mix: Bool) async throws {
+        let dir = try TempDir("tonearm-daemon-session")
+        defer { dir.remove() }
+        let bus = try PrivateDBus()
+        defer { bus.stop() }
+        let a = dir.file("long.flac"), b = dir.file("short.flac")
+        try Fixtures.tone(path: a, codecArgs: ["-c:a", "flac"], seconds: 60)
+        try Fixtures.tone(path: b, codecArgs: ["-c:a", "flac"], seconds: 1.5, freq: 660)
+        let runtime = dir.file("run")
+        let daemon = try ChildProcess([try tonearmBinary(), "daemon", "--output", "null", "--listen", "none", "--runtime-dir", runtime,
+                                       "--state-dir", dir.file("state")] + (mix ? ["--mix"] : []),
+                                      environment: bus.environment, captureStandardError: true)
+        defer { daemon.terminate(SIGKILL) }
+        #expect(daemon.waitForStandardError(containing: "listening on \(runtime)/mpd.sock", timeout: 30), "\(daemon.standardErrorText)")
+        let client = try MPDLineSocket(unixPath: runtime + "/mpd.sock")
+        func state() throws -> String? {
+            client.send(lines: ["status"])
+            return try client.readAnswer(timeout: 10).first { $0.hasPrefix("state: ") }.map { String($0.dropFirst(7)) }
+        }
+        /// Waits on `idle player` until the daemon's state is `wanted` (false after 10 changes).
+        func waitForState(_ wanted: String) throws -> Bool {
+            for _ in 0..<10 {
+                if try state() == wanted { return true }
+                client.send(lines: ["idle player"])
+                guard try client.readAnswer(timeout: 15).last == "OK" else { return false }
+            }
+            return false
+        }
+        client.send(lines: ["command_list_begin", "add \"\(a)\"", "play", "command_list_end"])
+        #expect(try client.readAnswer(timeout: 10) == ["OK"])
+        #expect(try waitForState("play"))
+        var env = bus.environment
+        env["XDG_STATE_HOME"] = dir.file("player-state")
+        let player = try ChildProcess([try tonearmBinary(), "play", "--plain", "--output", "null", b], environment: env, captureStandardOutput: true)
+        defer { player.terminate(SIGKILL) }
+        if mix {
+            #expect(await player.waitForExit(timeout: 30))
+            #expect(try state() == "play", "the daemon stopped for a player while --mix")
+        } else {
+            #expect(try waitForState("pause"), "the daemon played on while tonearm play played")
+            #expect(await player.waitForExit(timeout: 30))
+            #expect(try waitForState("play"), "the daemon did not play on after tonearm play ended")
+        }
+        #expect(player.succeeded, "\(player.standardOutputText)")
+        daemon.terminate(SIGTERM)
+        #expect(await daemon.waitForExit(timeout: 30))
+        #expect(daemon.succeeded, "\(daemon.standardErrorText)")
+    }
 }
 
 /// The daemon's state survives SIGKILL: the queue, the song, the position, the volume and the
