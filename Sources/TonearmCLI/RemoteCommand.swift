@@ -115,7 +115,7 @@ struct RemoteOptions: ParsableArguments {
     func printSongs(_ songs: [MPDSong], currentID: Int?) {
         if let format {
             let f = (try? RemoteFormat(format)) ?? .songDefault
-            Terminal.write(songs.compactMap { f.render($0).map { TextWidth.printable($0) + "\n" } }.joined())
+            Terminal.write(songs.map { f.render($0) + "\n" }.joined())
         } else {
             Terminal.write(RemoteText.table(songs, currentID: currentID))
         }
@@ -361,9 +361,8 @@ struct RemoteCurrent: AsyncParsableCommand {
         let r = remote
         try await r.with { c throws(MPDClientError) in
             let replies = try await c.sendList([("status", []), ("currentsong", [])])
-            guard MPDStatus(replies[0]).state != .stop, let song = MPDSong.list(replies[1]).first,
-                  let line = r.songFormat.render(song) else { return }
-            Terminal.write(TextWidth.printable(line) + "\n")
+            guard MPDStatus(replies[0]).state != .stop, let song = MPDSong.list(replies[1]).first else { return }
+            Terminal.write(r.songFormat.render(song) + "\n")
         }
     }
 }

@@ -2,41 +2,56 @@
 import Foundation
 import TonearmMPDClient
 
-/// `tonearm remote --format`: mpc's song format. `%tag%` is a tag of the song (`%title%`,
-/// `%artist%`, `%album%`, `%albumartist%`, `%track%`, `%date%`, `%genre%`, `%name%`, any other
-/// tag by its name), `%file%` its URI, `%time%` its length (`3:20`), `%position%` its place in
-/// the queue (from 1), `%id%` its queue id. `[…]` is left out when a tag in it is missing; `|`
-/// gives alternatives (the first whose tags are all there); `&` joins (both must be there);
-/// `\` takes the next character as it is (`\n`, `\t`: a line break, a tab).
+/// `tonearm remote --format`: mpc's song format, rendered as mpc 0.34 renders it (RemoteCLITests
+/// compares the two on the same queue).
+///
+/// `%name%` is a value of the song: a tag MPD knows (`%title%`, `%artist%`, `%album%`,
+/// `%albumartist%`, `%track%`, `%date%`, `%genre%`, `%name%`, `%composer%`, `%disc%`, …, in any
+/// case), `%file%` its URI, `%time%` its length (`3:20`), `%position%` its place in the queue
+/// (from 1), `%id%` its queue id, `%prio%` its priority, `%mtime%`/`%mdate%` when it was
+/// modified. A missing value is empty. A name mpc does not know, and a `%` that starts none (`50%
+/// off`), are printed as they are. `[…]` is printed only when a value in it was found; `|` ends a
+/// part: when a value was found before it, what follows up to the next `|`, `&` or `]` is left out,
+/// otherwise what came before is dropped and the next part is tried; `&` joins: when nothing was
+/// found before it the part after it is left out, otherwise what follows must find a value again.
+/// `\` takes the next character as it is (`\n`, `\t`: a line break, a tab). A `[` without its `]`
+/// (or the reverse) is refused (mpc prints something odd: an empty line, or the text without it).
 struct RemoteFormat: Sendable, Equatable {
-    indirect enum Node: Sendable, Equatable {
+    enum Token: Sendable, Equatable {
         case text(String)
+        /// A known value's name, lowercased.
         case field(String)
-        /// Alternatives, each a sequence; a group (`[…]`) may be left out.
-        case choice([[Node]], optional: Bool)
+        case open, close, or, and
     }
 
-    let alternatives: [[Node]]
+    let tokens: [Token]
 
     /// mpc's default: `[%name%: &[%artist% - ]%title%]|%name%|[%artist% - ]%title%|%file%`.
     static let songDefault = try! RemoteFormat("[%name%: &[%artist% - ]%title%]|%name%|[%artist% - ]%title%|%file%")
+
+    /// The names mpc knows: its own and the tags of libmpdclient 2.20 (Debian 12's).
+    static let knownNames: Set<String> = [
+        "file", "time", "position", "id", "prio", "mtime", "mdate",
+        "artist", "artistsort", "album", "albumsort", "albumartist", "albumartistsort", "title", "track", "name", "genre",
+        "date", "originaldate", "composer", "composersort", "performer", "conductor", "work", "ensemble", "movement",
+        "movementnumber", "location", "grouping", "comment", "disc", "label", "musicbrainz_artistid", "musicbrainz_albumid",
+        "musicbrainz_albumartistid", "musicbrainz_trackid", "musicbrainz_releasetrackid", "musicbrainz_workid",
+    ]
 
     struct Problem: Error, CustomStringConvertible {
         let description: String
     }
 
+    /// - Throws: ``Problem`` for a `[` without its `]` or a `]` without its `[`, naming the column.
     init(_ text: String) throws {
-        var chars = Array(text)
-        var i = 0
-        alternatives = try Self.parseChoice(&chars, &i, closing: nil)
-    }
-
-    private static func parseChoice(_ s: inout [Character], _ i: inout Int, closing: Character?) throws -> [[Node]] {
-        var alternatives: [[Node]] = [[]]
+        let s = Array(text)
+        var tokens: [Token] = []
         var literal = ""
+        var open: [Int] = []
         func flush() {
-            if !literal.isEmpty { alternatives[alternatives.count - 1].append(.text(literal)); literal = "" }
+            if !literal.isEmpty { tokens.append(.text(literal)); literal = "" }
         }
+        var i = 0
         while i < s.count {
             let c = s[i]
             switch c {
@@ -50,99 +65,113 @@ struct RemoteFormat: Sendable, Equatable {
                 }
                 i += 1
             case "%":
-                guard let end = s[(i + 1)...].firstIndex(of: "%") else { throw Problem(description: "a % without its closing % in the format") }
-                let name = String(s[(i + 1)..<end])
-                guard !name.isEmpty else {
+                // A name runs to the next % (never across a space); without one, a plain %.
+                var j = i + 1
+                while j < s.count, s[j] != "%", s[j] != " " { j += 1 }
+                guard j < s.count, s[j] == "%", j > i + 1 else {
                     literal.append("%")
-                    i = end + 1
+                    i += 1
                     continue
                 }
+                let name = String(s[(i + 1)..<j]).lowercased()
+                if Self.knownNames.contains(name) {
+                    flush()
+                    tokens.append(.field(name))
+                } else {
+                    literal += String(s[i...j])
+                }
+                i = j + 1
+            case "[", "]", "|", "&":
                 flush()
-                alternatives[alternatives.count - 1].append(.field(name.lowercased()))
-                i = end + 1
-            case "[":
-                flush()
-                i += 1
-                let inner = try parseChoice(&s, &i, closing: "]")
-                alternatives[alternatives.count - 1].append(.choice(inner, optional: true))
-            case "]":
-                guard closing == "]" else { throw Problem(description: "a ] without its [ in the format") }
-                flush()
-                i += 1
-                return alternatives
-            case "|":
-                flush()
-                alternatives.append([])
-                i += 1
-            case "&":
-                // Both sides must be there: within a sequence that is what joining means.
-                flush()
+                if c == "[" { open.append(i) }
+                if c == "]" {
+                    guard open.popLast() != nil else { throw Problem(description: "a ] without its [ at column \(i + 1) of the format") }
+                }
+                tokens.append(c == "[" ? .open : c == "]" ? .close : c == "|" ? .or : .and)
                 i += 1
             default:
                 literal.append(c)
                 i += 1
             }
         }
-        guard closing == nil else { throw Problem(description: "a [ without its ] in the format") }
+        if let first = open.first { throw Problem(description: "a [ without its ] at column \(first + 1) of the format") }
         flush()
-        return alternatives
+        self.tokens = tokens
     }
 
-    /// The song's line, or nil when no alternative has all its tags (mpc then prints nothing).
-    /// As mpc: an alternative is taken when every tag outside its `[…]` is there and it shows
-    /// at least one tag (or has none to show: plain text).
-    func render(_ value: (String) -> String?) -> String? {
-        Self.first(alternatives, value)?.text
+    /// The song's line (empty when nothing is left of the format, as mpc prints an empty line).
+    /// `value(name)` is the value of a known name, nil (or empty) when the song has none.
+    func render(_ value: (String) -> String?) -> String {
+        var i = 0
+        return Self.part(tokens, &i, value) ?? ""
     }
 
-    private static func first(_ alternatives: [[Node]], _ value: (String) -> String?) -> (text: String, found: Bool)? {
-        for seq in alternatives {
-            if let s = sequence(seq, value), s.found || !hasField(seq) { return s }
-        }
-        return nil
-    }
-
-    private static func sequence(_ nodes: [Node], _ value: (String) -> String?) -> (text: String, found: Bool)? {
+    /// From `i` to the `]` that closes the part (consumed) or the end: nil when a `]` closes a
+    /// part in which no value was found.
+    private static func part(_ t: [Token], _ i: inout Int, _ value: (String) -> String?) -> String? {
         var out = ""
         var found = false
-        for n in nodes {
-            switch n {
-            case .text(let t): out += t
+        while i < t.count {
+            let token = t[i]
+            i += 1
+            switch token {
+            case .text(let s): out += s
             case .field(let name):
-                guard let v = value(name) else { return nil }
-                out += v
-                found = true
-            case .choice(let alts, let optional):
-                if let s = first(alts, value) {
-                    out += s.text
-                    found = found || s.found
-                } else if !optional { return nil }
+                if let v = value(name), !v.isEmpty {
+                    out += v
+                    found = true
+                }
+            case .open:
+                if let s = part(t, &i, value) {
+                    out += s
+                    found = true
+                }
+            case .close: return found ? out : nil
+            case .or:
+                if found { skip(t, &i) } else { out = "" }
+            case .and:
+                if found { found = false } else { skip(t, &i) }
             }
         }
-        return (out, found)
+        return out
     }
 
-    private static func hasField(_ nodes: [Node]) -> Bool {
-        nodes.contains { n in
-            switch n {
-            case .text: return false
-            case .field: return true
-            case .choice(let alts, _): return alts.contains(where: hasField)
+    /// Moves `i` to the next `|`, `&` or `]` of this part (not into a nested `[…]`).
+    private static func skip(_ t: [Token], _ i: inout Int) {
+        var depth = 0
+        while i < t.count {
+            switch t[i] {
+            case .open: depth += 1
+            case .close:
+                if depth == 0 { return }
+                depth -= 1
+            case .or, .and:
+                if depth == 0 { return }
+            default: break
             }
+            i += 1
         }
     }
 
-    /// A song's line: its tags, and `file`, `time`, `position`, `id`.
-    func render(_ song: MPDSong) -> String? {
+    /// A song's line: its tags, and `file`, `time`, `position`, `id`, `prio`, `mtime`, `mdate`;
+    /// control and bidi characters in the song's values are made harmless
+    /// (``TextWidth/printable(_:)``), those the format itself asks for (`\\t`, `\\n`) are kept.
+    func render(_ song: MPDSong) -> String {
         render { name in
+            Self.value(name, of: song).map(TextWidth.printable)
+        }
+    }
+
+    private static func value(_ name: String, of song: MPDSong) -> String? {
             switch name {
             case "file": return song.file
             case "time": return song.duration.map { RemoteText.clock(Int($0.rounded())) }
             case "position": return song.position.map { String($0 + 1) }
             case "id": return song.id.map(String.init)
-            default: return song.tag(name).flatMap { $0.isEmpty ? nil : $0 }
+            case "prio": return song.tag("Prio") ?? "0"
+            case "mtime", "mdate": return song.tag("Last-Modified").flatMap { RemoteText.localTime($0, dateOnly: name == "mdate") }
+            default: return song.tag(name)
             }
-        }
     }
 }
 
@@ -158,7 +187,7 @@ enum RemoteText {
     static func status(_ status: MPDStatus, current: MPDSong?, format: RemoteFormat) -> String {
         var out = ""
         if status.state != .stop {
-            if let current, let line = format.render(current) { out += TextWidth.printable(line) + "\n" }
+            if let current { out += format.render(current) + "\n" }
             let state = status.state == .play ? "[playing]" : "[paused]"
             let elapsed = status.timeElapsed ?? Int(status.elapsed ?? 0)
             let total = status.timeTotal ?? Int(status.duration ?? 0)
@@ -173,6 +202,19 @@ enum RemoteText {
         out += options(status) + "\n"
         if let error = status.error { out += "ERROR: \(error)\n" }
         return out
+    }
+
+    /// An MPD time (`2026-11-28T10:14:35Z`) in local time as mpc prints it: `%c` (`Sat Nov 28
+    /// 10:14:35 2026`) or, `dateOnly`, `%x` (`11/28/26`), in the C locale. Nil when unreadable.
+    static func localTime(_ iso: String, dateOnly: Bool) -> String? {
+        guard let date = ISO8601DateFormatter().date(from: iso) else { return nil }
+        var t = time_t(date.timeIntervalSince1970)
+        var local = tm()
+        guard localtime_r(&t, &local) != nil else { return nil }
+        var buffer = [CChar](repeating: 0, count: 64)
+        let n = strftime(&buffer, buffer.count, dateOnly ? "%x" : "%c", &local)
+        guard n > 0 else { return nil }
+        return String(decoding: buffer.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// `volume: 50%   repeat: off   random: off   single: off   consume: off`.

@@ -27,13 +27,13 @@ enum RemoteHandOff {
             var text = "Added \(songs) to the daemon's queue at \(address) (\(positions) of \(first + uris.count)).\n"
             if before.state == .play {
                 let current = try await client.currentSong()
-                text += "The daemon plays on: \(current.flatMap { RemoteFormat.songDefault.render($0) }.map(TextWidth.printable) ?? "?")"
+                text += "The daemon plays on: \(current.map { RemoteFormat.songDefault.render($0) } ?? "?")"
                     + " (#\((before.song ?? 0) + 1)); the added songs follow in the queue's order.\n"
             } else {
                 let id = replies.first?["Id"] ?? ""
                 try await client.send("playid", id)
                 let now = try await client.currentSong()
-                text += "Playing: \(now.flatMap { RemoteFormat.songDefault.render($0) }.map(TextWidth.printable) ?? uris[0]) (#\(first + 1)).\n"
+                text += "Playing: \(now.map { RemoteFormat.songDefault.render($0) } ?? uris[0]) (#\(first + 1)).\n"
             }
             Terminal.write(text)
         } catch {

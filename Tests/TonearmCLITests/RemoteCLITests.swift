@@ -94,6 +94,23 @@ struct RemoteCLITests {
         #expect(try remote("current", "--format", "%album%").stdout == "我很忙\n")
         let format = "%position% [%artist% - ]%title% %time% %file%"
         #expect(try remote("queue", "--format", format).stdout == (try mpc("-f", format, "playlist")))
+        // mpc's format language, rule by rule, on the current song with an album and then on one
+        // without: missing values, | and & in and out of [], unknown names, stray %, escapes, case.
+        // (`mpc current`, not `mpc playlist`: for the list mpc asks the server only for the tags
+        // it finds in the format, and it misses some after a &.)
+        let formats = ["%artist% - %title% (%album%)", "[%artist% - %album%]", "%album%", "x[%album%]y", "%title%&%album%",
+                       "x|y", "%album%|x|y", "[%album%&%title%]|z", "%album%&%title%|z", "%title%|%album%&zz", "a[%album%|%title%]b",
+                       "[%title%|%album%]&q", "%title%|[x%album%]&%artist%", "%TITLE% %Artist%", "a%%b", "50% off", "%title", "% title%",
+                       "%audioformat% %mood%", "%prio% %disc% %composer%", "\\[x\\]\\t%title%\\n%file%", "[[%album%]%title%]", "[x]", "plain"]
+        for song in ["1", "2"] {
+            _ = try mpc("-q", "play", song)
+            _ = try mpc("-q", "pause")
+            for f in formats {
+                #expect(try remote("current", "--format", f).stdout == (try mpc("-f", f, "current")), "song \(song), --format '\(f)'")
+            }
+        }
+        _ = try mpc("-q", "play", "1")
+        _ = try mpc("-q", "pause")
         #expect(try remote("outputs").stdout == (try mpc("outputs")))
         let volume = try remote("volume", "40")
         #expect(volume.status == 0 && volume.stdout.contains("volume: 40%"), "\(volume)")

@@ -24,11 +24,18 @@ import TonearmMPDProtocol
         #expect(RemoteFormat.songDefault.render(station) == "Radio: Now")
         let f = try RemoteFormat("%position%. [%artist% - ]%title% (%time%) #%id%\\t%file%")
         #expect(f.render(full) == "5. 周杰伦 - 青花瓷 (4:00) #9\ta/01.flac")
-        #expect(f.render(bare) == nil, "a field outside [] that is missing leaves the song out (no position)")
+        #expect(f.render(bare) == ". Second () #\tb/02.flac", "a missing value outside [] is empty, as in mpc")
         #expect(try RemoteFormat("%title%|%file%").render(none) == "http://radio.example/live")
         #expect(try RemoteFormat("[%album%&%artist%]|none").render(bare) == "none")
-        #expect(try RemoteFormat("100%% \\[x\\]").render(bare) == "100% [x]")
-        for bad in ["%title", "[%title%", "%title%]"] {
+        // mpc's operators: | drops what came before when nothing was found; & needs a value on both sides.
+        #expect(try RemoteFormat("x|y").render(bare) == "y")
+        #expect(try RemoteFormat("%title%|%album%&zz").render(bare) == "Secondzz")
+        #expect(try RemoteFormat("%album%&%title%|z").render(bare) == "z")
+        #expect(try RemoteFormat("[x]").render(bare) == "")
+        // Unknown names and a % that starts none are printed as they are.
+        #expect(try RemoteFormat("100%% \\[x\\] %audioformat% 50% %TITLE%").render(bare) == "100%% [x] %audioformat% 50% Second")
+        #expect(try RemoteFormat("%prio% %mdate%").render(bare) == "0 ")
+        for bad in ["[%title%", "%title%]"] {
             #expect(throws: RemoteFormat.Problem.self) { try RemoteFormat(bad) }
         }
     }
