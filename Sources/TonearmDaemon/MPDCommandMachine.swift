@@ -50,18 +50,21 @@ public struct MPDSong: Sendable, Hashable {
     public var tags: [(MPDTag, String)]
     public var duration: Double?
     public var format: MPDAudioFormat?
+    /// When the file was last changed (seconds since 1970; MPD's `Last-Modified`), nil for streams.
+    public var lastModified: Int64?
 
     public init(uri: String, location: String, tags: [(MPDTag, String)] = [], duration: Double? = nil,
-                format: MPDAudioFormat? = nil) {
+                format: MPDAudioFormat? = nil, lastModified: Int64? = nil) {
         self.uri = uri
         self.location = location
         self.tags = tags
         self.duration = duration
         self.format = format
+        self.lastModified = lastModified
     }
 
     public static func == (a: MPDSong, b: MPDSong) -> Bool {
-        a.uri == b.uri && a.location == b.location && a.duration == b.duration && a.format == b.format
+        a.uri == b.uri && a.location == b.location && a.duration == b.duration && a.format == b.format && a.lastModified == b.lastModified
             && a.tags.map(\.0) == b.tags.map(\.0) && a.tags.map(\.1) == b.tags.map(\.1)
     }
 
@@ -1071,13 +1074,15 @@ public struct MPDCommandMachine: Sendable {
 
     func songText(_ i: Int, client: MPDClientContext) -> String {
         let e = entries[i]
+        // MPD's order: file, Last-Modified, Format, the tags, Time and duration, then the queue's.
         var s = MPDResponse.pair("file", e.song.uri)
+        if let m = e.song.lastModified { s += MPDResponse.pair("Last-Modified", MPDResponse.time(m)) }
+        if let f = e.song.format { s += MPDResponse.pair("Format", f.text) }
         for (tag, value) in e.song.tags where client.tagTypes.contains(tag) { s += MPDResponse.pair(tag.rawValue, value) }
         if let d = e.song.duration {
             s += MPDResponse.pair("Time", String(Int(d.rounded())))
             s += MPDResponse.pair("duration", String(format: "%.3f", d))
         }
-        if let f = e.song.format { s += MPDResponse.pair("Format", f.text) }
         s += MPDResponse.pair("Pos", String(i))
         s += MPDResponse.pair("Id", String(e.id))
         if e.priority > 0 { s += MPDResponse.pair("Prio", String(e.priority)) }

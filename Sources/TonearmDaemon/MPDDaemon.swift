@@ -543,6 +543,8 @@ public final class MPDDaemon: Sendable {
         add(.disc, m.discNumber.map(String.init))
         let f = p.fileFormat
         let format = MPDAudioFormat(sampleRate: f.sampleRate, format: f.bitsPerSample.map(String.init) ?? "f", channels: f.channelCount)
-        return MPDSong(uri: uri, location: path, tags: tags, duration: p.duration, format: format)
+        var st = stat()
+        let modified = stat(path, &st) == 0 ? Int64(st.st_mtim.tv_sec) : nil
+        return MPDSong(uri: uri, location: path, tags: tags, duration: p.duration, format: format, lastModified: modified)
     }
 }

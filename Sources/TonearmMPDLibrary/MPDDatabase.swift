@@ -281,13 +281,7 @@ func baseName(_ uri: String) -> String {
 }
 
 /// Time as MPD writes it (`Last-Modified`): ISO 8601 in UTC, to the second.
-func iso8601(_ seconds: Int64) -> String {
-    var t = time_t(seconds)
-    var tm = tm()
-    gmtime_r(&t, &tm)
-    func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
-    return "\(tm.tm_year + 1900)-\(two(tm.tm_mon + 1))-\(two(tm.tm_mday))T\(two(tm.tm_hour)):\(two(tm.tm_min)):\(two(tm.tm_sec))Z"
-}
+func iso8601(_ seconds: Int64) -> String { MPDResponse.time(seconds) }
 
 /// The order MPD gives folder names (`IcuCollate`: ICU's root collation), approximated in three
 /// levels as the Unicode collation algorithm has them: the letters without case or accents
