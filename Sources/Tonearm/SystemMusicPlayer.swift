@@ -9,9 +9,8 @@ import Synchronization
 /// `play()`, `pause()`, `stop()`, skipping, `currentPlaybackTime`, `repeatMode`,
 /// `shuffleMode`, `volume` — and its change sequences, fed by MPD's `idle`.
 ///
-/// Get it from ``MusicPlayer/system`` (or ``connect(to:password:)`` for another address). It is
-/// not started on demand: when no daemon runs, that throws ``MPDClientError/noServer(_:reason:)``
-/// (start one with `tonearm daemon`, or its systemd user unit).
+/// Get it from ``MusicPlayer/system``, which starts the daemon when none runs (or
+/// ``connect(to:password:)`` for another address, which starts nothing).
 ///
 /// Threading and order: every member may be called from any thread. The commands (`play()`,
 /// setting `volume`…) return at once, as ``MusicPlayer``'s do; they are sent in the order they
@@ -308,14 +307,31 @@ extension MusicPlayer {
     /// The system's music player: the queue of `tonearm daemon` on its Unix socket
     /// (`$XDG_RUNTIME_DIR/tonearm/mpd.sock`), as ``SystemMusicPlayer`` — one per process,
     /// connected on first use, and again after the daemon went away (a restart).
-    /// - Throws: ``MPDClientError/noServer(_:reason:)`` when no daemon runs (it is not started
-    ///   from here; start it with `tonearm daemon`).
+    ///
+    /// Like iOS's system player it is there when asked for: when no daemon answers at the socket,
+    /// one is started — `tonearm daemon --detach`, with this process's environment (so it reads
+    /// the user's config file and listens at this socket), from `$TONEARM_EXECUTABLE` or else
+    /// the `tonearm` on `PATH` — and it plays on after this process ends.
+    /// - Throws: ``MPDClientError/noServer(_:reason:)`` when no daemon runs and none could be
+    ///   started: the reason says why (no `tonearm` on `PATH`, `TONEARM_EXECUTABLE` empty, or the
+    ///   daemon's own error).
     public static var system: SystemMusicPlayer {
         get async throws(MPDClientError) {
-            if let p = systemPlayer.withLock({ $0 }), p.isConnected { return p }
-            let p = try await SystemMusicPlayer.connect()
+            if let p = systemPlayer.withLock({ $0 }), p.isConnected, p.address == .daemonSocket { return p }
+            let p: SystemMusicPlayer
+            do {
+                p = try await SystemMusicPlayer.connect()
+            } catch .noServer(let address, let reason) {
+                var failure: String?
+                do { try await SystemDaemonStart.start() } catch { failure = error.reason }
+                do {
+                    p = try await SystemMusicPlayer.connect()
+                } catch .noServer {
+                    throw .noServer(address, reason: reason + "; " + (failure ?? "a daemon was started but does not answer there"))
+                }
+            }
             return systemPlayer.withLock { current in
-                if let current, current.isConnected { return current }
+                if let current, current.isConnected, current.address == p.address { return current }
                 current = p
                 return p
             }

@@ -217,6 +217,35 @@ struct RemoteCLITests {
 /// client was busy, cancelling an idle, typed ACKs.
 @Suite(.serialized)
 struct SystemMusicPlayerCLITests {
+    /// No daemon runs: `MusicPlayer.system` starts one (`tonearm daemon --detach`, reading the
+    /// user's config file — here one with no TCP and the null output) and drives it.
+    @Test func startsTheDaemonWhenNoneRuns() async throws {
+        let dir = try TempDir("tonearm-system-start")
+        defer { dir.remove() }
+        let a = dir.file("a.flac")
+        try Fixtures.tone(path: a, codecArgs: ["-c:a", "flac", "-metadata", "title=Alpha"], seconds: 20)
+        let xdg = dir.file("xdg"), config = dir.file("config")
+        try FileManager.default.createDirectory(atPath: config + "/tonearm", withIntermediateDirectories: true)
+        try "[daemon]\nlisten = []\noutputs = [\"null\"]\n".write(toFile: config + "/tonearm/config.toml", atomically: true, encoding: .utf8)
+        let env = ["XDG_RUNTIME_DIR": xdg, "XDG_CONFIG_HOME": config, "XDG_STATE_HOME": dir.file("state"),
+                   "TONEARM_EXECUTABLE": try tonearmBinary(), "DBUS_SESSION_BUS_ADDRESS": "unix:path=" + dir.file("no-bus")]
+        let socket = xdg + "/tonearm/mpd.sock"
+        #expect(!FileManager.default.fileExists(atPath: socket))
+        let player = try await ProcessEnvironment.with(env) { try await MusicPlayer.system }
+        defer {
+            // The daemon started in a session of its own: ended here by the pid its lock holds.
+            if let lock = try? String(contentsOfFile: xdg + "/tonearm/daemon.lock", encoding: .utf8),
+               let pid = lock.split(separator: "\n").first.flatMap({ Int32($0.dropFirst(4)) }) { kill(pid, SIGTERM) }
+        }
+        #expect(player.address == .unix(path: socket))
+        let states = player.playbackStateChanges
+        player.setQueue(withPaths: [a])
+        player.play()
+        _ = try await waitForEvent(states, "playing") { $0 == .playing }
+        let status = try run("mpc", ["status"], environment: ["MPD_HOST": socket])
+        #expect(status.stdout.contains("[playing] #1/1"), "\(status)")
+    }
+
     @Test func drivesTheDaemonsQueueAndHearsItsChanges() async throws {
         let dir = try TempDir("tonearm-system-player")
         defer { dir.remove() }
@@ -225,8 +254,9 @@ struct SystemMusicPlayerCLITests {
         try Fixtures.tone(path: b, codecArgs: ["-c:a", "flac", "-metadata", "title=Beta"], seconds: 20)
         let xdg = dir.file("xdg")
 
-        // No daemon: a typed error naming the socket looked at.
-        await ProcessEnvironment.with(["XDG_RUNTIME_DIR": xdg]) {
+        // No daemon, and none to start (no `tonearm` on PATH): a typed error naming the socket
+        // looked at and why none was started.
+        await ProcessEnvironment.with(["XDG_RUNTIME_DIR": xdg, "PATH": "/usr/bin:/bin"]) {
             do {
                 _ = try await MusicPlayer.system
                 Issue.record("MusicPlayer.system without a daemon")
@@ -234,6 +264,7 @@ struct SystemMusicPlayerCLITests {
                 guard let error = error as? MPDClientError, case .noServer(let address, _) = error else { Issue.record("\(error)"); return }
                 #expect(address == .unix(path: xdg + "/tonearm/mpd.sock"))
                 #expect(error.description.hasPrefix("no daemon at \(xdg)/tonearm/mpd.sock"))
+                #expect(error.description.contains("`tonearm` is not on PATH to start one"), "\(error)")
             }
         }
 
@@ -245,7 +276,7 @@ struct SystemMusicPlayerCLITests {
             return r.stdout
         }
         let player = try await ProcessEnvironment.with(["XDG_RUNTIME_DIR": xdg]) { try await MusicPlayer.system }
-        #expect(try await MusicPlayer.system === player, "one per process")
+        #expect(try await ProcessEnvironment.with(["XDG_RUNTIME_DIR": xdg]) { try await MusicPlayer.system } === player, "one per process")
         #expect(player.playbackState == .stopped && player.nowPlayingItem == nil)
 
         let states = player.playbackStateChanges, items = player.nowPlayingItemChanges, volumes = player.volumeChanges
