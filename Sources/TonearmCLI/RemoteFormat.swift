@@ -168,8 +168,8 @@ struct RemoteFormat: Sendable, Equatable {
             case "time": return song.duration.map { RemoteText.clock(Int($0.rounded())) }
             case "position": return song.position.map { String($0 + 1) }
             case "id": return song.id.map(String.init)
-            case "prio": return song.tag("Prio") ?? "0"
-            case "mtime", "mdate": return song.tag("Last-Modified").flatMap { RemoteText.localTime($0, dateOnly: name == "mdate") }
+            case "prio": return String(song.priority)
+            case "mtime", "mdate": return song.lastModified.flatMap { RemoteText.localTime($0, dateOnly: name == "mdate") }
             default: return song.tag(name)
             }
     }

@@ -100,7 +100,8 @@ struct RemoteScreenModel {
         s.artist = song?.artist
         s.album = song?.album
         s.albumArtist = song?.tag("AlbumArtist")
-        s.format = [status.audioFormat.map { Self.format($0) }, status.bitrate.flatMap { $0 > 0 ? "\($0) kb/s" : nil }]
+        // While stopped MPD sends no `audio`: the song's own `Format` then.
+        s.format = [(status.audioFormat ?? song?.format).map { Self.format($0) }, status.bitrate.flatMap { $0 > 0 ? "\($0) kb/s" : nil }]
             .compactMap { $0 }.joined(separator: " · ")
         s.elapsed = song == nil ? 0 : elapsed(at: instant)
         s.duration = duration ?? 0

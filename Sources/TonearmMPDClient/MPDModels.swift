@@ -72,6 +72,12 @@ public struct MPDSong: Sendable, Hashable {
     public var id: Int?
     /// Seconds (`duration`, or `Time`).
     public var duration: Double?
+    /// MPD's `Format` (`44100:16:2`), when sent.
+    public var format: String?
+    /// MPD's `Last-Modified` (`2026-11-28T10:22:41Z`), when sent.
+    public var lastModified: String?
+    /// The queue priority (`Prio`; 0 when not sent).
+    public var priority: Int
 
     public init?(_ pairs: [MPDPair]) {
         guard let first = pairs.first, first.key == "file" else { return nil }
@@ -81,6 +87,9 @@ public struct MPDSong: Sendable, Hashable {
         position = rest["Pos"].flatMap { Int($0) }
         id = rest["Id"].flatMap { Int($0) }
         duration = rest["duration"].flatMap { Double($0) } ?? rest["Time"].flatMap { Double($0) }
+        format = rest["Format"]
+        lastModified = rest["Last-Modified"]
+        priority = rest["Prio"].flatMap { Int($0) } ?? 0
     }
 
     /// The first value of a tag (`Title`, `Artist`, `Album`…; without case).

@@ -101,7 +101,7 @@ struct RemoteCLITests {
         let formats = ["%artist% - %title% (%album%)", "[%artist% - %album%]", "%album%", "x[%album%]y", "%title%&%album%",
                        "x|y", "%album%|x|y", "[%album%&%title%]|z", "%album%&%title%|z", "%title%|%album%&zz", "a[%album%|%title%]b",
                        "[%title%|%album%]&q", "%title%|[x%album%]&%artist%", "%TITLE% %Artist%", "a%%b", "50% off", "%title", "% title%",
-                       "%audioformat% %mood%", "%prio% %disc% %composer%", "\\[x\\]\\t%title%\\n%file%", "[[%album%]%title%]", "[x]", "plain"]
+                       "%audioformat% %mood%", "%prio% %disc% %composer%", "\\[x\\]\\t%title%\\n%file%", "[[%album%]%title%]", "[x]", "plain", "%mtime%", "%mdate%|none"]
         for song in ["1", "2"] {
             _ = try mpc("-q", "play", song)
             _ = try mpc("-q", "pause")
