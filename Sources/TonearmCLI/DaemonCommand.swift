@@ -96,6 +96,8 @@ struct DaemonCommand: AsyncParsableCommand {
         var outputs: [DaemonOutput]
         var music: [String]
         var access: MPDAccess
+        /// Plays along with other Tonearm players (`--mix`, or `mix = true`).
+        var mix: Bool
     }
 
     func settings(file: ConfigFile.Daemon?) throws -> Settings {
@@ -108,7 +110,7 @@ struct DaemonCommand: AsyncParsableCommand {
         let folders = music.isEmpty ? file?.music ?? [] : music
         return Settings(tcp: tcp, outputs: output.isEmpty ? file?.outputs ?? [] : try output.map { try DaemonOutput(parsing: $0) },
                         music: folders.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath).standardizedFileURL.path },
-                        access: try access(file: file))
+                        access: try access(file: file), mix: mix || file?.mix == true)
     }
 
     func validate() throws {
@@ -161,7 +163,7 @@ struct DaemonCommand: AsyncParsableCommand {
                                     musicDirectories: folders, verbose: verbose)
         options.stateDirectory = stateDir ?? DaemonOptions.defaultStateDirectory
         options.access = settings.access
-        options.mixWithOthers = mix || file?.daemon.mix == true
+        options.mixWithOthers = settings.mix
         // One pulse or null output is the single output it always was; anything more is a set.
         if settings.outputs.count > 1 || settings.outputs.contains(where: { $0 != .pulse && $0 != .null }) {
             options.outputs = settings.outputs

@@ -15,6 +15,7 @@ import Tonearm
         password = ["pw@read,add"]
         default_permissions = "read"
         local_permissions = "read,add"
+        mix = true
         """
 
     func settings(_ arguments: [String], file text: String? = Self.file) throws -> DaemonCommand.Settings {
@@ -45,6 +46,8 @@ import Tonearm
         #expect(s.access.initialPermissions(isLocal: false) == [.add])
         #expect(s.access.initialPermissions(isLocal: true) == [.read, .control, .player])
         #expect(try settings(["--listen", "none"]).tcp == [])
+        #expect(s.mix, "the file's mix = true")
+        #expect(try settings(["--mix"], file: nil).mix && !(try settings([], file: nil).mix))
     }
 
     @Test func withoutAFileTheDefaults() throws {
@@ -60,14 +63,15 @@ import Tonearm
         let file = try ConfigFile.parse(Self.file, path: "/c.toml")
         let rows = ConfigCommand.daemonRows(file)
         #expect(rows.map(\.key) == ["daemon.music", "daemon.listen", "daemon.outputs", "daemon.password", "daemon.default_permissions",
-                                    "daemon.local_permissions"])
-        #expect(rows.map(\.text) == ["/srv/a, /srv/b", "no TCP and the Unix socket", "null", "1 (not shown)", "read", "read,add"])
-        #expect(rows.map(\.source) == [2, 3, 4, 5, 6, 7].map { SettingSource.file(path: "/c.toml", line: $0) })
+                                    "daemon.local_permissions", "daemon.mix"])
+        #expect(rows.map(\.text) == ["/srv/a, /srv/b", "no TCP and the Unix socket", "null", "1 (not shown)", "read", "read,add",
+                                    "on (plays along with other Tonearm players)"])
+        #expect(rows.map(\.source) == [2, 3, 4, 5, 6, 7, 8].map { SettingSource.file(path: "/c.toml", line: $0) })
         #expect(!rows.contains { $0.text.contains("pw") || "\($0.value)".contains("pw@") })
         let none = ConfigCommand.daemonRows(nil)
         #expect(none.allSatisfy { $0.source == .default })
         #expect(none.map(\.text) == ["none", "127.0.0.1:6600 and the Unix socket", "automatic (pulse if a server answers, else null)", "none",
-                                     "all (no password)", "as default_permissions"])
+                                     "all (no password)", "as default_permissions", "off (pauses while another Tonearm player plays)"])
     }
 
     @Test func theUnitGetsNoPassword() {
