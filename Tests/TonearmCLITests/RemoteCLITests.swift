@@ -77,6 +77,10 @@ struct RemoteCLITests {
             let r = try run(tonearm, ["remote", "status"], environment: env.merging(["XDG_RUNTIME_DIR": xdg]) { $1 })
             #expect(r.status == status && r.stderr.contains(says), "\(env): \(r)")
         }
+        let handEnv = try run(tonearm, ["play", "--daemon", music], environment: ["XDG_RUNTIME_DIR": xdg, "MPD_HOST": "127.0.0.1", "MPD_PORT": "1"])
+        #expect(handEnv.status == 69 && handEnv.stderr.contains("no daemon at 127.0.0.1:1"), "\(handEnv)")
+        let handBad = try run(tonearm, ["play", "--daemon", music], environment: ["XDG_RUNTIME_DIR": xdg, "MPD_PORT": "0"])
+        #expect(handBad.status == 64 && handBad.stderr.contains("MPD_PORT takes a port 1–65535, not '0'"), "\(handBad)")
         let flagWins = try run(tonearm, ["remote", "status", "--host", "127.0.0.1:1"], environment: ["XDG_RUNTIME_DIR": xdg, "MPD_HOST": "h:0"])
         #expect(flagWins.status == 69 && flagWins.stderr.contains("no daemon at 127.0.0.1:1"), "\(flagWins)")
 
