@@ -39,11 +39,11 @@ struct RemoteClientCommand: AsyncParsableCommand {
 
 /// Where the daemon is and how to print: every `remote` subcommand takes these.
 struct RemoteOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The daemon's address: a Unix socket's path or HOST[:PORT] (default: $XDG_RUNTIME_DIR/tonearm/mpd.sock).",
+    @Option(name: .long, help: ArgumentHelp("The daemon's address: a Unix socket's path or HOST[:PORT] (default: $MPD_HOST as mpc reads it, with $MPD_PORT, else $XDG_RUNTIME_DIR/tonearm/mpd.sock).",
                                             valueName: "ADDR"))
     var host: String?
 
-    @Option(name: .long, help: "The daemon's password (see tonearm daemon --password).")
+    @Option(name: .long, help: "The daemon's password (see tonearm daemon --password; default: the PASSWORD in MPD_HOST=PASSWORD@HOST).")
     var password: String?
 
     @Flag(name: [.short, .long], help: "Print nothing after a command that changes playback.")
@@ -58,21 +58,52 @@ struct RemoteOptions: ParsableArguments {
 
     func validate() throws {
         if let host, MPDAddress(host) == nil { throw ValidationError("--host takes a socket's path or HOST[:PORT], not '\(host)'") }
+        if host == nil { _ = try Self.environmentAddress(ProcessInfo.processInfo.environment) }
         if let format { _ = try Self.parseFormat(format) }
     }
+
+    /// The address and password in `MPD_HOST` and `MPD_PORT`, read as mpc reads them:
+    /// `[PASSWORD@]HOST`, a socket's path or `@abstract`; `MPD_PORT` the TCP port (default
+    /// 6600). Nil when `MPD_HOST` is not set; a usage error naming the variable for a bad value.
+    static func environmentAddress(_ env: [String: String]) throws -> (address: MPDAddress, password: String?)? {
+        var port = 6600
+        if let text = env["MPD_PORT"], !text.isEmpty {
+            guard let p = Int(text), (1...65535).contains(p) else { throw ValidationError("MPD_PORT takes a port 1–65535, not '\(text)'") }
+            port = p
+        }
+        guard let text = env["MPD_HOST"], !text.isEmpty else { return nil }
+        var host = Substring(text), password: String?
+        // A password before an '@' (not "@abstract", which is a socket's name).
+        if !text.hasPrefix("@"), !text.hasPrefix("/"), let at = text.lastIndex(of: "@") {
+            password = String(text[..<at])
+            host = text[text.index(after: at)...]
+        }
+        guard let address = MPDAddress(String(host), defaultPort: port), password?.isEmpty != true else {
+            throw ValidationError("MPD_HOST takes [PASSWORD@]HOST[:PORT], a socket's path or @NAME, not '\(text)'")
+        }
+        return (address, password)
+    }
+
+    private var fromEnvironment: (address: MPDAddress, password: String?)? {
+        host == nil ? (try? Self.environmentAddress(ProcessInfo.processInfo.environment)) ?? nil : nil
+    }
+
+    /// The password: --password, else the one in MPD_HOST (when --host is not given).
+    var effectivePassword: String? { password ?? fromEnvironment?.password }
 
     static func parseFormat(_ format: String) throws -> RemoteFormat {
         do { return try RemoteFormat(format) } catch { throw ValidationError("--format: \(error)") }
     }
 
-    var address: MPDAddress { host.flatMap { MPDAddress($0) } ?? .daemonSocket }
+    /// --host, else MPD_HOST (and MPD_PORT), else the daemon's own socket.
+    var address: MPDAddress { host.flatMap { MPDAddress($0) } ?? fromEnvironment?.address ?? .daemonSocket }
 
     /// The song format asked for, or mpc's default.
     var songFormat: RemoteFormat { (try? format.map { try RemoteFormat($0) }) ?? .songDefault }
 
     /// Connects, or fails with the one-line error and status 69 when no daemon answers.
     func connect() async throws -> MPDClient {
-        let client = try await Self.connect(to: address, password: password)
+        let client = try await Self.connect(to: address, password: effectivePassword)
         if verbose { Terminal.writeError("tonearm remote: connected to \(address) (MPD protocol \(client.protocolVersion))\n") }
         return client
     }

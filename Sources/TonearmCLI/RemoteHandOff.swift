@@ -11,12 +11,19 @@ enum RemoteHandOff {
     /// Adds `files` (local paths, made absolute; URLs as they are) after the queue's end, in one
     /// command list; starts the first added one when the daemon is stopped or paused. Prints
     /// what was added and what plays.
-    static func hand(_ files: [String], address: MPDAddress = .daemonSocket) async throws {
+    /// The daemon is at `MPD_HOST`/`MPD_PORT` when set (as mpc reads them; a bad value is a
+    /// usage error naming the variable), else at its own socket.
+    static func hand(_ files: [String]) async throws {
+        let env = try RemoteOptions.environmentAddress(ProcessInfo.processInfo.environment)
+        try await hand(files, address: env?.address ?? .daemonSocket, password: env?.password)
+    }
+
+    static func hand(_ files: [String], address: MPDAddress, password: String?) async throws {
         let uris = files.map { f -> String in
             f.contains("://") ? f : URL(fileURLWithPath: f).standardizedFileURL.path
         }
         guard !uris.isEmpty else { throw CommandFailure(nil, "nothing to hand to the daemon") }
-        let client = try await RemoteOptions.connect(to: address, password: nil)
+        let client = try await RemoteOptions.connect(to: address, password: password)
         defer { client.close() }
         do throws(MPDClientError) {
             let before = try await client.status()

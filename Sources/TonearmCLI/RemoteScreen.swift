@@ -32,7 +32,7 @@ struct RemoteScreen: AsyncParsableCommand {
             throw CommandFailure(nil, "the screen needs a terminal (scripts: tonearm remote status, tonearm remote idle --loop)", status: 64)
         }
         let commands = try await remote.connect()
-        let events = try await RemoteOptions.connect(to: remote.address, password: remote.password)
+        let events = try await RemoteOptions.connect(to: remote.address, password: remote.effectivePassword)
         defer {
             events.close()
             commands.close()

@@ -67,6 +67,23 @@ struct RemoteCLITests {
             #expect(r.status == 64 && r.stderr.contains(says), "\(args): \(r)")
         }
 
+        // MPD_HOST / MPD_PORT as mpc reads them; --host wins; a bad value names the variable.
+        for (env, status, says) in [(["MPD_HOST": "127.0.0.1", "MPD_PORT": "1"], Int32(69), "no daemon at 127.0.0.1:1 (Connection refused)"),
+                                    (["MPD_HOST": "secret@127.0.0.1:1"], 69, "no daemon at 127.0.0.1:1 (Connection refused)"),
+                                    (["MPD_HOST": dir.file("nowhere.sock")], 69, "no daemon at \(dir.file("nowhere.sock"))"),
+                                    (["MPD_HOST": "h:0"], 64, "MPD_HOST takes [PASSWORD@]HOST[:PORT]"),
+                                    (["MPD_HOST": "@h"], 69, "no daemon at @h"),
+                                    (["MPD_HOST": "127.0.0.1", "MPD_PORT": "abc"], 64, "MPD_PORT takes a port 1–65535, not 'abc'")] {
+            let r = try run(tonearm, ["remote", "status"], environment: env.merging(["XDG_RUNTIME_DIR": xdg]) { $1 })
+            #expect(r.status == status && r.stderr.contains(says), "\(env): \(r)")
+        }
+        let handEnv = try run(tonearm, ["play", "--daemon", music], environment: ["XDG_RUNTIME_DIR": xdg, "MPD_HOST": "127.0.0.1", "MPD_PORT": "1"])
+        #expect(handEnv.status == 69 && handEnv.stderr.contains("no daemon at 127.0.0.1:1"), "\(handEnv)")
+        let handBad = try run(tonearm, ["play", "--daemon", music], environment: ["XDG_RUNTIME_DIR": xdg, "MPD_PORT": "0"])
+        #expect(handBad.status == 64 && handBad.stderr.contains("MPD_PORT takes a port 1–65535, not '0'"), "\(handBad)")
+        let flagWins = try run(tonearm, ["remote", "status", "--host", "127.0.0.1:1"], environment: ["XDG_RUNTIME_DIR": xdg, "MPD_HOST": "h:0"])
+        #expect(flagWins.status == 69 && flagWins.stderr.contains("no daemon at 127.0.0.1:1"), "\(flagWins)")
+
         let daemon = try RemoteDaemon(dir, music: music)
         defer { daemon.process.terminate(SIGKILL) }
         func mpc(_ args: String...) throws -> String {
