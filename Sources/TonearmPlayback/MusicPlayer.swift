@@ -24,7 +24,9 @@ public final class MusicPlayer: Sendable {
     private let store: QueueStateStore?
     private let broadcaster = EventBroadcaster<QueuePlayerEvent>()
     private let seeking = Mutex<(any DispatchSourceTimer)?>(nil)
-    private let saver = Mutex<(any DispatchSourceTimer)?>(nil)
+    /// The position's periodic save: running only while the queue plays (an idle player —
+    /// stopped, paused, finished — has no timer and is not woken by it).
+    private let saver = PositionSaver()
     private let pump: Task<Void, Never>
     /// The audio session whose interruptions and ducking this player follows (nil: none).
     public let session: AudioSession?
@@ -53,13 +55,17 @@ public final class MusicPlayer: Sendable {
         }
         let b = broadcaster
         let events = q.events
-        pump = Task.detached { [store, q] in
+        pump = Task.detached { [store, q, saver] in
             for await e in events {
                 switch e {
                 case .currentItemChanged, .queueChanged, .repeatModeChanged, .shuffleModeChanged, .seeked,
                      .stateChanged, .finished, .volumeChanged:
                     if let store { try? store.save(MusicPlayer.snapshot(of: q)) }
                 default: break
+                }
+                // Before the listeners hear it: once a client sees `paused`, nothing ticks.
+                if case .stateChanged(let state) = e, let store {
+                    if state == .playing { saver.start(store: store, queue: q) } else { saver.stop() }
                 }
                 b.yield(e)
             }
@@ -74,7 +80,7 @@ public final class MusicPlayer: Sendable {
         sessionTasks.withLock { $0?.forEach { $0.cancel() } }
         pump.cancel()
         seeking.withLock { $0?.cancel() }
-        saver.withLock { $0?.cancel() }
+        saver.stop()
     }
 
     // MARK: Queue
@@ -125,10 +131,7 @@ public final class MusicPlayer: Sendable {
     /// are not saved). Returns once nothing is being written, so the process may exit at once
     /// without leaving a temporary file behind. A no-op without a store.
     public func finishSaving() {
-        saver.withLock { t in
-            t?.cancel()
-            t = nil
-        }
+        saver.stop()
         save()
         store?.close()
     }
@@ -238,21 +241,15 @@ public final class MusicPlayer: Sendable {
     /// SIGKILL during steady play can lose); every change — an item, a seek, a pause, the queue,
     /// the modes, the volume — is saved as it happens (see `init`). Each save writes a file
     /// (five system calls, a fraction of a millisecond of CPU), so steady play saves rarely.
+    /// The timer runs only while the queue plays: it stops when the queue leaves `playing`
+    /// (the state change itself was saved) and starts again when it plays.
     private func startSaving() {
-        guard store != nil else { return }
-        saver.withLock { t in
-            if t != nil { return }
-            let timer = DispatchSource.makeTimerSource(queue: .global())
-            let every = Self.positionSaveInterval
-            timer.schedule(deadline: .now() + every, repeating: every, leeway: .milliseconds(500))
-            timer.setEventHandler { [weak self] in
-                guard let self, self.queue.playbackState == .playing else { return }
-                self.save()
-            }
-            t = timer
-            timer.resume()
-        }
+        guard let store else { return }
+        saver.start(store: store, queue: queue)
     }
+
+    /// Whether the periodic position save is running now (only while playing, with a store).
+    public var isSavingPeriodically: Bool { saver.isRunning }
 
     // MARK: State
 
@@ -321,4 +318,35 @@ public final class MusicPlayer: Sendable {
             c.onTermination = { _ in t.cancel() }
         }
     }
+}
+
+/// The periodic position save of a ``MusicPlayer``: one repeating timer, made when the queue
+/// starts playing and cancelled when it stops, so that an idle player has no timer at all.
+final class PositionSaver: Sendable {
+    private let timer = Mutex<(any DispatchSourceTimer)?>(nil)
+
+    /// Starts the timer unless it runs (saves `queue`'s state to `store` while it plays).
+    func start(store: QueueStateStore, queue q: QueuePlayer) {
+        timer.withLock { t in
+            if t != nil { return }
+            let timer = DispatchSource.makeTimerSource(queue: .global())
+            let every = MusicPlayer.positionSaveInterval
+            timer.schedule(deadline: .now() + every, repeating: every, leeway: .milliseconds(500))
+            timer.setEventHandler { [store, q] in
+                guard q.playbackState == .playing else { return }
+                try? store.save(MusicPlayer.snapshot(of: q))
+            }
+            t = timer
+            timer.resume()
+        }
+    }
+
+    func stop() {
+        timer.withLock { t in
+            t?.cancel()
+            t = nil
+        }
+    }
+
+    var isRunning: Bool { timer.withLock { $0 != nil } }
 }

@@ -115,4 +115,37 @@ import TonearmTestSupport
         try Data("{".utf8).write(to: URL(fileURLWithPath: damaged.path))
         #expect(throws: TonearmError.self) { try MusicPlayer(output: { NullOutput() }, store: damaged).restore() }
     }
+
+    /// An idle daemon is not woken by the position's periodic save: the timer exists only while
+    /// the queue plays (made on `playing`, cancelled on `paused`/`stopped` before the listeners
+    /// hear the change).
+    @Test func thePositionSaveTimerRunsOnlyWhilePlaying() async throws {
+        let paths = try tones(2, seconds: 5)
+        let store = QueueStateStore(path: dir.file("idle/queue.json"))
+        let music = MusicPlayer(output: { NullOutput() }, store: store, session: nil)
+        defer { music.stop() }
+        music.setQueue(withPaths: paths)
+        #expect(!music.isSavingPeriodically)
+        var states = music.playbackStateChanges.makeAsyncIterator()
+        music.play()
+        #expect(await states.next() == .playing)
+        #expect(music.isSavingPeriodically)
+        music.pause()
+        #expect(await states.next() == .paused)
+        #expect(!music.isSavingPeriodically)
+        music.play()
+        #expect(await states.next() == .playing)
+        #expect(music.isSavingPeriodically)
+        music.stop()
+        #expect(await states.next() == .stopped)
+        #expect(!music.isSavingPeriodically)
+        // Without a store there is nothing to save and no timer, playing or not.
+        let unsaved = MusicPlayer(output: { NullOutput() }, session: nil)
+        defer { unsaved.stop() }
+        unsaved.setQueue(withPaths: paths)
+        var unsavedStates = unsaved.playbackStateChanges.makeAsyncIterator()
+        unsaved.play()
+        #expect(await unsavedStates.next() == .playing)
+        #expect(!unsaved.isSavingPeriodically)
+    }
 }
