@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Synchronization
 import Testing
 import TonearmCore
 import TonearmOutput
@@ -147,5 +148,43 @@ import TonearmTestSupport
         unsaved.play()
         #expect(await unsavedStates.next() == .playing)
         #expect(!unsaved.isSavingPeriodically)
+    }
+
+    /// A burst of requests while a save is pending is one save, and the save writes the state
+    /// as it is when it runs (the last request's).
+    @Test func saveRequestsInABurstAreOneSaveOfTheLastState() {
+        let saves = SaveCoalescer(label: "test.save")
+        let state = Mutex(0)
+        let seen = Mutex<[Int]>([])
+        saves.queue.suspend()
+        for i in 1...1000 {
+            state.withLock { $0 = i }
+            saves.request { seen.withLock { $0.append(state.withLock { $0 }) } }
+        }
+        saves.queue.resume()
+        saves.flush()
+        #expect(seen.withLock { $0 } == [1000])
+        #expect(saves.count == 1)
+        // A request after that save began is a save of its own.
+        state.withLock { $0 = 1001 }
+        saves.request { seen.withLock { $0.append(state.withLock { $0 }) } }
+        saves.flush()
+        #expect(seen.withLock { $0 } == [1000, 1001])
+    }
+
+    /// 2,000 songs appended one by one (2,000 queue changes) are saved in far fewer saves than
+    /// changes (each save writes the whole queue), and the file ends with all of them.
+    @Test func manyQueueChangesAreSavedInFewSavesAndTheLastStateIsKept() async throws {
+        let store = QueueStateStore(path: dir.file("burst/queue.json"))
+        let music = MusicPlayer(output: { NullOutput() }, store: store, session: nil)
+        let events = music.events
+        let n = 2000
+        for i in 0..<n { music.queue.append(QueueItem(path: dir.file("song\(i).flac"))) }
+        // A change after them: once the listeners hear it, the pump has handled every append.
+        music.repeatMode = .all
+        for await e in events where e == .repeatModeChanged(.all) { break }
+        music.saves.flush()
+        #expect(try store.load()?.items.count == n)
+        #expect(music.saves.count < n / 10)
     }
 }

@@ -155,15 +155,17 @@ def watch_idle(pid: int, window: float) -> dict:
 
 
 def wait_quiet(pid: int, name: str, deadline_s: float = 900) -> float:
-    """Waits until the process uses under 2 ms of CPU in a second (tonearm's folder watch
+    """Waits until the process uses under 2 ms of CPU in each of three seconds in a row (tonearm's folder watch
     takes a first look at the whole tree after the daemon listens); returns the seconds it took."""
     t0 = time.monotonic()
     last = process_runtime(pid)
+    quiet = 0
     while True:
         time.sleep(1.0)  # a sampling period of the CPU clock, not synchronisation
         now = process_runtime(pid)
-        if now - last < 0.002:
-            return time.monotonic() - t0
+        quiet = quiet + 1 if now - last < 0.002 else 0
+        if quiet == 3:  # three quiet seconds in a row
+            return time.monotonic() - t0 - 3
         if time.monotonic() - t0 > deadline_s:
             raise RuntimeError(f"{name} was still busy after {deadline_s:.0f} s")
         last = now
