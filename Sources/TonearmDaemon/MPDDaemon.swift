@@ -330,7 +330,30 @@ public final class MPDDaemon: Sendable {
     /// Runs `batch` on the daemon's queue and calls `completion` there with the answer.
     public func execute(_ batch: MPDRequestFramer.Batch, client: MPDClientContext,
                         completion: @escaping @Sendable (MPDBatchResult) -> Void) {
+        if Self.runsInline(batch) {
+            completion(run(batch, client: client))
+            return
+        }
         queue.async { completion(self.run(batch, client: client)) }
+    }
+
+    /// Commands that only read the queue's state (the machine under its lock, the player's
+    /// thread-safe properties) and change nothing: run on the caller's thread (the connection's
+    /// event loop), without the hop to the command queue and back — a `status` round trip is
+    /// then one thread's work, as in MPD. A connection sends its next batch only after this
+    /// one's answer, and a change a client was told of has already happened, so the answers
+    /// are the same as on the queue.
+    public static let inlineCommands: Set<String> = [
+        "status", "currentsong", "ping", "playlistinfo", "playlistid", "playlist", "plchanges", "plchangesposid",
+    ]
+
+    /// Whether `batch` is one command of ``inlineCommands`` (a command list goes to the queue).
+    static func runsInline(_ batch: MPDRequestFramer.Batch) -> Bool {
+        guard batch.mode == .single, batch.lines.count == 1 else { return false }
+        let line = batch.lines[0]
+        let end = line.firstIndex { $0 == 0x20 || $0 == 0x09 } ?? line.endIndex
+        guard end - line.startIndex <= 16 else { return false }
+        return inlineCommands.contains(String(decoding: line[line.startIndex..<end], as: UTF8.self))
     }
 
     /// Runs `batch` now on the caller's thread (tests, and the queue itself).
