@@ -132,12 +132,21 @@ class TonearmDaemon:
 
 def private_kb(pid: int) -> int:
     """Private_Clean + Private_Dirty of the process, kB (/proc/PID/smaps_rollup)."""
-    total = 0
+    m = memory_kb(pid)
+    return m["Private_Clean"] + m["Private_Dirty"]
+
+
+def memory_kb(pid: int) -> dict:
+    """Private_Clean, Private_Dirty and Anonymous of /proc/PID/smaps_rollup, kB: a static
+    binary's own text pages that no other process maps are Private_Clean; shared libraries
+    that other processes also map are not private."""
+    out = {"Private_Clean": 0, "Private_Dirty": 0, "Anonymous": 0}
     with open(f"/proc/{pid}/smaps_rollup") as f:
         for line in f:
-            if line.startswith(("Private_Clean:", "Private_Dirty:")):
-                total += int(line.split()[1])
-    return total
+            key = line.split(":", 1)[0]
+            if key in out:
+                out[key] = int(line.split()[1])
+    return out
 
 
 def watch_idle(pid: int, window: float) -> dict:
@@ -242,6 +251,7 @@ def bench(ctx) -> dict:
         for n in daemons:
             r[n]["idle"] = idle[n]
             r[n]["private_idle_kb"] = private_kb(daemons[n].proc.pid)
+            r[n]["memory_idle"] = memory_kb(daemons[n].proc.pid)
         log(f"  daemon: idle, one client in `idle`, {window:.0f} s …")
         waiting = {n: Client(d.port) for n, d in daemons.items()}
         for c in waiting.values():
@@ -264,6 +274,7 @@ def bench(ctx) -> dict:
             state = next((l for l in ctl[n].ask("status").decode().splitlines() if l.startswith("state:")), "")
             r[n]["playing_state"] = state.split(": ", 1)[-1]
             r[n]["private_playing_kb"] = private_kb(d.proc.pid)
+            r[n]["memory_playing"] = memory_kb(d.proc.pid)
         for c in ctl.values():
             c.ask("stop")
             c.close()
@@ -297,6 +308,10 @@ def report(r: dict, ctx) -> bool:
         print_threads("tonearm", t[key])
         print_threads("mpd", m[key])
     log(f"   playing: tonearm {t['playing_state']}, MPD {m['playing_state']}")
+    for label, key in (("idle", "memory_idle"), ("playing", "memory_playing")):
+        log(f"   memory {label}, MB: " + "; ".join(
+            f"{who} private clean {v[key]['Private_Clean'] / 1024:.1f}, private dirty {v[key]['Private_Dirty'] / 1024:.1f}, "
+            f"anonymous {v[key]['Anonymous'] / 1024:.1f}" for who, v in (("tonearm", t), ("MPD", m))))
     rows = [
         ("1,000 status round trips", t["status_1000_s"], m["status_1000_s"], "s", "≤ 1×",
          t["status_1000_s"] <= m["status_1000_s"]),
