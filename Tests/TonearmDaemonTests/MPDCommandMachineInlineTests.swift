@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Dispatch
 import Synchronization
 import Testing
 @testable import TonearmDaemon
@@ -37,5 +38,28 @@ struct MPDCommandMachineInlineTests {
         #expect(text?.contains("repeat: 1\n") == true)
         #expect(text?.hasSuffix("OK\n") == true)
         #expect(text == daemon.executeNow(Self.batch("status"), client: client).text)
+    }
+
+    /// A burst of trim requests is one `malloc_trim` a moment later; nothing is pending after.
+    @Test func aBurstOfTrimRequestsIsOneTrimLater() {
+        let trimmer = MemoryTrimmer(delay: 0.05)
+        let done = DispatchSemaphore(value: 0)
+        trimmer.onTrim.withLock { $0 = { done.signal() } }
+        for _ in 0..<100 { trimmer.request() }
+        #expect(trimmer.isPending)
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(trimmer.count == 1)
+        #expect(!trimmer.isPending)
+    }
+
+    /// Queue edits ask for a trim; a short read-only answer or a mode change does not.
+    @Test func queueEditsAskForATrimAndSmallAnswersDoNot() {
+        let daemon = MPDDaemon(player: MusicPlayer(output: { NullOutput() }, session: nil))
+        let client = MPDClientContext(isLocal: true)
+        #expect(daemon.executeNow(Self.batch("status"), client: client).text.hasSuffix("OK\n"))
+        #expect(daemon.executeNow(Self.batch("repeat 1"), client: client).text == "OK\n")
+        #expect(!daemon.trimmer.isPending && daemon.trimmer.count == 0)
+        #expect(daemon.executeNow(Self.batch("add http://127.0.0.1:9/stream.mp3"), client: client).text == "OK\n")
+        #expect(daemon.trimmer.isPending)
     }
 }
