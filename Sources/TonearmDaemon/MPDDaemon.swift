@@ -477,9 +477,12 @@ public final class MPDDaemon: Sendable {
         case .stateChanged, .seeked, .finished, .outputLost, .outputReturned, .outputRemoved:
             persist()
             hub.post([.player])
+            // A song's decoder and buffers freed (stop, pause, the end): their heap goes back.
+            if case .stateChanged = e { trimmer.request() }
         case .currentItemChanged:
             persist()
             updateTitle()
+            trimmer.request()
             // Another song while stopped (the queue edited) is not a player change for MPD.
             if player.playbackState != .stopped { hub.post([.player]) }
         case .itemPlayedToEnd(let index, _):

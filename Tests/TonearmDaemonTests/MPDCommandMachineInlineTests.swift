@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Dispatch
 import Synchronization
+import TonearmTestSupport
 import Testing
 @testable import TonearmDaemon
 import TonearmMPDProtocol
@@ -61,5 +62,24 @@ struct MPDCommandMachineInlineTests {
         #expect(!daemon.trimmer.isPending && daemon.trimmer.count == 0)
         #expect(daemon.executeNow(Self.batch("add http://127.0.0.1:9/stream.mp3"), client: client).text == "OK\n")
         #expect(daemon.trimmer.isPending)
+    }
+
+    /// The player's own changes (a new song, play, stop) ask for a trim too: a song's decoder
+    /// and buffers are freed then. `play` is not a queue edit, so the second trim is the event's.
+    @Test func playerChangesAskForATrim() throws {
+        let dir = try TempDir("trim")
+        defer { dir.remove() }
+        let song = dir.file("tone.flac")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=5", song])
+        let daemon = MPDDaemon(player: MusicPlayer(output: { NullOutput() }, session: nil))
+        defer { daemon.player.stop() }
+        let trims = DispatchSemaphore(value: 0)
+        daemon.trimmer.onTrim.withLock { $0 = { trims.signal() } }
+        let client = MPDClientContext(isLocal: true)
+        #expect(daemon.executeNow(Self.batch("add \"\(song)\""), client: client).text == "OK\n")
+        #expect(trims.wait(timeout: .now() + 30) == .success)
+        #expect(daemon.executeNow(Self.batch("play"), client: client).text == "OK\n")
+        #expect(trims.wait(timeout: .now() + 30) == .success)
+        #expect(daemon.trimmer.count >= 2)
     }
 }
