@@ -186,6 +186,8 @@ public enum DaemonRunner {
         } catch {
             logger.warning("the saved state could not be read: \(error)")
         }
+        // What the start-up scan and the restore freed goes back to the system.
+        daemon.trimmer.request()
         let watchLogger = logger
         daemon.startWatching { error in watchLogger.warning("the music folder is not watched (changes need `update`): \(error)") }
         let attached = options.attachPlayer?(player)

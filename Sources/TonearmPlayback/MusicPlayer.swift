@@ -24,7 +24,11 @@ public final class MusicPlayer: Sendable {
     private let store: QueueStateStore?
     private let broadcaster = EventBroadcaster<QueuePlayerEvent>()
     private let seeking = Mutex<(any DispatchSourceTimer)?>(nil)
-    private let saver = Mutex<(any DispatchSourceTimer)?>(nil)
+    /// The position's periodic save: running only while the queue plays (an idle player —
+    /// stopped, paused, finished — has no timer and is not woken by it).
+    private let saver = PositionSaver()
+    /// The saves that changes ask for, coalesced (a burst of changes is one save of its end).
+    let saves = SaveCoalescer(label: "tonearm.queue.save")
     private let pump: Task<Void, Never>
     /// The audio session whose interruptions and ducking this player follows (nil: none).
     public let session: AudioSession?
@@ -53,13 +57,20 @@ public final class MusicPlayer: Sendable {
         }
         let b = broadcaster
         let events = q.events
-        pump = Task.detached { [store, q] in
+        let saves = saves
+        pump = Task.detached { [store, q, saver] in
             for await e in events {
                 switch e {
                 case .currentItemChanged, .queueChanged, .repeatModeChanged, .shuffleModeChanged, .seeked,
                      .stateChanged, .finished, .volumeChanged:
-                    if let store { try? store.save(MusicPlayer.snapshot(of: q)) }
+                    // One save for a burst of changes (10,000 songs added one by one were
+                    // 10,000 saves of a growing queue: quadratic); it reads the state when it runs.
+                    if let store { saves.request { try? store.save(MusicPlayer.snapshot(of: q)) } }
                 default: break
+                }
+                // Before the listeners hear it: once a client sees `paused`, nothing ticks.
+                if case .stateChanged(let state) = e, let store {
+                    if state == .playing { saver.start(store: store, queue: q) } else { saver.stop() }
                 }
                 b.yield(e)
             }
@@ -74,7 +85,7 @@ public final class MusicPlayer: Sendable {
         sessionTasks.withLock { $0?.forEach { $0.cancel() } }
         pump.cancel()
         seeking.withLock { $0?.cancel() }
-        saver.withLock { $0?.cancel() }
+        saver.stop()
     }
 
     // MARK: Queue
@@ -125,10 +136,7 @@ public final class MusicPlayer: Sendable {
     /// are not saved). Returns once nothing is being written, so the process may exit at once
     /// without leaving a temporary file behind. A no-op without a store.
     public func finishSaving() {
-        saver.withLock { t in
-            t?.cancel()
-            t = nil
-        }
+        saver.stop()
         save()
         store?.close()
     }
@@ -238,21 +246,15 @@ public final class MusicPlayer: Sendable {
     /// SIGKILL during steady play can lose); every change — an item, a seek, a pause, the queue,
     /// the modes, the volume — is saved as it happens (see `init`). Each save writes a file
     /// (five system calls, a fraction of a millisecond of CPU), so steady play saves rarely.
+    /// The timer runs only while the queue plays: it stops when the queue leaves `playing`
+    /// (the state change itself was saved) and starts again when it plays.
     private func startSaving() {
-        guard store != nil else { return }
-        saver.withLock { t in
-            if t != nil { return }
-            let timer = DispatchSource.makeTimerSource(queue: .global())
-            let every = Self.positionSaveInterval
-            timer.schedule(deadline: .now() + every, repeating: every, leeway: .milliseconds(500))
-            timer.setEventHandler { [weak self] in
-                guard let self, self.queue.playbackState == .playing else { return }
-                self.save()
-            }
-            t = timer
-            timer.resume()
-        }
+        guard let store else { return }
+        saver.start(store: store, queue: queue)
     }
+
+    /// Whether the periodic position save is running now (only while playing, with a store).
+    public var isSavingPeriodically: Bool { saver.isRunning }
 
     // MARK: State
 
@@ -321,4 +323,67 @@ public final class MusicPlayer: Sendable {
             c.onTermination = { _ in t.cancel() }
         }
     }
+}
+
+/// The periodic position save of a ``MusicPlayer``: one repeating timer, made when the queue
+/// starts playing and cancelled when it stops, so that an idle player has no timer at all.
+final class PositionSaver: Sendable {
+    private let timer = Mutex<(any DispatchSourceTimer)?>(nil)
+
+    /// Starts the timer unless it runs (saves `queue`'s state to `store` while it plays).
+    func start(store: QueueStateStore, queue q: QueuePlayer) {
+        timer.withLock { t in
+            if t != nil { return }
+            let timer = DispatchSource.makeTimerSource(queue: .global())
+            let every = MusicPlayer.positionSaveInterval
+            timer.schedule(deadline: .now() + every, repeating: every, leeway: .milliseconds(500))
+            timer.setEventHandler { [store, q] in
+                guard q.playbackState == .playing else { return }
+                try? store.save(MusicPlayer.snapshot(of: q))
+            }
+            t = timer
+            timer.resume()
+        }
+    }
+
+    func stop() {
+        timer.withLock { t in
+            t?.cancel()
+            t = nil
+        }
+    }
+
+    var isRunning: Bool { timer.withLock { $0 != nil } }
+}
+
+/// Runs a save once for a burst of requests: a request while a save is pending (not yet begun)
+/// joins it; the save reads the state when it runs, so the last request's state is always
+/// written. Saves run one at a time on a serial queue of their own.
+final class SaveCoalescer: Sendable {
+    private let pending = Mutex(false)
+    let queue: DispatchQueue
+    private let written = Mutex(0)
+
+    init(label: String) { queue = DispatchQueue(label: label) }
+
+    func request(_ save: @escaping @Sendable () -> Void) {
+        let schedule = pending.withLock { p in
+            if p { return false }
+            p = true
+            return true
+        }
+        guard schedule else { return }
+        queue.async {
+            // Cleared before the state is read: a change after this point asks for a new save.
+            self.pending.withLock { $0 = false }
+            save()
+            self.written.withLock { $0 += 1 }
+        }
+    }
+
+    /// Returns once every save requested so far has run.
+    func flush() { queue.sync {} }
+
+    /// Saves run so far.
+    var count: Int { written.withLock { $0 } }
 }

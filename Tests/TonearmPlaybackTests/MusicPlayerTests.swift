@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Synchronization
 import Testing
 import TonearmCore
 import TonearmOutput
@@ -114,5 +115,76 @@ import TonearmTestSupport
         try FileManager.default.createDirectory(atPath: dir.file("damaged"), withIntermediateDirectories: true)
         try Data("{".utf8).write(to: URL(fileURLWithPath: damaged.path))
         #expect(throws: TonearmError.self) { try MusicPlayer(output: { NullOutput() }, store: damaged).restore() }
+    }
+
+    /// An idle daemon is not woken by the position's periodic save: the timer exists only while
+    /// the queue plays (made on `playing`, cancelled on `paused`/`stopped` before the listeners
+    /// hear the change).
+    @Test func thePositionSaveTimerRunsOnlyWhilePlaying() async throws {
+        let paths = try tones(2, seconds: 5)
+        let store = QueueStateStore(path: dir.file("idle/queue.json"))
+        let music = MusicPlayer(output: { NullOutput() }, store: store, session: nil)
+        defer { music.stop() }
+        music.setQueue(withPaths: paths)
+        #expect(!music.isSavingPeriodically)
+        var states = music.playbackStateChanges.makeAsyncIterator()
+        music.play()
+        #expect(await states.next() == .playing)
+        #expect(music.isSavingPeriodically)
+        music.pause()
+        #expect(await states.next() == .paused)
+        #expect(!music.isSavingPeriodically)
+        music.play()
+        #expect(await states.next() == .playing)
+        #expect(music.isSavingPeriodically)
+        music.stop()
+        #expect(await states.next() == .stopped)
+        #expect(!music.isSavingPeriodically)
+        // Without a store there is nothing to save and no timer, playing or not.
+        let unsaved = MusicPlayer(output: { NullOutput() }, session: nil)
+        defer { unsaved.stop() }
+        unsaved.setQueue(withPaths: paths)
+        var unsavedStates = unsaved.playbackStateChanges.makeAsyncIterator()
+        unsaved.play()
+        #expect(await unsavedStates.next() == .playing)
+        #expect(!unsaved.isSavingPeriodically)
+    }
+
+    /// A burst of requests while a save is pending is one save, and the save writes the state
+    /// as it is when it runs (the last request's).
+    @Test func saveRequestsInABurstAreOneSaveOfTheLastState() {
+        let saves = SaveCoalescer(label: "test.save")
+        let state = Mutex(0)
+        let seen = Mutex<[Int]>([])
+        saves.queue.suspend()
+        for i in 1...1000 {
+            state.withLock { $0 = i }
+            saves.request { seen.withLock { $0.append(state.withLock { $0 }) } }
+        }
+        saves.queue.resume()
+        saves.flush()
+        #expect(seen.withLock { $0 } == [1000])
+        #expect(saves.count == 1)
+        // A request after that save began is a save of its own.
+        state.withLock { $0 = 1001 }
+        saves.request { seen.withLock { $0.append(state.withLock { $0 }) } }
+        saves.flush()
+        #expect(seen.withLock { $0 } == [1000, 1001])
+    }
+
+    /// 2,000 songs appended one by one (2,000 queue changes) are saved in far fewer saves than
+    /// changes (each save writes the whole queue), and the file ends with all of them.
+    @Test func manyQueueChangesAreSavedInFewSavesAndTheLastStateIsKept() async throws {
+        let store = QueueStateStore(path: dir.file("burst/queue.json"))
+        let music = MusicPlayer(output: { NullOutput() }, store: store, session: nil)
+        let events = music.events
+        let n = 2000
+        for i in 0..<n { music.queue.append(QueueItem(path: dir.file("song\(i).flac"))) }
+        // A change after them: once the listeners hear it, the pump has handled every append.
+        music.repeatMode = .all
+        for await e in events where e == .repeatModeChanged(.all) { break }
+        music.saves.flush()
+        #expect(try store.load()?.items.count == n)
+        #expect(music.saves.count < n / 10)
     }
 }
