@@ -222,7 +222,9 @@ struct SnapcastControlScriptTests {
         try p.run()
         defer {
             output.fileHandleForReading.readabilityHandler = nil
-            if p.isRunning { p.terminate() }
+            // The script retries MPD forever: it is ended here, and waited for.
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
         }
         func send(_ json: String) { input.fileHandleForWriting.write(Data((json + "\n").utf8)) }
 
