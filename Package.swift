@@ -195,7 +195,7 @@ let package = Package(
         .testTarget(name: "TonearmDSPTests", dependencies: ["TonearmDSP", "TonearmCore"]),
         .testTarget(name: "TonearmPlaylistsTests", dependencies: ["TonearmPlaylists", "TonearmNetwork", "TonearmTestSupport"]),
         .testTarget(name: "TonearmNowPlayingTests", dependencies: ["TonearmNowPlaying"]),
-        .testTarget(name: "TonearmDaemonTests", dependencies: ["TonearmDaemon", "TonearmMPDProtocol", "TonearmPlayback", "TonearmRender", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmDaemonTests", dependencies: ["TonearmDaemon", "TonearmExport", "TonearmMPDProtocol", "TonearmPlayback", "TonearmRender", "TonearmTestSupport"]),
         .testTarget(name: "TonearmMPDProtocolTests", dependencies: ["TonearmMPDProtocol", "TonearmTestSupport"]),
         .testTarget(name: "TonearmMPDLibraryTests", dependencies: ["TonearmMPDLibrary", "TonearmMPDProtocol", "TonearmLibrary", "TonearmTestSupport"]),
         .testTarget(name: "TonearmNetworkTests", dependencies: ["TonearmNetwork", "TonearmTestSupport"]),

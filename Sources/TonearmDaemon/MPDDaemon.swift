@@ -294,7 +294,7 @@ public final class MPDDaemon: Sendable {
         case let (nil, t?): t
         default: (song.uri as NSString).lastPathComponent
         }
-        outputControl.setTitle(text)
+        outputControl.setTitle(text, artist: artist, title: title)
     }
 
     /// Saves now (on the daemon's queue): the player's store, then the MPD side.

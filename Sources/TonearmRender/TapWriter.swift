@@ -97,8 +97,77 @@ struct LinearResampler {
     }
 }
 
-/// The Snapcast output (`snapcast:FIFO`): what plays, as signed 16-bit little-endian stereo at
-/// 48 kHz (snapserver's default `sampleformat`, or the rate given), written into the named pipe
+/// snapserver's `sampleformat`, `RATE:BITS:CHANNELS` (48000:16:2 by default): signed
+/// little-endian samples of 8, 16, 24 (in the lower three bytes of a 32-bit word, as snapserver
+/// reads them) or 32 bits, one or two channels (one: the mean of left and right).
+public struct SnapcastFormat: Sendable, Hashable, CustomStringConvertible {
+    public let sampleRate: Int
+    public let bits: Int
+    public let channels: Int
+
+    public static let standard = SnapcastFormat(checked: 48_000, 16, 2)
+
+    private init(checked rate: Int, _ bits: Int, _ channels: Int) {
+        sampleRate = rate
+        self.bits = bits
+        self.channels = channels
+    }
+
+    /// Throws ``TonearmError/invalidArgument(_:)`` naming the value that is out of range.
+    public init(sampleRate: Int, bits: Int, channels: Int) throws(TonearmError) {
+        guard (8_000...384_000).contains(sampleRate) else {
+            throw .invalidArgument("sample format: rate \(sampleRate) is not between 8000 and 384000")
+        }
+        guard [8, 16, 24, 32].contains(bits) else { throw .invalidArgument("sample format: \(bits) bits; snapserver takes 8, 16, 24 or 32") }
+        guard (1...2).contains(channels) else { throw .invalidArgument("sample format: \(channels) channels; choose 1 or 2") }
+        self.init(checked: sampleRate, bits, channels)
+    }
+
+    /// Parses `RATE:BITS:CHANNELS`, as snapserver's `sampleformat` (`44100:16:2`).
+    public init(parsing text: String) throws(TonearmError) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
+        guard parts.count == 3, let r = parts[0], let b = parts[1], let c = parts[2] else {
+            throw .invalidArgument("sample format '\(text)': expected RATE:BITS:CHANNELS, as in 48000:16:2")
+        }
+        try self.init(sampleRate: r, bits: b, channels: c)
+    }
+
+    public var description: String { "\(sampleRate):\(bits):\(channels)" }
+
+    /// Bytes of one sample in the pipe (24 bits take 4).
+    public var sampleBytes: Int { bits == 24 ? 4 : bits / 8 }
+    /// Bytes of one frame in the pipe.
+    public var frameBytes: Int { sampleBytes * channels }
+
+    /// Converts `frames` interleaved stereo Float32 frames to this format into `out` (room for
+    /// `frames × frameBytes`), clipped; returns the bytes written. No allocation.
+    public func convert(_ samples: UnsafePointer<Float>, frames: Int, into out: UnsafeMutableRawPointer) -> Int {
+        let scale: Float = switch bits {
+        case 8: 127
+        case 16: 32767
+        case 24: 8_388_607
+        default: 2_147_483_520  // the largest Float below 2^31
+        }
+        var o = 0
+        for f in 0..<frames {
+            let l = samples[f * 2], r = samples[f * 2 + 1]
+            for c in 0..<channels {
+                let v = channels == 1 ? (l + r) * 0.5 : (c == 0 ? l : r)
+                let s = (max(-1, min(1, v)) * scale).rounded()
+                switch bits {
+                case 8: out.storeBytes(of: Int8(s), toByteOffset: o, as: Int8.self)
+                case 16: out.storeBytes(of: Int16(s).littleEndian, toByteOffset: o, as: Int16.self)
+                default: out.storeBytes(of: Int32(s).littleEndian, toByteOffset: o, as: Int32.self)
+                }
+                o += sampleBytes
+            }
+        }
+        return o
+    }
+}
+
+/// The Snapcast output (`snapcast:FIFO[:RATE:BITS:CHANNELS]`): what plays, in the source's
+/// ``SnapcastFormat`` (snapserver's default `sampleformat`, 48000:16:2, or as configured), written into the named pipe
 /// of a snapserver `pipe` source. The pipe is opened without blocking (read-write): while there
 /// is no pipe yet (snapserver not started) it is tried again with a growing delay (0.1 s to 2 s), and
 /// the log says so once; when snapserver stops reading, what does not fit is dropped and counted,
@@ -107,6 +176,7 @@ public final class SnapcastOutput: @unchecked Sendable {
     // @unchecked: `fd`, `retryAt`, `delay` and `said` belong to the writer's thread (`idle` and
     // `deliver` run there only); the counters are atomic.
     public let path: String
+    public let format: SnapcastFormat
     public let writer: TapWriter
     private let log: @Sendable (String) -> Void
     private var fd: Int32 = -1
@@ -115,13 +185,15 @@ public final class SnapcastOutput: @unchecked Sendable {
     private var said = false
     private let droppedBytes = Atomic<Int>(0)
     private let writtenBytes = Atomic<Int>(0)
-    private let scratch: UnsafeMutablePointer<Int16>
+    private let scratch: UnsafeMutableRawPointer
 
-    public init(path: String, tap: OutputTap, sampleRate: Int = 48_000, log: @escaping @Sendable (String) -> Void) {
+    public init(path: String, tap: OutputTap, format: SnapcastFormat = .standard, log: @escaping @Sendable (String) -> Void) {
         self.path = path
+        self.format = format
         self.log = log
-        writer = TapWriter(tap: tap, outputRate: sampleRate, name: "tonearm-snapcast")
-        scratch = .allocate(capacity: 4096 * 2 * 8 + 16)
+        writer = TapWriter(tap: tap, outputRate: format.sampleRate, name: "tonearm-snapcast")
+        // The writer delivers at most 4096 × 8 frames at once (4096 resampled up to 8 times).
+        scratch = .allocate(byteCount: (4096 * 8 + 16) * format.frameBytes, alignment: 8)
     }
 
     deinit {
@@ -173,18 +245,14 @@ public final class SnapcastOutput: @unchecked Sendable {
     }
 
     private func write(_ samples: UnsafePointer<Float>, frames: Int) {
-        let n = frames * 2
-        for i in 0..<n {
-            let s = max(-1, min(1, samples[i])) * 32767
-            scratch[i] = Int16(s.rounded()).littleEndian
-        }
-        let bytes = n * 2
+        let bytes = format.convert(samples, frames: frames, into: scratch)
         guard fd >= 0 else { droppedBytes.wrappingAdd(bytes, ordering: .relaxed); return }
         var done = 0
         while done < bytes {
-            // At most PIPE_BUF at a time: such a write is whole or refused (EAGAIN), never partial,
-            // so the pipe never loses its frame alignment.
-            let w = Glibc.write(fd, UnsafeRawPointer(scratch) + done, min(Int(PIPE_BUF), bytes - done))
+            // At most PIPE_BUF (whole frames) at a time: such a write is whole or refused (EAGAIN),
+            // never partial, so the pipe never loses its frame alignment.
+            let most = Int(PIPE_BUF) / format.frameBytes * format.frameBytes
+            let w = Glibc.write(fd, UnsafeRawPointer(scratch) + done, min(most, bytes - done))
             if w > 0 { done += w; continue }
             let e = errno
             if w < 0, e == EINTR { continue }

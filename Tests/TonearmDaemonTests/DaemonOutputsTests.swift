@@ -146,6 +146,124 @@ struct DaemonOutputsTests {
     }
 }
 
+/// Snapcast's own control script for MPD (`meta_mpd.py`, shipped with Debian's snapserver), run
+/// as snapserver runs a stream's `controlscript`: JSON-RPC on its standard input and output, MPD
+/// on the command line. It reads our metadata and state, and its commands drive the daemon.
+@Suite(.serialized)
+struct SnapcastControlScriptTests {
+    /// The script's JSON lines, each waking a waiter.
+    final class Lines: @unchecked Sendable {
+        private let lines = Mutex<[String]>([])
+        private let partial = Mutex<[UInt8]>([])
+        private let arrived = DispatchSemaphore(value: 0)
+        func feed(_ data: Data) {
+            let done: [String] = partial.withLock { p in
+                p += data
+                var out: [String] = []
+                while let nl = p.firstIndex(of: 10) {
+                    out.append(String(decoding: p[..<nl], as: UTF8.self))
+                    p.removeSubrange(...nl)
+                }
+                return out
+            }
+            lines.withLock { $0 += done }
+            arrived.signal()
+        }
+        var all: [String] { lines.withLock { $0 } }
+        /// Waits until a line's JSON object satisfies `condition`.
+        func wait(timeout: Double, _ condition: ([String: Any]) -> Bool) -> Bool {
+            let deadline = DispatchTime.now() + timeout
+            func any() -> Bool {
+                all.contains { l in
+                    (try? JSONSerialization.jsonObject(with: Data(l.utf8))).flatMap { $0 as? [String: Any] }.map(condition) ?? false
+                }
+            }
+            while !any() {
+                if arrived.wait(timeout: deadline) == .timedOut { return any() }
+            }
+            return true
+        }
+    }
+
+    @Test func metaMPDShowsOurSongAndControlsUs() async throws {
+        let script = "/usr/share/snapserver/plug-ins/meta_mpd.py"
+        try #require(FileManager.default.fileExists(atPath: script), "snapserver's meta_mpd.py")
+        let d = try await TestDaemon()
+        // The first song has no artist: with one, the script looks its cover up on MusicBrainz
+        // (network) as soon as it connects, and without a network it stops there (upstream's
+        // behaviour, not ours). The second, reached with the script's `next`, has one.
+        let first = d.dir.file("music/meta.flac")
+        try Fixtures.tone(path: first, codecArgs: ["-c:a", "flac", "-metadata", "title=Control tone", "-metadata", "album=Rooms"], seconds: 30)
+        let second = try d.tone("second.flac", seconds: 30, freq: 440, title: "Second room")
+        try d.mpc("add", first).expectSuccess()
+        try d.mpc("add", second).expectSuccess()
+        try d.mpc("play").expectSuccess()
+
+        let p = Process()
+        // Debian's python3 (python3-mpd, python3-musicbrainzngs, python3-gi, python3-dbus);
+        // snapserver passes --stream, --snapcast-host and --snapcast-port, the source's
+        // controlscriptparams the MPD address.
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        p.arguments = [script, "--stream=Tonearm", "--snapcast-host=127.0.0.1", "--snapcast-port=1780",
+                       "--mpd-host=127.0.0.1", "--mpd-port=\(d.port)"]
+        var env = ProcessInfo.processInfo.environment
+        // Its album art look-up (MusicBrainz) fails at once instead of going to the network.
+        for k in ["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"] { env[k] = "http://127.0.0.1:9" }
+        p.environment = env
+        let input = Pipe(), output = Pipe()
+        p.standardInput = input
+        p.standardOutput = output
+        p.standardError = FileHandle.nullDevice
+        let lines = Lines()
+        output.fileHandleForReading.readabilityHandler = { h in
+            let data = h.availableData
+            if data.isEmpty { h.readabilityHandler = nil } else { lines.feed(data) }  // the end: stop watching
+        }
+        try p.run()
+        defer {
+            output.fileHandleForReading.readabilityHandler = nil
+            // The script retries MPD forever: it is ended here, and waited for.
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+        }
+        func send(_ json: String) { input.fileHandleForWriting.write(Data((json + "\n").utf8)) }
+
+        #expect(lines.wait(timeout: 10) { $0["method"] as? String == "Plugin.Stream.Ready" }, "\(lines.all)")
+        // The song's metadata and our state, as snapserver shows them to its clients.
+        let shows = lines.wait(timeout: 10) { o in
+            guard o["method"] as? String == "Plugin.Stream.Player.Properties", let params = o["params"] as? [String: Any],
+                  let meta = params["metadata"] as? [String: Any] else { return false }
+            return params["playbackStatus"] as? String == "playing" && meta["title"] as? String == "Control tone"
+                && meta["album"] as? String == "Rooms" && (meta["duration"] as? Double).map { abs($0 - 30) < 0.5 } == true
+        }
+        #expect(shows, "\(lines.all)")
+
+        // Snapcast clients' buttons: pause, then play.
+        send(#"{"jsonrpc":"2.0","id":1,"method":"Plugin.Stream.Player.Control","params":{"command":"pause"}}"#)
+        #expect(lines.wait(timeout: 10) { $0["id"] as? Int == 1 && $0["result"] as? String == "ok" }, "\(lines.all)")
+        #expect(try d.mpc("status").stdout.contains("[paused]"))
+        #expect(lines.wait(timeout: 10) { (($0["params"] as? [String: Any])?["playbackStatus"] as? String) == "paused" }, "\(lines.all)")
+        send(#"{"jsonrpc":"2.0","id":2,"method":"Plugin.Stream.Player.Control","params":{"command":"play"}}"#)
+        #expect(lines.wait(timeout: 10) { $0["id"] as? Int == 2 && $0["result"] as? String == "ok" }, "\(lines.all)")
+        #expect(try d.mpc("status").stdout.contains("[playing]"))
+        send(#"{"jsonrpc":"2.0","id":3,"method":"Plugin.Stream.Player.SetProperty","params":{"volume":42}}"#)
+        #expect(lines.wait(timeout: 10) { $0["id"] as? Int == 3 && $0["result"] as? String == "ok" }, "\(lines.all)")
+        #expect(try d.mpc("volume").stdout.contains("42%"))
+        send(#"{"jsonrpc":"2.0","id":4,"method":"Plugin.Stream.Player.GetProperties"}"#)
+        #expect(lines.wait(timeout: 10) { o in
+            o["id"] as? Int == 4 && ((o["result"] as? [String: Any])?["volume"] as? Int) == 42
+        }, "\(lines.all)")
+        // Next: the second song's title and artist.
+        send(#"{"jsonrpc":"2.0","id":5,"method":"Plugin.Stream.Player.Control","params":{"command":"next"}}"#)
+        #expect(lines.wait(timeout: 10) { o in
+            let meta = (o["params"] as? [String: Any])?["metadata"] as? [String: Any]
+            return meta?["title"] as? String == "Second room" && (meta?["artist"] as? [String]) == ["Tonearm Tests"]
+        }, "\(lines.all)")
+        #expect(try d.mpc("current").stdout.contains("Second room"))
+        await d.stop()
+    }
+}
+
 /// Our own HTTP listener: asks for ICY metadata, keeps the headers, the titles and `bytes` of audio.
 struct HTTPListen {
     var headers = ""
