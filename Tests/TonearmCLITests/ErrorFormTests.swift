@@ -113,7 +113,7 @@ import TonearmTestSupport
             Case(arguments: ["outputs", "--set", " "], status: 64, says: "outputs: --set needs the name of an output"),
             Case(arguments: ["outputs"], status: 1, says: "outputs: "),
             Case(arguments: ["daemon", "--listen", "nowhere"], status: 64, says: "daemon: --listen 'nowhere': expected ADDR:PORT, as in 127.0.0.1:6600"),
-            Case(arguments: ["daemon", "--output", "file:x.wav"], status: 64, says: "daemon: --output: unknown output 'file:x.wav'; choose one of pulse|null|snapcast:FIFO|http:ADDR:PORT"),
+            Case(arguments: ["daemon", "--output", "file:x.wav"], status: 64, says: "daemon: --output: unknown output 'file:x.wav'; choose one of pulse|null|snapcast:FIFO[:RATE:BITS:CHANNELS]|http:ADDR:PORT[:flac|mp3|opus]"),
             // The daemon's client: no daemon at the address is a failure of its own (69, EX_UNAVAILABLE).
             Case(arguments: ["remote", "status", "--host", s.dir.file("no.sock")], status: 69,
                  says: "remote status: no daemon at \(s.dir.file("no.sock"))"),

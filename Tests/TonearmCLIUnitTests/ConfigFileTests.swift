@@ -301,7 +301,7 @@ import TonearmConfig
         #expect(ConfigError(path: path, problems: [p[3]]).description
                 == "/home/u/.config/tonearm/config.toml:5: 'daemon.password': item 1: \"@\" not found in password string \"secret\" (expected SECRET@read,add,control,admin)")
         let outputs = problems("[daemon]\noutputs = [\"file:/tmp/x.wav\"]\n")
-        #expect(outputs.first?.kind == .invalidValue("item 1: invalid argument: unknown output 'file:/tmp/x.wav'; choose one of pulse|null|snapcast:FIFO|http:ADDR:PORT"), "\(outputs)")
+        #expect(outputs.first?.kind == .invalidValue("item 1: invalid argument: unknown output 'file:/tmp/x.wav'; choose one of pulse|null|snapcast:FIFO[:RATE:BITS:CHANNELS]|http:ADDR:PORT[:flac|mp3|opus]"), "\(outputs)")
         let several = try? ConfigFile.parse("[daemon]\noutputs = [\"null\", \"snapcast:/tmp/f\", \"http:127.0.0.1:8000\"]\n", path: path)
         #expect(several?.daemon.outputs == [.null, .snapcast(path: "/tmp/f"), .http(host: "127.0.0.1", port: 8000)])
         // A daemon key in another table is pointed at.
