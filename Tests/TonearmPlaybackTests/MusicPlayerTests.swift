@@ -121,7 +121,9 @@ import TonearmTestSupport
     /// the queue plays (made on `playing`, cancelled on `paused`/`stopped` before the listeners
     /// hear the change).
     @Test func thePositionSaveTimerRunsOnlyWhilePlaying() async throws {
-        let paths = try tones(2, seconds: 5)
+        // Long enough that a test starved by a loaded machine is not overtaken by the queue's
+        // end (5 s tones failed a clean-clone run: the queue had stopped between two steps).
+        let paths = try tones(2, seconds: 60)
         let store = QueueStateStore(path: dir.file("idle/queue.json"))
         let music = MusicPlayer(output: { NullOutput() }, store: store, session: nil)
         defer { music.stop() }
