@@ -586,36 +586,18 @@ public final class MPDDaemon: Sendable {
 /// One `malloc_trim(0)` a short while after a burst of requests: glibc keeps the heap a large
 /// operation freed (10,000 songs added, a 3 MB `playlistinfo` answer) in its arenas — about
 /// 30 MB of the daemon's private memory with a 10,000-song queue — until asked to give it back.
-/// A request while one is pending joins it; nothing is scheduled while nothing is requested.
+/// A request while one is pending joins it (a ``Coalescer`` with a delay); nothing is scheduled
+/// while nothing is requested.
 final class MemoryTrimmer: Sendable {
     /// Answers from this size on (bytes) ask for a trim.
     static let largeAnswer = 64 * 1024
-    private let pending = Mutex(false)
-    private let runs = Mutex(0)
-    private let queue = DispatchQueue(label: "tonearm.daemon.trim")
-    let delay: Double
-    /// Called after each trim (tests).
-    let onTrim = Mutex<(@Sendable () -> Void)?>(nil)
+    /// The trims: pending, counted, observed.
+    let runs: Coalescer
 
-    init(delay: Double = 2) { self.delay = delay }
+    init(delay: Double = 2) { runs = Coalescer(label: "tonearm.daemon.trim", delay: delay) }
 
-    func request() {
-        let schedule = pending.withLock { p in
-            if p { return false }
-            p = true
-            return true
-        }
-        guard schedule else { return }
-        queue.asyncAfter(deadline: .now() + delay) {
-            self.pending.withLock { $0 = false }
-            Self.mallocTrim()
-            self.runs.withLock { $0 += 1 }
-            self.onTrim.withLock { $0 }?()
-        }
-    }
-
-    var isPending: Bool { pending.withLock { $0 } }
-    var count: Int { runs.withLock { $0 } }
+    /// Asks for a trim; from any thread.
+    func request() { runs.request { Self.mallocTrim() } }
 
     /// glibc's `malloc_trim(0)` (not in Swift's Glibc module: found with `dlsym`; absent, as
     /// with another C library, nothing is done).

@@ -28,7 +28,7 @@ public final class MusicPlayer: Sendable {
     /// stopped, paused, finished — has no timer and is not woken by it).
     private let saver = PositionSaver()
     /// The saves that changes ask for, coalesced (a burst of changes is one save of its end).
-    let saves = SaveCoalescer(label: "tonearm.queue.save")
+    let saves = Coalescer(label: "tonearm.queue.save")
     private let pump: Task<Void, Never>
     /// The audio session whose interruptions and ducking this player follows (nil: none).
     public let session: AudioSession?
@@ -356,34 +356,3 @@ final class PositionSaver: Sendable {
     var isRunning: Bool { timer.withLock { $0 != nil } }
 }
 
-/// Runs a save once for a burst of requests: a request while a save is pending (not yet begun)
-/// joins it; the save reads the state when it runs, so the last request's state is always
-/// written. Saves run one at a time on a serial queue of their own.
-final class SaveCoalescer: Sendable {
-    private let pending = Mutex(false)
-    let queue: DispatchQueue
-    private let written = Mutex(0)
-
-    init(label: String) { queue = DispatchQueue(label: label) }
-
-    func request(_ save: @escaping @Sendable () -> Void) {
-        let schedule = pending.withLock { p in
-            if p { return false }
-            p = true
-            return true
-        }
-        guard schedule else { return }
-        queue.async {
-            // Cleared before the state is read: a change after this point asks for a new save.
-            self.pending.withLock { $0 = false }
-            save()
-            self.written.withLock { $0 += 1 }
-        }
-    }
-
-    /// Returns once every save requested so far has run.
-    func flush() { queue.sync {} }
-
-    /// Saves run so far.
-    var count: Int { written.withLock { $0 } }
-}

@@ -45,12 +45,12 @@ struct MPDCommandMachineInlineTests {
     @Test func aBurstOfTrimRequestsIsOneTrimLater() {
         let trimmer = MemoryTrimmer(delay: 0.05)
         let done = DispatchSemaphore(value: 0)
-        trimmer.onTrim.withLock { $0 = { done.signal() } }
+        trimmer.runs.onRun { done.signal() }
         for _ in 0..<100 { trimmer.request() }
-        #expect(trimmer.isPending)
+        #expect(trimmer.runs.isPending)
         #expect(done.wait(timeout: .now() + 30) == .success)
-        #expect(trimmer.count == 1)
-        #expect(!trimmer.isPending)
+        #expect(trimmer.runs.count == 1)
+        #expect(!trimmer.runs.isPending)
     }
 
     /// Queue edits ask for a trim; a short read-only answer or a mode change does not.
@@ -59,9 +59,9 @@ struct MPDCommandMachineInlineTests {
         let client = MPDClientContext(isLocal: true)
         #expect(daemon.executeNow(Self.batch("status"), client: client).text.hasSuffix("OK\n"))
         #expect(daemon.executeNow(Self.batch("repeat 1"), client: client).text == "OK\n")
-        #expect(!daemon.trimmer.isPending && daemon.trimmer.count == 0)
+        #expect(!daemon.trimmer.runs.isPending && daemon.trimmer.runs.count == 0)
         #expect(daemon.executeNow(Self.batch("add http://127.0.0.1:9/stream.mp3"), client: client).text == "OK\n")
-        #expect(daemon.trimmer.isPending)
+        #expect(daemon.trimmer.runs.isPending)
     }
 
     /// The player's own changes (a new song, play, stop) ask for a trim too: a song's decoder
@@ -76,12 +76,12 @@ struct MPDCommandMachineInlineTests {
         // Waited for without blocking a thread: the player's events reach the daemon on a task,
         // which a semaphore wait on the cooperative pool starved (a clean-clone run: no second trim).
         let (trims, trimmed) = AsyncStream<Void>.makeStream()
-        daemon.trimmer.onTrim.withLock { $0 = { trimmed.yield() } }
+        daemon.trimmer.runs.onRun { trimmed.yield() }
         let client = MPDClientContext(isLocal: true)
         #expect(daemon.executeNow(Self.batch("add \"\(song)\""), client: client).text == "OK\n")
         _ = try await waitForEvent(trims, timeout: 30, "the first trim") { _ in true }
-        let before = daemon.trimmer.count
+        let before = daemon.trimmer.runs.count
         #expect(daemon.executeNow(Self.batch("play"), client: client).text == "OK\n")
-        _ = try await waitForEvent(trims, timeout: 30, "a trim after play") { _ in daemon.trimmer.count > before }
+        _ = try await waitForEvent(trims, timeout: 30, "a trim after play") { _ in daemon.trimmer.runs.count > before }
     }
 }

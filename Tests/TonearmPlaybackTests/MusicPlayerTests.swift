@@ -152,28 +152,6 @@ import TonearmTestSupport
         #expect(!unsaved.isSavingPeriodically)
     }
 
-    /// A burst of requests while a save is pending is one save, and the save writes the state
-    /// as it is when it runs (the last request's).
-    @Test func saveRequestsInABurstAreOneSaveOfTheLastState() {
-        let saves = SaveCoalescer(label: "test.save")
-        let state = Mutex(0)
-        let seen = Mutex<[Int]>([])
-        saves.queue.suspend()
-        for i in 1...1000 {
-            state.withLock { $0 = i }
-            saves.request { seen.withLock { $0.append(state.withLock { $0 }) } }
-        }
-        saves.queue.resume()
-        saves.flush()
-        #expect(seen.withLock { $0 } == [1000])
-        #expect(saves.count == 1)
-        // A request after that save began is a save of its own.
-        state.withLock { $0 = 1001 }
-        saves.request { seen.withLock { $0.append(state.withLock { $0 }) } }
-        saves.flush()
-        #expect(seen.withLock { $0 } == [1000, 1001])
-    }
-
     /// 2,000 songs appended one by one (2,000 queue changes) are saved in far fewer saves than
     /// changes (each save writes the whole queue), and the file ends with all of them.
     @Test func manyQueueChangesAreSavedInFewSavesAndTheLastStateIsKept() async throws {
