@@ -4,26 +4,49 @@ import Testing
 import TonearmTestSupport
 
 /// A detached tmux session of 80×24 on a private server socket, running one program; its screen
-/// read with `capture-pane -p`. Every wait polls the screen until it shows what is awaited, with
-/// a deadline (the screen is the event: tmux has no other way to tell).
+/// read with `capture-pane -p`. A control-mode client (`tmux -C attach`) is attached beside it:
+/// tmux sends it a `%output` notification whenever the program writes to its pane, and every
+/// wait re-reads the screen only after such a change, until the screen shows what is awaited or
+/// a deadline passes.
 private struct TmuxScreen {
     let socket: String
     let environment: [String: String]
     let directory: TempDir
+    /// The control-mode client (its standard input held open: it detaches at end-of-file).
+    let control: ChildProcess
+    /// How many chunks of notifications the control client has written: each is a change.
+    let changes: Watched<Int>
 
     init(directory: TempDir, command: String, environment: [String: String]) throws {
         self.directory = directory
         socket = directory.file("tmux/sock")
         try FileManager.default.createDirectory(atPath: directory.file("tmux"), withIntermediateDirectories: true)
-        self.environment = environment.merging(["TMUX_TMPDIR": directory.file("tmux"), "TMUX": ""]) { $1 }
-        try tmux(["-f", "/dev/null", "new-session", "-d", "-x", "80", "-y", "24", command])
+        let env = environment.merging(["TMUX_TMPDIR": directory.file("tmux"), "TMUX": ""]) { $1 }
+        self.environment = env
+        let changes = Watched(0)
+        self.changes = changes
+        // The session's window is made before the control client attaches; a control client
+        // that sets no size (`refresh-client -C`) leaves the window at 80×24.
+        var spawned: ChildProcess?
+        let socket = socket
+        defer { if spawned == nil { _ = try? Self.spawn(socket: socket, environment: env, directory: directory, ["kill-server"]) } }
+        try Self.spawn(socket: socket, environment: env, directory: directory,
+                       ["-f", "/dev/null", "new-session", "-d", "-x", "80", "-y", "24", command])
+        spawned = try ChildProcess(["tmux", "-S", socket, "-C", "attach"], environment: env, captureStandardOutput: true,
+                                   onStandardOutput: { _ in changes.update { $0 += 1 } }, lifeline: true)
+        control = spawned!
+    }
+
+    @discardableResult
+    func tmux(_ args: [String]) throws -> String {
+        try Self.spawn(socket: socket, environment: environment, directory: directory, args)
     }
 
     /// Runs one tmux client with posix_spawn and waitpid (Foundation's Process does not see a
     /// tmux client end: it forks the server, which keeps running) and returns its standard
     /// output, written to a file (the server inherits the client's streams).
     @discardableResult
-    func tmux(_ args: [String]) throws -> String {
+    static func spawn(socket: String, environment: [String: String], directory: TempDir, _ args: [String]) throws -> String {
         let out = directory.file("tmux/out"), err = directory.file("tmux/err")
         var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -55,16 +78,20 @@ private struct TmuxScreen {
 
     func keys(_ keys: String...) throws { try tmux(["send-keys"] + keys) }
 
-    /// Polls the screen (every 20 ms) until `condition` holds for it; throws with the last screen
-    /// at the deadline.
+    /// Reads the screen, and again after each change tmux reports, until `condition` holds for
+    /// it; throws with the last screen at the deadline.
     @discardableResult
     func waitFor(_ what: String, timeout: Double = 10, _ condition: ([String]) -> Bool) throws -> [String] {
         let deadline = Date().addingTimeInterval(timeout)
         var screen: [String] = []
-        while Date() < deadline {
+        while true {
+            // Counted before the screen is read: a change while it is read is waited past.
+            let seen = changes.value
             screen = try capture()
             if condition(screen) { return screen }
-            usleep(20_000)
+            let left = deadline.timeIntervalSinceNow
+            if left <= 0 || !control.isRunning { break }
+            _ = changes.waitBlocking(timeout: left) { $0 != seen }
         }
         throw TestSupportError("timed out waiting for \(what); the screen:\n" + screen.joined(separator: "\n"))
     }
@@ -94,19 +121,10 @@ private struct TmuxScreen {
                               codecArgs: ["-c:a", "flac", "-metadata", "title=Song \(n) 青花瓷", "-metadata", "artist=周杰伦",
                                           "-metadata", "album=我很忙", "-metadata", "track=\(n)"], seconds: 30)
         }
-        let tonearm = try tonearmBinary()
-        let xdg = dir.file("xdg")
-        let socket = xdg + "/tonearm/mpd.sock"
-        let daemon = try ChildProcess([tonearm, "daemon", "--output", "null", "--listen", "none", "--runtime-dir", xdg + "/tonearm",
-                                       "--state-dir", dir.file("state"), "--music", music],
-                                      environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=" + dir.file("no-bus")], captureStandardError: true)
-        defer { daemon.terminate(SIGKILL) }
-        #expect(daemon.waitForStandardError(containing: "listening on \(socket)", timeout: 60), "\(daemon.standardErrorText)")
-        func mpc(_ args: String...) throws -> String {
-            let r = try run("mpc", args, environment: ["MPD_HOST": socket])
-            #expect(r.status == 0, "mpc \(args): \(r.stderr)")
-            return r.stdout
-        }
+        let daemon = try DaemonProcess(dir, music: music)
+        defer { daemon.process.terminate(SIGKILL) }
+        let socket = daemon.socket
+        func mpc(_ args: String...) throws -> String { try daemon.mpc(args) }
 
         // A private home with ncmpcpp's config: the daemon's socket, messages kept for 1 s.
         let home = dir.file("home")
@@ -198,7 +216,6 @@ private struct TmuxScreen {
         let log = (try? String(contentsOfFile: home + "/.config/ncmpcpp/error.log", encoding: .utf8)) ?? ""
         #expect(log.isEmpty, "ncmpcpp's error log: \(log)")
         #expect(try mpc("status").contains("[playing] #3/3"))
-        daemon.terminate(SIGTERM)
-        #expect(daemon.succeeded, "\(daemon.standardErrorText)")
+        #expect(daemon.stop(), "\(daemon.process.standardErrorText)")
     }
 }

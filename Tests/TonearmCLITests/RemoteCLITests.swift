@@ -5,29 +5,6 @@ import Tonearm
 import TonearmMPDClient
 import TonearmTestSupport
 
-/// A daemon for the remote tests: a private runtime folder (`XDG/tonearm`, so that clients
-/// given `XDG_RUNTIME_DIR=XDG` find it where they look by default), the null output (real
-/// time), no session bus, an optional music folder.
-private struct RemoteDaemon {
-    let process: ChildProcess
-    let xdg: String
-    var socket: String { xdg + "/tonearm/mpd.sock" }
-    var env: [String: String] { ["XDG_RUNTIME_DIR": xdg, "MPD_HOST": socket] }
-
-    init(_ dir: TempDir, music: String? = nil, listen: String = "none", options: [String] = []) throws {
-        xdg = dir.file("xdg")
-        process = try ChildProcess([try tonearmBinary(), "daemon", "--output", "null", "--listen", listen, "--runtime-dir", xdg + "/tonearm",
-                                    "--state-dir", dir.file("state")] + (music.map { ["--music", $0] } ?? []) + options,
-                                   environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=" + dir.file("no-bus")], captureStandardError: true)
-        #expect(process.waitForStandardError(containing: "listening on \(xdg)/tonearm/mpd.sock", timeout: 60), "\(process.standardErrorText)")
-    }
-
-    func stop() {
-        process.terminate(SIGTERM)
-        #expect(process.succeeded, "\(process.standardErrorText)")
-    }
-}
-
 /// `tonearm remote` and `tonearm play --daemon` against a real daemon (issue 20): the files
 /// handed over by absolute path and started, the answers the same as mpc's against the same
 /// daemon (status, current, the queue in a format, outputs, volume), the song table aligned
@@ -84,13 +61,9 @@ struct RemoteCLITests {
         let flagWins = try run(tonearm, ["remote", "status", "--host", "127.0.0.1:1"], environment: ["XDG_RUNTIME_DIR": xdg, "MPD_HOST": "h:0"])
         #expect(flagWins.status == 69 && flagWins.stderr.contains("no daemon at 127.0.0.1:1"), "\(flagWins)")
 
-        let daemon = try RemoteDaemon(dir, music: music)
+        let daemon = try DaemonProcess(dir, music: music)
         defer { daemon.process.terminate(SIGKILL) }
-        func mpc(_ args: String...) throws -> String {
-            let r = try run("mpc", args, environment: ["MPD_HOST": daemon.socket])
-            #expect(r.status == 0, "mpc \(args): \(r.stderr)")
-            return r.stdout
-        }
+        func mpc(_ args: String...) throws -> String { try daemon.mpc(args) }
 
         // play --daemon DIR (a relative path): the folder's songs sent by absolute path, started;
         // inside the music folder the daemon queues them under their database URIs, as MPD does.
@@ -185,7 +158,7 @@ struct RemoteCLITests {
         #expect(try mpc("playlist").isEmpty)
         // --host: the same daemon by its socket's path, without XDG_RUNTIME_DIR.
         #expect(try run(tonearm, ["remote", "volume", "--host", daemon.socket]).stdout == "volume: 26%\n")
-        daemon.stop()
+        #expect(daemon.stop(), "\(daemon.process.standardErrorText)")
     }
 
     /// `tonearm pick --daemon` in a real pseudo-terminal: the picked song goes to the daemon's
@@ -200,7 +173,7 @@ struct RemoteCLITests {
         let tonearm = try tonearmBinary()
         let scan = try run(tonearm, ["library", "scan", music, "--db", db, "--quiet"])
         #expect(scan.status == 0, "\(scan.stderr)")
-        let daemon = try RemoteDaemon(dir, listen: "127.0.0.1:0")
+        let daemon = try DaemonProcess(dir, listen: "127.0.0.1:0")
         defer { daemon.process.terminate(SIGKILL) }
         func q(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
         let pty = try PTYScreen("XDG_RUNTIME_DIR=\(q(daemon.xdg)) XDG_STATE_HOME=\(q(dir.file("state-pick"))) \(q(tonearm)) pick --db \(q(db)) --daemon")
@@ -217,7 +190,7 @@ struct RemoteCLITests {
         let port = try #require(log.components(separatedBy: "listening on 127.0.0.1:").dropFirst().first?.prefix { $0.isNumber })
         let overTCP = try run(tonearm, ["remote", "status", "--host", "127.0.0.1:\(port)"])
         #expect(overTCP.status == 0 && overTCP.stdout.hasPrefix("Beta Song\n[playing] #1/1"), "\(overTCP)")
-        daemon.stop()
+        #expect(daemon.stop(), "\(daemon.process.standardErrorText)")
     }
 
     /// Terminal columns of a line (CJK two each): what a user sees as alignment.
@@ -285,13 +258,9 @@ struct SystemMusicPlayerCLITests {
             }
         }
 
-        let daemon = try RemoteDaemon(dir)
+        let daemon = try DaemonProcess(dir)
         defer { daemon.process.terminate(SIGKILL) }
-        func mpc(_ args: String...) throws -> String {
-            let r = try run("mpc", args, environment: ["MPD_HOST": daemon.socket])
-            #expect(r.status == 0, "mpc \(args): \(r.stderr)")
-            return r.stdout
-        }
+        func mpc(_ args: String...) throws -> String { try daemon.mpc(args) }
         let player = try await ProcessEnvironment.with(["XDG_RUNTIME_DIR": xdg]) { try await MusicPlayer.system }
         #expect(try await ProcessEnvironment.with(["XDG_RUNTIME_DIR": xdg]) { try await MusicPlayer.system } === player, "one per process")
         #expect(player.playbackState == .stopped && player.nowPlayingItem == nil)
@@ -365,11 +334,11 @@ struct SystemMusicPlayerCLITests {
 
         // The daemon ends: the sequences finish, and MusicPlayer.system connects again to the next one.
         let ending = player.events
-        daemon.stop()
+        #expect(daemon.stop(), "\(daemon.process.standardErrorText)")
         _ = try await collectUntilFinished(ending)
         #expect(!player.isConnected)
         // This one has a password; without it a client may read only.
-        let second = try RemoteDaemon(dir, options: ["--password", "secret@read,add,control,admin", "--default-permissions", "read"])
+        let second = try DaemonProcess(dir, options: ["--password", "secret@read,add,control,admin", "--default-permissions", "read"])
         defer { second.process.terminate(SIGKILL) }
         let again = try await ProcessEnvironment.with(["XDG_RUNTIME_DIR": xdg]) { try await MusicPlayer.system }
         #expect(again !== player && again.isConnected)
@@ -400,6 +369,6 @@ struct SystemMusicPlayerCLITests {
         withPassword.stop()
         try await withPassword.synchronize()
         #expect(withPassword.playbackState == .stopped)
-        second.stop()
+        #expect(second.stop(), "\(second.process.standardErrorText)")
     }
 }

@@ -28,16 +28,9 @@ import TonearmTestSupport
         #expect(try none.waitForExit() == 69)
         #expect(none.all.contains("tonearm: remote screen: no daemon at \(xdg)/tonearm/mpd.sock"), "\(none.all)")
 
-        let daemon = try ChildProcess([tonearm, "daemon", "--output", "null", "--listen", "none", "--runtime-dir", xdg + "/tonearm",
-                                       "--state-dir", dir.file("state"), "--music", music],
-                                      environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=" + dir.file("no-bus")], captureStandardError: true)
-        defer { daemon.terminate(SIGKILL) }
-        #expect(daemon.waitForStandardError(containing: "listening on \(xdg)/tonearm/mpd.sock", timeout: 60), "\(daemon.standardErrorText)")
-        func mpc(_ args: String...) throws -> String {
-            let r = try run("mpc", args, environment: ["MPD_HOST": xdg + "/tonearm/mpd.sock"])
-            #expect(r.status == 0, "mpc \(args): \(r.stderr)")
-            return r.stdout
-        }
+        let daemon = try DaemonProcess(dir, music: music)
+        defer { daemon.process.terminate(SIGKILL) }
+        func mpc(_ args: String...) throws -> String { try daemon.mpc(args) }
         let hand = try run(tonearm, ["play", "--daemon", music], environment: ["XDG_RUNTIME_DIR": xdg])
         #expect(hand.status == 0, "\(hand)")
         _ = try mpc("volume", "50")
@@ -101,7 +94,6 @@ import TonearmTestSupport
         screen.type("q")
         #expect(try screen.waitForExit() == 0, "\(screen.all.suffix(400))")
         #expect(try mpc("status").contains("[playing] #1/2"), "quitting leaves the daemon playing")
-        daemon.terminate(SIGTERM)
-        #expect(daemon.succeeded, "\(daemon.standardErrorText)")
+        #expect(daemon.stop(), "\(daemon.process.standardErrorText)")
     }
 }
