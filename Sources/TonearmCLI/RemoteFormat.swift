@@ -207,14 +207,40 @@ enum RemoteText {
     /// An MPD time (`2026-11-28T10:14:35Z`) in local time as mpc prints it: `%c` (`Sat Nov 28
     /// 10:14:35 2026`) or, `dateOnly`, `%x` (`11/28/26`), in the C locale. Nil when unreadable.
     static func localTime(_ iso: String, dateOnly: Bool) -> String? {
-        guard let date = ISO8601DateFormatter().date(from: iso) else { return nil }
-        var t = time_t(date.timeIntervalSince1970)
+        guard var t = utcSeconds(iso) else { return nil }
         var local = tm()
         guard localtime_r(&t, &local) != nil else { return nil }
         var buffer = [CChar](repeating: 0, count: 64)
         let n = strftime(&buffer, buffer.count, dateOnly ? "%x" : "%c", &local)
         guard n > 0 else { return nil }
         return String(decoding: buffer.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Seconds since 1970 of an MPD time in UTC, `YYYY-MM-DDTHH:MM:SSZ` (the only form MPD
+    /// sends); nil for anything else. Read by hand: no formatter made per song.
+    static func utcSeconds(_ iso: String) -> time_t? {
+        let b = Array(iso.utf8)
+        guard b.count == 20, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"), b[10] == UInt8(ascii: "T"),
+              b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"), b[19] == UInt8(ascii: "Z") else { return nil }
+        func number(_ from: Int, _ count: Int) -> Int32? {
+            var v: Int32 = 0
+            for c in b[from..<from + count] {
+                guard c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") else { return nil }
+                v = v * 10 + Int32(c - UInt8(ascii: "0"))
+            }
+            return v
+        }
+        guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
+              let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
+              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+        var t = tm()
+        t.tm_year = year - 1900
+        t.tm_mon = month - 1
+        t.tm_mday = day
+        t.tm_hour = hour
+        t.tm_min = minute
+        t.tm_sec = second
+        return timegm(&t)
     }
 
     /// `volume: 50%   repeat: off   random: off   single: off   consume: off`.

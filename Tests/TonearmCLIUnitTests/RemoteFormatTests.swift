@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
 import Testing
 import TonearmMPDClient
 import TonearmMPDProtocol
@@ -96,5 +97,21 @@ import TonearmMPDProtocol
         #expect(MPDAddress("[::1]:7000") == .tcp(host: "::1", port: 7000))
         #expect(MPDAddress("[::1]:7000")?.description == "[::1]:7000")
         for bad in ["", "host:0", "host:x", "host:70000", "[::1]x"] { #expect(MPDAddress(bad) == nil, "\(bad)") }
+    }
+
+    /// MPD's times read by hand agree with Foundation's ISO 8601 reading; anything but MPD's one
+    /// form is refused.
+    @Test func mpdTimesAreReadAsUTC() {
+        for iso in ["1970-01-01T00:00:00Z", "2026-11-28T10:14:35Z", "2000-02-29T23:59:59Z", "2038-01-19T03:14:08Z", "1999-12-31T12:00:00Z"] {
+            let expected: Int? = ISO8601DateFormatter().date(from: iso).map { Int($0.timeIntervalSince1970) }
+            let read: Int? = RemoteText.utcSeconds(iso).map { Int($0) }
+            #expect(expected != nil && read == expected, "\(iso)")
+        }
+        for bad in ["", "2026-11-28", "2026-11-28T10:14:35", "2026-11-28 10:14:35Z", "2026-13-28T10:14:35Z", "2026-11-28T24:00:00Z",
+                    "2026-11-2xT10:14:35Z", "2026-11-28T10:14:35+01:00", "２０２６-11-28T10:14:35Z"] {
+            #expect(RemoteText.utcSeconds(bad) == Optional<time_t>.none, "\(bad)")
+        }
+        #expect(RemoteText.localTime("garbage", dateOnly: false) == nil)
+        #expect(RemoteText.localTime("2026-11-28T10:14:35Z", dateOnly: false) != nil)
     }
 }

@@ -32,6 +32,15 @@ final class RawListener: @unchecked Sendable {
 
     deinit { close(fd) }
 
+    /// Connects, starts reading, and waits up to `timeout` seconds for the answer's headers;
+    /// throws when refused or when no headers came.
+    static func reading(port: Int, icy: Bool = false, timeout: Double = 10) throws -> RawListener {
+        guard let l = RawListener(port: port, icy: icy) else { throw TestSupportError("127.0.0.1:\(port) refused the connection") }
+        l.startReading()
+        guard l.wait(timeout: timeout, { l.headers != nil }) else { throw TestSupportError("no answer's headers from 127.0.0.1:\(port) in \(timeout) s") }
+        return l
+    }
+
     /// Receives until the end of the stream, on a thread of its own.
     func startReading() {
         Thread.detachNewThread { [self] in
@@ -157,9 +166,7 @@ final class LogWatch: @unchecked Sendable {
         out.setTitle(.init(text: "Band - One", artist: "Band", title: "One"))
         try out.start()
         defer { out.stop() }
-        let listener = try #require(RawListener(port: port, icy: true))
-        listener.startReading()
-        #expect(listener.wait(timeout: 10) { listener.headers != nil }, "the answer's headers")
+        let listener = try RawListener.reading(port: port, icy: true)
         let headers = listener.headers ?? ""
         #expect(headers.contains("Content-Type: \(format.contentType)"), "\(headers)")
         // ICY for FLAC and MP3; Ogg carries its titles itself (no icy-metaint).
@@ -229,9 +236,7 @@ final class LogWatch: @unchecked Sendable {
         defer { out.stop() }
         // Connects and never reads, with a small receive buffer.
         let stuck = try #require(RawListener(port: port, receiveBuffer: 4096))
-        let reader = try #require(RawListener(port: port))
-        reader.startReading()
-        #expect(reader.wait(timeout: 10) { reader.headers != nil })
+        let reader = try RawListener.reading(port: port)
         // Noise (FLAC cannot shrink it: ~190 kB a second), fed 0.3 s at a time, each
         // once the reader is within 200 kB of what was encoded, until the stuck one is dropped.
         var fed = 0.0
@@ -260,9 +265,7 @@ final class LogWatch: @unchecked Sendable {
         let out = HTTPStreamOutput(host: "127.0.0.1", port: port, format: .mp3, tap: feeder.tap, log: logs.log)
         try out.start()
         defer { out.stop() }
-        let listener = try #require(RawListener(port: port))
-        listener.startReading()
-        #expect(listener.wait(timeout: 10) { listener.headers != nil })
+        let listener = try RawListener.reading(port: port)
         feeder.feed(seconds: 0.5)
         #expect(listener.wait(timeout: 10) { listener.body.count > 1000 })
 
