@@ -330,3 +330,156 @@ struct HTTPListenError: Error, CustomStringConvertible {
     let description: String
     init(_ d: String) { description = d }
 }
+
+/// Two Snapcast rooms play the daemon's audio in sync with each other (issue 20): snapserver
+/// with the daemon's pipe, two `snapclient --player pulse` on loopback, each playing into a
+/// one-channel remap sink of a private PulseAudio server — room A onto the left channel of one
+/// null sink, room B onto its right. One recording of that sink's monitor holds both rooms on
+/// one clock; the lag that best aligns white noise in the left with the right is how far apart
+/// the rooms play. Without Snapcast's synchronisation (two clients that joined at different
+/// times play as soon as they receive) the rooms are apart by their joining times and buffers.
+@Suite(.serialized)
+struct SnapcastSyncTests {
+    /// Stereo s16le from `parecord --raw`, each chunk waking the waiter.
+    final class StereoCapture: @unchecked Sendable {
+        private let channels = Mutex<([Float], [Float])>(([], []))
+        private let pending = Mutex<[UInt8]>([])
+        let frames = Watched(0)
+
+        func feed(_ bytes: [UInt8]) {
+            let count: Int = pending.withLock { p in
+                p += bytes
+                let n = p.count / 4
+                var l: [Float] = [], r: [Float] = []
+                l.reserveCapacity(n)
+                r.reserveCapacity(n)
+                for i in 0..<n {
+                    l.append(Float(Int16(bitPattern: UInt16(p[i * 4]) | UInt16(p[i * 4 + 1]) << 8)) / 32768)
+                    r.append(Float(Int16(bitPattern: UInt16(p[i * 4 + 2]) | UInt16(p[i * 4 + 3]) << 8)) / 32768)
+                }
+                p.removeFirst(n * 4)
+                return channels.withLock { c in
+                    c.0 += l
+                    c.1 += r
+                    return c.0.count
+                }
+            }
+            frames.update { $0 = count }
+        }
+
+        /// The newest `count` frames of each channel (fewer when fewer arrived).
+        func newest(_ count: Int) -> ([Float], [Float]) {
+            channels.withLock { (Array($0.0.suffix(count)), Array($0.1.suffix(count))) }
+        }
+
+        /// Whether both channels have been loud for the newest `count` frames.
+        func bothLoud(_ count: Int) -> Bool {
+            let (l, r) = newest(count)
+            return l.count == count && rms(l.prefix(count / 2)) > 0.05 && rms(l.suffix(count / 2)) > 0.05
+                && rms(r.prefix(count / 2)) > 0.05 && rms(r.suffix(count / 2)) > 0.05
+        }
+    }
+
+    /// The lag (frames; positive: `b` plays later) within ±`maxLag` that best aligns `a`'s middle
+    /// with `b`, and the normalised correlation there.
+    static func alignment(_ a: [Float], _ b: [Float], maxLag: Int) -> (lag: Int, correlation: Double) {
+        let n = a.count - 2 * maxLag
+        var best = (lag: 0, correlation: -2.0)
+        a.withUnsafeBufferPointer { x in
+            b.withUnsafeBufferPointer { y in
+                var ex = 0.0
+                for i in 0..<n { ex += Double(x[maxLag + i]) * Double(x[maxLag + i]) }
+                for lag in -maxLag...maxLag {
+                    var dot = 0.0, ey = 0.0
+                    for i in 0..<n {
+                        let v = Double(y[maxLag + lag + i])
+                        dot += Double(x[maxLag + i]) * v
+                        ey += v * v
+                    }
+                    let c = dot / max((ex * ey).squareRoot(), 1e-12)
+                    if c > best.correlation { best = (lag, c) }
+                }
+            }
+        }
+        return best
+    }
+
+    @Test func twoRoomsPlayInSyncWithEachOther() async throws {
+        let work = try TempDir("tonearm-snapsync")
+        defer { work.remove() }
+        let pulse = try PrivatePulseServer()
+        defer { pulse.stop() }
+        for args in [["module-null-sink", "sink_name=rooms", "channels=2", "channel_map=front-left,front-right", "rate=48000"],
+                     ["module-remap-sink", "sink_name=roomA", "master=rooms", "channels=1", "channel_map=mono", "master_channel_map=front-left", "remix=no"],
+                     ["module-remap-sink", "sink_name=roomB", "master=rooms", "channels=1", "channel_map=mono", "master_channel_map=front-right", "remix=no"]] {
+            let r = try run("pactl", ["load-module"] + args, environment: pulse.environment)
+            #expect(r.status == 0, "pactl load-module \(args): \(r.stderr)")
+        }
+
+        let fifo = work.file("snapfifo")
+        let streamPort = freeTCPPort()
+        let outputs = DaemonOutputs([.null, .snapcast(path: fifo)]) { _ in }
+        let d = try await TestDaemon(outputs: outputs)
+        try outputs.start()
+        defer { outputs.stop() }
+        // White noise: one lag aligns it (a tone would align at every period).
+        let noise = d.dir.file("music/noise.flac")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "anoisesrc=color=white:amplitude=0.5:duration=30:sample_rate=48000:seed=7",
+                             "-ac", "2", "-c:a", "flac", noise])
+        try d.mpc("add", noise).expectSuccess()
+        try d.mpc("play").expectSuccess()
+
+        try """
+            [server]
+            datadir = \(work.file("snapdata"))
+            [stream]
+            source = pipe://\(fifo)?name=tonearm&mode=create
+            port = \(streamPort)
+            [http]
+            enabled = false
+            [tcp]
+            enabled = false
+            """.write(toFile: work.file("snapserver.conf"), atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: work.file("snapdata"), withIntermediateDirectories: true)
+        let server = try ChildProcess(["snapserver", "-c", work.file("snapserver.conf"), "--logging.sink", "stderr"], captureStandardError: true)
+        defer { server.terminate() }
+
+        let capture = StereoCapture()
+        let recorder = try ChildProcess(["parecord", "--raw", "-d", "rooms.monitor", "--latency-msec=20", "--format=s16le", "--rate=48000",
+                                         "--channels=2", "--channel-map=front-left,front-right"],
+                                        environment: pulse.environment, captureStandardOutput: true, onStandardOutput: { capture.feed($0) })
+        defer { recorder.terminate(SIGINT) }
+        var clients: [ChildProcess] = []
+        defer { for c in clients { c.terminate() } }
+        // Room B joins after room A has been heard, so that the two start apart.
+        for (room, side) in [("roomA", 0), ("roomB", 1)] {
+            clients.append(try ChildProcess(["snapclient", "-h", "127.0.0.1", "-p", String(streamPort), "--hostID", room, "-s", room,
+                                             "--player", "pulse:server=\(pulse.serverString)", "--logsink", "stderr"],
+                                            environment: pulse.environment, captureStandardError: true))
+            let heard = capture.frames.waitBlocking(timeout: 30) { _ in
+                let (l, r) = capture.newest(24_000)
+                return rms(side == 0 ? l : r) > 0.05
+            }
+            #expect(heard, "\(room) is heard; snapclient: \(clients.last!.standardErrorText.suffix(600)) snapserver: \(server.standardErrorText.suffix(400))")
+            if !heard { return }
+        }
+        // Both rooms loud for a whole second, then compared over its newest half second.
+        #expect(capture.frames.waitBlocking(timeout: 20) { _ in capture.bothLoud(48_000) }, "both rooms play")
+        let start = capture.frames.value
+        #expect(capture.frames.waitBlocking(timeout: 20) { $0 >= start + 48_000 }, "a second more")
+        // Ten windows of 0.1 s, each aligned within ±50 ms. Snapcast keeps the rooms in step by
+        // dropping or adding a sample now and then, and a window holding such a step (or a
+        // dropout) correlates less; most must align, and every one that does, within 5 ms.
+        let maxLag = 2_400, window = 4_800
+        let (l, r) = capture.newest(10 * window + 2 * maxLag)
+        let found = (0..<10).map { w in
+            Self.alignment(Array(l[(w * window)..<(w * window + window + 2 * maxLag)]),
+                           Array(r[(w * window)..<(w * window + window + 2 * maxLag)]), maxLag: maxLag)
+        }
+        let aligned = found.filter { $0.correlation > 0.8 }
+        let described = found.map { "\($0.lag) (\(String(format: "%.2f", $0.correlation)))" }.joined(separator: ", ")
+        #expect(aligned.count >= 6, "the same audio in both rooms within ±50 ms in most windows; lag (correlation) a window: \(described)")
+        #expect(found.filter { $0.correlation > 0.5 }.allSatisfy { abs($0.lag) <= 240 }, "at most 5 ms apart: \(described)")
+        await d.stop()
+    }
+}
