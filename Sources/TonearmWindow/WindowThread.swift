@@ -75,9 +75,10 @@ struct WindowThread: ~Copyable {
     /// Seconds on SDL's monotonic clock.
     static var now: Double { Double(SDL_GetTicks64()) / 1000 }
 
-    static func run(_ shared: Shared, driver: String?) {
-        shared.markWindowThread()
-        let c = shared.configuration
+    /// Starts SDL's video on this thread (the thread that will own it): the hints, then
+    /// SDL_InitSubSystem — loading the video driver and connecting to the display, the slow part
+    /// of opening a window. On failure SDL is stopped again and the error returned.
+    static func startVideo(driver: String?) -> VideoWindowError? {
         // The program's own signal handling stays (SDL would turn SIGINT into SDL_QUIT).
         SDL_SetHint(SDL_HINT_NO_SIGNAL_HANDLERS, "1")
         SDL_SetHint(SDL_HINT_RENDER_SCALE_QUALITY, "linear")
@@ -90,11 +91,35 @@ struct WindowThread: ~Copyable {
         // so that SDL's own handler falls back to it and SDL_Quit puts it back.
         _ = csdl2_x11_survive_protocol_errors()
         guard SDL_InitSubSystem(SDL_INIT_VIDEO) == 0 else {
-            shared.started(.failure(.noDisplay("SDL cannot start its video: \(String(cString: SDL_GetError()))")))
+            let error = VideoWindowError.noDisplay("SDL cannot start its video: \(String(cString: SDL_GetError()))")
             SDL_Quit()
+            return error
+        }
+        return nil
+    }
+
+    /// Stops what ``startVideo(driver:)`` started (on its thread).
+    static func stopVideo() {
+        SDL_QuitSubSystem(SDL_INIT_VIDEO)
+        SDL_Quit()
+    }
+
+    /// The window thread from SDL_Init to SDL_Quit: starts SDL's video, then ``runStarted(_:)``.
+    static func run(_ shared: Shared, driver: String?) {
+        shared.markWindowThread()
+        if let error = startVideo(driver: driver) {
+            shared.started(.failure(error))
             return
         }
-        defer { SDL_QuitSubSystem(SDL_INIT_VIDEO); SDL_Quit() }
+        runStarted(shared)
+    }
+
+    /// The window thread once SDL's video is started on it (by ``run(_:driver:)``, or ahead of
+    /// time by ``VideoWindow/prepare(videoDriver:)``): opens the window, draws and answers it
+    /// until it closes, then stops SDL.
+    static func runStarted(_ shared: Shared) {
+        defer { stopVideo() }
+        let c = shared.configuration
 
         var flags = SDL_WINDOW_SHOWN.rawValue
         if c.resizable { flags |= SDL_WINDOW_RESIZABLE.rawValue }

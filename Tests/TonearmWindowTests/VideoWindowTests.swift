@@ -402,6 +402,77 @@ import TonearmTestSupport
         }
     }
 
+    /// SDL's video started ahead (`prepare`): the next window opens on that thread and draws;
+    /// once it is closed SDL is free for a window of its own. A second `prepare` while one is
+    /// pending does nothing; one prepared for another driver is stopped and not used.
+    @Test func aWindowOpensOnSDLsVideoStartedAhead() throws {
+        let display = try VirtualDisplay()
+        defer { display.stop() }
+        try ProcessEnvironment.with(display.sdlEnvironment) {
+            VideoWindow.prepare()
+            VideoWindow.prepare()  // already pending: nothing
+            let ahead = try VideoWindow(.init(title: "ahead", width: 160, height: 120))
+            #expect(ahead.startedAhead)
+            let p = try showAndWait(ahead, TestFrames.quadrants(.rgba, width: 16, height: 16))
+            expectQuadrants(try display.screenshot(), p, in: p.videoRect, Self.upright)
+            ahead.close()
+            #expect(!ahead.isOpen)
+            let own = try VideoWindow(.init(title: "own", width: 160, height: 120))
+            #expect(!own.startedAhead, "the preparation was used once")
+            _ = try showAndWait(own, TestFrames.quadrants(.rgba, width: 16, height: 16))
+            own.close()
+            // Prepared for another driver than the window asks for: stopped, the window opens by itself.
+            VideoWindow.prepare(videoDriver: "x11")
+            let other = try VideoWindow(.init(title: "other", width: 160, height: 120))
+            #expect(!other.startedAhead)
+            _ = try showAndWait(other, TestFrames.quadrants(.rgba, width: 16, height: 16))
+            other.close()
+        }
+    }
+
+    /// A cancelled preparation stops SDL's video (a later window opens by itself, so SDL was
+    /// free again); one that could not start (no X server at DISPLAY) fails the window that
+    /// takes it with the same error as a window opened without it.
+    @Test func aCancelledOrFailedPreparationLeavesSDLFree() throws {
+        let display = try VirtualDisplay()
+        defer { display.stop() }
+        try ProcessEnvironment.with(display.sdlEnvironment) {
+            VideoWindow.prepare()
+            VideoWindow.cancelPreparation()
+            VideoWindow.cancelPreparation()  // nothing left: nothing
+            let window = try VideoWindow(.init(title: "after", width: 160, height: 120))
+            #expect(!window.startedAhead)
+            _ = try showAndWait(window, TestFrames.quadrants(.rgba, width: 16, height: 16))
+            window.close()
+        }
+        var environment = display.sdlEnvironment
+        environment["DISPLAY"] = ":987"  // no server there
+        ProcessEnvironment.with(environment) {
+            VideoWindow.prepare()
+            var errors: [String] = []
+            do throws(VideoWindowError) {
+                _ = try VideoWindow(.init(title: "nowhere", width: 160, height: 120))
+                Issue.record("a window opened on SDL started ahead without a display")
+            } catch {
+                guard case .noDisplay = error else { Issue.record("\(error)"); return }
+                errors.append("\(error)")
+            }
+            do throws(VideoWindowError) {
+                _ = try VideoWindow(.init(title: "nowhere again", width: 160, height: 120))
+                Issue.record("a window opened without a display")
+            } catch {
+                guard case .noDisplay = error else { Issue.record("\(error)"); return }
+                errors.append("\(error)")
+            }
+            #expect(errors.count == 2 && errors[0] == errors[1], "\(errors)")
+        }
+        try ProcessEnvironment.with(display.sdlEnvironment) {
+            let window = try VideoWindow(.init(title: "free", width: 160, height: 120))
+            #expect(window.isOpen)
+            window.close()
+        }
+    }
+
     /// Opens a window on a private display for an async test (events), closing it at the end.
     func withWindow(_ configuration: VideoWindow.Configuration,
                     _ body: (VirtualDisplay, VideoWindow) async throws -> Void) async throws {
