@@ -3,7 +3,6 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Tonearm
-import TonearmWindow
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -213,11 +212,6 @@ struct PlayCommand: AsyncParsableCommand {
         }
         // One local video (and a place for its picture): the player with a window or a video
         // output. Without a display, or with --no-video, its sound plays in the queue below.
-        // A window is likely: SDL's video starts now, beside the probing (stopped if unused).
-        if paths.count == 1, !resume, !usesLibrary, !noVideo, videoOutput == nil || videoOutput == "window" {
-            VideoPlayback.prepareWindow(ifLikelyFor: paths[0])
-        }
-        defer { VideoWindow.cancelPreparation() }
         var videoNotice: String?
         if let v = videoOutput, paths.count == 1, !resume, !usesLibrary, let path = paths.first, Self.isSingleFile(path),
            !VideoPlayback.hasVideo(path) {
@@ -235,8 +229,6 @@ struct PlayCommand: AsyncParsableCommand {
             }
             videoNotice = VideoPlayback.noDisplayNotice
         }
-        // No window for one video: SDL's video, if started ahead, stops before the sound plays.
-        VideoWindow.cancelPreparation()
         if sub != nil {
             throw ValidationError("--sub draws on one local video's picture (a window or --video-output); in a queue each video draws the .srt beside it")
         }

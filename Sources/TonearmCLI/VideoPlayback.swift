@@ -4,7 +4,6 @@ import Foundation
 import Synchronization
 import Tonearm
 import TonearmKit
-import TonearmWindow
 
 /// Where `tonearm play`'s picture goes (`--video-output`).
 enum VideoOutputChoice: Sendable, Hashable, CustomStringConvertible {
@@ -54,20 +53,6 @@ enum VideoPlayback {
         guard !path.contains("://"), videoExtensions.contains(URL(fileURLWithPath: path).pathExtension.lowercased()),
               FileManager.default.fileExists(atPath: path) else { return false }
         return !((try? VideoTrackInfo.tracks(inFileAt: path)) ?? []).isEmpty
-    }
-
-    /// Starts SDL's video ahead (``VideoWindow/prepare(videoDriver:)``) when `path` is likely to
-    /// be shown in a window — a local file named as a video, with a display — so that SDL, its
-    /// video driver and the display connection load while the file is probed, its decoder opens
-    /// and the sound starts, instead of after them (scripts/bench video: the time to the first
-    /// frame). Decided by the name alone, before FFmpeg is loaded; true when it started.
-    /// ``VideoWindow/cancelPreparation()`` stops it when no window opens after all.
-    @discardableResult
-    static func prepareWindow(ifLikelyFor path: String) -> Bool {
-        guard hasDisplay, !path.contains("://"), videoExtensions.contains(URL(fileURLWithPath: path).pathExtension.lowercased()),
-              FileManager.default.fileExists(atPath: path) else { return false }
-        VideoWindow.prepare()
-        return true
     }
 
     /// Whether a display is there to open a window on (`DISPLAY` or `WAYLAND_DISPLAY`).

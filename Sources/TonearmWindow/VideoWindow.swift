@@ -89,61 +89,7 @@ public final class VideoWindow: Sendable {
     public let rendererName: String
 
     private let shared: Shared
-    /// Whether a window thread (SDL's video, which is one per process) is taken: by an open
-    /// window, or by SDL's video started ahead and not yet used or cancelled.
     private static let inUse = Mutex(false)
-    /// SDL's video started ahead for the next window (``prepare(videoDriver:)``), until a window
-    /// takes it or it is cancelled.
-    private static let preparation = Mutex<PreparedVideo?>(nil)
-
-    /// Whether this window's thread had SDL's video started ahead (``prepare(videoDriver:)``).
-    package let startedAhead: Bool
-
-    /// Loads SDL (CSDL2Lazy) unless it is loaded.
-    /// - Throws: ``VideoWindowError/sdlNotInstalled(library:reason:)``.
-    private static func loadSDL() throws(VideoWindowError) {
-        guard tonearm_sdl2_load() == 1 else {
-            throw .sdlNotInstalled(library: String(cString: tonearm_sdl2_library),
-                                   reason: tonearm_sdl2_load_error().map { String(cString: $0) } ?? "unknown error")
-        }
-    }
-
-    /// Starts SDL's video — loading SDL, its video driver and connecting to the display, most
-    /// of what opening a window costs — on a thread of its own, now, for a window that is likely
-    /// to open soon (a player that is about to find out whether its file has a picture calls this
-    /// first, so that both happen at once). The next ``init(_:)`` with the same `videoDriver`
-    /// opens its window on that thread; ``cancelPreparation()`` stops it when no window will
-    /// open. Does nothing when a window is open or SDL's video is already started ahead, or
-    /// without a display; a failure to start is reported by the window that takes it.
-    /// Any thread; returns at once.
-    public static func prepare(videoDriver: String? = nil) {
-        let environment = ProcessInfo.processInfo.environment
-        let driver = videoDriver ?? environment["SDL_VIDEODRIVER"]
-        let needsDisplay = !["offscreen", "dummy", "evdev", "kmsdrm"].contains(driver ?? "")
-        if needsDisplay, (environment["DISPLAY"] ?? "").isEmpty, (environment["WAYLAND_DISPLAY"] ?? "").isEmpty { return }
-        let taken = inUse.withLock { inUse in
-            if inUse { return false }
-            inUse = true
-            return true
-        }
-        guard taken else { return }
-        let prepared = PreparedVideo(driver: videoDriver)
-        preparation.withLock { $0 = prepared }
-        let thread = Thread {
-            prepared.run(release: { inUse.withLock { $0 = false } })
-        }
-        thread.name = "tonearm-window"
-        thread.start()
-    }
-
-    /// Stops SDL's video started ahead by ``prepare(videoDriver:)`` and not taken by a window,
-    /// and waits until it has stopped; nothing otherwise. Any thread.
-    public static func cancelPreparation() {
-        preparation.withLock { p -> PreparedVideo? in
-            defer { p = nil }
-            return p
-        }?.cancel()
-    }
 
     /// Opens the window and waits until it is on screen (or failed).
     /// - Throws: ``VideoWindowError/noDisplay(_:)`` without a display (the caller plays the sound
@@ -156,44 +102,29 @@ public final class VideoWindow: Sendable {
         if needsDisplay, (environment["DISPLAY"] ?? "").isEmpty, (environment["WAYLAND_DISPLAY"] ?? "").isEmpty {
             throw .noDisplay("neither DISPLAY nor WAYLAND_DISPLAY is set")
         }
-        // SDL's video started ahead (``prepare(videoDriver:)``) for this driver: its thread opens
-        // this window. One started for another driver is stopped first.
-        var prepared = Self.preparation.withLock { p -> PreparedVideo? in
-            defer { p = nil }
-            return p
+        // SDL is loaded here, the first time a window opens (CSDL2Lazy): not at the program's start.
+        guard tonearm_sdl2_load() == 1 else {
+            throw .sdlNotInstalled(library: String(cString: tonearm_sdl2_library),
+                                   reason: tonearm_sdl2_load_error().map { String(cString: $0) } ?? "unknown error")
         }
-        if let p = prepared, p.driver != configuration.videoDriver {
-            p.cancel()
-            prepared = nil
+        let taken = Self.inUse.withLock { inUse in
+            if inUse { return false }
+            inUse = true
+            return true
         }
-        if let p = prepared, let error = p.waitUntilStarted() { throw error }
-        if prepared == nil {
-            // SDL is loaded here, the first time a window opens (CSDL2Lazy): not at the program's start.
-            try Self.loadSDL()
-            let taken = Self.inUse.withLock { inUse in
-                if inUse { return false }
-                inUse = true
-                return true
-            }
-            guard taken else { throw .anotherWindowIsOpen }
-        }
+        guard taken else { throw .anotherWindowIsOpen }
 
         let (stream, continuation) = AsyncStream.makeStream(of: VideoWindowEvent.self, bufferingPolicy: .bufferingNewest(256))
         events = stream
         let shared = Shared(configuration: configuration, events: continuation)
         self.shared = shared
-        startedAhead = prepared != nil
-        if let prepared {
-            prepared.use(shared)
-        } else {
-            let thread = Thread {
-                WindowThread.run(shared, driver: configuration.videoDriver)
-                Self.inUse.withLock { $0 = false }
-                shared.finish()
-            }
-            thread.name = "tonearm-window"
-            thread.start()
+        let thread = Thread {
+            WindowThread.run(shared, driver: configuration.videoDriver)
+            Self.inUse.withLock { $0 = false }
+            shared.finish()
         }
+        thread.name = "tonearm-window"
+        thread.start()
         switch shared.waitForStart() {
         case .success(let name): rendererName = name
         case .failure(let error): shared.waitForEnd(); throw error
@@ -434,97 +365,4 @@ final class Shared: @unchecked Sendable {
 struct ControlsFeed: Sendable {
     var interval: Double
     var state: @Sendable () -> ControlsState?
-}
-
-/// SDL's video started ahead on the thread that will own it (``VideoWindow/prepare(videoDriver:)``):
-/// the thread starts SDL's video, then waits until a window is handed to it (it then runs that
-/// window, ``WindowThread/runStarted(_:)``) or the preparation is cancelled (it then stops SDL).
-final class PreparedVideo: @unchecked Sendable {
-    enum Use { case window(Shared), cancelled }
-
-    /// The video driver it was started with (nil: SDL's choice or `SDL_VIDEODRIVER`).
-    let driver: String?
-    private let condition = NSCondition()
-    /// Under `condition`: the start's outcome (nil while starting; `.some(nil)`: started), what
-    /// the thread is to do, and whether it has ended.
-    private var startResult: VideoWindowError??
-    private var use: Use?
-    private var ended = false
-
-    init(driver: String?) { self.driver = driver }
-
-    /// The preparing thread. `release` frees SDL's video for another window; it is called when
-    /// the thread is done with it, before anyone waiting for that is woken.
-    func run(release: () -> Void) {
-        let error: VideoWindowError?
-        if tonearm_sdl2_load() != 1 {
-            error = .sdlNotInstalled(library: String(cString: tonearm_sdl2_library),
-                                     reason: tonearm_sdl2_load_error().map { String(cString: $0) } ?? "unknown error")
-        } else {
-            error = WindowThread.startVideo(driver: driver)
-        }
-        if let error {
-            // Free before the window waiting for the start hears of the failure (it may try again).
-            release()
-            condition.lock()
-            startResult = .some(error)
-            ended = true
-            condition.broadcast()
-            condition.unlock()
-            return
-        }
-        condition.lock()
-        startResult = .some(nil)
-        condition.broadcast()
-        while use == nil { condition.wait() }
-        let what = use
-        condition.unlock()
-        switch what {
-        case .window(let shared)?:
-            shared.markWindowThread()
-            WindowThread.runStarted(shared)
-            // What `VideoWindow`'s own thread does after its window: SDL's video is free again.
-            finish(release) { shared.finish() }
-        case .cancelled?, nil:
-            WindowThread.stopVideo()
-            finish(release) {}
-        }
-    }
-
-    /// Ends the thread's part: SDL's video is released for another window, those waiting for the
-    /// end are woken, then `last` runs.
-    private func finish(_ release: () -> Void, _ last: () -> Void) {
-        release()
-        condition.lock()
-        ended = true
-        condition.broadcast()
-        condition.unlock()
-        last()
-    }
-
-    /// Waits until SDL's video has started (nil) or failed to (the error; the thread has then
-    /// stopped SDL and ends).
-    func waitUntilStarted() -> VideoWindowError? {
-        condition.lock()
-        defer { condition.unlock() }
-        while startResult == nil { condition.wait() }
-        return startResult ?? nil
-    }
-
-    /// Hands `shared`'s window to the thread (once it has started SDL's video).
-    func use(_ shared: Shared) {
-        condition.lock()
-        use = .window(shared)
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    /// Tells the thread to stop SDL's video, and waits until it has.
-    func cancel() {
-        condition.lock()
-        if use == nil { use = .cancelled }
-        condition.broadcast()
-        while !ended { condition.wait() }
-        condition.unlock()
-    }
 }

@@ -75,10 +75,9 @@ struct WindowThread: ~Copyable {
     /// Seconds on SDL's monotonic clock.
     static var now: Double { Double(SDL_GetTicks64()) / 1000 }
 
-    /// Starts SDL's video on this thread (the thread that will own it): the hints, then
-    /// SDL_InitSubSystem — loading the video driver and connecting to the display, the slow part
-    /// of opening a window. On failure SDL is stopped again and the error returned.
-    static func startVideo(driver: String?) -> VideoWindowError? {
+    static func run(_ shared: Shared, driver: String?) {
+        shared.markWindowThread()
+        let c = shared.configuration
         // The program's own signal handling stays (SDL would turn SIGINT into SDL_QUIT).
         SDL_SetHint(SDL_HINT_NO_SIGNAL_HANDLERS, "1")
         SDL_SetHint(SDL_HINT_RENDER_SCALE_QUALITY, "linear")
@@ -91,35 +90,11 @@ struct WindowThread: ~Copyable {
         // so that SDL's own handler falls back to it and SDL_Quit puts it back.
         _ = csdl2_x11_survive_protocol_errors()
         guard SDL_InitSubSystem(SDL_INIT_VIDEO) == 0 else {
-            let error = VideoWindowError.noDisplay("SDL cannot start its video: \(String(cString: SDL_GetError()))")
+            shared.started(.failure(.noDisplay("SDL cannot start its video: \(String(cString: SDL_GetError()))")))
             SDL_Quit()
-            return error
-        }
-        return nil
-    }
-
-    /// Stops what ``startVideo(driver:)`` started (on its thread).
-    static func stopVideo() {
-        SDL_QuitSubSystem(SDL_INIT_VIDEO)
-        SDL_Quit()
-    }
-
-    /// The window thread from SDL_Init to SDL_Quit: starts SDL's video, then ``runStarted(_:)``.
-    static func run(_ shared: Shared, driver: String?) {
-        shared.markWindowThread()
-        if let error = startVideo(driver: driver) {
-            shared.started(.failure(error))
             return
         }
-        runStarted(shared)
-    }
-
-    /// The window thread once SDL's video is started on it (by ``run(_:driver:)``, or ahead of
-    /// time by ``VideoWindow/prepare(videoDriver:)``): opens the window, draws and answers it
-    /// until it closes, then stops SDL.
-    static func runStarted(_ shared: Shared) {
-        defer { stopVideo() }
-        let c = shared.configuration
+        defer { SDL_QuitSubSystem(SDL_INIT_VIDEO); SDL_Quit() }
 
         var flags = SDL_WINDOW_SHOWN.rawValue
         if c.resizable { flags |= SDL_WINDOW_RESIZABLE.rawValue }
