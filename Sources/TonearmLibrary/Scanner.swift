@@ -101,11 +101,12 @@ final class Scanner: @unchecked Sendable {
         // next scan redoes. Nor does the scan copy the log into the database every 4 MB (each
         // copy waits for the disk twice): once, at the end. Its pages stay in a cache of 64 MB
         // (SQLite's default of 2 MB wrote pages to the log in the middle of a transaction that
-        // changed them again). The connection's settings are restored after.
+        // changed them again). The connection's settings are restored after. (A database built
+        // in a temporary file, `synchronous = OFF`, stays so: it is synced once when complete.)
         let (synchronous, autocheckpoint, cacheSize) = try pool.writeWithoutTransaction { db in
             let old = (try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? 2, try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? 1000,
                        try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -2000)
-            try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 0; PRAGMA cache_size = -65536")
+            try db.execute(sql: "PRAGMA synchronous = \(min(old.0, 1)); PRAGMA wal_autocheckpoint = 0; PRAGMA cache_size = -65536")
             return old
         }
         defer {
