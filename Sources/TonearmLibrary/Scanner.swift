@@ -212,6 +212,8 @@ final class Scanner: @unchecked Sendable {
         }
 
         var batch: [Write] = []
+        // (Sized once: growing it by doubling held the old and the new buffer at once.)
+        batch.reserveCapacity(min(commitEvery, work.count))
         var batchArtworkBytes = 0
         var readersLeft = min(readerCount, max(1, work.count))
         var handed: [(Int, ReadOutcome)] = []
@@ -352,16 +354,18 @@ final class Scanner: @unchecked Sendable {
         defer { scanIDs = known }
         try pool.write { db in
             if makingLeftIndexes { try Schema.restoreDeferredSchema(db) }
-            var inserts: [(id: Int64, file: FoundFile, hash: UInt64, fields: ItemFields)] = []
+            // New rows as their id and their place in the batch: a copy of each row's fields
+            // (the whole batch's, 0.9 MB at 2,000 files) was a sixth of a first scan's peak heap.
+            var inserts: [(id: Int64, at: Int)] = []
             inserts.reserveCapacity(batch.count)
             var assigned = known ?? Set<Int64>()
-            for w in batch {
+            for (at, w) in batch.enumerated() {
                 switch w {
                 case .insert(let file, let hash, let fields):
                     let id = try Self.freeID(db, hash: hash, path: file.path, taken: assigned, onlyTaken: known != nil)
                     assigned.insert(id)
                     try Self.storeArtwork(db, fields)
-                    inserts.append((id, file, hash, fields))
+                    inserts.append((id, at))
                 case .update(let id, let file, let hash, let fields):
                     try Self.storeArtwork(db, fields)
                     try Self.execute(db.cachedStatement(sql: Self.updateSQL), Self.arguments(file, hash: hash, fields) + [.int(id)])
@@ -394,10 +398,11 @@ final class Scanner: @unchecked Sendable {
                 rows.removeAll(keepingCapacity: true)
                 for k in start..<(start + count) {
                     let i = inserts[order[k]]
+                    guard case .insert(let file, let hash, let fields) = batch[i.at] else { continue }
                     rows.append(.int(i.id))
                     // (Appended in place: an array of each row's values, then added to these,
                     // cost 8k instructions a file.)
-                    Self.appendArguments(to: &rows, i.file, hash: i.hash, i.fields)
+                    Self.appendArguments(to: &rows, file, hash: hash, fields)
                     rows.append(.real(now))
                 }
                 let statement = try full.flatMap { count == Self.insertChunk ? $0 : nil } ?? db.cachedStatement(sql: Self.insertSQL(rows: count))
