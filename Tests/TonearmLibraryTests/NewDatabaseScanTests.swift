@@ -94,7 +94,11 @@ import TonearmTestSupport
             try await MediaLibrary.scanIntoNewDatabase(path: path, folders: [root], readerThreads: 2, batchSize: 500,
                                                        threadStarted: hook, progress: { _ in })
         }
-        #expect(readerStarted.wait(timeout: .now() + 30) == .success)
+        // (Waited for off the cooperative pool, which the scan's task needs to start.)
+        let started = await withCheckedContinuation { c in
+            DispatchQueue.global().async { c.resume(returning: readerStarted.wait(timeout: .now() + 120)) }
+        }
+        #expect(started == .success)
         #expect(Self.files(in: folder).contains { $0.hasPrefix("library.sqlite.new-") }, "the database is being built aside")
         task.cancel()
         release.signal()
