@@ -42,15 +42,26 @@ extension MediaLibrary {
         removeStaleTemporaryFiles(of: path)
         let temporary = temporaryPath(of: path, pid: getpid())
         removeDatabaseFiles(temporary)
-        var library: MediaLibrary? = try MediaLibrary(path: temporary, syncing: false)
+        /// The error with the database's own path for the temporary one's.
+        func named(_ error: TonearmError) -> TonearmError {
+            if case .library(let at, let reason) = error, at == temporary { return .library(path: path, reason: reason) }
+            return error
+        }
+        var library: MediaLibrary?
         defer {
             if library != nil { try? library?.pool.close() }
             removeDatabaseFiles(temporary)
         }
-        let summary = try await library!.drain(
-            try library!.scan(folders: folders, readerThreads: readerThreads, batchSize: batchSize,
-                              leavingIndexesForNextUse: true, threadStarted: threadStarted),
-            progress: progress)
+        let summary: ScanSummary
+        do {
+            library = try MediaLibrary(path: temporary, syncing: false)
+            summary = try await library!.drain(
+                try library!.scan(folders: folders, readerThreads: readerThreads, batchSize: batchSize,
+                                  leavingIndexesForNextUse: true, threadStarted: threadStarted),
+                progress: progress)
+        } catch {
+            throw named(error)
+        }
         do {
             try closeDatabase(library!.pool)
             library = nil

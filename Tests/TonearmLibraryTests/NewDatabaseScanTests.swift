@@ -4,6 +4,7 @@ import Glibc
 import GRDB
 import Synchronization
 import Testing
+import TonearmCore
 @testable import TonearmLibrary
 import TonearmTestSupport
 
@@ -104,7 +105,9 @@ import TonearmTestSupport
         release.signal()
         release.signal()
         let result = await task.result
-        #expect(throws: (any Error).self) { try result.get() }
+        var named: String?
+        if case .failure(TonearmError.library(let at, _)) = result { named = at }
+        #expect(named == path, "a library error naming the database, not its temporary file: \(result)")
         #expect(Self.files(in: folder).isEmpty, "\(Self.files(in: folder))")
         // A later scan makes it.
         #expect(try await MediaLibrary.scanIntoNewDatabase(path: path, folders: [root])?.added == LibraryFixtures.mediaCount)
