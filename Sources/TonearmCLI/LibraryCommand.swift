@@ -255,7 +255,7 @@ struct LibraryScanCommand: AsyncParsableCommand {
     static func scan(_ arguments: Arguments) async throws {
         let (folders, quiet, verbose, batchSize, readers) =
             (arguments.folders, arguments.quiet, arguments.verbose, arguments.batchSize, arguments.readers)
-        let library = try LibraryDatabaseOption.open(path: arguments.db ?? ConfiguredLibrary.databasePath())
+        let path = arguments.db ?? ConfiguredLibrary.databasePath()
         let live = isatty(2) == 1 && !quiet
         var lastTenth = -1
         do {
@@ -263,8 +263,9 @@ struct LibraryScanCommand: AsyncParsableCommand {
             // A first scan leaves its listing and full-text indexes (recorded in the database)
             // to the first query that needs them: a listing, a search or a later scan makes
             // them; playing a file, counting a play and `library stats` do not wait for them.
-            let summary = try await library.scanToEnd(folders: folders, readerThreads: readers, batchSize: batchSize,
-                                                      leavingIndexesForNextUse: true) { p in
+            // A new database is built in a temporary file and named when complete (synced once,
+            // not 8 times; an interrupted scan leaves none).
+            let progress = { (p: ScanProgress) in
                 guard !quiet, p.filesTotal > 0 else { return }
                 if live {
                     FileHandle.standardError.write(Data(("\r\u{1B}[K" + Self.progressLine(p, width: Terminal.width)).utf8))
@@ -276,6 +277,15 @@ struct LibraryScanCommand: AsyncParsableCommand {
                         Terminal.writeError(line)
                     }
                 }
+            }
+            let summary: ScanSummary
+            if let new = try await MediaLibrary.scanIntoNewDatabase(path: path, folders: folders, readerThreads: readers,
+                                                                     batchSize: batchSize, progress: progress) {
+                summary = new
+            } else {
+                summary = try await LibraryDatabaseOption.open(path: path)
+                    .scanToEnd(folders: folders, readerThreads: readers, batchSize: batchSize,
+                               leavingIndexesForNextUse: true, progress: progress)
             }
             if live { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
             Terminal.write(Self.report(summary, seconds: Date().timeIntervalSince(start), verbose: verbose))

@@ -40,8 +40,15 @@ public final class MediaLibrary: Sendable {
     /// if needed, and brings its schema up to date.
     /// - Throws: `TonearmError.library(path:reason:)` when the folder cannot be created or
     ///   written, or the file is not a SQLite database.
-    public init(path: String? = nil) throws(TonearmError) {
-        let path = path ?? Self.defaultPath
+    public convenience init(path: String? = nil) throws(TonearmError) {
+        try self.init(path: path ?? Self.defaultPath, syncing: true)
+    }
+
+    /// Opens the library at `path` as ``init(path:)`` does; with `syncing` false, every
+    /// connection runs with `synchronous = OFF` (a database being built in a temporary file by
+    /// ``scanIntoNewDatabase(path:folders:readerThreads:batchSize:progress:)``, made durable
+    /// once at its end).
+    init(path: String, syncing: Bool) throws(TonearmError) {
         self.path = path
         let folder = (path as NSString).deletingLastPathComponent
         if !folder.isEmpty {
@@ -57,9 +64,12 @@ public final class MediaLibrary: Sendable {
         // Statement journals (a multi-row INSERT into a table with a UNIQUE column needs one) and
         // sorts (building an index) in memory, not in files under /var/tmp: a first scan wrote
         // 20 such files and 70 MB to them.
-        config.prepareDatabase { db in try db.execute(sql: "PRAGMA temp_store = MEMORY") }
+        let pragmas = syncing ? "PRAGMA temp_store = MEMORY" : "PRAGMA temp_store = MEMORY; PRAGMA synchronous = OFF"
+        config.prepareDatabase { db in try db.execute(sql: pragmas) }
         do {
             pool = try DatabasePool(path: path, configuration: config)
+            // (GRDB sets `synchronous = NORMAL` on the writer after `prepareDatabase`.)
+            if !syncing { try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = OFF") } }
             try Schema.prepare(pool)
             // Indexes a first scan left (it was killed, or left them on purpose) are made by the
             // first query that needs them, not here: opening the library to play a file, look an
@@ -155,7 +165,7 @@ public final class MediaLibrary: Sendable {
         try await drain(try scan(folders: folders, rereadingAll: true, threadStarted: nil), progress: { _ in })
     }
 
-    private func drain(_ stream: AsyncThrowingStream<ScanEvent, any Error>,
+    func drain(_ stream: AsyncThrowingStream<ScanEvent, any Error>,
                        progress: (ScanProgress) -> Void) async throws(TonearmError) -> ScanSummary {
         do {
             for try await event in stream {
