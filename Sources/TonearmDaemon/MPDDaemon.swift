@@ -231,8 +231,15 @@ public final class MPDDaemon: Sendable {
         watchTask.withLock { $0?.cancel() }
     }
 
+    /// The MPD side of the state as last written (nil: not yet): an unchanged one is not
+    /// written again (a song change changes none of it).
+    private let lastSaved = Mutex<SavedState?>(nil)
+    /// MPD-side state files written (tests).
+    var stateWrites: Int { stateWriteCount.withLock { $0 } }
+    private let stateWriteCount = Mutex(0)
+
     /// The MPD side of the saved state.
-    struct SavedState: Codable {
+    struct SavedState: Codable, Equatable {
         var uris: [String]
         var playing: Bool
         var consume: Bool
@@ -308,12 +315,16 @@ public final class MPDDaemon: Sendable {
         }
         let state = SavedState(uris: uris, playing: player.playbackState == .playing, consume: consume, single: single, crossfade: crossfade,
                                outputEnabled: enabled, outputs: outputs)
-        guard let data = try? JSONEncoder().encode(state) else { return }
+        // Only what changed is written: the player's store writes the place alone when the
+        // queue is the same, and the MPD side not at all when it is the same.
+        guard lastSaved.withLock({ $0 }) != state, let data = try? JSONEncoder().encode(state) else { return }
+        lastSaved.withLock { $0 = nil }
+        stateWriteCount.withLock { $0 += 1 }
         let temp = stateFile + ".tmp"
         do {
             try FileManager.default.createDirectory(atPath: (stateFile as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             try data.write(to: URL(fileURLWithPath: temp))
-            _ = rename(temp, stateFile)
+            if rename(temp, stateFile) == 0 { lastSaved.withLock { $0 = state } }
         } catch {
             try? FileManager.default.removeItem(atPath: temp)
         }
