@@ -171,7 +171,7 @@ struct DaemonPeerCLITests {
 /// MPD and to the daemon, the answers compared as above. Long songs (20 s) so that what plays
 /// is still playing when it is asked about.
 @Suite(.serialized)
-struct DaemonPeerRangeTests {
+struct DaemonPeerRangeCLITests {
     static let transcript: [String] = [
         // rangeid: set, cleared, printed with the range's length; MPD's errors in its order.
         "findadd artist 歌手", "rangeid 1 0.25:0.5", "rangeid 2 0.5:", "rangeid 3 :0.75", "playlistinfo", "status",
