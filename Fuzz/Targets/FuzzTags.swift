@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target: the tag and header readers that run without FFmpeg: FLACHeader (STREAMINFO,
-// Vorbis comments, pictures), the APE tag (and where it starts, which ends an MP3's audio),
+// Vorbis comments, pictures; the comments as stored, for readcomments), the APE tag (and where it starts, which ends an MP3's audio),
 // ID3v1, ID3v2 skipping and the tag text decoder.
 // Their types are internal to TonearmCodecs, which scripts/fuzz builds with testing enabled.
 @testable import TonearmCodecs
@@ -13,6 +13,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     if let flac = FLACHeader(file) {
         _ = flac.sourceFormat(fileSize: size)
     }
+    _ = FLACHeader.storedComments(file)
     let memory = TagMemorySource(bytes: bytes)
     _ = APETag.read(memory)
     _ = APETag.start(in: memory)

@@ -65,6 +65,8 @@ struct PickCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Add the picks to the running daemon's queue (tonearm daemon) instead of playing them here.")
     var daemon = false
 
+    @OptionGroup var daemonAddress: DaemonAddressOptions
+
     @OptionGroup var playback: PlaybackOptions
 
     func validate() throws {
@@ -72,6 +74,8 @@ struct PickCommand: AsyncParsableCommand {
                      addTo.map { _ in "--add-to" }, daemon ? "--daemon" : nil].compactMap { $0 }
         if modes.count > 1 { throw ValidationError("\(modes.joined(separator: ", ")): choose one") }
         if let addTo, addTo.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("--add-to needs a playlist name") }
+        if daemonAddress.isGiven && !daemon { throw ValidationError("--host, --port and --password say where the daemon is: they go with --daemon") }
+        if daemon { _ = try daemonAddress.resolved() }
         guard let v = MediaPicker.View(rawValue: view.lowercased()), v != .selected else {
             throw ValidationError("--view must be songs, artists, albums, genres or playlists, not '\(view)'")
         }
@@ -142,7 +146,7 @@ struct PickCommand: AsyncParsableCommand {
             return
         }
         if daemon {
-            try await RemoteHandOff.hand(items.map(\.path))
+            try await RemoteHandOff.hand(items.map(\.path), options: daemonAddress)
             return
         }
         // Picked items' plays and skips are counted in the library.

@@ -95,6 +95,8 @@ struct PlayCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Hand the files to the running daemon's queue (tonearm daemon) instead of playing them here; it plays them when it was not playing.")
     var daemon = false
 
+    @OptionGroup var daemonAddress: DaemonAddressOptions
+
     @OptionGroup var playback: PlaybackOptions
 
     /// What to play must be given. Checked in run(), not validate(): ArgumentParser validates
@@ -116,6 +118,8 @@ struct PlayCommand: AsyncParsableCommand {
         if sub != nil && subTrack != nil { throw ValidationError("--sub and --sub-track cannot be used together (one subtitle is drawn)") }
         if (sub != nil || subTrack != nil) && noVideo { throw ValidationError("--no-video plays no picture to draw subtitles on") }
         if start != nil && resume { throw ValidationError("--start chooses the first file of a new queue; it cannot be used with --resume") }
+        if daemonAddress.isGiven && !daemon { throw ValidationError("--host, --port and --password say where the daemon is: they go with --daemon") }
+        if daemon { _ = try daemonAddress.resolved() }
     }
 
     /// Whether the queue comes (also) from the media library.
@@ -171,7 +175,7 @@ struct PlayCommand: AsyncParsableCommand {
             let files = (usesLibrary ? try libraryItems().1.map(\.path) : []) + MediaPaths.expandWithPlaylists(paths, problems: &problems)
             for p in problems { Terminal.writeProblem(p) }
             if files.isEmpty { throw CommandFailure(nil, "no playable files in \(paths.joined(separator: ", "))") }
-            try await RemoteHandOff.hand(files)
+            try await RemoteHandOff.hand(files, options: daemonAddress)
             return
         }
         try playback.checkOutputFile()

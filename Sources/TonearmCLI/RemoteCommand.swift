@@ -39,9 +39,13 @@ struct RemoteClientCommand: AsyncParsableCommand {
 
 /// Where the daemon is and how to print: every `remote` subcommand takes these.
 struct RemoteOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The daemon's address: a Unix socket's path or HOST[:PORT] (default: $MPD_HOST as mpc reads it, with $MPD_PORT, else $XDG_RUNTIME_DIR/tonearm/mpd.sock).",
+    @Option(name: .long, help: ArgumentHelp("The daemon's address: a Unix socket's path or HOST[:PORT] (default: $MPD_HOST as mpc reads it, with $MPD_PORT, else localhost when only $MPD_PORT is set, else $XDG_RUNTIME_DIR/tonearm/mpd.sock).",
                                             valueName: "ADDR"))
     var host: String?
+
+    @Option(name: .long, help: ArgumentHelp("The daemon's TCP port (as mpc's --port; default: $MPD_PORT, else 6600): on localhost without --host or $MPD_HOST.",
+                                            valueName: "PORT"))
+    var port: Int?
 
     @Option(name: .long, help: "The daemon's password (see tonearm daemon --password; default: the PASSWORD in MPD_HOST=PASSWORD@HOST).")
     var password: String?
@@ -57,21 +61,47 @@ struct RemoteOptions: ParsableArguments {
     var verbose = false
 
     func validate() throws {
-        if let host, MPDAddress(host) == nil { throw ValidationError("--host takes a socket's path or HOST[:PORT], not '\(host)'") }
-        if host == nil { _ = try Self.environmentAddress(ProcessInfo.processInfo.environment) }
+        _ = try Self.daemonAddress(host: host, port: port, password: password, environment: ProcessInfo.processInfo.environment)
         if let format { _ = try Self.parseFormat(format) }
+    }
+
+    /// Where the daemon is and its password, as mpc finds its server: `--host` (a socket's
+    /// path or HOST[:PORT]) wins over `MPD_HOST`, `--port` over `MPD_PORT`, `--password` over
+    /// the PASSWORD of `MPD_HOST=PASSWORD@HOST` (which counts only when `--host` is not given).
+    /// A port without a host (`--port` or `MPD_PORT` alone) is `localhost:PORT`; neither is
+    /// the daemon's own socket. A usage error naming the flag or variable for a bad value.
+    static func daemonAddress(host: String?, port: Int?, password: String?,
+                              environment env: [String: String]) throws -> (address: MPDAddress, password: String?) {
+        if let port, !(1...65535).contains(port) { throw ValidationError("--port takes a port 1–65535, not \(port)") }
+        if let host {
+            guard let address = MPDAddress(host, defaultPort: port ?? 6600) else {
+                throw ValidationError("--host takes a socket's path or HOST[:PORT], not '\(host)'")
+            }
+            return (address, password)
+        }
+        if let fromEnvironment = try environmentAddress(env, port: port) {
+            return (fromEnvironment.address, password ?? fromEnvironment.password)
+        }
+        if let port { return (.tcp(host: "localhost", port: port), password) }
+        return (.daemonSocket, password)
     }
 
     /// The address and password in `MPD_HOST` and `MPD_PORT`, read as mpc reads them:
     /// `[PASSWORD@]HOST`, a socket's path or `@abstract`; `MPD_PORT` the TCP port (default
-    /// 6600). Nil when `MPD_HOST` is not set; a usage error naming the variable for a bad value.
-    static func environmentAddress(_ env: [String: String]) throws -> (address: MPDAddress, password: String?)? {
+    /// 6600; `port` wins over it). `MPD_PORT` alone is `localhost:PORT` (mpc's default host).
+    /// Nil when neither is set; a usage error naming the variable for a bad value.
+    static func environmentAddress(_ env: [String: String], port flag: Int? = nil) throws -> (address: MPDAddress, password: String?)? {
         var port = 6600
+        var portSet = false
         if let text = env["MPD_PORT"], !text.isEmpty {
             guard let p = Int(text), (1...65535).contains(p) else { throw ValidationError("MPD_PORT takes a port 1–65535, not '\(text)'") }
             port = p
+            portSet = true
         }
-        guard let text = env["MPD_HOST"], !text.isEmpty else { return nil }
+        if let flag { port = flag }
+        guard let text = env["MPD_HOST"], !text.isEmpty else {
+            return portSet ? (.tcp(host: "localhost", port: port), nil) : nil
+        }
         var host = Substring(text), password: String?
         // A password before an '@' (not "@abstract", which is a socket's name).
         if !text.hasPrefix("@"), !text.hasPrefix("/"), let at = text.lastIndex(of: "@") {
@@ -84,19 +114,21 @@ struct RemoteOptions: ParsableArguments {
         return (address, password)
     }
 
-    private var fromEnvironment: (address: MPDAddress, password: String?)? {
-        host == nil ? (try? Self.environmentAddress(ProcessInfo.processInfo.environment)) ?? nil : nil
+    private var resolved: (address: MPDAddress, password: String?) {
+        (try? Self.daemonAddress(host: host, port: port, password: password, environment: ProcessInfo.processInfo.environment))
+            ?? (.daemonSocket, password)
     }
 
     /// The password: --password, else the one in MPD_HOST (when --host is not given).
-    var effectivePassword: String? { password ?? fromEnvironment?.password }
+    var effectivePassword: String? { resolved.password }
 
     static func parseFormat(_ format: String) throws -> RemoteFormat {
         do { return try RemoteFormat(format) } catch { throw ValidationError("--format: \(error)") }
     }
 
-    /// --host, else MPD_HOST (and MPD_PORT), else the daemon's own socket.
-    var address: MPDAddress { host.flatMap { MPDAddress($0) } ?? fromEnvironment?.address ?? .daemonSocket }
+    /// --host, else MPD_HOST (and MPD_PORT or --port), else localhost with --port or MPD_PORT,
+    /// else the daemon's own socket.
+    var address: MPDAddress { resolved.address }
 
     /// The song format asked for, or mpc's default.
     var songFormat: RemoteFormat { (try? format.map { try RemoteFormat($0) }) ?? .songDefault }

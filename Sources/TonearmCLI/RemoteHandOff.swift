@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import ArgumentParser
 import Foundation
 import Tonearm
 import TonearmMPDClient
@@ -11,11 +12,12 @@ enum RemoteHandOff {
     /// Adds `files` (local paths, made absolute; URLs as they are) after the queue's end, in one
     /// command list; starts the first added one when the daemon is stopped or paused. Prints
     /// what was added and what plays.
-    /// The daemon is at `MPD_HOST`/`MPD_PORT` when set (as mpc reads them; a bad value is a
-    /// usage error naming the variable), else at its own socket.
-    static func hand(_ files: [String]) async throws {
-        let env = try RemoteOptions.environmentAddress(ProcessInfo.processInfo.environment)
-        try await hand(files, address: env?.address ?? .daemonSocket, password: env?.password)
+    /// The daemon is where `options` say (`--host`, `--port`, `--password`), else at
+    /// `MPD_HOST`/`MPD_PORT` when set (as mpc reads them; a bad value is a usage error naming
+    /// the flag or variable), else at its own socket.
+    static func hand(_ files: [String], options: DaemonAddressOptions) async throws {
+        let (address, password) = try options.resolved()
+        try await hand(files, address: address, password: password)
     }
 
     static func hand(_ files: [String], address: MPDAddress, password: String?) async throws {
@@ -46,5 +48,28 @@ enum RemoteHandOff {
         } catch {
             throw RemoteOptions.failure(error)
         }
+    }
+}
+
+/// `--host`, `--port` and `--password` of `tonearm play --daemon` and `tonearm pick --daemon`:
+/// where the daemon is, as `tonearm remote` and mpc take them (flags win over `MPD_HOST` and
+/// `MPD_PORT`).
+struct DaemonAddressOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("With --daemon: the daemon's address, a Unix socket's path or HOST[:PORT] (default: $MPD_HOST as mpc reads it, else localhost when only a port is given, else $XDG_RUNTIME_DIR/tonearm/mpd.sock).",
+                                            valueName: "ADDR"))
+    var host: String?
+
+    @Option(name: .long, help: ArgumentHelp("With --daemon: the daemon's TCP port (default: $MPD_PORT, else 6600).", valueName: "PORT"))
+    var port: Int?
+
+    @Option(name: .long, help: "With --daemon: the daemon's password (default: the PASSWORD in MPD_HOST=PASSWORD@HOST).")
+    var password: String?
+
+    /// Whether any of them was given (they need --daemon).
+    var isGiven: Bool { host != nil || port != nil || password != nil }
+
+    /// The address and password (``RemoteOptions/daemonAddress(host:port:password:environment:)``).
+    func resolved(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> (MPDAddress, String?) {
+        try RemoteOptions.daemonAddress(host: host, port: port, password: password, environment: environment)
     }
 }

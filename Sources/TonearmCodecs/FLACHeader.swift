@@ -244,3 +244,58 @@ struct FLACHeader {
         return MetadataReader.finish(tags, file: file, attached: artwork)
     }
 }
+
+extension FLACHeader {
+    /// A FLAC file's Vorbis comments as they are stored (MPD's `readcomments`): each entry's
+    /// key as written (not upper-cased) and its value, in the file's order, duplicates kept;
+    /// entries without `=` or with an empty key left out. Nil when `file` is not FLAC or its
+    /// blocks run past its end.
+    static func storedComments(_ file: TagFileReader) -> [(key: String, value: String)]? {
+        guard let magic = file.read(at: 0, count: 4), magic.elementsEqual("fLaC".utf8) else { return nil }
+        var offset = 4
+        var last = false
+        var out: [(key: String, value: String)] = []
+        while !last {
+            guard let header = file.read(at: offset, count: 4) else { return nil }
+            last = header[0] & 0x80 != 0
+            let type = header[0] & 0x7F
+            let length = Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
+            offset += 4
+            guard length <= file.size - offset else { return nil }
+            if type == 4 {
+                guard let b = file.read(at: offset, count: length) else { return nil }
+                func le32(_ at: Int) -> Int { Int(b[at]) | Int(b[at + 1]) << 8 | Int(b[at + 2]) << 16 | Int(b[at + 3]) << 24 }
+                guard b.count >= 8, le32(0) <= b.count - 8 else { return nil }
+                var p = 4 + le32(0)
+                var count = le32(p)
+                p += 4
+                while count > 0, b.count - p >= 4 {
+                    let n = le32(p)
+                    p += 4
+                    guard n <= b.count - p else { break }
+                    let entry = b[p..<(p + n)]
+                    p += n
+                    count -= 1
+                    guard let equals = entry.firstIndex(of: UInt8(ascii: "=")), equals > entry.startIndex else { continue }
+                    out.append((String(decoding: entry[entry.startIndex..<equals], as: UTF8.self),
+                                String(decoding: entry[(equals + 1)...], as: UTF8.self)))
+                }
+            }
+            offset += length
+        }
+        return out
+    }
+}
+
+/// The comments (tags) of a file as it stores them, for MPD's `readcomments`.
+public enum FileComments {
+    /// (key, value) pairs: a FLAC file's Vorbis comments as written (keys in their own case, the
+    /// file's order); for other formats the tags the metadata reader finds (keys lower-cased,
+    /// sorted by key).
+    /// - Throws: ``TonearmError`` when the file cannot be read (naming it).
+    public static func read(path: String) throws -> [(key: String, value: String)] {
+        if let file = TagFileReader(path: path), let comments = FLACHeader.storedComments(file) { return comments }
+        let m = try MetadataReader.readMetadata(path: path)
+        return m.rawTags.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }
+    }
+}

@@ -82,12 +82,24 @@ public struct MPDPlayerSnapshot: Sendable, Hashable {
     public var position: Int?
     public var elapsed: Double
     public var duration: Double?
+    /// Queue position of the song the player plays next in its own order (random mode's
+    /// `nextsong`; nil: none, or not known).
+    public var next: Int?
+    /// Queue position of the first song of the player's order (random mode: where `play`
+    /// starts when there is no current song).
+    public var first: Int?
+    /// The current song's place in the player's shuffled order (random mode; nil otherwise).
+    public var orderPosition: Int?
 
-    public init(state: State = .stop, position: Int? = nil, elapsed: Double = 0, duration: Double? = nil) {
+    public init(state: State = .stop, position: Int? = nil, elapsed: Double = 0, duration: Double? = nil, next: Int? = nil,
+                first: Int? = nil, orderPosition: Int? = nil) {
+        self.orderPosition = orderPosition
         self.state = state
         self.position = position
         self.elapsed = elapsed
         self.duration = duration
+        self.next = next
+        self.first = first
     }
 }
 
@@ -118,6 +130,9 @@ public enum MPDPlayerAction: Sendable, Hashable {
     case output(id: Int, enabled: Bool)
     /// ReplayGain levelling: `off`, `track` or `album` (MPD's `auto` resolved by the machine).
     case replayGain(String)
+    /// The songs at `positions` get priority `priority` (`prio`): in random mode the player
+    /// plays higher ones first. `afterCurrent` false: the queue has no current song yet.
+    case priority(UInt8, positions: [Int], afterCurrent: Bool)
 }
 
 /// What a command gave: the text of its answer (without `OK`), what the player is to do, and
@@ -238,6 +253,9 @@ public struct MPDCommandMachine: Sendable {
         public var version: UInt32
         /// `prio`: 0…255 (MPD plays higher ones first in random mode).
         public var priority: UInt8 = 0
+        /// `rangeid`: the part of the song to play, in milliseconds (0: from the start, to the end).
+        public var rangeStart: UInt32 = 0
+        public var rangeEnd: UInt32 = 0
     }
 
     public private(set) var entries: [Entry] = []
@@ -284,7 +302,7 @@ public struct MPDCommandMachine: Sendable {
     /// Commands the database responder answers (``MPDDatabaseResponder``).
     public static let databaseCommands: Set<String> = [
         "lsinfo", "listall", "listallinfo", "listfiles", "find", "search", "findadd", "searchadd", "searchaddpl",
-        "list", "count", "update", "rescan", "albumart", "readpicture", "getfingerprint", "readcomments",
+        "list", "count", "update", "rescan", "albumart", "readpicture", "getfingerprint",
         "listplaylists", "listplaylist", "listplaylistinfo", "load", "save", "rm", "rename", "playlistadd",
         "playlistclear", "playlistdelete", "playlistmove",
     ]
@@ -308,6 +326,7 @@ public struct MPDCommandMachine: Sendable {
         "enableoutput", "disableoutput", "toggleoutput", "outputset", "password", "replay_gain_mode", "prio", "prioid",
         "channels", "subscribe", "unsubscribe", "sendmessage", "readmessages", "listpartitions", "partition",
         "newpartition", "delpartition", "listmounts", "mixrampdb", "mixrampdelay", "config", "kill", "addtagid", "cleartagid",
+        "rangeid", "readcomments",
     ]
     /// MPD's limits: channels a connection may subscribe to, messages waiting for it.
     static let maxSubscriptions = 16
@@ -331,10 +350,13 @@ public struct MPDCommandMachine: Sendable {
 
     /// Restores what a saved state says (queue, volume, modes).
     public mutating func restore(songs: [MPDSong], volume: Int, isRepeat: Bool, isRandom: Bool, single: MPDArguments.SingleMode,
-                                 consume: Bool, crossfade: Int = 0, outputEnabled: Bool = true) {
+                                 consume: Bool, crossfade: Int = 0, outputEnabled: Bool = true, priorities: [UInt8]? = nil) {
         enabledOutputs = outputs.map { _ in outputEnabled }
         entries = []
         for s in songs { appendEntry(s, at: entries.count) }
+        if let priorities, priorities.count == entries.count {
+            for i in entries.indices { entries[i].priority = priorities[i] }
+        }
         self.volume = volume
         self.isRepeat = isRepeat
         self.isRandom = isRandom
@@ -352,6 +374,20 @@ public struct MPDCommandMachine: Sendable {
         var o = MPDOutcome(client: MPDClientContext(isLocal: true))
         removeEntries(position..<(position + 1))
         o.actions = [.remove(at: position)]
+        o.changed = [.playlist]
+        return o
+    }
+
+    /// The song at `position` started playing: as MPD (`playlist::SongStarted`), its priority
+    /// goes back to 0 — a new playlist version when it had one — without moving it in the
+    /// order. The outcome's action tells the player.
+    public mutating func songStarted(position: Int) -> MPDOutcome? {
+        guard entries.indices.contains(position), entries[position].priority != 0 else { return nil }
+        var o = MPDOutcome(client: MPDClientContext(isLocal: true))
+        bump()
+        entries[position].priority = 0
+        entries[position].version = version
+        o.actions = [.priority(0, positions: [position], afterCurrent: true)]
         o.changed = [.playlist]
         return o
     }
@@ -727,7 +763,8 @@ public struct MPDCommandMachine: Sendable {
                 }
             }
             if p == nil && entries.isEmpty { break }
-            if p == nil && player.state == .stop { p = player.position ?? 0 }
+            // No current song: the first of the order (random mode: the highest priority's).
+            if p == nil && player.state == .stop { p = player.position ?? (isRandom ? player.first ?? 0 : 0) }
             out.actions = [.play(position: p, seconds: nil)]
             out.changed.insert(.player)
         case "playid":
@@ -737,7 +774,8 @@ public struct MPDCommandMachine: Sendable {
                 if n >= 0 { p = try index(ofID: a) }
             }
             if p == nil && entries.isEmpty { break }
-            if p == nil && player.state == .stop { p = player.position ?? 0 }
+            // No current song: the first of the order (random mode: the highest priority's).
+            if p == nil && player.state == .stop { p = player.position ?? (isRandom ? player.first ?? 0 : 0) }
             out.actions = [.play(position: p, seconds: nil)]
             out.changed.insert(.player)
         case "pause":
@@ -877,12 +915,37 @@ public struct MPDCommandMachine: Sendable {
                 // songs whose priority changed are in `plchanges` after it.
                 guard !r.isEmpty else { continue }
                 bump()
+                var changed: [Int] = []
                 for p in r where entries[p].priority != priority {
                     entries[p].priority = priority
                     entries[p].version = version
+                    changed.append(p)
                 }
+                if !changed.isEmpty { out.actions.append(.priority(priority, positions: changed, afterCurrent: hasCurrent)) }
                 out.changed.insert(.playlist)
             }
+
+        case "rangeid":
+            // MPD's order: the id, the range, the song, then whether it may be edited.
+            let id = try unsigned(args[0])
+            guard let (start, end0) = Self.timeRange(args[1]) else { throw MPDAck(.argument, "Bad range", command: name) }
+            guard let i = entries.firstIndex(where: { $0.id == id }) else { throw MPDAck(.noExist, "No such song", command: name) }
+            // MPD 0.23 compares the song's queue position with the current song's number in
+            // the play order (the same number unless in random mode).
+            if player.state != .stop, (isRandom ? player.orderPosition ?? player.position : player.position) == i {
+                throw MPDAck(.permission, "Cannot edit the current song", command: name)
+            }
+            var end = end0
+            if let d = entries[i].song.duration {
+                let ms = UInt32(clamping: Int64(d * 1000))
+                guard start <= ms else { throw MPDAck(.argument, "Invalid start offset", command: name) }
+                if end >= ms { end = 0 }
+            }
+            entries[i].rangeStart = start
+            entries[i].rangeEnd = end
+            bump()
+            entries[i].version = version
+            out.changed.insert(.playlist)
 
         // The queue.
         case "add", "addid":
@@ -1027,6 +1090,21 @@ public struct MPDCommandMachine: Sendable {
         return out
     }
 
+    /// `START:END` of `rangeid` as MPD reads it (seconds, either optional, in whole
+    /// milliseconds cut as MPD cuts them): nil for a negative or malformed part, or an end not
+    /// after the start.
+    static func timeRange(_ s: String) -> (start: UInt32, end: UInt32)? {
+        guard let colon = s.firstIndex(of: ":") else { return nil }
+        func part(_ t: Substring) -> UInt32?? {
+            if t.isEmpty { return .some(0) }
+            guard let f = Float(t), f.isFinite, f >= 0, f * 1000 < Float(UInt32.max) else { return nil }
+            return .some(UInt32(f * 1000))
+        }
+        guard let start = part(s[..<colon]), let end = part(s[s.index(after: colon)...]),
+              let start, let end, end == 0 || end > start else { return nil }
+        return (start, end)
+    }
+
     /// The path an absolute or `file://` URI names, else nil.
     static func localPath(_ uri: String) -> String? {
         if uri.hasPrefix("/") { return uri }
@@ -1061,8 +1139,10 @@ public struct MPDCommandMachine: Sendable {
                 if let d { s += MPDResponse.pair("duration", String(format: "%.3f", d)) }
                 if let f = entries[pos].song.format { s += MPDResponse.pair("audio", f.text) }
             }
-            let next = pos + 1 < entries.count ? pos + 1 : (isRepeat && !entries.isEmpty ? 0 : nil)
-            if let next, !isRandom {
+            // In random mode the next song is the player's (its shuffled order, priorities first).
+            let next = isRandom ? p.next.flatMap { entries.indices.contains($0) ? $0 : nil }
+                : pos + 1 < entries.count ? pos + 1 : (isRepeat && !entries.isEmpty ? 0 : nil)
+            if let next {
                 s += MPDResponse.pair("nextsong", String(next))
                 s += MPDResponse.pair("nextsongid", String(entries[next].id))
             }
@@ -1076,10 +1156,21 @@ public struct MPDCommandMachine: Sendable {
         let e = entries[i]
         // MPD's order: file, Last-Modified, Format, the tags, Time and duration, then the queue's.
         var s = MPDResponse.pair("file", e.song.uri)
+        // `rangeid`'s part, as MPD prints it: `Range: 1.500-3.000`, or `Range: 1.500-` to the end.
+        func seconds(_ ms: UInt32) -> String { "\(ms / 1000)." + String(1000 + ms % 1000).dropFirst() }
+        if e.rangeEnd > 0 {
+            s += MPDResponse.pair("Range", seconds(e.rangeStart) + "-" + seconds(e.rangeEnd))
+        } else if e.rangeStart > 0 {
+            s += MPDResponse.pair("Range", seconds(e.rangeStart) + "-")
+        }
         if let m = e.song.lastModified { s += MPDResponse.pair("Last-Modified", MPDResponse.time(m)) }
         if let f = e.song.format { s += MPDResponse.pair("Format", f.text) }
         for (tag, value) in e.song.tags where client.tagTypes.contains(tag) { s += MPDResponse.pair(tag.rawValue, value) }
-        if let d = e.song.duration {
+        if var d = e.song.duration {
+            // The range's length (MPD's GetDuration: to its end, else the song's, less its start).
+            if e.rangeEnd > 0 || e.rangeStart > 0 {
+                d = (e.rangeEnd > 0 ? Double(e.rangeEnd) / 1000 : d) - Double(e.rangeStart) / 1000
+            }
             s += MPDResponse.pair("Time", String(Int(d.rounded())))
             s += MPDResponse.pair("duration", String(format: "%.3f", d))
         }

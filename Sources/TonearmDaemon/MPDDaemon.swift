@@ -231,8 +231,15 @@ public final class MPDDaemon: Sendable {
         watchTask.withLock { $0?.cancel() }
     }
 
+    /// The MPD side of the state as last written (nil: not yet): an unchanged one is not
+    /// written again (a song change changes none of it).
+    private let lastSaved = Mutex<SavedState?>(nil)
+    /// MPD-side state files written (tests).
+    var stateWrites: Int { stateWriteCount.withLock { $0 } }
+    private let stateWriteCount = Mutex(0)
+
     /// The MPD side of the saved state.
-    struct SavedState: Codable {
+    struct SavedState: Codable, Equatable {
         var uris: [String]
         var playing: Bool
         var consume: Bool
@@ -265,7 +272,8 @@ public final class MPDDaemon: Sendable {
             machine.withLock {
                 $0.restore(songs: songs, volume: Int((player.volume * 100).rounded()), isRepeat: q.repeatMode != .none,
                            isRandom: q.shuffleMode != .off, single: single, consume: saved?.consume ?? false,
-                           crossfade: saved?.crossfade ?? 0, outputEnabled: saved?.outputEnabled ?? true)
+                           crossfade: saved?.crossfade ?? 0, outputEnabled: saved?.outputEnabled ?? true,
+                           priorities: q.playOrder.priorities)
                 if let o = saved?.outputs { $0.restoreOutputs(o) }
             }
             syncOutputs()
@@ -307,12 +315,16 @@ public final class MPDDaemon: Sendable {
         }
         let state = SavedState(uris: uris, playing: player.playbackState == .playing, consume: consume, single: single, crossfade: crossfade,
                                outputEnabled: enabled, outputs: outputs)
-        guard let data = try? JSONEncoder().encode(state) else { return }
+        // Only what changed is written: the player's store writes the place alone when the
+        // queue is the same, and the MPD side not at all when it is the same.
+        guard lastSaved.withLock({ $0 }) != state, let data = try? JSONEncoder().encode(state) else { return }
+        lastSaved.withLock { $0 = nil }
+        stateWriteCount.withLock { $0 += 1 }
         let temp = stateFile + ".tmp"
         do {
             try FileManager.default.createDirectory(atPath: (stateFile as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             try data.write(to: URL(fileURLWithPath: temp))
-            _ = rename(temp, stateFile)
+            if rename(temp, stateFile) == 0 { lastSaved.withLock { $0 = state } }
         } catch {
             try? FileManager.default.removeItem(atPath: temp)
         }
@@ -416,6 +428,7 @@ public final class MPDDaemon: Sendable {
     }
 
     private func handle(_ request: MPDRequest, client: MPDClientContext) throws(MPDAck) -> MPDOutcome {
+        if request.command == "readcomments" { return try readComments(request.arguments[0], client: client) }
         let snapshot = playerSnapshot()
         let outcome = try machine.withLock { m throws(MPDAck) in
             try m.handle(request, client: client, player: snapshot, database: database) { uri, client throws(MPDAck) in
@@ -423,7 +436,19 @@ public final class MPDDaemon: Sendable {
             }
         }
         apply(outcome.actions)
-        return outcome
+        var answer = outcome
+        if outcome.actions.contains(where: { if case .play = $0 { true } else { false } }), let started = songStarted() {
+            answer.changed.formUnion(started)
+        }
+        return answer
+    }
+
+    /// The current song started playing: its priority goes back to 0 (MPD's `SongStarted`).
+    private func songStarted() -> Set<MPDSubsystem>? {
+        guard player.playbackState == .playing, let index = player.queue.currentIndex,
+              let outcome = machine.withLock({ $0.songStarted(position: index) }) else { return nil }
+        apply(outcome.actions)
+        return outcome.changed
     }
 
     func playerSnapshot() -> MPDPlayerSnapshot {
@@ -434,7 +459,9 @@ public final class MPDDaemon: Sendable {
         case .stopped: .stop
         }
         return MPDPlayerSnapshot(state: state, position: q.currentIndex, elapsed: state == .stop ? 0 : q.currentTime,
-                                 duration: q.currentDuration)
+                                 duration: q.currentDuration, next: q.shuffleMode != .off ? q.upcomingIndex : nil,
+                                 first: q.shuffleMode != .off ? q.firstInPlayOrder : nil,
+                                 orderPosition: q.shuffleMode != .off ? q.playOrderPosition : nil)
     }
 
     private func apply(_ actions: [MPDPlayerAction]) {
@@ -468,6 +495,8 @@ public final class MPDDaemon: Sendable {
                 outputControl?.setEnabled(id, enabled)
                 if !machine.withLock({ $0.outputEnabled }), player.playbackState == .playing { player.pause() }
             case .replayGain(let mode): q.setReplayGain(ReplayGainMode(rawValue: mode) ?? .off)
+            case .priority(let priority, let positions, let afterCurrent):
+                q.setPriority(priority, ofItemsAt: positions, afterCurrent: afterCurrent)
             }
         }
     }
@@ -480,6 +509,7 @@ public final class MPDDaemon: Sendable {
             // A song's decoder and buffers freed (stop, pause, the end): their heap goes back.
             if case .stateChanged = e { trimmer.request() }
         case .currentItemChanged:
+            if let started = songStarted() { hub.post(started) }
             persist()
             updateTitle()
             trimmer.request()
@@ -517,6 +547,31 @@ public final class MPDDaemon: Sendable {
         guard !changed.isEmpty else { return }
         persist()
         hub.post(changed)
+    }
+
+    /// `readcomments URI`: the file's comments as it stores them (``FileComments``), one
+    /// `key: value` line each — as MPD, only keys of letters, `_` and `-` and values without
+    /// control characters. A song of the database, or a local file for a client on the Unix
+    /// socket; a stream has none here.
+    private func readComments(_ uri: String, client: MPDClientContext) throws(MPDAck) -> MPDOutcome {
+        var out = MPDOutcome(client: client)
+        let song: MPDSong
+        do { song = try resolve(uri, client: client, command: "readcomments") } catch {
+            // MPD: a URI that names no file is no song here.
+            throw error.code == .noExist ? MPDAck(.noExist, "No such song", command: "readcomments") : error
+        }
+        guard !song.location.contains("://") else { return out }
+        let comments: [(key: String, value: String)]
+        do { comments = try FileComments.read(path: song.location) } catch {
+            throw MPDAck(.noExist, "Failed to load file", command: "readcomments")
+        }
+        for (key, value) in comments {
+            guard let first = key.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic,
+                  key.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || $0 == "_" || $0 == "-") }),
+                  !value.unicodeScalars.contains(where: { $0.value < 0x20 }) else { continue }
+            out.response += "\(key): \(value)\n"
+        }
+        return out
     }
 
     /// The song a URI of `add` names. Local files (an absolute path or `file://`) only for a

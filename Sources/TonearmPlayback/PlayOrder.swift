@@ -34,12 +34,16 @@ public struct PlayOrder: Sendable, Codable, Equatable {
     /// The album key of each item (for album shuffle), by item index.
     private var albums: [String]
     private var rng: SplitMix64
+    /// Each item's priority (MPD's `prio`, 0…255), by item index; nil while every one is 0 (and
+    /// in orders saved before priorities). Shuffled by songs, higher priorities play first.
+    public private(set) var priorities: [UInt8]?
 
-    /// A queue of `count` items (album keys optional), starting at item `start`.
+    /// A queue of `count` items (album keys and priorities optional), starting at item `start`.
     public init(count: Int, albums: [String]? = nil, start: Int = 0, repeatMode: RepeatMode = .none,
-                shuffleMode: ShuffleMode = .off, seed: UInt64 = 0x5EED) {
+                shuffleMode: ShuffleMode = .off, seed: UInt64 = 0x5EED, priorities: [UInt8]? = nil) {
         order = Array(0..<max(0, count))
         self.albums = albums ?? Array(repeating: "", count: max(0, count))
+        self.priorities = priorities?.count == max(0, count) && priorities?.contains(where: { $0 != 0 }) == true ? priorities : nil
         position = order.isEmpty ? 0 : min(max(0, start), count - 1)
         self.repeatMode = repeatMode
         self.shuffleMode = .off
@@ -48,6 +52,19 @@ public struct PlayOrder: Sendable, Codable, Equatable {
     }
 
     public var count: Int { order.count }
+
+    /// This order with its position at `p` (what a saved position says; clamped).
+    func at(position p: Int) -> PlayOrder {
+        var copy = self
+        copy.position = order.isEmpty ? 0 : min(max(0, p), order.count - 1)
+        return copy
+    }
+
+    /// The priority of item `index` (0 for an unknown one).
+    public func priority(ofItem index: Int) -> UInt8 {
+        guard let priorities, priorities.indices.contains(index) else { return 0 }
+        return priorities[index]
+    }
     /// The current item's index, or nil for an empty queue.
     public var current: Int? { order.isEmpty ? nil : order[position] }
 
@@ -154,7 +171,10 @@ public struct PlayOrder: Sendable, Codable, Equatable {
                 let i = o.firstIndex(where: { albums[$0] != albums[previous] }) ?? 1
                 o = Array(o[i...] + o[..<i])
             } else if shuffleMode == .songs {
-                o.swapAt(0, 1 + Int(rng.next() % UInt64(o.count - 1)))
+                // Within the first priority group (the whole order when no song has one).
+                let top = priority(ofItem: o[0])
+                let group = o.firstIndex(where: { priority(ofItem: $0) != top }) ?? o.count
+                if group > 1 { o.swapAt(0, 1 + Int(rng.next() % UInt64(group - 1))) }
             }
         }
         order = o
@@ -170,6 +190,9 @@ public struct PlayOrder: Sendable, Codable, Equatable {
         case .songs:
             var rest = (0..<n).filter { $0 != first }
             shuffle(&rest)
+            // As MPD: higher priorities first, each priority's songs in a random order (a
+            // stable sort of a random order).
+            if priorities != nil { rest = stableSortedByPriority(rest) }
             return (first.map { [$0] } ?? []) + rest
         case .albums:
             var groups: [[Int]] = []
@@ -192,6 +215,14 @@ public struct PlayOrder: Sendable, Codable, Equatable {
         }
     }
 
+    /// `items` ordered by priority, highest first, keeping their order within a priority.
+    private func stableSortedByPriority(_ items: [Int]) -> [Int] {
+        items.enumerated().sorted { a, b in
+            let pa = priority(ofItem: a.element), pb = priority(ofItem: b.element)
+            return pa != pb ? pa > pb : a.offset < b.offset
+        }.map(\.element)
+    }
+
     private mutating func shuffle<T>(_ a: inout [T]) {
         guard a.count > 1 else { return }
         for i in stride(from: a.count - 1, to: 0, by: -1) {
@@ -203,18 +234,59 @@ public struct PlayOrder: Sendable, Codable, Equatable {
     // MARK: Editing the queue
 
     /// Item `index` was inserted into the queue (items at `index` and after moved up by one). It
-    /// plays in queue order when not shuffled, and right after the current item when shuffled.
+    /// plays in queue order when not shuffled, and when shuffled right after the current item —
+    /// after those of a higher priority (``setPriority(_:ofItem:afterCurrent:)``) that wait.
     public mutating func insertItem(at index: Int, album: String = "") {
         let i = min(max(0, index), order.count)
         albums.insert(album, at: i)
+        priorities?.insert(0, at: i)
         let wasEmpty = order.isEmpty
         order = order.map { $0 >= i ? $0 + 1 : $0 }
         if shuffleMode == .off {
             order = Array(0..<(order.count + 1))
             if !wasEmpty, i <= position { position += 1 }
+        } else if wasEmpty {
+            order.insert(i, at: 0)
         } else {
-            order.insert(i, at: wasEmpty ? 0 : position + 1)
+            let after = (position + 1..<order.count).first { priority(ofItem: order[$0]) == 0 } ?? order.count
+            order.insert(i, at: after)
         }
+    }
+
+    /// Sets item `index`'s priority (MPD's `prio`). Shuffled by songs, the order changes as
+    /// MPD's queue does (its `Queue::SetPriority`): an item still to come whose priority changed
+    /// moves to the start of its priority's group among the items after the current one (before
+    /// every item of a lower priority), at a random place in that group; an item already played
+    /// comes again only when its priority was raised above the current item's. The current
+    /// item stays current and is not moved. `afterCurrent` false (no song was played yet — MPD
+    /// has no current song) arranges the whole order, and its first item becomes current.
+    /// Not shuffled, only the priority is kept. False for an unknown index or no change.
+    @discardableResult
+    public mutating func setPriority(_ priority: UInt8, ofItem index: Int, afterCurrent: Bool = true) -> Bool {
+        guard order.indices.contains(index) else { return false }
+        let old = self.priority(ofItem: index)
+        guard old != priority else { return false }
+        var all = priorities ?? Array(repeating: 0, count: order.count)
+        all[index] = priority
+        priorities = all.contains(where: { $0 != 0 }) ? all : nil
+        guard shuffleMode == .songs, let o = order.firstIndex(of: index) else { return true }
+        let cur = current
+        let after = afterCurrent ? position : -1
+        if after >= 0 {
+            if o == after { return true }
+            if o < after {
+                // Played already: again only when raised above the current item's priority.
+                guard priority > old, priority > self.priority(ofItem: order[after]) else { return true }
+            }
+        }
+        let before = (after + 1..<order.count).first { $0 != o && self.priority(ofItem: order[$0]) <= priority } ?? order.count
+        let target = before > o ? before - 1 : before
+        order.insert(order.remove(at: o), at: target)
+        // A random place in its priority's group.
+        let group = (target..<order.count).first { self.priority(ofItem: order[$0]) != priority } ?? order.count
+        if group - target > 1 { order.swapAt(target, target + Int(rng.next() % UInt64(group - target))) }
+        if afterCurrent, let cur, let p = order.firstIndex(of: cur) { position = p } else if !afterCurrent { position = 0 }
+        return true
     }
 
     /// Item `index` was removed from the queue. When it was current, the item after it becomes
@@ -222,6 +294,8 @@ public struct PlayOrder: Sendable, Codable, Equatable {
     public mutating func removeItem(at index: Int) {
         guard let p = order.firstIndex(of: index) else { return }
         albums.remove(at: index)
+        priorities?.remove(at: index)
+        if priorities?.contains(where: { $0 != 0 }) == false { priorities = nil }
         order.remove(at: p)
         order = order.map { $0 > index ? $0 - 1 : $0 }
         if p < position { position -= 1 }
@@ -234,6 +308,10 @@ public struct PlayOrder: Sendable, Codable, Equatable {
         let cur = current
         let album = albums.remove(at: from)
         albums.insert(album, at: to)
+        if var p = priorities {
+            p.insert(p.remove(at: from), at: to)
+            priorities = p
+        }
         func remap(_ i: Int) -> Int {
             if i == from { return to }
             if from < to, i > from, i <= to { return i - 1 }

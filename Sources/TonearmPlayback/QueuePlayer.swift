@@ -209,6 +209,25 @@ public final class QueuePlayer: @unchecked Sendable {
     public var currentItem: QueueItem? { lock.withLock { $0.machine.currentItem } }
     public var currentIndex: Int? { lock.withLock { $0.machine.order.current } }
 
+    /// The item that plays after the current one when it ends by itself (MPD's `nextsong`):
+    /// the next in play order, the current one again with repeat-one, the first of the order
+    /// after the last with repeat-all; nil at the end or for an empty queue.
+    public var upcomingIndex: Int? {
+        lock.withLock { l -> Int? in
+            let o = l.machine.order
+            guard let current = o.current else { return nil }
+            if o.repeatMode == .one { return current }
+            if o.position + 1 < o.count { return o.order[o.position + 1] }
+            return o.repeatMode == .all ? o.order[0] : nil
+        }
+    }
+
+    /// The current item's place in the play order (``PlayOrder/position``).
+    public var playOrderPosition: Int { lock.withLock { $0.machine.order.position } }
+
+    /// The first item of the play order (nil for an empty queue).
+    public var firstInPlayOrder: Int? { lock.withLock { $0.machine.order.order.first } }
+
     /// The play order (repeat, shuffle, position), for saving.
     public var playOrder: PlayOrder { lock.withLock { $0.machine.order } }
 
@@ -228,6 +247,14 @@ public final class QueuePlayer: @unchecked Sendable {
 
     /// Moves the item at `from` to `to`.
     public func move(from: Int, to: Int) { send(.move(from: from, to: to)) }
+
+    /// Gives the items at `indices` the priority `priority` (MPD's `prio`): shuffled by songs,
+    /// higher priorities play first (``PlayOrder/setPriority(_:ofItem:afterCurrent:)``).
+    /// `afterCurrent` false: no item has been played yet, and the highest priority's item
+    /// becomes current.
+    public func setPriority(_ priority: UInt8, ofItemsAt indices: [Int], afterCurrent: Bool = true) {
+        send(.setPriority(priority, indices: indices, afterCurrent: afterCurrent))
+    }
 
     /// Removes every item (playback stops).
     public func removeAllItems() { setQueue([]) }

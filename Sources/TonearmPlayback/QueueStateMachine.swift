@@ -35,6 +35,8 @@ struct QueueStateMachine: Sendable {
         /// `albums`: the album key of each entry (by entry key) for `.albums`, read off the lock.
         case setShuffle(ShuffleMode, albums: [UInt64: String], seed: UInt64)
         case startShuffled(ShuffleMode, first: Int?, albums: [UInt64: String], seed: UInt64)
+        /// The items at `indices` get `priority` (``PlayOrder/setPriority(_:ofItem:afterCurrent:)``).
+        case setPriority(UInt8, indices: [Int], afterCurrent: Bool)
         case setReplayGain(ReplayGainMode, preamp: Double)
         case setCrossfade(Double)
         case setVolume(Float)
@@ -358,11 +360,12 @@ struct QueueStateMachine: Sendable {
         case .setShuffle(let mode, let albums, let seed):
             if mode == .albums {
                 var o = PlayOrder(count: entries.count, albums: albumKeys(albums), start: order.current ?? 0,
-                                  repeatMode: order.repeatMode, seed: seed)
+                                  repeatMode: order.repeatMode, seed: seed, priorities: order.priorities)
                 o.setShuffle(.albums)
                 order = o
             } else if mode == .songs && order.shuffleMode == .off {
-                var o = PlayOrder(count: entries.count, start: order.current ?? 0, repeatMode: order.repeatMode, seed: seed)
+                var o = PlayOrder(count: entries.count, start: order.current ?? 0, repeatMode: order.repeatMode, seed: seed,
+                                  priorities: order.priorities)
                 o.setShuffle(.songs)
                 order = o
             } else {
@@ -373,7 +376,7 @@ struct QueueStateMachine: Sendable {
         case .startShuffled(let mode, let first, let albums, let seed):
             let before = order.current
             var o = PlayOrder(count: entries.count, albums: mode == .albums ? albumKeys(albums) : nil,
-                              repeatMode: order.repeatMode, seed: seed)
+                              repeatMode: order.repeatMode, seed: seed, priorities: order.priorities)
             o.startShuffled(mode, first: first)
             order = o
             var actions: [Action] = [.emit(.shuffleModeChanged(mode))]
@@ -384,6 +387,20 @@ struct QueueStateMachine: Sendable {
                 actions += restartIfStale()
             }
             return actions
+
+        case .setPriority(let priority, let indices, let afterCurrent):
+            let before = order.current
+            var changed = false
+            for i in indices where order.setPriority(priority, ofItem: i, afterCurrent: afterCurrent) { changed = true }
+            guard changed else { return [] }
+            var actions: [Action] = []
+            if order.current != before {
+                pendingPosition = 0
+                actions += jumped()
+            } else {
+                actions += restartIfStale()
+            }
+            return actions + [.emit(.queueChanged)]
 
         case .setReplayGain(let mode, let p):
             replayGain = mode

@@ -15,6 +15,9 @@ public struct SavedQueue: Sendable, Codable, Equatable {
     public var position: Double
     public var volume: Float
     public var savedAt: Date
+    /// Which save of the queue this is: a ``SavedPlace`` beside it counts only with the same
+    /// number (nil in states saved before places were saved apart).
+    var generation: UInt64?
 
     public init(items: [QueueItem], order: PlayOrder, position: Double, volume: Float, savedAt: Date = Date()) {
         self.items = items
@@ -23,10 +26,33 @@ public struct SavedQueue: Sendable, Codable, Equatable {
         self.volume = volume
         self.savedAt = savedAt
     }
+
+    /// Equal when they say the same (whichever save wrote them).
+    public static func == (a: SavedQueue, b: SavedQueue) -> Bool {
+        a.items == b.items && a.order == b.order && a.position == b.position && a.volume == b.volume && a.savedAt == b.savedAt
+    }
+}
+
+/// What changes as a queue plays — the place in the play order, the seconds into the item, the
+/// volume — saved apart from the queue (a few dozen bytes), for the ``SavedQueue`` of the same
+/// generation.
+struct SavedPlace: Sendable, Codable, Equatable {
+    var generation: UInt64
+    /// Index into the play order (``PlayOrder/position``).
+    var orderPosition: Int
+    var position: Double
+    var volume: Float
+    var savedAt: Date
 }
 
 /// Where a ``MusicPlayer`` keeps its queue between runs: one JSON file, by default
 /// `$XDG_STATE_HOME/tonearm/queue.json` (`~/.local/state/tonearm/queue.json`).
+///
+/// A save writes only what changed since the last one: when the items and the play order (but
+/// for its place) are those already saved, only the place — the current item, the seconds into
+/// it, the volume — goes to a small file beside it (`queue.json.place`), read back with the
+/// queue it belongs to (the same generation; a place of an older queue is ignored). A song
+/// change of a 10,000-song queue writes about a hundred bytes, not the queue.
 ///
 /// Every save writes the new state into an unnamed file in the same folder (`O_TMPFILE`), gives
 /// it a temporary name (`.queue.json.PID.tmp`) only once it is complete, and renames it into
@@ -44,8 +70,18 @@ public final class QueueStateStore: Sendable {
     /// Whether the folder has been made and old temporaries removed (false again after a
     /// failed save). Only used under `closed`'s lock.
     private let prepared = Mutex(false)
+    /// What the last save wrote (nil: nothing yet, or it failed): the queue as saved, its place
+    /// at position 0, and the place last written. Only used under `closed`'s lock.
+    private let written = Mutex<(queue: SavedQueue, place: SavedPlace)?>(nil)
+    private let counters = Mutex<(saves: Int, bytes: Int)>((0, 0))
 
     public init(path: String) { self.path = path }
+
+    /// The file of the place (``SavedPlace``) beside the queue's.
+    var placePath: String { path + ".place" }
+
+    /// Files written and their bytes so far (tests).
+    var writeCount: (files: Int, bytes: Int) { counters.withLock { ($0.saves, $0.bytes) } }
 
     /// The default location under the XDG state directory.
     public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
@@ -62,13 +98,41 @@ public final class QueueStateStore: Sendable {
     /// - Throws: ``TonearmError/writeFailed(path:reason:)`` when the directory cannot be made or
     ///   the file cannot be written (the previous state is then left as it was).
     public func save(_ queue: SavedQueue) throws(TonearmError) {
-        let data: Data
-        do { data = try JSONEncoder().encode(queue) } catch {
-            throw .writeFailed(path: path, reason: "cannot encode the queue: \(error)")
-        }
         try closed.withLock { isClosed throws(TonearmError) in
             if isClosed { return }
-            try write(data)
+            var body = queue
+            body.order = queue.order.at(position: 0)
+            body.position = 0
+            body.volume = 0
+            body.savedAt = Date(timeIntervalSince1970: 0)
+            if let last = written.withLock({ $0 }), last.queue.items == body.items, last.queue.order == body.order {
+                // The same queue: its place only, when that changed.
+                let place = SavedPlace(generation: last.place.generation, orderPosition: queue.order.position,
+                                       position: queue.position, volume: queue.volume, savedAt: queue.savedAt)
+                var unchanged = last.place
+                unchanged.savedAt = place.savedAt
+                if unchanged == place { return }
+                // Written when it can be, beside the queue; otherwise (the folder or the queue's
+                // file went, say) the whole queue is.
+                if access(path, F_OK) == 0, let data = try? JSONEncoder().encode(place), (try? write(data, to: placePath)) != nil {
+                    written.withLock { $0?.place = place }
+                    return
+                }
+            }
+            // Another queue: all of it, under a new generation (the old place no longer counts).
+            var full = queue
+            let generation = (written.withLock { $0?.place.generation } ?? UInt64.random(in: 1...UInt64.max / 2)) &+ 1
+            full.generation = generation
+            let data: Data
+            do { data = try JSONEncoder().encode(full) } catch {
+                throw .writeFailed(path: path, reason: "cannot encode the queue: \(error)")
+            }
+            written.withLock { $0 = nil }
+            try write(data, to: path)
+            body.generation = generation
+            let place = SavedPlace(generation: generation, orderPosition: queue.order.position, position: queue.position,
+                                   volume: queue.volume, savedAt: queue.savedAt)
+            written.withLock { $0 = (body, place) }
         }
     }
 
@@ -78,26 +142,30 @@ public final class QueueStateStore: Sendable {
         closed.withLock { $0 = true }
     }
 
-    /// The name of this process's temporary file.
-    private var temporaryPath: String {
-        ((path as NSString).deletingLastPathComponent as NSString)
-            .appendingPathComponent(".\((path as NSString).lastPathComponent).\(getpid()).tmp")
+    /// The name of this process's temporary file for `target`.
+    private func temporaryPath(_ target: String) -> String {
+        ((target as NSString).deletingLastPathComponent as NSString)
+            .appendingPathComponent(".\((target as NSString).lastPathComponent).\(getpid()).tmp")
     }
 
-    /// Writes `data` to ``path`` by way of an unnamed file (a named temporary when the file
-    /// system has no unnamed files). Called with the save lock held.
-    private func write(_ data: Data) throws(TonearmError) {
+    /// Writes `data` to `target` (``path`` or ``placePath``) by way of an unnamed file (a named
+    /// temporary when the file system has no unnamed files). Called with the save lock held.
+    private func write(_ data: Data, to target: String) throws(TonearmError) {
         let dir = (path as NSString).deletingLastPathComponent
-        let temp = temporaryPath
+        let temp = temporaryPath(target)
+        counters.withLock { c in
+            c.saves += 1
+            c.bytes += data.count
+        }
         // The folder is made, and temporaries that dead processes left there are removed, at
         // the first save (and again when a save fails), not at every save.
         let wasPrepared = prepared.withLock { $0 }
         if !wasPrepared { try prepare(dir) }
-        do { try writeFile(data, dir: dir, temp: temp) } catch {
+        do { try writeFile(data, dir: dir, temp: temp, target: target) } catch {
             guard wasPrepared else { throw error }
             // The folder may have gone since it was made: make it again and try once more.
             try prepare(dir)
-            try writeFile(data, dir: dir, temp: temp)
+            try writeFile(data, dir: dir, temp: temp, target: target)
         }
     }
 
@@ -113,8 +181,8 @@ public final class QueueStateStore: Sendable {
         prepared.withLock { $0 = true }
     }
 
-    /// Writes `data` to `temp` in `dir` and renames it to ``path``.
-    private func writeFile(_ data: Data, dir: String, temp: String) throws(TonearmError) {
+    /// Writes `data` to `temp` in `dir` and renames it to `target`.
+    private func writeFile(_ data: Data, dir: String, temp: String, target path: String) throws(TonearmError) {
         // O_TMPFILE (Linux): a file with no name until linkat gives it one.
         let fd = open(dir, Self.oTmpFile | O_WRONLY | O_CLOEXEC, 0o644)
         if fd >= 0 {
@@ -155,29 +223,39 @@ public final class QueueStateStore: Sendable {
         if failure != 0 { throw .writeFailed(path: path, reason: String(cString: strerror(failure))) }
     }
 
-    /// Removes the temporaries (`.queue.json.PID.tmp`) of processes that no longer run.
+    /// Removes the temporaries (`.queue.json.PID.tmp`, `.queue.json.place.PID.tmp`) of
+    /// processes that no longer run.
     private func removeAbandonedTemporaries(in dir: String) {
-        let prefix = "." + (path as NSString).lastPathComponent + "."
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return }
-        for name in names where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
-            guard let pid = pid_t(name.dropFirst(prefix.count).dropLast(4)), pid != getpid() else { continue }
-            if kill(pid, 0) != 0 && errno == ESRCH { unlink((dir as NSString).appendingPathComponent(name)) }
+        for target in [placePath, path] {
+            let prefix = "." + (target as NSString).lastPathComponent + "."
+            for name in names where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
+                guard let pid = pid_t(name.dropFirst(prefix.count).dropLast(4)), pid != getpid() else { continue }
+                if kill(pid, 0) != 0 && errno == ESRCH { unlink((dir as NSString).appendingPathComponent(name)) }
+            }
         }
     }
 
     /// `O_TMPFILE` as Linux defines it (`__O_TMPFILE | O_DIRECTORY`; the macro is not imported).
     private static let oTmpFile: Int32 = 0o20000000 | O_DIRECTORY
 
-    /// The saved queue, or nil when there is none.
+    /// The saved queue at its last saved place, or nil when there is none.
     /// - Throws: ``TonearmError/notReadable(path:reason:)`` when the file exists but is not a
-    ///   saved queue.
+    ///   saved queue (a damaged place file is ignored: the queue's own place counts).
     public func load() throws(TonearmError) -> SavedQueue? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         do {
             let data = try Data(contentsOf: URL(fileURLWithPath: path))
-            let q = try JSONDecoder().decode(SavedQueue.self, from: data)
+            var q = try JSONDecoder().decode(SavedQueue.self, from: data)
             guard q.order.count == q.items.count else {
                 throw TonearmError.notReadable(path: path, reason: "the play order does not match the items")
+            }
+            if let generation = q.generation, let placeData = FileManager.default.contents(atPath: placePath),
+               let place = try? JSONDecoder().decode(SavedPlace.self, from: placeData), place.generation == generation {
+                q.order = q.order.at(position: place.orderPosition)
+                q.position = place.position
+                q.volume = place.volume
+                q.savedAt = place.savedAt
             }
             return q
         } catch let e as TonearmError {

@@ -65,9 +65,20 @@ struct RemoteCLITests {
         defer { daemon.process.terminate(SIGKILL) }
         func mpc(_ args: String...) throws -> String { try daemon.mpc(args) }
 
+        // MPD_PORT without MPD_HOST is localhost:PORT for mpc and for us — not the daemon's own
+        // socket, which answers here; --host wins over MPD_HOST for play --daemon too.
+        let portOnly = ["XDG_RUNTIME_DIR": xdg, "MPD_PORT": "1"]
+        let mpcPortOnly = try run("mpc", ["status"], environment: portOnly)
+        let remotePortOnly = try run(tonearm, ["remote", "status"], environment: portOnly)
+        #expect(mpcPortOnly.status != 0 && remotePortOnly.status == 69 && remotePortOnly.stderr.contains("no daemon at localhost:1"),
+                "mpc: \(mpcPortOnly) ours: \(remotePortOnly)")
+        let handPort = try run(tonearm, ["play", "--daemon", "--port", "1", music], environment: ["XDG_RUNTIME_DIR": xdg])
+        #expect(handPort.status == 69 && handPort.stderr.contains("no daemon at localhost:1"), "\(handPort)")
+
         // play --daemon DIR (a relative path): the folder's songs sent by absolute path, started;
         // inside the music folder the daemon queues them under their database URIs, as MPD does.
-        let hand = try run(tonearm, ["play", "--daemon", "music/青花"], environment: ["XDG_RUNTIME_DIR": xdg], currentDirectory: dir.path)
+        let hand = try run(tonearm, ["play", "--daemon", "--host", daemon.socket, "music/青花"],
+                           environment: ["XDG_RUNTIME_DIR": xdg, "MPD_HOST": "127.0.0.1", "MPD_PORT": "1"], currentDirectory: dir.path)
         #expect(hand.status == 0, "\(hand)")
         #expect(hand.stdout == "Added 2 songs to the daemon's queue at \(daemon.socket) (#1–#2 of 2).\nPlaying: 周杰伦 - 青花瓷 (#1).\n", "\(hand.stdout)")
         #expect(try mpc("-f", "%file%", "playlist") == "青花/01.flac\n青花/02.flac\n")

@@ -74,8 +74,17 @@ import Glibc
             var position: Double
             var volume: Float
             var order: Order
+            var generation: UInt64?
         }
-        let s = try JSONDecoder().decode(Saved.self, from: Data(saved.utf8))
+        // The place (current item, seconds, volume) is saved apart when only it changed.
+        struct Place: Decodable { var generation: UInt64; var orderPosition: Int; var position: Double; var volume: Float }
+        var s = try JSONDecoder().decode(Saved.self, from: Data(saved.utf8))
+        if let data = FileManager.default.contents(atPath: dir.file("state/tonearm/queue.json.place")),
+           let place = try? JSONDecoder().decode(Place.self, from: data), place.generation == s.generation {
+            s.order.position = place.orderPosition
+            s.position = place.position
+            s.volume = place.volume
+        }
         #expect(s.order.order[s.order.position] == 1, "\(saved)")
         #expect((9.5...12).contains(s.position), "saved at \(s.position) s")
         #expect(abs(s.volume - 0.5) < 0.01)

@@ -45,7 +45,8 @@ import TonearmTestSupport
         }
         let saved = try #require(try store.load())
         #expect(saved.order.current == 1 && saved.order.repeatMode == .none)
-        #expect(try stateFolder() == ["queue.json"])
+        // The queue, and its place when a save wrote that alone: no temporary.
+        #expect(try stateFolder().filter { $0 != "queue.json.place" } == ["queue.json"])
     }
 
     @Test func temporariesOfProcessesThatNoLongerRunAreRemoved() throws {
@@ -92,5 +93,69 @@ import TonearmTestSupport
     @Test func steadyPlaySavesThePositionEveryFiveSeconds() {
         // Changes are saved as they happen; only the position's drift waits for the timer.
         #expect(MusicPlayer.positionSaveInterval == 5)
+    }
+}
+
+/// A save writes what changed (issue 20: the daemon saved its whole state at every song
+/// change): a place in the same queue is a small file beside it, read back with its queue;
+/// another queue is written whole and a place of the old one no longer counts. No sound.
+@Suite final class QueueStateStoreDeltaTests: Sendable {
+    let dir: TempDir
+    init() throws { dir = try TempDir("queue-delta") }
+    deinit { dir.remove() }
+
+    static func queue(_ n: Int, at p: Int, seconds: Double = 0, shuffled: Bool = false) -> SavedQueue {
+        var o = PlayOrder(count: n, shuffleMode: shuffled ? .songs : .off, seed: 7)
+        for _ in 0..<p { o.skipToNext() }
+        let items = (0..<n).map { QueueItem(path: "/music/artist \($0 / 10)/album/track \($0).flac") }
+        return SavedQueue(items: items, order: o, position: seconds, volume: 0.5)
+    }
+
+    @Test func songChangesWriteThePlaceNotTheQueue() throws {
+        let store = QueueStateStore(path: dir.file("state/queue.json"))
+        try store.save(Self.queue(1_000, at: 0, shuffled: true))
+        let full = store.writeCount
+        #expect(full.files == 1 && full.bytes > 50_000)
+        // 100 song changes, each with its seconds: 100 small files, not 100 queues.
+        for p in 1...100 { try store.save(Self.queue(1_000, at: p, seconds: Double(p) / 4, shuffled: true)) }
+        let played = store.writeCount
+        #expect(played.files - full.files == 100)
+        #expect(played.bytes - full.bytes < 100 * 200, "\(played.bytes - full.bytes) bytes for 100 song changes")
+        // Nothing changed: nothing written.
+        try store.save(Self.queue(1_000, at: 100, seconds: 25, shuffled: true))
+        #expect(store.writeCount.files == played.files)
+        // What a restart (or a SIGKILL now) reads: the last place, in the saved queue.
+        let again = try #require(try QueueStateStore(path: dir.file("state/queue.json")).load())
+        #expect(again == Self.queue(1_000, at: 100, seconds: 25, shuffled: true).with(savedAt: again.savedAt))
+        #expect(again.order.position == 100 && again.position == 25)
+    }
+
+    @Test func anotherQueueIsWrittenWholeAndAnOldPlaceIsIgnored() throws {
+        let path = dir.file("state/queue.json")
+        let store = QueueStateStore(path: path)
+        try store.save(Self.queue(5, at: 0))
+        try store.save(Self.queue(5, at: 3, seconds: 9))
+        let oldPlace = try #require(FileManager.default.contents(atPath: path + ".place"))
+        // A new queue: written whole, at its own place.
+        try store.save(Self.queue(4, at: 1, seconds: 2))
+        #expect(try #require(try store.load()).order.position == 1)
+        // A place file of the old queue (a process killed between the two writes leaves the
+        // new queue beside the old place) is not applied to the new queue.
+        try oldPlace.write(to: URL(fileURLWithPath: path + ".place"))
+        let read = try #require(try QueueStateStore(path: path).load())
+        #expect(read.items.count == 4 && read.order.position == 1 && read.position == 2)
+        // A queue saved before places were saved apart reads as it is.
+        try FileManager.default.removeItem(atPath: path + ".place")
+        let old = try JSONEncoder().encode(Self.queue(3, at: 2, seconds: 1))
+        try old.write(to: URL(fileURLWithPath: path))
+        #expect(try QueueStateStore(path: path).load()?.order.position == 2)
+    }
+}
+
+extension SavedQueue {
+    func with(savedAt date: Date) -> SavedQueue {
+        var copy = self
+        copy.savedAt = date
+        return copy
     }
 }

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Dispatch
+import Foundation
+import Testing
+import TonearmTestSupport
+@testable import TonearmDaemon
+import TonearmMPDProtocol
+@testable import TonearmPlayback
+import TonearmRender
+
+/// The daemon saves what changed (issue 20): a song change is the player's place (a small file
+/// beside the queue) and nothing of the MPD side, where every change wrote the whole queue
+/// twice and the MPD state once. What is saved still resumes where it was.
+@Suite(.serialized) final class DaemonSaveTests: @unchecked Sendable {
+    let dir: TempDir
+    init() throws { dir = try TempDir("daemon-save") }
+    deinit { dir.remove() }
+
+    static func batch(_ line: String) -> MPDRequestFramer.Batch {
+        MPDRequestFramer.Batch(lines: [Array(line.utf8)], mode: .single)
+    }
+
+    /// Waits (deadline 30 s) until `done` holds, checking each time the daemon's queue has run
+    /// what was queued before (a `ping` through it).
+    static func waitUntil(_ daemon: MPDDaemon, _ done: () throws -> Bool) rethrows -> Bool {
+        let deadline = DispatchTime.now() + 30
+        while DispatchTime.now() < deadline {
+            if try done() { return true }
+            _ = daemon.executeNow(batch("ping"), client: MPDClientContext(isLocal: true))
+        }
+        return try done()
+    }
+
+    @Test func songChangesWriteThePlaceOnly() throws {
+        var paths: [String] = []
+        try FileManager.default.createDirectory(atPath: dir.file("music/artist/album"), withIntermediateDirectories: true)
+        for i in 0..<40 {
+            let p = dir.file("music/artist/album/\(i) a long enough file name for a real queue.flac")
+            if i < 4 {
+                try Fixtures.tone(path: p, codecArgs: ["-c:a", "flac"], seconds: 5, rate: 8_000, channels: 1)
+            } else {
+                try FileManager.default.copyItem(atPath: paths[i % 4], toPath: p)
+            }
+            paths.append(p)
+        }
+        let store = QueueStateStore(path: dir.file("state/queue.json"))
+        let daemon = MPDDaemon(player: MusicPlayer(output: { NullOutput() }, store: store, session: nil),
+                               stateFile: dir.file("state/mpd.json"))
+        let client = MPDClientContext(isLocal: true)
+        for p in paths { #expect(daemon.executeNow(Self.batch("add \"\(p)\""), client: client).text == "OK\n") }
+        #expect(daemon.executeNow(Self.batch("play 0"), client: client).text == "OK\n")
+        #expect(store.writeCount.bytes > 0)
+        let queueBytes = try #require(FileManager.default.attributesOfItem(atPath: store.path)[.size] as? Int)
+        let before = (store: store.writeCount, mpd: daemon.stateWrites)
+        for k in 1...5 {
+            #expect(daemon.executeNow(Self.batch("next"), client: client).text == "OK\n")
+            #expect(try Self.waitUntil(daemon) { try store.load()?.order.current == k }, "song \(k) saved")
+        }
+        let after = (store: store.writeCount, mpd: daemon.stateWrites)
+        // Five song changes: no MPD-side write, and the player's writes are places, not queues.
+        #expect(after.mpd == before.mpd)
+        #expect(after.store.files > before.store.files)
+        #expect(after.store.bytes - before.store.bytes < (after.store.files - before.store.files) * 300,
+                "\(after.store.bytes - before.store.bytes) bytes in \(after.store.files - before.store.files) files; the queue is \(queueBytes)")
+        #expect(queueBytes > 3_000)
+        // What a restart reads: song 5 of the same queue.
+        daemon.shutdown()
+        let again = MPDDaemon(player: MusicPlayer(output: { NullOutput() }, store: QueueStateStore(path: store.path), session: nil),
+                              stateFile: dir.file("state/mpd.json"))
+        #expect(try again.restore())
+        #expect(again.player.queue.currentIndex == 5 && again.player.queue.items().count == 40)
+        again.shutdown()
+    }
+}
