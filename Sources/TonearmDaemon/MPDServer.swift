@@ -244,8 +244,8 @@ final class MPDConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
         busy = false
         guard !closing else { return }
         client = result.client
-        if result.bytes != nil {
-            send(bytes: result.data)
+        if let bytes = result.bytes {
+            send(bytes: bytes, then: result.text)
         } else if !result.text.isEmpty {
             send(result.text)
         }
@@ -262,10 +262,14 @@ final class MPDConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
         write(context.channel.allocator.buffer(string: text))
     }
 
-    /// Writes raw bytes (an answer with a binary part).
-    private func send(bytes: [UInt8]) {
+    /// Writes raw bytes (an answer with a binary part, a long song listing), then `text`, in
+    /// one buffer.
+    private func send(bytes: [UInt8], then text: String) {
         guard let context, !closing else { return }
-        write(context.channel.allocator.buffer(bytes: bytes))
+        var buffer = context.channel.allocator.buffer(capacity: bytes.count + text.utf8.count)
+        buffer.writeBytes(bytes)
+        buffer.writeString(text)
+        write(buffer)
     }
 
     private func write(_ buffer: ByteBuffer) {
