@@ -345,6 +345,12 @@ public final class MPDDaemon: Sendable {
         queue.async { completion(self.run(batch, client: client)) }
     }
 
+    /// `batch`'s answer now, on the caller's thread, when it is one of ``inlineCommands``;
+    /// nil otherwise (then ``execute(_:client:completion:)`` runs it on the daemon's queue).
+    public func executeInline(_ batch: MPDRequestFramer.Batch, client: MPDClientContext) -> MPDBatchResult? {
+        Self.runsInline(batch) ? run(batch, client: client) : nil
+    }
+
     /// Commands that only read the queue's state (the machine under its lock, the player's
     /// thread-safe properties) and change nothing: run on the caller's thread (the connection's
     /// event loop), without the hop to the command queue and back — a `status` round trip is
