@@ -139,6 +139,11 @@ public enum MPDPlayerAction: Sendable, Hashable {
 /// the subsystems it changed.
 public struct MPDOutcome: Sendable, Hashable {
     public var response = ""
+    /// The start of the text answer as bytes (the long song listings), before ``response``:
+    /// the answer is these bytes followed by ``response``.
+    public var bytes: [UInt8] = []
+    /// The whole text answer: ``bytes`` then ``response``.
+    public var text: String { String(decoding: bytes, as: UTF8.self) + response }
     /// The raw bytes of a binary answer (`albumart`, `readpicture`), sent after ``response``
     /// (which ends with `binary: N`) and followed by a newline; nil for a text answer.
     public var binary: [UInt8]?
@@ -1063,22 +1068,24 @@ public struct MPDCommandMachine: Sendable {
             out.changed.insert(.playlist)
         case "playlistinfo":
             let r = try args.first.map { a throws(MPDAck) in try range(a) } ?? 0..<entries.count
-            for i in r { out.response += songText(i, client: client) }
+            out.bytes = songsAnswer(r, count: r.count, client: client)
         case "playlistid":
             if let a = args.first {
                 out.response = songText(try index(ofID: a), client: client)
             } else {
-                for i in entries.indices { out.response += songText(i, client: client) }
+                out.bytes = songsAnswer(entries.indices, count: entries.count, client: client)
             }
         case "playlist":
             for (i, e) in entries.enumerated() { out.response += "\(i):file: \(MPDResponse.oneLine(e.song.uri))\n" }
         case "plchanges", "plchangesposid":
             let since = try unsigned(args[0])
             let r = try args.count > 1 ? range(args[1]) : 0..<entries.count
-            for i in r where entries[i].version > since || UInt32(truncatingIfNeeded: since) > version {
-                if name == "plchanges" {
-                    out.response += songText(i, client: client)
-                } else {
+            let all = UInt32(truncatingIfNeeded: since) > version
+            if name == "plchanges" {
+                let changed = r.filter { all || entries[$0].version > since }
+                out.bytes = songsAnswer(changed, count: changed.count, client: client)
+            } else {
+                for i in r where all || entries[i].version > since {
                     out.response += MPDResponse.pair("cpos", String(i)) + MPDResponse.pair("Id", String(entries[i].id))
                 }
             }
@@ -1115,69 +1122,95 @@ public struct MPDCommandMachine: Sendable {
     // MARK: Answers
 
     func status(_ p: MPDPlayerSnapshot) -> String {
-        var s = MPDResponse.pair("volume", String(volume))
-        s += MPDResponse.pair("repeat", isRepeat ? "1" : "0")
-        s += MPDResponse.pair("random", isRandom ? "1" : "0")
-        s += MPDResponse.pair("single", single.rawValue)
-        s += MPDResponse.pair("consume", consume ? "1" : "0")
-        s += MPDResponse.pair("partition", "default")
-        s += MPDResponse.pair("playlist", String(version))
-        s += MPDResponse.pair("playlistlength", String(entries.count))
+        // Written as bytes (one buffer, no `String` per line, no Foundation formatting).
+        var w = MPDAnswerWriter(capacity: 384)
+        w.pair("volume", volume)
+        w.pair("repeat", isRepeat ? "1" : "0")
+        w.pair("random", isRandom ? "1" : "0")
+        w.pair("single", single.rawValue)
+        w.pair("consume", consume ? "1" : "0")
+        w.pair("partition", "default")
+        w.pair("playlist", Int(version))
+        w.pair("playlistlength", entries.count)
         // MPD prints its floats in the shortest form (fmt's `{}`): 0, not 0.000000.
-        s += MPDResponse.pair("mixrampdb", Self.shortest(mixRampDB))
-        s += MPDResponse.pair("state", p.state.rawValue)
-        if crossfade > 0 { s += MPDResponse.pair("xfade", String(crossfade)) }
-        if mixRampDelay > 0 { s += MPDResponse.pair("mixrampdelay", Self.shortest(mixRampDelay)) }
+        w.pair("mixrampdb", Self.shortest(mixRampDB))
+        w.pair("state", p.state.rawValue)
+        if crossfade > 0 { w.pair("xfade", crossfade) }
+        if mixRampDelay > 0 { w.pair("mixrampdelay", Self.shortest(mixRampDelay)) }
         if let pos = p.position, entries.indices.contains(pos) {
-            s += MPDResponse.pair("song", String(pos))
-            s += MPDResponse.pair("songid", String(entries[pos].id))
+            w.pair("song", pos)
+            w.pair("songid", entries[pos].id)
             if p.state != .stop {
                 let d = p.duration ?? entries[pos].song.duration
-                s += MPDResponse.pair("time", "\(Int(p.elapsed.rounded())):\(Int((d ?? 0).rounded()))")
-                s += MPDResponse.pair("elapsed", String(format: "%.3f", p.elapsed))
-                s += MPDResponse.pair("bitrate", "0")
-                if let d { s += MPDResponse.pair("duration", String(format: "%.3f", d)) }
-                if let f = entries[pos].song.format { s += MPDResponse.pair("audio", f.text) }
+                w.append("time: ")
+                w.integer(Int(p.elapsed.rounded()))
+                w.append(":")
+                w.integer(Int((d ?? 0).rounded()))
+                w.append("\n")
+                w.pair("elapsed", fixed3: p.elapsed)
+                w.pair("bitrate", "0")
+                if let d { w.pair("duration", fixed3: d) }
+                if let f = entries[pos].song.format { w.pair("audio", f.text) }
             }
             // In random mode the next song is the player's (its shuffled order, priorities first).
             let next = isRandom ? p.next.flatMap { entries.indices.contains($0) ? $0 : nil }
                 : pos + 1 < entries.count ? pos + 1 : (isRepeat && !entries.isEmpty ? 0 : nil)
             if let next {
-                s += MPDResponse.pair("nextsong", String(next))
-                s += MPDResponse.pair("nextsongid", String(entries[next].id))
+                w.pair("nextsong", next)
+                w.pair("nextsongid", entries[next].id)
             }
         }
-        if let job = updateJobs.first { s += MPDResponse.pair("updating_db", String(job)) }
-        if let error { s += MPDResponse.pair("error", error) }
-        return s
+        if let job = updateJobs.first { w.pair("updating_db", job) }
+        if let error { w.pair("error", error) }
+        return String(decoding: w.bytes, as: UTF8.self)
     }
 
     func songText(_ i: Int, client: MPDClientContext) -> String {
+        var w = MPDAnswerWriter(capacity: 512)
+        writeSong(i, client: client, to: &w)
+        return String(decoding: w.bytes, as: UTF8.self)
+    }
+
+    /// The songs at `positions` as bytes (the long listings: `playlistinfo`, `playlistid`,
+    /// `plchanges`), without a `String` per line.
+    func songsAnswer(_ positions: some Sequence<Int>, count: Int, client: MPDClientContext) -> [UInt8] {
+        var w = MPDAnswerWriter(capacity: count * 320)
+        for i in positions { writeSong(i, client: client, to: &w) }
+        return w.bytes
+    }
+
+    private static let tagCount = MPDTag.allCases.count
+
+    func writeSong(_ i: Int, client: MPDClientContext, to w: inout MPDAnswerWriter) {
         let e = entries[i]
         // MPD's order: file, Last-Modified, Format, the tags, Time and duration, then the queue's.
-        var s = MPDResponse.pair("file", e.song.uri)
+        w.pair("file", e.song.uri)
         // `rangeid`'s part, as MPD prints it: `Range: 1.500-3.000`, or `Range: 1.500-` to the end.
         func seconds(_ ms: UInt32) -> String { "\(ms / 1000)." + String(1000 + ms % 1000).dropFirst() }
         if e.rangeEnd > 0 {
-            s += MPDResponse.pair("Range", seconds(e.rangeStart) + "-" + seconds(e.rangeEnd))
+            w.pair("Range", seconds(e.rangeStart) + "-" + seconds(e.rangeEnd))
         } else if e.rangeStart > 0 {
-            s += MPDResponse.pair("Range", seconds(e.rangeStart) + "-")
+            w.pair("Range", seconds(e.rangeStart) + "-")
         }
-        if let m = e.song.lastModified { s += MPDResponse.pair("Last-Modified", MPDResponse.time(m)) }
-        if let f = e.song.format { s += MPDResponse.pair("Format", f.text) }
-        for (tag, value) in e.song.tags where client.tagTypes.contains(tag) { s += MPDResponse.pair(tag.rawValue, value) }
+        if let m = e.song.lastModified {
+            w.append("Last-Modified: ")
+            w.time(m)
+            w.append("\n")
+        }
+        if let f = e.song.format { w.pair("Format", f.text) }
+        let all = client.tagTypes.count == Self.tagCount
+        for (tag, value) in e.song.tags where all || client.tagTypes.contains(tag) { w.pair(tag.rawValue, value) }
         if var d = e.song.duration {
             // The range's length (MPD's GetDuration: to its end, else the song's, less its start).
             if e.rangeEnd > 0 || e.rangeStart > 0 {
                 d = (e.rangeEnd > 0 ? Double(e.rangeEnd) / 1000 : d) - Double(e.rangeStart) / 1000
             }
-            s += MPDResponse.pair("Time", String(Int(d.rounded())))
-            s += MPDResponse.pair("duration", String(format: "%.3f", d))
+            w.pair("Time", Int(d.rounded()))
+            w.pair("duration", fixed3: d)
         }
-        s += MPDResponse.pair("Pos", String(i))
-        s += MPDResponse.pair("Id", String(e.id))
-        if e.priority > 0 { s += MPDResponse.pair("Prio", String(e.priority)) }
-        return s
+        w.pair("Pos", i)
+        w.pair("Id", e.id)
+        if e.priority > 0 { w.pair("Prio", Int(e.priority)) }
     }
 
     /// The level ReplayGain applies: MPD's `auto` is `track` in random mode, else `album`.

@@ -77,8 +77,13 @@ public struct MPDBatchResult: Sendable {
         self.close = close
     }
 
-    /// Appends raw bytes (a picture's chunk) after what the answer has so far.
+    /// Appends raw bytes (a picture's chunk, or text already written as bytes) after what the
+    /// answer has so far.
     mutating func append(binary: [UInt8]) {
+        if bytes == nil, text.isEmpty {
+            bytes = binary
+            return
+        }
         var b = bytes ?? []
         b.append(contentsOf: text.utf8)
         b.append(contentsOf: binary)
@@ -352,6 +357,12 @@ public final class MPDDaemon: Sendable {
         queue.async { completion(self.run(batch, client: client)) }
     }
 
+    /// `batch`'s answer now, on the caller's thread, when it is one of ``inlineCommands``;
+    /// nil otherwise (then ``execute(_:client:completion:)`` runs it on the daemon's queue).
+    public func executeInline(_ batch: MPDRequestFramer.Batch, client: MPDClientContext) -> MPDBatchResult? {
+        Self.runsInline(batch) ? run(batch, client: client) : nil
+    }
+
     /// Commands that only read the queue's state (the machine under its lock, the player's
     /// thread-safe properties) and change nothing: run on the caller's thread (the connection's
     /// event loop), without the hop to the command queue and back — a `status` round trip is
@@ -387,7 +398,8 @@ public final class MPDDaemon: Sendable {
             for (id, subsystems) in notify { hub.post(subsystems, to: id) }
             // A queue or database edit, or a long answer, leaves freed heap behind: returned
             // to the system a moment after (once the answer has been written).
-            if !changed.isDisjoint(with: [.playlist, .database, .storedPlaylist]) || result.text.utf8.count >= MemoryTrimmer.largeAnswer {
+            if !changed.isDisjoint(with: [.playlist, .database, .storedPlaylist])
+                || result.text.utf8.count + (result.bytes?.count ?? 0) >= MemoryTrimmer.largeAnswer {
                 trimmer.request()
             }
         }
@@ -406,6 +418,7 @@ public final class MPDDaemon: Sendable {
             }
             do {
                 let outcome = try handle(request, client: result.client)
+                if !outcome.bytes.isEmpty { result.append(binary: outcome.bytes) }
                 result.text += outcome.response
                 if let binary = outcome.binary { result.append(binary: binary + [10]) }
                 result.client = outcome.client

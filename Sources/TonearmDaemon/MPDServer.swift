@@ -110,7 +110,6 @@ final class MPDConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
         }
     }
     private var subscription: UInt64?
-    private var unflushed = 0
 
     init(daemon: MPDDaemon, isLocal: Bool, limits: MPDServerLimits, logger: Logger) {
         self.daemon = daemon
@@ -184,6 +183,11 @@ final class MPDConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
                 answerIdle(with: pending.intersection(idleMask ?? []))
             case .execute(let batch):
                 if batch.mode == .single, startIdle(batch.lines[0]) { continue }
+                // A read-only command is answered here and now (no task queued on the loop).
+                if let result = daemon.executeInline(batch, client: client) {
+                    guard deliver(result) else { return }
+                    continue
+                }
                 busy = true
                 let bound = NIOLoopBound(self, eventLoop: context!.eventLoop)
                 let loop = context!.eventLoop
@@ -242,18 +246,24 @@ final class MPDConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
 
     private func finished(_ result: MPDBatchResult) {
         busy = false
-        guard !closing else { return }
+        guard deliver(result) else { return }
+        process()
+    }
+
+    /// Sends `result`; false when the connection is closing or closes now.
+    private func deliver(_ result: MPDBatchResult) -> Bool {
+        guard !closing else { return false }
         client = result.client
-        if result.bytes != nil {
-            send(bytes: result.data)
+        if let bytes = result.bytes {
+            send(bytes: bytes, then: result.text)
         } else if !result.text.isEmpty {
             send(result.text)
         }
         if result.close {
             close()
-            return
+            return false
         }
-        process()
+        return true
     }
 
     /// Writes `text`; closes a client that has left more than the limit unread.
@@ -262,23 +272,27 @@ final class MPDConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
         write(context.channel.allocator.buffer(string: text))
     }
 
-    /// Writes raw bytes (an answer with a binary part).
-    private func send(bytes: [UInt8]) {
+    /// Writes raw bytes (an answer with a binary part, a long song listing), then `text`, in
+    /// one buffer.
+    private func send(bytes: [UInt8], then text: String) {
         guard let context, !closing else { return }
-        write(context.channel.allocator.buffer(bytes: bytes))
+        var buffer = context.channel.allocator.buffer(capacity: bytes.count + text.utf8.count)
+        buffer.writeBytes(bytes)
+        buffer.writeString(text)
+        write(buffer)
     }
 
     private func write(_ buffer: ByteBuffer) {
         guard let context, !closing else { return }
-        let n = buffer.readableBytes
-        unflushed += n
-        if unflushed > limits.maxOutputBuffer {
+        // What the socket has not taken yet (NIO's pending writes), read on the loop: no promise
+        // and callback per answer to count it.
+        let unflushed = (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+        if unflushed + buffer.readableBytes > limits.maxOutputBuffer {
             logger.info("closing a client that does not read its answers (\(unflushed) bytes unread)")
             close()
             return
         }
-        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { _ in bound.value.unflushed -= n }
+        context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
     }
 
     private func close() {

@@ -126,7 +126,7 @@ struct MPDCommandMachineQueueTests {
         let v = m.version
         _ = try Self.send(&m, "prio 5 0:2")
         #expect(m.entries.map(\.priority) == [5, 5, 0] && m.version == v + 1)
-        #expect(try Self.send(&m, "playlistinfo 0").response.hasSuffix("Id: 1\nPrio: 5\n"))
+        #expect(try Self.send(&m, "playlistinfo 0").text.hasSuffix("Id: 1\nPrio: 5\n"))
         // Unchanged: a new version all the same, but no song in plchanges.
         _ = try Self.send(&m, "prio 5 0:2")
         #expect(m.version == v + 2)

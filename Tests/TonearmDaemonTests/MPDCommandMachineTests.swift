@@ -89,7 +89,7 @@ struct MPDCommandMachineTests {
         let after = m.version
         _ = try Self.send(&m, "deleteid 1")
         #expect(try Self.send(&m, "plchangesposid \(after)").response.isEmpty)
-        #expect(try Self.send(&m, "plchanges \(after - 1)").response.contains("Id: 2"))
+        #expect(try Self.send(&m, "plchanges \(after - 1)").text.contains("Id: 2"))
         let play = try Self.send(&m, "playid 2")
         #expect(play.actions == [.play(position: 1, seconds: nil)])
         #expect(throws: MPDAck(.noExist, "No such song", command: "playid")) { try Self.send(&m, "playid 9") }

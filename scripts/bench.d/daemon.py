@@ -16,7 +16,9 @@
 #     queue loaded, and while playing it (5 s after `play`).
 # The goals (issue 20): every round trip at most MPD's time, zero wake-ups when idle, private
 # memory below MPD's. The timed requests alternate between the two daemons.
-#   scripts/bench daemon [--quick] [--runs N] [--daemon-songs N] [--idle-window S]
+#   scripts/bench daemon [--quick] [--runs N] [--daemon-songs N] [--idle-window S] [--base-tonearm PATH]
+# --base-tonearm: a second tonearm binary (an earlier commit's) run beside the first and MPD, in the
+# same alternation and idle windows, so that a change is measured against its base in one run.
 # SPDX-License-Identifier: GPL-3.0-or-later
 import os
 import socket
@@ -39,6 +41,8 @@ def add_arguments(ap) -> None:
                     help="songs in part 9's music folder and queue (default 10000, quick 1000)")
     ap.add_argument("--idle-window", type=float, default=None,
                     help="seconds each idle daemon is watched in part 9 (default 10, quick 5)")
+    ap.add_argument("--base-tonearm", default=None,
+                    help="part 9: also run this tonearm binary (a base to compare with), alternating with the others")
 
 
 class Client:
@@ -98,10 +102,10 @@ class TonearmDaemon:
     folder, the tree as its music folder, a null output, no session bus (no MPRIS: MPD has
     none)."""
 
-    def __init__(self, binary: str, tree: str):
-        self.name = "tonearm"
+    def __init__(self, binary: str, tree: str, name: str = "tonearm"):
+        self.name = name
         self.port = free_port()
-        self.dir = work("tonearm-daemon")
+        self.dir = work(f"{name}-daemon")
         self.cmd = [binary, "daemon", "--music", tree, "--listen", f"127.0.0.1:{self.port}", "--output", "null",
                     "--runtime-dir", os.path.join(self.dir, "run"), "--state-dir", os.path.join(self.dir, "state")]
         self.proc = None
@@ -202,8 +206,16 @@ def bench(ctx) -> dict:
     tonearm.start()
     tonearm_start = time.monotonic() - t0
     daemons = {"tonearm": tonearm, "mpd": mpd}
+    base = None
+    if getattr(ctx.args, "base_tonearm", None):
+        base = TonearmDaemon(os.path.abspath(ctx.args.base_tonearm), tree, "base")
+        log("  daemon: starting the base tonearm daemon …")
+        base.start()
+        daemons = {"base": base, "tonearm": tonearm, "mpd": mpd}
     r = {"songs": songs, "window": window, "runs": runs, "tonearm_start_s": tonearm_start}
     r["tonearm_settle_s"] = wait_quiet(tonearm.proc.pid, "tonearm daemon")
+    if base:
+        wait_quiet(base.proc.pid, "base tonearm daemon")
     wait_quiet(mpd.proc.pid, "mpd")
     try:
         clients = {n: Client(d.port) for n, d in daemons.items()}
@@ -282,6 +294,8 @@ def bench(ctx) -> dict:
             c.close()
     finally:
         tonearm.stop()
+        if base:
+            base.stop()
         mpd.stop()
     return r
 
@@ -328,6 +342,18 @@ def report(r: dict, ctx) -> bool:
         ("private memory playing", t["private_playing_kb"] / 1024, m["private_playing_kb"] / 1024, "MB", "< 1×",
          t["private_playing_kb"] < m["private_playing_kb"]),
     ]
+    if "base" in r:
+        b = r["base"]
+        log("   base binary vs this one (same run, alternating):")
+        for label, key, scale in (("1,000 status round trips, ms", "status_1000_s", 1000), ("playlistinfo, ms", "playlistinfo_s", 1000),
+                                  ("list, ms", "list_s", 1000), ("private memory idle, MB", "private_idle_kb", 1 / 1024),
+                                  ("private memory playing, MB", "private_playing_kb", 1 / 1024)):
+            log(f"     {label:<32} base {b[key] * scale:9.1f}  new {t[key] * scale:9.1f}  MPD {m[key] * scale:9.1f}")
+        for key in ("idle", "idle_client"):
+            log(f"     wake-ups/s {key:<21} base {b[key]['wakeups_per_s']:9.2f}  new {t[key]['wakeups_per_s']:9.2f}  "
+                f"MPD {m[key]['wakeups_per_s']:9.2f}")
+        log("     all runs (s): " + "; ".join(f"{n} {k} " + ", ".join(f"{x:.4f}" for x in r[n]["all"][k])
+                                          for n in ("base", "tonearm", "mpd") for k in ("status", "playlistinfo")))
     return print_goal_rows(rows)
 
 
