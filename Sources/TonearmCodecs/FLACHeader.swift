@@ -37,39 +37,30 @@ struct FLACHeader {
 
     /// Reads the blocks of `file`, or nil when FFmpeg must (see the type's description).
     init?(_ file: TagFileReader) {
-        guard let magic = file.read(at: 0, count: 4), magic.elementsEqual("fLaC".utf8) else { return nil }
-        var offset = 4
         var info: (rate: Int, channels: Int, bits: Int, frames: Int64)?
         var comments: [(key: [UInt8], value: [UInt8])] = []
         var pictures: [Picture] = []
-        var last = false
-        while !last {
-            guard let header = file.read(at: offset, count: 4) else { return nil }
-            last = header[0] & 0x80 != 0
-            let type = header[0] & 0x7F
-            let length = Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
-            offset += 4
-            guard offset + length <= file.size, type != 127 else { return nil }
+        let read = Self.forEachBlock(file) { type, offset, length in
             switch type {
             case 0:  // STREAMINFO: first, once, 34 bytes
                 guard info == nil, offset == 8, length == 34, let b = file.read(at: offset, count: 34),
-                      let parsed = Self.streamInfo(b) else { return nil }
+                      let parsed = Self.streamInfo(b) else { return false }
                 info = parsed
             case 4:  // VORBIS_COMMENT
-                guard let b = file.read(at: offset, count: length), Self.addComments(b, to: &comments) else { return nil }
+                guard let b = file.read(at: offset, count: length), Self.addComments(b, to: &comments) else { return false }
             case 6:  // PICTURE
-                guard let b = file.read(at: offset, count: length) else { return nil }
+                guard let b = file.read(at: offset, count: length) else { return false }
                 switch Self.picture(b) {
                 case .taken(let p): pictures.append(p)
                 case .passedOver: break
-                case .unsure: return nil
+                case .unsure: return false
                 }
             default:
-                guard info != nil || type == 0 else { return nil }  // STREAMINFO must come first
+                guard info != nil || type == 0 else { return false }  // STREAMINFO must come first
             }
-            offset += length
+            return true
         }
-        guard let info else { return nil }
+        guard read, let info else { return nil }
         comments = Self.renamed(comments)
         if comments.contains(where: { $0.key == Self.channelMaskKey }) { return nil }
         self.sampleRate = info.rate
@@ -78,6 +69,26 @@ struct FLACHeader {
         self.totalFrames = info.frames
         self.comments = comments
         self.pictures = pictures
+    }
+
+    /// Walks `file`'s metadata blocks in order, calling `body` with each block's type, the
+    /// offset of its data and its length; false when `file` is not FLAC, a block header cannot
+    /// be read, a block runs past the file's end or has the invalid type 127, or `body` returns
+    /// false (it stops there).
+    static func forEachBlock(_ file: TagFileReader, _ body: (_ type: UInt8, _ offset: Int, _ length: Int) -> Bool) -> Bool {
+        guard let magic = file.read(at: 0, count: 4), magic.elementsEqual("fLaC".utf8) else { return false }
+        var offset = 4
+        var last = false
+        while !last {
+            guard let header = file.read(at: offset, count: 4) else { return false }
+            last = header[0] & 0x80 != 0
+            let type = header[0] & 0x7F
+            let length = Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
+            offset += 4
+            guard length <= file.size - offset, type != 127, body(type, offset, length) else { return false }
+            offset += length
+        }
+        return true
     }
 
     /// STREAMINFO's rate, channels, bits per sample and length; nil for values FFmpeg rejects
@@ -251,21 +262,12 @@ extension FLACHeader {
     /// entries without `=` or with an empty key left out. Nil when `file` is not FLAC or its
     /// blocks run past its end.
     static func storedComments(_ file: TagFileReader) -> [(key: String, value: String)]? {
-        guard let magic = file.read(at: 0, count: 4), magic.elementsEqual("fLaC".utf8) else { return nil }
-        var offset = 4
-        var last = false
         var out: [(key: String, value: String)] = []
-        while !last {
-            guard let header = file.read(at: offset, count: 4) else { return nil }
-            last = header[0] & 0x80 != 0
-            let type = header[0] & 0x7F
-            let length = Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
-            offset += 4
-            guard length <= file.size - offset else { return nil }
+        let read = forEachBlock(file) { type, offset, length in
             if type == 4 {
-                guard let b = file.read(at: offset, count: length) else { return nil }
+                guard let b = file.read(at: offset, count: length) else { return false }
                 func le32(_ at: Int) -> Int { Int(b[at]) | Int(b[at + 1]) << 8 | Int(b[at + 2]) << 16 | Int(b[at + 3]) << 24 }
-                guard b.count >= 8, le32(0) <= b.count - 8 else { return nil }
+                guard b.count >= 8, le32(0) <= b.count - 8 else { return false }
                 var p = 4 + le32(0)
                 var count = le32(p)
                 p += 4
@@ -281,9 +283,9 @@ extension FLACHeader {
                                 String(decoding: entry[(equals + 1)...], as: UTF8.self)))
                 }
             }
-            offset += length
+            return true
         }
-        return out
+        return read ? out : nil
     }
 }
 

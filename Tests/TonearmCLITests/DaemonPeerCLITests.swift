@@ -124,6 +124,27 @@ struct DaemonPeerCLITests {
          "add \"\(outside)/nosuch.flac\"", "add \"\(music)\"", "add \"file://\(music)/Other\"", "playlist", "status"]
     }
 
+    /// Sends each line of `transcript` to MPD and to the daemon, one at a time, and returns how
+    /// their answers (``normalised(_:status:)``) differ, one entry per differing line; the lines
+    /// for which `unordered` holds are compared as sets of lines.
+    static func differences(_ transcript: [String], mpd theirs: MPDLineSocket, tonearm ours: MPDLineSocket,
+                            unordered: (String) -> Bool = { _ in false }) throws -> [String] {
+        var differences: [String] = []
+        for line in transcript {
+            theirs.send(lines: [line])
+            ours.send(lines: [line])
+            let status = line == "status"
+            var a = normalised(try theirs.readAnswer(timeout: 10), status: status)
+            var b = normalised(try ours.readAnswer(timeout: 10), status: status)
+            if unordered(line) {
+                a.sort()
+                b.sort()
+            }
+            if a != b { differences.append("\(line):\n  MPD     \(a.joined(separator: " | "))\n  Tonearm \(b.joined(separator: " | "))") }
+        }
+        return differences
+    }
+
     /// The commands of issue 20's list the daemon answers (in `commands`), compared with MPD's
     /// `commands`, and the transcript's answers line for line.
     @Test func queueFromTheDatabaseAnswersAsMPDDoes() throws {
@@ -131,29 +152,14 @@ struct DaemonPeerCLITests {
         defer { peers.stop() }
         let theirs = try MPDLineSocket(unixPath: peers.mpd.socketPath)
         let ours = try MPDLineSocket(unixPath: peers.daemonSocket)
-        var differences: [String] = []
-        for line in Self.transcript {
-            theirs.send(lines: [line])
-            ours.send(lines: [line])
-            let status = line == "status"
-            let a = Self.normalised(try theirs.readAnswer(timeout: 10), status: status)
-            let b = Self.normalised(try ours.readAnswer(timeout: 10), status: status)
-            if a != b { differences.append("\(line):\n  MPD     \(a.joined(separator: " | "))\n  Tonearm \(b.joined(separator: " | "))") }
-        }
+        let differences = try Self.differences(Self.transcript, mpd: theirs, tonearm: ours)
         #expect(differences.isEmpty, Comment(rawValue: "\(differences.count) of \(Self.transcript.count) differ:\n" + differences.joined(separator: "\n")))
         // Local paths (`add /abs/dir` was once taken as a song).
         let outside = peers.dir.file("outside")
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
         try Fixtures.tone(path: outside + "/o.flac", codecArgs: ["-c:a", "flac", "-metadata", "title=Out"], seconds: 1, rate: 44_100, channels: 1)
-        var localDifferences: [String] = []
-        for line in Self.localTranscript(music: peers.mpd.directory.file("music"), outside: outside) {
-            theirs.send(lines: [line])
-            ours.send(lines: [line])
-            let status = line == "status"
-            let a = Self.normalised(try theirs.readAnswer(timeout: 10), status: status)
-            let b = Self.normalised(try ours.readAnswer(timeout: 10), status: status)
-            if a != b { localDifferences.append("\(line):\n  MPD     \(a.joined(separator: " | "))\n  Tonearm \(b.joined(separator: " | "))") }
-        }
+        let localDifferences = try Self.differences(Self.localTranscript(music: peers.mpd.directory.file("music"), outside: outside),
+                                                    mpd: theirs, tonearm: ours)
         #expect(localDifferences.isEmpty, Comment(rawValue: localDifferences.joined(separator: "\n")))
         theirs.send(lines: ["commands"])
         ours.send(lines: ["commands"])
@@ -196,20 +202,9 @@ struct DaemonPeerRangeCLITests {
         defer { peers.stop() }
         let theirs = try MPDLineSocket(unixPath: peers.mpd.socketPath)
         let ours = try MPDLineSocket(unixPath: peers.daemonSocket)
-        var differences: [String] = []
-        for line in Self.transcript {
-            theirs.send(lines: [line])
-            ours.send(lines: [line])
-            let status = line == "status"
-            var a = DaemonPeerCLITests.normalised(try theirs.readAnswer(timeout: 10), status: status)
-            var b = DaemonPeerCLITests.normalised(try ours.readAnswer(timeout: 10), status: status)
-            if line.hasPrefix("readcomments") {
-                // The comments' order is the file's; ours for FLAC too, but compared as a set.
-                a.sort()
-                b.sort()
-            }
-            if a != b { differences.append("\(line):\n  MPD     \(a.joined(separator: " | "))\n  Tonearm \(b.joined(separator: " | "))") }
-        }
+        // The comments' order is the file's; ours for FLAC too, but compared as a set.
+        let differences = try DaemonPeerCLITests.differences(Self.transcript, mpd: theirs, tonearm: ours,
+                                                             unordered: { $0.hasPrefix("readcomments") })
         #expect(differences.isEmpty, Comment(rawValue: "\(differences.count) of \(Self.transcript.count) differ:\n" + differences.joined(separator: "\n")))
     }
 }

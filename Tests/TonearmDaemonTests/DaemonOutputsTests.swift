@@ -70,6 +70,25 @@ func freeTCPPort() -> Int {
     return Int(UInt16(bigEndian: a.sin_port))
 }
 
+/// Debian's snapserver with one pipe source (`pipe`, created by snapserver if missing) and its
+/// stream port on `port`, its HTTP and TCP control off, its data and config in `work`; logging to
+/// its standard error (captured).
+func startSnapserver(in work: TempDir, pipe: String, port: Int) throws -> ChildProcess {
+    try """
+        [server]
+        datadir = \(work.file("snapdata"))
+        [stream]
+        source = pipe://\(pipe)?name=tonearm&mode=create
+        port = \(port)
+        [http]
+        enabled = false
+        [tcp]
+        enabled = false
+        """.write(toFile: work.file("snapserver.conf"), atomically: true, encoding: .utf8)
+    try FileManager.default.createDirectory(atPath: work.file("snapdata"), withIntermediateDirectories: true)
+    return try ChildProcess(["snapserver", "-c", work.file("snapserver.conf"), "--logging.sink", "stderr"], captureStandardError: true)
+}
+
 /// The daemon with several outputs at once, heard by real programs on loopback: snapserver
 /// with a pipe source and two `snapclient --player file` (the audio on their standard output),
 /// and an HTTP listener of our own asking for ICY titles; outputs switched live with `mpc`.
@@ -96,19 +115,7 @@ struct DaemonOutputsTests {
         try d.mpc("add", tone).expectSuccess()
         try d.mpc("play").expectSuccess()
 
-        try """
-            [server]
-            datadir = \(work.file("snapdata"))
-            [stream]
-            source = pipe://\(fifo)?name=tonearm&mode=create
-            port = \(streamPort)
-            [http]
-            enabled = false
-            [tcp]
-            enabled = false
-            """.write(toFile: work.file("snapserver.conf"), atomically: true, encoding: .utf8)
-        try FileManager.default.createDirectory(atPath: work.file("snapdata"), withIntermediateDirectories: true)
-        let server = try ChildProcess(["snapserver", "-c", work.file("snapserver.conf"), "--logging.sink", "stderr"], captureStandardError: true)
+        let server = try startSnapserver(in: work, pipe: fifo, port: streamPort)
         defer { server.terminate() }
         let watches = [ToneWatch(), ToneWatch()]
         var clients: [ChildProcess] = []
@@ -429,19 +436,7 @@ struct SnapcastSyncTests {
         try d.mpc("add", noise).expectSuccess()
         try d.mpc("play").expectSuccess()
 
-        try """
-            [server]
-            datadir = \(work.file("snapdata"))
-            [stream]
-            source = pipe://\(fifo)?name=tonearm&mode=create
-            port = \(streamPort)
-            [http]
-            enabled = false
-            [tcp]
-            enabled = false
-            """.write(toFile: work.file("snapserver.conf"), atomically: true, encoding: .utf8)
-        try FileManager.default.createDirectory(atPath: work.file("snapdata"), withIntermediateDirectories: true)
-        let server = try ChildProcess(["snapserver", "-c", work.file("snapserver.conf"), "--logging.sink", "stderr"], captureStandardError: true)
+        let server = try startSnapserver(in: work, pipe: fifo, port: streamPort)
         defer { server.terminate() }
 
         let capture = StereoCapture()

@@ -268,6 +268,12 @@ public final class PrivateHTTPServer: Sendable {
         return condition(requests())
     }
 
+    /// ``waitForRequests(timeout:until:)``, blocking the calling thread.
+    public func waitForRequestsBlocking(timeout: Double, until condition: @escaping @Sendable ([RequestLogEntry]) -> Bool) -> Bool {
+        _ = log.waitBlocking(timeout: timeout) { $0.ended || condition($0.all) }
+        return condition(requests())
+    }
+
     // MARK: Control
 
     /// Throttles every body served from now on, and those under way, that has no `rate=` of
