@@ -18,29 +18,30 @@ public struct MPDAnswerWriter: Sendable {
     /// `key: value\n`, the value on one line (CR, LF and CR LF each become a space, as
     /// ``MPDResponse/oneLine(_:)`` does).
     public mutating func pair(_ key: String, _ value: String) {
-        bytes.append(contentsOf: key.utf8)
-        bytes.append(0x3A)
-        bytes.append(0x20)
+        head(key)
         oneLine(value)
         bytes.append(10)
     }
 
     /// `key: N\n`.
     public mutating func pair(_ key: String, _ n: Int) {
-        bytes.append(contentsOf: key.utf8)
-        bytes.append(0x3A)
-        bytes.append(0x20)
+        head(key)
         integer(n)
         bytes.append(10)
     }
 
     /// `key: N.NNN\n`, as `String(format: "%.3f", x)` writes it.
     public mutating func pair(_ key: String, fixed3 x: Double) {
+        head(key)
+        fixed3(x)
+        bytes.append(10)
+    }
+
+    /// `key: ` (a pair's start).
+    private mutating func head(_ key: String) {
         bytes.append(contentsOf: key.utf8)
         bytes.append(0x3A)
         bytes.append(0x20)
-        fixed3(x)
-        bytes.append(10)
     }
 
     /// Raw text, as it is.
