@@ -279,13 +279,24 @@ public final class AudioSession: Sendable {
     /// ``SetActiveOptions/notifyOthersOnDeactivation``. Activating an active session again, or
     /// deactivating an inactive one, does nothing.
     ///
+    /// Deactivating is synchronous, as `AVAudioSession.setActive(false)` is: it returns once the
+    /// deactivation is on the session bus (at most a second), so a process that deactivates and
+    /// then exits is heard as having deactivated — with `notifyOthersOnDeactivation`, the music it
+    /// interrupted resumes — and not merely as gone (which ends interruptions without resuming).
+    /// Activating does not wait for the bus (a player's first sample does not wait for D-Bus).
+    ///
     /// Throws nothing today (without a bus it succeeds locally); `throws` is kept for
     /// `AVAudioSession` compatibility and future checks against the sound server.
     public func setActive(_ active: Bool, options: SetActiveOptions = []) throws {
         activations.add(1, ordering: .sequentiallyConsistent)
         _ = core.ensureBus()
         core.setActive(active, notifyOthers: options.contains(.notifyOthersOnDeactivation))
+        if !active { core.waitUntilDelivered(timeout: 1) }
     }
+
+    /// Activations and deactivations queued for the session bus and not yet written to it (for
+    /// tests: a deactivation returns with none left).
+    package var undeliveredAnnouncements: UInt64 { core.undeliveredAnnouncements }
 
     /// Interruptions by other sessions, from now on. Each access returns a new stream; it ends
     /// when the session is released. Connects to the bus first (blocks meanwhile).

@@ -65,6 +65,10 @@ final class SessionBusLoop {
         DBusSupport.serve(conn, wakeFD: wakeFD) {
             let (stop, announcements) = core.takeOutgoing()
             for a in announcements { send(a) }
+            if !announcements.isEmpty {
+                dbus_connection_flush(conn)
+                core.delivered(announcements.count)
+            }
             return stop
         }
     }

@@ -58,6 +58,13 @@ final class SessionCore: Sendable {
         var nextSubscriber = 0
         var link = Link.idle
         var outgoing: [Announcement] = []
+        /// Announcements queued for the bus thread since it started, and how many of them it has
+        /// written to the bus (sent and flushed): a deactivation waits until its own is out.
+        var queued: UInt64 = 0
+        var delivered: UInt64 = 0
+        var deliveryWaiters: [(upTo: UInt64, DispatchSemaphore)] = []
+        /// The bus thread (it never waits for its own deliveries).
+        var busThread: pthread_t?
         var stopRequested = false
         var wakeFD: Int32 = -1
         var finished: DispatchSemaphore?
@@ -155,6 +162,7 @@ final class SessionCore: Sendable {
         let address: String? = if case .address(let a) = bus { a } else { nil }
         let element = Self.nameElement(identifier)
         let thread = Thread { [self] in
+            state.withLock { $0.busThread = pthread_self() }
             let loop = SessionBusLoop(core: self)
             let ok = loop.connect(address: address, nameElement: element)
             state.withLock { $0.link = ok ? .connected : .unavailable }
@@ -166,6 +174,9 @@ final class SessionCore: Sendable {
                 s.wakeFD = -1
                 s.link = .unavailable
                 s.outgoing = []
+                s.busThread = nil
+                s.delivered = s.queued
+                Self.releaseDeliveryWaiters(&s)
                 return s.finished
             }
             finished?.signal()
@@ -196,6 +207,47 @@ final class SessionCore: Sendable {
             finished.signal()
         }
     }
+
+    /// For the bus thread: `count` announcements taken from ``takeOutgoing()`` are on the bus
+    /// (sent and flushed).
+    func delivered(_ count: Int) {
+        guard count > 0 else { return }
+        state.withLock { s in
+            s.delivered += UInt64(count)
+            Self.releaseDeliveryWaiters(&s)
+        }
+    }
+
+    private static func releaseDeliveryWaiters(_ s: inout State) {
+        let delivered = s.delivered
+        s.deliveryWaiters.removeAll { w in
+            guard w.upTo <= delivered else { return false }
+            w.1.signal()
+            return true
+        }
+    }
+
+    /// Waits (at most `timeout` seconds) until every announcement queued so far is on the bus,
+    /// so that a process that ends right after a deactivation is heard by the others as having
+    /// deactivated (with its `notifyOthers`) and not only as gone. Returns at once without a bus
+    /// connection, and on the bus thread itself. Not with `state` held.
+    func waitUntilDelivered(timeout: Double) {
+        let waiter = state.withLock { s -> DispatchSemaphore? in
+            guard case .connected = s.link, s.delivered < s.queued else { return nil }
+            if let t = s.busThread, pthread_equal(t, pthread_self()) != 0 { return nil }
+            let sem = DispatchSemaphore(value: 0)
+            s.deliveryWaiters.append((s.queued, sem))
+            return sem
+        }
+        guard let waiter else { return }
+        if waiter.wait(timeout: .now() + timeout) == .timedOut {
+            // Gone from the list, or the signal that came meanwhile is consumed with it.
+            state.withLock { s in s.deliveryWaiters.removeAll { $0.1 === waiter } }
+        }
+    }
+
+    /// Announcements queued for the bus and not yet on it.
+    var undeliveredAnnouncements: UInt64 { state.withLock { $0.queued - $0.delivered } }
 
     /// For the bus thread: whether to stop, and the announcements to send.
     func takeOutgoing() -> (stop: Bool, announcements: [Announcement]) {
@@ -228,6 +280,7 @@ final class SessionCore: Sendable {
     private func announce(_ a: Announcement, _ s: inout State) {
         if case .connected = s.link {
             s.outgoing.append(a)
+            s.queued += 1
             Self.wake(s.wakeFD)
         } else if s.inHub {
             let message: Received = switch a {

@@ -186,6 +186,31 @@ import TonearmTestSupport
         #expect(!a.isActive)
     }
 
+    /// `setActive(false)` returns once the deactivation is on the bus, as iOS's is synchronous: a
+    /// process that deactivates with `notifyOthersOnDeactivation` and exits at once must be heard
+    /// as having deactivated (the music it interrupted resumes), not only as gone (which ends the
+    /// interruption without resuming). A clean-clone run saw the music stay paused after a video
+    /// process ended. Twenty rounds: the bus thread, woken by the activation, is rarely done
+    /// before the caller looks, so a deactivation that did not wait would be seen undelivered.
+    @Test func aDeactivationIsOnTheBusWhenItReturns() async throws {
+        let bus = try PrivateDBus()
+        defer { bus.stop() }
+        let a = session("A", bus), b = session("B", bus)
+        try a.setCategory(.playback)
+        try b.setCategory(.playback)
+        let events = Collected(a.interruptions)
+        for round in 1...20 {
+            try a.setActive(true)
+            try b.setActive(true)
+            #expect(await events.wait(count: 2 * round - 1))
+            #expect(events.all.last == .began, "round \(round): \(events.all)")
+            try b.setActive(false, options: .notifyOthersOnDeactivation)
+            #expect(b.undeliveredAnnouncements == 0, "round \(round)")
+            #expect(await events.wait(count: 2 * round))
+            #expect(events.all.last == .ended(shouldResume: true), "round \(round): \(events.all)")
+        }
+    }
+
     @Test func withoutABusEverythingWorksLocally() async throws {
         for s in [Session(identifier: "local", bus: .none),
                   Session(identifier: "unreachable", bus: .address("unix:path=/nonexistent/tonearm-bus"))] {
