@@ -7,6 +7,7 @@ import TonearmCore
 import TonearmEngine
 import TonearmNetwork
 import TonearmOutput
+import TonearmRender
 
 /// Whether a queue is playing (`MPMusicPlaybackState`).
 public enum PlaybackState: String, Sendable, Codable {
@@ -661,12 +662,7 @@ public final class QueuePlayer: @unchecked Sendable {
             // drain ends when the server has taken the last frame; what the device (the sink)
             // still holds of it, the latency then, plays after that: a one-shot wake-up then.
             rt.driver.drain(timeout: rt.driver.latency + rt.engine.tailTime + 1)
-            let rest = min(1, max(0, rt.driver.latency))
-            if rest > 0 {
-                DispatchQueue.global().asyncAfter(deadline: .now() + rest) { [weak self] in self?.endHeard(rt, epoch: epoch) }
-            } else {
-                endHeard(rt, epoch: epoch)
-            }
+            endHeardWhenOutputEmpties(rt, epoch: epoch, giveUpAt: .now() + 2)
         case .close(let rt, let drain):
             // Closing joins the node's threads: they never wait for the executor.
             if drain { rt.driver.drain(timeout: rt.driver.latency + rt.engine.tailTime + 1) }
@@ -1044,6 +1040,27 @@ public final class QueuePlayer: @unchecked Sendable {
     /// another runtime came since or a restart that goes somewhere is under way (a seek after the
     /// end was rendered schedules anew). A restart that keeps what the output holds, asked for
     /// before the end was rendered, finds nothing left to re-schedule: the end stands.
+    /// After the drain: the end is heard when the output holds nothing more. What it holds is
+    /// read from its clock reading (the latency at an instant, less the time since), and read
+    /// again at each one-shot wake-up, since a busy server plays later than the reading at the
+    /// drain said (a clean-clone run announced an end 19.5 ms before it was heard). A driver
+    /// whose reading has no instant is waited for once, its latency at the drain. Gives up (says
+    /// the end is heard) `giveUpAt`. Executor or a timer's thread; never waits.
+    private func endHeardWhenOutputEmpties(_ rt: QueueRuntime, epoch: UInt64, giveUpAt: DispatchTime, first: Bool = true) {
+        let reading = rt.driver.clockReading
+        var rest = reading.latency
+        if reading.hostNanos != 0 {
+            rest -= Double(Int64(bitPattern: monotonicNanoseconds() &- reading.hostNanos)) / 1e9
+        } else if !first {
+            rest = 0
+        }
+        rest = min(1, rest)
+        guard rest > 0.001, DispatchTime.now() < giveUpAt else { return endHeard(rt, epoch: epoch) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + rest) { [weak self] in
+            self?.endHeardWhenOutputEmpties(rt, epoch: epoch, giveUpAt: giveUpAt, first: false)
+        }
+    }
+
     private func endHeard(_ rt: QueueRuntime, epoch: UInt64) {
         lock.withLock { l in
             guard l.runtime === rt, l.pendingRestart?.position == nil else { return }
