@@ -313,7 +313,8 @@ def full_scans(tonearm: str, tree: str, db: str, mpd: LibraryMpd, count: int, co
         m_runs.append(mpd.update("rescan"))
     return {"tonearm": median_run(t_runs), "mpd": median_run(m_runs),
             "tonearm_walls": [v["wall"] for v in t_runs], "mpd_walls": [v["wall"] for v in m_runs],
-            "tonearm_cpus": [v["cpu"] for v in t_runs], "mpd_cpus": [v["cpu"] for v in m_runs]}
+            "tonearm_cpus": [v["cpu"] for v in t_runs], "mpd_cpus": [v["cpu"] for v in m_runs],
+            "tonearm_peak_kb": sorted(v["maxrss_kb"] for v in t_runs)[len(t_runs) // 2]}
 
 
 def bench_size(tonearm: str, count: int, runs: int, scan_runs: int, can_drop: bool, extras: bool) -> dict:
@@ -427,6 +428,10 @@ def report(r: dict, ctx) -> bool:
                          t["wall"] <= 0.5 * m["wall"]))
             rows.append((f"scan CPU/file, {n}, {state}, vs MPD", t["cpu"] / n * 1e6, m["cpu"] / n * 1e6, "µs",
                          "(info)", None))
+            if state == "warm" and "tonearm_peak_kb" in f:
+                # The scan process's peak resident memory (wait4's ru_maxrss = VmHWM), median run.
+                peak = f["tonearm_peak_kb"] / 1024
+                rows.append((f"scan peak memory, {n} files", peak, None, "MB", "< 30 MB", peak < 30))
             added = t["counts"]["added"]
             same = added == s["mpd_songs"] == n
             all_same = all_same and same
