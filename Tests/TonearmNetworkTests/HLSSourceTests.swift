@@ -322,7 +322,9 @@ import TonearmTestSupport
     /// each new segment once, in order, none skipped, and ends after ENDLIST.
     @Test func aLivePlaylistIsFollowedToItsEnd() async throws {
         let site = try Site()
-        try site.hls("onair", bitrate: "64k", seconds: 6, segmentSeconds: 0.5)
+        // About 8 segments: all but the first three come one per reload, a target duration (1 s)
+        // apart.
+        try site.hls("onair", bitrate: "64k", seconds: 4, segmentSeconds: 0.5)
         let segments = try site.segments("onair")
         let events = Watched<[HLSSourceEvent]>([])
         let url = site.server.url("/live/onair.m3u8", query: ["window": "3", "initial": "3", "end": "1"])
