@@ -284,8 +284,8 @@ import TonearmTestSupport
         // Up: the local server is far faster than 1.5 × 160 kb/s.
         let up = events.waitBlocking(timeout: 30) { $0.contains(.variantSwitched(from: 48_000, to: 160_000, sequence: 1)) }
         #expect(up, "\(events.value)")
-        // Down: 12 000 B/s = 96 kb/s, below 160 kb/s (and below 1.5 × 160 kb/s, so no way back up).
-        try site.server.setRate(12_000)
+        // Down: 16 000 B/s = 128 kb/s, below 160 kb/s (and below 1.5 × 160 kb/s, so no way back up).
+        try site.server.setRate(16_000)
         let audio: [[Float]]
         do {
             audio = try decodeAll(remote)
