@@ -284,8 +284,8 @@ import TonearmTestSupport
         // Up: the local server is far faster than 1.5 × 160 kb/s.
         let up = events.waitBlocking(timeout: 30) { $0.contains(.variantSwitched(from: 48_000, to: 160_000, sequence: 1)) }
         #expect(up, "\(events.value)")
-        // Down: 12 000 B/s = 96 kb/s, below 160 kb/s (and below 1.5 × 160 kb/s, so no way back up).
-        try site.server.setRate(12_000)
+        // Down: 16 000 B/s = 128 kb/s, below 160 kb/s (and below 1.5 × 160 kb/s, so no way back up).
+        try site.server.setRate(16_000)
         let audio: [[Float]]
         do {
             audio = try decodeAll(remote)
@@ -322,7 +322,9 @@ import TonearmTestSupport
     /// each new segment once, in order, none skipped, and ends after ENDLIST.
     @Test func aLivePlaylistIsFollowedToItsEnd() async throws {
         let site = try Site()
-        try site.hls("onair", bitrate: "64k", seconds: 6, segmentSeconds: 0.5)
+        // About 8 segments: all but the first three come one per reload, a target duration (1 s)
+        // apart.
+        try site.hls("onair", bitrate: "64k", seconds: 4, segmentSeconds: 0.5)
         let segments = try site.segments("onair")
         let events = Watched<[HLSSourceEvent]>([])
         let url = site.server.url("/live/onair.m3u8", query: ["window": "3", "initial": "3", "end": "1"])

@@ -432,12 +432,17 @@ import TonearmTestSupport
         let delays = Watched<[Double]>([])
         let url = site.server.url("/tone.mp3", query: ["drop": "20000", "failafter": "1"])
         let guardian = StormGuard(limit: 50)
-        let source = guardian.source(url, also: { e in
+        // A 1 s cap instead of the default 4 s: the waits still grow (0.25, 0.5, 1 s) and then
+        // stay at the cap (three more), in a third of the time.
+        var capped = NetworkByteSource.Options()
+        capped.maximumBackoff = 1
+        let source = guardian.source(url, options: capped, also: { e in
             if case .retrying(_, let delay, _) = e { delays.update { $0.append(delay) } }
         })
         source.start()
         defer { source.cancel() }
         let options = source.options
+        #expect(options.maximumBackoff == 1)
         #expect(throws: TonearmError.self) { _ = try readAll(source) }
         guard case .network(_, .httpStatus(503, _))? = source.failure else {
             Issue.record("not the server's 503: \(String(describing: source.failure))")

@@ -189,7 +189,7 @@ extension PlayerNetworkVideoTests {
 
 extension PlayerNetworkVideoTests {
     /// `isPlaybackLikelyToKeepUp` counts the picture (issue 19). A clip whose picture begins at
-    /// 4 s (its bytes after 4 s of sound), from a server that stalls for 10 s just before the
+    /// 4 s (its bytes after 4 s of sound), from a server that stalls for 4 s just before the
     /// picture's first bytes: the sound before the stall covers the buffer goal, but no frame can
     /// be decoded, so the item is not likely to keep up and the player does not start until
     /// bytes after the stall have come and the picture's queue has filled. Before, it started
@@ -213,7 +213,7 @@ extension PlayerNetworkVideoTests {
         defer { server.stop() }
         var options = NetworkSourceOptions()
         options.limits.readTimeout = 60
-        let item = PlayerItem(url: server.url("/late.mp4", query: ["stall": "10", "at": "\(stallAt)"]), networkOptions: options)
+        let item = PlayerItem(url: server.url("/late.mp4", query: ["stall": "4", "at": "\(stallAt)"]), networkOptions: options)
         item.add(PlayerItemVideoOutput())
         let player = Player(playerItem: item, output: { NullOutput() })
         struct AtStart: Sendable { var received: Int64; var keepsUp: Bool }
