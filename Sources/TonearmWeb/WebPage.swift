@@ -26,9 +26,9 @@ public enum WebPage {
             <span id="total">–:––</span>
           </div>
           <div class="controls">
-            <button id="previous" type="button" aria-label="Previous">&#x23EE;&#xFE0E;</button>
-            <button id="playpause" type="button" class="main" aria-label="Play">&#x25B6;&#xFE0E;</button>
-            <button id="next" type="button" aria-label="Next">&#x23ED;&#xFE0E;</button>
+            <button id="previous" type="button" aria-label="Previous"><svg viewBox="0 0 24 24" aria-hidden="true"><path d="M6 6h2v12H6zM9.5 12 18 18V6z"/></svg></button>
+            <button id="playpause" type="button" class="main" aria-label="Play"><svg viewBox="0 0 24 24" aria-hidden="true"><path d="M8 5v14l11-7z"/></svg></button>
+            <button id="next" type="button" aria-label="Next"><svg viewBox="0 0 24 24" aria-hidden="true"><path d="M16 6h2v12h-2zM6 18l8.5-6L6 6z"/></svg></button>
           </div>
           <div class="modes">
             <button id="repeat" type="button" aria-label="Repeat" aria-pressed="false">Repeat</button>
@@ -69,7 +69,8 @@ public enum WebPage {
         button { font: inherit; color: inherit; background: var(--row); border: 1px solid var(--line); border-radius: .5rem;
                  min-width: 3rem; min-height: 3rem; padding: .25rem .75rem; cursor: pointer; }
         button:focus-visible, input:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
-        .controls button { font-size: 1.5rem; min-width: 4rem; }
+        .controls button { min-width: 4rem; }
+        .controls svg { width: 1.75rem; height: 1.75rem; fill: currentColor; vertical-align: middle; }
         .controls .main { min-width: 5rem; background: var(--accent); color: var(--bg); border-color: var(--accent); }
         .modes { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem; }
         .modes button[aria-pressed=true] { background: var(--accent); color: var(--bg); border-color: var(--accent); }
@@ -136,7 +137,7 @@ public enum WebPage {
           document.title = song ? songName(song) : "Tonearm";
           const playing = s.state === "play", pp = $("playpause");
           pp.setAttribute("aria-label", playing ? "Pause" : "Play");
-          pp.innerHTML = playing ? "&#x23F8;&#xFE0E;" : "&#x25B6;&#xFE0E;";
+          pp.querySelector("path").setAttribute("d", playing ? "M6 5h4v14H6zM14 5h4v14h-4z" : "M8 5v14l11-7z");
           const seek = $("seek");
           seek.max = s.duration || 0;
           seek.disabled = !s.duration;

@@ -32,7 +32,7 @@ struct WebRemoteBrowserTests {
         let artifacts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent(".build/test-artifacts").path
         try FileManager.default.createDirectory(atPath: artifacts, withIntermediateDirectories: true)
-        let browser = try run("python3", [webRemoteBrowserScript, "http://127.0.0.1:\(port)/", artifacts],
+        let browser = try run("/usr/bin/python3", [webRemoteBrowserScript, "http://127.0.0.1:\(port)/", artifacts],
                               environment: ["MPD_HOST": daemon.socket, "HOME": dir.path])
         #expect(browser.status == 0 && browser.stdout.contains("PASS\n"), "\(browser.stdout)\n\(browser.stderr.suffix(3000))")
         // What the page left, as mpc sees it: song one playing alone, shuffle on, volume 35.

@@ -62,7 +62,14 @@ def check(what, ok):
     print("ok:", what, flush=True)
 
 
+def viewport(width, height, mobile):
+    """A phone's or a desktop's viewport (Chrome's device emulation: a window cannot be that narrow)."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
+
+
 try:
+    viewport(375, 812, True)
     driver.get(url)
     wait("the title shows the playing song", lambda: driver.title == "Song One — Artist A")
     check("the page shows title, artist and album",
@@ -71,8 +78,8 @@ try:
     wait("the queue lists both songs", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#queue li")) == 2)
     check("every control has an accessible name",
           all(b.accessible_name for b in driver.find_elements(By.TAG_NAME, "button")))
-    check("nothing is wider than the phone's 375 px",
-          driver.execute_script("return document.documentElement.scrollWidth") <= 375)
+    widths = driver.execute_script("return [window.innerWidth, document.documentElement.scrollWidth]")
+    check(f"nothing is wider than the phone's 375 px (viewport, content: {widths})", widths[0] == 375 and widths[1] <= 375)
     driver.save_screenshot(os.path.join(shots, "web-remote-375.png"))
 
     # The page drives the daemon.
@@ -100,7 +107,7 @@ try:
     button("Remove Song Two — Artist B").click()
     wait("Remove: the queue shows one song", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#queue li")) == 1)
     check("Remove: mpc's queue has one song", mpc("-f", "%title%", "playlist") == "Song One\n")
-    driver.set_window_size(1280, 800)
+    viewport(1280, 800, False)
     driver.save_screenshot(os.path.join(shots, "web-remote-1280.png"))
     print("PASS", flush=True)
 except (AssertionError, TimeoutException) as e:
