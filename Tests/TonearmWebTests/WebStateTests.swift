@@ -193,6 +193,28 @@ struct WebStateTests {
         }
     }
 
+    /// A WebSocket upgrade is accepted on /ws from the remote's own page only, with a session
+    /// when a login is required.
+    @Test func webSocketUpgradesCheckOriginAndSession() throws {
+        func upgrade(_ remote: WebRemote, path: String = "/ws", origin: String?, cookie: String? = nil) -> MPDPermissions? {
+            var fields: HTTPFields = [:]
+            if let origin { fields[.origin] = origin }
+            if let cookie { fields[.cookie] = cookie }
+            return remote.upgradePermissions(HTTPRequest(method: .get, scheme: nil, authority: "192.168.1.5:6680", path: path, headerFields: fields))
+        }
+        let local = try WebRemote(daemon: Self.daemon(), host: "127.0.0.1")
+        #expect(upgrade(local, origin: "http://192.168.1.5:6680") == .all)
+        #expect(upgrade(local, origin: "http://evil.example") == nil)
+        #expect(upgrade(local, path: "/other", origin: "http://192.168.1.5:6680") == nil)
+        var access = MPDAccess()
+        try access.addPassword(parsing: "sesame@read,control")
+        let lan = try WebRemote(daemon: Self.daemon(access: access), host: "0.0.0.0")
+        #expect(upgrade(lan, origin: "http://192.168.1.5:6680") == nil, "no session")
+        let token = try #require(lan.access.login(password: "sesame"))
+        #expect(upgrade(lan, origin: "http://192.168.1.5:6680", cookie: "\(WebAccess.cookieName)=\(token)") != nil)
+        #expect(upgrade(lan, origin: "http://evil.example", cookie: "\(WebAccess.cookieName)=\(token)") == nil)
+    }
+
     /// The page's first load (HTML, style, script) stays under 150 KB and names no other site.
     @Test func thePageIsSmallAndSelfContained() {
         let all = WebPage.html + WebPage.style + WebPage.script
