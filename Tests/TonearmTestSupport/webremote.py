@@ -98,6 +98,15 @@ try:
     wait("mpc play: the button becomes Pause", lambda: any(b.accessible_name == "Pause" for b in driver.find_elements(By.TAG_NAME, "button")))
     mpc("prev")
     wait("mpc prev: the title follows", lambda: driver.title == "Song One — Artist A")
+    # The queue: jump to a song, back with Previous (in order: shuffle is still off).
+    button("Play Song Two — Artist B").click()
+    wait("Jump: the title follows", lambda: driver.title == "Song Two — Artist B")
+    check("Jump: mpc plays song 2", mpc("current").strip() == "Artist B - Song Two")
+    wait("Jump: the queue marks song 2 as current",
+         lambda: driver.find_element(By.CSS_SELECTOR, "#queue li[aria-current=true]").text.startswith("Song Two"))
+    button("Previous").click()
+    wait("Previous: the title follows", lambda: driver.title == "Song One — Artist A")
+    check("Previous: mpc plays song 1", mpc("current").strip() == "Artist A - Song One")
     mpc("random", "on")
     wait("mpc random on: Shuffle is pressed", lambda: button("Shuffle").get_attribute("aria-pressed") == "true")
     mpc("volume", "35")
