@@ -42,6 +42,12 @@ let package = Package(
         // should see without asking (a refused setCategory that ported code swallows), on stderr
         // unless the application bootstraps its own handler.
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        // The daemon's web remote (issue 21): HTTP and WebSocket on the daemon's own process.
+        // Only TonearmWeb imports them.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        // Hummingbird's header types (HTTPField names), named by the web remote.
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
     ],
     targets: [
         // Layer 0: formats, PCM buffers, time, errors, lock-free rings. No C dependency.
@@ -173,10 +179,19 @@ let package = Package(
                                                       .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                                                       .product(name: "Logging", package: "swift-log")]),
 
+        // The web remote (issue 21): a page and a JSON/WebSocket API served by Hummingbird, driving
+        // the daemon's one command layer (MPD command batches through MPDDaemon) and pushing the
+        // state to every page on each idle event.
+        .target(name: "TonearmWeb", dependencies: ["TonearmDaemon", "TonearmMPDProtocol",
+                                                   .product(name: "Hummingbird", package: "hummingbird"),
+                                                   .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                                                   .product(name: "HTTPTypes", package: "swift-http-types"),
+                                                   .product(name: "Logging", package: "swift-log")]),
+
         // The command-line player, last.
         .executableTarget(
             name: "TonearmCLI",
-            dependencies: ["Tonearm", "TonearmDesktop", "TonearmKit", "TonearmWindow", "TonearmConfig", "TonearmDaemon", "TonearmMPDLibrary", "TonearmMPDClient", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            dependencies: ["Tonearm", "TonearmDesktop", "TonearmKit", "TonearmWindow", "TonearmConfig", "TonearmDaemon", "TonearmWeb", "TonearmMPDLibrary", "TonearmMPDClient", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "TOMLKit", package: "TOMLKit")],
             // The release binary (static Swift runtime; scripts/demo, install-extras, bench) is
             // linked by the toolchain's lld with packed relative relocations (a 23 KB table
@@ -206,6 +221,10 @@ let package = Package(
         .testTarget(name: "TonearmPlaylistsTests", dependencies: ["TonearmPlaylists", "TonearmNetwork", "TonearmTestSupport"]),
         .testTarget(name: "TonearmNowPlayingTests", dependencies: ["TonearmNowPlaying"]),
         .testTarget(name: "TonearmDaemonTests", dependencies: ["TonearmDaemon", "TonearmExport", "TonearmMPDProtocol", "TonearmPlayback", "TonearmRender", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmWebTests", dependencies: ["TonearmWeb", "TonearmDaemon", "TonearmMPDProtocol", "TonearmPlayback", "TonearmRender", "TonearmTestSupport",
+                                                       .product(name: "HummingbirdTesting", package: "hummingbird"),
+                                                       .product(name: "HTTPTypes", package: "swift-http-types"),
+                                                       .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TonearmMPDProtocolTests", dependencies: ["TonearmMPDProtocol", "TonearmTestSupport"]),
         .testTarget(name: "TonearmMPDLibraryTests", dependencies: ["TonearmMPDLibrary", "TonearmMPDProtocol", "TonearmLibrary", "TonearmTestSupport"]),
         .testTarget(name: "TonearmNetworkTests", dependencies: ["TonearmNetwork", "TonearmTestSupport"]),
@@ -225,7 +244,7 @@ let package = Package(
         // instruments (xsampler.py reads a pixel of the screen, pamonitor.py records a sink's
         // monitor with PulseAudio's timing).
         .target(name: "TonearmTestSupport", dependencies: ["TonearmCore", "TonearmEngine", "TonearmOutput", "TonearmDBus", "CDBus", "RenderThreadProbe"],
-                path: "Tests/TonearmTestSupport", exclude: ["httpd.py", "xclient.py", "xsampler.py", "pamonitor.py"]),
+                path: "Tests/TonearmTestSupport", exclude: ["httpd.py", "xclient.py", "xsampler.py", "pamonitor.py", "webremote.py"]),
         // The test executable's malloc, free and pthread lock calls, counted on the render thread
         // (RenderProbe in TonearmTestSupport): proof that the render path allocates and locks nothing.
         .target(name: "RenderThreadProbe", path: "Tests/RenderThreadProbe"),

@@ -59,6 +59,10 @@ enum ConfigExample {
         # Play along with other Tonearm players (--mix) instead of pausing while one plays
         # and playing on when it ends.
         # mix = false
+        # The web remote (--http): a page for any browser or phone at http://ADDR:PORT/.
+        # true: 127.0.0.1:6680 (this machine only); "0.0.0.0:6680" for the network, which
+        # needs a password above (the page asks for it). Default: off.
+        # http = "127.0.0.1:6680"
 
         """
     }

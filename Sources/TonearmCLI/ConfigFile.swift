@@ -37,6 +37,7 @@ import TonearmMPDProtocol
 /// default_permissions = "read"
 /// local_permissions = "read,add,control,admin"
 /// mix = false               # true: play along with other Tonearm players
+/// http = "127.0.0.1:6680"   # the web remote (true: 127.0.0.1:6680; false: off)
 /// ```
 ///
 /// Paths may start with `~/`; relative paths are taken from the config file's folder.
@@ -82,6 +83,8 @@ struct ConfigFile: Sendable {
         var localPermissions: MPDPermissions?
         /// Play along with other Tonearm players instead of pausing while one plays (`--mix`).
         var mix: Bool?
+        /// The web remote (`--http`): nil when not set.
+        var http: WebRemoteSetting?
     }
 
     /// Where the file is.
@@ -146,7 +149,7 @@ enum ConfigSchema {
     static let tables = ["playback", "keys", "library", "daemon"]
     static let playbackKeys = ["output", "device", "volume", "eq", "replaygain", "preamp", "crossfade", "repeat", "shuffle"]
     static let libraryKeys = ["database", "folders"]
-    static let daemonKeys = ["music", "listen", "outputs", "password", "default_permissions", "local_permissions", "mix"]
+    static let daemonKeys = ["music", "listen", "outputs", "password", "default_permissions", "local_permissions", "mix", "http"]
 
     /// The keys of `table` (nil for `[keys]`, whose keys are free).
     static func keys(of table: String) -> [String]? {
@@ -316,6 +319,14 @@ private struct Reader {
                 }
             case "mix":
                 d.mix = values.bool(v, key: k)
+            case "http":
+                if v.bool != nil {
+                    d.http = values.bool(v, key: k).map { $0 ? .on(WebRemoteSetting.defaultAddress) : .off }
+                } else if let text = values.string(v, key: k) {
+                    do { d.http = try WebRemoteSetting(parsing: text) } catch {
+                        problem(k, .invalidValue(error.description))
+                    }
+                }
             default:
                 unknown(key, in: "daemon", isTable: v.type == .table)
             }

@@ -4,6 +4,7 @@ import Foundation
 import Tonearm
 import TonearmDaemon
 import TonearmMPDProtocol
+import TonearmWeb
 
 /// `tonearm daemon`: the music player as a background service, driven over the MPD protocol
 /// (mpc, ncmpcpp, any MPD client) on `$XDG_RUNTIME_DIR/tonearm/mpd.sock` and TCP. Runs in the
@@ -19,7 +20,12 @@ struct DaemonCommand: AsyncParsableCommand {
 
             The [daemon] table of the config file holds the same settings (music, listen, \
             outputs, password, default_permissions, local_permissions, mix; see `tonearm config \
-            --init`); each flag wins over it. Passwords belong there, not on the command line \
+            --init`); each flag wins over it.
+
+            --http serves the web remote: a page for any browser or phone (now playing, the \
+            queue) at http://ADDR:PORT/, live over a WebSocket. On an address other than \
+            loopback it asks for one of the daemon's passwords. (Not the stream output \
+            --output http:ADDR:PORT, which serves the audio.) Passwords belong there, not on the command line \
             (where `ps` shows them).
 
             Examples:
@@ -53,6 +59,9 @@ struct DaemonCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("What a client on the Unix socket may do before it sends a password, as MPD's local_permissions. Default: the default permissions.", valueName: "PERMS"))
     var localPermissions: String?
+
+    @Option(name: .long, help: ArgumentHelp("Serve the web remote (a page for a browser or phone) at ADDR:PORT; 'on' for 127.0.0.1:6680, 'off' for none. Not loopback: a password is needed. Default: the config file's [daemon] http, else off.", valueName: "ADDR:PORT"))
+    var http: String?
 
     @Flag(name: .long, help: "Play along with other Tonearm players. Default: pause while one plays (its audio session interrupts the daemon's) and play on when it ends.")
     var mix = false
@@ -98,6 +107,8 @@ struct DaemonCommand: AsyncParsableCommand {
         var access: MPDAccess
         /// Plays along with other Tonearm players (`--mix`, or `mix = true`).
         var mix: Bool
+        /// The web remote (`--http`, or `http`); off by default.
+        var http: WebRemoteSetting = .off
     }
 
     func settings(file: ConfigFile.Daemon?) throws -> Settings {
@@ -108,13 +119,26 @@ struct DaemonCommand: AsyncParsableCommand {
             tcp = file?.listen ?? [.tcp(host: "127.0.0.1", port: 6600)]
         }
         let folders = music.isEmpty ? file?.music ?? [] : music
-        return Settings(tcp: tcp, outputs: output.isEmpty ? file?.outputs ?? [] : try output.map { try DaemonOutput(parsing: $0) },
-                        music: folders.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath).standardizedFileURL.path },
-                        access: try access(file: file), mix: mix || file?.mix == true)
+        var settings = Settings(tcp: tcp, outputs: output.isEmpty ? file?.outputs ?? [] : try output.map { try DaemonOutput(parsing: $0) },
+                                music: folders.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath).standardizedFileURL.path },
+                                access: try access(file: file), mix: mix || file?.mix == true)
+        if let http {
+            do { settings.http = try WebRemoteSetting(parsing: http) } catch { throw ValidationError("--http \(error)") }
+        } else if let h = file?.http {
+            settings.http = h
+        }
+        // Open to the network, the page needs a password to ask for.
+        if case .on(let host, _) = settings.http, !WebAccess.isLoopback(host), settings.access.passwords.isEmpty {
+            throw ValidationError("the web remote on \(host) (not loopback) needs a password: --password SECRET@PERMS or [daemon] password")
+        }
+        return settings
     }
 
     func validate() throws {
         _ = try access()
+        if let http {
+            do { _ = try WebRemoteSetting(parsing: http) } catch { throw ValidationError("--http \(error)") }
+        }
         for l in listen where l != "none" {
             guard case .tcp? = try? MPDListenAddress(parsing: l) else {
                 throw ValidationError("--listen '\(l)': expected ADDR:PORT, as in 127.0.0.1:6600")
@@ -178,6 +202,16 @@ struct DaemonCommand: AsyncParsableCommand {
         options.attachPlayer = { player in
             let (remote, failure) = DaemonRemote.start(player: player)
             return ({ remote?.stop() }, failure.map { "\($0); running without MPRIS" } ?? "MPRIS: on the session bus")
+        }
+        // The web remote: the same daemon (its one command layer), served beside the MPD server.
+        if case .on(let host, let port) = settings.http {
+            options.services.append { daemon, logger in
+                let remote: WebRemote
+                do { remote = try WebRemote(daemon: daemon, host: host) } catch { throw ValidationFailure("\(error)") }
+                return remote.service(host: host, port: port, logger: logger) { address in
+                    logger.info("web remote on http://\(address)/")
+                }
+            }
         }
         do {
             try await DaemonRunner.run(options)

@@ -40,6 +40,10 @@ public struct DaemonOptions: Sendable {
     /// saying so, it plays on.
     public var mixWithOthers = false
     public var access = MPDAccess.open
+    /// More services run beside the MPD server (the web remote of issue 21), made once the
+    /// daemon is up, from the daemon and the log; they stop at the same graceful shutdown. A
+    /// factory that throws ends the start with its error.
+    public var services: [@Sendable (MPDDaemon, Logger) throws -> any Service] = []
 
     public init(runtimeDirectory: String, tcp: [MPDListenAddress], output: OutputSelection, musicDirectories: [String], verbose: Bool) {
         self.runtimeDirectory = runtimeDirectory
@@ -195,7 +199,8 @@ public enum DaemonRunner {
         let server = MPDServer(daemon: daemon, limits: options.limits, logger: logger)
         logger.info("output: \(several.map { $0.outputs.map(\.description).joined(separator: ", ") } ?? selection.description)")
         let service = MPDServerService(server: server, addresses: [.unix(path: options.socketPath)] + options.tcp, logger: logger)
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [service], gracefulShutdownSignals: [.sigterm, .sigint],
+        let extra = try options.services.map { try $0(daemon, logger) }
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [service] + extra, gracefulShutdownSignals: [.sigterm, .sigint],
                                                                           logger: logger))
         defer { attached?.stop() }
         // `kill` from a client: the same graceful shutdown as SIGTERM.

@@ -99,16 +99,21 @@ import Testing
         #expect(try graph.closure(of: "TonearmCLI").contains("TonearmKit"))
     }
 
-    /// SwiftNIO and service-lifecycle are the daemon's alone: no other module of the package
-    /// (sources or tests) imports them, so the playback API and the command never carry the
-    /// server's dependencies except through TonearmDaemon. swift-log is the daemon's and the audio
-    /// session's (its warnings, and the session tests that capture them) only.
+    /// SwiftNIO and service-lifecycle are the daemon's alone (and its web remote's, TonearmWeb,
+    /// whose Hummingbird stands on them): no other module of the package (sources or tests)
+    /// imports them, so the playback API and the command never carry the server's dependencies
+    /// except through TonearmDaemon and TonearmWeb. Hummingbird is TonearmWeb's alone. swift-log
+    /// is the daemon's, the web remote's and the audio session's (its warnings, and the session
+    /// tests that capture them) only.
     @Test func onlyTheDaemonImportsTheServerPackages() throws {
         var found: [String] = []
-        let logging: Set<String> = ["TonearmDaemon", "TonearmSession", "TonearmSessionTests"]
+        let servers: Set<String> = ["TonearmDaemon", "TonearmWeb", "TonearmWebTests"]
+        let logging: Set<String> = ["TonearmDaemon", "TonearmSession", "TonearmSessionTests", "TonearmWeb", "TonearmWebTests"]
         for target in graph.targets.values where target.type != "system" && target.name != "TonearmDaemon" {
             for (file, module) in try graph.imports(of: target)
-            where module.hasPrefix("NIO") || module == "ServiceLifecycle" || (module == "Logging" && !logging.contains(target.name)) {
+            where ((module.hasPrefix("NIO") || module == "ServiceLifecycle") && !servers.contains(target.name))
+                || (module.hasPrefix("Hummingbird") && target.name != "TonearmWeb" && target.name != "TonearmWebTests")
+                || (module == "Logging" && !logging.contains(target.name)) {
                 found.append("\(file) imports \(module)")
             }
         }

@@ -50,6 +50,23 @@ import Tonearm
         #expect(try settings(["--mix"], file: nil).mix && !(try settings([], file: nil).mix))
     }
 
+    /// The web remote (`--http`, `[daemon] http`): off by default, 127.0.0.1:6680 when turned on
+    /// without an address; open to the network only with a password.
+    @Test func theWebRemoteIsOffUntilAskedAndNeedsAPasswordOffLoopback() throws {
+        #expect(try settings([], file: nil).http == .off)
+        #expect(try settings(["--http", "on"], file: nil).http == .on(host: "127.0.0.1", port: 6680))
+        #expect(try settings(["--http", ":7000"], file: nil).http == .on(host: "127.0.0.1", port: 7000))
+        #expect(try settings(["--http", "[::1]:7001"], file: nil).http == .on(host: "::1", port: 7001))
+        #expect(try settings(["--http", "0.0.0.0:6680"]).http == .on(host: "0.0.0.0", port: 6680), "the file's password")
+        #expect(throws: (any Error).self) { try settings(["--http", "0.0.0.0:6680"], file: nil) }
+        #expect(throws: (any Error).self) { try settings(["--http", "6680x"], file: nil) }
+        #expect(try settings([], file: "[daemon]\nhttp = true\n").http == .on(host: "127.0.0.1", port: 6680))
+        #expect(try settings([], file: "[daemon]\nhttp = false\n").http == .off)
+        #expect(try settings([], file: "[daemon]\nhttp = \"127.0.0.2:9000\"\n").http == .on(host: "127.0.0.2", port: 9000))
+        #expect(try settings(["--http", "off"], file: "[daemon]\nhttp = true\n").http == .off, "the flag wins")
+        #expect(throws: (any Error).self) { try ConfigFile.parse("[daemon]\nhttp = \"/tmp/sock\"\n", path: "/c.toml") }
+    }
+
     @Test func withoutAFileTheDefaults() throws {
         let s = try settings([], file: nil)
         #expect(s.music == [] && s.tcp == [.tcp(host: "127.0.0.1", port: 6600)] && s.outputs == [])

@@ -48,3 +48,7 @@ public struct DaemonProcess: Sendable {
         return process.succeeded
     }
 }
+
+/// The web remote's browser script (`webremote.py` next to this file: headless chromium driven
+/// by python3-selenium), run with python3 from the source tree.
+public let webRemoteBrowserScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("webremote.py").path

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+/// The web remote's page, its style and its script, in the binary: nothing is loaded from
+/// elsewhere (no CDN, no web font). Every control is a real `<button>` or `<input>` with an
+/// accessible name; the layout is one column that fits a 375 px phone and centres on a desktop.
+public enum WebPage {
+    public static let html = """
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="color-scheme" content="light dark">
+        <title>Tonearm</title>
+        <link rel="stylesheet" href="/app.css">
+        </head>
+        <body>
+        <main>
+        <section id="now" aria-label="Now playing">
+          <h1 id="title">Nothing playing</h1>
+          <p id="artist"></p>
+          <p id="album"></p>
+          <div class="seek">
+            <span id="elapsed">0:00</span>
+            <input id="seek" type="range" min="0" max="0" step="1" value="0" aria-label="Seek" disabled>
+            <span id="total">–:––</span>
+          </div>
+          <div class="controls">
+            <button id="previous" type="button" aria-label="Previous"><svg viewBox="0 0 24 24" aria-hidden="true"><path d="M6 6h2v12H6zM9.5 12 18 18V6z"/></svg></button>
+            <button id="playpause" type="button" class="main" aria-label="Play"><svg viewBox="0 0 24 24" aria-hidden="true"><path d="M8 5v14l11-7z"/></svg></button>
+            <button id="next" type="button" aria-label="Next"><svg viewBox="0 0 24 24" aria-hidden="true"><path d="M16 6h2v12h-2zM6 18l8.5-6L6 6z"/></svg></button>
+          </div>
+          <div class="modes">
+            <button id="repeat" type="button" aria-label="Repeat" aria-pressed="false">Repeat</button>
+            <button id="random" type="button" aria-label="Shuffle" aria-pressed="false">Shuffle</button>
+            <label class="volume">Volume <input id="volume" type="range" min="0" max="100" step="1" value="0" aria-label="Volume"></label>
+          </div>
+          <p id="status" role="status" aria-live="polite"></p>
+        </section>
+        <section aria-labelledby="queue-heading">
+          <h2 id="queue-heading">Queue</h2>
+          <ol id="queue"></ol>
+        </section>
+        </main>
+        <script src="/app.js"></script>
+        </body>
+        </html>
+
+        """
+
+    public static let style = """
+        :root { --fg: #1b1b1f; --bg: #fafafa; --muted: #5f6068; --accent: #b3261e; --line: #d9d9de; --row: #f0f0f3; }
+        @media (prefers-color-scheme: dark) {
+          :root { --fg: #ececf1; --bg: #151518; --muted: #a3a3ad; --accent: #ff8a80; --line: #34343b; --row: #202026; }
+        }
+        * { box-sizing: border-box; }
+        html { -webkit-text-size-adjust: 100%; }
+        body { margin: 0; font: 16px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
+               color: var(--fg); background: var(--bg); }
+        main { max-width: 40rem; margin: 0 auto; padding: 1rem; }
+        h1 { font-size: 1.5rem; margin: .5rem 0 .25rem; overflow-wrap: anywhere; }
+        h2 { font-size: 1.1rem; margin: 1.5rem 0 .5rem; }
+        #artist { margin: 0; font-weight: 600; }
+        #album { margin: 0 0 1rem; color: var(--muted); }
+        .seek { display: flex; align-items: center; gap: .5rem; font-variant-numeric: tabular-nums; }
+        .seek input { flex: 1; min-width: 0; }
+        input[type=range] { accent-color: var(--accent); height: 2rem; }
+        .controls { display: flex; justify-content: center; gap: 1rem; margin: 1rem 0; }
+        button { font: inherit; color: inherit; background: var(--row); border: 1px solid var(--line); border-radius: .5rem;
+                 min-width: 3rem; min-height: 3rem; padding: .25rem .75rem; cursor: pointer; }
+        button:focus-visible, input:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+        .controls button { min-width: 4rem; }
+        .controls svg { width: 1.75rem; height: 1.75rem; fill: currentColor; vertical-align: middle; }
+        .controls .main { min-width: 5rem; background: var(--accent); color: var(--bg); border-color: var(--accent); }
+        .modes { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem; }
+        .modes button[aria-pressed=true] { background: var(--accent); color: var(--bg); border-color: var(--accent); }
+        .volume { display: flex; align-items: center; gap: .5rem; flex: 1; min-width: 10rem; }
+        .volume input { flex: 1; min-width: 0; }
+        #status { min-height: 1.4em; color: var(--accent); }
+        #queue { list-style: none; padding: 0; margin: 0; }
+        #queue li { display: flex; gap: .5rem; align-items: stretch; margin: 0 0 .25rem; }
+        #queue .jump { flex: 1; min-width: 0; text-align: left; display: flex; gap: .5rem; align-items: baseline; }
+        #queue .jump .t { flex: 1; min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+        #queue .jump .d { color: var(--muted); font-variant-numeric: tabular-nums; }
+        #queue li[aria-current=true] .jump { border-color: var(--accent); font-weight: 600; }
+        #queue .remove { flex: none; }
+        form { display: flex; flex-direction: column; gap: .75rem; max-width: 20rem; }
+        form input { font: inherit; padding: .5rem; min-height: 3rem; }
+
+        """
+
+    public static let script = """
+        "use strict";
+        const $ = (id) => document.getElementById(id);
+        let state = null, base = 0, baseAt = 0, seeking = false, queue = [];
+
+        function fmt(s) {
+          if (s == null || !isFinite(s)) return "–:––";
+          s = Math.max(0, Math.floor(s));
+          const h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60, x = String(s % 60).padStart(2, "0");
+          return h ? h + ":" + String(m).padStart(2, "0") + ":" + x : m + ":" + x;
+        }
+        function say(text) { $("status").textContent = text || ""; }
+
+        async function send(command, value) {
+          const body = value === undefined ? { command } : { command, value };
+          try {
+            const r = await fetch("/api/command", { method: "POST", headers: { "Content-Type": "application/json" },
+                                                    body: JSON.stringify(body), credentials: "same-origin" });
+            if (r.status === 401) { location.href = "/login"; return; }
+            if (!r.ok) { const e = await r.json().catch(() => ({ error: r.statusText })); say(e.error); } else say("");
+          } catch (e) { say("The daemon does not answer."); }
+        }
+
+        // The elapsed time between two pushes is counted here, not asked for.
+        function elapsedNow() {
+          if (!state) return 0;
+          const e = state.state === "play" ? base + (performance.now() - baseAt) / 1000 : base;
+          return state.duration ? Math.min(e, state.duration) : e;
+        }
+        function tick() {
+          if (!state || seeking) return;
+          const e = elapsedNow();
+          $("seek").value = e;
+          $("elapsed").textContent = fmt(e);
+        }
+        setInterval(tick, 250);
+
+        function songName(song) { return song.artist ? song.title + " — " + song.artist : song.title; }
+
+        function render(s) {
+          state = s; base = s.elapsed || 0; baseAt = performance.now();
+          const song = s.song;
+          $("title").textContent = song ? song.title : "Nothing playing";
+          $("artist").textContent = song ? song.artist : "";
+          $("album").textContent = song ? song.album : "";
+          document.title = song ? songName(song) : "Tonearm";
+          const playing = s.state === "play", pp = $("playpause");
+          pp.setAttribute("aria-label", playing ? "Pause" : "Play");
+          pp.querySelector("path").setAttribute("d", playing ? "M6 5h4v14H6zM14 5h4v14h-4z" : "M8 5v14l11-7z");
+          const seek = $("seek");
+          seek.max = s.duration || 0;
+          seek.disabled = !s.duration;
+          $("total").textContent = fmt(s.duration);
+          $("repeat").setAttribute("aria-pressed", String(s.repeat));
+          $("random").setAttribute("aria-pressed", String(s.random));
+          const vol = $("volume");
+          vol.disabled = s.volume == null;
+          if (s.volume != null && document.activeElement !== vol) vol.value = s.volume;
+          markCurrent();
+          tick();
+        }
+
+        function markCurrent() {
+          const id = state && state.song ? state.song.id : -1;
+          for (const li of $("queue").children) {
+            if (Number(li.dataset.id) === id) li.setAttribute("aria-current", "true"); else li.removeAttribute("aria-current");
+          }
+        }
+
+        function renderQueue(q) {
+          queue = q.songs;
+          const list = $("queue");
+          const rows = queue.map((song) => {
+            const li = document.createElement("li");
+            li.dataset.id = song.id;
+            const jump = document.createElement("button");
+            jump.type = "button"; jump.className = "jump";
+            jump.setAttribute("aria-label", "Play " + songName(song));
+            const t = document.createElement("span"); t.className = "t"; t.textContent = songName(song);
+            const d = document.createElement("span"); d.className = "d"; d.textContent = fmt(song.duration);
+            jump.append(t, d);
+            jump.addEventListener("click", () => send("playid", song.id));
+            const remove = document.createElement("button");
+            remove.type = "button"; remove.className = "remove";
+            remove.setAttribute("aria-label", "Remove " + songName(song));
+            remove.textContent = "\\u2715";
+            remove.addEventListener("click", () => send("deleteid", song.id));
+            li.append(jump, remove);
+            return li;
+          });
+          list.replaceChildren(...rows);
+          markCurrent();
+        }
+
+        $("playpause").addEventListener("click", () => send(state && state.state === "play" ? "pause" : "play"));
+        $("previous").addEventListener("click", () => send("previous"));
+        $("next").addEventListener("click", () => send("next"));
+        $("repeat").addEventListener("click", () => send("repeat", !(state && state.repeat)));
+        $("random").addEventListener("click", () => send("random", !(state && state.random)));
+        const seek = $("seek");
+        seek.addEventListener("input", () => { seeking = true; $("elapsed").textContent = fmt(Number(seek.value)); });
+        seek.addEventListener("change", () => { seeking = false; base = Number(seek.value); baseAt = performance.now(); send("seek", Number(seek.value)); });
+        $("volume").addEventListener("change", (e) => send("volume", Number(e.target.value)));
+
+        let retry = 500;
+        function connect() {
+          const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws");
+          ws.onopen = () => { retry = 500; say(""); };
+          ws.onmessage = (ev) => {
+            const m = JSON.parse(ev.data);
+            if (m.type === "state") render(m);
+            else if (m.type === "queue") renderQueue(m);
+            else if (m.type === "error") say(m.error);
+          };
+          ws.onclose = () => {
+            say("Reconnecting to the daemon…");
+            setTimeout(connect, retry);
+            retry = Math.min(retry * 2, 10000);
+          };
+        }
+        connect();
+
+        """
+
+    /// The login form (the daemon's password; a wrong one says so).
+    public static func login(failed: Bool) -> String {
+        """
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="color-scheme" content="light dark">
+        <title>Tonearm — log in</title>
+        <link rel="stylesheet" href="/app.css">
+        </head>
+        <body>
+        <main>
+        <h1>Tonearm</h1>
+        <form method="post" action="/login">
+          <label for="password">The daemon's password</label>
+          <input id="password" name="password" type="password" autocomplete="current-password" required autofocus>
+          <button type="submit">Log in</button>
+          \(failed ? "<p id=\"status\" role=\"alert\">Wrong password.</p>" : "")
+        </form>
+        </main>
+        </body>
+        </html>
+
+        """
+    }
+}

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TonearmTestSupport
+
+/// The daemon's web remote (issue 21) in a real browser: `tonearm daemon --http 127.0.0.1:0`
+/// with the null output playing two tagged songs, the page opened in Debian's headless chromium
+/// (python3-selenium, chromium-driver; `webremote.py` in TonearmTestSupport): the title shows the
+/// song; Next, Pause and the seek bar, pressed by their accessible names, change what mpc sees;
+/// play, prev, random and volume given with mpc appear on the page, pushed over its WebSocket;
+/// Remove takes a song off the queue. Screenshots at 375 and 1280 px wide are kept in
+/// `.build/test-artifacts/`.
+struct WebRemoteBrowserTests {
+    @Test func thePageDrivesTheDaemonAndFollowsMPC() throws {
+        let dir = try TempDir("web-remote")
+        defer { dir.remove() }
+        let music = dir.file("music")
+        try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
+        for (file, title, artist) in [("one.flac", "Song One", "Artist A"), ("two.flac", "Song Two", "Artist B")] {
+            try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=40", "-metadata", "title=\(title)",
+                                 "-metadata", "artist=\(artist)", "-metadata", "album=The Album", music + "/" + file])
+        }
+        let daemon = try DaemonProcess(dir, options: ["--http", "127.0.0.1:0"])
+        defer { daemon.process.terminate(SIGKILL) }
+        #expect(daemon.process.waitForStandardError(containing: "web remote on http://127.0.0.1:", timeout: 30), "\(daemon.process.standardErrorText)")
+        let log = daemon.process.standardErrorText
+        let port = try #require(log.components(separatedBy: "web remote on http://127.0.0.1:").dropFirst().first?.prefix { $0.isNumber })
+        _ = try daemon.mpc("add", music + "/one.flac")
+        _ = try daemon.mpc("add", music + "/two.flac")
+        _ = try daemon.mpc("play")
+
+        let artifacts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent(".build/test-artifacts").path
+        try FileManager.default.createDirectory(atPath: artifacts, withIntermediateDirectories: true)
+        let browser = try run("/usr/bin/python3", [webRemoteBrowserScript, "http://127.0.0.1:\(port)/", artifacts],
+                              environment: ["MPD_HOST": daemon.socket, "HOME": dir.path])
+        #expect(browser.status == 0 && browser.stdout.contains("PASS\n"), "\(browser.stdout)\n\(browser.stderr.suffix(3000))")
+        // What the page left, as mpc sees it: song one playing alone, shuffle on, volume 35.
+        let status = try daemon.mpc("status")
+        #expect(status.contains("[playing] #1/1") && status.contains("volume: 35%") && status.contains("random: on"), "\(status)")
+        #expect(daemon.stop(), "\(daemon.process.standardErrorText)")
+    }
+}

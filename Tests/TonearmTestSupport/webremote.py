@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+# The daemon's web remote in a real browser: Debian's chromium, headless, driven by
+# python3-selenium through chromium-driver. Run by WebRemoteBrowserTests against a daemon that
+# plays two tagged songs ("Song One" by "Artist A", "Song Two" by "Artist B", in that order):
+#   webremote.py URL SCREENSHOT_DIR        (MPD_HOST in the environment: the daemon's socket)
+# Every wait is on the page's DOM or title, with a deadline; the daemon's state is read with mpc
+# once the page shows that it changed (the page changes only when the daemon pushes its state).
+# Prints one line per step; exits 1 with the failing step and the page's state.
+# SPDX-License-Identifier: GPL-3.0-or-later
+import os
+import subprocess
+import sys
+import tempfile
+
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+url, shots = sys.argv[1], sys.argv[2]
+DEADLINE = 10
+
+
+def mpc(*args):
+    r = subprocess.run(["mpc", *args], capture_output=True, text=True, timeout=DEADLINE)
+    if r.returncode != 0:
+        raise SystemExit(f"mpc {' '.join(args)} failed: {r.stderr}")
+    return r.stdout
+
+
+options = Options()
+options.binary_location = "/usr/bin/chromium"
+for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=375,812",
+          "--no-first-run", "--disable-extensions", "--user-data-dir=" + tempfile.mkdtemp(prefix="webremote-chromium-")]:
+    options.add_argument(a)
+driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+step = "start"
+
+
+def button(name):
+    """The button whose accessible name is `name` (as a screen reader would find it)."""
+    for b in driver.find_elements(By.TAG_NAME, "button"):
+        if b.accessible_name == name:
+            return b
+    raise AssertionError(f"no button named {name!r}; buttons: {[b.accessible_name for b in driver.find_elements(By.TAG_NAME, 'button')]}")
+
+
+def wait(what, condition):
+    global step
+    step = what
+    WebDriverWait(driver, DEADLINE, poll_frequency=0.05).until(lambda d: condition())
+    print("ok:", what, flush=True)
+
+
+def check(what, ok):
+    global step
+    step = what
+    if not ok:
+        raise AssertionError(what)
+    print("ok:", what, flush=True)
+
+
+def viewport(width, height, mobile):
+    """A phone's or a desktop's viewport (Chrome's device emulation: a window cannot be that narrow)."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
+
+
+try:
+    viewport(375, 812, True)
+    driver.get(url)
+    wait("the title shows the playing song", lambda: driver.title == "Song One — Artist A")
+    check("the page shows title, artist and album",
+          driver.find_element(By.ID, "title").text == "Song One" and driver.find_element(By.ID, "artist").text == "Artist A"
+          and driver.find_element(By.ID, "album").text == "The Album")
+    wait("the queue lists both songs", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#queue li")) == 2)
+    check("every control has an accessible name",
+          all(b.accessible_name for b in driver.find_elements(By.TAG_NAME, "button")))
+    widths = driver.execute_script("return [window.innerWidth, document.documentElement.scrollWidth]")
+    check(f"nothing is wider than the phone's 375 px (viewport, content: {widths})", widths[0] == 375 and widths[1] <= 375)
+    driver.save_screenshot(os.path.join(shots, "web-remote-375.png"))
+
+    # The page drives the daemon.
+    button("Next").click()
+    wait("Next: the title follows", lambda: driver.title == "Song Two — Artist B")
+    check("Next: mpc plays song 2", mpc("current").strip() == "Artist B - Song Two" and "[playing] #2/2" in mpc("status"))
+    button("Pause").click()
+    wait("Pause: the button becomes Play", lambda: any(b.accessible_name == "Play" for b in driver.find_elements(By.TAG_NAME, "button")))
+    check("Pause: mpc says paused", "[paused]" in mpc("status"))
+    driver.execute_script("const s = document.getElementById('seek'); s.value = 20; s.dispatchEvent(new Event('change'));")
+    wait("Seek: the page shows 0:20", lambda: driver.find_element(By.ID, "elapsed").text == "0:20")
+    check("Seek: mpc says 0:20", " 0:20/" in mpc("status"))
+
+    # Changes made with mpc appear on the page, pushed.
+    mpc("play")
+    wait("mpc play: the button becomes Pause", lambda: any(b.accessible_name == "Pause" for b in driver.find_elements(By.TAG_NAME, "button")))
+    mpc("prev")
+    wait("mpc prev: the title follows", lambda: driver.title == "Song One — Artist A")
+    # The queue: jump to a song, back with Previous (in order: shuffle is still off).
+    button("Play Song Two — Artist B").click()
+    wait("Jump: the title follows", lambda: driver.title == "Song Two — Artist B")
+    check("Jump: mpc plays song 2", mpc("current").strip() == "Artist B - Song Two")
+    wait("Jump: the queue marks song 2 as current",
+         lambda: driver.find_element(By.CSS_SELECTOR, "#queue li[aria-current=true]").text.startswith("Song Two"))
+    button("Previous").click()
+    wait("Previous: the title follows", lambda: driver.title == "Song One — Artist A")
+    check("Previous: mpc plays song 1", mpc("current").strip() == "Artist A - Song One")
+    mpc("random", "on")
+    wait("mpc random on: Shuffle is pressed", lambda: button("Shuffle").get_attribute("aria-pressed") == "true")
+    mpc("volume", "35")
+    wait("mpc volume 35: the slider follows", lambda: driver.find_element(By.ID, "volume").get_attribute("value") == "35")
+
+    # The queue: remove the other song.
+    button("Remove Song Two — Artist B").click()
+    wait("Remove: the queue shows one song", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#queue li")) == 1)
+    check("Remove: mpc's queue has one song", mpc("-f", "%title%", "playlist") == "Song One\n")
+    viewport(1280, 800, False)
+    driver.save_screenshot(os.path.join(shots, "web-remote-1280.png"))
+    print("PASS", flush=True)
+except (AssertionError, TimeoutException) as e:
+    print(f"FAIL at {step!r}: {e!r}\ntitle={driver.title!r}\n{driver.find_element(By.TAG_NAME, 'body').text}", flush=True)
+    sys.exit(1)
+finally:
+    driver.quit()
