@@ -84,6 +84,7 @@ public final class AudioRecorder: Sendable {
     private let meters: Mutex<Meters>
     private let delegateBox = Mutex<WeakDelegate>(WeakDelegate())
     private let broadcaster = EventBroadcaster<AudioRecorderEvent>()
+    private let writeObserver = Mutex<(@Sendable (_ frames: Int64, _ peak: Float) -> Void)?>(nil)
 
     /// A recorder writing `url` (a file URL ending in `.wav` or `.flac`) with Apple's `settings`
     /// (``AVFormatIDKey``, ``AVSampleRateKey``, ``AVNumberOfChannelsKey``,
@@ -311,6 +312,12 @@ public final class AudioRecorder: Sendable {
         return meters.withLock { $0.peak(channel) }
     }
 
+    /// Calls `body` on the writer thread after each chunk it wrote, with the frames in the file so
+    /// far and the chunk's largest absolute sample (what the tests wait on).
+    package func observeWrites(_ body: (@Sendable (_ frames: Int64, _ peak: Float) -> Void)?) {
+        writeObserver.withLock { $0 = body }
+    }
+
     // MARK: The writer thread
 
     private func startWriter(stream: PulseRecordStream, box: WriterBox) {
@@ -337,6 +344,11 @@ public final class AudioRecorder: Sendable {
                 if n == 0 { break }
                 if meteringFlag.load(ordering: .relaxed) { meters.withLock { $0.add(buffer, frames: n) } }
                 do { try box.writer.write(buffer, frames: n) } catch { failure = error }
+                if let observe = writeObserver.withLock({ $0 }) {
+                    var peak: Float = 0
+                    for i in 0..<(n * channels) { peak = max(peak, abs(buffer[i])) }
+                    observe(box.writer.framesWritten, peak)
+                }
             }
             if stopping || failure != nil { break }
             if stream.limitReached || stream.isLost {
