@@ -45,17 +45,23 @@ final class PulseRecordStream: @unchecked Sendable {
 
     /// Connects to `server` (nil: the default) and opens a corked record stream on `source` (nil:
     /// the server's default source), waiting at most `timeout` seconds for each. Throws
-    /// ``TonearmError/outputUnavailable(driver:reason:)`` (driver `pulse`) naming what failed:
-    /// no server, no such source, a refused stream.
+    /// ``AudioRecorderError/sourceUnavailable(source:reason:)`` naming what failed: no server, no
+    /// such source, a refused stream.
     init(server: String?, source: String?, sampleRate: Int, channels: Int, ringSeconds: Double = 4,
          timeout: Double = 3, clientName: String = "Tonearm", streamName: String = "Recording") throws {
         self.sampleRate = sampleRate
         self.channels = channels
         frameBytes = 4 * channels
         ring = CaptureRing(capacityFrames: max(8192, Int(ringSeconds * Double(sampleRate))), channels: channels)
-        func failure(_ reason: String) -> TonearmError { .outputUnavailable(driver: "pulse", reason: reason) }
-        let c = try PulseConnection(server: server, serverText: server ?? "the default server", clientName: clientName,
+        let what = source.map { "'\($0)'" } ?? "the default source"
+        func failure(_ reason: String) -> AudioRecorderError { .sourceUnavailable(source: what, reason: reason) }
+        let c: PulseConnection
+        do {
+            c = try PulseConnection(server: server, serverText: server ?? "the default server", clientName: clientName,
                                     timeout: timeout, driver: "pulse")
+        } catch TonearmError.outputUnavailable(_, let reason) {
+            throw failure(reason)
+        }
         connection = c
         var problem: String?
         c.withLock {
@@ -99,8 +105,8 @@ final class PulseRecordStream: @unchecked Sendable {
                 lost.store(false, ordering: .releasing)
             } else if timedOut && tonearm_pa_stream_is_good(pa_stream_get_state(s)) != 0 {
                 problem = "the record stream did not start within \(timeout) s"
-            } else if let source {
-                problem = "cannot record from '\(source)': \(c.errorText)"
+            } else if source != nil, pa_context_errno(ctx) == Int32(PA_ERR_NOENTITY.rawValue) {
+                problem = "the server has no such source (see `pactl list short sources`)"
             } else {
                 problem = "the server refused the record stream: \(c.errorText)"
             }

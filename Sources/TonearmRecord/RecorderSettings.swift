@@ -39,6 +39,9 @@ public enum AudioRecorderError: Error, Sendable, Hashable, CustomStringConvertib
     case unsupportedFileType(path: String, extension: String, supported: [String])
     /// The settings' format cannot be written to a file of this type.
     case formatDoesNotFitFile(path: String, format: String, fileType: String)
+    /// Recording cannot start from `source` (its name, or "the default source"): no sound server,
+    /// no such source, a refused stream — `reason` says which.
+    case sourceUnavailable(source: String, reason: String)
 
     public var description: String {
         switch self {
@@ -46,6 +49,7 @@ public enum AudioRecorderError: Error, Sendable, Hashable, CustomStringConvertib
         case .unsupportedFileType(let p, let e, let s):
             "\(p): cannot record to a '.\(e)' file; the recorder writes \(s.map { "." + $0 }.joined(separator: ", "))"
         case .formatDoesNotFitFile(let p, let f, let t): "\(p): \(f) cannot be written to a \(t) file"
+        case .sourceUnavailable(let s, let r): "cannot record from \(s): \(r)"
         }
     }
 }
