@@ -336,14 +336,17 @@ public final class AudioRecorder: Sendable {
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: chunk * channels)
         defer { buffer.deallocate() }
         var failure: TonearmError?
-        var ended = false
+        var encodeFailed = false
         while failure == nil {
             let stopping = stopFlag.load(ordering: .acquiring)
             while failure == nil {
                 let n = stream.ring.read(into: buffer, maxFrames: chunk)
                 if n == 0 { break }
                 if meteringFlag.load(ordering: .relaxed) { meters.withLock { $0.add(buffer, frames: n) } }
-                do { try box.writer.write(buffer, frames: n) } catch { failure = error }
+                do { try box.writer.write(buffer, frames: n) } catch {
+                    failure = error
+                    encodeFailed = true
+                }
                 if let observe = writeObserver.withLock({ $0 }) {
                     var peak: Float = 0
                     for i in 0..<(n * channels) { peak = max(peak, abs(buffer[i])) }
@@ -351,19 +354,25 @@ public final class AudioRecorder: Sendable {
                 }
             }
             if stopping || failure != nil { break }
-            if stream.limitReached || stream.isLost {
-                // The end of record(forDuration:), or the source or server gone: stop here.
-                ended = stream.limitReached
-                if !ended { failure = .outputUnavailable(driver: "pulse", reason: "the source or the sound server went away") }
+            if stream.limitReached {
+                // The end of record(forDuration:): what the ring holds is written next turn.
                 closeStream()
                 continue
+            }
+            if stream.isLost {
+                failure = .outputUnavailable(driver: "pulse", reason: "the source or the sound server went away")
+                break
             }
             var ts = timespec(tv_sec: 0, tv_nsec: 10_000_000)
             nanosleep(&ts, nil)
         }
         if failure != nil { closeStream() }
-        let encodeFailed = failure != nil
-        do { try box.writer.finish() } catch { if failure == nil { failure = error } }
+        do { try box.writer.finish() } catch {
+            if failure == nil {
+                failure = error
+                encodeFailed = true
+            }
+        }
         let frames = box.writer.framesWritten
         control.withLock { c in
             c.lastFrames = frames
@@ -377,9 +386,9 @@ public final class AudioRecorder: Sendable {
         }
         writerDone.leave()
         let d = delegate
-        if let failure {
+        if let failure, encodeFailed {
             broadcaster.yield(.encodeError(failure))
-            if encodeFailed || !(failure.description.contains("went away")) { d?.audioRecorderEncodeErrorDidOccur(self, error: failure) }
+            d?.audioRecorderEncodeErrorDidOccur(self, error: failure)
         }
         broadcaster.yield(.finished(successfully: failure == nil, frames: frames))
         d?.audioRecorderDidFinishRecording(self, successfully: failure == nil)
