@@ -144,6 +144,8 @@ import TonearmTestSupport
             window += 480
         }
         let join = Int(first)
-        #expect(rms(left[(join - 960)..<join]) > 0.3 && rms(left[join..<(join + 960)]) > 0.3, "the tone on both sides of the join")
+        // (0.2 against the tone's 0.35: a late wake-up of paplay on a loaded machine may cost a few ms; a gap
+        // of the pause's length would read 0.)
+        #expect(rms(left[(join - 960)..<join]) > 0.2 && rms(left[join..<(join + 960)]) > 0.2, "the tone on both sides of the join")
     }
 }
