@@ -124,10 +124,12 @@ import TonearmTestSupport
         r.pause()
         #expect(!r.isRecording)
         let first = r.recordedFrameCount
+        #expect(r.currentTime == Double(first) / 48_000, "currentTime while paused: the frames taken")
         let burst = try Self.play(server, dir: dir, frequency: 2000, amplitude: 0.5, seconds: 0.3)
         #expect(await burst.waitForExit(timeout: 10) && burst.succeeded)
         #expect(r.recordedFrameCount == first, "frames were taken while paused")
         #expect(r.record())
+        #expect(r.isRecording && r.currentTime >= Double(first) / 48_000)
         try await progress.wait("0.25 s after the resume") { $0.frames >= first + 12_000 }
         let total = r.recordedFrameCount
         r.stop()
