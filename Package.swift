@@ -21,6 +21,8 @@ let package = Package(
         .library(name: "TonearmSession", targets: ["TonearmSession"]),
         .library(name: "TonearmLibrary", targets: ["TonearmLibrary"]),
         .library(name: "TonearmExport", targets: ["TonearmExport"]),
+        // Recording (AVAudioRecorder): a PulseAudio record stream into a WAV or FLAC file.
+        .library(name: "TonearmRecord", targets: ["TonearmRecord"]),
         .library(name: "TonearmVideo", targets: ["TonearmVideo"]),
         // The video window (SDL2): frames shown with a gravity, keys and mouse as events.
         .library(name: "TonearmWindow", targets: ["TonearmWindow"]),
@@ -131,6 +133,11 @@ let package = Package(
         // without re-encoding, conversion and trimming, written through FFmpeg's muxers.
         .target(name: "TonearmExport", dependencies: ["TonearmCore", "TonearmCodecs", "CFFmpeg", "CFFmpegLazy"]),
 
+        // Recording (AVAudioRecorder): a PulseAudio record stream (its own file, as each output
+        // driver is) whose read callback fills a lock-free ring, and a writer thread that meters
+        // and encodes it into WAV or FLAC through TonearmExport's encoders.
+        .target(name: "TonearmRecord", dependencies: ["TonearmCore", "TonearmOutput", "TonearmExport", "CPulse", "CPulseLazy"]),
+
         // Video (AVAssetImageGenerator, the decoding side of AVPlayerItemVideoOutput): video track
         // descriptions, a video decoder to VideoFrames (libswscale where a conversion is needed),
         // thumbnails and PNG, YUV4MPEG2 output, and the pipeline that shows frames against a
@@ -163,7 +170,7 @@ let package = Package(
         // Umbrella: `import Tonearm` gives the whole playback API (not MPRIS: see TonearmDesktop).
         .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmRender", "TonearmOutput", "TonearmPlayback",
                                                 "TonearmPlaylists", "TonearmNowPlaying", "TonearmSession", "TonearmNetwork",
-                                                "TonearmLibrary", "TonearmExport", "TonearmVideo", "TonearmMPDClient"]),
+                                                "TonearmLibrary", "TonearmExport", "TonearmRecord", "TonearmVideo", "TonearmMPDClient"]),
 
         // The config file's syntax: TOML through TOMLKit, the line of each key, typed values and
         // problems named by line and key (no ArgumentParser, no playback): what the command's
@@ -216,6 +223,7 @@ let package = Package(
         .testTarget(name: "TonearmTests", dependencies: ["Tonearm", "TonearmTestSupport"]),
         .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TonearmCodecs", "TonearmPlaylists", "TonearmTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "TonearmExportTests", dependencies: ["TonearmExport", "TonearmCodecs", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmRecordTests", dependencies: ["TonearmRecord", "TonearmTestSupport"]),
         .testTarget(name: "TonearmVideoTests", dependencies: ["TonearmVideo", "TonearmCore", "TonearmCodecs", "TonearmTestSupport"]),
         .testTarget(name: "TonearmDSPTests", dependencies: ["TonearmDSP", "TonearmCore"]),
         .testTarget(name: "TonearmPlaylistsTests", dependencies: ["TonearmPlaylists", "TonearmNetwork", "TonearmTestSupport"]),

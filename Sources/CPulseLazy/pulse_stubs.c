@@ -10,7 +10,7 @@
 #pragma GCC visibility pop
 
 const char *const tonearm_pulse_library = "libpulse.so.0";
-const int tonearm_pulse_function_count = 86;
+const int tonearm_pulse_function_count = 92;
 const char *const tonearm_pulse_function_names[] = {
     "pa_bytes_to_usec",
     "pa_channel_map_equal",
@@ -63,9 +63,11 @@ const char *const tonearm_pulse_function_names[] = {
     "pa_stream_begin_write",
     "pa_stream_cancel_write",
     "pa_stream_connect_playback",
+    "pa_stream_connect_record",
     "pa_stream_cork",
     "pa_stream_disconnect",
     "pa_stream_drain",
+    "pa_stream_drop",
     "pa_stream_flush",
     "pa_stream_get_buffer_attr",
     "pa_stream_get_device_index",
@@ -75,10 +77,14 @@ const char *const tonearm_pulse_function_names[] = {
     "pa_stream_get_timing_info",
     "pa_stream_is_suspended",
     "pa_stream_new_with_proplist",
+    "pa_stream_peek",
+    "pa_stream_readable_size",
     "pa_stream_set_buffer_attr",
     "pa_stream_set_event_callback",
     "pa_stream_set_latency_update_callback",
     "pa_stream_set_moved_callback",
+    "pa_stream_set_overflow_callback",
+    "pa_stream_set_read_callback",
     "pa_stream_set_state_callback",
     "pa_stream_set_underflow_callback",
     "pa_stream_set_write_callback",
@@ -99,7 +105,7 @@ const char *const tonearm_pulse_function_names[] = {
     "pa_threaded_mainloop_wait",
     "pa_usec_to_bytes",
 };
-void *tonearm_pulse_functions[86];
+void *tonearm_pulse_functions[92];
 
 pa_usec_t pa_bytes_to_usec(uint64_t length, const pa_sample_spec *spec) {
     return ((__typeof__(&pa_bytes_to_usec))tonearm_pulse_function(0))(length, spec);
@@ -254,108 +260,126 @@ int pa_stream_cancel_write(pa_stream *p) {
 int pa_stream_connect_playback(pa_stream *s, const char *dev, const pa_buffer_attr *attr, pa_stream_flags_t flags, const pa_cvolume *volume, pa_stream *sync_stream) {
     return ((__typeof__(&pa_stream_connect_playback))tonearm_pulse_function(50))(s, dev, attr, flags, volume, sync_stream);
 }
+int pa_stream_connect_record(pa_stream *s, const char *dev, const pa_buffer_attr *attr, pa_stream_flags_t flags) {
+    return ((__typeof__(&pa_stream_connect_record))tonearm_pulse_function(51))(s, dev, attr, flags);
+}
 pa_operation* pa_stream_cork(pa_stream *s, int b, pa_stream_success_cb_t cb, void *userdata) {
-    return ((__typeof__(&pa_stream_cork))tonearm_pulse_function(51))(s, b, cb, userdata);
+    return ((__typeof__(&pa_stream_cork))tonearm_pulse_function(52))(s, b, cb, userdata);
 }
 int pa_stream_disconnect(pa_stream *s) {
-    return ((__typeof__(&pa_stream_disconnect))tonearm_pulse_function(52))(s);
+    return ((__typeof__(&pa_stream_disconnect))tonearm_pulse_function(53))(s);
 }
 pa_operation* pa_stream_drain(pa_stream *s, pa_stream_success_cb_t cb, void *userdata) {
-    return ((__typeof__(&pa_stream_drain))tonearm_pulse_function(53))(s, cb, userdata);
+    return ((__typeof__(&pa_stream_drain))tonearm_pulse_function(54))(s, cb, userdata);
+}
+int pa_stream_drop(pa_stream *p) {
+    return ((__typeof__(&pa_stream_drop))tonearm_pulse_function(55))(p);
 }
 pa_operation* pa_stream_flush(pa_stream *s, pa_stream_success_cb_t cb, void *userdata) {
-    return ((__typeof__(&pa_stream_flush))tonearm_pulse_function(54))(s, cb, userdata);
+    return ((__typeof__(&pa_stream_flush))tonearm_pulse_function(56))(s, cb, userdata);
 }
 const pa_buffer_attr* pa_stream_get_buffer_attr(pa_stream *s) {
-    return ((__typeof__(&pa_stream_get_buffer_attr))tonearm_pulse_function(55))(s);
+    return ((__typeof__(&pa_stream_get_buffer_attr))tonearm_pulse_function(57))(s);
 }
 uint32_t pa_stream_get_device_index(const pa_stream *s) {
-    return ((__typeof__(&pa_stream_get_device_index))tonearm_pulse_function(56))(s);
+    return ((__typeof__(&pa_stream_get_device_index))tonearm_pulse_function(58))(s);
 }
 const char * pa_stream_get_device_name(const pa_stream *s) {
-    return ((__typeof__(&pa_stream_get_device_name))tonearm_pulse_function(57))(s);
+    return ((__typeof__(&pa_stream_get_device_name))tonearm_pulse_function(59))(s);
 }
 uint32_t pa_stream_get_index(const pa_stream *s) {
-    return ((__typeof__(&pa_stream_get_index))tonearm_pulse_function(58))(s);
+    return ((__typeof__(&pa_stream_get_index))tonearm_pulse_function(60))(s);
 }
 pa_stream_state_t pa_stream_get_state(const pa_stream *p) {
-    return ((__typeof__(&pa_stream_get_state))tonearm_pulse_function(59))(p);
+    return ((__typeof__(&pa_stream_get_state))tonearm_pulse_function(61))(p);
 }
 const pa_timing_info* pa_stream_get_timing_info(pa_stream *s) {
-    return ((__typeof__(&pa_stream_get_timing_info))tonearm_pulse_function(60))(s);
+    return ((__typeof__(&pa_stream_get_timing_info))tonearm_pulse_function(62))(s);
 }
 int pa_stream_is_suspended(const pa_stream *s) {
-    return ((__typeof__(&pa_stream_is_suspended))tonearm_pulse_function(61))(s);
+    return ((__typeof__(&pa_stream_is_suspended))tonearm_pulse_function(63))(s);
 }
 pa_stream* pa_stream_new_with_proplist(pa_context *c, const char *name, const pa_sample_spec *ss, const pa_channel_map *map, pa_proplist *p) {
-    return ((__typeof__(&pa_stream_new_with_proplist))tonearm_pulse_function(62))(c, name, ss, map, p);
+    return ((__typeof__(&pa_stream_new_with_proplist))tonearm_pulse_function(64))(c, name, ss, map, p);
+}
+int pa_stream_peek(pa_stream *p, const void **data, size_t *nbytes) {
+    return ((__typeof__(&pa_stream_peek))tonearm_pulse_function(65))(p, data, nbytes);
+}
+size_t pa_stream_readable_size(const pa_stream *p) {
+    return ((__typeof__(&pa_stream_readable_size))tonearm_pulse_function(66))(p);
 }
 pa_operation * pa_stream_set_buffer_attr(pa_stream *s, const pa_buffer_attr *attr, pa_stream_success_cb_t cb, void *userdata) {
-    return ((__typeof__(&pa_stream_set_buffer_attr))tonearm_pulse_function(63))(s, attr, cb, userdata);
+    return ((__typeof__(&pa_stream_set_buffer_attr))tonearm_pulse_function(67))(s, attr, cb, userdata);
 }
 void pa_stream_set_event_callback(pa_stream *p, pa_stream_event_cb_t cb, void *userdata) {
-    ((__typeof__(&pa_stream_set_event_callback))tonearm_pulse_function(64))(p, cb, userdata);
+    ((__typeof__(&pa_stream_set_event_callback))tonearm_pulse_function(68))(p, cb, userdata);
 }
 void pa_stream_set_latency_update_callback(pa_stream *p, pa_stream_notify_cb_t cb, void *userdata) {
-    ((__typeof__(&pa_stream_set_latency_update_callback))tonearm_pulse_function(65))(p, cb, userdata);
+    ((__typeof__(&pa_stream_set_latency_update_callback))tonearm_pulse_function(69))(p, cb, userdata);
 }
 void pa_stream_set_moved_callback(pa_stream *p, pa_stream_notify_cb_t cb, void *userdata) {
-    ((__typeof__(&pa_stream_set_moved_callback))tonearm_pulse_function(66))(p, cb, userdata);
+    ((__typeof__(&pa_stream_set_moved_callback))tonearm_pulse_function(70))(p, cb, userdata);
+}
+void pa_stream_set_overflow_callback(pa_stream *p, pa_stream_notify_cb_t cb, void *userdata) {
+    ((__typeof__(&pa_stream_set_overflow_callback))tonearm_pulse_function(71))(p, cb, userdata);
+}
+void pa_stream_set_read_callback(pa_stream *p, pa_stream_request_cb_t cb, void *userdata) {
+    ((__typeof__(&pa_stream_set_read_callback))tonearm_pulse_function(72))(p, cb, userdata);
 }
 void pa_stream_set_state_callback(pa_stream *s, pa_stream_notify_cb_t cb, void *userdata) {
-    ((__typeof__(&pa_stream_set_state_callback))tonearm_pulse_function(67))(s, cb, userdata);
+    ((__typeof__(&pa_stream_set_state_callback))tonearm_pulse_function(73))(s, cb, userdata);
 }
 void pa_stream_set_underflow_callback(pa_stream *p, pa_stream_notify_cb_t cb, void *userdata) {
-    ((__typeof__(&pa_stream_set_underflow_callback))tonearm_pulse_function(68))(p, cb, userdata);
+    ((__typeof__(&pa_stream_set_underflow_callback))tonearm_pulse_function(74))(p, cb, userdata);
 }
 void pa_stream_set_write_callback(pa_stream *p, pa_stream_request_cb_t cb, void *userdata) {
-    ((__typeof__(&pa_stream_set_write_callback))tonearm_pulse_function(69))(p, cb, userdata);
+    ((__typeof__(&pa_stream_set_write_callback))tonearm_pulse_function(75))(p, cb, userdata);
 }
 void pa_stream_unref(pa_stream *s) {
-    ((__typeof__(&pa_stream_unref))tonearm_pulse_function(70))(s);
+    ((__typeof__(&pa_stream_unref))tonearm_pulse_function(76))(s);
 }
 pa_operation* pa_stream_update_timing_info(pa_stream *p, pa_stream_success_cb_t cb, void *userdata) {
-    return ((__typeof__(&pa_stream_update_timing_info))tonearm_pulse_function(71))(p, cb, userdata);
+    return ((__typeof__(&pa_stream_update_timing_info))tonearm_pulse_function(77))(p, cb, userdata);
 }
 int pa_stream_write(pa_stream *p, const void *data, size_t nbytes, pa_free_cb_t free_cb, int64_t offset, pa_seek_mode_t seek) {
-    return ((__typeof__(&pa_stream_write))tonearm_pulse_function(72))(p, data, nbytes, free_cb, offset, seek);
+    return ((__typeof__(&pa_stream_write))tonearm_pulse_function(78))(p, data, nbytes, free_cb, offset, seek);
 }
 const char* pa_strerror(int error) {
-    return ((__typeof__(&pa_strerror))tonearm_pulse_function(73))(error);
+    return ((__typeof__(&pa_strerror))tonearm_pulse_function(79))(error);
 }
 pa_volume_t pa_sw_volume_from_linear(double v) {
-    return ((__typeof__(&pa_sw_volume_from_linear))tonearm_pulse_function(74))(v);
+    return ((__typeof__(&pa_sw_volume_from_linear))tonearm_pulse_function(80))(v);
 }
 void pa_threaded_mainloop_free(pa_threaded_mainloop* m) {
-    ((__typeof__(&pa_threaded_mainloop_free))tonearm_pulse_function(75))(m);
+    ((__typeof__(&pa_threaded_mainloop_free))tonearm_pulse_function(81))(m);
 }
 pa_mainloop_api* pa_threaded_mainloop_get_api(pa_threaded_mainloop*m) {
-    return ((__typeof__(&pa_threaded_mainloop_get_api))tonearm_pulse_function(76))(m);
+    return ((__typeof__(&pa_threaded_mainloop_get_api))tonearm_pulse_function(82))(m);
 }
 int pa_threaded_mainloop_in_thread(pa_threaded_mainloop *m) {
-    return ((__typeof__(&pa_threaded_mainloop_in_thread))tonearm_pulse_function(77))(m);
+    return ((__typeof__(&pa_threaded_mainloop_in_thread))tonearm_pulse_function(83))(m);
 }
 void pa_threaded_mainloop_lock(pa_threaded_mainloop *m) {
-    ((__typeof__(&pa_threaded_mainloop_lock))tonearm_pulse_function(78))(m);
+    ((__typeof__(&pa_threaded_mainloop_lock))tonearm_pulse_function(84))(m);
 }
 pa_threaded_mainloop * pa_threaded_mainloop_new(void) {
-    return ((__typeof__(&pa_threaded_mainloop_new))tonearm_pulse_function(79))();
+    return ((__typeof__(&pa_threaded_mainloop_new))tonearm_pulse_function(85))();
 }
 void pa_threaded_mainloop_signal(pa_threaded_mainloop *m, int wait_for_accept) {
-    ((__typeof__(&pa_threaded_mainloop_signal))tonearm_pulse_function(80))(m, wait_for_accept);
+    ((__typeof__(&pa_threaded_mainloop_signal))tonearm_pulse_function(86))(m, wait_for_accept);
 }
 int pa_threaded_mainloop_start(pa_threaded_mainloop *m) {
-    return ((__typeof__(&pa_threaded_mainloop_start))tonearm_pulse_function(81))(m);
+    return ((__typeof__(&pa_threaded_mainloop_start))tonearm_pulse_function(87))(m);
 }
 void pa_threaded_mainloop_stop(pa_threaded_mainloop *m) {
-    ((__typeof__(&pa_threaded_mainloop_stop))tonearm_pulse_function(82))(m);
+    ((__typeof__(&pa_threaded_mainloop_stop))tonearm_pulse_function(88))(m);
 }
 void pa_threaded_mainloop_unlock(pa_threaded_mainloop *m) {
-    ((__typeof__(&pa_threaded_mainloop_unlock))tonearm_pulse_function(83))(m);
+    ((__typeof__(&pa_threaded_mainloop_unlock))tonearm_pulse_function(89))(m);
 }
 void pa_threaded_mainloop_wait(pa_threaded_mainloop *m) {
-    ((__typeof__(&pa_threaded_mainloop_wait))tonearm_pulse_function(84))(m);
+    ((__typeof__(&pa_threaded_mainloop_wait))tonearm_pulse_function(90))(m);
 }
 size_t pa_usec_to_bytes(pa_usec_t t, const pa_sample_spec *spec) {
-    return ((__typeof__(&pa_usec_to_bytes))tonearm_pulse_function(85))(t, spec);
+    return ((__typeof__(&pa_usec_to_bytes))tonearm_pulse_function(91))(t, spec);
 }

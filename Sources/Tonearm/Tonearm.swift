@@ -14,4 +14,5 @@
 @_exported import TonearmNetwork
 @_exported import TonearmLibrary
 @_exported import TonearmExport
+@_exported import TonearmRecord
 @_exported import TonearmVideo

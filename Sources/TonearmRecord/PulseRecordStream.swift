@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import CPulse
+import Synchronization
+import TonearmCore
+import TonearmOutput
+
+/// One PulseAudio record stream (a source output) on a ``PulseConnection`` of its own: FLOAT32LE,
+/// interleaved, at the recording's rate and channel count (the server converts from the source's
+/// format), connected corked; ``setCorked(_:)`` starts and pauses it.
+///
+/// The read callback (the mainloop thread, lock held) copies what the server sends into a
+/// preallocated ``CaptureRing`` and nothing else: no allocation of ours, no I/O, no lock of ours.
+/// A hole the server reports (`pa_stream_peek` with no data) is written as that many frames of
+/// silence and counted (``holeFrames``); frames that do not fit because the writer fell behind
+/// are counted (``droppedFrames``); the server's overflows (it dropped data we did not read in
+/// time) are counted (``overflowCount``). With a frame limit (``setLimit(frames:)``) the callback
+/// takes exactly that many frames in all, then sets ``limitReached`` and discards the rest.
+///
+/// Threading: `init`, `setCorked`, `setLimit` and `close` are control-plane calls (one thread
+/// at a time, never the mainloop thread); the counters are atomics any thread may read.
+final class PulseRecordStream: @unchecked Sendable {
+    // @unchecked: `stream` is set in `init` and cleared by `close()`, both with the mainloop lock
+    // held; the callbacks run with it held.
+    let ring: CaptureRing
+    let sampleRate: Int
+    let channels: Int
+    /// The source the stream records from (the server's name for it), once connected.
+    private(set) var sourceName: String = ""
+    private let frameBytes: Int
+    private let accepted = Atomic<Int64>(0)
+    private let limit = Atomic<Int64>(.max)
+    private let reached = Atomic<Bool>(false)
+    private let holes = Atomic<Int64>(0)
+    private let dropped = Atomic<Int64>(0)
+    private let overflows = Atomic<Int>(0)
+    private let lost = Atomic<Bool>(false)
+    private let connection: PulseConnection
+    private let closed = Atomic<Bool>(false)
+    private var stream: OpaquePointer?
+
+    private var userdata: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+    private static func from(_ p: UnsafeMutableRawPointer?) -> PulseRecordStream {
+        Unmanaged<PulseRecordStream>.fromOpaque(p!).takeUnretainedValue()
+    }
+
+    /// Connects to `server` (nil: the default) and opens a corked record stream on `source` (nil:
+    /// the server's default source), waiting at most `timeout` seconds for each. Throws
+    /// ``AudioRecorderError/sourceUnavailable(source:reason:)`` naming what failed: no server, no
+    /// such source, a refused stream.
+    init(server: String?, source: String?, sampleRate: Int, channels: Int, ringSeconds: Double = 4,
+         timeout: Double = 3, clientName: String = "Tonearm", streamName: String = "Recording") throws {
+        self.sampleRate = sampleRate
+        self.channels = channels
+        frameBytes = 4 * channels
+        ring = CaptureRing(capacityFrames: max(8192, Int(ringSeconds * Double(sampleRate))), channels: channels)
+        let what = source.map { "'\($0)'" } ?? "the default source"
+        func failure(_ reason: String) -> AudioRecorderError { .sourceUnavailable(source: what, reason: reason) }
+        let c: PulseConnection
+        do {
+            c = try PulseConnection(server: server, serverText: server ?? "the default server", clientName: clientName,
+                                    timeout: timeout, driver: "pulse")
+        } catch TonearmError.outputUnavailable(_, let reason) {
+            throw failure(reason)
+        }
+        connection = c
+        var problem: String?
+        c.withLock {
+            c.onLost = { [unowned self] _ in lost.store(true, ordering: .releasing) }
+            guard let ctx = c.context else { problem = "no connection"; return }
+            var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(sampleRate), channels: UInt8(channels))
+            var map = pa_channel_map()
+            guard pa_sample_spec_valid(&spec) != 0, pa_channel_map_init_extend(&map, UInt32(channels), PA_CHANNEL_MAP_DEFAULT) != nil else {
+                problem = "cannot record \(sampleRate) Hz, \(channels) channels"
+                return
+            }
+            let props = pa_proplist_new()
+            pa_proplist_sets(props, tonearm_pa_prop_media_role(), "production")
+            pa_proplist_sets(props, tonearm_pa_prop_media_name(), streamName)
+            let s = pa_stream_new_with_proplist(ctx, streamName, &spec, &map, props)
+            pa_proplist_free(props)
+            guard let s else { problem = "cannot create a record stream: \(c.errorText)"; return }
+            stream = s
+            pa_stream_set_state_callback(s, { s, ud in
+                let me = PulseRecordStream.from(ud)
+                if let s, tonearm_pa_stream_is_good(pa_stream_get_state(s)) == 0 { me.lost.store(true, ordering: .releasing) }
+                me.connection.signal()
+            }, userdata)
+            pa_stream_set_read_callback(s, { s, _, ud in PulseRecordStream.from(ud).readAvailable(s) }, userdata)
+            pa_stream_set_overflow_callback(s, { _, ud in PulseRecordStream.from(ud).overflows.add(1, ordering: .relaxed) }, userdata)
+            // 20 ms fragments: the server sends what the source gives at that pace (and runs a
+            // monitored null sink with blocks that small), the writer is never far behind.
+            var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
+                                      fragsize: UInt32(pa_usec_to_bytes(20_000, &spec)))
+            let flags = pa_stream_flags_t(rawValue: PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_START_CORKED.rawValue)
+            if pa_stream_connect_record(s, source, &attr, flags) < 0 {
+                problem = "cannot connect the record stream: \(c.errorText)"
+                return
+            }
+            let timedOut = c.wait(atMost: timeout) {
+                let state = pa_stream_get_state(s)
+                return state == PA_STREAM_READY || tonearm_pa_stream_is_good(state) == 0
+            }
+            if pa_stream_get_state(s) == PA_STREAM_READY {
+                sourceName = pa_stream_get_device_name(s).map { String(cString: $0) } ?? source ?? ""
+                lost.store(false, ordering: .releasing)
+            } else if timedOut && tonearm_pa_stream_is_good(pa_stream_get_state(s)) != 0 {
+                problem = "the record stream did not start within \(timeout) s"
+            } else if source != nil, pa_context_errno(ctx) == Int32(PA_ERR_NOENTITY.rawValue) {
+                problem = "the server has no such source (see `pactl list short sources`)"
+            } else {
+                problem = "the server refused the record stream: \(c.errorText)"
+            }
+        }
+        if let problem {
+            close()
+            throw failure(problem)
+        }
+    }
+
+    deinit { close() }
+
+    /// The read callback (mainloop thread, lock held): everything readable goes into the ring.
+    private func readAvailable(_ s: OpaquePointer?) {
+        guard let s else { return }
+        while true {
+            var data: UnsafeRawPointer?
+            var bytes = 0
+            guard pa_stream_peek(s, &data, &bytes) == 0, bytes > 0 else { return }
+            var frames = bytes / frameBytes
+            let done = accepted.load(ordering: .relaxed)
+            let end = limit.load(ordering: .relaxed)
+            if done + Int64(frames) >= end { frames = Int(max(0, end - done)) }
+            if frames > 0 {
+                let written = ring.write(data, frames: frames)
+                if data == nil { holes.add(Int64(written), ordering: .relaxed) }
+                if written < frames { dropped.add(Int64(frames - written), ordering: .relaxed) }
+                accepted.add(Int64(written), ordering: .releasing)
+            }
+            if done + Int64(frames) >= end { reached.store(true, ordering: .releasing) }
+            pa_stream_drop(s)
+        }
+    }
+
+    /// Frames put in the ring since the stream opened (silence for holes included).
+    var acceptedFrames: Int64 { accepted.load(ordering: .acquiring) }
+    /// Frames of silence written for holes the server reported.
+    var holeFrames: Int64 { holes.load(ordering: .relaxed) }
+    /// Frames lost because the ring was full (the writer fell behind).
+    var droppedFrames: Int64 { dropped.load(ordering: .relaxed) }
+    /// Times the server reported that it dropped data we had not read.
+    var overflowCount: Int { overflows.load(ordering: .relaxed) }
+    /// Whether the frame limit has been taken in full.
+    var limitReached: Bool { reached.load(ordering: .acquiring) }
+    /// Whether the stream or the connection failed (the source went away, the server too).
+    var isLost: Bool { lost.load(ordering: .acquiring) }
+
+    /// Takes `frames` frames in all since the stream opened, then no more (nil: no limit).
+    /// Control plane.
+    func setLimit(frames: Int64?) {
+        limit.store(frames ?? .max, ordering: .relaxed)
+        reached.store(accepted.load(ordering: .relaxed) >= (frames ?? .max), ordering: .releasing)
+    }
+
+    /// Corks or uncorks the stream and waits (at most 2 s) for the server's answer: once corked,
+    /// every frame the server sent before is in the ring. Control plane. Throws when the stream
+    /// is gone.
+    func setCorked(_ corked: Bool) throws {
+        let c = connection
+        guard !closed.load(ordering: .acquiring) else { throw TonearmError.invalidState("the record stream is closed") }
+        try c.withLock {
+            guard let s = stream, pa_stream_get_state(s) == PA_STREAM_READY else {
+                throw TonearmError.outputUnavailable(driver: "pulse", reason: "the record stream is gone: \(c.errorText)")
+            }
+            guard let op = pa_stream_cork(s, corked ? 1 : 0, { _, _, ud in PulseRecordStream.from(ud).connection.signal() },
+                                          userdata) else {
+                throw TonearmError.outputUnavailable(driver: "pulse", reason: "cannot \(corked ? "pause" : "start") the record stream: \(c.errorText)")
+            }
+            c.finish(op, atMost: 2)
+        }
+    }
+
+    /// Disconnects the stream and the connection; no callback runs once it returns. Idempotent.
+    func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        connection.close { [self] in
+            if let s = stream {
+                pa_stream_set_state_callback(s, nil, nil)
+                pa_stream_set_read_callback(s, nil, nil)
+                pa_stream_set_overflow_callback(s, nil, nil)
+                if tonearm_pa_stream_is_good(pa_stream_get_state(s)) != 0 { pa_stream_disconnect(s) }
+                pa_stream_unref(s)
+                stream = nil
+            }
+        }
+    }
+}
