@@ -20,13 +20,13 @@ struct DaemonCommand: AsyncParsableCommand {
 
             The [daemon] table of the config file holds the same settings (music, listen, \
             outputs, password, default_permissions, local_permissions, mix; see `tonearm config \
-            --init`); each flag wins over it.
+            --init`); each flag wins over it. Passwords belong there, not on the command line \
+            (where `ps` shows them).
 
             --http serves the web remote: a page for any browser or phone (now playing, the \
             queue) at http://ADDR:PORT/, live over a WebSocket. On an address other than \
             loopback it asks for one of the daemon's passwords. (Not the stream output \
-            --output http:ADDR:PORT, which serves the audio.) Passwords belong there, not on the command line \
-            (where `ps` shows them).
+            --output http:ADDR:PORT, which serves the audio.)
 
             Examples:
               tonearm daemon
