@@ -141,9 +141,16 @@ public final class PlayerView: Sendable {
             }
         }
         if case .failed(let e) = item.status { throw .itemFailed(e) }
+        // The picture is opened and decoded while the window opens, not after: a holder takes
+        // the player's frames until the layer is attached, then hands it the latest.
+        let early = EarlyFrames()
+        player.addVideoRenderer(early)
+        defer { player.removeVideoRenderer(early) }
         do {
-            return try PlayerView(player: player, configuration: configuration(for: item, options: options),
-                                  controlsRefreshInterval: options.controlsRefreshInterval, infoCenter: infoCenter)
+            let view = try PlayerView(player: player, configuration: configuration(for: item, options: options),
+                                      controlsRefreshInterval: options.controlsRefreshInterval, infoCenter: infoCenter)
+            early.hand(to: view.layer)
+            return view
         } catch {
             throw .window(error)
         }
@@ -356,4 +363,33 @@ public final class PlayerView: Sendable {
 /// errors that way; see TonearmCore's LocalizedErrors.swift).
 extension PlayerViewError: LocalizedError {
     public var errorDescription: String? { description }
+}
+
+/// The player's renderer while a ``PlayerView``'s window opens: the player opens its video and
+/// decodes (and presents) the first frame meanwhile; the latest frame presented is kept, and
+/// drawn into the layer once the window is up (``hand(to:)``). Added before the layer, so that
+/// each frame reaches it before the layer: the frame handed on is never older than one the
+/// layer has drawn.
+final class EarlyFrames: PlayerVideoRenderer, Sendable {
+    private let state = Mutex<(latest: VideoFrame?, handed: Bool)>((nil, false))
+
+    /// Player's video thread.
+    func show(_ frame: VideoFrame) {
+        state.withLock { s in
+            guard !s.handed else { return }
+            s.latest = frame
+        }
+    }
+
+    /// Draws the latest frame into `layer` (whose window is up and attached to the player) and
+    /// keeps no more. Under the holder's lock, so that a frame presented meanwhile (which
+    /// reaches the holder first) cannot be drawn before the older one handed here; the window's
+    /// `show` only queues the frame for its own thread (a short lock, no wait).
+    func hand(to layer: PlayerLayer) {
+        state.withLock { s in
+            s.handed = true
+            if let frame = s.latest { layer.show(frame) }
+            s.latest = nil
+        }
+    }
 }

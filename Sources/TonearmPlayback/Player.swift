@@ -843,13 +843,14 @@ extension Player {
             cancelNetwork = { source.cancel() }
             frames = source
         } else if item.url.isFileURL {
-            do {
-                frames = DecoderFrameSource(decoder: try VideoDecoder(path: item.url.path, track: nil, outputFormat: format),
-                                            subtitles: item.subtitleChoice)
-            } catch {
-                emitItemEvent(.videoFailed(error))
-                return
-            }
+            // Opened on the decoding thread at its first frame, as a network item's: opening
+            // (the demuxer's probe and the decoder's start, tens of milliseconds at 1080p) does
+            // not hold up the control queue, which starts the sound meanwhile. A failure to open
+            // fails the pipeline: ``PlayerEvent/videoFailed(_:)`` as before.
+            let path = item.url.path
+            frames = DecoderFrameSource(subtitles: item.subtitleChoice, opening: { () throws(TonearmError) -> VideoDecoder in
+                try VideoDecoder(path: path, track: nil, outputFormat: format)
+            })
         } else {
             // Over HTTP the video reads the item's download with a reader of its own (the
             // audio's demuxer moves the position of the item's reader as it reads): the file is

@@ -2,7 +2,7 @@
 import Foundation
 import Testing
 import TonearmCore
-import TonearmKit
+@testable import TonearmKit
 import TonearmNowPlaying
 import TonearmPlayback
 import TonearmRender
@@ -100,6 +100,33 @@ import TonearmWindow
             // The window is given back: this process can open another (SDL's video is one a process).
             let again = try VideoWindow(.init(title: "again", width: 64, height: 36))
             again.close()
+        }
+    }
+
+    /// `PlayerView.open` has the player open and decode its picture while the window opens
+    /// (`EarlyFrames` is its renderer meanwhile), then draws that frame: here the paused player
+    /// presents its first frame with no window anywhere, and the window, opened after, draws it
+    /// without the player presenting another.
+    @Test func theFirstFrameIsDecodedBeforeTheWindowIsUpAndDrawnWhenItIs() async throws {
+        let dir = try TempDir("kit-view-early")
+        defer { dir.remove() }
+        let clip = try Self.clip(dir, seconds: 2)
+        try await KitDisplay.with { _ in
+            let player = Player(playerItem: PlayerItem(url: URL(fileURLWithPath: clip)), output: { NullOutput() })
+            let early = EarlyFrames()
+            _ = try await playerEvent(player, "the first frame, before any window", after: { player.addVideoRenderer(early) }) {
+                if case .readyForDisplay = $0 { true } else { false }
+            }
+            let presented = try #require(player.videoStatistics).presentedFrames
+            #expect(presented == 1, "a paused player presents its first frame only")
+            let layer = try PlayerLayer(player: player, configuration: .init(title: "early", width: 160, height: 90))
+            defer { layer.close() }
+            early.hand(to: layer)
+            player.removeVideoRenderer(early)
+            let p = try #require(layer.window.waitForPresentation(timeout: 30) { $0.frameTime != nil }, "the held frame was not drawn")
+            #expect(p.frameTime == 0)
+            #expect(player.videoStatistics?.presentedFrames == presented, "the window drew the frame decoded before it opened")
+            #expect(player.isPlayingVideo, "the pipeline went on from the holder to the layer")
         }
     }
 

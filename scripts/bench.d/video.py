@@ -57,6 +57,9 @@ STEADY_FROM = 3.0
 def add_arguments(ap) -> None:
     ap.add_argument("--first-frames", type=int, default=None,
                     help="runs of each player for the time to first frame in part video (default 10, quick 3)")
+    ap.add_argument("--first-only", action="store_true",
+                    help="part video: only the time to first frame (no CPU runs); with --base-tonearm PATH "
+                         "that build runs too, in the same alternation")
 
 
 # MARK: the clips
@@ -319,13 +322,14 @@ def first_frame(name: str, cmd: list[str], env: dict, watch: PixelWatch, timeout
     return (seen - t0) / 1e6
 
 
-def bench_first(tonearm: str, clip: str, pulse: PrivatePulse, runs: int) -> dict:
+def bench_first(tonearm: str, clip: str, pulse: PrivatePulse, runs: int, base: str | None = None) -> dict:
     x = PrivateX()
     watch = PixelWatch(x.display, SCREEN[0] // 2, SCREEN[1] // 2)
     env = {**pulse.env, **tonearm_env("first"), "DISPLAY": x.display, "WAYLAND_DISPLAY": "",
            "SDL_VIDEODRIVER": "x11", "SDL_AUDIODRIVER": "pulseaudio"}
     players = {
         "tonearm": [tonearm, "play", "--plain", "--output", "pulse", clip],
+        **({"tonearm base": [base, "play", "--plain", "--output", "pulse", clip]} if base else {}),
         "mpv --vo=x11": ["mpv", "--no-config", "--really-quiet", "--vo=x11", "--ao=pulse", clip],
         "ffplay": ["ffplay", "-autoexit", "-loglevel", "quiet", clip],
     }
@@ -349,12 +353,13 @@ def bench(ctx) -> dict:
     runs = ctx.args.first_frames or (3 if ctx.quick else 10)
     pulse = PrivatePulse(work("pulse-video"))
     out: dict = {"window": window, "clips": {}}
+    base = getattr(ctx.args, "base_tonearm", None)
     try:
-        for label in ("H.264 1080p30", "VP9 720p30"):
+        for label in ("H.264 1080p30", "VP9 720p30") if not ctx.args.first_only else ():
             log(f"  video: {label}, each player alone …")
             out["clips"][label] = bench_cpu(ctx.tonearm, c[label], pulse, window)
         log(f"  video: time to first frame, {runs} runs each after a warm-up, alternating …")
-        out["first"] = bench_first(ctx.tonearm, c["first"], pulse, runs)
+        out["first"] = bench_first(ctx.tonearm, c["first"], pulse, runs, os.path.abspath(base) if base else None)
         out["first_runs"] = runs
     finally:
         pulse.stop()
@@ -387,7 +392,7 @@ def report(r: dict, ctx) -> bool:
     log(f"   load average after the part: {la[0]:.2f} {la[1]:.2f} {la[2]:.2f}")
     log("")
     rows = []
-    for label, res in r["clips"].items():
+    for label, res in r.get("clips", {}).items():
         def total(n):
             return res[n]["cpu_per_min"] + res[n]["x_per_min"]
         tn, mn = res["tonearm null"]["cpu_per_min"], res["mpv --vo=null"]["cpu_per_min"]
@@ -405,6 +410,9 @@ def report(r: dict, ctx) -> bool:
     rows.append(("first frame vs mpv --vo=x11", f["tonearm"]["median"], f["mpv --vo=x11"]["median"], "ms", "≤ 0.5×",
                  f["tonearm"]["median"] <= 0.5 * f["mpv --vo=x11"]["median"]))
     rows.append(("first frame vs ffplay", f["tonearm"]["median"], f["ffplay"]["median"], "ms", "(info)", None))
+    if "tonearm base" in f:
+        rows.append(("first frame vs the base build", f["tonearm"]["median"], f["tonearm base"]["median"], "ms",
+                     "(info)", None))
     return print_goal_rows(rows)
 
 
