@@ -21,11 +21,8 @@ enum ExportRunner {
                 }
             }
         }
-        let sigint = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        signal(SIGINT, SIG_IGN)
-        sigint.setEventHandler { session.cancelExport() }
-        sigint.resume()
-        defer { sigint.cancel(); signal(SIGINT, SIG_DFL) }
+        let sigint = SignalWatch([SIGINT]) { _ in session.cancelExport() }
+        defer { sigint.cancel() }
         do {
             try await session.export()
             await display.value

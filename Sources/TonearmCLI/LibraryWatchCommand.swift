@@ -46,14 +46,8 @@ struct LibraryWatchCommand: AsyncParsableCommand {
     func run() async throws {
         let library = try database.open(command: "watch")
         let (events, sink) = AsyncStream<Event>.makeStream()
-        let signals = [SIGINT, SIGTERM, SIGHUP].map { sig in
-            signal(sig, SIG_IGN)
-            let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            s.setEventHandler { sink.yield(.signalled(sig)) }
-            s.resume()
-            return s
-        }
-        defer { signals.forEach { $0.cancel() } }
+        let signals = SignalWatch { sink.yield(.signalled($0)) }
+        defer { signals.cancel() }
         let changes: AsyncThrowingStream<LibraryChange, any Error>
         changes = try library.watch(folders: folders, debounce: .milliseconds(debounce), initialScan: !noScan)
         let start = Date()

@@ -74,16 +74,9 @@ struct RecordCommand: AsyncParsableCommand {
         let (events, sink) = AsyncStream<Event>.makeStream()
         let recorderEvents = recorder.events
         let pump = Task { for await e in recorderEvents { sink.yield(.recorder(e)) } }
-        let signals = [SIGINT, SIGTERM, SIGHUP].map { sig in
-            signal(sig, SIG_IGN)
-            let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            s.setEventHandler { sink.yield(.signalled(sig)) }
-            s.resume()
-            return s
-        }
+        let signals = SignalWatch { sink.yield(.signalled($0)) }
         defer {
-            signals.forEach { $0.cancel() }
-            for sig in [SIGINT, SIGTERM, SIGHUP] { signal(sig, SIG_DFL) }
+            signals.cancel()
             pump.cancel()
         }
         try recorder.prepare()

@@ -4,16 +4,7 @@
 /// elsewhere (no CDN, no web font). Every control is a real `<button>` or `<input>` with an
 /// accessible name; the layout is one column that fits a 375 px phone and centres on a desktop.
 public enum WebPage {
-    public static let html = """
-        <!doctype html>
-        <html lang="en">
-        <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <meta name="color-scheme" content="light dark">
-        <title>Tonearm</title>
-        <link rel="stylesheet" href="/app.css">
-        </head>
+    public static let html = head(title: "Tonearm") + """
         <body>
         <main>
         <section id="now" aria-label="Now playing">
@@ -213,8 +204,9 @@ public enum WebPage {
 
         """
 
-    /// The login form (the daemon's password; a wrong one says so).
-    public static func login(failed: Bool) -> String {
+    /// The start of every page up to its body: the document, its title, the phone viewport,
+    /// light and dark colours, and the one style sheet (served from the binary).
+    static func head(title: String) -> String {
         """
         <!doctype html>
         <html lang="en">
@@ -222,9 +214,16 @@ public enum WebPage {
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <meta name="color-scheme" content="light dark">
-        <title>Tonearm — log in</title>
+        <title>\(title)</title>
         <link rel="stylesheet" href="/app.css">
         </head>
+
+        """
+    }
+
+    /// The login form (the daemon's password; a wrong one says so).
+    public static func login(failed: Bool) -> String {
+        head(title: "Tonearm — log in") + """
         <body>
         <main>
         <h1>Tonearm</h1>
