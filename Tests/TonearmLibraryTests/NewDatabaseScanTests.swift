@@ -91,13 +91,17 @@ import TonearmTestSupport
             readerStarted.signal()
             release.wait()
         }
-        let task = Task {
+        // High priority: in the parallel offline phase hundreds of tests are queued on the
+        // cooperative pool (two threads here), and a clean-clone run saw the scan's task not
+        // started after 120 s behind them.
+        let task = Task(priority: .high) {
             try await MediaLibrary.scanIntoNewDatabase(path: path, folders: [root], readerThreads: 2, batchSize: 500,
                                                        threadStarted: hook, progress: { _ in })
         }
-        // (Waited for off the cooperative pool, which the scan's task needs to start.)
+        // (Waited for off the cooperative pool, which the scan's task needs to start; an event
+        // with a generous deadline.)
         let started = await withCheckedContinuation { c in
-            DispatchQueue.global().async { c.resume(returning: readerStarted.wait(timeout: .now() + 120)) }
+            DispatchQueue.global().async { c.resume(returning: readerStarted.wait(timeout: .now() + 600)) }
         }
         #expect(started == .success)
         #expect(Self.files(in: folder).contains { $0.hasPrefix("library.sqlite.new-") }, "the database is being built aside")
