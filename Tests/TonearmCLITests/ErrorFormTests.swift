@@ -128,6 +128,8 @@ import TonearmTestSupport
         } + [
             Case(arguments: ["volume", "200"], status: 64, says: "volume: '200' is not a volume"),
             Case(arguments: ["volume", "10", "20"], status: 64, says: "volume: give one volume value, not 2"),
+            Case(arguments: ["record", s.dir.file("r.wav"), "--bits", "20"], status: 64, says: "record: --bits 20: integer PCM is 8, 16, 24 or 32 bits"),
+            Case(arguments: ["record", s.dir.file("r.mp3")], status: 1, says: "cannot record to a '.mp3' file; the recorder writes .wav, .flac"),
             Case(arguments: ["sound"], status: 64, says: "sound: missing expected argument '<files> ...'"),
             Case(arguments: ["sound", "--title", "x", s.song], status: 64, says: "sound: --title and --body go with --alert"),
             Case(arguments: ["sound", s.missing], status: 1, says: "\(s.missing): file not found"),
