@@ -230,7 +230,7 @@ let package = Package(
         .testTarget(name: "TonearmNowPlayingTests", dependencies: ["TonearmNowPlaying"]),
         .testTarget(name: "TonearmDaemonTests", dependencies: ["TonearmDaemon", "TonearmExport", "TonearmMPDProtocol", "TonearmPlayback", "TonearmRender", "TonearmTestSupport"]),
         .testTarget(name: "TonearmWebTests", dependencies: ["TonearmWeb", "TonearmDaemon", "TonearmMPDProtocol", "TonearmPlayback", "TonearmRender", "TonearmTestSupport",
-                                                       .product(name: "HummingbirdTesting", package: "hummingbird"),
+                                                       .product(name: "Hummingbird", package: "hummingbird"),
                                                        .product(name: "HTTPTypes", package: "swift-http-types"),
                                                        .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TonearmMPDProtocolTests", dependencies: ["TonearmMPDProtocol", "TonearmTestSupport"]),

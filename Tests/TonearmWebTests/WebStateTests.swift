@@ -2,7 +2,6 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import Logging
 import Testing
 import TonearmDaemon
@@ -14,7 +13,8 @@ import TonearmTestSupport
 
 /// The web remote's command layer and API, offline: a real ``MPDDaemon`` (null output, nothing
 /// played), the page's JSON read from its MPD answers, commands carried out through the daemon,
-/// pushes on its idle events, and the HTTP API through Hummingbird's in-process test client.
+/// pushes on its idle events, and the HTTP API over real connections to
+/// the application listening on 127.0.0.1 (``LiveWebClient``).
 struct WebStateTests {
     static func batch(_ lines: String...) -> MPDRequestFramer.Batch {
         MPDRequestFramer.Batch(lines: lines.map { Array($0.utf8) }, mode: .single)
@@ -149,8 +149,7 @@ struct WebStateTests {
         try access.addPassword(parsing: "sesame@read,add,control")
         let daemon = Self.daemon(access: access)
         let remote = try WebRemote(daemon: daemon, host: "0.0.0.0")
-        let app = remote.application(host: "127.0.0.1", port: 0, logger: Logger(label: "test"))
-        try await app.test(.router) { client in
+        try await remote.test(.live) { client in
             try await client.execute(uri: "/", method: .get) { r in
                 #expect(r.status == .seeOther && r.headers[.location] == "/login")
             }
