@@ -26,6 +26,9 @@ package final class RecordingFileWriter {
                  sampleRate: Int, channels: Int) throws(TonearmError) {
         self.path = path
         self.channels = channels
+        // FFmpeg's own log off (its AAC encoder prints statistics when closed), as for decoding:
+        // what goes wrong is thrown, typed.
+        tonearm_av_log_quiet()
         let target = OutputTarget(path: path, temporaryPath: path, overwrite: true)
         muxer = try MuxerOutput(fileType: fileType, target: target)
         encoder = try AudioEncoder(choice: EncoderChoice(encoderName: name, bitRate: bitRate, bits: bits),

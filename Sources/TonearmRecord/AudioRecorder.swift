@@ -35,9 +35,10 @@ public enum AudioRecorderEvent: Sendable, Hashable {
     case finished(successfully: Bool, frames: Int64)
 }
 
-/// Records from a PulseAudio source into a file (AVAudioRecorder): WAV (linear PCM, 8–32-bit
-/// integer or 32/64-bit float) or FLAC (16 or 24 bits), at the rate and channel count the
-/// settings ask (the server converts from the source's own format).
+/// Records from a PulseAudio source into a file (AVAudioRecorder): linear PCM (8–32-bit integer
+/// or 32/64-bit float, in WAV or CAF), FLAC, Apple Lossless (M4A, CAF; 16 or 24 bits), AAC (M4A,
+/// ADTS) or Opus (Ogg), at the rate and channel count the settings ask (the server converts
+/// from the source's own format). ``RecordingFormat`` says which file holds what.
 ///
 /// ```swift
 /// let recorder = try AudioRecorder(url: URL(fileURLWithPath: "take.flac"),
@@ -86,9 +87,11 @@ public final class AudioRecorder: Sendable {
     private let broadcaster = EventBroadcaster<AudioRecorderEvent>()
     private let writeObserver = Mutex<(@Sendable (_ frames: Int64, _ peak: Float) -> Void)?>(nil)
 
-    /// A recorder writing `url` (a file URL ending in `.wav` or `.flac`) with Apple's `settings`
-    /// (``AVFormatIDKey``, ``AVSampleRateKey``, ``AVNumberOfChannelsKey``,
-    /// ``AVLinearPCMBitDepthKey``, ``AVLinearPCMIsFloatKey``), recording from `source` (a
+    /// A recorder writing `url` (a file URL ending in `.wav`, `.flac`, `.caf`, `.m4a`, `.aac`,
+    /// `.opus` or `.ogg`) with Apple's `settings` (``AVFormatIDKey``, ``AVSampleRateKey``,
+    /// ``AVNumberOfChannelsKey``, ``AVLinearPCMBitDepthKey``, ``AVLinearPCMIsFloatKey``,
+    /// ``AVEncoderBitDepthHintKey``, ``AVEncoderBitRateKey``, ``AVEncoderBitRatePerChannelKey``,
+    /// ``AVEncoderAudioQualityKey``), recording from `source` (a
     /// PulseAudio source name; nil: the default source) on `server` (nil: the default server).
     /// Nothing is created before ``prepareToRecord()`` or ``record()``. Throws
     /// ``AudioRecorderError`` naming the setting or the extension that is wrong, and
@@ -173,7 +176,7 @@ public final class AudioRecorder: Sendable {
         }
         let path = url.path
         let writer = try RecordingFileWriter(path: path, fileType: format.exportFileType, encoder: format.encoderName,
-                                             bits: format.bitDepth, bitRate: nil, sampleRate: format.sampleRate,
+                                             bits: format.encoderBits, bitRate: format.bitRate, sampleRate: format.sampleRate,
                                              channels: format.channelCount)
         let stream: PulseRecordStream
         do {

@@ -19,9 +19,22 @@ public let AVLinearPCMIsFloatKey = "AVLinearPCMIsFloatKey"
 public let AVLinearPCMIsBigEndianKey = "AVLinearPCMIsBigEndianKey"
 /// Whether linear PCM is non-interleaved (files are interleaved: ignored, as Apple does for files).
 public let AVLinearPCMIsNonInterleaved = "AVLinearPCMIsNonInterleaved"
-/// Encoder quality and bit rate: for lossy formats (not recorded yet); ignored for PCM and FLAC.
+/// The encoder's quality for AAC and Opus, an ``AVAudioQuality`` raw value (`min` 0 … `max`
+/// 0x7F), chosen as a bit rate per channel when no bit rate is given; ignored for PCM and lossless.
 public let AVEncoderAudioQualityKey = "AVEncoderAudioQualityKey"
+/// The bit rate of AAC and Opus in bits a second, all channels together; ignored for PCM and lossless.
 public let AVEncoderBitRateKey = "AVEncoderBitRateKey"
+/// The bit rate of AAC and Opus in bits a second for each channel (Apple's alternative to
+/// ``AVEncoderBitRateKey``; that key wins when both are given).
+public let AVEncoderBitRatePerChannelKey = "AVEncoderBitRatePerChannelKey"
+/// Bits per sample for the lossless encoders (ALAC and FLAC: 16 or 24); read before
+/// ``AVLinearPCMBitDepthKey``, which they also take.
+public let AVEncoderBitDepthHintKey = "AVEncoderBitDepthHintKey"
+
+/// Apple's encoder qualities (`AVAudioQuality`), for ``AVEncoderAudioQualityKey``.
+public enum AVAudioQuality: Int, Sendable, CaseIterable {
+    case min = 0, low = 0x20, medium = 0x40, high = 0x60, max = 0x7F
+}
 
 /// Apple's `AudioFormatID`s (four-character codes) the settings may name.
 public let kAudioFormatLinearPCM: UInt32 = 0x6C70_636D  // 'lpcm'
@@ -56,37 +69,74 @@ public enum AudioRecorderError: Error, Sendable, Hashable, CustomStringConvertib
 
 /// The file and format a recording is written in, read from Apple's settings and the URL's
 /// extension (``init(path:settings:)``).
+///
+/// What each file type holds (the first is what the extension records without ``AVFormatIDKey``):
+/// `.wav` linear PCM; `.flac` FLAC; `.caf` linear PCM or Apple Lossless; `.m4a` AAC or Apple
+/// Lossless; `.aac` AAC (ADTS); `.opus` and `.ogg` Opus. An MPEG-4 file (`.m4a`) is playable once
+/// the recording is stopped (its index is written at the end, as AVAudioRecorder's is); the
+/// others are readable up to the last frame written at any moment.
 public struct RecordingFormat: Sendable, Hashable {
-    /// What the file is: WAV (linear PCM) or FLAC.
+    /// What the file is.
     public enum FileType: String, Sendable, Hashable, CaseIterable {
-        case wav, flac
+        case wav, flac, caf, m4a, aac, opus, ogg
+
+        /// The formats the type holds, the extension's default first.
+        var formats: [UInt32] {
+            switch self {
+            case .wav: [kAudioFormatLinearPCM]
+            case .flac: [kAudioFormatFLAC]
+            // (FFmpeg's CAF muxer does not write AAC.)
+            case .caf: [kAudioFormatLinearPCM, kAudioFormatAppleLossless]
+            case .m4a: [kAudioFormatMPEG4AAC, kAudioFormatAppleLossless]
+            case .aac: [kAudioFormatMPEG4AAC]
+            case .opus, .ogg: [kAudioFormatOpus]
+            }
+        }
     }
 
     public var fileType: FileType
-    /// The format's `AudioFormatID` (``kAudioFormatLinearPCM`` or ``kAudioFormatFLAC``).
+    /// The format's `AudioFormatID` (``kAudioFormatLinearPCM``, ``kAudioFormatFLAC``,
+    /// ``kAudioFormatMPEG4AAC``, ``kAudioFormatAppleLossless`` or ``kAudioFormatOpus``).
     public var formatID: UInt32
     public var sampleRate: Int
     public var channelCount: Int
-    /// Bits per sample in the file.
+    /// Bits per sample in the file (PCM and lossless); 0 for AAC and Opus.
     public var bitDepth: Int
     /// Floating-point samples (linear PCM only).
     public var isFloat: Bool
+    /// Bits a second, all channels together (AAC and Opus); nil for PCM and lossless.
+    public var bitRate: Int?
 
     /// The sample rates taken (PulseAudio's range), in hertz.
     public static let sampleRates = 8_000...384_000
     /// The channel counts taken.
     public static let channelCounts = 1...8
+    /// The rates AAC is written at (those of MPEG-4's sampling frequency table that FFmpeg's
+    /// encoder takes).
+    public static let aacSampleRates = [7_350, 8_000, 11_025, 12_000, 16_000, 22_050, 24_000, 32_000, 44_100, 48_000,
+                                        64_000, 88_200, 96_000]
+    /// The rates Opus is written at (its encoder's own; others would be resampled by it).
+    public static let opusSampleRates = [8_000, 12_000, 16_000, 24_000, 48_000]
+    /// Bits a second per channel, AAC and Opus.
+    public static let aacBitRatesPerChannel = 8_000...320_000
+    public static let opusBitRatesPerChannel = 6_000...256_000
 
     /// Reads `settings` (Apple's keys; missing ones default to 48 kHz, stereo, 16-bit integer,
-    /// and the format the extension names) for a file at `path`. Throws ``AudioRecorderError``
-    /// naming the key or the extension that is wrong; keys it does not know are ignored, as
-    /// Apple's recorder ignores them.
+    /// the format the extension names, and a `medium` quality for AAC and Opus) for a file at
+    /// `path`. Throws ``AudioRecorderError`` naming the key or the extension that is wrong; keys it
+    /// does not know, and keys that do not apply to the format (a PCM bit depth for AAC), are
+    /// ignored, as Apple's recorder ignores them.
     public init(path: String, settings: [String: Any]) throws(AudioRecorderError) {
         let ext = (path as NSString).pathExtension.lowercased()
         let type: FileType
         switch ext {
         case "wav", "wave": type = .wav
         case "flac": type = .flac
+        case "caf": type = .caf
+        case "m4a": type = .m4a
+        case "aac", "adts": type = .aac
+        case "opus": type = .opus
+        case "ogg", "oga": type = .ogg
         default: throw .unsupportedFileType(path: path, extension: ext, supported: FileType.allCases.map(\.rawValue))
         }
         fileType = type
@@ -101,6 +151,7 @@ public struct RecordingFormat: Sendable, Hashable {
             case let x as UInt: return Double(x)
             case let x as Int64: return Double(x)
             case let x as NSNumber: return x.doubleValue
+            case let x as AVAudioQuality: return Double(x.rawValue)
             default: throw .invalidSetting(key: key, value: "\(v)", reason: "not a number")
             }
         }
@@ -116,6 +167,9 @@ public struct RecordingFormat: Sendable, Hashable {
             }
             return Int(value)
         }
+        func whole(_ key: String) throws(AudioRecorderError) -> Int? {
+            try number(key).map { v throws(AudioRecorderError) in try integer(key, v) }
+        }
 
         let id: UInt32
         if let raw = try number(AVFormatIDKey) {
@@ -124,66 +178,118 @@ public struct RecordingFormat: Sendable, Hashable {
             }
             id = UInt32(raw)
         } else {
-            id = type == .flac ? kAudioFormatFLAC : kAudioFormatLinearPCM
+            id = type.formats[0]
         }
-        switch id {
-        case kAudioFormatLinearPCM:
-            if type != .wav { throw .formatDoesNotFitFile(path: path, format: "linear PCM", fileType: type.rawValue.uppercased()) }
-        case kAudioFormatFLAC:
-            if type != .flac { throw .formatDoesNotFitFile(path: path, format: "FLAC", fileType: type.rawValue.uppercased()) }
-        case kAudioFormatMPEG4AAC, kAudioFormatAppleLossless, kAudioFormatOpus:
-            throw .invalidSetting(key: AVFormatIDKey, value: Self.fourCC(id),
-                                  reason: "not recorded yet; the recorder writes linear PCM (.wav) and FLAC (.flac)")
-        default:
+        guard let name = Self.formatNames[id] else {
             throw .invalidSetting(key: AVFormatIDKey, value: Self.fourCC(id), reason: "not a format the recorder knows")
+        }
+        guard type.formats.contains(id) else {
+            throw .formatDoesNotFitFile(path: path, format: name, fileType: type.rawValue.uppercased())
         }
         formatID = id
 
-        let rate = try number(AVSampleRateKey).map { v throws(AudioRecorderError) in try integer(AVSampleRateKey, v) } ?? 48_000
+        let rate = try whole(AVSampleRateKey) ?? 48_000
         guard Self.sampleRates.contains(rate) else {
             throw .invalidSetting(key: AVSampleRateKey, value: "\(rate)",
                                   reason: "the sample rate must be \(Self.sampleRates.lowerBound)–\(Self.sampleRates.upperBound) Hz")
         }
+        if id == kAudioFormatMPEG4AAC, !Self.aacSampleRates.contains(rate) {
+            throw .invalidSetting(key: AVSampleRateKey, value: "\(rate)",
+                                  reason: "AAC is recorded at \(Self.aacSampleRates.map(String.init).joined(separator: ", ")) Hz")
+        }
+        if id == kAudioFormatOpus, !Self.opusSampleRates.contains(rate) {
+            throw .invalidSetting(key: AVSampleRateKey, value: "\(rate)",
+                                  reason: "Opus is recorded at \(Self.opusSampleRates.map(String.init).joined(separator: ", ")) Hz")
+        }
         sampleRate = rate
-        let channels = try number(AVNumberOfChannelsKey).map { v throws(AudioRecorderError) in try integer(AVNumberOfChannelsKey, v) } ?? 2
+        let channels = try whole(AVNumberOfChannelsKey) ?? 2
         guard Self.channelCounts.contains(channels) else {
             throw .invalidSetting(key: AVNumberOfChannelsKey, value: "\(channels)",
                                   reason: "the channel count must be \(Self.channelCounts.lowerBound)–\(Self.channelCounts.upperBound)")
         }
         channelCount = channels
 
-        let float = try flag(AVLinearPCMIsFloatKey) ?? false
-        let bits = try number(AVLinearPCMBitDepthKey).map { v throws(AudioRecorderError) in try integer(AVLinearPCMBitDepthKey, v) }
-            ?? (float ? 32 : 16)
-        if type == .flac {
-            if float { throw .invalidSetting(key: AVLinearPCMIsFloatKey, value: "true", reason: "FLAC holds integer samples only") }
+        var float = false
+        var bits = 0
+        var rateBits: Int?
+        switch id {
+        case kAudioFormatLinearPCM:
+            float = try flag(AVLinearPCMIsFloatKey) ?? false
+            bits = try whole(AVLinearPCMBitDepthKey) ?? (float ? 32 : 16)
+            if float {
+                guard bits == 32 || bits == 64 else {
+                    throw .invalidSetting(key: AVLinearPCMBitDepthKey, value: "\(bits)", reason: "floating-point PCM is 32 or 64 bits")
+                }
+            } else {
+                guard [8, 16, 24, 32].contains(bits) else {
+                    throw .invalidSetting(key: AVLinearPCMBitDepthKey, value: "\(bits)", reason: "integer PCM is 8, 16, 24 or 32 bits")
+                }
+            }
+            if try flag(AVLinearPCMIsBigEndianKey) == true {
+                throw .invalidSetting(key: AVLinearPCMIsBigEndianKey, value: "true", reason: "the recorder writes little-endian PCM")
+            }
+        case kAudioFormatFLAC, kAudioFormatAppleLossless:
+            let key = settings[AVEncoderBitDepthHintKey] != nil ? AVEncoderBitDepthHintKey : AVLinearPCMBitDepthKey
+            bits = try whole(key) ?? 16
+            if try flag(AVLinearPCMIsFloatKey) == true {
+                throw .invalidSetting(key: AVLinearPCMIsFloatKey, value: "true", reason: "\(name) holds integer samples only")
+            }
             guard bits == 16 || bits == 24 else {
-                throw .invalidSetting(key: AVLinearPCMBitDepthKey, value: "\(bits)", reason: "FLAC is recorded at 16 or 24 bits")
+                throw .invalidSetting(key: key, value: "\(bits)", reason: "\(name) is recorded at 16 or 24 bits")
             }
-        } else if float {
-            guard bits == 32 || bits == 64 else {
-                throw .invalidSetting(key: AVLinearPCMBitDepthKey, value: "\(bits)", reason: "floating-point PCM is 32 or 64 bits")
+        default:
+            // AAC and Opus: a bit rate, from the total, the rate per channel, or the quality.
+            let range = id == kAudioFormatOpus ? Self.opusBitRatesPerChannel : Self.aacBitRatesPerChannel
+            let total = range.lowerBound * channels...range.upperBound * channels
+            if let b = try whole(AVEncoderBitRateKey) {
+                guard total.contains(b) else {
+                    throw .invalidSetting(key: AVEncoderBitRateKey, value: "\(b)",
+                                          reason: "\(name) with \(channels) channel\(channels == 1 ? "" : "s") takes \(total.lowerBound)–\(total.upperBound) bits a second")
+                }
+                rateBits = b
+            } else if let b = try whole(AVEncoderBitRatePerChannelKey) {
+                guard range.contains(b) else {
+                    throw .invalidSetting(key: AVEncoderBitRatePerChannelKey, value: "\(b)",
+                                          reason: "\(name) takes \(range.lowerBound)–\(range.upperBound) bits a second per channel")
+                }
+                rateBits = b * channels
+            } else {
+                let q = try whole(AVEncoderAudioQualityKey) ?? AVAudioQuality.medium.rawValue
+                guard (AVAudioQuality.min.rawValue...AVAudioQuality.max.rawValue).contains(q) else {
+                    throw .invalidSetting(key: AVEncoderAudioQualityKey, value: "\(q)", reason: "an AVAudioQuality is 0 (min) to 127 (max)")
+                }
+                rateBits = Self.bitRatePerChannel(formatID: id, quality: q) * channels
             }
-        } else {
-            guard [8, 16, 24, 32].contains(bits) else {
-                throw .invalidSetting(key: AVLinearPCMBitDepthKey, value: "\(bits)", reason: "integer PCM is 8, 16, 24 or 32 bits")
-            }
-        }
-        if try flag(AVLinearPCMIsBigEndianKey) == true {
-            throw .invalidSetting(key: AVLinearPCMIsBigEndianKey, value: "true", reason: "WAV and FLAC files are little-endian")
         }
         bitDepth = bits
         isFloat = float
+        bitRate = rateBits
+    }
+
+    /// The formats by name, for messages.
+    static let formatNames: [UInt32: String] = [kAudioFormatLinearPCM: "linear PCM", kAudioFormatFLAC: "FLAC",
+                                                kAudioFormatMPEG4AAC: "AAC", kAudioFormatAppleLossless: "Apple Lossless",
+                                                kAudioFormatOpus: "Opus"]
+
+    /// The bit rate per channel an ``AVAudioQuality`` value stands for: the nearest quality at or
+    /// below it — AAC 32, 48, 64, 96, 128 kb/s a channel, Opus 16, 24, 48, 64, 96 (the medium
+    /// ones, the default, are what an AAC or Opus encoder's authors call transparent for most music).
+    static func bitRatePerChannel(formatID: UInt32, quality: Int) -> Int {
+        let level = AVAudioQuality.allCases.lastIndex { $0.rawValue <= quality } ?? 0
+        return (formatID == kAudioFormatOpus ? [16, 24, 48, 64, 96] : [32, 48, 64, 96, 128])[level] * 1000
     }
 
     /// FFmpeg's encoder for the format.
     var encoderName: String {
-        switch fileType {
-        case .flac: return "flac"
-        case .wav:
+        switch formatID {
+        case kAudioFormatFLAC: return "flac"
+        case kAudioFormatMPEG4AAC: return "aac"
+        case kAudioFormatAppleLossless: return "alac"
+        case kAudioFormatOpus: return "libopus"
+        default:
             if isFloat { return bitDepth == 64 ? "pcm_f64le" : "pcm_f32le" }
             switch bitDepth {
-            case 8: return "pcm_u8"
+            case 8: return fileType == .caf ? "pcm_s8" : "pcm_u8"
             case 24: return "pcm_s24le"
             case 32: return "pcm_s32le"
             default: return "pcm_s16le"
@@ -191,13 +297,54 @@ public struct RecordingFormat: Sendable, Hashable {
         }
     }
 
-    var exportFileType: ExportFileType { fileType == .flac ? .flac : .wav }
+    /// The bits an encoder is asked for: the depth for PCM and lossless, none for lossy.
+    var encoderBits: Int? { bitRate == nil ? bitDepth : nil }
+
+    var exportFileType: ExportFileType {
+        switch fileType {
+        case .wav: .wav
+        case .flac: .flac
+        case .caf: .caf
+        case .m4a: .m4a
+        case .aac: .aac
+        case .opus: .opus
+        case .ogg: .ogg
+        }
+    }
+
+    /// The format in a few words: `FLAC, 48000 Hz, 16-bit, 2 ch`, `AAC in M4A, 44100 Hz, 128 kb/s,
+    /// 1 ch`, `WAV float, 48000 Hz, 32-bit, 2 ch`.
+    public var summary: String {
+        let name = Self.formatNames[formatID] ?? Self.fourCC(formatID)
+        let container = fileType.rawValue.uppercased()
+        var s: String
+        switch formatID {
+        case kAudioFormatLinearPCM: s = fileType == .wav ? "WAV" : "linear PCM in \(container)"
+        case kAudioFormatFLAC: s = "FLAC"
+        case kAudioFormatOpus: s = fileType == .opus ? "Opus" : "Opus in \(container)"
+        default: s = "\(name) in \(container)"
+        }
+        if isFloat { s += " float" }
+        s += ", \(sampleRate) Hz, "
+        s += bitRate.map { "\($0 / 1000) kb/s" } ?? "\(bitDepth)-bit"
+        return s + ", \(channelCount) ch"
+    }
 
     /// Apple's settings for this format (what ``AudioRecorder/settings`` answers).
     public var settings: [String: any Sendable] {
         var s: [String: any Sendable] = [AVFormatIDKey: formatID, AVSampleRateKey: Double(sampleRate),
-                                         AVNumberOfChannelsKey: channelCount, AVLinearPCMBitDepthKey: bitDepth]
-        if fileType == .wav { s[AVLinearPCMIsFloatKey] = isFloat; s[AVLinearPCMIsBigEndianKey] = false }
+                                         AVNumberOfChannelsKey: channelCount]
+        switch formatID {
+        case kAudioFormatLinearPCM:
+            s[AVLinearPCMBitDepthKey] = bitDepth
+            s[AVLinearPCMIsFloatKey] = isFloat
+            s[AVLinearPCMIsBigEndianKey] = false
+        case kAudioFormatFLAC, kAudioFormatAppleLossless:
+            s[AVLinearPCMBitDepthKey] = bitDepth
+            s[AVEncoderBitDepthHintKey] = bitDepth
+        default:
+            s[AVEncoderBitRateKey] = bitRate ?? 0
+        }
         return s
     }
 

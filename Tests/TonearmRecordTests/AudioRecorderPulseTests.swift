@@ -66,6 +66,37 @@ import TonearmTestSupport
         #expect(r.deleteRecording() && !FileManager.default.fileExists(atPath: path))
     }
 
+    /// A timed recording into the compressed formats through the same path: Apple Lossless in
+    /// M4A holds exactly the frames taken (its index says so, read back by FFmpeg), AAC and Opus
+    /// play for that length to within the encoder's priming and last packet.
+    /// (The three record at once, from one monitor: a null sink's monitor that nothing plays to
+    /// sends its first block about 2 s after a stream connects, whatever latency the stream asks.)
+    @Test func aTimedRecordingIntoACompressedFormatHasItsLength() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let dir = try TempDir("tonearm-rec")
+        defer { dir.remove() }
+        let formats = [("alac.m4a", kAudioFormatAppleLossless), ("aac.m4a", kAudioFormatMPEG4AAC), ("voice.opus", kAudioFormatOpus)]
+        var running: [(String, UInt32, AudioRecorder, AsyncStream<AudioRecorderEvent>)] = []
+        for (name, format) in formats {
+            let r = try Self.recorder(server, dir.file(name), [AVFormatIDKey: format, AVNumberOfChannelsKey: 1])
+            running.append((name, format, r, r.events))
+        }
+        for (name, _, r, _) in running { #expect(r.record(forDuration: 0.3), "\(name)") }
+        for (name, format, _, events) in running {
+            let end = try await waitForEvent(events, timeout: 10, "the end of the timed recording into \(name)") {
+                if case .finished = $0 { return true } else { return false }
+            }
+            #expect(end == .finished(successfully: true, frames: 14_400), "\(name)")
+            let decoded = try Fixtures.decodeWithFFmpeg(dir.file(name))
+            if format == kAudioFormatAppleLossless {
+                #expect(decoded.count == 14_400, "\(decoded.count) frames in \(name)")
+            } else {
+                #expect(abs(decoded.count - 14_400) <= 2_048, "\(decoded.count) frames in \(name)")
+            }
+        }
+    }
+
     /// The recording holds the tone at its frequency and level, and the meters read the tone's
     /// dBFS (RMS −9.03, peak −6.02) within 0.5 dB of the file's own measure.
     @Test func theToneIsRecordedAndMeteredAtItsLevel() async throws {
