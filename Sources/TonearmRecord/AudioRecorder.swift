@@ -47,8 +47,8 @@ public enum AudioRecorderEvent: Sendable, Hashable {
 /// ```
 ///
 /// How it runs: a record stream on a PulseAudio connection of its own (``PulseRecordStream``),
-/// whose read callback copies into a preallocated lock-free ring and does nothing else; a writer
-/// thread (`tonearm-record`) takes from the ring every 10 ms, measures the levels and encodes and
+/// whose read callback copies into a preallocated lock-free ring and wakes the writer; a writer
+/// thread (`tonearm-record`) takes from the ring when woken, measures the levels and encodes and
 /// writes the file (FFmpeg's encoders, through TonearmExport). Holes the server reports are
 /// written as silence and counted (``holeFrameCount``).
 ///
@@ -257,6 +257,7 @@ public final class AudioRecorder: Sendable {
                 c.phase = .stopping
                 c.stream?.close()
                 stopFlag.store(true, ordering: .releasing)
+                c.stream?.wakeWriter()
                 return true
             case .stopping:
                 return true
@@ -366,8 +367,9 @@ public final class AudioRecorder: Sendable {
                 failure = .outputUnavailable(driver: "pulse", reason: "the source or the sound server went away")
                 break
             }
-            var ts = timespec(tv_sec: 0, tv_nsec: 10_000_000)
-            nanosleep(&ts, nil)
+            // Until the read callback brings more (every fragment, 20 ms), the stream is lost or
+            // a control call wakes it; the bound only guards against a missed wake-up.
+            stream.waitForData(timeout: 0.25)
         }
         if failure != nil { closeStream() }
         do { try box.writer.finish() } catch {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import CPulse
+import Dispatch
 import Synchronization
 import TonearmCore
 import TonearmOutput
@@ -9,7 +10,8 @@ import TonearmOutput
 /// format), connected corked; ``setCorked(_:)`` starts and pauses it.
 ///
 /// The read callback (the mainloop thread, lock held) copies what the server sends into a
-/// preallocated ``CaptureRing`` and nothing else: no allocation of ours, no I/O, no lock of ours.
+/// preallocated ``CaptureRing`` and wakes the writer (``wakeWriter()``, once per wait), nothing
+/// else: no allocation of ours, no I/O, no lock of ours.
 /// A hole the server reports (`pa_stream_peek` with no data) is written as that many frames of
 /// silence and counted (``holeFrames``); frames that do not fit because the writer fell behind
 /// are counted (``droppedFrames``); the server's overflows (it dropped data we did not read in
@@ -34,6 +36,8 @@ final class PulseRecordStream: @unchecked Sendable {
     private let dropped = Atomic<Int64>(0)
     private let overflows = Atomic<Int>(0)
     private let lost = Atomic<Bool>(false)
+    private let wakeup = DispatchSemaphore(value: 0)
+    private let wakePending = Atomic<Bool>(false)
     private let connection: PulseConnection
     private let closed = Atomic<Bool>(false)
     private var stream: OpaquePointer?
@@ -65,7 +69,10 @@ final class PulseRecordStream: @unchecked Sendable {
         connection = c
         var problem: String?
         c.withLock {
-            c.onLost = { [unowned self] _ in lost.store(true, ordering: .releasing) }
+            c.onLost = { [unowned self] _ in
+                lost.store(true, ordering: .releasing)
+                wakeWriter()
+            }
             guard let ctx = c.context else { problem = "no connection"; return }
             var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(sampleRate), channels: UInt8(channels))
             var map = pa_channel_map()
@@ -82,7 +89,10 @@ final class PulseRecordStream: @unchecked Sendable {
             stream = s
             pa_stream_set_state_callback(s, { s, ud in
                 let me = PulseRecordStream.from(ud)
-                if let s, tonearm_pa_stream_is_good(pa_stream_get_state(s)) == 0 { me.lost.store(true, ordering: .releasing) }
+                if let s, tonearm_pa_stream_is_good(pa_stream_get_state(s)) == 0 {
+                    me.lost.store(true, ordering: .releasing)
+                    me.wakeWriter()
+                }
                 me.connection.signal()
             }, userdata)
             pa_stream_set_read_callback(s, { s, _, ud in PulseRecordStream.from(ud).readAvailable(s) }, userdata)
@@ -138,7 +148,22 @@ final class PulseRecordStream: @unchecked Sendable {
             }
             if done + Int64(frames) >= end { reached.store(true, ordering: .releasing) }
             pa_stream_drop(s)
+            wakeWriter()
         }
+    }
+
+    /// Wakes the writer (``waitForData(timeout:)``): one signal for any number of calls until it
+    /// wakes. Real-time safe (an atomic exchange and, when it sleeps, a futex wake); any thread.
+    func wakeWriter() {
+        if !wakePending.exchange(true, ordering: .acquiringAndReleasing) { wakeup.signal() }
+    }
+
+    /// The writer's wait: returns when the read callback put frames in the ring, the stream was
+    /// lost or ``wakeWriter()`` was called since the last return, or after `timeout` seconds.
+    /// Writer thread only.
+    func waitForData(timeout: Double) {
+        _ = wakeup.wait(timeout: .now() + timeout)
+        wakePending.store(false, ordering: .releasing)
     }
 
     /// Frames put in the ring since the stream opened (silence for holes included).
