@@ -210,15 +210,48 @@ public final class AudioRecorder: Sendable {
         do { try start(duration: duration); return true } catch { control.withLock { $0.lastError = Self.typed(error) }; return false }
     }
 
-    /// ``record()`` / ``record(forDuration:)``, throwing what went wrong.
-    public func start(duration: TimeInterval? = nil) throws {
+    /// Starts recording what the source captures from `time` on (seconds on the
+    /// ``deviceCurrentTime`` clock, which players' `play(atTime:)` share); a time past starts at
+    /// once. Until then nothing is kept and ``currentTime`` stays 0. The start is the frame the
+    /// source delivered at that time, to within its latency (a fragment, 20 ms). Returns false
+    /// when already recording, or on failure (``lastError`` says why).
+    @discardableResult
+    public func record(atTime time: TimeInterval) -> Bool {
+        do { try start(at: time); return true } catch { control.withLock { $0.lastError = Self.typed(error) }; return false }
+    }
+
+    /// ``record(atTime:)`` that stops by itself after `duration` seconds — exactly
+    /// `duration × rate` frames from the start.
+    @discardableResult
+    public func record(atTime time: TimeInterval, forDuration duration: TimeInterval) -> Bool {
+        do { try start(at: time, duration: duration); return true } catch { control.withLock { $0.lastError = Self.typed(error) }; return false }
+    }
+
+    /// The clock of ``record(atTime:)``: seconds on the process's monotonic clock, running
+    /// whether or not anything records, the same as ``AudioPlayer``'s `deviceCurrentTime`.
+    public var deviceCurrentTime: TimeInterval { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+    /// ``record()`` / ``record(forDuration:)`` / ``record(atTime:)``, throwing what went wrong:
+    /// `invalidArgument` for a duration or time that is not a positive finite number,
+    /// `invalidState` for a start time while already recording, and what preparing throws.
+    public func start(at time: TimeInterval? = nil, duration: TimeInterval? = nil) throws {
         if let duration, !(duration.isFinite && duration > 0) {
             throw TonearmError.invalidArgument("record(forDuration:): \(duration) is not a positive number of seconds")
         }
+        if let time, !(time.isFinite && time >= 0) {
+            throw TonearmError.invalidArgument("record(atTime:): \(time) is not a time on the deviceCurrentTime clock")
+        }
         let started: Bool = try control.withLock { c throws in
+            if c.phase == .recording, time != nil {
+                throw TonearmError.invalidState("\(url.path): record(atTime:) while already recording")
+            }
             if c.phase == .recording, duration == nil { return false }
             try prepareLocked(&c)
             guard let stream = c.stream, let box = c.writer else { return false }
+            if let time {
+                let nanos = (time * 1e9).rounded()
+                stream.setStart(uptimeNanoseconds: nanos >= 1 && nanos < Double(UInt64.max) ? UInt64(nanos) : 1)
+            }
             if let duration {
                 stream.setLimit(frames: stream.acceptedFrames + Int64((duration * Double(format.sampleRate)).rounded()))
             } else if c.phase != .recording {

@@ -36,6 +36,7 @@ final class PulseRecordStream: @unchecked Sendable {
     private let dropped = Atomic<Int64>(0)
     private let overflows = Atomic<Int>(0)
     private let lost = Atomic<Bool>(false)
+    private let startNanos = Atomic<UInt64>(0)
     private let wakeup = DispatchSemaphore(value: 0)
     private let wakePending = Atomic<Bool>(false)
     private let connection: PulseConnection
@@ -137,6 +138,20 @@ final class PulseRecordStream: @unchecked Sendable {
             var bytes = 0
             guard pa_stream_peek(s, &data, &bytes) == 0, bytes > 0 else { return }
             var frames = bytes / frameBytes
+            // A start time (record(atTime:)): the frames captured before it are dropped.
+            let start = startNanos.load(ordering: .acquiring)
+            if start != 0 {
+                let keep = Self.framesCaptured(since: start, of: frames, now: DispatchTime.now().uptimeNanoseconds, rate: sampleRate)
+                if keep > 0 { startNanos.store(0, ordering: .releasing) }
+                if keep < frames {
+                    if let d = data { data = d + (frames - keep) * frameBytes }
+                    frames = keep
+                }
+                if frames == 0 {
+                    pa_stream_drop(s)
+                    continue
+                }
+            }
             let done = accepted.load(ordering: .relaxed)
             let end = limit.load(ordering: .relaxed)
             if done + Int64(frames) >= end { frames = Int(max(0, end - done)) }
@@ -150,6 +165,22 @@ final class PulseRecordStream: @unchecked Sendable {
             pa_stream_drop(s)
             wakeWriter()
         }
+    }
+
+    /// How many of the last `frames` frames a read brings were captured at or after `start`
+    /// (nanoseconds on the `DispatchTime` uptime clock), taking the last one as captured `now`
+    /// and the others a frame period apart before it. Pure; real-time safe.
+    static func framesCaptured(since start: UInt64, of frames: Int, now: UInt64, rate: Int) -> Int {
+        guard now >= start else { return 0 }
+        let elapsed = Double(now - start) * Double(rate) / 1e9
+        return elapsed >= Double(frames - 1) ? frames : Int(elapsed.rounded(.down)) + 1
+    }
+
+    /// Keeps only what is captured from `uptimeNanoseconds` on (the `DispatchTime` uptime clock:
+    /// ``AudioRecorder/deviceCurrentTime``'s) until that time comes; 0 keeps everything.
+    /// Control plane.
+    func setStart(uptimeNanoseconds: UInt64) {
+        startNanos.store(uptimeNanoseconds, ordering: .releasing)
     }
 
     /// Wakes the writer (``waitForData(timeout:)``): one signal for any number of calls until it

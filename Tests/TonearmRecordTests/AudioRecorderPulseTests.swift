@@ -97,6 +97,32 @@ import TonearmTestSupport
         }
     }
 
+    /// record(atTime:forDuration:) keeps nothing captured before its time — the recording ends no
+    /// sooner than its start plus its length on the deviceCurrentTime clock — holds exactly its
+    /// frames, and a second start time while it records is refused with a reason.
+    @Test func aRecordingAtATimeStartsThenAndHasItsLength() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let dir = try TempDir("tonearm-rec")
+        defer { dir.remove() }
+        let path = dir.file("later.wav")
+        let r = try Self.recorder(server, path, [AVNumberOfChannelsKey: 1])
+        let events = r.events
+        #expect(r.prepareToRecord())
+        let start = r.deviceCurrentTime + 0.4
+        #expect(r.record(atTime: start, forDuration: 0.2))
+        #expect(!r.record(atTime: start + 1))
+        #expect(r.lastError.map { "\($0)" }?.contains("record(atTime:) while already recording") == true, "\(String(describing: r.lastError))")
+        let end = try await waitForEvent(events, timeout: 10, "the end of the recording at a time") {
+            if case .finished = $0 { return true } else { return false }
+        }
+        let endedAt = r.deviceCurrentTime
+        #expect(end == .finished(successfully: true, frames: 9_600))
+        #expect(endedAt >= start + 0.2, "ended \(endedAt - start) s after its start time")
+        #expect(try readWAV(path).frameCount == 9_600)
+        #expect(!r.record(atTime: .nan) && r.lastError.map { "\($0)" }?.contains("not a time") == true)
+    }
+
     /// The recording holds the tone at its frequency and level, and the meters read the tone's
     /// dBFS (RMS −9.03, peak −6.02) within 0.5 dB of the file's own measure.
     @Test func theToneIsRecordedAndMeteredAtItsLevel() async throws {

@@ -97,4 +97,23 @@ import TonearmTestSupport
         let ratio = Double(sizes[1]) / Double(sizes[0])
         #expect(ratio > 1.4 && ratio < 2.6, "\(sizes[1]) bytes at 128 kb/s, \(sizes[0]) at 64 kb/s")
     }
+
+    /// record(atTime:)'s gate: of a read's frames (the last captured now, the others a frame
+    /// period apart before it), those captured at or after the start time are kept.
+    @Test func theStartGateKeepsWhatWasCapturedFromItsTimeOn() {
+        let rate = 48_000
+        let second: UInt64 = 1_000_000_000
+        func keep(_ frames: Int, nowAfterStart: Double) -> Int {
+            let start = 10 * second
+            let now = UInt64(Int64(start) + Int64((nowAfterStart * 1e9).rounded()))
+            return PulseRecordStream.framesCaptured(since: start, of: frames, now: now, rate: rate)
+        }
+        #expect(keep(960, nowAfterStart: -0.001) == 0, "all captured before the start")
+        #expect(keep(960, nowAfterStart: 0) == 1, "only the last frame, captured at the start")
+        #expect(keep(960, nowAfterStart: 0.01) == 481, "the last 10 ms and the frame at the start")
+        #expect(keep(960, nowAfterStart: 0.0199) == 956)
+        #expect(keep(960, nowAfterStart: 0.02) == 960, "the start at or before the read's first frame")
+        #expect(keep(96_000, nowAfterStart: 1.6) == 76_801, "a 2 s block read 1.6 s after the start")
+        #expect(PulseRecordStream.framesCaptured(since: 5, of: 100, now: 4, rate: rate) == 0)
+    }
 }
