@@ -138,7 +138,7 @@ let package = Package(
         // Recording (AVAudioRecorder): a PulseAudio record stream (its own file, as each output
         // driver is) whose read callback fills a lock-free ring, and a writer thread that meters
         // and encodes it into WAV or FLAC through TonearmExport's encoders.
-        .target(name: "TonearmRecord", dependencies: ["TonearmCore", "TonearmOutput", "TonearmExport", "CPulse", "CPulseLazy"]),
+        .target(name: "TonearmRecord", dependencies: ["TonearmCore", "TonearmOutput", "TonearmExport", "TonearmSession", "CPulse", "CPulseLazy"]),
 
         // Video (AVAssetImageGenerator, the decoding side of AVPlayerItemVideoOutput): video track
         // descriptions, a video decoder to VideoFrames (libswscale where a conversion is needed),

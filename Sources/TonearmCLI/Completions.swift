@@ -19,11 +19,18 @@ enum Completions {
 
     static var eq: CompletionKind { .list(eqPresets) }
     static var outputs: CompletionKind { .custom(outputNames) }
+    static var inputs: CompletionKind { .custom(inputNames) }
     static var playlists: CompletionKind { .custom(playlistNames) }
 
     /// The sound server's outputs (sinks), by name; none when no server answers within a second.
     @Sendable static func outputNames(_ words: [String], _ index: Int, _ prefix: String) -> [String] {
         ((try? AudioRoutes(timeout: 1).outputs()) ?? []).map(\.name).filter { $0.hasPrefix(prefix) }
+    }
+
+    /// The sound server's inputs (sources, monitors included), by name; none when no server
+    /// answers within a second.
+    @Sendable static func inputNames(_ words: [String], _ index: Int, _ prefix: String) -> [String] {
+        ((try? AudioRoutes(timeout: 1).inputs()) ?? []).map(\.name).filter { $0.hasPrefix(prefix) }
     }
 
     /// The library's playlists (its own, then the standard smart ones), of the library `--db`

@@ -59,6 +59,65 @@ struct OutputsCommand: ParsableCommand {
     }
 }
 
+/// `tonearm inputs [--json] [--monitors]` lists the sound server's inputs (the default one
+/// marked); `tonearm inputs --set NAME` makes one the default. Without a server: an error, exit 1.
+struct InputsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "inputs",
+        abstract: "List the audio inputs (PulseAudio/PipeWire sources), or choose the default one.",
+        discussion: """
+            The monitors of the outputs (what each plays, recordable as NAME.monitor) are listed \
+            with --monitors.
+
+            Examples:
+              tonearm inputs
+              tonearm inputs --monitors --json
+              tonearm inputs --set alsa_input.usb-0d8c_USB_Audio-00.mono-fallback
+            """)
+
+    @Flag(name: .long, help: "Print JSON: an object per input.")
+    var json = false
+
+    @Flag(name: .long, help: "List the monitors of the outputs too.")
+    var monitors = false
+
+    @Option(name: .long, help: ArgumentHelp("Make the input NAME the default (see the names in the list).", valueName: "NAME"), completion: Completions.inputs)
+    var set: String?
+
+    func validate() throws {
+        if let set, set.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw ValidationError("--set needs the name of an input")
+        }
+    }
+
+    func run() throws {
+        let routes = AudioRoutes()
+        if let set {
+            try routes.setDefaultInput(named: set)
+            let now = try routes.currentInput()
+            Terminal.write("Default input: \(now?.name ?? set)\(now.map { " (\($0.description))" } ?? "")\n")
+            return
+        }
+        let inputs = try routes.inputs().filter { monitors || $0.monitorOf == nil }
+        if json {
+            let enc = JSONEncoder()
+            enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            Terminal.write(String(decoding: try enc.encode(inputs), as: UTF8.self) + "\n")
+            return
+        }
+        if inputs.isEmpty {
+            Terminal.write(monitors ? "No inputs.\n" : "No inputs (the outputs' monitors are listed with --monitors).\n")
+            return
+        }
+        for i in inputs {
+            let rate = i.sampleRate == i.sampleRate.rounded() ? String(Int(i.sampleRate)) : String(i.sampleRate)
+            let kind = i.monitorOf.map { "monitor of \($0)" } ?? i.portType.rawValue
+            Terminal.write("\(i.isDefault ? "*" : " ") \(i.name)  \(i.description)  [\(kind), \(rate) Hz, \(i.channelCount) ch]\n")
+        }
+        Terminal.write("(* the default input; change it with `tonearm inputs --set NAME`)\n")
+    }
+}
+
 /// `tonearm volume [0-100|+N|-N|mute|unmute|toggle] [--device NAME]`: prints or changes the
 /// system volume (the default output's, or a named output's) and prints the new value.
 struct VolumeCommand: ParsableCommand {

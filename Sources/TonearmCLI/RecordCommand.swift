@@ -38,7 +38,8 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Stop after exactly SECONDS (to the sample).", valueName: "SECONDS"))
     var duration: Double?
 
-    @Option(name: .long, help: ArgumentHelp("Record from the source NAME (default: the system's default input).", valueName: "NAME"))
+    @Option(name: .long, help: ArgumentHelp("Record from the source NAME (default: the system's default input; see `tonearm inputs`).", valueName: "NAME"),
+            completion: Completions.inputs)
     var source: String?
 
     @Option(name: .long, help: ArgumentHelp("Sample rate in Hz.", valueName: "HZ"))

@@ -24,7 +24,7 @@ struct TonearmCommand: AsyncParsableCommand {
               tonearm outputs                              # the sound server's outputs
             """,
         version: "0.1.0",
-        subcommands: [PlayCommand.self, PickCommand.self, InfoCommand.self, ExtractAudioCommand.self, ConvertCommand.self, ThumbnailCommand.self, VideoFramesCommand.self, LibraryCommand.self, RenderCommand.self, EQCommand.self, EffectsCommand.self, OutputsCommand.self, VolumeCommand.self, RecordCommand.self, ConfigCommand.self, SoundCommand.self, InstallExtrasCommand.self, BenchEQCommand.self, BenchSoundCommand.self, BenchLibraryCommand.self, DaemonCommand.self, RemoteClientCommand.self],
+        subcommands: [PlayCommand.self, PickCommand.self, InfoCommand.self, ExtractAudioCommand.self, ConvertCommand.self, ThumbnailCommand.self, VideoFramesCommand.self, LibraryCommand.self, RenderCommand.self, EQCommand.self, EffectsCommand.self, OutputsCommand.self, InputsCommand.self, VolumeCommand.self, RecordCommand.self, ConfigCommand.self, SoundCommand.self, InstallExtrasCommand.self, BenchEQCommand.self, BenchSoundCommand.self, BenchLibraryCommand.self, DaemonCommand.self, RemoteClientCommand.self],
         defaultSubcommand: nil
     )
 

@@ -5,6 +5,7 @@ import Glibc
 import Synchronization
 import TonearmCore
 import TonearmExport
+import TonearmSession
 
 /// What an ``AudioRecorder`` tells its delegate (AVAudioRecorderDelegate). Called on the
 /// recorder's writer thread (`tonearm-record`), after the file is closed; the recorder may be
@@ -58,9 +59,13 @@ public final class AudioRecorder: Sendable {
     public let url: URL
     /// The format of the file, read from the settings and the extension.
     public let format: RecordingFormat
-    /// The source recorded from (nil: the server's default), and the server (nil: the default).
+    /// The source recorded from (nil: the session's ``AudioSession/preferredInput``, else the
+    /// server's default), and the server (nil: the default).
     public let source: String?
     public let server: String?
+    /// The session whose preferred input a recorder without a source reads from
+    /// (AVAudioRecorder belongs to `AVAudioSession.sharedInstance()`); nil: none.
+    public let session: AudioSession?
 
     private enum Phase: Sendable { case idle, prepared, recording, paused, stopping, finished }
 
@@ -91,17 +96,20 @@ public final class AudioRecorder: Sendable {
     /// `.opus` or `.ogg`) with Apple's `settings` (``AVFormatIDKey``, ``AVSampleRateKey``,
     /// ``AVNumberOfChannelsKey``, ``AVLinearPCMBitDepthKey``, ``AVLinearPCMIsFloatKey``,
     /// ``AVEncoderBitDepthHintKey``, ``AVEncoderBitRateKey``, ``AVEncoderBitRatePerChannelKey``,
-    /// ``AVEncoderAudioQualityKey``), recording from `source` (a
-    /// PulseAudio source name; nil: the default source) on `server` (nil: the default server).
+    /// ``AVEncoderAudioQualityKey``), recording from `source` (a PulseAudio source name; nil:
+    /// `session`'s preferred input, else the server's default source) on `server` (nil: the
+    /// default server).
     /// Nothing is created before ``prepareToRecord()`` or ``record()``. Throws
     /// ``AudioRecorderError`` naming the setting or the extension that is wrong, and
     /// ``TonearmError/invalidURL(_:)`` for a URL that is not a file.
-    public init(url: URL, settings: [String: Any], source: String? = nil, server: String? = nil) throws {
+    public init(url: URL, settings: [String: Any], source: String? = nil, server: String? = nil,
+                session: AudioSession? = .shared) throws {
         guard url.isFileURL else { throw TonearmError.invalidURL(url.absoluteString) }
         self.url = url
         format = try RecordingFormat(path: url.path, settings: settings)
         self.source = source
         self.server = server
+        self.session = session
         meters = Mutex(Meters(channels: format.channelCount))
     }
 
@@ -180,7 +188,7 @@ public final class AudioRecorder: Sendable {
                                              channels: format.channelCount)
         let stream: PulseRecordStream
         do {
-            stream = try PulseRecordStream(server: server, source: source, sampleRate: format.sampleRate,
+            stream = try PulseRecordStream(server: server, source: source ?? session?.preferredInput?.name, sampleRate: format.sampleRate,
                                            channels: format.channelCount)
         } catch {
             try? writer.finish()

@@ -73,6 +73,36 @@ public final class AudioRoutes: Sendable {
         try c.setDefaultSink(name)
     }
 
+    /// Every input — microphones, line ins, and the monitors of the outputs (what each plays) —
+    /// in the server's order, the default one marked (`AVAudioSession.availableInputs`, which
+    /// lists no monitors: filter on ``AudioInputRoute/monitorOf`` for the same list). Throws
+    /// ``TonearmError/outputUnavailable(driver:reason:)`` without a server.
+    public func inputs() throws -> [AudioInputRoute] {
+        let c = try control.get()
+        let defaultName = try c.defaultSourceName()
+        return try c.sources().map { AudioInputRoute($0, defaultName: defaultName) }
+    }
+
+    /// The input in use: the server's default source (nil when the server has none).
+    public func currentInput() throws -> AudioInputRoute? {
+        let c = try control.get()
+        guard let name = try c.defaultSourceName() else { return nil }
+        return try c.sources().first { $0.name == name }.map { AudioInputRoute($0, defaultName: name) }
+    }
+
+    /// Makes the input `name` the server's default: recordings that name no source read from it.
+    /// Throws ``TonearmError/invalidArgument(_:)`` naming the known inputs when there is no input
+    /// `name`.
+    public func setDefaultInput(named name: String) throws {
+        let c = try control.get()
+        let sources = try c.sources()
+        guard sources.contains(where: { $0.name == name }) else {
+            let known = sources.map(\.name)
+            throw TonearmError.invalidArgument("no input named '\(name)'; inputs: \(known.isEmpty ? "none" : known.joined(separator: ", "))")
+        }
+        try c.setDefaultSource(name)
+    }
+
     /// Moves the playback streams of process `pid` (this one by default) — those whose
     /// `application.process.id` is `pid` — to the output `name`, with
     /// `pa_context_move_sink_input_by_index`: they keep playing, without a restart. Returns how

@@ -195,6 +195,7 @@ public final class AudioSession: Sendable {
     public let pulseServer: String?
     private let core: SessionCore
     private let routes: AudioRoutes
+    private let preferredInputState = Mutex<AudioInputRoute?>(nil)
     /// Counts ``setActive(_:options:)`` calls: a play's activation that waited for the bus
     /// gives way to any made meanwhile (``activateForPlay()``).
     private let activations = Atomic<UInt64>(0)
@@ -351,6 +352,36 @@ public final class AudioSession: Sendable {
     /// server.
     public var currentRoute: AudioOutputRoute? {
         get throws { try routes.currentOutput() }
+    }
+
+    /// The inputs a recording can read from (`AVAudioSession.availableInputs`): the server's
+    /// sources that are not the monitor of an output, the default one marked (the monitors are
+    /// in ``AudioRoutes/inputs()``; a recorder may also name one). Blocks while it asks the
+    /// server. Throws ``TonearmError/outputUnavailable(driver:reason:)`` without a server.
+    public var availableInputs: [AudioInputRoute] {
+        get throws { try routes.inputs().filter { $0.monitorOf == nil } }
+    }
+
+    /// The input recordings of this process use when they name none
+    /// (`AVAudioSession.preferredInput`); nil: the server's default input.
+    public var preferredInput: AudioInputRoute? { preferredInputState.withLock { $0 } }
+
+    /// Chooses the input recordings use when they name none (`AVAudioSession.setPreferredInput`):
+    /// one of ``availableInputs`` or a monitor from ``AudioRoutes/inputs()``; nil goes back to the
+    /// server's default. For this process only: the server's default input is left as it is
+    /// (``AudioRoutes/setDefaultInput(named:)`` changes it for every program). Throws
+    /// ``TonearmError/invalidArgument(_:)`` naming the inputs there are when the server has no
+    /// such input, ``TonearmError/outputUnavailable(driver:reason:)`` without a server.
+    public func setPreferredInput(_ input: AudioInputRoute?) throws {
+        guard let input else {
+            preferredInputState.withLock { $0 = nil }
+            return
+        }
+        let all = try routes.inputs()
+        guard let found = all.first(where: { $0.name == input.name }) else {
+            throw TonearmError.invalidArgument("no input named '\(input.name)'; inputs: \(all.isEmpty ? "none" : all.map(\.name).joined(separator: ", "))")
+        }
+        preferredInputState.withLock { $0 = found }
     }
 
     /// Route changes from now on (`AVAudioSession.routeChangeNotification`): everything

@@ -53,6 +53,39 @@ struct SinkSnapshot: Sendable, Hashable {
     }
 }
 
+/// A source (an input, or an output's monitor) as the server described it, copied out of
+/// libpulse's `pa_source_info`.
+struct SourceSnapshot: Sendable, Hashable {
+    var index: UInt32
+    var name: String
+    var description: String
+    var sampleRate: Double
+    var channelCount: Int
+    var driver: String
+    var isNetworkFlag: Bool
+    /// The sink it monitors, by name (nil: a real input).
+    var monitorOf: String?
+    var activePortName: String?
+    var activePortType: UInt32?
+    var properties: [String: String]
+
+    init(_ info: pa_source_info, sinkNames: [UInt32: String]) {
+        index = info.index
+        name = info.name.map { String(cString: $0) } ?? ""
+        description = info.description.map { String(cString: $0) } ?? name
+        sampleRate = Double(info.sample_spec.rate)
+        channelCount = Int(info.sample_spec.channels)
+        driver = info.driver.map { String(cString: $0) } ?? ""
+        isNetworkFlag = info.flags.rawValue & PA_SOURCE_NETWORK.rawValue != 0
+        if info.monitor_of_sink != UInt32.max { monitorOf = sinkNames[info.monitor_of_sink] ?? "#\(info.monitor_of_sink)" }
+        if let port = info.active_port {
+            activePortName = port.pointee.name.map { String(cString: $0) }
+            activePortType = port.pointee.type
+        }
+        properties = PulseControl.dictionary(info.proplist)
+    }
+}
+
 /// A playback stream (sink input) as the server described it.
 struct SinkInputSnapshot: Sendable, Hashable {
     var index: UInt32
@@ -71,6 +104,10 @@ final class PulseRequest: @unchecked Sendable {
     var sinks: [SinkSnapshot] = []
     var inputs: [SinkInputSnapshot] = []
     var defaultSinkName: String?
+    var defaultSourceName: String?
+    var sources: [SourceSnapshot] = []
+    /// Sink names by index, to name what a source monitors.
+    var sinkNames: [UInt32: String] = [:]
     /// Called once, on the mainloop thread with the lock held, when the request completes.
     var completion: ((PulseRequest) -> Void)?
 
@@ -200,11 +237,11 @@ final class PulseControl: @unchecked Sendable {
     /// Issues a request and waits for it (bounded by `timeout`). Never on the mainloop thread.
     /// Throws when the connection is gone, libpulse refuses the request, the server reports a
     /// failure, or it does not answer in time; the message says which request (`what`).
-    private func perform(_ what: String,
+    private func perform(_ what: String, request given: PulseRequest? = nil,
                          _ issue: (OpaquePointer, UnsafeMutableRawPointer) -> OpaquePointer?) throws -> PulseRequest {
         guard connection.mainloop != nil else { throw Self.unavailable("\(what): the connection is closed") }
         precondition(!connection.onMainloopThread, "PulseControl: blocking request on the mainloop thread")
-        let r = PulseRequest(control: self)
+        let r = given ?? PulseRequest(control: self)
         return try withLock {
             guard let op = start(r, what, issue) else {
                 throw Self.unavailable("\(what): \(connection.isReady ? errorText() : "the connection to \(serverText) is gone")")
@@ -257,7 +294,17 @@ final class PulseControl: @unchecked Sendable {
     private static let serverCallback: pa_server_info_cb_t = { _, info, ud in
         let r = PulseRequest.from(ud)
         r.defaultSinkName = info?.pointee.default_sink_name.map { String(cString: $0) }
+        r.defaultSourceName = info?.pointee.default_source_name.map { String(cString: $0) }
         r.finish(success: info != nil)
+    }
+
+    private static let sourceCallback: pa_source_info_cb_t = { _, info, eol, ud in
+        let r = PulseRequest.from(ud)
+        if eol != 0 {
+            r.finish(success: eol > 0 || !r.sources.isEmpty)
+        } else if let info {
+            r.sources.append(SourceSnapshot(info.pointee, sinkNames: r.sinkNames))
+        }
     }
 
     private static let successCallback: pa_context_success_cb_t = { _, ok, ud in
@@ -285,6 +332,25 @@ final class PulseControl: @unchecked Sendable {
     /// The default sink's name (`pa_context_get_server_info`); nil when the server has none.
     func defaultSinkName() throws -> String? {
         try perform("asking the server for its default output") { pa_context_get_server_info($0, Self.serverCallback, $1) }.defaultSinkName
+    }
+
+    /// Every source (`pa_context_get_source_info_list`), monitors included, each monitor naming
+    /// its sink.
+    func sources() throws -> [SourceSnapshot] {
+        let names = Dictionary(try sinks().map { ($0.index, $0.name) }, uniquingKeysWith: { a, _ in a })
+        let r = PulseRequest(control: self)
+        r.sinkNames = names
+        return try perform("listing the inputs", request: r) { pa_context_get_source_info_list($0, Self.sourceCallback, $1) }.sources
+    }
+
+    /// The default source's name (`pa_context_get_server_info`); nil when the server has none.
+    func defaultSourceName() throws -> String? {
+        try perform("asking the server for its default input") { pa_context_get_server_info($0, Self.serverCallback, $1) }.defaultSourceName
+    }
+
+    /// Makes `name` the default source.
+    func setDefaultSource(_ name: String) throws {
+        _ = try perform("making '\(name)' the default input") { pa_context_set_default_source($0, name, Self.successCallback, $1) }
     }
 
     /// Every playback stream (`pa_context_get_sink_input_info_list`).

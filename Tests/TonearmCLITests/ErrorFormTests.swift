@@ -111,6 +111,7 @@ import TonearmTestSupport
             Case(arguments: ["eq", "show", "loudest"], status: 64, says: "eq show: unknown EQ preset 'loudest'; presets: "),
             Case(arguments: ["effects", "fuzz"], status: 64, says: "effects: unknown effect 'fuzz'; effects: eq, "),
             Case(arguments: ["outputs", "--set", " "], status: 64, says: "outputs: --set needs the name of an output"),
+            Case(arguments: ["inputs", "--set", " "], status: 64, says: "inputs: --set needs the name of an input"),
             Case(arguments: ["outputs"], status: 1, says: "outputs: "),
             Case(arguments: ["daemon", "--listen", "nowhere"], status: 64, says: "daemon: --listen 'nowhere': expected ADDR:PORT, as in 127.0.0.1:6600"),
             Case(arguments: ["daemon", "--output", "file:x.wav"], status: 64, says: "daemon: --output: unknown output 'file:x.wav'; choose one of pulse|null|snapcast:FIFO[:RATE:BITS:CHANNELS]|http:ADDR:PORT[:flac|mp3|opus]"),

@@ -2,6 +2,7 @@
 import Foundation
 import Testing
 import TonearmCore
+import TonearmSession
 import TonearmTestSupport
 @testable import TonearmRecord
 
@@ -99,16 +100,26 @@ import TonearmTestSupport
 
     /// record(atTime:forDuration:) keeps nothing captured before its time — the recording ends no
     /// sooner than its start plus its length on the deviceCurrentTime clock — holds exactly its
-    /// frames, and a second start time while it records is refused with a reason.
+    /// frames, and a second start time while it records is refused with a reason. The recorder
+    /// names no source: it reads from its session's preferred input, not the server's default.
     @Test func aRecordingAtATimeStartsThenAndHasItsLength() async throws {
         let server = try PrivatePulseServer()
         defer { server.stop() }
         let dir = try TempDir("tonearm-rec")
         defer { dir.remove() }
         let path = dir.file("later.wav")
-        let r = try Self.recorder(server, path, [AVNumberOfChannelsKey: 1])
+        // Named by no source: the session's preferred input (a second input, not the default).
+        #expect(try server.pactl("load-module", "module-remap-source", "master=\(server.sinkName).monitor", "source_name=voice",
+                                 "channels=1", "channel_map=mono").status == 0)
+        #expect(try server.pactl("set-default-source", "\(server.sinkName).monitor").status == 0)
+        let session = AudioSession(identifier: "rec-at-time", bus: .none, pulseServer: server.serverString)
+        let voice = try #require(try AudioRoutes(server: server.serverString).inputs().first { $0.name == "voice" })
+        try session.setPreferredInput(voice)
+        let r = try AudioRecorder(url: URL(fileURLWithPath: path), settings: [AVNumberOfChannelsKey: 1], server: server.serverString,
+                                  session: session)
         let events = r.events
         #expect(r.prepareToRecord())
+        #expect(r.sourceName == "voice", "the preferred input: \(String(describing: r.sourceName))")
         let start = r.deviceCurrentTime + 0.4
         #expect(r.record(atTime: start, forDuration: 0.2))
         #expect(!r.record(atTime: start + 1))

@@ -33,6 +33,65 @@ import TonearmTestSupport
         #expect(try routes.currentOutput()?.isDefault == true)
     }
 
+    /// The inputs: microphones and line ins with their port types from the sources'
+    /// properties, the monitors naming their outputs, the default marked and changed; the
+    /// session's available inputs (no monitors) and its preferred input; `tonearm inputs`.
+    @Test func listsTheInputsWithTheDefaultPortTypesAndMonitors() throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        try server.loadInput("mic", description: "Built-in_Mic", properties: "device.form_factor=internal")
+        try server.loadInput("headset", description: "Headset", properties: "device.form_factor=headset")
+        try server.loadInput("usbmic", description: "USB_Mic", properties: "device.bus=usb device.form_factor=microphone")
+        try server.loadInput("btmic", description: "BT", properties: "device.bus=bluetooth")
+        try server.loadInput("line", description: "Line", properties: "device.form_factor=none")
+        let routes = AudioRoutes(server: server.serverString)
+        let inputs = try routes.inputs()
+        let byName = Dictionary(uniqueKeysWithValues: inputs.map { ($0.name, $0) })
+        #expect(Set(inputs.map(\.name)) == ["test_null.monitor", "mic", "headset", "usbmic", "btmic", "line"], "\(inputs.map(\.name))")
+        #expect(byName["test_null.monitor"]?.portType == .monitor && byName["test_null.monitor"]?.monitorOf == "test_null")
+        #expect(byName["mic"]?.portType == .builtInMic && byName["mic"]?.monitorOf == nil && byName["mic"]?.description == "Built-in_Mic")
+        #expect(byName["headset"]?.portType == .headsetMic)
+        #expect(byName["usbmic"]?.portType == .usbAudio)
+        #expect(byName["btmic"]?.portType == .bluetoothHFP)
+        #expect(byName["line"]?.portType == .unknown)
+        #expect(byName["mic"]?.sampleRate == 48_000 && byName["mic"]?.channelCount == 1)
+        let defaultName = try server.pactl("get-default-source").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(inputs.filter(\.isDefault).map(\.name) == [defaultName])
+        #expect(try routes.currentInput()?.name == defaultName)
+        try routes.setDefaultInput(named: "usbmic")
+        #expect(try server.pactl("get-default-source").stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "usbmic")
+        #expect(try routes.currentInput()?.name == "usbmic" && routes.currentInput()?.isDefault == true)
+        #expect(throws: TonearmError.invalidArgument("no input named 'nope'; inputs: \(inputs.map(\.name).joined(separator: ", "))")) {
+            try routes.setDefaultInput(named: "nope")
+        }
+
+        let session = AudioSession(identifier: "inputs-test", bus: .none, pulseServer: server.serverString)
+        #expect(try Set(session.availableInputs.map(\.name)) == ["mic", "headset", "usbmic", "btmic", "line"], "no monitors")
+        #expect(session.preferredInput == nil)
+        let headset = try #require(byName["headset"])
+        try session.setPreferredInput(headset)
+        #expect(session.preferredInput?.name == "headset" && session.preferredInput?.portType == .headsetMic)
+        #expect(throws: TonearmError.self) { try session.setPreferredInput(AudioInputRoute(name: "gone", description: "", index: 0, isDefault: false, portType: .unknown, sampleRate: 48_000, channelCount: 1)) }
+        #expect(session.preferredInput?.name == "headset", "a refused input leaves the preferred one")
+        try session.setPreferredInput(nil)
+        #expect(session.preferredInput == nil)
+
+        let tonearm = try tonearmBinary()
+        let list = try run(tonearm, ["inputs"], environment: server.environment)
+        #expect(list.status == 0, "\(list.stderr)")
+        let lines = list.stdout.split(separator: "\n")
+        #expect(lines.contains { $0.hasPrefix("* usbmic") && $0.contains("usbAudio, 48000 Hz, 1 ch") }, "\(list.stdout)")
+        #expect(lines.contains { $0.hasPrefix("  headset") && $0.contains("headsetMic") })
+        #expect(!list.stdout.contains("test_null.monitor"), "monitors only with --monitors")
+        let json = try run(tonearm, ["inputs", "--json", "--monitors"], environment: server.environment)
+        let decoded = try JSONDecoder().decode([AudioInputRoute].self, from: Data(json.stdout.utf8))
+        #expect(decoded.first { $0.name == "test_null.monitor" }?.monitorOf == "test_null", "\(json.stdout)")
+        let set = try run(tonearm, ["inputs", "--set", "mic"], environment: server.environment)
+        #expect(set.status == 0 && set.stdout.contains("Default input: mic (Built-in_Mic)"), "\(set.stdout)\(set.stderr)")
+        let bad = try run(tonearm, ["inputs", "--set", "nope"], environment: server.environment)
+        #expect(bad.status == 1 && bad.stderr.contains("no input named 'nope'"), "\(bad.stderr)")
+    }
+
     @Test func aTunnelSinkIsANetworkOutput() async throws {
         let server = try PrivatePulseServer()
         defer { server.stop() }

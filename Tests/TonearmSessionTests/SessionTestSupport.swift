@@ -87,6 +87,18 @@ extension PrivatePulseServer {
         return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// Loads an input named `name` that describes itself with `properties`, as a microphone or
+    /// a line in would: a mono remap of the default null sink's monitor (module-null-source
+    /// takes no properties); returns the module's index.
+    @discardableResult
+    func loadInput(_ name: String, description: String, properties: String = "") throws -> String {
+        let props = properties.isEmpty ? "device.description=\(description)" : "device.description=\(description) \(properties)"
+        let r = try pactl("load-module", "module-remap-source", "master=\(sinkName).monitor", "source_name=\(name)",
+                          "channels=1", "channel_map=mono", "source_properties=\"\(props)\"")
+        guard r.status == 0 else { throw TestSupportError("loading \(name) failed: \(r.stderr)") }
+        return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// The volume percentages `pactl get-sink-volume` reports for `sink`, one per channel.
     func volumePercents(_ sink: String) throws -> [Int] {
         let out = try pactl("get-sink-volume", sink).stdout
