@@ -126,6 +126,7 @@ struct RecordCommand: AsyncParsableCommand {
         defer { ticker.cancel() }
         var status: Int32 = 0
         var success = true
+        var inputLost = false
         loop: for await event in events {
             switch event {
             case .tick:
@@ -140,6 +141,12 @@ struct RecordCommand: AsyncParsableCommand {
                 break loop
             case .recorder(.encodeError(let error)):
                 Terminal.writeProblem("record: \(error)")
+            case .recorder(.inputLost(let source)):
+                // Not on from another input nobody chose: the file ends where the input went.
+                if interactive { Terminal.write("\r\u{1B}[K") }
+                Terminal.writeProblem("record: the input '\(source)' went away; the recording stopped")
+                inputLost = true
+                recorder.stop()
             case .recorder:
                 break
             }
@@ -150,6 +157,7 @@ struct RecordCommand: AsyncParsableCommand {
             throw recorder.lastError ?? TonearmError.writeFailed(path: file, reason: "the recording failed")
         }
         if status != 0 { throw ExitCode(status) }
+        if inputLost { throw ExitCode(1) }
     }
 
     /// `● 0:03.2  L ▮▮▮▮▮▮▮▮▮▮▮▯▯▯▯▯▯▯▯▯  -9.0 dB (peak -6.0)  R …`: the time, and per channel

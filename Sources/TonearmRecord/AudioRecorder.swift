@@ -28,8 +28,12 @@ extension AudioRecorderDelegate {
 public enum AudioRecorderEvent: Sendable, Hashable {
     /// Recording began or resumed.
     case started
-    /// Recording paused (``AudioRecorder/pause()``).
+    /// Recording paused (``AudioRecorder/pause()``, or the input went away: see `inputLost`).
     case paused
+    /// The source recorded from went away (a USB microphone unplugged): the recording paused
+    /// (a `paused` follows) rather than go on from whatever input the server chose instead;
+    /// ``AudioRecorder/record()`` records on, into the same file, from the input in use now.
+    case inputLost(source: String)
     /// Writing failed; a `finished(successfully: false)` follows.
     case encodeError(TonearmError)
     /// The recording ended and the file is closed (`frames`: what it holds).
@@ -156,8 +160,9 @@ public final class AudioRecorder: Sendable {
     public var holeFrameCount: Int64 { control.withLock { c in c.stream.map { $0.holeFrames } ?? c.lastHoles } }
     /// Frames lost because the writer fell behind the ring (current or last recording); 0 on a sane machine.
     public var droppedFrameCount: Int64 { control.withLock { c in c.stream.map { $0.droppedFrames } ?? c.lastDropped } }
-    /// The source's name as the server gave it, once prepared.
-    public var sourceName: String? { control.withLock { $0.sourceName } }
+    /// The source's name as the server gave it, once prepared (after a move, the source now
+    /// recorded from).
+    public var sourceName: String? { control.withLock { c in c.stream.map { $0.currentSourceName } ?? c.sourceName } }
     /// Why the last `prepareToRecord()` or `record…` returned false, or the recording ended badly.
     public var lastError: TonearmError? { control.withLock { $0.lastError } }
 
@@ -402,6 +407,17 @@ public final class AudioRecorder: Sendable {
             if stream.limitReached {
                 // The end of record(forDuration:): what the ring holds is written next turn.
                 closeStream()
+                continue
+            }
+            if let lost = stream.takeInputLost() {
+                let paused: Bool = control.withLock { c in
+                    guard c.phase == .recording else { return false }
+                    c.phase = .paused
+                    c.sourceName = stream.currentSourceName
+                    return true
+                }
+                broadcaster.yield(.inputLost(source: lost))
+                if paused { broadcaster.yield(.paused) }
                 continue
             }
             if stream.isLost {

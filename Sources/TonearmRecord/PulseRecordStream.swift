@@ -37,6 +37,13 @@ final class PulseRecordStream: @unchecked Sendable {
     private let overflows = Atomic<Int>(0)
     private let lost = Atomic<Bool>(false)
     private let startNanos = Atomic<UInt64>(0)
+    /// While set, the read callback drops what comes (counted in ``droppedFrames``): between a
+    /// move to another source and the answer whether the old one is gone.
+    private let holding = Atomic<Bool>(false)
+    private let inputLost = Atomic<Bool>(false)
+    /// The source recorded from now, and the one that went away (mainloop thread writes, any
+    /// thread reads).
+    private let sources = Mutex<(current: String, lost: String?)>(("", nil))
     private let wakeup = DispatchSemaphore(value: 0)
     private let wakePending = Atomic<Bool>(false)
     private let connection: PulseConnection
@@ -98,6 +105,7 @@ final class PulseRecordStream: @unchecked Sendable {
             }, userdata)
             pa_stream_set_read_callback(s, { s, _, ud in PulseRecordStream.from(ud).readAvailable(s) }, userdata)
             pa_stream_set_overflow_callback(s, { _, ud in PulseRecordStream.from(ud).overflows.add(1, ordering: .relaxed) }, userdata)
+            pa_stream_set_moved_callback(s, { s, ud in PulseRecordStream.from(ud).moved(s) }, userdata)
             // 20 ms fragments: the server sends what the source gives at that pace (and runs a
             // monitored null sink with blocks that small), the writer is never far behind.
             var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
@@ -113,6 +121,8 @@ final class PulseRecordStream: @unchecked Sendable {
             }
             if pa_stream_get_state(s) == PA_STREAM_READY {
                 sourceName = pa_stream_get_device_name(s).map { String(cString: $0) } ?? source ?? ""
+                let name = sourceName
+                sources.withLock { $0.current = name }
                 lost.store(false, ordering: .releasing)
             } else if timedOut && tonearm_pa_stream_is_good(pa_stream_get_state(s)) != 0 {
                 problem = "the record stream did not start within \(timeout) s"
@@ -138,6 +148,11 @@ final class PulseRecordStream: @unchecked Sendable {
             var bytes = 0
             guard pa_stream_peek(s, &data, &bytes) == 0, bytes > 0 else { return }
             var frames = bytes / frameBytes
+            if holding.load(ordering: .acquiring) {
+                dropped.add(Int64(frames), ordering: .relaxed)
+                pa_stream_drop(s)
+                continue
+            }
             // A start time (record(atTime:)): the frames captured before it are dropped.
             let start = startNanos.load(ordering: .acquiring)
             if start != 0 {
@@ -166,6 +181,54 @@ final class PulseRecordStream: @unchecked Sendable {
             wakeWriter()
         }
     }
+
+    /// The server moved the stream to another source (mainloop thread, lock held): when it did so
+    /// because the source went away (a USB microphone unplugged; the server rescues the stream
+    /// to its default source), recording from a microphone nobody chose must not go on: what
+    /// comes is dropped until the server answers whether the old source is still there; if it is
+    /// gone the stream is corked and ``takeInputLost()`` says so; if not (a user moved it) the
+    /// recording goes on from the new source.
+    private func moved(_ s: OpaquePointer?) {
+        guard let s, let ctx = connection.context else { return }
+        let new = pa_stream_get_device_name(s).map { String(cString: $0) } ?? ""
+        let old = sources.withLock { state in
+            let old = state.current
+            state.current = new
+            return old
+        }
+        guard !old.isEmpty, old != new else { return }
+        holding.store(true, ordering: .releasing)
+        pendingLost = old
+        let op = pa_context_get_source_info_by_name(ctx, old, { _, info, eol, ud in
+            let me = PulseRecordStream.from(ud)
+            if info != nil {
+                // Still there: a user moved the stream; record on from the new source.
+                me.pendingLost = nil
+                me.holding.store(false, ordering: .releasing)
+            } else if eol != 0, let lost = me.pendingLost {
+                // No such source (the server's error), or the answer ended without it: gone.
+                me.pendingLost = nil
+                me.sources.withLock { $0.lost = lost }
+                if let s = me.stream, let op = pa_stream_cork(s, 1, nil, nil) { pa_operation_unref(op) }
+                me.inputLost.store(true, ordering: .releasing)
+                me.wakeWriter()
+            }
+        }, userdata)
+        if let op { pa_operation_unref(op) }
+    }
+
+    /// The source whose removal is being checked (mainloop thread only).
+    private var pendingLost: String?
+
+    /// Whether the source recorded from went away since the last call (the stream is corked
+    /// then; ``setCorked(_:)`` with false records on from the server's choice), and its name.
+    func takeInputLost() -> String? {
+        guard inputLost.exchange(false, ordering: .acquiringAndReleasing) else { return nil }
+        return sources.withLock { $0.lost }
+    }
+
+    /// The source recorded from now (after a move, the new one).
+    var currentSourceName: String { sources.withLock { $0.current } }
 
     /// How many of the last `frames` frames a read brings were captured at or after `start`
     /// (nanoseconds on the `DispatchTime` uptime clock), taking the last one as captured `now`
@@ -232,6 +295,7 @@ final class PulseRecordStream: @unchecked Sendable {
                 throw TonearmError.outputUnavailable(driver: "pulse", reason: "cannot \(corked ? "pause" : "start") the record stream: \(c.errorText)")
             }
             c.finish(op, atMost: 2)
+            if !corked { holding.store(false, ordering: .releasing) }
         }
     }
 
@@ -243,6 +307,7 @@ final class PulseRecordStream: @unchecked Sendable {
                 pa_stream_set_state_callback(s, nil, nil)
                 pa_stream_set_read_callback(s, nil, nil)
                 pa_stream_set_overflow_callback(s, nil, nil)
+                pa_stream_set_moved_callback(s, nil, nil)
                 if tonearm_pa_stream_is_good(pa_stream_get_state(s)) != 0 { pa_stream_disconnect(s) }
                 pa_stream_unref(s)
                 stream = nil

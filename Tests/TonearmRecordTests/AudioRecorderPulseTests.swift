@@ -134,6 +134,62 @@ import TonearmTestSupport
         #expect(!r.record(atTime: .nan) && r.lastError.map { "\($0)" }?.contains("not a time") == true)
     }
 
+    /// The input unplugged mid-recording (its source removed: the server moves the stream to its
+    /// default source): the recorder pauses and says which input went away rather than record
+    /// on from an input nobody chose; nothing from the other input is in the file until
+    /// record() resumes, into the same file; the file holds exactly the frames counted. A move
+    /// by a user to an input that stays is followed without a pause.
+    @Test func anInputThatGoesAwayPausesTheRecording() async throws {
+        let server = try PrivatePulseServer()
+        defer { server.stop() }
+        let dir = try TempDir("tonearm-rec")
+        defer { dir.remove() }
+        let module = try server.pactl("load-module", "module-remap-source", "master=\(server.sinkName).monitor", "source_name=usbmic",
+                                      "channels=1", "channel_map=mono").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try server.pactl("set-default-source", "\(server.sinkName).monitor").status == 0)
+        let path = dir.file("unplugged.flac")
+        let r = try AudioRecorder(url: URL(fileURLWithPath: path), settings: [AVNumberOfChannelsKey: 1], source: "usbmic",
+                                  server: server.serverString, session: nil)
+        let progress = Progress()
+        progress.attach(r)
+        let events = r.events
+        #expect(r.record())
+        try await progress.wait("0.2 s recorded from the input") { $0.frames >= 9_600 }
+        // A move by a user (pavucontrol, pactl) to an input that stays: the recording goes on.
+        // Ours is the source output on usbmic (the remap module's own reads the monitor).
+        func rows(_ what: String) throws -> [[String]] {
+            try server.pactl("list", "short", what).stdout.split(separator: "\n").map { $0.split(separator: "\t").map(String.init) }
+        }
+        let usbmic: String = try #require(try rows("sources").first { $0.count > 1 && $0[1] == "usbmic" }?[0])
+        let index: String = try #require(try rows("source-outputs").first { $0.count > 1 && $0[1] == usbmic }?[0])
+        #expect(try server.pactl("move-source-output", index, "\(server.sinkName).monitor").status == 0)
+        let moved = r.recordedFrameCount
+        try await progress.wait("0.1 s more after a user's move") { $0.frames >= moved + 4_800 }
+        #expect(r.isRecording && r.sourceName == "\(server.sinkName).monitor", "\(String(describing: r.sourceName))")
+        #expect(try server.pactl("move-source-output", index, "usbmic").status == 0)
+        let back = r.recordedFrameCount
+        try await progress.wait("0.1 s more after the move back") { $0.frames >= back + 4_800 }
+        #expect(r.isRecording && r.sourceName == "usbmic")
+        // Unplugged.
+        #expect(try server.pactl("unload-module", module).status == 0)
+        let lost = try await waitForEvent(events, timeout: 10, "the input going away") {
+            if case .inputLost = $0 { return true } else { return false }
+        }
+        #expect(lost == .inputLost(source: "usbmic"))
+        let paused = try await waitForEvent(events, timeout: 10, "the pause") { $0 == .paused }
+        #expect(paused == .paused && !r.isRecording)
+        let atPause = r.recordedFrameCount
+        #expect(r.sourceName == "\(server.sinkName).monitor", "now the server's choice: \(String(describing: r.sourceName))")
+        // Resumed: from the input in use now, into the same file.
+        #expect(r.record())
+        try await progress.wait("0.2 s more after the resume") { $0.frames >= atPause + 9_600 }
+        r.stop()
+        let frames = r.recordedFrameCount
+        #expect(frames >= atPause + 9_600)
+        let decoded = try Fixtures.decodeWithFFmpeg(path)
+        #expect(Int64(decoded.count) == frames, "\(decoded.count) frames in the file, \(frames) counted")
+    }
+
     /// The recording holds the tone at its frequency and level, and the meters read the tone's
     /// dBFS (RMS −9.03, peak −6.02) within 0.5 dB of the file's own measure.
     @Test func theToneIsRecordedAndMeteredAtItsLevel() async throws {
