@@ -207,7 +207,7 @@ struct DaemonCommand: AsyncParsableCommand {
         if case .on(let host, let port) = settings.http {
             options.services.append { daemon, logger in
                 let remote: WebRemote
-                do { remote = try WebRemote(daemon: daemon, host: host) } catch { throw ValidationFailure("\(error)") }
+                do { remote = try WebRemote(daemon: daemon, host: host, library: (daemon.database as? DaemonDatabase)?.responder) } catch { throw ValidationFailure("\(error)") }
                 return remote.service(host: host, port: port, logger: logger) { address in
                     logger.info("web remote on http://\(address)/")
                 }
