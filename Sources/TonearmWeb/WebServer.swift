@@ -386,9 +386,10 @@ public final class WebRemote: Sendable {
         // The library: names in the query (`?artist=…&album=…`, `?q=…`), songs by id.
         router.get("/api/library/:view") { request, context -> Response in
             guard let p = self.permissions(request.head) else { return Self.jsonResponse(.unauthorized, Self.errorJSON("log in first (POST /login)")) }
-            let query = request.uri.queryParameters
+            // Form-encoded, as a page's URLSearchParams writes it (`+` for a space).
+            let query = request.uri.query ?? ""
             func name(_ key: String) throws(WebLibraryError) -> String {
-                guard let v = query[key[...]] else { throw WebLibraryError(400, "\"\(key)\" is missing from the query") }
+                guard let v = WebForm.value(of: key, in: query) else { throw WebLibraryError(400, "\"\(key)\" is missing from the query") }
                 do { return try WebCommand.checkedName(String(v), what: "\"\(key)\"") } catch { throw WebLibraryError(400, error.description) }
             }
             do {

@@ -13,7 +13,7 @@ import sys
 import tempfile
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -40,17 +40,23 @@ step = "start"
 
 
 def button(name):
-    """The button whose accessible name is `name` (as a screen reader would find it)."""
-    for b in driver.find_elements(By.TAG_NAME, "button"):
-        if b.accessible_name == name:
-            return b
+    """The button whose accessible name is `name` (as a screen reader would find it). A list the
+    page redraws meanwhile (a push) is read again."""
+    for _ in range(20):
+        try:
+            for b in driver.find_elements(By.TAG_NAME, "button"):
+                if b.accessible_name == name:
+                    return b
+            break
+        except StaleElementReferenceException:
+            continue
     raise AssertionError(f"no button named {name!r}; buttons: {[b.accessible_name for b in driver.find_elements(By.TAG_NAME, 'button')]}")
 
 
 def wait(what, condition):
     global step
     step = what
-    WebDriverWait(driver, DEADLINE, poll_frequency=0.05).until(lambda d: condition())
+    WebDriverWait(driver, DEADLINE, poll_frequency=0.05, ignored_exceptions=[StaleElementReferenceException]).until(lambda d: condition())
     print("ok:", what, flush=True)
 
 
@@ -147,7 +153,13 @@ try:
     button("Load playlist Web mix").click()
     wait("Load: the queue shows three songs", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#queue li")) == 3)
     check("Load: mpc's queue is the saved one", mpc("-f", "%title%", "playlist") == "晴天\nSong One\nSong Two\n")
-    check("the output is listed, on", button("Output default").get_attribute("aria-pressed") == "true")
+    # Outputs: the daemon's one (null) output, turned off and on.
+    check("the output is listed, on", button("Output null").get_attribute("aria-pressed") == "true")
+    button("Output null").click()
+    wait("Output off: the button is no longer pressed", lambda: button("Output null").get_attribute("aria-pressed") == "false")
+    check("Output off: mpc says disabled", "(null) is disabled" in mpc("outputs"))
+    button("Output null").click()
+    wait("Output on: the button is pressed again", lambda: button("Output null").get_attribute("aria-pressed") == "true")
     check("every control still has an accessible name", all(b.accessible_name for b in driver.find_elements(By.TAG_NAME, "button")))
     widths = driver.execute_script("return [window.innerWidth, document.documentElement.scrollWidth]")
     check(f"with the library shown, nothing is wider than 375 px ({widths})", widths[1] <= 375)

@@ -404,6 +404,10 @@ struct WebStateTests {
             try await client.execute(uri: "/api/library/albums?artist=%E5%91%A8%E6%9D%B0%E4%BC%A6", method: .get) { r in
                 #expect(r.status == .ok && String(buffer: r.body).contains("我很忙"), "\(String(buffer: r.body))")
             }
+            // A space as a page's URLSearchParams writes it.
+            try await client.execute(uri: "/api/library/songs?artist=Artist+A&album=The%20Album", method: .get) { r in
+                #expect(r.status == .ok && String(buffer: r.body).contains("Song Two"), "\(String(buffer: r.body))")
+            }
             try await client.execute(uri: "/api/library/albums", method: .get) { r in
                 #expect(r.status == .badRequest && String(buffer: r.body).contains(#"\"artist\" is missing"#), "\(String(buffer: r.body))")
             }
