@@ -24,7 +24,8 @@ struct DaemonCommand: AsyncParsableCommand {
             (where `ps` shows them).
 
             --http serves the web remote: a page for any browser or phone (now playing, the \
-            queue) at http://ADDR:PORT/, live over a WebSocket. On an address other than \
+            queue, the library with its search, playlists, outputs) at http://ADDR:PORT/, live \
+            over a WebSocket. On an address other than \
             loopback it asks for one of the daemon's passwords. (Not the stream output \
             --output http:ADDR:PORT, which serves the audio.)
 

@@ -339,7 +339,7 @@ public enum WebPage {
         function renderOutputs(o) {
           $("outputs").replaceChildren(...o.outputs.map((out) => {
             const li = document.createElement("li");
-            const b = button(out.name, "Output " + out.name, () => send(out.enabled ? "disableoutput" : "enableoutput", out.id), "open");
+            const b = button(out.name + (out.enabled ? " · on" : " · off"), "Output " + out.name, () => send(out.enabled ? "disableoutput" : "enableoutput", out.id), "open");
             b.setAttribute("aria-pressed", String(out.enabled));
             li.append(b);
             return li;
