@@ -412,7 +412,8 @@ public final class WebRemote: Sendable {
         router.get("/api/cover/:id") { request, context -> Response in
             guard let p = self.permissions(request.head) else { return Self.jsonResponse(.unauthorized, Self.errorJSON("log in first (POST /login)")) }
             do {
-                let cover = try self.cover(context.parameters.get("id") ?? "", permissions: p)
+                let raw = context.parameters.get("id") ?? ""
+                let cover = try self.cover(raw.removingPercentEncoding ?? raw, permissions: p)
                 return Response(status: .ok, headers: [.contentType: cover.type, .cacheControl: "private, max-age=3600",
                                                        HTTPField.Name("X-Content-Type-Options")!: "nosniff"],
                                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: cover.data)))

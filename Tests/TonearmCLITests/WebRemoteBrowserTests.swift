@@ -10,7 +10,7 @@ import TonearmTestSupport
 /// play, prev, random and volume given with mpc appear on the page, pushed over its WebSocket;
 /// Remove takes a song off the queue; the library's search in Chinese finds a song, Play next and
 /// Move up place it, artists → album → Add adds one, Save queue / Clear queue / Load playlist go
-/// round a stored playlist. Screenshots at 375 and 1280 px wide are kept in
+/// round a stored playlist, a song dragged onto another takes its place. Screenshots at 375 and 1280 px wide are kept in
 /// `.build/test-artifacts/`.
 struct WebRemoteBrowserTests {
     @Test func thePageDrivesTheDaemonAndFollowsMPC() throws {
@@ -40,7 +40,7 @@ struct WebRemoteBrowserTests {
         // What the page left, as mpc sees it: the playlist it saved, loaded, shuffle on, volume 35.
         let status = try daemon.mpc("status")
         #expect(status.contains("volume: 35%") && status.contains("random: on"), "\(status)")
-        #expect(try daemon.mpc("-f", "%title%", "playlist") == "晴天\nSong One\nSong Two\n")
+        #expect(try daemon.mpc("-f", "%title%", "playlist") == "Song Two\n晴天\nSong One\n")
         #expect(try daemon.mpc("lsplaylists").contains("Web mix"))
         #expect(daemon.stop(), "\(daemon.process.standardErrorText)")
     }

@@ -153,6 +153,15 @@ try:
     button("Load playlist Web mix").click()
     wait("Load: the queue shows three songs", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#queue li")) == 3)
     check("Load: mpc's queue is the saved one", mpc("-f", "%title%", "playlist") == "晴天\nSong One\nSong Two\n")
+    # Drag (a desktop's HTML5 drag and drop, its events dispatched as the browser sends them):
+    # Song Two dropped on 晴天 takes its place.
+    driver.execute_script("""
+        const rows = document.querySelectorAll('#queue li'), from = rows[2], to = rows[0], data = new DataTransfer();
+        from.dispatchEvent(new DragEvent('dragstart', { bubbles: true, dataTransfer: data }));
+        to.dispatchEvent(new DragEvent('dragover', { bubbles: true, cancelable: true, dataTransfer: data }));
+        to.dispatchEvent(new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: data }));""")
+    wait("Drag: Song Two is first on the page", lambda: driver.find_element(By.CSS_SELECTOR, "#queue li").text.startswith("Song Two"))
+    check("Drag: mpc's queue follows", mpc("-f", "%title%", "playlist") == "Song Two\n晴天\nSong One\n")
     # Outputs: the daemon's one (null) output, turned off and on.
     check("the output is listed, on", button("Output null").get_attribute("aria-pressed") == "true")
     button("Output null").click()

@@ -392,9 +392,10 @@ struct WebStateTests {
             try await client.execute(uri: "/api/cover/\(cjk)", method: .get) { r in
                 #expect(r.status == .ok && r.headers[.contentType] == "image/png" && r.body.readableBytes == cover.data.count)
             }
-            for path in ["..%2F..%2Fetc%2Fpasswd", "%2Fetc%2Fpasswd", "A%2Fone.flac"] {
+            for (path, decoded) in [("..%2F..%2Fetc%2Fpasswd", "../../etc/passwd"), ("%2Fetc%2Fpasswd", "/etc/passwd"), ("A%2Fone.flac", "A/one.flac")] {
                 try await client.execute(uri: "/api/cover/\(path)", method: .get) { r in
-                    #expect(r.status == .badRequest && String(buffer: r.body).contains("the web remote takes no file paths"), "\(path): \(String(buffer: r.body))")
+                    #expect(r.status == .badRequest && String(buffer: r.body).contains(#"\"\#(decoded)\" is not a library song id"#)
+                            && String(buffer: r.body).contains("the web remote takes no file paths"), "\(path): \(String(buffer: r.body))")
                 }
             }
             try await client.execute(uri: "/api/cover/../../etc/passwd", method: .get) { r in #expect(r.status != .ok) }
