@@ -13,6 +13,8 @@ public enum WebCommand: Sendable, Hashable {
     case volume(Int)
     case `repeat`(Bool)
     case random(Bool)
+    /// Seconds of crossfade between songs (0: none).
+    case crossfade(Int)
     /// Plays the queue entry with this id.
     case playID(Int)
     /// Removes the queue entry with this id.
@@ -43,6 +45,7 @@ public enum WebCommand: Sendable, Hashable {
         case .volume(let v): "setvol \(v)"
         case .repeat(let on): "repeat \(on ? 1 : 0)"
         case .random(let on): "random \(on ? 1 : 0)"
+        case .crossfade(let s): "crossfade \(s)"
         case .playID(let id): "playid \(id)"
         case .deleteID(let id): "deleteid \(id)"
         case .clear: "clear"
@@ -56,7 +59,7 @@ public enum WebCommand: Sendable, Hashable {
     }
 
     public static let names = ["play", "pause", "stop", "next", "previous", "seek", "volume", "repeat", "random", "playid", "deleteid",
-                               "clear", "moveid", "save", "load", "add", "playnext", "enableoutput", "disableoutput"]
+                               "crossfade", "clear", "moveid", "save", "load", "add", "playnext", "enableoutput", "disableoutput"]
 
     /// A library song id as the API writes it (a decimal number in a string: JavaScript's
     /// numbers cannot hold 64 bits). Anything else — a path, `../`, a URL — is refused: the web
@@ -142,6 +145,7 @@ public enum WebCommand: Sendable, Hashable {
         case "volume": self = .volume(try integer(0...100))
         case "repeat": self = .repeat(try flag())
         case "random": self = .random(try flag())
+        case "crossfade": self = .crossfade(try integer(0...60))
         case "playid": self = .playID(try integer(0...Int(Int32.max)))
         case "deleteid": self = .deleteID(try integer(0...Int(Int32.max)))
         case "clear": self = .clear

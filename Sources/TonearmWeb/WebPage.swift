@@ -25,6 +25,7 @@ public enum WebPage {
           <div class="modes">
             <button id="repeat" type="button" aria-label="Repeat" aria-pressed="false">Repeat</button>
             <button id="random" type="button" aria-label="Shuffle" aria-pressed="false">Shuffle</button>
+            <label class="xfade">Crossfade <select id="crossfade" aria-label="Crossfade"><option value="0">Off</option><option value="2">2 s</option><option value="5">5 s</option><option value="10">10 s</option></select></label>
             <label class="volume">Volume <input id="volume" type="range" min="0" max="100" step="1" value="0" aria-label="Volume"></label>
           </div>
           <p id="status" role="status" aria-live="polite"></p>
@@ -84,6 +85,7 @@ public enum WebPage {
         .controls .main { min-width: 5rem; background: var(--accent); color: var(--bg); border-color: var(--accent); }
         .modes { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem; }
         .modes button[aria-pressed=true] { background: var(--accent); color: var(--bg); border-color: var(--accent); }
+        select { font: inherit; color: inherit; background: var(--row); border: 1px solid var(--line); border-radius: .5rem; min-height: 3rem; padding: 0 .5rem; }
         .volume { display: flex; align-items: center; gap: .5rem; flex: 1; min-width: 10rem; }
         .volume input { flex: 1; min-width: 0; }
         #status { min-height: 1.4em; color: var(--accent); }
@@ -176,6 +178,9 @@ public enum WebPage {
           $("total").textContent = fmt(s.duration);
           $("repeat").setAttribute("aria-pressed", String(s.repeat));
           $("random").setAttribute("aria-pressed", String(s.random));
+          const xf = $("crossfade");
+          if (![...xf.options].some((o) => Number(o.value) === s.crossfade)) xf.add(new Option(s.crossfade + " s", s.crossfade));
+          if (document.activeElement !== xf) xf.value = String(s.crossfade);
           const vol = $("volume");
           vol.disabled = s.volume == null;
           if (s.volume != null && document.activeElement !== vol) vol.value = s.volume;
@@ -354,6 +359,7 @@ public enum WebPage {
         const seek = $("seek");
         seek.addEventListener("input", () => { seeking = true; $("elapsed").textContent = fmt(Number(seek.value)); });
         seek.addEventListener("change", () => { seeking = false; base = Number(seek.value); baseAt = performance.now(); send("seek", Number(seek.value)); });
+        $("crossfade").addEventListener("change", (e) => send("crossfade", Number(e.target.value)));
         $("volume").addEventListener("change", (e) => send("volume", Number(e.target.value)));
 
         let retry = 500;

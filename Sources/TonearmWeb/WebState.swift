@@ -26,6 +26,8 @@ public struct WebPlayerState: Codable, Sendable, Hashable {
     public var volume: Int?
     public var `repeat`: Bool
     public var random: Bool
+    /// Seconds of crossfade between songs (MPD's `xfade`; 0: none).
+    public var crossfade = 0
     /// Seconds into the song (at the time of the answer).
     public var elapsed: Double?
     public var duration: Double?
@@ -107,7 +109,7 @@ public enum WebAnswer {
         for (k, v) in try pairs(status) where s[k] == nil { s[k] = v }
         let volume = s["volume"].flatMap(Int.init)
         return WebPlayerState(state: s["state"] ?? "stop", volume: volume.flatMap { $0 < 0 ? nil : $0 },
-                              repeat: s["repeat"] == "1", random: s["random"] == "1",
+                              repeat: s["repeat"] == "1", random: s["random"] == "1", crossfade: s["xfade"].flatMap(Int.init) ?? 0,
                               elapsed: s["elapsed"].flatMap(Double.init), duration: s["duration"].flatMap(Double.init),
                               queueVersion: s["playlist"].flatMap(Int.init) ?? 0, queueLength: s["playlistlength"].flatMap(Int.init) ?? 0,
                               song: songs(try pairs(current)).first)

@@ -17,7 +17,7 @@ from selenium.common.exceptions import StaleElementReferenceException, TimeoutEx
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 url, shots = sys.argv[1], sys.argv[2]
 DEADLINE = 10
@@ -117,6 +117,10 @@ try:
     wait("mpc random on: Shuffle is pressed", lambda: button("Shuffle").get_attribute("aria-pressed") == "true")
     mpc("volume", "35")
     wait("mpc volume 35: the slider follows", lambda: driver.find_element(By.ID, "volume").get_attribute("value") == "35")
+    mpc("crossfade", "5")
+    wait("mpc crossfade 5: the page shows 5 s", lambda: driver.find_element(By.ID, "crossfade").get_attribute("value") == "5")
+    Select(driver.find_element(By.ID, "crossfade")).select_by_value("0")
+    wait("Crossfade Off: mpc says 0", lambda: mpc("crossfade").strip() == "crossfade: 0")
 
     # The queue: remove the other song.
     button("Remove Song Two — Artist B").click()

@@ -75,6 +75,8 @@ struct WebStateTests {
         #expect(try parse(#"{"command":"seek","value":42.5}"#).mpdLine == "seekcur 42.500")
         #expect(try parse(#"{"command":"volume","value":55}"#).mpdLine == "setvol 55")
         #expect(try parse(#"{"command":"random","value":true}"#).mpdLine == "random 1")
+        #expect(try parse(#"{"command":"crossfade","value":5}"#).mpdLine == "crossfade 5")
+        #expect(throws: WebRequestError("\"crossfade\": \"value\" 61.0 is not a whole number in 0…60")) { try parse(#"{"command":"crossfade","value":61}"#) }
         #expect(try parse(#"{"command":"playid","value":3}"#).mpdLine == "playid 3")
         #expect(try parse(#"{"command":"deleteid","value":4}"#).mpdLine == "deleteid 4")
         #expect(throws: WebRequestError("the body is not a JSON object (expected {\"command\": NAME, \"value\": …})")) { try parse("next") }
@@ -94,6 +96,9 @@ struct WebStateTests {
         let remote = try WebRemote(daemon: daemon, host: "127.0.0.1")
         try await remote.perform(.random(true), permissions: .all)
         #expect(daemon.executeNow(Self.batch("status"), client: Self.client).text.contains("random: 1\n"))
+        try await remote.perform(.crossfade(5), permissions: .all)
+        #expect(daemon.executeNow(Self.batch("status"), client: Self.client).text.contains("xfade: 5\n"))
+        #expect(try await remote.state(permissions: .all).crossfade == 5)
         let first = try #require(try await remote.queue(permissions: .all).songs.first)
         try await remote.perform(.deleteID(first.id), permissions: .all)
         #expect(try await remote.queue(permissions: .all).songs.map(\.title) == ["b.mp3"])
@@ -224,7 +229,7 @@ struct WebStateTests {
         let all = WebPage.html + WebPage.style + WebPage.script
         #expect(all.utf8.count < 150_000)
         #expect(!all.contains("http://") && !all.contains("https://") && !all.contains("@import") && !all.contains("url("))
-        for name in ["Play", "Previous", "Next", "Seek", "Volume", "Repeat", "Shuffle", "Search the library", "Playlist name"] {
+        for name in ["Play", "Previous", "Next", "Seek", "Volume", "Repeat", "Shuffle", "Search the library", "Playlist name", "Crossfade"] {
             #expect(WebPage.html.contains("aria-label=\"\(name)\""), "\(name)")
         }
         // Buttons named by their text; the queue's rows by the script ("Move up …", "Remove …").
