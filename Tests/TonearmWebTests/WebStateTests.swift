@@ -463,6 +463,9 @@ struct WebStateTests {
         _ = try await waitForEvent(messages, "the outputs pushed") { $0.contains(#""type":"outputs""#) && $0.contains(#""enabled":false"#) }
         #expect(f.daemon.executeNow(Self.batch("outputs"), client: Self.client).text.contains("outputenabled: 0"))
         await #expect(throws: WebCommandFailure.self) { try await f.remote.perform(.output(7, enabled: true), permissions: .all) }
+        // A change of the database (an update, the watch) tells the page to read its view again.
+        f.daemon.hub.post([.database])
+        _ = try await waitForEvent(messages, "the library's change pushed") { $0 == #"{"type":"library"}"# }
 
         func parse(_ s: String) throws(WebRequestError) -> WebCommand { try WebCommand(json: Array(s.utf8)) }
         #expect(try parse(#"{"command":"moveid","value":[3,0]}"#).mpdLine == "moveid 3 0")
