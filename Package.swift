@@ -191,7 +191,7 @@ let package = Package(
         // The web remote (issue 21): a page and a JSON/WebSocket API served by Hummingbird, driving
         // the daemon's one command layer (MPD command batches through MPDDaemon) and pushing the
         // state to every page on each idle event.
-        .target(name: "TonearmWeb", dependencies: ["TonearmDaemon", "TonearmMPDProtocol",
+        .target(name: "TonearmWeb", dependencies: ["TonearmDaemon", "TonearmMPDProtocol", "TonearmMPDLibrary", "TonearmLibrary", "TonearmCore",
                                                    .product(name: "Hummingbird", package: "hummingbird"),
                                                    .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                                                    .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -231,7 +231,7 @@ let package = Package(
         .testTarget(name: "TonearmPlaylistsTests", dependencies: ["TonearmPlaylists", "TonearmNetwork", "TonearmTestSupport"]),
         .testTarget(name: "TonearmNowPlayingTests", dependencies: ["TonearmNowPlaying"]),
         .testTarget(name: "TonearmDaemonTests", dependencies: ["TonearmDaemon", "TonearmExport", "TonearmMPDProtocol", "TonearmPlayback", "TonearmRender", "TonearmTestSupport"]),
-        .testTarget(name: "TonearmWebTests", dependencies: ["TonearmWeb", "TonearmDaemon", "TonearmMPDProtocol", "TonearmPlayback", "TonearmRender", "TonearmTestSupport",
+        .testTarget(name: "TonearmWebTests", dependencies: ["TonearmWeb", "TonearmDaemon", "TonearmMPDProtocol", "TonearmMPDLibrary", "TonearmLibrary", "TonearmCore", "TonearmPlayback", "TonearmRender", "TonearmTestSupport",
                                                        .product(name: "Hummingbird", package: "hummingbird"),
                                                        .product(name: "HTTPTypes", package: "swift-http-types"),
                                                        .product(name: "Logging", package: "swift-log")]),

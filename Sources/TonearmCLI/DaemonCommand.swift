@@ -24,7 +24,8 @@ struct DaemonCommand: AsyncParsableCommand {
             (where `ps` shows them).
 
             --http serves the web remote: a page for any browser or phone (now playing, the \
-            queue) at http://ADDR:PORT/, live over a WebSocket. On an address other than \
+            queue, the library with its search, playlists, outputs) at http://ADDR:PORT/, live \
+            over a WebSocket. On an address other than \
             loopback it asks for one of the daemon's passwords. (Not the stream output \
             --output http:ADDR:PORT, which serves the audio.)
 
@@ -207,7 +208,7 @@ struct DaemonCommand: AsyncParsableCommand {
         if case .on(let host, let port) = settings.http {
             options.services.append { daemon, logger in
                 let remote: WebRemote
-                do { remote = try WebRemote(daemon: daemon, host: host) } catch { throw ValidationFailure("\(error)") }
+                do { remote = try WebRemote(daemon: daemon, host: host, library: (daemon.database as? DaemonDatabase)?.responder) } catch { throw ValidationFailure("\(error)") }
                 return remote.service(host: host, port: port, logger: logger) { address in
                     logger.info("web remote on http://\(address)/")
                 }

@@ -18,11 +18,19 @@ public final class WebAccess: Sendable {
     public static let cookieName = "tonearm_session"
     public let requiresLogin: Bool
     let access: MPDAccess
-    private let sessions = Mutex<[String: MPDPermissions]>([:])
+    /// How long a session lasts from its login (its cookie's `Max-Age` too).
+    public let sessionLifetime: Duration
+    /// At most this many sessions at once: a new login ends the oldest beyond it.
+    public let maxSessions: Int
+    public static let defaultSessionLifetime = Duration.seconds(12 * 3600)
+    public static let defaultMaxSessions = 32
+    private let sessions = Mutex<[String: (permissions: MPDPermissions, expires: ContinuousClock.Instant)]>([:])
 
     /// `host`: the address the remote listens on.
-    public init(host: String, access: MPDAccess) {
+    public init(host: String, access: MPDAccess, sessionLifetime: Duration = defaultSessionLifetime, maxSessions: Int = defaultMaxSessions) {
         self.access = access
+        self.sessionLifetime = sessionLifetime
+        self.maxSessions = max(1, maxSessions)
         requiresLogin = !Self.isLoopback(host) || access.initialPermissions.isEmpty
     }
 
@@ -33,20 +41,37 @@ public final class WebAccess: Sendable {
 
     /// A new session for `password` (its token, for the cookie), or nil when it is none of the
     /// daemon's passwords.
-    public func login(password: String) -> String? {
+    /// Sessions live ``sessionLifetime`` from `now`; expired ones are forgotten here, and the
+    /// oldest are ended when more than ``maxSessions`` would be open.
+    public func login(password: String, now: ContinuousClock.Instant = .now) -> String? {
         guard !password.isEmpty, let permissions = access.permissions(forPassword: password) else { return nil }
         var bytes = [UInt8](repeating: 0, count: 32)
         var generator = SystemRandomNumberGenerator()
         for i in bytes.indices { bytes[i] = UInt8.random(in: 0...255, using: &generator) }
         let token = bytes.map { String(format: "%02x", $0) }.joined()
-        sessions.withLock { $0[token] = permissions }
+        let expires = now + sessionLifetime
+        sessions.withLock { all in
+            all = all.filter { $0.value.expires > now }
+            while all.count >= maxSessions, let oldest = all.min(by: { $0.value.expires < $1.value.expires })?.key {
+                all.removeValue(forKey: oldest)
+            }
+            all[token] = (permissions, expires)
+        }
         return token
     }
 
+    /// Whether `session` is a session open at `now`.
+    public func isValid(session: String, now: ContinuousClock.Instant = .now) -> Bool {
+        sessions.withLock { $0[session].map { $0.expires > now } ?? false }
+    }
+
+    /// Sessions open now (expired ones not yet forgotten included).
+    public var sessionCount: Int { sessions.withLock { $0.count } }
+
     /// What a request may do: the session's permissions (its cookie), or without login the
     /// default ones; nil when a login is required and the request has no valid session.
-    public func permissions(sessionToken: String?) -> MPDPermissions? {
-        if let sessionToken, let p = sessions.withLock({ $0[sessionToken] }) { return p }
+    public func permissions(sessionToken: String?, now: ContinuousClock.Instant = .now) -> MPDPermissions? {
+        if let sessionToken, let s = sessions.withLock({ $0[sessionToken] }), s.expires > now { return s.permissions }
         return requiresLogin ? nil : access.initialPermissions
     }
 

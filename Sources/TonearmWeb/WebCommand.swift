@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import TonearmMPDProtocol
 
 /// What the page asks the daemon to do (`POST /api/command` with `{"command": NAME, "value": V}`):
 /// each is one MPD command line, carried out by the daemon's one command layer
@@ -12,10 +13,25 @@ public enum WebCommand: Sendable, Hashable {
     case volume(Int)
     case `repeat`(Bool)
     case random(Bool)
+    /// Seconds of crossfade between songs (0: none).
+    case crossfade(Int)
     /// Plays the queue entry with this id.
     case playID(Int)
     /// Removes the queue entry with this id.
     case deleteID(Int)
+    /// Empties the queue.
+    case clear
+    /// Moves the queue entry with this id to this position.
+    case moveID(Int, to: Int)
+    /// Saves the queue as a new stored playlist of this name.
+    case save(String)
+    /// Appends the stored playlist of this name to the queue.
+    case load(String)
+    /// Adds the library's songs with these ids (``WebLibrary``'s ids, never paths) at the end of
+    /// the queue, or after the current song (`next`).
+    case add([UInt64], next: Bool)
+    /// Turns the output with this id on or off.
+    case output(Int, enabled: Bool)
 
     /// The MPD command line.
     public var mpdLine: String {
@@ -29,12 +45,40 @@ public enum WebCommand: Sendable, Hashable {
         case .volume(let v): "setvol \(v)"
         case .repeat(let on): "repeat \(on ? 1 : 0)"
         case .random(let on): "random \(on ? 1 : 0)"
+        case .crossfade(let s): "crossfade \(s)"
         case .playID(let id): "playid \(id)"
         case .deleteID(let id): "deleteid \(id)"
+        case .clear: "clear"
+        case .moveID(let id, let to): "moveid \(id) \(to)"
+        case .save(let name): "save " + MPDRequest.quoted(name)
+        case .load(let name): "load " + MPDRequest.quoted(name)
+        case .output(let id, let on): "\(on ? "enableoutput" : "disableoutput") \(id)"
+        // Made by the remote from the songs' URIs (``WebRemote/perform(_:permissions:)``).
+        case .add(_, let next): next ? "addid URI +0" : "addid URI"
         }
     }
 
-    public static let names = ["play", "pause", "stop", "next", "previous", "seek", "volume", "repeat", "random", "playid", "deleteid"]
+    public static let names = ["play", "pause", "stop", "next", "previous", "seek", "volume", "repeat", "random", "playid", "deleteid",
+                               "crossfade", "clear", "moveid", "save", "load", "add", "playnext", "enableoutput", "disableoutput"]
+
+    /// A library song id as the API writes it (a decimal number in a string: JavaScript's
+    /// numbers cannot hold 64 bits). Anything else — a path, `../`, a URL — is refused: the web
+    /// remote names songs by id only.
+    public static func libraryID(_ text: String, command: String) throws(WebRequestError) -> UInt64 {
+        guard !text.isEmpty, text.utf8.count <= 20, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let id = UInt64(text) else {
+            throw WebRequestError("\"\(command)\": \"\(text.prefix(80))\" is not a library song id (a decimal number); the web remote takes no file paths")
+        }
+        return id
+    }
+
+    /// A name sent by the page (a playlist's, an artist's, an album's): at most 1,000 bytes, no
+    /// control character (a line break would end the MPD command line it goes into).
+    public static func checkedName(_ text: String, what: String) throws(WebRequestError) -> String {
+        guard text.utf8.count <= 1000, !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
+            throw WebRequestError("\(what) is longer than 1,000 bytes or holds a control character")
+        }
+        return text
+    }
 
     /// Reads a request body.
     /// - Throws: ``WebRequestError`` naming what is wrong: not JSON, no `command`, an unknown
@@ -61,6 +105,29 @@ public enum WebCommand: Sendable, Hashable {
             }
             return Int(d)
         }
+        func text() throws(WebRequestError) -> String {
+            guard case .text(let t)? = value else { throw WebRequestError("\"\(name)\" needs a text \"value\"") }
+            return t
+        }
+        func playlistName() throws(WebRequestError) -> String {
+            let t = try Self.checkedName(try text(), what: "\"\(name)\": the playlist name")
+            guard !t.isEmpty, !t.contains("/") else { throw WebRequestError("\"\(name)\": a playlist name may not be empty or hold \"/\"") }
+            return t
+        }
+        func ids() throws(WebRequestError) -> [UInt64] {
+            switch value {
+            case .text(let t)?: return [try Self.libraryID(t, command: name)]
+            case .list(let items)?:
+                guard !items.isEmpty, items.count <= 10_000 else { throw WebRequestError("\"\(name)\" needs 1 to 10,000 song ids") }
+                var out: [UInt64] = []
+                for item in items {
+                    guard case .text(let t) = item else { throw WebRequestError("\"\(name)\": each song id is a string of digits") }
+                    out.append(try Self.libraryID(t, command: name))
+                }
+                return out
+            default: throw WebRequestError("\"\(name)\" needs a library song id (a string of digits) or a list of them as \"value\"")
+            }
+        }
         func flag() throws(WebRequestError) -> Bool {
             guard case .flag(let b)? = value else { throw WebRequestError("\"\(name)\" needs a true or false \"value\"") }
             return b
@@ -78,8 +145,22 @@ public enum WebCommand: Sendable, Hashable {
         case "volume": self = .volume(try integer(0...100))
         case "repeat": self = .repeat(try flag())
         case "random": self = .random(try flag())
+        case "crossfade": self = .crossfade(try integer(0...60))
         case "playid": self = .playID(try integer(0...Int(Int32.max)))
         case "deleteid": self = .deleteID(try integer(0...Int(Int32.max)))
+        case "clear": self = .clear
+        case "moveid":
+            guard case .list(let pair)? = value, pair.count == 2, case .number(let id) = pair[0], case .number(let to) = pair[1],
+                  id == id.rounded(), to == to.rounded(), id >= 0, to >= 0, id <= Double(Int32.max), to <= Double(Int32.max) else {
+                throw WebRequestError("\"moveid\" needs [ID, POSITION] as \"value\" (two whole numbers, 0 or more)")
+            }
+            self = .moveID(Int(id), to: Int(to))
+        case "save": self = .save(try playlistName())
+        case "load": self = .load(try playlistName())
+        case "add": self = .add(try ids(), next: false)
+        case "playnext": self = .add(try ids(), next: true)
+        case "enableoutput": self = .output(try integer(0...Int(Int32.max)), enabled: true)
+        case "disableoutput": self = .output(try integer(0...Int(Int32.max)), enabled: false)
         default:
             throw WebRequestError("unknown command \"\(name)\" (known: \(Self.names.joined(separator: ", ")))")
         }
@@ -92,7 +173,7 @@ struct WebCommandBody: Decodable {
     var value: Value?
 
     enum Value: Decodable {
-        case number(Double), flag(Bool), other
+        case number(Double), flag(Bool), text(String), list([Value]), other
 
         init(from decoder: any Decoder) throws {
             let c = try decoder.singleValueContainer()
@@ -100,6 +181,10 @@ struct WebCommandBody: Decodable {
                 self = .flag(b)
             } else if let d = try? c.decode(Double.self) {
                 self = .number(d)
+            } else if let t = try? c.decode(String.self) {
+                self = .text(t)
+            } else if let l = try? c.decode([Value].self) {
+                self = .list(l)
             } else {
                 self = .other
             }

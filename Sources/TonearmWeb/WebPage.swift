@@ -8,6 +8,7 @@ public enum WebPage {
         <body>
         <main>
         <section id="now" aria-label="Now playing">
+          <img id="cover" alt="Cover art" width="96" height="96" hidden>
           <h1 id="title">Nothing playing</h1>
           <p id="artist"></p>
           <p id="album"></p>
@@ -24,13 +25,32 @@ public enum WebPage {
           <div class="modes">
             <button id="repeat" type="button" aria-label="Repeat" aria-pressed="false">Repeat</button>
             <button id="random" type="button" aria-label="Shuffle" aria-pressed="false">Shuffle</button>
+            <label class="xfade">Crossfade <select id="crossfade" aria-label="Crossfade"><option value="0">Off</option><option value="2">2 s</option><option value="5">5 s</option><option value="10">10 s</option></select></label>
             <label class="volume">Volume <input id="volume" type="range" min="0" max="100" step="1" value="0" aria-label="Volume"></label>
           </div>
           <p id="status" role="status" aria-live="polite"></p>
         </section>
         <section aria-labelledby="queue-heading">
           <h2 id="queue-heading">Queue</h2>
+          <div class="bar">
+            <button id="clear" type="button">Clear queue</button>
+            <form id="save" class="inline"><input id="save-name" aria-label="Playlist name" placeholder="Playlist name" maxlength="200" required><button type="submit">Save queue</button></form>
+          </div>
           <ol id="queue"></ol>
+        </section>
+        <section id="library-section" aria-labelledby="library-heading">
+          <h2 id="library-heading">Library</h2>
+          <input id="search" type="search" aria-label="Search the library" placeholder="Search: title, artist, album, pinyin" autocomplete="off">
+          <nav id="crumbs" aria-label="Where in the library"></nav>
+          <ul id="library" class="list"></ul>
+        </section>
+        <section aria-labelledby="playlists-heading">
+          <h2 id="playlists-heading">Playlists</h2>
+          <ul id="playlists" class="list"></ul>
+        </section>
+        <section aria-labelledby="outputs-heading">
+          <h2 id="outputs-heading">Outputs</h2>
+          <ul id="outputs" class="list"></ul>
         </section>
         </main>
         <script src="/app.js"></script>
@@ -65,6 +85,7 @@ public enum WebPage {
         .controls .main { min-width: 5rem; background: var(--accent); color: var(--bg); border-color: var(--accent); }
         .modes { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem; }
         .modes button[aria-pressed=true] { background: var(--accent); color: var(--bg); border-color: var(--accent); }
+        select { font: inherit; color: inherit; background: var(--row); border: 1px solid var(--line); border-radius: .5rem; min-height: 3rem; padding: 0 .5rem; }
         .volume { display: flex; align-items: center; gap: .5rem; flex: 1; min-width: 10rem; }
         .volume input { flex: 1; min-width: 0; }
         #status { min-height: 1.4em; color: var(--accent); }
@@ -75,8 +96,26 @@ public enum WebPage {
         #queue .jump .d { color: var(--muted); font-variant-numeric: tabular-nums; }
         #queue li[aria-current=true] .jump { border-color: var(--accent); font-weight: 600; }
         #queue .remove { flex: none; }
+        #queue li .small, .list .small { flex: none; min-width: 2.75rem; padding: .25rem .5rem; }
+        #queue li.drop { outline: 2px dashed var(--accent); }
+        #cover { float: right; width: 6rem; height: 6rem; object-fit: cover; border-radius: .5rem; margin: .5rem 0 .5rem .5rem; }
         form { display: flex; flex-direction: column; gap: .75rem; max-width: 20rem; }
-        form input { font: inherit; padding: .5rem; min-height: 3rem; }
+        input[type=search], form input { font: inherit; padding: .5rem; min-height: 3rem; color: inherit; background: var(--bg);
+                                         border: 1px solid var(--line); border-radius: .5rem; }
+        form.inline { flex-direction: row; flex: 1; min-width: 0; max-width: none; gap: .5rem; }
+        form.inline input { flex: 1; min-width: 0; }
+        .bar { display: flex; flex-wrap: wrap; gap: .5rem; margin: 0 0 .5rem; }
+        #search { width: 100%; }
+        #crumbs { display: flex; flex-wrap: wrap; gap: .25rem; margin: .5rem 0; }
+        .list { list-style: none; padding: 0; margin: 0; }
+        .list li { display: flex; gap: .5rem; align-items: center; margin: 0 0 .25rem; }
+        .list .open { flex: 1; min-width: 0; text-align: left; display: flex; gap: .5rem; align-items: center; }
+        .list .open img { width: 2.5rem; height: 2.5rem; object-fit: cover; border-radius: .25rem; flex: none; }
+        .list .t { flex: 1; min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+        .list .info { flex: 1; min-width: 0; }
+        .list .info .t { display: block; }
+        .list .sub { display: block; color: var(--muted); font-size: .875rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+        .list button[aria-pressed=true] { background: var(--accent); color: var(--bg); border-color: var(--accent); }
 
         """
 
@@ -98,9 +137,10 @@ public enum WebPage {
           try {
             const r = await fetch("/api/command", { method: "POST", headers: { "Content-Type": "application/json" },
                                                     body: JSON.stringify(body), credentials: "same-origin" });
-            if (r.status === 401) { location.href = "/login"; return; }
-            if (!r.ok) { const e = await r.json().catch(() => ({ error: r.statusText })); say(e.error); } else say("");
-          } catch (e) { say("The daemon does not answer."); }
+            if (r.status === 401) { location.href = "/login"; return false; }
+            if (!r.ok) { const e = await r.json().catch(() => ({ error: r.statusText })); say(e.error); return false; }
+            say(""); return true;
+          } catch (e) { say("The daemon does not answer."); return false; }
         }
 
         // The elapsed time between two pushes is counted here, not asked for.
@@ -126,6 +166,9 @@ public enum WebPage {
           $("artist").textContent = song ? song.artist : "";
           $("album").textContent = song ? song.album : "";
           document.title = song ? songName(song) : "Tonearm";
+          const cover = $("cover");
+          if (song && song.cover) { const src = "/api/cover/" + song.cover; if (cover.getAttribute("src") !== src) { cover.hidden = false; cover.src = src; } }
+          else { cover.hidden = true; cover.removeAttribute("src"); }
           const playing = s.state === "play", pp = $("playpause");
           pp.setAttribute("aria-label", playing ? "Pause" : "Play");
           pp.querySelector("path").setAttribute("d", playing ? "M6 5h4v14H6zM14 5h4v14h-4z" : "M8 5v14l11-7z");
@@ -135,6 +178,9 @@ public enum WebPage {
           $("total").textContent = fmt(s.duration);
           $("repeat").setAttribute("aria-pressed", String(s.repeat));
           $("random").setAttribute("aria-pressed", String(s.random));
+          const xf = $("crossfade");
+          if (![...xf.options].some((o) => Number(o.value) === s.crossfade)) xf.add(new Option(s.crossfade + " s", s.crossfade));
+          if (document.activeElement !== xf) xf.value = String(s.crossfade);
           const vol = $("volume");
           vol.disabled = s.volume == null;
           if (s.volume != null && document.activeElement !== vol) vol.value = s.volume;
@@ -149,29 +195,160 @@ public enum WebPage {
           }
         }
 
+        function button(text, label, onClick, cls) {
+          const b = document.createElement("button");
+          b.type = "button";
+          if (cls) b.className = cls;
+          if (label) b.setAttribute("aria-label", label);
+          if (typeof text === "string") b.textContent = text; else b.append(...text);
+          b.addEventListener("click", onClick);
+          return b;
+        }
+        function span(cls, text) { const e = document.createElement("span"); e.className = cls; e.textContent = text; return e; }
+        function coverImg(id) {
+          const img = document.createElement("img");
+          img.alt = ""; img.loading = "lazy"; img.src = "/api/cover/" + id;
+          img.onerror = () => { img.style.visibility = "hidden"; };
+          return img;
+        }
+
         function renderQueue(q) {
           queue = q.songs;
           const list = $("queue");
-          const rows = queue.map((song) => {
+          const rows = queue.map((song, i) => {
             const li = document.createElement("li");
             li.dataset.id = song.id;
-            const jump = document.createElement("button");
-            jump.type = "button"; jump.className = "jump";
-            jump.setAttribute("aria-label", "Play " + songName(song));
-            const t = document.createElement("span"); t.className = "t"; t.textContent = songName(song);
-            const d = document.createElement("span"); d.className = "d"; d.textContent = fmt(song.duration);
-            jump.append(t, d);
-            jump.addEventListener("click", () => send("playid", song.id));
-            const remove = document.createElement("button");
-            remove.type = "button"; remove.className = "remove";
-            remove.setAttribute("aria-label", "Remove " + songName(song));
-            remove.textContent = "\\u2715";
-            remove.addEventListener("click", () => send("deleteid", song.id));
-            li.append(jump, remove);
+            li.draggable = true;
+            const name = songName(song);
+            const jump = button([span("t", name), span("d", fmt(song.duration))], "Play " + name, () => send("playid", song.id), "jump");
+            const up = button("↑", "Move up " + name, () => send("moveid", [song.id, i - 1]), "small");
+            const down = button("↓", "Move down " + name, () => send("moveid", [song.id, i + 1]), "small");
+            up.disabled = i === 0; down.disabled = i === queue.length - 1;
+            const remove = button("✕", "Remove " + name, () => send("deleteid", song.id), "remove small");
+            li.append(jump, up, down, remove);
+            // Drag and drop on a desktop: the dragged song takes the place of the one it is dropped on.
+            li.addEventListener("dragstart", (e) => { e.dataTransfer.setData("text/plain", String(song.id)); e.dataTransfer.effectAllowed = "move"; });
+            li.addEventListener("dragover", (e) => { e.preventDefault(); li.classList.add("drop"); });
+            li.addEventListener("dragleave", () => li.classList.remove("drop"));
+            li.addEventListener("drop", (e) => {
+              e.preventDefault(); li.classList.remove("drop");
+              const id = Number(e.dataTransfer.getData("text/plain"));
+              if (Number.isInteger(id) && id !== song.id) send("moveid", [id, i]);
+            });
             return li;
           });
           list.replaceChildren(...rows);
           markCurrent();
+          // Keyboard users keep their place after a move.
+          if (focusAfter) { const b = document.querySelector('[aria-label="' + CSS.escape(focusAfter) + '"]'); if (b && !b.disabled) b.focus(); focusAfter = null; }
+        }
+        let focusAfter = null;
+        $("queue").addEventListener("click", (e) => {
+          const b = e.target.closest("button.small");
+          if (b && !b.classList.contains("remove")) focusAfter = b.getAttribute("aria-label");
+        });
+        $("clear").addEventListener("click", () => send("clear"));
+        $("save").addEventListener("submit", (e) => {
+          e.preventDefault();
+          const name = $("save-name").value.trim();
+          if (name) send("save", name).then((ok) => { if (ok) { $("save-name").value = ""; say("Saved as " + name + "."); } });
+        });
+
+        // The library: artists, their albums, an album's songs; or what the search finds.
+        let view = { kind: "artists" }, searchSeq = 0;
+        async function get(path) {
+          const r = await fetch(path, { credentials: "same-origin" });
+          if (r.status === 401) { location.href = "/login"; throw new Error("log in"); }
+          const body = await r.json();
+          if (!r.ok) throw new Error(body.error || r.statusText);
+          return body;
+        }
+        const q = (o) => new URLSearchParams(o).toString();
+        function songRows(songs) {
+          return songs.map((song) => {
+            const li = document.createElement("li");
+            const info = document.createElement("span"); info.className = "info";
+            info.append(span("t", song.title), span("sub", [song.artist, song.album, fmt(song.duration)].filter(Boolean).join(" · ")));
+            li.append(info,
+              button("Next", "Play next: " + songName(song), () => send("playnext", song.id), "small"),
+              button("Add", "Add " + songName(song), () => send("add", song.id), "small"));
+            return li;
+          });
+        }
+        function crumbs() {
+          const c = [];
+          if (view.kind !== "artists" && view.kind !== "search") c.push(button("Artists", "All artists", () => show({ kind: "artists" }), "small"));
+          if (view.kind === "songs") c.push(button(view.artist, "Albums of " + view.artist, () => show({ kind: "albums", artist: view.artist }), "small"));
+          $("crumbs").replaceChildren(...c);
+        }
+        async function show(v) {
+          view = v;
+          const seq = ++searchSeq;
+          let rows = [];
+          try {
+            if (v.kind === "search") {
+              const r = await get("/api/library/search?" + q({ q: v.text }));
+              if (seq !== searchSeq) return;
+              rows = r.songs.length ? songRows(r.songs) : [Object.assign(document.createElement("li"), { textContent: "Nothing found." })];
+            } else if (v.kind === "artists") {
+              const r = await get("/api/library/artists");
+              if (seq !== searchSeq) return;
+              rows = r.artists.map((a) => {
+                const li = document.createElement("li");
+                li.append(button([span("t", a)], "Artist " + a, () => show({ kind: "albums", artist: a }), "open"));
+                return li;
+              });
+            } else if (v.kind === "albums") {
+              const r = await get("/api/library/albums?" + q({ artist: v.artist }));
+              if (seq !== searchSeq) return;
+              rows = r.albums.map((a) => {
+                const li = document.createElement("li");
+                li.append(button([coverImg(a.cover), span("t", a.name || "(no album)")], "Album " + (a.name || "(no album)"),
+                                 () => show({ kind: "songs", artist: v.artist, album: a.name }), "open"),
+                          button("Add", "Add album " + (a.name || "(no album)"), () => addAlbum(v.artist, a.name), "small"));
+                return li;
+              });
+            } else {
+              const r = await get("/api/library/songs?" + q({ artist: v.artist, album: v.album }));
+              if (seq !== searchSeq) return;
+              rows = songRows(r.songs);
+            }
+          } catch (e) {
+            if (seq !== searchSeq) return;
+            if (e.message.includes("no library")) $("library-section").hidden = true; else say(e.message);
+            return;
+          }
+          $("library").replaceChildren(...rows);
+          crumbs();
+        }
+        async function addAlbum(artist, album) {
+          try {
+            const r = await get("/api/library/songs?" + q({ artist, album }));
+            if (r.songs.length) send("add", r.songs.map((s) => s.id));
+          } catch (e) { say(e.message); }
+        }
+        let typing = 0;
+        $("search").addEventListener("input", (e) => {
+          clearTimeout(typing);
+          const text = e.target.value.trim();
+          typing = setTimeout(() => show(text ? { kind: "search", text } : { kind: "artists" }), 120);
+        });
+
+        function renderPlaylists(p) {
+          $("playlists").replaceChildren(...p.names.map((n) => {
+            const li = document.createElement("li");
+            li.append(span("t", n), button("Load", "Load playlist " + n, () => send("load", n), "small"));
+            return li;
+          }));
+        }
+        function renderOutputs(o) {
+          $("outputs").replaceChildren(...o.outputs.map((out) => {
+            const li = document.createElement("li");
+            const b = button(out.name + (out.enabled ? " · on" : " · off"), "Output " + out.name, () => send(out.enabled ? "disableoutput" : "enableoutput", out.id), "open");
+            b.setAttribute("aria-pressed", String(out.enabled));
+            li.append(b);
+            return li;
+          }));
         }
 
         $("playpause").addEventListener("click", () => send(state && state.state === "play" ? "pause" : "play"));
@@ -182,6 +359,7 @@ public enum WebPage {
         const seek = $("seek");
         seek.addEventListener("input", () => { seeking = true; $("elapsed").textContent = fmt(Number(seek.value)); });
         seek.addEventListener("change", () => { seeking = false; base = Number(seek.value); baseAt = performance.now(); send("seek", Number(seek.value)); });
+        $("crossfade").addEventListener("change", (e) => send("crossfade", Number(e.target.value)));
         $("volume").addEventListener("change", (e) => send("volume", Number(e.target.value)));
 
         let retry = 500;
@@ -192,6 +370,9 @@ public enum WebPage {
             const m = JSON.parse(ev.data);
             if (m.type === "state") render(m);
             else if (m.type === "queue") renderQueue(m);
+            else if (m.type === "outputs") renderOutputs(m);
+            else if (m.type === "playlists") renderPlaylists(m);
+            else if (m.type === "library" && view.kind !== "search") show(view);
             else if (m.type === "error") say(m.error);
           };
           ws.onclose = () => {
@@ -200,7 +381,9 @@ public enum WebPage {
             retry = Math.min(retry * 2, 10000);
           };
         }
+        $("cover").onerror = () => { $("cover").hidden = true; };
         connect();
+        show(view).catch(() => {});
 
         """
 

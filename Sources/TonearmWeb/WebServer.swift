@@ -8,6 +8,7 @@ import NIOCore
 import ServiceLifecycle
 import Synchronization
 import TonearmDaemon
+import TonearmMPDLibrary
 import TonearmMPDProtocol
 
 /// Why the web remote cannot start.
@@ -26,14 +27,25 @@ public struct WebRemoteError: Error, Sendable, CustomStringConvertible {
 public final class WebRemote: Sendable {
     public let daemon: MPDDaemon
     public let access: WebAccess
-    /// The pages' WebSockets: each gets every message pushed.
-    private let pages = Mutex<(next: UInt64, all: [UInt64: AsyncStream<String>.Continuation])>((1, [:]))
+    /// The library (the daemon's database) when the daemon has music folders.
+    let library: WebLibrary?
+    /// An open page: its feed, what it may read, and its session (nil: no login needed).
+    struct Page {
+        var feed: AsyncStream<String>.Continuation
+        var permissions: MPDPermissions
+        var session: String?
+    }
+    /// The pages' WebSockets: each gets every message its permissions let it read.
+    private let pages = Mutex<(next: UInt64, all: [UInt64: Page])>((1, [:]))
 
     /// - Throws: ``WebRemoteError`` when `host` is not loopback and the daemon has no password
     ///   (nobody could log in, and nothing else may be open to the network).
-    public init(daemon: MPDDaemon, host: String) throws(WebRemoteError) {
+    /// `library`: the daemon's database (its music folders), for the library, search and covers.
+    public init(daemon: MPDDaemon, host: String, library: MPDLibraryResponder? = nil,
+                sessionLifetime: Duration = WebAccess.defaultSessionLifetime, maxSessions: Int = WebAccess.defaultMaxSessions) throws(WebRemoteError) {
         self.daemon = daemon
-        access = WebAccess(host: host, access: daemon.access)
+        self.library = library.map { WebLibrary(responder: $0) }
+        access = WebAccess(host: host, access: daemon.access, sessionLifetime: sessionLifetime, maxSessions: maxSessions)
         if access.requiresLogin, daemon.access.passwords.isEmpty {
             throw WebRemoteError("the web remote on \(host) (not loopback) needs a password: set one with --password or [daemon] password")
         }
@@ -54,8 +66,28 @@ public final class WebRemote: Sendable {
 
     /// Carries out one of the page's commands; throws the daemon's `ACK` line.
     public func perform(_ command: WebCommand, permissions: MPDPermissions) async throws(WebCommandFailure) {
-        let answer = await execute([command.mpdLine], permissions: permissions)
-        _ = try WebAnswer.pairs(answer)
+        guard case .add(let ids, let next) = command else {
+            _ = try WebAnswer.pairs(await execute([command.mpdLine], permissions: permissions))
+            return
+        }
+        // Library ids to the songs' URIs (the songs must be the music folders'), then one
+        // command list of `addid`s: after the current song in order (`+0`, `+1`…) for `next`.
+        guard let library else { throw WebCommandFailure("the daemon has no library (start it with --music FOLDER)") }
+        guard permissions.contains(.read) else { throw WebCommandFailure("ACK [4@0] {addid} you don't have permission for \"addid\"") }
+        var uris: [String] = []
+        for id in ids {
+            do { uris.append(try library.uri(ofSong: id)) } catch { throw WebCommandFailure(error.description) }
+        }
+        func lines(next: Bool) -> [String] {
+            uris.enumerated().map { k, uri in "addid " + MPDRequest.quoted(uri) + (next ? " +\(k)" : "") }
+        }
+        let answer = await execute(lines(next: next), permissions: permissions)
+        do {
+            _ = try WebAnswer.pairs(answer)
+        } catch where next && error.description.contains("No current song") {
+            // Nothing plays: play next is the end of the queue.
+            _ = try WebAnswer.pairs(await execute(lines(next: false), permissions: permissions))
+        }
     }
 
     /// The player's state now (`status` and `currentsong` in one command list: one moment).
@@ -66,7 +98,89 @@ public final class WebRemote: Sendable {
             _ = try WebAnswer.pairs(answer)
             throw WebCommandFailure("unexpected answer to status and currentsong")
         }
-        return try WebAnswer.state(status: parts[0] + "OK\n", current: parts[1] + "OK\n")
+        var state = try WebAnswer.state(status: parts[0] + "OK\n", current: parts[1] + "OK\n")
+        // The playing song's library id, for its cover.
+        if state.song != nil, let library, let file = try WebAnswer.pairs(parts[1] + "OK\n").first(where: { $0.key == "file" })?.value,
+           library.responder.filePath(forURI: file) != nil,
+           let id = try? library.library.persistentIDs(forPaths: [library.responder.folders.path(forURI: file)]).values.first {
+            state.song?.cover = String(id)
+        }
+        return state
+    }
+
+    public func outputs(permissions: MPDPermissions) async throws(WebCommandFailure) -> WebOutputs {
+        try WebAnswer.outputs(await execute(["outputs"], permissions: permissions))
+    }
+
+    public func playlists(permissions: MPDPermissions) async throws(WebCommandFailure) -> WebPlaylists {
+        try WebAnswer.playlists(await execute(["listplaylists"], permissions: permissions))
+    }
+
+    // MARK: The library
+
+    func requireLibrary(_ permissions: MPDPermissions) throws(WebLibraryError) -> WebLibrary {
+        guard let library else { throw WebLibraryError(404, "the daemon has no library (start it with --music FOLDER)") }
+        guard permissions.contains(.read) else { throw WebLibraryError(403, "this session may not read the library") }
+        return library
+    }
+
+    /// The database's answer to one command line (its ACK as a 403 for a permission, else 400).
+    func database(_ line: String, permissions: MPDPermissions) async throws(WebLibraryError) -> [(key: String, value: String)] {
+        do { return try WebAnswer.pairs(await execute([line], permissions: permissions)) } catch {
+            throw WebLibraryError(error.description.hasPrefix("ACK [4@") ? 403 : 400, error.description)
+        }
+    }
+
+    /// The artists (MPD's `list albumartist`: the album artist, else the artist), sorted.
+    public func artists(permissions: MPDPermissions) async throws(WebLibraryError) -> WebLibraryList {
+        _ = try requireLibrary(permissions)
+        let names = try await database("list albumartist", permissions: permissions).compactMap { $0.value.isEmpty ? nil : $0.value }
+        return WebLibraryList(type: "artists", artists: names)
+    }
+
+    /// The albums of `artist` (by name), each with its first song for its cover.
+    public func albums(artist: String, permissions: MPDPermissions) async throws(WebLibraryError) -> WebLibraryList {
+        let library = try requireLibrary(permissions)
+        let found = WebAnswer.databaseSongs(try await database("find albumartist " + MPDRequest.quoted(artist), permissions: permissions))
+        var byAlbum: [String: (first: WebLibrarySong, key: (Int, Int), count: Int)] = [:]
+        for (s, tags) in try library.identified(found) {
+            let key = (WebAnswer.number(tags["Disc"]), WebAnswer.number(tags["Track"]))
+            if let a = byAlbum[s.album] {
+                byAlbum[s.album] = (key < a.key ? s : a.first, key < a.key ? key : a.key, a.count + 1)
+            } else {
+                byAlbum[s.album] = (s, key, 1)
+            }
+        }
+        let albums = byAlbum.sorted { $0.key < $1.key }.map { name, a in
+            WebLibraryAlbum(name: name, artist: artist, songs: a.count, cover: a.first.id)
+        }
+        return WebLibraryList(type: "albums", albums: albums)
+    }
+
+    /// The songs of `album` by `artist`, in disc and track order.
+    public func songs(artist: String, album: String, permissions: MPDPermissions) async throws(WebLibraryError) -> WebLibraryList {
+        let library = try requireLibrary(permissions)
+        let line = "find albumartist " + MPDRequest.quoted(artist) + " album " + MPDRequest.quoted(album)
+        let found = WebAnswer.databaseSongs(try await database(line, permissions: permissions)).enumerated().sorted { a, b in
+            let ka = (WebAnswer.number(a.element.tags["Disc"]), WebAnswer.number(a.element.tags["Track"]), a.offset)
+            let kb = (WebAnswer.number(b.element.tags["Disc"]), WebAnswer.number(b.element.tags["Track"]), b.offset)
+            return ka < kb
+        }.map(\.element)
+        return WebLibraryList(type: "songs", songs: try library.songs(found))
+    }
+
+    /// The library's full-text search (the terminal's: CJK, pinyin), in the music folders.
+    public func search(_ text: String, permissions: MPDPermissions) throws(WebLibraryError) -> WebLibraryList {
+        let library = try requireLibrary(permissions)
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        return WebLibraryList(type: "search", songs: trimmed.isEmpty ? [] : try library.search(trimmed))
+    }
+
+    /// The cover of the library's song `id` (given as the page sends it: digits only).
+    public func cover(_ idText: String, permissions: MPDPermissions) throws(WebLibraryError) -> (data: [UInt8], type: String) {
+        let id: UInt64
+        do { id = try WebCommand.libraryID(idText, command: "cover") } catch { throw WebLibraryError(400, error.description) }
+        return try requireLibrary(permissions).cover(ofSong: id)
     }
 
     public func queue(permissions: MPDPermissions) async throws(WebCommandFailure) -> WebQueue {
@@ -83,41 +197,51 @@ public final class WebRemote: Sendable {
 
     static func errorJSON(_ message: String) -> String { json(["type": "error", "error": message]) }
 
-    /// A page's feed: its first messages (the state and the queue now), then every push.
-    func subscribePage(permissions: MPDPermissions) async -> (id: UInt64, stream: AsyncStream<String>) {
+    /// A page's feed: its first messages (the state, the queue, the outputs and the playlists
+    /// now), then every push its permissions let it read. `session`: the page's login (its feed
+    /// ends when the session expires).
+    func subscribePage(permissions: MPDPermissions, session: String? = nil) async -> (id: UInt64, stream: AsyncStream<String>) {
         let (stream, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(32))
         let id = pages.withLock { p in
             let id = p.next
             p.next += 1
-            p.all[id] = continuation
+            p.all[id] = Page(feed: continuation, permissions: permissions, session: session)
             return id
         }
-        for m in await messages(for: [.playlist, .player], permissions: permissions) { continuation.yield(m) }
+        for m in await messages(for: [.playlist, .player, .output, .storedPlaylist], permissions: permissions) { continuation.yield(m) }
         return (id, stream)
     }
 
     func unsubscribePage(_ id: UInt64) {
-        pages.withLock { $0.all.removeValue(forKey: id) }?.finish()
+        pages.withLock { $0.all.removeValue(forKey: id) }?.feed.finish()
     }
 
-    /// The messages for what changed: the queue when the queue did, the state for anything
-    /// the page shows.
+    /// The messages for what changed, read with `permissions`: the queue when the queue did, the
+    /// state for anything the page shows, the outputs, the stored playlists, a note that the
+    /// library changed. A page that may not read gets nothing (MPD's `read` permission covers
+    /// all of it).
     func messages(for changed: Set<MPDSubsystem>, permissions: MPDPermissions) async -> [String] {
+        guard permissions.contains(.read) else { return [] }
         var out: [String] = []
         do {
             if changed.contains(.playlist) { out.append(Self.json(try await queue(permissions: permissions))) }
             if !changed.isDisjoint(with: [.playlist, .player, .mixer, .options]) {
                 out.append(Self.json(try await state(permissions: permissions)))
             }
+            if changed.contains(.output) { out.append(Self.json(try await outputs(permissions: permissions))) }
+            if changed.contains(.storedPlaylist), library != nil { out.append(Self.json(try await playlists(permissions: permissions))) }
+            if changed.contains(.database) { out.append(#"{"type":"library"}"#) }
         } catch {
             out.append(Self.errorJSON("\(error)"))
         }
         return out
     }
 
-    /// Until cancelled: each change the daemon posts is read once (with all permissions: what
-    /// any page may see) and pushed to every page. Changes posted while one is being read are
-    /// gathered and read together after it (a burst of changes is one read, not many).
+    /// Until cancelled: each change the daemon posts is read once for each set of permissions
+    /// the open pages have (most often one), and pushed to the pages with those permissions: a
+    /// page gets only what its session may read. A page whose session expired is told so and its
+    /// feed ends. Changes posted while one is being read are gathered and read together after it
+    /// (a burst of changes is one read, not many).
     func pumpChanges() async {
         let pending = Mutex<Set<MPDSubsystem>>([])
         let (signals, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -133,16 +257,33 @@ public final class WebRemote: Sendable {
                 return p
             }
             guard !changed.isEmpty, pageCount > 0 else { continue }
-            let messages = await messages(for: changed, permissions: .all)
-            let feeds = pages.withLock { Array($0.all.values) }
-            for f in feeds { for m in messages { f.yield(m) } }
+            closeExpiredPages()
+            let open = pages.withLock { Array($0.all.values) }
+            var read: [MPDPermissions: [String]] = [:]
+            for page in open {
+                if read[page.permissions] == nil { read[page.permissions] = await messages(for: changed, permissions: page.permissions) }
+                for m in read[page.permissions] ?? [] { page.feed.yield(m) }
+            }
+        }
+    }
+
+    /// Ends the feeds of pages whose session is no longer valid (expired, or pushed out by newer
+    /// ones), after telling them.
+    func closeExpiredPages(now: ContinuousClock.Instant = .now) {
+        let expired = pages.withLock { p in
+            let ids = p.all.filter { $0.value.session.map { !access.isValid(session: $0, now: now) } ?? false }.map(\.key)
+            return ids.compactMap { p.all.removeValue(forKey: $0) }
+        }
+        for page in expired {
+            page.feed.yield(Self.errorJSON("the session expired: log in again"))
+            page.feed.finish()
         }
     }
 
     func finishPages() {
         let feeds = pages.withLock { p in
             defer { p.all.removeAll() }
-            return Array(p.all.values)
+            return p.all.values.map(\.feed)
         }
         for f in feeds { f.finish() }
     }
@@ -196,7 +337,8 @@ public final class WebRemote: Sendable {
                 return Self.response(.unauthorized, type: "text/html; charset=utf-8", body: WebPage.login(failed: true))
             }
             var r = Self.response(.seeOther, type: "text/plain", body: "", headers: [.location: "/"])
-            r.setCookie(Cookie(name: WebAccess.cookieName, value: token, path: "/", httpOnly: true, sameSite: .strict))
+            r.setCookie(Cookie(name: WebAccess.cookieName, value: token, maxAge: Int(self.access.sessionLifetime.components.seconds), path: "/",
+                               httpOnly: true, sameSite: .strict))
             return r
         }
         router.get("/api/state") { request, _ -> Response in
@@ -217,8 +359,8 @@ public final class WebRemote: Sendable {
             }
             guard let p = self.permissions(request.head) else { return Self.jsonResponse(.unauthorized, Self.errorJSON("log in first (POST /login)")) }
             let body: ByteBuffer
-            do { body = try await request.body.collect(upTo: 4096) } catch {
-                return Self.jsonResponse(.contentTooLarge, Self.errorJSON("the body is larger than 4096 bytes"))
+            do { body = try await request.body.collect(upTo: Self.maxCommandBody) } catch {
+                return Self.jsonResponse(.contentTooLarge, Self.errorJSON("the body is larger than \(Self.maxCommandBody) bytes"))
             }
             let command: WebCommand
             do { command = try WebCommand(json: Array(buffer: body)) } catch {
@@ -229,14 +371,74 @@ public final class WebRemote: Sendable {
             }
             return Self.jsonResponse(.ok, "{\"ok\":true}")
         }
+        router.get("/api/outputs") { request, _ -> Response in
+            guard let p = self.permissions(request.head) else { return Self.jsonResponse(.unauthorized, Self.errorJSON("log in first (POST /login)")) }
+            do { return Self.jsonResponse(.ok, Self.json(try await self.outputs(permissions: p))) } catch {
+                return Self.jsonResponse(.forbidden, Self.errorJSON("\(error)"))
+            }
+        }
+        router.get("/api/playlists") { request, _ -> Response in
+            guard let p = self.permissions(request.head) else { return Self.jsonResponse(.unauthorized, Self.errorJSON("log in first (POST /login)")) }
+            do { return Self.jsonResponse(.ok, Self.json(try await self.playlists(permissions: p))) } catch {
+                return Self.jsonResponse(.forbidden, Self.errorJSON("\(error)"))
+            }
+        }
+        // The library: names in the query (`?artist=…&album=…`, `?q=…`), songs by id.
+        router.get("/api/library/:view") { request, context -> Response in
+            guard let p = self.permissions(request.head) else { return Self.jsonResponse(.unauthorized, Self.errorJSON("log in first (POST /login)")) }
+            // Form-encoded, as a page's URLSearchParams writes it (`+` for a space).
+            let query = request.uri.query ?? ""
+            func name(_ key: String) throws(WebLibraryError) -> String {
+                guard let v = WebForm.value(of: key, in: query) else { throw WebLibraryError(400, "\"\(key)\" is missing from the query") }
+                do { return try WebCommand.checkedName(String(v), what: "\"\(key)\"") } catch { throw WebLibraryError(400, error.description) }
+            }
+            do {
+                let list: WebLibraryList
+                switch context.parameters.get("view") {
+                case "artists": list = try await self.artists(permissions: p)
+                case "albums": list = try await self.albums(artist: try name("artist"), permissions: p)
+                case "songs": list = try await self.songs(artist: try name("artist"), album: try name("album"), permissions: p)
+                case "search": list = try self.search(try name("q"), permissions: p)
+                default: throw WebLibraryError(404, "no such library view (known: artists, albums, songs, search)")
+                }
+                return Self.jsonResponse(.ok, Self.json(list))
+            } catch let error as WebLibraryError {
+                return Self.jsonResponse(HTTPResponse.Status(code: error.status), Self.errorJSON(error.description))
+            } catch {
+                return Self.jsonResponse(.internalServerError, Self.errorJSON("\(error)"))
+            }
+        }
+        // Cover art by the library's song id, never by path.
+        router.get("/api/cover/:id") { request, context -> Response in
+            guard let p = self.permissions(request.head) else { return Self.jsonResponse(.unauthorized, Self.errorJSON("log in first (POST /login)")) }
+            do {
+                let raw = context.parameters.get("id") ?? ""
+                let cover = try self.cover(raw.removingPercentEncoding ?? raw, permissions: p)
+                return Response(status: .ok, headers: [.contentType: cover.type, .cacheControl: "private, max-age=3600",
+                                                       HTTPField.Name("X-Content-Type-Options")!: "nosniff"],
+                                body: ResponseBody(byteBuffer: ByteBuffer(bytes: cover.data)))
+            } catch let error as WebLibraryError {
+                return Self.jsonResponse(HTTPResponse.Status(code: error.status), Self.errorJSON(error.description))
+            } catch {
+                return Self.jsonResponse(.internalServerError, Self.errorJSON("\(error)"))
+            }
+        }
         return router
     }
+
+    /// The largest body of `POST /api/command` (a list of 10,000 song ids fits).
+    static let maxCommandBody = 1 << 18
 
     /// Whether a WebSocket upgrade may go ahead: `/ws`, the page's own origin, a session.
     func upgradePermissions(_ head: HTTPRequest) -> MPDPermissions? {
         guard head.path?.split(separator: "?").first == "/ws",
               WebAccess.originAllowed(origin: head.headerFields[.origin], host: Self.host(of: head)) else { return nil }
         return permissions(head)
+    }
+
+    /// The page's session when it has a valid one (its feed ends when it expires).
+    func validSession(_ head: HTTPRequest) -> String? {
+        session(head).flatMap { access.isValid(session: $0) ? $0 : nil }
     }
 
     /// The server as a service: listens on `host:port` until graceful shutdown; `onListening`
@@ -253,7 +455,7 @@ public final class WebRemote: Sendable {
             server: .http1WebSocketUpgrade { head, _, _ in
                 guard let permissions = self.upgradePermissions(head) else { return .dontUpgrade }
                 return .upgrade([:]) { inbound, outbound, _ in
-                    let (id, feed) = await self.subscribePage(permissions: permissions)
+                    let (id, feed) = await self.subscribePage(permissions: permissions, session: self.validSession(head))
                     defer { self.unsubscribePage(id) }
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         // The page sends nothing that matters; its close ends the feed.

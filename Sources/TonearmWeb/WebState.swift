@@ -12,6 +12,9 @@ public struct WebSong: Codable, Sendable, Hashable {
     public var album: String
     /// Seconds; nil when not known (a stream).
     public var duration: Double?
+    /// The library id of the song (its cover is `/api/cover/ID`); nil when it is not a song of
+    /// the library.
+    public var cover: String?
 }
 
 /// The player's state as the page shows it (MPD's `status` and `currentsong`, as JSON).
@@ -23,6 +26,8 @@ public struct WebPlayerState: Codable, Sendable, Hashable {
     public var volume: Int?
     public var `repeat`: Bool
     public var random: Bool
+    /// Seconds of crossfade between songs (MPD's `xfade`; 0: none).
+    public var crossfade = 0
     /// Seconds into the song (at the time of the answer).
     public var elapsed: Double?
     public var duration: Double?
@@ -87,12 +92,15 @@ public enum WebAnswer {
 
     static func song(_ fields: [String: String]) -> WebSong? {
         guard let id = fields["Id"].flatMap(Int.init), let pos = fields["Pos"].flatMap(Int.init) else { return nil }
-        let file = fields["file"] ?? ""
+        return WebSong(id: id, pos: pos, title: title(file: fields["file"] ?? "", fields: fields), artist: fields["Artist"] ?? fields["AlbumArtist"] ?? "", album: fields["Album"] ?? "",
+                       duration: fields["duration"].flatMap(Double.init) ?? fields["Time"].flatMap(Double.init))
+    }
+
+    /// A song's title: its tag, else a stream's name, else its file name without the extension.
+    static func title(file: String, fields: [String: String]) -> String {
         var name = file.split(separator: "/").last.map(String.init) ?? ""
         if let dot = name.lastIndex(of: "."), dot != name.startIndex, !file.contains("://") { name = String(name[..<dot]) }
-        let title = fields["Title"].flatMap { $0.isEmpty ? nil : $0 } ?? fields["Name"] ?? name
-        return WebSong(id: id, pos: pos, title: title, artist: fields["Artist"] ?? fields["AlbumArtist"] ?? "", album: fields["Album"] ?? "",
-                       duration: fields["duration"].flatMap(Double.init) ?? fields["Time"].flatMap(Double.init))
+        return fields["Title"].flatMap { $0.isEmpty ? nil : $0 } ?? fields["Name"] ?? name
     }
 
     /// The state from a `status` answer and a `currentsong` answer.
@@ -101,7 +109,7 @@ public enum WebAnswer {
         for (k, v) in try pairs(status) where s[k] == nil { s[k] = v }
         let volume = s["volume"].flatMap(Int.init)
         return WebPlayerState(state: s["state"] ?? "stop", volume: volume.flatMap { $0 < 0 ? nil : $0 },
-                              repeat: s["repeat"] == "1", random: s["random"] == "1",
+                              repeat: s["repeat"] == "1", random: s["random"] == "1", crossfade: s["xfade"].flatMap(Int.init) ?? 0,
                               elapsed: s["elapsed"].flatMap(Double.init), duration: s["duration"].flatMap(Double.init),
                               queueVersion: s["playlist"].flatMap(Int.init) ?? 0, queueLength: s["playlistlength"].flatMap(Int.init) ?? 0,
                               song: songs(try pairs(current)).first)

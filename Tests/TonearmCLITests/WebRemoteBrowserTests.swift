@@ -8,7 +8,9 @@ import TonearmTestSupport
 /// (python3-selenium, chromium-driver; `webremote.py` in TonearmTestSupport): the title shows the
 /// song; Next, Pause and the seek bar, pressed by their accessible names, change what mpc sees;
 /// play, prev, random and volume given with mpc appear on the page, pushed over its WebSocket;
-/// Remove takes a song off the queue. Screenshots at 375 and 1280 px wide are kept in
+/// Remove takes a song off the queue; the library's search in Chinese finds a song, Play next and
+/// Move up place it, artists → album → Add adds one, Save queue / Clear queue / Load playlist go
+/// round a stored playlist, a song dragged onto another takes its place. Screenshots at 375 and 1280 px wide are kept in
 /// `.build/test-artifacts/`.
 struct WebRemoteBrowserTests {
     @Test func thePageDrivesTheDaemonAndFollowsMPC() throws {
@@ -16,11 +18,11 @@ struct WebRemoteBrowserTests {
         defer { dir.remove() }
         let music = dir.file("music")
         try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
-        for (file, title, artist) in [("one.flac", "Song One", "Artist A"), ("two.flac", "Song Two", "Artist B")] {
+        for (file, title, artist) in [("one.flac", "Song One", "Artist A"), ("two.flac", "Song Two", "Artist B"), ("qt.flac", "晴天", "周杰伦")] {
             try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=40", "-metadata", "title=\(title)",
                                  "-metadata", "artist=\(artist)", "-metadata", "album=The Album", music + "/" + file])
         }
-        let daemon = try DaemonProcess(dir, options: ["--http", "127.0.0.1:0"])
+        let daemon = try DaemonProcess(dir, music: music, options: ["--http", "127.0.0.1:0"])
         defer { daemon.process.terminate(SIGKILL) }
         #expect(daemon.process.waitForStandardError(containing: "web remote on http://127.0.0.1:", timeout: 30), "\(daemon.process.standardErrorText)")
         let log = daemon.process.standardErrorText
@@ -35,9 +37,11 @@ struct WebRemoteBrowserTests {
         let browser = try run("/usr/bin/python3", [webRemoteBrowserScript, "http://127.0.0.1:\(port)/", artifacts],
                               environment: ["MPD_HOST": daemon.socket, "HOME": dir.path])
         #expect(browser.status == 0 && browser.stdout.contains("PASS\n"), "\(browser.stdout)\n\(browser.stderr.suffix(3000))")
-        // What the page left, as mpc sees it: song one playing alone, shuffle on, volume 35.
+        // What the page left, as mpc sees it: the playlist it saved, loaded, shuffle on, volume 35.
         let status = try daemon.mpc("status")
-        #expect(status.contains("[playing] #1/1") && status.contains("volume: 35%") && status.contains("random: on"), "\(status)")
+        #expect(status.contains("volume: 35%") && status.contains("random: on"), "\(status)")
+        #expect(try daemon.mpc("-f", "%title%", "playlist") == "Song Two\n晴天\nSong One\n")
+        #expect(try daemon.mpc("lsplaylists").contains("Web mix"))
         #expect(daemon.stop(), "\(daemon.process.standardErrorText)")
     }
 }

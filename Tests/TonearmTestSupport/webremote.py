@@ -13,11 +13,11 @@ import sys
 import tempfile
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 url, shots = sys.argv[1], sys.argv[2]
 DEADLINE = 10
@@ -40,17 +40,23 @@ step = "start"
 
 
 def button(name):
-    """The button whose accessible name is `name` (as a screen reader would find it)."""
-    for b in driver.find_elements(By.TAG_NAME, "button"):
-        if b.accessible_name == name:
-            return b
+    """The button whose accessible name is `name` (as a screen reader would find it). A list the
+    page redraws meanwhile (a push) is read again."""
+    for _ in range(20):
+        try:
+            for b in driver.find_elements(By.TAG_NAME, "button"):
+                if b.accessible_name == name:
+                    return b
+            break
+        except StaleElementReferenceException:
+            continue
     raise AssertionError(f"no button named {name!r}; buttons: {[b.accessible_name for b in driver.find_elements(By.TAG_NAME, 'button')]}")
 
 
 def wait(what, condition):
     global step
     step = what
-    WebDriverWait(driver, DEADLINE, poll_frequency=0.05).until(lambda d: condition())
+    WebDriverWait(driver, DEADLINE, poll_frequency=0.05, ignored_exceptions=[StaleElementReferenceException]).until(lambda d: condition())
     print("ok:", what, flush=True)
 
 
@@ -111,11 +117,65 @@ try:
     wait("mpc random on: Shuffle is pressed", lambda: button("Shuffle").get_attribute("aria-pressed") == "true")
     mpc("volume", "35")
     wait("mpc volume 35: the slider follows", lambda: driver.find_element(By.ID, "volume").get_attribute("value") == "35")
+    mpc("crossfade", "5")
+    wait("mpc crossfade 5: the page shows 5 s", lambda: driver.find_element(By.ID, "crossfade").get_attribute("value") == "5")
+    Select(driver.find_element(By.ID, "crossfade")).select_by_value("0")
+    wait("Crossfade Off: mpc says 0", lambda: mpc("crossfade").strip() == "crossfade: 0")
 
     # The queue: remove the other song.
     button("Remove Song Two — Artist B").click()
     wait("Remove: the queue shows one song", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#queue li")) == 1)
     check("Remove: mpc's queue has one song", mpc("-f", "%title%", "playlist") == "Song One\n")
+
+    # The library: search in Chinese as you type, play next; move up by button (keyboard, phone).
+    search = driver.find_element(By.ID, "search")
+    search.send_keys("晴")
+    wait("Search 晴: the library's search finds 晴天", lambda: any(b.accessible_name == "Play next: 晴天 — 周杰伦" for b in driver.find_elements(By.TAG_NAME, "button")))
+    driver.save_screenshot(os.path.join(shots, "web-remote-375-search.png"))
+    button("Play next: 晴天 — 周杰伦").click()
+    wait("Play next: the queue shows two songs", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#queue li")) == 2)
+    check("Play next: mpc's queue has 晴天 after the current song", mpc("-f", "%title%", "playlist") == "Song One\n晴天\n")
+    button("Move up 晴天 — 周杰伦").click()
+    wait("Move up: 晴天 is first on the page", lambda: driver.find_element(By.CSS_SELECTOR, "#queue li").text.startswith("晴天"))
+    check("Move up: mpc's queue follows", mpc("-f", "%title%", "playlist") == "晴天\nSong One\n")
+    # Browse artists → albums → songs, add one.
+    search.clear()
+    search.send_keys(" ")
+    wait("An emptied search shows the artists", lambda: any(b.accessible_name == "Artist Artist B" for b in driver.find_elements(By.TAG_NAME, "button")))
+    button("Artist Artist B").click()
+    wait("Artist B: the album is listed", lambda: any(b.accessible_name == "Album The Album" for b in driver.find_elements(By.TAG_NAME, "button")))
+    button("Album The Album").click()
+    wait("The Album: its song is listed", lambda: any(b.accessible_name == "Add Song Two — Artist B" for b in driver.find_elements(By.TAG_NAME, "button")))
+    button("Add Song Two — Artist B").click()
+    wait("Add: the queue shows three songs", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#queue li")) == 3)
+    # Save as a playlist, clear, load it back.
+    driver.find_element(By.ID, "save-name").send_keys("Web mix")
+    button("Save queue").click()
+    wait("Save: the playlist is listed", lambda: any(b.accessible_name == "Load playlist Web mix" for b in driver.find_elements(By.TAG_NAME, "button")))
+    button("Clear queue").click()
+    wait("Clear: the queue is empty", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#queue li")) == 0)
+    button("Load playlist Web mix").click()
+    wait("Load: the queue shows three songs", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#queue li")) == 3)
+    check("Load: mpc's queue is the saved one", mpc("-f", "%title%", "playlist") == "晴天\nSong One\nSong Two\n")
+    # Drag (a desktop's HTML5 drag and drop, its events dispatched as the browser sends them):
+    # Song Two dropped on 晴天 takes its place.
+    driver.execute_script("""
+        const rows = document.querySelectorAll('#queue li'), from = rows[2], to = rows[0], data = new DataTransfer();
+        from.dispatchEvent(new DragEvent('dragstart', { bubbles: true, dataTransfer: data }));
+        to.dispatchEvent(new DragEvent('dragover', { bubbles: true, cancelable: true, dataTransfer: data }));
+        to.dispatchEvent(new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: data }));""")
+    wait("Drag: Song Two is first on the page", lambda: driver.find_element(By.CSS_SELECTOR, "#queue li").text.startswith("Song Two"))
+    check("Drag: mpc's queue follows", mpc("-f", "%title%", "playlist") == "Song Two\n晴天\nSong One\n")
+    # Outputs: the daemon's one (null) output, turned off and on.
+    check("the output is listed, on", button("Output null").get_attribute("aria-pressed") == "true")
+    button("Output null").click()
+    wait("Output off: the button is no longer pressed", lambda: button("Output null").get_attribute("aria-pressed") == "false")
+    check("Output off: mpc says disabled", "(null) is disabled" in mpc("outputs"))
+    button("Output null").click()
+    wait("Output on: the button is pressed again", lambda: button("Output null").get_attribute("aria-pressed") == "true")
+    check("every control still has an accessible name", all(b.accessible_name for b in driver.find_elements(By.TAG_NAME, "button")))
+    widths = driver.execute_script("return [window.innerWidth, document.documentElement.scrollWidth]")
+    check(f"with the library shown, nothing is wider than 375 px ({widths})", widths[1] <= 375)
     viewport(1280, 800, False)
     driver.save_screenshot(os.path.join(shots, "web-remote-1280.png"))
     print("PASS", flush=True)

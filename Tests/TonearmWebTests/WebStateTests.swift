@@ -4,7 +4,10 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import Testing
+import TonearmCore
 import TonearmDaemon
+import TonearmLibrary
+import TonearmMPDLibrary
 import TonearmMPDProtocol
 import TonearmPlayback
 import TonearmRender
@@ -72,6 +75,8 @@ struct WebStateTests {
         #expect(try parse(#"{"command":"seek","value":42.5}"#).mpdLine == "seekcur 42.500")
         #expect(try parse(#"{"command":"volume","value":55}"#).mpdLine == "setvol 55")
         #expect(try parse(#"{"command":"random","value":true}"#).mpdLine == "random 1")
+        #expect(try parse(#"{"command":"crossfade","value":5}"#).mpdLine == "crossfade 5")
+        #expect(throws: WebRequestError("\"crossfade\": \"value\" 61.0 is not a whole number in 0…60")) { try parse(#"{"command":"crossfade","value":61}"#) }
         #expect(try parse(#"{"command":"playid","value":3}"#).mpdLine == "playid 3")
         #expect(try parse(#"{"command":"deleteid","value":4}"#).mpdLine == "deleteid 4")
         #expect(throws: WebRequestError("the body is not a JSON object (expected {\"command\": NAME, \"value\": …})")) { try parse("next") }
@@ -91,6 +96,9 @@ struct WebStateTests {
         let remote = try WebRemote(daemon: daemon, host: "127.0.0.1")
         try await remote.perform(.random(true), permissions: .all)
         #expect(daemon.executeNow(Self.batch("status"), client: Self.client).text.contains("random: 1\n"))
+        try await remote.perform(.crossfade(5), permissions: .all)
+        #expect(daemon.executeNow(Self.batch("status"), client: Self.client).text.contains("xfade: 5\n"))
+        #expect(try await remote.state(permissions: .all).crossfade == 5)
         let first = try #require(try await remote.queue(permissions: .all).songs.first)
         try await remote.perform(.deleteID(first.id), permissions: .all)
         #expect(try await remote.queue(permissions: .all).songs.map(\.title) == ["b.mp3"])
@@ -164,7 +172,8 @@ struct WebStateTests {
                 #expect(r.status == .seeOther && r.headers[.location] == "/")
                 return r.headers[.setCookie] ?? ""
             }
-            #expect(cookie.hasPrefix(WebAccess.cookieName + "=") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "\(cookie)")
+            #expect(cookie.hasPrefix(WebAccess.cookieName + "=") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict")
+                && cookie.contains("Max-Age=43200"), "\(cookie)")
             let session: HTTPFields = [.cookie: String(cookie.prefix { $0 != ";" })]
             try await client.execute(uri: "/", method: .get, headers: session) { r in
                 #expect(r.status == .ok && String(buffer: r.body).contains("aria-label=\"Next\""))
@@ -219,8 +228,313 @@ struct WebStateTests {
         let all = WebPage.html + WebPage.style + WebPage.script
         #expect(all.utf8.count < 150_000)
         #expect(!all.contains("http://") && !all.contains("https://") && !all.contains("@import") && !all.contains("url("))
-        for name in ["Play", "Previous", "Next", "Seek", "Volume", "Repeat", "Shuffle"] {
+        for name in ["Play", "Previous", "Next", "Seek", "Volume", "Repeat", "Shuffle", "Search the library", "Playlist name", "Crossfade"] {
             #expect(WebPage.html.contains("aria-label=\"\(name)\""), "\(name)")
         }
+        // Buttons named by their text; the queue's rows by the script ("Move up …", "Remove …").
+        for text in [">Clear queue</button>", ">Save queue</button>"] { #expect(WebPage.html.contains(text), "\(text)") }
+        for label in ["\"Move up \"", "\"Move down \"", "\"Remove \"", "\"Play next: \"", "\"Add \"", "\"Load playlist \"", "\"Output \""] {
+            #expect(WebPage.script.contains(label), "\(label)")
+        }
+    }
+
+    // MARK: The library, the queue's editing, outputs, sessions
+
+    /// The daemon's database over a library, as `tonearm daemon` has it (DaemonDatabase, in the
+    /// command's module): the MPD responder's answers.
+    struct Database: MPDDatabaseResponder {
+        let responder: MPDLibraryResponder
+        var commands: Set<String> {
+            MPDLibraryResponder.commands.union(MPDCommandMachine.queueDatabaseCommands).union(MPDLibraryResponder.pictureCommands)
+        }
+        func respond(command: String, arguments: [String], tagTypes: Set<MPDTag>) throws(MPDAck) -> String {
+            try responder.respond(command: command, arguments: arguments, tagTypes: tagTypes)
+        }
+        func uri(forLocalPath path: String) -> String? { responder.uri(forFilePath: path) }
+        func localPath(forURI uri: String) -> String? { responder.filePath(forURI: uri) }
+        func songURIs(filterArguments: [String], command: String) throws(MPDAck) -> [String] {
+            try responder.songURIs(filterArguments: filterArguments, command: command)
+        }
+        func songURIs(under uri: String, command: String) throws(MPDAck) -> [String] { try responder.songURIs(under: uri, command: command) }
+        func playlistURIs(named name: String, command: String) throws(MPDAck) -> [String] { try responder.playlistURIs(named: name, command: command) }
+        func savePlaylist(named name: String, uris: [String], command: String) throws(MPDAck) {
+            try responder.savePlaylist(named: name, uris: uris, command: command)
+        }
+    }
+
+    /// A music folder (two albums: "The Album" by Artist A, tracks 2 and 1; "我很忙" by 周杰伦 with
+    /// a cover in its tags) and a folder beside it that the library also scanned but that is not
+    /// one of the daemon's music folders ("Secret" by Outsider): the library holds all four songs,
+    /// the daemon's database three.
+    struct Fixture {
+        let dir: TempDir
+        let daemon: MPDDaemon
+        let remote: WebRemote
+        let library: MediaLibrary
+
+        init(access: MPDAccess = .open) async throws {
+            dir = try TempDir("web-library")
+            let music = dir.file("music"), outside = dir.file("outside")
+            for folder in [music + "/A", music + "/周杰伦", outside] {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            }
+            try Fixtures.png(path: dir.file("cover.png"))
+            let songs: [(String, String, String, String, Int, Bool)] = [
+                (music + "/A/one.flac", "Song One", "Artist A", "The Album", 2, false),
+                (music + "/A/two.flac", "Song Two", "Artist A", "The Album", 1, false),
+                (music + "/周杰伦/qinghuaci.flac", "青花瓷", "周杰伦", "我很忙", 1, true),
+                (outside + "/secret.flac", "Secret", "Outsider", "Hidden", 1, false),
+            ]
+            for (path, title, artist, album, track, cover) in songs {
+                let picture = cover ? ["-i", dir.file("cover.png"), "-map", "0", "-map", "1", "-c:v", "png", "-disposition:v", "attached_pic"] : []
+                try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=duration=1"] + picture
+                                    + ["-metadata", "title=\(title)", "-metadata", "artist=\(artist)", "-metadata", "album=\(album)",
+                                       "-metadata", "track=\(track)", path])
+            }
+            library = try MediaLibrary(path: dir.file("library.db"))
+            try await library.scanToEnd(folders: [music, outside])
+            let responder = try MPDLibraryResponder(library: library, musicRoot: music)
+            daemon = MPDDaemon(player: MusicPlayer(output: { NullOutput() }, session: nil), database: Database(responder: responder),
+                               musicDirectories: [music], access: access)
+            remote = try WebRemote(daemon: daemon, host: "127.0.0.1", library: responder)
+        }
+
+        func id(_ title: String) throws -> String {
+            try #require(try MediaQuery.songs().items(in: library).first { $0.title == title }.map { String($0.persistentID) })
+        }
+    }
+
+    /// Artists → albums → songs through the daemon's MPD database: the music folders' songs
+    /// only, named by library id, no path in any answer.
+    @Test func theLibraryIsBrowsedBySongIDWithoutPaths() async throws {
+        let f = try await Fixture()
+        defer { f.dir.remove() }
+        let artists = try await f.remote.artists(permissions: .all)
+        #expect(artists.artists == ["Artist A", "周杰伦"], "the song outside the music folders is not listed: \(artists)")
+        let albums = try await f.remote.albums(artist: "Artist A", permissions: .all)
+        #expect(albums.albums == [WebLibraryAlbum(name: "The Album", artist: "Artist A", songs: 2, cover: try f.id("Song Two"))])
+        let songs = try await f.remote.songs(artist: "Artist A", album: "The Album", permissions: .all)
+        #expect(songs.songs?.map(\.title) == ["Song Two", "Song One"], "track order")
+        #expect(songs.songs?.map(\.id) == [try f.id("Song Two"), try f.id("Song One")])
+        for json in [WebRemote.json(artists), WebRemote.json(albums), WebRemote.json(songs)] {
+            #expect(!json.contains(f.dir.path) && !json.contains(".flac") && !json.contains("/A/"), "no path: \(json)")
+        }
+        // A session that may not read gets no library.
+        await #expect(throws: WebLibraryError(403, "this session may not read the library")) {
+            try await f.remote.artists(permissions: [.control])
+        }
+    }
+
+    /// Search as you type is the library's full-text search (Chinese from any part and from
+    /// its pinyin, as the terminal finds it), kept to the music folders.
+    @Test func searchIsTheLibrarysWithCJKAndPinyin() async throws {
+        let f = try await Fixture()
+        defer { f.dir.remove() }
+        func titles(_ text: String) throws -> [String] { try f.remote.search(text, permissions: .all).songs?.map(\.title) ?? [] }
+        #expect(try titles("青花") == ["青花瓷"])
+        #expect(try titles("花瓷") == ["青花瓷"])
+        #expect(try titles("qinghua") == ["青花瓷"])
+        #expect(try titles("zhou jie lun") == ["青花瓷"])
+        #expect(try titles("song") == ["Song One", "Song Two"])
+        #expect(try titles("secret").isEmpty && titles("outsider").isEmpty, "the library has it, but not in the music folders")
+        #expect(try titles("  ").isEmpty)
+        #expect(try f.remote.search("青花", permissions: .all).songs?.first?.id == f.id("青花瓷"))
+    }
+
+    /// Add and play next by library id go through the daemon's command layer (`addid`); a song
+    /// outside the music folders, a path or `../` is refused with a clear error.
+    @Test func songsAreAddedByIDAndPathsAreRefused() async throws {
+        let f = try await Fixture()
+        defer { f.dir.remove() }
+        let one = try UInt64(f.id("Song One"))!, two = try UInt64(f.id("Song Two"))!, cjk = try UInt64(f.id("青花瓷"))!
+        try await f.remote.perform(.add([one, two], next: false), permissions: .all)
+        // Nothing plays: play next adds at the end.
+        try await f.remote.perform(.add([cjk], next: true), permissions: .all)
+        #expect(try await f.remote.queue(permissions: .all).songs.map(\.title) == ["Song One", "Song Two", "青花瓷"])
+        let info = await f.remote.execute(["playlistinfo"], permissions: .all)
+        #expect(["file: A/one.flac", "file: A/two.flac", "file: 周杰伦/qinghuaci.flac"].allSatisfy(info.contains), "the database's URIs: \(info)")
+        // The song outside the music folders: the library has it, the remote does not add it.
+        let secret = try UInt64(f.id("Secret"))!
+        await #expect(throws: WebCommandFailure("song \(secret) is not in the music folders")) {
+            try await f.remote.perform(.add([secret], next: false), permissions: .all)
+        }
+        await #expect(throws: WebCommandFailure("the library has no song 12345")) {
+            try await f.remote.perform(.add([12345], next: false), permissions: .all)
+        }
+        // Without `add`, the daemon refuses as it refuses an MPD client.
+        await #expect(throws: WebCommandFailure.self) { try await f.remote.perform(.add([one], next: false), permissions: .read) }
+        #expect(try await f.remote.queue(permissions: .all).songs.count == 3)
+        // Paths are not ids.
+        func parse(_ s: String) throws(WebRequestError) -> WebCommand { try WebCommand(json: Array(s.utf8)) }
+        #expect(try parse(#"{"command":"add","value":"\#(one)"}"#) == .add([one], next: false))
+        #expect(try parse(#"{"command":"playnext","value":["\#(one)","\#(two)"]}"#) == .add([one, two], next: true))
+        for bad in ["../../etc/passwd", "/etc/passwd", "A/one.flac", "-1", "1e3", "99999999999999999999999"] {
+            #expect(throws: WebRequestError("\"add\": \"\(bad)\" is not a library song id (a decimal number); the web remote takes no file paths")) {
+                try parse(#"{"command":"add","value":"\#(bad)"}"#)
+            }
+        }
+        #expect(throws: WebRequestError.self) { try parse(#"{"command":"add","value":12}"#) }
+        #expect(throws: WebRequestError.self) { try parse(#"{"command":"add","value":[]}"#) }
+    }
+
+    /// Cover art by library id: the picture in the song's tags; none for a song without one or
+    /// outside the music folders; a path is refused.
+    @Test func coversAreServedByIDNeverByPath() async throws {
+        let f = try await Fixture()
+        defer { f.dir.remove() }
+        let cover = try f.remote.cover(try f.id("青花瓷"), permissions: .all)
+        #expect(cover.type == "image/png" && cover.data.starts(with: [0x89, 0x50, 0x4e, 0x47]))
+        #expect(throws: WebLibraryError(404, "song \(try f.id("Song One")) has no cover")) { try f.remote.cover(try f.id("Song One"), permissions: .all) }
+        #expect(throws: WebLibraryError(404, "song \(try f.id("Secret")) is not in the music folders")) {
+            try f.remote.cover(try f.id("Secret"), permissions: .all)
+        }
+        #expect(throws: WebLibraryError(403, "this session may not read the library")) { try f.remote.cover(try f.id("青花瓷"), permissions: [.control]) }
+        // Over HTTP: the picture, and clear errors for paths.
+        let cjk = try f.id("青花瓷")
+        try await f.remote.test(.live) { client in
+            try await client.execute(uri: "/api/cover/\(cjk)", method: .get) { r in
+                #expect(r.status == .ok && r.headers[.contentType] == "image/png" && r.body.readableBytes == cover.data.count)
+            }
+            for (path, decoded) in [("..%2F..%2Fetc%2Fpasswd", "../../etc/passwd"), ("%2Fetc%2Fpasswd", "/etc/passwd"), ("A%2Fone.flac", "A/one.flac")] {
+                try await client.execute(uri: "/api/cover/\(path)", method: .get) { r in
+                    #expect(r.status == .badRequest && String(buffer: r.body).contains(#"\"\#(decoded)\" is not a library song id"#)
+                            && String(buffer: r.body).contains("the web remote takes no file paths"), "\(path): \(String(buffer: r.body))")
+                }
+            }
+            try await client.execute(uri: "/api/cover/../../etc/passwd", method: .get) { r in #expect(r.status != .ok) }
+            try await client.execute(uri: "/api/library/search?q=qinghua", method: .get) { r in
+                #expect(r.status == .ok && String(buffer: r.body).contains("青花瓷") && !String(buffer: r.body).contains(".flac"))
+            }
+            try await client.execute(uri: "/api/library/albums?artist=%E5%91%A8%E6%9D%B0%E4%BC%A6", method: .get) { r in
+                #expect(r.status == .ok && String(buffer: r.body).contains("我很忙"), "\(String(buffer: r.body))")
+            }
+            // A space as a page's URLSearchParams writes it.
+            try await client.execute(uri: "/api/library/songs?artist=Artist+A&album=The%20Album", method: .get) { r in
+                #expect(r.status == .ok && String(buffer: r.body).contains("Song Two"), "\(String(buffer: r.body))")
+            }
+            try await client.execute(uri: "/api/library/albums", method: .get) { r in
+                #expect(r.status == .badRequest && String(buffer: r.body).contains(#"\"artist\" is missing"#), "\(String(buffer: r.body))")
+            }
+            try await client.execute(uri: "/api/library/albums?artist=a%0Aclear", method: .get) { r in
+                #expect(r.status == .badRequest && String(buffer: r.body).contains("control character"))
+            }
+            try await client.execute(uri: "/api/library/files", method: .get) { r in #expect(r.status == .notFound) }
+            try await client.execute(uri: "/api/command", method: .post, body: ByteBuffer(string: #"{"command":"add","value":"/etc/passwd"}"#)) { r in
+                #expect(r.status == .badRequest && String(buffer: r.body).contains("the web remote takes no file paths"))
+            }
+        }
+    }
+
+    /// The queue's editing (clear, move, save, load) and the outputs, through the daemon; the
+    /// playlists and outputs are pushed when they change.
+    @Test func queuePlaylistsAndOutputsRunThroughTheDaemon() async throws {
+        let f = try await Fixture()
+        defer { f.dir.remove() }
+        let pump = Task { await f.remote.pumpChanges() }
+        defer { pump.cancel() }
+        let (page, feed) = await f.remote.subscribePage(permissions: .all)
+        defer { f.remote.unsubscribePage(page) }
+        let (messages, sink) = AsyncStream<String>.makeStream()
+        let reader = Task { for await m in feed { sink.yield(m) }; sink.finish() }
+        defer { reader.cancel() }
+        _ = try await waitForEvent(messages, "the first outputs") { $0.contains(#""type":"outputs""#) && $0.contains(#""enabled":true"#) }
+        let hub = f.daemon.hub
+        try await withDeadline(10, "the pump's subscription") { while hub.count == 0 { await Task.yield() } }
+
+        let one = try UInt64(f.id("Song One"))!, two = try UInt64(f.id("Song Two"))!
+        try await f.remote.perform(.add([one, two], next: false), permissions: .all)
+        let ids = try await f.remote.queue(permissions: .all).songs.map(\.id)
+        try await f.remote.perform(.moveID(ids[1], to: 0), permissions: .all)
+        #expect(try await f.remote.queue(permissions: .all).songs.map(\.title) == ["Song Two", "Song One"])
+        try await f.remote.perform(.save("Mix"), permissions: .all)
+        _ = try await waitForEvent(messages, "the playlists pushed") { $0 == #"{"names":["Mix"],"type":"playlists"}"# }
+        #expect(try await f.remote.playlists(permissions: .all).names == ["Mix"])
+        try await f.remote.perform(.clear, permissions: .all)
+        #expect(try await f.remote.queue(permissions: .all).songs.isEmpty)
+        try await f.remote.perform(.load("Mix"), permissions: .all)
+        #expect(try await f.remote.queue(permissions: .all).songs.map(\.title) == ["Song Two", "Song One"])
+        await #expect(throws: WebCommandFailure.self) { try await f.remote.perform(.load("Nope"), permissions: .all) }
+
+        let outputs = try await f.remote.outputs(permissions: .all)
+        #expect(outputs.outputs == [WebOutput(id: 0, name: "default", enabled: true)])
+        try await f.remote.perform(.output(0, enabled: false), permissions: .all)
+        _ = try await waitForEvent(messages, "the outputs pushed") { $0.contains(#""type":"outputs""#) && $0.contains(#""enabled":false"#) }
+        #expect(f.daemon.executeNow(Self.batch("outputs"), client: Self.client).text.contains("outputenabled: 0"))
+        await #expect(throws: WebCommandFailure.self) { try await f.remote.perform(.output(7, enabled: true), permissions: .all) }
+        // A change of the database (an update, the watch) tells the page to read its view again.
+        f.daemon.hub.post([.database])
+        _ = try await waitForEvent(messages, "the library's change pushed") { $0 == #"{"type":"library"}"# }
+
+        func parse(_ s: String) throws(WebRequestError) -> WebCommand { try WebCommand(json: Array(s.utf8)) }
+        #expect(try parse(#"{"command":"moveid","value":[3,0]}"#).mpdLine == "moveid 3 0")
+        #expect(try parse(#"{"command":"save","value":"My \"mix\""}"#).mpdLine == #"save "My \"mix\"""#)
+        #expect(try parse(#"{"command":"disableoutput","value":1}"#).mpdLine == "disableoutput 1")
+        #expect(throws: WebRequestError("\"save\": the playlist name is longer than 1,000 bytes or holds a control character")) {
+            try parse(#"{"command":"save","value":"a\nclear"}"#)
+        }
+        #expect(throws: WebRequestError("\"load\": a playlist name may not be empty or hold \"/\"")) { try parse(#"{"command":"load","value":"../x"}"#) }
+        #expect(throws: WebRequestError.self) { try parse(#"{"command":"moveid","value":[3]}"#) }
+    }
+
+    /// What is pushed is read with each page's permissions: a page that may not read gets
+    /// nothing, not even the first state.
+    @Test func pushesAreFilteredByThePagesPermissions() async throws {
+        let daemon = Self.daemon()
+        let remote = try WebRemote(daemon: daemon, host: "127.0.0.1")
+        #expect(await remote.messages(for: [.player, .playlist, .output], permissions: [.control, .add]).isEmpty)
+        #expect(await remote.messages(for: [.player], permissions: .read).count == 1)
+        let pump = Task { await remote.pumpChanges() }
+        defer { pump.cancel() }
+        let (blind, blindFeed) = await remote.subscribePage(permissions: [.control])
+        let (reader, readerFeed) = await remote.subscribePage(permissions: .read)
+        defer { remote.unsubscribePage(reader) }
+        let (messages, sink) = AsyncStream<String>.makeStream()
+        let task = Task { for await m in readerFeed { sink.yield(m) }; sink.finish() }
+        defer { task.cancel() }
+        let hub = daemon.hub
+        try await withDeadline(10, "the pump's subscription") { while hub.count == 0 { await Task.yield() } }
+        #expect(daemon.executeNow(Self.batch("random 1"), client: Self.client).text == "OK\n")
+        _ = try await waitForEvent(messages, "random pushed to the reading page") { $0.contains(#""random":true"#) }
+        #expect(daemon.executeNow(Self.batch("random 0"), client: Self.client).text == "OK\n")
+        _ = try await waitForEvent(messages, "random off pushed to the reading page") { $0.contains(#""random":false"#) }
+        // Both pushes went round every page; the page that may not read got none of them.
+        remote.unsubscribePage(blind)
+        var blindGot: [String] = []
+        for await m in blindFeed { blindGot.append(m) }
+        #expect(blindGot.isEmpty, "\(blindGot)")
+    }
+
+    /// Sessions last a bounded time and are bounded in number; a page whose session expired is
+    /// told so and its feed ends.
+    @Test func sessionsExpireAndAreBoundedInNumber() async throws {
+        var access = MPDAccess()
+        try access.addPassword(parsing: "sesame@read")
+        let web = WebAccess(host: "0.0.0.0", access: access, sessionLifetime: .seconds(60), maxSessions: 2)
+        let t0 = ContinuousClock.now
+        let a = try #require(web.login(password: "sesame", now: t0))
+        #expect(web.permissions(sessionToken: a, now: t0 + .seconds(59)) == .read)
+        #expect(web.permissions(sessionToken: a, now: t0 + .seconds(60)) == nil, "expired")
+        #expect(!web.isValid(session: a, now: t0 + .seconds(61)))
+        let b = try #require(web.login(password: "sesame", now: t0 + .seconds(1)))
+        let c = try #require(web.login(password: "sesame", now: t0 + .seconds(2)))
+        #expect(web.sessionCount == 2 && web.permissions(sessionToken: a, now: t0 + .seconds(3)) == nil, "the oldest made room")
+        #expect(web.permissions(sessionToken: b, now: t0 + .seconds(3)) == .read && web.permissions(sessionToken: c, now: t0 + .seconds(3)) == .read)
+        // Expired sessions are forgotten at the next login.
+        _ = web.login(password: "sesame", now: t0 + .seconds(100))
+        #expect(web.sessionCount == 1)
+
+        var daemonAccess = MPDAccess()
+        try daemonAccess.addPassword(parsing: "sesame@read,control")
+        let remote = try WebRemote(daemon: Self.daemon(access: daemonAccess), host: "0.0.0.0", sessionLifetime: .seconds(60))
+        let start = ContinuousClock.now
+        let token = try #require(remote.access.login(password: "sesame", now: start))
+        let (_, feed) = await remote.subscribePage(permissions: [.read, .control], session: token)
+        remote.closeExpiredPages(now: start + .seconds(30))
+        #expect(remote.pageCount == 1)
+        remote.closeExpiredPages(now: start + .seconds(61))
+        #expect(remote.pageCount == 0)
+        var got: [String] = []
+        for await m in feed { got.append(m) }
+        #expect(got.last == #"{"error":"the session expired: log in again","type":"error"}"#, "\(got)")
     }
 }
