@@ -88,6 +88,9 @@ struct RecordCommand: AsyncParsableCommand {
 
     func run() async throws {
         try Overwrite.check(file, force: force)
+        // A file-size limit (ulimit -f) then fails a write with EFBIG, as a full disk fails one
+        // with ENOSPC, instead of killing the process before the file is made whole.
+        signal(SIGXFSZ, SIG_IGN)
         var settings: [String: Any] = [AVSampleRateKey: rate, AVNumberOfChannelsKey: channels, AVLinearPCMBitDepthKey: bits]
         if let codec { settings[AVFormatIDKey] = Self.codecs[codec.lowercased()] }
         if let bitRate { settings[AVEncoderBitRateKey] = bitRate }
@@ -139,8 +142,8 @@ struct RecordCommand: AsyncParsableCommand {
             case .recorder(.finished(let ok, _)):
                 success = ok
                 break loop
-            case .recorder(.encodeError(let error)):
-                Terminal.writeProblem("record: \(error)")
+            case .recorder(.encodeError):
+                break  // the failure is thrown below, after the summary of what the file holds
             case .recorder(.inputLost(let source)):
                 // Not on from another input nobody chose: the file ends where the input went.
                 if interactive { Terminal.write("\r\u{1B}[K") }

@@ -435,7 +435,12 @@ public final class AudioRecorder: Sendable {
                 encodeFailed = true
             }
         }
-        let frames = box.writer.framesWritten
+        var frames = box.writer.framesWritten
+        if encodeFailed, format.fileType == .wav {
+            // A write failed (a full disk): the header is made to say what the file holds, cut to
+            // whole frames, so that what was recorded before the failure plays.
+            if let held = try? WAVRepair.repair(path: url.path) { frames = held }
+        }
         control.withLock { c in
             c.lastFrames = frames
             c.lastHoles = stream.holeFrames

@@ -56,6 +56,32 @@ import TonearmTestSupport
         #expect(wav.frameCount > 0 && wav.channelCount == 2)
     }
 
+    /// A disk that fills up (here a file-size limit, `ulimit -f`, which fails writes as a full
+    /// disk does): the recording stops with the error naming the file (status 1), and the WAV's
+    /// header says what the file holds — whole frames of the recorded tone, as many as the
+    /// summary states — instead of the empty file a header left unwritten would announce.
+    @Test func aFullDiskStopsWithAPlayableFile() throws {
+        let server = try Self.serverWithSine()
+        defer { server.stop() }
+        let dir = try TempDir("record-cli")
+        defer { dir.remove() }
+        let out = dir.file("full.wav")
+        // 100 blocks of 512 bytes (dash's ulimit): about a quarter of a second of 48 kHz stereo.
+        let r = try run("/bin/sh", ["-c", "ulimit -f 100; exec \"$0\" record \"$1\" --source sine --duration 5", try tonearmBinary(), out],
+                        environment: server.environment)
+        #expect(r.status == 1, "\(r.stdout)\(r.stderr)")
+        #expect(r.stderr.contains("\(out): cannot be written (File too large)"), "\(r.stderr)")
+        // (libpulse also says "ftruncate() failed: File too large" under the limit: its shared
+        // memory file is refused too, and it goes on without.)
+        #expect(r.stderr.components(separatedBy: "cannot be written").count == 2, "said once: \(r.stderr)")
+        let wav = try readWAV(out)
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: out)[.size] as? Int)
+        #expect(size <= 51_200 && wav.frameCount > 10_000, "\(size) bytes, \(wav.frameCount) frames")
+        #expect(r.stdout.contains("(\(wav.frameCount) frames)"), "the summary states the frames in the file: \(r.stdout)")
+        let level = 20 * log10(Double(rms(wav.channels[0].suffix(4_800))))
+        #expect(abs(level - 20 * log10(0.5 / 2.squareRoot())) < 0.5, "the tone up to the end: \(level) dBFS")
+    }
+
     @Test func refusalsNameWhatIsWrong() throws {
         let server = try Self.serverWithSine()
         defer { server.stop() }
