@@ -279,7 +279,11 @@ struct LibraryScanCommand: AsyncParsableCommand {
                 }
             }
             let summary: ScanSummary
-            if let new = try await MediaLibrary.scanIntoNewDatabase(path: path, folders: folders, readerThreads: readers,
+            // Nothing new, changed or gone: found without opening the library for writing
+            // (which writes and waits for the disk; see ``MediaLibrary/scanIfUnchanged(path:folders:readerThreads:progress:)``).
+            if let unchanged = MediaLibrary.scanIfUnchanged(path: path, folders: folders, readerThreads: readers, progress: progress) {
+                summary = unchanged
+            } else if let new = try await MediaLibrary.scanIntoNewDatabase(path: path, folders: folders, readerThreads: readers,
                                                                      batchSize: batchSize, progress: progress) {
                 summary = new
             } else {
