@@ -37,20 +37,7 @@ public final class MPDLineSocket: @unchecked Sendable {
 
     /// Connects to 127.0.0.1:`port` and reads the greeting.
     public init(tcpPort port: Int, timeout: Double = 10) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard rc == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(fd)
-            throw TestSupportError("connect 127.0.0.1:\(port): \(reason)")
-        }
+        fd = try connectLoopbackTCP(port: port)
         greeting = try readLine(timeout: timeout) ?? "<closed>"
     }
 
@@ -118,4 +105,24 @@ public final class MPDLineSocket: @unchecked Sendable {
             if l == "OK" || l.hasPrefix("ACK ") { return out }
         }
     }
+}
+
+/// A blocking TCP connection to 127.0.0.1:`port` (close-on-exec): its descriptor, which the
+/// caller closes. Throws `TestSupportError` naming the port when the connection is refused.
+public func connectLoopbackTCP(port: Int) throws -> Int32 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let rc = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard rc == 0 else {
+        let reason = String(cString: strerror(errno))
+        close(fd)
+        throw TestSupportError("connect 127.0.0.1:\(port): \(reason)")
+    }
+    return fd
 }

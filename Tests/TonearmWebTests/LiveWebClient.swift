@@ -79,17 +79,8 @@ struct LiveWebClient: Sendable {
     /// Connects, writes `request`, and reads until the server closes the connection.
     private static func exchange(_ request: [UInt8], port: Int, timeout: Double) throws -> [UInt8] {
         let deadline = Date().addingTimeInterval(timeout)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
+        let fd = try connectLoopbackTCP(port: port)
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard rc == 0 else { throw TestSupportError("connect 127.0.0.1:\(port): \(String(cString: strerror(errno)))") }
         var sent = 0
         while sent < request.count {
             let n = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
