@@ -71,10 +71,7 @@ struct InfoCommand: AsyncParsableCommand {
             }
         }
         if json {
-            let enc = JSONEncoder()
-            enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            let data = try enc.encode(reports)
-            Terminal.write(String(decoding: data, as: UTF8.self) + "\n")
+            try Terminal.writeJSON(reports)
         } else {
             for (i, r) in reports.enumerated() {
                 if i > 0 { Terminal.write("\n") }

@@ -401,11 +401,7 @@ struct LibraryKindListCommand<Kind: LibraryListKind>: ParsableCommand {
 
     private func tracks(_ n: Int) -> String { n == 1 ? "1 track" : "\(n) tracks" }
 
-    private func printJSON<T: Encodable>(_ value: T) throws {
-        let enc = JSONEncoder()
-        enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        Terminal.write(String(decoding: try enc.encode(value), as: UTF8.self) + "\n")
-    }
+    private func printJSON<T: Encodable>(_ value: T) throws { try Terminal.writeJSON(value) }
 
     /// A section as `--sections --json` prints it.
     struct SectionJSON<Element: Encodable>: Encodable {

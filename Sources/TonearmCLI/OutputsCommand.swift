@@ -41,9 +41,7 @@ struct OutputsCommand: ParsableCommand {
             }
             let outputs = try routes.outputs()
             if json {
-                let enc = JSONEncoder()
-                enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                Terminal.write(String(decoding: try enc.encode(outputs), as: UTF8.self) + "\n")
+                try Terminal.writeJSON(outputs)
                 return
             }
             if outputs.isEmpty {
@@ -100,9 +98,7 @@ struct InputsCommand: ParsableCommand {
         }
         let inputs = try routes.inputs().filter { monitors || $0.monitorOf == nil }
         if json {
-            let enc = JSONEncoder()
-            enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            Terminal.write(String(decoding: try enc.encode(inputs), as: UTF8.self) + "\n")
+            try Terminal.writeJSON(inputs)
             return
         }
         if inputs.isEmpty {

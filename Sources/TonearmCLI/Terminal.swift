@@ -171,3 +171,12 @@ private let fatalSignalHandler: @convention(c) (Int32) -> Void = { sig in
     raise(sig)
 }
 
+extension Terminal {
+    /// Writes `value` as `--json` prints it: pretty, keys sorted, slashes unescaped, a newline
+    /// after. Throws what encoding throws.
+    static func writeJSON<T: Encodable>(_ value: T) throws {
+        let enc = JSONEncoder()
+        enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        write(String(decoding: try enc.encode(value), as: UTF8.self) + "\n")
+    }
+}

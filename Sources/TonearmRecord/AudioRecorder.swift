@@ -202,7 +202,7 @@ public final class AudioRecorder: Sendable {
         }
         c.stream = stream
         c.writer = WriterBox(writer)
-        c.sourceName = stream.sourceName
+        c.sourceName = stream.currentSourceName
         c.phase = .prepared
         c.lastError = nil
         stopFlag.store(false, ordering: .releasing)
@@ -261,10 +261,8 @@ public final class AudioRecorder: Sendable {
             if c.phase == .recording, duration == nil { return false }
             try prepareLocked(&c)
             guard let stream = c.stream, let box = c.writer else { return false }
-            if let time {
-                let nanos = (time * 1e9).rounded()
-                stream.setStart(uptimeNanoseconds: nanos >= 1 && nanos < Double(UInt64.max) ? UInt64(nanos) : 1)
-            }
+            // (At least 1: 0 means no start time. `time` is finite and not negative.)
+            if let time { stream.setStart(uptimeNanoseconds: max(1, UInt64(min((time * 1e9).rounded(), 1.8e19)))) }
             if let duration {
                 stream.setLimit(frames: stream.acceptedFrames + Int64((duration * Double(format.sampleRate)).rounded()))
             } else if c.phase != .recording {
@@ -413,7 +411,6 @@ public final class AudioRecorder: Sendable {
                 let paused: Bool = control.withLock { c in
                     guard c.phase == .recording else { return false }
                     c.phase = .paused
-                    c.sourceName = stream.currentSourceName
                     return true
                 }
                 broadcaster.yield(.inputLost(source: lost))
@@ -445,6 +442,7 @@ public final class AudioRecorder: Sendable {
             c.lastFrames = frames
             c.lastHoles = stream.holeFrames
             c.lastDropped = stream.droppedFrames
+            c.sourceName = stream.currentSourceName
             if let failure { c.lastError = failure }
             c.stream = nil
             c.writer = nil

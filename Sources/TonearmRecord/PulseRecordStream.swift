@@ -26,8 +26,6 @@ final class PulseRecordStream: @unchecked Sendable {
     let ring: CaptureRing
     let sampleRate: Int
     let channels: Int
-    /// The source the stream records from (the server's name for it), once connected.
-    private(set) var sourceName: String = ""
     private let frameBytes: Int
     private let accepted = Atomic<Int64>(0)
     private let limit = Atomic<Int64>(.max)
@@ -120,8 +118,7 @@ final class PulseRecordStream: @unchecked Sendable {
                 return state == PA_STREAM_READY || tonearm_pa_stream_is_good(state) == 0
             }
             if pa_stream_get_state(s) == PA_STREAM_READY {
-                sourceName = pa_stream_get_device_name(s).map { String(cString: $0) } ?? source ?? ""
-                let name = sourceName
+                let name = pa_stream_get_device_name(s).map { String(cString: $0) } ?? source ?? ""
                 sources.withLock { $0.current = name }
                 lost.store(false, ordering: .releasing)
             } else if timedOut && tonearm_pa_stream_is_good(pa_stream_get_state(s)) != 0 {
@@ -227,7 +224,8 @@ final class PulseRecordStream: @unchecked Sendable {
         return sources.withLock { $0.lost }
     }
 
-    /// The source recorded from now (after a move, the new one).
+    /// The source the stream records from (the server's name for it), once connected; after a
+    /// move, the new one.
     var currentSourceName: String { sources.withLock { $0.current } }
 
     /// How many of the last `frames` frames a read brings were captured at or after `start`
