@@ -326,6 +326,23 @@ public final class ChildProcess: @unchecked Sendable {
         public var childEnded = false
     }
 
+    /// Adds to `actions` the closing of every descriptor from 3 up in the child, after the
+    /// standard streams are set: glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and
+    /// later; Swift does not import it, so it is looked up by name), or, without it, a close for
+    /// each descriptor open now (a descriptor another thread opens before the spawn may then
+    /// still be inherited).
+    static func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+            let closeFrom = unsafeBitCast(symbol, to: CloseFrom.self)
+            if closeFrom(&actions, 3) == 0 { return }
+        }
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for fd in open.compactMap(Int32.init) where fd > 2 {
+            posix_spawn_file_actions_addclose(&actions, fd)
+        }
+    }
+
     /// Starts `arguments[0]` (looked up in PATH) with this process's environment plus `environment`.
     /// With `captureStandardError`, a reader thread collects the child's standard error (see
     /// ``waitForStandardError(containing:timeout:)``); `captureStandardOutput` does the same for
@@ -377,6 +394,12 @@ public final class ChildProcess: @unchecked Sendable {
                 posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
             }
         }
+        // Nothing else of this process: Foundation's `Pipe` does not set close-on-exec, so a
+        // server started while another test's `run()` reads its child's output to the end held
+        // that pipe's write end open for its whole life — the reader never saw the end, blocked
+        // a thread of the cooperative pool, and with the pool's two threads blocked so the
+        // test run hung (a CI run stopped at its 90-minute limit).
+        Self.closeInheritedDescriptors(&actions)
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
         defer { posix_spawnattr_destroy(&attr) }
