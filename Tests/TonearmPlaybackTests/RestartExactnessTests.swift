@@ -31,6 +31,19 @@ import TonearmTestSupport
         return ([a, b], zip(wa, wb).map { $0 + $1 })
     }
 
+    /// Where the frames written from `frame` on (and 4,096 frames later) come from in `expected`:
+    /// a block written twice, skipped or of an earlier schedule shows as another frame.
+    static func origin(of got: [Float], at frame: Int, in expected: [Float]) -> String {
+        func source(_ f: Int) -> String {
+            let n = 256
+            guard f + n <= got.count else { return "frame \(f): past the end" }
+            let run = Array(got[f..<(f + n)])
+            let at = (0...(expected.count - n)).first { i in expected[i] == run[0] && Array(expected[i..<(i + n)]) == run }
+            return "frame \(f) is expected's \(at.map(String.init) ?? "nowhere")"
+        }
+        return source(frame) + ", " + source(frame + 4096)
+    }
+
     /// Plays `q` to its end while `perturb(n)` is called (n = 0, 1, …) between task yields, until
     /// the queue finishes or `limit` calls were made; returns the number of calls.
     func playPerturbing(_ q: QueuePlayer, limit: Int, _ perturb: (Int) -> Void) async throws -> Int {
@@ -63,7 +76,7 @@ import TonearmTestSupport
             for c in expected.indices {
                 let n = min(got[c].count, expected[c].count)
                 let first = (0..<n).first { got[c][$0] != expected[c][$0] }
-                #expect(first == nil, "round \(round), channel \(c): first differing frame \(first ?? -1) (\(toggles) toggles)")
+                #expect(first == nil, "round \(round), channel \(c): first differing frame \(first ?? -1) (\(toggles) toggles); \(first.map { Self.origin(of: got[c], at: $0, in: expected[c]) } ?? "")")
             }
         }
     }
