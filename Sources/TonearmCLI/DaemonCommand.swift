@@ -200,9 +200,16 @@ struct DaemonCommand: AsyncParsableCommand {
             options.makeDatabase = { try await DaemonDatabase.open(musicRoot: root, otherFolders: others, stateDirectory: state) }
         }
         // MPRIS on the session bus when there is one: playerctl and the desktop drive the same queue.
-        options.attachPlayer = { player in
+        // The library counts the plays and skips of its songs (MPMediaItem's playCount, skipCount,
+        // lastPlayedDate: the `sticker` command's playCount, skipCount and lastPlayed, the web
+        // remote's counts), as `tonearm play` does.
+        options.attachPlayer = { player, database in
             let (remote, failure) = DaemonRemote.start(player: player)
-            return ({ remote?.stop() }, failure.map { "\($0); running without MPRIS" } ?? "MPRIS: on the session bus")
+            let recorder = (database as? DaemonDatabase).map { LibraryPlayRecorder(player: player, library: $0.responder.library) }
+            return ({
+                remote?.stop()
+                withExtendedLifetime(recorder) {}
+            }, failure.map { "\($0); running without MPRIS" } ?? "MPRIS: on the session bus")
         }
         // The web remote: the same daemon (its one command layer), served beside the MPD server.
         if case .on(let host, let port) = settings.http {

@@ -76,6 +76,8 @@ struct DaemonDatabase: MPDDatabaseResponder, MPDDatabaseUpdater {
 
     func localPath(forURI uri: String) -> String? { responder.filePath(forURI: uri) }
 
+    func persistentID(forLocalPath path: String) -> UInt64? { responder.persistentID(forFilePath: path) }
+
     func songURIs(filterArguments: [String], command: String) throws(MPDAck) -> [String] {
         try responder.songURIs(filterArguments: filterArguments, command: command)
     }

@@ -192,6 +192,9 @@ public protocol MPDDatabaseResponder: Sendable {
     func uri(forLocalPath path: String) -> String?
     /// The file of the database's song at `uri`, else nil.
     func localPath(forURI uri: String) -> String?
+    /// The library's persistentID of the database's song whose file is `path`, else nil: the
+    /// queue's items carry it, so that what counts plays finds the song.
+    func persistentID(forLocalPath path: String) -> UInt64?
 }
 
 extension MPDDatabaseResponder {
@@ -220,6 +223,8 @@ extension MPDDatabaseResponder {
     public func uri(forLocalPath path: String) -> String? { nil }
 
     public func localPath(forURI uri: String) -> String? { nil }
+
+    public func persistentID(forLocalPath path: String) -> UInt64? { nil }
 }
 
 /// A batch of the music folders' watch, as the daemon hears of it: it becomes an update job
@@ -309,7 +314,7 @@ public struct MPDCommandMachine: Sendable {
         "lsinfo", "listall", "listallinfo", "listfiles", "find", "search", "findadd", "searchadd", "searchaddpl",
         "list", "count", "update", "rescan", "albumart", "readpicture", "getfingerprint",
         "listplaylists", "listplaylist", "listplaylistinfo", "load", "save", "rm", "rename", "playlistadd",
-        "playlistclear", "playlistdelete", "playlistmove",
+        "playlistclear", "playlistdelete", "playlistmove", "sticker",
     ]
     /// The database commands that change a stored playlist (idle `stored_playlist` after them).
     public static let storedPlaylistCommands: Set<String> = [
@@ -572,6 +577,8 @@ public struct MPDCommandMachine: Sendable {
             guard let database, database.commands.contains(name) else { throw MPDAck(.unknown, "unknown command \"\(name)\"") }
             do { out.response = try database.respond(command: name, arguments: args, tagTypes: client.tagTypes) } catch { throw error.at(0, command: name) }
             if MPDCommandMachine.storedPlaylistCommands.contains(name) { out.changed.insert(.storedPlaylist) }
+            // As MPD: every `sticker set` or `delete` that succeeds.
+            if name == "sticker", args.first == "set" || args.first == "delete" { out.changed.insert(.sticker) }
             return out
         }
 

@@ -482,7 +482,10 @@ public final class MPDDaemon: Sendable {
         let outputEnabled = machine.withLock { $0.outputEnabled }
         for a in actions {
             switch a {
-            case .insert(let song, let at): q.insert(QueueItem(pathOrURL: song.location), at: at)
+            case .insert(let song, let at):
+                // A song of the library carries its persistentID (plays are counted by it).
+                let id = song.location.hasPrefix("/") ? database?.persistentID(forLocalPath: song.location) : nil
+                q.insert(QueueItem(pathOrURL: song.location, persistentID: id), at: at)
             case .remove(let at): q.remove(at: at)
             case .move(let from, let to): q.move(from: from, to: to)
             case .clear: q.setQueue([])

@@ -11,6 +11,8 @@ struct MPDSong: Sendable {
     /// The folder's URI ("" at the top).
     let directory: String
     let path: String
+    /// The library item's persistentID.
+    let persistentID: UInt64
     /// Seconds since 1970 (the file's mtime).
     let mtime: Int64
     let sampleRate: Int
@@ -230,7 +232,7 @@ final class MPDSnapshot: Sendable {
         case "mp3", "mp2": bits = "24"  // MPD's libmad decoder gives 24-bit samples
         default: bits = f.bitsPerSample.map(String.init) ?? "f"
         }
-        return MPDSong(uri: uri, directory: directory, path: item.path, mtime: mtime(of: item.path) ?? Int64(item.dateAdded.timeIntervalSince1970),
+        return MPDSong(uri: uri, directory: directory, path: item.path, persistentID: item.persistentID, mtime: mtime(of: item.path) ?? Int64(item.dateAdded.timeIntervalSince1970),
                        sampleRate: f.sampleRate, bits: bits, channels: f.channelCount, duration: item.duration, tags: tags)
     }
 }

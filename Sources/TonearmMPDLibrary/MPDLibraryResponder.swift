@@ -47,7 +47,7 @@ public final class MPDLibraryResponder: Sendable {
     public static let commands: Set<String> = [
         "lsinfo", "listall", "listallinfo", "listfiles", "find", "search", "list", "count",
         "listplaylists", "listplaylist", "listplaylistinfo",
-        "rm", "rename", "playlistadd", "playlistclear", "playlistdelete", "playlistmove", "searchaddpl",
+        "rm", "rename", "playlistadd", "playlistclear", "playlistdelete", "playlistmove", "searchaddpl", "sticker",
     ]
 
     /// Of ``commands``, those that change the stored playlists (the daemon then reports the
@@ -78,6 +78,7 @@ public final class MPDLibraryResponder: Sendable {
         case "rm", "rename", "playlistadd", "playlistclear", "playlistdelete", "playlistmove", "searchaddpl":
             try editPlaylist(db, command: command, arguments)
             return ""
+        case "sticker": return try sticker(arguments: arguments)
         default: throw MPDAck(.unknown, "unknown command \"\(command)\"")
         }
     }
@@ -130,6 +131,14 @@ public final class MPDLibraryResponder: Sendable {
         let db = current
         guard let u = Self.normalized(uri), !u.isEmpty, let i = db.byURI[u] else { return nil }
         return db.songs[i].path
+    }
+
+    /// The library's persistentID of the database's song whose file is `path`, or nil (not a
+    /// song of the music folders). From the snapshot: no query.
+    public func persistentID(forFilePath path: String) -> UInt64? {
+        let db = current
+        guard let uri = folders.uri(forPath: path), let i = db.byURI[uri] else { return nil }
+        return db.songs[i].persistentID
     }
 
     /// The URI of the file at `path` when it lies in the music folder or another of the

@@ -46,6 +46,8 @@ public enum MPDCommands {
             "prio", "prioid", "searchaddpl"]),
         (3, 3, [
             "addtagid", "outputset", "playlistmove"]),
+        (3, nil, [
+            "sticker"]),
     ]
 
     /// Every command, by name.

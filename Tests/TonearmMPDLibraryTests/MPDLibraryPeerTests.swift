@@ -170,8 +170,8 @@ import TonearmTestSupport
         let dir: TempDir
     }
 
-    static func fixture() async throws -> Fixture {
-        let mpd = try PrivateMPD()
+    static func fixture(stickers: Bool = false) async throws -> Fixture {
+        let mpd = try PrivateMPD(stickers: stickers)
         let music = mpd.directory.file("music")
         try makeMusic(at: music)
         let connection = try MPDConnection(socketPath: mpd.socketPath)
@@ -332,6 +332,62 @@ import TonearmTestSupport
         #expect(try f.responder.songURIs(filterArguments: ["album", "first"], command: "findadd").isEmpty)
         let sorted = try f.responder.songURIs(filterArguments: ["album", "First Album", "sort", "Title", "window", "0:2"], command: "findadd")
         #expect(sorted == ["Alpha Band/First Album/01 One.flac", "Alpha Band/First Album/02 Two.flac"])
+    }
+}
+
+extension MPDLibraryPeerTests {
+    /// `sticker` with ratings, sent to MPD (with a sticker database) and to the library's
+    /// responder, line for line: set, get, list, find (a folder, everything, a song's URI, with
+    /// `=`, `<`, `>`), delete one or all, and the errors (no such song, sticker, domain or
+    /// operator; a bad request). `find`'s songs are compared as a set (MPD lists them in its
+    /// sticker table's order, the library in the database's).
+    @Test func stickersAnswerAsMPDs() async throws {
+        let f = try await Self.fixture(stickers: true)
+        defer { f.mpd.stop() }
+        let one = #""Alpha Band/First Album/01 One.flac""#, two = #""Alpha Band/First Album/02 Two.flac""#, uno = #""Beta/First Album/01 Uno.mp3""#
+        let lines = [
+            "sticker get song \(one) rating", "sticker list song \(one)",
+            "sticker set song \(one) rating 4", "sticker set song \(two) rating 2", "sticker set song \(uno) rating 5",
+            "sticker get song \(one) rating", "sticker list song \(one)", "sticker get song \(one) playcountx",
+            "sticker find song \"\" rating", "sticker find song \"Alpha Band\" rating", "sticker find song Beta rating",
+            "sticker find song \(one) rating", "sticker find song nosuch rating", "sticker find song \"\" other",
+            "sticker find song \"\" rating = 4", "sticker find song \"\" rating < 4", "sticker find song \"\" rating > 2",
+            "sticker find song \"\" rating ~ 4", "sticker find song \"\" rating =",
+            "sticker get song nosuch.flac rating", "sticker set song nosuch.flac rating 1", "sticker list song nosuch.flac",
+            "sticker delete song nosuch.flac",
+            "sticker get video \(one) rating", "sticker list video \(one)", "sticker foo song \(one)", "sticker get song \(one)",
+            "sticker set song \(one) rating", "sticker list song \(one) rating",
+            "sticker delete song \(one) rating", "sticker delete song \(one) rating", "sticker get song \(one) rating",
+            "sticker delete song \(uno)", "sticker delete song \(uno)", "sticker list song \(uno)",
+            "sticker find song \"\" rating",
+        ]
+        var differences: [String] = []
+        for line in lines {
+            var theirs = try f.mpd.exchange([Array(line.utf8)])
+            var ours = Self.answer(f.responder, line)
+            if line.hasPrefix("sticker find") {
+                theirs = Self.songPairs(theirs)
+                ours = Self.songPairs(ours)
+            }
+            if theirs != ours { differences.append("\(line):\n  MPD     \(theirs)\n  Tonearm \(ours)") }
+        }
+        #expect(differences.isEmpty, Comment(rawValue: differences.joined(separator: "\n")))
+        // The rating is the library's.
+        let item = try #require(try f.library.item(atPath: f.responder.musicRoot + "/Alpha Band/First Album/02 Two.flac"))
+        #expect(item.rating == 2)
+    }
+
+    /// `file:`/`sticker:` pairs sorted (the last line, `OK` or an ACK, kept last).
+    static func songPairs(_ lines: [String]) -> [String] {
+        guard let last = lines.last else { return lines }
+        var pairs: [String] = []
+        var i = 0
+        let body = Array(lines.dropLast())
+        while i < body.count {
+            pairs.append(body[i] + (i + 1 < body.count ? " | " + body[i + 1] : ""))
+            i += 2
+        }
+        return pairs.sorted() + [last]
     }
 }
 

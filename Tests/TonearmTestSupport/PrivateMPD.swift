@@ -15,7 +15,8 @@ public final class PrivateMPD: @unchecked Sendable {
     private let process: ChildProcess
 
     /// `extraConfig`: more lines of `mpd.conf` (`password "secret@read"`, `default_permissions "read"`).
-    public init(timeout: Double = 10, extraConfig: String = "") throws {
+    /// `stickers`: with a sticker database (`sticker_file` in its folder: the `sticker` command).
+    public init(timeout: Double = 10, extraConfig: String = "", stickers: Bool = false) throws {
         let dir = try TempDir("tonearm-mpd")
         directory = dir
         socketPath = dir.file("socket")
@@ -32,6 +33,7 @@ public final class PrivateMPD: @unchecked Sendable {
             type "null"
             name "null"
         }
+        \(stickers ? "sticker_file \"\(dir.file("sticker.sql"))\"" : "")
         \(extraConfig)
         """
         try config.write(toFile: dir.file("mpd.conf"), atomically: true, encoding: .utf8)
