@@ -201,7 +201,9 @@ let package = Package(
         .executableTarget(
             name: "TonearmCLI",
             dependencies: ["Tonearm", "TonearmDesktop", "TonearmKit", "TonearmWindow", "TonearmConfig", "TonearmDaemon", "TonearmWeb", "TonearmMPDLibrary", "TonearmMPDClient", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                           .product(name: "TOMLKit", package: "TOMLKit")],
+                           .product(name: "TOMLKit", package: "TOMLKit"),
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                           .product(name: "Logging", package: "swift-log")],
             // The release binary (static Swift runtime; scripts/demo, install-extras, bench) is
             // linked by the toolchain's lld with packed relative relocations (a 23 KB table
             // instead of gold's 2.7 MB, read at every start; glibc ≥ 2.36, as Debian 12 has) and

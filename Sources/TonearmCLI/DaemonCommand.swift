@@ -200,17 +200,13 @@ struct DaemonCommand: AsyncParsableCommand {
             options.makeDatabase = { try await DaemonDatabase.open(musicRoot: root, otherFolders: others, stateDirectory: state) }
         }
         // MPRIS on the session bus when there is one: playerctl and the desktop drive the same queue.
-        // The library counts the plays and skips of its songs (MPMediaItem's playCount, skipCount,
-        // lastPlayedDate: the `sticker` command's playCount, skipCount and lastPlayed, the web
-        // remote's counts), as `tonearm play` does.
-        options.attachPlayer = { player, database in
+        options.attachPlayer = { player in
             let (remote, failure) = DaemonRemote.start(player: player)
-            let recorder = (database as? DaemonDatabase).map { LibraryPlayRecorder(player: player, library: $0.responder.library) }
-            return ({
-                remote?.stop()
-                withExtendedLifetime(recorder) {}
-            }, failure.map { "\($0); running without MPRIS" } ?? "MPRIS: on the session bus")
+            return ({ remote?.stop() }, failure.map { "\($0); running without MPRIS" } ?? "MPRIS: on the session bus")
         }
+        // The library counts the plays and skips of its songs as they are played (as `tonearm
+        // play` does): the `sticker` command's playCount, skipCount and lastPlayed.
+        if options.makeDatabase != nil { options.services.append { daemon, logger in DaemonPlayCounts(daemon: daemon, logger: logger) } }
         // The web remote: the same daemon (its one command layer), served beside the MPD server.
         if case .on(let host, let port) = settings.http {
             options.services.append { daemon, logger in

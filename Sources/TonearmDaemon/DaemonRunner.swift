@@ -30,10 +30,9 @@ public struct DaemonOptions: Sendable {
     /// start must not be written by a second daemon that is about to be refused). Wins over
     /// `database`.
     public var makeDatabase: (@Sendable () async throws -> any MPDDatabaseResponder)?
-    /// Started with the daemon's player and its database before it listens (the command's MPRIS
-    /// export, the library's play counts): returns what stops it at shutdown and a line for the
-    /// log (why it did not start), or nil.
-    public var attachPlayer: (@Sendable (MusicPlayer, (any MPDDatabaseResponder)?) -> (stop: @Sendable () -> Void, message: String?))?
+    /// Started with the daemon's player before it listens (the command's MPRIS export): returns
+    /// what stops it at shutdown and a line for the log (why it did not start), or nil.
+    public var attachPlayer: (@Sendable (MusicPlayer) -> (stop: @Sendable () -> Void, message: String?))?
     /// Passwords and default permissions (MPD's `password` and `default_permissions`).
     /// Play along with other Tonearm audio sessions (`AVAudioSession`'s `mixWithOthers`)
     /// instead of the default: the daemon's session is `playback`, exclusive, so a `tonearm play`
@@ -195,7 +194,7 @@ public enum DaemonRunner {
         daemon.trimmer.request()
         let watchLogger = logger
         daemon.startWatching { error in watchLogger.warning("the music folder is not watched (changes need `update`): \(error)") }
-        let attached = options.attachPlayer?(player, database)
+        let attached = options.attachPlayer?(player)
         if let message = attached?.message { logger.info("\(message)") }
         let server = MPDServer(daemon: daemon, limits: options.limits, logger: logger)
         logger.info("output: \(several.map { $0.outputs.map(\.description).joined(separator: ", ") } ?? selection.description)")

@@ -79,6 +79,50 @@ struct DaemonDatabaseCLITests {
     }
 }
 
+/// Ratings and play counts (issue 21): the library's, as MPD's stickers. A rating set with
+/// `mpc sticker` is read back and is the library's; a song the daemon plays to its end gets its
+/// play counted in the library, and an idling client hears `sticker` for each.
+@Suite(.serialized)
+struct DaemonStickerCLITests {
+    @Test func ratingsAndPlayCountsAreTheLibrarysStickers() throws {
+        let dir = try TempDir("tonearm-daemon-sticker")
+        defer { dir.remove() }
+        let music = dir.file("music")
+        try FileManager.default.createDirectory(atPath: music + "/Album", withIntermediateDirectories: true)
+        try Fixtures.tone(path: music + "/Album/a.flac", codecArgs: ["-c:a", "flac", "-metadata", "title=A"], seconds: 1)
+        let runtime = dir.file("run")
+        let daemon = try ChildProcess([try tonearmBinary(), "daemon", "--output", "null", "--listen", "none", "--music", music,
+                                       "--runtime-dir", runtime, "--state-dir", dir.file("state")],
+                                      environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=" + dir.file("no-bus")], captureStandardError: true)
+        defer { daemon.terminate(SIGKILL) }
+        #expect(daemon.waitForStandardError(containing: "listening on \(runtime)/mpd.sock", timeout: 60), "\(daemon.standardErrorText)")
+        let env = ["MPD_HOST": runtime + "/mpd.sock"]
+        func mpc(_ args: String...) throws -> String {
+            let r = try run("mpc", args, environment: env)
+            #expect(r.status == 0, "mpc \(args): \(r.stderr)")
+            return r.stdout
+        }
+        let idler = try MPDLineSocket(unixPath: runtime + "/mpd.sock")
+        #expect(try mpc("sticker", "Album/a.flac", "set", "rating", "4").isEmpty)
+        #expect(try mpc("sticker", "Album/a.flac", "get", "rating") == "rating=4\n")
+        idler.send(lines: ["idle sticker"])
+        #expect(try idler.readAnswer(timeout: 10) == ["changed: sticker", "OK"])
+        // A rating the library cannot hold is refused, naming the range.
+        let refused = try run("mpc", ["sticker", "Album/a.flac", "set", "rating", "9"], environment: env)
+        #expect(refused.status != 0 && refused.stderr.contains("0 to 5"), "\(refused.stderr)")
+        // Played to its end: one play, counted in the library, heard as a sticker change.
+        #expect(try mpc("sticker", "Album/a.flac", "list") == "rating=4\n")
+        _ = try mpc("add", "Album/a.flac")
+        idler.send(lines: ["idle sticker"])
+        _ = try mpc("play")
+        #expect(try idler.readAnswer(timeout: 30) == ["changed: sticker", "OK"])
+        let stickers = try mpc("sticker", "Album/a.flac", "list")
+        #expect(stickers.contains("playCount=1\n") && stickers.contains("rating=4\n") && stickers.contains("lastPlayed="), "\(stickers)")
+        daemon.terminate(SIGTERM)
+        #expect(daemon.succeeded, "\(daemon.standardErrorText)")
+    }
+}
+
 /// `update` and the watch of the music folder (issue 20): `update` answers a job number at
 /// once, `status` shows it while it runs, `mpc update --wait` (which waits on idle `update`)
 /// returns once the new song is in the database; files copied in, removed and renamed while the
