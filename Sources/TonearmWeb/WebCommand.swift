@@ -32,6 +32,9 @@ public enum WebCommand: Sendable, Hashable {
     case add([UInt64], next: Bool)
     /// Turns the output with this id on or off.
     case output(Int, enabled: Bool)
+    /// Gives the library's song with this id (``WebLibrary``'s ids) a rating, 0 (none) to 5
+    /// stars: its `rating` sticker, which is the library's rating.
+    case rate(UInt64, stars: Int)
 
     /// The MPD command line.
     public var mpdLine: String {
@@ -55,11 +58,12 @@ public enum WebCommand: Sendable, Hashable {
         case .output(let id, let on): "\(on ? "enableoutput" : "disableoutput") \(id)"
         // Made by the remote from the songs' URIs (``WebRemote/perform(_:permissions:)``).
         case .add(_, let next): next ? "addid URI +0" : "addid URI"
+        case .rate(_, let stars): "sticker set song URI rating \(stars)"
         }
     }
 
     public static let names = ["play", "pause", "stop", "next", "previous", "seek", "volume", "repeat", "random", "playid", "deleteid",
-                               "crossfade", "clear", "moveid", "save", "load", "add", "playnext", "enableoutput", "disableoutput"]
+                               "crossfade", "clear", "moveid", "save", "load", "add", "playnext", "enableoutput", "disableoutput", "rate"]
 
     /// A library song id as the API writes it (a decimal number in a string: JavaScript's
     /// numbers cannot hold 64 bits). Anything else — a path, `../`, a URL — is refused: the web
@@ -161,6 +165,12 @@ public enum WebCommand: Sendable, Hashable {
         case "playnext": self = .add(try ids(), next: true)
         case "enableoutput": self = .output(try integer(0...Int(Int32.max)), enabled: true)
         case "disableoutput": self = .output(try integer(0...Int(Int32.max)), enabled: false)
+        case "rate":
+            guard case .list(let pair)? = value, pair.count == 2, case .text(let id) = pair[0], case .number(let stars) = pair[1],
+                  stars == stars.rounded(), stars >= 0, stars <= 5 else {
+                throw WebRequestError("\"rate\" needs [SONG ID, STARS] as \"value\" (a song id as a string of digits, a whole number of stars from 0 to 5)")
+            }
+            self = .rate(try Self.libraryID(id, command: name), stars: Int(stars))
         default:
             throw WebRequestError("unknown command \"\(name)\" (known: \(Self.names.joined(separator: ", ")))")
         }

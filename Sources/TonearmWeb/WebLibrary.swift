@@ -13,6 +13,10 @@ public struct WebLibrarySong: Codable, Sendable, Hashable {
     public var artist: String
     public var album: String
     public var duration: Double?
+    /// The library's rating, 0 (none) to 5 stars.
+    public var rating = 0
+    /// How many times it was played (the library's play count).
+    public var plays = 0
 }
 
 /// An album of an artist: its name, its songs' count, and the id of its first song (its cover
@@ -133,13 +137,14 @@ struct WebLibrary: Sendable {
     /// ``songs(_:)`` with each song's tags (the songs the library has no id for left out).
     func identified(_ found: [(uri: String, tags: [String: String])]) throws(WebLibraryError) -> [(song: WebLibrarySong, tags: [String: String])] {
         let paths = found.map { responder.folders.path(forURI: $0.uri) }
-        let ids: [String: UInt64]
-        do { ids = try library.persistentIDs(forPaths: paths) } catch { throw WebLibraryError(500, "\(error)") }
+        let usage: [String: ItemUsage]
+        do { usage = try library.usage(forPaths: paths) } catch { throw WebLibraryError(500, "\(error)") }
         return zip(found, paths).compactMap { song, path in
-            guard let id = ids[path] else { return nil }
+            guard let u = usage[path] else { return nil }
             let t = song.tags
-            return (WebLibrarySong(id: String(id), title: WebAnswer.title(file: song.uri, fields: t), artist: t["Artist"] ?? t["AlbumArtist"] ?? "",
-                                   album: t["Album"] ?? "", duration: t["duration"].flatMap(Double.init) ?? t["Time"].flatMap(Double.init)), t)
+            return (WebLibrarySong(id: String(u.persistentID), title: WebAnswer.title(file: song.uri, fields: t), artist: t["Artist"] ?? t["AlbumArtist"] ?? "",
+                                   album: t["Album"] ?? "", duration: t["duration"].flatMap(Double.init) ?? t["Time"].flatMap(Double.init),
+                                   rating: u.rating, plays: u.playCount), t)
         }
     }
 
@@ -150,7 +155,8 @@ struct WebLibrary: Sendable {
         var out: [WebLibrarySong] = []
         for item in items where out.count < limit && responder.uri(forFilePath: item.path) != nil {
             out.append(WebLibrarySong(id: String(item.persistentID), title: item.title, artist: item.artist ?? item.albumArtist ?? "",
-                                      album: item.albumTitle ?? "", duration: item.duration > 0 ? item.duration : nil))
+                                      album: item.albumTitle ?? "", duration: item.duration > 0 ? item.duration : nil,
+                                      rating: item.rating, plays: item.playCount))
         }
         return out
     }

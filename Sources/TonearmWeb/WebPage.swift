@@ -116,6 +116,10 @@ public enum WebPage {
         .list .info .t { display: block; }
         .list .sub { display: block; color: var(--muted); font-size: .875rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
         .list button[aria-pressed=true] { background: var(--accent); color: var(--bg); border-color: var(--accent); }
+        .stars { display: flex; gap: 0; }
+        .list .stars button { min-width: 2rem; min-height: 2rem; padding: 0; border: none; background: none; color: var(--muted);
+                              font-size: 1.25rem; line-height: 1; }
+        .list .stars button[aria-pressed=true] { background: none; color: var(--accent); }
 
         """
 
@@ -264,11 +268,32 @@ public enum WebPage {
           return body;
         }
         const q = (o) => new URLSearchParams(o).toString();
+        // Stars: five buttons, the rating's pressed; the rated star again clears it. The
+        // library's rating (the song's `rating` sticker): every client sees it.
+        function stars(song) {
+          const box = document.createElement("span"); box.className = "stars";
+          const name = songName(song);
+          const paint = () => box.querySelectorAll("button").forEach((b, k) => {
+            b.setAttribute("aria-pressed", k < song.rating ? "true" : "false");
+            b.textContent = k < song.rating ? "★" : "☆";
+          });
+          for (let n = 1; n <= 5; n++) {
+            box.append(button("☆", "Rate " + n + (n === 1 ? " star: " : " stars: ") + name, async () => {
+              const to = song.rating === n ? 0 : n;
+              focusAfter = "Rate " + n + (n === 1 ? " star: " : " stars: ") + name;
+              if (await send("rate", [song.id, to])) { song.rating = to; paint(); }
+            }));
+          }
+          paint();
+          return box;
+        }
+        function plays(n) { return n ? n + (n === 1 ? " play" : " plays") : ""; }
         function songRows(songs) {
           return songs.map((song) => {
             const li = document.createElement("li");
             const info = document.createElement("span"); info.className = "info";
-            info.append(span("t", song.title), span("sub", [song.artist, song.album, fmt(song.duration)].filter(Boolean).join(" · ")));
+            info.append(span("t", song.title), span("sub", [song.artist, song.album, fmt(song.duration), plays(song.plays)].filter(Boolean).join(" · ")),
+                        stars(song));
             li.append(info,
               button("Next", "Play next: " + songName(song), () => send("playnext", song.id), "small"),
               button("Add", "Add " + songName(song), () => send("add", song.id), "small"));
@@ -320,6 +345,8 @@ public enum WebPage {
           }
           $("library").replaceChildren(...rows);
           crumbs();
+          // A keyboard user keeps their place when the list is drawn again (a rating pushed back).
+          if (focusAfter) { const b = $("library").querySelector('[aria-label="' + CSS.escape(focusAfter) + '"]'); if (b) { b.focus(); focusAfter = null; } }
         }
         async function addAlbum(artist, album) {
           try {

@@ -66,6 +66,14 @@ public final class WebRemote: Sendable {
 
     /// Carries out one of the page's commands; throws the daemon's `ACK` line.
     public func perform(_ command: WebCommand, permissions: MPDPermissions) async throws(WebCommandFailure) {
+        if case .rate(let id, let stars) = command {
+            // The song's URI from its library id, then MPD's `sticker` (which needs `admin`, as MPD's does).
+            guard let library else { throw WebCommandFailure("the daemon has no library (start it with --music FOLDER)") }
+            let uri: String
+            do { uri = try library.uri(ofSong: id) } catch { throw WebCommandFailure(error.description) }
+            _ = try WebAnswer.pairs(await execute(["sticker set song " + MPDRequest.quoted(uri) + " rating \(stars)"], permissions: permissions))
+            return
+        }
         guard case .add(let ids, let next) = command else {
             _ = try WebAnswer.pairs(await execute([command.mpdLine], permissions: permissions))
             return
@@ -230,7 +238,8 @@ public final class WebRemote: Sendable {
             }
             if changed.contains(.output) { out.append(Self.json(try await outputs(permissions: permissions))) }
             if changed.contains(.storedPlaylist), library != nil { out.append(Self.json(try await playlists(permissions: permissions))) }
-            if changed.contains(.database) { out.append(#"{"type":"library"}"#) }
+            // The library's songs changed, or their ratings or play counts (stickers).
+            if !changed.isDisjoint(with: [.database, .sticker]) { out.append(#"{"type":"library"}"#) }
         } catch {
             out.append(Self.errorJSON("\(error)"))
         }

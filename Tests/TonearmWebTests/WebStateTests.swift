@@ -377,6 +377,52 @@ struct WebStateTests {
         #expect(throws: WebRequestError.self) { try parse(#"{"command":"add","value":[]}"#) }
     }
 
+    /// Stars and play counts: a rating set by the page is the library's (and the daemon's
+    /// `rating` sticker, for every MPD client); songs list their rating and play count; an
+    /// open page is told to draw the list again; without MPD's `admin` permission (which
+    /// `sticker` needs) the daemon refuses; bad values are clear errors.
+    @Test func ratingsAndPlayCountsAreTheLibrarys() async throws {
+        let f = try await Fixture()
+        defer { f.dir.remove() }
+        let one = try UInt64(f.id("Song One"))!
+        let pump = Task { await f.remote.pumpChanges() }
+        defer { pump.cancel() }
+        let (page, feed) = await f.remote.subscribePage(permissions: .all)
+        defer { f.remote.unsubscribePage(page) }
+        let (messages, sink) = AsyncStream<String>.makeStream()
+        let reader = Task { for await m in feed { sink.yield(m) }; sink.finish() }
+        defer { reader.cancel() }
+        let hub = f.daemon.hub
+        try await withDeadline(10, "the pump's subscription") { while hub.count == 0 { await Task.yield() } }
+
+        try await f.remote.perform(.rate(one, stars: 4), permissions: .all)
+        #expect(try f.library.item(persistentID: one)?.rating == 4)
+        _ = try await waitForEvent(messages, "the page told to draw the library again") { $0 == #"{"type":"library"}"# }
+        #expect(await f.remote.execute(["sticker get song \"A/one.flac\" rating"], permissions: .all) == "sticker: rating=4\nOK\n")
+        try f.library.recordPlay(of: one, playedSeconds: 1)
+        let songs = try await f.remote.songs(artist: "Artist A", album: "The Album", permissions: .all).songs ?? []
+        #expect(songs.map(\.rating) == [0, 4] && songs.map(\.plays) == [0, 1], "\(songs)")
+        #expect(try f.remote.search("song one", permissions: .all).songs?.first.map { [$0.rating, $0.plays] } == [4, 1])
+        // 0 clears it.
+        try await f.remote.perform(.rate(one, stars: 0), permissions: .all)
+        #expect(try f.library.item(persistentID: one)?.rating == 0)
+        // Without `admin`, as an MPD client without it.
+        await #expect(throws: WebCommandFailure.self) { try await f.remote.perform(.rate(one, stars: 2), permissions: [.read, .add, .control]) }
+        #expect(try f.library.item(persistentID: one)?.rating == 0)
+        let secret = try UInt64(f.id("Secret"))!
+        await #expect(throws: WebCommandFailure("song \(secret) is not in the music folders")) {
+            try await f.remote.perform(.rate(secret, stars: 2), permissions: .all)
+        }
+        func parse(_ s: String) throws(WebRequestError) -> WebCommand { try WebCommand(json: Array(s.utf8)) }
+        #expect(try parse(#"{"command":"rate","value":["\#(one)",3]}"#) == .rate(one, stars: 3))
+        for bad in [#"["\#(one)",6]"#, #"["\#(one)",2.5]"#, #"["\#(one)"]"#, #"[\#(one),3]"#, #""\#(one)""#] {
+            #expect(throws: WebRequestError("\"rate\" needs [SONG ID, STARS] as \"value\" (a song id as a string of digits, a whole number of stars from 0 to 5)")) {
+                try parse(#"{"command":"rate","value":\#(bad)}"#)
+            }
+        }
+        #expect(throws: WebRequestError.self) { try parse(#"{"command":"rate","value":["../x",3]}"#) }
+    }
+
     /// Cover art by library id: the picture in the song's tags; none for a song without one or
     /// outside the music folders; a path is refused.
     @Test func coversAreServedByIDNeverByPath() async throws {
