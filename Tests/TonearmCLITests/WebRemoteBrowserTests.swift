@@ -9,7 +9,8 @@ import TonearmTestSupport
 /// song; Next, Pause and the seek bar, pressed by their accessible names, change what mpc sees;
 /// play, prev, random and volume given with mpc appear on the page, pushed over its WebSocket;
 /// Remove takes a song off the queue; the library's search in Chinese finds a song, Play next and
-/// Move up place it, artists → album → Add adds one, Save queue / Clear queue / Load playlist go
+/// Move up place it, artists → album → Add adds one, a song's stars set its rating (mpc reads the
+/// `rating` sticker) and a rating set with mpc is pushed back, Save queue / Clear queue / Load playlist go
 /// round a stored playlist, a song dragged onto another takes its place. Screenshots at 375 and 1280 px wide are kept in
 /// `.build/test-artifacts/`.
 struct WebRemoteBrowserTests {

@@ -146,6 +146,14 @@ try:
     wait("Artist B: the album is listed", lambda: any(b.accessible_name == "Album The Album" for b in driver.find_elements(By.TAG_NAME, "button")))
     button("Album The Album").click()
     wait("The Album: its song is listed", lambda: any(b.accessible_name == "Add Song Two — Artist B" for b in driver.find_elements(By.TAG_NAME, "button")))
+    # Stars: the page's rating is the daemon's `rating` sticker (mpc reads it), and one set with mpc is pushed back.
+    button("Rate 4 stars: Song Two — Artist B").click()
+    wait("Rate 4 stars: four stars are pressed", lambda: button("Rate 4 stars: Song Two — Artist B").get_attribute("aria-pressed") == "true"
+         and button("Rate 5 stars: Song Two — Artist B").get_attribute("aria-pressed") == "false")
+    check("Rate: mpc reads the rating sticker", mpc("sticker", "two.flac", "get", "rating") == "rating=4\n")
+    mpc("sticker", "two.flac", "set", "rating", "2")
+    wait("A rating set with mpc is pushed: two stars", lambda: button("Rate 2 stars: Song Two — Artist B").get_attribute("aria-pressed") == "true"
+         and button("Rate 3 stars: Song Two — Artist B").get_attribute("aria-pressed") == "false")
     button("Add Song Two — Artist B").click()
     wait("Add: the queue shows three songs", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#queue li")) == 3)
     # Save as a playlist, clear, load it back.
