@@ -45,6 +45,10 @@ public final class LibraryPlayRecorder: Sendable {
     public init(player: MusicPlayer, library: MediaLibrary) {
         self.library = library
         self.player = player
+        // A player that has not played yet has no stop to be seen: `finish()` before any play
+        // (a daemon shut down with nothing played) does not wait for one.
+        let stopped = player.playbackState == .stopped
+        state.withLock { $0.stopSeen = stopped }
         (records, output) = AsyncStream.makeStream(of: Record.self, bufferingPolicy: .bufferingNewest(1024))
         let events = player.events
         // Already playing: start from the current item. (Otherwise the first play says which.)

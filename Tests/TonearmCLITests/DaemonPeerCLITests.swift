@@ -25,7 +25,7 @@ struct DaemonPeerCLITests {
 
         /// `extraMusic`: makes more files in the music folder (its path) before both read it.
         init(extraConfig: String = "", daemonArguments: [String] = [], extraMusic: (String) throws -> Void = { _ in }) throws {
-            mpd = try PrivateMPD(extraConfig: extraConfig)
+            mpd = try PrivateMPD(extraConfig: extraConfig, stickers: true)
             let music = mpd.directory.file("music")
             try extraMusic(music)
             for (path, title, artist, album, track) in DaemonPeerCLITests.songs {

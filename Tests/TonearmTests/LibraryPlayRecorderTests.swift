@@ -55,6 +55,18 @@ import TonearmTestSupport
         #expect((s.lastPlayedDate ?? .distantPast) >= before.addingTimeInterval(-1))
     }
 
+    /// A daemon shut down before it played anything: `finish()` has no stop to wait for.
+    @Test func finishingBeforeAnyPlayEndsAtOnce() async throws {
+        let dir = try TempDir("play-recorder-idle")
+        defer { dir.remove() }
+        let library = try MediaLibrary(path: dir.file("library.sqlite"))
+        let player = MusicPlayer(output: { NullOutput(untimed: true) })
+        let recorder = LibraryPlayRecorder(player: player, library: library)
+        try await withDeadline(10, "finish() with nothing played") { await recorder.finish() }
+        let records = try await collectUntilFinished(recorder.records)
+        #expect(records.isEmpty)
+    }
+
     @Test func itemsPlayedToTheirEndAreCountedAtAnySpeed() async throws {
         let dir = try TempDir("play-recorder-untimed")
         defer { dir.remove() }
