@@ -15,7 +15,7 @@ import types
 import common
 from common import log
 
-PARTS = ["decode", "playback", "eq", "sound", "start", "scan", "video", "daemon", "longrun"]
+PARTS = ["decode", "playback", "eq", "sound", "start", "scan", "video", "daemon", "web", "longrun"]
 ALIASES = {"library": "scan", "decoding": "decode"}
 
 
