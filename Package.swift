@@ -182,7 +182,7 @@ let package = Package(
         // The daemon (issue 20): one queue driven over the MPD protocol by any MPD client, on a
         // Unix socket and TCP through SwiftNIO; start-up and shutdown through service-lifecycle.
         // The only module that imports NIO.
-        .target(name: "TonearmDaemon", dependencies: ["TonearmMPDProtocol", "TonearmPlayback", "TonearmSession", "TonearmCodecs", "TonearmCore", "TonearmRender", "TonearmExport",
+        .target(name: "TonearmDaemon", dependencies: ["TonearmMPDProtocol", "TonearmPlayback", "TonearmSession", "TonearmCodecs", "TonearmCore", "TonearmRender", "TonearmExport", "TonearmDSP",
                                                       .product(name: "NIOCore", package: "swift-nio"),
                                                       .product(name: "NIOPosix", package: "swift-nio"),
                                                       .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -232,7 +232,7 @@ let package = Package(
         .testTarget(name: "TonearmDSPTests", dependencies: ["TonearmDSP", "TonearmCore"]),
         .testTarget(name: "TonearmPlaylistsTests", dependencies: ["TonearmPlaylists", "TonearmNetwork", "TonearmTestSupport"]),
         .testTarget(name: "TonearmNowPlayingTests", dependencies: ["TonearmNowPlaying"]),
-        .testTarget(name: "TonearmDaemonTests", dependencies: ["TonearmDaemon", "TonearmExport", "TonearmMPDProtocol", "TonearmPlayback", "TonearmRender", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmDaemonTests", dependencies: ["TonearmDaemon", "TonearmDSP", "TonearmExport", "TonearmMPDProtocol", "TonearmPlayback", "TonearmRender", "TonearmTestSupport"]),
         .testTarget(name: "TonearmWebTests", dependencies: ["TonearmWeb", "TonearmDaemon", "TonearmMPDProtocol", "TonearmMPDLibrary", "TonearmLibrary", "TonearmCore", "TonearmPlayback", "TonearmRender", "TonearmTestSupport",
                                                        .product(name: "Hummingbird", package: "hummingbird"),
                                                        .product(name: "HTTPTypes", package: "swift-http-types"),

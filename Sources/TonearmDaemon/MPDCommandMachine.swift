@@ -130,6 +130,8 @@ public enum MPDPlayerAction: Sendable, Hashable {
     case output(id: Int, enabled: Bool)
     /// ReplayGain levelling: `off`, `track` or `album` (MPD's `auto` resolved by the machine).
     case replayGain(String)
+    /// The player's equalizer takes the preset of this name (`outputset N equalizer NAME`).
+    case equalizer(String)
     /// The songs at `positions` get priority `priority` (`prio`): in random mode the player
     /// plays higher ones first. `afterCurrent` false: the queue has no current song yet.
     case priority(UInt8, positions: [Int], afterCurrent: Bool)
@@ -349,6 +351,18 @@ public struct MPDCommandMachine: Sendable {
     public private(set) var mixRampDelay: Float = -1
     /// The music folder `config` shows to local clients (nil: none), and `listmounts`' root.
     public var musicDirectory: String?
+    /// The equalizer's presets (their names; empty: no equalizer). The daemon's one equalizer
+    /// acts before every output: each output shows it as its `equalizer` attribute, and
+    /// `outputset N equalizer NAME` on any of them sets it (MPD has no equalizer; an output
+    /// attribute is how MPD clients set a player's option: `mpc outputset 1 equalizer=rock`).
+    public var equalizerPresets: [String] = []
+    /// The equalizer's preset now.
+    public private(set) var equalizer = "flat"
+
+    /// Restores the equalizer's preset a previous daemon saved (one the presets know).
+    public mutating func restoreEqualizer(_ name: String) {
+        if equalizerPresets.contains(name) { equalizer = name }
+    }
 
     /// The passwords and default permissions (`password`).
     public var access: MPDAccess
@@ -658,6 +672,7 @@ public struct MPDCommandMachine: Sendable {
                 MPDResponse.pair("outputid", String(i)) + MPDResponse.pair("outputname", o.name)
                     + MPDResponse.pair("plugin", o.plugin) + MPDResponse.pair("outputenabled", enabledOutputs[i] ? "1" : "0")
                     + o.attributes.map { MPDResponse.pair("attribute", $0) }.joined()
+                    + (equalizerPresets.isEmpty ? "" : MPDResponse.pair("attribute", "equalizer=" + equalizer))
             }.joined()
         case "enableoutput", "disableoutput", "toggleoutput":
             let id = try unsigned(args[0])
@@ -762,7 +777,13 @@ public struct MPDCommandMachine: Sendable {
             out.changed.insert(.playlist)
         case "outputset":
             guard try unsigned(args[0]) < outputs.count else { throw MPDAck(.noExist, "No such audio output", command: name) }
-            throw MPDAck(.argument, "Unsupported attribute", command: name)
+            guard args[1] == "equalizer", !equalizerPresets.isEmpty else { throw MPDAck(.argument, "Unsupported attribute", command: name) }
+            guard equalizerPresets.contains(args[2]) else {
+                throw MPDAck(.argument, "Unknown equalizer preset \"\(args[2].prefix(40))\" (known: \(equalizerPresets.joined(separator: ", ")))", command: name)
+            }
+            equalizer = args[2]
+            out.actions = [.equalizer(args[2])]
+            out.changed.insert(.output)
 
         // Playback.
         case "play":

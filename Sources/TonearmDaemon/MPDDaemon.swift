@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import TonearmCodecs
 import TonearmCore
+import TonearmDSP
 import TonearmMPDProtocol
 import TonearmPlayback
 
@@ -148,6 +149,7 @@ public final class MPDDaemon: Sendable {
         machine.withLock { m in
             if let outputs { m.outputs = outputs.listed } else { m.output = output }
             m.musicDirectory = musicDirectories.first
+            m.equalizerPresets = EQPreset.all.map(\.name)
         }
         let (jobs, continuation) = AsyncStream<(job: Int, uri: String, rescan: Bool)>.makeStream()
         updateJobs = continuation
@@ -254,6 +256,8 @@ public final class MPDDaemon: Sendable {
         var outputEnabled: Bool?
         /// Each output's `enableoutput` state by name (nil in states saved before several outputs).
         var outputs: [String: Bool]?
+        /// The equalizer's preset (nil in states saved before the daemon had one).
+        var equalizer: String?
     }
 
     /// Restores the queue, position, volume and modes a previous daemon saved, and plays on
@@ -280,7 +284,9 @@ public final class MPDDaemon: Sendable {
                            crossfade: saved?.crossfade ?? 0, outputEnabled: saved?.outputEnabled ?? true,
                            priorities: q.playOrder.priorities)
                 if let o = saved?.outputs { $0.restoreOutputs(o) }
+                if let e = saved?.equalizer { $0.restoreEqualizer(e) }
             }
+            if let e = saved?.equalizer, let preset = EQPreset.all.first(where: { $0.name == e }) { q.eq.apply(preset) }
             syncOutputs()
             if let c = saved?.crossfade, c > 0 { q.crossfadeDuration = Double(c) }
             if saved?.playing == true, machine.withLock({ $0.outputEnabled }) { player.play() }
@@ -314,12 +320,12 @@ public final class MPDDaemon: Sendable {
     private func persist() {
         guard let stateFile, saving.withLock({ $0 }) else { return }
         player.save()
-        let (uris, consume, single, crossfade, enabled, outputs) = machine.withLock { m in
+        let (uris, consume, single, crossfade, enabled, outputs, equalizer) = machine.withLock { m in
             (m.songs.map(\.uri), m.consume, m.single.rawValue, m.crossfade, m.outputEnabled,
-             Dictionary(zip(m.outputs.map(\.name), m.enabledOutputs), uniquingKeysWith: { a, _ in a }))
+             Dictionary(zip(m.outputs.map(\.name), m.enabledOutputs), uniquingKeysWith: { a, _ in a }), m.equalizer)
         }
         let state = SavedState(uris: uris, playing: player.playbackState == .playing, consume: consume, single: single, crossfade: crossfade,
-                               outputEnabled: enabled, outputs: outputs)
+                               outputEnabled: enabled, outputs: outputs, equalizer: equalizer)
         // Only what changed is written: the player's store writes the place alone when the
         // queue is the same, and the MPD side not at all when it is the same.
         guard lastSaved.withLock({ $0 }) != state, let data = try? JSONEncoder().encode(state) else { return }
@@ -511,6 +517,8 @@ public final class MPDDaemon: Sendable {
                 outputControl?.setEnabled(id, enabled)
                 if !machine.withLock({ $0.outputEnabled }), player.playbackState == .playing { player.pause() }
             case .replayGain(let mode): q.setReplayGain(ReplayGainMode(rawValue: mode) ?? .off)
+            case .equalizer(let name):
+                if let preset = EQPreset.all.first(where: { $0.name == name }) { q.eq.apply(preset) }
             case .priority(let priority, let positions, let afterCurrent):
                 q.setPriority(priority, ofItemsAt: positions, afterCurrent: afterCurrent)
             }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import Testing
+import TonearmDSP
 import TonearmDaemon
 import TonearmMPDProtocol
 import TonearmOutput
@@ -117,7 +118,7 @@ struct DaemonMPCTests {
         let a = try d.tone("a.flac", seconds: 30, title: "Outputs")
         try d.mpc("add", a).expectSuccess()
         try d.mpc("play").expectSuccess()
-        #expect(try d.mpc("outputs").stdout == "Output 1 (default) is enabled\n")
+        #expect(try d.mpc("outputs").stdout == "Output 1 (default) is enabled\n\tequalizer=\"flat\"\n")
         let idlers = d.daemon.hub.idleCountChanges
         let idle = try ChildProcess(["mpc", "idle", "output"], environment: ["MPD_HOST": d.socketPath, "MPD_PORT": "6600"],
                                     captureStandardError: true, captureStandardOutput: true)
@@ -129,7 +130,7 @@ struct DaemonMPCTests {
         #expect(d.daemon.player.playbackState == .paused)
         let status = try d.mpc("status").stdout
         #expect(status.contains("[paused]") && status.contains("ERROR: All audio outputs are disabled"), "\(status)")
-        #expect(try d.mpc("outputs").stdout == "Output 1 (default) is disabled\n")
+        #expect(try d.mpc("outputs").stdout == "Output 1 (default) is disabled\n\tequalizer=\"flat\"\n")
         try d.mpc("play").expectSuccess()
         #expect(d.daemon.player.playbackState == .paused)
         try d.mpc("enable", "1").expectSuccess()
@@ -137,8 +138,28 @@ struct DaemonMPCTests {
         #expect(try d.mpc("play").stdout.contains("[playing]"))
         #expect(d.daemon.player.playbackState == .playing)
         try d.mpc("toggleoutput", "1").expectSuccess()
-        #expect(try d.mpc("outputs").stdout == "Output 1 (default) is disabled\n")
+        #expect(try d.mpc("outputs").stdout == "Output 1 (default) is disabled\n\tequalizer=\"flat\"\n")
         #expect(d.daemon.player.playbackState == .paused)
+        await d.stop()
+    }
+
+    /// The daemon's equalizer is an attribute of its outputs: `mpc outputset 1 equalizer=rock`
+    /// sets the player's preset (its bands take rock's gains), `mpc outputs` shows it, an
+    /// idling client hears `output`; an unknown preset is refused naming the known ones.
+    @Test func mpcSetsTheEqualizerPreset() async throws {
+        let d = try await TestDaemon()
+        let idlers = d.daemon.hub.idleCountChanges
+        let idle = try ChildProcess(["mpc", "idle", "output"], environment: ["MPD_HOST": d.socketPath, "MPD_PORT": "6600"],
+                                    captureStandardError: true, captureStandardOutput: true)
+        _ = try await waitForEvent(idlers, timeout: 10, "mpc to idle") { $0 == 1 }
+        try d.mpc("outputset", "1", "equalizer=rock").expectSuccess()
+        #expect(idle.waitForStandardOutputBlocking(timeout: 10) { $0.childEnded }.text == "output\n", "\(idle.standardErrorText)")
+        #expect(try d.mpc("outputs").stdout == "Output 1 (default) is enabled\n\tequalizer=\"rock\"\n")
+        #expect(d.daemon.player.queue.eq.bands.map(\.gain) == EQPreset.rock.gains)
+        #expect(d.daemon.player.queue.eq.globalGain == EQPreset.rock.globalGain)
+        let bad = try d.mpc("outputset", "1", "equalizer=loud")
+        #expect(bad.status != 0 && bad.stderr.contains("Unknown equalizer preset \"loud\" (known: flat, bass-boost"), "\(bad.stderr)")
+        #expect(try d.mpc("outputs").stdout.contains("equalizer=\"rock\""))
         await d.stop()
     }
 

@@ -107,8 +107,9 @@ struct DaemonOutputsTests {
 
         // mpc lists the three (mpc numbers outputs from 1).
         let listed = try d.mpc("outputs")
-        #expect(listed.stdout == "Output 1 (null) is enabled\nOutput 2 (Snapcast) is enabled\n\tpath=\"\(fifo)\"\n"
-            + "Output 3 (HTTP stream) is enabled\n\tbind_to_address=\"127.0.0.1\"\n\tport=\"\(httpPort)\"\n", "\(listed.stdout)")
+        let eq = "\tequalizer=\"flat\"\n"
+        #expect(listed.stdout == "Output 1 (null) is enabled\n\(eq)Output 2 (Snapcast) is enabled\n\tpath=\"\(fifo)\"\n\(eq)"
+            + "Output 3 (HTTP stream) is enabled\n\tbind_to_address=\"127.0.0.1\"\n\tport=\"\(httpPort)\"\n\(eq)", "\(listed.stdout)")
 
         // snapserver is not running yet: the daemon waits for the pipe without blocking and says so.
         let tone = try d.tone("room.flac", seconds: 10, freq: 1000, title: "Room tone")

@@ -2,6 +2,7 @@
 import Dispatch
 import Foundation
 import Testing
+import TonearmDSP
 import TonearmTestSupport
 @testable import TonearmDaemon
 import TonearmMPDProtocol
@@ -69,6 +70,26 @@ import TonearmRender
                               stateFile: dir.file("state/mpd.json"))
         #expect(try again.restore())
         #expect(again.player.queue.currentIndex == 5 && again.player.queue.items().count == 40)
+        again.shutdown()
+    }
+
+    /// The equalizer's preset (`outputset 0 equalizer jazz`) is saved and a restarted daemon's
+    /// player has it again.
+    @Test func theEqualizerPresetSurvivesARestart() throws {
+        let p = dir.file("one.flac")
+        try Fixtures.tone(path: p, codecArgs: ["-c:a", "flac"], seconds: 1, rate: 8_000, channels: 1)
+        let store = QueueStateStore(path: dir.file("eq-state/queue.json"))
+        let daemon = MPDDaemon(player: MusicPlayer(output: { NullOutput() }, store: store, session: nil), stateFile: dir.file("eq-state/mpd.json"))
+        let client = MPDClientContext(isLocal: true)
+        #expect(daemon.executeNow(Self.batch("add \"\(p)\""), client: client).text == "OK\n")
+        #expect(daemon.executeNow(Self.batch("outputset 0 equalizer jazz"), client: client).text == "OK\n")
+        #expect(Self.waitUntil(daemon) { (try? String(contentsOfFile: dir.file("eq-state/mpd.json"), encoding: .utf8))?.contains("jazz") == true })
+        daemon.shutdown()
+        let again = MPDDaemon(player: MusicPlayer(output: { NullOutput() }, store: QueueStateStore(path: store.path), session: nil),
+                              stateFile: dir.file("eq-state/mpd.json"))
+        #expect(try again.restore())
+        #expect(again.executeNow(Self.batch("outputs"), client: client).text.contains("attribute: equalizer=jazz\n"))
+        #expect(again.player.queue.eq.bands.map(\.gain) == EQPreset.jazz.gains)
         again.shutdown()
     }
 }

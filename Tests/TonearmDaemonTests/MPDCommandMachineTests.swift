@@ -215,6 +215,31 @@ struct MPDCommandMachineTests {
         #expect(m.outputEnabled)
     }
 
+    /// The equalizer as every output's `equalizer` attribute: `outputset N equalizer NAME` on
+    /// any output sets the one preset (an action for the player, idle `output`); an unknown
+    /// preset, or the attribute on a daemon without an equalizer, is refused; a saved preset is
+    /// restored only when the presets know it.
+    @Test func theEqualizerIsAnOutputAttribute() throws {
+        var m = MPDCommandMachine()
+        #expect(throws: MPDAck(.argument, "Unsupported attribute", command: "outputset")) { try Self.send(&m, "outputset 0 equalizer rock") }
+        m.outputs = [MPDOutput(name: "null", plugin: "null"), MPDOutput(name: "Snapcast", plugin: "fifo", attributes: ["path=/tmp/f"])]
+        m.equalizerPresets = ["flat", "rock", "jazz"]
+        #expect(try Self.send(&m, "outputs").response == "outputid: 0\noutputname: null\nplugin: null\noutputenabled: 1\nattribute: equalizer=flat\n"
+            + "outputid: 1\noutputname: Snapcast\nplugin: fifo\noutputenabled: 1\nattribute: path=/tmp/f\nattribute: equalizer=flat\n")
+        let set = try Self.send(&m, "outputset 1 equalizer rock")
+        #expect(set.actions == [.equalizer("rock")] && set.changed == [.output])
+        #expect(m.equalizer == "rock")
+        #expect(try Self.send(&m, "outputs").response.components(separatedBy: "attribute: equalizer=rock\n").count == 3)
+        #expect(throws: MPDAck(.argument, "Unknown equalizer preset \"loud\" (known: flat, rock, jazz)", command: "outputset")) {
+            try Self.send(&m, "outputset 0 equalizer loud")
+        }
+        #expect(throws: MPDAck(.argument, "Unsupported attribute", command: "outputset")) { try Self.send(&m, "outputset 0 path /x") }
+        m.restoreEqualizer("nosuch")
+        #expect(m.equalizer == "rock")
+        m.restoreEqualizer("jazz")
+        #expect(m.equalizer == "jazz")
+    }
+
     /// Several outputs: each listed with its id and attributes, switched alone; only with every
     /// output disabled does what plays pause.
     @Test func severalOutputs() throws {
