@@ -341,6 +341,9 @@ public final class MPDDaemon: Sendable {
         }
     }
 
+    /// The equalizer's presets (`outputset N equalizer NAME` takes these names).
+    public var equalizerPresets: [String] { machine.withLock { $0.equalizerPresets } }
+
     /// Called once by `kill` (the daemon is to stop; the runner shuts down gracefully).
     public let onKill = Mutex<(@Sendable () -> Void)?>(nil)
 

@@ -35,6 +35,8 @@ public enum WebCommand: Sendable, Hashable {
     /// Gives the library's song with this id (``WebLibrary``'s ids) a rating, 0 (none) to 5
     /// stars: its `rating` sticker, which is the library's rating.
     case rate(UInt64, stars: Int)
+    /// Sets the player's equalizer preset by name (the outputs' `equalizer` attribute).
+    case equalizer(String)
 
     /// The MPD command line.
     public var mpdLine: String {
@@ -59,11 +61,12 @@ public enum WebCommand: Sendable, Hashable {
         // Made by the remote from the songs' URIs (``WebRemote/perform(_:permissions:)``).
         case .add(_, let next): next ? "addid URI +0" : "addid URI"
         case .rate(_, let stars): "sticker set song URI rating \(stars)"
+        case .equalizer(let name): "outputset 0 equalizer " + MPDRequest.quoted(name)
         }
     }
 
     public static let names = ["play", "pause", "stop", "next", "previous", "seek", "volume", "repeat", "random", "playid", "deleteid",
-                               "crossfade", "clear", "moveid", "save", "load", "add", "playnext", "enableoutput", "disableoutput", "rate"]
+                               "crossfade", "clear", "moveid", "save", "load", "add", "playnext", "enableoutput", "disableoutput", "rate", "equalizer"]
 
     /// A library song id as the API writes it (a decimal number in a string: JavaScript's
     /// numbers cannot hold 64 bits). Anything else — a path, `../`, a URL — is refused: the web
@@ -165,6 +168,10 @@ public enum WebCommand: Sendable, Hashable {
         case "playnext": self = .add(try ids(), next: true)
         case "enableoutput": self = .output(try integer(0...Int(Int32.max)), enabled: true)
         case "disableoutput": self = .output(try integer(0...Int(Int32.max)), enabled: false)
+        case "equalizer":
+            let preset = try Self.checkedName(try text(), what: "\"equalizer\": the preset")
+            guard !preset.isEmpty else { throw WebRequestError("\"equalizer\" needs a preset name as \"value\"") }
+            self = .equalizer(preset)
         case "rate":
             guard case .list(let pair)? = value, pair.count == 2, case .text(let id) = pair[0], case .number(let stars) = pair[1],
                   stars == stars.rounded(), stars >= 0, stars <= 5 else {

@@ -53,6 +53,10 @@ public struct WebOutput: Codable, Sendable, Hashable {
 public struct WebOutputs: Codable, Sendable, Hashable {
     public var type = "outputs"
     public var outputs: [WebOutput]
+    /// The player's equalizer preset (the outputs' `equalizer` attribute), nil without one.
+    public var equalizer: String?
+    /// The presets it can take.
+    public var presets: [String] = []
 }
 
 /// Why a library request failed: the HTTP status and the message sent as `{"error": …}`.
@@ -89,15 +93,17 @@ extension WebAnswer {
     /// The outputs of an `outputs` answer.
     public static func outputs(_ text: String) throws(WebCommandFailure) -> WebOutputs {
         var out: [WebOutput] = []
+        var equalizer: String?
         for (k, v) in try pairs(text) {
             switch k {
             case "outputid": out.append(WebOutput(id: Int(v) ?? -1, name: "", enabled: false))
             case "outputname" where !out.isEmpty: out[out.count - 1].name = v
             case "outputenabled" where !out.isEmpty: out[out.count - 1].enabled = v == "1"
+            case "attribute" where v.hasPrefix("equalizer=") && equalizer == nil: equalizer = String(v.dropFirst("equalizer=".count))
             default: break
             }
         }
-        return WebOutputs(outputs: out)
+        return WebOutputs(outputs: out, equalizer: equalizer)
     }
 
     /// The names of a `listplaylists` answer.

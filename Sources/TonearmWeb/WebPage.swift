@@ -26,6 +26,7 @@ public enum WebPage {
             <button id="repeat" type="button" aria-label="Repeat" aria-pressed="false">Repeat</button>
             <button id="random" type="button" aria-label="Shuffle" aria-pressed="false">Shuffle</button>
             <label class="xfade">Crossfade <select id="crossfade" aria-label="Crossfade"><option value="0">Off</option><option value="2">2 s</option><option value="5">5 s</option><option value="10">10 s</option></select></label>
+            <label class="xfade" id="equalizer-label" hidden>Equalizer <select id="equalizer" aria-label="Equalizer"></select></label>
             <label class="volume">Volume <input id="volume" type="range" min="0" max="100" step="1" value="0" aria-label="Volume"></label>
           </div>
           <p id="status" role="status" aria-live="polite"></p>
@@ -368,7 +369,16 @@ public enum WebPage {
             return li;
           }));
         }
+        // The player's equalizer preset (the outputs' `equalizer` attribute), shown when there is one.
+        function renderEqualizer(o) {
+          const eq = $("equalizer");
+          $("equalizer-label").hidden = !o.equalizer;
+          if (!o.equalizer) return;
+          if (eq.options.length !== o.presets.length) eq.replaceChildren(...o.presets.map((p) => new Option(p, p)));
+          if (document.activeElement !== eq) eq.value = o.equalizer;
+        }
         function renderOutputs(o) {
+          renderEqualizer(o);
           $("outputs").replaceChildren(...o.outputs.map((out) => {
             const li = document.createElement("li");
             const b = button(out.name + (out.enabled ? " · on" : " · off"), "Output " + out.name, () => send(out.enabled ? "disableoutput" : "enableoutput", out.id), "open");
@@ -387,6 +397,7 @@ public enum WebPage {
         seek.addEventListener("input", () => { seeking = true; $("elapsed").textContent = fmt(Number(seek.value)); });
         seek.addEventListener("change", () => { seeking = false; base = Number(seek.value); baseAt = performance.now(); send("seek", Number(seek.value)); });
         $("crossfade").addEventListener("change", (e) => send("crossfade", Number(e.target.value)));
+        $("equalizer").addEventListener("change", (e) => send("equalizer", e.target.value));
         $("volume").addEventListener("change", (e) => send("volume", Number(e.target.value)));
 
         let retry = 500;

@@ -117,7 +117,9 @@ public final class WebRemote: Sendable {
     }
 
     public func outputs(permissions: MPDPermissions) async throws(WebCommandFailure) -> WebOutputs {
-        try WebAnswer.outputs(await execute(["outputs"], permissions: permissions))
+        var outputs = try WebAnswer.outputs(await execute(["outputs"], permissions: permissions))
+        if outputs.equalizer != nil { outputs.presets = daemon.equalizerPresets }
+        return outputs
     }
 
     public func playlists(permissions: MPDPermissions) async throws(WebCommandFailure) -> WebPlaylists {

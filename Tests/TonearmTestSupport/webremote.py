@@ -174,6 +174,9 @@ try:
         to.dispatchEvent(new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: data }));""")
     wait("Drag: Song Two is first on the page", lambda: driver.find_element(By.CSS_SELECTOR, "#queue li").text.startswith("Song Two"))
     check("Drag: mpc's queue follows", mpc("-f", "%title%", "playlist") == "Song Two\n晴天\nSong One\n")
+    # The equalizer: a preset chosen on the page is the daemon's (mpc shows the outputs' attribute).
+    Select(driver.find_element(By.ID, "equalizer")).select_by_value("rock")
+    wait("Equalizer rock: mpc's outputs show it", lambda: 'equalizer="rock"' in mpc("outputs"))
     # Outputs: the daemon's one (null) output, turned off and on.
     check("the output is listed, on", button("Output null").get_attribute("aria-pressed") == "true")
     button("Output null").click()

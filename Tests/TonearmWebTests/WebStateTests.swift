@@ -503,6 +503,13 @@ struct WebStateTests {
 
         let outputs = try await f.remote.outputs(permissions: .all)
         #expect(outputs.outputs == [WebOutput(id: 0, name: "default", enabled: true)])
+        // The equalizer: the outputs' attribute, its presets listed; set by name, pushed.
+        #expect(outputs.equalizer == "flat" && outputs.presets.first == "flat" && outputs.presets.contains("rock"), "\(outputs)")
+        try await f.remote.perform(.equalizer("rock"), permissions: .all)
+        _ = try await waitForEvent(messages, "the equalizer pushed") { $0.contains(#""type":"outputs""#) && $0.contains(#""equalizer":"rock""#) }
+        #expect(f.daemon.player.queue.eq.globalGain == -3, "rock's global gain")
+        await #expect(throws: WebCommandFailure.self) { try await f.remote.perform(.equalizer("loud"), permissions: .all) }
+        #expect(try await f.remote.outputs(permissions: .all).equalizer == "rock")
         try await f.remote.perform(.output(0, enabled: false), permissions: .all)
         _ = try await waitForEvent(messages, "the outputs pushed") { $0.contains(#""type":"outputs""#) && $0.contains(#""enabled":false"#) }
         #expect(f.daemon.executeNow(Self.batch("outputs"), client: Self.client).text.contains("outputenabled: 0"))
@@ -515,6 +522,9 @@ struct WebStateTests {
         #expect(try parse(#"{"command":"moveid","value":[3,0]}"#).mpdLine == "moveid 3 0")
         #expect(try parse(#"{"command":"save","value":"My \"mix\""}"#).mpdLine == #"save "My \"mix\"""#)
         #expect(try parse(#"{"command":"disableoutput","value":1}"#).mpdLine == "disableoutput 1")
+        #expect(try parse(#"{"command":"equalizer","value":"bass-boost"}"#).mpdLine == #"outputset 0 equalizer "bass-boost""#)
+        #expect(throws: WebRequestError.self) { try parse(#"{"command":"equalizer","value":"a\nkill"}"#) }
+        #expect(throws: WebRequestError.self) { try parse(#"{"command":"equalizer","value":3}"#) }
         #expect(throws: WebRequestError("\"save\": the playlist name is longer than 1,000 bytes or holds a control character")) {
             try parse(#"{"command":"save","value":"a\nclear"}"#)
         }
