@@ -191,7 +191,7 @@ let package = Package(
         // The web remote (issue 21): a page and a JSON/WebSocket API served by Hummingbird, driving
         // the daemon's one command layer (MPD command batches through MPDDaemon) and pushing the
         // state to every page on each idle event.
-        .target(name: "TonearmWeb", dependencies: ["TonearmDaemon", "TonearmMPDProtocol", "TonearmMPDLibrary", "TonearmLibrary", "TonearmCore",
+        .target(name: "TonearmWeb", dependencies: ["TonearmDaemon", "TonearmMPDProtocol", "TonearmMPDLibrary", "TonearmLibrary", "TonearmCore", "TonearmSession",
                                                    .product(name: "Hummingbird", package: "hummingbird"),
                                                    .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                                                    .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -211,7 +211,12 @@ struct DaemonCommand: AsyncParsableCommand {
         if case .on(let host, let port) = settings.http {
             options.services.append { daemon, logger in
                 let remote: WebRemote
-                do { remote = try WebRemote(daemon: daemon, host: host, library: (daemon.database as? DaemonDatabase)?.responder) } catch { throw ValidationFailure("\(error)") }
+                // The sound device's own volume, when the daemon plays to PulseAudio.
+                let systemVolume: SystemVolume? = if case .pulse(let server) = selection { SystemVolume(server: server) } else { nil }
+                do {
+                    remote = try WebRemote(daemon: daemon, host: host, library: (daemon.database as? DaemonDatabase)?.responder,
+                                           systemVolume: systemVolume)
+                } catch { throw ValidationFailure("\(error)") }
                 return remote.service(host: host, port: port, logger: logger) { address in
                     logger.info("web remote on http://\(address)/")
                 }

@@ -341,6 +341,9 @@ public final class MPDDaemon: Sendable {
         }
     }
 
+    /// Tests: the outputs the MPD side lists, with no drivers behind them.
+    func setListedOutputs(_ outputs: [MPDOutput]) { machine.withLock { $0.outputs = outputs } }
+
     /// The equalizer's presets (`outputset N equalizer NAME` takes these names).
     public var equalizerPresets: [String] { machine.withLock { $0.equalizerPresets } }
 

@@ -37,6 +37,11 @@ public enum WebCommand: Sendable, Hashable {
     case rate(UInt64, stars: Int)
     /// Sets the player's equalizer preset by name (the outputs' `equalizer` attribute).
     case equalizer(String)
+    /// Plays on this output only: it is enabled and every other one disabled (MPD's `mpc
+    /// enable only`), one command list.
+    case onlyOutput(Int)
+    /// The sound device's own volume (PulseAudio's sink), 0–100: not an MPD command.
+    case systemVolume(Int)
 
     /// The MPD command line.
     public var mpdLine: String {
@@ -62,11 +67,14 @@ public enum WebCommand: Sendable, Hashable {
         case .add(_, let next): next ? "addid URI +0" : "addid URI"
         case .rate(_, let stars): "sticker set song URI rating \(stars)"
         case .equalizer(let name): "outputset 0 equalizer " + MPDRequest.quoted(name)
+        // Made by the remote: a command list from the outputs, and the sound server's volume.
+        case .onlyOutput(let id): "enableoutput \(id)"
+        case .systemVolume: ""
         }
     }
 
     public static let names = ["play", "pause", "stop", "next", "previous", "seek", "volume", "repeat", "random", "playid", "deleteid",
-                               "crossfade", "clear", "moveid", "save", "load", "add", "playnext", "enableoutput", "disableoutput", "rate", "equalizer"]
+                               "crossfade", "clear", "moveid", "save", "load", "add", "playnext", "enableoutput", "disableoutput", "rate", "equalizer", "onlyoutput", "systemvolume"]
 
     /// A library song id as the API writes it (a decimal number in a string: JavaScript's
     /// numbers cannot hold 64 bits). Anything else — a path, `../`, a URL — is refused: the web
@@ -168,6 +176,8 @@ public enum WebCommand: Sendable, Hashable {
         case "playnext": self = .add(try ids(), next: true)
         case "enableoutput": self = .output(try integer(0...Int(Int32.max)), enabled: true)
         case "disableoutput": self = .output(try integer(0...Int(Int32.max)), enabled: false)
+        case "onlyoutput": self = .onlyOutput(try integer(0...Int(Int32.max)))
+        case "systemvolume": self = .systemVolume(try integer(0...100))
         case "equalizer":
             let preset = try Self.checkedName(try text(), what: "\"equalizer\": the preset")
             guard !preset.isEmpty else { throw WebRequestError("\"equalizer\" needs a preset name as \"value\"") }

@@ -57,6 +57,10 @@ public struct WebOutputs: Codable, Sendable, Hashable {
     public var equalizer: String?
     /// The presets it can take.
     public var presets: [String] = []
+    /// The system volume of the sound device played to, 0–100, and whether it is muted (nil:
+    /// the daemon plays to no sound server, or it does not answer).
+    public var systemVolume: Int?
+    public var systemMuted: Bool?
 }
 
 /// Why a library request failed: the HTTP status and the message sent as `{"error": …}`.

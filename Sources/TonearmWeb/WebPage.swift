@@ -52,6 +52,7 @@ public enum WebPage {
         <section aria-labelledby="outputs-heading">
           <h2 id="outputs-heading">Outputs</h2>
           <ul id="outputs" class="list"></ul>
+          <label class="volume" id="system-volume-label" hidden>System volume <input id="system-volume" type="range" min="0" max="100" step="1" value="0" aria-label="System volume"></label>
         </section>
         </main>
         <script src="/app.js"></script>
@@ -384,8 +385,13 @@ public enum WebPage {
             const b = button(out.name + (out.enabled ? " · on" : " · off"), "Output " + out.name, () => send(out.enabled ? "disableoutput" : "enableoutput", out.id), "open");
             b.setAttribute("aria-pressed", String(out.enabled));
             li.append(b);
+            // Several outputs: move playback to one (it on, the others off).
+            if (o.outputs.length > 1) li.append(button("Only", "Play only on " + out.name, () => send("onlyoutput", out.id), "small"));
             return li;
           }));
+          const sv = $("system-volume");
+          $("system-volume-label").hidden = o.systemVolume == null;
+          if (o.systemVolume != null && document.activeElement !== sv) sv.value = o.systemVolume;
         }
 
         $("playpause").addEventListener("click", () => send(state && state.state === "play" ? "pause" : "play"));
@@ -398,6 +404,7 @@ public enum WebPage {
         seek.addEventListener("change", () => { seeking = false; base = Number(seek.value); baseAt = performance.now(); send("seek", Number(seek.value)); });
         $("crossfade").addEventListener("change", (e) => send("crossfade", Number(e.target.value)));
         $("equalizer").addEventListener("change", (e) => send("equalizer", e.target.value));
+        $("system-volume").addEventListener("change", (e) => send("systemvolume", Number(e.target.value)));
         $("volume").addEventListener("change", (e) => send("volume", Number(e.target.value)));
 
         let retry = 500;

@@ -10,6 +10,7 @@ import Synchronization
 import TonearmDaemon
 import TonearmMPDLibrary
 import TonearmMPDProtocol
+import TonearmSession
 
 /// Why the web remote cannot start.
 public struct WebRemoteError: Error, Sendable, CustomStringConvertible {
@@ -29,6 +30,10 @@ public final class WebRemote: Sendable {
     public let access: WebAccess
     /// The library (the daemon's database) when the daemon has music folders.
     let library: WebLibrary?
+    /// The system volume of the sound device the daemon plays to (its PulseAudio output's
+    /// default sink), nil when it has none. Not an MPD command (MPD has no system mixer): set
+    /// by the page's `systemvolume`, with the `player` permission, as `setvol` needs.
+    let systemVolume: SystemVolume?
     /// An open page: its feed, what it may read, and its session (nil: no login needed).
     struct Page {
         var feed: AsyncStream<String>.Continuation
@@ -41,10 +46,12 @@ public final class WebRemote: Sendable {
     /// - Throws: ``WebRemoteError`` when `host` is not loopback and the daemon has no password
     ///   (nobody could log in, and nothing else may be open to the network).
     /// `library`: the daemon's database (its music folders), for the library, search and covers.
-    public init(daemon: MPDDaemon, host: String, library: MPDLibraryResponder? = nil,
+    /// `systemVolume`: the sound device's volume, when the daemon plays to PulseAudio.
+    public init(daemon: MPDDaemon, host: String, library: MPDLibraryResponder? = nil, systemVolume: SystemVolume? = nil,
                 sessionLifetime: Duration = WebAccess.defaultSessionLifetime, maxSessions: Int = WebAccess.defaultMaxSessions) throws(WebRemoteError) {
         self.daemon = daemon
         self.library = library.map { WebLibrary(responder: $0) }
+        self.systemVolume = systemVolume
         access = WebAccess(host: host, access: daemon.access, sessionLifetime: sessionLifetime, maxSessions: maxSessions)
         if access.requiresLogin, daemon.access.passwords.isEmpty {
             throw WebRemoteError("the web remote on \(host) (not loopback) needs a password: set one with --password or [daemon] password")
@@ -66,6 +73,21 @@ public final class WebRemote: Sendable {
 
     /// Carries out one of the page's commands; throws the daemon's `ACK` line.
     public func perform(_ command: WebCommand, permissions: MPDPermissions) async throws(WebCommandFailure) {
+        switch command {
+        case .systemVolume(let percent):
+            guard let systemVolume else { throw WebCommandFailure("the daemon does not play to a sound server with a system volume") }
+            guard permissions.contains(.player) else { throw WebCommandFailure("ACK [4@0] {setvol} you don't have permission for \"setvol\"") }
+            do { try systemVolume.setVolume(Float(percent) / 100) } catch { throw WebCommandFailure("\(error)") }
+            return
+        case .onlyOutput(let id):
+            // Playback moved to one output: enabled, every other one disabled, in one command list.
+            let outputs = try WebAnswer.outputs(await execute(["outputs"], permissions: permissions)).outputs
+            guard outputs.contains(where: { $0.id == id }) else { throw WebCommandFailure("ACK [50@0] {enableoutput} No such audio output") }
+            let lines = ["enableoutput \(id)"] + outputs.filter { $0.id != id && $0.enabled }.map { "disableoutput \($0.id)" }
+            _ = try WebAnswer.pairs(await execute(lines, permissions: permissions))
+            return
+        default: break
+        }
         if case .rate(let id, let stars) = command {
             // The song's URI from its library id, then MPD's `sticker` (which needs `admin`, as MPD's does).
             guard let library else { throw WebCommandFailure("the daemon has no library (start it with --music FOLDER)") }
@@ -119,6 +141,10 @@ public final class WebRemote: Sendable {
     public func outputs(permissions: MPDPermissions) async throws(WebCommandFailure) -> WebOutputs {
         var outputs = try WebAnswer.outputs(await execute(["outputs"], permissions: permissions))
         if outputs.equalizer != nil { outputs.presets = daemon.equalizerPresets }
+        if let state = try? systemVolume?.state() {
+            outputs.systemVolume = Int((state.volume * 100).rounded())
+            outputs.systemMuted = state.isMuted
+        }
         return outputs
     }
 
@@ -254,16 +280,30 @@ public final class WebRemote: Sendable {
     /// feed ends. Changes posted while one is being read are gathered and read together after it
     /// (a burst of changes is one read, not many).
     func pumpChanges() async {
-        let pending = Mutex<Set<MPDSubsystem>>([])
+        let pending = PendingChanges()
         let (signals, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        // The system volume changed (this page, a desktop mixer, pactl): the outputs are read
+        // again for the pages (not an MPD event: MPD's clients are not told). Subscribed before
+        // the hub is, so a change made once the pump is subscribed to the hub is seen; no
+        // sound server now: no system volume is followed.
+        let volumeChanges = systemVolume.flatMap { try? $0.changes }
+        let volumeWatch = volumeChanges.map { changes in
+            Task {
+                for await _ in changes {
+                    pending.set.withLock { _ = $0.insert(.output) }
+                    continuation.yield()
+                }
+            }
+        }
+        defer { volumeWatch?.cancel() }
         // Called on the daemon's command queue: only notes the change.
         let id = daemon.hub.subscribe { changed in
-            pending.withLock { $0.formUnion(changed) }
+            pending.set.withLock { $0.formUnion(changed) }
             continuation.yield()
         }
         defer { daemon.hub.unsubscribe(id) }
         for await _ in signals {
-            let changed = pending.withLock { p in
+            let changed = pending.set.withLock { p in
                 defer { p.removeAll() }
                 return p
             }
@@ -516,4 +556,9 @@ enum WebForm {
     static func decode(_ s: Substring) -> String? {
         s.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
     }
+}
+
+/// The changes a web remote's pump has yet to read (shared with the tasks that note them).
+final class PendingChanges: Sendable {
+    let set = Mutex<Set<MPDSubsystem>>([])
 }

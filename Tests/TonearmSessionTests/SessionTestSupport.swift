@@ -98,20 +98,4 @@ extension PrivatePulseServer {
         guard r.status == 0 else { throw TestSupportError("loading \(name) failed: \(r.stderr)") }
         return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
-
-    /// The volume percentages `pactl get-sink-volume` reports for `sink`, one per channel.
-    func volumePercents(_ sink: String) throws -> [Int] {
-        let out = try pactl("get-sink-volume", sink).stdout
-        let first = out.split(separator: "\n").first.map(String.init) ?? ""
-        return first.split(separator: "/").compactMap { part -> Int? in
-            let t = part.trimmingCharacters(in: .whitespaces)
-            guard t.hasSuffix("%") else { return nil }
-            return Int(t.dropLast())
-        }
-    }
-
-    /// Whether `pactl get-sink-mute` says `sink` is muted.
-    func isMuted(_ sink: String) throws -> Bool {
-        try pactl("get-sink-mute", sink).stdout.contains("yes")
-    }
 }

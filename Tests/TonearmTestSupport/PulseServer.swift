@@ -173,6 +173,22 @@ public final class PrivatePulseServer: @unchecked Sendable {
         return text
     }
 
+    /// The volume percentages `pactl get-sink-volume` reports for `sink`, one per channel.
+    public func volumePercents(_ sink: String) throws -> [Int] {
+        let out = try pactl("get-sink-volume", sink).stdout
+        let first = out.split(separator: "\n").first.map(String.init) ?? ""
+        return first.split(separator: "/").compactMap { part -> Int? in
+            let t = part.trimmingCharacters(in: .whitespaces)
+            guard t.hasSuffix("%") else { return nil }
+            return Int(t.dropLast())
+        }
+    }
+
+    /// Whether `pactl get-sink-mute` says `sink` is muted.
+    public func isMuted(_ sink: String) throws -> Bool {
+        try pactl("get-sink-mute", sink).stdout.contains("yes")
+    }
+
     /// Runs `pactl` against this server.
     @discardableResult
     public func pactl(_ arguments: String...) throws -> RunResult {
