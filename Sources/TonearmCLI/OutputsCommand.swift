@@ -71,6 +71,8 @@ struct InputsCommand: ParsableCommand {
               tonearm inputs
               tonearm inputs --monitors --json
               tonearm inputs --set alsa_input.usb-0d8c_USB_Audio-00.mono-fallback
+              tonearm inputs --gain 70
+              tonearm inputs --mute --input alsa_input.usb-0d8c_USB_Audio-00.mono-fallback
             """)
 
     @Flag(name: .long, help: "Print JSON: an object per input.")
@@ -82,14 +84,39 @@ struct InputsCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Make the input NAME the default (see the names in the list).", valueName: "NAME"), completion: Completions.inputs)
     var set: String?
 
+    @Option(name: .long, help: ArgumentHelp("Set the input's gain (its level in the sound server's mixer), 0-100 %.", valueName: "PERCENT"))
+    var gain: Int?
+
+    @Flag(name: .long, help: "Mute the input (it records silence).")
+    var mute = false
+
+    @Flag(name: .long, help: "Unmute the input.")
+    var unmute = false
+
+    @Option(name: .long, help: ArgumentHelp("The input --gain, --mute and --unmute change (default: the default input).", valueName: "NAME"),
+            completion: Completions.inputs)
+    var input: String?
+
     func validate() throws {
         if let set, set.trimmingCharacters(in: .whitespaces).isEmpty {
             throw ValidationError("--set needs the name of an input")
         }
+        if let gain, !(0...100).contains(gain) { throw ValidationError("--gain is a percentage from 0 to 100, not \(gain)") }
+        if mute && unmute { throw ValidationError("--mute and --unmute exclude each other") }
+        if input != nil && gain == nil && !mute && !unmute { throw ValidationError("--input names the input --gain, --mute or --unmute change") }
     }
 
     func run() throws {
         let routes = AudioRoutes()
+        if gain != nil || mute || unmute {
+            let control = InputGain(input: input)
+            if let gain { try control.setGain(Float(gain) / 100) }
+            if mute || unmute { try control.setMuted(mute) }
+            let name = try input ?? routes.currentInput()?.name ?? "the default input"
+            let percent = Int((try control.gain() * 100).rounded())
+            Terminal.write("Input \(name): gain \(percent) %\(try control.isMuted() ? ", muted" : "")\n")
+            return
+        }
         if let set {
             try routes.setDefaultInput(named: set)
             let now = try routes.currentInput()

@@ -196,6 +196,8 @@ public final class AudioSession: Sendable {
     private let core: SessionCore
     private let routes: AudioRoutes
     private let preferredInputState = Mutex<AudioInputRoute?>(nil)
+    /// ``recordPermission``'s answer once asked.
+    let recordPermissionState = Mutex(RecordPermission.undetermined)
     /// Counts ``setActive(_:options:)`` calls: a play's activation that waited for the bus
     /// gives way to any made meanwhile (``activateForPlay()``).
     private let activations = Atomic<UInt64>(0)

@@ -65,6 +65,9 @@ struct SourceSnapshot: Sendable, Hashable {
     var isNetworkFlag: Bool
     /// The sink it monitors, by name (nil: a real input).
     var monitorOf: String?
+    /// Each channel's volume (`pa_volume_t`).
+    var volumes: [UInt32]
+    var muted: Bool
     var activePortName: String?
     var activePortType: UInt32?
     var properties: [String: String]
@@ -77,6 +80,8 @@ struct SourceSnapshot: Sendable, Hashable {
         channelCount = Int(info.sample_spec.channels)
         driver = info.driver.map { String(cString: $0) } ?? ""
         isNetworkFlag = info.flags.rawValue & PA_SOURCE_NETWORK.rawValue != 0
+        volumes = PulseControl.volumes(info.volume)
+        muted = info.mute != 0
         if info.monitor_of_sink != UInt32.max { monitorOf = sinkNames[info.monitor_of_sink] ?? "#\(info.monitor_of_sink)" }
         if let port = info.active_port {
             activePortName = port.pointee.name.map { String(cString: $0) }
@@ -341,6 +346,29 @@ final class PulseControl: @unchecked Sendable {
         let r = PulseRequest(control: self)
         r.sinkNames = names
         return try perform("listing the inputs", request: r) { pa_context_get_source_info_list($0, Self.sourceCallback, $1) }.sources
+    }
+
+    /// The source named `name` (`@DEFAULT_SOURCE@` for the default one), or nil when there is none.
+    func source(named name: String) throws -> SourceSnapshot? {
+        do {
+            return try perform("reading the input '\(name)'") { pa_context_get_source_info_by_name($0, name, Self.sourceCallback, $1) }.sources.first
+        } catch let e as TonearmError {
+            if isConnected { return nil }
+            throw e
+        }
+    }
+
+    /// Sets the volume of the source `name`.
+    func setSourceVolume(_ name: String, _ volume: pa_cvolume) throws {
+        var v = volume
+        _ = try perform("setting the gain of '\(name)'") { pa_context_set_source_volume_by_name($0, name, &v, Self.successCallback, $1) }
+    }
+
+    /// Mutes or unmutes the source `name`.
+    func setSourceMute(_ name: String, _ muted: Bool) throws {
+        _ = try perform("\(muted ? "muting" : "unmuting") '\(name)'") {
+            pa_context_set_source_mute_by_name($0, name, muted ? 1 : 0, Self.successCallback, $1)
+        }
     }
 
     /// The default source's name (`pa_context_get_server_info`); nil when the server has none.

@@ -77,6 +77,13 @@ import TonearmTestSupport
         #expect(session.preferredInput == nil)
 
         let tonearm = try tonearmBinary()
+        // The gain and mute of an input from the command line (the default one, or --input).
+        let gain = try run(tonearm, ["inputs", "--gain", "55", "--input", "line"], environment: server.environment)
+        #expect(gain.status == 0 && gain.stdout == "Input line: gain 55 %\n", "\(gain.stdout)\(gain.stderr)")
+        #expect(try server.pactl("get-source-volume", "line").stdout.contains("55%"))
+        let muted = try run(tonearm, ["inputs", "--mute"], environment: server.environment)
+        #expect(muted.status == 0 && muted.stdout.hasPrefix("Input usbmic: gain ") && muted.stdout.hasSuffix(", muted\n"), "\(muted.stdout)\(muted.stderr)")
+        #expect(try server.pactl("get-source-mute", "usbmic").stdout.contains("yes"))
         let list = try run(tonearm, ["inputs"], environment: server.environment)
         #expect(list.status == 0, "\(list.stderr)")
         let lines = list.stdout.split(separator: "\n")
