@@ -9,6 +9,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Tonearm", targets: ["Tonearm"]),
+        // Apple's names (AVAudioPlayer, MPMusicPlayerController, CMTime, AudioServices…) over
+        // Tonearm's types, for code ported from iOS: `import TonearmCompat` (issue 23).
+        .library(name: "TonearmCompat", targets: ["TonearmCompat"]),
         .library(name: "TonearmCore", targets: ["TonearmCore"]),
         // The render contract, the output-driver registry, and the null and file drivers: no C.
         .library(name: "TonearmRender", targets: ["TonearmRender"]),
@@ -170,6 +173,7 @@ let package = Package(
         .target(name: "TonearmPlayback", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmRender", "TonearmOutput", "TonearmPlaylists", "TonearmSession", "TonearmNetwork", "TonearmVideo"]),
 
         // Umbrella: `import Tonearm` gives the whole playback API (not MPRIS: see TonearmDesktop).
+        .target(name: "TonearmCompat", dependencies: ["Tonearm"]),
         .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmRender", "TonearmOutput", "TonearmPlayback",
                                                 "TonearmPlaylists", "TonearmNowPlaying", "TonearmSession", "TonearmNetwork",
                                                 "TonearmLibrary", "TonearmExport", "TonearmRecord", "TonearmVideo", "TonearmMPDClient"]),
@@ -201,9 +205,7 @@ let package = Package(
         .executableTarget(
             name: "TonearmCLI",
             dependencies: ["Tonearm", "TonearmDesktop", "TonearmKit", "TonearmWindow", "TonearmConfig", "TonearmDaemon", "TonearmWeb", "TonearmMPDLibrary", "TonearmMPDClient", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                           .product(name: "TOMLKit", package: "TOMLKit"),
-                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                           .product(name: "Logging", package: "swift-log")],
+                           .product(name: "TOMLKit", package: "TOMLKit")],
             // The release binary (static Swift runtime; scripts/demo, install-extras, bench) is
             // linked by the toolchain's lld with packed relative relocations (a 23 KB table
             // instead of gold's 2.7 MB, read at every start; glibc ≥ 2.36, as Debian 12 has) and
@@ -225,6 +227,7 @@ let package = Package(
         // The command's pure parts (key decoding, text width, the picker's screen), offline.
         .testTarget(name: "TonearmCLIUnitTests", dependencies: ["TonearmCLI", "TonearmConfig", "Tonearm", "TonearmTestSupport"]),
         .testTarget(name: "TonearmTests", dependencies: ["Tonearm", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmCompatTests", dependencies: ["TonearmCompat", "TonearmTestSupport"]),
         .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TonearmCodecs", "TonearmPlaylists", "TonearmTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "TonearmExportTests", dependencies: ["TonearmExport", "TonearmCodecs", "TonearmTestSupport"]),
         .testTarget(name: "TonearmRecordTests", dependencies: ["TonearmRecord", "TonearmTestSupport"]),

@@ -206,7 +206,9 @@ struct DaemonCommand: AsyncParsableCommand {
         }
         // The library counts the plays and skips of its songs as they are played (as `tonearm
         // play` does): the `sticker` command's playCount, skipCount and lastPlayed.
-        if options.makeDatabase != nil { options.services.append { daemon, logger in DaemonPlayCounts(daemon: daemon, logger: logger) } }
+        if options.makeDatabase != nil {
+            options.companions.append { daemon, warn in { await DaemonPlayCounts.run(daemon: daemon, warn: warn) } }
+        }
         // The web remote: the same daemon (its one command layer), served beside the MPD server.
         if case .on(let host, let port) = settings.http {
             options.services.append { daemon, logger in

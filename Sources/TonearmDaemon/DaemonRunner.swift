@@ -44,6 +44,10 @@ public struct DaemonOptions: Sendable {
     /// daemon is up, from the daemon and the log; they stop at the same graceful shutdown. A
     /// factory that throws ends the start with its error.
     public var services: [@Sendable (MPDDaemon, Logger) throws -> any Service] = []
+    /// Work that runs beside the server until the daemon's graceful shutdown (the library's play
+    /// counting): each is made from the daemon once it is up and a function that logs a
+    /// warning, and its body is cancelled at the shutdown (it may finish its work then).
+    public var companions: [@Sendable (MPDDaemon, @escaping @Sendable (String) -> Void) -> @Sendable () async -> Void] = []
 
     public init(runtimeDirectory: String, tcp: [MPDListenAddress], output: OutputSelection, musicDirectories: [String], verbose: Bool) {
         self.runtimeDirectory = runtimeDirectory
@@ -145,6 +149,15 @@ struct MPDServerService: Service, CustomStringConvertible {
     }
 }
 
+/// A companion's body as a service: run until the daemon's graceful shutdown cancels it.
+struct CompanionService: Service {
+    let body: @Sendable () async -> Void
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await body() }
+    }
+}
+
 /// `tonearm daemon` in the foreground: one per user, an MPD server on the Unix socket and TCP,
 /// until SIGTERM or SIGINT.
 public enum DaemonRunner {
@@ -199,7 +212,9 @@ public enum DaemonRunner {
         let server = MPDServer(daemon: daemon, limits: options.limits, logger: logger)
         logger.info("output: \(several.map { $0.outputs.map(\.description).joined(separator: ", ") } ?? selection.description)")
         let service = MPDServerService(server: server, addresses: [.unix(path: options.socketPath)] + options.tcp, logger: logger)
+        let warn: @Sendable (String) -> Void = { [logger] in logger.warning("\($0)") }
         let extra = try options.services.map { try $0(daemon, logger) }
+            + options.companions.map { CompanionService(body: $0(daemon, warn)) as any Service }
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [service] + extra, gracefulShutdownSignals: [.sigterm, .sigint],
                                                                           logger: logger))
         defer { attached?.stop() }

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Synchronization
+
+// MediaPlayer's names over Tonearm's types (issue 23).
+
+public typealias MPMusicPlayerController = MusicPlayer
+public typealias MPMediaQuery = MediaQuery
+public typealias MPMediaItem = MediaItem
+public typealias MPMediaItemCollection = MediaItemCollection
+public typealias MPNowPlayingInfoCenter = NowPlayingInfoCenter
+public typealias MPRemoteCommandCenter = RemoteCommandCenter
+
+extension NowPlayingInfoCenter {
+    /// `MPNowPlayingInfoCenter.default()`: the process's center, ``NowPlayingInfoCenter/default``.
+    public static func `default`() -> NowPlayingInfoCenter { .default }
+}
+
+extension RemoteCommandCenter {
+    /// `MPRemoteCommandCenter.shared()`: the process's command center.
+    public static func shared() -> RemoteCommandCenter { .shared }
+}
+
+// Audio Services' system sounds (AudioToolbox): an id per loaded sound, played and disposed
+// by id. The ids are this process's, handed out from 1; a sound keeps its decoded samples and
+// its warm output until it is disposed.
+
+/// `SystemSoundID`: a loaded system sound's number.
+public typealias SystemSoundID = UInt32
+/// `OSStatus`: 0 for success, as Audio Services return it.
+public typealias OSStatus = Int32
+
+/// The sounds loaded by ``AudioServicesCreateSystemSoundID(_:_:)``, by id.
+private final class SystemSoundTable: Sendable {
+    static let shared = SystemSoundTable()
+    private let state = Mutex<(next: SystemSoundID, sounds: [SystemSoundID: SystemSound])>((1, [:]))
+
+    func add(_ sound: SystemSound) -> SystemSoundID {
+        state.withLock { s in
+            let id = s.next
+            s.next += 1
+            s.sounds[id] = sound
+            return id
+        }
+    }
+
+    func sound(_ id: SystemSoundID) -> SystemSound? { state.withLock { $0.sounds[id] } }
+    func remove(_ id: SystemSoundID) -> SystemSound? { state.withLock { $0.sounds.removeValue(forKey: id) } }
+}
+
+/// Audio Services' error for an id that names no loaded sound (`kAudioServicesBadSpecifierError`).
+public let kAudioServicesBadSpecifierError: OSStatus = 0x77686174  // 'what'
+/// Audio Services' error for a file it cannot load (`kAudioServicesUnsupportedPropertyError` is
+/// Apple's nearest; the reason is in ``SystemSound``'s thrown error).
+public let kAudioServicesSystemSoundUnspecifiedError: OSStatus = -1500
+
+/// Loads the sound at `url` and gives its id (`AudioServicesCreateSystemSoundID`): 0 on success,
+/// ``kAudioServicesSystemSoundUnspecifiedError`` when the file cannot be loaded or is longer
+/// than a system sound may be (``SystemSound/maximumDuration``).
+@discardableResult
+public func AudioServicesCreateSystemSoundID(_ url: URL, _ outSystemSoundID: UnsafeMutablePointer<SystemSoundID>) -> OSStatus {
+    guard let sound = try? SystemSound(contentsOf: url) else { return kAudioServicesSystemSoundUnspecifiedError }
+    outSystemSoundID.pointee = SystemSoundTable.shared.add(sound)
+    return 0
+}
+
+/// Plays the sound `id` (`AudioServicesPlaySystemSound`); an unknown id does nothing, as on iOS.
+public func AudioServicesPlaySystemSound(_ id: SystemSoundID) {
+    SystemSoundTable.shared.sound(id)?.play()
+}
+
+/// Plays the sound `id` and calls `completion` when it has played
+/// (`AudioServicesPlaySystemSoundWithCompletion`).
+public func AudioServicesPlaySystemSoundWithCompletion(_ id: SystemSoundID, _ completion: (@Sendable () -> Void)?) {
+    guard let sound = SystemSoundTable.shared.sound(id) else {
+        completion?()
+        return
+    }
+    sound.play(completion: completion)
+}
+
+/// Frees the sound `id` (`AudioServicesDisposeSystemSoundID`): 0, or
+/// ``kAudioServicesBadSpecifierError`` for an id that names no loaded sound.
+@discardableResult
+public func AudioServicesDisposeSystemSoundID(_ id: SystemSoundID) -> OSStatus {
+    SystemSoundTable.shared.remove(id) == nil ? kAudioServicesBadSpecifierError : 0
+}

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Synchronization
+import Testing
+import TonearmCompat
+import TonearmTestSupport
+
+/// Code written as an iOS developer writes it, with Apple's names, compiles against
+/// TonearmCompat and does what it does on iOS (issue 23): an AVAudioPlayer plays a file to its
+/// end and its delegate (written with the iOS signature) hears it; AVAudioSession's
+/// sharedInstance is the shared session and takes a category; an AVAudioEngine with an
+/// AVAudioPlayerNode through a 10-band AVAudioUnitEQ plays a segment of an AVAudioFile and the
+/// completion handler fires; CMTime adds, compares and reads seconds as CoreMedia's does; a
+/// system sound is created, played and disposed by id.
+@Suite(.serialized) final class CompatTests: Sendable {
+    let dir: TempDir
+    init() throws { dir = try TempDir("compat") }
+    deinit { dir.remove() }
+
+    /// An iOS-style delegate: an NSObject subclass with the iOS method.
+    final class PlayerWatcher: NSObject, AVAudioPlayerDelegate, @unchecked Sendable {
+        let finished = Mutex<[Bool]>([])
+        func audioPlayerDidFinishPlaying(_ player: AVAudioPlayer, successfully flag: Bool) {
+            finished.withLock { $0.append(flag) }
+        }
+    }
+
+    @Test func anAVAudioPlayerPlaysToItsEndAndTellsItsDelegate() async throws {
+        let path = dir.file("tone.wav")
+        try Fixtures.tone(path: path, codecArgs: ["-c:a", "pcm_s16le"], seconds: 0.5, rate: 44_100)
+        let session = AVAudioSession.sharedInstance()
+        #expect(session === AudioSession.shared)
+        try session.setCategory(.playback)
+        let out = dir.file("out.wav")
+        let player = try AVAudioPlayer(contentsOf: URL(fileURLWithPath: path), output: { FileOutput(path: out) })
+        let watcher = PlayerWatcher()
+        player.delegate = watcher
+        let events = player.events
+        #expect(player.prepareToPlay())
+        #expect(abs(player.duration - 0.5) < 0.01)
+        #expect(player.play())
+        _ = try await waitForEvent(events) { if case .didFinishPlaying = $0 { true } else { false } }
+        #expect(watcher.finished.withLock { $0 } == [true])
+        #expect(try readWAV(out).frameCount == 22_050)
+    }
+
+    @Test func anAVAudioEngineSchedulesASegmentThroughAnEQ() async throws {
+        let path = dir.file("engine.wav")
+        try Fixtures.tone(path: path, codecArgs: ["-c:a", "pcm_f32le"], seconds: 1, rate: 48_000)
+        let engine = AVAudioEngine(output: { NullOutput(untimed: true) })
+        let playerNode = AVAudioPlayerNode()
+        let eq = AVAudioUnitEQ(numberOfBands: 10)
+        let effect: AVAudioUnitEffect = eq
+        let mixer = engine.mainMixerNode
+        let format = mixer.outputFormat(forBus: 0)
+        engine.attach(playerNode)
+        engine.attach(effect)
+        try engine.connect(playerNode, to: effect, format: format)
+        try engine.connect(effect, to: mixer, format: format)
+        try engine.start()
+        let file = try AVAudioFile(forReading: URL(fileURLWithPath: path))
+        let frameCount = AVAudioFrameCount(file.length)
+        #expect(Double(frameCount) / file.processingFormat.sampleRate == 1)
+        let startingFrame = AVAudioFramePosition(0.5 * file.processingFormat.sampleRate)
+        let (done, finished) = AsyncStream<Void>.makeStream()
+        playerNode.scheduleSegment(file, startingFrame: startingFrame, frameCount: AVAudioFrameCount(file.length - startingFrame), at: nil) {
+            finished.yield()
+        }
+        playerNode.play()
+        _ = try await waitForEvent(done, "the segment's completion handler") { _ in true }
+        engine.stop()
+    }
+
+    @Test func cmTimeAddsComparesAndReadsSecondsAsCoreMediaDoes() {
+        let a = CMTimeMake(value: 1, timescale: 3), b = CMTimeMake(value: 1, timescale: 6)
+        #expect(CMTimeAdd(a, b) == CMTimeMake(value: 1, timescale: 2))
+        #expect((a + b).timescale == 6 && (a + b).value == 3)
+        #expect(CMTimeGetSeconds(CMTimeSubtract(a, b)) == 1.0 / 6)
+        #expect(CMTimeCompare(a, b) == 1 && CMTimeCompare(b, a) == -1 && CMTimeCompare(a, CMTimeMake(value: 2, timescale: 6)) == 0)
+        let t = CMTime(seconds: 1.5, preferredTimescale: 600)
+        #expect(t.value == 900 && t.timescale == 600 && t.seconds == 1.5 && t.isNumeric)
+        #expect(CMTime(seconds: 1.0 / 3, preferredTimescale: 10).flags.contains(.hasBeenRounded))
+        #expect(CMTimeGetSeconds(.invalid).isNaN && !CMTime.invalid.isValid)
+        #expect(CMTime.positiveInfinity.seconds == .infinity && CMTime.indefinite.isIndefinite)
+        #expect(CMTime.zero < t && t < .positiveInfinity)
+    }
+
+    @Test func aSystemSoundIsCreatedPlayedAndDisposedByID() async throws {
+        let path = dir.file("click.wav")
+        try Fixtures.tone(path: path, codecArgs: ["-c:a", "pcm_s16le"], seconds: 0.1, rate: 44_100)
+        var id: SystemSoundID = 0
+        #expect(AudioServicesCreateSystemSoundID(URL(fileURLWithPath: path), &id) == 0)
+        #expect(id != 0)
+        let (played, finish) = AsyncStream<Void>.makeStream()
+        AudioServicesPlaySystemSoundWithCompletion(id) { finish.yield() }
+        _ = try await waitForEvent(played, "the sound's completion") { _ in true }
+        #expect(AudioServicesDisposeSystemSoundID(id) == 0)
+        #expect(AudioServicesDisposeSystemSoundID(id) == kAudioServicesBadSpecifierError)
+        var missing: SystemSoundID = 0
+        #expect(AudioServicesCreateSystemSoundID(URL(fileURLWithPath: dir.file("nosuch.wav")), &missing) != 0)
+    }
+}
