@@ -100,3 +100,29 @@ import TonearmTestSupport
         #expect(AudioServicesCreateSystemSoundID(URL(fileURLWithPath: dir.file("nosuch.wav")), &missing) != 0)
     }
 }
+
+/// The now-playing dictionary as iOS code fills it: a literal with MediaPlayer's keys given to
+/// `MPNowPlayingInfoCenter.default().nowPlayingInfo`, then edited by key — read into Tonearm's
+/// typed info (what MPRIS publishes); a value of the wrong type for its key is left out.
+@Suite struct NowPlayingKeysTests {
+    @Test func aDictionaryLiteralAndKeyedEditsFillTheTypedInfo() {
+        let center = MPNowPlayingInfoCenter()
+        let duration: Double = 215
+        center.nowPlayingInfo = [
+            MPMediaItemPropertyTitle: "晴天",
+            MPMediaItemPropertyArtist: "周杰伦",
+            MPMediaItemPropertyPlaybackDuration: duration,
+            MPNowPlayingInfoPropertyElapsedPlaybackTime: 12,
+            MPNowPlayingInfoPropertyPlaybackRate: NSNumber(value: 1.0),
+            MPMediaItemPropertyAlbumTitle: 42,  // the wrong type: left out
+        ]
+        var info = center.nowPlayingInfo ?? [:]
+        #expect(info.title == "晴天" && info.artist == "周杰伦" && info.duration == 215 && info.album == nil)
+        #expect(info[MPMediaItemPropertyTitle] as? String == "晴天")
+        info[MPNowPlayingInfoPropertyElapsedPlaybackTime] = 30.5
+        info[MPNowPlayingInfoPropertyPlaybackRate] = 0.0
+        center.nowPlayingInfo = info
+        #expect(center.nowPlayingInfo?.playbackRate == 0 && center.nowPlayingInfo?.elapsedTime == 30.5)
+        #expect(MPNowPlayingInfoCenter.default() === NowPlayingInfoCenter.default)
+    }
+}

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+
+// The now-playing dictionary's keys (MediaPlayer), read into Tonearm's typed `NowPlayingInfo`:
+// iOS code that fills `MPNowPlayingInfoCenter.default().nowPlayingInfo` with a dictionary
+// literal, or edits a copy by key, compiles as it is. The values are checked by type as they go
+// in: a value of the wrong type for its key, or a key Tonearm does not show, is left out, as
+// iOS leaves out what it cannot use. (A `[String: Any]()` variable must become a
+// `NowPlayingInfo()`: Swift converts a literal, not a dictionary.)
+
+public let MPMediaItemPropertyTitle = "title"
+public let MPMediaItemPropertyArtist = "artist"
+public let MPMediaItemPropertyAlbumTitle = "albumTitle"
+public let MPMediaItemPropertyAlbumArtist = "albumArtist"
+public let MPMediaItemPropertyArtwork = "artwork"
+public let MPMediaItemPropertyPlaybackDuration = "playbackDuration"
+public let MPMediaItemPropertyAlbumTrackNumber = "albumTrackNumber"
+public let MPMediaItemPropertyPersistentID = "persistentID"
+public let MPNowPlayingInfoPropertyElapsedPlaybackTime = "MPNowPlayingInfoPropertyElapsedPlaybackTime"
+public let MPNowPlayingInfoPropertyPlaybackRate = "MPNowPlayingInfoPropertyPlaybackRate"
+public let MPNowPlayingInfoPropertyDefaultPlaybackRate = "MPNowPlayingInfoPropertyDefaultPlaybackRate"
+public let MPNowPlayingInfoPropertyPlaybackQueueIndex = "MPNowPlayingInfoPropertyPlaybackQueueIndex"
+public let MPNowPlayingInfoPropertyPlaybackQueueCount = "MPNowPlayingInfoPropertyPlaybackQueueCount"
+public let MPNowPlayingInfoPropertyAssetURL = "MPNowPlayingInfoPropertyAssetURL"
+
+/// `MPMediaItemArtwork`: the cover's bytes and type (Linux has no UIImage; the desktop shows the
+/// bytes).
+public typealias MPMediaItemArtwork = Artwork
+
+extension NowPlayingInfo: ExpressibleByDictionaryLiteral {
+    /// `[MPMediaItemPropertyTitle: "…", MPNowPlayingInfoPropertyPlaybackRate: 1.0, …]`.
+    public init(dictionaryLiteral elements: (String, Any)...) {
+        self.init(title: nil)
+        for (key, value) in elements { self[key] = value }
+    }
+
+    /// The value of a now-playing key (nil when unset); setting a value of the wrong type for
+    /// the key, or nil, clears it (the rates and the elapsed time go back to their defaults).
+    public subscript(key: String) -> Any? {
+        get {
+            switch key {
+            case MPMediaItemPropertyTitle: title
+            case MPMediaItemPropertyArtist: artist
+            case MPMediaItemPropertyAlbumTitle: album
+            case MPMediaItemPropertyAlbumArtist: albumArtist
+            case MPMediaItemPropertyArtwork: artwork
+            case MPMediaItemPropertyPlaybackDuration: duration
+            case MPMediaItemPropertyAlbumTrackNumber: albumTrackNumber
+            case MPMediaItemPropertyPersistentID: persistentID
+            case MPNowPlayingInfoPropertyElapsedPlaybackTime: elapsedTime
+            case MPNowPlayingInfoPropertyPlaybackRate: playbackRate
+            case MPNowPlayingInfoPropertyDefaultPlaybackRate: defaultPlaybackRate
+            case MPNowPlayingInfoPropertyPlaybackQueueIndex: queueIndex
+            case MPNowPlayingInfoPropertyPlaybackQueueCount: queueCount
+            case MPNowPlayingInfoPropertyAssetURL: trackURL
+            default: nil
+            }
+        }
+        set {
+            func number() -> Double? {
+                switch newValue {
+                case let d as Double: d
+                case let f as Float: Double(f)
+                case let i as Int: Double(i)
+                case let n as NSNumber: n.doubleValue
+                default: nil
+                }
+            }
+            switch key {
+            case MPMediaItemPropertyTitle: title = newValue as? String
+            case MPMediaItemPropertyArtist: artist = newValue as? String
+            case MPMediaItemPropertyAlbumTitle: album = newValue as? String
+            case MPMediaItemPropertyAlbumArtist: albumArtist = newValue as? String
+            case MPMediaItemPropertyArtwork: artwork = newValue as? Artwork
+            case MPMediaItemPropertyPlaybackDuration: duration = number()
+            case MPMediaItemPropertyAlbumTrackNumber: albumTrackNumber = number().map { Int($0) }
+            case MPMediaItemPropertyPersistentID: persistentID = (newValue as? UInt64) ?? number().map { UInt64(max(0, $0)) } ?? 0
+            case MPNowPlayingInfoPropertyElapsedPlaybackTime: elapsedTime = number() ?? 0
+            case MPNowPlayingInfoPropertyPlaybackRate: playbackRate = number() ?? 1
+            case MPNowPlayingInfoPropertyDefaultPlaybackRate: defaultPlaybackRate = number() ?? 1
+            case MPNowPlayingInfoPropertyPlaybackQueueIndex: queueIndex = number().map { Int($0) }
+            case MPNowPlayingInfoPropertyPlaybackQueueCount: queueCount = number().map { Int($0) }
+            case MPNowPlayingInfoPropertyAssetURL: trackURL = newValue as? URL
+            default: break
+            }
+        }
+    }
+}
