@@ -34,8 +34,13 @@ public typealias AVAssetImageGenerator = AssetImageGenerator
 public typealias AVPlayerItemVideoOutput = PlayerItemVideoOutput
 
 extension AudioSession {
-    /// `AVAudioSession.sharedInstance()`: the process's session, ``AudioSession/shared``.
-    public static func sharedInstance() -> AudioSession { .shared }
+    /// `AVAudioSession.sharedInstance()`: the process's session, ``AudioSession/shared``, whose
+    /// interruptions and route changes are then posted on `NotificationCenter.default` as iOS
+    /// posts them (``postNotifications()``).
+    public static func sharedInstance() -> AudioSession {
+        shared.postNotifications()
+        return .shared
+    }
 }
 
 extension AudioNode {
