@@ -541,6 +541,42 @@ public final class PlayerItem: @unchecked Sendable , Observable {
         default: break
         }
         broadcaster.yield(event)
+        postNotification(for: event)
+    }
+
+    // MARK: AVPlayerItem's notifications
+
+    /// `AVPlayerItem.didPlayToEndTimeNotification`: the item played to its end (object: the item).
+    public static let didPlayToEndTimeNotification = Notification.Name("AVPlayerItemDidPlayToEndTimeNotification")
+    /// `AVPlayerItem.failedToPlayToEndTimeNotification`: it could not; the error is under
+    /// ``failedToPlayToEndTimeErrorKey``.
+    public static let failedToPlayToEndTimeNotification = Notification.Name("AVPlayerItemFailedToPlayToEndTimeNotification")
+    /// `AVPlayerItem.playbackStalledNotification`: the audio ran out before the end.
+    public static let playbackStalledNotification = Notification.Name("AVPlayerItemPlaybackStalledNotification")
+    /// `AVPlayerItem.newAccessLogEntryNotification` and `newErrorLogEntryNotification`.
+    public static let newAccessLogEntryNotification = Notification.Name("AVPlayerItemNewAccessLogEntryNotification")
+    public static let newErrorLogEntryNotification = Notification.Name("AVPlayerItemNewErrorLogEntryNotification")
+    /// `AVPlayerItemFailedToPlayToEndTimeErrorKey`: the ``TonearmError`` that stopped it.
+    public static let failedToPlayToEndTimeErrorKey = "AVPlayerItemFailedToPlayToEndTimeErrorKey"
+
+    /// Posts `event`'s `AVPlayerItem` notification, if it has one, on `NotificationCenter.default`
+    /// with the item as its object — as iOS posts them, for code that observes them there (the
+    /// ``events`` sequence is the Swift-native way). On the thread that delivers the event (the
+    /// player's control thread; never the render thread).
+    private func postNotification(for event: PlayerEvent) {
+        let name: Notification.Name
+        var info: [AnyHashable: Any]?
+        switch event {
+        case .didPlayToEndTime: name = Self.didPlayToEndTimeNotification
+        case .failedToPlayToEndTime(let error):
+            name = Self.failedToPlayToEndTimeNotification
+            info = [Self.failedToPlayToEndTimeErrorKey: error]
+        case .playbackStalled: name = Self.playbackStalledNotification
+        case .newAccessLogEntry: name = Self.newAccessLogEntryNotification
+        case .newErrorLogEntry: name = Self.newErrorLogEntryNotification
+        default: return
+        }
+        NotificationCenter.default.post(name: name, object: self, userInfo: info)
     }
 
     /// Tells observers that `keyPath` changed (any thread; it has changed already — observers

@@ -126,3 +126,33 @@ import TonearmTestSupport
         #expect(MPNowPlayingInfoCenter.default() === NowPlayingInfoCenter.default)
     }
 }
+
+/// AVPlayerItem's end and MPMusicPlayerController's state changes on NotificationCenter.default,
+/// observed as iOS code observes them.
+@Suite struct PlayerNotificationTests {
+    @Test func anItemThatPlaysToItsEndIsPostedAndAMusicPlayersStateToo() async throws {
+        let dir = try TempDir("compat-notes")
+        defer { dir.remove() }
+        let path = dir.file("short.wav")
+        try Fixtures.tone(path: path, codecArgs: ["-c:a", "pcm_s16le"], seconds: 0.2, rate: 44_100)
+        let item = AVPlayerItem(url: URL(fileURLWithPath: path))
+        let (ends, endSink) = AsyncStream<Void>.makeStream()
+        let o1 = NotificationCenter.default.addObserver(forName: .AVPlayerItemDidPlayToEndTime, object: item, queue: nil) { _ in endSink.yield() }
+        defer { NotificationCenter.default.removeObserver(o1) }
+        let player = AVPlayer(playerItem: item, output: { NullOutput(untimed: true) })
+        player.play()
+        _ = try await waitForEvent(ends, "AVPlayerItemDidPlayToEndTime") { _ in true }
+
+        let music = MPMusicPlayerController(output: { NullOutput(untimed: true) }, session: nil)
+        let (states, stateSink) = AsyncStream<Void>.makeStream()
+        let o2 = NotificationCenter.default.addObserver(forName: .MPMusicPlayerControllerPlaybackStateDidChange, object: music, queue: nil) { _ in
+            stateSink.yield()
+        }
+        defer { NotificationCenter.default.removeObserver(o2) }
+        music.beginGeneratingPlaybackNotifications()
+        music.setQueue(with: [QueueItem(path: path)])
+        music.play()
+        _ = try await waitForEvent(states, "MPMusicPlayerControllerPlaybackStateDidChange") { _ in true }
+        music.endGeneratingPlaybackNotifications()
+    }
+}
