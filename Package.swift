@@ -174,6 +174,9 @@ let package = Package(
 
         // Umbrella: `import Tonearm` gives the whole playback API (not MPRIS: see TonearmDesktop).
         .target(name: "TonearmCompat", dependencies: ["Tonearm"]),
+        // The seed posts' media code, ported from iOS with Apple's names (issue 23): run by
+        // SeedPortsTests against the tests' sound servers.
+        .target(name: "SeedPorts", dependencies: ["TonearmCompat"], path: "Examples/SeedPorts"),
         .target(name: "Tonearm", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmRender", "TonearmOutput", "TonearmPlayback",
                                                 "TonearmPlaylists", "TonearmNowPlaying", "TonearmSession", "TonearmNetwork",
                                                 "TonearmLibrary", "TonearmExport", "TonearmRecord", "TonearmVideo", "TonearmMPDClient"]),
@@ -228,6 +231,7 @@ let package = Package(
         .testTarget(name: "TonearmCLIUnitTests", dependencies: ["TonearmCLI", "TonearmConfig", "Tonearm", "TonearmTestSupport"]),
         .testTarget(name: "TonearmTests", dependencies: ["Tonearm", "TonearmTestSupport"]),
         .testTarget(name: "TonearmCompatTests", dependencies: ["TonearmCompat", "TonearmTestSupport"]),
+        .testTarget(name: "SeedPortsTests", dependencies: ["SeedPorts", "TonearmCompat", "TonearmTestSupport"]),
         .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TonearmCodecs", "TonearmPlaylists", "TonearmTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "TonearmExportTests", dependencies: ["TonearmExport", "TonearmCodecs", "TonearmTestSupport"]),
         .testTarget(name: "TonearmRecordTests", dependencies: ["TonearmRecord", "TonearmTestSupport"]),

@@ -53,8 +53,9 @@ extension AudioNode {
 
 extension AudioPlayerNode {
     /// `scheduleSegment(_:startingFrame:frameCount:at:completionHandler:)` as AVFoundation has
-    /// it: not throwing, the handler without arguments (called once the segment has played, or
-    /// when `stop()` drops it, as iOS calls it). A range outside the file — an exception that
+    /// it: not throwing, the handler without arguments — called once the segment has been
+    /// rendered (Apple's argument-less form calls it once the data is consumed, a moment before
+    /// it is heard), or by `stop()` on the caller's thread before it returns, as iOS calls it. A range outside the file — an exception that
     /// ends the app on iOS — schedules nothing and calls no handler; Tonearm's own form throws
     /// a typed error saying so.
     public func scheduleSegment(_ file: some PlaybackSource, startingFrame: AudioFramePosition, frameCount: AudioFrameCount,
