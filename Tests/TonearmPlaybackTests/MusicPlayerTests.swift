@@ -129,39 +129,40 @@ import TonearmTestSupport
         defer { music.stop() }
         music.setQueue(withPaths: paths)
         #expect(!music.isSavingPeriodically)
-        var states = music.playbackStateChanges.makeAsyncIterator()
+        let states = music.playbackStateChanges
         // The states heard, in order. A clean-clone run's parallel phase once heard `playing` and
         // then found no timer, the next state not `paused`: the queue had changed by itself in
         // between (which state is not known yet: the messages now say). Each step waits for its
-        // state, and the timer must then match the state the queue is in.
-        var heard: [PlaybackState] = []
+        // state (30 s at most: an offline run once waited for ever here), and the timer must then
+        // match the state the queue is in.
+        let heardBox = Mutex<[PlaybackState]>([])
+        var heard: [PlaybackState] { heardBox.withLock { $0 } }
         func next(_ wanted: PlaybackState) async -> Bool {
-            while let s = await states.next() {
-                heard.append(s)
-                if s == wanted { return true }
-            }
-            return false
+            (try? await waitForEvent(states, timeout: 30, "the state \(wanted)") { s in
+                heardBox.withLock { $0.append(s) }
+                return s == wanted
+            }) != nil
         }
         music.play()
-        #expect(await next(.playing), "heard \(heard)")
+        #expect(await next(.playing), "heard \(heard), now \(music.playbackState)")
         #expect(music.isSavingPeriodically == (music.playbackState == .playing), "heard \(heard), now \(music.playbackState)")
         if heard != [.playing] { print("MusicPlayerTests.thePositionSaveTimerRunsOnlyWhilePlaying: the queue changed by itself: heard \(heard)") }
         music.pause()
-        #expect(await next(.paused), "heard \(heard)")
+        #expect(await next(.paused), "heard \(heard), now \(music.playbackState)")
         #expect(!music.isSavingPeriodically, "heard \(heard), now \(music.playbackState)")
         music.play()
-        #expect(await next(.playing), "heard \(heard)")
+        #expect(await next(.playing), "heard \(heard), now \(music.playbackState)")
         #expect(music.isSavingPeriodically == (music.playbackState == .playing), "heard \(heard), now \(music.playbackState)")
         music.stop()
-        #expect(await next(.stopped), "heard \(heard)")
+        #expect(await next(.stopped), "heard \(heard), now \(music.playbackState)")
         #expect(!music.isSavingPeriodically, "heard \(heard)")
         // Without a store there is nothing to save and no timer, playing or not.
         let unsaved = MusicPlayer(output: { NullOutput() }, session: nil)
         defer { unsaved.stop() }
         unsaved.setQueue(withPaths: paths)
-        var unsavedStates = unsaved.playbackStateChanges.makeAsyncIterator()
+        let unsavedStates = unsaved.playbackStateChanges
         unsaved.play()
-        #expect(await unsavedStates.next() == .playing)
+        #expect(try await waitForEvent(unsavedStates, timeout: 30, "playing") { _ in true } == .playing)
         #expect(!unsaved.isSavingPeriodically)
     }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Synchronization
 
 // Waiting for asynchronous events in tests, always with a deadline.
 
@@ -10,21 +11,58 @@ public struct TimedOut: Error, CustomStringConvertible {
 }
 
 /// Runs `body` and returns its result, or throws ``TimedOut`` once `timeout` seconds have passed
-/// (then `onTimeout` runs first). The one deadline of these helpers: a sleeping child task races
+/// (then `onTimeout` runs first). The one deadline of these helpers: a sleeping task races
 /// `body`, whichever ends first decides and the other is cancelled — a deadline, not
-/// synchronisation.
+/// synchronisation. A body that ignores its cancellation (a continuation nobody resumes) is left
+/// behind, suspended, instead of holding the test for ever: an offline run hung for an hour on
+/// a task group that waited for such a body after its deadline.
 public func withDeadline<T: Sendable>(_ timeout: Double, _ what: String, onTimeout: @escaping @Sendable () -> Void = {},
                                _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            // The deadline only (the body's result ends the group first): not a wait for a state.
-            try await Task.sleep(for: .seconds(timeout))
-            onTimeout()
-            throw TimedOut(what: what)
+    let race = DeadlineRace<T>()
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
+            race.start(c, timeout: timeout, what: what, onTimeout: onTimeout, body: body)
         }
-        defer { group.cancelAll() }
-        return try await group.next()!
+    } onCancel: {
+        race.cancel()
+    }
+}
+
+/// ``withDeadline(_:_:onTimeout:_:)``'s two tasks: the first outcome resumes the caller, the
+/// other task is cancelled.
+private final class DeadlineRace<T: Sendable>: Sendable {
+    private let decided = Mutex(false)
+    private let tasks = Mutex<(work: Task<Void, Never>?, timer: Task<Void, Never>?)>((nil, nil))
+
+    func start(_ c: CheckedContinuation<T, any Error>, timeout: Double, what: String, onTimeout: @escaping @Sendable () -> Void,
+               body: @escaping @Sendable () async throws -> T) {
+        let work = Task {
+            let outcome: Result<T, any Error>
+            do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
+            if self.decide(c, outcome) { self.tasks.withLock { $0.timer?.cancel() } }
+        }
+        let timer = Task {
+            guard (try? await Task.sleep(for: .seconds(timeout))) != nil, self.claim() else { return }
+            onTimeout()
+            c.resume(throwing: TimedOut(what: what))
+            self.tasks.withLock { $0.work?.cancel() }
+        }
+        tasks.withLock { $0 = (work, timer) }
+    }
+
+    /// True for the first caller only.
+    private func claim() -> Bool { decided.withLock { d in defer { d = true }; return !d } }
+
+    private func decide(_ c: CheckedContinuation<T, any Error>, _ outcome: Result<T, any Error>) -> Bool {
+        guard claim() else { return false }
+        c.resume(with: outcome)
+        return true
+    }
+
+    func cancel() {
+        let (work, timer) = tasks.withLock { $0 }
+        work?.cancel()
+        timer?.cancel()
     }
 }
 
