@@ -206,6 +206,14 @@ package final class StreamRenderer: AudioRenderSource, @unchecked Sendable {
                 // Data for a generation whose switch command has not arrived yet: wait for it.
                 break
             }
+            if block.info.generation < generation {
+                // An old generation's block committed after the drop above (the decoder checks
+                // that its item is current before it fills a block, and commits it after): never
+                // played. Read, it wrote a block of audio from ahead of a restart (a queue's
+                // ReplayGain restarts under ThreadSanitizer: 1,024 frames from 11,264 on).
+                releaseBlock()
+                continue
+            }
             awaitingFirstBlock = false
             starvedReported = false
             itemEndPending = false

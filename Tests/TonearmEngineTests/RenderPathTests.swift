@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Dispatch
 import Foundation
+import Synchronization
 import Testing
 import TonearmCore
 import TonearmOutput
@@ -150,6 +151,38 @@ import TonearmTestSupport
         res = r.render(into: buf, frameCount: 256, timing: .realtime)
         #expect(res.framesRendered == 0)
         #expect(r.underruns.load(ordering: .relaxed) == 1)
+    }
+
+    /// A block of an old generation committed while a render call runs (a player node's decoder
+    /// checks that its item is current, fills a block, then commits it: a stop can come in
+    /// between) is never played, even when it arrives between the call's drop of old blocks and
+    /// its read of the next one. Before, such a block was played: a queue's ReplayGain restarts
+    /// under ThreadSanitizer wrote 1,024 frames from ahead of the restart point. A producer
+    /// commits only old blocks (1.0) as fast as it can while the renderer, on generation 2,
+    /// renders: nothing but silence may come out. Bounded by a count of calls, not a clock.
+    @Test func anOldGenerationsBlockCommittedDuringARenderIsNeverPlayed() {
+        let ring = PCMBlockRing(blockFrames: 4, channels: 1, blockCount: 8)
+        let r = StreamRenderer(ring: ring, spaceSignal: DispatchSemaphore(value: 0), dataSignal: DispatchSemaphore(value: 0))
+        r.requestGeneration(2, startFrame: 0)
+        r.commands.push(.running(true))
+        let stop = Atomic<Bool>(false)
+        let producer = Thread {
+            while !stop.load(ordering: .relaxed) {
+                guard let w = ring.writableBlock() else { continue }
+                w.update(repeating: 1, count: 4)
+                ring.commit(PCMBlockInfo(generation: 1, sourceFrame: 0, frameCount: 4, endOfStream: false))
+            }
+        }
+        producer.start()
+        let buf = UnsafeMutablePointer<Float>.allocate(capacity: 4)
+        defer { buf.deallocate() }
+        var played = 0
+        for _ in 0..<1_000_000 {
+            _ = r.render(into: buf, frameCount: 4, timing: .realtime)
+            if buf[0] != 0 || buf[3] != 0 { played += 1 }
+        }
+        stop.store(true, ordering: .relaxed)
+        #expect(played == 0, "\(played) render calls played an old generation's block")
     }
 
     @Test func metersMeasurePeakAndMeanSquarePerChannel() {

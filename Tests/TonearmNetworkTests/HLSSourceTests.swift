@@ -584,7 +584,7 @@ import TonearmTestSupport
         let loads = await requests(site, "/tiny.m3u8", atLeast: 4)
         source.cancel()
         #expect(loads.count >= 4)
-        let times = loads.map(\.time)
+        let times = loads.map(\.arrival)
         for i in times.indices.dropFirst(2) {  // the first reload may follow the first load more closely
             #expect(times[i] - times[i - 1] >= 0.4, "reload \(i) after \(times[i] - times[i - 1]) s")
         }

@@ -38,6 +38,7 @@ import TonearmTestSupport
             let n = 256
             guard f + n <= got.count else { return "frame \(f): past the end" }
             let run = Array(got[f..<(f + n)])
+            if run.allSatisfy({ $0 == 0 }) { return "frame \(f) is silence" }
             let at = (0...(expected.count - n)).first { i in expected[i] == run[0] && Array(expected[i..<(i + n)]) == run }
             return "frame \(f) is expected's \(at.map(String.init) ?? "nowhere")"
         }

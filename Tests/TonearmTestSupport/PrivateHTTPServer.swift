@@ -39,13 +39,18 @@ public struct RequestLogEntry: Decodable, Sendable, Equatable {
     public var clientClosed: Bool
     /// The throttle in force (bytes/s) when the entry was written; nil: none.
     public var rate: Int?
-    /// Seconds since the server started (monotonic clock) when the entry was written.
+    /// Seconds since the server started (monotonic clock) when the entry was written: for an
+    /// entry still under way, when it arrived, sent its headers or stalled; for a complete one,
+    /// when it ended. Compare ``arrival``s to tell how far apart requests came.
     public var time: Double
+    /// Seconds since the server started (monotonic clock) when the request had been read; the
+    /// same in every entry of one request.
+    public var arrival: Double
 
     enum CodingKeys: String, CodingKey {
         case id, method, path, target, query, range, icyMetaData, headers, tls, status, bytes, complete, dropped,
              stalled, clientClosed, rate
-        case time = "t"
+        case time = "t", arrival = "arrived"
     }
 
     /// The first byte that ``range`` asks for (`bytes=a-` or `bytes=a-b`); nil without a Range

@@ -21,7 +21,7 @@ the lines of one request share its `id`, and the last one wins:
      "query": {"drop": "1000"}, "range": "bytes=0-", "icyMetaData": null,
      "headers": {"host": "127.0.0.1:43123", "range": "bytes=0-", ...}, "tls": false,
      "status": 206, "bytes": 1000, "complete": true, "dropped": true, "stalled": false,
-     "clientClosed": false, "rate": null, "t": 0.125}
+     "clientClosed": false, "rate": null, "arrived": 0.031, "t": 0.125}
 
 `path` is percent-decoded and without the query; `query` keeps the last value of each name;
 `range` and `icyMetaData` are the raw request headers (null when absent); `status` is null until
@@ -30,7 +30,8 @@ the headers (for ICY streams the metadata blocks included; for chunked bodies th
 without the chunk framing); `dropped` means the server cut the connection on purpose (`drop=`);
 `clientClosed` means the client went away (or the write failed) before the body ended; `rate` is
 the throttle in force (bytes/s) when the line was written; `t` is seconds since the server
-started (monotonic).
+started (monotonic) when the line was written, `arrived` the same clock when the request had been
+read (the same on every line of the request).
 
 Query parameters (any path that serves a body)
 ----------------------------------------------
@@ -429,7 +430,7 @@ class Handler(BaseHTTPRequestHandler):
         self.query = {k: v[-1] for k, v in urllib.parse.parse_qs(split.query, keep_blank_values=True).items()}
         self.raw_query = split.query
         self.record = {
-            "id": STATE.new_id(), "method": self.command, "path": path, "target": self.path,
+            "arrived": round(time.monotonic() - START, 6), "id": STATE.new_id(), "method": self.command, "path": path, "target": self.path,
             "query": self.query, "range": self.headers.get("Range"), "icyMetaData": self.headers.get("Icy-MetaData"),
             "headers": {k.lower(): v for k, v in self.headers.items()}, "tls": isinstance(self.connection, ssl.SSLSocket),
             "status": None, "bytes": 0, "complete": False, "dropped": False, "stalled": False,
