@@ -13,9 +13,10 @@ import TonearmCore
 /// ``InputOpening/openProbed(_:)`` or ``AudioFile`` of the same file (same device, inode, size
 /// and modification time) takes it instead of opening the file again: the probe is done once.
 ///
-/// One context at a time (keeping another closes the one before), taken once (a context has one
-/// owner: a demuxer is read by one decoder), and dropped when not taken within ``lifetime``.
-/// Only contexts that have not been read beyond the probe are kept.
+/// A few contexts at a time (``capacity``; keeping another closes the oldest), taken once (a context has one
+/// owner: a demuxer is read by one decoder), and not handed out once older than ``lifetime``
+/// (closed then, at the next keep or take). Only contexts that have not been read beyond the
+/// probe are kept.
 package enum ProbedInputs {
     /// How long a kept context waits for its taker (seconds, monotonic).
     package static let lifetime: Double = 10
@@ -28,23 +29,29 @@ package enum ProbedInputs {
         var kept: Double
     }
 
-    private static let slot = Mutex<Entry?>(nil)
+    /// How many contexts are kept at most (the oldest is closed to keep another).
+    package static let capacity = 4
+
+    private static let slot = Mutex<[Entry]>([])
 
     /// Keeps `context` (opened on `path` and probed, nothing read beyond) and its custom I/O for
-    /// the next opener of the same file; closes any context kept before. A file whose identity
+    /// the next opener of the same file; closes one kept before for the same path (and the
+    /// oldest when ``capacity`` are kept). A file whose identity
     /// cannot be read is closed at once.
     package static func keep(path: String, context: UnsafeMutablePointer<AVFormatContext>, io: AnyObject?) {
-        var old: Entry?
-        if let id = FileIdentity(path: path) {
-            old = slot.withLock { s in
-                let previous = s
-                s = Entry(path: path, identity: id, context: context, io: io, kept: monotonicSeconds())
-                return previous
-            }
-        } else {
-            old = Entry(path: path, identity: FileIdentity(device: 0, inode: 0, size: 0, modified: 0), context: context, io: io, kept: 0)
+        guard let id = FileIdentity(path: path) else {
+            close(context, io: io)
+            return
         }
-        close(old)
+        let entry = Entry(path: path, identity: id, context: context, io: io, kept: monotonicSeconds())
+        let old = slot.withLock { s -> [Entry] in
+            var gone = s.filter { $0.path == path }
+            s.removeAll { $0.path == path }
+            if s.count >= capacity { gone.append(s.removeFirst()) }
+            s.append(entry)
+            return gone
+        }
+        old.forEach(close)
     }
 
     /// The context kept for `path` when the file is still the one probed (and it was kept
@@ -52,9 +59,8 @@ package enum ProbedInputs {
     /// releases `io`). Nil otherwise (a stale context is closed).
     package static func take(path: String) -> (context: UnsafeMutablePointer<AVFormatContext>, io: AnyObject?)? {
         let entry = slot.withLock { s -> Entry? in
-            guard let e = s, e.path == path else { return nil }
-            s = nil
-            return e
+            guard let i = s.firstIndex(where: { $0.path == path }) else { return nil }
+            return s.remove(at: i)
         }
         guard let entry else { return nil }
         guard monotonicSeconds() - entry.kept <= lifetime, FileIdentity(path: path) == entry.identity else {
@@ -64,20 +70,23 @@ package enum ProbedInputs {
         return (entry.context, entry.io)
     }
 
-    /// Closes the kept context, if any (a test's clean slate).
+    /// Closes the kept contexts (a test's clean slate).
     package static func drop() {
-        close(slot.withLock { s in
-            let e = s
-            s = nil
-            return e
-        })
+        slot.withLock { s in
+            let all = s
+            s = []
+            return all
+        }.forEach(close)
     }
 
-    private static func close(_ entry: Entry?) {
-        guard let entry else { return }
-        var ctx: UnsafeMutablePointer<AVFormatContext>? = entry.context
+    private static func close(_ entry: Entry) {
+        close(entry.context, io: entry.io)
+    }
+
+    private static func close(_ context: UnsafeMutablePointer<AVFormatContext>, io: AnyObject?) {
+        var ctx: UnsafeMutablePointer<AVFormatContext>? = context
         avformat_close_input(&ctx)
-        withExtendedLifetime(entry.io) {}
+        withExtendedLifetime(io) {}
     }
 
     private static func monotonicSeconds() -> Double {

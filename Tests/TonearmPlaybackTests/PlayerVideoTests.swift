@@ -72,7 +72,6 @@ import TonearmVideo
         defer { dir.remove() }
         let clip = dir.file("clip.mp4")
         try VideoFixtures.clip(clip, seconds: 1)
-        ProbedInputs.drop()
         InputOpenCounter.watch(clip)
         defer { InputOpenCounter.unwatch(clip) }
         // As the command does (twice: whether `--video-output` may be used, whether to open a window).
