@@ -222,13 +222,14 @@ struct PlayCommand: AsyncParsableCommand {
             throw CommandFailure(path, "it has no video stream; play it without --video-output (\(v))")
         }
         let choice = try videoOutput.map { try VideoOutputChoice(parsing: $0) }
-        if paths.count == 1, !resume, !usesLibrary, !noVideo, VideoPlayback.hasVideo(paths[0]) {
+        if paths.count == 1, !resume, !usesLibrary, !noVideo, let track = VideoPlayback.videoTracks(paths[0]).first {
             let output = choice ?? .window
             if output != .window || VideoPlayback.hasDisplay {
                 var stream: Int?
                 if let n = audioTrack { stream = try await VideoPlayback.audioStream(n, of: paths[0]) }
                 let subtitle = try VideoPlayback.subtitle(for: paths[0], file: sub, track: subTrack)
-                try await playVideo(URL(fileURLWithPath: paths[0]), output: output, audioStream: stream, subtitle: subtitle)
+                try await playVideo(URL(fileURLWithPath: paths[0]), output: output, audioStream: stream, subtitle: subtitle,
+                                    size: VideoSize(width: track.displayWidth, height: track.displayHeight))
                 return
             }
             videoNotice = VideoPlayback.noDisplayNotice
@@ -289,7 +290,8 @@ struct PlayCommand: AsyncParsableCommand {
 
     /// Plays one local video through the player, its picture to `output`, with the stream
     /// session's screen and keys (the window's keys beside them).
-    private func playVideo(_ url: URL, output: VideoOutputChoice, audioStream: Int?, subtitle: SubtitleSelection?) async throws {
+    private func playVideo(_ url: URL, output: VideoOutputChoice, audioStream: Int?, subtitle: SubtitleSelection?,
+                           size: VideoSize?) async throws {
         let streams = audioStream.map { [url.path: $0] } ?? [:]
         if case .file(let path) = output { try Overwrite.check(path, force: playback.force) }
         let settings = try playback.effective(command: "play", resume: false)
@@ -323,7 +325,7 @@ struct PlayCommand: AsyncParsableCommand {
         }
         let session = StreamSession(url: url, selection: selection, device: settings.device.value, notice: notice,
                                     settings: try settings.sessionSettings(mix: playback.mix, resume: false, effects: try playback.sound.effects()),
-                                    interactive: playback.interactive, video: StreamSession.Video(output: output, fullScreen: fullscreen),
+                                    interactive: playback.interactive, video: StreamSession.Video(output: output, fullScreen: fullscreen, presentationSize: size),
                                     audioStream: audioStream, subtitle: subtitle)
         let failed = await session.run()
         if let sig = session.interruptedBy { throw ExitCode(128 + sig) }

@@ -40,6 +40,9 @@ final class StreamSession: @unchecked Sendable {
     struct Video {
         var output: VideoOutputChoice
         var fullScreen: Bool
+        /// The picture's size when the command knows it already (its probe of a local file):
+        /// the window is created while the item loads.
+        var presentationSize: VideoSize? = nil
     }
 
     /// The keys line: the keys bound to what a stream's screen does (the defaults: "space pause
@@ -226,7 +229,7 @@ final class StreamSession: @unchecked Sendable {
             }
         case .window:
             let player = self.player, cont = continuation, box = view
-            let options = PlayerView.Options(fullScreen: video.fullScreen)
+            let options = PlayerView.Options(fullScreen: video.fullScreen, expectedPresentationSize: video.presentationSize)
             return Task {
                 do throws(PlayerViewError) {
                     let v = try await PlayerView.open(for: player, options: options)

@@ -49,10 +49,14 @@ enum VideoPlayback {
                                                "mpg", "mpeg", "flv", "wmv", "3gp", "y4m"]
 
     /// Whether `path` is a local file with a video track (cover art is not video).
-    static func hasVideo(_ path: String) -> Bool {
+    static func hasVideo(_ path: String) -> Bool { !videoTracks(path).isEmpty }
+
+    /// The video tracks of `path` when it is a local file of a container that may hold video;
+    /// [] otherwise. (The file's probe is kept for the item that plays it: see `ProbedInputs`.)
+    static func videoTracks(_ path: String) -> [VideoTrackInfo] {
         guard !path.contains("://"), videoExtensions.contains(URL(fileURLWithPath: path).pathExtension.lowercased()),
-              FileManager.default.fileExists(atPath: path) else { return false }
-        return !((try? VideoTrackInfo.tracks(inFileAt: path)) ?? []).isEmpty
+              FileManager.default.fileExists(atPath: path) else { return [] }
+        return (try? VideoTrackInfo.tracks(inFileAt: path)) ?? []
     }
 
     /// Whether a display is there to open a window on (`DISPLAY` or `WAYLAND_DISPLAY`).

@@ -51,6 +51,8 @@ public final class AudioFile: @unchecked Sendable {
     /// The opened demuxer (for the metadata reader). Use only while holding no expectations of
     /// its read position: reading packets from it disturbs decoding.
     package var formatContext: UnsafeMutablePointer<AVFormatContext> { (decoder as! FFmpegDecoder).fmt! }
+    /// The demuxer's context when FFmpeg reads the file (nil for a FLAC file read natively).
+    package var openedFormatContext: UnsafeMutablePointer<AVFormatContext>? { (decoder as? FFmpegDecoder)?.fmt }
 
     /// Where the stream's own clock stands at the first sample: its timestamp in frames at the
     /// source's rate, and the container's start time in seconds (the earliest of its streams;
@@ -117,13 +119,22 @@ public final class AudioFile: @unchecked Sendable {
         tonearm_av_log_quiet()
         let head = Self.head(path: path)
         var ctx: UnsafeMutablePointer<AVFormatContext>?
-        // An MP3 (or ADTS) file followed by an APE tag is read through our own I/O, which ends
-        // the file before the tag: FFmpeg would decode the tag as audio.
-        let (r, opened) = InputOpening.open(&ctx, path: path, head: head)
-        let io = opened as? AVIOBridge
-        if r < 0 {
-            if r == tonearm_averror(EACCES) { throw .notReadable(path: path, reason: "permission denied") }
-            throw .notMediaFile(path: path, detail: Self.openFailure(r, head: head))
+        let io: AVIOBridge?
+        // The file just probed for its streams (`tonearm play VIDEO` asking whether it has
+        // video) is taken as it is, not opened and probed again.
+        let kept = ProbedInputs.take(path: path)
+        if let kept {
+            ctx = kept.context
+            io = kept.io as? AVIOBridge
+        } else {
+            // An MP3 (or ADTS) file followed by an APE tag is read through our own I/O, which ends
+            // the file before the tag: FFmpeg would decode the tag as audio.
+            let (r, opened) = InputOpening.open(&ctx, path: path, head: head)
+            io = opened as? AVIOBridge
+            if r < 0 {
+                if r == tonearm_averror(EACCES) { throw .notReadable(path: path, reason: "permission denied") }
+                throw .notMediaFile(path: path, detail: Self.openFailure(r, head: head))
+            }
         }
         if let audioStream {
             let fc = ctx!
@@ -136,7 +147,7 @@ public final class AudioFile: @unchecked Sendable {
             }
         }
         let ffmpeg = try Self.makeDecoder(ctx!, name: path, io: io, head: head,
-                                          audioStream: Int32(audioStream ?? -1))
+                                          audioStream: Int32(audioStream ?? -1), probed: kept != nil)
         decoder = ffmpeg
         (fileFormat, processingFormat, length) = Self.describe(ffmpeg, path: path)
         warnings = Self.extensionCheck(path: path, decoder: ffmpeg) + ffmpeg.takeWarnings()
@@ -363,17 +374,21 @@ public final class AudioFile: @unchecked Sendable {
 
     private static func makeDecoder(_ ctx: UnsafeMutablePointer<AVFormatContext>, name: String,
                                     io: AVIOBridge?, head: [UInt8],
-                                    streaming: Bool = false, audioStream: Int32 = -1) throws(TonearmError) -> FFmpegDecoder {
+                                    streaming: Bool = false, audioStream: Int32 = -1,
+                                    probed: Bool = false) throws(TonearmError) -> FFmpegDecoder {
         var ctx: UnsafeMutablePointer<AVFormatContext>? = ctx
         let formatName = String(cString: ctx!.pointee.iformat.pointee.name)
         if formatName == "tty" {
             avformat_close_input(&ctx)
             throw .notMediaFile(path: name, detail: "the content looks like text")
         }
-        let r = avformat_find_stream_info(ctx, nil)
-        if r < 0 {
-            avformat_close_input(&ctx)
-            throw .notMediaFile(path: name, detail: openFailure(r, head: head))
+        if !probed {  // `probed`: the stream info was read already (``ProbedInputs``)
+            InputOpenCounter.noteProbe(name)
+            let r = avformat_find_stream_info(ctx, nil)
+            if r < 0 {
+                avformat_close_input(&ctx)
+                throw .notMediaFile(path: name, detail: openFailure(r, head: head))
+            }
         }
         let weakGuess = isWeakGuess(ctx!)
         // The decoder owns the context from here and closes it on failure.

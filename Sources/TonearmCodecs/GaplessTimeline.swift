@@ -15,6 +15,7 @@ enum GaplessTimeline {
         var options: OpaquePointer?
         av_dict_set(&options, "ignore_editlist", "1", 0)
         defer { av_dict_free(&options) }
+        InputOpenCounter.noteOpen(String(cString: url))
         guard avformat_open_input(&ctx, url, fmt.pointee.iformat, &options) >= 0, let c = ctx else { return nil }
         defer { avformat_close_input(&ctx) }
         guard Int(streamIndex) < Int(c.pointee.nb_streams), let st = c.pointee.streams[Int(streamIndex)],

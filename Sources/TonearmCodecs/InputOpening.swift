@@ -23,6 +23,7 @@ package enum InputOpening {
             ctx = custom
             io = bridge
         }
+        InputOpenCounter.noteOpen(path)
         return (avformat_open_input(&ctx, path, nil, nil), io)
     }
 
@@ -48,9 +49,11 @@ package enum InputOpening {
 
     /// Opens `path` for demuxing with stream info read (through ``open(_:path:head:)``). The
     /// caller closes it with `avformat_close_input`, then releases `io`. Throws the file errors
-    /// of ``checkReadable(_:)`` and `notMediaFile`.
+    /// of ``checkReadable(_:)`` and `notMediaFile`. The context ``ProbedInputs`` keeps for this
+    /// file, when there is one, is taken instead of opening it again.
     package static func openProbed(_ path: String) throws(TonearmError) -> (context: UnsafeMutablePointer<AVFormatContext>, io: AnyObject?) {
         tonearm_av_log_quiet()
+        if let kept = ProbedInputs.take(path: path) { return kept }
         try checkReadable(path)
         var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
         let (r, io) = open(&ctx, path: path)
@@ -58,6 +61,7 @@ package enum InputOpening {
             if r == tonearm_averror(EACCES) { throw .notReadable(path: path, reason: message(r)) }
             throw .notMediaFile(path: path, detail: message(r))
         }
+        InputOpenCounter.noteProbe(path)
         let info = avformat_find_stream_info(fc, nil)
         if info < 0 {
             avformat_close_input(&ctx)

@@ -131,6 +131,7 @@ public struct MediaProbe: Sendable {
         ctx.pointee.pb = io.context
         ctx.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
         var opt: UnsafeMutablePointer<AVFormatContext>? = ctx
+        InputOpenCounter.noteOpen(path)
         let r = avformat_open_input(&opt, path, format, nil)
         if r < 0 {
             // avformat_open_input freed the context; not the custom I/O.
@@ -166,6 +167,7 @@ public struct MediaProbe: Sendable {
         if !complete && (stream != nil || ctx.pointee.ctx_flags & AVFMTCTX_NOHEADER != 0 || ctx.pointee.nb_streams == 0) {
             // What the headers leave unknown, FFmpeg finds by reading (and decoding) packets.
             headerOnly = false
+            InputOpenCounter.noteProbe(path)
             let r = avformat_find_stream_info(ctx, nil)
             if r < 0 { throw .notMediaFile(path: path, detail: AudioFile.openFailure(r, head: head)) }
             (streamIndex, hasDecoder) = audioStream(ctx)

@@ -38,6 +38,7 @@ public enum MetadataReader {
         }
 
         var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
+        InputOpenCounter.noteOpen(path)
         let openResult = avformat_open_input(&ctx, path, nil, nil)
         guard openResult >= 0, let fc = ctx else {
             if openResult == tonearm_averror(EACCES) {
@@ -46,6 +47,7 @@ public enum MetadataReader {
             throw TonearmError.notMediaFile(path: path, detail: ffmpegMessage(openResult))
         }
         defer { avformat_close_input(&ctx) }
+        InputOpenCounter.noteProbe(path)
         let infoResult = avformat_find_stream_info(fc, nil)
         guard infoResult >= 0 else {
             throw TonearmError.notMediaFile(path: path, detail: ffmpegMessage(infoResult))

@@ -71,12 +71,19 @@ public final class PlayerView: Sendable {
         public var controlsHideDelay: Double
         /// How often the controls' time is refreshed while they are visible and the player plays.
         public var controlsRefreshInterval: Double
+        /// The video's presentation size when the caller knows it before the item has loaded
+        /// (`tonearm play VIDEO` has probed the file): the window is then created while the item
+        /// loads, not after, titled with the file name until the item's title is known. Nil:
+        /// the window is created once the item has loaded.
+        public var expectedPresentationSize: VideoSize?
 
         public init(title: String? = nil, size: VideoSize? = nil, fullScreen: Bool = false,
                     gravity: VideoGravity = .resizeAspect, videoDriver: String? = nil,
-                    controlsHideDelay: Double = 3, controlsRefreshInterval: Double = 0.25) {
+                    controlsHideDelay: Double = 3, controlsRefreshInterval: Double = 0.25,
+                    expectedPresentationSize: VideoSize? = nil) {
             self.title = title
             self.size = size
+            self.expectedPresentationSize = expectedPresentationSize
             self.fullScreen = fullScreen
             self.gravity = gravity
             self.videoDriver = videoDriver
@@ -134,18 +141,55 @@ public final class PlayerView: Sendable {
                             infoCenter: NowPlayingInfoCenter = .default) async throws(PlayerViewError) -> PlayerView {
         guard let item = player.currentItem else { throw .noItem }
         let events = item.events  // before the status is read: no change is missed between
+        // With the size known before the item has loaded, the window is created meanwhile (on
+        // a thread of its own: creating it waits for SDL and the display).
+        var creating: Task<Result<PlayerView, VideoWindowError>, Never>?
+        var earlyTitle: String?
+        if item.status == .unknown, let expected = options.expectedPresentationSize, expected != .zero {
+            var config = configuration(for: item, options: options)
+            if options.size == nil { (config.width, config.height) = (expected.width, expected.height) }
+            if options.title == nil {
+                let name = item.url.lastPathComponent
+                config.title = name.isEmpty ? (item.url.host ?? item.url.absoluteString) : name
+            }
+            earlyTitle = config.title
+            let refresh = options.controlsRefreshInterval
+            creating = Task.detached {
+                do throws(VideoWindowError) {
+                    return .success(try PlayerView(player: player, configuration: config, controlsRefreshInterval: refresh,
+                                                   infoCenter: infoCenter))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
         if item.status == .unknown {
             for await event in events {
                 if case .itemStatusChanged = event, item.status != .unknown { break }
                 if item.status != .unknown { break }
             }
         }
-        if case .failed(let e) = item.status { throw .itemFailed(e) }
+        if case .failed(let e) = item.status {
+            if case .success(let view)? = await creating?.value { view.close() }
+            throw .itemFailed(e)
+        }
         // The picture is opened and decoded while the window opens, not after: a holder takes
         // the player's frames until the layer is attached, then hands it the latest.
         let early = EarlyFrames()
         player.addVideoRenderer(early)
         defer { player.removeVideoRenderer(early) }
+        if let creating {
+            switch await creating.value {
+            case .success(let view):
+                // The item's own title, now that its tags are read.
+                let title = options.title ?? title(for: item)
+                if title != earlyTitle { view.window.setTitle(title) }
+                early.hand(to: view.layer)
+                return view
+            case .failure(let e):
+                throw .window(e)
+            }
+        }
         do {
             let view = try PlayerView(player: player, configuration: configuration(for: item, options: options),
                                       controlsRefreshInterval: options.controlsRefreshInterval, infoCenter: infoCenter)

@@ -604,10 +604,11 @@ public final class PlayerItem: @unchecked Sendable , Observable {
         if url.isFileURL {
             do { result = .success((try AudioFile(path: url.path, audioStream: audioStream), nil)) } catch { result = .failure(error) }
             // The video streams, read here (the loader's thread, no lock held): a file that does
-            // not open as video has none.
+            // not open as video has none. Read from the sound's demuxer (the file is not opened
+            // and probed again for them); a FLAC file read natively has none.
             switch result {
-            case .success:
-                videoTracks = (try? VideoTrackInfo.tracks(inFileAt: url.path)) ?? []
+            case .success(let (file, _)):
+                videoTracks = file.openedFormatContext.map { VideoTrackInfo.tracks(inOpened: $0, name: url.path) } ?? []
             case .failure(.noAudioTrack):
                 // A video without sound plays against silence as long as the video.
                 videoTracks = (try? VideoTrackInfo.tracks(inFileAt: url.path)) ?? []

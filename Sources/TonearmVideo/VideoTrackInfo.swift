@@ -42,9 +42,13 @@ public struct VideoTrackInfo: Sendable, Hashable, Codable {
 extension VideoTrackInfo {
     /// Every video stream of the file at `path` (cover art left out), in container order.
     /// Throws the file errors (`fileNotFound`, `notMediaFile`, …); a file without video gives [].
+    /// The opened file is kept (``ProbedInputs``) for the next opener of the same file — the
+    /// item that plays it, its sound or its picture — which then does not probe it again.
     public static func tracks(inFileAt path: String) throws(TonearmError) -> [VideoTrackInfo] {
         let input = try VideoInput(path: path)
-        return input.videoStreams.map { input.info(of: $0) }
+        let tracks = input.videoStreams.map { input.info(of: $0) }
+        input.keepForNextOpener()
+        return tracks
     }
 
     /// Every video stream of a container already opened (an item's audio, opened on a network
@@ -61,8 +65,8 @@ final class VideoInput {
     let path: String
     var fmt: UnsafeMutablePointer<AVFormatContext>?
     private let io: AnyObject?
-    /// False for a context borrowed from its owner (not closed here).
-    private let owned: Bool
+    /// False for a context borrowed from its owner (not closed here), or handed on.
+    private var owned: Bool
 
     init(path: String) throws(TonearmError) {
         self.path = path
@@ -86,6 +90,15 @@ final class VideoInput {
         fmt = context
         io = nil
         owned = false
+    }
+
+    /// Hands the context (opened on ``path``, probed, nothing read beyond) to ``ProbedInputs``
+    /// for the next opener of the same file, rather than closing it.
+    func keepForNextOpener() {
+        guard owned, let fc = fmt else { return }
+        owned = false
+        fmt = nil
+        ProbedInputs.keep(path: path, context: fc, io: io)
     }
 
     deinit {

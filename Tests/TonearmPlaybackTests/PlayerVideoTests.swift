@@ -2,6 +2,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TonearmCodecs
 import TonearmCore
 import TonearmOutput
 @testable import TonearmPlayback
@@ -58,6 +59,42 @@ import TonearmVideo
 
     static func isReady(after: Double) -> @Sendable (PlayerEvent) -> Bool {
         { if case .readyForDisplay(let t) = $0, t > after { true } else { false } }
+    }
+
+    /// `tonearm play VIDEO`'s way to the first frame: the command asks whether the file has
+    /// video, then the item loads it (its sound, its video tracks) and the picture's decoder
+    /// opens it. The command's probe (`avformat_find_stream_info`, with the file opened) is
+    /// handed on to the item's sound and read for the video tracks: before, each of them opened
+    /// and probed the file again (four probes before the picture's own). Counted by TonearmCodecs'
+    /// openers for this file only.
+    @Test func theFileIsProbedOnceForTheItemAndOnceForThePicture() async throws {
+        let dir = try TempDir("player-video-probes")
+        defer { dir.remove() }
+        let clip = dir.file("clip.mp4")
+        try VideoFixtures.clip(clip, seconds: 1)
+        InputOpenCounter.watch(clip)
+        defer { InputOpenCounter.unwatch(clip) }
+        // As the command does (twice: whether `--video-output` may be used, whether to open a window).
+        #expect(try VideoTrackInfo.tracks(inFileAt: clip).count == 1)
+        #expect(try VideoTrackInfo.tracks(inFileAt: clip).count == 1)
+        #expect(InputOpenCounter.counts(clip) == .init(opens: 1, probes: 1))
+        let item = PlayerItem(url: URL(fileURLWithPath: clip))
+        let output = PlayerItemVideoOutput()
+        item.add(output)
+        let player = Player(playerItem: item, output: { NullOutput() })
+        let ready = collectPlayerEvents(player, until: Self.isReady(after: -1))
+        player.play()
+        _ = try await ready.value
+        #expect(item.videoTracks.count == 1)
+        #expect(item.presentationSize == VideoSize(width: 160, height: 90))
+        let counts = InputOpenCounter.counts(clip)
+        // One probe for the item and its sound, one for the picture's own demuxer; the opens
+        // besides: the picture's, and the sound's look at the AAC track's length without its
+        // edit list (gapless, no probe).
+        #expect(counts.probes == 2, "\(counts)")
+        #expect(counts.opens == 3, "\(counts)")
+        player.pause()
+        player.replaceCurrentItem(with: nil)
     }
 
     @Test func audioOnlyPlaybackOfAVideoStartsNoVideoThread() async throws {

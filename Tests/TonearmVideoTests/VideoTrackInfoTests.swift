@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import Testing
+import TonearmCodecs
 import TonearmCore
 import TonearmTestSupport
 import TonearmVideo
@@ -33,6 +34,28 @@ import TonearmVideo
         let half = try VideoClips.rotated(plain, tag: 180, to: dir.file("half.mp4"))
         let h = try #require(try VideoTrackInfo.tracks(inFileAt: half).first)
         #expect(h.rotation == 180 && h.displayWidth == 64 && h.displayHeight == 48)
+    }
+
+    /// The probe of `tracks(inFileAt:)` is handed to the next opener of the same file (the
+    /// item's sound), once; a file changed since is opened and probed again.
+    @Test func theProbeIsHandedOnOnceAndNotForAChangedFile() throws {
+        defer { dir.remove() }
+        let clip = dir.file("handed.mp4")
+        try VideoFixtures.clip(clip, seconds: 0.4)
+        InputOpenCounter.watch(clip)
+        defer { InputOpenCounter.unwatch(clip) }
+        #expect(try VideoTrackInfo.tracks(inFileAt: clip).count == 1)
+        _ = try AudioFile(path: clip)
+        #expect(InputOpenCounter.counts(clip).probes == 1, "the sound took the probe")
+        _ = try AudioFile(path: clip)
+        #expect(InputOpenCounter.counts(clip).probes == 2, "taken once: a second opener probes")
+        #expect(try VideoTrackInfo.tracks(inFileAt: clip).count == 1)
+        // Rewritten since (another length): the kept context is not the file's any more.
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "testsrc=size=96x64:rate=25:d=0.3",
+                             "-f", "lavfi", "-i", "sine=duration=0.3", "-c:v", "libx264", "-c:a", "aac", clip])
+        let tracks = try VideoTrackInfo.tracks(inFileAt: clip)
+        #expect(tracks.first?.codedWidth == 96, "the new file's probe, not the kept one")
+        #expect(InputOpenCounter.counts(clip).probes == 4)
     }
 
     @Test func anAnamorphicClipReportsItsDisplayWidth() throws {
