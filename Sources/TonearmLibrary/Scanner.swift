@@ -211,118 +211,71 @@ final class Scanner: @unchecked Sendable {
             reader.start()
         }
 
+        var batch: [Write] = []
+        // (Sized once: growing it by doubling held the old and the new buffer at once.)
+        batch.reserveCapacity(min(commitEvery, work.count))
+        var batchArtworkBytes = 0
         var readersLeft = min(readerCount, max(1, work.count))
         var handed: [(Int, ReadOutcome)] = []
         var position = 0
-        /// Takes the readers' results until every reader is done, handing each file's write to
-        /// `take` (none once the scan is cancelled).
-        func collect(_ take: (Write) throws -> Void) throws {
-            while readersLeft > 0 {
-                if position == handed.count {
-                    handed = results.pop()
-                    position = 0
+        while readersLeft > 0 {
+            if position == handed.count {
+                handed = results.pop()
+                position = 0
+            }
+            let (i, outcome) = handed[position]
+            position += 1
+            if i < 0 { readersLeft -= 1; continue }
+            if cancelled.isSet { continue }
+            let existing = work[i].existing
+            switch outcome {
+            case .skipped(let s):
+                summary.skipped.append(s)
+            case .read(let file, let hash, let fields):
+                summary.filesRead += 1
+                batchArtworkBytes += fields.artwork?.data.count ?? 0
+                if let existing {
+                    batch.append(.update(id: existing, file, hash: hash.current, fields))
+                    summary.updated += 1
+                } else if let m = claimMissing(hash) {
+                    batch.append(.update(id: m.id, file, hash: hash.current, fields))
+                    summary.moved += 1
+                } else {
+                    batch.append(.insert(file, hash: hash.current, fields))
+                    summary.added += 1
                 }
-                let (i, outcome) = handed[position]
-                position += 1
-                if i < 0 { readersLeft -= 1; continue }
-                if cancelled.isSet { continue }
-                let existing = work[i].existing
-                switch outcome {
-                case .skipped(let s):
-                    summary.skipped.append(s)
-                case .read(let file, let hash, let fields):
-                    summary.filesRead += 1
-                    if let existing {
-                        try take(.update(id: existing, file, hash: hash.current, fields))
-                        summary.updated += 1
-                    } else if let m = claimMissing(hash) {
-                        try take(.update(id: m.id, file, hash: hash.current, fields))
-                        summary.moved += 1
-                    } else {
-                        try take(.insert(file, hash: hash.current, fields))
+            case .hashed(let file, let hash):
+                if let m = claimMissing(hash) {
+                    batch.append(.move(id: m.id, file, hash: hash.current))
+                    summary.moved += 1
+                } else {
+                    // Another file took that row (a copy of a moved file): read this one as new.
+                    switch FileReader.fields(file) {
+                    case .success(let fields):
+                        summary.filesRead += 1
+                        batch.append(.insert(file, hash: hash.current, fields))
                         summary.added += 1
-                    }
-                case .hashed(let file, let hash):
-                    if let m = claimMissing(hash) {
-                        try take(.move(id: m.id, file, hash: hash.current))
-                        summary.moved += 1
-                    } else {
-                        // Another file took that row (a copy of a moved file): read this one as new.
-                        switch FileReader.fields(file) {
-                        case .success(let fields):
-                            summary.filesRead += 1
-                            try take(.insert(file, hash: hash.current, fields))
-                            summary.added += 1
-                        case .failure(let why):
-                            summary.skipped.append(SkippedFile(path: file.path, reason: why.text, kind: why.kind))
-                        }
+                    case .failure(let why):
+                        summary.skipped.append(SkippedFile(path: file.path, reason: why.text, kind: why.kind))
                     }
                 }
-                done += 1
-                // Every file in scans of up to a hundred, else every hundredth of them: each event
-                // wakes the task that reads the stream (≈ 17,000 instructions a wake-up: a tenth of
-                // a 2,000-file scan's with one event for every second file).
-                if done - reported >= progressStep || done == found.count {
-                    reported = done
-                    continuation.yield(.progress(ScanProgress(filesDone: done, filesTotal: found.count, currentFile: work[i].0.path)))
-                }
+            }
+            done += 1
+            // Every file in scans of up to a hundred, else every hundredth of them: each event
+            // wakes the task that reads the stream (≈ 17,000 instructions a wake-up: a tenth of
+            // a 2,000-file scan's with one event for every second file).
+            if done - reported >= progressStep || done == found.count {
+                reported = done
+                continuation.yield(.progress(ScanProgress(filesDone: done, filesTotal: found.count, currentFile: work[i].0.path)))
+            }
+            if batch.count >= commitEvery || batchArtworkBytes >= Self.batchArtworkLimit {
+                try flush(batch, scanIDs: &scanIDs, makingLeftIndexes: !bulk)
+                batch.removeAll(keepingCapacity: true)
+                batchArtworkBytes = 0
             }
         }
-
-        if bulk {
-            // A first scan writes its rows while the readers read (a transaction of
-            // `commitEvery` rows open meanwhile, the rows inserted ``insertChunk`` at a time as
-            // they come), instead of after them: its writing took a third of the scan's
-            // instructions, on one core while the other had nothing left to do.
-            try pool.writeWithoutTransaction { db in
-                var pending: [Write] = []
-                pending.reserveCapacity(Self.insertChunk)
-                var inTransaction = false, rows = 0, artworkBytes = 0
-                func write() throws {
-                    if !inTransaction { try db.beginTransaction(.immediate); inTransaction = true }
-                    try writeBatch(db, pending, scanIDs: &scanIDs, makingLeftIndexes: false)
-                    rows += pending.count
-                    pending.removeAll(keepingCapacity: true)
-                    if rows >= commitEvery || artworkBytes >= Self.batchArtworkLimit {
-                        try db.commit()
-                        inTransaction = false
-                        (rows, artworkBytes) = (0, 0)
-                    }
-                }
-                do {
-                    try collect { w in
-                        if case .insert(_, _, let fields) = w { artworkBytes += fields.artwork?.data.count ?? 0 }
-                        pending.append(w)
-                        if pending.count >= Self.insertChunk || artworkBytes >= Self.batchArtworkLimit { try write() }
-                    }
-                    if cancelled.isSet { throw CancellationError() }
-                    if !pending.isEmpty { try write() }
-                    if inTransaction { try db.commit() }
-                } catch {
-                    if inTransaction { try? db.rollback() }
-                    throw error
-                }
-            }
-        } else {
-            var batch: [Write] = []
-            // (Sized once: growing it by doubling held the old and the new buffer at once.)
-            batch.reserveCapacity(min(commitEvery, work.count))
-            var batchArtworkBytes = 0
-            try collect { w in
-                switch w {
-                case .insert(_, _, let fields), .update(_, _, _, let fields): batchArtworkBytes += fields.artwork?.data.count ?? 0
-                case .move: break
-                }
-                batch.append(w)
-                if batch.count >= commitEvery || batchArtworkBytes >= Self.batchArtworkLimit {
-                    try flush(batch, scanIDs: &scanIDs, makingLeftIndexes: true)
-                    batch.removeAll(keepingCapacity: true)
-                    batchArtworkBytes = 0
-                }
-            }
-            if cancelled.isSet { throw CancellationError() }
-            try flush(batch, scanIDs: &scanIDs, makingLeftIndexes: true)
-        }
+        if cancelled.isSet { throw CancellationError() }
+        try flush(batch, scanIDs: &scanIDs, makingLeftIndexes: !bulk)
         let gone = missing.values.flatMap { $0 }.map(\.id)
         try pool.write { db in
             if !bulk && !gone.isEmpty { try Schema.restoreDeferredSchema(db) }
@@ -396,29 +349,20 @@ final class Scanner: @unchecked Sendable {
     /// the first query that needs them). False for a first scan's own bare table.
     private func flush(_ batch: [Write], scanIDs: inout Set<Int64>?, makingLeftIndexes: Bool) throws {
         guard !batch.isEmpty else { return }
-        try pool.write { db in try writeBatch(db, batch, scanIDs: &scanIDs, makingLeftIndexes: makingLeftIndexes) }
-    }
-
-    /// ``flush(_:scanIDs:makingLeftIndexes:)``'s writes, in the transaction open on `db`.
-    private func writeBatch(_ db: Database, _ batch: [Write], scanIDs: inout Set<Int64>?, makingLeftIndexes: Bool) throws {
-        guard !batch.isEmpty else { return }
         let now = Date().timeIntervalSince1970
-        // (The set taken out of `scanIDs` while the batch's ids are added: a copy of it for
-        // each batch of a first scan written ``insertChunk`` rows at a time grew with the square
-        // of the files.)
-        let tracking = scanIDs != nil
-        var assigned = scanIDs.take() ?? Set<Int64>()
-        defer { if tracking { scanIDs = assigned } }
-        do {
+        var known = scanIDs
+        defer { scanIDs = known }
+        try pool.write { db in
             if makingLeftIndexes { try Schema.restoreDeferredSchema(db) }
             // New rows as their id and their place in the batch: a copy of each row's fields
             // (the whole batch's, 0.9 MB at 2,000 files) was a sixth of a first scan's peak heap.
             var inserts: [(id: Int64, at: Int)] = []
             inserts.reserveCapacity(batch.count)
+            var assigned = known ?? Set<Int64>()
             for (at, w) in batch.enumerated() {
                 switch w {
                 case .insert(let file, let hash, let fields):
-                    let id = try Self.freeID(db, hash: hash, path: file.path, taken: assigned, onlyTaken: tracking)
+                    let id = try Self.freeID(db, hash: hash, path: file.path, taken: assigned, onlyTaken: known != nil)
                     assigned.insert(id)
                     try Self.storeArtwork(db, fields)
                     inserts.append((id, at))
@@ -431,6 +375,7 @@ final class Scanner: @unchecked Sendable {
                                       .int(Int64(ContentHash.version)), .int(id)])
                 }
             }
+            if known != nil { known = assigned }
             // In the table's order (the ids, content hashes, are spread over the whole range):
             // each row then goes after the last one written, where the B-tree appends without
             // splitting pages in the middle of the table.
