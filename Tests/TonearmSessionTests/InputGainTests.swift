@@ -35,7 +35,8 @@ import TonearmTestSupport
         #expect(try Self.percents(server, "mic") == [70])
         #expect(try Self.percents(server, "usbmic") == [100], "only the input in use")
         // The preferred input is the one in use.
-        try session.setPreferredInput(try #require(session.availableInputs.first { $0.name == "usbmic" }))
+        let usb: AudioInputRoute = try #require(try session.availableInputs.first { $0.name == "usbmic" })
+        try session.setPreferredInput(usb)
         try session.setInputGain(0.25)
         #expect(try Self.percents(server, "usbmic") == [25] && Self.percents(server, "mic") == [70])
         try session.setInputMuted(true)
