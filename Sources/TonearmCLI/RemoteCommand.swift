@@ -453,6 +453,11 @@ struct RemoteOutputs: AsyncParsableCommand {
         try await remote.with { c throws(MPDClientError) in
             for o in try await c.outputs() {
                 Terminal.write("Output \(o.id + 1) (\(o.name)) is \(o.isEnabled ? "enabled" : "disabled")\n")
+                // Each attribute as mpc prints it: a tab, NAME="VALUE".
+                for a in o.attributes {
+                    let parts = a.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                    Terminal.write("\t\(parts[0])=\"\(parts.count > 1 ? String(parts[1]) : "")\"\n")
+                }
             }
         }
     }

@@ -113,12 +113,15 @@ public struct MPDOutput: Sendable, Hashable {
     public var name: String
     public var plugin: String?
     public var isEnabled: Bool
+    /// Its `attribute:` lines, each `NAME=VALUE` (a pipe's path, the daemon's equalizer).
+    public var attributes: [String] = []
 
     public static func list(_ reply: MPDReply) -> [MPDOutput] {
         reply.records(startingWith: ["outputid"]).compactMap { pairs in
             let r = MPDReply(pairs: pairs)
             guard let id = r["outputid"].flatMap({ Int($0) }) else { return nil }
-            return MPDOutput(id: id, name: r["outputname"] ?? "", plugin: r["plugin"], isEnabled: r["outputenabled"] == "1")
+            return MPDOutput(id: id, name: r["outputname"] ?? "", plugin: r["plugin"], isEnabled: r["outputenabled"] == "1",
+                             attributes: r.values(of: "attribute"))
         }
     }
 }
