@@ -50,16 +50,7 @@ public final class InputGain: Sendable {
         guard gain.isFinite else { throw TonearmError.invalidArgument("input gain \(gain) is not a number between 0 and 1") }
         let c = try control.get()
         let s = try source(c)
-        let wanted = Double(min(max(gain, 0), 1)) * Double(tonearm_pa_volume_norm())
-        let values = s.volumes
-        let average = values.isEmpty ? 0 : Double(values.reduce(0) { $0 + UInt64($1) }) / Double(values.count)
-        let scaled: [UInt32]
-        if average > 0, Set(values).count > 1 {
-            scaled = values.map { UInt32(min((Double($0) * wanted / average).rounded(), Double(UInt32(Int32.max) / 2))) }
-        } else {
-            scaled = [UInt32](repeating: UInt32(wanted.rounded()), count: max(values.count, s.channelCount, 1))
-        }
-        try c.setSourceVolume(s.name, PulseControl.cvolume(scaled))
+        try c.setSourceVolume(s.name, PulseControl.cvolume(PulseControl.volumes(s.volumes, scaledTo: gain, channels: s.channelCount)))
     }
 
     /// Whether the input is muted.

@@ -461,6 +461,19 @@ final class PulseControl: @unchecked Sendable {
     static func dictionary(_ list: OpaquePointer?) -> [String: String] { pulseProperties(list) }
 
     /// The channel volumes of `v`.
+    /// The channel volumes whose average is `level` (0...1 of `PA_VOLUME_NORM`, clamped) with
+    /// the balance between `values` kept — every channel scaled by the same factor, none above
+    /// `PA_VOLUME_MAX` — or all equal when they were equal or silent (`channels` of them when
+    /// there were none). A sink's volume and a source's gain are set this way.
+    static func volumes(_ values: [UInt32], scaledTo level: Float, channels: Int) -> [UInt32] {
+        let wanted = Double(min(max(level, 0), 1)) * Double(tonearm_pa_volume_norm())
+        let average = values.isEmpty ? 0 : Double(values.reduce(0) { $0 + UInt64($1) }) / Double(values.count)
+        if average > 0, Set(values).count > 1 {
+            return values.map { UInt32(min((Double($0) * wanted / average).rounded(), Double(UInt32(Int32.max) / 2))) }
+        }
+        return [UInt32](repeating: UInt32(wanted.rounded()), count: max(values.count, channels, 1))
+    }
+
     static func volumes(_ v: pa_cvolume) -> [UInt32] {
         var v = v
         let n = Int(min(v.channels, UInt8(PA_CHANNELS_MAX)))

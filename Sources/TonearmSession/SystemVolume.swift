@@ -91,18 +91,8 @@ public final class SystemVolume: Sendable {
         guard volume.isFinite else { throw TonearmError.invalidArgument("volume \(volume) is not a number between 0 and 1") }
         let c = try control.get()
         let s = try sink(c)
-        let norm = Double(tonearm_pa_volume_norm())
-        let wanted = Double(min(max(volume, 0), 1)) * norm
-        let values = PulseControl.volumes(s.volume)
-        let average = values.isEmpty ? 0 : Double(values.reduce(0) { $0 + UInt64($1) }) / Double(values.count)
-        let scaled: [UInt32]
-        if average > 0, Set(values).count > 1 {
-            // Keep the balance: every channel scaled by the same factor (none above PA_VOLUME_MAX).
-            scaled = values.map { UInt32(min((Double($0) * wanted / average).rounded(), Double(UInt32(Int32.max) / 2))) }
-        } else {
-            scaled = [UInt32](repeating: UInt32(wanted.rounded()), count: max(values.count, s.channelCount, 1))
-        }
-        try c.setSinkVolume(s.name, PulseControl.cvolume(scaled))
+        try c.setSinkVolume(s.name, PulseControl.cvolume(PulseControl.volumes(PulseControl.volumes(s.volume), scaledTo: volume,
+                                                                                channels: s.channelCount)))
     }
 
     /// Mutes or unmutes the output.

@@ -89,7 +89,7 @@ struct DaemonMPCTests {
         // mpc waits in `idle` once the daemon counts an idling connection.
         _ = try await waitForEvent(idlers, timeout: 10, "mpc to idle") { $0 == 1 }
         try d.mpc("add", a).expectSuccess()
-        let out = idle.waitForStandardOutputBlocking(timeout: 10) { $0.childEnded }
+        let out = idle.waitForStandardOutputBlocking(timeout: 10) { $0.ended }
         #expect(out.text == "playlist\n")
         #expect(idle.succeeded)
         await d.stop()
@@ -125,7 +125,7 @@ struct DaemonMPCTests {
         _ = try await waitForEvent(idlers, timeout: 10, "mpc to idle") { $0 == 1 }
         try d.mpc("disable", "1").expectSuccess()
         // Once (of many runs) mpc ended having printed nothing: its standard error says why.
-        #expect(idle.waitForStandardOutputBlocking(timeout: 10) { $0.childEnded }.text == "output\n",
+        #expect(idle.waitForStandardOutputBlocking(timeout: 10) { $0.ended }.text == "output\n",
                 "mpc idle output: \(idle.standardErrorText)")
         #expect(d.daemon.player.playbackState == .paused)
         let status = try d.mpc("status").stdout
@@ -153,7 +153,7 @@ struct DaemonMPCTests {
                                     captureStandardError: true, captureStandardOutput: true)
         _ = try await waitForEvent(idlers, timeout: 10, "mpc to idle") { $0 == 1 }
         try d.mpc("outputset", "1", "equalizer=rock").expectSuccess()
-        #expect(idle.waitForStandardOutputBlocking(timeout: 10) { $0.childEnded }.text == "output\n", "\(idle.standardErrorText)")
+        #expect(idle.waitForStandardOutputBlocking(timeout: 10) { $0.ended }.text == "output\n", "\(idle.standardErrorText)")
         #expect(try d.mpc("outputs").stdout == "Output 1 (default) is enabled\n\tequalizer=\"rock\"\n")
         #expect(d.daemon.player.queue.eq.bands.map(\.gain) == EQPreset.rock.gains)
         #expect(d.daemon.player.queue.eq.globalGain == EQPreset.rock.globalGain)

@@ -668,6 +668,10 @@ extension HLSSourceTests {
         let forgotten = try #require(starts.indices.last { starts[$0] + segments[$0].duration <= end - 5 - 1e-6 })
         #expect(source.makeReader(at: starts[forgotten] + 0.1) == nil, "segment \(forgotten) lies 5 s and 1000 bytes behind: forgotten")
         #expect(source.makeReader() == nil, "the start is forgotten")
+        // The server's log is read on a thread of its own: a request answered may not be in it
+        // yet (a clean-clone run found a segment's count 0). Wait until each segment is there.
+        let paths = segments.map { "/clear/\($0.name)" }
+        _ = site.server.waitForRequestsBlocking(timeout: 10) { log in paths.allSatisfy { p in log.contains { $0.path == p } } }
         for s in segments {
             #expect(site.server.requests(path: "/clear/\(s.name)").count == 1, "\(s.name) fetched once")
         }
