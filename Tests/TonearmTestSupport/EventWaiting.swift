@@ -42,6 +42,7 @@ private final class DeadlineRace<T: Sendable>: Sendable {
             if self.decide(c, outcome) { self.tasks.withLock { $0.timer?.cancel() } }
         }
         let timer = Task {
+            // The deadline only (the body's outcome cancels this sleep): not a wait for a state.
             guard (try? await Task.sleep(for: .seconds(timeout))) != nil, self.claim() else { return }
             onTimeout()
             c.resume(throwing: TimedOut(what: what))
