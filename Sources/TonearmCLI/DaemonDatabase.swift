@@ -51,6 +51,9 @@ struct DaemonDatabase: MPDDatabaseResponder, MPDDatabaseUpdater {
         guard FileManager.default.fileExists(atPath: folders[0], isDirectory: &isDirectory) else { return false }
         if !isDirectory.boolValue { folders = [(folders[0] as NSString).deletingLastPathComponent] }
         let library = responder.library
+        // Nothing changed (what an update mostly finds): answered by a read and a walk, as MPD
+        // answers it from memory, without the scan's threads, pragmas and commit.
+        if !rescan && library.unchangedScanSummary(folders: folders) != nil { return false }
         guard let summary = try? await (rescan ? library.rescanToEnd(folders: folders) : library.scanToEnd(folders: folders)),
               summary.added + summary.updated + summary.moved + summary.removed > 0 else { return false }
         reload()
@@ -105,7 +108,9 @@ struct DaemonDatabase: MPDDatabaseResponder, MPDDatabaseUpdater {
         let path = (stateDirectory as NSString).appendingPathComponent("library.db")
         let library = try MediaLibrary(path: path)
         let folders = MPDFolders(root: musicRoot, others: otherFolders)
-        _ = try await library.scanToEnd(folders: folders.all)
+        if library.unchangedScanSummary(folders: folders.all) == nil {
+            _ = try await library.scanToEnd(folders: folders.all)
+        }
         do {
             return DaemonDatabase(responder: try MPDLibraryResponder(library: library, musicRoot: musicRoot, otherFolders: otherFolders))
         } catch {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import Glibc
+import GRDB
 import GRDBSQLite
 import TonearmCore
 
@@ -32,7 +33,29 @@ extension MediaLibrary {
         var st = stat()
         guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
         // The rows first: a database that is not this version's library gives nil before the walk.
-        guard var rows = knownFiles(path) else { return nil }
+        guard let rows = knownFiles(path) else { return nil }
+        return unchangedSummary(rows: rows, folders: folders, readerThreads: readerThreads, progress: progress)
+    }
+
+    /// ``scanIfUnchanged(path:folders:readerThreads:progress:)`` for this open library (the
+    /// daemon's `update`, which MPD answers from memory in a stat a file): the rows' paths,
+    /// sizes and modification times read in one read transaction of the pool, the folders walked
+    /// and compared. The summary a scan would give when it would change nothing; else nil, having
+    /// written nothing (a rescan, which rereads every file, never asks). Does not wait for a scan
+    /// that runs (it reads what is committed: a scan's changes are reported by that scan).
+    /// Called on any thread; blocks it for the walk.
+    public func unchangedScanSummary(folders: [String], readerThreads: Int? = nil) -> ScanSummary? {
+        guard !folders.isEmpty, (try? Self.checkFolders(folders)) != nil else { return nil }
+        guard let rows = try? pool.read({ db in db.sqliteConnection.flatMap { Self.rows($0) } }) else { return nil }
+        return Self.unchangedSummary(rows: rows, folders: folders, readerThreads: readerThreads, progress: { _ in })
+    }
+
+    /// The comparison both share: `rows` (every row's path, size and modification time) against
+    /// the files under `folders`.
+    private static func unchangedSummary(rows: [String: (size: Int64, mtime: Int64)], folders: [String], readerThreads: Int?,
+                                         progress: (ScanProgress) -> Void) -> ScanSummary? {
+        var rows = rows
+        var st = stat()
         let found = FolderWalk.files(under: folders, threads: readerThreads ?? defaultReaderThreads,
                                      started: { ScanPriority.enter("tonearm-scan-walk") })
         var summary = ScanSummary()
@@ -76,6 +99,12 @@ extension MediaLibrary {
         guard query(db, "SELECT identifier FROM grdb_migrations", { s in
             migrations.insert(String(cString: sqlite3_column_text(s, 0)))
         }), migrations == Set(Schema.migrationIdentifiers) else { return nil }
+        return rows(db)
+    }
+
+    /// Every row's path, size and modification time read on `db` (in the caller's
+    /// transaction); nil on an SQLite error.
+    private static func rows(_ db: OpaquePointer) -> [String: (size: Int64, mtime: Int64)]? {
         var rows: [String: (size: Int64, mtime: Int64)] = [:]
         guard query(db, "SELECT path, size, mtime FROM item", { s in
             rows[String(cString: sqlite3_column_text(s, 0))] = (sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2))

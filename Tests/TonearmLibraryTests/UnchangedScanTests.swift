@@ -118,3 +118,45 @@ import TonearmTestSupport
         #expect(MediaLibrary.scanIfUnchanged(path: db, folders: [f.root]) == nil)
     }
 }
+
+/// `MediaLibrary.unchangedScanSummary(folders:)` (the daemon's `update` and start): the same
+/// check on an open library, through its pool.
+@Suite struct OpenLibraryUnchangedScanTests {
+    /// The write-ahead log's size and SQLite's count of changes other connections made.
+    static func written(_ library: MediaLibrary) throws -> (log: Int64, dataVersion: Int) {
+        let log = (try? FileManager.default.attributesOfItem(atPath: library.path + "-wal")[.size] as? Int64) ?? nil
+        return (log ?? -1, try library.pool.read { try Int.fetchOne($0, sql: "PRAGMA data_version") ?? -1 })
+    }
+
+    @Test func anOpenLibraryAnswersTheScansSummaryWithoutWriting() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        try await f.library.scanToEnd(folders: [f.root])
+        let scan = try await f.library.scanToEnd(folders: [f.root])
+        let before = try Self.written(f.library)
+        let quick = try #require(f.library.unchangedScanSummary(folders: [f.root]))
+        #expect(quick == scan, "every media file unchanged, the junk skipped for the same reasons")
+        #expect(quick.unchanged == LibraryFixtures.mediaCount)
+        #expect(try Self.written(f.library) == before, "nothing written")
+
+        // A changed file (its modification time): nil, and the scan finds it.
+        let changed = f.path("The Band/Album One/1.mp3")
+        var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, changed, &times, 0) == 0)
+        #expect(f.library.unchangedScanSummary(folders: [f.root]) == nil)
+        #expect(try await f.library.scanToEnd(folders: [f.root]).updated == 1)
+        #expect(f.library.unchangedScanSummary(folders: [f.root]) != nil)
+
+        // A new media file, then that file gone.
+        try FileManager.default.copyItem(atPath: f.path("Sigur Rós/Ágætis byrjun/1-1.mp3"), toPath: f.path("copy.mp3"))
+        #expect(f.library.unchangedScanSummary(folders: [f.root]) == nil)
+        #expect(try await f.library.scanToEnd(folders: [f.root]).added == 1)
+        try FileManager.default.removeItem(atPath: f.path("copy.mp3"))
+        #expect(f.library.unchangedScanSummary(folders: [f.root]) == nil)
+        #expect(try await f.library.scanToEnd(folders: [f.root]).removed == 1)
+
+        // Not a folder, or none: nil.
+        #expect(f.library.unchangedScanSummary(folders: [f.dir.file("no such folder")]) == nil)
+        #expect(f.library.unchangedScanSummary(folders: []) == nil)
+    }
+}
