@@ -55,17 +55,8 @@ struct DaemonDatabaseCLITests {
                           codecArgs: ["-c:a", "flac", "-metadata", "title=青花瓷", "-metadata", "artist=Artist", "-metadata", "album=青花"], seconds: 2)
         try Fixtures.tone(path: music + "/Artist/青花/02.flac",
                           codecArgs: ["-c:a", "flac", "-metadata", "title=Second", "-metadata", "artist=Artist", "-metadata", "album=青花"], seconds: 2)
-        let runtime = dir.file("run")
-        let daemon = try ChildProcess([try tonearmBinary(), "daemon", "--output", "null", "--listen", "none", "--music", music,
-                                       "--runtime-dir", runtime, "--state-dir", dir.file("state")], captureStandardError: true)
-        defer { daemon.terminate(SIGKILL) }
-        #expect(daemon.waitForStandardError(containing: "listening on \(runtime)/mpd.sock", timeout: 60), "\(daemon.standardErrorText)")
-        let env = ["MPD_HOST": runtime + "/mpd.sock"]
-        func mpc(_ args: String...) throws -> String {
-            let r = try run("mpc", args, environment: env)
-            #expect(r.status == 0, "mpc \(args): \(r.stderr)")
-            return r.stdout
-        }
+        let daemon = try DaemonProcess(dir, music: music)
+        func mpc(_ args: String...) throws -> String { try daemon.mpc(args) }
         #expect(try mpc("ls") == "Artist\n")
         #expect(try mpc("ls", "Artist") == "Artist/青花\n")
         #expect(try mpc("listall") == "Artist/青花/01.flac\nArtist/青花/02.flac\n")
@@ -74,8 +65,7 @@ struct DaemonDatabaseCLITests {
         // Added by its URI in the music folder (over the socket and, as a library song, over TCP too).
         _ = try mpc("add", "Artist/青花/02.flac")
         #expect(try mpc("playlist") == "Artist - Second\n")
-        daemon.terminate(SIGTERM)
-        #expect(daemon.succeeded, "\(daemon.standardErrorText)")
+        #expect(daemon.stop(), "\(daemon.process.standardErrorText)")
     }
 }
 
@@ -90,25 +80,15 @@ struct DaemonStickerCLITests {
         let music = dir.file("music")
         try FileManager.default.createDirectory(atPath: music + "/Album", withIntermediateDirectories: true)
         try Fixtures.tone(path: music + "/Album/a.flac", codecArgs: ["-c:a", "flac", "-metadata", "title=A"], seconds: 1)
-        let runtime = dir.file("run")
-        let daemon = try ChildProcess([try tonearmBinary(), "daemon", "--output", "null", "--listen", "none", "--music", music,
-                                       "--runtime-dir", runtime, "--state-dir", dir.file("state")],
-                                      environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=" + dir.file("no-bus")], captureStandardError: true)
-        defer { daemon.terminate(SIGKILL) }
-        #expect(daemon.waitForStandardError(containing: "listening on \(runtime)/mpd.sock", timeout: 60), "\(daemon.standardErrorText)")
-        let env = ["MPD_HOST": runtime + "/mpd.sock"]
-        func mpc(_ args: String...) throws -> String {
-            let r = try run("mpc", args, environment: env)
-            #expect(r.status == 0, "mpc \(args): \(r.stderr)")
-            return r.stdout
-        }
-        let idler = try MPDLineSocket(unixPath: runtime + "/mpd.sock")
+        let daemon = try DaemonProcess(dir, music: music)
+        func mpc(_ args: String...) throws -> String { try daemon.mpc(args) }
+        let idler = try MPDLineSocket(unixPath: daemon.socket)
         #expect(try mpc("sticker", "Album/a.flac", "set", "rating", "4").isEmpty)
         #expect(try mpc("sticker", "Album/a.flac", "get", "rating") == "rating=4\n")
         idler.send(lines: ["idle sticker"])
         #expect(try idler.readAnswer(timeout: 10) == ["changed: sticker", "OK"])
         // A rating the library cannot hold is refused, naming the range.
-        let refused = try run("mpc", ["sticker", "Album/a.flac", "set", "rating", "9"], environment: env)
+        let refused = try run("mpc", ["sticker", "Album/a.flac", "set", "rating", "9"], environment: daemon.env)
         #expect(refused.status != 0 && refused.stderr.contains("0 to 5"), "\(refused.stderr)")
         // Played to its end: one play, counted in the library, heard as a sticker change.
         #expect(try mpc("sticker", "Album/a.flac", "list") == "rating=4\n")
@@ -118,8 +98,7 @@ struct DaemonStickerCLITests {
         #expect(try idler.readAnswer(timeout: 30) == ["changed: sticker", "OK"])
         let stickers = try mpc("sticker", "Album/a.flac", "list")
         #expect(stickers.contains("playCount=1\n") && stickers.contains("rating=4\n") && stickers.contains("lastPlayed="), "\(stickers)")
-        daemon.terminate(SIGTERM)
-        #expect(daemon.succeeded, "\(daemon.standardErrorText)")
+        #expect(daemon.stop(), "\(daemon.process.standardErrorText)")
     }
 }
 
@@ -137,23 +116,14 @@ struct DaemonUpdateCLITests {
         for (name, folder) in [("a", music + "/Album"), ("b", spare), ("c", spare)] {
             try Fixtures.tone(path: "\(folder)/\(name).flac", codecArgs: ["-c:a", "flac", "-metadata", "title=\(name)"], seconds: 1)
         }
-        let runtime = dir.file("run")
         // No session bus: the daemon runs without MPRIS and says so once.
         // A second music folder: a top-level folder of the database, watched too.
-        let daemon = try ChildProcess([try tonearmBinary(), "daemon", "--output", "null", "--listen", "none", "--music", music,
-                                       "--music", extra, "--runtime-dir", runtime, "--state-dir", dir.file("state")],
-                                      environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=" + dir.file("no-bus")], captureStandardError: true)
-        defer { daemon.terminate(SIGKILL) }
-        #expect(daemon.waitForStandardError(containing: "listening on \(runtime)/mpd.sock", timeout: 60), "\(daemon.standardErrorText)")
-        #expect(daemon.standardErrorText.components(separatedBy: "running without MPRIS").count == 2, "\(daemon.standardErrorText)")
-        let env = ["MPD_HOST": runtime + "/mpd.sock"]
-        func mpc(_ args: String...) throws -> String {
-            let r = try run("mpc", args, environment: env)
-            #expect(r.status == 0, "mpc \(args): \(r.stderr)")
-            return r.stdout
-        }
+        let daemon = try DaemonProcess(dir, music: music, options: ["--music", extra])
+        #expect(daemon.process.standardErrorText.components(separatedBy: "running without MPRIS").count == 2,
+                "\(daemon.process.standardErrorText)")
+        func mpc(_ args: String...) throws -> String { try daemon.mpc(args) }
         // Connected before any change: the events it has not heard wait for its next `idle`.
-        let watcher = try MPDLineSocket(unixPath: runtime + "/mpd.sock")
+        let watcher = try MPDLineSocket(unixPath: daemon.socket)
         /// Idles on `database` until `mpc listall` says `expected` (each change wakes it).
         func waitForDatabase(_ expected: String) throws {
             var listing = try mpc("listall")
@@ -171,7 +141,7 @@ struct DaemonUpdateCLITests {
         #expect(try mpc("listall") == "Album/a.flac\n")
 
         // `update`: the job's number at once, in `status` (same command list) while it runs.
-        let client = try MPDLineSocket(unixPath: runtime + "/mpd.sock")
+        let client = try MPDLineSocket(unixPath: daemon.socket)
         client.send(lines: ["command_list_begin", "update Album", "status", "command_list_end"])
         let answer = try client.readAnswer()
         #expect(answer.first == "updating_db: 1", "\(answer)")
@@ -185,7 +155,7 @@ struct DaemonUpdateCLITests {
 
         // The watch: a song copied in, one removed, one renamed, each heard as idle `database`;
         // each batch an update job (idle `update`).
-        let updates = try MPDLineSocket(unixPath: runtime + "/mpd.sock")
+        let updates = try MPDLineSocket(unixPath: daemon.socket)
         updates.send(lines: ["idle update"])
         try FileManager.default.copyItem(atPath: spare + "/c.flac", toPath: music + "/c.flac")
         #expect(try updates.readAnswer(timeout: 30) == ["changed: update", "OK"])
@@ -200,8 +170,7 @@ struct DaemonUpdateCLITests {
         try waitForDatabase("Album/b.flac\nAlbum/d.flac\nextra/e.flac\n")
         _ = try mpc("add", "extra/e.flac")
         #expect(try mpc("-f", "%file% %title%", "playlist") == "extra/e.flac c\n")
-        daemon.terminate(SIGTERM)
-        #expect(daemon.succeeded, "\(daemon.standardErrorText)")
+        #expect(daemon.stop(), "\(daemon.process.standardErrorText)")
     }
 }
 
