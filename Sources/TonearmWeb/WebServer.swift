@@ -71,43 +71,45 @@ public final class WebRemote: Sendable {
         return String(decoding: result.data, as: UTF8.self)
     }
 
-    /// Carries out one of the page's commands; throws the daemon's `ACK` line.
+    /// Carries out one of the page's commands; throws the daemon's `ACK` line. Most are one MPD
+    /// command line (``WebCommand/mpdLine``); the others have a plan of their own below.
     public func perform(_ command: WebCommand, permissions: MPDPermissions) async throws(WebCommandFailure) {
         switch command {
-        case .systemVolume(let percent):
-            guard let systemVolume else { throw WebCommandFailure("the daemon does not play to a sound server with a system volume") }
-            guard permissions.contains(.player) else { throw WebCommandFailure("ACK [4@0] {setvol} you don't have permission for \"setvol\"") }
-            do { try systemVolume.setVolume(Float(percent) / 100) } catch { throw WebCommandFailure("\(error)") }
-            return
-        case .onlyOutput(let id):
-            // Playback moved to one output: enabled, every other one disabled, in one command list.
-            let outputs = try WebAnswer.outputs(await execute(["outputs"], permissions: permissions)).outputs
-            guard outputs.contains(where: { $0.id == id }) else { throw WebCommandFailure("ACK [50@0] {enableoutput} No such audio output") }
-            let lines = ["enableoutput \(id)"] + outputs.filter { $0.id != id && $0.enabled }.map { "disableoutput \($0.id)" }
-            _ = try WebAnswer.pairs(await execute(lines, permissions: permissions))
-            return
-        default: break
+        case .systemVolume(let percent): try setSystemVolume(percent, permissions: permissions)
+        case .onlyOutput(let id): try await playOnlyTo(output: id, permissions: permissions)
+        case .rate(let id, let stars): try await rate(song: id, stars: stars, permissions: permissions)
+        case .add(let ids, let next): try await add(songs: ids, next: next, permissions: permissions)
+        default: _ = try WebAnswer.pairs(await execute([command.mpdLine], permissions: permissions))
         }
-        if case .rate(let id, let stars) = command {
-            // The song's URI from its library id, then MPD's `sticker` (which needs `admin`, as MPD's does).
-            guard let library else { throw WebCommandFailure("the daemon has no library (start it with --music FOLDER)") }
-            let uri: String
-            do { uri = try library.uri(ofSong: id) } catch { throw WebCommandFailure(error.description) }
-            _ = try WebAnswer.pairs(await execute(["sticker set song " + MPDRequest.quoted(uri) + " rating \(stars)"], permissions: permissions))
-            return
-        }
-        guard case .add(let ids, let next) = command else {
-            _ = try WebAnswer.pairs(await execute([command.mpdLine], permissions: permissions))
-            return
-        }
-        // Library ids to the songs' URIs (the songs must be the music folders'), then one
-        // command list of `addid`s: after the current song in order (`+0`, `+1`…) for `next`.
-        guard let library else { throw WebCommandFailure("the daemon has no library (start it with --music FOLDER)") }
+    }
+
+    /// The sound server's volume (not the daemon's mixer): needs `control`, as `setvol` does.
+    private func setSystemVolume(_ percent: Int, permissions: MPDPermissions) throws(WebCommandFailure) {
+        guard let systemVolume else { throw WebCommandFailure("the daemon does not play to a sound server with a system volume") }
+        guard permissions.contains(.player) else { throw WebCommandFailure("ACK [4@0] {setvol} you don't have permission for \"setvol\"") }
+        do { try systemVolume.setVolume(Float(percent) / 100) } catch { throw WebCommandFailure("\(error)") }
+    }
+
+    /// Playback moved to one output: enabled, every other one disabled, in one command list.
+    private func playOnlyTo(output id: Int, permissions: MPDPermissions) async throws(WebCommandFailure) {
+        let outputs = try WebAnswer.outputs(await execute(["outputs"], permissions: permissions)).outputs
+        guard outputs.contains(where: { $0.id == id }) else { throw WebCommandFailure("ACK [50@0] {enableoutput} No such audio output") }
+        let lines = ["enableoutput \(id)"] + outputs.filter { $0.id != id && $0.enabled }.map { "disableoutput \($0.id)" }
+        _ = try WebAnswer.pairs(await execute(lines, permissions: permissions))
+    }
+
+    /// The song's URI from its library id, then MPD's `sticker` (which needs `admin`, as MPD's does).
+    private func rate(song id: UInt64, stars: Int, permissions: MPDPermissions) async throws(WebCommandFailure) {
+        let uri = try songURI(id)
+        _ = try WebAnswer.pairs(await execute(["sticker set song " + MPDRequest.quoted(uri) + " rating \(stars)"], permissions: permissions))
+    }
+
+    /// Library ids to the songs' URIs (the songs must be the music folders'), then one command
+    /// list of `addid`s: after the current song in order (`+0`, `+1`…) for `next`.
+    private func add(songs ids: [UInt64], next: Bool, permissions: MPDPermissions) async throws(WebCommandFailure) {
         guard permissions.contains(.read) else { throw WebCommandFailure("ACK [4@0] {addid} you don't have permission for \"addid\"") }
         var uris: [String] = []
-        for id in ids {
-            do { uris.append(try library.uri(ofSong: id)) } catch { throw WebCommandFailure(error.description) }
-        }
+        for id in ids { uris.append(try songURI(id)) }
         func lines(next: Bool) -> [String] {
             uris.enumerated().map { k, uri in "addid " + MPDRequest.quoted(uri) + (next ? " +\(k)" : "") }
         }
@@ -118,6 +120,12 @@ public final class WebRemote: Sendable {
             // Nothing plays: play next is the end of the queue.
             _ = try WebAnswer.pairs(await execute(lines(next: false), permissions: permissions))
         }
+    }
+
+    /// The URI of the library's song `id`; throws when there is no library or no such song.
+    private func songURI(_ id: UInt64) throws(WebCommandFailure) -> String {
+        guard let library else { throw WebCommandFailure("the daemon has no library (start it with --music FOLDER)") }
+        do { return try library.uri(ofSong: id) } catch { throw WebCommandFailure(error.description) }
     }
 
     /// The player's state now (`status` and `currentsong` in one command list: one moment).
