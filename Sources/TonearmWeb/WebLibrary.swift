@@ -37,10 +37,21 @@ public struct WebLibraryList: Codable, Sendable, Hashable {
     public var songs: [WebLibrarySong]?
 }
 
-/// A stored playlist (`GET /api/playlists`).
+/// The stored playlists and the library's smart playlists (`GET /api/playlists`).
 public struct WebPlaylists: Codable, Sendable, Hashable {
     public var type = "playlists"
+    /// The stored playlists' names (MPD's `listplaylists`).
     public var names: [String]
+    /// The library's standard smart playlists (Recently Added, Most Played, Top Rated, Never
+    /// Played, computed now) with how many of their songs lie in the music folders; nil when the
+    /// daemon has no library.
+    public var smart: [WebSmartPlaylist]?
+}
+
+/// A smart playlist as the page lists it; its songs are `GET /api/library/smart?name=NAME`.
+public struct WebSmartPlaylist: Codable, Sendable, Hashable {
+    public var name: String
+    public var songs: Int
 }
 
 /// An output of the daemon (`GET /api/outputs`).
@@ -162,6 +173,29 @@ struct WebLibrary: Sendable {
     func search(_ text: String, limit: Int = 200) throws(WebLibraryError) -> [WebLibrarySong] {
         let items: [MediaItem]
         do { items = try MediaQuery.search(text).items(in: library) } catch { throw WebLibraryError(500, "\(error)") }
+        return songs(items, limit: limit)
+    }
+
+    /// The library's standard smart playlists (``MediaLibrary/standardSmartPlaylists()``: those
+    /// no playlist of the library's own hides), each with its songs in the music folders, in
+    /// the playlist's order.
+    func smartPlaylists() throws(WebLibraryError) -> [(name: String, songs: [WebLibrarySong])] {
+        do { return try library.standardSmartPlaylists().map { ($0.playlist.name, songs($0.items)) } } catch {
+            throw WebLibraryError(500, "\(error)")
+        }
+    }
+
+    /// The songs of the smart playlist called `name` (as ``smartPlaylists()`` names it).
+    /// - Throws: 404 when there is none of that name.
+    func smartPlaylist(named name: String) throws(WebLibraryError) -> [WebLibrarySong] {
+        guard let found = try smartPlaylists().first(where: { $0.name == name }) else {
+            throw WebLibraryError(404, "no smart playlist \"\(name)\" (known: \(SmartPlaylist.standard.map(\.name).joined(separator: ", ")))")
+        }
+        return found.songs
+    }
+
+    /// `items` that lie in the music folders, as the page shows songs (at most `limit`).
+    private func songs(_ items: [MediaItem], limit: Int = .max) -> [WebLibrarySong] {
         var out: [WebLibrarySong] = []
         for item in items where out.count < limit && responder.uri(forFilePath: item.path) != nil {
             out.append(WebLibrarySong(id: String(item.persistentID), title: item.title, artist: item.artist ?? item.albumArtist ?? "",

@@ -306,6 +306,7 @@ public enum WebPage {
           const c = [];
           if (view.kind !== "artists" && view.kind !== "search") c.push(button("Artists", "All artists", () => show({ kind: "artists" }), "small"));
           if (view.kind === "songs") c.push(button(view.artist, "Albums of " + view.artist, () => show({ kind: "albums", artist: view.artist }), "small"));
+          if (view.kind === "smart") c.push(span("t", view.name));
           $("crumbs").replaceChildren(...c);
         }
         async function show(v) {
@@ -335,6 +336,10 @@ public enum WebPage {
                           button("Add", "Add album " + (a.name || "(no album)"), () => addAlbum(v.artist, a.name), "small"));
                 return li;
               });
+            } else if (v.kind === "smart") {
+              const r = await get("/api/library/smart?" + q({ name: v.name }));
+              if (seq !== searchSeq) return;
+              rows = r.songs.length ? songRows(r.songs) : [Object.assign(document.createElement("li"), { textContent: "No songs yet." })];
             } else {
               const r = await get("/api/library/songs?" + q({ artist: v.artist, album: v.album }));
               if (seq !== searchSeq) return;
@@ -363,12 +368,28 @@ public enum WebPage {
           typing = setTimeout(() => show(text ? { kind: "search", text } : { kind: "artists" }), 120);
         });
 
+        // Stored playlists (load into the queue), then the library's smart ones: shown in the
+        // library's list (its songs, with stars and plays), or all added to the queue.
         function renderPlaylists(p) {
-          $("playlists").replaceChildren(...p.names.map((n) => {
+          const stored = p.names.map((n) => {
             const li = document.createElement("li");
             li.append(span("t", n), button("Load", "Load playlist " + n, () => send("load", n), "small"));
             return li;
-          }));
+          });
+          const smart = (p.smart || []).map((s) => {
+            const li = document.createElement("li");
+            li.append(button([span("t", s.name), span("sub", s.songs + (s.songs === 1 ? " song" : " songs"))], "Smart playlist " + s.name,
+                             () => show({ kind: "smart", name: s.name }), "open"),
+                      button("Add", "Add smart playlist " + s.name, () => addSmart(s.name), "small"));
+            return li;
+          });
+          $("playlists").replaceChildren(...stored, ...smart);
+        }
+        async function addSmart(name) {
+          try {
+            const r = await get("/api/library/smart?" + q({ name }));
+            if (r.songs.length) send("add", r.songs.map((s) => s.id));
+          } catch (e) { say(e.message); }
         }
         // The player's equalizer preset (the outputs' `equalizer` attribute), shown when there is one.
         function renderEqualizer(o) {

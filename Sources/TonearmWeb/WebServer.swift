@@ -156,8 +156,16 @@ public final class WebRemote: Sendable {
         return outputs
     }
 
+    /// The stored playlists, and the library's smart playlists with their songs' counts (for a
+    /// page that may read the library).
     public func playlists(permissions: MPDPermissions) async throws(WebCommandFailure) -> WebPlaylists {
-        try WebAnswer.playlists(await execute(["listplaylists"], permissions: permissions))
+        var playlists = try WebAnswer.playlists(await execute(["listplaylists"], permissions: permissions))
+        if let library, permissions.contains(.read) {
+            do { playlists.smart = try library.smartPlaylists().map { WebSmartPlaylist(name: $0.name, songs: $0.songs.count) } } catch {
+                throw WebCommandFailure(error.description)
+            }
+        }
+        return playlists
     }
 
     // MARK: The library
@@ -220,6 +228,11 @@ public final class WebRemote: Sendable {
         return WebLibraryList(type: "search", songs: trimmed.isEmpty ? [] : try library.search(trimmed))
     }
 
+    /// The songs of the library's smart playlist `name`, in its order.
+    public func smartPlaylist(_ name: String, permissions: MPDPermissions) throws(WebLibraryError) -> WebLibraryList {
+        WebLibraryList(type: "songs", songs: try requireLibrary(permissions).smartPlaylist(named: name))
+    }
+
     /// The cover of the library's song `id` (given as the page sends it: digits only).
     public func cover(_ idText: String, permissions: MPDPermissions) throws(WebLibraryError) -> (data: [UInt8], type: String) {
         let id: UInt64
@@ -273,7 +286,10 @@ public final class WebRemote: Sendable {
                 out.append(Self.json(try await state(permissions: permissions)))
             }
             if changed.contains(.output) { out.append(Self.json(try await outputs(permissions: permissions))) }
-            if changed.contains(.storedPlaylist), library != nil { out.append(Self.json(try await playlists(permissions: permissions))) }
+            // The stored playlists changed, or what the smart ones hold (songs, ratings, plays).
+            if library != nil, !changed.isDisjoint(with: [.storedPlaylist, .database, .sticker]) {
+                out.append(Self.json(try await playlists(permissions: permissions)))
+            }
             // The library's songs changed, or their ratings or play counts (stickers).
             if !changed.isDisjoint(with: [.database, .sticker]) { out.append(#"{"type":"library"}"#) }
         } catch {
@@ -458,7 +474,8 @@ public final class WebRemote: Sendable {
                 case "albums": list = try await self.albums(artist: try name("artist"), permissions: p)
                 case "songs": list = try await self.songs(artist: try name("artist"), album: try name("album"), permissions: p)
                 case "search": list = try self.search(try name("q"), permissions: p)
-                default: throw WebLibraryError(404, "no such library view (known: artists, albums, songs, search)")
+                case "smart": list = try self.smartPlaylist(try name("name"), permissions: p)
+                default: throw WebLibraryError(404, "no such library view (known: artists, albums, songs, search, smart)")
                 }
                 return Self.jsonResponse(.ok, Self.json(list))
             } catch let error as WebLibraryError {

@@ -174,6 +174,16 @@ try:
         to.dispatchEvent(new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: data }));""")
     wait("Drag: Song Two is first on the page", lambda: driver.find_element(By.CSS_SELECTOR, "#queue li").text.startswith("Song Two"))
     check("Drag: mpc's queue follows", mpc("-f", "%title%", "playlist") == "Song Two\n晴天\nSong One\n")
+    # Smart playlists: a song rated five stars with mpc is in Top Rated (its count pushed), shown
+    # in the library's list, and added to the queue from there.
+    mpc("sticker", "two.flac", "set", "rating", "5")
+    wait("Top Rated: one song, pushed", lambda: button("Smart playlist Top Rated").text.replace("\n", " ").endswith("1 song"))
+    button("Smart playlist Top Rated").click()
+    wait("Top Rated shown: Song Two with five stars", lambda: any(b.accessible_name == "Add Song Two — Artist B" for b in driver.find_elements(By.TAG_NAME, "button"))
+         and button("Rate 5 stars: Song Two — Artist B").get_attribute("aria-pressed") == "true")
+    button("Add smart playlist Top Rated").click()
+    wait("Add smart playlist: the queue shows four songs", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#queue li")) == 4)
+    check("Add smart playlist: mpc's queue ends with Song Two", mpc("-f", "%title%", "playlist") == "Song Two\n晴天\nSong One\nSong Two\n")
     # The equalizer: a preset chosen on the page is the daemon's (mpc shows the outputs' attribute).
     Select(driver.find_element(By.ID, "equalizer")).select_by_value("rock")
     wait("Equalizer rock: mpc's outputs show it", lambda: 'equalizer="rock"' in mpc("outputs"))

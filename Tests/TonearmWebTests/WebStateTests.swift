@@ -423,6 +423,54 @@ struct WebStateTests {
         #expect(throws: WebRequestError.self) { try parse(#"{"command":"rate","value":["../x",3]}"#) }
     }
 
+    /// The library's smart playlists on the page: listed with the stored playlists and the
+    /// count of their songs in the music folders (a song outside them is not counted), their
+    /// songs shown by id in the playlist's order, and pushed again when a rating or a play
+    /// changes what they hold.
+    @Test func smartPlaylistsAreListedShownAndFollowRatings() async throws {
+        let f = try await Fixture()
+        defer { f.dir.remove() }
+        let one = try UInt64(f.id("Song One"))!, two = try UInt64(f.id("Song Two"))!
+        let secret = try UInt64(f.id("Secret"))!
+        try f.library.setRating(5, of: secret)
+        func counts() async throws -> [String: Int] {
+            let smart = try await f.remote.playlists(permissions: .all).smart ?? []
+            return Dictionary(uniqueKeysWithValues: smart.map { ($0.name, $0.songs) })
+        }
+        #expect(try await counts() == ["Recently Added": 3, "Top 25 Most Played": 0, "Top Rated": 0, "Never Played": 3])
+
+        let pump = Task { await f.remote.pumpChanges() }
+        defer { pump.cancel() }
+        let (page, feed) = await f.remote.subscribePage(permissions: .all)
+        defer { f.remote.unsubscribePage(page) }
+        let (messages, sink) = AsyncStream<String>.makeStream()
+        let reader = Task { for await m in feed { sink.yield(m) }; sink.finish() }
+        defer { reader.cancel() }
+        let hub = f.daemon.hub
+        try await withDeadline(10, "the pump's subscription") { while hub.count == 0 { await Task.yield() } }
+        // Rated from the page: Top Rated holds it, and the page is sent the new counts.
+        try await f.remote.perform(.rate(two, stars: 5), permissions: .all)
+        try await f.remote.perform(.rate(one, stars: 4), permissions: .all)
+        _ = try await waitForEvent(messages, "the playlists pushed with Top Rated holding two songs") {
+            $0.contains(#""type":"playlists""#) && $0.contains(#"{"name":"Top Rated","songs":2}"#)
+        }
+        let topRated = try f.remote.smartPlaylist("Top Rated", permissions: .all).songs ?? []
+        #expect(topRated.map(\.id) == [String(two), String(one)], "best first: \(topRated)")
+        #expect(topRated.map(\.rating) == [5, 4])
+        // A play: Most Played holds it, Never Played no more.
+        try f.library.recordPlay(of: one, playedSeconds: 1)
+        #expect(try f.remote.smartPlaylist("Top 25 Most Played", permissions: .all).songs?.map(\.id) == [String(one)])
+        #expect(try await counts()["Never Played"] == 2)
+        // Added to the queue by their ids, as the page does.
+        try await f.remote.perform(.add(topRated.compactMap { UInt64($0.id) }, next: false), permissions: .all)
+        #expect(try await f.remote.queue(permissions: .all).songs.map(\.title) == ["Song Two", "Song One"])
+        // An unknown name says which there are; without read permission, nothing.
+        #expect(throws: WebLibraryError(404, "no smart playlist \"Best\" (known: Recently Added, Top 25 Most Played, Top Rated, Never Played)")) {
+            try f.remote.smartPlaylist("Best", permissions: .all)
+        }
+        #expect(throws: WebLibraryError(403, "this session may not read the library")) { try f.remote.smartPlaylist("Top Rated", permissions: []) }
+    }
+
     /// Cover art by library id: the picture in the song's tags; none for a song without one or
     /// outside the music folders; a path is refused.
     @Test func coversAreServedByIDNeverByPath() async throws {
@@ -493,7 +541,7 @@ struct WebStateTests {
         try await f.remote.perform(.moveID(ids[1], to: 0), permissions: .all)
         #expect(try await f.remote.queue(permissions: .all).songs.map(\.title) == ["Song Two", "Song One"])
         try await f.remote.perform(.save("Mix"), permissions: .all)
-        _ = try await waitForEvent(messages, "the playlists pushed") { $0 == #"{"names":["Mix"],"type":"playlists"}"# }
+        _ = try await waitForEvent(messages, "the playlists pushed") { $0.contains(#""names":["Mix"]"#) && $0.hasSuffix(#""type":"playlists"}"#) }
         #expect(try await f.remote.playlists(permissions: .all).names == ["Mix"])
         try await f.remote.perform(.clear, permissions: .all)
         #expect(try await f.remote.queue(permissions: .all).songs.isEmpty)
