@@ -16,11 +16,11 @@ extension AudioFile {
 
     /// Whether the Swift FLAC decoder reads the file and it holds no picture FFmpeg would list
     /// as a stream: then its one stream is the audio (`tonearm info` lists it without FFmpeg).
-    package var isFLACWithoutPictures: Bool { (decoder as? FLACDecoder)?.pictureCount == 0 }
+    package var isFLACWithoutPictures: Bool { (innermostDecoder as? FLACDecoder)?.pictureCount == 0 }
 
     /// STREAMINFO's length of a FLAC file the Swift decoder reads (more than ``length`` when the
     /// file is cut short), else ``length``.
-    package var flacStatedFrames: AudioFramePosition { (decoder as? FLACDecoder)?.info.totalFrames ?? length }
+    package var flacStatedFrames: AudioFramePosition { (innermostDecoder as? FLACDecoder)?.info.totalFrames ?? length }
 
     /// Opens a local `.flac` file with ``FLACDecoder``, or nil to leave it to FFmpeg. FFmpeg
     /// still reads: files named otherwise; files ``FLACHeader`` does not read as FFmpeg would

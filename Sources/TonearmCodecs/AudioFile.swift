@@ -50,9 +50,11 @@ public final class AudioFile: @unchecked Sendable {
 
     /// The opened demuxer (for the metadata reader). Use only while holding no expectations of
     /// its read position: reading packets from it disturbs decoding.
-    package var formatContext: UnsafeMutablePointer<AVFormatContext> { (decoder as! FFmpegDecoder).fmt! }
+    package var formatContext: UnsafeMutablePointer<AVFormatContext> { (innermostDecoder as! FFmpegDecoder).fmt! }
     /// The demuxer's context when FFmpeg reads the file (nil for a FLAC file read natively).
-    package var openedFormatContext: UnsafeMutablePointer<AVFormatContext>? { (decoder as? FFmpegDecoder)?.fmt }
+    package var openedFormatContext: UnsafeMutablePointer<AVFormatContext>? { (innermostDecoder as? FFmpegDecoder)?.fmt }
+    /// The decoder that reads the file (under a part's ``SectionDecoder``).
+    var innermostDecoder: any AudioFileDecoder { (decoder as? SectionDecoder)?.base ?? decoder }
 
     /// Where the stream's own clock stands at the first sample: its timestamp in frames at the
     /// source's rate, and the container's start time in seconds (the earliest of its streams;
@@ -61,7 +63,7 @@ public final class AudioFile: @unchecked Sendable {
     /// playlist states (see `HLSPlayback`). Nil parts: not known (the FLAC decoder; no
     /// timestamps).
     package var timestampOrigin: TimestampOrigin {
-        guard let d = decoder as? FFmpegDecoder else { return TimestampOrigin(firstSample: nil, containerStart: nil) }
+        guard let d = innermostDecoder as? FFmpegDecoder else { return TimestampOrigin(firstSample: nil, containerStart: nil) }
         let start = d.fmt.map { $0.pointee.start_time }
         let container = start.flatMap { $0 == tonearm_av_nopts_value() ? nil : Double($0) / Double(tonearm_av_time_base()) }
         return TimestampOrigin(firstSample: d.startTs, containerStart: container)
@@ -152,6 +154,19 @@ public final class AudioFile: @unchecked Sendable {
         (fileFormat, processingFormat, length) = Self.describe(ffmpeg, path: path)
         warnings = Self.extensionCheck(path: path, decoder: ffmpeg) + ffmpeg.takeWarnings()
         metadata = MetadataReader.read(formatContext: formatContext, path: path, data: nil)  // METADATA HOOK
+    }
+
+    /// A part of `whole` read through `decoder` (``init(section:of:)``): the same file, `length` frames.
+    init(part whole: AudioFile, decoder: any AudioFileDecoder, length: AudioFramePosition) {
+        url = whole.url
+        path = whole.path
+        fileFormat = whole.fileFormat
+        processingFormat = whole.processingFormat
+        warnings = whole.warnings
+        metadata = whole.metadata
+        data = whole.data
+        self.decoder = decoder
+        self.length = length
     }
 
     /// Opens audio held in memory (decoded through a custom AVIOContext). `nameHint` names it in

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import TonearmCore
 import TonearmMPDProtocol
 
 /// MPD's idle subsystems (`idle` arguments and `changed:` values).
@@ -135,6 +136,8 @@ public enum MPDPlayerAction: Sendable, Hashable {
     /// The songs at `positions` get priority `priority` (`prio`): in random mode the player
     /// plays higher ones first. `afterCurrent` false: the queue has no current song yet.
     case priority(UInt8, positions: [Int], afterCurrent: Bool)
+    /// The song at `at` plays only its part `range` (`rangeid`; nil: all of it).
+    case range(at: Int, PlaybackRange?)
 }
 
 /// What a command gave: the text of its answer (without `OK`), what the player is to do, and
@@ -268,6 +271,12 @@ public struct MPDCommandMachine: Sendable {
         /// `rangeid`: the part of the song to play, in milliseconds (0: from the start, to the end).
         public var rangeStart: UInt32 = 0
         public var rangeEnd: UInt32 = 0
+
+        /// The part to play in seconds; nil when it is the whole song.
+        public var playbackRange: PlaybackRange? {
+            rangeStart == 0 && rangeEnd == 0 ? nil
+                : PlaybackRange(start: Double(rangeStart) / 1000, end: rangeEnd > 0 ? Double(rangeEnd) / 1000 : nil)
+        }
     }
 
     public private(set) var entries: [Entry] = []
@@ -374,12 +383,20 @@ public struct MPDCommandMachine: Sendable {
 
     /// Restores what a saved state says (queue, volume, modes).
     public mutating func restore(songs: [MPDSong], volume: Int, isRepeat: Bool, isRandom: Bool, single: MPDArguments.SingleMode,
-                                 consume: Bool, crossfade: Int = 0, outputEnabled: Bool = true, priorities: [UInt8]? = nil) {
+                                 consume: Bool, crossfade: Int = 0, outputEnabled: Bool = true, priorities: [UInt8]? = nil,
+                                 ranges: [PlaybackRange?]? = nil) {
         enabledOutputs = outputs.map { _ in outputEnabled }
         entries = []
         for s in songs { appendEntry(s, at: entries.count) }
         if let priorities, priorities.count == entries.count {
             for i in entries.indices { entries[i].priority = priorities[i] }
+        }
+        if let ranges, ranges.count == entries.count {
+            for (i, r) in ranges.enumerated() {
+                guard let r else { continue }
+                entries[i].rangeStart = UInt32(clamping: Int64((r.start * 1000).rounded()))
+                entries[i].rangeEnd = r.end.map { UInt32(clamping: Int64(($0 * 1000).rounded())) } ?? 0
+            }
         }
         self.volume = volume
         self.isRepeat = isRepeat
@@ -976,6 +993,7 @@ public struct MPDCommandMachine: Sendable {
             }
             entries[i].rangeStart = start
             entries[i].rangeEnd = end
+            out.actions.append(.range(at: i, entries[i].playbackRange))
             bump()
             entries[i].version = version
             out.changed.insert(.playlist)

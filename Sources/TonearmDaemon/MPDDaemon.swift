@@ -282,7 +282,7 @@ public final class MPDDaemon: Sendable {
                 $0.restore(songs: songs, volume: Int((player.volume * 100).rounded()), isRepeat: q.repeatMode != .none,
                            isRandom: q.shuffleMode != .off, single: single, consume: saved?.consume ?? false,
                            crossfade: saved?.crossfade ?? 0, outputEnabled: saved?.outputEnabled ?? true,
-                           priorities: q.playOrder.priorities)
+                           priorities: q.playOrder.priorities, ranges: items.map(\.range))
                 if let o = saved?.outputs { $0.restoreOutputs(o) }
                 if let e = saved?.equalizer { $0.restoreEqualizer(e) }
             }
@@ -527,6 +527,12 @@ public final class MPDDaemon: Sendable {
                 if let preset = EQPreset.all.first(where: { $0.name == name }) { q.eq.apply(preset) }
             case .priority(let priority, let positions, let afterCurrent):
                 q.setPriority(priority, ofItemsAt: positions, afterCurrent: afterCurrent)
+            case .range(let at, let range):
+                let items = q.items()
+                guard items.indices.contains(at) else { break }
+                var item = items[at]
+                item.range = range
+                q.replaceItem(at: at, with: item)
             }
         }
     }

@@ -14,6 +14,9 @@ public struct QueueItem: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The audio stream to play, by its index in the container (a video's second language, say);
     /// nil: the file's best audio stream. Local files only.
     public var audioStream: Int?
+    /// The part of the item to play (MPD's `rangeid`; a cue sheet's track): from its start to
+    /// its end, as a file of that length (its time, length and seeks are the part's). Nil: all.
+    public var range: PlaybackRange?
 
     public init(url: URL, persistentID: UInt64? = nil) {
         if Self.isNetwork(url) {

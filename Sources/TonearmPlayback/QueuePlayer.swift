@@ -249,6 +249,11 @@ public final class QueuePlayer: @unchecked Sendable {
     /// Moves the item at `from` to `to`.
     public func move(from: Int, to: Int) { send(.move(from: from, to: to)) }
 
+    /// Replaces the item at `index` (its ``QueueItem/range`` changed, say), keeping its place in
+    /// the queue and the play order. A join already prepared to it is prepared again; the
+    /// current item plays on as it was opened (MPD refuses `rangeid` on it).
+    public func replaceItem(at index: Int, with item: QueueItem) { send(.replace(at: index, item)) }
+
     /// Gives the items at `indices` the priority `priority` (MPD's `prio`): shuffled by songs,
     /// higher priorities play first (``PlayOrder/setPriority(_:ofItem:afterCurrent:)``).
     /// `afterCurrent` false: no item has been played yet, and the highest priority's item
@@ -715,10 +720,9 @@ public final class QueuePlayer: @unchecked Sendable {
     /// executor.
     private static func open(_ item: QueueItem) -> Result<AudioFile, TonearmError> {
         do {
-            if item.isRemote {
-                return .success(try ItemFetch.make(url: item.url).openFile(name: item.url.absoluteString))
-            }
-            return .success(try AudioFile(path: item.path, audioStream: item.audioStream))
+            let file = item.isRemote ? try ItemFetch.make(url: item.url).openFile(name: item.url.absoluteString)
+                                     : try AudioFile(path: item.path, audioStream: item.audioStream)
+            return .success(try item.range.map { try AudioFile(section: $0, of: file) } ?? file)
         } catch {
             return .failure(Self.typed(error))
         }

@@ -31,6 +31,9 @@ struct QueueStateMachine: Sendable {
         case insert(QueueItem, at: Int)
         case remove(at: Int)
         case move(from: Int, to: Int)
+        /// The item at an index is replaced (its range changed: MPD's `rangeid`), keeping its
+        /// place in the queue and in the play order.
+        case replace(at: Int, QueueItem)
         case setRepeat(RepeatMode)
         /// `albums`: the album key of each entry (by entry key) for `.albums`, read off the lock.
         case setShuffle(ShuffleMode, albums: [UInt64: String], seed: UInt64)
@@ -342,6 +345,19 @@ struct QueueStateMachine: Sendable {
             }
             entries.remove(at: index)
             order.removeItem(at: index)
+            return restartIfStale() + [.emit(.queueChanged)]
+
+        case .replace(let index, let item):
+            guard entries.indices.contains(index) else { return [] }
+            if order.current == index {
+                // The current item goes on as it was opened; what replaced it is read when it is
+                // opened again (a restart, a seek back to it from the next one).
+                entries[index].item = item
+                return [.emit(.queueChanged)]
+            }
+            // A new key: a join already scheduled to the old one is stale and made again.
+            entries[index] = Entry(item: item, key: nextKey)
+            nextKey += 1
             return restartIfStale() + [.emit(.queueChanged)]
 
         case .move(let from, let to):

@@ -2,6 +2,7 @@
 import Dispatch
 import Foundation
 import Testing
+import TonearmCore
 import TonearmDSP
 import TonearmTestSupport
 @testable import TonearmDaemon
@@ -90,6 +91,26 @@ import TonearmRender
         #expect(try again.restore())
         #expect(again.executeNow(Self.batch("outputs"), client: client).text.contains("attribute: equalizer=jazz\n"))
         #expect(again.player.queue.eq.bands.map(\.gain) == EQPreset.jazz.gains)
+        again.shutdown()
+    }
+
+    /// A song's `rangeid` part is saved with the queue: a restarted daemon lists it and plays it.
+    @Test func aSongsRangeSurvivesARestart() throws {
+        let p = dir.file("two.flac")
+        try Fixtures.tone(path: p, codecArgs: ["-c:a", "flac"], seconds: 3, rate: 8_000, channels: 1)
+        let store = QueueStateStore(path: dir.file("range-state/queue.json"))
+        let daemon = MPDDaemon(player: MusicPlayer(output: { NullOutput() }, store: store, session: nil), stateFile: dir.file("range-state/mpd.json"))
+        let client = MPDClientContext(isLocal: true)
+        #expect(daemon.executeNow(Self.batch("addid \"\(p)\""), client: client).text == "Id: 1\nOK\n")
+        #expect(daemon.executeNow(Self.batch("rangeid 1 0.5:2.25"), client: client).text == "OK\n")
+        #expect(Self.waitUntil(daemon) { (try? store.load())??.items.first?.range == PlaybackRange(start: 0.5, end: 2.25) })
+        daemon.shutdown()
+        let again = MPDDaemon(player: MusicPlayer(output: { NullOutput() }, store: QueueStateStore(path: store.path), session: nil),
+                              stateFile: dir.file("range-state/mpd.json"))
+        #expect(try again.restore())
+        let listed = String(decoding: again.executeNow(Self.batch("playlistinfo"), client: client).data, as: UTF8.self)
+        #expect(listed.contains("Range: 0.500-2.250\n") && listed.contains("duration: 1.750\n"), "\(listed)")
+        #expect(again.player.queue.items().first?.range == PlaybackRange(start: 0.5, end: 2.25))
         again.shutdown()
     }
 }

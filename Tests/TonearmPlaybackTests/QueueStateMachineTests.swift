@@ -540,6 +540,28 @@ import TonearmCore
         #expect(m.handle(.insert(c, at: 2)) == [.emit(.queueChanged)])
     }
 
+    /// `replace` (MPD's `rangeid`): the scheduled next item replaced gets a new key, so the
+    /// join prepared to the old one is made again; one after it changes nothing scheduled; the
+    /// current one keeps its key (it plays on as opened); an index outside the queue is ignored.
+    @Test func replacingTheScheduledNextItemReschedulesAndTheCurrentOneKeepsItsKey() {
+        var m = running([a, b, c])
+        scheduled(&m, keys: [1, 2])
+        var ranged = b
+        ranged.range = PlaybackRange(start: 1, end: 2)
+        #expect(m.handle(.replace(at: 1, ranged)) == [.restartCurrent(key: 1, position: nil), .emit(.queueChanged)])
+        #expect(m.entries.map(\.item) == [a, ranged, c] && m.entries[1].key == 4)
+        var later = c
+        later.range = PlaybackRange(start: 3)
+        var n = running([a, b, c])
+        scheduled(&n, keys: [1, 2])
+        #expect(n.handle(.replace(at: 2, later)) == [.emit(.queueChanged)])
+        var current = a
+        current.range = PlaybackRange(start: 0.5)
+        #expect(n.handle(.replace(at: 0, current)) == [.emit(.queueChanged)])
+        #expect(n.entries[0].key == 1 && n.entries[0].item == current)
+        #expect(n.handle(.replace(at: 7, current)).isEmpty)
+    }
+
     @Test func removingTheCurrentItemWhilePlayingStartsTheNextOne() {
         var m = running([a, b])
         #expect(m.handle(.remove(at: 0)) == [
