@@ -111,18 +111,11 @@ struct WebStateTests {
     @Test func changesFromAnyClientArePushedToPages() async throws {
         let daemon = Self.daemon()
         let remote = try WebRemote(daemon: daemon, host: "127.0.0.1")
-        let pump = Task { await remote.pumpChanges() }
-        defer { pump.cancel() }
-        let (id, feed) = await remote.subscribePage(permissions: .all)
-        defer { remote.unsubscribePage(id) }
-        let (messages, sink) = AsyncStream<String>.makeStream()
-        let reader = Task { for await m in feed { sink.yield(m) }; sink.finish() }
-        defer { reader.cancel() }
+        let page = try await TestPage.open(remote, daemon: daemon)
+        defer { page.close() }
+        let messages = page.messages
         // First the queue and the state as they are.
         _ = try await waitForEvent(messages, "the first state") { $0.contains(#""type":"state""#) && $0.contains(#""random":false"#) }
-        // Wait until the pump listens: its subscription is the hub's only one.
-        let pages = daemon.hub
-        try await withDeadline(10, "the pump's subscription") { while pages.count == 0 { await Task.yield() } }
         #expect(daemon.executeNow(Self.batch("random 1"), client: Self.client).text == "OK\n")
         _ = try await waitForEvent(messages, "random pushed") { $0.contains(#""random":true"#) }
         #expect(daemon.executeNow(Self.batch("add http://127.0.0.1:9/new.mp3"), client: Self.client).text == "OK\n")
@@ -302,6 +295,35 @@ struct WebStateTests {
         func id(_ title: String) throws -> String {
             try #require(try MediaQuery.songs().items(in: library).first { $0.title == title }.map { String($0.persistentID) })
         }
+
+        /// ``TestPage/open(_:daemon:)`` on this fixture's remote.
+        func openPage() async throws -> TestPage { try await TestPage.open(remote, daemon: daemon) }
+    }
+
+    /// A page with every permission open on a remote: the messages pushed to it; `close()` ends it.
+    struct TestPage: Sendable {
+        let messages: AsyncStream<String>
+        let close: @Sendable () -> Void
+
+        /// Subscribes a page to `remote` while its pump runs (as an open browser page is), and
+        /// returns once the pump listens to `daemon`'s changes.
+        static func open(_ remote: WebRemote, daemon: MPDDaemon) async throws -> TestPage {
+            let pump = Task { await remote.pumpChanges() }
+            let (id, feed) = await remote.subscribePage(permissions: .all)
+            let (messages, sink) = AsyncStream<String>.makeStream()
+            let reader = Task { for await m in feed { sink.yield(m) }; sink.finish() }
+            let page = TestPage(messages: messages) {
+                remote.unsubscribePage(id)
+                reader.cancel()
+                pump.cancel()
+            }
+            let hub = daemon.hub
+            do { try await withDeadline(10, "the pump's subscription") { while hub.count == 0 { await Task.yield() } } } catch {
+                page.close()
+                throw error
+            }
+            return page
+        }
     }
 
     /// Artists → albums → songs through the daemon's MPD database: the music folders' songs
@@ -385,15 +407,9 @@ struct WebStateTests {
         let f = try await Fixture()
         defer { f.dir.remove() }
         let one = try UInt64(f.id("Song One"))!
-        let pump = Task { await f.remote.pumpChanges() }
-        defer { pump.cancel() }
-        let (page, feed) = await f.remote.subscribePage(permissions: .all)
-        defer { f.remote.unsubscribePage(page) }
-        let (messages, sink) = AsyncStream<String>.makeStream()
-        let reader = Task { for await m in feed { sink.yield(m) }; sink.finish() }
-        defer { reader.cancel() }
-        let hub = f.daemon.hub
-        try await withDeadline(10, "the pump's subscription") { while hub.count == 0 { await Task.yield() } }
+        let page = try await f.openPage()
+        defer { page.close() }
+        let messages = page.messages
 
         try await f.remote.perform(.rate(one, stars: 4), permissions: .all)
         #expect(try f.library.item(persistentID: one)?.rating == 4)
@@ -439,15 +455,9 @@ struct WebStateTests {
         }
         #expect(try await counts() == ["Recently Added": 3, "Top 25 Most Played": 0, "Top Rated": 0, "Never Played": 3])
 
-        let pump = Task { await f.remote.pumpChanges() }
-        defer { pump.cancel() }
-        let (page, feed) = await f.remote.subscribePage(permissions: .all)
-        defer { f.remote.unsubscribePage(page) }
-        let (messages, sink) = AsyncStream<String>.makeStream()
-        let reader = Task { for await m in feed { sink.yield(m) }; sink.finish() }
-        defer { reader.cancel() }
-        let hub = f.daemon.hub
-        try await withDeadline(10, "the pump's subscription") { while hub.count == 0 { await Task.yield() } }
+        let page = try await f.openPage()
+        defer { page.close() }
+        let messages = page.messages
         // Rated from the page: Top Rated holds it, and the page is sent the new counts.
         try await f.remote.perform(.rate(two, stars: 5), permissions: .all)
         try await f.remote.perform(.rate(one, stars: 4), permissions: .all)
@@ -524,16 +534,10 @@ struct WebStateTests {
     @Test func queuePlaylistsAndOutputsRunThroughTheDaemon() async throws {
         let f = try await Fixture()
         defer { f.dir.remove() }
-        let pump = Task { await f.remote.pumpChanges() }
-        defer { pump.cancel() }
-        let (page, feed) = await f.remote.subscribePage(permissions: .all)
-        defer { f.remote.unsubscribePage(page) }
-        let (messages, sink) = AsyncStream<String>.makeStream()
-        let reader = Task { for await m in feed { sink.yield(m) }; sink.finish() }
-        defer { reader.cancel() }
+        let page = try await f.openPage()
+        defer { page.close() }
+        let messages = page.messages
         _ = try await waitForEvent(messages, "the first outputs") { $0.contains(#""type":"outputs""#) && $0.contains(#""enabled":true"#) }
-        let hub = f.daemon.hub
-        try await withDeadline(10, "the pump's subscription") { while hub.count == 0 { await Task.yield() } }
 
         let one = try UInt64(f.id("Song One"))!, two = try UInt64(f.id("Song Two"))!
         try await f.remote.perform(.add([one, two], next: false), permissions: .all)
