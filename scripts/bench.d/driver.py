@@ -1,6 +1,6 @@
 # scripts/bench's driver: the options, which parts run, the build, the work folder, the reports
 # and the JSON file. Each part is a module of this folder (decode, playback, eq, sound, start,
-# scan, video, daemon, longrun) with NAME, TITLE, PEERS (machine() keys printed in the header), TOOLS (programs it
+# scan, video, daemon, web, record, longrun) with NAME, TITLE, PEERS (machine() keys printed in the header), TOOLS (programs it
 # needs), NEEDS_FLAC (it uses the benchmark FLAC), an optional add_arguments(ap) for its own
 # options and ONLY_FLAG (an older --X-only spelling), bench(ctx) → dict and report(dict, ctx) →
 # bool (whether its goals are met), and DEFAULT = False if it runs only when named (longrun). A new
@@ -15,7 +15,7 @@ import types
 import common
 from common import log
 
-PARTS = ["decode", "playback", "eq", "sound", "start", "scan", "video", "daemon", "web", "longrun"]
+PARTS = ["decode", "playback", "eq", "sound", "start", "scan", "video", "daemon", "web", "record", "longrun"]
 ALIASES = {"library": "scan", "decoding": "decode"}
 
 
