@@ -187,6 +187,9 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
             inputNodeStorage = n
             graph.nodes[ObjectIdentifier(n)] = n
             n.engine = self
+            // Made while the engine runs: a tap installed now opens at once. Unused, it opens
+            // nothing (and so cannot fail).
+            if runningFlag.load(ordering: .acquiring), manualMode == nil { try? n.engineStarting(renderFormat: nil) }
             return n
         }
     }

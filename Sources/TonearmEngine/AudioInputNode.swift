@@ -100,7 +100,7 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
     /// ``removeTap(onBus:)``. `format` nil takes the source's format; another rate or channel
     /// count is converted by the server. The buffers follow each other without a gap: the
     /// ``AudioTime`` of each is the previous one's plus its length (holes the server reports are
-    /// silence in the buffers; frames lost because the block fell 2 s behind move the time on
+    /// silence in the buffers; frames lost because the block fell 4 s behind move the time on
     /// by as many). The tap stays installed across `stop()` and `start()`.
     /// - Throws: ``AudioInputError/noSuchBus(node:bus:)`` for a bus other than 0,
     ///   ``AudioInputError/tapAlreadyInstalled(node:bus:)`` when bus 0 has a tap,

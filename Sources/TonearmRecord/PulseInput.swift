@@ -77,7 +77,7 @@ public final class PulseInput: AudioInputDriver, Sendable {
         let f = try format ?? sourceFormat()
         do {
             return try PulseRecordStream(server: server, source: chosenSource, sampleRate: Int(f.sampleRate),
-                                         channels: f.channelCount, ringSeconds: 2, streamName: streamName)
+                                         channels: f.channelCount, ringSeconds: 4, streamName: streamName)
         } catch AudioRecorderError.sourceUnavailable(let s, let r) {
             throw AudioInputError.inputUnavailable(source: s, reason: r)
         }
