@@ -28,11 +28,18 @@ public final class PulseInput: AudioInputDriver, Sendable {
     public let server: String?
     public let source: String?
     public let session: AudioSession?
+    /// Given to each stream (tests: counts what the capture thread does).
+    let readProbe: (@Sendable (() -> Void) -> Void)?
 
-    public init(server: String? = nil, source: String? = nil, session: AudioSession? = .shared) {
+    public convenience init(server: String? = nil, source: String? = nil, session: AudioSession? = .shared) {
+        self.init(server: server, source: source, session: session, readProbe: nil)
+    }
+
+    init(server: String?, source: String?, session: AudioSession?, readProbe: (@Sendable (() -> Void) -> Void)?) {
         self.server = server ?? session?.pulseServer
         self.source = source
         self.session = session
+        self.readProbe = readProbe
     }
 
     /// Makes PulseAudio the input driver of engines that are given none (``InputDriverRegistry/shared``).
@@ -77,7 +84,8 @@ public final class PulseInput: AudioInputDriver, Sendable {
         let f = try format ?? sourceFormat()
         do {
             return try PulseRecordStream(server: server, source: chosenSource, sampleRate: Int(f.sampleRate),
-                                         channels: f.channelCount, ringSeconds: 4, streamName: streamName)
+                                         channels: f.channelCount, ringSeconds: 4, streamName: streamName,
+                                         readProbe: readProbe)
         } catch AudioRecorderError.sourceUnavailable(let s, let r) {
             throw AudioInputError.inputUnavailable(source: s, reason: r)
         }

@@ -192,8 +192,8 @@ private func session(_ category: AudioSession.Category, server: String? = nil, _
     /// the null sink. The input is the monitor of a second null sink that `module-sine` plays a
     /// 440 Hz tone into (amplitude 0.5; module-sine-source sends 2 s blocks, a steady live input
     /// it is not). The output sink's monitor holds the tone 6 dB down, unbroken at its end; the
-    /// render thread (PulseAudio's, through the probe) allocates, frees, locks and waits for
-    /// nothing while the input plays through the graph.
+    /// render thread (PulseAudio's, through the probe) and the capture thread (the read
+    /// callbacks) allocate, free, lock and wait for nothing while the input plays through the graph.
     @Test func theInputMonitoredThroughAnEQReachesTheOutputAndRendersWithoutAllocating() async throws {
         let server = try PrivatePulseServer()
         defer { server.stop() }
@@ -202,8 +202,10 @@ private func session(_ category: AudioSession.Category, server: String? = nil, _
         let serverString = server.serverString
         let s = try session(.playAndRecord, server: serverString, "monitor")
         let probe = RenderProbe(skippingFirst: 20)
+        let captureProbe = RenderProbe(skippingFirst: 10)
         let e = AudioEngine(output: { ProbingOutput(PulseOutput(server: serverString, streamName: "engine"), probe: probe) },
-                            input: { PulseInput(source: "mic.monitor", session: s) })
+                            input: { PulseInput(server: nil, source: "mic.monitor", session: s,
+                                                readProbe: { body in captureProbe.measure(body) }) })
         let eq = AudioUnitEQ(numberOfBands: 1)
         eq.globalGain = -6
         e.attach(eq)
@@ -213,6 +215,7 @@ private func session(_ category: AudioSession.Category, server: String? = nil, _
         try e.start()
         #expect(try server.sourceOutputCount() == 2, "the graph's input stream and parecord's")
         #expect(probe.waitUntilCounting())
+        #expect(captureProbe.waitUntilCounting())
         // The input's sink runs with small blocks once our stream asked: from then on the input is
         // live. A tap on the input is the clock: 0.8 s more captured after that.
         try server.waitForSinkLatency(below: 0.1, of: "mic")
@@ -220,6 +223,7 @@ private func session(_ category: AudioSession.Category, server: String? = nil, _
         try e.inputNode.installTap(onBus: 0, bufferSize: 4_800, format: nil, block: clock.block)
         try await clock.wait(for: 8, "0.8 s of input")
         probe.disarm()
+        captureProbe.disarm()
         recording.stop()
         e.stop()
         #expect(try server.sourceOutputCount() == 0, "stop closes the input")
@@ -238,5 +242,10 @@ private func session(_ category: AudioSession.Category, server: String? = nil, _
         let c = probe.counts
         #expect(c.calls > 0)
         if RenderProbe.isAvailable { #expect(c.isClean, "\(c)\n\(probe.firstOffences)") }
+        // The capture thread (libpulse's mainloop: the read callbacks of the graph's stream and
+        // the tap's, libpulse's own peek and drop included) neither.
+        let captured = captureProbe.counts
+        #expect(captured.calls > 0)
+        if RenderProbe.isAvailable { #expect(captured.isClean, "capture: \(captured)\n\(captureProbe.firstOffences)") }
     }
 }
