@@ -29,8 +29,10 @@ public typealias AudioNodeTapBlock = @Sendable (AudioPCMBuffer, AudioTime) -> Vo
 /// counting an underrun (``underrunCount``). A tap's frames are read by a thread of its own
 /// (`tonearm-tap`), which calls the block — never on the capture or render thread.
 ///
-/// Threading: `installTap`, `removeTap` and the formats may be called from any thread; the
-/// tap's block runs on the tap's thread, one call at a time.
+/// Threading: `installTap`, `removeTap` and the formats may be called from any thread, the
+/// block too (`removeTap` from the block makes its current call the last); the tap's block runs
+/// on the tap's thread, one call at a time. `engine.stop()` waits for a block that is running:
+/// a block must not wait for a thread that is stopping the engine.
 ///
 /// `@unchecked Sendable`: the streams, the tap and the driver are under `state`.
 public final class AudioInputNode: AudioNode, @unchecked Sendable {
@@ -101,7 +103,8 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
     /// count is converted by the server. The buffers follow each other without a gap: the
     /// ``AudioTime`` of each is the previous one's plus its length (holes the server reports are
     /// silence in the buffers; frames lost because the block fell 4 s behind move the time on
-    /// by as many). The tap stays installed across `stop()` and `start()`.
+    /// by as many), from 0 at each start of the engine. The tap stays installed across `stop()`
+    /// and `start()` (its stream is closed and opened again).
     /// - Throws: ``AudioInputError/noSuchBus(node:bus:)`` for a bus other than 0,
     ///   ``AudioInputError/tapAlreadyInstalled(node:bus:)`` when bus 0 has a tap,
     ///   ``AudioInputError/invalidTap(node:reason:)`` for a size outside 1…1048576 or an invalid
@@ -147,7 +150,10 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
                 if let tap = s.tap { try tap.start(driver: try driverLocked(&s)) }
                 s.running = true
             } catch {
-                closeLocked(&s)
+                // Nothing of the tap's runs yet (its start failed, or came not): closed here.
+                let (stream, tap) = takeLocked(&s)
+                stream?.close()
+                tap?.halt()
                 throw error
             }
         }
@@ -162,11 +168,15 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
     }
 
     /// The engine stopped (its render thread will not run the kernel again): closes everything.
+    /// The tap's thread is waited for outside the node's lock, so that a block calling
+    /// `removeTap` meanwhile does not wait for it.
     func engineStopped() {
-        state.withLock { s in
-            closeLocked(&s)
+        let (stream, tap) = state.withLock { s in
             s.running = false
+            return takeLocked(&s)
         }
+        stream?.close()
+        tap?.halt()
     }
 
     private func openRenderLocked(_ s: inout State, format: AudioFormat) throws {
@@ -176,14 +186,18 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
             throw error
         }
         s.renderStream = stream
+        inputKernel.ringGeneration.add(1, ordering: .releasing)
         inputKernel.ringSlot.store(Unmanaged.passUnretained(stream.ring).toOpaque(), ordering: .releasing)
     }
 
-    private func closeLocked(_ s: inout State) {
+    /// Takes the graph's stream out of the kernel and the node, and the tap to halt (it stays
+    /// installed, to start again with the engine); the caller closes and halts them unlocked.
+    private func takeLocked(_ s: inout State) -> ((any AudioInputStream)?, InputTap?) {
         inputKernel.ringSlot.store(nil, ordering: .releasing)
-        s.renderStream?.close()
+        inputKernel.ringGeneration.add(1, ordering: .releasing)
+        let stream = s.renderStream
         s.renderStream = nil
-        s.tap?.halt()
+        return (stream, s.tap)
     }
 
     override package func engineWillRender(format: AudioFormat, maximumFrames: Int) {
@@ -197,17 +211,19 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
 ///
 /// `@unchecked Sendable`: `ringSlot` and the counters are atomic; `prime` and `maximumQueued`
 /// are set on the control plane before the node's first plan (published to the render thread
-/// with it); `primed` and `lastRing` belong to the render thread.
+/// with it); `primed` and `lastGeneration` belong to the render thread.
 final class InputKernel: NodeKernel, @unchecked Sendable {
     /// The ring the render thread reads (a `CaptureRing`, unretained: its stream is kept open by
     /// the node until the render thread no longer runs), or nil.
     let ringSlot = Atomic<UnsafeMutableRawPointer?>(nil)
+    /// Counts the rings given: a new one (a restart) starts unprimed.
+    let ringGeneration = Atomic<Int>(0)
     let underruns = Atomic<Int>(0)
     let dropped = Atomic<Int64>(0)
     var prime = 1440
     var maximumQueued = 9600
     private var primed = false
-    private var lastRing: UnsafeMutableRawPointer?
+    private var lastGeneration = 0
 
     func render(inputs: UnsafeBufferPointer<NodeInput>, output: UnsafeMutablePointer<Float>,
                 frames: Int, channels: Int, timing: RenderTiming) {
@@ -215,8 +231,9 @@ final class InputKernel: NodeKernel, @unchecked Sendable {
             output.update(repeating: 0, count: frames * channels)
             return
         }
-        if p != lastRing {
-            lastRing = p
+        let generation = ringGeneration.load(ordering: .relaxed)
+        if generation != lastGeneration {
+            lastGeneration = generation
             primed = false
         }
         let ring = Unmanaged<CaptureRing>.fromOpaque(p).takeUnretainedValue()

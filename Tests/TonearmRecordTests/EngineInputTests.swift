@@ -185,7 +185,30 @@ private func session(_ category: AudioSession.Category, server: String? = nil, _
         #expect(first.callsAfterRemoval.load(ordering: .relaxed) == 0)
         #expect(first.buffers.value.count == taken.count)
         #expect(second.buffers.value.allSatisfy { $0.frames == 480 && $0.rate == 24_000 && $0.channels == 2 })
+
+        // The tap stays across stop() and start(): its stream is closed and opened again, and its
+        // times start again from 0.
+        e.stop()
+        #expect(try server.sourceOutputCount() == 0 && input.hasTap)
+        let before = second.buffers.value.count
+        try e.start()
+        try await second.wait(for: before + 3, "3 buffers after the restart")
+        #expect(second.buffers.value[before].time.sampleTime == 0)
         input.removeTap(onBus: 0)
+
+        // removeTap from inside the block: that call is the last, and nothing waits for itself.
+        let third = Taken()
+        let removedInside = Watched(false)
+        try input.installTap(onBus: 0, bufferSize: 960, format: nil) { buffer, time in
+            third.block(buffer, time)
+            if third.buffers.value.count == 3 {
+                input.removeTap(onBus: 0)
+                removedInside.update { $0 = true }
+            }
+        }
+        #expect(await removedInside.wait(timeout: 10) { $0 })
+        #expect(!input.hasTap && third.buffers.value.count == 3)
+        #expect(try server.sourceOutputCount() == 0)
     }
 
     /// The microphone monitored through an effect: input → EQ (−6 dB) → main mixer → output on
