@@ -95,7 +95,7 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
     public var droppedFrameCount: Int64 { inputKernel.dropped.load(ordering: .relaxed) }
 
     /// Whether a tap is installed on bus 0.
-    public var hasTap: Bool { state.withLock { $0.tap != nil } }
+    override public var hasTap: Bool { state.withLock { $0.tap != nil } }
 
     /// Calls `block` with each `bufferSize` frames the input captures (`AVAudioNode.installTap`),
     /// on a thread of the tap's own, from when the engine runs (at once when it runs now) until
@@ -109,8 +109,8 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
     ///   ``AudioInputError/tapAlreadyInstalled(node:bus:)`` when bus 0 has a tap,
     ///   ``AudioInputError/invalidTap(node:reason:)`` for a size outside 1…1048576 or an invalid
     ///   format, and when the engine runs, what opening the input throws (the category, the source).
-    public func installTap(onBus bus: Int, bufferSize: Int, format: AudioFormat?,
-                           block: @escaping AudioNodeTapBlock) throws {
+    override public func installTap(onBus bus: Int, bufferSize: Int, format: AudioFormat?,
+                                    block: @escaping AudioNodeTapBlock) throws {
         guard bus == 0 else { throw AudioInputError.noSuchBus(node: "the input node", bus: bus) }
         guard (1...1_048_576).contains(bufferSize) else {
             throw AudioInputError.invalidTap(node: "the input node", reason: "bufferSize \(bufferSize) is outside 1…1048576")
@@ -128,7 +128,7 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
 
     /// Removes the tap on `bus` (`AVAudioNode.removeTap`). Once it returns the block is not called
     /// again (called from inside the block, the block's current call is the last). No tap: nothing.
-    public func removeTap(onBus bus: Int) {
+    override public func removeTap(onBus bus: Int) {
         guard bus == 0 else { return }
         let tap = state.withLock { s in
             let t = s.tap
@@ -288,9 +288,17 @@ final class InputTap: @unchecked Sendable {
 
     /// Opens the tap's stream and starts its thread. Control plane.
     func start(driver: any AudioInputDriver) throws {
+        guard lock.withLock({ stream == nil }) else { return }
+        try start(stream: try driver.openStream(format: format, streamName: "Engine input tap"))
+    }
+
+    /// Starts `s` and the thread reading it. Control plane.
+    func start(stream s: any AudioInputStream) throws {
         try lock.withLock {
-            guard stream == nil else { return }
-            let s = try driver.openStream(format: format, streamName: "Engine input tap")
+            guard stream == nil else {
+                s.close()
+                return
+            }
             do { try s.start() } catch {
                 s.close()
                 throw error
