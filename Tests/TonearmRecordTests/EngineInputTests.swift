@@ -63,6 +63,21 @@ private func session(_ category: AudioSession.Category, server: String? = nil, _
         #expect(!e.isRunning)
     }
 
+    /// An engine given no input driver takes the one registered: PulseInput.register() makes
+    /// PulseAudio's (with its session) every engine's default.
+    @Test func theRegisteredDriverIsTheEnginesDefault() throws {
+        let s = try session(.playback, "registered")
+        PulseInput.register(server: "unix:/nonexistent/tonearm-no-server", session: s)
+        #expect(InputDriverRegistry.shared.hasDriver)
+        let e = AudioEngine(output: { NullOutput() })
+        #expect(e.inputNode.inputAvailability == .failure(.categoryDoesNotAllowInput(category: "playback")))
+        try s.setCategory(.record)
+        guard case .failure(.inputUnavailable) = e.inputNode.inputAvailability else {
+            Issue.record("a record category goes on to the (missing) server: \(e.inputNode.inputAvailability)")
+            return
+        }
+    }
+
     /// A second tap on one bus, a bus other than 0, a size of 0 and an invalid format are typed
     /// errors (AVFoundation raises exceptions); no driver registered says how to register one.
     @Test func tapRefusalsAreTypedErrors() throws {
