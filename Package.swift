@@ -234,7 +234,7 @@ let package = Package(
         .testTarget(name: "SeedPortsTests", dependencies: ["SeedPorts", "TonearmCompat", "TonearmTestSupport"]),
         .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TonearmCodecs", "TonearmPlaylists", "TonearmTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "TonearmExportTests", dependencies: ["TonearmExport", "TonearmCodecs", "TonearmTestSupport"]),
-        .testTarget(name: "TonearmRecordTests", dependencies: ["TonearmRecord", "TonearmTestSupport"]),
+        .testTarget(name: "TonearmRecordTests", dependencies: ["TonearmRecord", "TonearmEngine", "TonearmRender", "TonearmOutput", "TonearmSession", "TonearmTestSupport"]),
         .testTarget(name: "TonearmVideoTests", dependencies: ["TonearmVideo", "TonearmCore", "TonearmCodecs", "TonearmTestSupport"]),
         .testTarget(name: "TonearmDSPTests", dependencies: ["TonearmDSP", "TonearmCore"]),
         .testTarget(name: "TonearmPlaylistsTests", dependencies: ["TonearmPlaylists", "TonearmNetwork", "TonearmTestSupport"]),

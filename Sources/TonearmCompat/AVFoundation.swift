@@ -14,6 +14,8 @@ public typealias AVAudioEngine = AudioEngine
 public typealias AVAudioNode = AudioNode
 public typealias AVAudioPlayerNode = AudioPlayerNode
 public typealias AVAudioMixerNode = AudioMixerNode
+public typealias AVAudioInputNode = AudioInputNode
+public typealias AVAudioNodeTapBlock = AudioNodeTapBlock
 public typealias AVAudioUnitEQ = AudioUnitEQ
 /// Every effect node: on iOS AVAudioUnitEQ is an AVAudioUnitEffect; here the equalizer and the
 /// kernel-hosting ``AudioUnitEffect`` are both ``AudioNode``s (what `attach` and `connect`

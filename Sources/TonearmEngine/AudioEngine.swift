@@ -78,6 +78,9 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
     private var format: AudioFormat
     private var maximumFrames: Int
     private let makeOutput: @Sendable () throws -> any AudioOutputDriver
+    private let makeInput: @Sendable () throws -> any AudioInputDriver
+    /// The input node, once ``inputNode`` was read (lock held).
+    private var inputNodeStorage: AudioInputNode?
     private var driver: (any AudioOutputDriver)?
     private var driverEvents: Task<Void, Never>?
     private var manualMode: ManualRenderingMode?
@@ -118,9 +121,19 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
 
     /// Creates an engine that renders `outputFormat` (channels and rate; samples are Float32) to
     /// the output `output` makes when it starts (by default ``automaticOutput``: the driver
-    /// registry's automatic choice).
+    /// registry's automatic choice). Its ``inputNode`` captures through the driver `input` makes
+    /// (by default the one registered in ``InputDriverRegistry/shared``), only when it is used.
+    public convenience init(outputFormat: AudioFormat = .interleavedFloat(sampleRate: 48_000, channels: 2),
+                            output: @escaping @Sendable () throws -> any AudioOutputDriver = AudioEngine.automaticOutput) {
+        self.init(outputFormat: outputFormat, output: output, input: AudioEngine.automaticInput)
+    }
+
+    /// An engine as ``init(outputFormat:output:)`` makes, whose ``inputNode`` captures through
+    /// the driver `input` makes.
     public init(outputFormat: AudioFormat = .interleavedFloat(sampleRate: 48_000, channels: 2),
-                output: @escaping @Sendable () throws -> any AudioOutputDriver = AudioEngine.automaticOutput) {
+                output: @escaping @Sendable () throws -> any AudioOutputDriver = AudioEngine.automaticOutput,
+                input: @escaping @Sendable () throws -> any AudioInputDriver) {
+        makeInput = input
         var f = outputFormat
         f.isInterleaved = true
         f.commonFormat = .pcmFormatFloat32
@@ -154,6 +167,43 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
     /// seek at which to flush it.
     public static let automaticOutput: @Sendable () throws -> any AudioOutputDriver = {
         OutputSelection.automatic().selection.makeDriver(streamName: "Engine", buffering: .short)
+    }
+
+    /// The input driver registered in ``InputDriverRegistry/shared`` (`PulseInput.register()`);
+    /// throws ``AudioInputError/noInputDriver`` when none is.
+    public static let automaticInput: @Sendable () throws -> any AudioInputDriver = {
+        try InputDriverRegistry.shared.makeDriver()
+    }
+
+    /// The engine's input (`AVAudioEngine.inputNode`): made and attached on first use, one per
+    /// engine. Reading it opens nothing; the input is opened when the engine starts with the node
+    /// connected into the graph or tapped (see ``AudioInputNode``), and `start()` then throws
+    /// what stops it: ``AudioInputError/categoryDoesNotAllowInput(category:)`` when the audio
+    /// session's category is not `record` or `playAndRecord`, a missing source or driver.
+    public var inputNode: AudioInputNode {
+        lock.withLock {
+            if let n = inputNodeStorage { return n }
+            let n = AudioInputNode(makeDriver: makeInput)
+            inputNodeStorage = n
+            graph.nodes[ObjectIdentifier(n)] = n
+            n.engine = self
+            // Made while the engine runs: a tap installed now opens at once. Unused, it opens
+            // nothing (and so cannot fail).
+            if runningFlag.load(ordering: .acquiring), manualMode == nil { try? n.engineStarting(renderFormat: nil) }
+            return n
+        }
+    }
+
+    /// Whether the output node pulls from `node` through the connections (lock held).
+    private func feedsOutputLocked(_ node: AudioNode) -> Bool {
+        var id = ObjectIdentifier(node)
+        var seen: Set<ObjectIdentifier> = []
+        while seen.insert(id).inserted {
+            if id == ObjectIdentifier(outputNode) { return true }
+            guard let next = graph.connections.first(where: { $0.source == id }) else { return false }
+            id = next.destination
+        }
+        return false
     }
 
     // MARK: Graph
@@ -218,6 +268,10 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
             let bus = (0...).first { !used.contains($0) }!
             graph.connections.append(Connection(source: s, destination: d, bus: bus))
             publishLocked()
+            if let input = inputNodeStorage, manualMode == nil, runningFlag.load(ordering: .acquiring),
+               feedsOutputLocked(input) {
+                try input.engineConnected(renderFormat: self.format)
+            }
         }
     }
 
@@ -331,8 +385,11 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
     /// Whether the engine is rendering.
     public var isRunning: Bool { runningFlag.load(ordering: .acquiring) }
 
-    /// Starts rendering: opens the output (unless in manual rendering mode) and pulls the graph.
-    /// - Throws: ``TonearmError/outputUnavailable(driver:reason:)`` when the output cannot be opened.
+    /// Starts rendering: opens the input when the ``inputNode`` is connected or tapped, then the
+    /// output (unless in manual rendering mode), and pulls the graph.
+    /// - Throws: ``AudioInputError`` when the input is used and cannot be opened (the session's
+    ///   category does not allow input, no source, no input driver), before the output is opened;
+    ///   ``TonearmError/outputUnavailable(driver:reason:)`` when the output cannot be opened.
     public func start() throws {
         prepare()
         try lock.withLock {
@@ -341,9 +398,21 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
                 runningFlag.store(true, ordering: .releasing)
                 return
             }
-            let d = try driver ?? makeOutput()
+            // The input first: a session that does not allow it fails the start before the
+            // output opens.
+            if let input = inputNodeStorage {
+                try input.engineStarting(renderFormat: feedsOutputLocked(input) ? format : nil)
+            }
+            let d: any AudioOutputDriver
+            do { d = try driver ?? makeOutput() } catch {
+                inputNodeStorage?.engineStopped()
+                throw error
+            }
             if driver == nil {
-                try d.open(format: format)
+                do { try d.open(format: format) } catch {
+                    inputNodeStorage?.engineStopped()
+                    throw error
+                }
                 driver = d
                 let stream = d.events
                 let box = events
@@ -360,7 +429,11 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
                 }
             }
             runningFlag.store(true, ordering: .releasing)
-            try d.start(source: self)
+            do { try d.start(source: self) } catch {
+                runningFlag.store(false, ordering: .releasing)
+                inputNodeStorage?.engineStopped()
+                throw error
+            }
         }
     }
 
@@ -385,6 +458,8 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
             driverEvents?.cancel()
             driverEvents = nil
             drainHandoff()
+            // The render thread no longer runs: the input's rings may go.
+            inputNodeStorage?.engineStopped()
         }
     }
 

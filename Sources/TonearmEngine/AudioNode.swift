@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Dispatch
 import Synchronization
 import TonearmCore
 import TonearmRender
@@ -70,6 +71,9 @@ public class AudioNode: @unchecked Sendable {
     /// How many output buses the node has (0 for the output node).
     public let numberOfOutputs: Int
     package let mix = MixSettings()
+    /// Where the render thread finds the node's tap (see ``installTap(onBus:bufferSize:format:block:)``).
+    package let tapSlot = NodeTapSlot()
+    private let tapState = Mutex<InputTap?>(nil)
     private struct WeakEngine { weak var value: AudioEngine? }
     private let engineBox = Mutex(WeakEngine())
     /// The engine the node is attached to (held weakly). Set by `attach` / `detach` (under the
@@ -104,6 +108,132 @@ public class AudioNode: @unchecked Sendable {
 
     /// Called by the engine on the control plane when it starts or its format changes.
     package func engineWillRender(format: AudioFormat, maximumFrames: Int) {}
+
+    /// Calls `block` with each `bufferSize` frames the node renders (`AVAudioNode.installTap`):
+    /// the render thread copies the node's output into a preallocated lock-free ring (4 s) after
+    /// the node renders, and a thread of the tap's own (`tonearm-tap`) cuts it into buffers and
+    /// calls the block — never on the render thread. `format` must be nil or the engine's (a
+    /// node renders in the engine's format). The buffers' ``AudioTime``s count the frames the
+    /// node rendered since the tap was installed (frames lost because the block fell 4 s behind
+    /// move it on). The ``AudioInputNode`` taps the input itself (see its own method).
+    /// - Throws: ``AudioInputError/noSuchBus(node:bus:)`` for a bus other than 0 or a node
+    ///   without output, ``AudioInputError/tapAlreadyInstalled(node:bus:)``,
+    ///   ``AudioInputError/invalidTap(node:reason:)`` for a node not attached to an engine, a size
+    ///   outside 1…1048576 or another format than the engine's.
+    public func installTap(onBus bus: Int, bufferSize: Int, format: AudioFormat?,
+                           block: @escaping AudioNodeTapBlock) throws {
+        let name = "\(type(of: self))"
+        guard bus == 0, numberOfOutputs > 0 else { throw AudioInputError.noSuchBus(node: name, bus: bus) }
+        guard (1...1_048_576).contains(bufferSize) else {
+            throw AudioInputError.invalidTap(node: name, reason: "bufferSize \(bufferSize) is outside 1…1048576")
+        }
+        guard let engine else { throw AudioInputError.invalidTap(node: name, reason: "attach the node to an engine first") }
+        let f = engine.outputFormat
+        if let format, format.sampleRate != f.sampleRate || format.channelCount != f.channelCount {
+            throw AudioInputError.invalidTap(node: name, reason: "format \(format) is not the engine's \(f)")
+        }
+        try tapState.withLock { t in
+            guard t == nil else { throw AudioInputError.tapAlreadyInstalled(node: name, bus: bus) }
+            let stream = tapSlot.stream(for: .interleavedFloat(sampleRate: f.sampleRate, channels: f.channelCount))
+            _ = stream.ring.discard(frames: .max)  // an earlier tap's leftovers (no consumer runs now)
+            let tap = InputTap(bufferSize: bufferSize, format: nil, block: block)
+            try tap.start(stream: stream)
+            tapSlot.enable(stream)
+            t = tap
+        }
+    }
+
+    /// Whether a tap is installed on bus 0.
+    public var hasTap: Bool { tapState.withLock { $0 != nil } }
+
+    /// Removes the tap on `bus` (`AVAudioNode.removeTap`). Once it returns the block is not
+    /// called again (called from inside the block, the block's current call is the last).
+    public func removeTap(onBus bus: Int) {
+        guard bus == 0 else { return }
+        let tap = tapState.withLock { t in
+            let r = t
+            t = nil
+            return r
+        }
+        tapSlot.enable(nil)
+        tap?.halt()
+    }
+}
+
+/// The render thread's end of a node's tap: the ring it copies the node's output into, or
+/// nothing. Real-time safe: one atomic load per render of the node without a tap.
+///
+/// `@unchecked Sendable`: the slot is atomic; the streams it may point to are kept by `held`
+/// for the node's life (a render under way may still hold one): one per engine format the node
+/// was tapped in, reused by every tap in that format.
+package final class NodeTapSlot: @unchecked Sendable {
+    private let slot = Atomic<UnsafeMutableRawPointer?>(nil)
+    private let held = Mutex<[RenderTapStream]>([])
+
+    package init() {}
+
+    /// Control plane: the node's stream for `format`, made the first time.
+    func stream(for format: AudioFormat) -> RenderTapStream {
+        held.withLock { h in
+            if let s = h.first(where: { $0.format == format }) { return s }
+            let s = RenderTapStream(format: format)
+            h.append(s)
+            return s
+        }
+    }
+
+    /// Control plane: the stream the render thread feeds from now on (nil: none).
+    func enable(_ stream: RenderTapStream?) {
+        slot.store(stream.map { Unmanaged.passUnretained($0).toOpaque() }, ordering: .releasing)
+    }
+
+    /// Render thread: copies `frames` frames of the node's output into the tap's ring, if any.
+    @inline(__always)
+    func feed(_ samples: UnsafePointer<Float>, frames: Int, channels: Int) {
+        guard let p = slot.load(ordering: .acquiring) else { return }
+        Unmanaged<RenderTapStream>.fromOpaque(p).takeUnretainedValue().feed(samples, frames: frames, channels: channels)
+    }
+}
+
+/// A tap's stream fed by the render thread (``AudioInputStream`` for the tap's thread).
+///
+/// `@unchecked Sendable`: the ring is single-producer (the render thread) single-consumer (the
+/// tap thread); the counters and the wake flag are atomic.
+final class RenderTapStream: AudioInputStream, @unchecked Sendable {
+    let ring: CaptureRing
+    let format: AudioFormat
+    private let dropped = Atomic<Int64>(0)
+    private let wakeup = DispatchSemaphore(value: 0)
+    private let wakePending = Atomic<Bool>(false)
+
+    init(format: AudioFormat) {
+        self.format = format
+        ring = CaptureRing(capacityFrames: max(8192, Int(format.sampleRate * 4)), channels: format.channelCount)
+    }
+
+    var sourceName: String { "the render thread" }
+    func start() throws {}
+    func close() {}
+    var holeFrames: Int64 { 0 }
+    var droppedFrames: Int64 { dropped.load(ordering: .relaxed) }
+    var isLost: Bool { false }
+
+    /// Render thread: real-time safe (a copy, atomics, and a futex wake when the tap sleeps).
+    func feed(_ samples: UnsafePointer<Float>, frames: Int, channels: Int) {
+        guard channels == ring.channels else { return }
+        let n = ring.write(UnsafeRawPointer(samples), frames: frames)
+        if n < frames { dropped.add(Int64(frames - n), ordering: .relaxed) }
+        wakeConsumer()
+    }
+
+    func wakeConsumer() {
+        if !wakePending.exchange(true, ordering: .acquiringAndReleasing) { wakeup.signal() }
+    }
+
+    func waitForData(timeout: Double) {
+        _ = wakeup.wait(timeout: .now() + timeout)
+        wakePending.store(false, ordering: .releasing)
+    }
 }
 
 /// A kernel that consumes its input at another speed than it produces output (a time-pitch node

@@ -77,7 +77,7 @@ final class RenderPlan: @unchecked Sendable {
             }
             let s = StepList.Step(kernel: n.kernel, variable: n.kernel as? any VariableRateKernel, upstream: upstream,
                                   output: buffers[index[ObjectIdentifier(n)]!], inputs: table,
-                                  inputCount: ins.count, states: states)
+                                  inputCount: ins.count, states: states, tap: Unmanaged.passUnretained(n.tapSlot))
             all.append(s)
             return s
         }
@@ -143,6 +143,8 @@ final class StepList: @unchecked Sendable {
         let inputs: UnsafeMutablePointer<NodeInput>
         let inputCount: Int
         let states: UnsafeMutablePointer<SIMD2<Float>>
+        /// The node's tap slot (the node, and so the slot, is kept alive by the plan).
+        let tap: Unmanaged<NodeTapSlot>
     }
 
     /// The steps in order, in memory of the list's own: the render thread walks them with an
@@ -197,10 +199,12 @@ final class StepList: @unchecked Sendable {
                     let puller = InputPuller(list: s.upstream.map { Unmanaged.passUnretained($0) },
                                              channels: channels, timing: timing)
                     v.render(input: puller, output: s.output, frames: n, channels: channels, timing: timing)
+                    s.tap.takeUnretainedValue().feed(s.output, frames: n, channels: channels)
                 } else {
                     let target = lastWritesDestination && i == count ? destination : s.output
                     s.kernel.render(inputs: UnsafeBufferPointer(start: s.inputs, count: s.inputCount),
                                     output: target, frames: n, channels: channels, timing: timing)
+                    s.tap.takeUnretainedValue().feed(target, frames: n, channels: channels)
                 }
             }
             if !lastWritesDestination { destination.update(from: source, count: n * channels) }

@@ -46,6 +46,8 @@ final class PulseRecordStream: @unchecked Sendable {
     private let wakePending = Atomic<Bool>(false)
     private let connection: PulseConnection
     private let closed = Atomic<Bool>(false)
+    /// Runs each read callback's work (tests: counts what the capture thread does in it).
+    private let readProbe: (@Sendable (() -> Void) -> Void)?
     private var stream: OpaquePointer?
 
     private var userdata: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
@@ -57,8 +59,11 @@ final class PulseRecordStream: @unchecked Sendable {
     /// the server's default source), waiting at most `timeout` seconds for each. Throws
     /// ``AudioRecorderError/sourceUnavailable(source:reason:)`` naming what failed: no server, no
     /// such source, a refused stream.
+    /// `readProbe`, when given, runs the work of each read callback (a test's allocation probe).
     init(server: String?, source: String?, sampleRate: Int, channels: Int, ringSeconds: Double = 4,
-         timeout: Double = 3, clientName: String = "Tonearm", streamName: String = "Recording") throws {
+         timeout: Double = 3, clientName: String = "Tonearm", streamName: String = "Recording",
+         readProbe: (@Sendable (() -> Void) -> Void)? = nil) throws {
+        self.readProbe = readProbe
         self.sampleRate = sampleRate
         self.channels = channels
         frameBytes = 4 * channels
@@ -101,7 +106,10 @@ final class PulseRecordStream: @unchecked Sendable {
                 }
                 me.connection.signal()
             }, userdata)
-            pa_stream_set_read_callback(s, { s, _, ud in PulseRecordStream.from(ud).readAvailable(s) }, userdata)
+            pa_stream_set_read_callback(s, { s, _, ud in
+                let me = PulseRecordStream.from(ud)
+                if let probe = me.readProbe { probe { me.readAvailable(s) } } else { me.readAvailable(s) }
+            }, userdata)
             pa_stream_set_overflow_callback(s, { _, ud in PulseRecordStream.from(ud).overflows.add(1, ordering: .relaxed) }, userdata)
             pa_stream_set_moved_callback(s, { s, ud in PulseRecordStream.from(ud).moved(s) }, userdata)
             // 20 ms fragments: the server sends what the source gives at that pace (and runs a

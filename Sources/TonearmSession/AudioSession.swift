@@ -82,7 +82,9 @@ import TonearmCore
 /// socket — nothing polls — and yields the events of ``interruptions`` and ``ducking`` from
 /// there. Signals are sent by that thread, shortly after the call that caused them returns.
 public final class AudioSession: Sendable {
-    /// What the process's audio is for (`AVAudioSession.Category`).
+    /// What the process's audio is for (`AVAudioSession.Category`). As on iOS, only ``record``,
+    /// ``playAndRecord`` and ``multiRoute`` let an engine's input node open (`PulseInput`, module
+    /// TonearmRecord, checks it when the engine starts; the session need not be active for it).
     public enum Category: String, Sendable, Hashable, CaseIterable, Codable {
         /// Audio that mixes with others and is silenced by the ring/silent switch on iOS.
         case ambient

@@ -101,6 +101,23 @@ final class RenderAllocationTests: Sendable {
         return (e, p, eq)
     }
 
+    /// A tap on the main mixer and one on the equaliser: the render thread copies each node's
+    /// output into the tap's ring and wakes its thread, allocating, freeing, locking and waiting
+    /// for nothing; the taps' threads get their buffers.
+    @Test func tapsCopyOnTheRenderThreadWithoutAllocating() async throws {
+        let probe = RenderProbe(skippingFirst: 20)
+        let (e, _, eq) = try playThroughAnEqualiser(probe)
+        defer { e.stop() }
+        let mixed = Watched(0), equalised = Watched(0)
+        try e.mainMixerNode.installTap(onBus: 0, bufferSize: 1_024, format: nil) { _, _ in mixed.update { $0 += 1 } }
+        try eq.installTap(onBus: 0, bufferSize: 512, format: nil) { _, _ in equalised.update { $0 += 1 } }
+        #expect(await mixed.wait(timeout: 10) { $0 >= 10 })
+        #expect(await equalised.wait(timeout: 10) { $0 >= 20 })
+        e.mainMixerNode.removeTap(onBus: 0)
+        eq.removeTap(onBus: 0)
+        expectClean(probe, "taps")
+    }
+
     /// Waits until a short buffer scheduled now has been rendered: what was changed before has
     /// reached the render thread.
     func renderOnce(_ p: AudioPlayerNode) {

@@ -2,6 +2,7 @@
 import Foundation
 import Testing
 import TonearmExport
+import TonearmRender
 import TonearmTestSupport
 @testable import TonearmRecord
 

@@ -104,9 +104,10 @@ public final class RenderProbe: Sendable {
         return "\(name) \(parts[1])"
     }
 
-    /// Runs `body` — a render call — counting what it does when armed. Render thread.
+    /// Runs `body` — a render call, or a capture callback — counting what it does when armed.
+    /// The thread that runs it.
     @inline(__always)
-    func measure<R>(_ body: () -> R) -> R {
+    public func measure<R>(_ body: () -> R) -> R {
         guard armedFlag.load(ordering: .acquiring) else { return body() }
         let call = seen.add(1, ordering: .acquiringAndReleasing).newValue
         if call <= skip {
