@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
 
 /// One track (stream) of an ``Asset`` (the counterpart of `AVAssetTrack`): a plain value read
 /// when the asset loaded.
@@ -17,6 +18,10 @@ public struct AssetTrack: Sendable, Hashable, Codable, Identifiable {
     public var timeRange: AssetTimeRange
     /// Whether the container marks the track as the default of its type.
     public var isDefault: Bool
+    /// The file the track belongs to (set by ``Asset``'s loading; nil for a track made by
+    /// hand): what ``Composition/insertTimeRange(_:of:at:)`` takes the track's audio from, as
+    /// an `AVAssetTrack` knows its asset.
+    public var assetURL: URL?
 
     public var id: Int { trackID }
     /// Shorthand for `formatDescription.codecName`.
