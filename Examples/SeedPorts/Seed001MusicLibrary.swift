@@ -21,8 +21,8 @@ import TonearmCompat
 //   - the commented-out `valueForKey:` lines and `UIImage` line are left out;
 //   - added: `stateLog`, what `playbackStateChange:` logs with NSLog kept for the tests to read
 //     (3 lines beside the NSLogs, 3 for the property).
-// 9 of the listing's 113 code lines changed (UIKit 6, Objective-C runtime 2, library 1), and 6
-// added for the tests.
+// 26 of the listing's 96 code lines changed (UIKit 24 — 13 of them the picker's, left out —,
+// Objective-C runtime 1, library 1); 7 added (the observer's removal, and 6 for the tests).
 
 public final class MusicLibraryViewController: @unchecked Sendable {
     private var _musicPlayer: MPMusicPlayerController?  // 音乐播放器
