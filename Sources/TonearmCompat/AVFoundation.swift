@@ -28,7 +28,10 @@ public typealias AVAudioTime = AudioTime
 public typealias AVAudioFrameCount = AudioFrameCount
 public typealias AVAudioFramePosition = AudioFramePosition
 public typealias AVAudioSession = AudioSession
-public typealias AVAsset = Asset
+/// `AVAsset`: a file (``Asset``, `AVURLAsset`) or a composition (`AVMutableComposition`) —
+/// what an export session takes; see ``AVAssetProtocol``.
+public typealias AVAsset = AVAssetProtocol
+public typealias AVURLAsset = Asset
 public typealias AVAssetExportSession = AssetExportSession
 public typealias AVAudioRecorder = AudioRecorder
 public typealias AVAudioRecorderDelegate = AudioRecorderDelegate

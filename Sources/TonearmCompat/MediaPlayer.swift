@@ -85,3 +85,40 @@ public func AudioServicesPlaySystemSoundWithCompletion(_ id: SystemSoundID, _ co
 public func AudioServicesDisposeSystemSoundID(_ id: SystemSoundID) -> OSStatus {
     SystemSoundTable.shared.remove(id) == nil ? kAudioServicesBadSpecifierError : 0
 }
+
+/// `MPRemoteCommandHandlerStatus`, `MPRemoteCommandEvent` and the events with a payload.
+public typealias MPRemoteCommandHandlerStatus = RemoteCommandHandlerStatus
+public typealias MPRemoteCommandEvent = RemoteCommandEvent
+public typealias MPChangePlaybackPositionCommandEvent = ChangePlaybackPositionCommandEvent
+public typealias MPSkipIntervalCommandEvent = SkipIntervalCommandEvent
+public typealias MPSeekCommandEvent = SeekCommandEvent
+public typealias MPChangeRepeatModeCommandEvent = ChangeRepeatModeCommandEvent
+public typealias MPChangeShuffleModeCommandEvent = ChangeShuffleModeCommandEvent
+public typealias MPChangePlaybackRateCommandEvent = ChangePlaybackRateCommandEvent
+public typealias MPRemoteCommand = RemoteCommand
+
+extension RemoteCommandCenter {
+    // MPRemoteCommandCenter's names for its commands.
+    public var playCommand: RemoteCommand<RemoteCommandEvent> { play }
+    public var pauseCommand: RemoteCommand<RemoteCommandEvent> { pause }
+    public var togglePlayPauseCommand: RemoteCommand<RemoteCommandEvent> { togglePlayPause }
+    public var stopCommand: RemoteCommand<RemoteCommandEvent> { stop }
+    public var nextTrackCommand: RemoteCommand<RemoteCommandEvent> { nextTrack }
+    public var previousTrackCommand: RemoteCommand<RemoteCommandEvent> { previousTrack }
+    public var changePlaybackPositionCommand: RemoteCommand<ChangePlaybackPositionCommandEvent> { changePlaybackPosition }
+    public var skipForwardCommand: RemoteCommand<SkipIntervalCommandEvent> { skipForward }
+    public var skipBackwardCommand: RemoteCommand<SkipIntervalCommandEvent> { skipBackward }
+    public var seekForwardCommand: RemoteCommand<SeekCommandEvent> { seekForward }
+    public var seekBackwardCommand: RemoteCommand<SeekCommandEvent> { seekBackward }
+    public var changeRepeatModeCommand: RemoteCommand<ChangeRepeatModeCommandEvent> { changeRepeatMode }
+    public var changeShuffleModeCommand: RemoteCommand<ChangeShuffleModeCommandEvent> { changeShuffleMode }
+    public var changePlaybackRateCommand: RemoteCommand<ChangePlaybackRateCommandEvent> { changePlaybackRate }
+}
+
+extension RemoteCommand {
+    /// `removeTarget(_:)` as MPRemoteCommand has it: the token `addTarget` returned, kept as
+    /// `Any` (nil, or anything else, removes nothing).
+    public func removeTarget(_ target: Any?) {
+        if let target = target as? RemoteCommandTarget { removeTarget(target) }
+    }
+}

@@ -71,7 +71,11 @@ extension AudioSession {
         Task.detached { [weak self] in
             for await change in routes {
                 var info: [AnyHashable: Any] = [AVAudioSessionRouteChangeReasonKey: RouteChangeReason(change.reason).rawValue]
-                if let previous = change.previousRoute { info[AVAudioSessionRouteChangePreviousRouteKey] = previous }
+                // Apple's type: the route before the change (its one output), as an
+                // AVAudioSessionRouteDescription.
+                if let previous = change.previousRoute {
+                    info[AVAudioSessionRouteChangePreviousRouteKey] = AVAudioSessionRouteDescription(outputs: [previous])
+                }
                 NotificationCenter.default.post(name: Self.routeChangeNotification, object: self, userInfo: info)
             }
         }

@@ -25,9 +25,24 @@ public actor Asset {
     public func load() throws(TonearmError) -> AssetContents {
         if let contents { return contents }
         guard url.isFileURL else { throw .invalidURL(url.absoluteString) }
-        let c = try AssetProbe.probe(path: url.path)
+        let c = try Self.probe(url)
         contents = c
         return c
+    }
+
+    /// The file read, each track knowing its file.
+    private static func probe(_ url: URL) throws(TonearmError) -> AssetContents {
+        var c = try AssetProbe.probe(path: url.path)
+        for i in c.tracks.indices { c.tracks[i].assetURL = url }
+        return c
+    }
+
+    /// The tracks of `type`, read from the file now, from any thread, without `await` (what
+    /// AVAsset's synchronous `tracks(withMediaType:)` gives; ``load()`` reads once and keeps).
+    /// Throws as ``load()``.
+    public nonisolated func readTracks(withMediaType type: AssetMediaType) throws(TonearmError) -> [AssetTrack] {
+        guard url.isFileURL else { throw .invalidURL(url.absoluteString) }
+        return try Self.probe(url).tracks.filter { $0.mediaType == type }
     }
 
     /// Seconds: the container's duration (else the longest track's end).

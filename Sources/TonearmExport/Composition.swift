@@ -56,6 +56,32 @@ public struct Composition: Sendable, Hashable {
         segments.insert(segment, at: index)
     }
 
+    /// Inserts `range` of `track` — an audio track of a loaded ``Asset``, which knows its file
+    /// (``AssetTrack/assetURL``) — at `time` seconds, as
+    /// ``insertTimeRange(_:of:at:trackID:)`` inserts an asset's track, without reading the file
+    /// again (`AVMutableCompositionTrack.insertTimeRange(_:of:at:)`).
+    ///
+    /// Throws `invalidArgument` for a track that is not audio or knows no file, a `time` outside
+    /// `0…duration`, an empty range or one starting after the track's end.
+    public mutating func insertTimeRange(_ range: AssetTimeRange, of track: AssetTrack, at time: Double) throws(TonearmError) {
+        guard let url = track.assetURL else { throw .invalidArgument("track #\(track.trackID) knows no file: load it from an Asset") }
+        guard track.mediaType == .audio else {
+            throw .invalidArgument("\(url.path): track #\(track.trackID) is a \(track.mediaType) track; a composition holds audio")
+        }
+        let total = duration
+        guard time >= 0, time <= total + 1e-9 else {
+            throw .invalidArgument("insert at \(time) s: the composition is \(total) s long")
+        }
+        let available = track.timeRange.end
+        guard range.duration > 0 else { throw .invalidArgument("\(url.path): the time range \(range) is empty") }
+        guard range.start < available else {
+            throw .invalidArgument("\(url.path): the time range \(range) starts after the end of the track (\(Int((available * 1000).rounded())) ms)")
+        }
+        let segment = Segment(url: url, trackID: track.trackID, sourceRange: range.clamped(to: AssetTimeRange(start: 0, end: available)),
+                              sampleRate: track.formatDescription.sampleRate ?? 0, channelCount: track.formatDescription.channelCount ?? 0)
+        segments.insert(segment, at: split(at: time))
+    }
+
     /// Removes `range` (composition seconds): what follows moves earlier. Segments it cuts
     /// through are split.
     public mutating func removeTimeRange(_ range: AssetTimeRange) {
