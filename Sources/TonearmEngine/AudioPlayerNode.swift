@@ -340,7 +340,14 @@ final class PlayerNodeKernel: EndingSource, @unchecked Sendable {
             renderer = rr
             publishState()
         }
-        shared.withLock { $0.shutdown = false }
+        shared.withLock { s in
+            s.shutdown = false
+            // Scheduled before the node rendered (before the engine started): the new renderer
+            // waits for it, instead of taking the decoder, which has not looked yet, for idle —
+            // an offline render right after `start()` and `play()` rendered silence (NodeTapTests
+            // under load, 3 runs in 20).
+            if !s.queue.isEmpty { rr.idle.store(false, ordering: .releasing) }
+        }
         // Named for ps, top and /proc/PID/task/*/comm (15 bytes at most, or the name is refused).
         let t = Thread { [self] in
             nameCurrentThread("tonearm-decoder")

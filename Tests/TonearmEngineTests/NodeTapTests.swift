@@ -24,6 +24,8 @@ import TonearmTestSupport
             source.floatChannelData[0][i] = Float(i) / 30_000
             source.floatChannelData[1][i] = -Float(i) / 30_000
         }
+        // Scheduled before the engine starts (as AVAudioEngine allows): the first offline render
+        // must wait for it (it rendered silence when the decoder thread had not started yet).
         p.scheduleBuffer(source)
         try e.start()
         p.play()
