@@ -576,6 +576,12 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
                     sampleTimeCounter.subtract(Int64(done + n - real), ordering: .relaxed)  // counted, not rendered
                     return RenderResult(framesRendered: real, ended: true)
                 }
+            } else {
+                // The primary plays again (more was scheduled after an end): an end reported
+                // before says nothing about the next one. Kept, a count that had reached exactly
+                // 0 made the next end drop the audio of its last chunk, and a tail still under
+                // way when the audio came back cut the next end short.
+                tailLeft = -1
             }
             done += n
         }

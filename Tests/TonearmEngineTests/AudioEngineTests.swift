@@ -36,6 +36,60 @@ import TonearmTestSupport
         return out
     }
 
+    /// A source the engine ends with, as a queue's player node: plays the frames it is given
+    /// (ones), then has ended until it is given more.
+    final class EndingKernel: EndingSource, @unchecked Sendable {
+        /// Frames still to play: given on the control plane between render calls.
+        let left = Atomic<Int>(0)
+        private(set) var endedInLastCall = false
+        private(set) var framesInLastCall = 0
+        func render(inputs: UnsafeBufferPointer<NodeInput>, output: UnsafeMutablePointer<Float>,
+                    frames: Int, channels: Int, timing: RenderTiming) {
+            let n = min(frames, left.load(ordering: .acquiring))
+            output.update(repeating: 1, count: n * channels)
+            (output + n * channels).update(repeating: 0, count: (frames - n) * channels)
+            left.subtract(n, ordering: .releasing)
+            framesInLastCall = n
+            endedInLastCall = n < frames || left.load(ordering: .acquiring) == 0
+        }
+    }
+
+    /// Renders `e` in calls of `chunk` frames until it reports its end; returns the frames it
+    /// said were real and how many of them were not ones.
+    func renderToEnd(_ e: AudioEngine, chunk: Int) -> (frames: Int, wrong: Int) {
+        let buf = UnsafeMutablePointer<Float>.allocate(capacity: chunk)
+        defer { buf.deallocate() }
+        var frames = 0, wrong = 0
+        for _ in 0..<100 {
+            let r = e.render(into: buf, frameCount: chunk, timing: .offline)
+            let real = r.ended ? r.framesRendered : chunk
+            frames += real
+            wrong += (0..<real).count { buf[$0] != 1 }
+            if r.ended { break }
+        }
+        return (frames, wrong)
+    }
+
+    /// An engine that ends with a source (a queue's node) reports each end with every frame
+    /// before it, also after an earlier end — a queue given more after its end (a seek back), or
+    /// ended, resumed and ended again. Before, the count of the first end's tail was kept: ended
+    /// at a call's last frame, it made the next end drop the audio of its last call (476 of
+    /// 1,500 frames here).
+    @Test func anEndAfterAnEarlierEndKeepsItsLastFrames() throws {
+        let e = try makeEngine(channels: 1, maxFrames: 1024)
+        let k = EndingKernel()
+        let node = AudioNode(kernel: k, inputs: 0, outputs: 1)
+        e.attach(node)
+        try e.connect(node, to: e.mainMixerNode, format: nil)
+        e.endsWith = node
+        try e.start()
+        for (given, note) in [(2048, "an end at a call's last frame"), (1500, "the next end"), (700, "one after it")] {
+            k.left.store(given, ordering: .releasing)
+            let got = renderToEnd(e, chunk: 1024)
+            #expect(got.frames == given && got.wrong == 0, "\(note): \(got.frames) frames (\(got.wrong) not the source's) for \(given)")
+        }
+    }
+
     func decodeAll(_ path: String) throws -> [[Float]] {
         let f = try AudioFile(path: path)
         let b = AudioPCMBuffer(format: f.processingFormat, frameCapacity: Int(f.length))!
