@@ -1,9 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import Logging
-
-/// TonearmCompat's warnings (what iOS code has no error to read for), on swift-log's handler.
-let compatLogger = Logger(label: "tonearm.compat")
 
 // AVAudioSession's route descriptions (issue 23): what `AVAudioSessionRouteChangePreviousRouteKey`
 // holds, so that iOS code that asks whether the route that went away was headphones —

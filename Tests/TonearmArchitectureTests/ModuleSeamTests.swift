@@ -103,12 +103,13 @@ import Testing
     /// whose Hummingbird stands on them): no other module of the package (sources or tests)
     /// imports them, so the playback API and the command never carry the server's dependencies
     /// except through TonearmDaemon and TonearmWeb. Hummingbird is TonearmWeb's alone. swift-log
-    /// is the daemon's, the web remote's and the audio session's (its warnings, and the session
-    /// tests that capture them) only.
+    /// is the daemon's, the web remote's, the audio session's (its warnings, and the session
+    /// tests that capture them) and the iOS compatibility layer's (the failures Apple's API
+    /// swallows, logged instead of lost) only.
     @Test func onlyTheDaemonImportsTheServerPackages() throws {
         var found: [String] = []
         let servers: Set<String> = ["TonearmDaemon", "TonearmWeb", "TonearmWebTests"]
-        let logging: Set<String> = ["TonearmDaemon", "TonearmSession", "TonearmSessionTests", "TonearmWeb", "TonearmWebTests"]
+        let logging: Set<String> = ["TonearmDaemon", "TonearmSession", "TonearmSessionTests", "TonearmWeb", "TonearmWebTests", "TonearmCompat"]
         for target in graph.targets.values where target.type != "system" && target.name != "TonearmDaemon" {
             for (file, module) in try graph.imports(of: target)
             where ((module.hasPrefix("NIO") || module == "ServiceLifecycle") && !servers.contains(target.name))
