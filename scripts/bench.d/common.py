@@ -234,6 +234,18 @@ def proc_status(pid: int) -> dict:
     return out
 
 
+def interrupt(p: subprocess.Popen, timeout: float = 10) -> None:
+    """Ends `p` as a user at a terminal does (SIGINT: a player or recorder finishes its file),
+    killing it when it has not ended within `timeout` seconds, and reaps it."""
+    if p.poll() is None:
+        p.send_signal(signal.SIGINT)
+        try:
+            p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -22,7 +22,7 @@ import time
 import wave
 from array import array
 
-from common import children, log, print_goal_rows, stats, work
+from common import children, interrupt, log, print_goal_rows, stats, work
 from pulse import PrivatePulse, need_pulse_tools
 
 NAME = "record"
@@ -61,17 +61,6 @@ def commands(tonearm: str, path: str, seconds: float | None) -> dict:
     }
 
 
-def end(p: subprocess.Popen) -> None:
-    """Ends a recorder as a user does (SIGINT: each finishes its file) and reaps it."""
-    if p.poll() is None:
-        p.send_signal(signal.SIGINT)
-        try:
-            p.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-
-
 def first_sample(pulse: PrivatePulse, name: str, cmd: list[str], path: str, timeout: float = 10) -> dict:
     """Seconds from the start of `cmd` to its source-output's creation and to its file's first
     audio bytes (past a WAV header)."""
@@ -83,7 +72,7 @@ def first_sample(pulse: PrivatePulse, name: str, cmd: list[str], path: str, time
         t0 = time.monotonic()
         p = subprocess.Popen(cmd, env=pulse.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
-        children.append(p)
+        children.appinterrupt(p)
         stream = data = None
         while (stream is None or data is None) and time.monotonic() - t0 < timeout:
             ready, _, _ = select.select([watch.stdout], [], [], 0.0005)
@@ -97,7 +86,7 @@ def first_sample(pulse: PrivatePulse, name: str, cmd: list[str], path: str, time
                         data = time.monotonic() - t0
                 except OSError:
                     pass
-        end(p)
+        interrupt(p)
         if stream is None or data is None:
             raise RuntimeError(f"{name}: no stream or no data within {timeout} s")
         return {"stream": stream, "data": data}
@@ -174,7 +163,7 @@ def bench(ctx) -> dict:
         children.extend(procs.values())
         time.sleep(span)  # the measured span itself
         for p in procs.values():
-            end(p)
+            interrupt(p)
         holes = {n: holes_in(work(f"holes-{n}.wav")) for n in names}
         return {"starts": starts, "window": window, "span": span,
                 "first_stream": {n: stats([r["stream"] for r in first[n]]) for n in names},

@@ -39,7 +39,7 @@ import subprocess
 import threading
 import time
 
-from common import ROOT, SCRATCH, children, log, print_goal_rows, stats, thread_times, work
+from common import ROOT, SCRATCH, children, interrupt, log, print_goal_rows, stats, thread_times, work
 from pulse import PrivatePulse, need_pulse_tools
 
 NAME = "video"
@@ -263,12 +263,7 @@ def run_config(name: str, cmd: list[str], needs_x: bool, pulse: PrivatePulse, wi
             if name.startswith("mpv"):
                 a, b = mpv_ipc(ipc, "frame-drop-count"), mpv_ipc(ipc, "decoder-frame-drop-count")
                 mpv_drops = None if a is None and b is None else int(a or 0) + int(b or 0)
-            p.send_signal(signal.SIGINT)
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+            interrupt(p)
             out.seek(0)
             text = out.read().decode("utf-8", "replace")
     finally:
