@@ -143,18 +143,24 @@ import TonearmTestSupport
                 return s == wanted
             }) != nil
         }
+        // When the queue stopped by itself (a clean-clone run heard playing, then stopped): its
+        // last error and the output's underruns say why.
+        func why() -> String {
+            let q = music.queue
+            return "; last error \(q.lastError.map { "\($0)" } ?? "none"), \(q.underrunCount) underruns, index \(q.currentIndex.map(String.init) ?? "none")"
+        }
         music.play()
-        #expect(await next(.playing), "heard \(heard), now \(music.playbackState)")
-        #expect(music.isSavingPeriodically == (music.playbackState == .playing), "heard \(heard), now \(music.playbackState)")
+        #expect(await next(.playing), "heard \(heard), now \(music.playbackState)\(why())")
+        #expect(music.isSavingPeriodically == (music.playbackState == .playing), "heard \(heard), now \(music.playbackState)\(why())")
         if heard != [.playing] { print("MusicPlayerTests.thePositionSaveTimerRunsOnlyWhilePlaying: the queue changed by itself: heard \(heard)") }
         music.pause()
-        #expect(await next(.paused), "heard \(heard), now \(music.playbackState)")
-        #expect(!music.isSavingPeriodically, "heard \(heard), now \(music.playbackState)")
+        #expect(await next(.paused), "heard \(heard), now \(music.playbackState)\(why())")
+        #expect(!music.isSavingPeriodically, "heard \(heard), now \(music.playbackState)\(why())")
         music.play()
-        #expect(await next(.playing), "heard \(heard), now \(music.playbackState)")
-        #expect(music.isSavingPeriodically == (music.playbackState == .playing), "heard \(heard), now \(music.playbackState)")
+        #expect(await next(.playing), "heard \(heard), now \(music.playbackState)\(why())")
+        #expect(music.isSavingPeriodically == (music.playbackState == .playing), "heard \(heard), now \(music.playbackState)\(why())")
         music.stop()
-        #expect(await next(.stopped), "heard \(heard), now \(music.playbackState)")
+        #expect(await next(.stopped), "heard \(heard), now \(music.playbackState)\(why())")
         #expect(!music.isSavingPeriodically, "heard \(heard)")
         // Without a store there is nothing to save and no timer, playing or not.
         let unsaved = MusicPlayer(output: { NullOutput() }, session: nil)
