@@ -128,6 +128,11 @@ import TonearmTestSupport
         let music = MusicPlayer(output: { NullOutput() }, store: store, session: nil)
         defer { music.stop() }
         music.setQueue(withPaths: paths)
+        // Repeating: the queue never ends by itself. Two clean-clone runs heard `playing`, then
+        // `stopped` at index 0 with no error: the parallel phase's other tests had kept this
+        // test's task from running for the whole two minutes of the queue (it and its
+        // neighbours ended ~180 s after they started).
+        music.repeatMode = .all
         #expect(!music.isSavingPeriodically)
         let states = music.playbackStateChanges
         // The states heard, in order. A clean-clone run's parallel phase once heard `playing` and
