@@ -132,6 +132,13 @@ public final class MPDDaemon: Sendable {
     private let watchJob = Mutex<Int?>(nil)
     /// The outputs' switches and the stream title (``DaemonOutputs``); nil: output 0 only.
     public let outputControl: DaemonOutputs?
+    /// The play state the connections were last told of with `player` (set and read on the
+    /// daemon's queue). The player reports its state changes through its event stream, later than
+    /// the command that made them: a `stop` answered and announced is not announced again when the
+    /// player's own `stateChanged(.stopped)` comes, nor is an older state's event that comes after
+    /// it — MPD raises `player` once, with the change, and a client that connected after it hears
+    /// nothing.
+    private let toldState = Mutex<PlaybackState?>(nil)
 
     /// With `stateFile` (and a player made with a ``QueueStateStore``), every change is saved
     /// before its answer is sent, and ``restore()`` picks up where a previous daemon was —
@@ -341,6 +348,9 @@ public final class MPDDaemon: Sendable {
         }
     }
 
+    /// Tests: handles `event` on the daemon's queue as if the player had sent it now.
+    func handlePlayerEventForTesting(_ event: QueuePlayerEvent) { queue.sync { playerEvent(event) } }
+
     /// Tests: the outputs the MPD side lists, with no drivers behind them.
     func setListedOutputs(_ outputs: [MPDOutput]) { machine.withLock { $0.outputs = outputs } }
 
@@ -406,6 +416,7 @@ public final class MPDDaemon: Sendable {
         defer {
             // Saved before the answer goes out: what a client was told is what a restart finds.
             if !changed.isEmpty { persist() }
+            if changed.contains(.player) { toldState.withLock { $0 = player.playbackState } }
             hub.post(changed)
             for (id, subsystems) in notify { hub.post(subsystems, to: id) }
             // A queue or database edit, or a long answer, leaves freed heap behind: returned
@@ -537,24 +548,39 @@ public final class MPDDaemon: Sendable {
         }
     }
 
+    /// On the daemon's queue: tells the connections of a player change the player made by itself.
+    private func postPlayer() {
+        toldState.withLock { $0 = player.playbackState }
+        hub.post([.player])
+    }
+
+    /// On the daemon's queue: one of the player's events (tests hand one in through
+    /// ``handlePlayerEventForTesting(_:)``).
     private func playerEvent(_ e: QueuePlayerEvent) {
         switch e {
-        case .stateChanged, .seeked, .finished, .outputLost, .outputReturned, .outputRemoved:
+        case .stateChanged(let state):
             persist()
-            hub.post([.player])
+            // Announced only when it is the state now (a stale event is followed by the event or
+            // the command of the change after it) and not yet told (a command's change was
+            // announced with its answer).
+            if state == player.playbackState, toldState.withLock({ $0 }) != state { postPlayer() }
             // A song's decoder and buffers freed (stop, pause, the end): their heap goes back.
-            if case .stateChanged = e { trimmer.request() }
+            trimmer.request()
+        case .seeked, .finished, .outputLost, .outputReturned, .outputRemoved:
+            persist()
+            postPlayer()
         case .currentItemChanged:
             if let started = songStarted() { hub.post(started) }
             persist()
             updateTitle()
             trimmer.request()
             // Another song while stopped (the queue edited) is not a player change for MPD.
-            if player.playbackState != .stopped { hub.post([.player]) }
+            if player.playbackState != .stopped { postPlayer() }
         case .itemPlayedToEnd(let index, _):
             let single = machine.withLock { $0.single != .off && !$0.isRepeat }
             if let outcome = machine.withLock({ $0.playedToEnd(position: index) }) {
                 apply(outcome.actions)
+                if outcome.changed.contains(.player) { toldState.withLock { $0 = player.playbackState } }
                 hub.post(outcome.changed)
             }
             if single { player.stop() }
