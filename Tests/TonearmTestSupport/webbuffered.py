@@ -1,33 +1,27 @@
 #!/usr/bin/python3
 # A stream's buffered part on the web remote's seek bar, in a real browser (Debian's chromium,
 # headless, through python3-selenium and chromium-driver). Run by WebRemoteBrowserTests against a
-# daemon that plays one network stream that a throttled server sends slower than it plays:
-#   webbuffered.py URL SCREENSHOT_DIR
+# daemon that plays one network stream from the test HTTP server (httpd.py), throttled by its
+# server-wide rate:
+#   webbuffered.py URL SCREENSHOT_DIR SERVER_URL FASTER_RATE
 # Waits (deadlines, on the page's DOM) until the line under the seek bar shows a part from the
-# start that is short of the end, then a longer one, then all of the song; each is the width of
-# the part the daemon pushed, and its accessible name says it in minutes and seconds.
+# start that is short of the end; then sets the server's rate to FASTER_RATE bytes/s and waits
+# for a longer part; then lifts the throttle and waits for all of the song. Each part is drawn
+# as wide as the part the daemon pushed, and its accessible name says it in minutes and seconds.
 # Prints one line per step; exits 1 with the failing step and what the page showed.
 # SPDX-License-Identifier: GPL-3.0-or-later
 import os
 import sys
-import tempfile
+import urllib.request
 
-from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.common.exceptions import TimeoutException
 
-url, shots = sys.argv[1], sys.argv[2]
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree (SwiftPM would warn of it)
+from browsersteps import Steps  # noqa: E402
+
+url, shots, server, faster = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 DEADLINE = 30
 
-options = Options()
-options.binary_location = "/usr/bin/chromium"
-for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=375,812",
-          "--no-first-run", "--disable-extensions", "--user-data-dir=" + tempfile.mkdtemp(prefix="webbuffered-chromium-")]:
-    options.add_argument(a)
-driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-step = "start"
 
 # The buffered parts as drawn: each span's left and width in percent of the bar, the label.
 READ = """
@@ -42,19 +36,15 @@ def drawn():
     return driver.execute_script(READ)
 
 
-def wait(what, condition):
-    global step
-    step = what
-    WebDriverWait(driver, DEADLINE, poll_frequency=0.05, ignored_exceptions=[StaleElementReferenceException]).until(lambda d: condition())
-    print("ok:", what, drawn(), flush=True)
+steps = Steps("webbuffered", DEADLINE, describe=lambda: drawn())
+driver = steps.driver
+wait, check = steps.wait, steps.check
 
 
-def check(what, ok):
-    global step
-    step = what
-    if not ok:
-        raise AssertionError(what)
-    print("ok:", what, flush=True)
+def server_rate(value):
+    """The test server's throttle for the bodies under way (httpd.py's /_control/rate)."""
+    with urllib.request.urlopen(f"{server}/_control/rate?value={value}", timeout=10) as r:
+        r.read()
 
 
 def one_part(low, high):
@@ -69,7 +59,9 @@ try:
     first = drawn()["parts"][0][1]
     check("it is labelled from 0:00", drawn()["label"].startswith("Buffered 0:00–"))
     check("it is drawn (a visible width)", drawn()["spanWidths"][0] > 0)
+    server_rate(faster)
     wait("a longer part, pushed as more arrives", lambda: one_part(first + 5, 99.5))
+    server_rate("none")
     wait("the whole song once it has all arrived", lambda: one_part(99.9, 100.1))
     d = drawn()
     check(f"the whole bar's width ({d['spanWidths'][0]:.1f} of {d['barWidth']:.1f} px)", abs(d["spanWidths"][0] - d["barWidth"]) < 1)
@@ -77,7 +69,7 @@ try:
     driver.save_screenshot(os.path.join(shots, "web-remote-buffered-375.png"))
     print("PASS", flush=True)
 except (AssertionError, TimeoutException) as e:
-    print(f"FAIL at {step!r}: {e!r}\ntitle={driver.title!r}\nbuffered={drawn()!r}", flush=True)
+    print(f"FAIL at {steps.step!r}: {e!r}\ntitle={driver.title!r}\nbuffered={drawn()!r}", flush=True)
     sys.exit(1)
 finally:
     driver.quit()
