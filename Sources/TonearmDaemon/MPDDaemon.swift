@@ -489,7 +489,10 @@ public final class MPDDaemon: Sendable {
 
     func playerSnapshot() -> MPDPlayerSnapshot {
         let q = player.queue
+        // A start under way (a stream connecting) is MPD's `play` already: MPD answers `play`
+        // as soon as the command is taken, and `stop` again if the stream cannot be opened.
         let state: MPDPlayerSnapshot.State = switch q.playbackState {
+        case _ where q.isStarting: .play
         case .playing: .play
         case .paused, .interrupted: .pause
         case .stopped: .stop
@@ -569,8 +572,12 @@ public final class MPDDaemon: Sendable {
         case .seeked, .finished, .outputLost, .outputReturned, .outputRemoved:
             persist()
             postPlayer()
-        case .currentItemChanged:
+        case .currentItemChanged(let index, let item):
             if let started = songStarted() { hub.post(started) }
+            // A stream's own tags, read as it opened, are the song's from now on (as MPD's).
+            if let index, let item, item.isRemote, let metadata = player.queue.streamMetadata(ofItemAt: index) {
+                hub.post(machine.withLock { $0.streamTagsRead(position: index, location: item.path, tags: Self.tags(metadata)) })
+            }
             persist()
             updateTitle()
             trimmer.request()
@@ -676,11 +683,8 @@ public final class MPDDaemon: Sendable {
         throw MPDAck(.noExist, "No such directory", command: command)
     }
 
-    /// The song's tags, duration and format from its headers (a file that cannot be read is
-    /// added without them; playing it then fails as with MPD).
-    static func probe(path: String, uri: String) -> MPDSong {
-        guard let p = try? MediaProbe(path: path) else { return MPDSong(uri: uri, location: path) }
-        let m = p.metadata
+    /// The MPD tags of `m`, in the order they are printed.
+    static func tags(_ m: AudioMetadata) -> [(MPDTag, String)] {
         var tags: [(MPDTag, String)] = []
         func add(_ t: MPDTag, _ v: String?) { if let v, !v.isEmpty { tags.append((t, v)) } }
         add(.artist, m.artist)
@@ -692,6 +696,14 @@ public final class MPDDaemon: Sendable {
         add(.date, m.date)
         add(.composer, m.composer)
         add(.disc, m.discNumber.map(String.init))
+        return tags
+    }
+
+    /// The song's tags, duration and format from its headers (a file that cannot be read is
+    /// added without them; playing it then fails as with MPD).
+    static func probe(path: String, uri: String) -> MPDSong {
+        guard let p = try? MediaProbe(path: path) else { return MPDSong(uri: uri, location: path) }
+        let tags = Self.tags(p.metadata)
         let f = p.fileFormat
         let format = MPDAudioFormat(sampleRate: f.sampleRate, format: f.bitsPerSample.map(String.init) ?? "f", channels: f.channelCount)
         var st = stat()

@@ -102,6 +102,12 @@ final class QueueFetches: Sendable {
         return fetch.loadedTimeRanges(now: now, file: file)
     }
 
+    /// The tags entry `key`'s stream carries (a FLAC's comments, an MP3's ID3 tag), as read
+    /// when it was opened; nil when `key` is not a stream opened lately.
+    func metadata(key: UInt64) -> AudioMetadata? {
+        opened.withLock { all in all.last { $0.key == key } }?.file?.metadata
+    }
+
     /// More bytes of `o` arrived: the handler when they add up to enough since its last call.
     private func loaded(_ o: Opened) {
         guard let s = o.progressive else { return }

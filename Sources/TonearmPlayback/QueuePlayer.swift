@@ -225,6 +225,15 @@ public final class QueuePlayer: @unchecked Sendable {
     /// thread.
     public var loadedTimeRangeChanges: AsyncStream<[TimeRange]> { loadedBroadcaster.stream(bufferingNewest: 1) }
 
+    /// The tags of the network stream at `index` in the queue, as read from the stream itself
+    /// when it was opened (MPD shows them for a stream once it plays); nil for a file, an index
+    /// out of range, or a stream not opened lately (``QueueFetches``). Any thread.
+    public func streamMetadata(ofItemAt index: Int) -> AudioMetadata? {
+        guard let key = lock.withLock({ l in l.machine.entries.indices.contains(index) ? l.machine.entries[index].key : nil })
+        else { return nil }
+        return fetches.metadata(key: key)
+    }
+
     /// What has arrived of entry `key`'s stream grew (on its fetch's thread).
     private func loadedGrew(key: UInt64) {
         guard lock.withLock({ $0.machine.schedule.segments.first?.key }) == key else { return }
@@ -396,6 +405,16 @@ public final class QueuePlayer: @unchecked Sendable {
     // MARK: Transport
 
     public var playbackState: PlaybackState { lock.withLock { $0.machine.state } }
+
+    /// Whether a start is under way: `play()` was called and the first item is being opened (a
+    /// network item connecting) or its output built — ``playbackState`` says `playing` once it
+    /// plays. Any thread.
+    public var isStarting: Bool {
+        lock.withLock { l in
+            if case .starting = l.machine.runtime { return true }
+            return false
+        }
+    }
 
     /// Times audio was not there when it was due, since the player was made: the output's own
     /// underruns (PulseAudio's underflows: the server's buffer ran dry) and the node's late data
