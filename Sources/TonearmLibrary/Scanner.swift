@@ -157,15 +157,6 @@ final class Scanner: @unchecked Sendable {
         // the table's pages to the log again, and a kill loses at most a few seconds' reading.
         let commitEvery = bulk ? Self.bulkBatchFactor * batchSize : batchSize
         var scanIDs: Set<Int64>? = bulk ? [] : nil
-        // A first scan's new rows go into a staging table in memory as they come, while the
-        // readers read, and each commit copies them into the item table in id order (see
-        // ``stage(_:scanIDs:)``): the table is still filled page by page, and what is left for
-        // the end, when every file is read, is that copy instead of every row's INSERT.
-        let staged = bulk ? try makeStage() : false
-        var stagedRows = 0
-        defer {
-            if staged { dropStage() }
-        }
         defer {
             if bulk {
                 if let leaveIndexes { leaveIndexes() } else { try? pool.write(Schema.restoreDeferredSchema) }
@@ -222,7 +213,7 @@ final class Scanner: @unchecked Sendable {
 
         var batch: [Write] = []
         // (Sized once: growing it by doubling held the old and the new buffer at once.)
-        batch.reserveCapacity(min(staged ? Self.insertChunk : commitEvery, work.count))
+        batch.reserveCapacity(min(commitEvery, work.count))
         var batchArtworkBytes = 0
         var readersLeft = min(readerCount, max(1, work.count))
         var handed: [(Int, ReadOutcome)] = []
@@ -277,30 +268,14 @@ final class Scanner: @unchecked Sendable {
                 reported = done
                 continuation.yield(.progress(ScanProgress(filesDone: done, filesTotal: found.count, currentFile: work[i].0.path)))
             }
-            if staged && batch.count >= Self.insertChunk {
-                try stage(batch, scanIDs: &scanIDs)
-                stagedRows += batch.count
-                batch.removeAll(keepingCapacity: true)
-            }
-            if stagedRows + batch.count >= commitEvery || batchArtworkBytes >= Self.batchArtworkLimit {
-                if staged {
-                    try stage(batch, scanIDs: &scanIDs)
-                    try commitStage()
-                    stagedRows = 0
-                } else {
-                    try flush(batch, scanIDs: &scanIDs, makingLeftIndexes: !bulk)
-                }
+            if batch.count >= commitEvery || batchArtworkBytes >= Self.batchArtworkLimit {
+                try flush(batch, scanIDs: &scanIDs, makingLeftIndexes: !bulk)
                 batch.removeAll(keepingCapacity: true)
                 batchArtworkBytes = 0
             }
         }
         if cancelled.isSet { throw CancellationError() }
-        if staged {
-            try stage(batch, scanIDs: &scanIDs)
-            try commitStage()
-        } else {
-            try flush(batch, scanIDs: &scanIDs, makingLeftIndexes: !bulk)
-        }
+        try flush(batch, scanIDs: &scanIDs, makingLeftIndexes: !bulk)
         let gone = missing.values.flatMap { $0 }.map(\.id)
         try pool.write { db in
             if !bulk && !gone.isEmpty { try Schema.restoreDeferredSchema(db) }
@@ -372,71 +347,77 @@ final class Scanner: @unchecked Sendable {
     /// in the same transaction, so that rows written now go in with every index and the insert
     /// trigger feeding the full-text index in place (a scan that writes nothing leaves them to
     /// the first query that needs them). False for a first scan's own bare table.
+    ///
+    /// A first scan's rows (`scanIDs` set) go in with `INSERT OR FAIL` and the foreign keys
+    /// off for the transaction: a multi-row INSERT that may stop half-way (a constraint, or an
+    /// immediate foreign key, checked with `OR ABORT`) makes SQLite copy every page it changes
+    /// to a statement journal first, to undo the statement alone; with `OR FAIL` the rows
+    /// before a failing one stay, which is the same here, since the error ends the scan and
+    /// rolls the whole transaction back (6.3M instructions, 2 %, of a 2,000-file scan). The
+    /// rows' covers go in first, in the same transaction, so the foreign key holds.
     private func flush(_ batch: [Write], scanIDs: inout Set<Int64>?, makingLeftIndexes: Bool) throws {
         guard !batch.isEmpty else { return }
         let now = Date().timeIntervalSince1970
         var known = scanIDs
         defer { scanIDs = known }
-        let bulkInsert = scanIDs != nil
+        let firstScan = scanIDs != nil
         try pool.writeWithoutTransaction { db in
-            let foreignKeys = bulkInsert ? try Bool.fetchOne(db, sql: "PRAGMA foreign_keys") ?? false : false
+            // (Set outside the transaction: SQLite ignores it inside one.)
+            let foreignKeys = firstScan ? try Bool.fetchOne(db, sql: "PRAGMA foreign_keys") ?? false : false
             if foreignKeys { try db.execute(sql: "PRAGMA foreign_keys = OFF") }
             defer { if foreignKeys { try? db.execute(sql: "PRAGMA foreign_keys = ON") } }
             try db.inTransaction {
-            if makingLeftIndexes { try Schema.restoreDeferredSchema(db) }
-            // New rows as their id and their place in the batch: a copy of each row's fields
-            // (the whole batch's, 0.9 MB at 2,000 files) was a sixth of a first scan's peak heap.
-            var inserts: [(id: Int64, at: Int)] = []
-            inserts.reserveCapacity(batch.count)
-            var assigned = known ?? Set<Int64>()
-            for (at, w) in batch.enumerated() {
-                switch w {
-                case .insert(let file, let hash, let fields):
-                    let id = try Self.freeID(db, hash: hash, path: file.path, taken: assigned, onlyTaken: known != nil)
-                    assigned.insert(id)
-                    try Self.storeArtwork(db, fields)
-                    inserts.append((id, at))
-                case .update(let id, let file, let hash, let fields):
-                    try Self.storeArtwork(db, fields)
-                    try Self.execute(db.cachedStatement(sql: Self.updateSQL), Self.arguments(file, hash: hash, fields) + [.int(id)])
-                case .move(let id, let file, let hash):
-                    try Self.execute(db.cachedStatement(sql: "UPDATE item SET path = ?, size = ?, mtime = ?, contentHash = ?, hashVersion = ? WHERE id = ?"),
-                                     [.text(file.path), .int(file.size), .int(file.mtime), .int(Int64(bitPattern: hash)),
-                                      .int(Int64(ContentHash.version)), .int(id)])
-                }
-            }
-            if known != nil { known = assigned }
-            try Self.insert(db, inserts, of: batch, now: now, into: "item", orFail: bulkInsert)
-            return .commit
+                try write(batch, db, known: &known, now: now, makingLeftIndexes: makingLeftIndexes, orFail: firstScan)
+                return .commit
             }
         }
     }
 
-    /// Inserts the rows `inserts` names (an id and a place in `batch`, an `.insert`) into
-    /// `table` (the item table or the staging table, which has its columns), with multi-row
-    /// INSERT statements of ``insertChunk`` rows.
-    ///
-    /// In the table's order (the ids, content hashes, are spread over the whole range): each
-    /// row then goes after the last one written, where the B-tree appends without splitting
-    /// pages in the middle of the table.
-    private static func insert(_ db: Database, _ inserts: [(id: Int64, at: Int)], of batch: [Write], now: Double,
-                               into table: String, orFail: Bool = false) throws {
+    /// ``flush``'s transaction.
+    private func write(_ batch: [Write], _ db: Database, known: inout Set<Int64>?, now: Double, makingLeftIndexes: Bool,
+                       orFail: Bool) throws {
+        if makingLeftIndexes { try Schema.restoreDeferredSchema(db) }
+        // New rows as their id and their place in the batch: a copy of each row's fields
+        // (the whole batch's, 0.9 MB at 2,000 files) was a sixth of a first scan's peak heap.
+        var inserts: [(id: Int64, at: Int)] = []
+        inserts.reserveCapacity(batch.count)
+        var assigned = known ?? Set<Int64>()
+        for (at, w) in batch.enumerated() {
+            switch w {
+            case .insert(let file, let hash, let fields):
+                let id = try Self.freeID(db, hash: hash, path: file.path, taken: assigned, onlyTaken: known != nil)
+                assigned.insert(id)
+                try Self.storeArtwork(db, fields)
+                inserts.append((id, at))
+            case .update(let id, let file, let hash, let fields):
+                try Self.storeArtwork(db, fields)
+                try Self.execute(db.cachedStatement(sql: Self.updateSQL), Self.arguments(file, hash: hash, fields) + [.int(id)])
+            case .move(let id, let file, let hash):
+                try Self.execute(db.cachedStatement(sql: "UPDATE item SET path = ?, size = ?, mtime = ?, contentHash = ?, hashVersion = ? WHERE id = ?"),
+                                 [.text(file.path), .int(file.size), .int(file.mtime), .int(Int64(bitPattern: hash)),
+                                  .int(Int64(ContentHash.version)), .int(id)])
+            }
+        }
+        if known != nil { known = assigned }
+        // In the table's order (the ids, content hashes, are spread over the whole range):
+        // each row then goes after the last one written, where the B-tree appends without
+        // splitting pages in the middle of the table.
         // (The positions sorted, not the rows: moving rows of 40 fields cost 5,600
         // instructions a row.)
         let ids = inserts.map(\.id)
         let order = ids.indices.sorted { ids[$0] < ids[$1] }
-        let width = insertColumns.count
+        let width = Self.insertColumns.count
         // (The full chunk's statement looked up once a batch: its SQL is 12 KB, hashed at
         // each lookup.)
-        let full = inserts.count >= insertChunk ? try db.cachedStatement(sql: fullInsertSQL(into: table, orFail: orFail)) : nil
+        let full = inserts.count >= Self.insertChunk ? try db.cachedStatement(sql: orFail ? Self.fullInsertOrFailSQL : Self.fullInsertSQL) : nil
         // The values of one statement's rows at a time, in one array used again: the whole
         // batch's at once (2,000 rows of a first scan, 48 values each) were 2–3 MB of the
         // scan's peak memory, for the same instructions.
         var rows: [SQLValue] = []
-        rows.reserveCapacity(min(inserts.count, insertChunk) * width)
+        rows.reserveCapacity(min(inserts.count, Self.insertChunk) * width)
         var start = 0
         while start < order.count {
-            let count = min(insertChunk, order.count - start)
+            let count = min(Self.insertChunk, order.count - start)
             rows.removeAll(keepingCapacity: true)
             for k in start..<(start + count) {
                 let i = inserts[order[k]]
@@ -444,103 +425,12 @@ final class Scanner: @unchecked Sendable {
                 rows.append(.int(i.id))
                 // (Appended in place: an array of each row's values, then added to these,
                 // cost 8k instructions a file.)
-                appendArguments(to: &rows, file, hash: hash, fields)
+                Self.appendArguments(to: &rows, file, hash: hash, fields)
                 rows.append(.real(now))
             }
-            let statement = try full.flatMap { count == insertChunk ? $0 : nil } ?? db.cachedStatement(sql: insertSQL(rows: count, into: table, orFail: orFail))
-            try execute(statement, rows[...])
+            let statement = try full.flatMap { count == Self.insertChunk ? $0 : nil } ?? db.cachedStatement(sql: Self.insertSQL(rows: count, orFail: orFail))
+            try Self.execute(statement, rows[...])
             start += count
-        }
-    }
-
-    // MARK: A first scan's staging table
-
-    /// The staging table's name (a temporary table of the writer's connection, in memory:
-    /// `temp_store = MEMORY`), and that of the covers its rows refer to.
-    private static let stageTable = "temp.scanStage"
-    private static let stageArtworkTable = "temp.scanArtwork"
-
-    /// Makes the staging tables of a first scan (see ``stage(_:scanIDs:)``): `scanStage` with
-    /// the item table's columns, made from its own SQL (so that SQLite's transfer of a table
-    /// into another applies: same columns, types, defaults and constraints, and the path's
-    /// unique index), without the foreign key (a temporary table's refers to its own schema),
-    /// and `scanArtwork` like the artwork table. False, and nothing made, when the item table's
-    /// SQL does not begin as the schema writes it: the scan then writes its rows itself.
-    /// On the coordinator thread.
-    private func makeStage() throws -> Bool {
-        try pool.writeWithoutTransaction { db in
-            let prefix = "CREATE TABLE item"
-            guard let sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'item'"),
-                  sql.hasPrefix(prefix) else { return false }
-            let columns = sql.dropFirst(prefix.count).replacingOccurrences(of: " REFERENCES artwork(hash)", with: "")
-            try db.execute(sql: """
-                DROP TABLE IF EXISTS \(Self.stageTable);
-                DROP TABLE IF EXISTS \(Self.stageArtworkTable);
-                CREATE TEMP TABLE scanStage \(columns);
-                CREATE TEMP TABLE scanArtwork (hash INTEGER PRIMARY KEY, mimeType TEXT NOT NULL, data BLOB NOT NULL);
-                """)
-            try db.execute(sql: "PRAGMA temp.journal_mode = OFF")
-            return true
-        }
-    }
-
-    /// Drops the staging tables (the end of a first scan, also when it fails or is cancelled:
-    /// rows staged and not committed are not written).
-    private func dropStage() {
-        try? pool.writeWithoutTransaction { db in
-            try db.execute(sql: "DROP TABLE IF EXISTS \(Self.stageTable); DROP TABLE IF EXISTS \(Self.stageArtworkTable)")
-        }
-    }
-
-    /// Puts a first scan's new rows into the staging table, with their ids given as ``flush``
-    /// gives them (`scanIDs` holds every id of the scan), and their covers into `scanArtwork`:
-    /// called while the readers read (these INSERTs, made at the end, were a quarter of a
-    /// 2,000-file scan's instructions, on one core while the other had nothing to do).
-    /// Nothing goes into the database's file: each statement is a transaction of the
-    /// temporary database alone. Writes other than new rows (none in a first scan: no row
-    /// exists to update or move) are written by ``flush``.
-    private func stage(_ batch: [Write], scanIDs: inout Set<Int64>?) throws {
-        guard !batch.isEmpty else { return }
-        var others: [Write] = []
-        let now = Date().timeIntervalSince1970
-        var assigned = scanIDs ?? []
-        try pool.writeWithoutTransaction { db in
-            var inserts: [(id: Int64, at: Int)] = []
-            inserts.reserveCapacity(batch.count)
-            for (at, w) in batch.enumerated() {
-                guard case .insert(let file, let hash, let fields) = w else { others.append(w); continue }
-                let id = try Self.freeID(db, hash: hash, path: file.path, taken: assigned, onlyTaken: true)
-                assigned.insert(id)
-                try Self.storeArtwork(db, fields, into: Self.stageArtworkTable)
-                inserts.append((id, at))
-            }
-            try Self.insert(db, inserts, of: batch, now: now, into: Self.stageTable, orFail: true)
-        }
-        scanIDs = assigned
-        if !others.isEmpty { try flush(others, scanIDs: &scanIDs, makingLeftIndexes: false) }
-    }
-
-    /// Commits the staged rows: their covers, then the rows, copied into the item table in one
-    /// transaction, and the staging tables emptied. Into an empty item table (a first scan's
-    /// first commit) SQLite copies each row's record as it is, in id order, each after the last
-    /// (`INSERT INTO … SELECT * FROM …` between tables of the same columns and indexes, which it
-    /// does only with the foreign keys off: they are turned off for this transaction; the
-    /// covers the rows refer to go in first, in the same transaction). Into a table with rows,
-    /// the same statement inserts them one by one, in id order, as ``flush`` does.
-    private func commitStage() throws {
-        try pool.writeWithoutTransaction { db in
-            let foreignKeys = try Bool.fetchOne(db, sql: "PRAGMA foreign_keys") ?? false
-            if foreignKeys { try db.execute(sql: "PRAGMA foreign_keys = OFF") }
-            defer { if foreignKeys { try? db.execute(sql: "PRAGMA foreign_keys = ON") } }
-            try db.inTransaction {
-                try db.execute(sql: """
-                    INSERT OR IGNORE INTO main.artwork (hash, mimeType, data) SELECT hash, mimeType, data FROM \(Self.stageArtworkTable);
-                    INSERT INTO main.item SELECT * FROM \(Self.stageTable);
-                    DELETE FROM \(Self.stageArtworkTable);
-                    DELETE FROM \(Self.stageTable);
-                    """)
-                return .commit
-            }
         }
     }
 
@@ -622,10 +512,9 @@ final class Scanner: @unchecked Sendable {
         return Int64(bitPattern: candidate)
     }
 
-    /// Adds the cover of `fields` to `table` (the artwork table or the staging one) unless it has it.
-    private static func storeArtwork(_ db: Database, _ fields: ItemFields, into table: String = "artwork") throws {
+    private static func storeArtwork(_ db: Database, _ fields: ItemFields) throws {
         guard let art = fields.artwork, let hash = fields.artworkHash else { return }
-        try db.cachedStatement(sql: "INSERT OR IGNORE INTO \(table) (hash, mimeType, data) VALUES (?, ?, ?)")
+        try db.cachedStatement(sql: "INSERT OR IGNORE INTO artwork (hash, mimeType, data) VALUES (?, ?, ?)")
             .execute(arguments: [Int64(bitPattern: hash), art.mimeType, Data(art.data)])
     }
 
@@ -664,20 +553,13 @@ final class Scanner: @unchecked Sendable {
     /// covers is written before it reaches its size).
     private static let batchArtworkLimit = 64 << 20
 
-    /// The INSERTs of ``insertChunk`` rows into the item table and into the staging table
-    /// (made once: 120,000 instructions each time).
-    private static let fullItemInsertSQL = insertSQL(rows: insertChunk, into: "item")
-    private static let fullStageInsertSQL = insertSQL(rows: insertChunk, into: stageTable)
-    private static let fullItemInsertSQLF = insertSQL(rows: insertChunk, into: "item", orFail: true)
-    private static let fullStageInsertSQLF = insertSQL(rows: insertChunk, into: stageTable, orFail: true)
-    private static func fullInsertSQL(into table: String, orFail: Bool) -> String {
-        if orFail { return table == stageTable ? fullStageInsertSQLF : fullItemInsertSQLF }
-        return table == stageTable ? fullStageInsertSQL : table == "item" ? fullItemInsertSQL : insertSQL(rows: insertChunk, into: table)
-    }
-    /// An INSERT of `rows` new rows into `table`.
-    private static func insertSQL(rows: Int, into table: String, orFail: Bool = false) -> String {
+    /// The INSERT of ``insertChunk`` rows, and with `OR FAIL` (made once: 120,000 instructions each time).
+    private static let fullInsertSQL = insertSQL(rows: insertChunk)
+    private static let fullInsertOrFailSQL = insertSQL(rows: insertChunk, orFail: true)
+    /// An INSERT of `rows` new rows (`orFail`: `INSERT OR FAIL`, see ``flush``).
+    private static func insertSQL(rows: Int, orFail: Bool = false) -> String {
         let row = "(" + Array(repeating: "?", count: insertColumns.count).joined(separator: ", ") + ")"
-        return "INSERT \(orFail ? "OR FAIL " : "")INTO \(table) (\(insertColumns.joined(separator: ", "))) VALUES "
+        return "INSERT \(orFail ? "OR FAIL " : "")INTO item (\(insertColumns.joined(separator: ", "))) VALUES "
             + Array(repeating: row, count: rows).joined(separator: ", ")
     }
 
@@ -812,5 +694,3 @@ final class BlockingQueue<T: Sendable>: @unchecked Sendable {
         }
     }
 }
-
-
