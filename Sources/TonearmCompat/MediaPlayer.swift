@@ -79,6 +79,17 @@ public func AudioServicesPlaySystemSoundWithCompletion(_ id: SystemSoundID, _ co
     sound.play(completion: completion)
 }
 
+/// Plays the sound `id` as an alert (`AudioServicesPlayAlertSound`): the sound, and the
+/// desktop's notification where iOS would vibrate (``SystemSound/playAlert(completion:)``); an
+/// unknown id does nothing.
+public func AudioServicesPlayAlertSound(_ id: SystemSoundID) {
+    _ = SystemSoundTable.shared.sound(id)?.playAlert()
+}
+
+/// `CFURL`, as `AudioServicesCreateSystemSoundID(url as CFURL, &id)` casts to it: Foundation's
+/// `URL` here (Linux's Foundation has no CoreFoundation types), so the cast is the URL itself.
+public typealias CFURL = URL
+
 /// Frees the sound `id` (`AudioServicesDisposeSystemSoundID`): 0, or
 /// ``kAudioServicesBadSpecifierError`` for an id that names no loaded sound.
 @discardableResult
