@@ -47,25 +47,21 @@ public final class AVPlayerViewController: Sendable {
     /// How the picture fills the window (`.resizeAspect` by default, as on iOS).
     public var videoGravity: AVLayerVideoGravity {
         get { state.withLock { $0.videoGravity } }
-        set {
-            let view = state.withLock { s -> PlayerView? in
-                s.videoGravity = newValue
-                return s.view
-            }
-            view?.layer.videoGravity = newValue
-        }
+        set { set(\.videoGravity, newValue)?.layer.videoGravity = newValue }
     }
 
     /// Whether the view publishes its item to Now Playing by itself (default true, as on iOS):
     /// ``PlayerView/updatesNowPlayingInfoCenter``.
     public var updatesNowPlayingInfoCenter: Bool {
         get { state.withLock { $0.updatesNowPlayingInfoCenter } }
-        set {
-            let view = state.withLock { s -> PlayerView? in
-                s.updatesNowPlayingInfoCenter = newValue
-                return s.view
-            }
-            view?.updatesNowPlayingInfoCenter = newValue
+        set { set(\.updatesNowPlayingInfoCenter, newValue)?.updatesNowPlayingInfoCenter = newValue }
+    }
+
+    /// Stores `value` at `key`; returns the view to forward it to, while presented.
+    private func set<T>(_ key: WritableKeyPath<State, T>, _ value: T) -> PlayerView? {
+        state.withLock { s in
+            s[keyPath: key] = value
+            return s.view
         }
     }
 
@@ -157,13 +153,7 @@ public final class AVPlayerLayer: Sendable {
     /// The player shown; setting it while shown shows the new one (``PlayerLayer/player``).
     public var player: Player? {
         get { state.withLock { $0.player } }
-        set {
-            let layer = state.withLock { s -> PlayerLayer? in
-                s.player = newValue
-                return s.layer
-            }
-            layer?.player = newValue
-        }
+        set { set(\.player, newValue)?.player = newValue }
     }
 
     /// Where the layer is in its view: its size is the window's drawable size (the origin is
@@ -171,11 +161,16 @@ public final class AVPlayerLayer: Sendable {
     public var frame: CGRect {
         get { state.withLock { $0.frame } }
         set {
-            let layer = state.withLock { s -> PlayerLayer? in
-                s.frame = newValue
-                return s.layer
-            }
+            let layer = set(\.frame, newValue)
             if let layer, let (w, h) = Self.pixels(newValue) { layer.window.setSize(width: w, height: h) }
+        }
+    }
+
+    /// Stores `value` at `key`; returns the layer to forward it to, while shown.
+    private func set<T>(_ key: WritableKeyPath<State, T>, _ value: T) -> PlayerLayer? {
+        state.withLock { s in
+            s[keyPath: key] = value
+            return s.layer
         }
     }
 
@@ -185,13 +180,7 @@ public final class AVPlayerLayer: Sendable {
     /// How the picture fills the layer (`.resizeAspect` by default, as on iOS).
     public var videoGravity: AVLayerVideoGravity {
         get { state.withLock { $0.videoGravity } }
-        set {
-            let layer = state.withLock { s -> PlayerLayer? in
-                s.videoGravity = newValue
-                return s.layer
-            }
-            layer?.videoGravity = newValue
-        }
+        set { set(\.videoGravity, newValue)?.videoGravity = newValue }
     }
 
     /// Whether the frame for the player's position is on screen (``PlayerLayer/isReadyForDisplay``);

@@ -96,27 +96,31 @@ import TonearmTestSupport
         music.play()
         #expect(player.isPlaying)
 
-        // A phone call: the delegate hears its start and the player pauses; at its end the
-        // delegate's audioPlayerEndInterruption(_:withOptions:) plays again.
+        // A phone call (a `phone`-role stream corks the music): the delegate hears its start and
+        // the shared session posts it, whose handler pauses; at its end the delegate's
+        // audioPlayerEndInterruption(_:withOptions:) and the handler (shouldResume) play again.
+        let before = seed000Log.lines.count
+        @Sendable func printed(_ wanted: [String]) -> Bool {
+            let lines = seed000Log.lines.dropFirst(before)
+            return wanted.allSatisfy(lines.contains)
+        }
         let paplay = try server.startPaplay(call, role: "phone")
-        _ = try await waitForEvent(log, "the delegate's 播放被中斷") { $0 == "播放被中斷" }
+        _ = try await waitForEvent(log, "the delegate's and the handler's interruption") { _ in
+            printed(["播放被中斷", "音訊被中斷，暫停播放"])
+        }
         #expect(!player.isPlaying)
-        _ = try await waitForEvent(log, "the delegate's 中斷結束") { $0 == "中斷結束，可以恢復播放" }
-        #expect(player.isPlaying)
+        _ = try await waitForEvent(log, "the delegate's and the handler's resumption") { _ in
+            printed(["中斷結束，可以恢復播放", "恢復播放"])
+        }
+        // Each prints, then plays (on its own thread: the delegate's, the notification's); the
+        // player has no event for play(), so the condition is awaited right after the prints.
+        try await withDeadline(10, "the player playing again") {
+            while !player.isPlaying, !Task.isCancelled { await Task.yield() }
+        }
         _ = paplay.wait(timeout: 10)
 
-        // The session's notifications reach the post's handlers (as the shared session posts
-        // them): an interruption pauses, its end with shouldResume plays; an unplug pauses.
+        // Headphones unplugged (the route change as the shared session posts it): the handler pauses.
         let session = AVAudioSession.sharedInstance()
-        NotificationCenter.default.post(name: AVAudioSession.interruptionNotification, object: session,
-                                        userInfo: [AVAudioSessionInterruptionTypeKey: AVAudioSession.InterruptionType.began.rawValue])
-        #expect(seed000Log.lines.last == "音訊被中斷，暫停播放")
-        #expect(!player.isPlaying)
-        NotificationCenter.default.post(name: AVAudioSession.interruptionNotification, object: session,
-                                        userInfo: [AVAudioSessionInterruptionTypeKey: AVAudioSession.InterruptionType.ended.rawValue,
-                                                   AVAudioSessionInterruptionOptionKey: AVAudioSession.InterruptionOptions.shouldResume.rawValue])
-        #expect(seed000Log.lines.last == "恢復播放")
-        #expect(player.isPlaying)
         NotificationCenter.default.post(name: AVAudioSession.routeChangeNotification, object: session,
                                         userInfo: [AVAudioSessionRouteChangeReasonKey: AVAudioSession.RouteChangeReason.oldDeviceUnavailable.rawValue])
         #expect(seed000Log.lines.last == "耳機被拔掉，暫停播放")
@@ -182,7 +186,9 @@ import TonearmTestSupport
             let ticks = Self.numbers(lines, "播放進度：", " 秒")
             #expect(ticks.count >= 5, "ticks: \(ticks)")
             #expect(zip(ticks, ticks.dropFirst()).allSatisfy { $0 <= $1 }, "the ticks go forward: \(ticks)")
-            #expect((stream?.progress ?? 0) >= 1)
+            // The UI's time: each block prints, then sets it (on the main queue, in order), so
+            // the block before the last printed one has set it.
+            #expect((stream?.progress ?? 0) >= ticks.dropLast().last ?? .infinity, "progress \(stream?.progress ?? 0), ticks \(ticks)")
             #expect(try server.sinkInputCount() == 1, "the stream plays on the sound server")
             #expect(!lines.contains { $0.hasPrefix("載入失敗") })
             // Released: its deinit removes its observers; the player stops with it.
@@ -202,7 +208,10 @@ import TonearmTestSupport
         stream.player?.pause()
     }
 
-    @Test func presentingAVPlayerViewControllerOpensTheVideoAtItsSizeAndPlays() async throws {
+    /// Runs `body` with a private sound server and an Xvfb display as the players' automatic
+    /// output and SDL's display, giving it the address of an 8 s 160×90 clip on the test HTTP
+    /// server, and the display.
+    func withVideoParts(_ body: (String, VirtualDisplay) async throws -> Void) async throws {
         let server = try PrivatePulseServer()
         defer { server.stop() }
         try VideoFixtures.clip(dir.file("clip.mp4"), seconds: 8)
@@ -212,9 +221,13 @@ import TonearmTestSupport
         defer { display.stop() }
         var environment = display.sdlEnvironment
         environment["PULSE_SERVER"] = server.serverString
-        try await ProcessEnvironment.with(environment) {
+        try await ProcessEnvironment.with(environment) { try await body(http.baseURL.absoluteString + "/clip.mp4", display) }
+    }
+
+    @Test func presentingAVPlayerViewControllerOpensTheVideoAtItsSizeAndPlays() async throws {
+        try await withVideoParts { clip, display in
             let controller = VideoListViewController()
-            controller.playVideo(url: http.baseURL.absoluteString + "/clip.mp4")
+            controller.playVideo(url: clip)
             let presented = try #require(controller.presentedViewController)
             defer { presented.dismiss() }
             let player = try #require(presented.player)
@@ -233,17 +246,8 @@ import TonearmTestSupport
     }
 
     @Test func theCustomPlayersLayerDrawsAtThePicturesAspectAndFollowsTheLayout() async throws {
-        let server = try PrivatePulseServer()
-        defer { server.stop() }
-        try VideoFixtures.clip(dir.file("clip.mp4"), seconds: 8)
-        let http = try PrivateHTTPServer(root: dir.path)
-        defer { http.stop() }
-        let display = try VirtualDisplay(width: 640, height: 480)
-        defer { display.stop() }
-        var environment = display.sdlEnvironment
-        environment["PULSE_SERVER"] = server.serverString
-        try await ProcessEnvironment.with(environment) {
-            let custom = CustomVideoPlayer(videoAddress: http.baseURL.absoluteString + "/clip.mp4",
+        try await withVideoParts { clip, _ in
+            let custom = CustomVideoPlayer(videoAddress: clip,
                                            bounds: CGRect(x: 0, y: 0, width: 320, height: 320))
             custom.viewDidLoad()
             defer { custom.playerLayer?.removeFromSuperlayer() }
