@@ -25,20 +25,20 @@ import TonearmCompat
 //   - Linux has no KVO (1): the stream player conforms to `NSKeyValueObserving` (TonearmCompat's
 //     protocol with `observeValue`'s signature: nothing can call a method by its name here), so
 //     its `observeValue` overrides nothing (`override` dropped) — see KeyValueObserving.swift;
-//   - Swift 6 (1): the delegate class is `@unchecked Sendable` (AVAudioPlayerDelegate is
-//     `Sendable`: its methods come from the player's thread), as is the stream player;
 //   - the post's own mistakes (2): `class StreamPlayer` overrides `observeValue` without a
-//     superclass (its line also takes the KVO protocol and Swift 6's Sendable), and
-//     `AudioServicesDisposeOfSystemSoundID` is not Apple's name (`AudioServicesDisposeSystemSoundID`);
-//     `playNextTrack`/`playPreviousTrack` are not in the post (added, minimal); the usage
+//     superclass (its line also takes the KVO protocol, which is `Sendable`: its observers are
+//     called on the layer's queue), and `AudioServicesDisposeOfSystemSoundID` is not Apple's
+//     name (`AudioServicesDisposeSystemSoundID`); `playNextTrack`/`playPreviousTrack` are not in the post (added, minimal); the usage
 //     example's top-level code → a function (a library has none);
-//   - library differences (2): `nowPlayingInfo` is a typed `NowPlayingInfo` (a `[String: Any]`
-//     variable does not convert; the dictionary literal does), and the position command's
-//     handler gets its event typed (`as? MPChangePlaybackPositionCommandEvent` always succeeds:
-//     a warning), so the check is on the position instead.
+//   - library differences (3): Tonearm's `AVAudioPlayerDelegate` is `Sendable` (its methods
+//     come from the player's thread), so the delegate class is `@unchecked Sendable`;
+//     `nowPlayingInfo` is a typed `NowPlayingInfo` (a `[String: Any]` variable does not
+//     convert; the dictionary literal does); and the position command's handler gets its event
+//     typed (`as? MPChangePlaybackPositionCommandEvent` always succeeds: a warning), so the
+//     check is on the position instead.
 // Counted by a line diff of the listings against this file (blank and comment lines aside): 40
 // of the 289 code lines changed or left out, 82 lines new or changed here (the stand-ins, the
-// initialisers and the extensions' lines most of them); 2 for library differences.
+// initialisers and the extensions' lines most of them); 3 for library differences.
 
 // The post reports what happens by printing; its prints also go to `seed000Log`, so that the
 // tests can wait for them (test support, not part of the port).
