@@ -30,15 +30,13 @@ import TonearmCompat
 //     called on the layer's queue), and `AudioServicesDisposeOfSystemSoundID` is not Apple's
 //     name (`AudioServicesDisposeSystemSoundID`); `playNextTrack`/`playPreviousTrack` are not in the post (added, minimal); the usage
 //     example's top-level code → a function (a library has none);
-//   - library differences (3): Tonearm's `AVAudioPlayerDelegate` is `Sendable` (its methods
-//     come from the player's thread), so the delegate class is `@unchecked Sendable`;
+//   - library differences (2): Tonearm's `AVAudioPlayerDelegate` is `Sendable` (its methods
+//     come from the player's thread), so the delegate class is `@unchecked Sendable`; and
 //     `nowPlayingInfo` is a typed `NowPlayingInfo` (a `[String: Any]` variable does not
-//     convert; the dictionary literal does); and the position command's handler gets its event
-//     typed (`as? MPChangePlaybackPositionCommandEvent` always succeeds: a warning), so the
-//     check is on the position instead.
-// Counted by a line diff of the listings against this file (blank and comment lines aside): 40
-// of the 289 code lines changed or left out, 82 lines new or changed here (the stand-ins, the
-// initialisers and the extensions' lines most of them); 3 for library differences.
+//     convert; the dictionary literal does).
+// Counted by a line diff of the listings against this file (blank and comment lines aside): 39
+// of the 289 code lines changed or left out, 81 lines new or changed here (the stand-ins, the
+// initialisers and the extensions' lines most of them); 2 for library differences.
 
 // The post reports what happens by printing; its prints also go to `seed000Log`, so that the
 // tests can wait for them (test support, not part of the port).
@@ -277,7 +275,7 @@ extension MusicPlayer {
         // 調整播放位置
         commandCenter.changePlaybackPositionCommand.isEnabled = true
         commandCenter.changePlaybackPositionCommand.addTarget { [weak self] event in
-            if event.positionTime.isFinite {
+            if let event = event as? MPChangePlaybackPositionCommandEvent {
                 self?.audioPlayer?.currentTime = event.positionTime
                 return .success
             }

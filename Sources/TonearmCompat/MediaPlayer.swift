@@ -127,6 +127,17 @@ extension RemoteCommandCenter {
 }
 
 extension RemoteCommand {
+    /// `addTarget(handler:)` as MPRemoteCommand has it: the handler gets the event as Apple's
+    /// base type — here `any Sendable`, the command's event — which iOS code casts to the
+    /// command's own (`if let event = event as? MPChangePlaybackPositionCommandEvent`); with
+    /// Tonearm's ``addTarget(owner:_:)`` the event is typed already and that cast is a warning.
+    /// A closure that uses the event as the typed one (`event.positionTime`) picks Tonearm's.
+    /// Called as Tonearm's is (see ``addTarget(owner:_:)``); the token is what `removeTarget(_:)` takes.
+    @discardableResult
+    public func addTarget(handler: @escaping @Sendable (any Sendable) -> RemoteCommandHandlerStatus) -> RemoteCommandTarget {
+        addTarget(owner: nil) { (event: Event) in handler(event) }
+    }
+
     /// `removeTarget(_:)` as MPRemoteCommand has it: the token `addTarget` returned, kept as
     /// `Any` (nil, or anything else, removes nothing).
     public func removeTarget(_ target: Any?) {
