@@ -260,6 +260,14 @@ import TonearmTestSupport
             let square = try #require(layer.window.waitForPresentation(timeout: 30) { $0.frameTime != nil }, "no frame was drawn")
             #expect(square.outputWidth == 320 && square.outputHeight == 320)
             #expect(square.videoRect == VideoRect(x: 0, y: 70, width: 320, height: 180), "\(square.videoRect)")
+            // The player marks its first frame shown from its pipeline's event, a moment after
+            // the window drew it: awaited when not marked yet.
+            let shownEvents = player.events
+            if !player.isReadyForDisplay {
+                _ = try await waitForEvent(shownEvents, "the player's readyForDisplay") {
+                    if case .readyForDisplay = $0 { true } else { false }
+                }
+            }
             #expect(custom.playerLayer?.isReadyForDisplay == true)
             // A new layout: the window follows the view's bounds.
             custom.view.bounds = CGRect(x: 0, y: 0, width: 480, height: 270)
