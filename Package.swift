@@ -265,7 +265,7 @@ let package = Package(
         // instruments (xsampler.py reads a pixel of the screen, pamonitor.py records a sink's
         // monitor with PulseAudio's timing).
         .target(name: "TonearmTestSupport", dependencies: ["TonearmCore", "TonearmEngine", "TonearmOutput", "TonearmDBus", "CDBus", "RenderThreadProbe"],
-                path: "Tests/TonearmTestSupport", exclude: ["httpd.py", "xclient.py", "xsampler.py", "pamonitor.py", "webremote.py"]),
+                path: "Tests/TonearmTestSupport", exclude: ["httpd.py", "xclient.py", "xsampler.py", "pamonitor.py", "webremote.py", "webbuffered.py", "browsersteps.py"]),
         // The test executable's malloc, free and pthread lock calls, counted on the render thread
         // (RenderProbe in TonearmTestSupport): proof that the render path allocates and locks nothing.
         .target(name: "RenderThreadProbe", path: "Tests/RenderThreadProbe"),
