@@ -173,7 +173,9 @@ let package = Package(
         .target(name: "TonearmPlayback", dependencies: ["TonearmCore", "TonearmCodecs", "TonearmDSP", "TonearmEngine", "TonearmRender", "TonearmOutput", "TonearmPlaylists", "TonearmSession", "TonearmNetwork", "TonearmVideo"]),
 
         // Umbrella: `import Tonearm` gives the whole playback API (not MPRIS: see TonearmDesktop).
-        .target(name: "TonearmCompat", dependencies: ["Tonearm", .product(name: "Logging", package: "swift-log")]),
+        // AVKit's names (AVPlayerViewController, AVPlayerLayer) are the kit's views: SDL stays lazily
+        // loaded (CSDL2Lazy), so an audio-only program importing the layer loads no libSDL2.
+        .target(name: "TonearmCompat", dependencies: ["Tonearm", "TonearmKit", "TonearmWindow", .product(name: "Logging", package: "swift-log")]),
         // The seed posts' media code, ported from iOS with Apple's names (issue 23): run by
         // SeedPortsTests against the tests' sound servers.
         .target(name: "SeedPorts", dependencies: ["TonearmCompat"], path: "Examples/SeedPorts"),
