@@ -9,14 +9,6 @@ import TonearmSession
 import TonearmTestSupport
 @testable import TonearmRecord
 
-/// A session of its own (no bus) in `category`, active.
-private func session(_ category: AudioSession.Category, server: String? = nil, _ name: String) throws -> AudioSession {
-    let s = AudioSession(identifier: "engine-vp-\(name)", bus: .none, pulseServer: server)
-    try s.setCategory(category)
-    try s.setActive(true)
-    return s
-}
-
 /// The rules of `setVoiceProcessingEnabled`, decided before a server is asked (Apple's: only
 /// while the engine is stopped, never in manual rendering mode; the session's category must be
 /// playAndRecord).
@@ -218,16 +210,29 @@ private func session(_ category: AudioSession.Category, server: String? = nil, _
     /// reports a configuration change and `inputLost` naming the source, stops its input (the
     /// tap's stream is closed; the engine goes on playing), and the node's `inputError` says
     /// the same. A start after a stop, with the source still gone, fails with a typed error.
-    @Test func anInputThatGoesAwayStopsTheInputWithAnEvent() async throws {
+    /// The microphone is either the monitor of a null sink a `module-sine` plays into, or a
+    /// `module-null-source` (a source of its own, as a USB microphone is).
+    @Test(arguments: ["null-sink monitor", "null-source"])
+    func anInputThatGoesAwayStopsTheInputWithAnEvent(_ kind: String) async throws {
         let server = try PrivatePulseServer()
         defer { server.stop() }
-        let load = try server.pactl("load-module", "module-null-sink", "sink_name=usbmic", "format=float32le", "rate=48000", "channels=1")
-        try #require(load.status == 0)
+        let load: RunResult
+        let sourceName: String
+        if kind == "null-source" {
+            load = try server.pactl("load-module", "module-null-source", "source_name=usbmic", "format=float32le", "rate=48000", "channels=1")
+            sourceName = "usbmic"
+        } else {
+            load = try server.pactl("load-module", "module-null-sink", "sink_name=usbmic", "format=float32le", "rate=48000", "channels=1")
+            sourceName = "usbmic.monitor"
+        }
+        try #require(load.status == 0, "\(load.stderr)")
         let module = load.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try server.pactl("load-module", "module-sine", "sink=usbmic", "frequency=440").status == 0)
-        let s = try session(.record, server: server.serverString, "lost")
+        if kind != "null-source" {
+            #expect(try server.pactl("load-module", "module-sine", "sink=usbmic", "frequency=440").status == 0)
+        }
+        let s = try session(.record, server: server.serverString, "lost-\(kind)")
         let e = AudioEngine(output: { NullOutput(periodDuration: 0.01) },
-                            input: { PulseInput(server: nil, source: "usbmic.monitor", session: s) })
+                            input: { PulseInput(server: nil, source: sourceName, session: s) })
         let events = Watched<[AudioEngineEvent]>([])
         let stream = e.eventStream
         let reader = Task { for await ev in stream { events.update { $0.append(ev) } } }
@@ -249,7 +254,7 @@ private func session(_ category: AudioSession.Category, server: String? = nil, _
             Issue.record("\(lost)")
             return
         }
-        #expect(source == "'usbmic.monitor'" && reason.contains("usbmic.monitor"), "\(source): \(reason)")
+        #expect(source == "'\(sourceName)'" && reason.contains("'\(sourceName)'"), "\(source): \(reason)")
         let index = try #require(events.value.firstIndex(of: lost))
         #expect(index > 0 && events.value[index - 1] == .configurationChange, "\(events.value)")
         #expect(e.inputNode.inputError == .inputLost(source: source, reason: reason))
