@@ -10,7 +10,7 @@
 #pragma GCC visibility pop
 
 const char *const tonearm_pulse_library = "libpulse.so.0";
-const int tonearm_pulse_function_count = 97;
+const int tonearm_pulse_function_count = 99;
 const char *const tonearm_pulse_function_names[] = {
     "pa_bytes_to_usec",
     "pa_channel_map_equal",
@@ -31,6 +31,7 @@ const char *const tonearm_pulse_function_names[] = {
     "pa_context_get_source_info_by_name",
     "pa_context_get_source_info_list",
     "pa_context_get_state",
+    "pa_context_load_module",
     "pa_context_move_sink_input_by_index",
     "pa_context_new",
     "pa_context_new_with_proplist",
@@ -46,6 +47,7 @@ const char *const tonearm_pulse_function_names[] = {
     "pa_context_set_state_callback",
     "pa_context_set_subscribe_callback",
     "pa_context_subscribe",
+    "pa_context_unload_module",
     "pa_context_unref",
     "pa_cvolume_set",
     "pa_mainloop_api_once",
@@ -110,7 +112,7 @@ const char *const tonearm_pulse_function_names[] = {
     "pa_threaded_mainloop_wait",
     "pa_usec_to_bytes",
 };
-void *tonearm_pulse_functions[97];
+void *tonearm_pulse_functions[99];
 
 pa_usec_t pa_bytes_to_usec(uint64_t length, const pa_sample_spec *spec) {
     return ((__typeof__(&pa_bytes_to_usec))tonearm_pulse_function(0))(length, spec);
@@ -169,237 +171,243 @@ pa_operation* pa_context_get_source_info_list(pa_context *c, pa_source_info_cb_t
 pa_context_state_t pa_context_get_state(const pa_context *c) {
     return ((__typeof__(&pa_context_get_state))tonearm_pulse_function(18))(c);
 }
+pa_operation* pa_context_load_module(pa_context *c, const char*name, const char *argument, pa_context_index_cb_t cb, void *userdata) {
+    return ((__typeof__(&pa_context_load_module))tonearm_pulse_function(19))(c, name, argument, cb, userdata);
+}
 pa_operation* pa_context_move_sink_input_by_index(pa_context *c, uint32_t idx, uint32_t sink_idx, pa_context_success_cb_t cb, void* userdata) {
-    return ((__typeof__(&pa_context_move_sink_input_by_index))tonearm_pulse_function(19))(c, idx, sink_idx, cb, userdata);
+    return ((__typeof__(&pa_context_move_sink_input_by_index))tonearm_pulse_function(20))(c, idx, sink_idx, cb, userdata);
 }
 pa_context * pa_context_new(pa_mainloop_api *mainloop, const char *name) {
-    return ((__typeof__(&pa_context_new))tonearm_pulse_function(20))(mainloop, name);
+    return ((__typeof__(&pa_context_new))tonearm_pulse_function(21))(mainloop, name);
 }
 pa_context * pa_context_new_with_proplist(pa_mainloop_api *mainloop, const char *name, const pa_proplist *proplist) {
-    return ((__typeof__(&pa_context_new_with_proplist))tonearm_pulse_function(21))(mainloop, name, proplist);
+    return ((__typeof__(&pa_context_new_with_proplist))tonearm_pulse_function(22))(mainloop, name, proplist);
 }
 pa_time_event* pa_context_rttime_new(const pa_context *c, pa_usec_t usec, pa_time_event_cb_t cb, void *userdata) {
-    return ((__typeof__(&pa_context_rttime_new))tonearm_pulse_function(22))(c, usec, cb, userdata);
+    return ((__typeof__(&pa_context_rttime_new))tonearm_pulse_function(23))(c, usec, cb, userdata);
 }
 void pa_context_rttime_restart(const pa_context *c, pa_time_event *e, pa_usec_t usec) {
-    ((__typeof__(&pa_context_rttime_restart))tonearm_pulse_function(23))(c, e, usec);
+    ((__typeof__(&pa_context_rttime_restart))tonearm_pulse_function(24))(c, e, usec);
 }
 pa_operation* pa_context_set_default_sink(pa_context *c, const char *name, pa_context_success_cb_t cb, void *userdata) {
-    return ((__typeof__(&pa_context_set_default_sink))tonearm_pulse_function(24))(c, name, cb, userdata);
+    return ((__typeof__(&pa_context_set_default_sink))tonearm_pulse_function(25))(c, name, cb, userdata);
 }
 pa_operation* pa_context_set_default_source(pa_context *c, const char *name, pa_context_success_cb_t cb, void *userdata) {
-    return ((__typeof__(&pa_context_set_default_source))tonearm_pulse_function(25))(c, name, cb, userdata);
+    return ((__typeof__(&pa_context_set_default_source))tonearm_pulse_function(26))(c, name, cb, userdata);
 }
 pa_operation* pa_context_set_sink_input_volume(pa_context *c, uint32_t idx, const pa_cvolume *volume, pa_context_success_cb_t cb, void *userdata) {
-    return ((__typeof__(&pa_context_set_sink_input_volume))tonearm_pulse_function(26))(c, idx, volume, cb, userdata);
+    return ((__typeof__(&pa_context_set_sink_input_volume))tonearm_pulse_function(27))(c, idx, volume, cb, userdata);
 }
 pa_operation* pa_context_set_sink_mute_by_name(pa_context *c, const char *name, int mute, pa_context_success_cb_t cb, void *userdata) {
-    return ((__typeof__(&pa_context_set_sink_mute_by_name))tonearm_pulse_function(27))(c, name, mute, cb, userdata);
+    return ((__typeof__(&pa_context_set_sink_mute_by_name))tonearm_pulse_function(28))(c, name, mute, cb, userdata);
 }
 pa_operation* pa_context_set_sink_volume_by_name(pa_context *c, const char *name, const pa_cvolume *volume, pa_context_success_cb_t cb, void *userdata) {
-    return ((__typeof__(&pa_context_set_sink_volume_by_name))tonearm_pulse_function(28))(c, name, volume, cb, userdata);
+    return ((__typeof__(&pa_context_set_sink_volume_by_name))tonearm_pulse_function(29))(c, name, volume, cb, userdata);
 }
 pa_operation* pa_context_set_source_mute_by_name(pa_context *c, const char *name, int mute, pa_context_success_cb_t cb, void *userdata) {
-    return ((__typeof__(&pa_context_set_source_mute_by_name))tonearm_pulse_function(29))(c, name, mute, cb, userdata);
+    return ((__typeof__(&pa_context_set_source_mute_by_name))tonearm_pulse_function(30))(c, name, mute, cb, userdata);
 }
 pa_operation* pa_context_set_source_volume_by_name(pa_context *c, const char *name, const pa_cvolume *volume, pa_context_success_cb_t cb, void *userdata) {
-    return ((__typeof__(&pa_context_set_source_volume_by_name))tonearm_pulse_function(30))(c, name, volume, cb, userdata);
+    return ((__typeof__(&pa_context_set_source_volume_by_name))tonearm_pulse_function(31))(c, name, volume, cb, userdata);
 }
 void pa_context_set_state_callback(pa_context *c, pa_context_notify_cb_t cb, void *userdata) {
-    ((__typeof__(&pa_context_set_state_callback))tonearm_pulse_function(31))(c, cb, userdata);
+    ((__typeof__(&pa_context_set_state_callback))tonearm_pulse_function(32))(c, cb, userdata);
 }
 void pa_context_set_subscribe_callback(pa_context *c, pa_context_subscribe_cb_t cb, void *userdata) {
-    ((__typeof__(&pa_context_set_subscribe_callback))tonearm_pulse_function(32))(c, cb, userdata);
+    ((__typeof__(&pa_context_set_subscribe_callback))tonearm_pulse_function(33))(c, cb, userdata);
 }
 pa_operation* pa_context_subscribe(pa_context *c, pa_subscription_mask_t m, pa_context_success_cb_t cb, void *userdata) {
-    return ((__typeof__(&pa_context_subscribe))tonearm_pulse_function(33))(c, m, cb, userdata);
+    return ((__typeof__(&pa_context_subscribe))tonearm_pulse_function(34))(c, m, cb, userdata);
+}
+pa_operation* pa_context_unload_module(pa_context *c, uint32_t idx, pa_context_success_cb_t cb, void *userdata) {
+    return ((__typeof__(&pa_context_unload_module))tonearm_pulse_function(35))(c, idx, cb, userdata);
 }
 void pa_context_unref(pa_context *c) {
-    ((__typeof__(&pa_context_unref))tonearm_pulse_function(34))(c);
+    ((__typeof__(&pa_context_unref))tonearm_pulse_function(36))(c);
 }
 pa_cvolume* pa_cvolume_set(pa_cvolume *a, unsigned channels, pa_volume_t v) {
-    return ((__typeof__(&pa_cvolume_set))tonearm_pulse_function(35))(a, channels, v);
+    return ((__typeof__(&pa_cvolume_set))tonearm_pulse_function(37))(a, channels, v);
 }
 void pa_mainloop_api_once(pa_mainloop_api*m, void (*callback)(pa_mainloop_api*m, void *userdata), void *userdata) {
-    ((__typeof__(&pa_mainloop_api_once))tonearm_pulse_function(36))(m, callback, userdata);
+    ((__typeof__(&pa_mainloop_api_once))tonearm_pulse_function(38))(m, callback, userdata);
 }
 int pa_mainloop_dispatch(pa_mainloop *m) {
-    return ((__typeof__(&pa_mainloop_dispatch))tonearm_pulse_function(37))(m);
+    return ((__typeof__(&pa_mainloop_dispatch))tonearm_pulse_function(39))(m);
 }
 void pa_mainloop_free(pa_mainloop* m) {
-    ((__typeof__(&pa_mainloop_free))tonearm_pulse_function(38))(m);
+    ((__typeof__(&pa_mainloop_free))tonearm_pulse_function(40))(m);
 }
 pa_mainloop_api* pa_mainloop_get_api(pa_mainloop*m) {
-    return ((__typeof__(&pa_mainloop_get_api))tonearm_pulse_function(39))(m);
+    return ((__typeof__(&pa_mainloop_get_api))tonearm_pulse_function(41))(m);
 }
 pa_mainloop * pa_mainloop_new(void) {
-    return ((__typeof__(&pa_mainloop_new))tonearm_pulse_function(40))();
+    return ((__typeof__(&pa_mainloop_new))tonearm_pulse_function(42))();
 }
 int pa_mainloop_poll(pa_mainloop *m) {
-    return ((__typeof__(&pa_mainloop_poll))tonearm_pulse_function(41))(m);
+    return ((__typeof__(&pa_mainloop_poll))tonearm_pulse_function(43))(m);
 }
 int pa_mainloop_prepare(pa_mainloop *m, int timeout) {
-    return ((__typeof__(&pa_mainloop_prepare))tonearm_pulse_function(42))(m, timeout);
+    return ((__typeof__(&pa_mainloop_prepare))tonearm_pulse_function(44))(m, timeout);
 }
 void pa_operation_cancel(pa_operation *o) {
-    ((__typeof__(&pa_operation_cancel))tonearm_pulse_function(43))(o);
+    ((__typeof__(&pa_operation_cancel))tonearm_pulse_function(45))(o);
 }
 pa_operation_state_t pa_operation_get_state(const pa_operation *o) {
-    return ((__typeof__(&pa_operation_get_state))tonearm_pulse_function(44))(o);
+    return ((__typeof__(&pa_operation_get_state))tonearm_pulse_function(46))(o);
 }
 void pa_operation_unref(pa_operation *o) {
-    ((__typeof__(&pa_operation_unref))tonearm_pulse_function(45))(o);
+    ((__typeof__(&pa_operation_unref))tonearm_pulse_function(47))(o);
 }
 void pa_proplist_free(pa_proplist* p) {
-    ((__typeof__(&pa_proplist_free))tonearm_pulse_function(46))(p);
+    ((__typeof__(&pa_proplist_free))tonearm_pulse_function(48))(p);
 }
 const char * pa_proplist_gets(const pa_proplist *p, const char *key) {
-    return ((__typeof__(&pa_proplist_gets))tonearm_pulse_function(47))(p, key);
+    return ((__typeof__(&pa_proplist_gets))tonearm_pulse_function(49))(p, key);
 }
 const char * pa_proplist_iterate(const pa_proplist *p, void **state) {
-    return ((__typeof__(&pa_proplist_iterate))tonearm_pulse_function(48))(p, state);
+    return ((__typeof__(&pa_proplist_iterate))tonearm_pulse_function(50))(p, state);
 }
 pa_proplist* pa_proplist_new(void) {
-    return ((__typeof__(&pa_proplist_new))tonearm_pulse_function(49))();
+    return ((__typeof__(&pa_proplist_new))tonearm_pulse_function(51))();
 }
 int pa_proplist_sets(pa_proplist *p, const char *key, const char *value) {
-    return ((__typeof__(&pa_proplist_sets))tonearm_pulse_function(50))(p, key, value);
+    return ((__typeof__(&pa_proplist_sets))tonearm_pulse_function(52))(p, key, value);
 }
 pa_usec_t pa_rtclock_now(void) {
-    return ((__typeof__(&pa_rtclock_now))tonearm_pulse_function(51))();
+    return ((__typeof__(&pa_rtclock_now))tonearm_pulse_function(53))();
 }
 int pa_sample_spec_valid(const pa_sample_spec *spec) {
-    return ((__typeof__(&pa_sample_spec_valid))tonearm_pulse_function(52))(spec);
+    return ((__typeof__(&pa_sample_spec_valid))tonearm_pulse_function(54))(spec);
 }
 int pa_stream_begin_write(pa_stream *p, void **data, size_t *nbytes) {
-    return ((__typeof__(&pa_stream_begin_write))tonearm_pulse_function(53))(p, data, nbytes);
+    return ((__typeof__(&pa_stream_begin_write))tonearm_pulse_function(55))(p, data, nbytes);
 }
 int pa_stream_cancel_write(pa_stream *p) {
-    return ((__typeof__(&pa_stream_cancel_write))tonearm_pulse_function(54))(p);
+    return ((__typeof__(&pa_stream_cancel_write))tonearm_pulse_function(56))(p);
 }
 int pa_stream_connect_playback(pa_stream *s, const char *dev, const pa_buffer_attr *attr, pa_stream_flags_t flags, const pa_cvolume *volume, pa_stream *sync_stream) {
-    return ((__typeof__(&pa_stream_connect_playback))tonearm_pulse_function(55))(s, dev, attr, flags, volume, sync_stream);
+    return ((__typeof__(&pa_stream_connect_playback))tonearm_pulse_function(57))(s, dev, attr, flags, volume, sync_stream);
 }
 int pa_stream_connect_record(pa_stream *s, const char *dev, const pa_buffer_attr *attr, pa_stream_flags_t flags) {
-    return ((__typeof__(&pa_stream_connect_record))tonearm_pulse_function(56))(s, dev, attr, flags);
+    return ((__typeof__(&pa_stream_connect_record))tonearm_pulse_function(58))(s, dev, attr, flags);
 }
 pa_operation* pa_stream_cork(pa_stream *s, int b, pa_stream_success_cb_t cb, void *userdata) {
-    return ((__typeof__(&pa_stream_cork))tonearm_pulse_function(57))(s, b, cb, userdata);
+    return ((__typeof__(&pa_stream_cork))tonearm_pulse_function(59))(s, b, cb, userdata);
 }
 int pa_stream_disconnect(pa_stream *s) {
-    return ((__typeof__(&pa_stream_disconnect))tonearm_pulse_function(58))(s);
+    return ((__typeof__(&pa_stream_disconnect))tonearm_pulse_function(60))(s);
 }
 pa_operation* pa_stream_drain(pa_stream *s, pa_stream_success_cb_t cb, void *userdata) {
-    return ((__typeof__(&pa_stream_drain))tonearm_pulse_function(59))(s, cb, userdata);
+    return ((__typeof__(&pa_stream_drain))tonearm_pulse_function(61))(s, cb, userdata);
 }
 int pa_stream_drop(pa_stream *p) {
-    return ((__typeof__(&pa_stream_drop))tonearm_pulse_function(60))(p);
+    return ((__typeof__(&pa_stream_drop))tonearm_pulse_function(62))(p);
 }
 pa_operation* pa_stream_flush(pa_stream *s, pa_stream_success_cb_t cb, void *userdata) {
-    return ((__typeof__(&pa_stream_flush))tonearm_pulse_function(61))(s, cb, userdata);
+    return ((__typeof__(&pa_stream_flush))tonearm_pulse_function(63))(s, cb, userdata);
 }
 const pa_buffer_attr* pa_stream_get_buffer_attr(pa_stream *s) {
-    return ((__typeof__(&pa_stream_get_buffer_attr))tonearm_pulse_function(62))(s);
+    return ((__typeof__(&pa_stream_get_buffer_attr))tonearm_pulse_function(64))(s);
 }
 uint32_t pa_stream_get_device_index(const pa_stream *s) {
-    return ((__typeof__(&pa_stream_get_device_index))tonearm_pulse_function(63))(s);
+    return ((__typeof__(&pa_stream_get_device_index))tonearm_pulse_function(65))(s);
 }
 const char * pa_stream_get_device_name(const pa_stream *s) {
-    return ((__typeof__(&pa_stream_get_device_name))tonearm_pulse_function(64))(s);
+    return ((__typeof__(&pa_stream_get_device_name))tonearm_pulse_function(66))(s);
 }
 uint32_t pa_stream_get_index(const pa_stream *s) {
-    return ((__typeof__(&pa_stream_get_index))tonearm_pulse_function(65))(s);
+    return ((__typeof__(&pa_stream_get_index))tonearm_pulse_function(67))(s);
 }
 pa_stream_state_t pa_stream_get_state(const pa_stream *p) {
-    return ((__typeof__(&pa_stream_get_state))tonearm_pulse_function(66))(p);
+    return ((__typeof__(&pa_stream_get_state))tonearm_pulse_function(68))(p);
 }
 const pa_timing_info* pa_stream_get_timing_info(pa_stream *s) {
-    return ((__typeof__(&pa_stream_get_timing_info))tonearm_pulse_function(67))(s);
+    return ((__typeof__(&pa_stream_get_timing_info))tonearm_pulse_function(69))(s);
 }
 int pa_stream_is_suspended(const pa_stream *s) {
-    return ((__typeof__(&pa_stream_is_suspended))tonearm_pulse_function(68))(s);
+    return ((__typeof__(&pa_stream_is_suspended))tonearm_pulse_function(70))(s);
 }
 pa_stream* pa_stream_new_with_proplist(pa_context *c, const char *name, const pa_sample_spec *ss, const pa_channel_map *map, pa_proplist *p) {
-    return ((__typeof__(&pa_stream_new_with_proplist))tonearm_pulse_function(69))(c, name, ss, map, p);
+    return ((__typeof__(&pa_stream_new_with_proplist))tonearm_pulse_function(71))(c, name, ss, map, p);
 }
 int pa_stream_peek(pa_stream *p, const void **data, size_t *nbytes) {
-    return ((__typeof__(&pa_stream_peek))tonearm_pulse_function(70))(p, data, nbytes);
+    return ((__typeof__(&pa_stream_peek))tonearm_pulse_function(72))(p, data, nbytes);
 }
 size_t pa_stream_readable_size(const pa_stream *p) {
-    return ((__typeof__(&pa_stream_readable_size))tonearm_pulse_function(71))(p);
+    return ((__typeof__(&pa_stream_readable_size))tonearm_pulse_function(73))(p);
 }
 pa_operation * pa_stream_set_buffer_attr(pa_stream *s, const pa_buffer_attr *attr, pa_stream_success_cb_t cb, void *userdata) {
-    return ((__typeof__(&pa_stream_set_buffer_attr))tonearm_pulse_function(72))(s, attr, cb, userdata);
+    return ((__typeof__(&pa_stream_set_buffer_attr))tonearm_pulse_function(74))(s, attr, cb, userdata);
 }
 void pa_stream_set_event_callback(pa_stream *p, pa_stream_event_cb_t cb, void *userdata) {
-    ((__typeof__(&pa_stream_set_event_callback))tonearm_pulse_function(73))(p, cb, userdata);
+    ((__typeof__(&pa_stream_set_event_callback))tonearm_pulse_function(75))(p, cb, userdata);
 }
 void pa_stream_set_latency_update_callback(pa_stream *p, pa_stream_notify_cb_t cb, void *userdata) {
-    ((__typeof__(&pa_stream_set_latency_update_callback))tonearm_pulse_function(74))(p, cb, userdata);
+    ((__typeof__(&pa_stream_set_latency_update_callback))tonearm_pulse_function(76))(p, cb, userdata);
 }
 void pa_stream_set_moved_callback(pa_stream *p, pa_stream_notify_cb_t cb, void *userdata) {
-    ((__typeof__(&pa_stream_set_moved_callback))tonearm_pulse_function(75))(p, cb, userdata);
+    ((__typeof__(&pa_stream_set_moved_callback))tonearm_pulse_function(77))(p, cb, userdata);
 }
 void pa_stream_set_overflow_callback(pa_stream *p, pa_stream_notify_cb_t cb, void *userdata) {
-    ((__typeof__(&pa_stream_set_overflow_callback))tonearm_pulse_function(76))(p, cb, userdata);
+    ((__typeof__(&pa_stream_set_overflow_callback))tonearm_pulse_function(78))(p, cb, userdata);
 }
 void pa_stream_set_read_callback(pa_stream *p, pa_stream_request_cb_t cb, void *userdata) {
-    ((__typeof__(&pa_stream_set_read_callback))tonearm_pulse_function(77))(p, cb, userdata);
+    ((__typeof__(&pa_stream_set_read_callback))tonearm_pulse_function(79))(p, cb, userdata);
 }
 void pa_stream_set_state_callback(pa_stream *s, pa_stream_notify_cb_t cb, void *userdata) {
-    ((__typeof__(&pa_stream_set_state_callback))tonearm_pulse_function(78))(s, cb, userdata);
+    ((__typeof__(&pa_stream_set_state_callback))tonearm_pulse_function(80))(s, cb, userdata);
 }
 void pa_stream_set_underflow_callback(pa_stream *p, pa_stream_notify_cb_t cb, void *userdata) {
-    ((__typeof__(&pa_stream_set_underflow_callback))tonearm_pulse_function(79))(p, cb, userdata);
+    ((__typeof__(&pa_stream_set_underflow_callback))tonearm_pulse_function(81))(p, cb, userdata);
 }
 void pa_stream_set_write_callback(pa_stream *p, pa_stream_request_cb_t cb, void *userdata) {
-    ((__typeof__(&pa_stream_set_write_callback))tonearm_pulse_function(80))(p, cb, userdata);
+    ((__typeof__(&pa_stream_set_write_callback))tonearm_pulse_function(82))(p, cb, userdata);
 }
 void pa_stream_unref(pa_stream *s) {
-    ((__typeof__(&pa_stream_unref))tonearm_pulse_function(81))(s);
+    ((__typeof__(&pa_stream_unref))tonearm_pulse_function(83))(s);
 }
 pa_operation* pa_stream_update_timing_info(pa_stream *p, pa_stream_success_cb_t cb, void *userdata) {
-    return ((__typeof__(&pa_stream_update_timing_info))tonearm_pulse_function(82))(p, cb, userdata);
+    return ((__typeof__(&pa_stream_update_timing_info))tonearm_pulse_function(84))(p, cb, userdata);
 }
 int pa_stream_write(pa_stream *p, const void *data, size_t nbytes, pa_free_cb_t free_cb, int64_t offset, pa_seek_mode_t seek) {
-    return ((__typeof__(&pa_stream_write))tonearm_pulse_function(83))(p, data, nbytes, free_cb, offset, seek);
+    return ((__typeof__(&pa_stream_write))tonearm_pulse_function(85))(p, data, nbytes, free_cb, offset, seek);
 }
 const char* pa_strerror(int error) {
-    return ((__typeof__(&pa_strerror))tonearm_pulse_function(84))(error);
+    return ((__typeof__(&pa_strerror))tonearm_pulse_function(86))(error);
 }
 pa_volume_t pa_sw_volume_from_linear(double v) {
-    return ((__typeof__(&pa_sw_volume_from_linear))tonearm_pulse_function(85))(v);
+    return ((__typeof__(&pa_sw_volume_from_linear))tonearm_pulse_function(87))(v);
 }
 void pa_threaded_mainloop_free(pa_threaded_mainloop* m) {
-    ((__typeof__(&pa_threaded_mainloop_free))tonearm_pulse_function(86))(m);
+    ((__typeof__(&pa_threaded_mainloop_free))tonearm_pulse_function(88))(m);
 }
 pa_mainloop_api* pa_threaded_mainloop_get_api(pa_threaded_mainloop*m) {
-    return ((__typeof__(&pa_threaded_mainloop_get_api))tonearm_pulse_function(87))(m);
+    return ((__typeof__(&pa_threaded_mainloop_get_api))tonearm_pulse_function(89))(m);
 }
 int pa_threaded_mainloop_in_thread(pa_threaded_mainloop *m) {
-    return ((__typeof__(&pa_threaded_mainloop_in_thread))tonearm_pulse_function(88))(m);
+    return ((__typeof__(&pa_threaded_mainloop_in_thread))tonearm_pulse_function(90))(m);
 }
 void pa_threaded_mainloop_lock(pa_threaded_mainloop *m) {
-    ((__typeof__(&pa_threaded_mainloop_lock))tonearm_pulse_function(89))(m);
+    ((__typeof__(&pa_threaded_mainloop_lock))tonearm_pulse_function(91))(m);
 }
 pa_threaded_mainloop * pa_threaded_mainloop_new(void) {
-    return ((__typeof__(&pa_threaded_mainloop_new))tonearm_pulse_function(90))();
+    return ((__typeof__(&pa_threaded_mainloop_new))tonearm_pulse_function(92))();
 }
 void pa_threaded_mainloop_signal(pa_threaded_mainloop *m, int wait_for_accept) {
-    ((__typeof__(&pa_threaded_mainloop_signal))tonearm_pulse_function(91))(m, wait_for_accept);
+    ((__typeof__(&pa_threaded_mainloop_signal))tonearm_pulse_function(93))(m, wait_for_accept);
 }
 int pa_threaded_mainloop_start(pa_threaded_mainloop *m) {
-    return ((__typeof__(&pa_threaded_mainloop_start))tonearm_pulse_function(92))(m);
+    return ((__typeof__(&pa_threaded_mainloop_start))tonearm_pulse_function(94))(m);
 }
 void pa_threaded_mainloop_stop(pa_threaded_mainloop *m) {
-    ((__typeof__(&pa_threaded_mainloop_stop))tonearm_pulse_function(93))(m);
+    ((__typeof__(&pa_threaded_mainloop_stop))tonearm_pulse_function(95))(m);
 }
 void pa_threaded_mainloop_unlock(pa_threaded_mainloop *m) {
-    ((__typeof__(&pa_threaded_mainloop_unlock))tonearm_pulse_function(94))(m);
+    ((__typeof__(&pa_threaded_mainloop_unlock))tonearm_pulse_function(96))(m);
 }
 void pa_threaded_mainloop_wait(pa_threaded_mainloop *m) {
-    ((__typeof__(&pa_threaded_mainloop_wait))tonearm_pulse_function(95))(m);
+    ((__typeof__(&pa_threaded_mainloop_wait))tonearm_pulse_function(97))(m);
 }
 size_t pa_usec_to_bytes(pa_usec_t t, const pa_sample_spec *spec) {
-    return ((__typeof__(&pa_usec_to_bytes))tonearm_pulse_function(96))(t, spec);
+    return ((__typeof__(&pa_usec_to_bytes))tonearm_pulse_function(98))(t, spec);
 }

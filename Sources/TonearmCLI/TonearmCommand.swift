@@ -31,12 +31,21 @@ struct TonearmCommand: AsyncParsableCommand {
     /// `tonearm --config PATH COMMAND …`: the commands that read the config file take it from here.
     @OptionGroup var config: ConfigOption
 
+    /// Registers the drivers the program plays and captures through (at start-up, before any
+    /// command runs): the engine and the players know only the registries. Output: null and
+    /// file are built in, PulseAudio is registered here. Input (an engine's `inputNode`):
+    /// PulseAudio's, whose shared session is made only when an engine opens its input
+    /// (`tonearm record` records through AudioRecorder, which needs no registry; whatever taps an
+    /// engine's input — the seed ports, a command to come — finds it here). Loads nothing.
+    static func registerDrivers() {
+        PulseOutput.register()
+        InputDriverRegistry.shared.register { PulseInput() }
+    }
+
     /// The entry point: parses and runs the command, and reports every error in one form
     /// (``ErrorReport``): usage errors with status 64, failures with 1, help with 0.
     static func main() async {
-        // The output drivers this program plays to: null and file are built in; PulseAudio is
-        // registered here (the engine and the players know only the registry).
-        PulseOutput.register()
+        registerDrivers()
         let arguments = Array(CommandLine.arguments.dropFirst())
         var status: Int32 = 0
         do {

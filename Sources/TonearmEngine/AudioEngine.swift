@@ -28,6 +28,12 @@ public enum AudioEngineEvent: Sendable, Equatable {
     case configurationChange
     /// The output was lost; the engine has stopped.
     case outputLost(reason: String)
+    /// The input node's source went away while the engine ran (a USB microphone unplugged): the
+    /// engine stopped its input — the graph hears silence from it, a tap is called no more —
+    /// and goes on playing; ``AudioInputNode/inputError`` holds the error too. `start()` after
+    /// `stop()` opens the input again (the session's input now). Follows a `configurationChange`,
+    /// as `AVAudioEngineConfigurationChange` comes when a device goes.
+    case inputLost(AudioInputError)
 }
 
 /// A graph of audio nodes rendered in real time to an output, or offline on demand (the
@@ -385,10 +391,13 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
     /// Whether the engine is rendering.
     public var isRunning: Bool { runningFlag.load(ordering: .acquiring) }
 
-    /// Starts rendering: opens the input when the ``inputNode`` is connected or tapped, then the
-    /// output (unless in manual rendering mode), and pulls the graph.
+    /// Starts rendering: with voice processing enabled (``AudioInputNode/setVoiceProcessingEnabled(_:)``)
+    /// makes the output and loads the echo canceller for it first; opens the input when the
+    /// ``inputNode`` is connected or tapped, then the output (unless in manual rendering mode),
+    /// and pulls the graph.
     /// - Throws: ``AudioInputError`` when the input is used and cannot be opened (the session's
-    ///   category does not allow input, no source, no input driver), before the output is opened;
+    ///   category does not allow input, no source, no input driver, an echo canceller that cannot
+    ///   be loaded: ``AudioInputError/voiceProcessingUnavailable(reason:)``), before the output is opened;
     ///   ``TonearmError/outputUnavailable(driver:reason:)`` when the output cannot be opened.
     public func start() throws {
         prepare()
@@ -399,12 +408,24 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
                 return
             }
             // The input first: a session that does not allow it fails the start before the
-            // output opens.
+            // output opens. With voice processing, the output is made first (not opened), for
+            // the canceller to be loaded on its device and the output pointed at the canceller.
+            var made = driver
             if let input = inputNodeStorage {
-                try input.engineStarting(renderFormat: feedsOutputLocked(input) ? format : nil)
+                do {
+                    if made == nil, input.needsVoiceProcessing {
+                        let d = try makeOutput()
+                        made = d
+                        try input.startVoiceProcessing(output: d)
+                    }
+                    try input.engineStarting(renderFormat: feedsOutputLocked(input) ? format : nil)
+                } catch {
+                    input.engineStopped()
+                    throw error
+                }
             }
             let d: any AudioOutputDriver
-            do { d = try driver ?? makeOutput() } catch {
+            do { d = try made ?? makeOutput() } catch {
                 inputNodeStorage?.engineStopped()
                 throw error
             }
@@ -461,6 +482,21 @@ public final class AudioEngine: AudioRenderSource, @unchecked Sendable {
             // The render thread no longer runs: the input's rings may go.
             inputNodeStorage?.engineStopped()
         }
+    }
+
+    /// Voice processing may change only while the engine is stopped (not running, not paused)
+    /// and not in manual rendering mode. Control plane.
+    package func checkVoiceProcessingChange() throws {
+        try lock.withLock {
+            if manualMode != nil { throw AudioInputError.voiceProcessingInManualRenderingMode }
+            if runningFlag.load(ordering: .acquiring) || driver != nil { throw AudioInputError.voiceProcessingWhileRunning }
+        }
+    }
+
+    /// The input node's source went away and the node stopped its input: reports it. Any thread.
+    package func inputWentAway(_ error: AudioInputError) {
+        events.yield(.configurationChange)
+        events.yield(.inputLost(error))
     }
 
     /// Resets the engine's sample clock (nodes keep their schedules).

@@ -45,6 +45,13 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
         var renderStream: (any AudioInputStream)?
         /// Set while the engine runs (between ``engineStarting`` and ``engineStopped``).
         var running = false
+        /// Whether voice processing is enabled (``setVoiceProcessingEnabled(_:)``).
+        var voiceProcessing = false
+        /// The echo canceller of this run of the engine (voice processing enabled), whose streams
+        /// the node opens instead of the driver's.
+        var processor: (any VoiceProcessingInput)?
+        /// Why the input stopped while the engine ran (its source went away); nil again at a start.
+        var lost: AudioInputError?
     }
     private let state = Mutex(State())
 
@@ -62,6 +69,94 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
         let d = try makeDriver()
         s.driver = d
         return d
+    }
+
+    /// The driver streams are opened from: the echo canceller while voice processing runs.
+    private func streamDriverLocked(_ s: inout State) throws -> any AudioInputDriver {
+        if let p = s.processor { return p }
+        return try driverLocked(&s)
+    }
+
+    // MARK: Voice processing
+
+    /// Whether voice processing is enabled (`AVAudioIONode.isVoiceProcessingEnabled`).
+    public var isVoiceProcessingEnabled: Bool { state.withLock { $0.voiceProcessing } }
+
+    /// Enables or disables voice processing (`AVAudioIONode.setVoiceProcessingEnabled(_:)`): an
+    /// echo canceller — PulseAudio's `module-echo-cancel` through `PulseInput` — between the
+    /// input and the engine's output, so that an engine in the `playAndRecord` category plays
+    /// and records at once without recording what it plays. Enabled, each start of the engine
+    /// loads the canceller for the input's source and the output's sink, captures from the
+    /// canceller's source and plays to its sink; `stop()` unloads it. As on Apple's platforms it
+    /// is changed only while the engine is stopped, and not in manual rendering mode. Control
+    /// plane; blocks while the driver checks the session.
+    /// - Throws: ``AudioInputError/voiceProcessingWhileRunning`` (running or paused: stop first),
+    ///   ``AudioInputError/voiceProcessingInManualRenderingMode``, and to enable,
+    ///   ``AudioInputError/voiceProcessingNeedsPlayAndRecord(category:)``,
+    ///   ``AudioInputError/noInputDriver`` or ``AudioInputError/voiceProcessingUnavailable(reason:)``
+    ///   (a driver without a canceller). Loading the canceller fails at `start()`, with
+    ///   ``AudioInputError/voiceProcessingUnavailable(reason:)``.
+    public func setVoiceProcessingEnabled(_ enabled: Bool) throws {
+        try engine?.checkVoiceProcessingChange()
+        try state.withLock { s in
+            if enabled { try driverLocked(&s).checkVoiceProcessing() }
+            s.voiceProcessing = enabled
+        }
+    }
+
+    /// The engine starts with voice processing enabled and a new output `output` (not opened
+    /// yet): loads the canceller for the input's source and the output's own device and points
+    /// the output at its sink. Nothing when voice processing is off or already runs. Control plane.
+    func startVoiceProcessing(output: any AudioOutputDriver) throws {
+        try state.withLock { s in
+            guard s.voiceProcessing, s.processor == nil else { return }
+            let p = try driverLocked(&s).startVoiceProcessing(outputDevice: output.ownDevice)
+            guard output.playThrough(device: p.outputDevice) else {
+                p.close()
+                throw AudioInputError.voiceProcessingUnavailable(
+                    reason: "the output driver '\(output.name)' cannot play through the echo canceller's sink")
+            }
+            s.processor = p
+        }
+    }
+
+    /// Whether the engine must start voice processing (enabled, not running yet).
+    var needsVoiceProcessing: Bool { state.withLock { $0.voiceProcessing && $0.processor == nil } }
+
+    // MARK: A source that goes away
+
+    /// Why the input stopped while the engine ran — ``AudioInputError/inputLost(source:reason:)``
+    /// when its source went away (the engine also reported it: ``AudioEngineEvent/inputLost(_:)``);
+    /// nil while it captures, and again at each start.
+    public var inputError: AudioInputError? { state.withLock { $0.lost } }
+
+    /// Watches `stream`: when it captures no more, ``inputWentAway(source:reason:)`` runs on a
+    /// dispatch queue (the driver's thread only hands the news on).
+    private func watch(_ stream: any AudioInputStream) {
+        let source = stream.sourceName
+        stream.onLoss { [weak self] reason in
+            guard let node = self else { return }
+            DispatchQueue.global().async { node.inputWentAway(source: source, reason: reason) }
+        }
+    }
+
+    /// A stream's source went away while the engine ran: the input stops — the graph's ring is
+    /// taken from the render thread (it renders silence; the stream is closed at `stop()`), the
+    /// tap's thread stops (the tap stays installed, for the next start) — and the engine reports
+    /// a configuration change and ``AudioEngineEvent/inputLost(_:)``. Once per run.
+    func inputWentAway(source: String, reason: String) {
+        let error = AudioInputError.inputLost(source: source.isEmpty ? "the input" : "'\(source)'", reason: reason)
+        let (first, tap) = state.withLock { s -> (Bool, InputTap?) in
+            guard s.running, s.lost == nil else { return (false, nil) }
+            s.lost = error
+            // The stream object stays (in `renderStream`) until the render thread runs no more.
+            inputKernel.ringSlot.store(nil, ordering: .releasing)
+            inputKernel.ringGeneration.add(1, ordering: .releasing)
+            return (true, s.tap)
+        }
+        guard first else { return }
+        tap?.halt()
+        engine?.inputWentAway(error)
     }
 
     /// The format of the input: the source's own rate and channel count (interleaved Float32).
@@ -120,8 +215,8 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
         }
         try state.withLock { s in
             guard s.tap == nil else { throw AudioInputError.tapAlreadyInstalled(node: "the input node", bus: bus) }
-            let tap = InputTap(bufferSize: bufferSize, format: format, block: block)
-            if s.running { try tap.start(driver: try driverLocked(&s)) }
+            let tap = InputTap(bufferSize: bufferSize, format: format, block: block) { [weak self] in self?.watch($0) }
+            if s.running, s.lost == nil { try tap.start(driver: try streamDriverLocked(&s)) }
             s.tap = tap
         }
     }
@@ -145,9 +240,10 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
     func engineStarting(renderFormat: AudioFormat?) throws {
         try state.withLock { s in
             guard !s.running else { return }
+            s.lost = nil
             do {
                 if let renderFormat { try openRenderLocked(&s, format: renderFormat) }
-                if let tap = s.tap { try tap.start(driver: try driverLocked(&s)) }
+                if let tap = s.tap { try tap.start(driver: try streamDriverLocked(&s)) }
                 s.running = true
             } catch {
                 // Nothing of the tap's runs yet (its start failed, or came not): closed here.
@@ -162,7 +258,7 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
     /// The node was connected into the graph of a running engine: opens its stream if not open.
     func engineConnected(renderFormat: AudioFormat) throws {
         try state.withLock { s in
-            guard s.running, s.renderStream == nil else { return }
+            guard s.running, s.renderStream == nil, s.lost == nil else { return }
             try openRenderLocked(&s, format: renderFormat)
         }
     }
@@ -171,16 +267,22 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
     /// The tap's thread is waited for outside the node's lock, so that a block calling
     /// `removeTap` meanwhile does not wait for it.
     func engineStopped() {
-        let (stream, tap) = state.withLock { s in
+        let (stream, tap, processor) = state.withLock { s in
             s.running = false
-            return takeLocked(&s)
+            let (stream, tap) = takeLocked(&s)
+            let p = s.processor
+            s.processor = nil
+            return (stream, tap, p)
         }
         stream?.close()
         tap?.halt()
+        // The canceller goes once nothing captures from it.
+        processor?.close()
     }
 
     private func openRenderLocked(_ s: inout State, format: AudioFormat) throws {
-        let stream = try driverLocked(&s).openStream(format: format, streamName: "Engine input")
+        let stream = try streamDriverLocked(&s).openStream(format: format, streamName: "Engine input")
+        watch(stream)
         do { try stream.start() } catch {
             stream.close()
             throw error
@@ -273,6 +375,8 @@ final class InputTap: @unchecked Sendable {
     let bufferSize: Int
     let format: AudioFormat?
     let block: AudioNodeTapBlock
+    /// Called with each stream the tap opens, before it starts (the node watches it for a loss).
+    let watch: @Sendable (any AudioInputStream) -> Void
     private let lock = NSLock()
     private var stream: (any AudioInputStream)?
     private var done: DispatchSemaphore?
@@ -280,10 +384,12 @@ final class InputTap: @unchecked Sendable {
     /// The tap thread's pthread id (0 when none runs).
     private let threadID = Atomic<UInt>(0)
 
-    init(bufferSize: Int, format: AudioFormat?, block: @escaping AudioNodeTapBlock) {
+    init(bufferSize: Int, format: AudioFormat?, block: @escaping AudioNodeTapBlock,
+         watch: @escaping @Sendable (any AudioInputStream) -> Void = { _ in }) {
         self.bufferSize = bufferSize
         self.format = format
         self.block = block
+        self.watch = watch
     }
 
     /// Opens the tap's stream and starts its thread. Control plane.
@@ -299,6 +405,7 @@ final class InputTap: @unchecked Sendable {
                 s.close()
                 return
             }
+            watch(s)
             do { try s.start() } catch {
                 s.close()
                 throw error
@@ -346,7 +453,7 @@ final class InputTap: @unchecked Sendable {
         while !stopFlag.load(ordering: .acquiring) {
             let n = s.ring.read(into: scratch + filled * channels, maxFrames: bufferSize - filled)
             if n == 0 {
-                if s.isLost { break }
+                if s.isLost || s.lossReason != nil { break }
                 s.waitForData(timeout: 0.5)
                 continue
             }

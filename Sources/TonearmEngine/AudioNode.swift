@@ -217,6 +217,9 @@ final class RenderTapStream: AudioInputStream, @unchecked Sendable {
     var holeFrames: Int64 { 0 }
     var droppedFrames: Int64 { dropped.load(ordering: .relaxed) }
     var isLost: Bool { false }
+    /// The render thread does not go away.
+    var lossReason: String? { nil }
+    func onLoss(_ handler: @escaping @Sendable (String) -> Void) {}
 
     /// Render thread: real-time safe (a copy, atomics, and a futex wake when the tap sleeps).
     func feed(_ samples: UnsafePointer<Float>, frames: Int, channels: Int) {

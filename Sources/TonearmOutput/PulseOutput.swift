@@ -87,6 +87,19 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
     public let connectTimeout: Double
 
     public var name: String { device.map { "pulse:\($0)" } ?? "pulse" }
+    /// The sink named at creation (nil: the server's default).
+    public var ownDevice: String? { device }
+    /// The sink ``playThrough(device:)`` set, played to instead of ``device`` from the next open.
+    private let throughDevice = Mutex<String?>(nil)
+    /// The sink the next stream plays to.
+    private var targetDevice: String? { throughDevice.withLock { $0 } ?? device }
+
+    /// Plays to the sink `device` from the next ``open(format:)`` (nil: ``device`` again); an
+    /// engine with voice processing plays through the echo canceller's sink. Control plane.
+    public func playThrough(device sink: String?) -> Bool {
+        throughDevice.withLock { $0 = sink }
+        return true
+    }
     public var isAudible: Bool { true }
     public var format: AudioFormat { formatBox.withLock { $0 } }
     public var events: AsyncStream<AudioOutputEvent> { eventChannel.stream }
@@ -235,7 +248,7 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
             self.reportLost("the connection to the server was lost: \(reason)")
         }
         connection = c
-        guard let device else { return }
+        guard let device = targetDevice else { return }
         let found: Bool = c.withLock {
             sinkFound = false
             if let ctx = c.context, let op = pa_context_get_sink_info_by_name(ctx, device, { _, info, eol, ud in
@@ -293,6 +306,7 @@ public final class PulseOutput: AudioOutputDriver, @unchecked Sendable {
                                       | PA_STREAM_AUTO_TIMING_UPDATE.rawValue)
         var cv = pa_cvolume()
         pa_cvolume_set(&cv, UInt32(sampleSpec.channels), pa_sw_volume_from_linear(Double(volume)))
+        let device = targetDevice
         let rc = volumeWasSet
             ? pa_stream_connect_playback(s, device, &attr, flags, &cv, nil)
             : pa_stream_connect_playback(s, device, &attr, flags, nil, nil)

@@ -28,17 +28,23 @@ public final class PulseInput: AudioInputDriver, Sendable {
     public let server: String?
     public let source: String?
     public let session: AudioSession?
+    /// What the echo canceller of voice processing does besides cancelling
+    /// (``startVoiceProcessing(outputDevice:)``).
+    public let echoCanceller: EchoCancellerSettings
     /// Given to each stream (tests: counts what the capture thread does).
     let readProbe: (@Sendable (() -> Void) -> Void)?
 
-    public convenience init(server: String? = nil, source: String? = nil, session: AudioSession? = .shared) {
-        self.init(server: server, source: source, session: session, readProbe: nil)
+    public convenience init(server: String? = nil, source: String? = nil, session: AudioSession? = .shared,
+                            echoCanceller: EchoCancellerSettings = EchoCancellerSettings()) {
+        self.init(server: server, source: source, session: session, echoCanceller: echoCanceller, readProbe: nil)
     }
 
-    init(server: String?, source: String?, session: AudioSession?, readProbe: (@Sendable (() -> Void) -> Void)?) {
+    init(server: String?, source: String?, session: AudioSession?, echoCanceller: EchoCancellerSettings = EchoCancellerSettings(),
+         readProbe: (@Sendable (() -> Void) -> Void)?) {
         self.server = server ?? session?.pulseServer
         self.source = source
         self.session = session
+        self.echoCanceller = echoCanceller
         self.readProbe = readProbe
     }
 
@@ -77,6 +83,24 @@ public final class PulseInput: AudioInputDriver, Sendable {
             throw AudioInputError.inputUnavailable(source: what, reason: "the server has no such source (see `pactl list short sources`)")
         }
         return .interleavedFloat(sampleRate: route.sampleRate, channels: route.channelCount)
+    }
+
+    /// Voice processing needs the session's category `playAndRecord` (no session: allowed).
+    public func checkVoiceProcessing() throws {
+        if let session, session.category != .playAndRecord {
+            throw AudioInputError.voiceProcessingNeedsPlayAndRecord(category: session.category.rawValue)
+        }
+    }
+
+    /// Loads PulseAudio's echo canceller (`module-echo-cancel`, with ``echoCanceller``) between
+    /// the source this driver captures from and the sink `outputDevice` (nil: the server's
+    /// default): the engine's streams then capture its source and its output plays to its sink.
+    /// Throws ``AudioInputError/voiceProcessingNeedsPlayAndRecord(category:)`` first, then
+    /// ``AudioInputError/voiceProcessingUnavailable(reason:)`` when the server cannot load it.
+    public func startVoiceProcessing(outputDevice: String?) throws -> any VoiceProcessingInput {
+        try checkVoiceProcessing()
+        return try PulseEchoCanceller(server: server, session: session, source: chosenSource, sink: outputDevice,
+                                      settings: echoCanceller)
     }
 
     public func openStream(format: AudioFormat?, streamName: String) throws -> any AudioInputStream {

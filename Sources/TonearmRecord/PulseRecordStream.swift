@@ -42,6 +42,8 @@ final class PulseRecordStream: @unchecked Sendable {
     /// The source recorded from now, and the one that went away (mainloop thread writes, any
     /// thread reads).
     private let sources = Mutex<(current: String, lost: String?)>(("", nil))
+    /// Why the stream captures no more (the first loss reported), and who to tell (``onLoss(_:)``).
+    private let loss = Mutex<(reason: String?, handler: (@Sendable (String) -> Void)?)>((nil, nil))
     private let wakeup = DispatchSemaphore(value: 0)
     private let wakePending = Atomic<Bool>(false)
     private let connection: PulseConnection
@@ -80,9 +82,10 @@ final class PulseRecordStream: @unchecked Sendable {
         connection = c
         var problem: String?
         c.withLock {
-            c.onLost = { [unowned self] _ in
+            c.onLost = { [unowned self] reason in
                 lost.store(true, ordering: .releasing)
                 wakeWriter()
+                reportLoss("the connection to the server was lost: \(reason)")
             }
             guard let ctx = c.context else { problem = "no connection"; return }
             var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(sampleRate), channels: UInt8(channels))
@@ -103,6 +106,7 @@ final class PulseRecordStream: @unchecked Sendable {
                 if let s, tonearm_pa_stream_is_good(pa_stream_get_state(s)) == 0 {
                     me.lost.store(true, ordering: .releasing)
                     me.wakeWriter()
+                    me.reportLoss("the server ended the record stream (its source went away)")
                 }
                 me.connection.signal()
             }, userdata)
@@ -217,9 +221,35 @@ final class PulseRecordStream: @unchecked Sendable {
                 if let s = me.stream, let op = pa_stream_cork(s, 1, nil, nil) { pa_operation_unref(op) }
                 me.inputLost.store(true, ordering: .releasing)
                 me.wakeWriter()
+                me.reportLoss("the source '\(lost)' went away (the server moved the stream to another source, which nobody chose)")
             }
         }, userdata)
         if let op { pa_operation_unref(op) }
+    }
+
+    /// Notes the first loss and tells the handler (mainloop thread; a loss, not the steady
+    /// capture: the handler may allocate, it must not block).
+    private func reportLoss(_ reason: String) {
+        let handler = loss.withLock { state -> (@Sendable (String) -> Void)? in
+            guard state.reason == nil else { return nil }
+            state.reason = reason
+            return state.handler
+        }
+        handler?(reason)
+    }
+
+    /// Why the stream captures no more (its source went away, the stream or the connection
+    /// failed); nil while it captures. Any thread.
+    var lossReason: String? { loss.withLock { $0.reason } }
+
+    /// Calls `handler` once with the reason when the stream captures no more — on the mainloop
+    /// thread, which it must not block —, at once (on the caller's thread) when it already does not.
+    func onLoss(_ handler: @escaping @Sendable (String) -> Void) {
+        let already = loss.withLock { state -> String? in
+            if state.reason == nil { state.handler = handler }
+            return state.reason
+        }
+        if let already { handler(already) }
     }
 
     /// The source whose removal is being checked (mainloop thread only).

@@ -19,6 +19,22 @@ public enum AudioInputError: Error, Sendable, Hashable, CustomStringConvertible 
     case noSuchBus(node: String, bus: Int)
     /// The tap's buffer size or format cannot be used (`reason` says which).
     case invalidTap(node: String, reason: String)
+    /// The input the engine captured from went away while it ran (a USB microphone unplugged, its
+    /// module unloaded, the sound server gone): the engine stopped its input (the graph renders
+    /// silence for it, a tap's block is called no more). `reason` says what the server reported.
+    case inputLost(source: String, reason: String)
+    /// Voice processing (the echo canceller) needs the audio session's category to be
+    /// `playAndRecord` — playing and recording at once —, as on iOS.
+    case voiceProcessingNeedsPlayAndRecord(category: String)
+    /// Voice processing can be enabled or disabled only while the engine is stopped (not running,
+    /// not paused), as Apple's `setVoiceProcessingEnabled` requires.
+    case voiceProcessingWhileRunning
+    /// Voice processing needs a device: not in manual rendering mode (as on Apple's platforms).
+    case voiceProcessingInManualRenderingMode
+    /// The echo canceller cannot be used: the input driver has none, the server cannot load it
+    /// (PulseAudio's `module-echo-cancel` missing, or its source or sink), or the output driver
+    /// cannot play through it. `reason` says which.
+    case voiceProcessingUnavailable(reason: String)
 
     public var description: String {
         switch self {
@@ -30,6 +46,13 @@ public enum AudioInputError: Error, Sendable, Hashable, CustomStringConvertible 
         case .tapAlreadyInstalled(let n, let b): "\(n): a tap is already installed on bus \(b); remove it first"
         case .noSuchBus(let n, let b): "\(n) has no output bus \(b) (only bus 0)"
         case .invalidTap(let n, let r): "\(n): cannot install the tap: \(r)"
+        case .inputLost(let s, let r): "the input \(s) went away while the engine ran: \(r); the engine stopped its input"
+        case .voiceProcessingNeedsPlayAndRecord(let c):
+            "voice processing needs the audio session's category playAndRecord (it is '\(c)')"
+        case .voiceProcessingWhileRunning:
+            "voice processing can be enabled or disabled only while the engine is stopped; call stop() first"
+        case .voiceProcessingInManualRenderingMode: "voice processing needs a device; the engine is in manual rendering mode"
+        case .voiceProcessingUnavailable(let r): "voice processing (echo cancellation) is not available: \(r)"
         }
     }
 }
@@ -62,6 +85,13 @@ public protocol AudioInputStream: AnyObject, Sendable {
     var droppedFrames: Int64 { get }
     /// Whether the stream or its connection failed (the source or the server went away).
     var isLost: Bool { get }
+    /// Why the stream captures no more, once it does not: its source went away (the server moved
+    /// the stream elsewhere and the driver stopped it) or the stream failed; nil while it captures.
+    var lossReason: String? { get }
+    /// Calls `handler` once, with ``lossReason``, when the stream captures no more (at once when
+    /// it already does not). It runs on the driver's thread (PulseAudio's mainloop) and must not
+    /// block: it hands the news on (the input node dispatches it). Control plane, before ``start()``.
+    func onLoss(_ handler: @escaping @Sendable (String) -> Void)
     /// Stops capturing and releases the stream; no capture callback runs once it returns. Idempotent.
     func close()
 }
@@ -82,6 +112,39 @@ public protocol AudioInputDriver: AnyObject, Sendable {
     /// Opens a paused capture stream from the source in `format` (nil: the source's own), named
     /// `streamName` on the server. Throws as ``sourceFormat()`` does.
     func openStream(format: AudioFormat?, streamName: String) throws -> any AudioInputStream
+    /// Starts voice processing (`AVAudioIONode.setVoiceProcessingEnabled(true)`'s work): an echo
+    /// canceller between the driver's source and the output device `outputDevice` (nil: the
+    /// server's default), returned as a driver whose streams capture the source with what is
+    /// played through ``VoiceProcessingInput/outputDevice`` taken out. Called by the engine as it
+    /// starts; it closes the canceller when it stops.
+    /// Throws ``AudioInputError/voiceProcessingNeedsPlayAndRecord(category:)``,
+    /// ``AudioInputError/voiceProcessingUnavailable(reason:)`` (the default: a driver without one).
+    func startVoiceProcessing(outputDevice: String?) throws -> any VoiceProcessingInput
+    /// Whether voice processing could start (the session's category), without starting it.
+    /// Throws as ``startVoiceProcessing(outputDevice:)``.
+    func checkVoiceProcessing() throws
+}
+
+extension AudioInputDriver {
+    public func startVoiceProcessing(outputDevice: String?) throws -> any VoiceProcessingInput {
+        throw AudioInputError.voiceProcessingUnavailable(reason: "the input driver '\(name)' has no echo canceller")
+    }
+    public func checkVoiceProcessing() throws {
+        throw AudioInputError.voiceProcessingUnavailable(reason: "the input driver '\(name)' has no echo canceller")
+    }
+}
+
+/// A running echo canceller (PulseAudio's `module-echo-cancel`): an input driver whose streams
+/// capture the source with what is played through ``outputDevice`` taken out. The engine plays
+/// its output to ``outputDevice`` while it runs.
+///
+/// Threading: as ``AudioInputDriver``'s; `close` from the control plane, after every stream
+/// opened from it was closed.
+public protocol VoiceProcessingInput: AudioInputDriver {
+    /// The device outputs play to so that the canceller hears what it must take out (its sink).
+    var outputDevice: String { get }
+    /// Removes the canceller (unloads the module). Idempotent.
+    func close()
 }
 
 /// The input driver engines use when they are given none (``AudioEngine``'s default): empty

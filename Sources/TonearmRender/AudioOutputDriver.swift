@@ -192,9 +192,21 @@ public protocol AudioOutputDriver: AnyObject, Sendable {
     /// the null output never goes away). Control plane. The watch does not hold the driver and
     /// outlives `close()`; it stops when it has reported, when cancelled, or when released.
     func watchForReturn(_ onReturn: @escaping @Sendable () -> Void) -> OutputReturnWatch?
+
+    /// The device the driver plays to by its own choice (nil: the server's default, or a driver
+    /// without devices): the sink an echo canceller plays through.
+    var ownDevice: String? { get }
+    /// Plays to `device` instead of its own from the next ``open(format:)`` (nil: its own again):
+    /// an engine with voice processing plays through the echo canceller's sink. Returns false
+    /// when the driver cannot (it has no devices: null, file). Control plane.
+    func playThrough(device: String?) -> Bool
 }
 
 extension AudioOutputDriver {
+    /// Drivers without devices: none of their own, and none to play through.
+    public var ownDevice: String? { nil }
+    public func playThrough(device: String?) -> Bool { false }
+
     /// Drivers whose latency changes only at a render call: it describes the instant of the last
     /// one (no instant of its own).
     public var clockReading: OutputClockReading { OutputClockReading(latency: latency, hostNanos: 0) }

@@ -32,6 +32,8 @@ extension ForwardingOutputDriver {
     public var framesPlayed: Int64 { inner.framesPlayed }
     public var underrunCount: Int { inner.underrunCount }
     public var events: AsyncStream<AudioOutputEvent> { inner.events }
+    public var ownDevice: String? { inner.ownDevice }
+    public func playThrough(device: String?) -> Bool { inner.playThrough(device: device) }
     public func watchForReturn(_ onReturn: @escaping @Sendable () -> Void) -> OutputReturnWatch? {
         inner.watchForReturn(onReturn)
     }

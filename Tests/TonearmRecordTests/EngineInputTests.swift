@@ -9,8 +9,8 @@ import TonearmSession
 import TonearmTestSupport
 @testable import TonearmRecord
 
-/// A session of its own (no bus) in `category`, active.
-private func session(_ category: AudioSession.Category, server: String? = nil, _ name: String) throws -> AudioSession {
+/// A session of its own (no bus) in `category`, active (the engine input suites').
+func session(_ category: AudioSession.Category, server: String? = nil, _ name: String) throws -> AudioSession {
     let s = AudioSession(identifier: "engine-input-\(name)", bus: .none, pulseServer: server)
     try s.setCategory(category)
     try s.setActive(true)
