@@ -231,6 +231,17 @@ struct FLACHeader {
         return .taken(Picture(label: label, mimeType: imageType, data: data))
     }
 
+    /// `TagText.decode(key).lowercased()`: an ASCII key (nearly every one) lower-cased byte by
+    /// byte straight into the string's storage, without a string made first and lower-cased
+    /// after.
+    static func lowercasedKey(_ key: [UInt8]) -> String {
+        guard key.allSatisfy({ $0 < 0x80 }) else { return TagText.decode(key).lowercased() }
+        return String(unsafeUninitializedCapacity: key.count) { out in
+            for i in key.indices { out[i] = key[i] &- 0x41 < 26 ? key[i] | 0x20 : key[i] }
+            return key.count
+        }
+    }
+
     // MARK: What MediaProbe gives
 
     /// The stream's format as the FFmpeg path describes it, with the bit rate FFmpeg's
@@ -248,7 +259,7 @@ struct FLACHeader {
     /// APEv2 and ID3v1 tags at the end of `file`.
     func metadata(file: TagFileReader) -> AudioMetadata {
         var tags = TagSet()
-        for (key, value) in comments { tags.add(key: TagText.decode(key), value: TagText.decode(value)) }
+        for (key, value) in comments { tags.add(lowercasedKey: Self.lowercasedKey(key), value: TagText.decode(value)) }
         // The front cover among the pictures, else the first (MetadataReader.attachedPicture).
         let chosen = pictures.first { $0.label.lowercased().contains("front") } ?? pictures.first
         let artwork = chosen.map { p in Artwork(data: p.data, mimeType: MetadataReader.sniffMIME(p.data) ?? p.mimeType) }

@@ -517,8 +517,12 @@ struct TagSet {
     }
 
     mutating func add(key: String, value: String?) {
+        add(lowercasedKey: key.lowercased(), value: value)
+    }
+
+    /// ``add(key:value:)`` with the key lower-cased already (as `lowercased()` does it).
+    mutating func add(lowercasedKey k: String, value: String?) {
         guard let value, !value.trimmingWhitespace().isEmpty else { return }
-        let k = key.lowercased()
         // One lookup to find the key absent and to add it.
         guard Self.addIfAbsent(&values[k], value) else { return }
         if let (field, rank) = Self.fieldKeys[k] {

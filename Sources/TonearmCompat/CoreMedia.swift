@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Dispatch
 
 /// CoreMedia's `CMTime` as media code uses it: a rational time (`value / timescale` seconds) with
 /// its invalid, indefinite and infinite values, made from seconds, compared and added exactly
@@ -126,3 +127,108 @@ extension Player {
              completionHandler: completionHandler)
     }
 }
+
+/// `CMTimeValue` and `CMTimeScale`, as `CMTime(seconds:preferredTimescale: CMTimeScale(NSEC_PER_SEC))`
+/// spells them.
+public typealias CMTimeValue = Int64
+public typealias CMTimeScale = Int32
+
+/// Darwin's `NSEC_PER_SEC` and its kin (`UInt64`, as Darwin has them; Glibc has none).
+public let NSEC_PER_SEC: UInt64 = 1_000_000_000
+public let NSEC_PER_MSEC: UInt64 = 1_000_000
+public let NSEC_PER_USEC: UInt64 = 1_000
+public let USEC_PER_SEC: UInt64 = 1_000_000
+
+/// CoreMedia's `CMTimeRange`: a start and a duration, as `loadedTimeRanges`' `timeRangeValue`
+/// gives them.
+public struct CMTimeRange: Sendable, Hashable, CustomStringConvertible {
+    public var start: CMTime
+    public var duration: CMTime
+    public init(start: CMTime, duration: CMTime) {
+        self.start = start
+        self.duration = duration
+    }
+    public init(start: CMTime, end: CMTime) { self.init(start: start, duration: end - start) }
+    public var end: CMTime { start + duration }
+    public static let zero = CMTimeRange(start: .zero, duration: .zero)
+    public var description: String { "[\(start.seconds) s, \(end.seconds) s)" }
+}
+
+/// `CMTimeRangeMake(start:duration:)` and `CMTimeRangeGetEnd(_:)`.
+public func CMTimeRangeMake(start: CMTime, duration: CMTime) -> CMTimeRange { CMTimeRange(start: start, duration: duration) }
+public func CMTimeRangeGetEnd(_ range: CMTimeRange) -> CMTime { range.end }
+
+/// The timescale of the times this layer makes from Tonearm's seconds: microseconds (exact for
+/// every time the players report to the microsecond; Apple's items use their media's timescale).
+let compatTimescale: CMTimeScale = 1_000_000
+
+extension TimeRange {
+    /// `NSValue.timeRangeValue`: `AVPlayerItem.loadedTimeRanges` is `[NSValue]` on iOS, read
+    /// with `timeRanges[0].timeRangeValue`; here it is `[TimeRange]` (seconds), and this is the
+    /// same range as a `CMTimeRange`.
+    public var timeRangeValue: CMTimeRange {
+        CMTimeRange(start: CMTime(seconds: start, preferredTimescale: compatTimescale),
+                    duration: CMTime(seconds: duration, preferredTimescale: compatTimescale))
+    }
+
+    /// A range made from a `CMTimeRange` (`NSValue(timeRange:)`).
+    public init(timeRange: CMTimeRange) { self.init(start: timeRange.start.seconds, duration: timeRange.duration.seconds) }
+}
+
+extension PlayerItem.Duration {
+    /// `AVPlayerItem.duration` as the `CMTime` iOS gives: `indefinite` until the item has loaded
+    /// and for a live stream, else the seconds.
+    public var cmTime: CMTime {
+        if case .seconds(let s) = self { return CMTime(seconds: s, preferredTimescale: compatTimescale) }
+        return .indefinite
+    }
+}
+
+/// `CMTimeGetSeconds(item.duration)`: the item's length in seconds; NaN before it has loaded
+/// and for a live stream, as iOS gives for its indefinite duration.
+public func CMTimeGetSeconds(_ duration: PlayerItem.Duration) -> Double { duration.cmTime.seconds }
+
+extension Player {
+    /// `addPeriodicTimeObserver(forInterval:queue:using:)` with a `CMTime` interval and block,
+    /// as AVPlayer has it: ``addPeriodicTimeObserver(forInterval:queue:using:)`` in seconds
+    /// (the block is called every `interval` of playback and when playback starts, stops or
+    /// jumps, on `queue` — a private serial queue when nil). The token is what
+    /// `removeTimeObserver(_:)` takes (kept as `Any` by iOS code).
+    public func addPeriodicTimeObserver(forInterval interval: CMTime, queue: DispatchQueue?,
+                                        using block: @escaping @Sendable (CMTime) -> Void) -> TimeObserverToken {
+        addPeriodicTimeObserver(forInterval: interval.seconds, queue: queue) { seconds in
+            block(CMTime(seconds: seconds, preferredTimescale: compatTimescale))
+        }
+    }
+
+    /// `addBoundaryTimeObserver(forTimes:queue:using:)` with `NSValue`-wrapped times as
+    /// `CMTime`s; the block gets no argument, as on iOS.
+    public func addBoundaryTimeObserver(forTimes times: [CMTime], queue: DispatchQueue?,
+                                        using block: @escaping @Sendable () -> Void) -> TimeObserverToken {
+        addBoundaryTimeObserver(forTimes: times.map(\.seconds), queue: queue) { _ in block() }
+    }
+
+    /// `removeTimeObserver(_:)` with the token kept as `Any` (anything but a token removes
+    /// nothing, and is logged: AVPlayer raises an exception there).
+    public func removeTimeObserver(_ observer: Any) {
+        guard let token = observer as? TimeObserverToken else {
+            compatLogger.warning("AVPlayer.removeTimeObserver(_:): \(type(of: observer)) is not a time observer's token")
+            return
+        }
+        removeTimeObserver(token)
+    }
+}
+
+/// What `item.status == .failed` compares with: `AVPlayerItem.Status.failed` is a case of its
+/// own on iOS; Tonearm's ``PlayerItem/Status/failed(_:)`` carries the error, so `.failed` alone
+/// is this value, true for any error (`switch` matches `case .failed:` as it is).
+public struct AVPlayerItemFailedStatus: Sendable, Hashable {
+    public static let failed = AVPlayerItemFailedStatus()
+}
+
+public func == (status: PlayerItem.Status?, failed: AVPlayerItemFailedStatus) -> Bool {
+    if case .failed? = status { return true }
+    return false
+}
+
+public func != (status: PlayerItem.Status?, failed: AVPlayerItemFailedStatus) -> Bool { !(status == failed) }

@@ -79,6 +79,17 @@ public func AudioServicesPlaySystemSoundWithCompletion(_ id: SystemSoundID, _ co
     sound.play(completion: completion)
 }
 
+/// Plays the sound `id` as an alert (`AudioServicesPlayAlertSound`): the sound, and the
+/// desktop's notification where iOS would vibrate (``SystemSound/playAlert(completion:)``); an
+/// unknown id does nothing.
+public func AudioServicesPlayAlertSound(_ id: SystemSoundID) {
+    _ = SystemSoundTable.shared.sound(id)?.playAlert()
+}
+
+/// `CFURL`, as `AudioServicesCreateSystemSoundID(url as CFURL, &id)` casts to it: Foundation's
+/// `URL` here (Linux's Foundation has no CoreFoundation types), so the cast is the URL itself.
+public typealias CFURL = URL
+
 /// Frees the sound `id` (`AudioServicesDisposeSystemSoundID`): 0, or
 /// ``kAudioServicesBadSpecifierError`` for an id that names no loaded sound.
 @discardableResult
@@ -116,6 +127,17 @@ extension RemoteCommandCenter {
 }
 
 extension RemoteCommand {
+    /// `addTarget(handler:)` as MPRemoteCommand has it: the handler gets the event as Apple's
+    /// base type — here `any Sendable`, the command's event — which iOS code casts to the
+    /// command's own (`if let event = event as? MPChangePlaybackPositionCommandEvent`); with
+    /// Tonearm's ``addTarget(owner:_:)`` the event is typed already and that cast is a warning.
+    /// A closure that uses the event as the typed one (`event.positionTime`) picks Tonearm's.
+    /// Called as Tonearm's is (see ``addTarget(owner:_:)``); the token is what `removeTarget(_:)` takes.
+    @discardableResult
+    public func addTarget(handler: @escaping @Sendable (any Sendable) -> RemoteCommandHandlerStatus) -> RemoteCommandTarget {
+        addTarget(owner: nil) { (event: Event) in handler(event) }
+    }
+
     /// `removeTarget(_:)` as MPRemoteCommand has it: the token `addTarget` returned, kept as
     /// `Any` (nil, or anything else, removes nothing).
     public func removeTarget(_ target: Any?) {

@@ -433,6 +433,19 @@ public struct MPDCommandMachine: Sendable {
         return o
     }
 
+    /// The stream at `position` (played from `location`) was opened and carries `tags`: as MPD
+    /// does once a stream plays, a song without tags of its own takes them — a new playlist
+    /// version in which that position changed (`plchanges` lists it), idle `playlist`. Nothing
+    /// when the song has tags already, the tags are none, or the position holds another song now.
+    public mutating func streamTagsRead(position: Int, location: String, tags: [(MPDTag, String)]) -> Set<MPDSubsystem> {
+        guard !tags.isEmpty, entries.indices.contains(position), entries[position].song.location == location,
+              entries[position].song.tags.isEmpty else { return [] }
+        bump()
+        entries[position].song.tags = tags
+        entries[position].version = version
+        return [.playlist]
+    }
+
     /// The update job `job` ended (`changed`: the database changed): idle `update`, and
     /// `database` when it changed.
     public mutating func updateFinished(job: Int, changed: Bool) -> Set<MPDSubsystem> {

@@ -132,6 +132,13 @@ public final class MPDDaemon: Sendable {
     private let watchJob = Mutex<Int?>(nil)
     /// The outputs' switches and the stream title (``DaemonOutputs``); nil: output 0 only.
     public let outputControl: DaemonOutputs?
+    /// The play state the connections were last told of with `player` (set and read on the
+    /// daemon's queue). The player reports its state changes through its event stream, later than
+    /// the command that made them: a `stop` answered and announced is not announced again when the
+    /// player's own `stateChanged(.stopped)` comes, nor is an older state's event that comes after
+    /// it — MPD raises `player` once, with the change, and a client that connected after it hears
+    /// nothing.
+    private let toldState = Mutex<PlaybackState?>(nil)
 
     /// With `stateFile` (and a player made with a ``QueueStateStore``), every change is saved
     /// before its answer is sent, and ``restore()`` picks up where a previous daemon was —
@@ -341,6 +348,9 @@ public final class MPDDaemon: Sendable {
         }
     }
 
+    /// Tests: handles `event` on the daemon's queue as if the player had sent it now.
+    func handlePlayerEventForTesting(_ event: QueuePlayerEvent) { queue.sync { playerEvent(event) } }
+
     /// Tests: the outputs the MPD side lists, with no drivers behind them.
     func setListedOutputs(_ outputs: [MPDOutput]) { machine.withLock { $0.outputs = outputs } }
 
@@ -406,6 +416,7 @@ public final class MPDDaemon: Sendable {
         defer {
             // Saved before the answer goes out: what a client was told is what a restart finds.
             if !changed.isEmpty { persist() }
+            if changed.contains(.player) { toldState.withLock { $0 = player.playbackState } }
             hub.post(changed)
             for (id, subsystems) in notify { hub.post(subsystems, to: id) }
             // A queue or database edit, or a long answer, leaves freed heap behind: returned
@@ -478,7 +489,10 @@ public final class MPDDaemon: Sendable {
 
     func playerSnapshot() -> MPDPlayerSnapshot {
         let q = player.queue
+        // A start under way (a stream connecting) is MPD's `play` already: MPD answers `play`
+        // as soon as the command is taken, and `stop` again if the stream cannot be opened.
         let state: MPDPlayerSnapshot.State = switch q.playbackState {
+        case _ where q.isStarting: .play
         case .playing: .play
         case .paused, .interrupted: .pause
         case .stopped: .stop
@@ -537,24 +551,43 @@ public final class MPDDaemon: Sendable {
         }
     }
 
+    /// On the daemon's queue: tells the connections of a player change the player made by itself.
+    private func postPlayer() {
+        toldState.withLock { $0 = player.playbackState }
+        hub.post([.player])
+    }
+
+    /// On the daemon's queue: one of the player's events (tests hand one in through
+    /// ``handlePlayerEventForTesting(_:)``).
     private func playerEvent(_ e: QueuePlayerEvent) {
         switch e {
-        case .stateChanged, .seeked, .finished, .outputLost, .outputReturned, .outputRemoved:
+        case .stateChanged(let state):
             persist()
-            hub.post([.player])
+            // Announced only when it is the state now (a stale event is followed by the event or
+            // the command of the change after it) and not yet told (a command's change was
+            // announced with its answer).
+            if state == player.playbackState, toldState.withLock({ $0 }) != state { postPlayer() }
             // A song's decoder and buffers freed (stop, pause, the end): their heap goes back.
-            if case .stateChanged = e { trimmer.request() }
-        case .currentItemChanged:
+            trimmer.request()
+        case .seeked, .finished, .outputLost, .outputReturned, .outputRemoved:
+            persist()
+            postPlayer()
+        case .currentItemChanged(let index, let item):
             if let started = songStarted() { hub.post(started) }
+            // A stream's own tags, read as it opened, are the song's from now on (as MPD's).
+            if let index, let item, item.isRemote, let metadata = player.queue.streamMetadata(ofItemAt: index) {
+                hub.post(machine.withLock { $0.streamTagsRead(position: index, location: item.path, tags: Self.tags(metadata)) })
+            }
             persist()
             updateTitle()
             trimmer.request()
             // Another song while stopped (the queue edited) is not a player change for MPD.
-            if player.playbackState != .stopped { hub.post([.player]) }
+            if player.playbackState != .stopped { postPlayer() }
         case .itemPlayedToEnd(let index, _):
             let single = machine.withLock { $0.single != .off && !$0.isRepeat }
             if let outcome = machine.withLock({ $0.playedToEnd(position: index) }) {
                 apply(outcome.actions)
+                if outcome.changed.contains(.player) { toldState.withLock { $0 = player.playbackState } }
                 hub.post(outcome.changed)
             }
             if single { player.stop() }
@@ -650,11 +683,8 @@ public final class MPDDaemon: Sendable {
         throw MPDAck(.noExist, "No such directory", command: command)
     }
 
-    /// The song's tags, duration and format from its headers (a file that cannot be read is
-    /// added without them; playing it then fails as with MPD).
-    static func probe(path: String, uri: String) -> MPDSong {
-        guard let p = try? MediaProbe(path: path) else { return MPDSong(uri: uri, location: path) }
-        let m = p.metadata
+    /// The MPD tags of `m`, in the order they are printed.
+    static func tags(_ m: AudioMetadata) -> [(MPDTag, String)] {
         var tags: [(MPDTag, String)] = []
         func add(_ t: MPDTag, _ v: String?) { if let v, !v.isEmpty { tags.append((t, v)) } }
         add(.artist, m.artist)
@@ -666,6 +696,14 @@ public final class MPDDaemon: Sendable {
         add(.date, m.date)
         add(.composer, m.composer)
         add(.disc, m.discNumber.map(String.init))
+        return tags
+    }
+
+    /// The song's tags, duration and format from its headers (a file that cannot be read is
+    /// added without them; playing it then fails as with MPD).
+    static func probe(path: String, uri: String) -> MPDSong {
+        guard let p = try? MediaProbe(path: path) else { return MPDSong(uri: uri, location: path) }
+        let tags = Self.tags(p.metadata)
         let f = p.fileFormat
         let format = MPDAudioFormat(sampleRate: f.sampleRate, format: f.bitsPerSample.map(String.init) ?? "f", channels: f.channelCount)
         var st = stat()

@@ -71,6 +71,12 @@ struct AudioPlayerStateMachine: Sendable {
     /// Whether the player plays on from where it was when the lost output answers again (it was
     /// playing). Cleared by pause and stop; the player keeps itself alive meanwhile.
     private(set) var resumesWhenOutputReturns = false
+    /// Whether an interruption began (and was reported) whose end has not been reported yet:
+    /// its end is reported whatever the app did meanwhile — paused, played or stopped the player
+    /// — as AVAudioPlayer's delegate hears `audioPlayerEndInterruption` for every interruption it
+    /// heard begin (seed 000's handler pauses on the session's notification, its delegate plays
+    /// on the end).
+    private(set) var interruptionPending = false
     /// Whether the player keeps itself alive now (it plays).
     var retained: Bool { keepAlive.held }
 
@@ -138,17 +144,21 @@ struct AudioPlayerStateMachine: Sendable {
 
         case (.playing, .interruptionBegan):
             state = .interrupted(from: .playing)
+            interruptionPending = true
             return [.pauseRendering, .emitInterruptionBegan]
         case (.paused, .interruptionBegan):
             state = .interrupted(from: .paused)
+            interruptionPending = true
             return [.emitInterruptionBegan]
         case (.prepared, .interruptionBegan):
             state = .interrupted(from: .prepared)
+            interruptionPending = true
             return [.emitInterruptionBegan]
         case (_, .interruptionBegan):
             return []
 
         case (.interrupted(let from), .interruptionEnded(let shouldResume)):
+            interruptionPending = false
             switch from {
             case .playing where shouldResume:
                 state = .playing
@@ -163,6 +173,11 @@ struct AudioPlayerStateMachine: Sendable {
                 state = .prepared
                 return [.emitInterruptionEnded(shouldResume: shouldResume)]
             }
+        case (_, .interruptionEnded(let shouldResume)) where interruptionPending:
+            // The app paused, played or stopped the player during the interruption: it stays as
+            // the app left it, and hears the end.
+            interruptionPending = false
+            return [.emitInterruptionEnded(shouldResume: shouldResume)]
         case (_, .interruptionEnded):
             return []
 

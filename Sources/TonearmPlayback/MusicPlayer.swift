@@ -259,6 +259,12 @@ public final class MusicPlayer: Sendable {
     // MARK: State
 
     public var playbackState: PlaybackState { queue.playbackState }
+    /// The parts of the current item in memory when it is a network stream
+    /// (``QueuePlayer/loadedTimeRanges``); empty for a file.
+    public var loadedTimeRanges: [TimeRange] { queue.loadedTimeRanges }
+    /// ``loadedTimeRanges`` each time it has grown enough to draw again
+    /// (``QueuePlayer/loadedTimeRangeChanges``).
+    public var loadedTimeRangeChanges: AsyncStream<[TimeRange]> { queue.loadedTimeRangeChanges }
     /// Whether the player plays on by itself when its lost output answers again
     /// (``QueuePlayer/isWaitingForOutput``).
     public var isWaitingForOutput: Bool { queue.isWaitingForOutput }

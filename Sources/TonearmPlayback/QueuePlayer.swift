@@ -177,6 +177,9 @@ public final class QueuePlayer: @unchecked Sendable {
     private let executor = ActionExecutor(label: "tonearm.queue-player")
     private let broadcaster = EventBroadcaster<QueuePlayerEvent>()
     private let makeOutput: @Sendable () throws -> any AudioOutputDriver
+    /// The network items opened lately, for what has arrived of the current one.
+    private let fetches = QueueFetches()
+    private let loadedBroadcaster = EventBroadcaster<[TimeRange]>()
 
     /// A queue of `items`, played through the output `output` makes when playback starts (by
     /// default PulseAudio when a server answers, otherwise the silent real-time null output).
@@ -184,6 +187,7 @@ public final class QueuePlayer: @unchecked Sendable {
                 output: @escaping @Sendable () throws -> any AudioOutputDriver = QueuePlayer.automaticOutput) {
         makeOutput = output
         lock = Mutex(Locked(machine: QueueStateMachine(items: items)))
+        fetches.whenGrown { [weak self] key in self?.loadedGrew(key: key) }
     }
 
     /// PulseAudio when a server answers, otherwise the real-time null output — with the steady
@@ -200,6 +204,41 @@ public final class QueuePlayer: @unchecked Sendable {
     /// still gets every event, so what counts or records them (the play command's "N played",
     /// the library's play counts, the daemon's idle) loses none.
     public var events: AsyncStream<QueuePlayerEvent> { broadcaster.stream(bufferingNewest: nil) }
+
+    // MARK: What has arrived of a stream
+
+    /// The parts of the current item in memory, in seconds of the item (AVPlayerItem's
+    /// `loadedTimeRanges`) — what a seek bar shows as buffered — when the current item is a
+    /// network stream: a download of known length by its bytes (the parts a seek fetched too),
+    /// an HLS stream from the playhead to the last segment that arrived. Empty for a file (all
+    /// of it is there), when nothing is scheduled, and for a stream opened longer ago than the
+    /// queue remembers (``QueueFetches``). Any thread.
+    public var loadedTimeRanges: [TimeRange] {
+        let (key, now) = lock.withLock { l in (l.machine.schedule.segments.first?.key, Self.currentTime(&l)) }
+        guard let key else { return [] }
+        return fetches.loadedTimeRanges(key: key, now: now)
+    }
+
+    /// ``loadedTimeRanges`` each time it has grown enough to draw again (half a percent of a
+    /// download, an HLS segment, the end), from the moment of the call — for the current item
+    /// only. Newest kept: a slow consumer gets the latest, not a backlog. Sent on the fetch's
+    /// thread.
+    public var loadedTimeRangeChanges: AsyncStream<[TimeRange]> { loadedBroadcaster.stream(bufferingNewest: 1) }
+
+    /// The tags of the network stream at `index` in the queue, as read from the stream itself
+    /// when it was opened (MPD shows them for a stream once it plays); nil for a file, an index
+    /// out of range, or a stream not opened lately (``QueueFetches``). Any thread.
+    public func streamMetadata(ofItemAt index: Int) -> AudioMetadata? {
+        guard let key = lock.withLock({ l in l.machine.entries.indices.contains(index) ? l.machine.entries[index].key : nil })
+        else { return nil }
+        return fetches.metadata(key: key)
+    }
+
+    /// What has arrived of entry `key`'s stream grew (on its fetch's thread).
+    private func loadedGrew(key: UInt64) {
+        guard lock.withLock({ $0.machine.schedule.segments.first?.key }) == key else { return }
+        loadedBroadcaster.yield(loadedTimeRanges)
+    }
 
     // MARK: Queue
 
@@ -366,6 +405,16 @@ public final class QueuePlayer: @unchecked Sendable {
     // MARK: Transport
 
     public var playbackState: PlaybackState { lock.withLock { $0.machine.state } }
+
+    /// Whether a start is under way: `play()` was called and the first item is being opened (a
+    /// network item connecting) or its output built — ``playbackState`` says `playing` once it
+    /// plays. Any thread.
+    public var isStarting: Bool {
+        lock.withLock { l in
+            if case .starting = l.machine.runtime { return true }
+            return false
+        }
+    }
 
     /// Times audio was not there when it was due, since the player was made: the output's own
     /// underruns (PulseAudio's underflows: the server's buffer ran dry) and the node's late data
@@ -718,10 +767,11 @@ public final class QueuePlayer: @unchecked Sendable {
     /// so that playback starts before the whole body has come. Blocks the calling thread while
     /// it connects (bounded by the network limits). Never called with the lock held nor on the
     /// executor.
-    private static func open(_ item: QueueItem) -> Result<AudioFile, TonearmError> {
+    /// A stream opened for entry `key` is remembered, so that what has arrived of it can be told
+    /// (``loadedTimeRanges``).
+    private func open(_ item: QueueItem, key: UInt64?) -> Result<AudioFile, TonearmError> {
         do {
-            let file = item.isRemote ? try ItemFetch.make(url: item.url).openFile(name: item.url.absoluteString)
-                                     : try AudioFile(path: item.path, audioStream: item.audioStream)
+            let file = try fetches.open(item, key: key)
             return .success(try item.range.map { try AudioFile(section: $0, of: file) } ?? file)
         } catch {
             return .failure(Self.typed(error))
@@ -732,13 +782,13 @@ public final class QueuePlayer: @unchecked Sendable {
     /// when one may apply. Off the lock.
     private func openCandidate(after index: Int, key: UInt64, order: PlayOrder) -> Candidate? {
         guard let next = lock.withLock({ $0.machine.crossfadeCandidate(after: index, key: key, order: order) }),
-              case .success(let file) = Self.open(next.item) else { return nil }
+              case .success(let file) = open(next.item, key: next.key) else { return nil }
         return Candidate(key: next.key, file: file)
     }
 
     /// Start `token`: opens the current item and reports it to the machine.
     private func openForStart(token: UInt64, key: UInt64, item: QueueItem, flow: DispatchGroup?) {
-        switch Self.open(item) {
+        switch open(item, key: key) {
         case .success(let file):
             lock.withLock { l in
                 let actions = l.machine.handle(.startOpened(token: token, key: key))
@@ -795,7 +845,7 @@ public final class QueuePlayer: @unchecked Sendable {
             return (index, item, order)
         }) else { return }
         onWorker(flow) { [self] in
-            switch Self.open(item) {
+            switch open(item, key: key) {
             case .success(let file):
                 let candidate = openCandidate(after: index, key: key, order: order)
                 lock.withLock { l in
@@ -936,8 +986,8 @@ public final class QueuePlayer: @unchecked Sendable {
         case .crossfade(let p):
             // The overlap: both files opened afresh for the mixing source.
             guard let incomingItem = lock.withLock({ l in l.machine.entry(key: p.place.key)?.item }),
-                  case .success(let outFile) = Self.open(QueueItem(path: p.outgoingPath)),
-                  case .success(let inFile) = Self.open(incomingItem) else { return }
+                  case .success(let outFile) = open(QueueItem(path: p.outgoingPath), key: nil),
+                  case .success(let inFile) = open(incomingItem, key: nil) else { return }
             let (mode, preamp) = lock.withLock { ($0.machine.replayGain, $0.machine.preamp) }
             let inGain = mode.linearGain(for: inFile.metadata.replayGain, preamp: preamp)
             guard let mix = try? CrossfadeSource(outgoing: outFile, outGain: p.outGain, incoming: inFile, inGain: inGain,
@@ -949,7 +999,7 @@ public final class QueuePlayer: @unchecked Sendable {
                       return m.entries.indices.contains(place.index) && m.entries[place.index].key == place.key
                           ? m.entries[place.index].item : nil
                   }),
-                  case .success(let file) = Self.open(item) else { return }
+                  case .success(let file) = open(item, key: place.key) else { return }
             let candidate = openCandidate(after: place.index, key: place.key, order: place.order)
             follow(rt, token: token, epoch: epoch, .item(place, file: file, start: frame, candidate: candidate))
         case .next:
@@ -997,7 +1047,7 @@ public final class QueuePlayer: @unchecked Sendable {
                 guard order.advanceOnEnd(), let next = order.current, l.machine.entries.indices.contains(next) else { return nil }
                 return (next, l.machine.entries[next].key, l.machine.entries[next].item)
             }) else { return }
-            switch Self.open(item) {
+            switch open(item, key: key) {
             case .success(let file):
                 let candidate = openCandidate(after: next, key: key, order: order)
                 let place = QueueSchedule.Place(key: key, index: next, order: order)

@@ -14,7 +14,10 @@ public enum WebPage {
           <p id="album"></p>
           <div class="seek">
             <span id="elapsed">0:00</span>
-            <input id="seek" type="range" min="0" max="0" step="1" value="0" aria-label="Seek" disabled>
+            <div class="bar">
+              <input id="seek" type="range" min="0" max="0" step="1" value="0" aria-label="Seek" disabled>
+              <div id="buffered" role="img" aria-label="Buffered: none" hidden></div>
+            </div>
             <span id="total">–:––</span>
           </div>
           <div class="controls">
@@ -76,7 +79,10 @@ public enum WebPage {
         #artist { margin: 0; font-weight: 600; }
         #album { margin: 0 0 1rem; color: var(--muted); }
         .seek { display: flex; align-items: center; gap: .5rem; font-variant-numeric: tabular-nums; }
-        .seek input { flex: 1; min-width: 0; }
+        .seek .bar { flex: 1; min-width: 0; position: relative; }
+        .seek input { width: 100%; margin: 0; display: block; }
+        #buffered { position: absolute; left: 0; right: 0; bottom: .2rem; height: 3px; }
+        #buffered span { position: absolute; top: 0; bottom: 0; background: var(--muted); border-radius: 2px; }
         input[type=range] { accent-color: var(--accent); height: 2rem; }
         .controls { display: flex; justify-content: center; gap: 1rem; margin: 1rem 0; }
         button { font: inherit; color: inherit; background: var(--row); border: 1px solid var(--line); border-radius: .5rem;
@@ -182,6 +188,16 @@ public enum WebPage {
           seek.max = s.duration || 0;
           seek.disabled = !s.duration;
           $("total").textContent = fmt(s.duration);
+          // A stream's parts that have arrived, as a line under the seek bar.
+          const buf = $("buffered"), parts = s.buffered && s.duration ? s.buffered : [];
+          buf.hidden = parts.length === 0;
+          buf.replaceChildren(...parts.map(([a, b]) => {
+            const span = document.createElement("span");
+            span.style.left = (a / s.duration * 100) + "%";
+            span.style.width = (Math.max(0, Math.min(b, s.duration) - a) / s.duration * 100) + "%";
+            return span;
+          }));
+          buf.setAttribute("aria-label", parts.length ? "Buffered " + parts.map(([a, b]) => fmt(a) + "–" + fmt(b)).join(", ") : "Buffered: none");
           $("repeat").setAttribute("aria-pressed", String(s.repeat));
           $("random").setAttribute("aria-pressed", String(s.random));
           const xf = $("crossfade");

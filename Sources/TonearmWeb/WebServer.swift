@@ -143,6 +143,13 @@ public final class WebRemote: Sendable {
            let id = try? library.library.persistentIDs(forPaths: [library.responder.folders.path(forURI: file)]).values.first {
             state.song?.cover = String(id)
         }
+        // A stream's parts in memory (not an MPD answer: MPD's clients are not told).
+        if state.song != nil, state.duration != nil {
+            let loaded = daemon.player.loadedTimeRanges
+            if !loaded.isEmpty {
+                state.buffered = loaded.map { [($0.start * 10).rounded() / 10, ($0.end * 10).rounded() / 10] }
+            }
+        }
         return state
     }
 
@@ -320,6 +327,15 @@ public final class WebRemote: Sendable {
             }
         }
         defer { volumeWatch?.cancel() }
+        // More of the playing stream arrived: the state (its buffered part) is read again.
+        let loadedChanges = daemon.player.loadedTimeRangeChanges
+        let loadedWatch = Task {
+            for await _ in loadedChanges {
+                pending.set.withLock { _ = $0.insert(.player) }
+                continuation.yield()
+            }
+        }
+        defer { loadedWatch.cancel() }
         // Called on the daemon's command queue: only notes the change.
         let id = daemon.hub.subscribe { changed in
             pending.set.withLock { $0.formUnion(changed) }

@@ -31,6 +31,9 @@ public struct WebPlayerState: Codable, Sendable, Hashable {
     /// Seconds into the song (at the time of the answer).
     public var elapsed: Double?
     public var duration: Double?
+    /// The parts of a stream that have arrived, `[start, end]` in seconds of the song (a seek
+    /// bar's buffered part); nil for a file (all of it is there) or a stream of unknown length.
+    public var buffered: [[Double]]?
     /// The queue's version (MPD's `playlist`): a page asks for the queue when it changes.
     public var queueVersion: Int
     public var queueLength: Int
@@ -96,9 +99,13 @@ public enum WebAnswer {
                        duration: fields["duration"].flatMap(Double.init) ?? fields["Time"].flatMap(Double.init))
     }
 
-    /// A song's title: its tag, else a stream's name, else its file name without the extension.
+    /// A song's title: its tag, else a stream's name, else its file name without the extension
+    /// (a stream's: the last part of its URL's path, without the query, percent-decoded).
     static func title(file: String, fields: [String: String]) -> String {
-        var name = file.split(separator: "/").last.map(String.init) ?? ""
+        var path = Substring(file)
+        if file.contains("://"), let end = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<end] }
+        var name = path.split(separator: "/").last.map(String.init) ?? ""
+        if file.contains("://") { name = name.removingPercentEncoding ?? name }
         if let dot = name.lastIndex(of: "."), dot != name.startIndex, !file.contains("://") { name = String(name[..<dot]) }
         return fields["Title"].flatMap { $0.isEmpty ? nil : $0 } ?? fields["Name"] ?? name
     }

@@ -209,6 +209,50 @@ struct DaemonPeerRangeCLITests {
     }
 }
 
+/// A network stream's own tags (a FLAC's comments), answered as MPD answers them: none while it
+/// has not played; once it plays, `currentsong` and `playlistinfo` carry them, the playlist
+/// version moves on by one and `plchanges` lists the stream — the same stream, from one real HTTP
+/// server on 127.0.0.1, added to MPD and to the daemon, each woken from `idle playlist`.
+@Suite(.serialized)
+struct DaemonStreamTagsPeerTests {
+    @Test func aStreamShowsTheTagsItCarriesOnceItPlays() throws {
+        let peers = try DaemonPeerCLITests.Peers()
+        defer { peers.stop() }
+        let served = peers.dir.file("served")
+        try FileManager.default.createDirectory(atPath: served, withIntermediateDirectories: true)
+        try Fixtures.tone(path: served + "/stream.flac", codecArgs: ["-c:a", "flac", "-metadata", "title=流れ", "-metadata", "artist=歌手",
+                                                                   "-metadata", "album=Net Album"],
+                          seconds: 20, rate: 44_100, channels: 1)
+        let server = try PrivateHTTPServer(root: served)
+        defer { server.stop() }
+        let url = server.url("/stream.flac").absoluteString
+        let theirs = try MPDLineSocket(unixPath: peers.mpd.socketPath)
+        let ours = try MPDLineSocket(unixPath: peers.daemonSocket)
+        let before = ["clear", "add \"\(url)\"", "playlistinfo", "status", "play", "status"]
+        var differences = try DaemonPeerCLITests.differences(before, mpd: theirs, tonearm: ours)
+        // Each woken from `idle playlist` (the first answers at once: `clear` and `add` changed the
+        // queue since this connection last idled) until its current song has the stream's title.
+        for (name, c) in [("MPD", theirs), ("Tonearm", ours)] {
+            var titled = false
+            for _ in 0..<5 {
+                c.send(lines: ["currentsong"])
+                titled = try c.readAnswer(timeout: 10).contains { $0.hasPrefix("Title: ") }
+                if titled { break }
+                c.send(lines: ["idle playlist"])
+                _ = try c.readAnswer(timeout: 30)
+            }
+            #expect(titled, "\(name)'s current song has no title")
+        }
+        theirs.send(lines: ["status"])
+        let version = try theirs.readAnswer(timeout: 10).first { $0.hasPrefix("playlist: ") }.flatMap { Int($0.dropFirst(10)) } ?? 0
+        differences += try DaemonPeerCLITests.differences(["currentsong", "playlistinfo", "status", "plchanges \(version - 1)"],
+                                                          mpd: theirs, tonearm: ours)
+        #expect(differences.isEmpty, Comment(rawValue: differences.joined(separator: "\n")))
+        ours.send(lines: ["currentsong"])
+        #expect(try ours.readAnswer(timeout: 10).contains("Title: 流れ"))
+    }
+}
+
 /// `--password` and `--default-permissions`: malformed values are refused naming them; a
 /// client without the password has the default permissions, with it the password's (driven by
 /// the real `mpc`, which sends `password` for `MPD_HOST=SECRET@HOST`).

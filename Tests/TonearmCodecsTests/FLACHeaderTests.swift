@@ -103,6 +103,19 @@ private typealias F = TagFixtures
         #expect(probe.metadata.trackNumber == 3 && probe.metadata.trackCount == 12 && probe.metadata.albumArtist == "Various")
     }
 
+    /// A comment's key lower-cased from its bytes is the key decoded, then lower-cased: ASCII
+    /// (the letters' neighbours "@", "[", "`", "{" left as they are) and not.
+    @Test func keysAreLowerCasedAsDecodedStrings() {
+        let keys: [[UInt8]] = [
+            Array("ALBUMARTIST".utf8), Array("album_artist".utf8), Array("@AZ[`az{".utf8), [], [0, 0x41],
+            Array("REPLAYGAIN_TRACK_GAIN".utf8), Array("ÄÖ".utf8), [0x41, 0xC4], Array("ΣΊΣΥΦΟΣ".utf8),
+        ]
+        for key in keys {
+            #expect(FLACHeader.lowercasedKey(key) == TagText.decode(key).lowercased(), "\(key)")
+        }
+        #expect(FLACHeader.lowercasedKey(Array("@AZ[`az{".utf8)) == "@az[`az{")
+    }
+
     @Test func commentsAsFFmpegsDictionaryHoldsThem() throws {
         let dir = try TempDir("flac-comments")
         defer { dir.remove() }

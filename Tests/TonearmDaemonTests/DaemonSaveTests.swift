@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Dispatch
 import Foundation
+import Synchronization
 import Testing
 import TonearmCore
 import TonearmDSP
@@ -112,5 +113,41 @@ import TonearmRender
         #expect(listed.contains("Range: 0.500-2.250\n") && listed.contains("duration: 1.750\n"), "\(listed)")
         #expect(again.player.queue.items().first?.range == PlaybackRange(start: 0.5, end: 2.25))
         again.shutdown()
+    }
+
+    /// A play state a command changed is announced once, with its answer: the player's own
+    /// `stateChanged` for it, which comes later through its event stream, raises no second
+    /// `player` — a client that connected after `stop` was answered hears nothing of it (a
+    /// clean-clone run saw `idle` answer `player` instead of the `mixer` that came next). A change
+    /// the player makes by itself is still announced.
+    @Test func aCommandsStateChangeIsAnnouncedOnce() throws {
+        let p = dir.file("idle.flac")
+        try Fixtures.tone(path: p, codecArgs: ["-c:a", "flac"], seconds: 30, rate: 8_000, channels: 1)
+        let daemon = MPDDaemon(player: MusicPlayer(output: { NullOutput() }, session: nil))
+        defer { daemon.shutdown() }
+        let client = MPDClientContext(isLocal: true)
+        #expect(daemon.executeNow(Self.batch("add \"\(p)\""), client: client).text == "OK\n")
+        #expect(daemon.executeNow(Self.batch("play 0"), client: client).text == "OK\n")
+        #expect(daemon.executeNow(Self.batch("stop"), client: client).text == "OK\n")
+        #expect(daemon.player.playbackState == .stopped)
+
+        let heard = Mutex<[Set<MPDSubsystem>]>([])
+        let id = daemon.hub.subscribe { changed in heard.withLock { $0.append(changed) } }
+        defer { daemon.hub.unsubscribe(id) }
+        // The player's events for the play and the stop, late: nothing new to tell.
+        daemon.handlePlayerEventForTesting(.stateChanged(.playing))
+        daemon.handlePlayerEventForTesting(.stateChanged(.stopped))
+        _ = daemon.executeNow(Self.batch("ping"), client: client)
+        #expect(heard.withLock { $0 }.filter { $0.contains(.player) }.isEmpty, "\(heard.withLock { $0 })")
+
+        // An event of a state that is not the player's any more: nothing (the player is stopped).
+        daemon.handlePlayerEventForTesting(.stateChanged(.paused))
+        #expect(heard.withLock { $0 }.filter { $0.contains(.player) }.isEmpty, "\(heard.withLock { $0 })")
+
+        // A change no MPD command made (MPRIS's Play, here the player's own call): announced once
+        // its event comes.
+        daemon.player.play()
+        #expect(Self.waitUntil(daemon) { heard.withLock { $0 }.contains { $0.contains(.player) } }, "\(heard.withLock { $0 })")
+        #expect(daemon.player.playbackState == .playing)
     }
 }

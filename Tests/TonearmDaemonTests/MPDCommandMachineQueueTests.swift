@@ -98,6 +98,27 @@ struct MPDCommandMachineQueueTests {
         #expect(throws: MPDAck(.argument, "Unknown filter type", command: "playlistfind")) { try Self.send(&m, "playlistfind foo x", database: db) }
     }
 
+    /// A stream's own tags, read once it plays, become its song's: one new playlist version in
+    /// which its position changed, idle `playlist` — as MPD 0.23 does (DaemonPeerCLITests compares
+    /// the answers). A song with tags keeps them; another song at the position is left alone.
+    @Test func aStreamTakesTheTagsItCarries() throws {
+        var m = MPDCommandMachine()
+        _ = try Self.send(&m, "add a")
+        m.restore(songs: m.songs + [MPDSong(uri: "http://h/s.flac", location: "http://h/s.flac")], volume: 100, isRepeat: false,
+                  isRandom: false, single: .off, consume: false, crossfade: 0)
+        let v = m.version
+        let tags: [(MPDTag, String)] = [(.artist, "歌手"), (.title, "曲")]
+        #expect(m.streamTagsRead(position: 1, location: "http://h/other.flac", tags: tags).isEmpty)
+        #expect(m.streamTagsRead(position: 1, location: "http://h/s.flac", tags: []).isEmpty)
+        #expect(m.version == v)
+        #expect(m.streamTagsRead(position: 1, location: "http://h/s.flac", tags: tags) == [.playlist])
+        #expect(m.version == v + 1 && m.songs[1].tags.map(\.1) == ["歌手", "曲"])
+        #expect(try Self.send(&m, "plchangesposid \(v)").response == "cpos: 1\nId: \(m.entries[1].id)\n")
+        // Told once: the song has tags now.
+        #expect(m.streamTagsRead(position: 1, location: "http://h/s.flac", tags: [(.title, "Other")]).isEmpty)
+        #expect(m.version == v + 1)
+    }
+
     @Test func addAFolderAndVersionsOfAddAndSwap() throws {
         var m = MPDCommandMachine()
         let db = Library()

@@ -68,6 +68,25 @@ import TonearmTestSupport
         #expect(try f.library.statistics().items == LibraryFixtures.mediaCount + 3)
     }
 
+    /// A first scan's rows go in with the foreign keys off for their transactions (see
+    /// `Scanner.flush`): the covers they refer to are there, and the writer's foreign keys are
+    /// on again after it.
+    @Test func aFirstScanLeavesTheForeignKeysOnAndHeld() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        #expect(LibraryFixtures.mediaCount >= Scanner.bulkThreshold, "the fixture exercises the bulk path")
+        let summary = try await f.library.scanToEnd(folders: [f.root])
+        #expect(summary.added == LibraryFixtures.mediaCount)
+        let (violations, covered, foreignKeys) = try await f.library.pool.writeWithoutTransaction { db in
+            (try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").count,
+             try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE artworkHash IS NOT NULL") ?? 0,
+             try Bool.fetchOne(db, sql: "PRAGMA foreign_keys") ?? false)
+        }
+        #expect(violations == 0)
+        #expect(covered >= 10, "the fixture's tracks with a cover: \(covered)")
+        #expect(foreignKeys, "the writer's foreign keys are on again")
+    }
+
     /// A batch's new rows go into the table in its order (by id), each after the last: the
     /// table's pages are filled, not split in the middle as rows with ids spread over the whole
     /// range (content hashes) would leave them — about a third of each page empty.

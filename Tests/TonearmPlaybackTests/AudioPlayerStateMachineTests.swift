@@ -92,6 +92,28 @@ import Testing
         #expect(m.state == .paused)
     }
 
+    /// AVAudioPlayer's delegate hears the end of every interruption it heard begin, whatever
+    /// the app did meanwhile (seed 000 pauses on the session's notification and plays on the
+    /// delegate's end): the player stays as the app left it, the end is reported once.
+    @Test func theEndIsReportedAfterTheAppPausedOrPlayedDuringTheInterruption() {
+        var m = AudioPlayerStateMachine()
+        _ = m.handle(.play(delayFrames: 0))
+        _ = m.handle(.interruptionBegan)
+        #expect(m.handle(.pause).isEmpty)
+        #expect(m.handle(.interruptionEnded(shouldResume: true)) == [.emitInterruptionEnded(shouldResume: true)])
+        #expect(m.state == .paused, "paused by the app: it does not resume by itself")
+        #expect(m.handle(.interruptionEnded(shouldResume: true)).isEmpty, "reported once")
+
+        _ = m.handle(.play(delayFrames: 0))
+        _ = m.handle(.interruptionBegan)
+        _ = m.handle(.play(delayFrames: 0))
+        #expect(m.state == .playing)
+        #expect(m.handle(.interruptionEnded(shouldResume: false)) == [.emitInterruptionEnded(shouldResume: false)])
+        #expect(m.state == .playing, "played by the app: it goes on")
+        // No interruption heard: no end reported.
+        #expect(m.handle(.interruptionEnded(shouldResume: true)).isEmpty)
+    }
+
     @Test func outputLossEndsUnsuccessfully() {
         var m = AudioPlayerStateMachine()
         _ = m.handle(.play(delayFrames: 0))

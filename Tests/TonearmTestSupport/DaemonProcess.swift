@@ -52,3 +52,7 @@ public struct DaemonProcess: Sendable {
 /// The web remote's browser script (`webremote.py` next to this file: headless chromium driven
 /// by python3-selenium), run with python3 from the source tree.
 public let webRemoteBrowserScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("webremote.py").path
+
+/// The browser script for a stream's buffered part on the web remote's seek bar
+/// (`webbuffered.py` next to this file), run with python3 from the source tree.
+public let webBufferedBrowserScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("webbuffered.py").path

@@ -10,14 +10,13 @@
 import os
 import subprocess
 import sys
-import tempfile
 
-from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select, WebDriverWait
+from selenium.webdriver.support.ui import Select
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree (SwiftPM would warn of it)
+from browsersteps import Steps  # noqa: E402
 
 url, shots = sys.argv[1], sys.argv[2]
 DEADLINE = 10
@@ -30,13 +29,9 @@ def mpc(*args):
     return r.stdout
 
 
-options = Options()
-options.binary_location = "/usr/bin/chromium"
-for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=375,812",
-          "--no-first-run", "--disable-extensions", "--user-data-dir=" + tempfile.mkdtemp(prefix="webremote-chromium-")]:
-    options.add_argument(a)
-driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-step = "start"
+steps = Steps("webremote", DEADLINE)
+driver = steps.driver
+wait, check = steps.wait, steps.check
 
 
 def button(name):
@@ -51,21 +46,6 @@ def button(name):
         except StaleElementReferenceException:
             continue
     raise AssertionError(f"no button named {name!r}; buttons: {[b.accessible_name for b in driver.find_elements(By.TAG_NAME, 'button')]}")
-
-
-def wait(what, condition):
-    global step
-    step = what
-    WebDriverWait(driver, DEADLINE, poll_frequency=0.05, ignored_exceptions=[StaleElementReferenceException]).until(lambda d: condition())
-    print("ok:", what, flush=True)
-
-
-def check(what, ok):
-    global step
-    step = what
-    if not ok:
-        raise AssertionError(what)
-    print("ok:", what, flush=True)
 
 
 def viewport(width, height, mobile):
@@ -201,7 +181,7 @@ try:
     driver.save_screenshot(os.path.join(shots, "web-remote-1280.png"))
     print("PASS", flush=True)
 except (AssertionError, TimeoutException) as e:
-    print(f"FAIL at {step!r}: {e!r}\ntitle={driver.title!r}\n{driver.find_element(By.TAG_NAME, 'body').text}", flush=True)
+    print(f"FAIL at {steps.step!r}: {e!r}\ntitle={driver.title!r}\n{driver.find_element(By.TAG_NAME, 'body').text}", flush=True)
     sys.exit(1)
 finally:
     driver.quit()

@@ -59,12 +59,17 @@ struct WebStateTests {
             file: Other/Folder/02 Untitled.flac
             Pos: 1
             Id: 8
+            file: http://127.0.0.1:8000/radio/%E6%99%B4%E5%A4%A9.flac?rate=2000#t
+            Pos: 2
+            Id: 9
             OK
 
             """
         let songs = WebAnswer.songs(try WebAnswer.pairs(answer))
         #expect(songs == [WebSong(id: 7, pos: 0, title: "青花瓷", artist: "周杰伦", album: "我很忙", duration: 239.5),
-                          WebSong(id: 8, pos: 1, title: "02 Untitled", artist: "", album: "", duration: nil)])
+                          WebSong(id: 8, pos: 1, title: "02 Untitled", artist: "", album: "", duration: nil),
+                          // A stream without tags: its URL's last part, without the query, decoded.
+                          WebSong(id: 9, pos: 2, title: "晴天.flac", artist: "", album: "", duration: nil)])
         #expect(throws: WebCommandFailure("ACK [50@0] {playid} No such song")) { try WebAnswer.pairs("ACK [50@0] {playid} No such song\n") }
         #expect(throws: WebCommandFailure.self) { try WebAnswer.pairs("state: play\n") }
     }
