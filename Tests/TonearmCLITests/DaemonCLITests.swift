@@ -349,7 +349,7 @@ struct DaemonServiceCLITests {
         defer { dir.remove() }
         let runtime = dir.file("run"), state = dir.file("state")
         let r = try await run(try tonearmBinary(), ["daemon", "--detach", "--output", "null", "--listen", "none", "--runtime-dir", runtime,
-                                              "--state-dir", state])
+                                                    "--state-dir", state])
         #expect(r.status == 0, "\(r.stderr)")
         let pidText = try #require(r.stdout.split(separator: "(pid ").last?.split(separator: ")").first)
         let pid = try #require(pid_t(pidText))
@@ -361,7 +361,7 @@ struct DaemonServiceCLITests {
         #expect(getsid(pid) == pid)
         // A second --detach fails and says where the first is.
         let second = try await run(try tonearmBinary(), ["daemon", "--detach", "--output", "null", "--listen", "none", "--runtime-dir", runtime,
-                                                   "--state-dir", state])
+                                                         "--state-dir", state])
         #expect(second.status == 1)
         #expect(second.stderr.contains("already running (pid \(pid)"), "\(second.stderr)")
         // SIGTERM ends it: the open connection is closed.

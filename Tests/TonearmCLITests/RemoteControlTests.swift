@@ -16,7 +16,7 @@ import Glibc
         defer { bus.stop() }
         let a = dir.file("alpha.flac"), b = dir.file("beta.flac")
         try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=30", "-metadata", "title=Alpha",
-                             "-metadata", "artist=The Testers", a])
+                                   "-metadata", "artist=The Testers", a])
         try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=660:duration=30", "-metadata", "title=Beta", b])
         var env = bus.environment
         env["XDG_STATE_HOME"] = dir.file("state")
@@ -110,7 +110,7 @@ import Glibc
         let bus = try PrivateDBus()
         defer { bus.stop() }
         try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=30", "-c:a", "libmp3lame", "-b:a", "128k",
-                             "-metadata", "title=Streamed Song", served.file("song.mp3")])
+                                   "-metadata", "title=Streamed Song", served.file("song.mp3")])
         let server = try PrivateHTTPServer(root: served.path)
         defer { server.stop() }
         let remote = try Remote(bus: bus, playing: [server.url("/song.mp3").absoluteString], state: served.file("state"))
@@ -146,7 +146,7 @@ import Glibc
         let zero = dir.file("zero.flac"), eight = dir.file("eight.flac"), extra = dir.file("extra.flac")
         try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=30", "-metadata", "title=Zero", zero])
         try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=550:duration=30", "-metadata", "title=Eight",
-                             "-metadata", "album=Octets", "-metadata", "track=8/12", eight])
+                                   "-metadata", "album=Octets", "-metadata", "track=8/12", eight])
         try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=660:duration=30", "-metadata", "title=Extra", extra])
         let served = try TempDir("remote-served")
         defer { served.remove() }

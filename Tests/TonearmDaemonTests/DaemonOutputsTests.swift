@@ -433,7 +433,7 @@ struct SnapcastSyncTests {
         // White noise: one lag aligns it (a tone would align at every period).
         let noise = d.dir.file("music/noise.flac")
         try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "anoisesrc=color=white:amplitude=0.5:duration=30:sample_rate=48000:seed=7",
-                             "-ac", "2", "-c:a", "flac", noise])
+                                   "-ac", "2", "-c:a", "flac", noise])
         try d.mpc("add", noise).expectSuccess()
         try d.mpc("play").expectSuccess()
 

@@ -19,7 +19,7 @@ import TonearmTestSupport
         defer { dir.remove() }
         let src = dir.file("tone.wav")
         try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.5*sin(2*PI*440*t)|0.5*sin(2*PI*440*t):s=48000:d=1",
-                             "-c:a", "pcm_f32le", src])
+                                   "-c:a", "pcm_f32le", src])
         let rec = try server.startRecording(to: dir.file("heard.wav"))
         let serverString = server.serverString
         let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: src),

@@ -87,8 +87,8 @@ import TonearmTestSupport
         // The recording, its halves, and the reference at the sink's rate.
         let whole = dir.file("whole.wav")
         try await Fixtures.ffmpeg(["-f", "lavfi", "-i",
-                             "aevalsrc=exprs=\(GaplessTests.expressions):s=\(Self.sourceRate):d=\(Self.seconds)",
-                             "-c:a", "pcm_f32le", whole])
+                                   "aevalsrc=exprs=\(GaplessTests.expressions):s=\(Self.sourceRate):d=\(Self.seconds)",
+                                   "-c:a", "pcm_f32le", whole])
         let first = dir.file("a.\(ext)"), second = dir.file("b.\(ext)")
         try await Fixtures.ffmpeg(["-i", whole, "-af", "atrim=end_sample=\(Self.join)"] + format.args + [first])
         try await Fixtures.ffmpeg(["-i", whole, "-af", "atrim=start_sample=\(Self.join),asetpts=N/SR/TB"] + format.args + [second])
