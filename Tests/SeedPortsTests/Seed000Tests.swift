@@ -41,8 +41,8 @@ import TonearmTestSupport
     @Test func theSystemSoundIsHeardAndDisposedWithItsPlayer() async throws {
         let server = try PrivatePulseServer()
         defer { server.stop() }
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.4*sin(2*PI*660*t)|0.4*sin(2*PI*660*t):s=48000:d=0.3",
-                             dir.file("button_click.wav")])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.4*sin(2*PI*660*t)|0.4*sin(2*PI*660*t):s=48000:d=0.3",
+                                   dir.file("button_click.wav")])
         let bundle = try #require(Bundle(path: dir.path))
         let rec = try server.startRecording(to: dir.file("heard.wav"))
         var id: SystemSoundID = 0
@@ -72,7 +72,7 @@ import TonearmTestSupport
         defer { server.stop() }
         try Fixtures.tone(path: dir.file("song.mp3"), codecArgs: ["-c:a", "libmp3lame", "-b:a", "128k"], seconds: 30)
         let call = dir.file("call.wav")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=880:duration=0.5:sample_rate=48000", call])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=880:duration=0.5:sample_rate=48000", call])
         let serverString = server.serverString
         let music = MusicPlayer(bundle: try #require(Bundle(path: dir.path)),
                                 output: { PulseOutput(server: serverString, streamName: "music", role: "music") })

@@ -43,9 +43,9 @@ import TonearmTestSupport
         let dir = try TempDir("seed003")
         defer { dir.remove() }
         let video = dir.file("clip.mp4")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "testsrc=size=64x64:rate=10:d=2",
-                             "-f", "lavfi", "-i", "sine=frequency=440:duration=2:sample_rate=48000",
-                             "-map", "0:v", "-map", "1:a", "-ac", "2", "-c:v", "mpeg4", "-c:a", "aac", "-b:a", "128k", video])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "testsrc=size=64x64:rate=10:d=2",
+                                   "-f", "lavfi", "-i", "sine=frequency=440:duration=2:sample_rate=48000",
+                                   "-map", "0:v", "-map", "1:a", "-ac", "2", "-c:v", "mpeg4", "-c:a", "aac", "-b:a", "128k", video])
         let url = try await extract(video, into: dir.path).get()
         #expect(url.pathExtension == "caf")
         #expect(FileManager.default.fileExists(atPath: url.path))

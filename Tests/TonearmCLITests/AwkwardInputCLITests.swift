@@ -6,7 +6,7 @@ import TonearmTestSupport
 /// `tonearm play` of inputs real collections have and the other tests do not: playlists whose
 /// relative entries are percent-encoded, files named like options, and a FLAC cut short. Through
 /// the real binary, with files generated here.
-@Suite struct AwkwardInputCLITests {
+@Suite(.offThePool) struct AwkwardInputCLITests {
     /// No sound server and no session bus: nothing outside the test is touched.
     static func environment(_ dir: TempDir) -> [String: String] {
         ["XDG_DATA_HOME": dir.file("data"), "XDG_STATE_HOME": dir.file("state"), "PULSE_SERVER": "unix:\(dir.file("no-pulse"))",

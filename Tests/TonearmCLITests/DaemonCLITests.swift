@@ -23,17 +23,17 @@ struct DaemonCLITests {
         #expect(daemon.standardErrorText.contains("listening on \(socket)"))
         let env = ["MPD_HOST": socket, "MPD_PORT": "6600"]
 
-        #expect(try run("mpc", ["add", song], environment: env).status == 0)
-        let play = try run("mpc", ["play"], environment: env)
+        #expect(try await run("mpc", ["add", song], environment: env).status == 0)
+        let play = try await run("mpc", ["play"], environment: env)
         #expect(play.status == 0, "\(play.stderr)")
         #expect(play.stdout.contains("[playing] #1/1"), "\(play.stdout)")
         #expect(play.stdout.hasPrefix("Daemon tone\n"))
 
-        let second = try run(try tonearmBinary(), ["daemon", "--output", "null", "--listen", "none", "--runtime-dir", runtime, "--state-dir", dir.file("state")])
+        let second = try await run(try tonearmBinary(), ["daemon", "--output", "null", "--listen", "none", "--runtime-dir", runtime, "--state-dir", dir.file("state")])
         #expect(second.status == 1)
         #expect(second.stderr.contains("already running (pid \(daemon.pid), socket \(socket))"), "\(second.stderr)")
         // The first one is untouched.
-        #expect(try run("mpc", ["status"], environment: env).stdout.contains("[playing]"))
+        #expect(try await run("mpc", ["status"], environment: env).stdout.contains("[playing]"))
 
         daemon.terminate(SIGTERM)
         #expect(daemon.succeeded, "status \(String(describing: daemon.status)): \(daemon.standardErrorText)")
@@ -348,8 +348,8 @@ struct DaemonServiceCLITests {
         let dir = try TempDir("tonearm-daemon-detach")
         defer { dir.remove() }
         let runtime = dir.file("run"), state = dir.file("state")
-        let r = try run(try tonearmBinary(), ["daemon", "--detach", "--output", "null", "--listen", "none", "--runtime-dir", runtime,
-                                              "--state-dir", state])
+        let r = try await run(try tonearmBinary(), ["daemon", "--detach", "--output", "null", "--listen", "none", "--runtime-dir", runtime,
+                                                    "--state-dir", state])
         #expect(r.status == 0, "\(r.stderr)")
         let pidText = try #require(r.stdout.split(separator: "(pid ").last?.split(separator: ")").first)
         let pid = try #require(pid_t(pidText))
@@ -360,8 +360,8 @@ struct DaemonServiceCLITests {
         #expect(client.greeting == "OK MPD 0.23.5")
         #expect(getsid(pid) == pid)
         // A second --detach fails and says where the first is.
-        let second = try run(try tonearmBinary(), ["daemon", "--detach", "--output", "null", "--listen", "none", "--runtime-dir", runtime,
-                                                   "--state-dir", state])
+        let second = try await run(try tonearmBinary(), ["daemon", "--detach", "--output", "null", "--listen", "none", "--runtime-dir", runtime,
+                                                         "--state-dir", state])
         #expect(second.status == 1)
         #expect(second.stderr.contains("already running (pid \(pid)"), "\(second.stderr)")
         // SIGTERM ends it: the open connection is closed.

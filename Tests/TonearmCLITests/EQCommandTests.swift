@@ -7,7 +7,7 @@ import Testing
 import TonearmTestSupport
 
 /// `tonearm eq list` and `tonearm eq show`.
-@Suite struct EQCommandTests {
+@Suite(.offThePool) struct EQCommandTests {
     @Test func listIncludesRockWithItsGains() throws {
         let r = try run(try tonearmBinary(), ["eq", "list"])
         #expect(r.status == 0, "stderr: \(r.stderr)")
@@ -131,7 +131,7 @@ private final class SVGCollector: NSObject, XMLParserDelegate {
 }
 
 /// The equalizer on files below 44.1 kHz: `eq show --rate` and `render --eq` of real files.
-@Suite struct EQSampleRateCommandLineTests {
+@Suite(.offThePool) struct EQSampleRateCommandLineTests {
     /// The `frequency   response` rows of `eq show`: (Hz, dB).
     static func responseRows(_ stdout: String) -> [(Double, Double)] {
         stdout.split(separator: "\n").compactMap { line -> (Double, Double)? in

@@ -5,7 +5,7 @@ import TonearmCore
 import TonearmTestSupport
 
 /// `tonearm extract-audio`, `tonearm convert` and the track list of `tonearm info`, as a user runs them.
-@Suite  final class ExportCommandLineTests: Sendable {
+@Suite(.offThePool)  final class ExportCommandLineTests: Sendable {
     let dir: TempDir
     init() throws { dir = try TempDir("export-cli") }
     deinit { dir.remove() }

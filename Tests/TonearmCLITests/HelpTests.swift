@@ -6,7 +6,7 @@ import TonearmTestSupport
 /// The help of every command, the manual page and the shell completions, through the real
 /// binary; the commands are enumerated from the binary's own description of itself (the root
 /// configuration), not from a list here.
-@Suite struct HelpTests {
+@Suite(.offThePool) struct HelpTests {
     /// Every command's `--help` shows examples and a usage line with the command's own name.
     @Test func everyHelpHasExamplesAndItsOwnUsage() throws {
         let bin = try tonearmBinary()

@@ -6,7 +6,7 @@ import TonearmTestSupport
 
 /// Channel layouts as a user sees them: `tonearm info` names the file's layout, and
 /// `tonearm play --output file:` writes a WAV that says the layout it played.
-@Suite(.serialized) struct LayoutCLITests {
+@Suite(.offThePool, .serialized) struct LayoutCLITests {
     let dir: TempDir
     init() throws {
         dir = try TempDir("cli-layout")

@@ -45,7 +45,7 @@ import TonearmTestSupport
         #expect(exitCode(watch.status) == 130, "Ctrl-C ends it with the shell's 130 (status \(String(describing: watch.status)))")
         #expect(watch.standardErrorText.isEmpty, "\(watch.standardErrorText)")
 
-        let songs = try run(bin, ["library", "songs", "--db", db])
+        let songs = try await run(bin, ["library", "songs", "--db", db])
         #expect(songs.stdout.hasPrefix("Second") && !songs.stdout.contains("First"), "the library is as the lines said: \(songs.stdout)")
     }
 

@@ -6,7 +6,7 @@ import TonearmTestSupport
 /// Names as the CLI prints and takes them: one spelling (kebab-case) for reverb, filter-type and
 /// export presets everywhere (the old camel-case spelling still accepted), equalizer bands
 /// numbered from 0 in `eq show` as in `effects eq`, and tag names printed whole by `info`.
-@Suite  final class NamingCommandLineTests: Sendable {
+@Suite(.offThePool)  final class NamingCommandLineTests: Sendable {
     let dir: TempDir
     init() throws { dir = try TempDir("naming-cli") }
     deinit { dir.remove() }

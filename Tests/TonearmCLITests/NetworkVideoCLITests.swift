@@ -100,21 +100,21 @@ import TonearmTestSupport
         #expect(server.requests(path: "/red.mp4").count <= 4, "the picture reads the sound's download")
 
         // --no-video: the sound to the end, no window.
-        let n = try run(try tonearmBinary(), ["play", "--plain", "--output", "null", "--no-video", server.url("/short.mp4").absoluteString],
-                        environment: env)
+        let n = try await run(try tonearmBinary(), ["play", "--plain", "--output", "null", "--no-video", server.url("/short.mp4").absoluteString],
+                              environment: env)
         #expect(n.status == 0, "\(n.stdout)\n\(n.stderr)")
         #expect(!n.stdout.contains("Video:") && !n.stdout.contains("no display"), "\(n.stdout)")
         #expect(n.stdout.contains("Done: 1 played"), "\(n.stdout)")
         // Sound only: no window, no word about the picture.
-        let a = try run(try tonearmBinary(), ["play", "--plain", "--output", "null", server.url("/tone.m4a").absoluteString],
-                        environment: env)
+        let a = try await run(try tonearmBinary(), ["play", "--plain", "--output", "null", server.url("/tone.m4a").absoluteString],
+                              environment: env)
         #expect(a.status == 0, "\(a.stdout)\n\(a.stderr)")
         #expect(!a.stdout.contains("Video:") && !a.stdout.contains("sound only"), "\(a.stdout)")
         // No display: the sound, said once.
         var none = env
         none["DISPLAY"] = ""
-        let d = try run(try tonearmBinary(), ["play", "--plain", "--output", "null", server.url("/short.mp4").absoluteString],
-                        environment: none)
+        let d = try await run(try tonearmBinary(), ["play", "--plain", "--output", "null", server.url("/short.mp4").absoluteString],
+                              environment: none)
         #expect(d.status == 0, "\(d.stdout)\n\(d.stderr)")
         #expect(d.stdout.components(separatedBy: "no display: playing the sound only").count == 2, "\(d.stdout)")
         #expect(!d.stdout.contains("Video:"), "\(d.stdout)")

@@ -85,7 +85,7 @@ import TonearmTestSupport
         let server = try PrivatePulseServer()
         defer { server.stop() }
         let short = dir.file("short.flac")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=4", short])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=4", short])
         let child = try ChildProcess([try tonearmBinary(), "play", "--output", "pulse", short], environment: environment(server),
                                      captureStandardError: true, captureStandardOutput: true)
         defer { child.terminate(SIGKILL) }
@@ -136,7 +136,7 @@ import TonearmTestSupport
         let server = try PrivatePulseServer()
         defer { server.stop() }
         let short = dir.file("late.flac")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=3", short])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=3", short])
         // A listener on the sink's monitor keeps the null sink rendering in small blocks, as a
         // sound card would (alone, it renders up to 2 s ahead and a short stall goes unseen).
         let listener = try server.startRecording(to: dir.file("late-heard.wav"))

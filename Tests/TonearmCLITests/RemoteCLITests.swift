@@ -243,7 +243,7 @@ struct SystemMusicPlayerCLITests {
         player.setQueue(withPaths: [a])
         player.play()
         _ = try await waitForEvent(states, "playing") { $0 == .playing }
-        let status = try run("mpc", ["status"], environment: ["MPD_HOST": socket])
+        let status = try await run("mpc", ["status"], environment: ["MPD_HOST": socket])
         #expect(status.stdout.contains("[playing] #1/1"), "\(status)")
     }
 
@@ -370,10 +370,10 @@ struct SystemMusicPlayerCLITests {
             #expect(e.ack == .password, "\(e)")
         }
         let tonearm = try tonearmBinary()
-        let denied = try run(tonearm, ["remote", "play", "--host", second.socket])
+        let denied = try await run(tonearm, ["remote", "play", "--host", second.socket])
         #expect(denied.status == 1 && denied.stderr.hasPrefix("tonearm: remote play: you don't have permission"), "\(denied)")
         // The saved queue was at its second song.
-        let allowed = try run(tonearm, ["remote", "play", "--host", second.socket, "--password", "secret"])
+        let allowed = try await run(tonearm, ["remote", "play", "--host", second.socket, "--password", "secret"])
         #expect(allowed.status == 0 && allowed.stdout.contains("[playing] #2/2"), "\(allowed)")
         let withPassword = try await SystemMusicPlayer.connect(to: .unix(path: second.socket), password: "secret")
         #expect(withPassword.playbackState == .playing)

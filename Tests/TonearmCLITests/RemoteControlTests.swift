@@ -15,9 +15,9 @@ import Glibc
         let bus = try PrivateDBus()
         defer { bus.stop() }
         let a = dir.file("alpha.flac"), b = dir.file("beta.flac")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=30", "-metadata", "title=Alpha",
-                             "-metadata", "artist=The Testers", a])
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=660:duration=30", "-metadata", "title=Beta", b])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=30", "-metadata", "title=Alpha",
+                                   "-metadata", "artist=The Testers", a])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=660:duration=30", "-metadata", "title=Beta", b])
         var env = bus.environment
         env["XDG_STATE_HOME"] = dir.file("state")
 
@@ -91,7 +91,7 @@ import Glibc
 
         // --resume picks up there: Beta from about 10 s to its end (about 20 s of audio).
         let out = dir.file("resumed.wav")
-        let r = try run(try tonearmBinary(), ["play", "--resume", "--output", "file:\(out)"], environment: env)
+        let r = try await run(try tonearmBinary(), ["play", "--resume", "--output", "file:\(out)"], environment: env)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("Playing 2/2: Beta"), "\(r.stdout)")
         let w = try readWAV(out)
@@ -109,8 +109,8 @@ import Glibc
         defer { served.remove() }
         let bus = try PrivateDBus()
         defer { bus.stop() }
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=30", "-c:a", "libmp3lame", "-b:a", "128k",
-                             "-metadata", "title=Streamed Song", served.file("song.mp3")])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=30", "-c:a", "libmp3lame", "-b:a", "128k",
+                                   "-metadata", "title=Streamed Song", served.file("song.mp3")])
         let server = try PrivateHTTPServer(root: served.path)
         defer { server.stop() }
         let remote = try Remote(bus: bus, playing: [server.url("/song.mp3").absoluteString], state: served.file("state"))
@@ -144,10 +144,10 @@ import Glibc
         let bus = try PrivateDBus()
         defer { bus.stop() }
         let zero = dir.file("zero.flac"), eight = dir.file("eight.flac"), extra = dir.file("extra.flac")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=30", "-metadata", "title=Zero", zero])
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=550:duration=30", "-metadata", "title=Eight",
-                             "-metadata", "album=Octets", "-metadata", "track=8/12", eight])
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=660:duration=30", "-metadata", "title=Extra", extra])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=30", "-metadata", "title=Zero", zero])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=550:duration=30", "-metadata", "title=Eight",
+                                   "-metadata", "album=Octets", "-metadata", "track=8/12", eight])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=660:duration=30", "-metadata", "title=Extra", extra])
         let served = try TempDir("remote-served")
         defer { served.remove() }
         try Fixtures.tone(path: served.file("月光 x.mp3"), codecArgs: ["-c:a", "libmp3lame", "-b:a", "128k"], seconds: 30)
@@ -213,7 +213,7 @@ import Glibc
         var files: [String] = []
         for (i, t) in titles.enumerated() {
             let f = dir.file("\(t).flac")
-            try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=\(330 + 110 * i):duration=6", "-metadata", "title=\(t)", f])
+            try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=\(330 + 110 * i):duration=6", "-metadata", "title=\(t)", f])
             files.append(f)
         }
         let remote = try Remote(bus: bus, playing: files, state: dir.file("state"))

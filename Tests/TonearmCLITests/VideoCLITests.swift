@@ -5,7 +5,7 @@ import TonearmTestSupport
 
 /// `tonearm thumbnail`, `tonearm video-frames` and the video lines of `tonearm info`, as a user
 /// runs them.
-@Suite struct VideoCLITests {
+@Suite(.offThePool) struct VideoCLITests {
     let dir: TempDir
     init() throws { dir = try TempDir("video-cli") }
 

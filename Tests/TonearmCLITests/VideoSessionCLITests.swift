@@ -17,7 +17,7 @@ import Glibc
         let bus = try PrivateDBus()
         defer { bus.stop() }
         let song = dir.file("song.flac"), clip = dir.file("clip.mp4")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=60", "-metadata", "title=Song", song])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=60", "-metadata", "title=Song", song])
         try VideoFixtures.clip(clip, seconds: 30)
         var env = bus.environment
         env["XDG_STATE_HOME"] = dir.file("state")

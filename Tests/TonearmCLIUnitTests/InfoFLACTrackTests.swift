@@ -14,11 +14,11 @@ import TonearmTestSupport
         var files: [String] = []
         for (i, args) in [["-ac", "1"], ["-ac", "2", "-sample_fmt", "s16"], ["-ac", "2", "-ar", "96000"]].enumerated() {
             let path = dir.file("\(i).flac")
-            try Fixtures.ffmpeg(["-f", "lavfi", "-i", "anoisesrc=color=pink:a=0.3:d=1.3"] + args + ["-c:a", "flac", path])
+            try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "anoisesrc=color=pink:a=0.3:d=1.3"] + args + ["-c:a", "flac", path])
             files.append(path)
         }
         let sox = dir.file("sox.flac")
-        #expect(try run("sox", ["-n", "-b", "24", "-r", "22050", "-c", "2", sox, "synth", "1.7", "pinknoise"]).status == 0)
+        #expect(try await run("sox", ["-n", "-b", "24", "-r", "22050", "-c", "2", sox, "synth", "1.7", "pinknoise"]).status == 0)
         files.append(sox)
         // Cut short: the stated length is STREAMINFO's, as FFmpeg states it.
         let cut = dir.file("cut.flac")

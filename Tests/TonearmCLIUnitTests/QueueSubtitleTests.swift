@@ -8,7 +8,7 @@ import TonearmTestSupport
 /// The subtitles of a queue's videos: what each video draws first, what `j` steps through, and
 /// the queue's frame source following the choice from the next frame on (ffmpeg's frames of the
 /// same file, plain and with `-vf subtitles`).
-@Suite struct QueueSubtitleTests {
+@Suite(.offThePool) struct QueueSubtitleTests {
     let dir: TempDir
     init() throws { dir = try TempDir("queue-subtitles") }
 

@@ -25,7 +25,7 @@ private func garbage(_ count: Int, seed: UInt32 = 12345) -> [UInt8] {
     }
 }
 
-@Suite("AudioFile errors")
+@Suite("AudioFile errors", .offThePool)
 struct AudioFileErrorTests {
     @Test func missingFile() {
         let path = "/nonexistent-tonearm/song.flac"

@@ -140,7 +140,7 @@ let longCases: [LongCase] = [
     LongCase(name: "opus-celt", ext: "opus", args: ["-c:a", "libopus", "-b:a", "96k"], seconds: 45),
 ]
 
-@Suite("AudioFile formats")
+@Suite("AudioFile formats", .offThePool)
 struct AudioFileFormatTests {
     /// Across segment boundaries: the straight read matches ffmpeg (bit-exact without PNS or
     /// SILK), and every seek gives exactly the straight read's samples, PNS and SILK included.

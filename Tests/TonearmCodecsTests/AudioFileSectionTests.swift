@@ -8,7 +8,7 @@ import TonearmTestSupport
 /// A part of a file opened as a file of its own (MPD's `rangeid`, played by the queue): its
 /// frames are exactly the file's from the part's start, it ends at the part's end, and seeks
 /// stay inside it — for the native FLAC reader and for FFmpeg's decoders alike.
-@Suite struct AudioFileSectionTests {
+@Suite(.offThePool) struct AudioFileSectionTests {
     /// Every frame of `file` from its position on, left channel.
     static func readAll(_ file: AudioFile) throws -> [Float] {
         let buffer = try #require(AudioPCMBuffer(format: file.processingFormat, frameCapacity: 4096))

@@ -8,7 +8,7 @@ import TonearmTestSupport
 
 /// FFmpeg's `AVChannelLayout` → ``AudioChannelLayout``, held against FFmpeg itself, and the
 /// layout a decoded file carries in its processing format.
-@Suite struct ChannelLayoutTests {
+@Suite(.offThePool) struct ChannelLayoutTests {
     /// FFmpeg's layout for `name` (`av_channel_layout_from_string`).
     static func ffmpegLayout(_ name: String) throws -> AVChannelLayout {
         var l = AVChannelLayout()

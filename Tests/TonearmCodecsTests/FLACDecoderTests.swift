@@ -8,7 +8,7 @@ import TonearmTestSupport
 
 /// The Swift FLAC decoder (``FLACDecoder``) against FFmpeg's decoding of the same files, made
 /// by `ffmpeg` and `sox` (libFLAC) over encoder settings, bit depths, channel counts and rates.
-@Suite struct FLACDecoderTests {
+@Suite(.offThePool) struct FLACDecoderTests {
     struct Case: Sendable, CustomStringConvertible {
         var name: String
         var source: String

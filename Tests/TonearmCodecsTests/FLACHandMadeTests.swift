@@ -10,7 +10,7 @@ import TonearmTestSupport
 /// bit: variable block sizes (sample numbers in the headers), escaped residual partitions, Rice2
 /// parameters, wasted bits, LPC and FIXED subframes; decoded by ``FLACDecoder`` to the samples
 /// the frames were made from, and to what FFmpeg decodes.
-@Suite struct FLACHandMadeTests {
+@Suite(.offThePool) struct FLACHandMadeTests {
     struct BitWriter {
         var bytes: [UInt8] = []
         var bits = 0

@@ -9,7 +9,7 @@ private typealias F = TagFixtures
 
 /// FLAC files read without FFmpeg (`FLACHeader`) give what FFmpeg gives, field for field, and
 /// files the native reader leaves to FFmpeg are still read (by FFmpeg).
-@Suite struct FLACHeaderTests {
+@Suite(.offThePool) struct FLACHeaderTests {
     /// A FLAC file's metadata blocks and its frames.
     struct Blocks {
         var blocks: [(type: UInt8, body: [UInt8])]

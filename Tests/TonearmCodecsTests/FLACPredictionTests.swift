@@ -10,7 +10,7 @@ import TonearmTestSupport
 /// of the same files: every LPC order 1–32 with 32-bit and with 64-bit sums, every FIXED order
 /// 0–4, at 8, 16 and 24 bits, mono and all four stereo modes. The decoder's census says which
 /// loops a file really reached, so a test cannot pass on subframes of another kind.
-@Suite struct FLACPredictionTests {
+@Suite(.offThePool) struct FLACPredictionTests {
     /// Decodes `path` and compares it with FFmpeg's decode, bit for bit; returns the census.
     private func decodeAndCompare(_ path: String, dir: TempDir, _ what: String) throws -> FLACDecoder.Census {
         let reference = try FLACTestDecoding.ffmpegDecode(path, dir: dir)

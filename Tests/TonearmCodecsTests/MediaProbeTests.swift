@@ -61,7 +61,7 @@ private func expectSameError(_ path: String, sourceLocation: SourceLocation = #_
     #expect(probeError == fileError, sourceLocation: sourceLocation)
 }
 
-@Suite("MediaProbe")
+@Suite("MediaProbe", .offThePool)
 struct MediaProbeTests {
     /// Every format of the AudioFile tests, tagged: the same fields as AudioFile, read from the
     /// headers (FFmpeg's stream-info fallback only for ADTS and CAF's PCM).

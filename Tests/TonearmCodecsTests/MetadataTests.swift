@@ -9,7 +9,7 @@ import TonearmTestSupport
 private typealias F = TagFixtures
 
 /// Charset repair on its own: CJK mojibake is repaired, real Latin-1 is left alone.
-@Suite struct MetadataTagTextTests {
+@Suite(.offThePool) struct MetadataTagTextTests {
     @Test(arguments: ["青花瓷", "周杰伦", "我很忙", "稻香", "爱在西元前", "月亮代表我的心", "邓丽君", "王菲",
                       "陈奕迅 - 十年", "「红豆」", "Jay周杰伦", "第1集：开始"])
     func gbkBytesAndLatin1Mojibake(_ text: String) throws {
@@ -80,7 +80,7 @@ private typealias F = TagFixtures
 }
 
 /// Whole files: tags written by ffmpeg in every container, and hand-made tag bytes.
-@Suite struct MetadataTests {
+@Suite(.offThePool) struct MetadataTests {
     /// The common `-metadata` options for the ffmpeg-written fixtures.
     static let commonTags: [String] = [
         "title=Le Temps des Cerises", "artist=Beyoncé", "album=Ágætis byrjun", "album_artist=Various",
@@ -375,7 +375,7 @@ private typealias F = TagFixtures
 
 /// The entry point `AudioFile` calls for an input opened from memory: tag blocks at the end of
 /// the file are read from the bytes, not from the name hint.
-@Suite struct MetadataInMemoryTests {
+@Suite(.offThePool) struct MetadataInMemoryTests {
     @Test func readsAPEAndID3v1FromData() throws {
         let dir = try TempDir("meta")
         defer { dir.remove() }
@@ -398,7 +398,7 @@ private typealias F = TagFixtures
 /// every field when read): it must give what looking each spelling up in its rank order gives,
 /// whatever the order tags arrive in, with sources' duplicates, removals (ID3v1 values that
 /// FFmpeg read and that rank lower) and values of blanks only.
-@Suite struct TagSetFieldTests {
+@Suite(.offThePool) struct TagSetFieldTests {
     /// The field as it was read before: the first of its spellings that has a value, trimmed.
     static func lookedUp(_ tags: TagSet, _ field: TagSet.Field) -> String? {
         for key in field.keys { if let v = tags.first(key) { return v } }
@@ -469,7 +469,7 @@ private typealias F = TagFixtures
 
 /// ``MetadataReader/plainNumberPair(_:)`` (track and disc numbers read from the bytes) gives
 /// what the general parse gives for every text it takes, and takes the usual forms.
-@Suite struct NumberPairTests {
+@Suite(.offThePool) struct NumberPairTests {
     @Test func thePlainPathAgreesWithTheGeneralOne() {
         var rng = SplitMix(seed: 0x7472_6B21)
         let pieces = ["0", "1", "7", "9", "/", " ", "a", "-", "12", "0000000000", "١"]

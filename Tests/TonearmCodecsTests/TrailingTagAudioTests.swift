@@ -13,7 +13,7 @@ private typealias F = TagFixtures
 /// as corrupt audio and played what it made of the others; the tag's size also made FFmpeg
 /// doubt the Xing frame. The audio must end where the tag begins: the same samples, the same
 /// length, no warning, and the tags still read.
-@Suite struct TrailingTagAudioTests {
+@Suite(.offThePool) struct TrailingTagAudioTests {
     /// A cover of `count` bytes: a PNG signature, then noise dense with MPEG frame headers
     /// (0xFF 0xFB …), deterministic.
     static func coverBytes(_ count: Int) -> [UInt8] {

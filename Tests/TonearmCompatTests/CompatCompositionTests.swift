@@ -13,8 +13,8 @@ import TonearmTestSupport
         let dir = try TempDir("compat-composition")
         defer { dir.remove() }
         let low = dir.file("low.wav"), high = dir.file("high.wav")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=300:duration=1:sample_rate=48000", "-c:a", "pcm_s16le", low])
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=2000:duration=1:sample_rate=48000", "-c:a", "pcm_s16le", high])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=300:duration=1:sample_rate=48000", "-c:a", "pcm_s16le", low])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=2000:duration=1:sample_rate=48000", "-c:a", "pcm_s16le", high])
         // As an AVAsset (on an AVURLAsset itself, Tonearm's `await`ed form is found too).
         func asset(_ path: String) -> AVAsset { AVURLAsset(url: URL(fileURLWithPath: path)) }
         let lowTrack = try #require(asset(low).tracks(withMediaType: .audio).first)
@@ -42,7 +42,7 @@ import TonearmTestSupport
         #expect(session.status == .completed, "\(String(describing: session.error))")
 
         let raw = dir.file("out.raw")
-        let r = try run("ffmpeg", ["-nostdin", "-v", "error", "-i", out, "-f", "s16le", "-ac", "1", raw])
+        let r = try await run("ffmpeg", ["-nostdin", "-v", "error", "-i", out, "-f", "s16le", "-ac", "1", raw])
         #expect(r.status == 0, "\(r.stderr)")
         let samples = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
         #expect(samples.count == 36_000)

@@ -137,7 +137,7 @@ struct DaemonOutputsTests {
         #expect(heard.titles.contains("Tonearm Tests - Room tone"), "\(heard.titles)")
         let flac = work.file("heard.flac"), wav = work.file("heard.wav")
         _ = FileManager.default.createFile(atPath: flac, contents: Data(heard.audio))
-        try Fixtures.ffmpeg(["-i", flac, "-c:a", "pcm_f32le", wav])
+        try await Fixtures.ffmpeg(["-i", flac, "-c:a", "pcm_f32le", wav])
         let decoded = try readWAV(wav)
         let left = decoded.channels.first ?? []
         let tail = left.suffix(Int(decoded.sampleRate * 0.3))
@@ -420,7 +420,7 @@ struct SnapcastSyncTests {
         for args in [["module-null-sink", "sink_name=rooms", "channels=2", "channel_map=front-left,front-right", "rate=48000"],
                      ["module-remap-sink", "sink_name=roomA", "master=rooms", "channels=1", "channel_map=mono", "master_channel_map=front-left", "remix=no"],
                      ["module-remap-sink", "sink_name=roomB", "master=rooms", "channels=1", "channel_map=mono", "master_channel_map=front-right", "remix=no"]] {
-            let r = try run("pactl", ["load-module"] + args, environment: pulse.environment)
+            let r = try await run("pactl", ["load-module"] + args, environment: pulse.environment)
             #expect(r.status == 0, "pactl load-module \(args): \(r.stderr)")
         }
 
@@ -432,8 +432,8 @@ struct SnapcastSyncTests {
         defer { outputs.stop() }
         // White noise: one lag aligns it (a tone would align at every period).
         let noise = d.dir.file("music/noise.flac")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "anoisesrc=color=white:amplitude=0.5:duration=30:sample_rate=48000:seed=7",
-                             "-ac", "2", "-c:a", "flac", noise])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "anoisesrc=color=white:amplitude=0.5:duration=30:sample_rate=48000:seed=7",
+                                   "-ac", "2", "-c:a", "flac", noise])
         try d.mpc("add", noise).expectSuccess()
         try d.mpc("play").expectSuccess()
 

@@ -101,7 +101,7 @@ final class LogWatch: @unchecked Sendable {
 /// Ogg Opus stream chains a new Ogg stream with the new title's OpusTags; a listener that stops
 /// reading is dropped once more than 1 MiB behind while another one receives all; disabled,
 /// the output closes its listeners and its port, and listens again once enabled.
-@Suite struct HTTPStreamOutputTests {
+@Suite(.offThePool) struct HTTPStreamOutputTests {
     /// A tone (or noise) period by period.
     final class Feeder {
         let hub: OutputHub

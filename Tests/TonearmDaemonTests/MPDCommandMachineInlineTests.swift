@@ -70,7 +70,7 @@ struct MPDCommandMachineInlineTests {
         let dir = try TempDir("trim")
         defer { dir.remove() }
         let song = dir.file("tone.flac")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=5", song])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=5", song])
         let daemon = MPDDaemon(player: MusicPlayer(output: { NullOutput() }, session: nil))
         defer { daemon.player.stop() }
         // Waited for without blocking a thread: the player's events reach the daemon on a task,

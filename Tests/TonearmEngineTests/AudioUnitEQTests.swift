@@ -7,7 +7,7 @@ import TonearmDSP
 import TonearmTestSupport
 
 /// The EQ node inside an engine graph, rendered offline.
-@Suite struct AudioUnitEQTests {
+@Suite(.offThePool) struct AudioUnitEQTests {
     /// player (a generated buffer) → EQ → main mixer; returns the rendered left channel.
     func run(eq: AudioUnitEQ, signal: [Float], midway: ((AudioUnitEQ) -> Void)? = nil) throws -> [Float] {
         let e = AudioEngine()

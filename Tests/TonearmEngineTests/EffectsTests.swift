@@ -7,7 +7,7 @@ import TonearmDSP
 import TonearmTestSupport
 
 /// The effect nodes inside an engine graph, rendered offline.
-@Suite struct EffectsTests {
+@Suite(.offThePool) struct EffectsTests {
     /// player (a generated mono-in-both-channels buffer) → effect → main mixer; renders
     /// `signal.count + extra` frames and returns the left and right channels.
     func run(_ node: AudioNode, signal: [Float], extra: Int = 0, block: Int = 1024) throws -> (left: [Float], right: [Float]) {

@@ -80,7 +80,7 @@ import TonearmTestSupport
 
     @Test func segmentsAtAnotherRateOrChannelCountAreConverted() async throws {
         let mono44 = dir.file("mono44.wav")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=1000:duration=1:sample_rate=44100", "-c:a", "pcm_s16le", mono44])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=1000:duration=1:sample_rate=44100", "-c:a", "pcm_s16le", mono44])
         var c = Composition()
         try await c.insertTimeRange(AssetTimeRange(start: 0, duration: 0.5), of: Asset(url: URL(fileURLWithPath: a)), at: 0)
         try await c.insertTimeRange(AssetTimeRange(start: 0, duration: 0.5), of: Asset(url: URL(fileURLWithPath: mono44)), at: 0.5)
@@ -113,7 +113,7 @@ import TonearmTestSupport
         // Passthrough joins segments of one format only: a 44.1 kHz segment after a 48 kHz one is
         // refused, naming it, and nothing is written.
         let other = dir.file("other.wav")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=0.5:sample_rate=44100", "-ac", "2", "-c:a", "pcm_s16le", other])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=0.5:sample_rate=44100", "-ac", "2", "-c:a", "pcm_s16le", other])
         var mixed = c
         try await mixed.insertTimeRange(AssetTimeRange(start: 0, duration: 0.5), of: Asset(url: URL(fileURLWithPath: other)), at: 1)
         let pass = AssetExportSession(composition: mixed, presetName: .passthrough)

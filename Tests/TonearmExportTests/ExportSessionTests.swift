@@ -182,7 +182,7 @@ final class ExportFileSystemTests: Sendable {
 
     @Test func aFullDiskDuringAReEncodeIsAClearError() async throws {
         let src = dir.file("long.wav")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=5:sample_rate=48000", "-c:a", "pcm_s16le", src])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=5:sample_rate=48000", "-c:a", "pcm_s16le", src])
         let small = try mount("size=64k")
         defer { unmount(small) }
         for (preset, ext) in [(ExportPreset.lossless, "flac"), (.pcm, "wav"), (.appleM4A, "caf")] {

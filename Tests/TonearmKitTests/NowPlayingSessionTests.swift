@@ -257,7 +257,7 @@ import TonearmTestSupport
         }
         defer { watch.cancel() }
         let tone = app.dir.file("tone.wav")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=660:duration=1", tone])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=660:duration=1", tone])
         let player = Player(playerItem: PlayerItem(url: URL(fileURLWithPath: tone)), output: { NullOutput() })
         let videoSession = AudioSession(identifier: "other", bus: .address(app.bus.address))
         let session = NowPlayingSession(player: player, audioSession: videoSession, infoCenter: app.info,

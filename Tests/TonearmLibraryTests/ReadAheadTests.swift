@@ -6,7 +6,7 @@ import TonearmTestSupport
 
 /// The scan's read-ahead thread keeps its distance from the readers and always ends: when the
 /// readers have taken every file, and when they stop early (a cancelled scan).
-@Suite struct ReadAheadTests {
+@Suite(.offThePool) struct ReadAheadTests {
     private func files(_ count: Int, in dir: TempDir) throws -> [FoundFile] {
         try (0..<count).map { i in
             let path = dir.file("f\(i).bin")

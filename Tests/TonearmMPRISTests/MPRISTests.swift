@@ -207,7 +207,7 @@ final class Fixture: Sendable {
         #expect(f.player.currentIndex == 0)
         #expect(try f.playerctl("metadata", "title") == "First Light")
         // There is nothing before the first track: the target's status comes back as an error.
-        let r = try run("playerctl", ["-p", "tonearm", "previous"], environment: f.bus.environment)
+        let r = try await run("playerctl", ["-p", "tonearm", "previous"], environment: f.bus.environment)
         #expect(r.status != 0 || r.stderr.contains("NoSuchContent"))
         #expect(f.player.currentIndex == 0)
     }
@@ -255,7 +255,7 @@ final class Fixture: Sendable {
         let video = f.player.commands.pushOwner("video")
         f.player.commands.togglePlayPause.addTarget(owner: video) { _ in .success }
         #expect(try canGoNext() == "(<false>,)")
-        let r = try run("playerctl", ["-p", "tonearm", "next"], environment: f.bus.environment)
+        let r = try await run("playerctl", ["-p", "tonearm", "next"], environment: f.bus.environment)
         #expect(r.status != 0)
         #expect(f.player.currentIndex == 0)
         video.release()

@@ -399,8 +399,8 @@ import TonearmTestSupport
             if i == 5 { playlist += "#EXT-X-KEY:METHOD=NONE\n" }
             let iv = i < 3 ? [UInt8](repeating: 0, count: 15) + [UInt8(i)] : explicitIV
             if i < 5 {
-                let r = try run("openssl", ["enc", "-aes-128-cbc", "-K", hex(key), "-iv", hex(iv),
-                                            "-in", site.dir.file("clear/\(s.name)"), "-out", site.dir.file("enc/\(s.name)")])
+                let r = try await run("openssl", ["enc", "-aes-128-cbc", "-K", hex(key), "-iv", hex(iv),
+                                                  "-in", site.dir.file("clear/\(s.name)"), "-out", site.dir.file("enc/\(s.name)")])
                 #expect(r.status == 0, "\(r.stderr)")
             } else {
                 try FileManager.default.copyItem(atPath: site.dir.file("clear/\(s.name)"), toPath: site.dir.file("enc/\(s.name)"))

@@ -28,8 +28,8 @@ import TonearmTestSupport
         try out.start(source: NoiseSource(channels: channels, totalFrames: 4_801))
         #expect(await events.wait(timeout: 20) { $0 == .drained })
         out.close()
-        let probe = try run("ffprobe", ["-v", "error", "-show_entries", "stream=channel_layout,channels",
-                                        "-of", "csv=p=0", path])
+        let probe = try await run("ffprobe", ["-v", "error", "-show_entries", "stream=channel_layout,channels",
+                                              "-of", "csv=p=0", path])
         try #require(probe.status == 0, "ffprobe: \(probe.stderr)")
         let fields = probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",", omittingEmptySubsequences: false)
         #expect(fields.first.map(String.init) == "\(channels)")

@@ -18,8 +18,8 @@ import TonearmTestSupport
         let dir = try TempDir("player-pulse")
         defer { dir.remove() }
         let src = dir.file("tone.wav")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.5*sin(2*PI*440*t)|0.5*sin(2*PI*440*t):s=48000:d=1",
-                             "-c:a", "pcm_f32le", src])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.5*sin(2*PI*440*t)|0.5*sin(2*PI*440*t):s=48000:d=1",
+                                   "-c:a", "pcm_f32le", src])
         let rec = try server.startRecording(to: dir.file("heard.wav"))
         let serverString = server.serverString
         let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: src),
@@ -41,7 +41,7 @@ import TonearmTestSupport
         let dir = try TempDir("player-cork")
         defer { dir.remove() }
         let call = dir.file("call.wav")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=880:duration=0.5:sample_rate=48000", call])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=880:duration=0.5:sample_rate=48000", call])
         let serverString = server.serverString
         // A long generated source so the player is still playing when the call ends.
         let player = AudioPlayer(source: RampSource(frames: 48000 * 60),
@@ -69,7 +69,7 @@ import TonearmTestSupport
         let dir = try TempDir("session-cork")
         defer { dir.remove() }
         let call = dir.file("call.wav")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=880:duration=0.5:sample_rate=48000", call])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=880:duration=0.5:sample_rate=48000", call])
         let serverString = server.serverString
         let session = AudioSession(identifier: "cork", bus: .none, pulseServer: serverString)
         try session.setCategory(.playback)
@@ -101,9 +101,9 @@ import TonearmTestSupport
         let dir = try TempDir("music-cork")
         defer { dir.remove() }
         let call = dir.file("call.wav"), intro = dir.file("intro.wav"), music = dir.file("music.wav")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=880:duration=1:sample_rate=48000", call])
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=0.5:sample_rate=48000", intro])
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=3:sample_rate=48000", music])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=880:duration=1:sample_rate=48000", call])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=0.5:sample_rate=48000", intro])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=3:sample_rate=48000", music])
         let serverString = server.serverString
         let session = AudioSession(identifier: "music-cork", bus: .none, pulseServer: serverString)
         try session.setCategory(.playback)

@@ -150,7 +150,7 @@ import TonearmTestSupport
     @Test(arguments: [2.0, 0.5])
     func rateChangesSpeedButKeepsPitch(rate: Double) async throws {
         let src = dir.file("rate.wav")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.5*sin(2*PI*440*t):s=48000:d=2", "-c:a", "pcm_f32le", src])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.5*sin(2*PI*440*t):s=48000:d=2", "-c:a", "pcm_f32le", src])
         let out = dir.file("rate-\(rate).wav")
         let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: src), output: { FileOutput(path: out) })
         player.enableRate = true
@@ -286,7 +286,7 @@ import TonearmTestSupport
 
     @Test func thePlayersEqualizerShapesWhatIsPlayed() async throws {
         let src = dir.file("eq.wav")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.25*sin(2*PI*1000*t):s=48000:d=1", "-c:a", "pcm_f32le", src])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.25*sin(2*PI*1000*t):s=48000:d=1", "-c:a", "pcm_f32le", src])
         let out = dir.file("eq-out.wav")
         let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: src), output: { FileOutput(path: out) })
         player.eq.bands[5].gain = -6        // the 1 kHz band of the graphic EQ

@@ -10,7 +10,7 @@ import TonearmTestSupport
 /// outgoing file's layout, and the incoming file's channels go onto it by position — its centre
 /// between the front pair, its rear centre between the rear pair — as the player node puts its
 /// rest (copied by index, the centre faded in on the rear-left channel).
-@Suite struct CrossfadeLayoutTests {
+@Suite(.offThePool) struct CrossfadeLayoutTests {
     /// A 1 s float WAV in `layout`, channel `c` holding `values[c]` throughout, at `rate`.
     static func constant(_ path: String, layout: String, values: [Float], rate: Int) throws -> AudioFile {
         let exprs = values.map { "\($0)" }.joined(separator: "|")

@@ -89,8 +89,8 @@ import TonearmTestSupport
     @Test(arguments: [44100, 48000]) func aMonoItemHasOneLevelInTheOverlapAndAfterIt(rate: Int) async throws {
         let a = try tone("st\(rate).flac", 440, album: "First", track: 1, seconds: 6)
         let b = dir.file("mono\(rate).flac")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.3*sin(2*PI*660*t):s=\(rate):d=6",
-                             "-metadata", "album=Second", "-metadata", "track=1", "-c:a", "flac", b])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.3*sin(2*PI*660*t):s=\(rate):d=6",
+                                   "-metadata", "album=Second", "-metadata", "track=1", "-c:a", "flac", b])
         let out = try await play([a, b], crossfade: 2, name: "mono\(rate)")
         // The overlap ends at 6 s: just before it A has faded out, B (660 Hz) is all there is.
         let seam = 6 * 44100, span = 441 * 4

@@ -86,12 +86,12 @@ import TonearmTestSupport
 
         // The recording, its halves, and the reference at the sink's rate.
         let whole = dir.file("whole.wav")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i",
-                             "aevalsrc=exprs=\(GaplessTests.expressions):s=\(Self.sourceRate):d=\(Self.seconds)",
-                             "-c:a", "pcm_f32le", whole])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i",
+                                   "aevalsrc=exprs=\(GaplessTests.expressions):s=\(Self.sourceRate):d=\(Self.seconds)",
+                                   "-c:a", "pcm_f32le", whole])
         let first = dir.file("a.\(ext)"), second = dir.file("b.\(ext)")
-        try Fixtures.ffmpeg(["-i", whole, "-af", "atrim=end_sample=\(Self.join)"] + format.args + [first])
-        try Fixtures.ffmpeg(["-i", whole, "-af", "atrim=start_sample=\(Self.join),asetpts=N/SR/TB"] + format.args + [second])
+        try await Fixtures.ffmpeg(["-i", whole, "-af", "atrim=end_sample=\(Self.join)"] + format.args + [first])
+        try await Fixtures.ffmpeg(["-i", whole, "-af", "atrim=start_sample=\(Self.join),asetpts=N/SR/TB"] + format.args + [second])
         // What the queue should play: the decoded halves back to back (for FLAC the original
         // itself; for MP3 the codec's error near the join would hide a click), as long as the
         // original.

@@ -159,7 +159,7 @@ import TonearmTestSupport
     @Test func acrossASampleRateChangeTheJoinStaysUnbroken() async throws {
         let s = try split(ext: "flac", codecArgs: ["-c:a", "flac", "-sample_fmt", "s32"], join: 88_200)
         let b48 = dir.file("b-48k.flac")
-        try Fixtures.ffmpeg(["-i", s.second, "-af", "aresample=48000:filter_size=64", "-c:a", "flac", "-sample_fmt", "s32", b48])
+        try await Fixtures.ffmpeg(["-i", s.second, "-af", "aresample=48000:filter_size=64", "-c:a", "flac", "-sample_fmt", "s32", b48])
         let out = try await playQueue([s.first, b48], name: "out-resampled")
         #expect(abs(out[0].count - s.original[0].count) <= 2, "\(out[0].count) frames of \(s.original[0].count)")
         for c in 0..<2 {

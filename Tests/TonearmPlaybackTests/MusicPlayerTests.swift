@@ -14,16 +14,20 @@ import TonearmTestSupport
     init() throws { dir = try TempDir("music") }
     deinit { dir.remove() }
 
-    func tones(_ n: Int, seconds: Double = 20) throws -> [String] {
-        try (0..<n).map { i in
+    /// `n` tones of `seconds` each, made by ffmpeg while the test's task is suspended (a test
+    /// blocked on ffmpeg would hold a thread of the pool that other tests wait on).
+    func tones(_ n: Int, seconds: Double = 20) async throws -> [String] {
+        var paths: [String] = []
+        for i in 0..<n {
             let p = dir.file("t\(i).flac")
-            try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=\(440 + 110 * i):duration=\(seconds)", p])
-            return p
+            try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=\(440 + 110 * i):duration=\(seconds)", p])
+            paths.append(p)
         }
+        return paths
     }
 
     @Test func previousRestartsAfterThreeSecondsAndOtherwiseGoesBack() async throws {
-        let paths = try tones(3)
+        let paths = try await tones(3)
         let music = MusicPlayer(output: { NullOutput() })
         defer { music.stop() }
         let items = music.nowPlayingItemChanges
@@ -59,7 +63,7 @@ import TonearmTestSupport
     }
 
     @Test func seekingForwardScansAudiblyAndEndSeekingStops() async throws {
-        let paths = try tones(1, seconds: 120)
+        let paths = try await tones(1, seconds: 120)
         let music = MusicPlayer(output: { NullOutput() })
         defer { music.stop() }
         music.setQueue(withPaths: paths)
@@ -84,8 +88,8 @@ import TonearmTestSupport
         music.endSeeking()
     }
 
-    @Test func aPlaylistBecomesTheQueueAndMissingEntriesAreReported() throws {
-        let paths = try tones(2, seconds: 1)
+    @Test func aPlaylistBecomesTheQueueAndMissingEntriesAreReported() async throws {
+        let paths = try await tones(2, seconds: 1)
         let list = Playlist(title: "Mix", entries: (paths + [dir.file("gone.flac")]).map { PlaylistEntry(location: .file(path: $0)) })
         let music = MusicPlayer(output: { NullOutput() })
         let missing = music.setQueue(with: list)
@@ -94,8 +98,8 @@ import TonearmTestSupport
         #expect(missing.first?.path == dir.file("gone.flac"))
     }
 
-    @Test func theQueueIsSavedAndRestored() throws {
-        let paths = try tones(3, seconds: 1)
+    @Test func theQueueIsSavedAndRestored() async throws {
+        let paths = try await tones(3, seconds: 1)
         let store = QueueStateStore(path: dir.file("state/queue.json"))
         let music = MusicPlayer(output: { NullOutput() }, store: store)
         music.setQueue(withPaths: paths)
@@ -123,7 +127,7 @@ import TonearmTestSupport
     @Test func thePositionSaveTimerRunsOnlyWhilePlaying() async throws {
         // Long enough that a test starved by a loaded machine is not overtaken by the queue's
         // end (5 s tones failed a clean-clone run: the queue had stopped between two steps).
-        let paths = try tones(2, seconds: 60)
+        let paths = try await tones(2, seconds: 60)
         let store = QueueStateStore(path: dir.file("idle/queue.json"))
         let music = MusicPlayer(output: { NullOutput() }, store: store, session: nil)
         defer { music.stop() }

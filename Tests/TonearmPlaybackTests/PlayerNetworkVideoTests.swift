@@ -90,10 +90,10 @@ import TonearmVideo
         let dir = try TempDir("player-network-video-interleave")
         defer { dir.remove() }
         let clip = dir.file("poor.mp4")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "testsrc=size=320x180:rate=25:d=4,noise=alls=30:allf=t+u",
-                             "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=4",
-                             "-c:v", "libx264", "-b:v", "800k", "-bf", "3", "-g", "50", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "96k",
-                             "-movflags", "+faststart", clip])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "testsrc=size=320x180:rate=25:d=4,noise=alls=30:allf=t+u",
+                                   "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=4",
+                                   "-c:v", "libx264", "-b:v", "800k", "-bf", "3", "-g", "50", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "96k",
+                                   "-movflags", "+faststart", clip])
         let firsts = try VideoFixtures.deinterleave(clip)
         let size = try #require(try FileManager.default.attributesOfItem(atPath: clip)[.size] as? Int)
         try #require(firsts.count == 2 && firsts[1] > size / 2, "the sound's data after the picture's: \(firsts) of \(size)")
@@ -198,12 +198,12 @@ extension PlayerNetworkVideoTests {
         let dir = try TempDir("player-network-video-keepup")
         defer { dir.remove() }
         let clip = dir.file("late.mp4")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=8",
-                             "-f", "lavfi", "-i", "testsrc=size=160x90:rate=25:d=4", "-map", "0:a", "-map", "1:v",
-                             "-vf", "setpts=PTS+4/TB", "-c:v", "libx264", "-g", "12", "-pix_fmt", "yuv420p",
-                             "-c:a", "aac", "-b:a", "96k", "-movflags", "+faststart", clip])
-        let probe = try run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pos",
-                                        "-of", "csv=p=0", clip])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=8",
+                                   "-f", "lavfi", "-i", "testsrc=size=160x90:rate=25:d=4", "-map", "0:a", "-map", "1:v",
+                                   "-vf", "setpts=PTS+4/TB", "-c:v", "libx264", "-g", "12", "-pix_fmt", "yuv420p",
+                                   "-c:a", "aac", "-b:a", "96k", "-movflags", "+faststart", clip])
+        let probe = try await run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pos",
+                                              "-of", "csv=p=0", clip])
         let firstPictureByte = try #require(probe.stdout.split(separator: "\n").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }.min())
         let size = try #require(try FileManager.default.attributesOfItem(atPath: clip)[.size] as? Int)
         let stallAt = firstPictureByte - 2_000
@@ -253,10 +253,10 @@ extension PlayerNetworkVideoTests {
         let dir = try TempDir("player-network-video-seek")
         defer { dir.remove() }
         let clip = dir.file("big.mp4")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "testsrc=size=320x180:rate=25:d=8",
-                             "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=8",
-                             "-c:v", "libx264", "-b:v", "1M", "-g", "12", "-pix_fmt", "yuv420p",
-                             "-c:a", "aac", "-b:a", "96k", "-movflags", "+faststart", clip])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "testsrc=size=320x180:rate=25:d=8",
+                                   "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=8",
+                                   "-c:v", "libx264", "-b:v", "1M", "-g", "12", "-pix_fmt", "yuv420p",
+                                   "-c:a", "aac", "-b:a", "96k", "-movflags", "+faststart", clip])
         let size = try #require(try FileManager.default.attributesOfItem(atPath: clip)[.size] as? Int)
         let expected = try VideoFixtures.frameTimes(clip).map(\.time)
         let server = try PrivateHTTPServer(root: dir.path)

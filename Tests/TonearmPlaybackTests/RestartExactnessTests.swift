@@ -72,12 +72,15 @@ import TonearmTestSupport
             defer { q.stop() }
             // ReplayGain toggled (no tags: the gain stays 1, the restart happens) until the end.
             let toggles = try await playPerturbing(q, limit: 4000) { q.setReplayGain($0 % 2 == 0 ? .track : .off) }
+            // What a failure needs to be read: how many restarts, and whether the node rendered
+            // silence for want of decoded data (the queue's underruns: the node's late data).
+            let context = "\(toggles) toggles, \(q.underrunCount) underruns"
             let got = try readWAV(out).channels
-            #expect(got[0].count == expected[0].count, "round \(round): \(got[0].count) frames written for \(expected[0].count)")
+            #expect(got[0].count == expected[0].count, "round \(round): \(got[0].count) frames written for \(expected[0].count) (\(context))")
             for c in expected.indices {
                 let n = min(got[c].count, expected[c].count)
                 let first = (0..<n).first { got[c][$0] != expected[c][$0] }
-                #expect(first == nil, "round \(round), channel \(c): first differing frame \(first ?? -1) (\(toggles) toggles); \(first.map { Self.origin(of: got[c], at: $0, in: expected[c]) } ?? "")")
+                #expect(first == nil, "round \(round), channel \(c): first differing frame \(first ?? -1) (\(context)); \(first.map { Self.origin(of: got[c], at: $0, in: expected[c]) } ?? "")")
             }
         }
     }
@@ -87,16 +90,17 @@ import TonearmTestSupport
     /// never zero; before, three runs of 30 seeks wrote 42k to 2.1M frames of zeros).
     @Test func seeksThroughTheFileOutputWriteNoSilence() async throws {
         let a = dir.file("dc.wav")
-        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.4+0.1*sin(2*PI*300*t):s=44100:d=20", "-c:a", "pcm_f32le", a])
+        try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=0.4+0.1*sin(2*PI*300*t):s=44100:d=20", "-c:a", "pcm_f32le", a])
         for round in 0..<3 {
             let out = dir.file("seeks-\(round).wav")
             let q = QueuePlayer(items: [QueueItem(path: a)], output: { FileOutput(path: out) })
             defer { q.stop() }
             let seeks = try await playPerturbing(q, limit: 30) { q.seek(to: Double($0 % 5)) }
+            let context = "\(seeks) seeks, \(q.underrunCount) underruns"
             let got = try readWAV(out).channels[0]
-            #expect(got.count >= 44100 * 15, "round \(round): \(got.count) frames")
+            #expect(got.count >= 44100 * 15, "round \(round): \(got.count) frames (\(context))")
             let zeros = got.count { $0 == 0 }
-            #expect(zeros == 0, "round \(round): \(zeros) frames of silence written after \(seeks) seeks")
+            #expect(zeros == 0, "round \(round): \(zeros) frames of silence written (\(context))")
         }
     }
 

@@ -7,7 +7,7 @@ import TonearmVideo
 
 /// Thumbnails: the frame at a time (exact or key frame), scaled to fit with the display aspect,
 /// rotation applied on request, and PNG that ffmpeg reads back as the same pixels.
-@Suite struct AssetImageGeneratorTests {
+@Suite(.offThePool) struct AssetImageGeneratorTests {
     let dir: TempDir
     init() throws { dir = try TempDir("image-generator") }
 

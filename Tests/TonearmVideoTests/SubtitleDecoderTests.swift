@@ -8,7 +8,7 @@ import TonearmVideo
 /// Subtitles drawn by the video decoder (libavfilter's `subtitles` filter) against ffmpeg's
 /// own `-vf subtitles=…` of the same files: a subtitle file, a file's second subtitle track,
 /// switched off mid-stream; the tracks listed with codec, language and title.
-@Suite struct SubtitleDecoderTests {
+@Suite(.offThePool) struct SubtitleDecoderTests {
     let dir: TempDir
     init() throws { dir = try TempDir("subtitle-decoder") }
 

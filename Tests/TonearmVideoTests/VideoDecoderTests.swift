@@ -7,7 +7,7 @@ import TonearmVideo
 
 /// The video decoder against FFmpeg's own decode of the same file: every frame, once, in order,
 /// bit-identical, for each codec and container of issue 19; seeks land on FFmpeg's frame.
-@Suite struct VideoDecoderTests {
+@Suite(.offThePool) struct VideoDecoderTests {
     let dir: TempDir
     init() throws { dir = try TempDir("video-decoder") }
 

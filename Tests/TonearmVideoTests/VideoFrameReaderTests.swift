@@ -7,7 +7,7 @@ import TonearmVideo
 
 /// Frames pulled by time as a renderer's clock moves: each is the frame ffmpeg's own decode
 /// shows at that time; frames whose time passed unseen are counted, never shown late.
-@Suite struct VideoFrameReaderTests {
+@Suite(.offThePool) struct VideoFrameReaderTests {
     let dir: TempDir
     init() throws { dir = try TempDir("frame-reader") }
 

@@ -7,7 +7,7 @@ import TonearmTestSupport
 import TonearmVideo
 
 /// What a file's video tracks say, and the files that are not video.
-@Suite struct VideoTrackInfoTests {
+@Suite(.offThePool) struct VideoTrackInfoTests {
     let dir: TempDir
     init() throws { dir = try TempDir("video-tracks") }
 

@@ -7,7 +7,7 @@ import TonearmVideo
 
 /// YUV4MPEG2 output: parsed back it holds the decoder's frames, and ffmpeg reads it as the
 /// frames it decodes itself from the source.
-@Suite struct Y4MWriterTests {
+@Suite(.offThePool) struct Y4MWriterTests {
     let dir: TempDir
     init() throws { dir = try TempDir("y4m") }
 

@@ -285,8 +285,8 @@ struct WebStateTests {
             ]
             for (path, title, artist, album, track, cover) in songs {
                 let picture = cover ? ["-i", dir.file("cover.png"), "-map", "0", "-map", "1", "-c:v", "png", "-disposition:v", "attached_pic"] : []
-                try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=duration=1"] + picture
-                                    + ["-metadata", "title=\(title)", "-metadata", "artist=\(artist)", "-metadata", "album=\(album)",
+                try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=duration=1"] + picture
+                                          + ["-metadata", "title=\(title)", "-metadata", "artist=\(artist)", "-metadata", "album=\(album)",
                                        "-metadata", "track=\(track)", path])
             }
             library = try MediaLibrary(path: dir.file("library.db"))
