@@ -136,7 +136,7 @@ import TonearmTestSupport
                      ["module-loopback", "source=room.monitor", "sink=air", "latency_msec=20",
                       "source_dont_move=true", "sink_dont_move=true"],
                      ["module-sine", "sink=room", "frequency=700"]] {
-            let r = try run("pactl", ["load-module"] + args, environment: server.environment)
+            let r = try await run("pactl", ["load-module"] + args, environment: server.environment)
             try #require(r.status == 0, "load-module \(args): \(r.stderr)")
         }
         let serverString = server.serverString
