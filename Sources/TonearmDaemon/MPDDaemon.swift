@@ -175,7 +175,7 @@ public final class MPDDaemon: Sendable {
                     guard let self else { return }
                     self.queue.async {
                         let subsystems = self.machine.withLock { $0.updateFinished(job: j.job, changed: changed) }
-                        self.hub.post(subsystems)
+                        self.announce(subsystems)
                     }
                 }
             }
@@ -220,12 +220,12 @@ public final class MPDDaemon: Sendable {
         case .started:
             let (job, changed) = machine.withLock { $0.watchJobStarted() }
             watchJob.withLock { $0 = job }
-            hub.post(changed)
+            announce(changed)
         case .finished(let changed):
             if let job = watchJob.withLock({ r in defer { r = nil }; return r }) {
-                hub.post(machine.withLock { $0.updateFinished(job: job, changed: changed) })
+                announce(machine.withLock { $0.updateFinished(job: job, changed: changed) })
             } else if changed {
-                hub.post([.database])
+                announce([.database])
             }
         }
     }
@@ -365,7 +365,7 @@ public final class MPDDaemon: Sendable {
     public func connectionClosed(_ connection: UInt64) {
         queue.async {
             let changed = self.machine.withLock { $0.connectionClosed(connection) }
-            self.hub.post(changed)
+            self.announce(changed)
         }
     }
 
@@ -416,8 +416,7 @@ public final class MPDDaemon: Sendable {
         defer {
             // Saved before the answer goes out: what a client was told is what a restart finds.
             if !changed.isEmpty { persist() }
-            if changed.contains(.player) { toldState.withLock { $0 = player.playbackState } }
-            hub.post(changed)
+            announce(changed)
             for (id, subsystems) in notify { hub.post(subsystems, to: id) }
             // A queue or database edit, or a long answer, leaves freed heap behind: returned
             // to the system a moment after (once the answer has been written).
@@ -551,10 +550,12 @@ public final class MPDDaemon: Sendable {
         }
     }
 
-    /// On the daemon's queue: tells the connections of a player change the player made by itself.
-    private func postPlayer() {
-        toldState.withLock { $0 = player.playbackState }
-        hub.post([.player])
+    /// On the daemon's queue: tells the connections that `changed` changed, and, when the player
+    /// is among them, notes the play state they were told of (``toldState``). Every change the
+    /// daemon posts goes through here.
+    private func announce(_ changed: Set<MPDSubsystem>) {
+        if changed.contains(.player) { toldState.withLock { $0 = player.playbackState } }
+        hub.post(changed)
     }
 
     /// On the daemon's queue: one of the player's events (tests hand one in through
@@ -566,29 +567,28 @@ public final class MPDDaemon: Sendable {
             // Announced only when it is the state now (a stale event is followed by the event or
             // the command of the change after it) and not yet told (a command's change was
             // announced with its answer).
-            if state == player.playbackState, toldState.withLock({ $0 }) != state { postPlayer() }
+            if state == player.playbackState, toldState.withLock({ $0 }) != state { announce([.player]) }
             // A song's decoder and buffers freed (stop, pause, the end): their heap goes back.
             trimmer.request()
         case .seeked, .finished, .outputLost, .outputReturned, .outputRemoved:
             persist()
-            postPlayer()
+            announce([.player])
         case .currentItemChanged(let index, let item):
-            if let started = songStarted() { hub.post(started) }
+            if let started = songStarted() { announce(started) }
             // A stream's own tags, read as it opened, are the song's from now on (as MPD's).
             if let index, let item, item.isRemote, let metadata = player.queue.streamMetadata(ofItemAt: index) {
-                hub.post(machine.withLock { $0.streamTagsRead(position: index, location: item.path, tags: Self.tags(metadata)) })
+                announce(machine.withLock { $0.streamTagsRead(position: index, location: item.path, tags: Self.tags(metadata)) })
             }
             persist()
             updateTitle()
             trimmer.request()
             // Another song while stopped (the queue edited) is not a player change for MPD.
-            if player.playbackState != .stopped { postPlayer() }
+            if player.playbackState != .stopped { announce([.player]) }
         case .itemPlayedToEnd(let index, _):
             let single = machine.withLock { $0.single != .off && !$0.isRepeat }
             if let outcome = machine.withLock({ $0.playedToEnd(position: index) }) {
                 apply(outcome.actions)
-                if outcome.changed.contains(.player) { toldState.withLock { $0 = player.playbackState } }
-                hub.post(outcome.changed)
+                announce(outcome.changed)
             }
             if single { player.stop() }
         // Set by someone else (MPRIS): the MPD view follows; its own commands change nothing here.
@@ -606,7 +606,7 @@ public final class MPDDaemon: Sendable {
             changedByPlayer(machine.withLock { $0.playerRandomChanged(mode != .off) })
         case .itemFailed(_, let item, let error):
             machine.withLock { $0.failed("Failed to play \(item.path): \(error)") }
-            hub.post([.player])
+            announce([.player])
         default:
             break
         }
@@ -615,7 +615,7 @@ public final class MPDDaemon: Sendable {
     private func changedByPlayer(_ changed: Set<MPDSubsystem>) {
         guard !changed.isEmpty else { return }
         persist()
-        hub.post(changed)
+        announce(changed)
     }
 
     /// `readcomments URI`: the file's comments as it stores them (``FileComments``), one

@@ -67,25 +67,21 @@ final class QueueFetches: Sendable {
     /// remembers it. Blocks while a stream connects (bounded by the network limits).
     func open(_ item: QueueItem, key: UInt64?) throws(TonearmError) -> AudioFile {
         guard item.isRemote else { return try AudioFile(path: item.path, audioStream: item.audioStream) }
-        let slot = Mutex<Opened?>(nil)
+        guard let key else { return try ItemFetch.make(url: item.url).openFile(name: item.url.absoluteString) }
         let fetch = ItemFetch.make(url: item.url, onNetworkEvent: { [weak self] e in
-            guard let self, let o = slot.withLock({ $0 }) else { return }
             switch e {
-            case .loaded: self.loaded(o)
-            case .finished: self.grew(o.key)
+            case .loaded: self?.loaded(key: key)
+            case .finished: self?.grew(key)
             default: break
             }
         }, onHLSEvent: { [weak self] e in
-            guard let self, let o = slot.withLock({ $0 }) else { return }
             switch e {
-            case .segmentLoaded, .finished: self.grew(o.key)
+            case .segmentLoaded, .finished: self?.grew(key)
             default: break
             }
         })
         let file = try fetch.openFile(name: item.url.absoluteString)
-        guard let key else { return file }
         let o = Opened(key: key, fetch: fetch, file: file)
-        slot.withLock { $0 = o }
         opened.withLock { all in
             all.removeAll { $0.key == key || $0.file == nil }
             all.append(o)
@@ -95,22 +91,26 @@ final class QueueFetches: Sendable {
         return file
     }
 
+    /// The latest opening for entry `key`.
+    private func entry(_ key: UInt64) -> Opened? { opened.withLock { all in all.last { $0.key == key } } }
+
     /// The parts of entry `key`'s stream in memory, in seconds of the item, with the playhead at
     /// `now`: empty when `key` is not a stream opened lately (a file: all of it is there).
     func loadedTimeRanges(key: UInt64, now: Double) -> [TimeRange] {
-        guard let o = opened.withLock({ all in all.last { $0.key == key } }), let file = o.file, let fetch = o.fetch else { return [] }
+        guard let o = entry(key), let file = o.file, let fetch = o.fetch else { return [] }
         return fetch.loadedTimeRanges(now: now, file: file)
     }
 
     /// The tags entry `key`'s stream carries (a FLAC's comments, an MP3's ID3 tag), as read
     /// when it was opened; nil when `key` is not a stream opened lately.
     func metadata(key: UInt64) -> AudioMetadata? {
-        opened.withLock { all in all.last { $0.key == key } }?.file?.metadata
+        entry(key)?.file?.metadata
     }
 
-    /// More bytes of `o` arrived: the handler when they add up to enough since its last call.
-    private func loaded(_ o: Opened) {
-        guard let s = o.progressive else { return }
+    /// More bytes of entry `key`'s stream arrived: the handler when they add up to enough since
+    /// its last call (events before the opening is remembered are left: it tells once remembered).
+    private func loaded(key: UInt64) {
+        guard let o = entry(key), let s = o.progressive else { return }
         let bytes = s.loadedRanges.reduce(Int64(0)) { $0 + Int64($1.count) }
         let step = s.length.map { max(1, $0 / 200) } ?? 64 * 1024
         let due = opened.withLock { _ -> Bool in
@@ -118,6 +118,6 @@ final class QueueFetches: Sendable {
             o.reportedBytes = bytes
             return true
         }
-        if due { grew(o.key) }
+        if due { grew(key) }
     }
 }
