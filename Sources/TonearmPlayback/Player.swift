@@ -636,14 +636,7 @@ public final class Player: @unchecked Sendable, Observable {
             }
             failPendingSeeks()
         case .loaded:
-            // Measured on the control queue, after what the machine asked for before it: an
-            // item that just became ready opens its runtime and its video there, and a
-            // measurement taken in between would count the sound alone (the player then started
-            // with no frame of a picture that stalls — PlayerNetworkVideoTests).
-            queue.async { [self] in
-                guard lock.withLock({ $0.itemEpoch == epoch && $0.machine.needsBufferEvaluation }) else { return }
-                evaluateBuffer()
-            }
+            requestBufferEvaluation { s in s.itemEpoch == epoch }
         case .metadata(let fields):
             // Heard when the audio that came with it plays: after what is buffered ahead.
             let delay = min(30, max(0, (currentItem?.bufferedSecondsAhead ?? 0) / Double(max(0.25, rate == 0 ? 1 : rate))))
@@ -658,6 +651,20 @@ public final class Player: @unchecked Sendable, Observable {
             queue.async { [self] in emitItemEvent(.newErrorLogEntry(entry)) }
         case .videoOutputsChanged:
             queue.async { [self] in reconcileVideo() }
+        }
+    }
+
+    /// Any thread (bytes arrived, the picture's queue filled): queues a measurement of the buffer
+    /// when the machine waits for one and `still(state)` holds. Queued under the lock, as the
+    /// machine's own actions are, so it runs after every batch the machine asked for before it:
+    /// an item that became ready has its runtime and its video open by then. (Checked when it ran
+    /// instead, a measurement queued before the item's `openRuntime` could run between the
+    /// machine's `itemReady` and that action, count the sound alone and start the player with
+    /// no frame of a picture that stalls — PlayerNetworkVideoTests, 1 run in 8.)
+    private func requestBufferEvaluation(_ still: (borrowing State) -> Bool) {
+        lock.withLock { s in
+            guard s.machine.needsBufferEvaluation, still(s) else { return }
+            enqueue([.evaluateBuffer], in: &s)
         }
     }
 
@@ -895,9 +902,7 @@ extension Player {
                 case .buffered:
                     // The picture keeps up again: a player waiting for the buffer measures it.
                     item.bufferChanged()
-                    if lock.withLock({ $0.video?.pipeline === pipeline && $0.machine.needsBufferEvaluation }) {
-                        queue.async { self.evaluateBuffer() }
-                    }
+                    requestBufferEvaluation { s in s.video?.pipeline === pipeline }
                 case .shapeChanged(let shape):
                     // A picture of another size is on screen (the first; an HLS variant): the
                     // item's track follows it, and observers hear of it.

@@ -216,7 +216,7 @@ extension PlayerNetworkVideoTests {
         let item = PlayerItem(url: server.url("/late.mp4", query: ["stall": "4", "at": "\(stallAt)"]), networkOptions: options)
         item.add(PlayerItemVideoOutput())
         let player = Player(playerItem: item, output: { NullOutput() })
-        struct AtStart: Sendable { var received: Int64; var keepsUp: Bool }
+        struct AtStart: Sendable { var received: Int64; var keepsUp: Bool; var soundKeepsUp: Bool; var stats: VideoPipelineStatistics? }
         let atStart = Mutex<AtStart?>(nil)
         let started = collectPlayerEvents(player, timeout: 60) { e in
             guard e == .timeControlStatusChanged(.playing) else {
@@ -224,7 +224,7 @@ extension PlayerNetworkVideoTests {
                 return false
             }
             atStart.withLock {
-                $0 = AtStart(received: item.accessLog.reduce(0) { $0 + $1.bytesTransferred }, keepsUp: item.isPlaybackLikelyToKeepUp)
+                $0 = AtStart(received: item.accessLog.reduce(0) { $0 + $1.bytesTransferred }, keepsUp: item.isPlaybackLikelyToKeepUp, soundKeepsUp: item.soundIsLikelyToKeepUp, stats: player.videoStatistics)
             }
             return true
         }
@@ -232,7 +232,7 @@ extension PlayerNetworkVideoTests {
         let events = try await started.value
         let start = try #require(atStart.withLock { $0 }, "\(events)")
         #expect(start.received > Int64(stallAt), "the player started with \(start.received) bytes, the stall at \(stallAt): before the picture had a frame")
-        #expect(start.keepsUp)
+        #expect(start.keepsUp, "\(start)")
         let end = collectPlayerEvents(player, timeout: 60) { e in
             if case .failedToPlayToEndTime = e { return true }
             return e == .didPlayToEndTime
