@@ -175,7 +175,7 @@ let package = Package(
         // Umbrella: `import Tonearm` gives the whole playback API (not MPRIS: see TonearmDesktop).
         // AVKit's names (AVPlayerViewController, AVPlayerLayer) are the kit's views: SDL stays lazily
         // loaded (CSDL2Lazy), so an audio-only program importing the layer loads no libSDL2.
-        .target(name: "TonearmCompat", dependencies: ["Tonearm", "TonearmKit", "TonearmWindow", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "TonearmCompat", dependencies: ["Tonearm", "TonearmDesktop", "TonearmKit", "TonearmWindow", .product(name: "Logging", package: "swift-log")]),
         // The seed posts' media code, ported from iOS with Apple's names (issue 23): run by
         // SeedPortsTests against the tests' sound servers.
         .target(name: "SeedPorts", dependencies: ["TonearmCompat"], path: "Examples/SeedPorts"),

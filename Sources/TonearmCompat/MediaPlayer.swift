@@ -12,13 +12,21 @@ public typealias MPNowPlayingInfoCenter = NowPlayingInfoCenter
 public typealias MPRemoteCommandCenter = RemoteCommandCenter
 
 extension NowPlayingInfoCenter {
-    /// `MPNowPlayingInfoCenter.default()`: the process's center, ``NowPlayingInfoCenter/default``.
-    public static func `default`() -> NowPlayingInfoCenter { .default }
+    /// `MPNowPlayingInfoCenter.default()`: the process's center, ``NowPlayingInfoCenter/default``,
+    /// published on the desktop as iOS shows it on the lock screen (``DesktopPublishing``).
+    public static func `default`() -> NowPlayingInfoCenter {
+        DesktopPublishing.shared.ensurePublished()
+        return .default
+    }
 }
 
 extension RemoteCommandCenter {
-    /// `MPRemoteCommandCenter.shared()`: the process's command center.
-    public static func shared() -> RemoteCommandCenter { .shared }
+    /// `MPRemoteCommandCenter.shared()`: the process's command center, whose commands the
+    /// desktop's controls, media keys and `playerctl` send (``DesktopPublishing``).
+    public static func shared() -> RemoteCommandCenter {
+        DesktopPublishing.shared.ensurePublished()
+        return .shared
+    }
 }
 
 // Audio Services' system sounds (AudioToolbox): an id per loaded sound, played and disposed

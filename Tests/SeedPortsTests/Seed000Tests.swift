@@ -156,6 +156,57 @@ import TonearmTestSupport
         #expect(seed000Log.lines.contains("播放完成"))
     }
 
+    /// The post's Now Playing and remote controls reach the desktop with no code of the port's
+    /// own, as they reach iOS's lock screen: `MPRemoteCommandCenter.shared()` and
+    /// `MPNowPlayingInfoCenter.default()` publish the process over MPRIS on the session bus the
+    /// environment names (a private `dbus-daemon`), and the real `playerctl` sees the song (its
+    /// CJK title and artist, its length), a state derived from the rate the post sets (it never
+    /// sets `playbackState`), and plays, moves, pauses and skips the post's player.
+    @Test func theDesktopShowsTheSongAndSendsItsControlsWithNoCodeOfThePorts() async throws {
+        try Fixtures.tone(path: dir.file("song.mp3"), codecArgs: ["-c:a", "libmp3lame", "-b:a", "128k"], seconds: 30)
+        let bus = try PrivateDBus()
+        defer { bus.stop() }
+        try await ProcessEnvironment.with(["DBUS_SESSION_BUS_ADDRESS": bus.address, "TONEARM_MPRIS": nil]) {
+            let music = MusicPlayer(bundle: try #require(Bundle(path: dir.path)), output: { NullOutput() })
+            let center = MPRemoteCommandCenter.shared()
+            defer {
+                music.stop()
+                for command in [center.playCommand, center.pauseCommand, center.nextTrackCommand, center.previousTrackCommand] {
+                    command.removeAllTargets()
+                }
+                center.changePlaybackPositionCommand.removeAllTargets()
+                MPNowPlayingInfoCenter.default().nowPlayingInfo = nil
+            }
+            music.configureAudioSession()
+            music.loadMusic(filename: "song")
+            let player = try #require(music.audioPlayer)
+            music.setupNowPlaying(title: "原來你也在這裡", artist: "劉若英", artwork: nil, duration: player.duration)
+            music.setupRemoteControls()
+
+            let name = try #require(DesktopPublishing.shared.busName, "the shared centers were published")
+            #expect(name.hasPrefix("org.mpris.MediaPlayer2." + DesktopPublishing.shared.busNameSuffix))
+            let suffix = String(name.dropFirst("org.mpris.MediaPlayer2.".count))
+            func playerctl(_ args: String...) async throws -> String {
+                let r = try await run("playerctl", ["-p", suffix] + args, environment: bus.environment)
+                #expect(r.status == 0, "playerctl \(args): \(r.stderr)")
+                return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            #expect(try await playerctl("metadata", "--format", "{{title}}|{{artist}}|{{mpris:length}}")
+                    == "原來你也在這裡|劉若英|\(Int((player.duration * 1e6).rounded()))")
+            #expect(try await playerctl("status") == "Paused")
+            _ = try await playerctl("play")
+            #expect(player.isPlaying, "playerctl play reached the post's play target")
+            #expect(try await playerctl("status") == "Playing", "the state follows the rate the post set")
+            _ = try await playerctl("position", "12")
+            #expect(abs(player.currentTime - 12) < 0.5, "playerctl position moved the player to \(player.currentTime) s")
+            _ = try await playerctl("pause")
+            #expect(!player.isPlaying, "playerctl pause reached the post's pause target")
+            #expect(try await playerctl("status") == "Paused")
+            _ = try await playerctl("next")
+            #expect(seed000Log.lines.last == "下一首")
+        }
+    }
+
     @Test func theStreamPlayerObservesReadinessBufferingAndTime() async throws {
         let server = try PrivatePulseServer()
         defer { server.stop() }
