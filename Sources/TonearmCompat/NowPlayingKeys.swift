@@ -66,20 +66,38 @@ extension NowPlayingInfo: ExpressibleByDictionaryLiteral {
                 default: nil
                 }
             }
+            /// A whole number that fits (a count, an index): NaN, an infinity or a value past
+            /// `Int`'s range is not one (converting it would trap).
+            func whole() -> Int? {
+                guard let d = number(), d.isFinite, abs(d) < 9.0e15 else { return nil }
+                return Int(d)
+            }
+            /// A persistent ID: an unsigned 64-bit number (`NSNumber` on iOS). A string, which iOS
+            /// takes and passes on to what reads it (the post's car stereos then crash), is left
+            /// out and said (a number the desktop can trust, or none).
+            func identifier() -> UInt64 {
+                if let id = newValue as? UInt64 { return id }
+                if let n = newValue as? NSNumber, !(newValue is Double || newValue is Float) { return n.uint64Value }
+                if let d = number(), d.isFinite, d >= 0, d < 1.8e19 { return UInt64(d) }
+                if let newValue {
+                    compatLogger.warning("nowPlayingInfo: MPMediaItemPropertyPersistentID must be a number from 0 to 2⁶⁴−1 (UInt64), not \(type(of: newValue)) \(String(reflecting: newValue)): left out")
+                }
+                return 0
+            }
             switch key {
             case MPMediaItemPropertyTitle: title = newValue as? String
             case MPMediaItemPropertyArtist: artist = newValue as? String
             case MPMediaItemPropertyAlbumTitle: album = newValue as? String
             case MPMediaItemPropertyAlbumArtist: albumArtist = newValue as? String
             case MPMediaItemPropertyArtwork: artwork = newValue as? Artwork
-            case MPMediaItemPropertyPlaybackDuration: duration = number()
-            case MPMediaItemPropertyAlbumTrackNumber: albumTrackNumber = number().map { Int($0) }
-            case MPMediaItemPropertyPersistentID: persistentID = (newValue as? UInt64) ?? number().map { UInt64(max(0, $0)) } ?? 0
-            case MPNowPlayingInfoPropertyElapsedPlaybackTime: elapsedTime = number() ?? 0
-            case MPNowPlayingInfoPropertyPlaybackRate: playbackRate = number() ?? 1
-            case MPNowPlayingInfoPropertyDefaultPlaybackRate: defaultPlaybackRate = number() ?? 1
-            case MPNowPlayingInfoPropertyPlaybackQueueIndex: queueIndex = number().map { Int($0) }
-            case MPNowPlayingInfoPropertyPlaybackQueueCount: queueCount = number().map { Int($0) }
+            case MPMediaItemPropertyPlaybackDuration: duration = number().flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
+            case MPMediaItemPropertyAlbumTrackNumber: albumTrackNumber = whole()
+            case MPMediaItemPropertyPersistentID: persistentID = identifier()
+            case MPNowPlayingInfoPropertyElapsedPlaybackTime: elapsedTime = number().flatMap { $0.isFinite ? $0 : nil } ?? 0
+            case MPNowPlayingInfoPropertyPlaybackRate: playbackRate = number().flatMap { $0.isFinite ? $0 : nil } ?? 1
+            case MPNowPlayingInfoPropertyDefaultPlaybackRate: defaultPlaybackRate = number().flatMap { $0.isFinite ? $0 : nil } ?? 1
+            case MPNowPlayingInfoPropertyPlaybackQueueIndex: queueIndex = whole()
+            case MPNowPlayingInfoPropertyPlaybackQueueCount: queueCount = whole()
             case MPNowPlayingInfoPropertyAssetURL: trackURL = newValue as? URL
             default: break
             }

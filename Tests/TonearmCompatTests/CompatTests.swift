@@ -125,6 +125,33 @@ import TonearmTestSupport
         #expect(center.nowPlayingInfo?.playbackRate == 0 && center.nowPlayingInfo?.elapsedTime == 30.5)
         #expect(MPNowPlayingInfoCenter.default() === NowPlayingInfoCenter.default)
     }
+
+    /// Seed 004's pitfalls, fixed by design: the info handed over is a value, so the dictionary
+    /// edited afterwards (an `NSMutableDictionary` enumerated on a background thread crashed iOS
+    /// apps) changes nothing of the center's; a persistent ID given as a string (iOS passes it on,
+    /// and car stereos crashed) is left out, a number kept whole; and values no number can hold
+    /// (NaN, infinities, past `Int`) are left out instead of trapping in a conversion.
+    @Test func editsAfterHandingOverAndAStringPersistentIDCannotHurt() {
+        let center = MPNowPlayingInfoCenter()
+        var info: NowPlayingInfo = [MPMediaItemPropertyTitle: "原來你也在這裡", MPMediaItemPropertyPersistentID: "1234567"]
+        center.nowPlayingInfo = info
+        info[MPMediaItemPropertyTitle] = "別的歌"
+        #expect(center.nowPlayingInfo?.title == "原來你也在這裡", "the center holds what it was given")
+        #expect(center.nowPlayingInfo?.persistentID == 0, "a string persistent ID is left out")
+        info[MPMediaItemPropertyPersistentID] = NSNumber(value: UInt64.max)
+        #expect(info.persistentID == UInt64.max)
+        info[MPMediaItemPropertyPersistentID] = UInt64(9_007_199_254_740_993)
+        #expect(info.persistentID == 9_007_199_254_740_993, "kept whole, not through a Double")
+        info[MPMediaItemPropertyPersistentID] = 42
+        #expect(info.persistentID == 42)
+        info[MPMediaItemPropertyAlbumTrackNumber] = Double.nan
+        info[MPNowPlayingInfoPropertyPlaybackQueueCount] = 1e300
+        info[MPNowPlayingInfoPropertyPlaybackQueueIndex] = -Double.infinity
+        info[MPMediaItemPropertyPlaybackDuration] = Double.infinity
+        info[MPNowPlayingInfoPropertyElapsedPlaybackTime] = Double.nan
+        #expect(info.albumTrackNumber == nil && info.queueCount == nil && info.queueIndex == nil && info.duration == nil)
+        #expect(info.elapsedTime == 0)
+    }
 }
 
 /// AVPlayerItem's end and MPMusicPlayerController's state changes on NotificationCenter.default,
