@@ -147,8 +147,11 @@ extension RemoteCommand {
     }
 
     /// `removeTarget(_:)` as MPRemoteCommand has it: the token `addTarget` returned, kept as
-    /// `Any` (nil, or anything else, removes nothing).
+    /// `Any`; nil removes every target, as Apple documents ("Specify nil to remove all
+    /// targets" — the reset that seed 004 does before setting its commands again); anything
+    /// else removes nothing.
     public func removeTarget(_ target: Any?) {
+        guard let target else { return removeAllTargets() }
         if let target = target as? RemoteCommandTarget { removeTarget(target) }
     }
 }

@@ -5,8 +5,8 @@ import Foundation
 // iOS code that fills `MPNowPlayingInfoCenter.default().nowPlayingInfo` with a dictionary
 // literal, or edits a copy by key, compiles as it is. The values are checked by type as they go
 // in: a value of the wrong type for its key, or a key Tonearm does not show, is left out, as
-// iOS leaves out what it cannot use. (A `[String: Any]()` variable must become a
-// `NowPlayingInfo()`: Swift converts a literal, not a dictionary.)
+// iOS leaves out what it cannot use. (A `[String: Any]` variable or an `NSDictionary` is wrapped,
+// `NowPlayingInfo(dictionary)`: Swift converts a literal, not a dictionary.)
 
 public let MPMediaItemPropertyTitle = "title"
 public let MPMediaItemPropertyArtist = "artist"
@@ -32,6 +32,30 @@ extension NowPlayingInfo: ExpressibleByDictionaryLiteral {
     public init(dictionaryLiteral elements: (String, Any)...) {
         self.init(title: nil)
         for (key, value) in elements { self[key] = value }
+    }
+
+    /// The info of a `[String: Any]` variable, for `nowPlayingInfo = NowPlayingInfo(dictionary)`
+    /// (Swift converts a literal to the typed info, not a variable). Keys and values as the
+    /// literal's.
+    public init(_ dictionary: [String: Any]) {
+        self.init(title: nil)
+        for (key, value) in dictionary { self[key] = value }
+    }
+
+    /// The info of an `NSDictionary` (an `NSMutableDictionary` filled by key, as Objective-C code
+    /// builds it). What is copied is what the dictionary holds now: editing it afterwards — which
+    /// crashed iOS apps, the center enumerating it on a thread of its own — changes nothing of
+    /// the info. String keys only; `NSString` and `NSNumber` values are read as Swift's.
+    public init(_ dictionary: NSDictionary) {
+        self.init(title: nil)
+        for (key, value) in dictionary {
+            guard let key = (key as? String) ?? (key as? NSString).map({ String($0) }) else { continue }
+            if let s = value as? NSString, !(value is String) {
+                self[key] = String(s)
+            } else {
+                self[key] = value
+            }
+        }
     }
 
     /// The value of a now-playing key (nil when unset); setting a value of the wrong type for
