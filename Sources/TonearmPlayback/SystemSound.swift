@@ -52,6 +52,10 @@ public final class SystemSound: Sendable {
     private let engine: AudioEngine
     private let nodes: [AudioPlayerNode]
     private let next = Mutex(0)
+    /// Outputs lost so far: a play whose voice stopped after a loss was cut off by it, and its
+    /// completion runs (it was not replaced by a later play).
+    private let losses = LossCount()
+    private let lossWatch: Mutex<Task<Void, Never>?> = Mutex(nil)
 
     /// Loads and decodes `url`, and opens the warm output stream `output` makes (by default
     /// PulseAudio with the `event` role when a server answers, otherwise the silent null output).
@@ -82,11 +86,28 @@ public final class SystemSound: Sendable {
             engine.attach(n)
             try engine.connect(n, to: engine.mainMixerNode, format: nil)
         }
+        let events = engine.eventStream
         try engine.start()
         for n in nodes { n.play() }
+        // The sound server went away (the engine stopped): what was sounding ends there, and
+        // each cut-off play's completion runs — nothing waits for an end that cannot come.
+        let watched = nodes
+        let losses = losses
+        lossWatch.withLock {
+            $0 = Task.detached {
+                for await e in events {
+                    guard case .outputLost = e else { continue }
+                    losses.count.withLock { $0 += 1 }
+                    for n in watched { n.stop() }
+                }
+            }
+        }
     }
 
-    deinit { engine.stop() }
+    deinit {
+        lossWatch.withLock { $0?.cancel() }
+        engine.stop()
+    }
 
     /// PulseAudio (role `event`, a fixed 20 ms buffer) when the program registered it
     /// (`PulseOutput.register()`) and a server answers, otherwise the null output. Never the
@@ -104,15 +125,33 @@ public final class SystemSound: Sendable {
 
     /// Plays the sound (over any plays still sounding); `completion` runs once this play has
     /// been heard to its end.
+    ///
+    /// After the output was lost (the sound server went away), the first play opens it again —
+    /// a new server, or the silent output when the automatic one finds none; when it cannot be
+    /// opened, nothing is heard and `completion` runs at once. A play cut off by a lost output
+    /// runs its completion then. So `completion` always runs, once, unless a later play on the
+    /// same voice (one of ``voices``) replaced this one.
     public func play(completion: (@Sendable () -> Void)? = nil) {
+        if !engine.isRunning {
+            do {
+                try engine.start()
+                for n in nodes { n.play() }
+            } catch {
+                completion?()
+                return
+            }
+        }
         let i = next.withLock { n -> Int in
             defer { n = (n + 1) % Self.voices }
             return n
         }
         let node = nodes[i]
+        let lossesBefore = losses.count.withLock { $0 }
+        let losses = losses
         node.scheduleBuffer(buffer, at: nil, options: .interrupts, completionCallbackType: .dataPlayedBack) { type in
-            // A play that a later one on the same voice replaced (`.stopped`) was not heard to its end.
-            if type == .dataPlayedBack { completion?() }
+            // A play that a later one on the same voice replaced (`.stopped`) was not heard to
+            // its end; one the output's loss cut off has ended all the same.
+            if type == .dataPlayedBack || losses.count.withLock({ $0 }) != lossesBefore { completion?() }
         }
     }
 
@@ -167,4 +206,9 @@ public final class SystemSound: Sendable {
             return .bell(error)
         }
     }
+}
+
+/// How many times a ``SystemSound``'s output was lost, shared with its plays' completions.
+private final class LossCount: Sendable {
+    let count = Mutex<UInt64>(0)
 }

@@ -53,6 +53,29 @@ import TonearmTestSupport
         }
     }
 
+    /// The sound server goes away while a sound plays: the play's completion runs all the same
+    /// (nothing waits for an end that cannot come — a ported `AudioServicesPlaySystemSoundWithCompletion`
+    /// caller would hang), and a play while there is no server completes at once, unheard.
+    @Test func aLostServerEndsThePlayAndAPlayWithoutOneCompletesToo() async throws {
+        let server = try PrivatePulseServer()
+        let dir = try TempDir("system-sound-lost")
+        defer { dir.remove() }
+        let path = dir.file("long.wav")
+        try Fixtures.tone(path: path, codecArgs: ["-c:a", "pcm_s16le"], seconds: 20)
+        let serverString = server.serverString
+        let sound = try SystemSound(contentsOf: URL(fileURLWithPath: path), output: {
+            PulseOutput(server: serverString, streamName: "System sound", role: "event", targetLatency: 0.02)
+        })
+        let done = Done()
+        sound.play { done.hit() }
+        server.stop()
+        // Well before the 20 s sound could have been heard to its end.
+        #expect(try await offThePool { done.signal.wait(timeout: .now() + 10) } == .success, "the cut-off play's completion")
+        sound.play { done.hit() }
+        #expect(try await offThePool { done.signal.wait(timeout: .now() + 10) } == .success, "a play with no server completes")
+        #expect(done.count.withLock { $0 } == 2)
+    }
+
     @Test func tooLongAndMissingFilesAreClearErrors() throws {
         let dir = try TempDir("system-sound-bad")
         defer { dir.remove() }
