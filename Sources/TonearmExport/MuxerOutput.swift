@@ -157,13 +157,18 @@ final class MuxerOutput {
     }
 
     /// Writes the trailer and closes the file, checking that every byte reached the disk.
+    ///
+    /// The file is closed even when the trailer fails (a full disk): what the I/O context still
+    /// buffers is written (or fails) now, not later when this object goes — so a repair of the
+    /// file after the error (the recorder's) is not overwritten by a late flush of the trailer.
     func finish() throws(TonearmError) {
         guard let ctx, headerWritten else { return }
         let r = av_write_trailer(ctx)
-        if r < 0 { throw .writeFailed(path: target.path, reason: FFmpegSupport.message(r)) }
-        try checkIO()
+        let io = ctx.pointee.pb?.pointee.error ?? 0
         let c = avio_closep(&ctx.pointee.pb)
         closed = true
+        if r < 0 { throw .writeFailed(path: target.path, reason: FFmpegSupport.message(r)) }
+        if io < 0 { throw .writeFailed(path: target.path, reason: FFmpegSupport.message(io)) }
         if c < 0 { throw .writeFailed(path: target.path, reason: FFmpegSupport.message(c)) }
     }
 

@@ -433,10 +433,16 @@ public final class AudioRecorder: Sendable {
             }
         }
         var frames = box.writer.framesWritten
-        if encodeFailed, format.fileType == .wav {
-            // A write failed (a full disk): the header is made to say what the file holds, cut to
-            // whole frames, so that what was recorded before the failure plays.
-            if let held = try? WAVRepair.repair(path: url.path) { frames = held }
+        if encodeFailed {
+            // A write failed (a full disk): the header is made to say what the file holds (WAV:
+            // cut to whole frames; FLAC: cut after the last whole frame, its sample count set),
+            // so that what was recorded before the failure plays, and the count said is what
+            // the file holds — not what was given to the encoder.
+            switch format.fileType {
+            case .wav: if let held = try? WAVRepair.repair(path: url.path) { frames = held }
+            case .flac: if let held = try? FLACRepair.repair(path: url.path) { frames = held }
+            default: frames = DecodableFrames.scan(path: url.path)?.samples ?? 0
+            }
         }
         control.withLock { c in
             c.lastFrames = frames

@@ -82,6 +82,33 @@ import TonearmTestSupport
         #expect(abs(level - 20 * log10(0.5 / 2.squareRoot())) < 0.5, "the tone up to the end: \(level) dBFS")
     }
 
+    /// The same for compressed files: FLAC is cut after its last whole frame and its STREAMINFO
+    /// made to say the samples it holds (FFmpeg's trailer had written all it was given), Ogg Opus
+    /// keeps its whole pages; each decodes without an error to exactly the frames the summary
+    /// states — what the file holds, not what was given to the encoder.
+    @Test(arguments: ["flac", "opus"]) func aFullDiskLeavesACompressedFileThatSaysWhatItHolds(_ ext: String) throws {
+        let server = try Self.serverWithSine()
+        defer { server.stop() }
+        let dir = try TempDir("record-cli")
+        defer { dir.remove() }
+        let out = dir.file("full.\(ext)")
+        let r = try run("/bin/sh", ["-c", "ulimit -f 100; exec \"$0\" record \"$1\" --source sine --duration 5", try tonearmBinary(), out],
+                        environment: server.environment)
+        #expect(r.status == 1, "\(r.stdout)\(r.stderr)")
+        #expect(r.stderr.contains("\(out): cannot be written (File too large)"), "\(r.stderr)")
+        let raw = dir.file("decoded.raw")
+        let decode = try run("ffmpeg", ["-v", "error", "-i", out, "-f", "f32le", "-ac", "1", raw])
+        #expect(decode.status == 0 && decode.stderr.isEmpty, "the file decodes without an error: \(decode.stderr)")
+        let bytes = try #require(try FileManager.default.attributesOfItem(atPath: raw)[.size] as? Int)
+        let frames = bytes / 4
+        #expect(frames > 48_000 && frames < 240_000, "\(frames) frames")
+        #expect(r.stdout.contains("(\(frames) frames)"), "the summary states the frames in the file: \(r.stdout)")
+        if ext == "flac" {
+            let probe = try run("ffprobe", ["-v", "error", "-show_entries", "stream=duration_ts", "-of", "csv=p=0", out])
+            #expect(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "\(frames)", "STREAMINFO says what the file holds")
+        }
+    }
+
     @Test func refusalsNameWhatIsWrong() throws {
         let server = try Self.serverWithSine()
         defer { server.stop() }
