@@ -23,6 +23,14 @@ import TonearmTestSupport
     }
     deinit { dir.remove() }
 
+    /// Takes off the shared center what the post's `setupRemoteControls()` put there.
+    static func removeTheMusicPlayersTargets(_ center: MPRemoteCommandCenter) {
+        for command in [center.playCommand, center.pauseCommand, center.nextTrackCommand, center.previousTrackCommand] {
+            command.removeAllTargets()
+        }
+        center.changePlaybackPositionCommand.removeAllTargets()
+    }
+
     /// The printed lines that start with `prefix`, read as the number between it and `suffix`.
     static func numbers(_ lines: [String], _ prefix: String, _ suffix: String) -> [Double] {
         lines.compactMap { line in
@@ -79,10 +87,7 @@ import TonearmTestSupport
         let center = MPRemoteCommandCenter.shared()
         defer {
             music.stop()
-            for command in [center.playCommand, center.pauseCommand, center.nextTrackCommand, center.previousTrackCommand] {
-                command.removeAllTargets()
-            }
-            center.changePlaybackPositionCommand.removeAllTargets()
+            Self.removeTheMusicPlayersTargets(center)
         }
         let log = seed000Log.stream()
         music.configureAudioSession()
@@ -171,10 +176,7 @@ import TonearmTestSupport
             let center = MPRemoteCommandCenter.shared()
             defer {
                 music.stop()
-                for command in [center.playCommand, center.pauseCommand, center.nextTrackCommand, center.previousTrackCommand] {
-                    command.removeAllTargets()
-                }
-                center.changePlaybackPositionCommand.removeAllTargets()
+                Self.removeTheMusicPlayersTargets(center)
                 MPNowPlayingInfoCenter.default().nowPlayingInfo = nil
             }
             music.configureAudioSession()
