@@ -75,9 +75,20 @@ struct WindowThread: ~Copyable {
     /// Seconds on SDL's monotonic clock.
     static var now: Double { Double(SDL_GetTicks64()) / 1000 }
 
+    /// A new window thread, from start to end: SDL's video started, the window run, SDL stopped.
     static func run(_ shared: Shared, driver: String?) {
         shared.markWindowThread()
-        let c = shared.configuration
+        if let failure = startVideo(driver: driver) {
+            shared.started(.failure(failure))
+            return
+        }
+        runWindow(shared)
+    }
+
+    /// Starts SDL's video on the calling thread (which then owns it: the window is made and
+    /// run there). SDL's video `driver` hint when given. Nil once started; else the error
+    /// (SDL stopped again).
+    static func startVideo(driver: String?) -> VideoWindowError? {
         // The program's own signal handling stays (SDL would turn SIGINT into SDL_QUIT).
         SDL_SetHint(SDL_HINT_NO_SIGNAL_HANDLERS, "1")
         SDL_SetHint(SDL_HINT_RENDER_SCALE_QUALITY, "linear")
@@ -90,12 +101,24 @@ struct WindowThread: ~Copyable {
         // so that SDL's own handler falls back to it and SDL_Quit puts it back.
         _ = csdl2_x11_survive_protocol_errors()
         guard SDL_InitSubSystem(SDL_INIT_VIDEO) == 0 else {
-            shared.started(.failure(.noDisplay("SDL cannot start its video: \(String(cString: SDL_GetError()))")))
+            let failure = VideoWindowError.noDisplay("SDL cannot start its video: \(String(cString: SDL_GetError()))")
             SDL_Quit()
-            return
+            return failure
         }
-        defer { SDL_QuitSubSystem(SDL_INIT_VIDEO); SDL_Quit() }
+        return nil
+    }
 
+    /// Stops SDL's video, started by ``startVideo(driver:)`` on this thread.
+    static func stopVideo() {
+        SDL_QuitSubSystem(SDL_INIT_VIDEO)
+        SDL_Quit()
+    }
+
+    /// With SDL's video started on this thread (``startVideo(driver:)``): opens the window of
+    /// `shared`'s configuration and runs it until it closes; SDL's video is stopped at the end.
+    static func runWindow(_ shared: Shared) {
+        defer { stopVideo() }
+        let c = shared.configuration
         var flags = SDL_WINDOW_SHOWN.rawValue
         if c.resizable { flags |= SDL_WINDOW_RESIZABLE.rawValue }
         var size = (width: max(1, c.width), height: max(1, c.height))

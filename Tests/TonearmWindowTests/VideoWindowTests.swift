@@ -582,6 +582,49 @@ import TonearmTestSupport
         }
     }
 
+    /// `prepare()` starts SDL's video (connected to the display) on a thread of its own ahead of
+    /// the first window (`tonearm play VIDEO`, while it probes the file); the next window takes
+    /// that thread and shows frames as any other; while it is open, preparing does nothing.
+    @Test func aPreparedVideoIsTakenByTheNextWindow() throws {
+        let display = try VirtualDisplay(width: 640, height: 480)
+        defer { display.stop() }
+        try ProcessEnvironment.with(display.sdlEnvironment) {
+            VideoWindow.prepare()
+            #expect(VideoWindow.hasPreparedVideo)
+            let window = try VideoWindow(.init(title: "prepared", width: 320, height: 240))
+            defer { window.close() }
+            #expect(!VideoWindow.hasPreparedVideo, "taken by the window")
+            let p = try showAndWait(window, TestFrames.quadrants(.yuv420p, width: 160, height: 120))
+            #expect(p.outputWidth == 320 && p.outputHeight == 240)
+            expectQuadrants(try display.screenshot(keepingPNGAt: Self.keep("prepared")), p, in: p.videoRect, Self.upright)
+            VideoWindow.prepare()
+            #expect(!VideoWindow.hasPreparedVideo, "one video at a time: a window has it")
+            #expect(throws: VideoWindowError.anotherWindowIsOpen) { _ = try VideoWindow(.init(title: "two")) }
+        }
+    }
+
+    /// A prepared video that no window takes stops when cancelled (SDL quits on its thread), and
+    /// one prepared for another driver is waited out by the window that needs its own: either
+    /// way the next window opens and draws.
+    @Test func aPreparedVideoNotTakenStopsAndGivesWay() throws {
+        let display = try VirtualDisplay(width: 640, height: 480)
+        defer { display.stop() }
+        try ProcessEnvironment.with(display.sdlEnvironment) {
+            VideoWindow.prepare()
+            #expect(VideoWindow.hasPreparedVideo)
+            VideoWindow.cancelPrepared()
+            #expect(!VideoWindow.hasPreparedVideo)
+            VideoWindow.cancelPrepared()  // nothing to cancel
+            VideoWindow.prepare(videoDriver: "offscreen")
+            #expect(VideoWindow.hasPreparedVideo)
+            let window = try VideoWindow(.init(title: "after", width: 160, height: 120))
+            defer { window.close() }
+            #expect(!VideoWindow.hasPreparedVideo)
+            let p = try showAndWait(window, TestFrames.quadrants(.rgba, width: 160, height: 120))
+            expectQuadrants(try display.screenshot(), p, in: p.videoRect, Self.upright)
+        }
+    }
+
     @Test func aSecondWindowAtOnceIsRefused() throws {
         try withWindow(.init(title: "one", width: 160, height: 120)) { _, _ in
             #expect(throws: VideoWindowError.anotherWindowIsOpen) { _ = try VideoWindow(.init(title: "two")) }
