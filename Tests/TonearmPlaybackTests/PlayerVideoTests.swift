@@ -58,6 +58,16 @@ import TonearmVideo
     /// more (23 of the first 45 frames with 250 ms periods, measured with the extrapolation off).
     static func tolerableDrops(_ frames: Int) -> Int { frames / 4 }
 
+    /// An item of a 3 s clip made in `dir`, with a video output attached.
+    static func itemWithOutput(in dir: TempDir) throws -> (PlayerItem, PlayerItemVideoOutput) {
+        let clip = dir.file("clip.mp4")
+        try VideoFixtures.clip(clip, seconds: 3)
+        let item = PlayerItem(url: URL(fileURLWithPath: clip))
+        let output = PlayerItemVideoOutput()
+        item.add(output)
+        return (item, output)
+    }
+
     static func isReady(after: Double) -> @Sendable (PlayerEvent) -> Bool {
         { if case .readyForDisplay(let t) = $0, t > after { true } else { false } }
     }
@@ -110,11 +120,7 @@ import TonearmVideo
     @Test func theFirstFrameIsShownWhileTheOutputIsStillBeingMade() async throws {
         let dir = try TempDir("player-video-before-output")
         defer { dir.remove() }
-        let clip = dir.file("clip.mp4")
-        try VideoFixtures.clip(clip, seconds: 3)
-        let item = PlayerItem(url: URL(fileURLWithPath: clip))
-        let output = PlayerItemVideoOutput()
-        item.add(output)
+        let (item, output) = try Self.itemWithOutput(in: dir)
         let release = DispatchSemaphore(value: 0)
         let made = Atomic<Bool>(false)
         let player = Player(playerItem: item, output: {
@@ -187,11 +193,7 @@ import TonearmVideo
     @Test func thePictureMovesWhenTheSoundStartsAfterThePlay() async throws {
         let dir = try TempDir("player-video-late-sound")
         defer { dir.remove() }
-        let clip = dir.file("clip.mp4")
-        try VideoFixtures.clip(clip, seconds: 3)
-        let item = PlayerItem(url: URL(fileURLWithPath: clip))
-        let output = PlayerItemVideoOutput()
-        item.add(output)
+        let (item, output) = try Self.itemWithOutput(in: dir)
         let gated = Mutex<GatedOutput?>(nil)
         let player = Player(playerItem: item, output: {
             let g = GatedOutput(NullOutput())
