@@ -155,6 +155,8 @@ public final class PlayerView: Sendable {
         if item.status == .unknown, let expected = options.expectedPresentationSize, expected != .zero {
             var config = configuration(for: item, options: options)
             if options.size == nil { (config.width, config.height) = (expected.width, expected.height) }
+            // The first frame's texture is made once the window is up, before that frame comes.
+            (config.expectedFrameWidth, config.expectedFrameHeight) = (expected.width, expected.height)
             if options.title == nil {
                 let name = item.url.lastPathComponent
                 config.title = name.isEmpty ? (item.url.host ?? item.url.absoluteString) : name

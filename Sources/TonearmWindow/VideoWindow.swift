@@ -59,6 +59,12 @@ public final class VideoWindow: Sendable {
         /// Whether a size larger than the screen is scaled down (its shape kept) to 90 % of the
         /// screen's usable area before the window opens (``VideoGeometry/windowSize(for:screen:fraction:)``).
         public var fitsScreen: Bool
+        /// The size of the frames expected first, when known (`yuv420p`): the window thread makes
+        /// their texture once the window is up, before the first frame comes (making a 1080p
+        /// texture takes milliseconds that would otherwise delay that frame). Nil: made with the
+        /// first frame. A first frame of another size or format gets a texture of its own.
+        public var expectedFrameWidth: Int?
+        public var expectedFrameHeight: Int?
 
         public enum Renderer: String, Sendable, Hashable {
             case automatic, software
@@ -249,6 +255,10 @@ public final class VideoWindow: Sendable {
     /// The last presentation, if any.
     public var lastPresentation: VideoPresentation? { shared.read { $0.lastPresentation } }
 
+    /// How many textures the window has made so far (a new one for each new frame size or
+    /// format, and one ahead of the first frame with ``Configuration/expectedFrameWidth``).
+    var texturesMade: Int { shared.read { $0.texturesMade } }
+
     /// Whether the window is still open (false once closed, by ``close()`` or a close request).
     public var isOpen: Bool { shared.read { !$0.ended } }
 
@@ -301,6 +311,8 @@ final class Shared: @unchecked Sendable {
         var wakePending = false
         var start: Result<String, VideoWindowError>?
         var ended = false
+        /// Textures the window thread has made (for tests: one for frames of one size and format).
+        var texturesMade = 0
     }
 
     let configuration: VideoWindow.Configuration

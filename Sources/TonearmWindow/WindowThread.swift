@@ -180,6 +180,9 @@ struct WindowThread: ~Copyable {
         var thread = WindowThread(shared: shared, window: window, renderer: renderer, wakeType: wakeType)
         // Full screen once the window is there (and the window manager, if any, is known).
         if c.fullScreen { thread.setFullScreen(true) }
+        // The first frame's texture, when its size is known: made now, while the frame is
+        // still being decoded, not when it comes.
+        if let w = c.expectedFrameWidth, let h = c.expectedFrameHeight { thread.makeTexture(.yuv420p, width: w, height: h) }
         shared.started(.success(name))
         thread.loop()
         // No wake-up event may be pushed from here on (SDL is about to stop); no feed is called.
@@ -412,13 +415,7 @@ struct WindowThread: ~Copyable {
     /// size first when the current one is not.
     mutating func upload(_ frame: VideoFrame) {
         if texture == nil || textureFormat != frame.pixelFormat || textureWidth != frame.width || textureHeight != frame.height {
-            if let t = texture { SDL_DestroyTexture(t) }
-            let format = frame.pixelFormat == .yuv420p ? SDL_PIXELFORMAT_IYUV.rawValue : SDL_PIXELFORMAT_RGBA32.rawValue
-            texture = SDL_CreateTexture(renderer, format, Int32(SDL_TEXTUREACCESS_STREAMING.rawValue),
-                                        Int32(clamping: frame.width), Int32(clamping: frame.height))
-            textureFormat = texture == nil ? nil : frame.pixelFormat
-            textureWidth = frame.width
-            textureHeight = frame.height
+            makeTexture(frame.pixelFormat, width: frame.width, height: frame.height)
         }
         guard let texture else { return }
         switch frame.pixelFormat {
@@ -438,6 +435,19 @@ struct WindowThread: ~Copyable {
                 _ = SDL_UpdateTexture(texture, nil, bp.baseAddress, Int32(p.bytesPerRow))
             }
         }
+    }
+
+    /// A streaming texture of `format` and size in place of the current one (none when SDL
+    /// cannot make it).
+    mutating func makeTexture(_ format: VideoFrame.PixelFormat, width: Int, height: Int) {
+        if let t = texture { SDL_DestroyTexture(t) }
+        let sdlFormat = format == .yuv420p ? SDL_PIXELFORMAT_IYUV.rawValue : SDL_PIXELFORMAT_RGBA32.rawValue
+        texture = SDL_CreateTexture(renderer, sdlFormat, Int32(SDL_TEXTUREACCESS_STREAMING.rawValue),
+                                    Int32(clamping: max(1, width)), Int32(clamping: max(1, height)))
+        textureFormat = texture == nil ? nil : format
+        textureWidth = width
+        textureHeight = height
+        if texture != nil { shared.update { $0.texturesMade += 1 } }
     }
 
     /// Black, the picture where the gravity puts it (turned as the frame says), presented.

@@ -625,6 +625,27 @@ import TonearmTestSupport
         }
     }
 
+    /// With the first frames' size known (`expectedFrameWidth`/`Height`: a player's window made
+    /// while its item loads), the texture is made before the window says it is up, not when
+    /// the first frame comes; that frame uses it, and a frame of another size gets its own.
+    @Test func theExpectedFramesTextureIsMadeBeforeTheFirstFrame() throws {
+        var config = VideoWindow.Configuration(title: "expected", width: 320, height: 240)
+        (config.expectedFrameWidth, config.expectedFrameHeight) = (160, 120)
+        try withWindow(config) { display, window in
+            #expect(window.texturesMade == 1, "made with the window")
+            let p = try showAndWait(window, TestFrames.quadrants(.yuv420p, width: 160, height: 120))
+            #expect(window.texturesMade == 1, "the first frame used it")
+            expectQuadrants(try display.screenshot(), p, in: p.videoRect, Self.upright)
+            _ = try showAndWait(window, TestFrames.quadrants(.yuv420p, width: 80, height: 60))
+            #expect(window.texturesMade == 2)
+        }
+        try withWindow(.init(title: "unknown", width: 160, height: 120)) { _, window in
+            #expect(window.texturesMade == 0)
+            _ = try showAndWait(window, TestFrames.quadrants(.yuv420p, width: 160, height: 120))
+            #expect(window.texturesMade == 1)
+        }
+    }
+
     @Test func aSecondWindowAtOnceIsRefused() throws {
         try withWindow(.init(title: "one", width: 160, height: 120)) { _, _ in
             #expect(throws: VideoWindowError.anotherWindowIsOpen) { _ = try VideoWindow(.init(title: "two")) }
