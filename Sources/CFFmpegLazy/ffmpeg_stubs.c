@@ -274,9 +274,17 @@ int avcodec_open2(AVCodecContext *avctx, const AVCodec *codec, AVDictionary **op
     TONEARM_LAZY(avcodec_open2, 3);
     return f(avctx, codec, options);
 }
+AVCodecParameters * avcodec_parameters_alloc(void) {
+    TONEARM_LAZY(avcodec_parameters_alloc, 3);
+    return f();
+}
 int avcodec_parameters_copy(AVCodecParameters *dst, const AVCodecParameters *src) {
     TONEARM_LAZY(avcodec_parameters_copy, 3);
     return f(dst, src);
+}
+void avcodec_parameters_free(AVCodecParameters **par) {
+    TONEARM_LAZY(avcodec_parameters_free, 3);
+    f(par);
 }
 int avcodec_parameters_from_context(AVCodecParameters *par, const AVCodecContext *codec) {
     TONEARM_LAZY(avcodec_parameters_from_context, 3);

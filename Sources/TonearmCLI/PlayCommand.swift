@@ -3,6 +3,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Tonearm
+import TonearmWindow
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -222,6 +223,14 @@ struct PlayCommand: AsyncParsableCommand {
             throw CommandFailure(path, "it has no video stream; play it without --video-output (\(v))")
         }
         let choice = try videoOutput.map { try VideoOutputChoice(parsing: $0) }
+        // When a window is likely to open for one local video, SDL starts (and connects to the
+        // display) on the window's thread while the file is probed and the item loads — once
+        // FFmpeg has loaded (started ahead by `main`), not beside it; it stops again when no
+        // window takes it.
+        let mayOpenWindow = paths.count == 1 && !resume && !usesLibrary && !noVideo && (choice ?? .window) == .window
+            && VideoPlayback.hasDisplay && VideoPlayback.mayHaveVideo(paths[0])
+        if mayOpenWindow { VideoWindow.prepare(after: { _ = FFmpegLibraries.load() }) }
+        defer { if mayOpenWindow { VideoWindow.cancelPrepared() } }
         if paths.count == 1, !resume, !usesLibrary, !noVideo, let track = VideoPlayback.videoTracks(paths[0]).first {
             let output = choice ?? .window
             if output != .window || VideoPlayback.hasDisplay {
@@ -234,6 +243,7 @@ struct PlayCommand: AsyncParsableCommand {
             }
             videoNotice = VideoPlayback.noDisplayNotice
         }
+        if mayOpenWindow { VideoWindow.cancelPrepared() }
         if sub != nil {
             throw ValidationError("--sub draws on one local video's picture (a window or --video-output); in a queue each video draws the .srt beside it")
         }
@@ -317,6 +327,7 @@ struct PlayCommand: AsyncParsableCommand {
             try await playback.play(files: [url.path], audioStreams: streams)
             return
         case (.nullUntimed, .window), (.file, .window):
+            VideoWindow.cancelPrepared()
             Terminal.writeProblem(VideoPlayback.offlineNotice)
             try await playback.play(files: [url.path], audioStreams: streams)
             return
@@ -330,6 +341,17 @@ struct PlayCommand: AsyncParsableCommand {
         let failed = await session.run()
         if let sig = session.interruptedBy { throw ExitCode(128 + sig) }
         if failed { throw ExitCode(1) }
+    }
+
+    /// Whether the command line `arguments` (without the program's name) are a `play` of a local
+    /// file whose name says it may hold video (and not a hand-off to the daemon): judged from the
+    /// words alone, before parsing, to load FFmpeg ahead (``FFmpegLibraries/loadInBackground()``).
+    static func namesVideo(_ arguments: [String]) -> Bool {
+        guard arguments.first == "play", !arguments.contains("--daemon") else { return false }
+        return arguments.dropFirst().contains { a in
+            !a.hasPrefix("-") && !a.contains("://")
+                && VideoPlayback.videoExtensions.contains(URL(fileURLWithPath: a).pathExtension.lowercased())
+        }
     }
 
     /// Whether `path` names one local file (not a folder, a playlist or an address).

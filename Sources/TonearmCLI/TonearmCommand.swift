@@ -47,6 +47,9 @@ struct TonearmCommand: AsyncParsableCommand {
     static func main() async {
         registerDrivers()
         let arguments = Array(CommandLine.arguments.dropFirst())
+        // `play VIDEO`: FFmpeg's libraries load on a thread of their own while the arguments are
+        // parsed and the settings read (a FLAC file, which may not need them, does not start this).
+        if PlayCommand.namesVideo(arguments) { FFmpegLibraries.loadInBackground() }
         var status: Int32 = 0
         do {
             // The common `library scan DIR… [--db PATH] [--quiet] [--verbose]` without the parser

@@ -54,9 +54,15 @@ enum VideoPlayback {
     /// The video tracks of `path` when it is a local file of a container that may hold video;
     /// [] otherwise. (The file's probe is kept for the item that plays it: see `ProbedInputs`.)
     static func videoTracks(_ path: String) -> [VideoTrackInfo] {
-        guard !path.contains("://"), videoExtensions.contains(URL(fileURLWithPath: path).pathExtension.lowercased()),
-              FileManager.default.fileExists(atPath: path) else { return [] }
+        guard mayHaveVideo(path) else { return [] }
         return (try? VideoTrackInfo.tracks(inFileAt: path)) ?? []
+    }
+
+    /// Whether `path` is a local file of a container that may hold video (by its name; nothing
+    /// is read).
+    static func mayHaveVideo(_ path: String) -> Bool {
+        !path.contains("://") && videoExtensions.contains(URL(fileURLWithPath: path).pathExtension.lowercased())
+            && FileManager.default.fileExists(atPath: path)
     }
 
     /// Whether a display is there to open a window on (`DISPLAY` or `WAYLAND_DISPLAY`).

@@ -50,7 +50,10 @@ package enum InputOpening {
     /// Opens `path` for demuxing with stream info read (through ``open(_:path:head:)``). The
     /// caller closes it with `avformat_close_input`, then releases `io`. Throws the file errors
     /// of ``checkReadable(_:)`` and `notMediaFile`. The context ``ProbedInputs`` keeps for this
-    /// file, when there is one, is taken instead of opening it again.
+    /// file, when there is one, is taken instead of opening it again; when another opener took
+    /// it, what its probe found (``ProbedInputs/findings(path:)``) is copied into the newly
+    /// opened context instead of probing the file again (MP4/MOV and Matroska/WebM whose
+    /// streams match; any other file is probed).
     package static func openProbed(_ path: String) throws(TonearmError) -> (context: UnsafeMutablePointer<AVFormatContext>, io: AnyObject?) {
         tonearm_av_log_quiet()
         if let kept = ProbedInputs.take(path: path) { return kept }
@@ -60,6 +63,9 @@ package enum InputOpening {
         guard r >= 0, let fc = ctx else {
             if r == tonearm_averror(EACCES) { throw .notReadable(path: path, reason: message(r)) }
             throw .notMediaFile(path: path, detail: message(r))
+        }
+        if let findings = ProbedInputs.findings(path: path), findings.matches(fc), findings.apply(to: fc) {
+            return (fc, io)
         }
         InputOpenCounter.noteProbe(path)
         let info = avformat_find_stream_info(fc, nil)

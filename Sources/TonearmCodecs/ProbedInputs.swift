@@ -34,6 +34,18 @@ package enum ProbedInputs {
 
     private static let slot = Mutex<[Entry]>([])
 
+    /// What the probes of kept contexts found, by file: outlives the context's taking (the
+    /// picture's demuxer opens the file after the sound took its context). Same capacity and
+    /// lifetime as the contexts.
+    private struct Found: Sendable {
+        var path: String
+        var identity: FileIdentity
+        var findings: ProbeFindings
+        var kept: Double
+    }
+
+    private static let found = Mutex<[Found]>([])
+
     /// Keeps `context` (opened on `path` and probed, nothing read beyond) and its custom I/O for
     /// the next opener of the same file; closes one kept before for the same path (and the
     /// oldest when ``capacity`` are kept). A file whose identity
@@ -44,6 +56,14 @@ package enum ProbedInputs {
             return
         }
         let entry = Entry(path: path, identity: id, context: context, io: io, kept: monotonicSeconds())
+        if let findings = ProbeFindings(context: context) {
+            let f = Found(path: path, identity: id, findings: findings, kept: entry.kept)
+            found.withLock { list in
+                list.removeAll { $0.path == path }
+                if list.count >= capacity { list.removeFirst() }
+                list.append(f)
+            }
+        }
         let old = slot.withLock { s -> [Entry] in
             var gone = s.filter { $0.path == path }
             s.removeAll { $0.path == path }
@@ -70,8 +90,21 @@ package enum ProbedInputs {
         return (entry.context, entry.io)
     }
 
+    /// What the probe of a context kept for `path` found, when the file is still the one probed
+    /// (and it was kept within ``lifetime``): for a later opener that then need not probe it
+    /// (``InputOpening/openProbed(_:)``). Not taken: every later opener within the lifetime may use it.
+    package static func findings(path: String) -> ProbeFindings? {
+        guard let f = found.withLock({ list in list.last { $0.path == path } }) else { return nil }
+        guard monotonicSeconds() - f.kept <= lifetime, FileIdentity(path: path) == f.identity else {
+            found.withLock { list in list.removeAll { $0.path == path && $0.kept == f.kept } }
+            return nil
+        }
+        return f.findings
+    }
+
     /// Closes the kept contexts (a test's clean slate).
     package static func drop() {
+        found.withLock { $0 = [] }
         slot.withLock { s in
             let all = s
             s = []

@@ -141,6 +141,13 @@ public final class PlayerView: Sendable {
                             infoCenter: NowPlayingInfoCenter = .default) async throws(PlayerViewError) -> PlayerView {
         guard let item = player.currentItem else { throw .noItem }
         let events = item.events  // before the status is read: no change is missed between
+        // The picture is opened and decoded while the item loads and the window opens, not
+        // after: a holder takes the player's frames until the layer is attached, then hands it
+        // the latest. Added before the item is ready, so that the player starts the picture
+        // as soon as it is (beside the sound's output, which it does not wait for).
+        let early = EarlyFrames()
+        player.addVideoRenderer(early)
+        defer { player.removeVideoRenderer(early) }
         // With the size known before the item has loaded, the window is created meanwhile (on
         // a thread of its own: creating it waits for SDL and the display).
         var creating: Task<Result<PlayerView, VideoWindowError>, Never>?
@@ -148,6 +155,8 @@ public final class PlayerView: Sendable {
         if item.status == .unknown, let expected = options.expectedPresentationSize, expected != .zero {
             var config = configuration(for: item, options: options)
             if options.size == nil { (config.width, config.height) = (expected.width, expected.height) }
+            // The first frame's texture is made once the window is up, before that frame comes.
+            (config.expectedFrameWidth, config.expectedFrameHeight) = (expected.width, expected.height)
             if options.title == nil {
                 let name = item.url.lastPathComponent
                 config.title = name.isEmpty ? (item.url.host ?? item.url.absoluteString) : name
@@ -173,11 +182,6 @@ public final class PlayerView: Sendable {
             if case .success(let view)? = await creating?.value { view.close() }
             throw .itemFailed(e)
         }
-        // The picture is opened and decoded while the window opens, not after: a holder takes
-        // the player's frames until the layer is attached, then hands it the latest.
-        let early = EarlyFrames()
-        player.addVideoRenderer(early)
-        defer { player.removeVideoRenderer(early) }
         if let creating {
             switch await creating.value {
             case .success(let view):

@@ -90,6 +90,9 @@ public final class Player: @unchecked Sendable, Observable {
         var fanout: VideoFanout
         var epoch: UInt64
         var format: VideoFrame.PixelFormat
+        /// The item's outputs among the run's sinks (as last reconciled): with the player's
+        /// renderers of the moment, the sinks (``Player/retargetVideo(_:)``).
+        var outputs: [any PlayerVideoRenderer]
         /// Cancels the video's reader of a network item's download or HLS stream (before the
         /// pipeline stops: its decoder may be waiting for bytes).
         var cancelNetwork: (@Sendable () -> Void)?
@@ -378,6 +381,16 @@ public final class Player: @unchecked Sendable, Observable {
     private func perform(_ action: PlayerStateMachine.Action) {
         switch action {
         case .openRuntime(let g, let seconds, let rate):
+            // The picture is opened and its first frame decoded and shown while the output
+            // connects (a sound server's handshake takes tens of milliseconds), not after it:
+            // that frame is shown at once whatever the clock, the next ones against the sound
+            // once it runs (the clock stands until then). Should the output fail, the second
+            // reconciliation stops the picture again.
+            lock.withLock { s in
+                s.generationStart = seconds
+                s.lastTime = seconds
+            }
+            reconcileVideo(outputOpening: true)
             openRuntime(generation: g, seconds: seconds, rate: rate)
             reconcileVideo()
         case .restartDecoding(let g, let seconds, let rate):
@@ -683,17 +696,43 @@ extension Player {
     /// Registers a renderer for the video (a window's layer, say): it is shown each frame of
     /// the current item's video when due. While renderers or item outputs are attached the
     /// video is decoded; otherwise not at all.
+    ///
+    /// A picture already running in the renderer's format hands it its next frame at once (the
+    /// control queue may be busy opening the sound's output meanwhile); anything else is
+    /// reconciled on the control queue.
     public func addVideoRenderer(_ renderer: any PlayerVideoRenderer) {
         lock.withLock { s in
             guard !s.renderers.contains(where: { $0 === renderer }) else { return }
             s.renderers.append(renderer)
+            Self.retargetVideo(&s)
         }
         queue.async { [self] in reconcileVideo() }
     }
 
+    /// Stops showing the video to `renderer` (from the next frame when the picture runs; see
+    /// ``addVideoRenderer(_:)``).
     public func removeVideoRenderer(_ renderer: any PlayerVideoRenderer) {
-        lock.withLock { s in s.renderers.removeAll { $0 === renderer } }
+        lock.withLock { s in
+            s.renderers.removeAll { $0 === renderer }
+            Self.retargetVideo(&s)
+        }
         queue.async { [self] in reconcileVideo() }
+    }
+
+    /// The pixel format a picture is decoded in for `sinks`: `rgba` when all of them want it,
+    /// else `yuv420p` (converted for the `rgba` ones).
+    static func videoFormat(for sinks: [any PlayerVideoRenderer]) -> VideoFrame.PixelFormat {
+        !sinks.isEmpty && sinks.allSatisfy({ $0.preferredPixelFormat == .rgba }) ? .rgba : .yuv420p
+    }
+
+    /// Lock held: the running picture of the current item shows its frames to the renderers of
+    /// now (and the item's outputs it was reconciled with) when they still want its format;
+    /// otherwise the control queue's reconciliation restarts or stops it.
+    private static func retargetVideo(_ s: inout State) {
+        guard let run = s.video, run.epoch == s.itemEpoch else { return }
+        let sinks = run.outputs + s.renderers
+        guard !sinks.isEmpty, videoFormat(for: sinks) == run.format else { return }
+        run.fanout.set(sinks)
     }
 
     /// Whether the frame for the current position has been shown since the item started or
@@ -810,15 +849,18 @@ extension Player {
     }
 
     /// Control queue: starts the video pipeline when the item has video, an output or renderer
-    /// wants it and the audio runtime is open; stops it otherwise (a new item, the end, a lost
-    /// output). The decoder is opened here, on the control queue, never under the lock.
-    func reconcileVideo() {
+    /// wants it and the audio runtime is open (or, with `outputOpening`, about to be opened:
+    /// the machine has asked for it and the control queue is opening it now); stops it
+    /// otherwise (a new item, the end, a lost output). The decoder is opened on the pipeline's
+    /// decoding thread, never here nor under the lock.
+    func reconcileVideo(outputOpening: Bool = false) {
         let (item, open, current, epoch, renderers, atEnd) = lock.withLock { s in
-            (s.item, s.machine.runtimeOpen && s.runtime != nil, s.video, s.itemEpoch, s.renderers,
+            (s.item, s.machine.runtimeOpen && (s.runtime != nil || outputOpening), s.video, s.itemEpoch, s.renderers,
              s.machine.atEnd && s.videoDrain == nil)
         }
-        let sinks: [any PlayerVideoRenderer] = (item?.outputs ?? []) + renderers
-        let format: VideoFrame.PixelFormat = !sinks.isEmpty && sinks.allSatisfy({ $0.preferredPixelFormat == .rgba }) ? .rgba : .yuv420p
+        let outputs = item?.outputs ?? []
+        let sinks: [any PlayerVideoRenderer] = outputs + renderers
+        let format = Self.videoFormat(for: sinks)
         var wanted = false
         if let item, open, !atEnd, !sinks.isEmpty, item.url.isFileURL || item.isProgressiveHTTP || item.isHLS,
            item.selectedVideoTrack != nil {
@@ -826,7 +868,11 @@ extension Player {
         }
         if let current {
             if wanted && current.epoch == epoch && current.format == format {
-                current.fanout.set(sinks)
+                lock.withLock { s in
+                    guard s.video?.pipeline === current.pipeline else { return }
+                    s.video?.outputs = outputs
+                    current.fanout.set(outputs + s.renderers)  // the renderers of now, under the lock
+                }
                 return
             }
             current.stop()
@@ -881,7 +927,9 @@ extension Player {
         let stored = lock.withLock { s -> Bool in
             guard s.itemEpoch == epoch, s.video == nil else { return false }
             s.stoppedVideoStatistics = nil
-            s.video = VideoRun(pipeline: pipeline, fanout: fanout, epoch: epoch, format: format, cancelNetwork: cancelNetwork)
+            s.video = VideoRun(pipeline: pipeline, fanout: fanout, epoch: epoch, format: format, outputs: outputs,
+                               cancelNetwork: cancelNetwork)
+            fanout.set(outputs + s.renderers)  // a renderer added or removed since the read above
             return true
         }
         guard stored else { cancelNetwork?(); return }

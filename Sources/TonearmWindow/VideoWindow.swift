@@ -59,6 +59,12 @@ public final class VideoWindow: Sendable {
         /// Whether a size larger than the screen is scaled down (its shape kept) to 90 % of the
         /// screen's usable area before the window opens (``VideoGeometry/windowSize(for:screen:fraction:)``).
         public var fitsScreen: Bool
+        /// The size of the frames expected first, when known (`yuv420p`): the window thread makes
+        /// their texture once the window is up, before the first frame comes (making a 1080p
+        /// texture takes milliseconds that would otherwise delay that frame). Nil: made with the
+        /// first frame. A first frame of another size or format gets a texture of its own.
+        public var expectedFrameWidth: Int?
+        public var expectedFrameHeight: Int?
 
         public enum Renderer: String, Sendable, Hashable {
             case automatic, software
@@ -89,45 +95,90 @@ public final class VideoWindow: Sendable {
     public let rendererName: String
 
     private let shared: Shared
-    private static let inUse = Mutex(false)
+    /// Who has SDL's video (one window at a time; see ``prepare(videoDriver:)``).
+    static let owner = Mutex<VideoOwner>(.free)
 
-    /// Opens the window and waits until it is on screen (or failed).
+    /// Opens the window and waits until it is on screen (or failed). A video started ahead by
+    /// ``prepare(videoDriver:)`` with the same driver is taken: its thread, already connected to
+    /// the display, opens the window.
     /// - Throws: ``VideoWindowError/noDisplay(_:)`` without a display (the caller plays the sound
     ///   only), ``VideoWindowError/sdlNotInstalled(library:reason:)`` when SDL2 cannot be loaded,
     ///   ``VideoWindowError/cannotCreateWindow(_:)``, ``VideoWindowError/anotherWindowIsOpen``.
     public init(_ configuration: Configuration = Configuration()) throws(VideoWindowError) {
-        let environment = ProcessInfo.processInfo.environment
-        let driver = configuration.videoDriver ?? environment["SDL_VIDEODRIVER"]
-        let needsDisplay = !["offscreen", "dummy", "evdev", "kmsdrm"].contains(driver ?? "")
-        if needsDisplay, (environment["DISPLAY"] ?? "").isEmpty, (environment["WAYLAND_DISPLAY"] ?? "").isEmpty {
-            throw .noDisplay("neither DISPLAY nor WAYLAND_DISPLAY is set")
-        }
+        if let error = Self.displayError(videoDriver: configuration.videoDriver) { throw error }
         // SDL is loaded here, the first time a window opens (CSDL2Lazy): not at the program's start.
         guard tonearm_sdl2_load() == 1 else {
             throw .sdlNotInstalled(library: String(cString: tonearm_sdl2_library),
                                    reason: tonearm_sdl2_load_error().map { String(cString: $0) } ?? "unknown error")
         }
-        let taken = Self.inUse.withLock { inUse in
-            if inUse { return false }
-            inUse = true
-            return true
-        }
-        guard taken else { throw .anotherWindowIsOpen }
+        let prepared = try Self.claimVideo(driver: configuration.videoDriver)
 
         let (stream, continuation) = AsyncStream.makeStream(of: VideoWindowEvent.self, bufferingPolicy: .bufferingNewest(256))
         events = stream
         let shared = Shared(configuration: configuration, events: continuation)
         self.shared = shared
-        let thread = Thread {
-            WindowThread.run(shared, driver: configuration.videoDriver)
-            Self.inUse.withLock { $0 = false }
-            shared.finish()
+        if let prepared {
+            prepared.hand(shared)
+        } else {
+            let thread = Thread {
+                WindowThread.run(shared, driver: configuration.videoDriver)
+                Self.owner.withLock { $0 = .free }
+                shared.finish()
+            }
+            thread.name = "tonearm-window"
+            thread.start()
         }
-        thread.name = "tonearm-window"
-        thread.start()
         switch shared.waitForStart() {
         case .success(let name): rendererName = name
         case .failure(let error): shared.waitForEnd(); throw error
+        }
+    }
+
+    /// Why no window can open for `videoDriver` (SDL's hint; nil: `SDL_VIDEODRIVER` or SDL's
+    /// choice): ``VideoWindowError/noDisplay(_:)`` when the driver needs a display and neither
+    /// `DISPLAY` nor `WAYLAND_DISPLAY` is set; nil otherwise.
+    static func displayError(videoDriver: String?) -> VideoWindowError? {
+        let environment = ProcessInfo.processInfo.environment
+        let driver = videoDriver ?? environment["SDL_VIDEODRIVER"]
+        let needsDisplay = !["offscreen", "dummy", "evdev", "kmsdrm"].contains(driver ?? "")
+        if needsDisplay, (environment["DISPLAY"] ?? "").isEmpty, (environment["WAYLAND_DISPLAY"] ?? "").isEmpty {
+            return .noDisplay("neither DISPLAY nor WAYLAND_DISPLAY is set")
+        }
+        return nil
+    }
+
+    /// Takes SDL's video for a new window: the video prepared for `driver` when there is one
+    /// (returned: its thread opens the window), else nothing (the window starts a thread of its
+    /// own). A video prepared for another driver, or leaving, is waited out first.
+    /// - Throws: ``VideoWindowError/anotherWindowIsOpen`` while a window has it.
+    private static func claimVideo(driver: String?) throws(VideoWindowError) -> PreparedVideo? {
+        enum Claim { case fresh, prepared(PreparedVideo), busy, waitFor(PreparedVideo) }
+        while true {
+            let claim = owner.withLock { o -> Claim in
+                switch o {
+                case .free:
+                    o = .window
+                    return .fresh
+                case .window:
+                    return .busy
+                case .prepared(let p) where p.driver == driver:
+                    o = .window
+                    return .prepared(p)
+                case .prepared(let p):
+                    o = .leaving(p)
+                    return .waitFor(p)
+                case .leaving(let p):
+                    return .waitFor(p)
+                }
+            }
+            switch claim {
+            case .fresh: return nil
+            case .prepared(let p): return p
+            case .busy: throw .anotherWindowIsOpen
+            case .waitFor(let p):
+                p.cancel()
+                p.waitForEnd()
+            }
         }
     }
 
@@ -204,6 +255,10 @@ public final class VideoWindow: Sendable {
     /// The last presentation, if any.
     public var lastPresentation: VideoPresentation? { shared.read { $0.lastPresentation } }
 
+    /// How many textures the window has made so far (a new one for each new frame size or
+    /// format, and one ahead of the first frame with ``Configuration/expectedFrameWidth``).
+    var texturesMade: Int { shared.read { $0.texturesMade } }
+
     /// Whether the window is still open (false once closed, by ``close()`` or a close request).
     public var isOpen: Bool { shared.read { !$0.ended } }
 
@@ -256,6 +311,8 @@ final class Shared: @unchecked Sendable {
         var wakePending = false
         var start: Result<String, VideoWindowError>?
         var ended = false
+        /// Textures the window thread has made (for tests: one for frames of one size and format).
+        var texturesMade = 0
     }
 
     let configuration: VideoWindow.Configuration

@@ -75,9 +75,20 @@ struct WindowThread: ~Copyable {
     /// Seconds on SDL's monotonic clock.
     static var now: Double { Double(SDL_GetTicks64()) / 1000 }
 
+    /// A new window thread, from start to end: SDL's video started, the window run, SDL stopped.
     static func run(_ shared: Shared, driver: String?) {
         shared.markWindowThread()
-        let c = shared.configuration
+        if let failure = startVideo(driver: driver) {
+            shared.started(.failure(failure))
+            return
+        }
+        runWindow(shared)
+    }
+
+    /// Starts SDL's video on the calling thread (which then owns it: the window is made and
+    /// run there). SDL's video `driver` hint when given. Nil once started; else the error
+    /// (SDL stopped again).
+    static func startVideo(driver: String?) -> VideoWindowError? {
         // The program's own signal handling stays (SDL would turn SIGINT into SDL_QUIT).
         SDL_SetHint(SDL_HINT_NO_SIGNAL_HANDLERS, "1")
         SDL_SetHint(SDL_HINT_RENDER_SCALE_QUALITY, "linear")
@@ -90,12 +101,24 @@ struct WindowThread: ~Copyable {
         // so that SDL's own handler falls back to it and SDL_Quit puts it back.
         _ = csdl2_x11_survive_protocol_errors()
         guard SDL_InitSubSystem(SDL_INIT_VIDEO) == 0 else {
-            shared.started(.failure(.noDisplay("SDL cannot start its video: \(String(cString: SDL_GetError()))")))
+            let failure = VideoWindowError.noDisplay("SDL cannot start its video: \(String(cString: SDL_GetError()))")
             SDL_Quit()
-            return
+            return failure
         }
-        defer { SDL_QuitSubSystem(SDL_INIT_VIDEO); SDL_Quit() }
+        return nil
+    }
 
+    /// Stops SDL's video, started by ``startVideo(driver:)`` on this thread.
+    static func stopVideo() {
+        SDL_QuitSubSystem(SDL_INIT_VIDEO)
+        SDL_Quit()
+    }
+
+    /// With SDL's video started on this thread (``startVideo(driver:)``): opens the window of
+    /// `shared`'s configuration and runs it until it closes; SDL's video is stopped at the end.
+    static func runWindow(_ shared: Shared) {
+        defer { stopVideo() }
+        let c = shared.configuration
         var flags = SDL_WINDOW_SHOWN.rawValue
         if c.resizable { flags |= SDL_WINDOW_RESIZABLE.rawValue }
         var size = (width: max(1, c.width), height: max(1, c.height))
@@ -157,6 +180,9 @@ struct WindowThread: ~Copyable {
         var thread = WindowThread(shared: shared, window: window, renderer: renderer, wakeType: wakeType)
         // Full screen once the window is there (and the window manager, if any, is known).
         if c.fullScreen { thread.setFullScreen(true) }
+        // The first frame's texture, when its size is known: made now, while the frame is
+        // still being decoded, not when it comes.
+        if let w = c.expectedFrameWidth, let h = c.expectedFrameHeight { thread.makeTexture(.yuv420p, width: w, height: h) }
         shared.started(.success(name))
         thread.loop()
         // No wake-up event may be pushed from here on (SDL is about to stop); no feed is called.
@@ -389,13 +415,7 @@ struct WindowThread: ~Copyable {
     /// size first when the current one is not.
     mutating func upload(_ frame: VideoFrame) {
         if texture == nil || textureFormat != frame.pixelFormat || textureWidth != frame.width || textureHeight != frame.height {
-            if let t = texture { SDL_DestroyTexture(t) }
-            let format = frame.pixelFormat == .yuv420p ? SDL_PIXELFORMAT_IYUV.rawValue : SDL_PIXELFORMAT_RGBA32.rawValue
-            texture = SDL_CreateTexture(renderer, format, Int32(SDL_TEXTUREACCESS_STREAMING.rawValue),
-                                        Int32(clamping: frame.width), Int32(clamping: frame.height))
-            textureFormat = texture == nil ? nil : frame.pixelFormat
-            textureWidth = frame.width
-            textureHeight = frame.height
+            makeTexture(frame.pixelFormat, width: frame.width, height: frame.height)
         }
         guard let texture else { return }
         switch frame.pixelFormat {
@@ -415,6 +435,19 @@ struct WindowThread: ~Copyable {
                 _ = SDL_UpdateTexture(texture, nil, bp.baseAddress, Int32(p.bytesPerRow))
             }
         }
+    }
+
+    /// A streaming texture of `format` and size in place of the current one (none when SDL
+    /// cannot make it).
+    mutating func makeTexture(_ format: VideoFrame.PixelFormat, width: Int, height: Int) {
+        if let t = texture { SDL_DestroyTexture(t) }
+        let sdlFormat = format == .yuv420p ? SDL_PIXELFORMAT_IYUV.rawValue : SDL_PIXELFORMAT_RGBA32.rawValue
+        texture = SDL_CreateTexture(renderer, sdlFormat, Int32(SDL_TEXTUREACCESS_STREAMING.rawValue),
+                                    Int32(clamping: max(1, width)), Int32(clamping: max(1, height)))
+        textureFormat = texture == nil ? nil : format
+        textureWidth = width
+        textureHeight = height
+        if texture != nil { shared.update { $0.texturesMade += 1 } }
     }
 
     /// Black, the picture where the gravity puts it (turned as the frame says), presented.

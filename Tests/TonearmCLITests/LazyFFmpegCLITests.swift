@@ -107,6 +107,40 @@ import TonearmTestSupport
         #expect(loads("libavformat", in: other.stderr).contains { $0.contains("dynamically loaded") })
     }
 
+    /// `tonearm play VIDEO` starts loading FFmpeg on a thread of its own before it parses its
+    /// arguments (the loading overlaps the parsing); an FFmpeg that cannot be loaded (an empty
+    /// libavformat found first on LD_LIBRARY_PATH) is still said once, at the first use, with what
+    /// to install and status 127 — not by the loading thread, and not for a FLAC file, which does
+    /// not need FFmpeg and plays.
+    @Test func aVideoLoadsFFmpegAheadAndAnFFmpegThatCannotLoadIsSaidAtItsFirstUse() throws {
+        let dir = try TempDir("lazy-ffmpeg-ahead")
+        defer { dir.remove() }
+        let clip = dir.file("clip.mp4")
+        try VideoFixtures.clip(clip, seconds: 0.5)
+        let played = try run(try tonearmBinary(), ["play", "--plain", "--output", "null", "--video-output", "null", clip],
+                             environment: ["LD_DEBUG": "files"])
+        #expect(played.status == 0, "\(played.stderr.suffix(1000))")
+        #expect(played.stdout.contains("1 played"), "\(played.stdout)")
+        #expect(loads("libavformat", in: played.stderr).contains { $0.contains("dynamically loaded") })
+
+        let broken = dir.file("broken-libs")
+        try FileManager.default.createDirectory(atPath: broken, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: "\(broken)/libavformat.so.59", contents: Data()))
+        let failed = try run(try tonearmBinary(), ["play", "--plain", "--output", "null", "--video-output", "null", clip],
+                             environment: ["LD_LIBRARY_PATH": broken])
+        #expect(failed.status == 127, "\(failed.stderr.suffix(1000))")
+        let said = failed.stderr.split(separator: "\n").filter { $0.contains("cannot be loaded") }
+        #expect(said.count == 1, "\(failed.stderr.suffix(1000))")
+        #expect(said.first?.contains("tonearm: FFmpeg's libavformat.so.59 cannot be loaded (\(broken)/libavformat.so.59: file too short)") == true,
+                "\(failed.stderr.suffix(1000))")
+
+        let song = dir.file("song.flac")
+        try Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=0.3", "-c:a", "flac", song])
+        let flac = try run(try tonearmBinary(), ["play", "--plain", "--output", "null:untimed", song],
+                           environment: ["LD_LIBRARY_PATH": broken])
+        #expect(flac.status == 0, "\(flac.stderr.suffix(1000))")
+    }
+
     /// librubberband is loaded when a rate other than 1 first needs it; a librubberband that
     /// cannot be loaded (an empty file found first on LD_LIBRARY_PATH) stops only such a run, with
     /// a message that says what to install, and not a run at rate 1 (linked, neither would start).

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Dispatch
 import Foundation
 import Synchronization
 import Testing
@@ -57,6 +58,16 @@ import TonearmVideo
     /// more (23 of the first 45 frames with 250 ms periods, measured with the extrapolation off).
     static func tolerableDrops(_ frames: Int) -> Int { frames / 4 }
 
+    /// An item of a 3 s clip made in `dir`, with a video output attached.
+    static func itemWithOutput(in dir: TempDir) throws -> (PlayerItem, PlayerItemVideoOutput) {
+        let clip = dir.file("clip.mp4")
+        try VideoFixtures.clip(clip, seconds: 3)
+        let item = PlayerItem(url: URL(fileURLWithPath: clip))
+        let output = PlayerItemVideoOutput()
+        item.add(output)
+        return (item, output)
+    }
+
     static func isReady(after: Double) -> @Sendable (PlayerEvent) -> Bool {
         { if case .readyForDisplay(let t) = $0, t > after { true } else { false } }
     }
@@ -65,9 +76,10 @@ import TonearmVideo
     /// video, then the item loads it (its sound, its video tracks) and the picture's decoder
     /// opens it. The command's probe (`avformat_find_stream_info`, with the file opened) is
     /// handed on to the item's sound and read for the video tracks: before, each of them opened
-    /// and probed the file again (four probes before the picture's own). Counted by TonearmCodecs'
-    /// openers for this file only.
-    @Test func theFileIsProbedOnceForTheItemAndOnceForThePicture() async throws {
+    /// and probed the file again (four probes before the picture's own). The picture's demuxer
+    /// opens the file and takes what that probe found instead of probing it again
+    /// (`ProbeFindings`). Counted by TonearmCodecs' openers for this file only.
+    @Test func theFileIsProbedOnceForTheItemAndItsPicture() async throws {
         let dir = try TempDir("player-video-probes")
         defer { dir.remove() }
         let clip = dir.file("clip.mp4")
@@ -88,11 +100,45 @@ import TonearmVideo
         #expect(item.videoTracks.count == 1)
         #expect(item.presentationSize == VideoSize(width: 160, height: 90))
         let counts = InputOpenCounter.counts(clip)
-        // One probe for the item and its sound, one for the picture's own demuxer; the opens
-        // besides: the picture's, and the sound's look at the AAC track's length without its
-        // edit list (gapless, no probe).
-        #expect(counts.probes == 2, "\(counts)")
+        // One probe for the item, its sound and its picture; the opens besides: the picture's
+        // own demuxer (the probe's findings copied in), and the sound's look at the AAC track's
+        // length without its edit list (gapless, no probe).
+        #expect(counts.probes == 1, "\(counts)")
         #expect(counts.opens == 3, "\(counts)")
+        // The picture decoded from that demuxer is the file's: its first frame, at 0, full size.
+        let first = try #require(output.lastPresentedFrame)
+        #expect(first.time == 0 && first.width == 160 && first.height == 90, "\(first.time) \(first.width)×\(first.height)")
+        player.pause()
+        player.replaceCurrentItem(with: nil)
+    }
+
+    /// The picture does not wait for the sound's output: the item's first frame is decoded and
+    /// presented while the output is still being made (a sound server slow to answer, here an
+    /// output whose making waits for the test), and the picture follows the sound once it
+    /// plays. Before, the picture's decoder opened only once the output had: for `tonearm play
+    /// VIDEO`, after PulseAudio's handshake (scripts/bench video, BENCHMARKS.md's session 25).
+    @Test func theFirstFrameIsShownWhileTheOutputIsStillBeingMade() async throws {
+        let dir = try TempDir("player-video-before-output")
+        defer { dir.remove() }
+        let (item, output) = try Self.itemWithOutput(in: dir)
+        let release = DispatchSemaphore(value: 0)
+        let made = Atomic<Bool>(false)
+        let player = Player(playerItem: item, output: {
+            _ = release.wait(timeout: .now() + 60)
+            made.store(true, ordering: .releasing)
+            return NullOutput()
+        })
+        let frames = output.newFrameTimes
+        player.play()
+        let first = try await Self.first(1, of: frames, timeout: 20)
+        #expect(first.count == 1)
+        let madeBefore = made.load(ordering: .acquiring)
+        #expect(!madeBefore, "the first frame came before the output was made")
+        #expect(player.currentTime() == 0)
+        release.signal()
+        _ = try await Self.first(1, of: player.boundaryCrossings([1]))
+        let shown = output.lastPresentedFrame?.time ?? -1
+        #expect(shown >= 0.5, "the sound at 1 s, the picture at \(shown) s")
         player.pause()
         player.replaceCurrentItem(with: nil)
     }
@@ -150,11 +196,7 @@ import TonearmVideo
     @Test func thePictureMovesWhenTheSoundStartsAfterThePlay() async throws {
         let dir = try TempDir("player-video-late-sound")
         defer { dir.remove() }
-        let clip = dir.file("clip.mp4")
-        try VideoFixtures.clip(clip, seconds: 3)
-        let item = PlayerItem(url: URL(fileURLWithPath: clip))
-        let output = PlayerItemVideoOutput()
-        item.add(output)
+        let (item, output) = try Self.itemWithOutput(in: dir)
         let gated = Mutex<GatedOutput?>(nil)
         let player = Player(playerItem: item, output: {
             let g = GatedOutput(NullOutput())

@@ -37,7 +37,9 @@ import TonearmVideo
     }
 
     /// The probe of `tracks(inFileAt:)` is handed to the next opener of the same file (the
-    /// item's sound), once; a file changed since is opened and probed again.
+    /// item's sound), once; what it found serves the openers after that through
+    /// `InputOpening.openProbed` (the picture's demuxer: opened, not probed again), while the
+    /// sound's own opener probes; a file changed since is opened and probed again.
     @Test func theProbeIsHandedOnOnceAndNotForAChangedFile() throws {
         defer { dir.remove() }
         let clip = dir.file("handed.mp4")
@@ -49,13 +51,19 @@ import TonearmVideo
         #expect(InputOpenCounter.counts(clip).probes == 1, "the sound took the probe")
         _ = try AudioFile(path: clip)
         #expect(InputOpenCounter.counts(clip).probes == 2, "taken once: a second opener probes")
-        #expect(try VideoTrackInfo.tracks(inFileAt: clip).count == 1)
+        let opensBefore = InputOpenCounter.counts(clip).opens
+        #expect(try VideoTrackInfo.tracks(inFileAt: clip).first?.codedWidth == 160)
+        let decoder = try VideoDecoder(path: clip)
+        #expect(InputOpenCounter.counts(clip).probes == 2, "the findings of the first probe serve, no probe")
+        #expect(InputOpenCounter.counts(clip).opens == opensBefore + 1, "one open: the decoder's (the tracks took the kept one)")
+        #expect(decoder.track.frameRate == 25 && decoder.track.pixelFormat == "yuv420p", "\(decoder.track)")
+        #expect(try decoder.nextFrame()?.time == 0)
         // Rewritten since (another length): the kept context is not the file's any more.
         try Fixtures.ffmpeg(["-f", "lavfi", "-i", "testsrc=size=96x64:rate=25:d=0.3",
                              "-f", "lavfi", "-i", "sine=duration=0.3", "-c:v", "libx264", "-c:a", "aac", clip])
         let tracks = try VideoTrackInfo.tracks(inFileAt: clip)
         #expect(tracks.first?.codedWidth == 96, "the new file's probe, not the kept one")
-        #expect(InputOpenCounter.counts(clip).probes == 4)
+        #expect(InputOpenCounter.counts(clip).probes == 3)
     }
 
     @Test func anAnamorphicClipReportsItsDisplayWidth() throws {

@@ -582,6 +582,70 @@ import TonearmTestSupport
         }
     }
 
+    /// `prepare()` starts SDL's video (connected to the display) on a thread of its own ahead of
+    /// the first window (`tonearm play VIDEO`, while it probes the file); the next window takes
+    /// that thread and shows frames as any other; while it is open, preparing does nothing.
+    @Test func aPreparedVideoIsTakenByTheNextWindow() throws {
+        let display = try VirtualDisplay(width: 640, height: 480)
+        defer { display.stop() }
+        try ProcessEnvironment.with(display.sdlEnvironment) {
+            VideoWindow.prepare()
+            #expect(VideoWindow.hasPreparedVideo)
+            let window = try VideoWindow(.init(title: "prepared", width: 320, height: 240))
+            defer { window.close() }
+            #expect(!VideoWindow.hasPreparedVideo, "taken by the window")
+            let p = try showAndWait(window, TestFrames.quadrants(.yuv420p, width: 160, height: 120))
+            #expect(p.outputWidth == 320 && p.outputHeight == 240)
+            expectQuadrants(try display.screenshot(keepingPNGAt: Self.keep("prepared")), p, in: p.videoRect, Self.upright)
+            VideoWindow.prepare()
+            #expect(!VideoWindow.hasPreparedVideo, "one video at a time: a window has it")
+            #expect(throws: VideoWindowError.anotherWindowIsOpen) { _ = try VideoWindow(.init(title: "two")) }
+        }
+    }
+
+    /// A prepared video that no window takes stops when cancelled (SDL quits on its thread), and
+    /// one prepared for another driver is waited out by the window that needs its own: either
+    /// way the next window opens and draws.
+    @Test func aPreparedVideoNotTakenStopsAndGivesWay() throws {
+        let display = try VirtualDisplay(width: 640, height: 480)
+        defer { display.stop() }
+        try ProcessEnvironment.with(display.sdlEnvironment) {
+            VideoWindow.prepare()
+            #expect(VideoWindow.hasPreparedVideo)
+            VideoWindow.cancelPrepared()
+            #expect(!VideoWindow.hasPreparedVideo)
+            VideoWindow.cancelPrepared()  // nothing to cancel
+            VideoWindow.prepare(videoDriver: "offscreen")
+            #expect(VideoWindow.hasPreparedVideo)
+            let window = try VideoWindow(.init(title: "after", width: 160, height: 120))
+            defer { window.close() }
+            #expect(!VideoWindow.hasPreparedVideo)
+            let p = try showAndWait(window, TestFrames.quadrants(.rgba, width: 160, height: 120))
+            expectQuadrants(try display.screenshot(), p, in: p.videoRect, Self.upright)
+        }
+    }
+
+    /// With the first frames' size known (`expectedFrameWidth`/`Height`: a player's window made
+    /// while its item loads), the texture is made before the window says it is up, not when
+    /// the first frame comes; that frame uses it, and a frame of another size gets its own.
+    @Test func theExpectedFramesTextureIsMadeBeforeTheFirstFrame() throws {
+        var config = VideoWindow.Configuration(title: "expected", width: 320, height: 240)
+        (config.expectedFrameWidth, config.expectedFrameHeight) = (160, 120)
+        try withWindow(config) { display, window in
+            #expect(window.texturesMade == 1, "made with the window")
+            let p = try showAndWait(window, TestFrames.quadrants(.yuv420p, width: 160, height: 120))
+            #expect(window.texturesMade == 1, "the first frame used it")
+            expectQuadrants(try display.screenshot(), p, in: p.videoRect, Self.upright)
+            _ = try showAndWait(window, TestFrames.quadrants(.yuv420p, width: 80, height: 60))
+            #expect(window.texturesMade == 2)
+        }
+        try withWindow(.init(title: "unknown", width: 160, height: 120)) { _, window in
+            #expect(window.texturesMade == 0)
+            _ = try showAndWait(window, TestFrames.quadrants(.yuv420p, width: 160, height: 120))
+            #expect(window.texturesMade == 1)
+        }
+    }
+
     @Test func aSecondWindowAtOnceIsRefused() throws {
         try withWindow(.init(title: "one", width: 160, height: 120)) { _, _ in
             #expect(throws: VideoWindowError.anotherWindowIsOpen) { _ = try VideoWindow(.init(title: "two")) }

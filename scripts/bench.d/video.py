@@ -92,7 +92,16 @@ def make_clip(name: str, args: list[str], loops: int = 1) -> str:
     return path
 
 
-def clips() -> dict:
+def clips(first_only: bool = False) -> dict:
+    """The clips, made when missing; with `first_only` only the first-frame clip (the minute-long
+    ones take long to encode on a loaded machine and --first-only does not play them)."""
+    r, g, b = FIRST_COLOR
+    first = make_clip("first-1080p30.mp4", [
+        "-f", "lavfi", "-i", f"color=c=0x{r:02x}{g:02x}{b:02x}:size=1920x1080:rate=30:d=5",
+        "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=5",
+        "-c:v", "libx264", "-preset", "veryfast", "-g", "60", "-pix_fmt", "yuv420p", "-c:a", "aac", "-ac", "2"])
+    if first_only:
+        return {"first": first}
     # Ten seconds (five 2-second GOPs) of testsrc2 with moving noise, repeated six times: a minute.
     noise = "noise=alls=12:allf=t"
     tone = ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=10"]
@@ -104,11 +113,6 @@ def clips() -> dict:
         "-f", "lavfi", "-i", f"testsrc2=size=1280x720:rate=30:d=10,{noise}", *tone,
         "-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-row-mt", "1", "-b:v", "3M", "-g", "60",
         "-pix_fmt", "yuv420p", "-c:a", "libopus", "-b:a", "128k", "-ac", "2"], loops=6)
-    r, g, b = FIRST_COLOR
-    first = make_clip("first-1080p30.mp4", [
-        "-f", "lavfi", "-i", f"color=c=0x{r:02x}{g:02x}{b:02x}:size=1920x1080:rate=30:d=5",
-        "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=5",
-        "-c:v", "libx264", "-preset", "veryfast", "-g", "60", "-pix_fmt", "yuv420p", "-c:a", "aac", "-ac", "2"])
     return {"H.264 1080p30": h264, "VP9 720p30": vp9, "first": first}
 
 
@@ -343,7 +347,7 @@ def bench_first(tonearm: str, clip: str, pulse: PrivatePulse, runs: int, base: s
 
 def bench(ctx) -> dict:
     need_pulse_tools()
-    c = clips()
+    c = clips(ctx.args.first_only)
     window = min(ctx.args.window or (10.0 if ctx.quick else 50.0), 55.0)
     runs = ctx.args.first_frames or (3 if ctx.quick else 10)
     pulse = PrivatePulse(work("pulse-video"))

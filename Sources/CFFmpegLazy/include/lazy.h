@@ -9,6 +9,16 @@
 /// FLAC files or `tonearm --help` never loads them). Any thread.
 int tonearm_ffmpeg_is_loaded(void);
 
+/// Starts loading FFmpeg's libraries on a thread of its own and returns at once (a command that
+/// will decode soon: the loading overlaps its other start-up work; the first use waits for it to
+/// finish). A library that cannot be loaded is reported at the first use, as without this.
+/// Any thread; nothing happens once loaded.
+void tonearm_ffmpeg_load_in_background(void);
+
+/// Loads FFmpeg's libraries now, or waits until a load in progress (on another thread) is over.
+/// 1 when they are loaded; 0 when one cannot be (said at the first use). Thread-safe.
+int tonearm_ffmpeg_load(void);
+
 /// Whether libavfilter is loaded in this process yet (only a subtitle selected loads it). Any thread.
 int tonearm_avfilter_is_loaded(void);
 
