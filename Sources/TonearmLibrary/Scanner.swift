@@ -336,7 +336,7 @@ final class Scanner: @unchecked Sendable {
     }
 
     /// Writes a batch in one transaction. New rows go in with multi-row INSERT statements
-    /// (``insertChunk`` rows each), after the batch's updates: a statement that fires the
+    /// (``insertChunk`` rows each, a first scan's ``firstScanInsertChunk``), after the batch's updates: a statement that fires the
     /// full-text index's trigger opens a statement savepoint, at which FTS5 writes out its
     /// pending terms, so one row per statement made inserting about three times as slow.
     ///
@@ -409,15 +409,16 @@ final class Scanner: @unchecked Sendable {
         let width = Self.insertColumns.count
         // (The full chunk's statement looked up once a batch: its SQL is 12 KB, hashed at
         // each lookup.)
-        let full = inserts.count >= Self.insertChunk ? try db.cachedStatement(sql: orFail ? Self.fullInsertOrFailSQL : Self.fullInsertSQL) : nil
+        let chunk = orFail ? Self.firstScanInsertChunk : Self.insertChunk
+        let full = inserts.count >= chunk ? try db.cachedStatement(sql: orFail ? Self.fullInsertOrFailSQL : Self.fullInsertSQL) : nil
         // The values of one statement's rows at a time, in one array used again: the whole
         // batch's at once (2,000 rows of a first scan, 48 values each) were 2–3 MB of the
         // scan's peak memory, for the same instructions.
         var rows: [SQLValue] = []
-        rows.reserveCapacity(min(inserts.count, Self.insertChunk) * width)
+        rows.reserveCapacity(min(inserts.count, chunk) * width)
         var start = 0
         while start < order.count {
-            let count = min(Self.insertChunk, order.count - start)
+            let count = min(chunk, order.count - start)
             rows.removeAll(keepingCapacity: true)
             for k in start..<(start + count) {
                 let i = inserts[order[k]]
@@ -428,7 +429,7 @@ final class Scanner: @unchecked Sendable {
                 Self.appendArguments(to: &rows, file, hash: hash, fields)
                 rows.append(.real(now))
             }
-            let statement = try full.flatMap { count == Self.insertChunk ? $0 : nil } ?? db.cachedStatement(sql: Self.insertSQL(rows: count, orFail: orFail))
+            let statement = try full.flatMap { count == chunk ? $0 : nil } ?? db.cachedStatement(sql: Self.insertSQL(rows: count, orFail: orFail))
             try Self.execute(statement, rows[...])
             start += count
         }
@@ -530,6 +531,11 @@ final class Scanner: @unchecked Sendable {
     private static let insertColumns = ["id"] + fileColumns + fieldColumns + ["dateAdded"]
     /// Rows per INSERT statement (50 × 48 values, well under SQLite's limit of 32,766).
     private static let insertChunk = 50
+    /// Rows per INSERT statement of a first scan (no trigger, `OR FAIL`): a 2,000-file first
+    /// scan took 298.7M instructions with 50 rows a statement, 295.1M and 294.9M with 10 and 20,
+    /// 296.2M with 5, 300.0M with 1 and 310.1M with 200 (SQLite runs a multi-row VALUES as a
+    /// co-routine that copies each row's values; a long one costs more per row).
+    private static let firstScanInsertChunk = 20
     /// Files a first scan must have to build the indexes at the end (see ``run()``).
     static let bulkThreshold = 16
     /// Files to read from which the kernel is asked to read ahead of the readers (``ReadAhead``),
@@ -553,9 +559,9 @@ final class Scanner: @unchecked Sendable {
     /// covers is written before it reaches its size).
     private static let batchArtworkLimit = 64 << 20
 
-    /// The INSERT of ``insertChunk`` rows, and with `OR FAIL` (made once: 120,000 instructions each time).
+    /// The INSERT of ``insertChunk`` rows, and with `OR FAIL` of ``firstScanInsertChunk`` (made once: 120,000 instructions each time).
     private static let fullInsertSQL = insertSQL(rows: insertChunk)
-    private static let fullInsertOrFailSQL = insertSQL(rows: insertChunk, orFail: true)
+    private static let fullInsertOrFailSQL = insertSQL(rows: firstScanInsertChunk, orFail: true)
     /// An INSERT of `rows` new rows (`orFail`: `INSERT OR FAIL`, see ``flush``).
     private static func insertSQL(rows: Int, orFail: Bool = false) -> String {
         let row = "(" + Array(repeating: "?", count: insertColumns.count).joined(separator: ", ") + ")"

@@ -87,6 +87,46 @@ import TonearmTestSupport
         #expect(foreignKeys, "the writer's foreign keys are on again")
     }
 
+    /// A first scan writes its rows in INSERT statements of its own size (`Scanner.firstScanInsertChunk`,
+    /// without the full-text trigger) and a later scan in others (`insertChunk`, with it): the
+    /// same files give the same rows either way — every column but the date added, the full
+    /// chunks and the last short one — and the same search results.
+    @Test func aFirstScanWritesTheRowsALaterScanWrites() async throws {
+        let f = try LibraryFixture()
+        defer { f.dir.remove() }
+        // Enough rows for several statements of either size and a short last one.
+        let original = f.path("Sigur Rós/Ágætis byrjun/1-1.mp3")
+        try FileManager.default.createDirectory(atPath: f.path("copies"), withIntermediateDirectories: true)
+        for copy in 0..<57 { try FileManager.default.copyItem(atPath: original, toPath: f.path("copies/\(copy).mp3")) }
+        let first = try await f.library.scanToEnd(folders: [f.root])
+        #expect(first.added == LibraryFixtures.mediaCount + 57)
+        // The other library is not empty when it scans the folder: a later scan's path.
+        let seed = f.dir.file("Seed")
+        try FileManager.default.createDirectory(atPath: seed, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: original, toPath: seed + "/seed.mp3")
+        let other = try MediaLibrary(path: f.dir.file("db/other.sqlite"))
+        #expect(try await other.scanToEnd(folders: [seed]).added == 1)
+        let later = try await other.scanToEnd(folders: [seed, f.root])
+        #expect(later.added == LibraryFixtures.mediaCount + 57 && later.unchanged == 1)
+        func rows(_ path: String) throws -> [[DatabaseValue]] {
+            try DatabaseQueue(path: path).read { db in
+                let columns = try Row.fetchAll(db, sql: "PRAGMA table_info(item)").map { $0["name"] as String }
+                    .filter { $0 != "dateAdded" && $0 != "id" }
+                return try Row.fetchAll(db, sql: "SELECT \(columns.joined(separator: ", ")) FROM item WHERE path LIKE ? ORDER BY path",
+                                        arguments: [f.root + "/%"]).map { Array($0.databaseValues) }
+            }
+        }
+        let a = try rows(f.library.path), b = try rows(other.path)
+        #expect(a.count == LibraryFixtures.mediaCount + 57)
+        #expect(a == b)
+        for word in ["beyonce", "sigur"] {
+            let found = try Set(MediaQuery.search(word).items(in: f.library).map(\.path))
+            // (Less the other library's seed, outside the folder.)
+            let foundInOther = try Set(MediaQuery.search(word).items(in: other).map(\.path).filter { $0.hasPrefix(f.root + "/") })
+            #expect(!found.isEmpty && found == foundInOther, "\(word)")
+        }
+    }
+
     /// A batch's new rows go into the table in its order (by id), each after the last: the
     /// table's pages are filled, not split in the middle as rows with ids spread over the whole
     /// range (content hashes) would leave them — about a third of each page empty.

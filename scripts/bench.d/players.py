@@ -106,8 +106,8 @@ class Mpd(Player):
         self.mpc("update", "--wait")
         self.mpc("add", "bench.flac")
 
-    def wait_listening(self) -> None:
-        deadline = time.monotonic() + 20
+    def wait_listening(self, timeout: float = 20) -> None:
+        deadline = time.monotonic() + timeout
         while True:
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1):

@@ -17,11 +17,22 @@
 # artist and list album), and the listing queries inside the library (tonearm bench-library: one
 # artist's songs, one album's tracks, every album, every artist), on the scanned library and on
 # a copy ten times as large made by duplicating its rows with SQL.
-#   scripts/bench scan [--quick] [--files N[,N…]] [--scan-runs N] [--runs N]   (also: --library-only)
+#
+# Instructions (valgrind's callgrind, which counts them repeatably on this noisy machine), on the
+# first tree: tonearm's first scan into a new database and its scan of an empty folder (the
+# process, the new database and nothing to read), against MPD run as `mpd --no-daemon` under
+# callgrind, its counters dumped (`callgrind_control -d`) when it listens (its start), after
+# `mpc update --wait` into its empty database (a first scan) and after `mpc rescan --wait`, and
+# when it ends. Three ratios: the whole processes (tonearm's first scan against MPD's start,
+# first update and exit), the scan's own work (tonearm's less its empty-folder run, against
+# MPD's update alone), and tonearm's whole process against the rescan the wall figures use.
+#   scripts/bench scan [--quick] [--files N[,N…]] [--scan-runs N] [--runs N] [--no-instructions]
+#   (also: --library-only)
 # SPDX-License-Identifier: GPL-3.0-or-later
 import json
 import os
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -43,6 +54,8 @@ def add_arguments(ap) -> None:
                     help="tagged FLACs in part 6's trees, comma-separated sizes (default 2000,10000; quick 1000)")
     ap.add_argument("--scan-runs", type=int, default=None,
                     help="full scans of each program per size and cache state in part 6 (default 3, quick 1)")
+    ap.add_argument("--no-instructions", action="store_true",
+                    help="part 6 without the instruction counts (valgrind --tool=callgrind) of tonearm and MPD")
 
 
 LIBRARY_GENRES = ["Rock", "Jazz", "Classical", "Electronic", "Folk", "Hip-Hop", "Blues", "Pop",
@@ -282,6 +295,100 @@ def bench_listing(tonearm: str, db: str, artist: str, album: str, runs: int) -> 
 
 
 
+def callgrind_total(path: str) -> int:
+    """The instructions a callgrind output file counted (its `totals:` line)."""
+    with open(path) as f:
+        for line in f:
+            if line.startswith("totals:") or line.startswith("summary:"):
+                return int(line.split()[1])
+    raise RuntimeError(f"{path} has no totals line")
+
+
+def callgrind_binary(tonearm: str) -> str:
+    """A copy of `tonearm` without its debug sections (valgrind cannot read the static binary's
+    DWARF and stops); the binary itself when `strip` is missing or fails."""
+    stripped = work("tonearm-callgrind")
+    try:
+        run(["strip", "--strip-debug", "-o", stripped, tonearm], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return stripped
+    except (OSError, subprocess.CalledProcessError):
+        return tonearm
+
+
+def tonearm_instructions(tonearm: str, tree: str) -> dict:
+    """Instructions of `tonearm library scan FOLDER --db NEW --quiet` under callgrind, whole
+    process: of `tree` (a first scan) and of an empty folder (start, new database, exit)."""
+    binary = callgrind_binary(tonearm)
+    empty = work("empty-folder")
+    os.makedirs(empty, exist_ok=True)
+    counts = {}
+    for label, folder in (("scan", tree), ("empty", empty)):
+        db, out = work(f"callgrind-{label}.sqlite"), work(f"callgrind.tonearm.{label}")
+        remove_db(db)
+        log(f"  media library: tonearm library scan under callgrind ({label}) …")
+        run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "library", "scan", folder,
+             "--db", db, "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=1800)
+        counts[label] = callgrind_total(out)
+        remove_db(db)
+    return counts
+
+
+class CallgrindMpd(LibraryMpd):
+    """A LibraryMpd run under `valgrind --tool=callgrind` in a process group of its own (the
+    `valgrind` command is a shell script whose child is the tool), whose counters are dumped
+    by name (`callgrind_control -d`, which also zeroes them)."""
+
+    def __init__(self, tree: str, folder: str):
+        super().__init__(tree, folder)
+        self.out = os.path.join(self.dir, "callgrind.mpd")
+        self.tool_pid = 0
+
+    def start(self) -> None:
+        os.makedirs(os.path.join(self.dir, "playlists"))
+        conf = os.path.join(self.dir, "mpd.conf")
+        self.write_conf(conf, self.tree)
+        self.proc = spawn(["valgrind", "--tool=callgrind", f"--callgrind-out-file={self.out}", "mpd", "--no-daemon", conf],
+                          start_new_session=True)
+        self.wait_listening(timeout=300)  # (valgrind's MPD starts in seconds)
+        children_of = subprocess.run(["pgrep", "-P", str(self.proc.pid)], capture_output=True, text=True).stdout.split()
+        self.tool_pid = int(children_of[0]) if children_of else self.proc.pid
+
+    def dump(self, name: str) -> None:
+        run(["callgrind_control", "-d", name, str(self.tool_pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(timeout=120)
+
+    def counts(self) -> dict:
+        """start, update, rescan (the dumps, in that order) and exit (the rest, at the end)."""
+        return {"start": callgrind_total(self.out + ".1"), "update": callgrind_total(self.out + ".2"),
+                "rescan": callgrind_total(self.out + ".3"), "exit": callgrind_total(self.out)}
+
+
+def mpd_instructions(tree: str, count: int) -> dict:
+    """MPD's instructions under callgrind: its start (to listening), a first `mpc update --wait`
+    of `tree` into its empty database, a `mpc rescan --wait`, and its exit (SIGTERM)."""
+    mpd = CallgrindMpd(tree, f"mpd-callgrind-{count}")
+    try:
+        log("  media library: mpd --no-daemon under callgrind: start …")
+        mpd.start()
+        mpd.dump("start")
+        log("  media library: mpd under callgrind: mpc update --wait …")
+        mpd.mpc_out("update", "--wait")
+        mpd.wait_idle()
+        mpd.dump("update")
+        songs = mpd.songs()
+        log("  media library: mpd under callgrind: mpc rescan --wait …")
+        mpd.mpc_out("rescan", "--wait")
+        mpd.wait_idle()
+        mpd.dump("rescan")
+    finally:
+        mpd.stop()
+    return {**mpd.counts(), "songs": songs}
+
+
 def remove_db(db: str) -> None:
     for suffix in ("", "-wal", "-shm"):
         if os.path.exists(db + suffix):
@@ -317,7 +424,8 @@ def full_scans(tonearm: str, tree: str, db: str, mpd: LibraryMpd, count: int, co
             "tonearm_peak_kb": sorted(v["maxrss_kb"] for v in t_runs)[len(t_runs) // 2]}
 
 
-def bench_size(tonearm: str, count: int, runs: int, scan_runs: int, can_drop: bool, extras: bool) -> dict:
+def bench_size(tonearm: str, count: int, runs: int, scan_runs: int, can_drop: bool, extras: bool,
+               instructions: bool = False) -> dict:
     tree = work(f"library-{count}")
     log(f"  media library: generating {count} tagged FLACs …")
     t0 = time.monotonic()
@@ -326,6 +434,8 @@ def bench_size(tonearm: str, count: int, runs: int, scan_runs: int, can_drop: bo
     log(f"  media library: {count} files ({gen['bytes'] / 1e6:.1f} MB) in {gen['seconds']:.1f} s")
     db = work(f"library-{count}.sqlite")
     r: dict = {"generation": gen, "files": count}
+    if instructions:
+        r["instructions"] = {"tonearm": tonearm_instructions(tonearm, tree), "mpd": mpd_instructions(tree, count)}
     mpd = LibraryMpd(tree, f"mpd-library-{count}")
     try:
         mpd.start()
@@ -393,10 +503,14 @@ def bench(ctx) -> dict:
     sizes = [int(n) for n in (ctx.args.files or ("1000" if ctx.quick else "2000,10000")).split(",")]
     scan_runs = ctx.args.scan_runs or (1 if ctx.quick else 3)
     can_drop = drop_caches()
+    instructions = not ctx.args.no_instructions and bool(shutil.which("valgrind"))
+    if not instructions and not ctx.args.no_instructions:
+        log("  media library: valgrind is not installed: no instruction counts")
     if not can_drop:
         log("  media library: cannot drop the caches (not root?): warm figures only")
     return {"cold_permitted": can_drop, "scan_runs": scan_runs,
-            "sizes": {str(n): bench_size(ctx.tonearm, n, ctx.runs, scan_runs, can_drop, n == max(sizes))
+            "sizes": {str(n): bench_size(ctx.tonearm, n, ctx.runs, scan_runs, can_drop, n == max(sizes),
+                                         instructions and n == sizes[0])
                       for n in sizes}}
 
 
@@ -437,6 +551,9 @@ def report(r: dict, ctx) -> bool:
             all_same = all_same and same
         log(f"   {n} files: tonearm added {added}, MPD has {s['mpd_songs']} songs: "
             f"{'the same' if same else 'NOT THE SAME'}")
+    for s in r["sizes"].values():
+        if "instructions" in s:
+            rows += report_instructions(s)
     big = next((s for s in r["sizes"].values() if "tonearm_rescan" in s), None)
     if big:
         report_extra(big)
@@ -454,6 +571,24 @@ def report(r: dict, ctx) -> bool:
             rows.append((f"{label}, {b['tracks']} tracks", ms, None, "ms", "< 10 ms" if judged_big else "(info)",
                          ms < 10 if judged_big else None))
     return print_goal_rows(rows)
+
+
+def report_instructions(s: dict) -> list:
+    """Prints the callgrind counts of a size and returns their goal rows (millions)."""
+    n, t, m = s["files"], s["instructions"]["tonearm"], s["instructions"]["mpd"]
+    whole_mpd = m["start"] + m["update"] + m["exit"]
+    log(f"   instructions (callgrind), {n} files, warm: tonearm's first scan {t['scan'] / 1e6:.1f}M "
+        f"(an empty folder: {t['empty'] / 1e6:.1f}M, so the scan's own work {(t['scan'] - t['empty']) / 1e6:.1f}M, "
+        f"{(t['scan'] - t['empty']) / n / 1e3:.1f}k a file); mpd --no-daemon: start {m['start'] / 1e6:.1f}M, first "
+        f"update {m['update'] / 1e6:.1f}M ({m['update'] / n / 1e3:.1f}k a file, {m['songs']} songs), rescan "
+        f"{m['rescan'] / 1e6:.1f}M, exit {m['exit'] / 1e6:.1f}M")
+    return [
+        (f"instr. {n}: process vs MPD process", t["scan"] / 1e6, whole_mpd / 1e6, "M", "≤ 0.5×",
+         t["scan"] <= 0.5 * whole_mpd),
+        (f"instr. {n}: scan work vs MPD update", (t["scan"] - t["empty"]) / 1e6, m["update"] / 1e6, "M", "≤ 0.5×",
+         t["scan"] - t["empty"] <= 0.5 * m["update"]),
+        (f"instr. {n}: process vs MPD rescan", t["scan"] / 1e6, m["rescan"] / 1e6, "M", "(info)", None),
+    ]
 
 
 def report_extra(r: dict) -> None:
