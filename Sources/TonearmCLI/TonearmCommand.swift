@@ -45,8 +45,11 @@ struct TonearmCommand: AsyncParsableCommand {
     /// The entry point: parses and runs the command, and reports every error in one form
     /// (``ErrorReport``): usage errors with status 64, failures with 1, help with 0.
     static func main() async {
-        registerDrivers()
         let arguments = Array(CommandLine.arguments.dropFirst())
+        // Before any task leaves the main actor: the daemon's tasks on its own event loops, so
+        // that libdispatch's once-a-second pool monitor is never started (``DaemonCommand/prepare(arguments:)``).
+        DaemonCommand.prepare(arguments: arguments)
+        registerDrivers()
         var status: Int32 = 0
         do {
             // The common `library scan DIR… [--db PATH] [--quiet] [--verbose]` without the parser
