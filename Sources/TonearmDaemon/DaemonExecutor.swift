@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import CExecutorHook
 import Foundation
+import TonearmCore
 
 /// Swift concurrency's global executor for the `tonearm daemon` process: its tasks run on a pool
 /// of threads of its own instead of libdispatch's global queues.
@@ -103,9 +104,10 @@ public final class DaemonExecutor: TaskExecutor, @unchecked Sendable {
         }
         condition.unlock()
         if start {
-            let thread = Thread { [self] in serve() }
-            thread.name = "tonearm.tasks"
-            thread.start()
+                Thread { [self] in
+                nameCurrentThread("tonearm-tasks")
+                serve()
+            }.start()
         }
     }
 

@@ -26,6 +26,12 @@ struct DaemonIdleCLITests {
         return armed
     }
 
+    /// The names of the process's threads (what the failure shows).
+    static func threadNames(_ pid: pid_t) -> [String] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.compactMap { try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/comm", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) }.sorted()
+    }
+
     /// Whether no timer is armed in `reads` readings in a row (a periodic timer is armed in all
     /// but the instant between its expiry and its re-arming).
     static func noTimerArmed(_ pid: pid_t, reads: Int = 20) -> Bool {
@@ -60,7 +66,7 @@ struct DaemonIdleCLITests {
         while !Self.noTimerArmed(pid) && Date() < deadline {
             _ = poll(nil, 0, 50)  // re-reading /proc until its deadline, not synchronisation
         }
-        #expect(Self.noTimerArmed(pid), "armed: \(Self.armedTimers(pid)); \(daemon.process.standardErrorText)")
+        #expect(Self.noTimerArmed(pid), "armed: \(Self.armedTimers(pid)); threads: \(Self.threadNames(pid)); status: \((try? daemon.mpc("status")) ?? "?"); \(daemon.process.standardErrorText)")
         #expect(daemon.stop(), "\(daemon.process.standardErrorText)")
     }
 }
