@@ -59,5 +59,3 @@ bool tonearm_executor_hook_install(tonearm_job_now_fn now, tonearm_job_later_fn 
     installed = true;
     return true;
 }
-
-bool tonearm_executor_hook_installed(void) { return installed; }

@@ -61,9 +61,8 @@ public final class DaemonExecutor: TaskExecutor, @unchecked Sendable {
         return install()
     }
 
-    /// Whether ``install()`` set the hooks in this process.
-    public static var isInstalled: Bool { tonearm_executor_hook_installed() }
-
+    /// Runs `job` on the pool (as a `TaskExecutor`: what `install()`'s hooks hand it is the same);
+    /// from any thread, never blocks.
     public func enqueue(_ job: consuming ExecutorJob) {
         add(.job(UnownedJob(job)), after: 0)
     }

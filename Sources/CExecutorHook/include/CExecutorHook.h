@@ -19,7 +19,4 @@ typedef void (*tonearm_job_later_fn)(void *_Nonnull job, uint64_t nanoseconds);
 /// a hook was already set.
 bool tonearm_executor_hook_install(tonearm_job_now_fn _Nonnull now, tonearm_job_later_fn _Nonnull later);
 
-/// Whether ``tonearm_executor_hook_install`` set the hooks in this process.
-bool tonearm_executor_hook_installed(void);
-
 #endif
