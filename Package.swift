@@ -191,7 +191,10 @@ let package = Package(
         // The daemon (issue 20): one queue driven over the MPD protocol by any MPD client, on a
         // Unix socket and TCP through SwiftNIO; start-up and shutdown through service-lifecycle.
         // The only module that imports NIO.
-        .target(name: "TonearmDaemon", dependencies: ["TonearmMPDProtocol", "TonearmPlayback", "TonearmSession", "TonearmCodecs", "TonearmCore", "TonearmRender", "TonearmExport", "TonearmDSP",
+        // Swift concurrency's global executor hooks, set from C (the static runtime exports no
+        // dynamic symbols): the daemon runs its tasks on its own event loops, not libdispatch's pool.
+        .target(name: "CExecutorHook"),
+        .target(name: "TonearmDaemon", dependencies: ["CExecutorHook", "TonearmMPDProtocol", "TonearmPlayback", "TonearmSession", "TonearmCodecs", "TonearmCore", "TonearmRender", "TonearmExport", "TonearmDSP",
                                                       .product(name: "NIOCore", package: "swift-nio"),
                                                       .product(name: "NIOPosix", package: "swift-nio"),
                                                       .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -233,6 +233,36 @@ struct DaemonCommand: AsyncParsableCommand {
 }
 
 extension DaemonCommand {
+    /// Called first thing in `main`, on the main thread, with the program's arguments (without
+    /// its name): when they run `tonearm daemon` (the command, after any `--config PATH`), Swift
+    /// concurrency's jobs go to the daemon's own event loops (``DaemonExecutor``) instead of
+    /// libdispatch's global pool, whose 1 s monitor would otherwise wake the idle daemon forever,
+    /// and glibc keeps its heap in at most two arenas.
+    /// Every other command keeps the default executor. Does nothing for `--help`.
+    static func prepare(arguments: [String]) {
+        guard isDaemon(arguments) else { return }
+        DaemonExecutor.prepareProcess()
+    }
+
+    /// Whether `arguments` name the `daemon` command (its first word that is not an option of the
+    /// root command).
+    static func isDaemon(_ arguments: [String]) -> Bool {
+        var i = 0
+        while i < arguments.count {
+            let a = arguments[i]
+            if a == "--config" {
+                i += 2
+                continue
+            }
+            if a.hasPrefix("--config=") {
+                i += 1
+                continue
+            }
+            return a == "daemon" && !arguments.contains("--help") && !arguments.contains("-h")
+        }
+        return false
+    }
+
     /// The daemon's arguments as given, without `--detach` and `--install-user-service` (and
     /// without `--password` when `droppingPasswords`).
     static func passedArguments(droppingPasswords: Bool = false) -> [String] {

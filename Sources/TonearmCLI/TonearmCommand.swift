@@ -45,8 +45,11 @@ struct TonearmCommand: AsyncParsableCommand {
     /// The entry point: parses and runs the command, and reports every error in one form
     /// (``ErrorReport``): usage errors with status 64, failures with 1, help with 0.
     static func main() async {
-        registerDrivers()
         let arguments = Array(CommandLine.arguments.dropFirst())
+        // Before any task leaves the main actor: the daemon's tasks on a thread pool of its own, so
+        // that libdispatch's once-a-second pool monitor is never started (``DaemonCommand/prepare(arguments:)``).
+        DaemonCommand.prepare(arguments: arguments)
+        registerDrivers()
         // `play VIDEO`: FFmpeg's libraries load on a thread of their own while the arguments are
         // parsed and the settings read (a FLAC file, which may not need them, does not start this).
         if PlayCommand.namesVideo(arguments) { FFmpegLibraries.loadInBackground() }

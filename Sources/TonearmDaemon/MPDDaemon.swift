@@ -728,6 +728,20 @@ final class MemoryTrimmer: Sendable {
     /// Asks for a trim; from any thread.
     func request() { runs.request { Self.mallocTrim() } }
 
+    /// At most `count` glibc malloc arenas for the process (`mallopt(M_ARENA_MAX, count)`). By
+    /// default glibc gives threads that allocate at once arenas of their own, up to eight per core,
+    /// and each keeps what was freed in it apart from the others (`malloc_trim` gives back only
+    /// whole free pages of each): the daemon's threads (event loops, the command queue, the
+    /// player, the library's readers, libdispatch's workers) spread its heap over many partly
+    /// used arenas. Call before the threads start (`tonearm daemon`'s first step); without glibc
+    /// nothing is done. Returns whether glibc took it.
+    @discardableResult
+    static func limitArenas(to count: Int32) -> Bool {
+        guard let symbol = dlsym(nil, "mallopt") else { return false }
+        let mallopt = unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
+        return mallopt(-8, count) == 1  // M_ARENA_MAX
+    }
+
     /// glibc's `malloc_trim(0)` (not in Swift's Glibc module: found with `dlsym`; absent, as
     /// with another C library, nothing is done).
     static func mallocTrim() {

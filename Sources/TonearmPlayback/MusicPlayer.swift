@@ -228,7 +228,7 @@ public final class MusicPlayer: Sendable {
         endSeeking()
         let q = queue
         seeking.withLock { t in
-            let timer = DispatchSource.makeTimerSource(queue: .global())
+            let timer = DispatchSource.makeTimerSource(queue: PlayerWakeups.queue)
             timer.schedule(deadline: .now() + 0.25, repeating: 0.25)
             timer.setEventHandler {
                 let d = q.currentDuration ?? .infinity
@@ -340,7 +340,7 @@ final class PositionSaver: Sendable {
     func start(store: QueueStateStore, queue q: QueuePlayer) {
         timer.withLock { t in
             if t != nil { return }
-            let timer = DispatchSource.makeTimerSource(queue: .global())
+            let timer = DispatchSource.makeTimerSource(queue: PlayerWakeups.queue)
             let every = MusicPlayer.positionSaveInterval
             timer.schedule(deadline: .now() + every, repeating: every, leeway: .milliseconds(500))
             timer.setEventHandler { [store, q] in

@@ -708,7 +708,7 @@ public final class QueuePlayer: @unchecked Sendable {
         case .awaitJoin(let rt, let seconds, let serial):
             // A one-shot wake-up (never a wait on the executor); a later wait or another runtime
             // makes it void.
-            DispatchQueue.global().asyncAfter(deadline: .now() + max(0, seconds)) { [weak self] in
+            PlayerWakeups.queue.asyncAfter(deadline: .now() + max(0, seconds)) { [weak self] in
                 self?.joinWaitEnded(rt, serial: serial)
             }
         case .drainEnd(let rt, let epoch):
@@ -1110,7 +1110,7 @@ public final class QueuePlayer: @unchecked Sendable {
         }
         rest = min(1, rest)
         guard rest > 0.001, DispatchTime.now() < giveUpAt else { return endHeard(rt, epoch: epoch) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + rest) { [weak self] in
+        PlayerWakeups.queue.asyncAfter(deadline: .now() + rest) { [weak self] in
             self?.endHeardWhenOutputEmpties(rt, epoch: epoch, giveUpAt: giveUpAt, first: false)
         }
     }
