@@ -58,9 +58,18 @@ import TonearmTestSupport
 
     @Test func theLibraryControllerQueuesTheUsersSongsAndDrivesThePlayer() async throws {
         let data = dir.file("data")
-        try LibraryFixtures.make(at: dir.file("Music"))
+        // Songs long enough that none ends by itself while the post's buttons are pressed (the
+        // standard library's 0.3 s tracks played through on a loaded machine: "next" then found
+        // the player songs further on, and "stop" a queue that had ended).
+        let music = dir.file("Music")
+        try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
+        for (i, title) in ["原来你也在这里", "晴天", "Yesterday", "La Vie en rose"].enumerated() {
+            try await Fixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=\(330 + 110 * i):sample_rate=44100:duration=30",
+                                       "-c:a", "flac", "-metadata", "title=\(title)", "-metadata", "artist=Seed 001",
+                                       "-metadata", "album=Songs", "-metadata", "track=\(i + 1)", music + "/\(i + 1).flac"])
+        }
         let library = try MediaLibrary(path: data + "/tonearm/library.sqlite")
-        _ = try await library.scanToEnd(folders: [dir.file("Music")])
+        _ = try await library.scanToEnd(folders: [music])
         let songs = try MediaQuery.songs().items(in: library)
         #expect(songs.count > 3)
         let controller = MusicLibraryViewController()
