@@ -55,7 +55,8 @@ public final class SystemSound: Sendable {
     /// Outputs lost so far: a play whose voice stopped after a loss was cut off by it, and its
     /// completion runs (it was not replaced by a later play).
     private let losses = LossCount()
-    private let lossWatch: Mutex<Task<Void, Never>?> = Mutex(nil)
+    /// Follows the engine's events for a lost output (see `init`); cancelled with the sound.
+    private let lossWatch: Task<Void, Never>
 
     /// Loads and decodes `url`, and opens the warm output stream `output` makes (by default
     /// PulseAudio with the `event` role when a server answers, otherwise the silent null output).
@@ -93,19 +94,17 @@ public final class SystemSound: Sendable {
         // each cut-off play's completion runs — nothing waits for an end that cannot come.
         let watched = nodes
         let losses = losses
-        lossWatch.withLock {
-            $0 = Task.detached {
-                for await e in events {
-                    guard case .outputLost = e else { continue }
-                    losses.count.withLock { $0 += 1 }
-                    for n in watched { n.stop() }
-                }
+        lossWatch = Task.detached {
+            for await e in events {
+                guard case .outputLost = e else { continue }
+                losses.count.withLock { $0 += 1 }
+                for n in watched { n.stop() }
             }
         }
     }
 
     deinit {
-        lossWatch.withLock { $0?.cancel() }
+        lossWatch.cancel()
         engine.stop()
     }
 
